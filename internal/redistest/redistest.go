@@ -1,0 +1,176 @@
+// Package redistest starts real redis-server processes for tests: each on a
+// free 127.0.0.1 port, in its own temporary directory, with AOF on so that a
+// restart keeps the data, as production does.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Server is one redis-server process owned by a test.
+type Server struct {
+	Addr string
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Start launches a redis-server and stops it when the test ends. It fails the
+// test with the install command when redis-server is not on the PATH.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	s, err := StartIn(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// StartIn launches a redis-server with its data in dir; the caller must Stop it.
+// TestMain functions use it, since they have no testing.TB.
+func StartIn(dir string) (*Server, error) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return nil, fmt.Errorf("redis-server not found (install it: apt-get install -y redis-server): %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir}
+	return s, s.launch()
+}
+
+// URL is the redis:// address of the server.
+func (s *Server) URL() string { return "redis://" + s.Addr }
+
+func (s *Server) launch() error {
+	_, port, _ := net.SplitHostPort(s.Addr)
+	s.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--dir", s.dir,
+		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no",
+		"--logfile", filepath.Join(s.dir, "redis.log"))
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("start redis-server: %w", err)
+	}
+	s.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) {
+		_ = cmd.Wait() // exit status of a killed test server is expected and uninteresting
+		close(done)
+	}(s.cmd, s.done)
+	return s.waitReady(10 * time.Second)
+}
+
+func (s *Server) waitReady(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if reply, err := s.Do("PING"); err == nil && reply == "+PONG" {
+			return nil
+		}
+		select {
+		case <-s.done:
+			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+			return fmt.Errorf("redis-server exited at start: %s", log)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("redis-server on %s not ready after %v", s.Addr, limit)
+}
+
+// Do sends one inline command and returns the first line of the reply; enough
+// for FLUSHALL, PING, SHUTDOWN and counting clients in tests.
+func (s *Server) Do(args ...string) (string, error) {
+	conn, err := net.DialTimeout("tcp", s.Addr, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return strings.TrimRight(line, "\r\n"), err
+}
+
+// Flush empties the server between test cases.
+func (s *Server) Flush(tb testing.TB) {
+	tb.Helper()
+	if reply, err := s.Do("FLUSHALL"); err != nil || reply != "+OK" {
+		tb.Fatalf("FLUSHALL: %q %v", reply, err)
+	}
+}
+
+// Kill ends the server with SIGKILL, as a crash would.
+func (s *Server) Kill() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill() // already gone is fine
+		<-s.done
+	}
+}
+
+// Restart starts the server again on the same port and data directory.
+func (s *Server) Restart() error {
+	s.Kill()
+	return s.launch()
+}
+
+// Stop ends the server.
+func (s *Server) Stop() { s.Kill() }
+
+// ConnectedClients reports how many client connections the server holds.
+func (s *Server) ConnectedClients() (int, error) {
+	conn, err := net.DialTimeout("tcp", s.Addr, time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("INFO clients\r\n")); err != nil {
+		return 0, err
+	}
+	r := bufio.NewReader(conn)
+	if err := conn.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		return 0, err
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return 0, err
+		}
+		var n int
+		if _, err := fmt.Sscanf(line, "connected_clients:%d", &n); err == nil {
+			return n - 1, nil // not counting this connection
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Context returns a context that ends with the test.
+func Context(tb testing.TB) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	return ctx
+}

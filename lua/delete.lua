@@ -1,0 +1,17 @@
+-- delete.lua removes a job in any state: the ack of a consumer and the delete of
+-- an operator. An ack names its delivery (attempt) so that a late ack of a job
+-- that was redelivered since changes nothing.
+-- KEYS: the shared layout (lib.lua) with the job's topic.
+-- ARGV: origin, member, topic, attempt (0: unfenced).
+-- Returns {'OK', client id} or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves}.
+local member = ARGV[2]
+local t = topic_keys(1, ARGV[3])
+local job, err = fetch(member, ARGV[3], tonumber(ARGV[4]))
+if not job then return err end
+remove_from_state(t, member, job)
+move_state(job[F_STATE], nil)
+redis.call('HDEL', K_JOBS, member)
+redis.call('HDEL', K_BODIES, member)
+count('total_deletes', 1)
+redis.call('HINCRBY', t.info, 'total_deletes', 1)
+return {'OK', job[F_CID]}

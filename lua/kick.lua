@@ -1,0 +1,28 @@
+-- kick.lua makes up to n jobs of a topic ready: buried ones (oldest first) if the
+-- topic has any, otherwise delayed ones (soonest first), as beanstalkd's kick does.
+-- The caller loops for bounds above one call's batch and passes the kind the first
+-- call chose, so a loop never mixes the two.
+-- KEYS: the shared layout (lib.lua) with one topic.
+-- ARGV: origin, topic, n (at most one batch), kind ('' to choose, 'buried' or 'delayed').
+-- Returns {kicked, kind}.
+local t = topic_keys(1, ARGV[2])
+local n, kind = tonumber(ARGV[3]), ARGV[4]
+if kind == '' then
+  kind = 'delayed'
+  if redis.call('ZCARD', t.buried) > 0 then kind = 'buried' end
+end
+local members = redis.call('ZRANGE', t[kind], 0, n - 1)
+for _, member in ipairs(members) do
+  local job = load(member)
+  local from = job[F_STATE]
+  redis.call('ZREM', t[kind], member)
+  job[F_KICKS] = job[F_KICKS] + 1
+  make_ready(t, member, job)
+  move_state(from, READY)
+  save(member, job)
+end
+if #members > 0 then
+  count('total_kicks', #members)
+  wake(t, #members)
+end
+return {#members, kind}

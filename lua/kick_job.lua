@@ -1,0 +1,18 @@
+-- kick_job.lua makes one buried or delayed job ready.
+-- KEYS: the shared layout (lib.lua) with the job's topic.
+-- ARGV: origin, member, topic.
+-- Returns {'OK'} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE', state}.
+local member = ARGV[2]
+local t = topic_keys(1, ARGV[3])
+local job, err = fetch(member, ARGV[3], 0)
+if not job then return err end
+local from = job[F_STATE]
+if from ~= BURIED and from ~= DELAYED then return {'STATE', from} end
+remove_from_state(t, member, job)
+job[F_KICKS] = job[F_KICKS] + 1
+make_ready(t, member, job)
+count('total_kicks', 1)
+move_state(from, READY)
+save(member, job)
+wake(t, 1)
+return {'OK'}

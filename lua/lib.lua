@@ -1,0 +1,101 @@
+-- lib.lua is prepended to every topic-scoped script (see lua.go). It names the
+-- shared KEYS layout, the job record and the helpers the transitions share.
+--
+-- KEYS layout of every topic-scoped script (all keys carry the bucket's hash tag):
+--   KEYS[1]  jobs      hash   member -> cmsgpack job record
+--   KEYS[2]  bodies    hash   member -> body
+--   KEYS[3]  due       zset   topic  -> earliest due ms of its delayed/reserved jobs (may be early, never late)
+--   KEYS[4]  stats     hash   bucket counters (current-* and totals)
+--   KEYS[5]  topics    set    topic names of this bucket
+-- then, for each topic the script works on, six keys:
+--   ready (zset pri->member), delayed (zset due->member), reserved (zset deadline->member),
+--   buried (zset seq->member), info (hash: paused_until, pause_ms, counters), waiting (string: pub/sub channel)
+-- ARGV[1] of every topic-scoped script is the calling broker's origin id, sent with wake-ups.
+
+local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local ORIGIN = ARGV[1]
+
+-- Job states, as stored and as returned.
+local DELAYED, READY, RESERVED, BURIED = 1, 2, 3, 4
+local STATE_SET = {'delayed', 'ready', 'reserved', 'buried'}
+local STATE_COUNTER = {'cur_delayed', 'cur_ready', 'cur_reserved', 'cur_buried'}
+
+-- Job record fields (a cmsgpack array).
+local F_STATE, F_TOPIC, F_PRI, F_TTR, F_DELAY, F_CREATED, F_DUE = 1, 2, 3, 4, 5, 6, 7
+local F_RESERVES, F_TIMEOUTS, F_RELEASES, F_BURIES, F_KICKS, F_CID = 8, 9, 10, 11, 12, 13
+
+-- topic_keys returns the keys of the i-th topic (1-based) of this call.
+local function topic_keys(i, name)
+  local b = 5 + (i - 1) * 6
+  return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3],
+          buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6]}
+end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function load(member)
+  local raw = redis.call('HGET', K_JOBS, member)
+  if not raw then return nil end
+  return cmsgpack.unpack(raw)
+end
+
+local function save(member, job)
+  redis.call('HSET', K_JOBS, member, cmsgpack.pack(job))
+end
+
+local function count(field, n)
+  redis.call('HINCRBY', K_STATS, field, n)
+end
+
+-- move_state updates the bucket's current-* counters for a job leaving `from`
+-- (or nothing) and entering `to` (or nothing).
+local function move_state(from, to)
+  if from then count(STATE_COUNTER[from], -1) end
+  if to then count(STATE_COUNTER[to], 1) end
+end
+
+-- remove_from_state takes the member out of the set that holds it in its current state.
+local function remove_from_state(t, member, job)
+  redis.call('ZREM', t[STATE_SET[job[F_STATE]]], member)
+end
+
+-- schedule makes the bucket's timer look at topic t no later than at ms.
+local function schedule(t, ms)
+  redis.call('ZADD', K_DUE, 'LT', ms, t.name)
+end
+
+-- make_ready puts a job into its topic's ready queue.
+local function make_ready(t, member, job)
+  job[F_STATE] = READY
+  job[F_DUE] = 0
+  redis.call('ZADD', t.ready, job[F_PRI], member)
+end
+
+-- wake tells other brokers that n jobs became ready in topic t, but only when
+-- some broker has said it has consumers waiting there (the waiting key holds
+-- the channel and expires when they are gone).
+local function wake(t, n)
+  local channel = redis.call('GET', t.waiting)
+  if channel then redis.call('PUBLISH', channel, ORIGIN .. ' ' .. n .. ' ' .. t.name) end
+end
+
+-- reply renders a job for the caller: member, body (or false), now, then the record fields.
+local function reply(member, job, body, now)
+  return {member, body or false, now, job[F_STATE], job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY],
+          job[F_CREATED], job[F_DUE], job[F_RESERVES], job[F_TIMEOUTS], job[F_RELEASES], job[F_BURIES],
+          job[F_KICKS], job[F_CID]}
+end
+
+-- fetch loads the job named by ARGV[2], checks it belongs to the topic whose
+-- keys were passed (ARGV[3]), and checks the delivery fence ARGV[4] (0: none).
+-- It returns the job, or nil and the reply the script must return.
+local function fetch(member, topic, attempt)
+  local job = load(member)
+  if not job then return nil, {'NOT_FOUND'} end
+  if job[F_TOPIC] ~= topic then return nil, {'TOPIC', job[F_TOPIC]} end
+  if attempt > 0 and attempt ~= job[F_RESERVES] then return nil, {'STALE', job[F_RESERVES]} end
+  return job
+end

@@ -1,0 +1,36 @@
+// Package lua holds gmq's Redis scripts, one file per job transition, embedded
+// into the binary. It owns nothing else: package pool decides when each runs.
+//
+// Every script that works on a topic shares the KEYS layout and helpers of
+// lib.lua, which Source prepends; each file's header says what its KEYS and
+// ARGV are and what it returns.
+package lua
+
+import (
+	"embed"
+	"fmt"
+)
+
+//go:embed *.lua
+var files embed.FS
+
+// standalone scripts do not use lib.lua's layout.
+var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "lib": true}
+
+// Source returns the full text of the named script (without ".lua"), with
+// lib.lua prepended where the script uses it. It panics on an unknown name:
+// the names are fixed at compile time and covered by tests.
+func Source(name string) string {
+	body, err := files.ReadFile(name + ".lua")
+	if err != nil {
+		panic(fmt.Sprintf("lua: no script %q: %v", name, err))
+	}
+	if standalone[name] {
+		return string(body)
+	}
+	lib, err := files.ReadFile("lib.lua")
+	if err != nil {
+		panic(fmt.Sprintf("lua: lib.lua: %v", err))
+	}
+	return string(lib) + "\n" + string(body)
+}

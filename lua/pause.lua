@@ -1,0 +1,18 @@
+-- pause.lua stops pops from a topic for a while (0 resumes it now). Pushes,
+-- peeks, deletes and kicks are unaffected, as in beanstalkd's pause-tube.
+-- KEYS: the shared layout (lib.lua) with one topic.
+-- ARGV: origin, topic, pause ms.
+-- Returns {'OK', paused until ms (0 when resumed)} or {'NOT_FOUND'} for an unknown topic.
+local t = topic_keys(1, ARGV[2])
+if redis.call('SISMEMBER', K_TOPICS, t.name) == 0 then return {'NOT_FOUND'} end
+local ms = tonumber(ARGV[3])
+redis.call('HINCRBY', t.info, 'total_pauses', 1)
+if ms <= 0 then
+  redis.call('HDEL', t.info, 'paused_until', 'pause_ms')
+  local ready = redis.call('ZCARD', t.ready)
+  if ready > 0 then wake(t, ready) end
+  return {'OK', 0}
+end
+local until_ms = now_ms() + ms
+redis.call('HSET', t.info, 'paused_until', until_ms, 'pause_ms', ms)
+return {'OK', until_ms}

@@ -1,0 +1,10 @@
+-- peek.lua reads one job by id, with its body, changing nothing.
+-- KEYS: the shared layout (lib.lua), bucket keys only.
+-- ARGV: origin, member.
+-- Returns {'OK', job reply...} or {'NOT_FOUND'}.
+local member = ARGV[2]
+local job = load(member)
+if not job then return {'NOT_FOUND'} end
+local r = reply(member, job, redis.call('HGET', K_BODIES, member), now_ms())
+table.insert(r, 1, 'OK')
+return r

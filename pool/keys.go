@@ -1,0 +1,63 @@
+package pool
+
+import (
+	"hash/crc32"
+	"strconv"
+)
+
+// keys builds every Redis key gmq uses; no other code names a key. All keys of
+// a bucket share the hash tag {bN}, so each script touches one hash slot and
+// the same scripts run on one Redis or on a Redis Cluster.
+type keys struct {
+	prefix  string
+	buckets [][]string // per bucket: jobs, bodies, due, stats, topics (the scripts' KEYS[1..5])
+}
+
+func newKeys(prefix string, n int) keys {
+	k := keys{prefix: prefix, buckets: make([][]string, n)}
+	for b := range n {
+		tag := k.tag(b)
+		k.buckets[b] = []string{tag + ":jobs", tag + ":bodies", tag + ":due", tag + ":stats", tag + ":topics"}
+	}
+	return k
+}
+
+func (k keys) tag(b int) string { return k.prefix + ":{b" + strconv.Itoa(b) + "}" }
+
+// bucketOf maps a topic or client id to its bucket.
+func (k keys) bucketOf(name string) int {
+	return int(crc32.ChecksumIEEE([]byte(name)) % uint32(len(k.buckets)))
+}
+
+// bucket returns a bucket's own keys, in the scripts' KEYS order.
+func (k keys) bucket(b int) []string { return k.buckets[b] }
+
+// withTopics returns the bucket's keys followed by each topic's six keys, the
+// KEYS layout of lua/lib.lua. Every topic must belong to bucket b.
+func (k keys) withTopics(b int, topics ...string) []string {
+	out := make([]string, 0, 5+6*len(topics))
+	out = append(out, k.buckets[b]...)
+	tag := k.tag(b)
+	for _, t := range topics {
+		out = append(out, tag+":ready:"+t, tag+":delayed:"+t, tag+":reserved:"+t,
+			tag+":buried:"+t, tag+":topic:"+t, tag+":waiting:"+t)
+	}
+	return out
+}
+
+// waiting is the marker a broker sets while it has consumers waiting on a topic.
+func (k keys) waiting(topic string) string {
+	return k.tag(k.bucketOf(topic)) + ":waiting:" + topic
+}
+
+// aliases maps client-supplied ids of one bucket to members.
+func (k keys) aliases(b int) string { return k.tag(b) + ":aliases" }
+
+// ids is the global counter that id blocks are taken from.
+func (k keys) ids() string { return k.prefix + ":ids" }
+
+// meta holds deployment facts checked at start (the bucket count).
+func (k keys) meta() string { return k.prefix + ":meta" }
+
+// channel is the pub/sub channel on which brokers announce ready jobs.
+func (k keys) channel() string { return k.prefix + ":wake" }

@@ -1,0 +1,245 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Popped is the outcome of a pop.
+type Popped struct {
+	Job  *Job // nil when no listed topic had a ready job
+	More bool // the job's topic still has ready jobs
+	// PauseWait, when no job was found, is how long until a paused topic that
+	// holds ready jobs resumes (0: none is paused with jobs waiting).
+	PauseWait time.Duration
+}
+
+// Pop reserves the best ready job of the first listed topic that has one: the
+// lowest priority number, FIFO within a priority. With a TTR of 0 the job is
+// deleted as it is popped. Topics in one bucket are tried in one script; a
+// list spanning buckets takes one script per run of same-bucket topics.
+func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
+	var out Popped
+	pauseWait := time.Duration(-1)
+	for start := 0; start < len(topics); {
+		b := p.keys.bucketOf(topics[start])
+		end := start + 1
+		for end < len(topics) && p.keys.bucketOf(topics[end]) == b {
+			end++
+		}
+		group := topics[start:end]
+		args := make([]string, 0, 2+len(group))
+		args = append(args, p.opts.Origin, strconv.Itoa(len(group)))
+		args = append(args, group...)
+		reply, err := popScript.Exec(ctx, p.client, p.keys.withTopics(b, group...), args).ToArray()
+		if err != nil {
+			return out, wrapRedis("pop", err)
+		}
+		if strAt(reply, 0) == "OK" {
+			job, err := parseJob(reply[2:])
+			if err != nil {
+				return out, fmt.Errorf("pop: %w", err)
+			}
+			p.topicOf.put(job.ID, job.Topic)
+			if job.State == Gone {
+				if err := p.dropAlias(ctx, job.ClientID, job.ID); err != nil {
+					return out, err
+				}
+			}
+			return Popped{Job: job, More: intAt(reply, 1) == 1}, nil
+		}
+		if w := time.Duration(intAt(reply, 1)) * time.Millisecond; w >= 0 && (pauseWait < 0 || w < pauseWait) {
+			pauseWait = w
+		}
+		start = end
+	}
+	out.PauseWait = max(pauseWait, 0)
+	return out, nil
+}
+
+// Delete removes a job in any state. With attempt > 0 it is an ack fenced to
+// that delivery: ErrStale if the job was delivered again since.
+func (p *Pool) Delete(ctx context.Context, id uint64, attempt int) error {
+	reply, err := p.onJob(ctx, "delete", deleteScript, id, strconv.Itoa(attempt))
+	if err != nil {
+		return err
+	}
+	return p.dropAlias(ctx, strAt(reply, 1), id)
+}
+
+// Release gives a reserved job back with a new priority, ready at once or
+// after delay.
+func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri uint32, delay time.Duration) (due time.Time, err error) {
+	reply, err := p.onJob(ctx, "release", releaseScript, id, strconv.Itoa(attempt),
+		strconv.FormatUint(uint64(pri), 10), strconv.FormatInt(millis(delay), 10))
+	if err != nil {
+		return time.Time{}, err
+	}
+	if ms := intAt(reply, 1); ms > 0 {
+		due = time.UnixMilli(ms)
+	}
+	return due, nil
+}
+
+// Bury parks a reserved job, with a new priority, until it is kicked.
+func (p *Pool) Bury(ctx context.Context, id uint64, attempt int, pri uint32) error {
+	_, err := p.onJob(ctx, "bury", buryScript, id, strconv.Itoa(attempt), strconv.FormatUint(uint64(pri), 10))
+	return err
+}
+
+// Touch restarts a reserved job's TTR and returns the new deadline.
+func (p *Pool) Touch(ctx context.Context, id uint64, attempt int) (time.Time, error) {
+	reply, err := p.onJob(ctx, "touch", touchScript, id, strconv.Itoa(attempt))
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(intAt(reply, 1)), nil
+}
+
+// KickJob makes a buried or delayed job ready.
+func (p *Pool) KickJob(ctx context.Context, id uint64) error {
+	_, err := p.onJob(ctx, "kick", kickJobScript, id)
+	return err
+}
+
+// onJob runs a script on one job found by its number alone. The scripts need
+// the keys of the job's topic; the pool remembers the topics of jobs it has
+// seen, and a script given the wrong topic changes nothing and names the right
+// one, so an unknown job costs one extra round trip, never a wrong change.
+func (p *Pool) onJob(ctx context.Context, op string, script *rueidis.Lua, id uint64, extra ...string) ([]rueidis.RedisMessage, error) {
+	b := int(id % uint64(p.opts.Buckets))
+	topic, _ := p.topicOf.get(id)
+	for range 2 {
+		args := append([]string{p.opts.Origin, member(id), topic}, extra...)
+		reply, err := script.Exec(ctx, p.client, p.keys.withTopics(b, topic), args).ToArray()
+		if err != nil {
+			return nil, wrapRedis(op, err)
+		}
+		switch strAt(reply, 0) {
+		case "OK":
+			return reply, nil
+		case "TOPIC":
+			topic = strAt(reply, 1)
+			p.topicOf.put(id, topic)
+			continue
+		case "NOT_FOUND":
+			return nil, fmt.Errorf("%s job %d: %w", op, id, ErrNotFound)
+		case "STALE":
+			attempt, _ := strconv.Atoi(extra[0])
+			return nil, fmt.Errorf("%s job %d: %w", op, id, &StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
+		case "STATE":
+			return nil, fmt.Errorf("job %d: %w", id, &StateError{Op: op, State: State(intAt(reply, 1))})
+		}
+		return nil, fmt.Errorf("%s job %d: unexpected reply %v", op, id, reply)
+	}
+	return nil, fmt.Errorf("%s job %d: its topic changed while asking", op, id)
+}
+
+// Kick makes up to n jobs of a topic ready: its buried jobs, oldest first, if
+// it has any, else its delayed jobs, soonest first. It works in batches so a
+// large n never holds Redis long.
+func (p *Pool) Kick(ctx context.Context, topic string, n int) (int, error) {
+	b := p.keys.bucketOf(topic)
+	keys := p.keys.withTopics(b, topic)
+	kicked, kind := 0, ""
+	for kicked < n {
+		batch := min(n-kicked, p.opts.TickBatch)
+		reply, err := kickScript.Exec(ctx, p.client, keys, []string{p.opts.Origin, topic, strconv.Itoa(batch), kind}).ToArray()
+		if err != nil {
+			return kicked, wrapRedis("kick", err)
+		}
+		got := int(intAt(reply, 0))
+		kicked += got
+		kind = strAt(reply, 1)
+		if got < batch {
+			break
+		}
+	}
+	return kicked, nil
+}
+
+// Pause stops pops from a topic for d (0 resumes it). ErrNotFound for a topic
+// that holds no job.
+func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration) (until time.Time, err error) {
+	b := p.keys.bucketOf(topic)
+	reply, err := pauseScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
+		[]string{p.opts.Origin, topic, strconv.FormatInt(millis(d), 10)}).ToArray()
+	if err != nil {
+		return time.Time{}, wrapRedis("pause", err)
+	}
+	if strAt(reply, 0) != "OK" {
+		return time.Time{}, fmt.Errorf("pause topic %q: %w", topic, ErrNotFound)
+	}
+	if ms := intAt(reply, 1); ms > 0 {
+		until = time.UnixMilli(ms)
+	}
+	return until, nil
+}
+
+// Peek reads a job by number, with its body.
+func (p *Pool) Peek(ctx context.Context, id uint64) (*Job, error) {
+	b := int(id % uint64(p.opts.Buckets))
+	reply, err := peekScript.Exec(ctx, p.client, p.keys.bucket(b), []string{p.opts.Origin, member(id)}).ToArray()
+	if err != nil {
+		return nil, wrapRedis("peek", err)
+	}
+	if strAt(reply, 0) != "OK" {
+		return nil, fmt.Errorf("peek job %d: %w", id, ErrNotFound)
+	}
+	return parseJob(reply[1:])
+}
+
+// PeekTopic reads the next job of a topic in state s (Ready, Delayed or Buried).
+func (p *Pool) PeekTopic(ctx context.Context, topic string, s State) (*Job, error) {
+	if s != Ready && s != Delayed && s != Buried {
+		return nil, fmt.Errorf("peek %s: %w: only ready, delayed and buried jobs can be peeked by topic", s, ErrInvalid)
+	}
+	b := p.keys.bucketOf(topic)
+	reply, err := peekTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
+		[]string{p.opts.Origin, topic, s.setName()}).ToArray()
+	if err != nil {
+		return nil, wrapRedis("peek", err)
+	}
+	if strAt(reply, 0) != "OK" {
+		return nil, fmt.Errorf("peek %s in %q: %w", s, topic, ErrNotFound)
+	}
+	return parseJob(reply[1:])
+}
+
+// jobFields is the length of a job reply (lua/lib.lua reply()).
+const jobFields = 16
+
+func parseJob(r []rueidis.RedisMessage) (*Job, error) {
+	if len(r) < jobFields {
+		return nil, fmt.Errorf("job reply has %d fields, want %d", len(r), jobFields)
+	}
+	id, err := parseMember(strAt(r, 0))
+	if err != nil {
+		return nil, err
+	}
+	j := &Job{
+		ID:       id,
+		Body:     strAt(r, 1),
+		Now:      time.UnixMilli(intAt(r, 2)),
+		State:    State(intAt(r, 3)),
+		Topic:    strAt(r, 4),
+		Priority: uint32(intAt(r, 5)),
+		TTR:      time.Duration(intAt(r, 6)) * time.Millisecond,
+		Delay:    time.Duration(intAt(r, 7)) * time.Millisecond,
+		Created:  time.UnixMilli(intAt(r, 8)),
+		Reserves: int(intAt(r, 10)),
+		Timeouts: int(intAt(r, 11)),
+		Releases: int(intAt(r, 12)),
+		Buries:   int(intAt(r, 13)),
+		Kicks:    int(intAt(r, 14)),
+		ClientID: strAt(r, 15),
+	}
+	if due := intAt(r, 9); due > 0 {
+		j.Due = time.UnixMilli(due)
+	}
+	return j, nil
+}

@@ -1,0 +1,259 @@
+// Package pool is gmq's job store: the Job type, every Redis key and every
+// script call. Each state change of a job is one Lua script (package lua), so a
+// crash of the broker at any instant leaves every job in exactly one state.
+// No other package talks to Redis.
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gmq/gmq/lua"
+	"github.com/redis/rueidis"
+)
+
+// Options configure a Pool.
+type Options struct {
+	Prefix    string // key prefix, e.g. "gmq"
+	Buckets   int    // fixed per deployment; checked against Redis by Init
+	Origin    string // this broker's id, sent with wake-ups so it can skip its own
+	TickBatch int    // most due jobs one tick script moves
+	// AliasGrace is how long a client id's claim may wait for its job before a
+	// new push may take the id over (a claim whose push crashed).
+	AliasGrace time.Duration
+	// TopicCache is how many job ids the pool remembers the topic of.
+	TopicCache int
+}
+
+// Pool is the job store over one Redis (or Redis Cluster) client.
+type Pool struct {
+	client  rueidis.Client
+	opts    Options
+	keys    keys
+	ids     idBlocks
+	topicOf *topicCache
+}
+
+// Scripts are built once; rueidis runs them with EVALSHA and falls back to EVAL.
+var (
+	pushScript        = rueidis.NewLuaScript(lua.Source("push"))
+	popScript         = rueidis.NewLuaScript(lua.Source("pop"))
+	deleteScript      = rueidis.NewLuaScript(lua.Source("delete"))
+	releaseScript     = rueidis.NewLuaScript(lua.Source("release"))
+	buryScript        = rueidis.NewLuaScript(lua.Source("bury"))
+	touchScript       = rueidis.NewLuaScript(lua.Source("touch"))
+	kickJobScript     = rueidis.NewLuaScript(lua.Source("kick_job"))
+	kickScript        = rueidis.NewLuaScript(lua.Source("kick"))
+	tickScript        = rueidis.NewLuaScript(lua.Source("tick"))
+	dueTopicsScript   = rueidis.NewLuaScript(lua.Source("due_topics"))
+	peekScript        = rueidis.NewLuaScriptReadOnly(lua.Source("peek"))
+	peekTopicScript   = rueidis.NewLuaScriptReadOnly(lua.Source("peek_topic"))
+	topicStatsScript  = rueidis.NewLuaScriptReadOnly(lua.Source("topic_stats"))
+	pauseScript       = rueidis.NewLuaScript(lua.Source("pause"))
+	forgetTopicScript = rueidis.NewLuaScript(lua.Source("forget_topic"))
+	claimAliasScript  = rueidis.NewLuaScript(lua.Source("claim_alias"))
+	dropAliasScript   = rueidis.NewLuaScript(lua.Source("drop_alias"))
+)
+
+// New returns a Pool over client. Call Init before use.
+func New(client rueidis.Client, opts Options) *Pool {
+	if opts.TickBatch <= 0 {
+		opts.TickBatch = 100
+	}
+	if opts.TopicCache <= 0 {
+		opts.TopicCache = 100_000
+	}
+	if opts.AliasGrace <= 0 {
+		opts.AliasGrace = 10 * time.Second
+	}
+	k := newKeys(opts.Prefix, opts.Buckets)
+	return &Pool{client: client, opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000},
+		topicOf: newTopicCache(opts.TopicCache)}
+}
+
+// Init records the bucket count in a fresh Redis, or checks it against the
+// one recorded: jobs are placed by bucket, so the count cannot change under
+// existing data.
+func (p *Pool) Init(ctx context.Context) error {
+	want := strconv.Itoa(p.opts.Buckets)
+	if err := p.client.Do(ctx, p.client.B().Hsetnx().Key(p.keys.meta()).Field("buckets").Value(want).Build()).Error(); err != nil {
+		return wrapRedis("init", err)
+	}
+	got, err := p.client.Do(ctx, p.client.B().Hget().Key(p.keys.meta()).Field("buckets").Build()).ToString()
+	if err != nil {
+		return wrapRedis("init", err)
+	}
+	if got != want {
+		return fmt.Errorf("init: %w: this Redis holds gmq data with %s buckets, the configuration says %s (set [redis] buckets = %s or use another prefix)",
+			ErrInvalid, got, want, got)
+	}
+	return nil
+}
+
+// Buckets is the number of buckets.
+func (p *Pool) Buckets() int { return p.opts.Buckets }
+
+// BucketOf is the bucket a topic's jobs live in.
+func (p *Pool) BucketOf(topic string) int { return p.keys.bucketOf(topic) }
+
+// Ping checks that Redis answers.
+func (p *Pool) Ping(ctx context.Context) error {
+	return wrapRedis("ping", p.client.Do(ctx, p.client.B().Ping().Build()).Error())
+}
+
+// Pushed says where a new job went.
+type Pushed struct {
+	ID  uint64
+	Due time.Time // zero when the job is ready at once
+	Now time.Time // Redis's clock at the push
+}
+
+// Push stores a new job. A client id that a live job already has gives
+// ErrDuplicate and leaves that job untouched.
+func (p *Pool) Push(ctx context.Context, j NewJob) (Pushed, error) {
+	seq, err := p.ids.next(ctx, p.client)
+	if err != nil {
+		return Pushed{}, wrapRedis("push: allocate id", err)
+	}
+	b := p.keys.bucketOf(j.Topic)
+	id := seq*uint64(p.opts.Buckets) + uint64(b)
+	m := member(id)
+	if j.ClientID != "" {
+		if err := p.claimAlias(ctx, j.ClientID, m); err != nil {
+			return Pushed{}, err
+		}
+	}
+	args := []string{p.opts.Origin, m, j.Topic, strconv.FormatUint(uint64(j.Priority), 10),
+		strconv.FormatInt(millis(j.TTR), 10), strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID}
+	reply, err := pushScript.Exec(ctx, p.client, p.keys.withTopics(b, j.Topic), args).ToArray()
+	if err != nil {
+		return Pushed{}, wrapRedis("push", err)
+	}
+	if status, _ := reply[0].ToString(); status != "OK" {
+		return Pushed{}, fmt.Errorf("push: id %d is taken (%s): the id counter %s went back", id, status, p.keys.ids())
+	}
+	p.topicOf.put(id, j.Topic)
+	now, due := intAt(reply, 1), intAt(reply, 2)
+	out := Pushed{ID: id, Now: time.UnixMilli(now)}
+	if due > 0 {
+		out.Due = time.UnixMilli(due)
+	}
+	return out, nil
+}
+
+// claimAlias points a client id at member m, taking over an alias whose job
+// is gone (or never arrived) and refusing one whose job is live.
+func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
+	key := []string{p.keys.aliases(p.keys.bucketOf(cid))}
+	stale := ""
+	for range 3 {
+		reply, err := claimAliasScript.Exec(ctx, p.client, key, []string{cid, m, stale}).ToArray()
+		if err != nil {
+			return wrapRedis("push: claim id", err)
+		}
+		if status, _ := reply[0].ToString(); status == "OK" {
+			return nil
+		}
+		cur, _ := reply[1].ToString()
+		if age := time.Duration(intAt(reply, 2)) * time.Millisecond; age < p.opts.AliasGrace {
+			return fmt.Errorf("push %q: %w", cid, ErrDuplicate)
+		}
+		id, err := parseMember(cur)
+		if err != nil {
+			return fmt.Errorf("push %q: alias: %w", cid, err)
+		}
+		if _, err := p.Peek(ctx, id); err == nil {
+			return fmt.Errorf("push %q: %w", cid, ErrDuplicate)
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		stale = cur
+	}
+	return fmt.Errorf("push %q: %w (the id changed hands while claiming it)", cid, ErrDuplicate)
+}
+
+// dropAlias removes a deleted job's client id. It runs after the delete, in a
+// second step (the alias lives in another slot); if it never runs, the alias
+// points at a gone job, which reads as not found and is taken over by the next
+// push of that id.
+func (p *Pool) dropAlias(ctx context.Context, cid string, id uint64) error {
+	if cid == "" {
+		return nil
+	}
+	key := []string{p.keys.aliases(p.keys.bucketOf(cid))}
+	return wrapRedis("drop alias", dropAliasScript.Exec(ctx, p.client, key, []string{cid, member(id)}).Error())
+}
+
+// Resolve turns a public id (gmq's number or a client-supplied id) into the job's number.
+func (p *Pool) Resolve(ctx context.Context, public string) (uint64, error) {
+	if isDigits(public) {
+		id, err := strconv.ParseUint(public, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("job %q: %w", public, ErrNotFound)
+		}
+		return id, nil
+	}
+	if ValidateClientID(public) != nil {
+		return 0, fmt.Errorf("job %q: %w", public, ErrNotFound)
+	}
+	key := p.keys.aliases(p.keys.bucketOf(public))
+	cur, err := p.client.Do(ctx, p.client.B().Hget().Key(key).Field(public).Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		return 0, fmt.Errorf("job %q: %w", public, ErrNotFound)
+	}
+	if err != nil {
+		return 0, wrapRedis("resolve id", err)
+	}
+	for i := 0; i < len(cur); i++ {
+		if cur[i] == ':' {
+			return parseMember(cur[:i])
+		}
+	}
+	return 0, fmt.Errorf("job %q: bad alias %q", public, cur)
+}
+
+// idBlocks hands out job sequence numbers from blocks taken off one Redis
+// counter, so numbering costs one round trip per block, not per job, and ids
+// grow in push order within a broker.
+type idBlocks struct {
+	key  string
+	size uint64
+
+	mu        sync.Mutex
+	next_, hi uint64
+}
+
+func (b *idBlocks) next(ctx context.Context, c rueidis.Client) (uint64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.next_ == 0 || b.next_ > b.hi {
+		hi, err := c.Do(ctx, c.B().Incrby().Key(b.key).Increment(int64(b.size)).Build()).AsUint64()
+		if err != nil {
+			return 0, err
+		}
+		b.next_, b.hi = hi-b.size+1, hi
+	}
+	seq := b.next_
+	b.next_++
+	return seq, nil
+}
+
+func intAt(a []rueidis.RedisMessage, i int) int64 {
+	if i >= len(a) {
+		return 0
+	}
+	n, _ := a[i].AsInt64() // absent or nil fields read as 0, as the scripts define
+	return n
+}
+
+func strAt(a []rueidis.RedisMessage, i int) string {
+	if i >= len(a) {
+		return ""
+	}
+	s, _ := a[i].ToString() // nil (a Lua false) reads as ""
+	return s
+}

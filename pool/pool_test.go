@@ -1,0 +1,448 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/redis/rueidis"
+)
+
+var redis *redistest.Server
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gmq-pool-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	redis, err = redistest.StartIn(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	redis.Stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// newPool returns a pool over the flushed test Redis.
+func newPool(t *testing.T) (*Pool, context.Context) {
+	t.Helper()
+	redis.Flush(t)
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redis.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	p := New(client, Options{Prefix: "gmq", Buckets: 4, Origin: "test", TickBatch: 10})
+	ctx := redistest.Context(t)
+	if err := p.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p, ctx
+}
+
+func mustPush(t *testing.T, p *Pool, ctx context.Context, j NewJob) uint64 {
+	t.Helper()
+	if j.Priority == 0 {
+		j.Priority = DefaultPriority
+	}
+	got, err := p.Push(ctx, j)
+	if err != nil {
+		t.Fatalf("push %+v: %v", j, err)
+	}
+	return got.ID
+}
+
+func mustPop(t *testing.T, p *Pool, ctx context.Context, topics ...string) *Job {
+	t.Helper()
+	got, err := p.Pop(ctx, topics)
+	if err != nil {
+		t.Fatalf("pop %v: %v", topics, err)
+	}
+	return got.Job
+}
+
+func TestPushPopAck(t *testing.T) {
+	p, ctx := newPool(t)
+	id := mustPush(t, p, ctx, NewJob{Topic: "mail", Body: "hello", TTR: time.Minute})
+	j := mustPop(t, p, ctx, "mail")
+	if j == nil || j.ID != id || j.Body != "hello" || j.State != Reserved || j.Attempt() != 1 {
+		t.Fatalf("popped %+v, want job %d reserved on attempt 1", j, id)
+	}
+	if left := j.TimeLeft(); left < 59*time.Second || left > time.Minute {
+		t.Errorf("time left %v, want about a minute", left)
+	}
+	if again := mustPop(t, p, ctx, "mail"); again != nil {
+		t.Fatalf("second pop got %+v, want nothing", again)
+	}
+	if err := p.Delete(ctx, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Peek(ctx, id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("peek after ack: %v, want ErrNotFound", err)
+	}
+	want := Counters{Jobs: 1, Reserves: 1, Deletes: 1}
+	if got, err := p.Stats(ctx); err != nil || got != want {
+		t.Fatalf("stats %+v %v, want %+v", got, err, want)
+	}
+}
+
+func TestTTRZeroRemovesOnPop(t *testing.T) {
+	p, ctx := newPool(t)
+	id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "once", ClientID: "once-1"})
+	j := mustPop(t, p, ctx, "t")
+	if j == nil || j.ID != id || j.State != Gone || j.ClientID != "once-1" {
+		t.Fatalf("popped %+v", j)
+	}
+	if _, err := p.Peek(ctx, id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("peek: %v, want ErrNotFound", err)
+	}
+	if _, err := p.Resolve(ctx, "once-1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("alias of a popped TTR-0 job: %v, want ErrNotFound", err)
+	}
+	// The id is free again.
+	mustPush(t, p, ctx, NewJob{Topic: "t", Body: "again", ClientID: "once-1"})
+}
+
+func TestPriorityThenFIFO(t *testing.T) {
+	p, ctx := newPool(t)
+	var want []uint64
+	low1 := mustPush(t, p, ctx, NewJob{Topic: "q", Body: "low1", Priority: 2000, TTR: time.Minute})
+	high1 := mustPush(t, p, ctx, NewJob{Topic: "q", Body: "high1", Priority: 5, TTR: time.Minute})
+	low2 := mustPush(t, p, ctx, NewJob{Topic: "q", Body: "low2", Priority: 2000, TTR: time.Minute})
+	high2 := mustPush(t, p, ctx, NewJob{Topic: "q", Body: "high2", Priority: 5, TTR: time.Minute})
+	want = append(want, high1, high2, low1, low2)
+	// Many equal-priority jobs keep FIFO across id widths (9 → 10 digits and beyond).
+	for i := range 30 {
+		want = append(want, mustPush(t, p, ctx, NewJob{Topic: "q", Body: fmt.Sprint(i), Priority: 4000, TTR: time.Minute}))
+	}
+	for i, id := range want {
+		j := mustPop(t, p, ctx, "q")
+		if j == nil || j.ID != id {
+			t.Fatalf("pop %d: got %+v, want id %d", i, j, id)
+		}
+	}
+}
+
+func TestTopicOrder(t *testing.T) {
+	p, ctx := newPool(t)
+	// Topics chosen to spread over buckets; the consumer's order decides, not priority.
+	topics := []string{"a", "b", "c", "d", "e", "f"}
+	for i := len(topics) - 1; i >= 0; i-- {
+		mustPush(t, p, ctx, NewJob{Topic: topics[i], Body: topics[i], Priority: uint32(10 - i), TTR: time.Minute})
+	}
+	for _, want := range topics {
+		j := mustPop(t, p, ctx, topics...)
+		if j == nil || j.Topic != want {
+			t.Fatalf("got %+v, want a job of %q", j, want)
+		}
+	}
+}
+
+func TestFencedAck(t *testing.T) {
+	p, ctx := newPool(t)
+	id := mustPush(t, p, ctx, NewJob{Topic: "f", Body: "x", TTR: 50 * time.Millisecond})
+	first := mustPop(t, p, ctx, "f")
+	time.Sleep(80 * time.Millisecond)
+	if moved, _, err := p.Tick(ctx, "f"); err != nil || moved != 1 {
+		t.Fatalf("tick moved %d %v, want the expired reservation", moved, err)
+	}
+	second := mustPop(t, p, ctx, "f")
+	if second == nil || second.Attempt() != 2 || second.Timeouts != 1 {
+		t.Fatalf("redelivery %+v, want attempt 2 with one timeout", second)
+	}
+	for name, op := range map[string]func() error{
+		"ack":     func() error { return p.Delete(ctx, id, first.Attempt()) },
+		"touch":   func() error { _, err := p.Touch(ctx, id, first.Attempt()); return err },
+		"release": func() error { _, err := p.Release(ctx, id, first.Attempt(), 1, 0); return err },
+		"bury":    func() error { return p.Bury(ctx, id, first.Attempt(), 1) },
+	} {
+		var stale *StaleError
+		if err := op(); !errors.As(err, &stale) || stale.Current != 2 {
+			t.Errorf("%s with attempt 1: %v, want a StaleError naming attempt 2", name, err)
+		}
+	}
+	if j, err := p.Peek(ctx, id); err != nil || j.State != Reserved || j.Attempt() != 2 {
+		t.Fatalf("after stale calls: %+v %v, want untouched reservation", j, err)
+	}
+	if err := p.Delete(ctx, id, 2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTransitions(t *testing.T) {
+	p, ctx := newPool(t)
+	id := mustPush(t, p, ctx, NewJob{Topic: "tr", Body: "b", TTR: time.Minute})
+	steps := []struct {
+		name string
+		do   func() error
+		want State
+	}{
+		{"release delayed", func() error {
+			mustPop(t, p, ctx, "tr")
+			_, err := p.Release(ctx, id, 0, 7, time.Hour)
+			return err
+		}, Delayed},
+		{"kick delayed", func() error { return p.KickJob(ctx, id) }, Ready},
+		{"reserve and bury", func() error { mustPop(t, p, ctx, "tr"); return p.Bury(ctx, id, 0, 9) }, Buried},
+		{"kick buried", func() error { return p.KickJob(ctx, id) }, Ready},
+		{"reserve and release", func() error {
+			mustPop(t, p, ctx, "tr")
+			_, err := p.Release(ctx, id, 3, 3, 0)
+			return err
+		}, Ready},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		j, err := p.Peek(ctx, id)
+		if err != nil || j.State != s.want {
+			t.Fatalf("%s: job %+v %v, want %s", s.name, j, err, s.want)
+		}
+	}
+	j, _ := p.Peek(ctx, id)
+	if j.Reserves != 3 || j.Releases != 2 || j.Buries != 1 || j.Kicks != 2 || j.Priority != 3 {
+		t.Fatalf("counters %+v", j)
+	}
+	// Wrong-state operations are refused and change nothing.
+	if err := p.Bury(ctx, id, 0, 1); !errors.Is(err, ErrNotReserved) {
+		t.Errorf("bury a ready job: %v", err)
+	}
+	if _, err := p.Touch(ctx, id, 0); !errors.Is(err, ErrNotReserved) {
+		t.Errorf("touch a ready job: %v", err)
+	}
+	if err := p.KickJob(ctx, id); !errors.Is(err, ErrNotReserved) {
+		t.Errorf("kick a ready job: %v", err)
+	}
+	c, _ := p.Stats(ctx)
+	if c.Ready != 1 || c.Reserved != 0 || c.Delayed != 0 || c.Buried != 0 {
+		t.Fatalf("current counts %+v, want one ready", c)
+	}
+	if err := p.Delete(ctx, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Delete(ctx, id, 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+}
+
+func TestTouchExtends(t *testing.T) {
+	p, ctx := newPool(t)
+	id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "b", TTR: 300 * time.Millisecond})
+	first := mustPop(t, p, ctx, "t")
+	time.Sleep(150 * time.Millisecond)
+	deadline, err := p.Touch(ctx, id, first.Attempt())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !deadline.After(first.Due.Add(100 * time.Millisecond)) {
+		t.Fatalf("touch deadline %v not later than the first %v", deadline, first.Due)
+	}
+}
+
+func TestKickBuriedBeforeDelayed(t *testing.T) {
+	p, ctx := newPool(t)
+	delayed := mustPush(t, p, ctx, NewJob{Topic: "k", Body: "d", Delay: time.Hour, TTR: time.Minute})
+	var buried []uint64
+	for range 25 {
+		id := mustPush(t, p, ctx, NewJob{Topic: "k", Body: "b", TTR: time.Minute})
+		mustPop(t, p, ctx, "k")
+		if err := p.Bury(ctx, id, 0, 1); err != nil {
+			t.Fatal(err)
+		}
+		buried = append(buried, id)
+	}
+	if j, err := p.PeekTopic(ctx, "k", Buried); err != nil || j.ID != buried[0] {
+		t.Fatalf("peek buried: %+v %v, want the oldest", j, err)
+	}
+	n, err := p.Kick(ctx, "k", 100) // more than one batch of 10, fewer than asked
+	if err != nil || n != 25 {
+		t.Fatalf("kick: %d %v, want all 25 buried and no delayed", n, err)
+	}
+	if j, _ := p.Peek(ctx, delayed); j.State != Delayed {
+		t.Fatalf("delayed job kicked with buried ones")
+	}
+	if n, err := p.Kick(ctx, "k", 5); err != nil || n != 1 {
+		t.Fatalf("second kick: %d %v, want the delayed job", n, err)
+	}
+}
+
+func TestDelayedTick(t *testing.T) {
+	p, ctx := newPool(t)
+	id := mustPush(t, p, ctx, NewJob{Topic: "d", Body: "later", Delay: 120 * time.Millisecond, TTR: time.Minute})
+	if j := mustPop(t, p, ctx, "d"); j != nil {
+		t.Fatalf("delayed job popped early: %+v", j)
+	}
+	topics, wait, err := p.DueTopics(ctx, p.BucketOf("d"), 10)
+	if err != nil || len(topics) != 0 || wait <= 0 || wait > 120*time.Millisecond {
+		t.Fatalf("due topics %v wait %v %v", topics, wait, err)
+	}
+	if moved, _, _ := p.Tick(ctx, "d"); moved != 0 {
+		t.Fatalf("tick before due moved %d", moved)
+	}
+	time.Sleep(wait)
+	topics, _, err = p.DueTopics(ctx, p.BucketOf("d"), 10)
+	if err != nil || len(topics) != 1 || topics[0] != "d" {
+		t.Fatalf("due topics after wait: %v %v", topics, err)
+	}
+	if moved, more, err := p.Tick(ctx, "d"); err != nil || moved != 1 || more {
+		t.Fatalf("tick: %d %v %v", moved, more, err)
+	}
+	if j := mustPop(t, p, ctx, "d"); j == nil || j.ID != id {
+		t.Fatalf("pop after tick: %+v", j)
+	}
+}
+
+func TestClientIDs(t *testing.T) {
+	p, ctx := newPool(t)
+	id := mustPush(t, p, ctx, NewJob{Topic: "c", Body: "first", ClientID: "order-42", TTR: time.Minute})
+	if _, err := p.Push(ctx, NewJob{Topic: "other", Body: "dup", ClientID: "order-42"}); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("duplicate push: %v, want ErrDuplicate", err)
+	}
+	got, err := p.Resolve(ctx, "order-42")
+	if err != nil || got != id {
+		t.Fatalf("resolve: %d %v, want %d", got, err, id)
+	}
+	if j, _ := p.Peek(ctx, id); j.Body != "first" || j.PublicID() != "order-42" {
+		t.Fatalf("existing job changed: %+v", j)
+	}
+	if err := p.Delete(ctx, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Resolve(ctx, "order-42"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("resolve after delete: %v", err)
+	}
+	mustPush(t, p, ctx, NewJob{Topic: "c", Body: "second", ClientID: "order-42"})
+}
+
+func TestStaleAliasTakenOver(t *testing.T) {
+	p, ctx := newPool(t)
+	p.opts.AliasGrace = 20 * time.Millisecond
+	// A claim whose push never happened, as after a crash between the two steps.
+	if err := p.claimAlias(ctx, "ghost", member(999)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Push(ctx, NewJob{Topic: "g", Body: "x", ClientID: "ghost"}); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("push within the grace: %v, want ErrDuplicate", err)
+	}
+	if _, err := p.Resolve(ctx, "ghost"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Peek(ctx, 999); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("dangling alias must read as not found: %v", err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	id := mustPush(t, p, ctx, NewJob{Topic: "g", Body: "x", ClientID: "ghost"})
+	if got, err := p.Resolve(ctx, "ghost"); err != nil || got != id {
+		t.Fatalf("resolve: %d %v, want %d", got, err, id)
+	}
+}
+
+func TestUnknownTopicCacheMiss(t *testing.T) {
+	p, ctx := newPool(t)
+	id := mustPush(t, p, ctx, NewJob{Topic: "miss", Body: "x", TTR: time.Minute})
+	// A second pool (another broker) has never seen the job.
+	other := New(p.client, p.opts)
+	if j := mustPop(t, other, ctx, "miss"); j == nil {
+		t.Fatal("no job")
+	}
+	fresh := New(p.client, p.opts)
+	if err := fresh.Delete(ctx, id, 1); err != nil {
+		t.Fatalf("ack from a broker that never saw the job: %v", err)
+	}
+}
+
+func TestPause(t *testing.T) {
+	p, ctx := newPool(t)
+	if _, err := p.Pause(ctx, "nope", time.Second); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("pause unknown topic: %v", err)
+	}
+	mustPush(t, p, ctx, NewJob{Topic: "p", Body: "x", TTR: time.Minute})
+	if _, err := p.Pause(ctx, "p", 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Pop(ctx, []string{"p"})
+	if err != nil || got.Job != nil || got.PauseWait <= 0 || got.PauseWait > 100*time.Millisecond {
+		t.Fatalf("pop of paused topic: %+v %v", got, err)
+	}
+	s, _ := p.TopicStats(ctx, "p")
+	if !s.Paused() || s.Ready != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	time.Sleep(got.PauseWait + 5*time.Millisecond)
+	if j := mustPop(t, p, ctx, "p"); j == nil {
+		t.Fatal("pop after pause ended got nothing")
+	}
+}
+
+func TestTopicsAndForget(t *testing.T) {
+	p, ctx := newPool(t)
+	id := mustPush(t, p, ctx, NewJob{Topic: "x", Body: "x", TTR: time.Minute})
+	mustPush(t, p, ctx, NewJob{Topic: "y", Body: "y", TTR: time.Minute})
+	names, err := p.Topics(ctx)
+	if err != nil || fmt.Sprint(names) != "[x y]" {
+		t.Fatalf("topics %v %v", names, err)
+	}
+	if gone, _ := p.ForgetTopic(ctx, "x"); gone {
+		t.Fatal("forgot a topic that holds a job")
+	}
+	if err := p.Delete(ctx, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if gone, _ := p.ForgetTopic(ctx, "x"); !gone {
+		t.Fatal("kept an empty topic")
+	}
+	if _, err := p.TopicStats(ctx, "x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("stats of forgotten topic: %v", err)
+	}
+}
+
+func TestBucketCountChecked(t *testing.T) {
+	p, ctx := newPool(t)
+	other := New(p.client, Options{Prefix: "gmq", Buckets: 8})
+	if err := other.Init(ctx); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("init with another bucket count: %v", err)
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	srv := redistest.Start(t)
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	p := New(client, Options{Prefix: "gmq", Buckets: 4, Origin: "t"})
+	ctx := context.Background()
+	if err := p.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := p.Push(cctx, NewJob{Topic: "u", Body: "x"}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("push with Redis down: %v, want ErrUnavailable", err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := p.Push(ctx, NewJob{Topic: "u", Body: "x"})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery after Redis came back: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

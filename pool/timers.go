@@ -1,0 +1,131 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// DueTopics returns up to limit topics of bucket b that have due work
+// (delayed jobs whose time came, reservations whose TTR ran out) and, when
+// there are none, how long until the earliest is due (-1: nothing scheduled).
+func (p *Pool) DueTopics(ctx context.Context, b, limit int) (topics []string, wait time.Duration, err error) {
+	reply, err := dueTopicsScript.Exec(ctx, p.client, []string{p.keys.bucket(b)[2]}, []string{strconv.Itoa(limit)}).ToArray()
+	if err != nil {
+		return nil, 0, wrapRedis("due topics", err)
+	}
+	ms := intAt(reply, 0)
+	if ms < 0 {
+		return nil, -1, nil
+	}
+	for i := 1; i < len(reply); i++ {
+		topics = append(topics, strAt(reply, i))
+	}
+	return topics, time.Duration(ms) * time.Millisecond, nil
+}
+
+// Tick moves up to one batch of a topic's due jobs to ready: delayed jobs
+// whose time came, and reservations whose TTR ran out (counting a timeout).
+// more is true when due jobs remain.
+func (p *Pool) Tick(ctx context.Context, topic string) (moved int, more bool, err error) {
+	b := p.keys.bucketOf(topic)
+	reply, err := tickScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
+		[]string{p.opts.Origin, topic, strconv.Itoa(p.opts.TickBatch)}).ToArray()
+	if err != nil {
+		return 0, false, wrapRedis("tick "+topic, err)
+	}
+	return int(intAt(reply, 0)), intAt(reply, 1) == 1, nil
+}
+
+// MarkWaiting tells every broker, for ttl, that this one has consumers
+// waiting on topic: scripts that make jobs ready there then announce them on
+// the wake channel.
+func (p *Pool) MarkWaiting(ctx context.Context, topic string, ttl time.Duration) error {
+	cmd := p.client.B().Set().Key(p.keys.waiting(topic)).Value(p.keys.channel()).Px(ttl).Build()
+	return wrapRedis("mark waiting", p.client.Do(ctx, cmd).Error())
+}
+
+// Wake is an announcement that n jobs became ready in a topic.
+type Wake struct {
+	Origin string
+	N      int
+	Topic  string
+}
+
+// Subscribe calls fn for each wake-up announced by other brokers, until ctx
+// ends (it returns nil) or the subscription breaks (it returns the error; the
+// caller subscribes again). onSubscribed runs each time the subscription is
+// in place, so the caller can recheck what it may have missed meanwhile.
+func (p *Pool) Subscribe(ctx context.Context, onSubscribed func(), fn func(Wake)) error {
+	conn, release := p.client.Dedicate()
+	defer release()
+	broken := conn.SetPubSubHooks(rueidis.PubSubHooks{
+		OnMessage: func(msg rueidis.PubSubMessage) {
+			w, err := parseWake(msg.Message)
+			if err == nil && w.Origin != p.opts.Origin {
+				fn(w)
+			}
+		},
+		OnSubscription: func(s rueidis.PubSubSubscription) {
+			if s.Kind == "subscribe" {
+				onSubscribed()
+			}
+		},
+	})
+	if err := conn.Do(ctx, p.client.B().Subscribe().Channel(p.keys.channel()).Build()).Error(); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return wrapRedis("subscribe", err)
+	}
+	select {
+	case err := <-broken:
+		return wrapRedis("subscribe", err)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+func parseWake(s string) (Wake, error) {
+	parts := strings.SplitN(s, " ", 3)
+	if len(parts) != 3 {
+		return Wake{}, fmt.Errorf("bad wake message %q", s)
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return Wake{}, fmt.Errorf("bad wake message %q: %w", s, err)
+	}
+	return Wake{Origin: parts[0], N: n, Topic: parts[2]}, nil
+}
+
+// BucketInfo describes one bucket's timer work.
+type BucketInfo struct {
+	Bucket  int
+	Topics  int       // topics with delayed jobs or reservations
+	NextDue time.Time // zero when nothing is scheduled
+}
+
+// Bucket reads one bucket's schedule.
+func (p *Pool) Bucket(ctx context.Context, b int) (BucketInfo, error) {
+	due := p.keys.bucket(b)[2]
+	res := p.client.DoMulti(ctx,
+		p.client.B().Zcard().Key(due).Build(),
+		p.client.B().Zrange().Key(due).Min("0").Max("0").Withscores().Build())
+	n, err := res[0].AsInt64()
+	if err != nil {
+		return BucketInfo{}, wrapRedis("bucket info", err)
+	}
+	info := BucketInfo{Bucket: b, Topics: int(n)}
+	head, err := res[1].AsZScores()
+	if err != nil {
+		return BucketInfo{}, wrapRedis("bucket info", err)
+	}
+	if len(head) > 0 {
+		info.NextDue = time.UnixMilli(int64(head[0].Score))
+	}
+	return info, nil
+}
