@@ -64,79 +64,86 @@ func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
 // Delete removes a job in any state. With attempt > 0 it is an ack fenced to
 // that delivery: ErrStale if the job was delivered again since.
 func (p *Pool) Delete(ctx context.Context, id uint64, attempt int) error {
-	reply, err := p.onJob(ctx, "delete", deleteScript, id, strconv.Itoa(attempt))
+	reply, _, err := p.onJob(ctx, "delete", deleteScript, id, strconv.Itoa(attempt))
 	if err != nil {
 		return err
 	}
 	return p.dropAlias(ctx, strAt(reply, 1), id)
 }
 
+// Moved says where a job went: its topic and, when delayed, when it is due.
+type Moved struct {
+	Topic string
+	Due   time.Time // zero when the job is ready
+}
+
 // Release gives a reserved job back with a new priority, ready at once or
 // after delay.
-func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri uint32, delay time.Duration) (due time.Time, err error) {
-	reply, err := p.onJob(ctx, "release", releaseScript, id, strconv.Itoa(attempt),
+func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri uint32, delay time.Duration) (Moved, error) {
+	reply, topic, err := p.onJob(ctx, "release", releaseScript, id, strconv.Itoa(attempt),
 		strconv.FormatUint(uint64(pri), 10), strconv.FormatInt(millis(delay), 10))
 	if err != nil {
-		return time.Time{}, err
+		return Moved{}, err
 	}
+	out := Moved{Topic: topic}
 	if ms := intAt(reply, 1); ms > 0 {
-		due = time.UnixMilli(ms)
+		out.Due = time.UnixMilli(ms)
 	}
-	return due, nil
+	return out, nil
 }
 
 // Bury parks a reserved job, with a new priority, until it is kicked.
 func (p *Pool) Bury(ctx context.Context, id uint64, attempt int, pri uint32) error {
-	_, err := p.onJob(ctx, "bury", buryScript, id, strconv.Itoa(attempt), strconv.FormatUint(uint64(pri), 10))
+	_, _, err := p.onJob(ctx, "bury", buryScript, id, strconv.Itoa(attempt), strconv.FormatUint(uint64(pri), 10))
 	return err
 }
 
 // Touch restarts a reserved job's TTR and returns the new deadline.
 func (p *Pool) Touch(ctx context.Context, id uint64, attempt int) (time.Time, error) {
-	reply, err := p.onJob(ctx, "touch", touchScript, id, strconv.Itoa(attempt))
+	reply, _, err := p.onJob(ctx, "touch", touchScript, id, strconv.Itoa(attempt))
 	if err != nil {
 		return time.Time{}, err
 	}
 	return time.UnixMilli(intAt(reply, 1)), nil
 }
 
-// KickJob makes a buried or delayed job ready.
-func (p *Pool) KickJob(ctx context.Context, id uint64) error {
-	_, err := p.onJob(ctx, "kick", kickJobScript, id)
-	return err
+// KickJob makes a buried or delayed job ready and returns its topic.
+func (p *Pool) KickJob(ctx context.Context, id uint64) (topic string, err error) {
+	_, topic, err = p.onJob(ctx, "kick", kickJobScript, id)
+	return topic, err
 }
 
 // onJob runs a script on one job found by its number alone. The scripts need
 // the keys of the job's topic; the pool remembers the topics of jobs it has
 // seen, and a script given the wrong topic changes nothing and names the right
 // one, so an unknown job costs one extra round trip, never a wrong change.
-func (p *Pool) onJob(ctx context.Context, op string, script *rueidis.Lua, id uint64, extra ...string) ([]rueidis.RedisMessage, error) {
+func (p *Pool) onJob(ctx context.Context, op string, script *rueidis.Lua, id uint64, extra ...string) (reply []rueidis.RedisMessage, topic string, err error) {
 	b := int(id % uint64(p.opts.Buckets))
-	topic, _ := p.topicOf.get(id)
+	topic, _ = p.topicOf.get(id)
 	for range 2 {
 		args := append([]string{p.opts.Origin, member(id), topic}, extra...)
-		reply, err := script.Exec(ctx, p.client, p.keys.withTopics(b, topic), args).ToArray()
+		reply, err = script.Exec(ctx, p.client, p.keys.withTopics(b, topic), args).ToArray()
 		if err != nil {
-			return nil, wrapRedis(op, err)
+			return nil, "", wrapRedis(op, err)
 		}
 		switch strAt(reply, 0) {
 		case "OK":
-			return reply, nil
+			return reply, topic, nil
 		case "TOPIC":
 			topic = strAt(reply, 1)
 			p.topicOf.put(id, topic)
 			continue
 		case "NOT_FOUND":
-			return nil, fmt.Errorf("%s job %d: %w", op, id, ErrNotFound)
+			return nil, "", fmt.Errorf("%s job %d: %w", op, id, ErrNotFound)
 		case "STALE":
 			attempt, _ := strconv.Atoi(extra[0])
-			return nil, fmt.Errorf("%s job %d: %w", op, id, &StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
+			return nil, "", fmt.Errorf("%s job %d: %w", op, id, &StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
 		case "STATE":
-			return nil, fmt.Errorf("job %d: %w", id, &StateError{Op: op, State: State(intAt(reply, 1))})
+			return nil, "", fmt.Errorf("job %d: %w", id, &StateError{Op: op, State: State(intAt(reply, 1))})
 		}
-		return nil, fmt.Errorf("%s job %d: unexpected reply %v", op, id, reply)
+		return nil, "", fmt.Errorf("%s job %d: unexpected reply %v", op, id, reply)
 	}
-	return nil, fmt.Errorf("%s job %d: its topic changed while asking", op, id)
+	return nil, "", fmt.Errorf("%s job %d: its topic changed while asking", op, id)
 }
 
 // Kick makes up to n jobs of a topic ready: its buried jobs, oldest first, if

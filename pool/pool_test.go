@@ -190,9 +190,9 @@ func TestTransitions(t *testing.T) {
 			_, err := p.Release(ctx, id, 0, 7, time.Hour)
 			return err
 		}, Delayed},
-		{"kick delayed", func() error { return p.KickJob(ctx, id) }, Ready},
+		{"kick delayed", func() error { _, err := p.KickJob(ctx, id); return err }, Ready},
 		{"reserve and bury", func() error { mustPop(t, p, ctx, "tr"); return p.Bury(ctx, id, 0, 9) }, Buried},
-		{"kick buried", func() error { return p.KickJob(ctx, id) }, Ready},
+		{"kick buried", func() error { _, err := p.KickJob(ctx, id); return err }, Ready},
 		{"reserve and release", func() error {
 			mustPop(t, p, ctx, "tr")
 			_, err := p.Release(ctx, id, 3, 3, 0)
@@ -219,7 +219,7 @@ func TestTransitions(t *testing.T) {
 	if _, err := p.Touch(ctx, id, 0); !errors.Is(err, ErrNotReserved) {
 		t.Errorf("touch a ready job: %v", err)
 	}
-	if err := p.KickJob(ctx, id); !errors.Is(err, ErrNotReserved) {
+	if _, err := p.KickJob(ctx, id); !errors.Is(err, ErrNotReserved) {
 		t.Errorf("kick a ready job: %v", err)
 	}
 	c, _ := p.Stats(ctx)

@@ -1,0 +1,198 @@
+// Package config owns gmq's options: their types, every default (in Default,
+// and nowhere else), loading conf.ini and validating each value with a message
+// that names its key.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/ini.v1"
+)
+
+// Config is the broker's whole configuration.
+type Config struct {
+	HTTP            string        // [server] http: the HTTP API's listen address
+	LogLevel        slog.Level    // [server] log_level: debug, info, warn, error
+	ShutdownTimeout time.Duration // [server] shutdown_timeout: how long in-flight requests may finish
+
+	RedisURL       string        // [redis] url
+	Prefix         string        // [redis] prefix of every key
+	Buckets        int           // [redis] buckets: fixed for the life of the data
+	ConnectTimeout time.Duration // [redis] connect_timeout: how long start waits for Redis
+
+	MaxBody         int           // [jobs] max_body: bytes
+	DefaultTTR      time.Duration // [jobs] default_ttr
+	DefaultPriority uint32        // [jobs] default_priority
+	MaxPopTimeout   time.Duration // [jobs] max_pop_timeout: longest long poll
+	MaxBatch        int           // [jobs] max_batch: jobs per batch push
+
+	TickBatch      int           // [bucket] batch: due jobs one script moves
+	BucketMaxSleep time.Duration // [bucket] max_sleep
+}
+
+// Default returns the configuration used for every key conf.ini leaves out.
+func Default() Config {
+	return Config{
+		HTTP:            "127.0.0.1:8000",
+		LogLevel:        slog.LevelInfo,
+		ShutdownTimeout: 10 * time.Second,
+		RedisURL:        "redis://127.0.0.1:6379/0",
+		Prefix:          "gmq",
+		Buckets:         16,
+		ConnectTimeout:  10 * time.Second,
+		MaxBody:         64 << 10,
+		DefaultTTR:      60 * time.Second,
+		DefaultPriority: 1024,
+		MaxPopTimeout:   60 * time.Second,
+		MaxBatch:        1000,
+		TickBatch:       100,
+		BucketMaxSleep:  time.Second,
+	}
+}
+
+// setting binds one conf.ini key to a field.
+type setting struct {
+	section, key string
+	parse        func(c *Config, v string) error
+}
+
+func (c *Config) settings() []setting {
+	return []setting{
+		{"server", "http", func(c *Config, v string) error { c.HTTP = v; return checkAddr(v) }},
+		{"server", "log_level", func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
+		{"server", "shutdown_timeout", durationTo(&c.ShutdownTimeout, time.Second, time.Hour)},
+		{"redis", "url", func(c *Config, v string) error { c.RedisURL = v; return checkRedisURL(v) }},
+		{"redis", "prefix", func(c *Config, v string) error { c.Prefix = v; return checkPrefix(v) }},
+		{"redis", "buckets", intTo(&c.Buckets, 1, 1024)},
+		{"redis", "connect_timeout", durationTo(&c.ConnectTimeout, 0, time.Hour)},
+		{"jobs", "max_body", intTo(&c.MaxBody, 1, 64<<20)},
+		{"jobs", "default_ttr", durationTo(&c.DefaultTTR, 0, 1<<32*time.Second)},
+		{"jobs", "default_priority", func(c *Config, v string) error {
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return errors.New("not a whole number from 0 to 4294967295")
+			}
+			c.DefaultPriority = uint32(n)
+			return nil
+		}},
+		{"jobs", "max_pop_timeout", durationTo(&c.MaxPopTimeout, 0, time.Hour)},
+		{"jobs", "max_batch", intTo(&c.MaxBatch, 1, 100_000)},
+		{"bucket", "batch", intTo(&c.TickBatch, 1, 100_000)},
+		{"bucket", "max_sleep", durationTo(&c.BucketMaxSleep, time.Millisecond, time.Minute)},
+	}
+}
+
+// Load reads a conf.ini over the defaults. Unknown sections and keys are
+// errors (a misspelt key would otherwise be silently ignored).
+func Load(path string) (Config, error) {
+	f, err := ini.Load(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	c := Default()
+	if err := c.apply(f); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse reads conf.ini text over the defaults (for tests and fuzzing).
+func Parse(text []byte) (Config, error) {
+	f, err := ini.Load(text)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	c := Default()
+	return c, c.apply(f)
+}
+
+func (c *Config) apply(f *ini.File) error {
+	known := map[string]setting{}
+	for _, s := range c.settings() {
+		known[s.section+"."+s.key] = s
+	}
+	for _, sec := range f.Sections() {
+		for _, k := range sec.Keys() {
+			s, ok := known[sec.Name()+"."+k.Name()]
+			if !ok {
+				return fmt.Errorf("[%s] %s: unknown key", sec.Name(), k.Name())
+			}
+			if err := s.parse(c, strings.TrimSpace(k.Value())); err != nil {
+				return fmt.Errorf("[%s] %s = %q: %w", s.section, s.key, k.Value(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// Set applies one "section.key" value, as command-line flags do.
+func (c *Config) Set(name, value string) error {
+	for _, s := range c.settings() {
+		if s.section+"."+s.key == name {
+			if err := s.parse(c, value); err != nil {
+				return fmt.Errorf("[%s] %s = %q: %w", s.section, s.key, value, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: unknown setting", name)
+}
+
+func intTo(dst *int, lo, hi int) func(*Config, string) error {
+	return func(_ *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("want a whole number from %d to %d", lo, hi)
+		}
+		*dst = n
+		return nil
+	}
+}
+
+// durationTo accepts Go durations ("1.5s", "250ms") or plain seconds ("30").
+func durationTo(dst *time.Duration, lo, hi time.Duration) func(*Config, string) error {
+	return func(_ *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			secs, ferr := strconv.ParseFloat(v, 64)
+			if ferr != nil {
+				return errors.New(`want a duration such as "30s" or "250ms", or seconds`)
+			}
+			d = time.Duration(secs * float64(time.Second))
+		}
+		if d < lo || d > hi {
+			return fmt.Errorf("want a duration from %v to %v", lo, hi)
+		}
+		*dst = d
+		return nil
+	}
+}
+
+func checkAddr(v string) error {
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		return errors.New(`want host:port, e.g. "127.0.0.1:8000"`)
+	}
+	return nil
+}
+
+func checkRedisURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix") {
+		return errors.New(`want a redis:// (or rediss://, unix://) URL, e.g. "redis://127.0.0.1:6379/0"`)
+	}
+	return nil
+}
+
+func checkPrefix(v string) error {
+	if v == "" || strings.ContainsAny(v, "{} \t") {
+		return errors.New("want a non-empty prefix without braces or spaces")
+	}
+	return nil
+}

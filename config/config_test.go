@@ -1,0 +1,83 @@
+package config
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The shipped conf.ini must parse and say exactly the defaults.
+func TestShippedConfIsTheDefaults(t *testing.T) {
+	got, err := Load("../conf.ini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != Default() {
+		t.Fatalf("conf.ini differs from Default():\n got %+v\nwant %+v", got, Default())
+	}
+}
+
+func TestValues(t *testing.T) {
+	tests := []struct {
+		text    string
+		check   func(Config) bool
+		wantErr string
+	}{
+		{text: "[redis]\nbuckets = 64", check: func(c Config) bool { return c.Buckets == 64 }},
+		{text: "[jobs]\ndefault_ttr = 2.5", check: func(c Config) bool { return c.DefaultTTR == 2500*time.Millisecond }},
+		{text: "[server]\nlog_level = debug", check: func(c Config) bool { return c.LogLevel.String() == "DEBUG" }},
+		{text: "[redis]\nbuckets = 0", wantErr: "[redis] buckets"},
+		{text: "[redis]\nbuckets = many", wantErr: "[redis] buckets"},
+		{text: "[redis]\nbucket = 4", wantErr: "[redis] bucket: unknown key"},
+		{text: "port = 4", wantErr: "[DEFAULT] port: unknown key"},
+		{text: "[server]\nhttp = 8000", wantErr: "[server] http"},
+		{text: "[redis]\nurl = http://x", wantErr: "[redis] url"},
+		{text: "[jobs]\nmax_pop_timeout = soon", wantErr: "[jobs] max_pop_timeout"},
+		{text: "[jobs]\ndefault_priority = -1", wantErr: "[jobs] default_priority"},
+		{text: "[server]\nlog_level = loud", wantErr: "[server] log_level"},
+	}
+	for _, tt := range tests {
+		got, err := Parse([]byte(tt.text))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%q: error %v, want one naming %q", tt.text, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !tt.check(got) {
+			t.Errorf("%q: %+v %v", tt.text, got, err)
+		}
+	}
+}
+
+func TestSet(t *testing.T) {
+	c := Default()
+	if err := c.Set("server.http", "127.0.0.1:9999"); err != nil || c.HTTP != "127.0.0.1:9999" {
+		t.Fatalf("%v %v", c.HTTP, err)
+	}
+	if err := c.Set("redis.url", "nope"); err == nil {
+		t.Fatal("bad URL accepted")
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	if _, err := Load(os.DevNull + "/none.ini"); err == nil {
+		t.Fatal("no error for a missing file")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	text, err := os.ReadFile("../conf.ini")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(text)
+	f.Add([]byte("[redis]\nbuckets = 3"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse(b)
+		if err == nil && (c.Buckets < 1 || c.MaxBody < 1 || c.Prefix == "") {
+			t.Fatalf("accepted an invalid config: %+v", c)
+		}
+	})
+}

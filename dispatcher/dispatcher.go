@@ -1,0 +1,153 @@
+// Package dispatcher is the broker's behaviour over the job store: it validates
+// and routes jobs, runs the bucket timers, lets consumers wait for jobs (long
+// poll) without holding a Redis connection each, and wakes them when jobs
+// become ready here or on another broker sharing the Redis. Front ends (HTTP,
+// beanstalkd, JSON-RPC) call it; it never formats for a wire.
+package dispatcher
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gmq/gmq/bucket"
+	"github.com/gmq/gmq/pool"
+)
+
+// ErrTooBig: a job body is over the configured limit.
+var ErrTooBig = errors.New("job body too big")
+
+// Options tune a Dispatcher.
+type Options struct {
+	MaxBody        int           // bytes
+	MaxPopTimeout  time.Duration // longest long-poll a consumer may ask for
+	BucketMaxSleep time.Duration // see bucket.Options.MaxSleep
+	// WaitingTTL is how long the mark that this broker has waiting consumers
+	// on a topic lives without a refresh (refreshed every third of it).
+	WaitingTTL time.Duration
+	Log        *slog.Logger
+}
+
+// Dispatcher is the broker core. Create it with New, start it with Run.
+type Dispatcher struct {
+	pool    *pool.Pool
+	opts    Options
+	log     *slog.Logger
+	buckets []*bucket.Bucket
+	waiters *waitList
+	started time.Time
+
+	markMu sync.Mutex
+	marked map[string]time.Time // topic -> when this broker last marked it as waited on
+}
+
+// New builds a dispatcher over p.
+func New(p *pool.Pool, opts Options) *Dispatcher {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.WaitingTTL <= 0 {
+		opts.WaitingTTL = 30 * time.Second
+	}
+	if opts.MaxPopTimeout <= 0 {
+		opts.MaxPopTimeout = time.Minute
+	}
+	d := &Dispatcher{pool: p, opts: opts, log: opts.Log, waiters: newWaitList(),
+		marked: make(map[string]time.Time), started: time.Now()}
+	d.buckets = make([]*bucket.Bucket, p.Buckets())
+	for i := range d.buckets {
+		d.buckets[i] = bucket.New(i, p, bucket.Options{MaxSleep: opts.BucketMaxSleep, OnReady: d.waiters.notify, Log: opts.Log})
+	}
+	return d
+}
+
+// Run drives the bucket timers, the cross-broker wake-ups and the waiting
+// marks until ctx ends; it returns when all of them have stopped.
+func (d *Dispatcher) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, b := range d.buckets {
+		wg.Go(func() { b.Run(ctx) })
+	}
+	wg.Go(func() { d.listen(ctx) })
+	wg.Go(func() { d.refreshMarks(ctx) })
+	wg.Wait()
+}
+
+// listen receives other brokers' wake-ups, resubscribing after failures.
+func (d *Dispatcher) listen(ctx context.Context) {
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		err := d.pool.Subscribe(ctx, d.waiters.notifyAll, func(w pool.Wake) { d.waiters.notify(w.Topic, w.N) })
+		if err == nil {
+			return
+		}
+		d.log.Warn("wake-up subscription lost; resubscribing", "in", backoff, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// refreshMarks keeps the waiting marks of topics with waiting consumers alive.
+func (d *Dispatcher) refreshMarks(ctx context.Context) {
+	tick := time.NewTicker(d.opts.WaitingTTL / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		topics := d.waiters.topics()
+		if err := d.mark(ctx, topics, true); err != nil && ctx.Err() == nil {
+			d.log.Warn("refreshing waiting marks failed", "err", err)
+		}
+		d.forgetMarks(topics)
+	}
+}
+
+// mark tells other brokers that consumers wait here on topics, unless that was
+// said recently enough (or always, with force).
+func (d *Dispatcher) mark(ctx context.Context, topics []string, force bool) error {
+	now := time.Now()
+	for _, t := range topics {
+		d.markMu.Lock()
+		fresh := now.Sub(d.marked[t]) < d.opts.WaitingTTL/3
+		d.markMu.Unlock()
+		if fresh && !force {
+			continue
+		}
+		if err := d.pool.MarkWaiting(ctx, t, d.opts.WaitingTTL); err != nil {
+			return err
+		}
+		d.markMu.Lock()
+		d.marked[t] = now
+		d.markMu.Unlock()
+	}
+	return nil
+}
+
+// forgetMarks drops the record of marks for topics nobody waits on any more.
+func (d *Dispatcher) forgetMarks(waited []string) {
+	keep := make(map[string]bool, len(waited))
+	for _, t := range waited {
+		keep[t] = true
+	}
+	d.markMu.Lock()
+	defer d.markMu.Unlock()
+	for t := range d.marked {
+		if !keep[t] {
+			delete(d.marked, t)
+		}
+	}
+}
+
+// nudge makes the timer of topic's bucket wake by due.
+func (d *Dispatcher) nudge(topic string, due, now time.Time) {
+	// due is on Redis's clock; the timer sleeps on ours, so go by the distance.
+	d.buckets[d.pool.BucketOf(topic)].Nudge(time.Now().Add(due.Sub(now)))
+}

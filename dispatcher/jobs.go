@@ -1,0 +1,267 @@
+package dispatcher
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gmq/gmq/pool"
+)
+
+// Push validates and stores a job. It returns the job's number; a ready job
+// wakes a consumer waiting on its topic, a delayed one nudges its bucket.
+func (d *Dispatcher) Push(ctx context.Context, j pool.NewJob) (uint64, error) {
+	if err := d.validate(j); err != nil {
+		return 0, err
+	}
+	got, err := d.pool.Push(ctx, j)
+	if err != nil {
+		return 0, err
+	}
+	if got.Due.IsZero() {
+		d.waiters.notify(j.Topic, 1)
+	} else {
+		d.nudge(j.Topic, got.Due, got.Now)
+	}
+	return got.ID, nil
+}
+
+// PushBatch validates every job first, so a bad one rejects the whole batch
+// with nothing stored, then stores them concurrently. If storing fails part
+// way (Redis went away), the ids of the jobs that were stored come back with
+// the error, in the batch's order, 0 for the others.
+func (d *Dispatcher) PushBatch(ctx context.Context, jobs []pool.NewJob) ([]uint64, error) {
+	for i, j := range jobs {
+		if err := d.validate(j); err != nil {
+			return nil, fmt.Errorf("job %d: %w", i, err)
+		}
+	}
+	ids := make([]uint64, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() { ids[i], errs[i] = d.Push(ctx, j) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return ids, fmt.Errorf("job %d: %w", i, err)
+		}
+	}
+	return ids, nil
+}
+
+func (d *Dispatcher) validate(j pool.NewJob) error {
+	if err := pool.ValidateTopic(j.Topic); err != nil {
+		return err
+	}
+	if j.ClientID != "" {
+		if err := pool.ValidateClientID(j.ClientID); err != nil {
+			return err
+		}
+	}
+	if len(j.Body) > d.opts.MaxBody {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooBig, len(j.Body), d.opts.MaxBody)
+	}
+	if j.Delay < 0 || j.TTR < 0 {
+		return fmt.Errorf("%w: delay and TTR must not be negative", pool.ErrInvalid)
+	}
+	return nil
+}
+
+// Pop reserves the best ready job of the first listed topic that has one. With
+// a timeout it waits for one (no Redis connection is held while waiting) and
+// returns nil, nil when the time is up.
+func (d *Dispatcher) Pop(ctx context.Context, topics []string, timeout time.Duration) (*pool.Job, error) {
+	topics, err := d.checkTopics(topics)
+	if err != nil {
+		return nil, err
+	}
+	timeout = min(timeout, d.opts.MaxPopTimeout)
+	if timeout <= 0 {
+		got, err := d.pool.Pop(ctx, topics)
+		if err == nil && got.More {
+			d.waiters.notify(got.Job.Topic, 1)
+		}
+		return got.Job, err
+	}
+	deadline := time.Now().Add(timeout)
+	w := newWaiter(topics)
+	defer func() {
+		if unused := d.waiters.remove(w); unused != "" {
+			d.waiters.notify(unused, 1)
+		}
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	woke := ""
+	for {
+		// Register before looking, so a job made ready in between still wakes us.
+		d.waiters.add(w)
+		if err := d.mark(ctx, topics, false); err != nil {
+			return nil, err
+		}
+		got, err := d.pool.Pop(ctx, topics)
+		if err != nil {
+			return nil, err
+		}
+		if got.Job != nil {
+			d.handOn(w, woke, got)
+			return got.Job, nil
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return nil, nil
+		}
+		if got.PauseWait > 0 {
+			wait = min(wait, got.PauseWait)
+		}
+		timer.Reset(wait)
+		select {
+		case woke = <-w.wake:
+		case <-timer.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// handOn passes on wake-ups a successful pop did not use: one meant for
+// another of its topics, and the news that its topic has more ready jobs.
+func (d *Dispatcher) handOn(w *waiter, woke string, got pool.Popped) {
+	if unused := d.waiters.remove(w); unused != "" {
+		d.waiters.notify(unused, 1)
+	}
+	if woke != "" && woke != got.Job.Topic {
+		d.waiters.notify(woke, 1)
+	}
+	if got.More {
+		d.waiters.notify(got.Job.Topic, 1)
+	}
+}
+
+// checkTopics validates a consumer's topic list and drops repeats, keeping order.
+func (d *Dispatcher) checkTopics(topics []string) ([]string, error) {
+	if len(topics) == 0 {
+		return nil, fmt.Errorf("%w: no topic to pop from", pool.ErrInvalid)
+	}
+	seen := make(map[string]bool, len(topics))
+	out := make([]string, 0, len(topics))
+	for _, t := range topics {
+		if err := pool.ValidateTopic(t); err != nil {
+			return nil, err
+		}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Ack removes a job its consumer finished. attempt > 0 fences it to that
+// delivery (pool.ErrStale if the job was delivered again since); 0 acts on the
+// job as it is, as gmq's ack does.
+func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
+		return err
+	}
+	return d.pool.Delete(ctx, n, attempt)
+}
+
+// Delete removes a job in any state.
+func (d *Dispatcher) Delete(ctx context.Context, id string) error { return d.Ack(ctx, id, 0) }
+
+// Release gives a reserved job back, ready now or after delay.
+func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri uint32, delay time.Duration) error {
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
+		return err
+	}
+	moved, err := d.pool.Release(ctx, n, attempt, pri, delay)
+	if err != nil {
+		return err
+	}
+	if moved.Due.IsZero() {
+		d.waiters.notify(moved.Topic, 1)
+	} else {
+		d.buckets[d.pool.BucketOf(moved.Topic)].Nudge(time.Now().Add(delay))
+	}
+	return nil
+}
+
+// Bury parks a reserved job until it is kicked.
+func (d *Dispatcher) Bury(ctx context.Context, id string, attempt int, pri uint32) error {
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
+		return err
+	}
+	return d.pool.Bury(ctx, n, attempt, pri)
+}
+
+// Touch restarts a reserved job's TTR; it returns the new deadline.
+func (d *Dispatcher) Touch(ctx context.Context, id string, attempt int) (time.Time, error) {
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return d.pool.Touch(ctx, n, attempt)
+}
+
+// KickJob makes a buried or delayed job ready.
+func (d *Dispatcher) KickJob(ctx context.Context, id string) error {
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
+		return err
+	}
+	topic, err := d.pool.KickJob(ctx, n)
+	if err != nil {
+		return err
+	}
+	d.waiters.notify(topic, 1)
+	return nil
+}
+
+// Kick makes up to n of a topic's buried jobs ready, or if it has none, up to
+// n of its delayed jobs. It returns how many it kicked.
+func (d *Dispatcher) Kick(ctx context.Context, topic string, n int) (int, error) {
+	if err := pool.ValidateTopic(topic); err != nil {
+		return 0, err
+	}
+	kicked, err := d.pool.Kick(ctx, topic, n)
+	if kicked > 0 {
+		d.waiters.notify(topic, kicked)
+	}
+	return kicked, err
+}
+
+// Pause stops pops from a topic for dur; 0 resumes it now.
+func (d *Dispatcher) Pause(ctx context.Context, topic string, dur time.Duration) (time.Time, error) {
+	if err := pool.ValidateTopic(topic); err != nil {
+		return time.Time{}, err
+	}
+	until, err := d.pool.Pause(ctx, topic, dur)
+	if err == nil && until.IsZero() {
+		d.waiters.notify(topic, d.waiters.len())
+	}
+	return until, err
+}
+
+// Peek reads a job by its public id.
+func (d *Dispatcher) Peek(ctx context.Context, id string) (*pool.Job, error) {
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return d.pool.Peek(ctx, n)
+}
+
+// PeekTopic reads the next ready, delayed or buried job of a topic.
+func (d *Dispatcher) PeekTopic(ctx context.Context, topic string, s pool.State) (*pool.Job, error) {
+	if err := pool.ValidateTopic(topic); err != nil {
+		return nil, err
+	}
+	return d.pool.PeekTopic(ctx, topic, s)
+}

@@ -1,0 +1,92 @@
+package dispatcher
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gmq/gmq/pool"
+)
+
+// ServerStats describe the whole deployment (counts in Redis) as seen by this
+// broker (uptime, waiting consumers).
+type ServerStats struct {
+	pool.Counters
+	Uptime  time.Duration
+	Waiting int // consumers waiting in a long poll on this broker
+	Topics  int
+	Buckets int
+}
+
+// Stats reads the server-wide counts.
+func (d *Dispatcher) Stats(ctx context.Context) (ServerStats, error) {
+	c, err := d.pool.Stats(ctx)
+	if err != nil {
+		return ServerStats{}, err
+	}
+	topics, err := d.pool.Topics(ctx)
+	if err != nil {
+		return ServerStats{}, err
+	}
+	return ServerStats{Counters: c, Uptime: time.Since(d.started), Waiting: d.waiters.len(),
+		Topics: len(topics), Buckets: d.pool.Buckets()}, nil
+}
+
+// TopicStats reads one topic (pool.ErrNotFound if unknown).
+func (d *Dispatcher) TopicStats(ctx context.Context, topic string) (pool.TopicStats, error) {
+	if err := pool.ValidateTopic(topic); err != nil {
+		return pool.TopicStats{}, err
+	}
+	return d.pool.TopicStats(ctx, topic)
+}
+
+// Topics returns the stats of up to limit topics, in name order, starting
+// after the first offset ones, and how many topics there are. Topics left
+// with no job and no pause are forgotten on the way.
+func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]pool.TopicStats, int, error) {
+	names, err := d.pool.Topics(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := len(names)
+	names = names[min(offset, total):min(offset+limit, total)]
+	out := make([]pool.TopicStats, 0, len(names))
+	for _, name := range names {
+		s, err := d.pool.TopicStats(ctx, name)
+		if errors.Is(err, pool.ErrNotFound) {
+			continue // forgotten meanwhile
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		if s.Ready+s.Delayed+s.Reserved+s.Buried == 0 && !s.Paused() {
+			if _, err := d.pool.ForgetTopic(ctx, name); err != nil {
+				return nil, 0, err
+			}
+		}
+		out = append(out, s)
+	}
+	return out, total, nil
+}
+
+// BucketStats pairs a bucket's schedule in Redis with this broker's timer.
+type BucketStats struct {
+	pool.BucketInfo
+	NextWake time.Time // when this broker's timer for the bucket fires next
+}
+
+// Buckets describes every bucket's timer.
+func (d *Dispatcher) Buckets(ctx context.Context) ([]BucketStats, error) {
+	out := make([]BucketStats, len(d.buckets))
+	for i, b := range d.buckets {
+		info, err := d.pool.Bucket(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = BucketStats{BucketInfo: info, NextWake: b.NextWake()}
+	}
+	return out, nil
+}
+
+// Ready reports whether Redis answers.
+func (d *Dispatcher) Ready(ctx context.Context) error { return d.pool.Ping(ctx) }

@@ -1,0 +1,123 @@
+package dispatcher
+
+import (
+	"container/list"
+	"sync"
+)
+
+// waiter is one consumer blocked in a long-poll pop. It is woken at most once
+// per registration, with the topic that has a job for it.
+type waiter struct {
+	topics []string
+	wake   chan string              // capacity 1
+	elems  map[string]*list.Element // its place in each topic's queue while registered
+}
+
+func newWaiter(topics []string) *waiter {
+	return &waiter{topics: topics, wake: make(chan string, 1)}
+}
+
+// waitList holds the waiting consumers of this broker, in arrival order per
+// topic, so a ready job wakes one consumer (the one waiting longest), not all.
+type waitList struct {
+	mu      sync.Mutex
+	byTopic map[string]*list.List
+	count   int
+}
+
+func newWaitList() *waitList { return &waitList{byTopic: make(map[string]*list.List)} }
+
+// add registers w on each of its topics; a registered waiter stays as it is.
+func (l *waitList) add(w *waiter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w.elems != nil {
+		return
+	}
+	w.elems = make(map[string]*list.Element, len(w.topics))
+	for _, t := range w.topics {
+		q := l.byTopic[t]
+		if q == nil {
+			q = list.New()
+			l.byTopic[t] = q
+		}
+		w.elems[t] = q.PushBack(w)
+	}
+	l.count++
+}
+
+// remove takes w off every queue. It reports the topic of a wake-up w was sent
+// but did not act on, so the caller can pass it on.
+func (l *waitList) remove(w *waiter) (unused string) {
+	l.mu.Lock()
+	l.unlink(w)
+	l.mu.Unlock()
+	select {
+	case t := <-w.wake:
+		return t
+	default:
+		return ""
+	}
+}
+
+func (l *waitList) unlink(w *waiter) {
+	if w.elems == nil {
+		return
+	}
+	for t, e := range w.elems {
+		q := l.byTopic[t]
+		q.Remove(e)
+		if q.Len() == 0 {
+			delete(l.byTopic, t)
+		}
+	}
+	w.elems = nil
+	l.count--
+}
+
+// notify wakes up to n consumers waiting on topic, longest waiting first.
+func (l *waitList) notify(topic string, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for ; n > 0; n-- {
+		q := l.byTopic[topic]
+		if q == nil {
+			return
+		}
+		w := q.Front().Value.(*waiter)
+		l.unlink(w)
+		w.wake <- topic // cannot block: a waiter is woken once per registration
+	}
+}
+
+// notifyAll wakes every waiting consumer to look again, after wake-ups may
+// have been missed (the pub/sub connection was down).
+func (l *waitList) notifyAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for topic, q := range l.byTopic {
+		for q.Len() > 0 {
+			w := q.Front().Value.(*waiter)
+			l.unlink(w)
+			w.wake <- topic
+		}
+	}
+}
+
+// topics lists the topics that have waiting consumers.
+func (l *waitList) topics() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.byTopic))
+	for t := range l.byTopic {
+		out = append(out, t)
+	}
+	return out
+}
+
+// len is the number of waiting consumers.
+func (l *waitList) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count
+}
