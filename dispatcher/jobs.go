@@ -174,8 +174,9 @@ func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
 // Delete removes a job in any state.
 func (d *Dispatcher) Delete(ctx context.Context, id string) error { return d.Ack(ctx, id, 0) }
 
-// Release gives a reserved job back, ready now or after delay.
-func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri uint32, delay time.Duration) error {
+// Release gives a reserved job back, ready now or after delay, with a new
+// priority or pool.KeepPriority.
+func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri int64, delay time.Duration) error {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
 		return err
@@ -192,8 +193,9 @@ func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri ui
 	return nil
 }
 
-// Bury parks a reserved job until it is kicked.
-func (d *Dispatcher) Bury(ctx context.Context, id string, attempt int, pri uint32) error {
+// Bury parks a reserved job until it is kicked, with a new priority or
+// pool.KeepPriority.
+func (d *Dispatcher) Bury(ctx context.Context, id string, attempt int, pri int64) error {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
 		return err

@@ -1,7 +1,7 @@
 -- bury.lua parks a reserved job until it is kicked. Buried jobs keep the order
 -- in which they were buried (a per-bucket sequence), the order kick takes them.
 -- KEYS: the shared layout (lib.lua) with the job's topic.
--- ARGV: origin, member, topic, attempt (0: unfenced), priority.
+-- ARGV: origin, member, topic, attempt (0: unfenced), priority ('' keeps it).
 -- Returns {'OK'} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
@@ -11,7 +11,7 @@ if job[F_STATE] ~= RESERVED then return {'STATE', job[F_STATE]} end
 redis.call('ZREM', t.reserved, member)
 job[F_STATE] = BURIED
 job[F_DUE] = 0
-job[F_PRI] = tonumber(ARGV[5])
+if ARGV[5] ~= '' then job[F_PRI] = tonumber(ARGV[5]) end
 job[F_BURIES] = job[F_BURIES] + 1
 redis.call('ZADD', t.buried, redis.call('HINCRBY', K_STATS, 'bury_seq', 1), member)
 count('total_buries', 1)

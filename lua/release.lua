@@ -1,6 +1,6 @@
 -- release.lua gives a reserved job back: ready now, or delayed when a delay is given.
 -- KEYS: the shared layout (lib.lua) with the job's topic.
--- ARGV: origin, member, topic, attempt (0: unfenced), priority, delay ms.
+-- ARGV: origin, member, topic, attempt (0: unfenced), priority ('' keeps it), delay ms.
 -- Returns {'OK', due ms (0 when ready)} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
@@ -8,7 +8,7 @@ local job, err = fetch(member, ARGV[3], tonumber(ARGV[4]))
 if not job then return err end
 if job[F_STATE] ~= RESERVED then return {'STATE', job[F_STATE]} end
 redis.call('ZREM', t.reserved, member)
-job[F_PRI] = tonumber(ARGV[5])
+if ARGV[5] ~= '' then job[F_PRI] = tonumber(ARGV[5]) end
 job[F_RELEASES] = job[F_RELEASES] + 1
 count('total_releases', 1)
 local delay = tonumber(ARGV[6])

@@ -77,11 +77,21 @@ type Moved struct {
 	Due   time.Time // zero when the job is ready
 }
 
-// Release gives a reserved job back with a new priority, ready at once or
-// after delay.
-func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri uint32, delay time.Duration) (Moved, error) {
+// KeepPriority, as the priority of Release or Bury, leaves the job's priority as it is.
+const KeepPriority = -1
+
+func priorityArg(pri int64) string {
+	if pri < 0 {
+		return ""
+	}
+	return strconv.FormatInt(pri, 10)
+}
+
+// Release gives a reserved job back with a new priority (or KeepPriority),
+// ready at once or after delay.
+func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri int64, delay time.Duration) (Moved, error) {
 	reply, topic, err := p.onJob(ctx, "release", releaseScript, id, strconv.Itoa(attempt),
-		strconv.FormatUint(uint64(pri), 10), strconv.FormatInt(millis(delay), 10))
+		priorityArg(pri), strconv.FormatInt(millis(delay), 10))
 	if err != nil {
 		return Moved{}, err
 	}
@@ -92,9 +102,9 @@ func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri uint32, 
 	return out, nil
 }
 
-// Bury parks a reserved job, with a new priority, until it is kicked.
-func (p *Pool) Bury(ctx context.Context, id uint64, attempt int, pri uint32) error {
-	_, _, err := p.onJob(ctx, "bury", buryScript, id, strconv.Itoa(attempt), strconv.FormatUint(uint64(pri), 10))
+// Bury parks a reserved job, with a new priority (or KeepPriority), until it is kicked.
+func (p *Pool) Bury(ctx context.Context, id uint64, attempt int, pri int64) error {
+	_, _, err := p.onJob(ctx, "bury", buryScript, id, strconv.Itoa(attempt), priorityArg(pri))
 	return err
 }
 

@@ -1,0 +1,182 @@
+// Command gmq is a Redis-backed delayed-job broker: producers push JSON jobs
+// over HTTP, consumers pop, work and ack them, and Redis keeps every job, so
+// brokers are stateless and several can share one Redis.
+//
+//	gmq start [-c conf.ini] [--http ADDR] [--redis URL]
+//	gmq version
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/web"
+	"github.com/redis/rueidis"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+const usage = `usage:
+  gmq start [-c conf.ini] [--http ADDR] [--redis URL]   run the broker
+  gmq version                                          print the version
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "start":
+		if err := start(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "gmq:", err)
+			os.Exit(1)
+		}
+	case "version", "--version", "-v":
+		fmt.Println("gmq", version)
+	default:
+		fmt.Fprintf(os.Stderr, "gmq: unknown command %q\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+}
+
+func start(args []string) error {
+	flags := flag.NewFlagSet("start", flag.ContinueOnError)
+	confPath := flags.String("c", "", "configuration file (conf.ini); defaults apply without one")
+	httpAddr := flags.String("http", "", "HTTP listen address, overriding [server] http")
+	redisURL := flags.String("redis", "", "Redis URL, overriding [redis] url")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	cfg := config.Default()
+	if *confPath != "" {
+		var err error
+		if cfg, err = config.Load(*confPath); err != nil {
+			return err
+		}
+	}
+	for name, v := range map[string]string{"server.http": *httpAddr, "redis.url": *redisURL} {
+		if v != "" {
+			if err := cfg.Set(name, v); err != nil {
+				return fmt.Errorf("flag: %w", err)
+			}
+		}
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, cfg, log)
+}
+
+// run wires the broker together and serves until ctx ends, then shuts down:
+// it stops accepting, lets in-flight requests finish (within the shutdown
+// timeout), stops the timers and closes Redis.
+func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	client, err := connect(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+
+	origin := newOrigin()
+	store := pool.New(client, pool.Options{Prefix: cfg.Prefix, Buckets: cfg.Buckets, Origin: origin, TickBatch: cfg.TickBatch})
+	if err := store.Init(ctx); err != nil {
+		return err
+	}
+	d := dispatcher.New(store, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
+		BucketMaxSleep: cfg.BucketMaxSleep, Log: log})
+	api := web.New(d, web.Options{Version: version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
+		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Log: log})
+
+	ln, err := net.Listen("tcp", cfg.HTTP)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
+	}
+	// Long polls end with the shutdown timeout at the latest: their context
+	// is the request's, cancelled by Shutdown's deadline via BaseContext.
+	reqCtx, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return reqCtx }}
+
+	dctx, stopDispatcher := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { d.Run(dctx) })
+	serveErr := make(chan error, 1)
+	wg.Go(func() { serveErr <- srv.Serve(ln) })
+	log.Info("gmq started", "version", version, "http", ln.Addr().String(), "redis", cfg.RedisURL,
+		"buckets", cfg.Buckets, "origin", origin)
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "grace", cfg.ShutdownTimeout)
+	case err = <-serveErr:
+		err = fmt.Errorf("http server: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	go func() {
+		<-sctx.Done()
+		cancelRequests() // grace is over: end the long polls still waiting
+	}()
+	if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, context.DeadlineExceeded) {
+		log.Warn("http shutdown", "err", serr)
+	}
+	stopDispatcher()
+	wg.Wait()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("gmq stopped")
+	return nil
+}
+
+// connect opens the Redis client, retrying until Redis answers or the connect
+// timeout passes, so that a broker started alongside its Redis waits for it.
+func connect(ctx context.Context, cfg config.Config, log *slog.Logger) (rueidis.Client, error) {
+	opt, err := rueidis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("[redis] url: %w", err)
+	}
+	opt.DisableCache = true // gmq reads through scripts; client-side caching buys nothing
+	deadline := time.Now().Add(cfg.ConnectTimeout)
+	for {
+		client, err := rueidis.NewClient(opt)
+		if err == nil {
+			return client, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("connect to Redis at %s: %w (is redis-server running? `make run` starts one)", cfg.RedisURL, err)
+		}
+		log.Warn("Redis not reachable yet; retrying", "url", cfg.RedisURL, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// newOrigin names this broker process in wake-ups, unique across restarts.
+func newOrigin() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "gmq"
+	}
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])
+}

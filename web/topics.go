@@ -1,0 +1,147 @@
+package web
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+	"github.com/gmq/gmq/pool"
+)
+
+func (s *Server) topics(c *gin.Context) {
+	offset, err1 := queryInt(c, "offset", 0)
+	limit, err2 := queryInt(c, "limit", 1000)
+	if err := errors.Join(err1, err2); err != nil {
+		s.fail(c, err)
+		return
+	}
+	list, total, err := s.d.Topics(c, offset, max(limit, 1))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	views := make([]gin.H, len(list))
+	for i, t := range list {
+		views[i] = topicView(t)
+	}
+	c.JSON(http.StatusOK, gin.H{"total": total, "offset": offset, "topics": views})
+}
+
+func queryInt(c *gin.Context, name string, def int) (int, error) {
+	v := c.Query(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, errors.Join(errBadRequest, errors.New(name+" must be a whole number"))
+	}
+	return n, nil
+}
+
+func (s *Server) topic(c *gin.Context) {
+	t, err := s.d.TopicStats(c, c.Param("topic"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, topicView(t))
+}
+
+func (s *Server) kickTopic(c *gin.Context) {
+	data, err := body(c, 64<<10)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	bound := int64(math.MaxInt32)
+	if len(data) > 0 {
+		f, err := decodeObject(data)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		if b, ok, err := f.whole("bound", 0, math.MaxInt32); err != nil {
+			s.fail(c, err)
+			return
+		} else if ok {
+			bound = b
+		}
+	}
+	n, err := s.d.Kick(c, c.Param("topic"), int(bound))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"kicked": n})
+}
+
+func (s *Server) pause(c *gin.Context) {
+	data, err := body(c, 64<<10)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	f, err := decodeObject(data)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	d, ok, err := f.seconds("seconds")
+	if err == nil && !ok {
+		err = errors.Join(errBadRequest, errors.New("seconds is missing (0 resumes the topic)"))
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if _, err := s.d.Pause(c, c.Param("topic"), d); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.topic(c)
+}
+
+func (s *Server) peekTopic(c *gin.Context) {
+	states := map[string]pool.State{"ready": pool.Ready, "delayed": pool.Delayed, "buried": pool.Buried}
+	st, ok := states[c.Param("state")]
+	if !ok {
+		s.fail(c, errors.Join(errBadRequest, errors.New("peek ready, delayed or buried")))
+		return
+	}
+	job, err := s.d.PeekTopic(c, c.Param("topic"), st)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, jobView(job))
+}
+
+func (s *Server) stats(c *gin.Context) {
+	st, err := s.d.Stats(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{
+		"version": s.opts.Version, "uptime": seconds(st.Uptime), "buckets": st.Buckets, "topics": st.Topics,
+		"current_waiting":    st.Waiting,
+		"current_jobs_ready": st.Ready, "current_jobs_delayed": st.Delayed,
+		"current_jobs_reserved": st.Reserved, "current_jobs_buried": st.Buried,
+		"total_jobs": st.Jobs, "total_reserves": st.Reserves, "total_deletes": st.Deletes,
+		"total_timeouts": st.Timeouts, "total_releases": st.Releases, "total_buries": st.Buries,
+		"total_kicks": st.Kicks, "total_touches": st.Touches,
+	})
+}
+
+func (s *Server) healthz(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
+
+func (s *Server) readyz(c *gin.Context) {
+	if err := s.d.Ready(c); err != nil {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "error": err.Error()})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+}

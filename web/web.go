@@ -1,0 +1,336 @@
+// Package web is gmq's HTTP front end: the JSON API for producers, consumers
+// and operators (gin), and later the dashboard. It parses and formats; every
+// decision is the dispatcher's.
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/pool"
+)
+
+// Options configure the HTTP front end.
+type Options struct {
+	Version         string
+	MaxBody         int // largest job body, bytes
+	MaxBatch        int // most jobs in one batch push
+	DefaultTTR      time.Duration
+	DefaultPriority uint32
+	Log             *slog.Logger
+}
+
+// Server serves the HTTP API.
+type Server struct {
+	d       *dispatcher.Dispatcher
+	opts    Options
+	log     *slog.Logger
+	engine  *gin.Engine
+	started time.Time
+}
+
+// New builds the HTTP API over d.
+func New(d *dispatcher.Dispatcher, opts Options) *Server {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now()}
+	// Topic names may hold '/': clients send it as %2F inside a path segment.
+	s.engine.UseRawPath = true
+	s.engine.UnescapePathValues = true
+	s.engine.Use(gin.Recovery(), s.logRequests)
+	s.routes()
+	return s
+}
+
+// Handler is the http.Handler to serve.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+func (s *Server) routes() {
+	r := s.engine
+	r.GET("/healthz", s.healthz)
+	r.GET("/readyz", s.readyz)
+	api := r.Group("/api/v1")
+	api.POST("/jobs", s.push)
+	api.POST("/jobs/batch", s.pushBatch)
+	api.GET("/jobs/:id", s.getJob)
+	api.DELETE("/jobs/:id", s.deleteJob)
+	api.POST("/jobs/:id/ack", s.ack)
+	api.POST("/jobs/:id/release", s.release)
+	api.POST("/jobs/:id/bury", s.bury)
+	api.POST("/jobs/:id/touch", s.touch)
+	api.POST("/jobs/:id/kick", s.kickJob)
+	api.POST("/pop", s.popPost)
+	api.GET("/pop", s.popGet)
+	api.GET("/topics", s.topics)
+	api.GET("/topics/:topic", s.topic)
+	api.POST("/topics/:topic/kick", s.kickTopic)
+	api.POST("/topics/:topic/pause", s.pause)
+	api.GET("/topics/:topic/peek/:state", s.peekTopic)
+	api.GET("/stats", s.stats)
+	r.NoRoute(func(c *gin.Context) {
+		c.JSON(http.StatusNotFound, gin.H{"error": "no such endpoint: " + c.Request.URL.Path})
+	})
+}
+
+func (s *Server) logRequests(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	level := slog.LevelDebug
+	if c.Writer.Status() >= 500 {
+		level = slog.LevelWarn
+	}
+	s.log.Log(c, level, "http", "method", c.Request.Method, "path", c.Request.URL.Path,
+		"status", c.Writer.Status(), "took", time.Since(start))
+}
+
+// fail answers with the status that err calls for and {"error": ...}.
+func (s *Server) fail(c *gin.Context, err error) {
+	code := statusOf(err)
+	if code >= 500 {
+		s.log.Warn("request failed", "path", c.Request.URL.Path, "err", err)
+	}
+	c.AbortWithStatusJSON(code, gin.H{"error": err.Error()})
+}
+
+func statusOf(err error) int {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.Is(err, pool.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, pool.ErrDuplicate), errors.Is(err, pool.ErrStale), errors.Is(err, pool.ErrNotReserved):
+		return http.StatusConflict
+	case errors.Is(err, errBadRequest), errors.Is(err, pool.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, dispatcher.ErrTooBig), errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, pool.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// body reads a request body of at most limit bytes.
+func body(c *gin.Context, limit int64) ([]byte, error) {
+	return io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+}
+
+// pushLimit bounds one push request: the body may be escaped up to six times
+// its size in JSON (\u00XX), plus room for the other fields.
+func (s *Server) pushLimit() int64 { return int64(s.opts.MaxBody)*6 + 64<<10 }
+
+func (s *Server) defaults() jobDefaults {
+	return jobDefaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority}
+}
+
+func (s *Server) push(c *gin.Context) {
+	data, err := body(c, s.pushLimit())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	job, err := parsePush(data, s.defaults())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	id, err := s.d.Push(c, job)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, gin.H{"id": publicID(job, id), "internal_id": id})
+}
+
+func (s *Server) pushBatch(c *gin.Context) {
+	data, err := body(c, max(s.pushLimit(), 32<<20))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	jobs, err := parseBatch(data, s.defaults(), s.opts.MaxBatch)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	nums, err := s.d.PushBatch(c, jobs)
+	ids := make([]string, 0, len(nums))
+	for i, n := range nums {
+		if n != 0 {
+			ids = append(ids, publicID(jobs[i], n))
+		}
+	}
+	if err != nil {
+		// Say which jobs were stored before the failure, so a retry can skip them.
+		c.AbortWithStatusJSON(statusOf(err), gin.H{"error": err.Error(), "stored_ids": ids})
+		return
+	}
+	c.JSON(http.StatusCreated, gin.H{"ids": ids})
+}
+
+func publicID(j pool.NewJob, n uint64) string {
+	if j.ClientID != "" {
+		return j.ClientID
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+func (s *Server) popPost(c *gin.Context) {
+	data, err := body(c, 64<<10)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	req, err := parsePop(data)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.pop(c, req)
+}
+
+func (s *Server) popGet(c *gin.Context) {
+	req := popRequest{Topics: c.QueryArray("topic")}
+	if len(req.Topics) == 0 {
+		s.fail(c, errors.Join(errBadRequest, errors.New("give at least one ?topic=")))
+		return
+	}
+	if t := c.Query("timeout"); t != "" {
+		secs, err := strconv.ParseFloat(t, 64)
+		if err != nil || secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
+			s.fail(c, errors.Join(errBadRequest, errors.New("timeout must be a number of seconds, got "+strconv.Quote(t))))
+			return
+		}
+		req.Timeout = time.Duration(min(secs, maxSeconds) * float64(time.Second))
+	}
+	s.pop(c, req)
+}
+
+func (s *Server) pop(c *gin.Context, req popRequest) {
+	job, err := s.d.Pop(c, req.Topics, req.Timeout)
+	if err != nil {
+		if c.Request.Context().Err() != nil {
+			return // the consumer went away; nothing to answer
+		}
+		s.fail(c, err)
+		return
+	}
+	if job == nil {
+		c.Status(http.StatusNoContent)
+		return
+	}
+	c.JSON(http.StatusOK, jobView(job))
+}
+
+func (s *Server) getJob(c *gin.Context) {
+	job, err := s.d.Peek(c, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, jobView(job))
+}
+
+func (s *Server) deleteJob(c *gin.Context) {
+	if err := s.d.Delete(c, c.Param("id")); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"deleted": c.Param("id")})
+}
+
+// jobCall reads the optional arguments of a job action from the body or the query.
+func (s *Server) jobCall(c *gin.Context) (jobCall, bool) {
+	data, err := body(c, 64<<10)
+	if err != nil {
+		s.fail(c, err)
+		return jobCall{}, false
+	}
+	call, err := parseJobCall(data)
+	if err == nil && c.Query("attempt") != "" {
+		call.Attempt, err = strconv.Atoi(c.Query("attempt"))
+		if err != nil || call.Attempt < 0 {
+			err = errors.Join(errBadRequest, errors.New("attempt must be a whole number"))
+		}
+	}
+	if err != nil {
+		s.fail(c, err)
+		return jobCall{}, false
+	}
+	return call, true
+}
+
+func (s *Server) ack(c *gin.Context) {
+	call, ok := s.jobCall(c)
+	if !ok {
+		return
+	}
+	if err := s.d.Ack(c, c.Param("id"), call.Attempt); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"acked": c.Param("id")})
+}
+
+func (s *Server) release(c *gin.Context) {
+	call, ok := s.jobCall(c)
+	if !ok {
+		return
+	}
+	if err := s.d.Release(c, c.Param("id"), call.Attempt, call.Priority, call.Delay); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.answerJob(c)
+}
+
+func (s *Server) bury(c *gin.Context) {
+	call, ok := s.jobCall(c)
+	if !ok {
+		return
+	}
+	if err := s.d.Bury(c, c.Param("id"), call.Attempt, call.Priority); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.answerJob(c)
+}
+
+func (s *Server) touch(c *gin.Context) {
+	call, ok := s.jobCall(c)
+	if !ok {
+		return
+	}
+	if _, err := s.d.Touch(c, c.Param("id"), call.Attempt); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.answerJob(c)
+}
+
+func (s *Server) kickJob(c *gin.Context) {
+	if err := s.d.KickJob(c, c.Param("id")); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.answerJob(c)
+}
+
+// answerJob replies with the job as it is after an action.
+func (s *Server) answerJob(c *gin.Context) {
+	job, err := s.d.Peek(c, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, jobView(job))
+}
