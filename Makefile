@@ -1,0 +1,35 @@
+# gmq: `make run` sets up and starts the broker; `make test` runs every test.
+GO ?= go
+FUZZTIME ?= 5s
+
+.PHONY: run build test fuzz bench vet clean
+
+run:
+	./scripts/run.sh
+
+build:
+	$(GO) build -o gmq .
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
+
+# Every test, with the race detector, against real redis-servers the tests
+# start on free ports; then each fuzz target for a bounded time.
+test: vet
+	$(GO) test -race -count=1 -timeout 8m ./...
+	$(MAKE) fuzz
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePush$$' -fuzztime $(FUZZTIME) ./web
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePop$$' -fuzztime $(FUZZTIME) ./web
+	$(GO) test -run '^$$' -fuzz '^FuzzParseJobCall$$' -fuzztime $(FUZZTIME) ./web
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./config
+
+# Throughput of the store and the HTTP API, with Redis's own EVALSHA rate as
+# the ceiling, measured in one run (see docs/PERFORMANCE.md).
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3s ./bench
+
+clean:
+	rm -f gmq

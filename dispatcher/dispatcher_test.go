@@ -1,0 +1,306 @@
+package dispatcher_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/internal/testbroker"
+	"github.com/gmq/gmq/pool"
+)
+
+var redis *redistest.Server
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gmq-dispatcher-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if redis, err = redistest.StartIn(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	redis.Stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func broker(t *testing.T) *testbroker.Broker {
+	t.Helper()
+	redis.Flush(t)
+	return testbroker.Start(t, redis, nil)
+}
+
+func push(t *testing.T, b *testbroker.Broker, j pool.NewJob) uint64 {
+	t.Helper()
+	if j.Priority == 0 {
+		j.Priority = pool.DefaultPriority
+	}
+	id, err := b.Dispatcher.Push(context.Background(), j)
+	if err != nil {
+		t.Fatalf("push: %v", err)
+	}
+	return id
+}
+
+func TestLongPollWakesOnPush(t *testing.T) {
+	b := broker(t)
+	got := make(chan *pool.Job, 1)
+	go func() {
+		j, err := b.Dispatcher.Pop(context.Background(), []string{"wake"}, 5*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- j
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	id := push(t, b, pool.NewJob{Topic: "wake", Body: "x", TTR: time.Minute})
+	select {
+	case j := <-got:
+		if j == nil || j.ID != id {
+			t.Fatalf("got %+v, want job %d", j, id)
+		}
+		if took := time.Since(start); took > 100*time.Millisecond {
+			t.Fatalf("waiting consumer woke %v after the push", took)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("waiting consumer never woke")
+	}
+}
+
+func TestLongPollTimesOut(t *testing.T) {
+	b := broker(t)
+	start := time.Now()
+	j, err := b.Dispatcher.Pop(context.Background(), []string{"empty"}, 300*time.Millisecond)
+	if err != nil || j != nil {
+		t.Fatalf("got %+v %v, want nothing", j, err)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond || took > time.Second {
+		t.Fatalf("timed out after %v, want 300ms", took)
+	}
+}
+
+func TestLongPollAcrossBrokers(t *testing.T) {
+	a := broker(t)
+	b := testbroker.Start(t, redis, nil)
+	for _, topic := range []string{"x1", "x2", "x3"} {
+		got := make(chan *pool.Job, 1)
+		go func() {
+			j, err := b.Dispatcher.Pop(context.Background(), []string{topic}, 5*time.Second)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- j
+		}()
+		time.Sleep(100 * time.Millisecond) // let it register and mark the topic
+		start := time.Now()
+		id := push(t, a, pool.NewJob{Topic: topic, Body: "x", TTR: time.Minute})
+		select {
+		case j := <-got:
+			if j == nil || j.ID != id {
+				t.Fatalf("got %+v, want job %d", j, id)
+			}
+			// Far below the bucket timer's 200ms cap: the wake-up came by pub/sub.
+			if took := time.Since(start); took > 100*time.Millisecond {
+				t.Fatalf("consumer on broker B woke %v after a push through broker A", took)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("consumer on broker B never woke")
+		}
+	}
+}
+
+// Two brokers with eight consumers each race for the same jobs, some ready
+// and some delayed (both brokers' timers move those); each job must be
+// delivered once.
+func TestTwoBrokersNeverDeliverTwice(t *testing.T) {
+	a := broker(t)
+	b := testbroker.Start(t, redis, nil)
+	const n = 600
+	for i := range n {
+		j := pool.NewJob{Topic: "race", Body: fmt.Sprint(i), TTR: time.Minute}
+		if i%3 == 0 {
+			j.Delay = time.Duration(i%200) * time.Millisecond
+		}
+		push(t, []*testbroker.Broker{a, b}[i%2], j)
+	}
+	var mu sync.Mutex
+	seen := map[uint64]int{}
+	var wg sync.WaitGroup
+	for c := range 16 {
+		br := []*testbroker.Broker{a, b}[c%2]
+		wg.Go(func() {
+			for {
+				j, err := br.Dispatcher.Pop(context.Background(), []string{"race"}, 500*time.Millisecond)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if j == nil {
+					return
+				}
+				mu.Lock()
+				seen[j.ID]++
+				mu.Unlock()
+				if err := br.Dispatcher.Ack(context.Background(), j.PublicID(), j.Attempt()); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("delivered %d distinct jobs, want %d", len(seen), n)
+	}
+	for id, times := range seen {
+		if times != 1 {
+			t.Fatalf("job %d delivered %d times", id, times)
+		}
+	}
+}
+
+// A delayed job is never delivered before its due time, and (in a test run)
+// at most 50ms after it, measured on Redis's clock.
+func TestDelayNeverEarly(t *testing.T) {
+	b := broker(t)
+	const n = 40
+	for i := range n {
+		push(t, b, pool.NewJob{Topic: "later", Body: fmt.Sprint(i), TTR: time.Minute,
+			Delay: time.Duration(100+i*13) * time.Millisecond})
+	}
+	for range n {
+		j, err := b.Dispatcher.Pop(context.Background(), []string{"later"}, 3*time.Second)
+		if err != nil || j == nil {
+			t.Fatalf("pop: %+v %v", j, err)
+		}
+		due := j.Created.Add(j.Delay)
+		reservedAt := j.Due.Add(-j.TTR)
+		if reservedAt.Before(due) {
+			t.Fatalf("job %d delivered %v early", j.ID, due.Sub(reservedAt))
+		}
+		if late := reservedAt.Sub(due); late > 50*time.Millisecond {
+			t.Fatalf("job %d delivered %v late", j.ID, late)
+		}
+	}
+}
+
+// A reservation whose TTR runs out is delivered again within 100ms.
+func TestTTRRedelivery(t *testing.T) {
+	b := broker(t)
+	id := push(t, b, pool.NewJob{Topic: "slow", Body: "x", TTR: 300 * time.Millisecond})
+	first, err := b.Dispatcher.Pop(context.Background(), []string{"slow"}, time.Second)
+	if err != nil || first == nil {
+		t.Fatalf("first pop: %+v %v", first, err)
+	}
+	second, err := b.Dispatcher.Pop(context.Background(), []string{"slow"}, 3*time.Second)
+	if err != nil || second == nil || second.ID != id {
+		t.Fatalf("redelivery: %+v %v", second, err)
+	}
+	if second.Attempt() != 2 || second.Timeouts != 1 {
+		t.Fatalf("redelivered job %+v, want attempt 2 and one timeout", second)
+	}
+	redeliveredAt := second.Due.Add(-second.TTR)
+	if late := redeliveredAt.Sub(first.Due); late < 0 || late > 100*time.Millisecond {
+		t.Fatalf("redelivered %v after the TTR ran out, want 0..100ms", late)
+	}
+	if err := b.Dispatcher.Ack(context.Background(), first.PublicID(), first.Attempt()); err == nil {
+		t.Fatal("the first delivery's ack was accepted after redelivery")
+	}
+}
+
+// A thousand consumers waiting in long polls share the broker's Redis
+// connections instead of holding one each, and all get a job.
+func TestThousandWaitersBoundedConnections(t *testing.T) {
+	b := broker(t)
+	before, err := redis.ConnectedClients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	results := make(chan *pool.Job, n)
+	for range n {
+		go func() {
+			j, err := b.Dispatcher.Pop(context.Background(), []string{"crowd"}, 10*time.Second)
+			if err != nil {
+				t.Error(err)
+			}
+			results <- j
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	during, err := redis.ConnectedClients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during-before > 2 {
+		t.Fatalf("%d waiting consumers opened %d Redis connections", n, during-before)
+	}
+	for i := range n {
+		push(t, b, pool.NewJob{Topic: "crowd", Body: fmt.Sprint(i), TTR: time.Minute})
+	}
+	seen := map[uint64]bool{}
+	for range n {
+		select {
+		case j := <-results:
+			if j == nil || seen[j.ID] {
+				t.Fatalf("consumer got %+v (nil or a job another got)", j)
+			}
+			seen[j.ID] = true
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d of %d waiting consumers got a job", len(seen), n)
+		}
+	}
+}
+
+func TestPausedTopicWakesWaiterWhenItResumes(t *testing.T) {
+	b := broker(t)
+	push(t, b, pool.NewJob{Topic: "p", Body: "x", TTR: time.Minute})
+	if _, err := b.Dispatcher.Pause(context.Background(), "p", 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	j, err := b.Dispatcher.Pop(context.Background(), []string{"p"}, 3*time.Second)
+	if err != nil || j == nil {
+		t.Fatalf("pop: %+v %v", j, err)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond || took > 500*time.Millisecond {
+		t.Fatalf("got the job after %v, want when the 300ms pause ended", took)
+	}
+}
+
+// A consumer waiting on two topics, woken for one but served from the other,
+// passes the wake-up on so no ready job is left waiting.
+func TestWakeUpHandedOn(t *testing.T) {
+	b := broker(t)
+	got := make(chan *pool.Job, 2)
+	pop := func(topics ...string) {
+		j, err := b.Dispatcher.Pop(context.Background(), topics, 3*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- j
+	}
+	go pop("first", "second")
+	time.Sleep(50 * time.Millisecond)
+	go pop("second")
+	time.Sleep(50 * time.Millisecond)
+	push(t, b, pool.NewJob{Topic: "second", Body: "s", TTR: time.Minute})
+	push(t, b, pool.NewJob{Topic: "first", Body: "f", TTR: time.Minute})
+	for range 2 {
+		select {
+		case j := <-got:
+			if j == nil {
+				t.Fatal("a consumer got nothing while a job was ready")
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatal("a ready job was left with a consumer waiting for it")
+		}
+	}
+}

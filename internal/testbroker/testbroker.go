@@ -1,0 +1,86 @@
+// Package testbroker builds whole brokers in-process for tests: a pool, a
+// running dispatcher and the HTTP API on 127.0.0.1, over a real Redis.
+package testbroker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/web"
+	"github.com/redis/rueidis"
+)
+
+// Broker is one in-process broker.
+type Broker struct {
+	Client     rueidis.Client
+	Pool       *pool.Pool
+	Dispatcher *dispatcher.Dispatcher
+	HTTP       *httptest.Server
+	URL        string // base URL of the HTTP API
+}
+
+var origins struct {
+	sync.Mutex
+	n int
+}
+
+// Start runs a broker over srv with the default configuration changed by
+// tweak (may be nil). It stops when the test ends.
+func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Broker {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Buckets = 4
+	cfg.BucketMaxSleep = 200 * time.Millisecond
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	origins.Lock()
+	origins.n++
+	origin := fmt.Sprintf("test-%d", origins.n)
+	origins.Unlock()
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	p := pool.New(client, pool.Options{Prefix: cfg.Prefix, Buckets: cfg.Buckets, Origin: origin, TickBatch: cfg.TickBatch})
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := p.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := dispatcher.New(p, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
+		BucketMaxSleep: cfg.BucketMaxSleep, Log: log})
+	done := make(chan struct{})
+	go func() {
+		d.Run(ctx)
+		close(done)
+	}()
+	api := web.New(d, web.Options{Version: "test", MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
+		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Log: log})
+	hs := httptest.NewServer(api.Handler())
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		cancel()
+		<-done
+		client.Close()
+	})
+	return &Broker{Client: client, Pool: p, Dispatcher: d, HTTP: hs, URL: hs.URL}
+}
+
+// testWriter routes the broker's log to the test's log.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}

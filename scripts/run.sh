@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# make run: set up what is missing, make sure a Redis is there, build and start
+# gmq in the foreground with the shipped conf.ini.
+#   - installs redis-server with apt-get when it is missing and we are root
+#     (otherwise prints the command to run);
+#   - uses the Redis of conf.ini's [redis] url (or $GMQ_REDIS) if it answers,
+#     else starts a local one with AOF on, its data under ./data.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+conf=${GMQ_CONF:-conf.ini}
+url=${GMQ_REDIS:-$(sed -n 's/^[[:space:]]*url[[:space:]]*=[[:space:]]*//p' "$conf" | head -n1)}
+url=${url:-redis://127.0.0.1:6379/0}
+hostport=${url#*://}; hostport=${hostport#*@}; hostport=${hostport%%/*}
+host=${hostport%:*}; port=${hostport##*:}
+[ "$host" = "$port" ] && port=6379
+
+need() { command -v "$1" >/dev/null 2>&1; }
+
+if ! need go; then
+  echo "make run: Go is missing; install Go 1.24 or newer (https://go.dev/doc/install)" >&2
+  exit 1
+fi
+
+answers() { (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; }
+
+if answers; then
+  echo "make run: using the Redis at $host:$port"
+else
+  if ! need redis-server; then
+    if [ "$(id -u)" = 0 ] && need apt-get; then
+      echo "make run: installing redis-server"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+    else
+      echo "make run: redis-server is missing; install it with: sudo apt-get install -y redis-server" >&2
+      exit 1
+    fi
+  fi
+  case "$host" in 127.0.0.1|localhost) ;; *)
+    echo "make run: the Redis at $host:$port does not answer, and it is not local, so it is not started here" >&2
+    exit 1 ;;
+  esac
+  mkdir -p data
+  echo "make run: starting a local Redis on $host:$port (AOF on, data in ./data, log in ./data/redis.log)"
+  redis-server --bind 127.0.0.1 --port "$port" --dir "$PWD/data" --appendonly yes --appendfsync everysec \
+    --daemonize yes --pidfile "$PWD/data/redis.pid" --logfile "$PWD/data/redis.log"
+  for _ in $(seq 50); do answers && break; sleep 0.1; done
+  answers || { echo "make run: Redis did not start; see ./data/redis.log" >&2; exit 1; }
+fi
+
+go build -o gmq .
+exec ./gmq start -c "$conf" --redis "$url"
