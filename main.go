@@ -25,7 +25,6 @@ import (
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/web"
-	"github.com/redis/rueidis"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -87,9 +86,9 @@ func start(args []string) error {
 // it stops accepting, lets in-flight requests finish (within the shutdown
 // timeout), stops the timers and closes Redis.
 func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	client, err := connect(ctx, cfg, log)
+	client, err := pool.Dial(ctx, cfg.RedisURL, cfg.ConnectTimeout, log)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (is redis-server running? `make run` starts one)", err)
 	}
 	defer client.Close()
 
@@ -101,7 +100,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	d := dispatcher.New(store, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
 		BucketMaxSleep: cfg.BucketMaxSleep, Log: log})
 	api := web.New(d, web.Options{Version: version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
-		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Log: log})
+		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout, Log: log})
 
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
@@ -144,32 +143,6 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	log.Info("gmq stopped")
 	return nil
-}
-
-// connect opens the Redis client, retrying until Redis answers or the connect
-// timeout passes, so that a broker started alongside its Redis waits for it.
-func connect(ctx context.Context, cfg config.Config, log *slog.Logger) (rueidis.Client, error) {
-	opt, err := rueidis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		return nil, fmt.Errorf("[redis] url: %w", err)
-	}
-	opt.DisableCache = true // gmq reads through scripts; client-side caching buys nothing
-	deadline := time.Now().Add(cfg.ConnectTimeout)
-	for {
-		client, err := rueidis.NewClient(opt)
-		if err == nil {
-			return client, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("connect to Redis at %s: %w (is redis-server running? `make run` starts one)", cfg.RedisURL, err)
-		}
-		log.Warn("Redis not reachable yet; retrying", "url", cfg.RedisURL, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }
 
 // newOrigin names this broker process in wake-ups, unique across restarts.

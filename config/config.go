@@ -21,6 +21,7 @@ type Config struct {
 	HTTP            string        // [server] http: the HTTP API's listen address
 	LogLevel        slog.Level    // [server] log_level: debug, info, warn, error
 	ShutdownTimeout time.Duration // [server] shutdown_timeout: how long in-flight requests may finish
+	RequestTimeout  time.Duration // [server] request_timeout: longest a request may take (a long poll: plus its wait)
 
 	RedisURL       string        // [redis] url
 	Prefix         string        // [redis] prefix of every key
@@ -43,6 +44,7 @@ func Default() Config {
 		HTTP:            "127.0.0.1:8000",
 		LogLevel:        slog.LevelInfo,
 		ShutdownTimeout: 10 * time.Second,
+		RequestTimeout:  5 * time.Second,
 		RedisURL:        "redis://127.0.0.1:6379/0",
 		Prefix:          "gmq",
 		Buckets:         16,
@@ -68,6 +70,7 @@ func (c *Config) settings() []setting {
 		{"server", "http", func(c *Config, v string) error { c.HTTP = v; return checkAddr(v) }},
 		{"server", "log_level", func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
 		{"server", "shutdown_timeout", durationTo(&c.ShutdownTimeout, time.Second, time.Hour)},
+		{"server", "request_timeout", durationTo(&c.RequestTimeout, 10*time.Millisecond, time.Hour)},
 		{"redis", "url", func(c *Config, v string) error { c.RedisURL = v; return checkRedisURL(v) }},
 		{"redis", "prefix", func(c *Config, v string) error { c.Prefix = v; return checkPrefix(v) }},
 		{"redis", "buckets", intTo(&c.Buckets, 1, 1024)},

@@ -291,8 +291,13 @@ func TestWakeUpHandedOn(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	go pop("second")
 	time.Sleep(50 * time.Millisecond)
+	// A ready job in "first" that woke nobody (straight into the store), then a
+	// push to "second" that wakes the first consumer, the longest waiting
+	// there. It pops "first" (its topic order) and must hand "second" on.
+	if _, err := b.Pool.Push(context.Background(), pool.NewJob{Topic: "first", Body: "f", TTR: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
 	push(t, b, pool.NewJob{Topic: "second", Body: "s", TTR: time.Minute})
-	push(t, b, pool.NewJob{Topic: "first", Body: "f", TTR: time.Minute})
 	for range 2 {
 		select {
 		case j := <-got:

@@ -25,6 +25,7 @@ type Options struct {
 	MaxBatch        int // most jobs in one batch push
 	DefaultTTR      time.Duration
 	DefaultPriority uint32
+	RequestTimeout  time.Duration // each request's deadline; a long poll gets its wait on top
 	Log             *slog.Logger
 }
 
@@ -42,12 +43,18 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 5 * time.Second
+	}
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now()}
 	// Topic names may hold '/': clients send it as %2F inside a path segment.
 	s.engine.UseRawPath = true
 	s.engine.UnescapePathValues = true
-	s.engine.Use(gin.Recovery(), s.logRequests)
+	// Handlers pass *gin.Context as the context: let it carry the request's
+	// cancellation and deadline.
+	s.engine.ContextWithFallback = true
+	s.engine.Use(gin.Recovery(), s.logRequests, s.deadline)
 	s.routes()
 	return s
 }
@@ -69,8 +76,8 @@ func (s *Server) routes() {
 	api.POST("/jobs/:id/bury", s.bury)
 	api.POST("/jobs/:id/touch", s.touch)
 	api.POST("/jobs/:id/kick", s.kickJob)
-	api.POST("/pop", s.popPost)
-	api.GET("/pop", s.popGet)
+	r.POST(popPath, s.popPost)
+	r.GET(popPath, s.popGet)
 	api.GET("/topics", s.topics)
 	api.GET("/topics/:topic", s.topic)
 	api.POST("/topics/:topic/kick", s.kickTopic)
@@ -91,6 +98,22 @@ func (s *Server) logRequests(c *gin.Context) {
 	}
 	s.log.Log(c, level, "http", "method", c.Request.Method, "path", c.Request.URL.Path,
 		"status", c.Writer.Status(), "took", time.Since(start))
+}
+
+// popPath is the route whose requests wait (long poll) and so set their own deadline.
+const popPath = "/api/v1/pop"
+
+// deadline bounds every request but a long poll by the request timeout, so a
+// Redis that stops answering turns into a 503, not a hung client.
+func (s *Server) deadline(c *gin.Context) {
+	if c.FullPath() == popPath {
+		c.Next()
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.RequestTimeout)
+	defer cancel()
+	c.Request = c.Request.WithContext(ctx)
+	c.Next()
 }
 
 // fail answers with the status that err calls for and {"error": ...}.
@@ -216,7 +239,9 @@ func (s *Server) popGet(c *gin.Context) {
 }
 
 func (s *Server) pop(c *gin.Context, req popRequest) {
-	job, err := s.d.Pop(c, req.Topics, req.Timeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), req.Timeout+s.opts.RequestTimeout)
+	defer cancel()
+	job, err := s.d.Pop(ctx, req.Topics, req.Timeout)
 	if err != nil {
 		if c.Request.Context().Err() != nil {
 			return // the consumer went away; nothing to answer

@@ -43,7 +43,8 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, DisableCache: true})
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	client, err := pool.Dial(context.Background(), srv.URL(), 5*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,6 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 	origins.n++
 	origin := fmt.Sprintf("test-%d", origins.n)
 	origins.Unlock()
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	p := pool.New(client, pool.Options{Prefix: cfg.Prefix, Buckets: cfg.Buckets, Origin: origin, TickBatch: cfg.TickBatch})
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := p.Init(ctx); err != nil {
@@ -65,7 +65,7 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 		close(done)
 	}()
 	api := web.New(d, web.Options{Version: "test", MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
-		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Log: log})
+		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout, Log: log})
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(func() {
 		hs.CloseClientConnections()

@@ -1,0 +1,70 @@
+package web
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/pool"
+)
+
+// The parsers must never panic, and must either accept a request whose
+// values are in range or reject it as a bad request.
+
+func FuzzParsePush(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a_1","topic":"t","body":"x","delay":"1800","TTR":"30","priority":5}`,
+		`{"topic":"t","body":"x","ttr":0.5}`, `{"topic":"t"}`, `[]`, `{`, `null`, `{"delay":1e400}`,
+	} {
+		f.Add([]byte(s))
+	}
+	def := jobDefaults{TTR: time.Minute, Priority: 1024}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		j, err := parsePush(data, def)
+		if err != nil {
+			if !errors.Is(err, errBadRequest) {
+				t.Fatalf("error %v is not a bad request", err)
+			}
+			return
+		}
+		if j.Delay < 0 || j.TTR < 0 || j.Delay > maxSeconds*time.Second || j.TTR > maxSeconds*time.Second {
+			t.Fatalf("accepted out-of-range durations: %+v", j)
+		}
+	})
+}
+
+func FuzzParsePop(f *testing.F) {
+	for _, s := range []string{`{"topics":["a","b"],"timeout":5}`, `{"topic":"a"}`, `{"topics":[1]}`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := parsePop(data)
+		if err != nil {
+			if !errors.Is(err, errBadRequest) {
+				t.Fatalf("error %v is not a bad request", err)
+			}
+			return
+		}
+		if len(req.Topics) == 0 || req.Timeout < 0 {
+			t.Fatalf("accepted %+v", req)
+		}
+	})
+}
+
+func FuzzParseJobCall(f *testing.F) {
+	for _, s := range []string{``, `{"attempt":2}`, `{"priority":"7","delay":"1.5"}`, `{"attempt":-1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := parseJobCall(data)
+		if err != nil {
+			if !errors.Is(err, errBadRequest) {
+				t.Fatalf("error %v is not a bad request", err)
+			}
+			return
+		}
+		if c.Attempt < 0 || c.Delay < 0 || (c.Priority < 0 && c.Priority != pool.KeepPriority) || c.Priority > maxSeconds {
+			t.Fatalf("accepted %+v", c)
+		}
+	})
+}

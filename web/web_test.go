@@ -1,0 +1,283 @@
+package web_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/internal/testbroker"
+)
+
+var redis *redistest.Server
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gmq-web-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if redis, err = redistest.StartIn(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	redis.Stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func broker(t *testing.T) *testbroker.Broker {
+	t.Helper()
+	redis.Flush(t)
+	return testbroker.Start(t, redis, func(c *config.Config) { c.MaxBody = 1024; c.MaxBatch = 10 })
+}
+
+// call sends a request and decodes a JSON answer (nil for an empty one).
+func call(t *testing.T, method, url, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) == 0 {
+		return resp.StatusCode, nil
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("%s %s: answer is not JSON: %q", method, url, data)
+	}
+	return resp.StatusCode, out
+}
+
+func mustCall(t *testing.T, want int, method, url, body string) map[string]any {
+	t.Helper()
+	code, out := call(t, method, url, body)
+	if code != want {
+		t.Fatalf("%s %s %s: status %d %v, want %d", method, url, body, code, out, want)
+	}
+	return out
+}
+
+func TestJobLifecycleOverHTTP(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	out := mustCall(t, 201, "POST", api+"/jobs", `{"id":"order-7","topic":"mail","body":"hello","delay":"0","TTR":"30","priority":10}`)
+	if out["id"] != "order-7" {
+		t.Fatalf("push answer %v", out)
+	}
+	job := mustCall(t, 200, "POST", api+"/pop", `{"topics":["none","mail"],"timeout":1}`)
+	if job["id"] != "order-7" || job["body"] != "hello" || job["state"] != "reserved" ||
+		job["TTR"] != 30.0 || job["priority"] != 10.0 || job["attempt"] != 1.0 || job["consumeNum"] != 1.0 {
+		t.Fatalf("popped %v", job)
+	}
+	touched := mustCall(t, 200, "POST", api+"/jobs/order-7/touch", `{"attempt":1}`)
+	if touched["state"] != "reserved" {
+		t.Fatalf("touch %v", touched)
+	}
+	released := mustCall(t, 200, "POST", api+"/jobs/order-7/release", `{"attempt":1,"delay":60}`)
+	if released["state"] != "delayed" || released["priority"] != 10.0 {
+		t.Fatalf("release kept the priority? %v", released)
+	}
+	mustCall(t, 200, "POST", api+"/jobs/order-7/kick", ``)
+	job = mustCall(t, 200, "GET", api+"/pop?topic=mail&timeout=1", ``)
+	if job["attempt"] != 2.0 {
+		t.Fatalf("second pop %v", job)
+	}
+	buried := mustCall(t, 200, "POST", api+"/jobs/order-7/bury?attempt=2", `{"priority":3}`)
+	if buried["state"] != "buried" || buried["priority"] != 3.0 {
+		t.Fatalf("bury %v", buried)
+	}
+	if peek := mustCall(t, 200, "GET", api+"/topics/mail/peek/buried", ``); peek["id"] != "order-7" {
+		t.Fatalf("peek buried %v", peek)
+	}
+	if kicked := mustCall(t, 200, "POST", api+"/topics/mail/kick", `{"bound":5}`); kicked["kicked"] != 1.0 {
+		t.Fatalf("kick topic %v", kicked)
+	}
+	job = mustCall(t, 200, "POST", api+"/pop", `{"topic":"mail"}`)
+	mustCall(t, 409, "POST", api+"/jobs/order-7/ack", `{"attempt":2}`) // attempt 3 is current
+	mustCall(t, 200, "POST", api+"/jobs/order-7/ack", `{"attempt":3}`)
+	mustCall(t, 404, "GET", api+"/jobs/order-7", ``)
+	if code, _ := call(t, "GET", api+"/pop?topic=mail", ``); code != 204 {
+		t.Fatalf("pop of an empty topic: %d, want 204", code)
+	}
+	stats := mustCall(t, 200, "GET", api+"/stats", ``)
+	if stats["total_jobs"] != 1.0 || stats["total_deletes"] != 1.0 || stats["total_reserves"] != 3.0 {
+		t.Fatalf("stats %v", stats)
+	}
+	_ = job
+}
+
+func TestBatchAndTopics(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	out := mustCall(t, 201, "POST", api+"/jobs/batch",
+		`{"jobs":[{"topic":"a","body":"1"},{"topic":"b","body":"2","delay":30},{"topic":"a/x","body":"3"}]}`)
+	if ids := out["ids"].([]any); len(ids) != 3 {
+		t.Fatalf("batch ids %v", out)
+	}
+	list := mustCall(t, 200, "GET", api+"/topics", ``)
+	if list["total"] != 3.0 {
+		t.Fatalf("topics %v", list)
+	}
+	slash := mustCall(t, 200, "GET", api+"/topics/a%2Fx", ``)
+	if slash["name"] != "a/x" || slash["ready"] != 1.0 {
+		t.Fatalf("topic with a slash: %v", slash)
+	}
+	paused := mustCall(t, 200, "POST", api+"/topics/a/pause", `{"seconds":60}`)
+	if paused["paused"] != true {
+		t.Fatalf("pause %v", paused)
+	}
+	if code, _ := call(t, "GET", api+"/pop?topic=a", ``); code != 204 {
+		t.Fatalf("pop of a paused topic: %d", code)
+	}
+	mustCall(t, 200, "POST", api+"/topics/a/pause", `{"seconds":0}`)
+	mustCall(t, 200, "GET", api+"/pop?topic=a", ``)
+	mustCall(t, 404, "GET", api+"/topics/nothing", ``)
+}
+
+func TestBadInput(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"taken","topic":"t","body":"x"}`)
+	tests := []struct {
+		name, method, path, body string
+		want                     int
+		says                     string
+	}{
+		{"malformed JSON", "POST", "/jobs", `{"topic":`, 400, "malformed JSON"},
+		{"not an object", "POST", "/jobs", `[1,2]`, 400, "malformed JSON"},
+		{"trailing data", "POST", "/jobs", `{"topic":"t","body":"x"} {}`, 400, "trailing"},
+		{"body not a string", "POST", "/jobs", `{"topic":"t","body":{"a":1}}`, 400, "body must be a string"},
+		{"delay of the wrong type", "POST", "/jobs", `{"topic":"t","body":"x","delay":true}`, 400, "delay must be a number"},
+		{"negative delay", "POST", "/jobs", `{"topic":"t","body":"x","delay":-1}`, 400, "delay must be from 0"},
+		{"TTR not a number", "POST", "/jobs", `{"topic":"t","body":"x","TTR":"soon"}`, 400, "ttr must be a number"},
+		{"priority too big", "POST", "/jobs", `{"topic":"t","body":"x","priority":4294967296}`, 400, "priority must be a whole number"},
+		{"fractional priority", "POST", "/jobs", `{"topic":"t","body":"x","priority":1.5}`, 400, "priority must be a whole number"},
+		{"missing topic", "POST", "/jobs", `{"body":"x"}`, 400, "topic is missing"},
+		{"missing body", "POST", "/jobs", `{"topic":"t"}`, 400, "body is missing"},
+		{"bad topic name", "POST", "/jobs", `{"topic":"a b","body":"x"}`, 400, "topic name"},
+		{"topic starting with -", "POST", "/jobs", `{"topic":"-a","body":"x"}`, 400, "starts with '-'"},
+		{"topic too long", "POST", "/jobs", `{"topic":"` + strings.Repeat("t", 201) + `","body":"x"}`, 400, "limit is 200"},
+		{"all-digit client id", "POST", "/jobs", `{"id":"123","topic":"t","body":"x"}`, 400, "all digits"},
+		{"duplicate client id", "POST", "/jobs", `{"id":"taken","topic":"t","body":"y"}`, 409, "already has this id"},
+		{"body over max_body", "POST", "/jobs", `{"topic":"t","body":"` + strings.Repeat("x", 1025) + `"}`, 413, "limit is 1024"},
+		{"request far over the limit", "POST", "/jobs", `{"topic":"t","body":"` + strings.Repeat("x", 200<<10) + `"}`, 413, "too large"},
+		{"batch over max_batch", "POST", "/jobs/batch", `{"jobs":[` + strings.TrimSuffix(strings.Repeat(`{"topic":"t","body":"x"},`, 11), ",") + `]}`, 400, "1 to 10 jobs"},
+		{"batch with one bad job", "POST", "/jobs/batch", `{"jobs":[{"topic":"t","body":"x"},{"topic":"t"}]}`, 400, "job 1"},
+		{"pop without topics", "POST", "/pop", `{"timeout":1}`, 400, "topics is missing"},
+		{"pop topics of the wrong type", "POST", "/pop", `{"topics":"t"}`, 400, "array of strings"},
+		{"pop with a bad topic", "POST", "/pop", `{"topics":["ok","no way"]}`, 400, "topic name"},
+		{"GET pop without topic", "GET", "/pop", ``, 400, "topic="},
+		{"GET pop bad timeout", "GET", "/pop?topic=t&timeout=x", ``, 400, "timeout"},
+		{"unknown numeric id", "GET", "/jobs/999999", ``, 404, "not found"},
+		{"unknown client id", "POST", "/jobs/nobody/ack", ``, 404, "not found"},
+		{"ack with a bad attempt", "POST", "/jobs/taken/ack", `{"attempt":"first"}`, 400, "attempt must be a number"},
+		{"touch a ready job", "POST", "/jobs/taken/touch", ``, 409, "job is ready"},
+		{"pause without seconds", "POST", "/topics/t/pause", `{}`, 400, "seconds is missing"},
+		{"pause an unknown topic", "POST", "/topics/nothing/pause", `{"seconds":1}`, 404, "not found"},
+		{"peek a bad state", "GET", "/topics/t/peek/reserved", ``, 400, "peek ready"},
+		{"no such endpoint", "GET", "/nowhere", ``, 404, "no such endpoint"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out := call(t, tt.method, api+tt.path, tt.body)
+			msg, _ := out["error"].(string)
+			if code != tt.want || !strings.Contains(msg, tt.says) {
+				t.Fatalf("status %d %q, want %d with %q", code, msg, tt.want, tt.says)
+			}
+		})
+	}
+	// Nothing above changed the job store.
+	stats := mustCall(t, 200, "GET", api+"/stats", ``)
+	if stats["total_jobs"] != 1.0 || stats["current_jobs_ready"] != 1.0 {
+		t.Fatalf("bad input changed the store: %v", stats)
+	}
+}
+
+// With Redis down the API answers 503 with the reason and keeps running;
+// when Redis is back it serves again, with no restart.
+func TestRedisDownThenBack(t *testing.T) {
+	srv := redistest.Start(t)
+	b := testbroker.Start(t, srv, nil)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"t","body":"kept"}`)
+	mustCall(t, 200, "GET", b.URL+"/readyz", ``)
+	time.Sleep(1100 * time.Millisecond) // AOF everysec: let the push reach the disk
+	srv.Kill()
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/api/v1/jobs", `{"topic":"t","body":"x"}`},
+		{"GET", "/api/v1/pop?topic=t", ``},
+		{"GET", "/api/v1/stats", ``},
+		{"GET", "/readyz", ``},
+	} {
+		code, out := call(t, c.method, b.URL+c.path, c.body)
+		msg, _ := out["error"].(string)
+		if code != 503 || !strings.Contains(msg, "redis") {
+			t.Fatalf("%s %s with Redis down: %d %v, want 503 naming Redis", c.method, c.path, code, out)
+		}
+	}
+	mustCall(t, 200, "GET", b.URL+"/healthz", ``)
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		code, job := call(t, "GET", api+"/pop?topic=t", ``)
+		if code == 200 {
+			if job["body"] != "kept" {
+				t.Fatalf("after recovery got %v", job)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery: %d %v", code, job)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestLongPollOverHTTP(t *testing.T) {
+	b := broker(t)
+	done := make(chan map[string]any, 1)
+	go func() {
+		resp, err := http.Post(b.URL+"/api/v1/pop", "application/json", bytes.NewBufferString(`{"topics":["lp"],"timeout":5}`))
+		if err != nil {
+			t.Error(err)
+			done <- nil
+			return
+		}
+		defer resp.Body.Close()
+		var job map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&job); err != nil {
+			t.Error(err)
+		}
+		done <- job
+	}()
+	time.Sleep(100 * time.Millisecond)
+	mustCall(t, 201, "POST", b.URL+"/api/v1/jobs", `{"topic":"lp","body":"woke"}`)
+	select {
+	case job := <-done:
+		if job["body"] != "woke" {
+			t.Fatalf("got %v", job)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("long poll did not return after the push")
+	}
+}
