@@ -23,7 +23,8 @@ type Options struct {
 	Origin    string // this broker's id, sent with wake-ups so it can skip its own
 	TickBatch int    // most due jobs one tick script moves
 	// AliasGrace is how long a client id's claim may wait for its job before a
-	// new push may take the id over (a claim whose push crashed).
+	// new push may take the id over (a claim whose push crashed); a push
+	// takes milliseconds between the two steps.
 	AliasGrace time.Duration
 	// TopicCache is how many job ids the pool remembers the topic of.
 	TopicCache int
@@ -68,7 +69,7 @@ func New(client rueidis.Client, opts Options) *Pool {
 		opts.TopicCache = 100_000
 	}
 	if opts.AliasGrace <= 0 {
-		opts.AliasGrace = 10 * time.Second
+		opts.AliasGrace = time.Second
 	}
 	k := newKeys(opts.Prefix, opts.Buckets)
 	return &Pool{client: client, opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000},
@@ -145,23 +146,25 @@ func (p *Pool) Push(ctx context.Context, j NewJob) (Pushed, error) {
 	return out, nil
 }
 
-// claimAlias points a client id at member m, taking over an alias whose job
-// is gone (or never arrived) and refusing one whose job is live.
+// claimAlias points a client id at member m. An alias whose job is live
+// refuses the claim (ErrDuplicate). One whose job does not exist is a claim
+// whose push has not run yet, or never will (the broker died between the two
+// steps); it is waited on while younger than the grace, then taken over, so a
+// producer retrying a push cut off by a crash gets its job stored, not a 409
+// for a job that does not exist.
 func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 	key := []string{p.keys.aliases(p.keys.bucketOf(cid))}
 	stale := ""
-	for range 3 {
+	deadline := time.Now().Add(p.opts.AliasGrace + time.Second)
+	for time.Now().Before(deadline) {
 		reply, err := claimAliasScript.Exec(ctx, p.client, key, []string{cid, m, stale}).ToArray()
 		if err != nil {
 			return wrapRedis("push: claim id", err)
 		}
-		if status, _ := reply[0].ToString(); status == "OK" {
+		if strAt(reply, 0) == "OK" {
 			return nil
 		}
-		cur, _ := reply[1].ToString()
-		if age := time.Duration(intAt(reply, 2)) * time.Millisecond; age < p.opts.AliasGrace {
-			return fmt.Errorf("push %q: %w", cid, ErrDuplicate)
-		}
+		cur := strAt(reply, 1)
 		id, err := parseMember(cur)
 		if err != nil {
 			return fmt.Errorf("push %q: alias: %w", cid, err)
@@ -171,9 +174,17 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
+		if age := time.Duration(intAt(reply, 2)) * time.Millisecond; age < p.opts.AliasGrace {
+			select { // a push in flight: its job should appear shortly
+			case <-ctx.Done():
+				return fmt.Errorf("push %q: %w", cid, ctx.Err())
+			case <-time.After(min(p.opts.AliasGrace-age, 50*time.Millisecond)):
+			}
+			continue
+		}
 		stale = cur
 	}
-	return fmt.Errorf("push %q: %w (the id changed hands while claiming it)", cid, ErrDuplicate)
+	return fmt.Errorf("push %q: %w (the id kept changing hands while claiming it)", cid, ErrDuplicate)
 }
 
 // dropAlias removes a deleted job's client id. It runs after the delete, in a

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/pool"
+)
+
+// These tests run the real gmq binary and kill it with SIGKILL, as a crash
+// would, then check that no job was lost and every job is in exactly one state.
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gmq-crash-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "gmq")
+	if out, err := exec.Command("go", "build", "-race", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build gmq: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// brokerProc is a gmq process on a fixed address, restartable after a kill.
+type brokerProc struct {
+	t     *testing.T
+	addr  string
+	redis string
+	conf  string
+	cmd   *exec.Cmd
+	done  chan struct{}
+	log   *strings.Builder
+	mu    sync.Mutex
+}
+
+func startBroker(t *testing.T, redisURL string) *brokerProc {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	conf := filepath.Join(t.TempDir(), "conf.ini")
+	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := &brokerProc{t: t, addr: addr, redis: redisURL, conf: conf, log: &strings.Builder{}}
+	b.start()
+	t.Cleanup(b.kill)
+	return b
+}
+
+func (b *brokerProc) start() {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cmd = exec.Command(binary, "start", "-c", b.conf, "--http", b.addr, "--redis", b.redis)
+	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
+	if err := b.cmd.Start(); err != nil {
+		b.t.Fatal(err)
+	}
+	b.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) {
+		_ = cmd.Wait() // a killed broker's exit status is the point of the test
+		close(done)
+	}(b.cmd, b.done)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(b.url("/readyz")); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.t.Fatalf("broker did not start:\n%s", b.log)
+}
+
+// kill ends the broker with SIGKILL and waits for it to be gone.
+func (b *brokerProc) kill() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cmd != nil && b.cmd.Process != nil {
+		_ = b.cmd.Process.Kill() // already exited is fine
+		<-b.done
+	}
+}
+
+func (b *brokerProc) url(path string) string { return "http://" + b.addr + path }
+
+type answer struct {
+	code int
+	body map[string]any
+}
+
+func (b *brokerProc) do(method, path, body string) (answer, error) {
+	req, err := http.NewRequest(method, b.url(path), strings.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return answer{}, err
+	}
+	a := answer{code: resp.StatusCode}
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &a.body); err != nil {
+			return a, fmt.Errorf("%s %s: not JSON: %q", method, path, data)
+		}
+	}
+	return a, nil
+}
+
+func (b *brokerProc) must(want int, method, path, body string) map[string]any {
+	b.t.Helper()
+	a, err := b.do(method, path, body)
+	if err != nil || a.code != want {
+		b.t.Fatalf("%s %s %s: %d %v %v, want %d", method, path, body, a.code, a.body, err, want)
+	}
+	return a.body
+}
+
+// checker reads the store directly to verify it.
+func checker(t *testing.T, redisURL string) *pool.Pool {
+	t.Helper()
+	client, err := pool.Dial(context.Background(), redisURL, 5*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	return pool.New(client, pool.Options{Prefix: "gmq", Buckets: 4, Origin: "checker"})
+}
+
+func mustBeConsistent(t *testing.T, p *pool.Pool, when string) {
+	t.Helper()
+	problems, err := p.Check(context.Background())
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("%s: store check: %v %v", when, problems, err)
+	}
+}
+
+// The broker is killed after every request and started again; each request
+// goes to a fresh process. Delayed jobs and expired reservations are picked
+// up by the restarted broker with no manual step.
+func TestCrashBetweenRequests(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	store := checker(t, srv.URL())
+	steps := []struct {
+		name string
+		run  func()
+	}{
+		{"push a ready job with a short TTR", func() { b.must(201, "POST", "/api/v1/jobs", `{"id":"a","topic":"t","body":"A","TTR":1}`) }},
+		{"push a delayed job", func() { b.must(201, "POST", "/api/v1/jobs", `{"id":"b","topic":"t","body":"B","delay":0.5}`) }},
+		{"push a third", func() { b.must(201, "POST", "/api/v1/jobs", `{"id":"c","topic":"t","body":"C"}`) }},
+		{"reserve a", func() {
+			if j := b.must(200, "GET", "/api/v1/pop?topic=t", ``); j["id"] != "a" {
+				t.Fatalf("popped %v, want a", j)
+			}
+		}},
+		{"reserve c", func() {
+			if j := b.must(200, "GET", "/api/v1/pop?topic=t", ``); j["id"] != "c" {
+				t.Fatalf("popped %v, want c", j)
+			}
+		}},
+		{"bury c", func() { b.must(200, "POST", "/api/v1/jobs/c/bury", `{"attempt":1}`) }},
+		{"kick c", func() { b.must(200, "POST", "/api/v1/jobs/c/kick", ``) }},
+		{"a's TTR runs out and b comes due while no request is made", func() {
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				a := b.must(200, "GET", "/api/v1/jobs/a", ``)
+				bj := b.must(200, "GET", "/api/v1/jobs/b", ``)
+				if a["state"] == "ready" && a["timeouts"] == 1.0 && bj["state"] == "ready" {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("a %v, b %v: the restarted broker did not move them", a, bj)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}},
+		{"reserve a again", func() {
+			if j := b.must(200, "POST", "/api/v1/pop", `{"topics":["t"]}`); j["id"] != "a" || j["attempt"] != 2.0 {
+				t.Fatalf("popped %v, want a on attempt 2", j)
+			}
+		}},
+		{"the first delivery's ack is refused", func() { b.must(409, "POST", "/api/v1/jobs/a/ack", `{"attempt":1}`) }},
+		{"ack a", func() { b.must(200, "POST", "/api/v1/jobs/a/ack", `{"attempt":2}`) }},
+		{"delete b", func() { b.must(200, "DELETE", "/api/v1/jobs/b", ``) }},
+		{"reserve and ack c", func() {
+			j := b.must(200, "GET", "/api/v1/pop?topic=t", ``)
+			b.must(200, "POST", fmt.Sprintf("/api/v1/jobs/c/ack?attempt=%v", j["attempt"]), ``)
+		}},
+	}
+	for _, s := range steps {
+		s.run()
+		b.kill()
+		mustBeConsistent(t, store, "after "+s.name)
+		b.start()
+	}
+	stats := b.must(200, "GET", "/api/v1/stats", ``)
+	for _, k := range []string{"current_jobs_ready", "current_jobs_delayed", "current_jobs_reserved", "current_jobs_buried"} {
+		if stats[k] != 0.0 {
+			t.Fatalf("%s = %v at the end, want 0", k, stats[k])
+		}
+	}
+	if stats["total_jobs"] != 3.0 || stats["total_deletes"] != 3.0 || stats["total_timeouts"] != 1.0 {
+		t.Fatalf("stats %v", stats)
+	}
+}
+
+// Producers and consumers run while the broker is killed at random instants
+// and restarted. Every job a producer was told was stored is acked at least
+// once; redeliveries are bounded by the jobs in flight at the kills.
+func TestKillUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	store := checker(t, srv.URL())
+	const producers, consumers, perProducer, kills = 4, 4, 1500, 4
+
+	var stored, acked sync.Map
+	var deliveries, redeliveries atomic.Int64
+	retry := func(f func() (bool, error)) {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+			done, err := f()
+			if done {
+				return
+			}
+			if err == nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond) // broker down: try again
+		}
+		t.Error("gave up retrying")
+	}
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range perProducer {
+				id := fmt.Sprintf("p%d-%d", p, i)
+				retry(func() (bool, error) {
+					a, err := b.do("POST", "/api/v1/jobs", fmt.Sprintf(`{"id":%q,"topic":"load","body":"x","TTR":2}`, id))
+					if err != nil || a.code == 503 {
+						return false, fmt.Errorf("push: %v %d", err, a.code)
+					}
+					// 409: a push cut off by a kill had stored it already.
+					if a.code != 201 && a.code != 409 {
+						t.Errorf("push %s: %d %v", id, a.code, a.body)
+					}
+					stored.Store(id, true)
+					return true, nil
+				})
+			}
+		})
+	}
+	var producing sync.WaitGroup
+	producing.Add(1)
+	go func() { wg.Wait(); producing.Done() }()
+
+	stop := make(chan struct{})
+	var consumersWG sync.WaitGroup
+	for range consumers {
+		consumersWG.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				a, err := b.do("GET", "/api/v1/pop?topic=load&timeout=0.5", ``)
+				if err != nil || a.code != 200 {
+					if err != nil || a.code == 503 {
+						time.Sleep(20 * time.Millisecond)
+					}
+					continue
+				}
+				id := a.body["id"].(string)
+				deliveries.Add(1)
+				if a.body["attempt"].(float64) > 1 {
+					redeliveries.Add(1)
+				}
+				path := fmt.Sprintf("/api/v1/jobs/%s/ack?attempt=%v", id, a.body["attempt"])
+				retry(func() (bool, error) {
+					r, err := b.do("POST", path, ``)
+					if err != nil || r.code == 503 {
+						return false, fmt.Errorf("ack: %v", err)
+					}
+					// 404: an ack cut off by a kill had deleted it; 409: the TTR ran
+					// out meanwhile and the job went to another delivery.
+					if r.code == 200 || r.code == 404 {
+						acked.Store(id, true)
+					}
+					return true, nil
+				})
+			}
+		})
+	}
+	for range kills {
+		time.Sleep(time.Duration(300+time.Now().UnixNano()%500) * time.Millisecond)
+		n := 0
+		stored.Range(func(_, _ any) bool { n++; return true })
+		t.Logf("kill with %d jobs stored, %d delivered", n, deliveries.Load())
+		b.kill()
+		time.Sleep(100 * time.Millisecond)
+		b.start()
+	}
+	producing.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var missing []string
+		stored.Range(func(k, _ any) bool {
+			if _, ok := acked.Load(k); !ok {
+				missing = append(missing, k.(string))
+			}
+			return true
+		})
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, id := range missing[:min(len(missing), 5)] {
+				a, err := b.do("GET", "/api/v1/jobs/"+id, ``)
+				t.Logf("never acked: %s: %d %v %v", id, a.code, a.body, err)
+			}
+			t.Fatalf("%d stored jobs were never acked", len(missing))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(stop)
+	consumersWG.Wait()
+	mustBeConsistent(t, store, "after the load")
+	stats := b.must(200, "GET", "/api/v1/stats", ``)
+	if left := stats["current_jobs_ready"].(float64) + stats["current_jobs_reserved"].(float64); left != 0 {
+		t.Fatalf("%v jobs left after all were acked: %v", left, stats)
+	}
+	t.Logf("%d deliveries, %d redeliveries over %d kills", deliveries.Load(), redeliveries.Load(), kills)
+	if max := int64(kills * consumers * 2); redeliveries.Load() > max {
+		t.Fatalf("%d redeliveries, more than the %d jobs that can be in flight at the kills", redeliveries.Load(), max)
+	}
+}
