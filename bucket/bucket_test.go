@@ -1,0 +1,115 @@
+package bucket_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/bucket"
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/pool"
+)
+
+// readyLog records when the timer reported jobs ready.
+type readyLog struct {
+	mu   sync.Mutex
+	at   []time.Time
+	seen chan struct{}
+}
+
+func (r *readyLog) onReady(topic string, n int) {
+	r.mu.Lock()
+	for range n {
+		r.at = append(r.at, time.Now())
+	}
+	r.mu.Unlock()
+	select {
+	case r.seen <- struct{}{}:
+	default:
+	}
+}
+
+func setup(t *testing.T, maxSleep time.Duration) (*pool.Pool, *bucket.Bucket, *readyLog, *redistest.Server) {
+	t.Helper()
+	srv := redistest.Start(t)
+	client, err := pool.Dial(context.Background(), srv.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	p := pool.New(client, pool.Options{Prefix: "gmq", Buckets: 1, Origin: "t"})
+	if err := p.Init(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	log := &readyLog{seen: make(chan struct{}, 1)}
+	b := bucket.New(0, p, bucket.Options{MaxSleep: maxSleep, OnReady: log.onReady})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { b.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return p, b, log, srv
+}
+
+func (r *readyLog) wait(t *testing.T, limit time.Duration) time.Time {
+	t.Helper()
+	select {
+	case <-r.seen:
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.at[len(r.at)-1]
+	case <-time.After(limit):
+		t.Fatalf("nothing became ready within %v", limit)
+		return time.Time{}
+	}
+}
+
+func TestNudgedTimerFiresOnTime(t *testing.T) {
+	p, b, log, _ := setup(t, 10*time.Second)
+	time.Sleep(50 * time.Millisecond) // the timer is asleep for up to 10s
+	got, err := p.Push(context.Background(), pool.NewJob{Topic: "t", Body: "x", Delay: 150 * time.Millisecond, TTR: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := time.Now().Add(got.Due.Sub(got.Now))
+	b.Nudge(due)
+	at := log.wait(t, 2*time.Second)
+	if late := at.Sub(due); late < -5*time.Millisecond || late > 50*time.Millisecond {
+		t.Fatalf("moved %v after the due time, want 0..50ms", late)
+	}
+}
+
+// A job scheduled where this timer cannot be nudged (another broker) is
+// still moved within MaxSleep.
+func TestUnnudgedJobWithinMaxSleep(t *testing.T) {
+	p, _, log, _ := setup(t, 300*time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if _, err := p.Push(context.Background(), pool.NewJob{Topic: "t", Body: "x", Delay: 10 * time.Millisecond, TTR: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if took := log.wait(t, 2*time.Second).Sub(start); took > 400*time.Millisecond {
+		t.Fatalf("moved after %v, want within MaxSleep (300ms)", took)
+	}
+}
+
+// After Redis comes back the timer resumes on its own.
+func TestTimerSurvivesRedisOutage(t *testing.T) {
+	p, _, log, srv := setup(t, 100*time.Millisecond)
+	srv.Kill()
+	time.Sleep(300 * time.Millisecond) // the timer fails and backs off meanwhile
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, err = p.Push(context.Background(), pool.NewJob{Topic: "t", Body: "x", Delay: time.Millisecond, TTR: time.Minute}); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.wait(t, 2*time.Second)
+}
