@@ -1,0 +1,259 @@
+// Package bench measures gmq's throughput against Redis itself, all in one
+// run on one Redis: redis-benchmark's EVALSHA rate (a script that does
+// nothing) is the ceiling, and each benchmark reports jobs/s and the share of
+// that ceiling its script calls reach. Run it with `make bench`; the figures
+// are recorded in docs/PERFORMANCE.md.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/internal/testbroker"
+	"github.com/gmq/gmq/pool"
+)
+
+var (
+	redis      *redistest.Server
+	ceiling    float64 // EVALSHA calls/s Redis serves for an empty script
+	clientsArg = flag.Int("clients", 64, "concurrent clients per benchmark")
+	body       = strings.Repeat("x", 100)
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		os.Exit(m.Run()) // plain `go test ./...`: nothing to measure
+	}
+	dir, err := os.MkdirTemp("", "gmq-bench")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if redis, err = redistest.StartIn(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if ceiling, err = measureCeiling(); err != nil {
+		fmt.Fprintln(os.Stderr, "ceiling:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("ceiling: redis-benchmark EVALSHA (empty script, %d clients, pipeline 1): %.0f calls/s\n", *clientsArg, ceiling)
+	code := m.Run()
+	redis.Stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// measureCeiling runs redis-benchmark against the benchmark Redis: EVALSHA of
+// a script that returns at once, the most script calls per second Redis can
+// serve to this many clients without pipelining.
+func measureCeiling() (float64, error) {
+	port := redis.Addr[strings.LastIndex(redis.Addr, ":")+1:]
+	sha, err := exec.Command("redis-cli", "-p", port, "SCRIPT", "LOAD", "return 1").Output()
+	if err != nil {
+		return 0, fmt.Errorf("script load: %w", err)
+	}
+	out, err := exec.Command("redis-benchmark", "-p", port, "-c", strconv.Itoa(*clientsArg), "-n", "300000", "-q",
+		"EVALSHA", strings.TrimSpace(string(sha)), "0").Output()
+	if err != nil {
+		return 0, fmt.Errorf("redis-benchmark: %w", err)
+	}
+	m := regexp.MustCompile(`([0-9.]+) requests per second`).FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("redis-benchmark said %q", out)
+	}
+	return strconv.ParseFloat(string(m[1]), 64)
+}
+
+// report adds jobs/s and the share of the EVALSHA ceiling reached by the
+// script calls (scripts per job) to a benchmark's result.
+func report(b *testing.B, start time.Time, jobs int, scriptsPerJob float64) {
+	rate := float64(jobs) / time.Since(start).Seconds()
+	b.ReportMetric(rate, "jobs/s")
+	b.ReportMetric(100*rate*scriptsPerJob/ceiling, "%ceiling")
+	b.ReportMetric(0, "ns/op")
+}
+
+func newPool(b *testing.B) *pool.Pool {
+	b.Helper()
+	redis.Flush(b)
+	client, err := pool.Dial(context.Background(), redis.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(client.Close)
+	p := pool.New(client, pool.Options{Prefix: "gmq", Buckets: 16, Origin: "bench"})
+	if err := p.Init(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func job() pool.NewJob {
+	return pool.NewJob{Topic: "bench", Body: body, Priority: 1024, TTR: time.Minute}
+}
+
+// parallel runs op b.N times over the configured number of clients.
+func parallel(b *testing.B, op func() error) {
+	b.SetParallelism(max(*clientsArg/runtime.GOMAXPROCS(0), 1))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := op(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func fill(b *testing.B, p *pool.Pool, n int) {
+	b.Helper()
+	var left atomic.Int64
+	left.Store(int64(n))
+	done := make(chan error, 32)
+	for range 32 {
+		go func() {
+			for left.Add(-1) >= 0 {
+				if _, err := p.Push(context.Background(), job()); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 32 {
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStorePush(b *testing.B) {
+	p := newPool(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	start := time.Now()
+	parallel(b, func() error { _, err := p.Push(ctx, job()); return err })
+	report(b, start, b.N, 1)
+}
+
+func BenchmarkStorePopAck(b *testing.B) {
+	p := newPool(b)
+	ctx := context.Background()
+	fill(b, p, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	parallel(b, func() error { return popAck(ctx, p) })
+	report(b, start, b.N, 2)
+}
+
+func BenchmarkStoreCycle(b *testing.B) {
+	p := newPool(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	start := time.Now()
+	parallel(b, func() error {
+		if _, err := p.Push(ctx, job()); err != nil {
+			return err
+		}
+		return popAck(ctx, p)
+	})
+	report(b, start, b.N, 3)
+}
+
+func popAck(ctx context.Context, p *pool.Pool) error {
+	got, err := p.Pop(ctx, []string{"bench"})
+	if err != nil || got.Job == nil {
+		return fmt.Errorf("pop: %v %v", got.Job, err)
+	}
+	return p.Delete(ctx, got.Job.ID, got.Job.Attempt())
+}
+
+// The HTTP benchmarks go through a whole in-process broker on 127.0.0.1.
+
+func newBroker(b *testing.B) (*testbroker.Broker, *http.Client) {
+	b.Helper()
+	redis.Flush(b)
+	br := testbroker.Start(b, redis, nil)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *clientsArg * 2}}
+	return br, client
+}
+
+func post(c *http.Client, url, payload string, want int) ([]byte, error) {
+	resp, err := c.Post(url, "application/json", strings.NewReader(payload))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != want {
+		return nil, fmt.Errorf("POST %s: %d %s", url, resp.StatusCode, buf.Bytes())
+	}
+	return buf.Bytes(), nil
+}
+
+var pushPayload = `{"topic":"bench","body":"` + body + `","TTR":60}`
+
+var idField = regexp.MustCompile(`"id":"([0-9]+)"`)
+
+func httpPopAck(c *http.Client, base string) error {
+	data, err := post(c, base+"/api/v1/pop", `{"topics":["bench"]}`, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	m := idField.FindSubmatch(data)
+	if m == nil {
+		return fmt.Errorf("no id in %s", data)
+	}
+	_, err = post(c, base+"/api/v1/jobs/"+string(m[1])+"/ack", ``, http.StatusOK)
+	return err
+}
+
+func BenchmarkHTTPPush(b *testing.B) {
+	br, c := newBroker(b)
+	b.ResetTimer()
+	start := time.Now()
+	parallel(b, func() error { _, err := post(c, br.URL+"/api/v1/jobs", pushPayload, http.StatusCreated); return err })
+	report(b, start, b.N, 1)
+}
+
+func BenchmarkHTTPPopAck(b *testing.B) {
+	br, c := newBroker(b)
+	fill(b, br.Pool, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	parallel(b, func() error { return httpPopAck(c, br.URL) })
+	report(b, start, b.N, 2)
+}
+
+func BenchmarkHTTPCycle(b *testing.B) {
+	br, c := newBroker(b)
+	b.ResetTimer()
+	start := time.Now()
+	parallel(b, func() error {
+		if _, err := post(c, br.URL+"/api/v1/jobs", pushPayload, http.StatusCreated); err != nil {
+			return err
+		}
+		return httpPopAck(c, br.URL)
+	})
+	report(b, start, b.N, 3)
+}
