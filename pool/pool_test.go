@@ -468,3 +468,16 @@ func TestCheckFindsNothingAfterEveryTransition(t *testing.T) {
 		t.Fatal("check missed a job in two sets")
 	}
 }
+
+// Scripts run with EVALSHA; after Redis forgets them (a restart without
+// persistence of the script cache, SCRIPT FLUSH) they are sent again.
+func TestScriptsSurviveScriptFlush(t *testing.T) {
+	p, ctx := newPool(t)
+	mustPush(t, p, ctx, NewJob{Topic: "s", Body: "x", TTR: time.Minute})
+	if reply, err := redis.Do("SCRIPT", "FLUSH"); err != nil || reply != "+OK" {
+		t.Fatalf("SCRIPT FLUSH: %q %v", reply, err)
+	}
+	if j := mustPop(t, p, ctx, "s"); j == nil {
+		t.Fatal("pop after SCRIPT FLUSH got nothing")
+	}
+}

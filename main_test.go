@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+)
+
+// SIGTERM stops accepting, lets an in-flight long poll finish, and exits 0.
+func TestSIGTERMDrains(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	polled := make(chan answer, 1)
+	go func() {
+		a, err := b.do("GET", "/api/v1/pop?topic=idle&timeout=1", ``)
+		if err != nil {
+			t.Error(err)
+		}
+		polled <- a
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-polled; a.code != 204 {
+		t.Fatalf("in-flight long poll answered %d, want 204 when its time was up", a.code)
+	}
+	select {
+	case <-b.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("broker still running 5s after SIGTERM")
+	}
+	if code := b.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0\n%s", code, b.log)
+	}
+	if _, err := b.do("GET", "/healthz", ``); err == nil {
+		t.Fatal("still accepting after shutdown")
+	}
+}
+
+func TestBadConfigNamesTheKey(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "conf.ini")
+	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = zero\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(binary, "start", "-c", conf)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1", err)
+	}
+	if !strings.Contains(out.String(), "[redis] buckets") {
+		t.Fatalf("message %q does not name the key", out.String())
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, err := exec.Command(binary, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "gmq ") {
+		t.Fatalf("%q %v", out, err)
+	}
+}
