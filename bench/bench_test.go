@@ -39,24 +39,14 @@ func TestMain(m *testing.M) {
 	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
 		os.Exit(m.Run()) // plain `go test ./...`: nothing to measure
 	}
-	dir, err := os.MkdirTemp("", "gmq-bench")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if redis, err = redistest.StartIn(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if ceiling, err = measureCeiling(); err != nil {
-		fmt.Fprintln(os.Stderr, "ceiling:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("ceiling: redis-benchmark EVALSHA (empty script, %d clients, pipeline 1): %.0f calls/s\n", *clientsArg, ceiling)
-	code := m.Run()
-	redis.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	redistest.Main(m, func(s *redistest.Server) (err error) {
+		redis = s
+		if ceiling, err = measureCeiling(); err != nil {
+			return fmt.Errorf("ceiling: %w", err)
+		}
+		fmt.Printf("ceiling: redis-benchmark EVALSHA (empty script, %d clients, pipeline 1): %.0f calls/s\n", *clientsArg, ceiling)
+		return nil
+	})
 }
 
 // measureCeiling runs redis-benchmark against the benchmark Redis: EVALSHA of

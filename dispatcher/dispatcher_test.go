@@ -3,7 +3,6 @@ package dispatcher_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -16,19 +15,7 @@ import (
 var redis *redistest.Server
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "gmq-dispatcher-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if redis, err = redistest.StartIn(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	redis.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	redistest.Main(m, func(s *redistest.Server) error { redis = s; return nil })
 }
 
 func broker(t *testing.T) *testbroker.Broker {

@@ -5,9 +5,8 @@
 -- Returns {'OK'} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
-local job, err = fetch(member, ARGV[3], tonumber(ARGV[4]))
+local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
 if not job then return err end
-if job[F_STATE] ~= RESERVED then return {'STATE', job[F_STATE]} end
 redis.call('ZREM', t.reserved, member)
 job[F_STATE] = BURIED
 job[F_DUE] = 0

@@ -82,6 +82,20 @@ local function wake(t, n)
   if channel then redis.call('PUBLISH', channel, ORIGIN .. ' ' .. n .. ' ' .. t.name) end
 end
 
+-- place puts a job where it belongs after push or release: delayed by `delay`
+-- ms from `now`, or ready (announcing it) when there is no delay.
+local function place(t, member, job, delay, now)
+  if delay > 0 then
+    job[F_STATE] = DELAYED
+    job[F_DUE] = now + delay
+    redis.call('ZADD', t.delayed, job[F_DUE], member)
+    schedule(t, job[F_DUE])
+  else
+    make_ready(t, member, job)
+    wake(t, 1)
+  end
+end
+
 -- reply renders a job for the caller: member, body (or false), now, then the record fields.
 local function reply(member, job, body, now)
   return {member, body or false, now, job[F_STATE], job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY],
@@ -98,4 +112,11 @@ local function fetch(member, topic, attempt)
   if job[F_TOPIC] ~= topic then return nil, {'TOPIC', job[F_TOPIC]} end
   if attempt > 0 and attempt ~= job[F_RESERVES] then return nil, {'STALE', job[F_RESERVES]} end
   return job
+end
+
+-- fetch_reserved is fetch for the operations that need a reservation.
+local function fetch_reserved(member, topic, attempt)
+  local job, err = fetch(member, topic, attempt)
+  if job and job[F_STATE] ~= RESERVED then return nil, {'STATE', job[F_STATE]} end
+  return job, err
 end

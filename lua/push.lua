@@ -13,15 +13,7 @@ redis.call('HSET', K_BODIES, member, ARGV[7])
 redis.call('SADD', K_TOPICS, topic)
 redis.call('HINCRBY', t.info, 'total_jobs', 1)
 count('total_jobs', 1)
-if delay > 0 then
-  job[F_STATE] = DELAYED
-  job[F_DUE] = now + delay
-  redis.call('ZADD', t.delayed, job[F_DUE], member)
-  schedule(t, job[F_DUE])
-else
-  make_ready(t, member, job)
-  wake(t, 1)
-end
+place(t, member, job, delay, now)
 move_state(nil, job[F_STATE])
 save(member, job)
 return {'OK', now, job[F_DUE]}

@@ -4,9 +4,8 @@
 -- Returns {'OK', new deadline ms} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
-local job, err = fetch(member, ARGV[3], tonumber(ARGV[4]))
+local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
 if not job then return err end
-if job[F_STATE] ~= RESERVED then return {'STATE', job[F_STATE]} end
 job[F_DUE] = now_ms() + job[F_TTR]
 redis.call('ZADD', t.reserved, job[F_DUE], member)
 count('total_touches', 1)

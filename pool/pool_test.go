@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -15,20 +14,7 @@ import (
 var redis *redistest.Server
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "gmq-pool-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	redis, err = redistest.StartIn(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	redis.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	redistest.Main(m, func(s *redistest.Server) error { redis = s; return nil })
 }
 
 // newPool returns a pool over the flushed test Redis.

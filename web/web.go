@@ -307,35 +307,30 @@ func (s *Server) ack(c *gin.Context) {
 }
 
 func (s *Server) release(c *gin.Context) {
-	call, ok := s.jobCall(c)
-	if !ok {
-		return
-	}
-	if err := s.d.Release(c, c.Param("id"), call.Attempt, call.Priority, call.Delay); err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.answerJob(c)
+	s.jobAction(c, func(call jobCall) error {
+		return s.d.Release(c, c.Param("id"), call.Attempt, call.Priority, call.Delay)
+	})
 }
 
 func (s *Server) bury(c *gin.Context) {
-	call, ok := s.jobCall(c)
-	if !ok {
-		return
-	}
-	if err := s.d.Bury(c, c.Param("id"), call.Attempt, call.Priority); err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.answerJob(c)
+	s.jobAction(c, func(call jobCall) error { return s.d.Bury(c, c.Param("id"), call.Attempt, call.Priority) })
 }
 
 func (s *Server) touch(c *gin.Context) {
+	s.jobAction(c, func(call jobCall) error {
+		_, err := s.d.Touch(c, c.Param("id"), call.Attempt)
+		return err
+	})
+}
+
+// jobAction reads a job action's arguments, runs it and answers with the job
+// as it is afterwards.
+func (s *Server) jobAction(c *gin.Context, act func(jobCall) error) {
 	call, ok := s.jobCall(c)
 	if !ok {
 		return
 	}
-	if _, err := s.d.Touch(c, c.Param("id"), call.Attempt); err != nil {
+	if err := act(call); err != nil {
 		s.fail(c, err)
 		return
 	}

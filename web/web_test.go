@@ -3,10 +3,8 @@ package web_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,19 +17,7 @@ import (
 var redis *redistest.Server
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "gmq-web-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if redis, err = redistest.StartIn(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	redis.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	redistest.Main(m, func(s *redistest.Server) error { redis = s; return nil })
 }
 
 func broker(t *testing.T) *testbroker.Broker {

@@ -174,3 +174,30 @@ func Context(tb testing.TB) context.Context {
 	tb.Cleanup(cancel)
 	return ctx
 }
+
+// Main runs a test package with one redis-server for all its tests: it starts
+// the server, hands it to setUp (which may do more set-up and fail), runs the
+// tests and exits with their status. Call it from TestMain.
+func Main(m *testing.M, setUp func(*Server) error) {
+	os.Exit(runMain(m, setUp))
+}
+
+func runMain(m *testing.M, setUp func(*Server) error) int {
+	dir, err := os.MkdirTemp("", "gmq-redis")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	s, err := StartIn(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer s.Stop()
+	if err := setUp(s); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
