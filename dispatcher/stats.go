@@ -24,12 +24,12 @@ func (d *Dispatcher) Stats(ctx context.Context) (ServerStats, error) {
 	if err != nil {
 		return ServerStats{}, err
 	}
-	topics, err := d.pool.Topics(ctx)
+	topics, err := d.pool.TopicCount(ctx)
 	if err != nil {
 		return ServerStats{}, err
 	}
 	return ServerStats{Counters: c, Uptime: time.Since(d.started), Waiting: d.waiters.len(),
-		Topics: len(topics), Buckets: d.pool.Buckets()}, nil
+		Topics: topics, Buckets: d.pool.Buckets()}, nil
 }
 
 // TopicStats reads one topic (pool.ErrNotFound if unknown).

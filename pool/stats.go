@@ -66,6 +66,23 @@ func (p *Pool) Topics(ctx context.Context) ([]string, error) {
 	return all, nil
 }
 
+// TopicCount is how many topics hold jobs (or held them and were not forgotten yet).
+func (p *Pool) TopicCount(ctx context.Context) (int, error) {
+	cmds := make([]rueidis.Completed, p.opts.Buckets)
+	for b := range p.opts.Buckets {
+		cmds[b] = p.client.B().Scard().Key(p.keys.bucket(b)[4]).Build()
+	}
+	total := 0
+	for _, res := range p.client.DoMulti(ctx, cmds...) {
+		n, err := res.AsInt64()
+		if err != nil {
+			return 0, wrapRedis("topic count", err)
+		}
+		total += int(n)
+	}
+	return total, nil
+}
+
 // TopicStats are one topic's counts and counters.
 type TopicStats struct {
 	Name                             string
