@@ -3,6 +3,7 @@ module github.com/gmq/gmq
 go 1.26.8
 
 require (
+	github.com/beanstalkd/go-beanstalk v0.2.0 // indirect
 	github.com/bytedance/gopkg v0.1.3 // indirect
 	github.com/bytedance/sonic v1.15.0 // indirect
 	github.com/bytedance/sonic/loader v0.5.0 // indirect

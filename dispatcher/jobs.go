@@ -244,7 +244,7 @@ func (d *Dispatcher) Pause(ctx context.Context, topic string, dur time.Duration)
 	if err := pool.ValidateTopic(topic); err != nil {
 		return time.Time{}, err
 	}
-	until, err := d.pool.Pause(ctx, topic, dur)
+	until, err := d.pool.Pause(ctx, topic, dur, false)
 	if err == nil && until.IsZero() {
 		d.waiters.notify(topic, d.waiters.len())
 	}

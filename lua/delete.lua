@@ -2,12 +2,13 @@
 -- an operator. An ack names its delivery (attempt) so that a late ack of a job
 -- that was redelivered since changes nothing.
 -- KEYS: the shared layout (lib.lua) with the job's topic.
--- ARGV: origin, member, topic, attempt (0: unfenced).
--- Returns {'OK', client id} or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves}.
+-- ARGV: origin, member, topic, attempt (0: unfenced), 'unreserved' to refuse a reserved job ('' otherwise).
+-- Returns {'OK', client id} or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
 local job, err = fetch(member, ARGV[3], tonumber(ARGV[4]))
 if not job then return err end
+if ARGV[5] == 'unreserved' and job[F_STATE] == RESERVED then return {'STATE', RESERVED} end
 remove_from_state(t, member, job)
 move_state(job[F_STATE], nil)
 redis.call('HDEL', K_JOBS, member)

@@ -120,3 +120,27 @@ local function fetch_reserved(member, topic, attempt)
   if job and job[F_STATE] ~= RESERVED then return nil, {'STATE', job[F_STATE]} end
   return job, err
 end
+
+-- reserve gives a job (just taken out of the set of state `from`) to a
+-- consumer: it counts the delivery and records the reservation, or with a TTR
+-- of 0 deletes the job. It returns the job reply.
+local function reserve(t, member, job, from, now)
+  local body = redis.call('HGET', K_BODIES, member)
+  job[F_RESERVES] = job[F_RESERVES] + 1
+  count('total_reserves', 1)
+  redis.call('HINCRBY', t.info, 'total_reserves', 1)
+  if job[F_TTR] == 0 then
+    move_state(from, nil)
+    redis.call('HDEL', K_JOBS, member)
+    redis.call('HDEL', K_BODIES, member)
+    job[F_STATE] = 0
+  else
+    move_state(from, RESERVED)
+    job[F_STATE] = RESERVED
+    job[F_DUE] = now + job[F_TTR]
+    redis.call('ZADD', t.reserved, job[F_DUE], member)
+    schedule(t, job[F_DUE])
+    save(member, job)
+  end
+  return reply(member, job, body, now)
+end

@@ -1,10 +1,13 @@
 -- pause.lua stops pops from a topic for a while (0 resumes it now). Pushes,
 -- peeks, deletes and kicks are unaffected, as in beanstalkd's pause-tube.
 -- KEYS: the shared layout (lib.lua) with one topic.
--- ARGV: origin, topic, pause ms.
+-- ARGV: origin, topic, pause ms, '1' to pause a topic not known yet ('' to refuse it).
 -- Returns {'OK', paused until ms (0 when resumed)} or {'NOT_FOUND'} for an unknown topic.
 local t = topic_keys(1, ARGV[2])
-if redis.call('SISMEMBER', K_TOPICS, t.name) == 0 then return {'NOT_FOUND'} end
+if redis.call('SISMEMBER', K_TOPICS, t.name) == 0 then
+  if ARGV[4] ~= '1' then return {'NOT_FOUND'} end
+  redis.call('SADD', K_TOPICS, t.name)
+end
 local ms = tonumber(ARGV[3])
 redis.call('HINCRBY', t.info, 'total_pauses', 1)
 if ms <= 0 then

@@ -23,7 +23,6 @@ type Popped struct {
 // deleted as it is popped. Topics in one bucket are tried in one script; a
 // list spanning buckets takes one script per run of same-bucket topics.
 func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
-	var out Popped
 	pauseWait := time.Duration(-1)
 	for start := 0; start < len(topics); {
 		b := p.keys.bucketOf(topics[start])
@@ -31,40 +30,136 @@ func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
 		for end < len(topics) && p.keys.bucketOf(topics[end]) == b {
 			end++
 		}
-		group := topics[start:end]
-		args := make([]string, 0, 2+len(group))
-		args = append(args, p.opts.Origin, strconv.Itoa(len(group)))
-		args = append(args, group...)
-		reply, err := popScript.Exec(ctx, p.client, p.keys.withTopics(b, group...), args).ToArray()
+		reply, err := p.popScript(ctx, "first", b, topics[start:end])
 		if err != nil {
-			return out, wrapRedis("pop", err)
+			return Popped{}, err
 		}
 		if strAt(reply, 0) == "OK" {
-			job, err := parseJob(reply[2:])
-			if err != nil {
-				return out, fmt.Errorf("pop: %w", err)
-			}
-			p.topicOf.put(job.ID, job.Topic)
-			if job.State == Gone {
-				if err := p.dropAlias(ctx, job.ClientID, job.ID); err != nil {
-					return out, err
-				}
-			}
-			return Popped{Job: job, More: intAt(reply, 1) == 1}, nil
+			return p.popped(ctx, reply)
 		}
-		if w := time.Duration(intAt(reply, 1)) * time.Millisecond; w >= 0 && (pauseWait < 0 || w < pauseWait) {
-			pauseWait = w
-		}
+		pauseWait = minWait(pauseWait, reply)
 		start = end
 	}
-	out.PauseWait = max(pauseWait, 0)
-	return out, nil
+	return Popped{PauseWait: max(pauseWait, 0)}, nil
+}
+
+// PopBest reserves the ready job with the lowest (priority, id) among all the
+// listed topics, as beanstalkd's reserve does. Topics spanning buckets are
+// first peeked bucket by bucket, then the best one's bucket is popped; if
+// another consumer took that job meanwhile, the next best is taken.
+func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
+	groups := map[int][]string{}
+	var order []int
+	for _, t := range topics {
+		b := p.keys.bucketOf(t)
+		if groups[b] == nil {
+			order = append(order, b)
+		}
+		groups[b] = append(groups[b], t)
+	}
+	for range 3 {
+		b, pauseWait := order[0], time.Duration(-1)
+		if len(order) > 1 {
+			var bestPri int64
+			var bestMember string
+			found := false
+			for _, g := range order {
+				reply, err := p.popScript(ctx, "peek", g, groups[g])
+				if err != nil {
+					return Popped{}, err
+				}
+				if strAt(reply, 0) != "PEEK" {
+					pauseWait = minWait(pauseWait, reply)
+					continue
+				}
+				pri, m := intAt(reply, 2), strAt(reply, 3)
+				if !found || pri < bestPri || (pri == bestPri && m < bestMember) {
+					b, bestPri, bestMember, found = g, pri, m, true
+				}
+			}
+			if !found {
+				return Popped{PauseWait: max(pauseWait, 0)}, nil
+			}
+		}
+		reply, err := p.popScript(ctx, "best", b, groups[b])
+		if err != nil {
+			return Popped{}, err
+		}
+		if strAt(reply, 0) == "OK" {
+			return p.popped(ctx, reply)
+		}
+		if len(order) == 1 {
+			return Popped{PauseWait: max(minWait(pauseWait, reply), 0)}, nil
+		}
+	}
+	return Popped{}, nil // lost every race: the caller waits and tries again
+}
+
+func (p *Pool) popScript(ctx context.Context, mode string, b int, group []string) ([]rueidis.RedisMessage, error) {
+	args := make([]string, 0, 3+len(group))
+	args = append(args, p.opts.Origin, mode, strconv.Itoa(len(group)))
+	args = append(args, group...)
+	reply, err := popScript.Exec(ctx, p.client, p.keys.withTopics(b, group...), args).ToArray()
+	return reply, wrapRedis("pop", err)
+}
+
+// popped reads a successful pop's reply.
+func (p *Pool) popped(ctx context.Context, reply []rueidis.RedisMessage) (Popped, error) {
+	job, err := p.reserved(ctx, reply[2:])
+	if err != nil {
+		return Popped{}, fmt.Errorf("pop: %w", err)
+	}
+	return Popped{Job: job, More: intAt(reply, 1) == 1}, nil
+}
+
+// reserved reads a job just reserved: it remembers its topic and, if the
+// reservation deleted it (TTR 0), drops its client id.
+func (p *Pool) reserved(ctx context.Context, r []rueidis.RedisMessage) (*Job, error) {
+	job, err := parseJob(r)
+	if err != nil {
+		return nil, err
+	}
+	p.topicOf.put(job.ID, job.Topic)
+	if job.State == Gone {
+		if err := p.dropAlias(ctx, job.ClientID, job.ID); err != nil {
+			return nil, err
+		}
+	}
+	return job, nil
+}
+
+// minWait folds an EMPTY reply's pause wait into w (-1: none yet).
+func minWait(w time.Duration, reply []rueidis.RedisMessage) time.Duration {
+	if x := time.Duration(intAt(reply, 1)) * time.Millisecond; x >= 0 && (w < 0 || x < w) {
+		return x
+	}
+	return w
+}
+
+// ReserveJob reserves one job by number if it is ready, delayed or buried, in
+// any topic, paused or not (beanstalkd's reserve-job). A reserved job gives
+// ErrNotReserved's StateError.
+func (p *Pool) ReserveJob(ctx context.Context, id uint64) (*Job, error) {
+	reply, _, err := p.onJob(ctx, "reserve", reserveJobScript, id)
+	if err != nil {
+		return nil, err
+	}
+	return p.reserved(ctx, reply[1:])
+}
+
+// DeleteUnreserved removes a job unless it is reserved (a StateError then).
+func (p *Pool) DeleteUnreserved(ctx context.Context, id uint64) error {
+	reply, _, err := p.onJob(ctx, "delete", deleteScript, id, "0", "unreserved")
+	if err != nil {
+		return err
+	}
+	return p.dropAlias(ctx, strAt(reply, 1), id)
 }
 
 // Delete removes a job in any state. With attempt > 0 it is an ack fenced to
 // that delivery: ErrStale if the job was delivered again since.
 func (p *Pool) Delete(ctx context.Context, id uint64, attempt int) error {
-	reply, _, err := p.onJob(ctx, "delete", deleteScript, id, strconv.Itoa(attempt))
+	reply, _, err := p.onJob(ctx, "delete", deleteScript, id, strconv.Itoa(attempt), "")
 	if err != nil {
 		return err
 	}
@@ -179,12 +274,17 @@ func (p *Pool) Kick(ctx context.Context, topic string, n int) (int, error) {
 	return kicked, nil
 }
 
-// Pause stops pops from a topic for d (0 resumes it). ErrNotFound for a topic
-// that holds no job.
-func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration) (until time.Time, err error) {
+// Pause stops pops from a topic for d (0 resumes it). A topic that holds no
+// job gives ErrNotFound, unless create is set (a beanstalkd tube that exists
+// because a connection uses it).
+func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration, create bool) (until time.Time, err error) {
 	b := p.keys.bucketOf(topic)
+	flag := ""
+	if create {
+		flag = "1"
+	}
 	reply, err := pauseScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.opts.Origin, topic, strconv.FormatInt(millis(d), 10)}).ToArray()
+		[]string{p.opts.Origin, topic, strconv.FormatInt(millis(d), 10), flag}).ToArray()
 	if err != nil {
 		return time.Time{}, wrapRedis("pause", err)
 	}

@@ -48,6 +48,7 @@ var (
 	buryScript        = rueidis.NewLuaScript(lua.Source("bury"))
 	touchScript       = rueidis.NewLuaScript(lua.Source("touch"))
 	kickJobScript     = rueidis.NewLuaScript(lua.Source("kick_job"))
+	reserveJobScript  = rueidis.NewLuaScript(lua.Source("reserve_job"))
 	kickScript        = rueidis.NewLuaScript(lua.Source("kick"))
 	tickScript        = rueidis.NewLuaScript(lua.Source("tick"))
 	dueTopicsScript   = rueidis.NewLuaScript(lua.Source("due_topics"))

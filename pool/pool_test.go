@@ -349,11 +349,11 @@ func TestUnknownTopicCacheMiss(t *testing.T) {
 
 func TestPause(t *testing.T) {
 	p, ctx := newPool(t)
-	if _, err := p.Pause(ctx, "nope", time.Second); !errors.Is(err, ErrNotFound) {
+	if _, err := p.Pause(ctx, "nope", time.Second, false); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("pause unknown topic: %v", err)
 	}
 	mustPush(t, p, ctx, NewJob{Topic: "p", Body: "x", TTR: time.Minute})
-	if _, err := p.Pause(ctx, "p", 100*time.Millisecond); err != nil {
+	if _, err := p.Pause(ctx, "p", 100*time.Millisecond, false); err != nil {
 		t.Fatal(err)
 	}
 	got, err := p.Pop(ctx, []string{"p"})
@@ -465,5 +465,57 @@ func TestScriptsSurviveScriptFlush(t *testing.T) {
 	}
 	if j := mustPop(t, p, ctx, "s"); j == nil {
 		t.Fatal("pop after SCRIPT FLUSH got nothing")
+	}
+}
+
+// PopBest takes the lowest (priority, id) across topics, whatever their
+// order and bucket, as beanstalkd's reserve does.
+func TestPopBestAcrossTopics(t *testing.T) {
+	p, ctx := newPool(t)
+	topics := []string{"a", "b", "c", "d", "e", "f"} // spread over the 4 buckets
+	urgent := mustPush(t, p, ctx, NewJob{Topic: "f", Body: "1", Priority: 1, TTR: time.Minute})
+	older := mustPush(t, p, ctx, NewJob{Topic: "a", Body: "2", Priority: 5, TTR: time.Minute})
+	newer := mustPush(t, p, ctx, NewJob{Topic: "c", Body: "3", Priority: 5, TTR: time.Minute})
+	want := []uint64{urgent, older, newer} // priority first, then the lower id
+	if _, err := p.Pause(ctx, "b", time.Hour, false); !errors.Is(err, ErrNotFound) {
+		t.Fatal("paused an unknown topic without create")
+	}
+	mustPush(t, p, ctx, NewJob{Topic: "b", Body: "paused", Priority: 0, TTR: time.Minute})
+	if _, err := p.Pause(ctx, "b", time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range want {
+		got, err := p.PopBest(ctx, topics)
+		if err != nil || got.Job == nil || got.Job.ID != id {
+			t.Fatalf("pop %d: %+v %v, want job %d", i, got.Job, err, id)
+		}
+	}
+	got, err := p.PopBest(ctx, topics)
+	if err != nil || got.Job != nil || got.PauseWait <= 0 {
+		t.Fatalf("with only a paused topic left: %+v %v", got, err)
+	}
+}
+
+func TestReserveJobAndDeleteUnreserved(t *testing.T) {
+	p, ctx := newPool(t)
+	delayed := mustPush(t, p, ctx, NewJob{Topic: "r", Body: "d", Delay: time.Hour, TTR: time.Minute})
+	j, err := p.ReserveJob(ctx, delayed)
+	if err != nil || j.State != Reserved || j.Attempt() != 1 {
+		t.Fatalf("reserve a delayed job: %+v %v", j, err)
+	}
+	if _, err := p.ReserveJob(ctx, delayed); !errors.Is(err, ErrNotReserved) {
+		t.Fatalf("reserve a reserved job: %v", err)
+	}
+	if err := p.DeleteUnreserved(ctx, delayed); !errors.Is(err, ErrNotReserved) {
+		t.Fatalf("delete-unreserved of a reserved job: %v", err)
+	}
+	if _, err := p.Pause(ctx, "fresh", time.Second, true); err != nil {
+		t.Fatalf("pause with create: %v", err)
+	}
+	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+		t.Fatalf("check: %v %v", problems, err)
+	}
+	if err := p.Delete(ctx, delayed, 1); err != nil {
+		t.Fatal(err)
 	}
 }

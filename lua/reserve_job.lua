@@ -1,0 +1,15 @@
+-- reserve_job.lua reserves one job by id, whatever its topic and whether the
+-- topic is paused, if it is ready, delayed or buried (beanstalkd's reserve-job).
+-- KEYS: the shared layout (lib.lua) with the job's topic.
+-- ARGV: origin, member, topic.
+-- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE', 3} when it is reserved.
+local member = ARGV[2]
+local t = topic_keys(1, ARGV[3])
+local job, err = fetch(member, ARGV[3], 0)
+if not job then return err end
+local from = job[F_STATE]
+if from == RESERVED then return {'STATE', from} end
+remove_from_state(t, member, job)
+local r = reserve(t, member, job, from, now_ms())
+table.insert(r, 1, 'OK')
+return r
