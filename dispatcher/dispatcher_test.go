@@ -249,7 +249,7 @@ func TestThousandWaitersBoundedConnections(t *testing.T) {
 func TestPausedTopicWakesWaiterWhenItResumes(t *testing.T) {
 	b := broker(t)
 	push(t, b, pool.NewJob{Topic: "p", Body: "x", TTR: time.Minute})
-	if _, err := b.Dispatcher.Pause(context.Background(), "p", 300*time.Millisecond); err != nil {
+	if _, err := b.Dispatcher.Pause(context.Background(), "p", 300*time.Millisecond, false); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -74,13 +74,25 @@ func (d *Dispatcher) validate(j pool.NewJob) error {
 // a timeout it waits for one (no Redis connection is held while waiting) and
 // returns nil, nil when the time is up.
 func (d *Dispatcher) Pop(ctx context.Context, topics []string, timeout time.Duration) (*pool.Job, error) {
+	return d.wait(ctx, topics, timeout, d.pool.Pop)
+}
+
+// Reserve is Pop in beanstalkd's order: the ready job with the lowest
+// (priority, id) among all the topics, whatever their order.
+func (d *Dispatcher) Reserve(ctx context.Context, topics []string, timeout time.Duration) (*pool.Job, error) {
+	return d.wait(ctx, topics, timeout, d.pool.PopBest)
+}
+
+// wait runs a pop, waiting up to timeout for a job when there is none.
+func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Duration,
+	pop func(context.Context, []string) (pool.Popped, error)) (*pool.Job, error) {
 	topics, err := d.checkTopics(topics)
 	if err != nil {
 		return nil, err
 	}
 	timeout = min(timeout, d.opts.MaxPopTimeout)
 	if timeout <= 0 {
-		got, err := d.pool.Pop(ctx, topics)
+		got, err := pop(ctx, topics)
 		if err == nil && got.More {
 			d.waiters.notify(got.Job.Topic, 1)
 		}
@@ -102,7 +114,7 @@ func (d *Dispatcher) Pop(ctx context.Context, topics []string, timeout time.Dura
 		if err := d.mark(ctx, topics, false); err != nil {
 			return nil, err
 		}
-		got, err := d.pool.Pop(ctx, topics)
+		got, err := pop(ctx, topics)
 		if err != nil {
 			return nil, err
 		}
@@ -174,6 +186,26 @@ func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
 // Delete removes a job in any state.
 func (d *Dispatcher) Delete(ctx context.Context, id string) error { return d.Ack(ctx, id, 0) }
 
+// DeleteUnreserved removes a job unless it is reserved (then a
+// pool.StateError), as beanstalkd's delete does for a job another
+// connection holds.
+func (d *Dispatcher) DeleteUnreserved(ctx context.Context, id string) error {
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
+		return err
+	}
+	return d.pool.DeleteUnreserved(ctx, n)
+}
+
+// ReserveJob reserves one ready, delayed or buried job by id, in any topic.
+func (d *Dispatcher) ReserveJob(ctx context.Context, id string) (*pool.Job, error) {
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return d.pool.ReserveJob(ctx, n)
+}
+
 // Release gives a reserved job back, ready now or after delay, with a new
 // priority or pool.KeepPriority.
 func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri int64, delay time.Duration) error {
@@ -239,12 +271,13 @@ func (d *Dispatcher) Kick(ctx context.Context, topic string, n int) (int, error)
 	return kicked, err
 }
 
-// Pause stops pops from a topic for dur; 0 resumes it now.
-func (d *Dispatcher) Pause(ctx context.Context, topic string, dur time.Duration) (time.Time, error) {
+// Pause stops pops from a topic for dur; 0 resumes it now. A topic that holds
+// no job gives pool.ErrNotFound unless create is set.
+func (d *Dispatcher) Pause(ctx context.Context, topic string, dur time.Duration, create bool) (time.Time, error) {
 	if err := pool.ValidateTopic(topic); err != nil {
 		return time.Time{}, err
 	}
-	until, err := d.pool.Pause(ctx, topic, dur, false)
+	until, err := d.pool.Pause(ctx, topic, dur, create)
 	if err == nil && until.IsZero() {
 		d.waiters.notify(topic, d.waiters.len())
 	}

@@ -97,7 +97,7 @@ func (s *Server) pause(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if _, err := s.d.Pause(c, c.Param("topic"), d); err != nil {
+	if _, err := s.d.Pause(c, c.Param("topic"), d, false); err != nil {
 		s.fail(c, err)
 		return
 	}
