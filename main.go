@@ -2,7 +2,7 @@
 // over HTTP, consumers pop, work and ack them, and Redis keeps every job, so
 // brokers are stateless and several can share one Redis.
 //
-//	gmq start [-c conf.ini] [--http ADDR] [--redis URL]
+//	gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--redis URL]
 //	gmq version
 package main
 
@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gmq/gmq/beanstalk"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/pool"
@@ -31,7 +32,7 @@ import (
 var version = "0.1.0-dev"
 
 const usage = `usage:
-  gmq start [-c conf.ini] [--http ADDR] [--redis URL]   run the broker
+  gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--redis URL]   run the broker
   gmq version                                          print the version
 `
 
@@ -59,6 +60,7 @@ func start(args []string) error {
 	confPath := flags.String("c", "", "configuration file (conf.ini); defaults apply without one")
 	httpAddr := flags.String("http", "", "HTTP listen address, overriding [server] http")
 	redisURL := flags.String("redis", "", "Redis URL, overriding [redis] url")
+	beanstalkAddr := flags.String("beanstalk", "", "beanstalkd protocol listen address, overriding [beanstalk] addr")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func start(args []string) error {
 			return err
 		}
 	}
-	for name, v := range map[string]string{"server.http": *httpAddr, "redis.url": *redisURL} {
+	for name, v := range map[string]string{"server.http": *httpAddr, "redis.url": *redisURL, "beanstalk.addr": *beanstalkAddr} {
 		if v != "" {
 			if err := cfg.Set(name, v); err != nil {
 				return fmt.Errorf("flag: %w", err)
@@ -106,6 +108,15 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
 	}
+	var bs *beanstalk.Server
+	var bln net.Listener
+	if cfg.BeanstalkAddr != "" {
+		if bln, err = net.Listen("tcp", cfg.BeanstalkAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("listen on %s: %w", cfg.BeanstalkAddr, err)
+		}
+		bs = beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Version: version, Log: log})
+	}
 	// Long polls end with the shutdown timeout at the latest: their context
 	// is the request's, cancelled by Shutdown's deadline via BaseContext.
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
@@ -116,16 +127,36 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	dctx, stopDispatcher := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { d.Run(dctx) })
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	wg.Go(func() { serveErr <- srv.Serve(ln) })
-	log.Info("gmq started", "version", version, "http", ln.Addr().String(), "redis", cfg.RedisURL,
-		"buckets", cfg.Buckets, "origin", origin)
+	if bs != nil {
+		wg.Go(func() {
+			if err := bs.Serve(bln); err != nil {
+				serveErr <- fmt.Errorf("beanstalk server: %w", err)
+			}
+		})
+	}
+	log.Info("gmq started", "version", version, "http", ln.Addr().String(), "beanstalk", cfg.BeanstalkAddr,
+		"redis", cfg.RedisURL, "buckets", cfg.Buckets, "origin", origin)
 
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down", "grace", cfg.ShutdownTimeout)
-	case err = <-serveErr:
-		err = fmt.Errorf("http server: %w", err)
+	drain := make(chan os.Signal, 1)
+	signal.Notify(drain, syscall.SIGUSR1)
+	defer signal.Stop(drain)
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("shutting down", "grace", cfg.ShutdownTimeout)
+			break wait
+		case err = <-serveErr:
+			err = fmt.Errorf("serve: %w", err)
+			break wait
+		case <-drain:
+			if bs != nil {
+				log.Info("draining: puts are refused from now on (SIGUSR1)")
+				bs.Drain()
+			}
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
@@ -135,6 +166,9 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}()
 	if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, context.DeadlineExceeded) {
 		log.Warn("http shutdown", "err", serr)
+	}
+	if bs != nil {
+		bs.Close() // connections' reserved jobs go back to ready
 	}
 	stopDispatcher()
 	wg.Wait()

@@ -36,6 +36,9 @@ type Config struct {
 
 	TickBatch      int           // [bucket] batch: due jobs one script moves
 	BucketMaxSleep time.Duration // [bucket] max_sleep
+
+	BeanstalkAddr string // [beanstalk] addr: beanstalkd protocol listen address ("" turns it off)
+	MaxJobSize    int    // [beanstalk] max_job_size: bytes, beanstalkd's -z
 }
 
 // Default returns the configuration used for every key conf.ini leaves out.
@@ -56,6 +59,8 @@ func Default() Config {
 		MaxBatch:        1000,
 		TickBatch:       100,
 		BucketMaxSleep:  time.Second,
+		BeanstalkAddr:   "127.0.0.1:11300",
+		MaxJobSize:      65535,
 	}
 }
 
@@ -89,6 +94,14 @@ func (c *Config) settings() []setting {
 		{"jobs", "max_batch", intTo(&c.MaxBatch, 1, 100_000)},
 		{"bucket", "batch", intTo(&c.TickBatch, 1, 100_000)},
 		{"bucket", "max_sleep", durationTo(&c.BucketMaxSleep, time.Millisecond, time.Minute)},
+		{"beanstalk", "addr", func(c *Config, v string) error {
+			c.BeanstalkAddr = v
+			if v == "" {
+				return nil
+			}
+			return checkAddr(v)
+		}},
+		{"beanstalk", "max_job_size", intTo(&c.MaxJobSize, 1, 64<<20)},
 	}
 }
 
@@ -103,7 +116,7 @@ func Load(path string) (Config, error) {
 	if err := c.apply(f); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
-	return c, nil
+	return c, c.validate()
 }
 
 // Parse reads conf.ini text over the defaults (for tests and fuzzing).
@@ -113,7 +126,19 @@ func Parse(text []byte) (Config, error) {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	c := Default()
-	return c, c.apply(f)
+	if err := c.apply(f); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+// validate checks what no single key can: a job that beanstalkd's protocol
+// accepts must fit the store's body limit.
+func (c *Config) validate() error {
+	if c.BeanstalkAddr != "" && c.MaxJobSize > c.MaxBody {
+		return fmt.Errorf("[beanstalk] max_job_size = %d is over [jobs] max_body = %d", c.MaxJobSize, c.MaxBody)
+	}
+	return nil
 }
 
 func (c *Config) apply(f *ini.File) error {

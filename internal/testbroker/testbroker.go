@@ -6,11 +6,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/beanstalk"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/internal/redistest"
@@ -26,6 +28,9 @@ type Broker struct {
 	Dispatcher *dispatcher.Dispatcher
 	HTTP       *httptest.Server
 	URL        string // base URL of the HTTP API
+	Beanstalk  *beanstalk.Server
+	// BeanstalkAddr is where the beanstalkd protocol listens.
+	BeanstalkAddr string
 }
 
 var origins struct {
@@ -67,14 +72,29 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 	api := web.New(d, web.Options{Version: "test", MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout, Log: log})
 	hs := httptest.NewServer(api.Handler())
+	bs := beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Version: "test", Log: log})
+	bln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() {
+		if err := bs.Serve(bln); err != nil {
+			t.Errorf("beanstalk server: %v", err)
+		}
+		close(served)
+	}()
 	t.Cleanup(func() {
+		bs.Close()
+		<-served
 		hs.CloseClientConnections()
 		hs.Close()
 		cancel()
 		<-done
 		client.Close()
 	})
-	return &Broker{Client: client, Pool: p, Dispatcher: d, HTTP: hs, URL: hs.URL}
+	return &Broker{Client: client, Pool: p, Dispatcher: d, HTTP: hs, URL: hs.URL,
+		Beanstalk: bs, BeanstalkAddr: bln.Addr().String()}
 }
 
 // testWriter routes the broker's log to the test's log.

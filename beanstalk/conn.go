@@ -1,0 +1,492 @@
+package beanstalk
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"net"
+
+	"github.com/gmq/gmq/pool"
+)
+
+// reservation is a job this connection reserved.
+type reservation struct {
+	attempt  int           // the delivery, so acts on a later redelivery are refused
+	ttr      time.Duration // to renew the deadline on touch
+	deadline time.Time     // on this machine's clock
+}
+
+// conn is one client connection. A reader goroutine frames requests; serve
+// runs them in order, so commands pipelined behind a blocking reserve wait for
+// it, and a hang-up cancels the reserve.
+type conn struct {
+	s        *Server
+	nc       net.Conn
+	w        *bufio.Writer
+	ctx      context.Context
+	hangUp   context.CancelFunc
+	use      string
+	watch    []string
+	reserved map[uint64]reservation
+	producer bool
+	worker   bool
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &conn{s: s, nc: nc, w: bufio.NewWriter(nc), ctx: ctx, hangUp: cancel,
+		use: "default", watch: []string{"default"}, reserved: map[uint64]reservation{}}
+}
+
+// serve runs the connection until the client hangs up or quits, then gives
+// its reserved jobs back.
+func (c *conn) serve() {
+	requests := make(chan request)
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer close(requests)
+		defer c.hangUp()
+		r := bufio.NewReaderSize(c.nc, 64<<10)
+		for {
+			req, err := readRequest(r, c.s.opts.MaxJobSize)
+			if err != nil {
+				return
+			}
+			select {
+			case requests <- req:
+			case <-c.ctx.Done():
+				return
+			}
+		}
+	}()
+	for req := range requests {
+		if !c.handle(req) {
+			break
+		}
+		if len(requests) == 0 {
+			if err := c.w.Flush(); err != nil {
+				break
+			}
+		}
+	}
+	c.hangUp()
+	c.nc.Close()
+	<-readerDone
+	c.releaseAll()
+	c.s.closeConn(c)
+}
+
+// releaseAll gives back every job the connection still holds, at once, as
+// beanstalkd does when a connection closes.
+func (c *conn) releaseAll() {
+	for id, r := range c.reserved {
+		ctx, cancel := c.s.ctx(context.Background())
+		err := c.s.d.Release(ctx, strconv.FormatUint(id, 10), r.attempt, pool.KeepPriority, 0)
+		cancel()
+		if err != nil && !errors.Is(err, pool.ErrStale) && !errors.Is(err, pool.ErrNotReserved) && !errors.Is(err, pool.ErrNotFound) {
+			c.s.log.Warn("beanstalk: giving back a job of a closed connection failed; its TTR will",
+				"id", id, "err", err)
+		}
+	}
+}
+
+func (c *conn) reply(s string) { c.w.WriteString(s) }
+
+func (c *conn) replyf(format string, args ...any) { fmt.Fprintf(c.w, format, args...) }
+
+// replyJob sends "WORD id bytes\r\nbody\r\n".
+func (c *conn) replyJob(word string, j *pool.Job) {
+	c.replyf("%s %d %d\r\n", word, j.ID, len(j.Body))
+	c.w.WriteString(j.Body)
+	c.w.WriteString("\r\n")
+}
+
+// fail answers a store error: NOT_FOUND for the expected outcomes, else
+// INTERNAL_ERROR with the cause in the log.
+func (c *conn) fail(err error) {
+	if errors.Is(err, pool.ErrNotFound) || errors.Is(err, pool.ErrStale) || errors.Is(err, pool.ErrNotReserved) {
+		c.reply(msgNotFound)
+		return
+	}
+	c.s.log.Warn("beanstalk: command failed", "err", err)
+	c.reply(msgInternalError)
+}
+
+// handle runs one request; false closes the connection.
+func (c *conn) handle(req request) bool {
+	if req.reply != "" {
+		c.reply(req.reply)
+		return true
+	}
+	cmd := req.cmd
+	if cmd.op == opQuit {
+		return false
+	}
+	c.s.count(cmd.stat)
+	ctx, cancel := c.s.ctx(c.ctx)
+	defer cancel()
+	switch cmd.op {
+	case opPut:
+		c.put(ctx, cmd, req.body)
+	case opReserve:
+		c.reserve(-1)
+	case opReserveTimeout:
+		c.reserve(cmd.n)
+	case opReserveJob:
+		c.reserveJob(ctx, cmd.id)
+	case opDelete:
+		c.delete(ctx, cmd.id)
+	case opRelease:
+		c.release(ctx, cmd)
+	case opBury:
+		c.bury(ctx, cmd)
+	case opTouch:
+		c.touch(ctx, cmd.id)
+	case opPeekJob:
+		c.peekJob(ctx, cmd.id)
+	case opPeekReady:
+		c.peekTube(ctx, pool.Ready)
+	case opPeekDelayed:
+		c.peekTube(ctx, pool.Delayed)
+	case opPeekBuried:
+		c.peekTube(ctx, pool.Buried)
+	case opKick:
+		c.kick(ctx, cmd.n)
+	case opKickJob:
+		c.kickJob(ctx, cmd.id)
+	case opUse:
+		c.useTube(cmd.tube)
+	case opWatch:
+		c.watchTube(cmd.tube)
+	case opIgnore:
+		c.ignoreTube(cmd.tube)
+	case opListTubeUsed:
+		c.replyf("USING %s\r\n", c.use)
+	case opListTubesWatched:
+		c.replyYAMLList(c.watch)
+	case opListTubes:
+		c.listTubes(ctx)
+	case opStats:
+		c.stats(ctx)
+	case opStatsJob:
+		c.statsJob(ctx, cmd.id)
+	case opStatsTube:
+		c.statsTube(ctx, cmd.tube)
+	case opPauseTube:
+		c.pauseTube(ctx, cmd.tube, cmd.delay)
+	default:
+		c.reply(msgUnknownCommand)
+	}
+	return true
+}
+
+func (c *conn) put(ctx context.Context, cmd command, body []byte) {
+	if c.s.draining.Load() {
+		c.reply(msgDraining)
+		return
+	}
+	c.producer = true
+	ttr := max(cmd.ttr, 1) // beanstalkd's minimum TTR
+	id, err := c.s.d.Push(ctx, pool.NewJob{Topic: c.use, Body: string(body), Priority: cmd.pri,
+		Delay: time.Duration(cmd.delay) * time.Second, TTR: time.Duration(ttr) * time.Second})
+	if err != nil {
+		c.s.log.Warn("beanstalk: put failed", "err", err)
+		c.reply(msgInternalError)
+		return
+	}
+	c.replyf("INSERTED %d\r\n", id)
+}
+
+// safetyMargin is beanstalkd's: in the last second before a reservation runs
+// out, reserve answers DEADLINE_SOON instead of waiting.
+const safetyMargin = time.Second
+
+// soonest is the earliest deadline of this connection's live reservations;
+// those past their deadline went back to ready and are forgotten.
+func (c *conn) soonest() (time.Time, bool) {
+	now := time.Now()
+	var first time.Time
+	for id, r := range c.reserved {
+		if !r.deadline.After(now) {
+			delete(c.reserved, id)
+			continue
+		}
+		if first.IsZero() || r.deadline.Before(first) {
+			first = r.deadline
+		}
+	}
+	return first, !first.IsZero()
+}
+
+// reserve waits up to timeout seconds (negative: forever) for a job of a
+// watched tube.
+func (c *conn) reserve(timeout int64) {
+	c.worker = true
+	if d, ok := c.soonest(); ok && time.Until(d) <= safetyMargin {
+		// In the margin already: a ready job is still handed out, else DEADLINE_SOON.
+		if j, done := c.tryReserve(0); !done {
+			return
+		} else if j == nil {
+			c.reply(msgDeadlineSoon)
+		}
+		return
+	}
+	var deadline time.Time
+	if timeout >= 0 {
+		deadline = time.Now().Add(time.Duration(timeout) * time.Second)
+	}
+	c.setWaiting(1)
+	defer c.setWaiting(-1)
+	for {
+		wait := time.Hour
+		if !deadline.IsZero() {
+			wait = time.Until(deadline)
+		}
+		margin, hasMargin := c.soonest()
+		if hasMargin {
+			wait = min(wait, time.Until(margin)-safetyMargin)
+		}
+		j, ok := c.tryReserve(max(wait, 0))
+		if !ok || j != nil {
+			return
+		}
+		if hasMargin && time.Until(margin) <= safetyMargin {
+			c.reply(msgDeadlineSoon)
+			return
+		}
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			c.reply(msgTimedOut)
+			return
+		}
+	}
+}
+
+// tryReserve reserves a job of the watched tubes within wait and answers
+// RESERVED; it returns the job (nil if none came) and false if the
+// connection must stop (hung up, or the store failed and was answered).
+func (c *conn) tryReserve(wait time.Duration) (*pool.Job, bool) {
+	ctx, cancel := context.WithTimeout(c.ctx, wait+requestTimeout)
+	defer cancel()
+	j, err := c.s.d.Reserve(ctx, c.watch, wait)
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return nil, false
+		}
+		c.fail(err)
+		return nil, false
+	}
+	if j != nil {
+		c.hold(j)
+		c.replyJob("RESERVED", j)
+	}
+	return j, true
+}
+
+// hold records a job this connection reserved.
+func (c *conn) hold(j *pool.Job) {
+	if j.State == pool.Reserved {
+		c.reserved[j.ID] = reservation{attempt: j.Attempt(), ttr: j.TTR, deadline: time.Now().Add(j.TimeLeft())}
+	}
+}
+
+func (c *conn) setWaiting(delta int) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	c.s.waiting += delta
+	for _, t := range c.watch {
+		c.s.ref(t, func(r *tubeRefs) { r.waiting += delta })
+	}
+}
+
+func (c *conn) reserveJob(ctx context.Context, id uint64) {
+	j, err := c.s.d.ReserveJob(ctx, strconv.FormatUint(id, 10))
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.worker = true
+	c.hold(j)
+	c.replyJob("RESERVED", j)
+}
+
+func (c *conn) delete(ctx context.Context, id uint64) {
+	sid := strconv.FormatUint(id, 10)
+	var err error
+	if r, ok := c.reserved[id]; ok {
+		delete(c.reserved, id)
+		err = c.s.d.Ack(ctx, sid, r.attempt)
+	} else {
+		err = c.s.d.DeleteUnreserved(ctx, sid) // a job reserved by another connection stays
+	}
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.reply("DELETED\r\n")
+}
+
+// held returns this connection's reservation of a job, or answers NOT_FOUND.
+func (c *conn) held(id uint64) (reservation, bool) {
+	r, ok := c.reserved[id]
+	if !ok {
+		c.reply(msgNotFound)
+	}
+	return r, ok
+}
+
+func (c *conn) release(ctx context.Context, cmd command) {
+	r, ok := c.held(cmd.id)
+	if !ok {
+		return
+	}
+	delete(c.reserved, cmd.id)
+	err := c.s.d.Release(ctx, strconv.FormatUint(cmd.id, 10), r.attempt, int64(cmd.pri), time.Duration(cmd.delay)*time.Second)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.reply("RELEASED\r\n")
+}
+
+func (c *conn) bury(ctx context.Context, cmd command) {
+	r, ok := c.held(cmd.id)
+	if !ok {
+		return
+	}
+	delete(c.reserved, cmd.id)
+	if err := c.s.d.Bury(ctx, strconv.FormatUint(cmd.id, 10), r.attempt, int64(cmd.pri)); err != nil {
+		c.fail(err)
+		return
+	}
+	c.reply("BURIED\r\n")
+}
+
+func (c *conn) touch(ctx context.Context, id uint64) {
+	r, ok := c.held(id)
+	if !ok {
+		return
+	}
+	if _, err := c.s.d.Touch(ctx, strconv.FormatUint(id, 10), r.attempt); err != nil {
+		delete(c.reserved, id)
+		c.fail(err)
+		return
+	}
+	r.deadline = time.Now().Add(r.ttr)
+	c.reserved[id] = r
+	c.reply("TOUCHED\r\n")
+}
+
+func (c *conn) peekJob(ctx context.Context, id uint64) {
+	j, err := c.s.d.Peek(ctx, strconv.FormatUint(id, 10))
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.replyJob("FOUND", j)
+}
+
+func (c *conn) peekTube(ctx context.Context, st pool.State) {
+	j, err := c.s.d.PeekTopic(ctx, c.use, st)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.replyJob("FOUND", j)
+}
+
+func (c *conn) kick(ctx context.Context, n int64) {
+	kicked, err := c.s.d.Kick(ctx, c.use, int(n))
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.replyf("KICKED %d\r\n", kicked)
+}
+
+func (c *conn) kickJob(ctx context.Context, id uint64) {
+	if err := c.s.d.KickJob(ctx, strconv.FormatUint(id, 10)); err != nil {
+		c.fail(err)
+		return
+	}
+	c.reply("KICKED\r\n")
+}
+
+func (c *conn) useTube(tube string) {
+	c.s.mu.Lock()
+	c.s.ref(c.use, func(r *tubeRefs) { r.using-- })
+	c.s.ref(tube, func(r *tubeRefs) { r.using++ })
+	c.s.mu.Unlock()
+	c.use = tube
+	c.replyf("USING %s\r\n", tube)
+}
+
+func (c *conn) watchTube(tube string) {
+	if !c.watching(tube) {
+		c.watch = append(c.watch, tube)
+		c.s.mu.Lock()
+		c.s.ref(tube, func(r *tubeRefs) { r.watching++ })
+		c.s.mu.Unlock()
+	}
+	c.replyf("WATCHING %d\r\n", len(c.watch))
+}
+
+func (c *conn) ignoreTube(tube string) {
+	for i, t := range c.watch {
+		if t != tube {
+			continue
+		}
+		if len(c.watch) < 2 {
+			c.reply(msgNotIgnored)
+			return
+		}
+		c.watch = append(c.watch[:i:i], c.watch[i+1:]...)
+		c.s.mu.Lock()
+		c.s.ref(tube, func(r *tubeRefs) { r.watching-- })
+		c.s.mu.Unlock()
+		break
+	}
+	c.replyf("WATCHING %d\r\n", len(c.watch))
+}
+
+func (c *conn) watching(tube string) bool {
+	for _, t := range c.watch {
+		if t == tube {
+			return true
+		}
+	}
+	return false
+}
+
+// tubeExists: a tube exists while a job or a connection refers to it.
+func (c *conn) tubeExists(ctx context.Context, tube string) (bool, error) {
+	if _, ok := c.s.refs(tube); ok {
+		return true, nil
+	}
+	_, err := c.s.d.TopicStats(ctx, tube)
+	if errors.Is(err, pool.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (c *conn) pauseTube(ctx context.Context, tube string, secs uint32) {
+	ok, err := c.tubeExists(ctx, tube)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if !ok {
+		c.reply(msgNotFound)
+		return
+	}
+	if _, err := c.s.d.Pause(ctx, tube, time.Duration(secs)*time.Second, true); err != nil {
+		c.fail(err)
+		return
+	}
+	c.reply("PAUSED\r\n")
+}

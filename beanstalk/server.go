@@ -1,0 +1,175 @@
+// Package beanstalk speaks beanstalkd's wire protocol (as of 1.12) over the
+// dispatcher, so existing beanstalkd clients work with gmq unchanged, and a
+// job put here can be popped over HTTP and the other way round. It owns the
+// connections: the tube each uses and watches, the jobs each has reserved, and
+// the per-server command counters; the jobs themselves live in the store.
+package beanstalk
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gmq/gmq/dispatcher"
+)
+
+// Options configure the protocol server.
+type Options struct {
+	MaxJobSize int    // bytes; beanstalkd's default is 65535
+	Version    string // reported by stats
+	Log        *slog.Logger
+}
+
+// Server serves beanstalkd's protocol. Serve it on a listener; Close it once.
+type Server struct {
+	d        *dispatcher.Dispatcher
+	opts     Options
+	log      *slog.Logger
+	started  time.Time
+	draining atomic.Bool
+	instance string
+
+	mu         sync.Mutex
+	ln         net.Listener
+	conns      map[*conn]struct{}
+	tubes      map[string]*tubeRefs // tubes used, watched or waited on by connections here
+	totalConns int64
+	counters   map[string]int64 // cmd-* counters
+	waiting    int              // connections waiting in a reserve
+	closed     bool
+	wg         sync.WaitGroup
+}
+
+// tubeRefs counts a tube's references from this server's connections.
+type tubeRefs struct{ using, watching, waiting int }
+
+// New returns a protocol server over d.
+func New(d *dispatcher.Dispatcher, opts Options) *Server {
+	if opts.MaxJobSize <= 0 {
+		opts.MaxJobSize = 65535
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{d: d, opts: opts, log: opts.Log, started: time.Now(), instance: newInstanceID(),
+		conns: map[*conn]struct{}{}, tubes: map[string]*tubeRefs{}, counters: map[string]int64{}}
+}
+
+// Serve accepts connections until Close; it returns nil after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ln.Close()
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		if tcp, ok := nc.(*net.TCPConn); ok {
+			// Clients that write a command and its body separately would
+			// otherwise stall on Nagle and delayed ACKs.
+			_ = tcp.SetNoDelay(true) // an option that cannot be set leaves the connection usable
+		}
+		s.start(nc)
+	}
+}
+
+func (s *Server) start(nc net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		nc.Close()
+		return
+	}
+	c := newConn(s, nc)
+	s.conns[c] = struct{}{}
+	s.totalConns++
+	s.ref("default", func(r *tubeRefs) { r.using++; r.watching++ })
+	s.wg.Go(c.serve)
+}
+
+// Close stops accepting, closes every connection (their reserved jobs go back
+// to ready) and waits for them.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// Drain makes every put answer DRAINING from now on (beanstalkd's SIGUSR1).
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// ref changes a tube's reference counts, under s.mu, forgetting it at zero.
+func (s *Server) ref(tube string, change func(*tubeRefs)) {
+	r := s.tubes[tube]
+	if r == nil {
+		r = &tubeRefs{}
+		s.tubes[tube] = r
+	}
+	change(r)
+	if *r == (tubeRefs{}) {
+		delete(s.tubes, tube)
+	}
+}
+
+func (s *Server) refs(tube string) (tubeRefs, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.tubes[tube]
+	if !ok {
+		return tubeRefs{}, false
+	}
+	return *r, true
+}
+
+func (s *Server) count(stat string) {
+	if stat == "" {
+		return
+	}
+	s.mu.Lock()
+	s.counters[stat]++
+	s.mu.Unlock()
+}
+
+func (s *Server) closeConn(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	s.ref(c.use, func(r *tubeRefs) { r.using-- })
+	for _, t := range c.watch {
+		s.ref(t, func(r *tubeRefs) { r.watching-- })
+	}
+}
+
+// requestTimeout bounds the store calls a command makes.
+const requestTimeout = 5 * time.Second
+
+func (s *Server) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, requestTimeout)
+}

@@ -1,0 +1,205 @@
+package beanstalk
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gmq/gmq/pool"
+)
+
+// replyYAML sends "OK <bytes>\r\n" and the YAML document.
+func (c *conn) replyYAML(doc string) {
+	c.replyf("OK %d\r\n%s\r\n", len(doc), doc)
+}
+
+func (c *conn) replyYAMLList(names []string) {
+	var b strings.Builder
+	b.WriteString("---\n")
+	for _, n := range names {
+		b.WriteString("- " + n + "\n")
+	}
+	c.replyYAML(b.String())
+}
+
+// yaml builds a "key: value" document in the order the keys are added.
+type yaml struct{ b strings.Builder }
+
+func newYAML() *yaml {
+	y := &yaml{}
+	y.b.WriteString("---\n")
+	return y
+}
+
+func (y *yaml) add(key string, v any) *yaml {
+	fmt.Fprintf(&y.b, "%s: %v\n", key, v)
+	return y
+}
+
+func (y *yaml) String() string { return y.b.String() }
+
+// allTubes is every tube that exists: "default", those holding jobs, those a
+// connection here refers to. "default" comes first, the rest by name.
+func (c *conn) allTubes(ctx context.Context) ([]pool.TopicStats, []string, error) {
+	stats, _, err := c.s.d.Topics(ctx, 0, math.MaxInt32)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]bool{"default": true}
+	names := []string{}
+	for _, t := range stats {
+		seen[t.Name] = true
+		if t.Name != "default" {
+			names = append(names, t.Name)
+		}
+	}
+	c.s.mu.Lock()
+	for t := range c.s.tubes {
+		if !seen[t] {
+			seen[t] = true
+			names = append(names, t)
+		}
+	}
+	c.s.mu.Unlock()
+	slices.Sort(names)
+	return stats, append([]string{"default"}, names...), nil
+}
+
+func (c *conn) listTubes(ctx context.Context) {
+	_, names, err := c.allTubes(ctx)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.replyYAMLList(names)
+}
+
+func secs(d time.Duration) int64 { return int64(d / time.Second) }
+
+func (c *conn) statsJob(ctx context.Context, id uint64) {
+	j, err := c.s.d.Peek(ctx, strconv.FormatUint(id, 10))
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.replyYAML(newYAML().
+		add("id", j.ID).add("tube", j.Topic).add("state", j.State).add("pri", j.Priority).
+		add("age", secs(j.Age())).add("delay", secs(j.Delay)).add("ttr", secs(j.TTR)).
+		add("time-left", secs(j.TimeLeft())).add("file", 0).add("reserves", j.Reserves).
+		add("timeouts", j.Timeouts).add("releases", j.Releases).add("buries", j.Buries).
+		add("kicks", j.Kicks).String())
+}
+
+func (c *conn) statsTube(ctx context.Context, tube string) {
+	t, err := c.s.d.TopicStats(ctx, tube)
+	refs, referenced := c.s.refs(tube)
+	if errors.Is(err, pool.ErrNotFound) && referenced {
+		t, err = pool.TopicStats{Name: tube}, nil // used or watched here, no job yet
+	}
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.replyYAML(newYAML().
+		add("name", t.Name).add("current-jobs-urgent", t.Urgent).add("current-jobs-ready", t.Ready).
+		add("current-jobs-reserved", t.Reserved).add("current-jobs-delayed", t.Delayed).
+		add("current-jobs-buried", t.Buried).add("total-jobs", t.Jobs).
+		add("current-using", refs.using).add("current-watching", refs.watching).
+		add("current-waiting", refs.waiting).add("cmd-delete", t.Deletes).
+		add("cmd-pause-tube", t.Pauses).add("pause", secs(t.Pause)).
+		add("pause-time-left", secs(t.PauseLeft())).String())
+}
+
+// cmdStats are the cmd-* counters stats prints, in beanstalkd's order.
+var cmdStats = []string{"cmd-put", "cmd-peek", "cmd-peek-ready", "cmd-peek-delayed", "cmd-peek-buried",
+	"cmd-reserve", "cmd-reserve-with-timeout", "cmd-delete", "cmd-release", "cmd-use", "cmd-watch",
+	"cmd-ignore", "cmd-bury", "cmd-kick", "cmd-touch", "cmd-stats", "cmd-stats-job", "cmd-stats-tube",
+	"cmd-list-tubes", "cmd-list-tube-used", "cmd-list-tubes-watched", "cmd-pause-tube"}
+
+func (c *conn) stats(ctx context.Context) {
+	st, err := c.s.d.Stats(ctx)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	topics, names, err := c.allTubes(ctx)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	var urgent int64
+	for _, t := range topics {
+		urgent += t.Urgent
+	}
+	y := newYAML().add("current-jobs-urgent", urgent).add("current-jobs-ready", st.Ready).
+		add("current-jobs-reserved", st.Reserved).add("current-jobs-delayed", st.Delayed).
+		add("current-jobs-buried", st.Buried)
+	c.s.mu.Lock()
+	for _, k := range cmdStats {
+		y.add(k, c.s.counters[k])
+	}
+	conns, producers, workers := len(c.s.conns), 0, 0
+	for other := range c.s.conns {
+		if other.producer {
+			producers++
+		}
+		if other.worker {
+			workers++
+		}
+	}
+	waiting, total := c.s.waiting, c.s.totalConns
+	c.s.mu.Unlock()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		c.s.log.Warn("beanstalk: getrusage", "err", err)
+	}
+	var un syscall.Utsname
+	if err := syscall.Uname(&un); err != nil {
+		c.s.log.Warn("beanstalk: uname", "err", err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	y.add("job-timeouts", st.Timeouts).add("total-jobs", st.Jobs).add("max-job-size", c.s.opts.MaxJobSize).
+		add("current-tubes", len(names)).add("current-connections", conns).add("current-producers", producers).
+		add("current-workers", workers).add("current-waiting", waiting).add("total-connections", total).
+		add("pid", os.Getpid()).add("version", strconv.Quote(c.s.opts.Version)).
+		add("rusage-utime", fmt.Sprintf("%d.%06d", ru.Utime.Sec, ru.Utime.Usec)).
+		add("rusage-stime", fmt.Sprintf("%d.%06d", ru.Stime.Sec, ru.Stime.Usec)).
+		add("uptime", secs(time.Since(c.s.started))).
+		add("binlog-oldest-index", 0).add("binlog-current-index", 0).add("binlog-records-migrated", 0).
+		add("binlog-records-written", 0).add("binlog-max-size", 10485760).
+		add("draining", c.s.draining.Load()).add("id", c.s.instance).add("hostname", host).
+		add("os", utsString(un.Version[:])).add("platform", utsString(un.Machine[:]))
+	c.replyYAML(y.String())
+}
+
+func utsString(field []int8) string {
+	b := make([]byte, 0, len(field))
+	for _, c := range field {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return string(b)
+}
+
+// newInstanceID is the random id stats reports for this server.
+func newInstanceID() string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "0000000000000000"
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,160 @@
+package beanstalk_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/internal/testbroker"
+)
+
+var redis *redistest.Server
+
+func TestMain(m *testing.M) {
+	redistest.Main(m, func(s *redistest.Server) error { redis = s; return nil })
+}
+
+func broker(t *testing.T) *testbroker.Broker {
+	t.Helper()
+	redis.Flush(t)
+	return testbroker.Start(t, redis, nil)
+}
+
+// Framing and parsing: each line and the reply gmq must give, as beanstalkd does.
+func TestParserTranscript(t *testing.T) {
+	b := broker(t)
+	w := dial(t, b.BeanstalkAddr)
+	long := strings.Repeat("x", 230)
+	steps := []struct{ send, want string }{
+		{"\r\n", "UNKNOWN_COMMAND\r\n"},
+		{"PUT 1 0 1 1\r\nx\r\n", "UNKNOWN_COMMAND\r\n"}, // then "x" is a command too
+		{"", "UNKNOWN_COMMAND\r\n"},
+		{"delete\r\n", "UNKNOWN_COMMAND\r\n"},
+		{"peek\r\n", "UNKNOWN_COMMAND\r\n"},
+		{"use\r\n", "UNKNOWN_COMMAND\r\n"},
+		{"reserve-with-timeout\r\n", "BAD_FORMAT\r\n"},
+		{"statsx\r\n", "BAD_FORMAT\r\n"},
+		{"list-tubes extra\r\n", "BAD_FORMAT\r\n"},
+		{"use a b\r\n", "BAD_FORMAT\r\n"},
+		{"use -a\r\n", "BAD_FORMAT\r\n"},
+		{"use a \r\n", "BAD_FORMAT\r\n"},
+		{"use " + strings.Repeat("a", 201) + "\r\n", "BAD_FORMAT\r\n"},
+		{"delete -1\r\n", "BAD_FORMAT\r\n"},
+		{"delete 18446744073709551616\r\n", "BAD_FORMAT\r\n"},
+		{"put 1 0 1 1 extra\r\n", "BAD_FORMAT\r\n"},
+		{"x\r\n", "UNKNOWN_COMMAND\r\n"}, // the body of the bad put, read as a command
+		{"put 4294967296 0 1 1\r\n", "BAD_FORMAT\r\n"},
+		{long + "\r\n", "BAD_FORMAT\r\n"},
+		{"put 1 0 1 3\r\nabcde", "EXPECTED_CRLF\r\n"}, // 3 bytes and "de" where CRLF belongs
+		{"put 1 0 1 65536\r\n" + strings.Repeat("y", 65536) + "\r\n", "JOB_TOO_BIG\r\n"},
+		{"delete 9999999\r\n", "NOT_FOUND\r\n"},
+		{"use tube_1\r\n", "USING tube_1\r\n"},
+		{"list-tube-used\r\n", "USING tube_1\r\n"},
+		{"watch tube_1\r\n", "WATCHING 2\r\n"},
+		{"watch tube_1\r\n", "WATCHING 2\r\n"},
+		{"ignore default\r\n", "WATCHING 1\r\n"},
+		{"ignore tube_1\r\n", "NOT_IGNORED\r\n"},
+		{"ignore other\r\n", "WATCHING 1\r\n"},
+		{"list-tubes-watched\r\n", "OK 13\r\n---\n- tube_1\n\r\n"},
+		{"reserve-with-timeout 0\r\n", "TIMED_OUT\r\n"},
+		{"peek-ready\r\n", "NOT_FOUND\r\n"},
+		{"pause-tube nothing 1\r\n", "NOT_FOUND\r\n"},
+		{"pause-tube tube_1 0\r\n", "PAUSED\r\n"},
+		{"kick 5\r\n", "KICKED 0\r\n"},
+	}
+	for _, s := range steps {
+		if s.send == "" {
+			if got := w.reply(time.Second); got != s.want {
+				t.Fatalf("after the previous line: got %q, want %q", got, s.want)
+			}
+			continue
+		}
+		w.must(s.send, s.want)
+	}
+	w.must("quit\r\n", "ERR EOF")
+}
+
+func TestJobCommands(t *testing.T) {
+	b := broker(t)
+	w := dial(t, b.BeanstalkAddr)
+	id := w.put(5, 0, 10, "hello")
+	w.must("peek-ready\r\n", fmt.Sprintf("FOUND %d 5\r\nhello\r\n", id))
+	w.must(fmt.Sprintf("peek %d\r\n", id), fmt.Sprintf("FOUND %d 5\r\nhello\r\n", id))
+	w.must("reserve\r\n", fmt.Sprintf("RESERVED %d 5\r\nhello\r\n", id))
+	w.must(fmt.Sprintf("touch %d\r\n", id), "TOUCHED\r\n")
+	w.must(fmt.Sprintf("release %d 7 0\r\n", id), "RELEASED\r\n")
+	w.must(fmt.Sprintf("release %d 7 0\r\n", id), "NOT_FOUND\r\n")
+	w.must("reserve-with-timeout 1\r\n", fmt.Sprintf("RESERVED %d 5\r\nhello\r\n", id))
+	w.must(fmt.Sprintf("bury %d 3\r\n", id), "BURIED\r\n")
+	w.must("peek-buried\r\n", fmt.Sprintf("FOUND %d 5\r\nhello\r\n", id))
+	w.must("kick 10\r\n", "KICKED 1\r\n")
+	w.must(fmt.Sprintf("reserve-job %d\r\n", id), fmt.Sprintf("RESERVED %d 5\r\nhello\r\n", id))
+	stats := w.do(fmt.Sprintf("stats-job %d\r\n", id))
+	for _, want := range []string{"state: reserved", "pri: 3", "ttr: 10", "reserves: 3", "releases: 1", "buries: 1", "kicks: 1", "tube: default"} {
+		if !strings.Contains(stats, want+"\n") {
+			t.Fatalf("stats-job lacks %q:\n%s", want, stats)
+		}
+	}
+	other := dial(t, b.BeanstalkAddr)
+	other.must(fmt.Sprintf("delete %d\r\n", id), "NOT_FOUND\r\n") // reserved by w
+	other.must(fmt.Sprintf("release %d 1 0\r\n", id), "NOT_FOUND\r\n")
+	w.must(fmt.Sprintf("delete %d\r\n", id), "DELETED\r\n")
+	w.must(fmt.Sprintf("stats-job %d\r\n", id), "NOT_FOUND\r\n")
+	delayed := w.put(1, 100, 10, "later")
+	w.must("peek-delayed\r\n", fmt.Sprintf("FOUND %d 5\r\nlater\r\n", delayed))
+	w.must(fmt.Sprintf("kick-job %d\r\n", delayed), "KICKED\r\n")
+	w.must(fmt.Sprintf("kick-job %d\r\n", delayed), "NOT_FOUND\r\n")
+}
+
+// A connection that closes gives its reserved jobs back at once.
+func TestCloseReleasesReservations(t *testing.T) {
+	b := broker(t)
+	w := dial(t, b.BeanstalkAddr)
+	id := w.put(1, 0, 60, "x")
+	w.must("reserve\r\n", fmt.Sprintf("RESERVED %d 1\r\nx\r\n", id))
+	w.nc.Close()
+	other := dial(t, b.BeanstalkAddr)
+	other.must("reserve-with-timeout 2\r\n", fmt.Sprintf("RESERVED %d 1\r\nx\r\n", id))
+}
+
+// DEADLINE_SOON: a reserve issued in the last second of a reservation, and a
+// reserve waiting when that second starts.
+func TestDeadlineSoon(t *testing.T) {
+	b := broker(t)
+	w := dial(t, b.BeanstalkAddr)
+	id := w.put(1, 0, 1, "x") // TTR 1: the whole TTR is margin
+	w.must("reserve\r\n", fmt.Sprintf("RESERVED %d 1\r\nx\r\n", id))
+	w.must("reserve-with-timeout 5\r\n", "DEADLINE_SOON\r\n")
+	w.must(fmt.Sprintf("delete %d\r\n", id), "DELETED\r\n")
+	id = w.put(1, 0, 2, "y")
+	w.must("reserve\r\n", fmt.Sprintf("RESERVED %d 1\r\ny\r\n", id))
+	start := time.Now()
+	w.must("reserve-with-timeout 5\r\n", "DEADLINE_SOON\r\n")
+	if took := time.Since(start); took < 800*time.Millisecond || took > 1500*time.Millisecond {
+		t.Fatalf("DEADLINE_SOON after %v, want when the last second began (~1s)", took)
+	}
+}
+
+// A reservation whose TTR runs out goes back to ready on time even while its
+// connection is idle.
+func TestTTRWhileIdle(t *testing.T) {
+	b := broker(t)
+	w := dial(t, b.BeanstalkAddr)
+	id := w.put(1, 0, 1, "x")
+	w.must("reserve\r\n", fmt.Sprintf("RESERVED %d 1\r\nx\r\n", id))
+	other := dial(t, b.BeanstalkAddr)
+	start := time.Now()
+	other.must("reserve-with-timeout 3\r\n", fmt.Sprintf("RESERVED %d 1\r\nx\r\n", id))
+	if took := time.Since(start); took > 1200*time.Millisecond {
+		t.Fatalf("redelivered after %v, want within the 1s TTR (+100ms)", took)
+	}
+}
+
+func TestDraining(t *testing.T) {
+	b := broker(t)
+	w := dial(t, b.BeanstalkAddr)
+	b.Beanstalk.Drain()
+	w.must("put 1 0 1 1\r\nx\r\n", "DRAINING\r\n")
+}
