@@ -86,7 +86,7 @@ func (c *conn) serve() {
 func (c *conn) releaseAll() {
 	for id, r := range c.reserved {
 		ctx, cancel := c.s.ctx(context.Background())
-		err := c.s.d.Release(ctx, strconv.FormatUint(id, 10), r.attempt, pool.KeepPriority, 0)
+		err := c.s.d.GiveBack(ctx, strconv.FormatUint(id, 10), r.attempt)
 		cancel()
 		if err != nil && !errors.Is(err, pool.ErrStale) && !errors.Is(err, pool.ErrNotReserved) && !errors.Is(err, pool.ErrNotFound) {
 			c.s.log.Warn("beanstalk: giving back a job of a closed connection failed; its TTR will",

@@ -217,12 +217,33 @@ func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri in
 	if err != nil {
 		return err
 	}
+	d.placed(moved, delay)
+	return nil
+}
+
+// GiveBack makes a job reserved by a consumer that went away ready again,
+// unchanged and without counting a release.
+func (d *Dispatcher) GiveBack(ctx context.Context, id string, attempt int) error {
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
+		return err
+	}
+	moved, err := d.pool.GiveBack(ctx, n, attempt)
+	if err != nil {
+		return err
+	}
+	d.placed(moved, 0)
+	return nil
+}
+
+// placed wakes a consumer for a job made ready, or nudges the timer of a
+// job delayed by delay.
+func (d *Dispatcher) placed(moved pool.Moved, delay time.Duration) {
 	if moved.Due.IsZero() {
 		d.waiters.notify(moved.Topic, 1)
 	} else {
 		d.buckets[d.pool.BucketOf(moved.Topic)].Nudge(time.Now().Add(delay))
 	}
-	return nil
 }
 
 // Bury parks a reserved job until it is kicked, with a new priority or

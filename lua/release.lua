@@ -1,6 +1,8 @@
 -- release.lua gives a reserved job back: ready now, or delayed when a delay is given.
 -- KEYS: the shared layout (lib.lua) with the job's topic.
--- ARGV: origin, member, topic, attempt (0: unfenced), priority ('' keeps it), delay ms.
+-- ARGV: origin, member, topic, attempt (0: unfenced), priority ('' keeps it), delay ms,
+--       'uncounted' for a job given back by a closing connection (not a release).
+-- The delay becomes the job's delay, as in beanstalkd.
 -- Returns {'OK', due ms (0 when ready)} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
@@ -8,8 +10,11 @@ local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
 if not job then return err end
 redis.call('ZREM', t.reserved, member)
 if ARGV[5] ~= '' then job[F_PRI] = tonumber(ARGV[5]) end
-job[F_RELEASES] = job[F_RELEASES] + 1
-count('total_releases', 1)
+if ARGV[7] ~= 'uncounted' then
+  job[F_RELEASES] = job[F_RELEASES] + 1
+  count('total_releases', 1)
+end
+job[F_DELAY] = tonumber(ARGV[6])
 place(t, member, job, tonumber(ARGV[6]), now_ms())
 move_state(RESERVED, job[F_STATE])
 save(member, job)

@@ -185,8 +185,18 @@ func priorityArg(pri int64) string {
 // Release gives a reserved job back with a new priority (or KeepPriority),
 // ready at once or after delay.
 func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri int64, delay time.Duration) (Moved, error) {
+	return p.release(ctx, id, attempt, pri, delay, "")
+}
+
+// GiveBack makes a reserved job ready again, unchanged and without counting a
+// release: the job of a consumer that went away (beanstalkd's closed connection).
+func (p *Pool) GiveBack(ctx context.Context, id uint64, attempt int) (Moved, error) {
+	return p.release(ctx, id, attempt, KeepPriority, 0, "uncounted")
+}
+
+func (p *Pool) release(ctx context.Context, id uint64, attempt int, pri int64, delay time.Duration, mode string) (Moved, error) {
 	reply, topic, err := p.onJob(ctx, "release", releaseScript, id, strconv.Itoa(attempt),
-		priorityArg(pri), strconv.FormatInt(millis(delay), 10))
+		priorityArg(pri), strconv.FormatInt(millis(delay), 10), mode)
 	if err != nil {
 		return Moved{}, err
 	}
