@@ -25,6 +25,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePop$$' -fuzztime $(FUZZTIME) ./web
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJobCall$$' -fuzztime $(FUZZTIME) ./web
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzReadRequest$$' -fuzztime $(FUZZTIME) ./beanstalk
 
 # Throughput of the store and the HTTP API, with Redis's own EVALSHA rate as
 # the ceiling, measured in one run (see docs/PERFORMANCE.md).
