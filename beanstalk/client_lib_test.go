@@ -3,7 +3,10 @@ package beanstalk_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -150,4 +153,26 @@ func TestAcrossProtocols(t *testing.T) {
 	if err := c.Delete(gotID); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pheanstalk (PHP) runs a producer and consumer flow against gmq.
+func TestPheanstalkClient(t *testing.T) {
+	php, err := exec.LookPath("php")
+	_, libErr := os.Stat("/usr/share/php/Pheanstalk/autoload.php")
+	if err != nil || libErr != nil {
+		if os.Getenv("GMQ_REQUIRE_PHP") == "1" {
+			t.Fatal("php or pheanstalk missing (apt-get install -y php-cli php-mbstring php-pda-pheanstalk)")
+		}
+		t.Skip("php or pheanstalk missing (apt-get install -y php-cli php-mbstring php-pda-pheanstalk)")
+	}
+	b := broker(t)
+	host, port, err := net.SplitHostPort(b.BeanstalkAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(php, "testdata/pheanstalk_flow.php", host, port).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pheanstalk flow: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
 }
