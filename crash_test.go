@@ -76,7 +76,7 @@ func (b *brokerProc) start() {
 	b.t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.cmd = exec.Command(binary, "start", "-c", b.conf, "--http", b.addr, "--beanstalk", "127.0.0.1:0", "--redis", b.redis)
+	b.cmd = exec.Command(binary, "start", "-c", b.conf, "--http", b.addr, "--beanstalk", "127.0.0.1:0", "--rpc", "127.0.0.1:0", "--redis", b.redis)
 	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
 	if err := b.cmd.Start(); err != nil {
 		b.t.Fatal(err)

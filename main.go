@@ -2,7 +2,7 @@
 // over HTTP, consumers pop, work and ack them, and Redis keeps every job, so
 // brokers are stateless and several can share one Redis.
 //
-//	gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--redis URL]
+//	gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--redis URL]
 //	gmq version
 package main
 
@@ -24,6 +24,7 @@ import (
 	"github.com/gmq/gmq/beanstalk"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/gmqrpc"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/web"
 )
@@ -32,7 +33,7 @@ import (
 var version = "0.1.0-dev"
 
 const usage = `usage:
-  gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--redis URL]   run the broker
+  gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--redis URL]   run the broker
   gmq version                                          print the version
 `
 
@@ -61,6 +62,7 @@ func start(args []string) error {
 	httpAddr := flags.String("http", "", "HTTP listen address, overriding [server] http")
 	redisURL := flags.String("redis", "", "Redis URL, overriding [redis] url")
 	beanstalkAddr := flags.String("beanstalk", "", "beanstalkd protocol listen address, overriding [beanstalk] addr")
+	rpcAddr := flags.String("rpc", "", "gmq JSON-RPC listen address, overriding [rpc] addr")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -71,7 +73,7 @@ func start(args []string) error {
 			return err
 		}
 	}
-	for name, v := range map[string]string{"server.http": *httpAddr, "redis.url": *redisURL, "beanstalk.addr": *beanstalkAddr} {
+	for name, v := range map[string]string{"server.http": *httpAddr, "redis.url": *redisURL, "beanstalk.addr": *beanstalkAddr, "rpc.addr": *rpcAddr} {
 		if v != "" {
 			if err := cfg.Set(name, v); err != nil {
 				return fmt.Errorf("flag: %w", err)
@@ -109,13 +111,24 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
 	}
 	var bs *beanstalk.Server
-	var bln net.Listener
+	var fronts []frontEnd
 	if cfg.BeanstalkAddr != "" {
-		if bln, err = net.Listen("tcp", cfg.BeanstalkAddr); err != nil {
-			ln.Close()
-			return fmt.Errorf("listen on %s: %w", cfg.BeanstalkAddr, err)
-		}
 		bs = beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Version: version, Log: log})
+		fronts = append(fronts, frontEnd{"beanstalk", cfg.BeanstalkAddr, bs, nil})
+	}
+	if cfg.RPCAddr != "" {
+		rs := gmqrpc.New(d, gmqrpc.Options{PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR,
+			DefaultPriority: cfg.DefaultPriority, Log: log})
+		fronts = append(fronts, frontEnd{"rpc", cfg.RPCAddr, rs, nil})
+	}
+	for i := range fronts {
+		if fronts[i].ln, err = net.Listen("tcp", fronts[i].addr); err != nil {
+			ln.Close()
+			for _, f := range fronts[:i] {
+				f.ln.Close()
+			}
+			return fmt.Errorf("listen on %s: %w", fronts[i].addr, err)
+		}
 	}
 	// Long polls end with the shutdown timeout at the latest: their context
 	// is the request's, cancelled by Shutdown's deadline via BaseContext.
@@ -127,17 +140,17 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	dctx, stopDispatcher := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { d.Run(dctx) })
-	serveErr := make(chan error, 2)
+	serveErr := make(chan error, 1+len(fronts))
 	wg.Go(func() { serveErr <- srv.Serve(ln) })
-	if bs != nil {
+	for _, f := range fronts {
 		wg.Go(func() {
-			if err := bs.Serve(bln); err != nil {
-				serveErr <- fmt.Errorf("beanstalk server: %w", err)
+			if err := f.server.Serve(f.ln); err != nil {
+				serveErr <- fmt.Errorf("%s server: %w", f.name, err)
 			}
 		})
 	}
 	log.Info("gmq started", "version", version, "http", ln.Addr().String(), "beanstalk", cfg.BeanstalkAddr,
-		"redis", cfg.RedisURL, "buckets", cfg.Buckets, "origin", origin)
+		"rpc", cfg.RPCAddr, "redis", cfg.RedisURL, "buckets", cfg.Buckets, "origin", origin)
 
 	drain := make(chan os.Signal, 1)
 	signal.Notify(drain, syscall.SIGUSR1)
@@ -167,8 +180,8 @@ wait:
 	if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, context.DeadlineExceeded) {
 		log.Warn("http shutdown", "err", serr)
 	}
-	if bs != nil {
-		bs.Close() // connections' reserved jobs go back to ready
+	for _, f := range fronts {
+		f.server.Close() // beanstalkd connections' reserved jobs go back to ready
 	}
 	stopDispatcher()
 	wg.Wait()
@@ -177,6 +190,16 @@ wait:
 	}
 	log.Info("gmq stopped")
 	return nil
+}
+
+// frontEnd is a protocol server beside the HTTP API.
+type frontEnd struct {
+	name, addr string
+	server     interface {
+		Serve(net.Listener) error
+		Close()
+	}
+	ln net.Listener
 }
 
 // newOrigin names this broker process in wake-ups, unique across restarts.

@@ -39,6 +39,9 @@ type Config struct {
 
 	BeanstalkAddr string // [beanstalk] addr: beanstalkd protocol listen address ("" turns it off)
 	MaxJobSize    int    // [beanstalk] max_job_size: bytes, beanstalkd's -z
+
+	RPCAddr    string        // [rpc] addr: gmq JSON-RPC listen address ("" turns it off)
+	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
 }
 
 // Default returns the configuration used for every key conf.ini leaves out.
@@ -61,6 +64,8 @@ func Default() Config {
 		BucketMaxSleep:  time.Second,
 		BeanstalkAddr:   "127.0.0.1:11300",
 		MaxJobSize:      65535,
+		RPCAddr:         "127.0.0.1:9503",
+		RPCPopWait:      time.Second,
 	}
 }
 
@@ -102,6 +107,14 @@ func (c *Config) settings() []setting {
 			return checkAddr(v)
 		}},
 		{"beanstalk", "max_job_size", intTo(&c.MaxJobSize, 1, 64<<20)},
+		{"rpc", "addr", func(c *Config, v string) error {
+			c.RPCAddr = v
+			if v == "" {
+				return nil
+			}
+			return checkAddr(v)
+		}},
+		{"rpc", "pop_wait", durationTo(&c.RPCPopWait, 0, time.Minute)},
 	}
 }
 

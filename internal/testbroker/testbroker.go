@@ -15,6 +15,7 @@ import (
 	"github.com/gmq/gmq/beanstalk"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/gmqrpc"
 	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/web"
@@ -31,6 +32,8 @@ type Broker struct {
 	Beanstalk  *beanstalk.Server
 	// BeanstalkAddr is where the beanstalkd protocol listens.
 	BeanstalkAddr string
+	// RPCAddr is where gmq's JSON-RPC listens.
+	RPCAddr string
 }
 
 var origins struct {
@@ -77,15 +80,29 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 	if err != nil {
 		t.Fatal(err)
 	}
-	served := make(chan struct{})
+	rs := gmqrpc.New(d, gmqrpc.Options{PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR,
+		DefaultPriority: cfg.DefaultPriority, Log: log})
+	rln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{}, 2)
 	go func() {
 		if err := bs.Serve(bln); err != nil {
 			t.Errorf("beanstalk server: %v", err)
 		}
-		close(served)
+		served <- struct{}{}
+	}()
+	go func() {
+		if err := rs.Serve(rln); err != nil {
+			t.Errorf("rpc server: %v", err)
+		}
+		served <- struct{}{}
 	}()
 	t.Cleanup(func() {
 		bs.Close()
+		rs.Close()
+		<-served
 		<-served
 		hs.CloseClientConnections()
 		hs.Close()
@@ -94,7 +111,7 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 		client.Close()
 	})
 	return &Broker{Client: client, Pool: p, Dispatcher: d, HTTP: hs, URL: hs.URL,
-		Beanstalk: bs, BeanstalkAddr: bln.Addr().String()}
+		Beanstalk: bs, BeanstalkAddr: bln.Addr().String(), RPCAddr: rln.Addr().String()}
 }
 
 // testWriter routes the broker's log to the test's log.

@@ -1,0 +1,248 @@
+// Package gmqrpc speaks the original gmq's JSON-RPC 1.0 over TCP (one JSON
+// object per line, Go's net/rpc/jsonrpc), so gmq producers and consumers
+// written for it work unchanged: Service.Push, Service.Pop and Service.Ack.
+// It parses and formats; the dispatcher decides.
+package gmqrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/rpc"
+	"net/rpc/jsonrpc"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/pool"
+)
+
+// Options configure the JSON-RPC server.
+type Options struct {
+	// PopWait is how long Service.Pop waits for a job before answering
+	// "empty", as gmq's Pop did after a short wait.
+	PopWait         time.Duration
+	DefaultTTR      time.Duration
+	DefaultPriority uint32
+	Log             *slog.Logger
+}
+
+// Server serves gmq's JSON-RPC. Serve it on a listener; Close it once.
+type Server struct {
+	rpc    *rpc.Server
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// New returns a JSON-RPC server over d.
+func New(d *dispatcher.Dispatcher, opts Options) *Server {
+	if opts.PopWait <= 0 {
+		opts.PopWait = time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{rpc: rpc.NewServer(), log: opts.Log, ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
+	if err := s.rpc.RegisterName("Service", &Service{d: d, opts: opts, ctx: ctx}); err != nil {
+		panic(fmt.Sprintf("gmqrpc: register: %v", err)) // Service's methods are fixed; a failure is a bug here
+	}
+	return s
+}
+
+// Serve accepts connections until Close; it returns nil after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ln.Close()
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			continue
+		}
+		s.conns[nc] = struct{}{}
+		s.mu.Unlock()
+		s.wg.Go(func() {
+			s.rpc.ServeCodec(jsonrpc.NewServerCodec(nc))
+			s.mu.Lock()
+			delete(s.conns, nc)
+			s.mu.Unlock()
+		})
+	}
+}
+
+// Close stops accepting, ends waiting pops, closes the connections and waits.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for nc := range s.conns {
+		nc.Close()
+	}
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+}
+
+// Service is the RPC receiver: its exported methods are the protocol.
+type Service struct {
+	d    *dispatcher.Dispatcher
+	opts Options
+	ctx  context.Context
+}
+
+// callTimeout bounds the store calls of one request (a pop: plus its wait).
+const callTimeout = 5 * time.Second
+
+// Push stores a job: params [{"id", "topic", "body", "delay", "TTR"}], values
+// strings (as gmq's producers send them) or numbers; "priority" is optional.
+// The result is "success", as gmq answered; failures are JSON-RPC errors.
+func (s *Service) Push(args map[string]any, reply *string) error {
+	job, err := s.parseJob(args)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, callTimeout)
+	defer cancel()
+	if _, err := s.d.Push(ctx, job); err != nil {
+		return err
+	}
+	*reply = "success"
+	return nil
+}
+
+// Pop reserves a job from the first listed topic that has one: params
+// [["topic_1", "topic_2"]]. The result is the job as a map of strings; with
+// nothing ready after a short wait, the error "empty".
+func (s *Service) Pop(topics []string, reply *map[string]string) error {
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.PopWait+callTimeout)
+	defer cancel()
+	j, err := s.d.Pop(ctx, topics, s.opts.PopWait)
+	if err != nil {
+		return err
+	}
+	if j == nil {
+		return errors.New("empty")
+	}
+	*reply = map[string]string{
+		"id": j.PublicID(), "topic": j.Topic, "body": j.Body,
+		"delay": seconds(j.Delay), "TTR": seconds(j.TTR), "priority": strconv.FormatUint(uint64(j.Priority), 10),
+		"attempt": strconv.Itoa(j.Attempt()), "consumeNum": strconv.Itoa(j.Reserves), "state": j.State.String(),
+	}
+	return nil
+}
+
+// Ack finishes a job: params ["<job id>"]. The result is "success".
+func (s *Service) Ack(id string, reply *string) error {
+	ctx, cancel := context.WithTimeout(s.ctx, callTimeout)
+	defer cancel()
+	if err := s.d.Ack(ctx, id, 0); err != nil {
+		return err
+	}
+	*reply = "success"
+	return nil
+}
+
+func (s *Service) parseJob(args map[string]any) (pool.NewJob, error) {
+	j := pool.NewJob{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority}
+	fields := make(map[string]any, len(args))
+	for k, v := range args {
+		fields[strings.ToLower(k)] = v
+	}
+	var err error
+	str := func(name string) string {
+		v, ok := fields[name]
+		if !ok || v == nil {
+			return ""
+		}
+		s, isStr := v.(string)
+		if !isStr && err == nil {
+			err = fmt.Errorf("%s must be a string", name)
+		}
+		return s
+	}
+	j.ClientID, j.Topic, j.Body = str("id"), str("topic"), str("body")
+	if err != nil {
+		return j, err
+	}
+	if j.Topic == "" {
+		return j, errors.New("topic is missing")
+	}
+	if d, ok, err := number(fields, "delay", 1<<32-1); err != nil {
+		return j, err
+	} else if ok {
+		j.Delay = time.Duration(d * float64(time.Second))
+	}
+	if d, ok, err := number(fields, "ttr", 1<<32-1); err != nil {
+		return j, err
+	} else if ok {
+		j.TTR = time.Duration(d * float64(time.Second))
+	}
+	if p, ok, err := number(fields, "priority", 1<<32-1); err != nil {
+		return j, err
+	} else if ok {
+		if p != float64(uint32(p)) {
+			return j, errors.New("priority must be a whole number")
+		}
+		j.Priority = uint32(p)
+	}
+	return j, nil
+}
+
+// number reads a field given as a number or a string holding one, in 0..limit.
+func number(fields map[string]any, name string, limit float64) (float64, bool, error) {
+	v, ok := fields[name]
+	if !ok || v == nil || v == "" {
+		return 0, false, nil
+	}
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case string:
+		var err error
+		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
+			return 0, false, fmt.Errorf("%s must be a number, got %q", name, x)
+		}
+	default:
+		return 0, false, fmt.Errorf("%s must be a number or a string holding one", name)
+	}
+	if f < 0 || f > limit || f != f {
+		return 0, false, fmt.Errorf("%s must be from 0 to %.0f", name, limit)
+	}
+	return f, true, nil
+}
+
+// seconds renders a duration in seconds, as gmq's strings were.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}

@@ -1,0 +1,106 @@
+package gmqrpc_test
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/rpc/jsonrpc"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/internal/testbroker"
+)
+
+var redis *redistest.Server
+
+func TestMain(m *testing.M) {
+	redistest.Main(m, func(s *redistest.Server) error { redis = s; return nil })
+}
+
+// runClient runs a client script of testdata/ against a live broker.
+func runClient(t *testing.T, interpreter, script, requireEnv string) {
+	t.Helper()
+	bin, err := exec.LookPath(interpreter)
+	if err != nil {
+		if os.Getenv(requireEnv) == "1" {
+			t.Fatalf("%s not found", interpreter)
+		}
+		t.Skipf("%s not found", interpreter)
+	}
+	redis.Flush(t)
+	b := testbroker.Start(t, redis, nil)
+	host, port, err := net.SplitHostPort(b.RPCAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, script, host, port).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", interpreter, script, err, out)
+	}
+	t.Logf("%s", out)
+}
+
+func TestPythonClient(t *testing.T) { runClient(t, "python3", "testdata/rpc_client.py", "GMQ_REQUIRE_PYTHON") }
+
+func TestPHPClient(t *testing.T) { runClient(t, "php", "testdata/rpc_client.php", "GMQ_REQUIRE_PHP") }
+
+// Go's own JSON-RPC client, which the original gmq's Go users had.
+func TestGoClient(t *testing.T) {
+	redis.Flush(t)
+	b := testbroker.Start(t, redis, nil)
+	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var reply string
+	if err := c.Call("Service.Push", map[string]string{"id": "go_1", "topic": "go", "body": "x", "TTR": "9"}, &reply); err != nil || reply != "success" {
+		t.Fatalf("push: %q %v", reply, err)
+	}
+	var job map[string]string
+	if err := c.Call("Service.Pop", []string{"go"}, &job); err != nil || job["id"] != "go_1" || job["TTR"] != "9" {
+		t.Fatalf("pop: %v %v", job, err)
+	}
+	if err := c.Call("Service.Ack", "go_1", &reply); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call("Service.Push", map[string]any{"topic": "go", "body": "x", "delay": true}, &reply); err == nil {
+		t.Fatal("a bool delay was accepted")
+	}
+}
+
+// A job pushed over JSON-RPC pops over HTTP, and the other way round.
+func TestAcrossProtocols(t *testing.T) {
+	redis.Flush(t)
+	b := testbroker.Start(t, redis, nil)
+	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var reply string
+	if err := c.Call("Service.Push", map[string]string{"id": "rpc_to_http", "topic": "x", "body": "a"}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(b.URL + "/api/v1/pop?topic=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&job); err != nil || job["id"] != "rpc_to_http" {
+		t.Fatalf("HTTP pop of an RPC push: %v %v", job, err)
+	}
+	resp.Body.Close()
+	resp, err = http.Post(b.URL+"/api/v1/jobs", "application/json", strings.NewReader(`{"id":"http_to_rpc","topic":"y","body":"b"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var got map[string]string
+	if err := c.Call("Service.Pop", []string{"y"}, &got); err != nil || got["id"] != "http_to_rpc" || got["body"] != "b" {
+		t.Fatalf("RPC pop of an HTTP push: %v %v", got, err)
+	}
+}
