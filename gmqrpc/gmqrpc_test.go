@@ -43,7 +43,9 @@ func runClient(t *testing.T, interpreter, script, requireEnv string) {
 	t.Logf("%s", out)
 }
 
-func TestPythonClient(t *testing.T) { runClient(t, "python3", "testdata/rpc_client.py", "GMQ_REQUIRE_PYTHON") }
+func TestPythonClient(t *testing.T) {
+	runClient(t, "python3", "testdata/rpc_client.py", "GMQ_REQUIRE_PYTHON")
+}
 
 func TestPHPClient(t *testing.T) { runClient(t, "php", "testdata/rpc_client.php", "GMQ_REQUIRE_PHP") }
 
