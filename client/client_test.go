@@ -1,0 +1,118 @@
+package client_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/client"
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/internal/testbroker"
+)
+
+var redis *redistest.Server
+
+func TestMain(m *testing.M) {
+	redistest.Main(m, func(s *redistest.Server) error { redis = s; return nil })
+}
+
+func broker(t *testing.T) *testbroker.Broker {
+	t.Helper()
+	redis.Flush(t)
+	return testbroker.Start(t, redis, nil)
+}
+
+func TestGoClient(t *testing.T) {
+	b := broker(t)
+	c := client.New(b.URL, nil)
+	ctx := context.Background()
+	id, err := c.Push(ctx, client.Job{ID: "go-1", Topic: "t", Body: "x", TTR: 30, Priority: client.Priority(5)})
+	if err != nil || id != "go-1" {
+		t.Fatalf("push: %q %v", id, err)
+	}
+	if _, err := c.Push(ctx, client.Job{ID: "go-1", Topic: "t", Body: "x"}); !client.IsConflict(err) {
+		t.Fatalf("duplicate push: %v", err)
+	}
+	ids, err := c.PushBatch(ctx, []client.Job{{Topic: "t", Body: "y"}, {Topic: "t", Body: "z", Delay: 60}})
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("batch: %v %v", ids, err)
+	}
+	job, err := c.Pop(ctx, []string{"t"}, time.Second)
+	if err != nil || job == nil || job.ID != "go-1" || job.Attempt != 1 || job.State != "reserved" {
+		t.Fatalf("pop: %+v %v", job, err)
+	}
+	if err := c.Touch(ctx, job.ID, job.Attempt); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Release(ctx, job.ID, job.Attempt, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	job, err = c.Pop(ctx, []string{"t"}, time.Second)
+	if err != nil || job.Attempt != 2 {
+		t.Fatalf("pop again: %+v %v", job, err)
+	}
+	if err := c.Ack(ctx, job.ID, 1); !client.IsConflict(err) {
+		t.Fatalf("ack of the first delivery: %v", err)
+	}
+	if err := c.Bury(ctx, job.ID, job.Attempt, client.Priority(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ack(ctx, "nobody", 0); !client.IsNotFound(err) {
+		t.Fatalf("ack of an unknown job: %v", err)
+	}
+	job, err = c.Pop(ctx, []string{"t"}, 0)
+	if err != nil || job == nil || job.Body != "y" {
+		t.Fatalf("pop the batch job: %+v %v", job, err)
+	}
+	if job, err := c.Pop(ctx, []string{"t"}, 200*time.Millisecond); err != nil || job != nil {
+		t.Fatalf("pop with only delayed and buried jobs: %+v %v", job, err)
+	}
+}
+
+// The producer and consumer examples of every client run as the README shows
+// them, against a live broker.
+func TestExamples(t *testing.T) {
+	b := broker(t)
+	dir := t.TempDir()
+	for _, name := range []string{"producer", "consumer"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./examples/"+name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("build %s: %v\n%s", name, err, out)
+		}
+	}
+	examples := []struct {
+		lang, require      string
+		producer, consumer []string
+	}{
+		{"go", "", []string{filepath.Join(dir, "producer"), "-url", b.URL, "-topic", "go-ex", "-n", "6"},
+			[]string{filepath.Join(dir, "consumer"), "-url", b.URL, "-topic", "go-ex", "-n", "6", "-idle", "2s"}},
+		{"python3", "GMQ_REQUIRE_PYTHON", []string{"python3", "../clients/python/producer.py", "--url", b.URL, "--topic", "py-ex", "-n", "6"},
+			[]string{"python3", "../clients/python/consumer.py", "--url", b.URL, "--topic", "py-ex", "-n", "6", "--idle", "2"}},
+		{"php", "GMQ_REQUIRE_PHP", []string{"php", "../clients/php/producer.php", b.URL, "php-ex", "6"},
+			[]string{"php", "../clients/php/consumer.php", b.URL, "php-ex", "6", "2"}},
+	}
+	for _, ex := range examples {
+		t.Run(ex.lang, func(t *testing.T) {
+			if ex.require != "" {
+				if _, err := exec.LookPath(ex.lang); err != nil {
+					if os.Getenv(ex.require) == "1" {
+						t.Fatalf("%s not found", ex.lang)
+					}
+					t.Skipf("%s not found", ex.lang)
+				}
+			}
+			out, err := exec.Command(ex.producer[0], ex.producer[1:]...).CombinedOutput()
+			if err != nil || strings.Count(string(out), "pushed ") != 6 {
+				t.Fatalf("producer: %v\n%s", err, out)
+			}
+			out, err = exec.Command(ex.consumer[0], ex.consumer[1:]...).CombinedOutput()
+			if err != nil || strings.Count(string(out), "done ") != 6 {
+				t.Fatalf("consumer: %v\n%s", err, out)
+			}
+		})
+	}
+}

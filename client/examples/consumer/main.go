@@ -1,0 +1,48 @@
+// Command consumer pops jobs from gmq over HTTP (long polling), works on them
+// and acks them; it stops after -n jobs, or when none came for -idle:
+//
+//	go run ./client/examples/consumer -url http://127.0.0.1:8000 -topic mail -n 10
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/gmq/gmq/client"
+)
+
+func main() {
+	base := flag.String("url", "http://127.0.0.1:8000", "gmq's HTTP address")
+	topic := flag.String("topic", "mail", "topic to pop from")
+	n := flag.Int("n", 10, "stop after this many jobs")
+	idle := flag.Duration("idle", 5*time.Second, "stop when no job came for this long")
+	flag.Parse()
+	c := client.New(*base, nil)
+	for done := 0; done < *n; {
+		ctx, cancel := context.WithTimeout(context.Background(), *idle+10*time.Second)
+		job, err := c.Pop(ctx, []string{*topic}, *idle)
+		if err != nil {
+			cancel()
+			log.Fatal(err)
+		}
+		if job == nil {
+			cancel()
+			fmt.Println("no job for", *idle)
+			return
+		}
+		// Long work would Touch the job before its TTR runs out; a job that
+		// cannot be done now would be released, or buried to look at later.
+		if err := c.Touch(ctx, job.ID, job.Attempt); err != nil {
+			log.Fatal(err)
+		}
+		if err := c.Ack(ctx, job.ID, job.Attempt); err != nil {
+			log.Fatal(err)
+		}
+		cancel()
+		done++
+		fmt.Printf("done %s: %s\n", job.ID, job.Body)
+	}
+}

@@ -1,0 +1,104 @@
+<?php
+// A client for gmq's HTTP API for PHP 8, with PHP's streams (no extension):
+//
+//   require 'GmqClient.php';
+//   $c = new GmqClient('http://127.0.0.1:8000');
+//   $c->push('mail', 'hello', delay: 10, ttr: 30);
+//   $job = $c->pop(['mail'], 5);   // null when the time is up
+//   $c->ack($job['id'], $job['attempt']);
+
+final class GmqException extends RuntimeException
+{
+    public function __construct(public readonly int $status, string $message)
+    {
+        parent::__construct("gmq: $status: $message", $status);
+    }
+}
+
+final class GmqClient
+{
+    public function __construct(private string $base = 'http://127.0.0.1:8000', private float $timeout = 10.0)
+    {
+        $this->base = rtrim($base, '/');
+    }
+
+    /** Stores a job and returns its id. */
+    public function push(string $topic, string $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null): string
+    {
+        $job = ['topic' => $topic, 'body' => $body, 'delay' => $delay];
+        if ($ttr !== null) $job['TTR'] = $ttr;
+        if ($priority !== null) $job['priority'] = $priority;
+        if ($id !== null) $job['id'] = $id;
+        return $this->call('/api/v1/jobs', $job)['id'];
+    }
+
+    /** Stores several jobs (arrays with topic, body, ...): all, or on bad input none. */
+    public function pushBatch(array $jobs): array
+    {
+        return $this->call('/api/v1/jobs/batch', ['jobs' => $jobs])['ids'];
+    }
+
+    /** Reserves a job from the first listed topic that has one, waiting up to $timeout seconds; null if none came. */
+    public function pop(array $topics, float $timeout = 0): ?array
+    {
+        return $this->call('/api/v1/pop', ['topics' => array_values($topics), 'timeout' => $timeout], $timeout);
+    }
+
+    /** Finishes a popped job; $attempt fences the ack to that delivery. */
+    public function ack(string $id, int $attempt = 0): void
+    {
+        $this->call($this->jobPath($id, 'ack'), ['attempt' => $attempt]);
+    }
+
+    /** Gives a popped job back, ready again after $delay seconds. */
+    public function release(string $id, int $attempt = 0, float $delay = 0, ?int $priority = null): array
+    {
+        $args = ['attempt' => $attempt, 'delay' => $delay];
+        if ($priority !== null) $args['priority'] = $priority;
+        return $this->call($this->jobPath($id, 'release'), $args);
+    }
+
+    /** Parks a popped job until it is kicked. */
+    public function bury(string $id, int $attempt = 0, ?int $priority = null): array
+    {
+        $args = ['attempt' => $attempt];
+        if ($priority !== null) $args['priority'] = $priority;
+        return $this->call($this->jobPath($id, 'bury'), $args);
+    }
+
+    /** Gives a popped job a fresh TTR. */
+    public function touch(string $id, int $attempt = 0): array
+    {
+        return $this->call($this->jobPath($id, 'touch'), ['attempt' => $attempt]);
+    }
+
+    private function jobPath(string $id, string $action): string
+    {
+        return '/api/v1/jobs/' . rawurlencode($id) . '/' . $action;
+    }
+
+    private function call(string $path, array $payload, float $wait = 0): ?array
+    {
+        $context = stream_context_create(['http' => [
+            'method' => 'POST',
+            'header' => "Content-Type: application/json\r\n",
+            'content' => json_encode($payload),
+            'timeout' => $this->timeout + $wait,
+            'ignore_errors' => true, // read gmq's error answers too
+        ]]);
+        $text = @file_get_contents($this->base . $path, false, $context);
+        if ($text === false) {
+            throw new GmqException(0, 'no answer from ' . $this->base);
+        }
+        preg_match('{HTTP/\S+ (\d{3})}', $http_response_header[0] ?? '', $m);
+        $status = (int)($m[1] ?? 0);
+        if ($status === 204) {
+            return null;
+        }
+        $answer = json_decode($text, true);
+        if ($status >= 300) {
+            throw new GmqException($status, $answer['error'] ?? $text);
+        }
+        return $answer;
+    }
+}

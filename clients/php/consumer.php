@@ -1,0 +1,20 @@
+<?php
+// Pop, work on and ack jobs from gmq, stopping after N jobs or when none came
+// for IDLE seconds: php clients/php/consumer.php http://127.0.0.1:8000 mail 10 5
+require __DIR__ . '/GmqClient.php';
+
+[$url, $topic, $n, $idle] = [$argv[1] ?? 'http://127.0.0.1:8000', $argv[2] ?? 'mail', (int)($argv[3] ?? 10), (float)($argv[4] ?? 5)];
+$c = new GmqClient($url);
+for ($done = 0; $done < $n;) {
+    $job = $c->pop([$topic], $idle);
+    if ($job === null) {
+        echo "no job for {$idle}s\n";
+        exit(0);
+    }
+    // Long work would touch the job before its TTR runs out; a job that cannot
+    // be done now would be released, or buried to look at later.
+    $c->touch($job['id'], $job['attempt']);
+    $c->ack($job['id'], $job['attempt']);
+    $done++;
+    echo "done {$job['id']}: {$job['body']}\n";
+}
