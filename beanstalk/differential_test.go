@@ -89,11 +89,9 @@ var scenarios = map[string][]step{
 		{cmd: "put 1 0 0 1\r\nx\r\n"}, {cmd: "stats-job $1\r\n"}, {cmd: "reserve\r\n"},
 		{cmd: "reserve-with-timeout 5\r\n"}, {cmd: "delete $1\r\n"}, {cmd: "reserve-with-timeout 0\r\n"},
 	},
-	"TTR runs out and the job is delivered again": {
-		{cmd: "put 1 0 1 1\r\nx\r\n"}, {cmd: "reserve\r\n"},
-		{conn: 1, cmd: "reserve-with-timeout 3\r\n"}, {conn: 1, cmd: "stats-job $1\r\n"},
-		{cmd: "delete $1\r\n"}, {conn: 1, cmd: "delete $1\r\n"},
-	},
+	// No scenario lets a reservation of an idle connection run out: beanstalkd
+	// 1.12 sometimes leaves it reserved for seconds, where gmq returns it to
+	// ready on time (TestTTRWhileIdle checks gmq's side).
 	"a waiting reserve is woken by DEADLINE_SOON": {
 		{cmd: "put 1 0 2 1\r\nx\r\n"}, {cmd: "reserve\r\n"}, {cmd: "reserve-with-timeout 5\r\n"},
 		{cmd: "touch $1\r\n"}, {cmd: "release $1 1 0\r\n"}, {cmd: "reserve\r\n"},
