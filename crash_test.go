@@ -44,29 +44,36 @@ func TestMain(m *testing.M) {
 
 // brokerProc is a gmq process on a fixed address, restartable after a kill.
 type brokerProc struct {
-	t     *testing.T
-	addr  string
-	redis string
-	conf  string
-	cmd   *exec.Cmd
-	done  chan struct{}
-	log   *strings.Builder
-	mu    sync.Mutex
+	t         *testing.T
+	addr      string
+	beanstalk string
+	redis     string
+	conf      string
+	cmd       *exec.Cmd
+	done      chan struct{}
+	log       *strings.Builder
+	mu        sync.Mutex
 }
 
-func startBroker(t *testing.T, redisURL string) *brokerProc {
+// freeAddr finds a free 127.0.0.1 port for the broker to listen on.
+func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func startBroker(t *testing.T, redisURL string) *brokerProc {
+	t.Helper()
+	addr := freeAddr(t)
 	conf := filepath.Join(t.TempDir(), "conf.ini")
 	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := &brokerProc{t: t, addr: addr, redis: redisURL, conf: conf, log: &strings.Builder{}}
+	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), redis: redisURL, conf: conf, log: &strings.Builder{}}
 	b.start()
 	t.Cleanup(b.kill)
 	return b
@@ -76,7 +83,7 @@ func (b *brokerProc) start() {
 	b.t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.cmd = exec.Command(binary, "start", "-c", b.conf, "--http", b.addr, "--beanstalk", "127.0.0.1:0", "--rpc", "127.0.0.1:0", "--redis", b.redis)
+	b.cmd = exec.Command(binary, "start", "-c", b.conf, "--http", b.addr, "--beanstalk", b.beanstalk, "--rpc", "127.0.0.1:0", "--redis", b.redis)
 	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
 	if err := b.cmd.Start(); err != nil {
 		b.t.Fatal(err)

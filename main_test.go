@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,5 +68,33 @@ func TestVersion(t *testing.T) {
 	out, err := exec.Command(binary, "version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "gmq ") {
 		t.Fatalf("%q %v", out, err)
+	}
+}
+
+// SIGUSR1 puts the broker in drain mode: beanstalkd puts answer DRAINING.
+func TestSIGUSR1Drains(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	if err := b.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		conn, err := net.Dial("tcp", b.beanstalk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write([]byte("put 1 0 1 1\r\nx\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		conn.Close()
+		if err == nil && line == "DRAINING\r\n" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("put after SIGUSR1: %q %v", line, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
