@@ -22,13 +22,13 @@ function call($fp, string $method, $param): array {
     return [$reply['result'], $reply['error']];
 }
 
-[$result, $err] = call($fp, 'Service.Push', ['id' => 'php_1', 'topic' => 'php_jobs', 'body' => 'hello', 'delay' => '1', 'TTR' => '30']);
+[$result, $err] = call($fp, 'Service.Push', ['id' => 'php_1', 'topic' => 'php_jobs', 'body' => 'hello', 'delay' => '3', 'TTR' => '30']);
 check($result === 'success' && $err === null, "push: " . json_encode([$result, $err]));
 [$job, $err] = call($fp, 'Service.Pop', ['php_jobs']);
-check($job === null && $err === 'empty', 'delayed job not ready yet');
-sleep(1);
+check($job === null && $err === 'empty', 'delayed job not ready yet'); // Pop waited 1s of the 3
+sleep(2);
 [$job, $err] = call($fp, 'Service.Pop', ['php_jobs']);
-check($err === null && $job['id'] === 'php_1' && $job['body'] === 'hello' && $job['delay'] === '1', 'pop after the delay: ' . json_encode($job));
+check($err === null && $job['id'] === 'php_1' && $job['body'] === 'hello' && $job['delay'] === '3', 'pop after the delay: ' . json_encode($job));
 [$result, $err] = call($fp, 'Service.Ack', $job['id']);
 check($result === 'success', 'ack');
 echo "ok php: push, delayed pop, ack\n";
