@@ -75,7 +75,7 @@ func (c *conn) serve() {
 		}
 	}
 	c.hangUp()
-	c.nc.Close()
+	c.nc.Close() // ends the reader
 	<-readerDone
 	c.releaseAll()
 	c.s.closeConn(c)

@@ -7,7 +7,6 @@ package beanstalk
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/tcpserver"
 )
 
 // Options configure the protocol server.
@@ -33,15 +33,14 @@ type Server struct {
 	draining atomic.Bool
 	instance string
 
+	tcp *tcpserver.Server
+
 	mu         sync.Mutex
-	ln         net.Listener
 	conns      map[*conn]struct{}
 	tubes      map[string]*tubeRefs // tubes used, watched or waited on by connections here
 	totalConns int64
 	counters   map[string]int64 // cmd-* counters
 	waiting    int              // connections waiting in a reserve
-	closed     bool
-	wg         sync.WaitGroup
 }
 
 // tubeRefs counts a tube's references from this server's connections.
@@ -55,72 +54,34 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{d: d, opts: opts, log: opts.Log, started: time.Now(), instance: newInstanceID(),
+	s := &Server{d: d, opts: opts, log: opts.Log, started: time.Now(), instance: newInstanceID(),
 		conns: map[*conn]struct{}{}, tubes: map[string]*tubeRefs{}, counters: map[string]int64{}}
+	s.tcp = tcpserver.New(s.serveConn)
+	return s
 }
 
 // Serve accepts connections until Close; it returns nil after Close.
-func (s *Server) Serve(ln net.Listener) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ln.Close()
-	}
-	s.ln = ln
-	s.mu.Unlock()
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return err
-		}
-		if tcp, ok := nc.(*net.TCPConn); ok {
-			// Clients that write a command and its body separately would
-			// otherwise stall on Nagle and delayed ACKs.
-			_ = tcp.SetNoDelay(true) // an option that cannot be set leaves the connection usable
-		}
-		s.start(nc)
-	}
-}
+func (s *Server) Serve(ln net.Listener) error { return s.tcp.Serve(ln) }
 
-func (s *Server) start(nc net.Conn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		nc.Close()
-		return
+// serveConn runs one client connection.
+func (s *Server) serveConn(nc net.Conn) {
+	if tcp, ok := nc.(*net.TCPConn); ok {
+		// Clients that write a command and its body separately would
+		// otherwise stall on Nagle and delayed ACKs.
+		_ = tcp.SetNoDelay(true) // an option that cannot be set leaves the connection usable
 	}
 	c := newConn(s, nc)
+	s.mu.Lock()
 	s.conns[c] = struct{}{}
 	s.totalConns++
 	s.ref("default", func(r *tubeRefs) { r.using++; r.watching++ })
-	s.wg.Go(c.serve)
+	s.mu.Unlock()
+	c.serve()
 }
 
 // Close stops accepting, closes every connection (their reserved jobs go back
 // to ready) and waits for them.
-func (s *Server) Close() {
-	s.mu.Lock()
-	s.closed = true
-	if s.ln != nil {
-		s.ln.Close()
-	}
-	for c := range s.conns {
-		c.nc.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-}
+func (s *Server) Close() { s.tcp.Close() }
 
 // Drain makes every put answer DRAINING from now on (beanstalkd's SIGUSR1).
 func (s *Server) Drain() { s.draining.Store(true) }

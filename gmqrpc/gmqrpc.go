@@ -14,10 +14,10 @@ import (
 	"net/rpc/jsonrpc"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/pool"
 )
 
@@ -33,16 +33,8 @@ type Options struct {
 
 // Server serves gmq's JSON-RPC. Serve it on a listener; Close it once.
 type Server struct {
-	rpc    *rpc.Server
-	log    *slog.Logger
-	ctx    context.Context
+	tcp    *tcpserver.Server
 	cancel context.CancelFunc
-
-	mu     sync.Mutex
-	ln     net.Listener
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
 }
 
 // New returns a JSON-RPC server over d.
@@ -54,63 +46,21 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{rpc: rpc.NewServer(), log: opts.Log, ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
-	if err := s.rpc.RegisterName("Service", &Service{d: d, opts: opts, ctx: ctx}); err != nil {
+	server := rpc.NewServer()
+	if err := server.RegisterName("Service", &Service{d: d, opts: opts, ctx: ctx}); err != nil {
 		panic(fmt.Sprintf("gmqrpc: register: %v", err)) // Service's methods are fixed; a failure is a bug here
 	}
-	return s
+	return &Server{cancel: cancel,
+		tcp: tcpserver.New(func(nc net.Conn) { server.ServeCodec(jsonrpc.NewServerCodec(nc)) })}
 }
 
 // Serve accepts connections until Close; it returns nil after Close.
-func (s *Server) Serve(ln net.Listener) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ln.Close()
-	}
-	s.ln = ln
-	s.mu.Unlock()
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed {
-				return nil
-			}
-			return fmt.Errorf("accept: %w", err)
-		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			nc.Close()
-			continue
-		}
-		s.conns[nc] = struct{}{}
-		s.mu.Unlock()
-		s.wg.Go(func() {
-			s.rpc.ServeCodec(jsonrpc.NewServerCodec(nc))
-			s.mu.Lock()
-			delete(s.conns, nc)
-			s.mu.Unlock()
-		})
-	}
-}
+func (s *Server) Serve(ln net.Listener) error { return s.tcp.Serve(ln) }
 
 // Close stops accepting, ends waiting pops, closes the connections and waits.
 func (s *Server) Close() {
-	s.mu.Lock()
-	s.closed = true
-	if s.ln != nil {
-		s.ln.Close()
-	}
-	for nc := range s.conns {
-		nc.Close()
-	}
-	s.mu.Unlock()
 	s.cancel()
-	s.wg.Wait()
+	s.tcp.Close()
 }
 
 // Service is the RPC receiver: its exported methods are the protocol.
