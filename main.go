@@ -2,7 +2,7 @@
 // over HTTP, consumers pop, work and ack them, and Redis keeps every job, so
 // brokers are stateless and several can share one Redis.
 //
-//	gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--redis URL]
+//	gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--token T] [--redis URL]
 //	gmq version
 package main
 
@@ -33,7 +33,7 @@ import (
 var version = "0.1.0-dev"
 
 const usage = `usage:
-  gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--redis URL]   run the broker
+  gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--token T] [--redis URL]   run the broker
   gmq version                                          print the version
 `
 
@@ -63,6 +63,7 @@ func start(args []string) error {
 	redisURL := flags.String("redis", "", "Redis URL, overriding [redis] url")
 	beanstalkAddr := flags.String("beanstalk", "", "beanstalkd protocol listen address, overriding [beanstalk] addr")
 	rpcAddr := flags.String("rpc", "", "gmq JSON-RPC listen address, overriding [rpc] addr")
+	token := flags.String("token", "", "token the dashboard and HTTP API require, overriding [web] token")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func start(args []string) error {
 			return err
 		}
 	}
-	for name, v := range map[string]string{"server.http": *httpAddr, "redis.url": *redisURL, "beanstalk.addr": *beanstalkAddr, "rpc.addr": *rpcAddr} {
+	for name, v := range map[string]string{"server.http": *httpAddr, "redis.url": *redisURL, "beanstalk.addr": *beanstalkAddr, "rpc.addr": *rpcAddr, "web.token": *token} {
 		if v != "" {
 			if err := cfg.Set(name, v); err != nil {
 				return fmt.Errorf("flag: %w", err)
@@ -104,7 +105,8 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	d := dispatcher.New(store, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
 		BucketMaxSleep: cfg.BucketMaxSleep, Log: log})
 	api := web.New(d, web.Options{Version: version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
-		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout, Log: log})
+		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
+		Token: cfg.Token, Log: log})
 
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {

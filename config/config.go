@@ -40,6 +40,8 @@ type Config struct {
 	BeanstalkAddr string // [beanstalk] addr: beanstalkd protocol listen address ("" turns it off)
 	MaxJobSize    int    // [beanstalk] max_job_size: bytes, beanstalkd's -z
 
+	Token string // [web] token: required by the dashboard and the HTTP API when set
+
 	RPCAddr    string        // [rpc] addr: gmq JSON-RPC listen address ("" turns it off)
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
 }
@@ -107,6 +109,7 @@ func (c *Config) settings() []setting {
 			return checkAddr(v)
 		}},
 		{"beanstalk", "max_job_size", intTo(&c.MaxJobSize, 1, 64<<20)},
+		{"web", "token", func(c *Config, v string) error { c.Token = v; return nil }},
 		{"rpc", "addr", func(c *Config, v string) error {
 			c.RPCAddr = v
 			if v == "" {

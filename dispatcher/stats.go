@@ -88,5 +88,8 @@ func (d *Dispatcher) Buckets(ctx context.Context) ([]BucketStats, error) {
 	return out, nil
 }
 
+// RedisInfo reads Redis's memory use and round-trip time.
+func (d *Dispatcher) RedisInfo(ctx context.Context) (pool.RedisInfo, error) { return d.pool.Info(ctx) }
+
 // Ready reports whether Redis answers.
 func (d *Dispatcher) Ready(ctx context.Context) error { return d.pool.Ping(ctx) }

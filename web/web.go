@@ -26,6 +26,7 @@ type Options struct {
 	DefaultTTR      time.Duration
 	DefaultPriority uint32
 	RequestTimeout  time.Duration // each request's deadline; a long poll gets its wait on top
+	Token           string        // when set, the API and the dashboard require it
 	Log             *slog.Logger
 }
 
@@ -66,7 +67,8 @@ func (s *Server) routes() {
 	r := s.engine
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
-	api := r.Group("/api/v1")
+	s.dashboardRoutes()
+	api := r.Group("/api/v1", s.requireToken)
 	api.POST("/jobs", s.push)
 	api.POST("/jobs/batch", s.pushBatch)
 	api.GET("/jobs/:id", s.getJob)
@@ -76,14 +78,16 @@ func (s *Server) routes() {
 	api.POST("/jobs/:id/bury", s.bury)
 	api.POST("/jobs/:id/touch", s.touch)
 	api.POST("/jobs/:id/kick", s.kickJob)
-	r.POST(popPath, s.popPost)
-	r.GET(popPath, s.popGet)
+	r.POST(popPath, s.requireToken, s.popPost)
+	r.GET(popPath, s.requireToken, s.popGet)
 	api.GET("/topics", s.topics)
 	api.GET("/topics/:topic", s.topic)
 	api.POST("/topics/:topic/kick", s.kickTopic)
 	api.POST("/topics/:topic/pause", s.pause)
 	api.GET("/topics/:topic/peek/:state", s.peekTopic)
 	api.GET("/stats", s.stats)
+	api.GET("/buckets", s.buckets)
+	api.GET("/redis", s.redisInfo)
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "no such endpoint: " + c.Request.URL.Path})
 	})

@@ -73,7 +73,8 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 		close(done)
 	}()
 	api := web.New(d, web.Options{Version: "test", MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
-		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout, Log: log})
+		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
+		Token: cfg.Token, Log: log})
 	hs := httptest.NewServer(api.Handler())
 	bs := beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Version: "test", Log: log})
 	bln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,0 +1,77 @@
+package web
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// dashboardPath is where the dashboard is served; "/" redirects there.
+const dashboardPath = "/dashboard/"
+
+// The dashboard's files, built into the binary: it needs no network.
+//
+//go:embed dashboard
+var dashboardFiles embed.FS
+
+func (s *Server) dashboardRoutes() {
+	files, err := fs.Sub(dashboardFiles, "dashboard")
+	if err != nil {
+		panic(err) // the embedded directory is fixed at compile time
+	}
+	static := http.StripPrefix(dashboardPath, http.FileServer(http.FS(files)))
+	s.engine.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, dashboardPath) })
+	// One route for the whole directory (gin allows no fixed route beside a
+	// catch-all): the login form and its stylesheet need no token.
+	s.engine.POST("/dashboard/*file", func(c *gin.Context) {
+		if c.Param("file") != "/login" {
+			c.AbortWithStatusJSON(http.StatusNotFound, gin.H{"error": "no such endpoint: " + c.Request.URL.Path})
+			return
+		}
+		s.login(c)
+	})
+	s.engine.GET("/dashboard/*file", func(c *gin.Context) {
+		switch c.Param("file") {
+		case "/login":
+			s.loginPage(c)
+			return
+		case "/style.css":
+		default:
+			if s.requireToken(c); c.IsAborted() {
+				return
+			}
+		}
+		c.Header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+		static.ServeHTTP(c.Writer, c.Request)
+	})
+}
+
+func (s *Server) buckets(c *gin.Context) {
+	list, err := s.d.Buckets(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]gin.H, len(list))
+	for i, b := range list {
+		v := gin.H{"bucket": b.Bucket, "topics": b.Topics, "next_wake": b.NextWake.UTC().Format(time.RFC3339Nano)}
+		if !b.NextDue.IsZero() {
+			v["next_due"] = b.NextDue.UTC().Format(time.RFC3339Nano)
+		}
+		out[i] = v
+	}
+	c.JSON(http.StatusOK, gin.H{"buckets": out})
+}
+
+func (s *Server) redisInfo(c *gin.Context) {
+	info, err := s.d.RedisInfo(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"used_memory": info.UsedMemory, "rtt_ms": float64(info.RTT.Microseconds()) / 1000,
+		"version": info.Version})
+}

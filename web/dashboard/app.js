@@ -1,0 +1,209 @@
+// gmq's dashboard: polls the HTTP API every two seconds. Every value from the
+// server is written with textContent, never as HTML, so a job body holding
+// markup shows as text.
+"use strict";
+
+const POLL_MS = 2000;
+const PAGE = 100;          // topics per page: never load them all
+const HISTORY = 150;       // samples kept for the chart: 5 minutes at 2 s
+let offset = 0;
+const history = [];        // {t, push, pop} totals, server-wide
+const topicHistory = new Map(); // topic -> [{t, push, pop}]
+
+async function api(method, path, body) {
+  const opts = {method, headers: {}, credentials: "same-origin"};
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const resp = await fetch("/api/v1" + path, opts);
+  if (resp.status === 401) { location.href = "/dashboard/login"; throw new Error("sign in"); }
+  const data = resp.status === 204 ? null : await resp.json();
+  if (!resp.ok) throw new Error(data && data.error ? data.error : resp.statusText);
+  return data;
+}
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
+function setText(id, v) { document.getElementById(id).textContent = String(v); }
+
+function duration(s) {
+  s = Math.floor(s);
+  const d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600), m = Math.floor(s % 3600 / 60);
+  return d ? `${d}d ${h}h` : h ? `${h}h ${m}m` : m ? `${m}m ${s % 60}s` : `${s}s`;
+}
+
+function bytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
+}
+
+// rates turns a list of {t, push, pop} totals into per-second rates.
+function rates(samples) {
+  const out = [];
+  for (let i = 1; i < samples.length; i++) {
+    const dt = (samples[i].t - samples[i - 1].t) / 1000 || 1;
+    out.push({push: Math.max(0, (samples[i].push - samples[i - 1].push) / dt),
+              pop: Math.max(0, (samples[i].pop - samples[i - 1].pop) / dt)});
+  }
+  return out;
+}
+
+function remember(list, sample) {
+  list.push(sample);
+  if (list.length > HISTORY) list.shift();
+}
+
+// drawLines draws push and pop rates into an SVG, scaled to its viewBox.
+function drawLines(svg, samples, w, h) {
+  while (svg.firstChild) svg.removeChild(svg.firstChild);
+  const r = rates(samples);
+  const top = Math.max(1, ...r.map(x => Math.max(x.push, x.pop)));
+  const ns = "http://www.w3.org/2000/svg";
+  for (const [key, cls] of [["push", "push"], ["pop", "pop"]]) {
+    const pts = r.map((x, i) => `${(i / Math.max(1, HISTORY - 2)) * w},${h - (x[key] / top) * (h - 4) - 2}`);
+    const line = document.createElementNS(ns, "polyline");
+    line.setAttribute("points", pts.join(" "));
+    line.setAttribute("class", cls);
+    svg.appendChild(line);
+  }
+  if (w > 100) {
+    const label = document.createElementNS(ns, "text");
+    label.setAttribute("x", "4"); label.setAttribute("y", "12");
+    label.textContent = `${top.toFixed(1)}/s`;
+    svg.appendChild(label);
+  }
+}
+
+function actionButton(label, confirmText, run, cls) {
+  const b = el("button", label, cls);
+  b.addEventListener("click", async () => {
+    if (!confirm(confirmText)) return;
+    try { await run(); await refresh(); } catch (e) { alert(e.message); }
+  });
+  return b;
+}
+
+function renderTopics(list) {
+  const tbody = document.querySelector("#topics tbody");
+  const rows = [];
+  const now = Date.now();
+  for (const t of list.topics) {
+    const hist = topicHistory.get(t.name) || [];
+    remember(hist, {t: now, push: t.total_jobs, pop: t.total_reserves});
+    topicHistory.set(t.name, hist);
+    const tr = el("tr");
+    tr.dataset.topic = t.name;
+    tr.appendChild(el("td", t.name, "name"));
+    for (const k of ["ready", "delayed", "reserved", "buried"]) tr.appendChild(el("td", t[k], k));
+    tr.appendChild(el("td", t.paused ? `${Math.ceil(t.pause_time_left)}s` : "no", "paused"));
+    const spark = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    spark.setAttribute("viewBox", "0 0 120 24");
+    spark.setAttribute("class", "spark");
+    drawLines(spark, hist, 120, 24);
+    const sparkCell = el("td"); sparkCell.appendChild(spark); tr.appendChild(sparkCell);
+    const actions = el("td", undefined, "actions");
+    if (t.buried > 0) {
+      actions.appendChild(actionButton("Kick buried", `Kick the ${t.buried} buried jobs of ${t.name}?`,
+        () => api("POST", `/topics/${encodeURIComponent(t.name)}/kick`, {bound: t.buried}), "kick"));
+    }
+    actions.appendChild(t.paused
+      ? actionButton("Resume", `Resume ${t.name}?`, () => api("POST", `/topics/${encodeURIComponent(t.name)}/pause`, {seconds: 0}), "resume")
+      : actionButton("Pause 1h", `Pause ${t.name} for an hour? Pops skip it meanwhile.`,
+          () => api("POST", `/topics/${encodeURIComponent(t.name)}/pause`, {seconds: 3600}), "pause"));
+    tr.appendChild(actions);
+    rows.push(tr);
+  }
+  tbody.replaceChildren(...rows);
+  setText("t-count", `${list.total} topics`);
+  setText("page", list.total ? `${offset + 1}–${Math.min(offset + PAGE, list.total)} of ${list.total}` : "");
+  document.getElementById("prev").disabled = offset === 0;
+  document.getElementById("next").disabled = offset + PAGE >= list.total;
+}
+
+function renderBuckets(data) {
+  const rows = data.buckets.map(b => {
+    const tr = el("tr");
+    tr.appendChild(el("td", b.bucket));
+    tr.appendChild(el("td", b.topics));
+    tr.appendChild(el("td", b.next_due ? new Date(b.next_due).toLocaleTimeString() : "–"));
+    return tr;
+  });
+  document.querySelector("#buckets tbody").replaceChildren(...rows);
+}
+
+async function refresh() {
+  try {
+    const [stats, topics, buckets, redis] = await Promise.all([
+      api("GET", "/stats"), api("GET", `/topics?offset=${offset}&limit=${PAGE}`), api("GET", "/buckets"), api("GET", "/redis")]);
+    setText("s-version", stats.version);
+    setText("s-uptime", duration(stats.uptime));
+    setText("s-ready", stats.current_jobs_ready);
+    setText("s-delayed", stats.current_jobs_delayed);
+    setText("s-reserved", stats.current_jobs_reserved);
+    setText("s-buried", stats.current_jobs_buried);
+    setText("s-total", stats.total_jobs);
+    setText("s-waiting", stats.current_waiting);
+    setText("s-memory", bytes(redis.used_memory));
+    setText("s-rtt", `${redis.rtt_ms.toFixed(2)} ms`);
+    remember(history, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves});
+    drawLines(document.getElementById("chart"), history, 600, 120);
+    renderTopics(topics);
+    renderBuckets(buckets);
+    setText("status", `live · ${new Date().toLocaleTimeString()}`);
+    document.getElementById("status").className = "status ok";
+  } catch (e) {
+    setText("status", `error: ${e.message}`);
+    document.getElementById("status").className = "status bad";
+  }
+}
+
+function showJob(job) {
+  const dl = document.getElementById("job-fields");
+  const fields = [["id", job.id], ["number", job.internal_id], ["topic", job.topic], ["state", job.state],
+    ["priority", job.priority], ["delay", `${job.delay}s`], ["TTR", `${job.TTR}s`], ["attempt", job.attempt],
+    ["reserves", job.reserves], ["timeouts", job.timeouts], ["releases", job.releases], ["buries", job.buries],
+    ["kicks", job.kicks], ["created", job.created], ["age", duration(job.age)], ["time left", `${job.time_left}s`]];
+  dl.replaceChildren(...fields.flatMap(([k, v]) => [el("dt", k), el("dd", v, `f-${k.replace(" ", "-")}`)]));
+  document.getElementById("job-body").textContent = job.body;
+  document.getElementById("job").hidden = false;
+  document.getElementById("job").dataset.id = job.id;
+  document.getElementById("job-kick").disabled = !(job.state === "buried" || job.state === "delayed");
+}
+
+async function lookup(id) {
+  setText("job-error", "");
+  try {
+    showJob(await api("GET", `/jobs/${encodeURIComponent(id)}`));
+  } catch (e) {
+    document.getElementById("job").hidden = true;
+    setText("job-error", e.message);
+  }
+}
+
+document.getElementById("lookup").addEventListener("submit", ev => {
+  ev.preventDefault();
+  lookup(document.getElementById("job-id").value.trim());
+});
+document.getElementById("job-kick").addEventListener("click", async () => {
+  const id = document.getElementById("job").dataset.id;
+  if (!confirm(`Kick job ${id}?`)) return;
+  try { await api("POST", `/jobs/${encodeURIComponent(id)}/kick`); await lookup(id); await refresh(); } catch (e) { setText("job-error", e.message); }
+});
+document.getElementById("job-delete").addEventListener("click", async () => {
+  const id = document.getElementById("job").dataset.id;
+  if (!confirm(`Delete job ${id}? This cannot be undone.`)) return;
+  try { await api("DELETE", `/jobs/${encodeURIComponent(id)}`); await lookup(id); await refresh(); } catch (e) { setText("job-error", e.message); }
+});
+document.getElementById("prev").addEventListener("click", () => { offset = Math.max(0, offset - PAGE); refresh(); });
+document.getElementById("next").addEventListener("click", () => { offset += PAGE; refresh(); });
+
+refresh();
+setInterval(refresh, POLL_MS);
