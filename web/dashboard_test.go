@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -102,4 +103,28 @@ func TestTokenRequired(t *testing.T) {
 	if resp, _ := get(t, noRedirect, b.URL+"/api/v1/stats", "Cookie", cookies[0].Name+"="+cookies[0].Value); resp.StatusCode != 200 {
 		t.Fatalf("API with the cookie: %d", resp.StatusCode)
 	}
+}
+
+// do sends a request and decodes its JSON answer.
+func do(t *testing.T, req *http.Request) map[string]any {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: %d %v %v", req.Method, req.URL.Path, resp.StatusCode, out, err)
+	}
+	return out
+}
+
+// quote renders s as a JSON string.
+func quote(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

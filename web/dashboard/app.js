@@ -61,20 +61,22 @@ function remember(list, sample) {
   if (list.length > HISTORY) list.shift();
 }
 
-// drawLines draws push and pop rates into an SVG, scaled to its viewBox.
+// drawLines draws push and pop rates into an SVG, scaled to its viewBox: the
+// newest sample at the right edge, the window HISTORY samples wide.
 function drawLines(svg, samples, w, h) {
   while (svg.firstChild) svg.removeChild(svg.firstChild);
   const r = rates(samples);
   const top = Math.max(1, ...r.map(x => Math.max(x.push, x.pop)));
   const ns = "http://www.w3.org/2000/svg";
   for (const [key, cls] of [["push", "push"], ["pop", "pop"]]) {
-    const pts = r.map((x, i) => `${(i / Math.max(1, HISTORY - 2)) * w},${h - (x[key] / top) * (h - 4) - 2}`);
+    const step = w / (HISTORY - 2);
+    const pts = r.map((x, i) => `${w - (r.length - 1 - i) * step},${h - (x[key] / top) * (h - 4) - 2}`);
     const line = document.createElementNS(ns, "polyline");
     line.setAttribute("points", pts.join(" "));
     line.setAttribute("class", cls);
     svg.appendChild(line);
   }
-  if (w > 100) {
+  if (w > 200) { // the main chart: say what its top line means
     const label = document.createElementNS(ns, "text");
     label.setAttribute("x", "4"); label.setAttribute("y", "12");
     label.textContent = `${top.toFixed(1)}/s`;

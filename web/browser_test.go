@@ -1,0 +1,141 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/internal/testbroker"
+)
+
+// TestDashboardInBrowser drives Debian's Chromium (headless) against a live
+// broker with a token: it signs in, sees counts change as jobs are pushed,
+// looks a job up (its HTML body must show as text), kicks a buried job and
+// sees it move, and saves a screenshot. GMQ_SCREENSHOT=path keeps the
+// screenshot (the README's is docs/dashboard.png).
+func TestDashboardInBrowser(t *testing.T) {
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("GMQ_REQUIRE_CHROMIUM") == "1" {
+			t.Fatal("chromium not found (apt-get install -y chromium)")
+		}
+		t.Skip("chromium not found (apt-get install -y chromium)")
+	}
+	redis.Flush(t)
+	b := testbroker.Start(t, redis, func(c *config.Config) { c.Token = "t0ken" })
+
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1500),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true))
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	// Every action asks for confirmation: accept it, as the operator would.
+	err = chromedp.Listen(ctx, func(ev any) {
+		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			go func() { // a listener must not run commands itself
+				if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}); err != nil {
+					t.Logf("accept dialog: %v", err)
+				}
+			}()
+		}
+	})
+	must(t, err, "listen for dialogs")
+
+	api := func(method, path, body string) map[string]any {
+		t.Helper()
+		req, err := http.NewRequest(method, b.URL+"/api/v1"+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer t0ken")
+		return do(t, req)
+	}
+	// cell is the text of a topic row's column, read in the page.
+	cell := func(topic, col string) string {
+		return `(document.querySelector('tr[data-topic="` + topic + `"] td.` + col + `') || {}).textContent`
+	}
+
+	// poll waits until a JavaScript expression holds in the page.
+	poll := func(expr string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(10*time.Second))
+	}
+
+	// Sign in through the login form the dashboard redirects to.
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(b.URL+"/dashboard/"),
+		chromedp.WaitVisible(`input[name="token"]`),
+		chromedp.SendKeys(`input[name="token"]`, "t0ken"),
+		chromedp.Submit(`input[name="token"]`),
+		chromedp.WaitVisible(`#topics`),
+	), "sign in")
+
+	// Counts change as jobs arrive.
+	xss := `<script>window.pwned=1</script><b id="bold">bold</b>`
+	hostile := api("POST", "/jobs", `{"id":"hostile-1","topic":"emails","body":`+quote(xss)+`}`)["id"].(string)
+	api("POST", "/jobs", `{"topic":"emails","body":"hello"}`)
+	api("POST", "/jobs", `{"topic":"emails","body":"later","delay":600}`)
+	must(t, chromedp.Do(ctx, poll(cell("emails", "ready")+` === "2" && `+cell("emails", "delayed")+` === "1"`)),
+		"see the pushed jobs counted")
+
+	// A job's HTML body shows as text, and runs nothing.
+	must(t, chromedp.Do(ctx,
+		chromedp.SendKeys(`#job-id`, hostile),
+		chromedp.Click(`#lookup button`), // a click fires the form's submit handler; form.submit() would not
+		chromedp.WaitVisible(`#job-body`),
+	), "look the job up")
+	body, err := chromedp.Run(ctx, chromedp.TextContent(`#job-body`))
+	must(t, err, "read the body")
+	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.pwned === 1`))
+	must(t, err, "check no script ran")
+	boldInside, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('#job-body #bold') !== null`))
+	must(t, err, "check no markup rendered")
+	if body != xss || pwned || boldInside {
+		t.Fatalf("job body shown as %q (script ran: %v, markup rendered: %v), want the text itself", body, pwned, boldInside)
+	}
+
+	// Bury a job through the API, then kick it from the dashboard.
+	job := api("POST", "/pop", `{"topics":["emails"]}`)
+	api("POST", "/jobs/"+job["id"].(string)+"/bury", ``)
+	must(t, chromedp.Do(ctx,
+		poll(cell("emails", "buried")+` === "1"`),
+		chromedp.Click(`tr[data-topic="emails"] button.kick`),
+		poll(cell("emails", "buried")+` === "0" && `+cell("emails", "ready")+` === "2"`),
+	), "kick the buried job")
+	if got := api("GET", "/jobs/"+job["id"].(string), ``); got["state"] != "ready" || got["kicks"] != 1.0 {
+		t.Fatalf("kicked job: %v", got)
+	}
+
+	// A chart needs a few samples: let it gather them, then take the picture.
+	api("POST", "/jobs/batch", `{"jobs":[{"topic":"reports","body":"r1"},{"topic":"reports","body":"r2"},{"topic":"thumbnails","body":"t","delay":300}]}`)
+	time.Sleep(5 * time.Second)
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
+	must(t, err, "screenshot")
+	dest := os.Getenv("GMQ_SCREENSHOT")
+	if dest == "" {
+		dest = filepath.Join(t.TempDir(), "dashboard.png")
+	}
+	if err := os.WriteFile(dest, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", dest, len(png))
+}
+
+func must(t *testing.T, err error, step string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+}
