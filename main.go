@@ -104,16 +104,23 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	d := dispatcher.New(store, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
 		BucketMaxSleep: cfg.BucketMaxSleep, Log: log})
+	var fronts []frontEnd
+	connections := func() map[string]int {
+		out := make(map[string]int, len(fronts))
+		for _, f := range fronts {
+			out[f.name] = f.server.Connections()
+		}
+		return out
+	}
 	api := web.New(d, web.Options{Version: version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
-		Token: cfg.Token, Log: log})
+		Token: cfg.Token, Connections: connections, Log: log})
 
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
 	}
 	var bs *beanstalk.Server
-	var fronts []frontEnd
 	if cfg.BeanstalkAddr != "" {
 		bs = beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Version: version, Log: log})
 		fronts = append(fronts, frontEnd{"beanstalk", cfg.BeanstalkAddr, bs, nil})
@@ -199,6 +206,7 @@ type frontEnd struct {
 	name, addr string
 	server     interface {
 		Serve(net.Listener) error
+		Connections() int
 		Close()
 	}
 	ln net.Listener

@@ -54,6 +54,9 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 		tcp: tcpserver.New(func(nc net.Conn) { server.ServeCodec(jsonrpc.NewServerCodec(nc)) })}
 }
 
+// Connections is how many clients are connected now.
+func (s *Server) Connections() int { return s.tcp.Connections() }
+
 // Serve accepts connections until Close; it returns nil after Close.
 func (s *Server) Serve(ln net.Listener) error { return s.tcp.Serve(ln) }
 

@@ -133,7 +133,15 @@ func (s *Server) stats(c *gin.Context) {
 		"total_jobs": st.Jobs, "total_reserves": st.Reserves, "total_deletes": st.Deletes,
 		"total_timeouts": st.Timeouts, "total_releases": st.Releases, "total_buries": st.Buries,
 		"total_kicks": st.Kicks, "total_touches": st.Touches,
+		"connections": s.connections(),
 	})
+}
+
+func (s *Server) connections() map[string]int {
+	if s.opts.Connections == nil {
+		return map[string]int{}
+	}
+	return s.opts.Connections()
 }
 
 func (s *Server) healthz(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }

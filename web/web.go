@@ -27,7 +27,10 @@ type Options struct {
 	DefaultPriority uint32
 	RequestTimeout  time.Duration // each request's deadline; a long poll gets its wait on top
 	Token           string        // when set, the API and the dashboard require it
-	Log             *slog.Logger
+	// Connections counts the clients of the other front ends, by protocol,
+	// for the stats (nil: none).
+	Connections func() map[string]int
+	Log         *slog.Logger
 }
 
 // Server serves the HTTP API.

@@ -80,6 +80,13 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
+// Connections is how many connections are open now.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
 // Close stops accepting, closes every connection and waits for the handlers.
 func (s *Server) Close() {
 	s.mu.Lock()

@@ -72,10 +72,6 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 		d.Run(ctx)
 		close(done)
 	}()
-	api := web.New(d, web.Options{Version: "test", MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
-		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
-		Token: cfg.Token, Log: log})
-	hs := httptest.NewServer(api.Handler())
 	bs := beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Version: "test", Log: log})
 	bln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -83,6 +79,12 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 	}
 	rs := gmqrpc.New(d, gmqrpc.Options{PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR,
 		DefaultPriority: cfg.DefaultPriority, Log: log})
+	api := web.New(d, web.Options{Version: "test", MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
+		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
+		Token: cfg.Token, Log: log, Connections: func() map[string]int {
+			return map[string]int{"beanstalk": bs.Connections(), "rpc": rs.Connections()}
+		}})
+	hs := httptest.NewServer(api.Handler())
 	rln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

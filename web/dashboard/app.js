@@ -153,6 +153,7 @@ async function refresh() {
     setText("s-buried", stats.current_jobs_buried);
     setText("s-total", stats.total_jobs);
     setText("s-waiting", stats.current_waiting);
+    setText("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
     setText("s-memory", bytes(redis.used_memory));
     setText("s-rtt", `${redis.rtt_ms.toFixed(2)} ms`);
     remember(history, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves});
