@@ -247,3 +247,35 @@ func BenchmarkHTTPCycle(b *testing.B) {
 	})
 	report(b, start, b.N, 3)
 }
+
+// BenchmarkHTTPTopicsPage reads one dashboard page of topics (100) among
+// 10,000, as the dashboard does every two seconds.
+func BenchmarkHTTPTopicsPage(b *testing.B) {
+	br, c := newBroker(b)
+	sem := make(chan struct{}, 64)
+	errs := make(chan error, 10000)
+	for i := range 10000 {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			_, err := br.Pool.Push(context.Background(), pool.NewJob{Topic: fmt.Sprintf("topic-%05d", i), Body: "x", Priority: 1})
+			errs <- err
+		}()
+	}
+	for range 10000 {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		resp, err := c.Get(br.URL + "/api/v1/topics?offset=5000&limit=100")
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
