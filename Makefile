@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 5s
 
-.PHONY: run build test fuzz bench vet clean
+.PHONY: run build test fuzz bench chaos vet clean
 
 run:
 	./scripts/run.sh
@@ -32,6 +32,11 @@ fuzz:
 # the ceiling, measured in one run (see docs/PERFORMANCE.md).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./bench
+
+# The full chaos tests: 100,000 jobs while the broker is SIGKILLed, then while
+# Redis is restarted, every 3 seconds (make test runs a short version).
+chaos:
+	GMQ_CHAOS_JOBS=100000 GMQ_CHAOS_EVERY=3s $(GO) test -count=1 -run '^TestChaos' -v -timeout 60m .
 
 clean:
 	rm -f gmq

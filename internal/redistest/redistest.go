@@ -127,6 +127,18 @@ func (s *Server) Kill() {
 	}
 }
 
+// Terminate stops the server as an operator would (SIGTERM): Redis writes its
+// AOF out before it exits.
+func (s *Server) Terminate() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM) // already gone is fine
+		<-s.done
+	}
+}
+
+// StartAgain starts a stopped server on the same port and data directory.
+func (s *Server) StartAgain() error { return s.launch() }
+
 // Restart starts the server again on the same port and data directory.
 func (s *Server) Restart() error {
 	s.Kill()

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+)
+
+// The chaos tests: producers push jobs with a TTR and consumers pop and ack
+// them over HTTP while a fault strikes every few moments: the broker killed
+// with SIGKILL and started again, or Redis restarted (AOF on). At the end
+// every job a producer was told was stored has been acked at least once,
+// none is left, every job was in exactly one state throughout, and the
+// redeliveries are no more than the jobs in flight at the faults.
+//
+// `make test` runs a short version; `make chaos` the full one
+// (GMQ_CHAOS_JOBS=100000 GMQ_CHAOS_EVERY=3s).
+
+func chaosSettings(t *testing.T) (jobs int, every time.Duration) {
+	jobs, every = 2000, 700*time.Millisecond
+	if v := os.Getenv("GMQ_CHAOS_JOBS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("GMQ_CHAOS_JOBS=%q: %v", v, err)
+		}
+		jobs = n
+	}
+	if v := os.Getenv("GMQ_CHAOS_EVERY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("GMQ_CHAOS_EVERY=%q: %v", v, err)
+		}
+		every = d
+	}
+	return jobs, every
+}
+
+func TestChaosBrokerKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test")
+	}
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	runChaos(t, b, srv, func() {
+		b.kill()
+		time.Sleep(100 * time.Millisecond)
+		b.start()
+	}, false)
+}
+
+func TestChaosRedisRestarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test")
+	}
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	runChaos(t, b, srv, func() {
+		srv.Terminate()
+		time.Sleep(300 * time.Millisecond) // clients see 503s meanwhile
+		if err := srv.StartAgain(); err != nil {
+			t.Error(err)
+		}
+	}, true)
+}
+
+// runChaos runs the load, striking with fault every few moments until the
+// producers are done; wantErrors says the clients must have seen 503s naming
+// Redis meanwhile.
+func runChaos(t *testing.T, b *brokerProc, srv *redistest.Server, fault func(), wantErrors bool) {
+	jobs, every := chaosSettings(t)
+	const producers, consumers = 4, 4
+	store := checker(t, srv.URL())
+
+	var stored, acked sync.Map
+	var deliveries, redeliveries, unavailable atomic.Int64
+	// retry repeats a call while the broker or Redis is down.
+	retry := func(call func() (done bool)) {
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if call() {
+				return
+			}
+		}
+		t.Error("gave up retrying after 60s")
+	}
+	down := func(a answer, err error) bool {
+		if err == nil && a.code == 503 {
+			if msg, _ := a.body["error"].(string); strings.Contains(msg, "redis") {
+				unavailable.Add(1)
+			} else {
+				t.Errorf("503 without a reason naming Redis: %v", a.body)
+			}
+		}
+		return err != nil || a.code == 503
+	}
+
+	var producing sync.WaitGroup
+	for p := range producers {
+		producing.Go(func() {
+			for i := p; i < jobs; i += producers {
+				id := fmt.Sprintf("job-%d", i)
+				retry(func() bool {
+					a, err := b.do("POST", "/api/v1/jobs", fmt.Sprintf(`{"id":%q,"topic":"chaos","body":"x","TTR":2}`, id))
+					if down(a, err) {
+						return false
+					}
+					// 409: a push cut off by a fault had stored it already.
+					if a.code != 201 && a.code != 409 {
+						t.Errorf("push %s: %d %v", id, a.code, a.body)
+					}
+					stored.Store(id, true)
+					return true
+				})
+			}
+		})
+	}
+	stop := make(chan struct{})
+	var consuming sync.WaitGroup
+	for range consumers {
+		consuming.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				a, err := b.do("GET", "/api/v1/pop?topic=chaos&timeout=0.5", ``)
+				if down(a, err) {
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				if a.code != 200 {
+					continue
+				}
+				id := a.body["id"].(string)
+				deliveries.Add(1)
+				if a.body["attempt"].(float64) > 1 {
+					redeliveries.Add(1)
+				}
+				path := fmt.Sprintf("/api/v1/jobs/%s/ack?attempt=%v", id, a.body["attempt"])
+				retry(func() bool {
+					r, err := b.do("POST", path, ``)
+					if down(r, err) {
+						return false
+					}
+					// 404: an ack cut off by a fault had deleted it; 409: its TTR ran
+					// out meanwhile and another delivery will ack it.
+					if r.code == 200 || r.code == 404 {
+						acked.Store(id, true)
+					}
+					return true
+				})
+			}
+		})
+	}
+
+	produced := make(chan struct{})
+	go func() { producing.Wait(); close(produced) }()
+	faults := 0
+	for done := false; !done; {
+		select {
+		case <-produced:
+			done = true
+		case <-time.After(every):
+			fault()
+			faults++
+		}
+	}
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		missing := 0
+		stored.Range(func(k, _ any) bool {
+			if _, ok := acked.Load(k); !ok {
+				missing++
+			}
+			return true
+		})
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d stored jobs were never acked", missing, jobs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(stop)
+	consuming.Wait()
+	mustBeConsistent(t, store, "after the chaos")
+	stats := b.must(200, "GET", "/api/v1/stats", ``)
+	if left := stats["current_jobs_ready"].(float64) + stats["current_jobs_reserved"].(float64); left != 0 {
+		t.Fatalf("%v jobs left after all were acked: %v", left, stats)
+	}
+	t.Logf("%d jobs, %d faults, %d deliveries, %d redeliveries, %d answers 503 naming Redis",
+		jobs, faults, deliveries.Load(), redeliveries.Load(), unavailable.Load())
+	if faults == 0 {
+		t.Fatal("no fault struck: the load ended too soon to test anything")
+	}
+	if bound := int64(faults * consumers); redeliveries.Load() > bound {
+		t.Fatalf("%d redeliveries, more than the %d jobs in flight at the faults", redeliveries.Load(), bound)
+	}
+	if wantErrors && unavailable.Load() == 0 {
+		t.Fatal("clients saw no 503 while Redis was down")
+	}
+}
