@@ -6,20 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/internal/testbroker"
 )
 
-var redis *redistest.Server
-
-func TestMain(m *testing.M) {
-	redistest.Main(m, func(s *redistest.Server) error { redis = s; return nil })
-}
+func TestMain(m *testing.M) { testbroker.Main(m) }
 
 func broker(t *testing.T) *testbroker.Broker {
 	t.Helper()
-	redis.Flush(t)
-	return testbroker.Start(t, redis, nil)
+	return testbroker.Fresh(t, nil)
 }
 
 // Framing and parsing: each line and the reply gmq must give, as beanstalkd does.

@@ -7,21 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/internal/testbroker"
 	"github.com/gmq/gmq/pool"
 )
 
-var redis *redistest.Server
-
-func TestMain(m *testing.M) {
-	redistest.Main(m, func(s *redistest.Server) error { redis = s; return nil })
-}
+func TestMain(m *testing.M) { testbroker.Main(m) }
 
 func broker(t *testing.T) *testbroker.Broker {
 	t.Helper()
-	redis.Flush(t)
-	return testbroker.Start(t, redis, nil)
+	return testbroker.Fresh(t, nil)
 }
 
 func push(t *testing.T, b *testbroker.Broker, j pool.NewJob) uint64 {
@@ -76,7 +70,7 @@ func TestLongPollTimesOut(t *testing.T) {
 
 func TestLongPollAcrossBrokers(t *testing.T) {
 	a := broker(t)
-	b := testbroker.Start(t, redis, nil)
+	b := testbroker.Start(t, testbroker.Redis(), nil)
 	for _, topic := range []string{"x1", "x2", "x3"} {
 		got := make(chan *pool.Job, 1)
 		go func() {
@@ -109,7 +103,7 @@ func TestLongPollAcrossBrokers(t *testing.T) {
 // delivered once.
 func TestTwoBrokersNeverDeliverTwice(t *testing.T) {
 	a := broker(t)
-	b := testbroker.Start(t, redis, nil)
+	b := testbroker.Start(t, testbroker.Redis(), nil)
 	const n = 600
 	for i := range n {
 		j := pool.NewJob{Topic: "race", Body: fmt.Sprint(i), TTR: time.Minute}
@@ -206,7 +200,7 @@ func TestTTRRedelivery(t *testing.T) {
 // connections instead of holding one each, and all get a job.
 func TestThousandWaitersBoundedConnections(t *testing.T) {
 	b := broker(t)
-	before, err := redis.ConnectedClients()
+	before, err := testbroker.Redis().ConnectedClients()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +216,7 @@ func TestThousandWaitersBoundedConnections(t *testing.T) {
 		}()
 	}
 	time.Sleep(500 * time.Millisecond)
-	during, err := redis.ConnectedClients()
+	during, err := testbroker.Redis().ConnectedClients()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,15 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/internal/testbroker"
 )
 
-var redis *redistest.Server
-
-func TestMain(m *testing.M) {
-	redistest.Main(m, func(s *redistest.Server) error { redis = s; return nil })
-}
+func TestMain(m *testing.M) { testbroker.Main(m) }
 
 // runClient runs a client script of testdata/ against a live broker.
 func runClient(t *testing.T, interpreter, script, requireEnv string) {
@@ -30,8 +25,7 @@ func runClient(t *testing.T, interpreter, script, requireEnv string) {
 		}
 		t.Skipf("%s not found", interpreter)
 	}
-	redis.Flush(t)
-	b := testbroker.Start(t, redis, nil)
+	b := testbroker.Fresh(t, nil)
 	host, port, err := net.SplitHostPort(b.RPCAddr)
 	if err != nil {
 		t.Fatal(err)
@@ -51,8 +45,7 @@ func TestPHPClient(t *testing.T) { runClient(t, "php", "testdata/rpc_client.php"
 
 // Go's own JSON-RPC client, which the original gmq's Go users had.
 func TestGoClient(t *testing.T) {
-	redis.Flush(t)
-	b := testbroker.Start(t, redis, nil)
+	b := testbroker.Fresh(t, nil)
 	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +69,7 @@ func TestGoClient(t *testing.T) {
 
 // A job pushed over JSON-RPC pops over HTTP, and the other way round.
 func TestAcrossProtocols(t *testing.T) {
-	redis.Flush(t)
-	b := testbroker.Start(t, redis, nil)
+	b := testbroker.Fresh(t, nil)
 	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
 	if err != nil {
 		t.Fatal(err)

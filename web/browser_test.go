@@ -29,8 +29,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		t.Skip("chromium not found (apt-get install -y chromium)")
 	}
-	redis.Flush(t)
-	b := testbroker.Start(t, redis, func(c *config.Config) { c.Token = "t0ken" })
+	b := testbroker.Fresh(t, func(c *config.Config) { c.Token = "t0ken" })
 
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,

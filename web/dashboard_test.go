@@ -59,8 +59,7 @@ func TestDashboardServedWithoutToken(t *testing.T) {
 }
 
 func TestTokenRequired(t *testing.T) {
-	redis.Flush(t)
-	b := testbroker.Start(t, redis, func(c *config.Config) { c.Token = "s3cret" })
+	b := testbroker.Fresh(t, func(c *config.Config) { c.Token = "s3cret" })
 	for _, path := range []string{"/api/v1/stats", "/api/v1/pop?topic=t", "/api/v1/jobs/1"} {
 		if resp, body := get(t, noRedirect, b.URL+path); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "token") {
 			t.Fatalf("%s without the token: %d %s", path, resp.StatusCode, body)

@@ -14,16 +14,11 @@ import (
 	"github.com/gmq/gmq/internal/testbroker"
 )
 
-var redis *redistest.Server
-
-func TestMain(m *testing.M) {
-	redistest.Main(m, func(s *redistest.Server) error { redis = s; return nil })
-}
+func TestMain(m *testing.M) { testbroker.Main(m) }
 
 func broker(t *testing.T) *testbroker.Broker {
 	t.Helper()
-	redis.Flush(t)
-	return testbroker.Start(t, redis, func(c *config.Config) { c.MaxBody = 1024; c.MaxBatch = 10 })
+	return testbroker.Fresh(t, func(c *config.Config) { c.MaxBody = 1024; c.MaxBatch = 10 })
 }
 
 // call sends a request and decodes a JSON answer (nil for an empty one).

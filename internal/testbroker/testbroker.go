@@ -124,3 +124,22 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
 }
+
+// shared is the test package's Redis, started by Main.
+var shared *redistest.Server
+
+// Main runs a test package with one redis-server for all its tests; call it
+// from TestMain. Fresh and Redis use that server.
+func Main(m *testing.M) {
+	redistest.Main(m, func(s *redistest.Server) error { shared = s; return nil })
+}
+
+// Redis is the server Main started.
+func Redis() *redistest.Server { return shared }
+
+// Fresh empties the package's Redis and starts a broker over it.
+func Fresh(t testing.TB, tweak func(*config.Config)) *Broker {
+	t.Helper()
+	shared.Flush(t)
+	return Start(t, shared, tweak)
+}
