@@ -20,6 +20,9 @@ test: vet
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(MAKE) fuzz
 
+# Each parser's fuzz target, for FUZZTIME. Every plain `go test` also replays
+# the seeds in the code and the corpora kept in <package>/testdata/fuzz/
+# (inputs the fuzzer found; copy new ones from $$(go env GOCACHE)/fuzz).
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePush$$' -fuzztime $(FUZZTIME) ./web
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePop$$' -fuzztime $(FUZZTIME) ./web
