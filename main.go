@@ -25,6 +25,7 @@ import (
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/gmqrpc"
+	"github.com/gmq/gmq/load"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/web"
 )
@@ -34,6 +35,8 @@ var version = "0.1.0-dev"
 
 const usage = `usage:
   gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--token T] [--redis URL]   run the broker
+  gmq bench [--beanstalk ADDR | --http URL] [--vs ADDR] [--clients N] [--jobs N] [--size B] [--json]
+                                                       measure a broker: push, pop+ack, full cycle
   gmq version                                          print the version
 `
 
@@ -48,6 +51,11 @@ func main() {
 			fmt.Fprintln(os.Stderr, "gmq:", err)
 			os.Exit(1)
 		}
+	case "bench":
+		if err := bench(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "gmq bench:", err)
+			os.Exit(1)
+		}
 	case "version", "--version", "-v":
 		fmt.Println("gmq", version)
 	default:
@@ -59,11 +67,12 @@ func main() {
 func start(args []string) error {
 	flags := flag.NewFlagSet("start", flag.ContinueOnError)
 	confPath := flags.String("c", "", "configuration file (conf.ini); defaults apply without one")
-	httpAddr := flags.String("http", "", "HTTP listen address, overriding [server] http")
-	redisURL := flags.String("redis", "", "Redis URL, overriding [redis] url")
-	beanstalkAddr := flags.String("beanstalk", "", "beanstalkd protocol listen address, overriding [beanstalk] addr")
-	rpcAddr := flags.String("rpc", "", "gmq JSON-RPC listen address, overriding [rpc] addr")
-	token := flags.String("token", "", "token the dashboard and HTTP API require, overriding [web] token")
+	// These override conf.ini; Visit below reads the ones given.
+	flags.String("http", "", "HTTP listen address, overriding [server] http")
+	flags.String("redis", "", "Redis URL, overriding [redis] url")
+	flags.String("beanstalk", "", `beanstalkd protocol listen address, overriding [beanstalk] addr ("" turns it off)`)
+	flags.String("rpc", "", `gmq JSON-RPC listen address, overriding [rpc] addr ("" turns it off)`)
+	flags.String("token", "", "token the dashboard and HTTP API require, overriding [web] token")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -74,12 +83,20 @@ func start(args []string) error {
 			return err
 		}
 	}
-	for name, v := range map[string]string{"server.http": *httpAddr, "redis.url": *redisURL, "beanstalk.addr": *beanstalkAddr, "rpc.addr": *rpcAddr, "web.token": *token} {
-		if v != "" {
-			if err := cfg.Set(name, v); err != nil {
-				return fmt.Errorf("flag: %w", err)
+	// Only the flags given override the file; an empty value (--rpc "")
+	// turns that front end off.
+	settings := map[string]string{"http": "server.http", "redis": "redis.url", "beanstalk": "beanstalk.addr",
+		"rpc": "rpc.addr", "token": "web.token"}
+	var flagErr error
+	flags.Visit(func(f *flag.Flag) {
+		if key, ok := settings[f.Name]; ok && flagErr == nil {
+			if err := cfg.Set(key, f.Value.String()); err != nil {
+				flagErr = fmt.Errorf("flag --%s: %w", f.Name, err)
 			}
 		}
+	})
+	if flagErr != nil {
+		return flagErr
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -199,6 +216,52 @@ wait:
 	}
 	log.Info("gmq stopped")
 	return nil
+}
+
+// bench measures a running broker with the load package: over the beanstalkd
+// protocol (gmq's, or any beanstalkd's) or gmq's HTTP API, and, with --vs, the
+// same workload against a second beanstalkd address, side by side.
+func bench(args []string) error {
+	flags := flag.NewFlagSet("bench", flag.ContinueOnError)
+	addr := flags.String("beanstalk", "127.0.0.1:11300", "beanstalkd-protocol address to measure (gmq's or beanstalkd's)")
+	httpURL := flags.String("http", "", "measure gmq's HTTP API at this URL instead")
+	vs := flags.String("vs", "", "also measure this beanstalkd-protocol address, and print the ratio")
+	opts := load.Options{}
+	flags.IntVar(&opts.Clients, "clients", 32, "concurrent clients")
+	flags.IntVar(&opts.Jobs, "jobs", 20000, "jobs per mode")
+	flags.IntVar(&opts.Size, "size", 100, "body size in bytes")
+	asJSON := flags.Bool("json", false, "print a machine-readable summary")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		opts.Progress = os.Stderr // a progress bar only on a terminal
+	}
+	type target struct {
+		name string
+		dial load.Dialer
+	}
+	targets := []target{{"beanstalk " + *addr, load.Beanstalk(*addr)}}
+	if *httpURL != "" {
+		targets[0] = target{"http " + *httpURL, load.HTTP(*httpURL)}
+	}
+	if *vs != "" {
+		targets = append(targets, target{"beanstalk " + *vs, load.Beanstalk(*vs)})
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var runs [][]load.Result
+	for _, t := range targets {
+		results, err := load.Run(ctx, t.name, t.dial, opts)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, results)
+	}
+	if *asJSON {
+		return load.ReportJSON(os.Stdout, runs)
+	}
+	return load.Report(os.Stdout, runs)
 }
 
 // frontEnd is a protocol server beside the HTTP API.

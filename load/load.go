@@ -1,0 +1,170 @@
+// Package load drives a job broker with concurrent clients and measures it:
+// jobs/s and latency percentiles for push, pop+ack and the full cycle. It
+// speaks beanstalkd's protocol (so it measures gmq and the real beanstalkd
+// alike) and gmq's HTTP API. `gmq bench` is its command line.
+package load
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Client is one connection to a broker, used by one goroutine.
+type Client interface {
+	Put(ctx context.Context, body []byte) error
+	// PopAck reserves one job of the run's topic and acknowledges (deletes) it.
+	PopAck(ctx context.Context) error
+	Close() error
+}
+
+// Dialer opens a client on the given topic.
+type Dialer func(topic string) (Client, error)
+
+// Options shape a run.
+type Options struct {
+	Clients int // concurrent clients
+	Jobs    int // jobs per mode
+	Size    int // body bytes
+	// Progress, when set (a terminal), gets a one-line progress bar.
+	Progress io.Writer
+}
+
+// Result is one mode's measurement against one target.
+type Result struct {
+	Target  string        `json:"target"`
+	Mode    string        `json:"mode"`
+	Jobs    int           `json:"jobs"`
+	Seconds float64       `json:"seconds"`
+	Rate    float64       `json:"jobs_per_second"`
+	P50     time.Duration `json:"p50_ns"`
+	P90     time.Duration `json:"p90_ns"`
+	P99     time.Duration `json:"p99_ns"`
+	Max     time.Duration `json:"max_ns"`
+}
+
+// Modes are run in this order: push leaves Jobs jobs that pop+ack then takes.
+var Modes = []string{"push", "pop+ack", "cycle"}
+
+// Run measures the three modes against one target on a topic of its own.
+func Run(ctx context.Context, target string, dial Dialer, opts Options) ([]Result, error) {
+	topic := "bench-" + randomHex(4)
+	body := make([]byte, opts.Size)
+	for i := range body {
+		body[i] = 'x'
+	}
+	clients := make([]Client, opts.Clients)
+	for i := range clients {
+		c, err := dial(topic)
+		if err != nil {
+			return nil, fmt.Errorf("%s: connect: %w", target, err)
+		}
+		defer c.Close()
+		clients[i] = c
+	}
+	ops := map[string]func(Client) error{
+		"push":    func(c Client) error { return c.Put(ctx, body) },
+		"pop+ack": func(c Client) error { return c.PopAck(ctx) },
+		"cycle": func(c Client) error {
+			if err := c.Put(ctx, body); err != nil {
+				return err
+			}
+			return c.PopAck(ctx)
+		},
+	}
+	var out []Result
+	for _, mode := range Modes {
+		r, err := measure(ctx, target, mode, clients, opts, ops[mode])
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// measure runs op Jobs times over the clients and times each call.
+func measure(ctx context.Context, target, mode string, clients []Client, opts Options, op func(Client) error) (Result, error) {
+	var next, done atomic.Int64
+	latencies := make([][]time.Duration, len(clients))
+	errs := make([]error, len(clients))
+	stopBar := progress(opts.Progress, fmt.Sprintf("%-8s %s", mode, target), &done, opts.Jobs)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() {
+			for next.Add(1) <= int64(opts.Jobs) && ctx.Err() == nil {
+				t0 := time.Now()
+				if err := op(c); err != nil {
+					errs[i] = fmt.Errorf("%s %s: %w", target, mode, err)
+					return
+				}
+				latencies[i] = append(latencies[i], time.Since(t0))
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopBar()
+	for _, err := range errs {
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	all := slices.Concat(latencies...)
+	slices.Sort(all)
+	return Result{Target: target, Mode: mode, Jobs: len(all), Seconds: elapsed.Seconds(),
+		Rate: float64(len(all)) / elapsed.Seconds(),
+		P50:  percentile(all, 0.50), P90: percentile(all, 0.90), P99: percentile(all, 0.99), Max: percentile(all, 1)}, nil
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
+}
+
+// progress draws a bar on w until the returned func is called.
+func progress(w io.Writer, label string, done *atomic.Int64, total int) (stop func()) {
+	if w == nil {
+		return func() {}
+	}
+	quit, finished := make(chan struct{}), make(chan struct{})
+	draw := func() {
+		n := done.Load()
+		filled := int(30 * n / int64(max(total, 1)))
+		fmt.Fprintf(w, "\r%-40s [%-30s] %d/%d", label, string(slices.Repeat([]byte("#"), filled)), n, total)
+	}
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				draw()
+				fmt.Fprintln(w)
+				return
+			case <-tick.C:
+				draw()
+			}
+		}
+	}()
+	return func() { close(quit); <-finished }
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "run"
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,50 @@
+package load_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gmq/gmq/internal/testbroker"
+	"github.com/gmq/gmq/load"
+)
+
+func TestMain(m *testing.M) { testbroker.Main(m) }
+
+// A small run against a live broker over both protocols: every mode
+// completes every job, and the report compares the two.
+func TestRunBothProtocols(t *testing.T) {
+	b := testbroker.Fresh(t, nil)
+	opts := load.Options{Clients: 4, Jobs: 200, Size: 64}
+	var runs [][]load.Result
+	for _, target := range []struct {
+		name string
+		dial load.Dialer
+	}{{"beanstalk", load.Beanstalk(b.BeanstalkAddr)}, {"http", load.HTTP(b.URL)}} {
+		results, err := load.Run(context.Background(), target.name, target.dial, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(results) != 3 {
+			t.Fatalf("%s: %d modes measured", target.name, len(results))
+		}
+		for _, r := range results {
+			if r.Jobs != opts.Jobs || r.Rate <= 0 || r.P50 <= 0 || r.Max < r.P99 || r.P99 < r.P50 {
+				t.Fatalf("%s: %+v", target.name, r)
+			}
+		}
+		runs = append(runs, results)
+	}
+	var out bytes.Buffer
+	if err := load.Report(&out, runs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "pop+ack") || strings.Count(out.String(), "x\n") != 3 {
+		t.Fatalf("report:\n%s", out.String())
+	}
+	out.Reset()
+	if err := load.ReportJSON(&out, runs); err != nil || !strings.Contains(out.String(), `"jobs_per_second"`) {
+		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+}

@@ -1,0 +1,41 @@
+package load
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// Report writes runs against one or more targets as a table, mode by mode.
+// For each later target, the ratio column is the first target's rate divided
+// by that target's: 0.5x means the first does half as many jobs/s.
+func Report(w io.Writer, runs [][]Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\ttarget\tjobs/s\tp50\tp90\tp99\tmax\tfirst/this\t")
+	for i, mode := range Modes {
+		for t, run := range runs {
+			if i >= len(run) {
+				continue
+			}
+			r := run[i]
+			ratio := ""
+			if t > 0 && runs[0][i].Rate > 0 {
+				ratio = fmt.Sprintf("%.2fx", runs[0][i].Rate/r.Rate)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", mode, r.Target, r.Rate,
+				ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max), ratio)
+		}
+	}
+	return tw.Flush()
+}
+
+// ReportJSON writes the runs as one JSON document.
+func ReportJSON(w io.Writer, runs [][]Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"runs": runs})
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
