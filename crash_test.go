@@ -50,7 +50,7 @@ type brokerProc struct {
 	conf      string
 	cmd       *exec.Cmd
 	done      chan struct{}
-	log       *strings.Builder
+	log       *syncLog
 	mu        sync.Mutex
 }
 
@@ -72,7 +72,7 @@ func startBroker(t *testing.T, redisURL string) *brokerProc {
 	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), redis: redisURL, conf: conf, log: &strings.Builder{}}
+	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}}
 	b.start()
 	t.Cleanup(b.kill)
 	return b
@@ -103,6 +103,25 @@ func (b *brokerProc) start() {
 		time.Sleep(20 * time.Millisecond)
 	}
 	b.t.Fatalf("broker did not start:\n%s", b.log)
+}
+
+// syncLog collects a broker's output: exec writes it from its own goroutine
+// while the test reads it.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // kill ends the broker with SIGKILL and waits for it to be gone.

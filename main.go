@@ -25,6 +25,7 @@ import (
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/gmqrpc"
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/load"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/web"
@@ -120,7 +121,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	d := dispatcher.New(store, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
-		BucketMaxSleep: cfg.BucketMaxSleep, Log: log})
+		MaxWaiting: cfg.MaxWaiting, BucketMaxSleep: cfg.BucketMaxSleep, Log: log})
 	var fronts []frontEnd
 	connections := func() map[string]int {
 		out := make(map[string]int, len(fronts))
@@ -137,6 +138,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
 	}
+	ln = limitConnections(ln, "http", cfg.MaxConnections, log)
 	var bs *beanstalk.Server
 	if cfg.BeanstalkAddr != "" {
 		bs = beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Version: version, Log: log})
@@ -155,6 +157,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 			}
 			return fmt.Errorf("listen on %s: %w", fronts[i].addr, err)
 		}
+		fronts[i].ln = limitConnections(fronts[i].ln, fronts[i].name, cfg.MaxConnections, log)
 	}
 	// Long polls end with the shutdown timeout at the latest: their context
 	// is the request's, cancelled by Shutdown's deadline via BaseContext.
@@ -262,6 +265,24 @@ func bench(args []string) error {
 		return load.ReportJSON(os.Stdout, runs)
 	}
 	return load.Report(os.Stdout, runs)
+}
+
+// refusals tell a client over [server] max_connections why it is closed, in
+// its protocol.
+var refusals = map[string]string{
+	"http": "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n" +
+		`{"error":"too many connections ([server] max_connections)"}` + "\n",
+	"beanstalk": "OUT_OF_MEMORY\r\n",
+	"rpc":       `{"id":null,"result":null,"error":"too many connections ([server] max_connections)"}` + "\n",
+}
+
+// limitConnections caps a listener's open connections at max.
+func limitConnections(ln net.Listener, name string, max int, log *slog.Logger) net.Listener {
+	return tcpserver.LimitListener(ln, max, func(c net.Conn) {
+		log.Warn("connection refused: [server] max_connections reached", "listener", name, "max", max)
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second)) // a refusal that cannot be written is still a refusal
+		_, _ = c.Write([]byte(refusals[name]))
+	})
 }
 
 // frontEnd is a protocol server beside the HTTP API.

@@ -98,3 +98,36 @@ func TestSIGUSR1Drains(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// Over [server] max_connections, a new connection is told why and closed.
+func TestConnectionLimit(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	if err := os.WriteFile(b.conf, []byte("[redis]\nbuckets = 4\n[server]\nmax_connections = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.kill()
+	b.start()
+	for range 3 {
+		c, err := net.Dial("tcp", b.beanstalk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	time.Sleep(100 * time.Millisecond)
+	c, err := net.Dial("tcp", b.beanstalk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetReadDeadline(time.Now().Add(3 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "OUT_OF_MEMORY\r\n" {
+		t.Fatalf("fourth connection: %q %v, want OUT_OF_MEMORY", line, err)
+	}
+	if !strings.Contains(b.log.String(), "max_connections") {
+		t.Fatalf("no log line names the limit:\n%s", b.log)
+	}
+}

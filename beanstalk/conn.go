@@ -10,6 +10,7 @@ import (
 
 	"net"
 
+	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/pool"
 )
 
@@ -111,6 +112,11 @@ func (c *conn) replyJob(word string, j *pool.Job) {
 func (c *conn) fail(err error) {
 	if errors.Is(err, pool.ErrNotFound) || errors.Is(err, pool.ErrStale) || errors.Is(err, pool.ErrNotReserved) {
 		c.reply(msgNotFound)
+		return
+	}
+	if errors.Is(err, dispatcher.ErrTooManyWaiting) {
+		c.s.log.Warn("beanstalk: reserve refused", "err", err)
+		c.reply(msgOutOfMemory) // beanstalkd's word for a server out of room
 		return
 	}
 	c.s.log.Warn("beanstalk: command failed", "err", err)

@@ -93,6 +93,7 @@ const (
 	msgDraining       = "DRAINING\r\n"
 	msgNotFound       = "NOT_FOUND\r\n"
 	msgInternalError  = "INTERNAL_ERROR\r\n"
+	msgOutOfMemory    = "OUT_OF_MEMORY\r\n"
 	msgDeadlineSoon   = "DEADLINE_SOON\r\n"
 	msgTimedOut       = "TIMED_OUT\r\n"
 	msgNotIgnored     = "NOT_IGNORED\r\n"

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/internal/testbroker"
 )
 
@@ -151,4 +152,16 @@ func TestDraining(t *testing.T) {
 	w := dial(t, b.BeanstalkAddr)
 	b.Beanstalk.Drain()
 	w.must("put 1 0 1 1\r\nx\r\n", "DRAINING\r\n")
+}
+
+// Over [jobs] max_waiting, a reserve that would wait is refused.
+func TestWaitingLimit(t *testing.T) {
+	b := testbroker.Fresh(t, func(c *config.Config) { c.MaxWaiting = 1 })
+	waiting := dial(t, b.BeanstalkAddr)
+	waiting.send("reserve-with-timeout 2\r\n")
+	time.Sleep(300 * time.Millisecond)
+	dial(t, b.BeanstalkAddr).must("reserve-with-timeout 2\r\n", "OUT_OF_MEMORY\r\n")
+	if got := waiting.reply(3 * time.Second); got != "TIMED_OUT\r\n" {
+		t.Fatalf("the waiting reserve: %q", got)
+	}
 }

@@ -22,6 +22,7 @@ type Config struct {
 	LogLevel        slog.Level    // [server] log_level: debug, info, warn, error
 	ShutdownTimeout time.Duration // [server] shutdown_timeout: how long in-flight requests may finish
 	RequestTimeout  time.Duration // [server] request_timeout: longest a request may take (a long poll: plus its wait)
+	MaxConnections  int           // [server] max_connections: open connections per listener (HTTP, beanstalkd, JSON-RPC)
 
 	RedisURL       string        // [redis] url
 	Prefix         string        // [redis] prefix of every key
@@ -33,6 +34,7 @@ type Config struct {
 	DefaultPriority uint32        // [jobs] default_priority
 	MaxPopTimeout   time.Duration // [jobs] max_pop_timeout: longest long poll
 	MaxBatch        int           // [jobs] max_batch: jobs per batch push
+	MaxWaiting      int           // [jobs] max_waiting: consumers waiting in a long poll at once
 
 	TickBatch      int           // [bucket] batch: due jobs one script moves
 	BucketMaxSleep time.Duration // [bucket] max_sleep
@@ -53,6 +55,7 @@ func Default() Config {
 		LogLevel:        slog.LevelInfo,
 		ShutdownTimeout: 10 * time.Second,
 		RequestTimeout:  5 * time.Second,
+		MaxConnections:  20000,
 		RedisURL:        "redis://127.0.0.1:6379/0",
 		Prefix:          "gmq",
 		Buckets:         16,
@@ -62,6 +65,7 @@ func Default() Config {
 		DefaultPriority: 1024,
 		MaxPopTimeout:   60 * time.Second,
 		MaxBatch:        1000,
+		MaxWaiting:      20000,
 		TickBatch:       100,
 		BucketMaxSleep:  time.Second,
 		BeanstalkAddr:   "127.0.0.1:11300",
@@ -83,6 +87,7 @@ func (c *Config) settings() []setting {
 		{"server", "log_level", func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
 		{"server", "shutdown_timeout", durationTo(&c.ShutdownTimeout, time.Second, time.Hour)},
 		{"server", "request_timeout", durationTo(&c.RequestTimeout, 10*time.Millisecond, time.Hour)},
+		{"server", "max_connections", intTo(&c.MaxConnections, 1, 10_000_000)},
 		{"redis", "url", func(c *Config, v string) error { c.RedisURL = v; return checkRedisURL(v) }},
 		{"redis", "prefix", func(c *Config, v string) error { c.Prefix = v; return checkPrefix(v) }},
 		{"redis", "buckets", intTo(&c.Buckets, 1, 1024)},
@@ -99,6 +104,7 @@ func (c *Config) settings() []setting {
 		}},
 		{"jobs", "max_pop_timeout", durationTo(&c.MaxPopTimeout, 0, time.Hour)},
 		{"jobs", "max_batch", intTo(&c.MaxBatch, 1, 100_000)},
+		{"jobs", "max_waiting", intTo(&c.MaxWaiting, 1, 10_000_000)},
 		{"bucket", "batch", intTo(&c.TickBatch, 1, 100_000)},
 		{"bucket", "max_sleep", durationTo(&c.BucketMaxSleep, time.Millisecond, time.Minute)},
 		{"beanstalk", "addr", func(c *Config, v string) error {

@@ -16,13 +16,19 @@ import (
 	"github.com/gmq/gmq/pool"
 )
 
-// ErrTooBig: a job body is over the configured limit.
-var ErrTooBig = errors.New("job body too big")
+// Errors of the broker's own limits.
+var (
+	// ErrTooBig: a job body is over the configured limit.
+	ErrTooBig = errors.New("job body too big")
+	// ErrTooManyWaiting: as many consumers as allowed already wait in a long poll.
+	ErrTooManyWaiting = errors.New("too many waiting consumers")
+)
 
 // Options tune a Dispatcher.
 type Options struct {
 	MaxBody        int           // bytes
 	MaxPopTimeout  time.Duration // longest long-poll a consumer may ask for
+	MaxWaiting     int           // most consumers waiting at once (0: no limit)
 	BucketMaxSleep time.Duration // see bucket.Options.MaxSleep
 	// WaitingTTL is how long the mark that this broker has waiting consumers
 	// on a topic lives without a refresh (refreshed every third of it).

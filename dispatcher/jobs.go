@@ -98,6 +98,9 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 		}
 		return got.Job, err
 	}
+	if n := d.waiters.len(); d.opts.MaxWaiting > 0 && n >= d.opts.MaxWaiting {
+		return nil, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", ErrTooManyWaiting, n, d.opts.MaxWaiting)
+	}
 	deadline := time.Now().Add(timeout)
 	w := newWaiter(topics)
 	defer func() {

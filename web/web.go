@@ -143,6 +143,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, dispatcher.ErrTooBig), errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, dispatcher.ErrTooManyWaiting):
+		return http.StatusTooManyRequests
 	case errors.Is(err, pool.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
 	}

@@ -262,3 +262,28 @@ func TestLongPollOverHTTP(t *testing.T) {
 		t.Fatal("long poll did not return after the push")
 	}
 }
+
+// Over [jobs] max_waiting, a long poll is refused with 429 and the reason.
+func TestWaitingLimit(t *testing.T) {
+	b := testbroker.Fresh(t, func(c *config.Config) { c.MaxWaiting = 2 })
+	done := make(chan int, 2)
+	for range 2 {
+		go func() {
+			code, _ := call(t, "GET", b.URL+"/api/v1/pop?topic=idle&timeout=2", ``)
+			done <- code
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	code, out := call(t, "GET", b.URL+"/api/v1/pop?topic=idle&timeout=2", ``)
+	if msg, _ := out["error"].(string); code != http.StatusTooManyRequests || !strings.Contains(msg, "max_waiting") {
+		t.Fatalf("third long poll: %d %v, want 429 naming [jobs] max_waiting", code, out)
+	}
+	if code, _ := call(t, "GET", b.URL+"/api/v1/pop?topic=idle", ``); code != http.StatusNoContent {
+		t.Fatalf("a pop that does not wait is not limited: %d", code)
+	}
+	for range 2 {
+		if code := <-done; code != http.StatusNoContent {
+			t.Fatalf("waiting poll ended with %d", code)
+		}
+	}
+}

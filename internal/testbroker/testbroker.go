@@ -66,7 +66,7 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 		t.Fatal(err)
 	}
 	d := dispatcher.New(p, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
-		BucketMaxSleep: cfg.BucketMaxSleep, Log: log})
+		MaxWaiting: cfg.MaxWaiting, BucketMaxSleep: cfg.BucketMaxSleep, Log: log})
 	done := make(chan struct{})
 	go func() {
 		d.Run(ctx)
