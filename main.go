@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,6 +39,8 @@ const usage = `usage:
   gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--token T] [--redis URL]   run the broker
   gmq bench [--beanstalk ADDR | --http URL] [--vs ADDR] [--clients N] [--jobs N] [--size B] [--json]
                                                        measure a broker: push, pop+ack, full cycle
+  gmq bench --http URL --delay-rate N [--delay-for D] [--delay-max D]
+                                                       measure how late delayed jobs come
   gmq version                                          print the version
 `
 
@@ -234,7 +237,28 @@ func bench(args []string) error {
 	flags.IntVar(&opts.Jobs, "jobs", 20000, "jobs per mode")
 	flags.IntVar(&opts.Size, "size", 100, "body size in bytes")
 	asJSON := flags.Bool("json", false, "print a machine-readable summary")
+	delay := load.DelayOptions{MinDelay: time.Second}
+	flags.IntVar(&delay.Rate, "delay-rate", 0, "delay mode (with --http): push this many delayed jobs a second and measure how late they come")
+	flags.DurationVar(&delay.Duration, "delay-for", 10*time.Second, "delay mode: how long to push")
+	flags.DurationVar(&delay.MaxDelay, "delay-max", 5*time.Second, "delay mode: delays are spread from 1s to this")
 	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if delay.Rate > 0 {
+		if *httpURL == "" {
+			return errors.New("the delay mode needs --http: beanstalkd's protocol has whole-second delays")
+		}
+		delay.Consumers = opts.Clients
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		r, err := load.RunDelay(ctx, *httpURL, delay)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(os.Stdout).Encode(r)
+		}
+		_, err = fmt.Println(r)
 		return err
 	}
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {

@@ -26,10 +26,12 @@ type Job struct {
 	Priority *uint32 `json:"priority,omitempty"`
 
 	// Set on popped jobs.
-	State    string `json:"state,omitempty"`
-	Attempt  int    `json:"attempt,omitempty"` // pass it back to Ack, Release, Bury, Touch
-	Reserves int    `json:"reserves,omitempty"`
-	Timeouts int    `json:"timeouts,omitempty"`
+	State    string     `json:"state,omitempty"`
+	Created  time.Time  `json:"created,omitzero"`
+	Due      *time.Time `json:"due,omitempty"`     // when a reservation's TTR runs out (Redis's clock)
+	Attempt  int        `json:"attempt,omitempty"` // pass it back to Ack, Release, Bury, Touch
+	Reserves int        `json:"reserves,omitempty"`
+	Timeouts int        `json:"timeouts,omitempty"`
 }
 
 // Priority returns a pointer for Job.Priority.

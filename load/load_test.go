@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gmq/gmq/internal/testbroker"
 	"github.com/gmq/gmq/load"
@@ -46,5 +47,19 @@ func TestRunBothProtocols(t *testing.T) {
 	out.Reset()
 	if err := load.ReportJSON(&out, runs); err != nil || !strings.Contains(out.String(), `"jobs_per_second"`) {
 		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+}
+
+// Delayed jobs come on time, never early.
+func TestRunDelay(t *testing.T) {
+	b := testbroker.Fresh(t, nil)
+	r, err := load.RunDelay(context.Background(), b.URL, load.DelayOptions{Rate: 300, Duration: time.Second,
+		MinDelay: 100 * time.Millisecond, MaxDelay: 600 * time.Millisecond, Consumers: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(r)
+	if r.Jobs < 200 || r.Early != 0 || r.P50 > r.P99 || r.P99 > r.Max {
+		t.Fatalf("%+v", r)
 	}
 }

@@ -1,0 +1,146 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gmq/gmq/client"
+)
+
+// DelayOptions shape a delay run: Rate delayed jobs per second pushed for
+// Duration, each due between MinDelay and MaxDelay after its push.
+type DelayOptions struct {
+	Rate               int
+	Duration           time.Duration
+	MinDelay, MaxDelay time.Duration
+	Consumers          int
+}
+
+// DelayResult says how late (never early) delayed jobs were delivered,
+// measured on Redis's clock: from the job's due time (created + delay) to
+// its reservation.
+type DelayResult struct {
+	Jobs      int           `json:"jobs"`
+	Early     int           `json:"early"`
+	P50       time.Duration `json:"p50_late_ns"`
+	P99       time.Duration `json:"p99_late_ns"`
+	Max       time.Duration `json:"max_late_ns"`
+	PushRate  float64       `json:"push_rate"`
+	Consumers int           `json:"consumers"`
+}
+
+func (r DelayResult) String() string {
+	return fmt.Sprintf("%d delayed jobs pushed at %.0f/s, %d consumers: late p50 %s, p99 %s, max %s; early %d",
+		r.Jobs, r.PushRate, r.Consumers, ms(r.P50), ms(r.P99), ms(r.Max), r.Early)
+}
+
+// RunDelay measures delayed delivery through gmq's HTTP API at baseURL.
+func RunDelay(ctx context.Context, baseURL string, opts DelayOptions) (DelayResult, error) {
+	c := client.New(baseURL, nil)
+	topic := "bench-delay-" + randomHex(4)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var pushed, received atomic.Int64
+	var mu sync.Mutex
+	var late []time.Duration
+	early := 0
+	errs := make(chan error, opts.Consumers+1)
+	var consumers sync.WaitGroup
+	for range opts.Consumers {
+		consumers.Go(func() {
+			for ctx.Err() == nil {
+				job, err := c.Pop(ctx, []string{topic}, 2*time.Second)
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- fmt.Errorf("pop: %w", err)
+					}
+					return
+				}
+				if job == nil || job.Due == nil {
+					continue
+				}
+				reservedAt := job.Due.Add(-time.Duration(job.TTR * float64(time.Second)))
+				dueAt := job.Created.Add(time.Duration(job.Delay * float64(time.Second)))
+				mu.Lock()
+				if d := reservedAt.Sub(dueAt); d < 0 {
+					early++
+				} else {
+					late = append(late, d)
+				}
+				mu.Unlock()
+				received.Add(1)
+				if err := c.Ack(ctx, job.ID, job.Attempt); err != nil && ctx.Err() == nil {
+					errs <- fmt.Errorf("ack: %w", err)
+					return
+				}
+			}
+		})
+	}
+
+	start := time.Now()
+	pushErr := pushAtRate(ctx, c, topic, opts, &pushed)
+	pushSeconds := time.Since(start).Seconds()
+	if pushErr != nil {
+		cancel()
+		consumers.Wait()
+		return DelayResult{}, pushErr
+	}
+	deadline := time.Now().Add(opts.MaxDelay + 10*time.Second)
+	for received.Load() < pushed.Load() && time.Now().Before(deadline) {
+		select {
+		case err := <-errs:
+			cancel()
+			consumers.Wait()
+			return DelayResult{}, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	cancel()
+	consumers.Wait()
+	if got, want := received.Load(), pushed.Load(); got < want {
+		return DelayResult{}, fmt.Errorf("only %d of %d delayed jobs arrived", got, want)
+	}
+	slices.Sort(late)
+	return DelayResult{Jobs: int(pushed.Load()), Early: early, P50: percentile(late, 0.5), P99: percentile(late, 0.99),
+		Max: percentile(late, 1), PushRate: float64(pushed.Load()) / pushSeconds, Consumers: opts.Consumers}, nil
+}
+
+// pushAtRate pushes opts.Rate delayed jobs a second for opts.Duration, in
+// ticks of 10 ms, over as many goroutines as it takes to keep up.
+func pushAtRate(ctx context.Context, c *client.Client, topic string, opts DelayOptions, pushed *atomic.Int64) error {
+	const tick = 10 * time.Millisecond
+	perTick := max(1, opts.Rate*int(tick)/int(time.Second))
+	jobs := make(chan client.Job, opts.Rate)
+	var wg sync.WaitGroup
+	var firstErr error
+	var once sync.Once
+	for range 32 {
+		wg.Go(func() {
+			for j := range jobs {
+				if _, err := c.Push(ctx, j); err != nil {
+					once.Do(func() { firstErr = fmt.Errorf("push: %w", err) })
+					continue
+				}
+				pushed.Add(1)
+			}
+		})
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	span := opts.MaxDelay - opts.MinDelay
+	for end := time.Now().Add(opts.Duration); time.Now().Before(end) && ctx.Err() == nil; <-ticker.C {
+		for range perTick {
+			delay := opts.MinDelay + time.Duration(rand.Int64N(int64(span)+1))
+			jobs <- client.Job{Topic: topic, Body: "d", Delay: delay.Seconds(), TTR: 60}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return firstErr
+}
