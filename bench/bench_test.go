@@ -25,6 +25,7 @@ import (
 	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/internal/testbroker"
 	"github.com/gmq/gmq/pool"
+	"github.com/redis/rueidis"
 )
 
 var (
@@ -277,5 +278,59 @@ func BenchmarkHTTPTopicsPage(b *testing.B) {
 		if resp.StatusCode != http.StatusOK {
 			b.Fatalf("status %d", resp.StatusCode)
 		}
+	}
+}
+
+// BenchmarkMemoryPerJob measures Redis memory per pending job for 1,000,000
+// ready jobs with 100-byte bodies, against the baseline of the same bodies
+// pushed onto a plain Redis list (LPUSH): the least any Redis queue can use.
+// Run it with -benchtime 1x; GMQ_MEMORY_JOBS changes the count.
+func BenchmarkMemoryPerJob(b *testing.B) {
+	n := 1_000_000
+	if v := os.Getenv("GMQ_MEMORY_JOBS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p := newPool(b)
+	client, err := pool.Dial(context.Background(), redis.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	used := func() int64 {
+		text, err := client.Do(context.Background(), client.B().Info().Section("memory").Build()).ToString()
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := regexp.MustCompile(`used_memory:(\d+)`).FindStringSubmatch(text)
+		v, _ := strconv.ParseInt(m[1], 10, 64) // the pattern matched digits
+		return v
+	}
+	for range b.N {
+		before := used()
+		fill(b, p, n)
+		gmqBytes := float64(used()-before) / float64(n)
+
+		redis.Flush(b)
+		before = used()
+		cmds := make(rueidis.Commands, 0, 1000)
+		for i := 0; i < n; i += 1000 {
+			cmds = cmds[:0]
+			for range min(1000, n-i) {
+				cmds = append(cmds, client.B().Lpush().Key("baseline").Element(body).Build())
+			}
+			for _, r := range client.DoMulti(context.Background(), cmds...) {
+				if err := r.Error(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		listBytes := float64(used()-before) / float64(n)
+		b.ReportMetric(gmqBytes, "gmq-bytes/job")
+		b.ReportMetric(listBytes, "list-bytes/job")
+		b.ReportMetric(gmqBytes/listBytes, "ratio")
+		b.ReportMetric(0, "ns/op")
 	}
 }
