@@ -1,0 +1,105 @@
+// Command asynq measures github.com/hibiken/asynq, the Redis task queue gmq is
+// compared with, and gmq's HTTP API, in one run on one machine: asynq's
+// enqueue and processing rates, then gmq's push and full-cycle rates, with
+// the ratios. Each uses its own Redis database so neither sees the other.
+//
+//	go run ./bench/asynq -redis 127.0.0.1:6379 -gmq http://127.0.0.1:8000 -jobs 20000 -clients 32
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gmq/gmq/load"
+	"github.com/hibiken/asynq"
+)
+
+func main() {
+	redisAddr := flag.String("redis", "127.0.0.1:6379", "Redis for asynq (its own database, -db)")
+	db := flag.Int("db", 1, "Redis database asynq uses")
+	gmqURL := flag.String("gmq", "http://127.0.0.1:8000", "gmq's HTTP API")
+	jobs := flag.Int("jobs", 20000, "tasks/jobs per phase")
+	clients := flag.Int("clients", 32, "concurrent producers, and asynq's worker concurrency")
+	size := flag.Int("size", 100, "payload bytes")
+	flag.Parse()
+
+	opt := asynq.RedisClientOpt{Addr: *redisAddr, DB: *db}
+	payload := make([]byte, *size)
+	enqueue, err := asynqEnqueue(opt, *jobs, *clients, payload)
+	if err != nil {
+		log.Fatal(err)
+	}
+	process, err := asynqProcess(opt, *jobs, *clients)
+	if err != nil {
+		log.Fatal(err)
+	}
+	results, err := load.Run(context.Background(), "gmq "+*gmqURL, load.HTTP(*gmqURL),
+		load.Options{Clients: *clients, Jobs: *jobs, Size: *size})
+	if err != nil {
+		log.Fatal(err)
+	}
+	byMode := map[string]load.Result{}
+	for _, r := range results {
+		byMode[r.Mode] = r
+	}
+	w := os.Stdout
+	fmt.Fprintf(w, "asynq enqueue      %8.0f tasks/s\n", enqueue)
+	fmt.Fprintf(w, "gmq HTTP push      %8.0f jobs/s   %.2fx asynq's enqueue\n", byMode["push"].Rate, byMode["push"].Rate/enqueue)
+	fmt.Fprintf(w, "asynq processing   %8.0f tasks/s\n", process)
+	fmt.Fprintf(w, "gmq HTTP pop+ack   %8.0f jobs/s   %.2fx asynq's processing\n", byMode["pop+ack"].Rate, byMode["pop+ack"].Rate/process)
+	fmt.Fprintf(w, "gmq HTTP cycle     %8.0f jobs/s   %.2fx asynq's processing\n", byMode["cycle"].Rate, byMode["cycle"].Rate/process)
+}
+
+// asynqEnqueue enqueues n tasks from the given number of goroutines.
+func asynqEnqueue(opt asynq.RedisClientOpt, n, clients int, payload []byte) (float64, error) {
+	c := asynq.NewClient(opt)
+	defer c.Close()
+	var next atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if _, err := c.Enqueue(asynq.NewTask("bench", payload)); err != nil {
+					once.Do(func() { firstErr = fmt.Errorf("enqueue: %w", err) })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return float64(n) / time.Since(start).Seconds(), firstErr
+}
+
+// asynqProcess runs an asynq server until it has processed n tasks.
+func asynqProcess(opt asynq.RedisClientOpt, n, concurrency int) (float64, error) {
+	var done atomic.Int64
+	finished := make(chan struct{})
+	srv := asynq.NewServer(opt, asynq.Config{Concurrency: concurrency, LogLevel: asynq.WarnLevel})
+	start := time.Now()
+	err := srv.Start(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
+		if done.Add(1) == int64(n) {
+			close(finished)
+		}
+		return nil
+	}))
+	if err != nil {
+		return 0, fmt.Errorf("asynq server: %w", err)
+	}
+	select {
+	case <-finished:
+	case <-time.After(10 * time.Minute):
+		return 0, fmt.Errorf("asynq processed %d of %d tasks in 10 minutes", done.Load(), n)
+	}
+	elapsed := time.Since(start)
+	srv.Shutdown()
+	return float64(n) / elapsed.Seconds(), nil
+}
