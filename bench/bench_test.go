@@ -24,6 +24,7 @@ import (
 
 	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/internal/testbroker"
+	"github.com/gmq/gmq/load"
 	"github.com/gmq/gmq/pool"
 	"github.com/redis/rueidis"
 )
@@ -233,6 +234,32 @@ func BenchmarkHTTPPopAck(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	parallel(b, func() error { return httpPopAck(c, br.URL) })
+	report(b, start, b.N, 2)
+}
+
+// BenchmarkHTTPPopAckChained is BenchmarkHTTPPopAck with each ack carrying
+// the next pop: one request per job instead of two.
+func BenchmarkHTTPPopAckChained(b *testing.B) {
+	br, _ := newBroker(b)
+	fill(b, br.Pool, b.N+*clientsArg)
+	dial := load.HTTPChained(br.URL)
+	b.SetParallelism(max(*clientsArg/runtime.GOMAXPROCS(0), 1))
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		c, err := dial("bench")
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer c.Close()
+		for pb.Next() {
+			if err := c.PopAck(context.Background()); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 	report(b, start, b.N, 2)
 }
 

@@ -113,6 +113,23 @@ func (c *Client) Ack(ctx context.Context, id string, attempt int) error {
 	return c.call(ctx, http.MethodPost, jobPath(id, "ack"), map[string]any{"attempt": attempt}, nil)
 }
 
+// AckAndPop acks a popped job and pops the next in the same request (one
+// round trip per job for a consumer that works one job at a time). It
+// returns nil, nil when no job came within timeout; if the ack fails,
+// nothing was popped.
+func (c *Client) AckAndPop(ctx context.Context, id string, attempt int, topics []string, timeout time.Duration) (*Job, error) {
+	var j Job
+	err := c.call(ctx, http.MethodPost, jobPath(id, "ack"), map[string]any{"attempt": attempt,
+		"next": map[string]any{"topics": topics, "timeout": timeout.Seconds()}}, &j)
+	if errors.Is(err, errNoContent) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
 // Release gives a popped job back, ready again after delay. A nil priority
 // keeps the job's.
 func (c *Client) Release(ctx context.Context, id string, attempt int, priority *uint32, delay time.Duration) error {

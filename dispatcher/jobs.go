@@ -186,6 +186,19 @@ func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
 	return d.pool.Delete(ctx, n, attempt)
 }
 
+// AckAndPop acks one job and pops the next from topics, waiting up to
+// timeout: a consumer's "done with that, give me the next" in one request
+// (kestrel's close/open). If the ack fails nothing is popped.
+func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topics []string, timeout time.Duration) (*pool.Job, error) {
+	if _, err := d.checkTopics(topics); err != nil {
+		return nil, err
+	}
+	if err := d.Ack(ctx, id, attempt); err != nil {
+		return nil, err
+	}
+	return d.Pop(ctx, topics, timeout)
+}
+
 // Delete removes a job in any state.
 func (d *Dispatcher) Delete(ctx context.Context, id string) error { return d.Ack(ctx, id, 0) }
 

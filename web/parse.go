@@ -223,6 +223,7 @@ type jobCall struct {
 	Attempt  int
 	Priority int64 // pool.KeepPriority when not given
 	Delay    time.Duration
+	Next     *popRequest // ack only: pop the next job in the same request
 }
 
 // parseJobCall decodes the optional body of a job action; an empty body is no arguments.
@@ -247,6 +248,13 @@ func parseJobCall(data []byte) (jobCall, error) {
 	}
 	if call.Delay, _, err = f.seconds("delay"); err != nil {
 		return call, err
+	}
+	if raw, ok := f["next"]; ok && string(raw) != "null" {
+		next, err := parsePop(raw)
+		if err != nil {
+			return call, fmt.Errorf("next: %w", err)
+		}
+		call.Next = &next
 	}
 	return call, nil
 }

@@ -107,13 +107,17 @@ func (s *Server) logRequests(c *gin.Context) {
 		"status", c.Writer.Status(), "took", time.Since(start))
 }
 
-// popPath is the route whose requests wait (long poll) and so set their own deadline.
-const popPath = "/api/v1/pop"
+// popPath and ackPath are the routes whose requests may wait (a long poll,
+// an ack that pops the next job) and so set their own deadline.
+const (
+	popPath = "/api/v1/pop"
+	ackPath = "/api/v1/jobs/:id/ack"
+)
 
 // deadline bounds every request but a long poll by the request timeout, so a
 // Redis that stops answering turns into a 503, not a hung client.
 func (s *Server) deadline(c *gin.Context) {
-	if c.FullPath() == popPath {
+	if c.FullPath() == popPath || c.FullPath() == ackPath {
 		c.Next()
 		return
 	}
@@ -308,11 +312,34 @@ func (s *Server) ack(c *gin.Context) {
 	if !ok {
 		return
 	}
+	if call.Next != nil {
+		s.ackAndPop(c, call)
+		return
+	}
 	if err := s.d.Ack(c, c.Param("id"), call.Attempt); err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"acked": c.Param("id")})
+}
+
+// ackAndPop acks the job and answers like a pop: the next job (200) or
+// nothing within the timeout (204). A failed ack pops nothing.
+func (s *Server) ackAndPop(c *gin.Context, call jobCall) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), call.Next.Timeout+s.opts.RequestTimeout)
+	defer cancel()
+	job, err := s.d.AckAndPop(ctx, c.Param("id"), call.Attempt, call.Next.Topics, call.Next.Timeout)
+	if err != nil {
+		if c.Request.Context().Err() == nil {
+			s.fail(c, err)
+		}
+		return
+	}
+	if job == nil {
+		c.Status(http.StatusNoContent)
+		return
+	}
+	c.JSON(http.StatusOK, jobView(job))
 }
 
 func (s *Server) release(c *gin.Context) {

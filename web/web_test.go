@@ -287,3 +287,28 @@ func TestWaitingLimit(t *testing.T) {
 		}
 	}
 }
+
+// An ack can carry the next pop: one request per job.
+func TestAckAndPop(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"first","topic":"chain","body":"1"}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"second","topic":"chain","body":"2"}`)
+	job := mustCall(t, 200, "POST", api+"/pop", `{"topics":["chain"]}`)
+	next := mustCall(t, 200, "POST", api+"/jobs/first/ack", `{"attempt":1,"next":{"topics":["chain"],"timeout":1}}`)
+	if job["id"] != "first" || next["id"] != "second" || next["state"] != "reserved" {
+		t.Fatalf("popped %v, then %v", job, next)
+	}
+	mustCall(t, 404, "GET", api+"/jobs/first", ``)
+	if code, _ := call(t, "POST", api+"/jobs/second/ack", `{"attempt":1,"next":{"topics":["chain"]}}`); code != 204 {
+		t.Fatalf("ack with nothing next: %d, want 204", code)
+	}
+	mustCall(t, 404, "GET", api+"/jobs/second", ``)
+	// A failed ack pops nothing.
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"third","topic":"chain","body":"3"}`)
+	mustCall(t, 404, "POST", api+"/jobs/nobody/ack", `{"next":{"topics":["chain"]}}`)
+	if got := mustCall(t, 200, "GET", api+"/jobs/third", ``); got["state"] != "ready" {
+		t.Fatalf("a failed ack popped: %v", got)
+	}
+	mustCall(t, 400, "POST", api+"/jobs/third/ack", `{"next":{"topics":"chain"}}`)
+}
