@@ -190,13 +190,28 @@ func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
 // timeout: a consumer's "done with that, give me the next" in one request
 // (kestrel's close/open). If the ack fails nothing is popped.
 func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topics []string, timeout time.Duration) (*pool.Job, error) {
-	if _, err := d.checkTopics(topics); err != nil {
+	topics, err := d.checkTopics(topics)
+	if err != nil {
 		return nil, err
 	}
-	if err := d.Ack(ctx, id, attempt); err != nil {
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
 		return nil, err
 	}
-	return d.Pop(ctx, topics, timeout)
+	got, err := d.pool.AckAndPop(ctx, n, attempt, topics)
+	if err != nil {
+		return nil, err
+	}
+	if got.Job != nil {
+		if got.More {
+			d.waiters.notify(got.Job.Topic, 1)
+		}
+		return got.Job, nil
+	}
+	if timeout <= 0 {
+		return nil, nil
+	}
+	return d.Pop(ctx, topics, timeout) // nothing ready: wait as a pop does
 }
 
 // Delete removes a job in any state.

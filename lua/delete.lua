@@ -9,10 +9,5 @@ local t = topic_keys(1, ARGV[3])
 local job, err = fetch(member, ARGV[3], tonumber(ARGV[4]))
 if not job then return err end
 if ARGV[5] == 'unreserved' and job[F_STATE] == RESERVED then return {'STATE', RESERVED} end
-remove_from_state(t, member, job)
-move_state(job[F_STATE], nil)
-redis.call('HDEL', K_JOBS, member)
-redis.call('HDEL', K_BODIES, member)
-count('total_deletes', 1)
-redis.call('HINCRBY', t.info, 'total_deletes', 1)
+delete_job(t, member, job)
 return {'OK', job[F_CID]}

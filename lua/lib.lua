@@ -144,3 +144,51 @@ local function reserve(t, member, job, from, now)
   end
   return reply(member, job, body, now)
 end
+
+-- delete_job removes a job in any state and counts the delete.
+local function delete_job(t, member, job)
+  remove_from_state(t, member, job)
+  move_state(job[F_STATE], nil)
+  redis.call('HDEL', K_JOBS, member)
+  redis.call('HDEL', K_BODIES, member)
+  count('total_deletes', 1)
+  redis.call('HINCRBY', t.info, 'total_deletes', 1)
+end
+
+-- pop_from reserves a ready job from the n topics whose keys start at topic
+-- slot `first` and whose names start at ARGV[names_at], skipping paused ones.
+-- Mode 'first': the best job of the first topic that has one (gmq's order);
+-- 'best': the lowest (priority, id) among them all (beanstalkd's); 'peek':
+-- only say which job 'best' would take. It returns pop.lua's reply.
+local function pop_from(first, n, names_at, mode)
+  local now = now_ms()
+  local pause_wait = -1
+  local best, best_pri, best_member
+  for i = 1, n do
+    local t = topic_keys(first + i - 1, ARGV[names_at + i - 1])
+    local paused_until = tonumber(redis.call('HGET', t.info, 'paused_until') or '0')
+    if paused_until > now then
+      if redis.call('ZCARD', t.ready) > 0 and (pause_wait < 0 or paused_until - now < pause_wait) then
+        pause_wait = paused_until - now
+      end
+    else
+      local head = redis.call('ZRANGE', t.ready, 0, 0, 'WITHSCORES')
+      if head[1] then
+        local pri = tonumber(head[2])
+        if not best or pri < best_pri or (pri == best_pri and head[1] < best_member) then
+          best, best_pri, best_member = t, pri, head[1]
+        end
+        if mode == 'first' then break end
+      end
+    end
+  end
+  if not best then return {'EMPTY', pause_wait} end
+  if mode == 'peek' then return {'PEEK', best.name, best_pri, best_member} end
+  redis.call('ZREM', best.ready, best_member)
+  local r = reserve(best, best_member, load(best_member), READY, now)
+  local more = 0
+  if redis.call('ZCARD', best.ready) > 0 then more = 1 end
+  table.insert(r, 1, more)
+  table.insert(r, 1, 'OK')
+  return r
+end

@@ -136,6 +136,34 @@ func minWait(w time.Duration, reply []rueidis.RedisMessage) time.Duration {
 	return w
 }
 
+// AckAndPop acks a job (fenced by attempt when > 0) and pops the next job of
+// topics in the consumer's order. When every topic is in the job's bucket it
+// is one script; otherwise an ack, then a pop. If the ack fails, nothing is
+// popped.
+func (p *Pool) AckAndPop(ctx context.Context, id uint64, attempt int, topics []string) (Popped, error) {
+	b := int(id % uint64(p.opts.Buckets))
+	for _, t := range topics {
+		if p.keys.bucketOf(t) != b {
+			if err := p.Delete(ctx, id, attempt); err != nil {
+				return Popped{}, err
+			}
+			return p.Pop(ctx, topics)
+		}
+	}
+	extra := append([]string{strconv.Itoa(attempt), strconv.Itoa(len(topics))}, topics...)
+	reply, _, err := p.onJobWith(ctx, "ack", ackPopScript, id, topics, extra...)
+	if err != nil {
+		return Popped{}, err
+	}
+	if err := p.dropAlias(ctx, strAt(reply, 1), id); err != nil {
+		return Popped{}, err
+	}
+	if strAt(reply, 2) == "OK" {
+		return p.popped(ctx, reply[2:])
+	}
+	return Popped{PauseWait: max(minWait(-1, reply[2:]), 0)}, nil
+}
+
 // ReserveJob reserves one job by number if it is ready, delayed or buried, in
 // any topic, paused or not (beanstalkd's reserve-job). A reserved job gives
 // ErrNotReserved's StateError.
@@ -233,11 +261,17 @@ func (p *Pool) KickJob(ctx context.Context, id uint64) (topic string, err error)
 // seen, and a script given the wrong topic changes nothing and names the right
 // one, so an unknown job costs one extra round trip, never a wrong change.
 func (p *Pool) onJob(ctx context.Context, op string, script *rueidis.Lua, id uint64, extra ...string) (reply []rueidis.RedisMessage, topic string, err error) {
+	return p.onJobWith(ctx, op, script, id, nil, extra...)
+}
+
+// onJobWith is onJob for scripts that also need the keys of more topics of
+// the job's bucket (after the job's own, in the KEYS layout).
+func (p *Pool) onJobWith(ctx context.Context, op string, script *rueidis.Lua, id uint64, more []string, extra ...string) (reply []rueidis.RedisMessage, topic string, err error) {
 	b := int(id % uint64(p.opts.Buckets))
 	topic, _ = p.topicOf.get(id)
 	for range 2 {
 		args := append([]string{p.opts.Origin, member(id), topic}, extra...)
-		reply, err = script.Exec(ctx, p.client, p.keys.withTopics(b, topic), args).ToArray()
+		reply, err = script.Exec(ctx, p.client, p.keys.withTopics(b, append([]string{topic}, more...)...), args).ToArray()
 		if err != nil {
 			return nil, "", wrapRedis(op, err)
 		}

@@ -49,6 +49,7 @@ var (
 	touchScript       = rueidis.NewLuaScript(lua.Source("touch"))
 	kickJobScript     = rueidis.NewLuaScript(lua.Source("kick_job"))
 	reserveJobScript  = rueidis.NewLuaScript(lua.Source("reserve_job"))
+	ackPopScript      = rueidis.NewLuaScript(lua.Source("ack_pop"))
 	kickScript        = rueidis.NewLuaScript(lua.Source("kick"))
 	tickScript        = rueidis.NewLuaScript(lua.Source("tick"))
 	dueTopicsScript   = rueidis.NewLuaScript(lua.Source("due_topics"))

@@ -519,3 +519,38 @@ func TestReserveJobAndDeleteUnreserved(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// AckAndPop acks and pops in one script when the topics share the job's
+// bucket, and in two steps when they do not; a failed ack pops nothing.
+func TestAckAndPop(t *testing.T) {
+	p, ctx := newPool(t)
+	first := mustPush(t, p, ctx, NewJob{Topic: "a", Body: "1", TTR: time.Minute, ClientID: "c-1"})
+	second := mustPush(t, p, ctx, NewJob{Topic: "a", Body: "2", TTR: time.Minute})
+	other := "b"
+	for p.BucketOf(other) == p.BucketOf("a") {
+		other += "b"
+	}
+	elsewhere := mustPush(t, p, ctx, NewJob{Topic: other, Body: "3", TTR: time.Minute})
+	j := mustPop(t, p, ctx, "a")
+	got, err := p.AckAndPop(ctx, j.ID, j.Attempt(), []string{"a"}) // one script
+	if err != nil || got.Job == nil || got.Job.ID != second || j.ID != first {
+		t.Fatalf("same bucket: %+v %v", got.Job, err)
+	}
+	if _, err := p.Resolve(ctx, "c-1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the acked job's client id still resolves: %v", err)
+	}
+	got, err = p.AckAndPop(ctx, second, 1, []string{"a", other}) // two steps
+	if err != nil || got.Job == nil || got.Job.ID != elsewhere {
+		t.Fatalf("other bucket: %+v %v", got.Job, err)
+	}
+	if _, err := p.AckAndPop(ctx, second, 1, []string{other}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ack of a gone job: %v", err)
+	}
+	got, err = p.AckAndPop(ctx, elsewhere, 1, []string{other})
+	if err != nil || got.Job != nil {
+		t.Fatalf("nothing left to pop: %+v %v", got, err)
+	}
+	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+		t.Fatalf("check: %v %v", problems, err)
+	}
+}
