@@ -50,6 +50,13 @@ final class GmqClient
         $this->call($this->jobPath($id, 'ack'), ['attempt' => $attempt]);
     }
 
+    /** Finishes a popped job and pops the next in the same request; null if none came within $timeout seconds. */
+    public function ackAndPop(string $id, int $attempt, array $topics, float $timeout = 0): ?array
+    {
+        $payload = ['attempt' => $attempt, 'next' => ['topics' => array_values($topics), 'timeout' => $timeout]];
+        return $this->call($this->jobPath($id, 'ack'), $payload, $timeout);
+    }
+
     /** Gives a popped job back, ready again after $delay seconds. */
     public function release(string $id, int $attempt = 0, float $delay = 0, ?int $priority = null): array
     {

@@ -5,16 +5,21 @@ require __DIR__ . '/GmqClient.php';
 
 [$url, $topic, $n, $idle] = [$argv[1] ?? 'http://127.0.0.1:8000', $argv[2] ?? 'mail', (int)($argv[3] ?? 10), (float)($argv[4] ?? 5)];
 $c = new GmqClient($url);
-for ($done = 0; $done < $n;) {
-    $job = $c->pop([$topic], $idle);
-    if ($job === null) {
-        echo "no job for {$idle}s\n";
-        exit(0);
-    }
+$done = 0;
+$job = $c->pop([$topic], $idle);
+while ($job !== null) {
     // Long work would touch the job before its TTR runs out; a job that cannot
     // be done now would be released, or buried to look at later.
     $c->touch($job['id'], $job['attempt']);
-    $c->ack($job['id'], $job['attempt']);
     $done++;
+    if ($done === $n) {
+        $c->ack($job['id'], $job['attempt']);
+        echo "done {$job['id']}: {$job['body']}\n";
+        exit(0);
+    }
+    // Ack this job and pop the next in one request.
+    $next = $c->ackAndPop($job['id'], $job['attempt'], [$topic], $idle);
     echo "done {$job['id']}: {$job['body']}\n";
+    $job = $next;
 }
+echo "no job for {$idle}s\n";

@@ -15,17 +15,21 @@ def main():
     args = p.parse_args()
     c = Client(args.url)
     done = 0
-    while done < args.n:
-        job = c.pop([args.topic], timeout=args.idle)
-        if job is None:
-            print("no job for", args.idle, "s")
-            return
+    job = c.pop([args.topic], timeout=args.idle)
+    while job is not None:
         # Long work would touch the job before its TTR runs out; a job that
         # cannot be done now would be released, or buried to look at later.
         c.touch(job["id"], job["attempt"])
-        c.ack(job["id"], job["attempt"])
         done += 1
+        if done == args.n:
+            c.ack(job["id"], job["attempt"])
+            print("done %s: %s" % (job["id"], job["body"]))
+            return
+        # Ack this job and pop the next in one request.
+        following = c.ack_and_pop(job["id"], job["attempt"], [args.topic], timeout=args.idle)
         print("done %s: %s" % (job["id"], job["body"]))
+        job = following
+    print("no job for", args.idle, "s")
 
 
 if __name__ == "__main__":

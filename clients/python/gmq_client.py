@@ -44,6 +44,13 @@ class Client:
         """Finish a popped job; attempt fences the ack to that delivery."""
         self._call("POST", _job_path(job_id, "ack"), {"attempt": attempt})
 
+    def ack_and_pop(self, job_id, attempt, topics, timeout=0):
+        """Finish a popped job and pop the next in the same request, waiting
+        up to timeout seconds. Returns the next job, or None. If the ack fails
+        (GmqError), nothing was popped."""
+        payload = {"attempt": attempt, "next": {"topics": list(topics), "timeout": timeout}}
+        return self._call("POST", _job_path(job_id, "ack"), payload, wait=timeout)
+
     def release(self, job_id, attempt=0, delay=0, priority=None):
         """Give a popped job back, ready again after delay seconds."""
         args = {"attempt": attempt, "delay": delay}

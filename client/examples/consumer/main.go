@@ -21,28 +21,31 @@ func main() {
 	idle := flag.Duration("idle", 5*time.Second, "stop when no job came for this long")
 	flag.Parse()
 	c := client.New(*base, nil)
-	for done := 0; done < *n; {
-		ctx, cancel := context.WithTimeout(context.Background(), *idle+10*time.Second)
-		job, err := c.Pop(ctx, []string{*topic}, *idle)
-		if err != nil {
-			cancel()
-			log.Fatal(err)
-		}
-		if job == nil {
-			cancel()
-			fmt.Println("no job for", *idle)
-			return
-		}
+	ctx := context.Background()
+	job, err := c.Pop(ctx, []string{*topic}, *idle)
+	for done := 1; err == nil && job != nil; done++ {
 		// Long work would Touch the job before its TTR runs out; a job that
 		// cannot be done now would be released, or buried to look at later.
 		if err := c.Touch(ctx, job.ID, job.Attempt); err != nil {
 			log.Fatal(err)
 		}
-		if err := c.Ack(ctx, job.ID, job.Attempt); err != nil {
-			log.Fatal(err)
+		if done == *n {
+			if err := c.Ack(ctx, job.ID, job.Attempt); err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("done %s: %s\n", job.ID, job.Body)
+			return
 		}
-		cancel()
-		done++
+		// Ack this job and pop the next in one request.
+		next, ackErr := c.AckAndPop(ctx, job.ID, job.Attempt, []string{*topic}, *idle)
+		if ackErr != nil {
+			log.Fatal(ackErr)
+		}
 		fmt.Printf("done %s: %s\n", job.ID, job.Body)
+		job = next
 	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("no job for", *idle)
 }
