@@ -351,7 +351,7 @@ func (c *conn) release(ctx context.Context, cmd command) {
 		return
 	}
 	delete(c.reserved, cmd.id)
-	err := c.s.d.Release(ctx, strconv.FormatUint(cmd.id, 10), r.attempt, int64(cmd.pri), time.Duration(cmd.delay)*time.Second)
+	_, err := c.s.d.Release(ctx, strconv.FormatUint(cmd.id, 10), r.attempt, int64(cmd.pri), time.Duration(cmd.delay)*time.Second)
 	if err != nil {
 		c.fail(err)
 		return
@@ -365,7 +365,7 @@ func (c *conn) bury(ctx context.Context, cmd command) {
 		return
 	}
 	delete(c.reserved, cmd.id)
-	if err := c.s.d.Bury(ctx, strconv.FormatUint(cmd.id, 10), r.attempt, int64(cmd.pri)); err != nil {
+	if _, err := c.s.d.Bury(ctx, strconv.FormatUint(cmd.id, 10), r.attempt, int64(cmd.pri)); err != nil {
 		c.fail(err)
 		return
 	}
@@ -415,7 +415,7 @@ func (c *conn) kick(ctx context.Context, n int64) {
 }
 
 func (c *conn) kickJob(ctx context.Context, id uint64) {
-	if err := c.s.d.KickJob(ctx, strconv.FormatUint(id, 10)); err != nil {
+	if _, err := c.s.d.KickJob(ctx, strconv.FormatUint(id, 10)); err != nil {
 		c.fail(err)
 		return
 	}

@@ -238,18 +238,18 @@ func (d *Dispatcher) ReserveJob(ctx context.Context, id string) (*pool.Job, erro
 }
 
 // Release gives a reserved job back, ready now or after delay, with a new
-// priority or pool.KeepPriority.
-func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri int64, delay time.Duration) error {
+// priority or pool.KeepPriority, and returns the job as it now is.
+func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri int64, delay time.Duration) (*pool.Job, error) {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	moved, err := d.pool.Release(ctx, n, attempt, pri, delay)
+	j, err := d.pool.Release(ctx, n, attempt, pri, delay)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	d.placed(moved, delay)
-	return nil
+	d.placed(j)
+	return j, nil
 }
 
 // GiveBack makes a job reserved by a consumer that went away ready again,
@@ -259,55 +259,56 @@ func (d *Dispatcher) GiveBack(ctx context.Context, id string, attempt int) error
 	if err != nil {
 		return err
 	}
-	moved, err := d.pool.GiveBack(ctx, n, attempt)
+	j, err := d.pool.GiveBack(ctx, n, attempt)
 	if err != nil {
 		return err
 	}
-	d.placed(moved, 0)
+	d.placed(j)
 	return nil
 }
 
 // placed wakes a consumer for a job made ready, or nudges the timer of a
-// job delayed by delay.
-func (d *Dispatcher) placed(moved pool.Moved, delay time.Duration) {
-	if moved.Due.IsZero() {
-		d.waiters.notify(moved.Topic, 1)
-	} else {
-		d.buckets[d.pool.BucketOf(moved.Topic)].Nudge(time.Now().Add(delay))
+// job made delayed.
+func (d *Dispatcher) placed(j *pool.Job) {
+	switch j.State {
+	case pool.Ready:
+		d.waiters.notify(j.Topic, 1)
+	case pool.Delayed:
+		d.nudge(j.Topic, j.Due, j.Now)
 	}
 }
 
 // Bury parks a reserved job until it is kicked, with a new priority or
-// pool.KeepPriority.
-func (d *Dispatcher) Bury(ctx context.Context, id string, attempt int, pri int64) error {
+// pool.KeepPriority, and returns the job as it now is.
+func (d *Dispatcher) Bury(ctx context.Context, id string, attempt int, pri int64) (*pool.Job, error) {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	return d.pool.Bury(ctx, n, attempt, pri)
 }
 
-// Touch restarts a reserved job's TTR; it returns the new deadline.
-func (d *Dispatcher) Touch(ctx context.Context, id string, attempt int) (time.Time, error) {
+// Touch restarts a reserved job's TTR; the returned job's Due is the new deadline.
+func (d *Dispatcher) Touch(ctx context.Context, id string, attempt int) (*pool.Job, error) {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
-		return time.Time{}, err
+		return nil, err
 	}
 	return d.pool.Touch(ctx, n, attempt)
 }
 
-// KickJob makes a buried or delayed job ready.
-func (d *Dispatcher) KickJob(ctx context.Context, id string) error {
+// KickJob makes a buried or delayed job ready and returns it.
+func (d *Dispatcher) KickJob(ctx context.Context, id string) (*pool.Job, error) {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	topic, err := d.pool.KickJob(ctx, n)
+	j, err := d.pool.KickJob(ctx, n)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	d.waiters.notify(topic, 1)
-	return nil
+	d.placed(j)
+	return j, nil
 }
 
 // Kick makes up to n of a topic's buried jobs ready, or if it has none, up to

@@ -2,7 +2,7 @@
 -- in which they were buried (a per-bucket sequence), the order kick takes them.
 -- KEYS: the shared layout (lib.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: unfenced), priority ('' keeps it).
--- Returns {'OK'} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
+-- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
 local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
@@ -16,4 +16,4 @@ redis.call('ZADD', t.buried, redis.call('HINCRBY', K_STATS, 'bury_seq', 1), memb
 count('total_buries', 1)
 move_state(RESERVED, BURIED)
 save(member, job)
-return {'OK'}
+return answer(member, job)

@@ -1,7 +1,7 @@
 -- kick_job.lua makes one buried or delayed job ready.
 -- KEYS: the shared layout (lib.lua) with the job's topic.
 -- ARGV: origin, member, topic.
--- Returns {'OK'} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE', state}.
+-- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE', state}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
 local job, err = fetch(member, ARGV[3], 0)
@@ -15,4 +15,4 @@ count('total_kicks', 1)
 move_state(from, READY)
 save(member, job)
 wake(t, 1)
-return {'OK'}
+return answer(member, job)

@@ -103,6 +103,14 @@ local function reply(member, job, body, now)
           job[F_KICKS], job[F_CID]}
 end
 
+-- answer is a successful call's reply: 'OK' and the job as it now is, with
+-- its body, so callers need no second round trip to show it.
+local function answer(member, job)
+  local r = reply(member, job, redis.call('HGET', K_BODIES, member), now_ms())
+  table.insert(r, 1, 'OK')
+  return r
+end
+
 -- fetch loads the job named by ARGV[2], checks it belongs to the topic whose
 -- keys were passed (ARGV[3]), and checks the delivery fence ARGV[4] (0: none).
 -- It returns the job, or nil and the reply the script must return.

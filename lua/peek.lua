@@ -5,6 +5,4 @@
 local member = ARGV[2]
 local job = load(member)
 if not job then return {'NOT_FOUND'} end
-local r = reply(member, job, redis.call('HGET', K_BODIES, member), now_ms())
-table.insert(r, 1, 'OK')
-return r
+return answer(member, job)

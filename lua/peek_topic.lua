@@ -7,7 +7,4 @@
 local t = topic_keys(1, ARGV[2])
 local head = redis.call('ZRANGE', t[ARGV[3]], 0, 0)
 if not head[1] then return {'NOT_FOUND'} end
-local member = head[1]
-local r = reply(member, load(member), redis.call('HGET', K_BODIES, member), now_ms())
-table.insert(r, 1, 'OK')
-return r
+return answer(head[1], load(head[1]))

@@ -3,7 +3,7 @@
 -- ARGV: origin, member, topic, attempt (0: unfenced), priority ('' keeps it), delay ms,
 --       'uncounted' for a job given back by a closing connection (not a release).
 -- The delay becomes the job's delay, as in beanstalkd.
--- Returns {'OK', due ms (0 when ready)} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
+-- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
 local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
@@ -18,4 +18,4 @@ job[F_DELAY] = tonumber(ARGV[6])
 place(t, member, job, tonumber(ARGV[6]), now_ms())
 move_state(RESERVED, job[F_STATE])
 save(member, job)
-return {'OK', job[F_DUE]}
+return answer(member, job)

@@ -1,7 +1,7 @@
 -- touch.lua gives a reserved job a fresh TTR, counted from now.
 -- KEYS: the shared layout (lib.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: unfenced).
--- Returns {'OK', new deadline ms} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
+-- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
 local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
@@ -10,4 +10,4 @@ job[F_DUE] = now_ms() + job[F_TTR]
 redis.call('ZADD', t.reserved, job[F_DUE], member)
 count('total_touches', 1)
 save(member, job)
-return {'OK', job[F_DUE]}
+return answer(member, job)

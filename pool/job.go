@@ -62,11 +62,14 @@ type Job struct {
 
 // PublicID is the id producers and consumers see: the client's own id when it
 // gave one, else gmq's number.
-func (j *Job) PublicID() string {
-	if j.ClientID != "" {
-		return j.ClientID
+func (j *Job) PublicID() string { return PublicID(j.ClientID, j.ID) }
+
+// PublicID is the id a job is shown by: its client id if it has one, else its number.
+func PublicID(clientID string, id uint64) string {
+	if clientID != "" {
+		return clientID
 	}
-	return strconv.FormatUint(j.ID, 10)
+	return strconv.FormatUint(id, 10)
 }
 
 // Attempt numbers the job's deliveries; an ack naming an older one is refused.

@@ -194,12 +194,6 @@ func (p *Pool) Delete(ctx context.Context, id uint64, attempt int) error {
 	return p.dropAlias(ctx, strAt(reply, 1), id)
 }
 
-// Moved says where a job went: its topic and, when delayed, when it is due.
-type Moved struct {
-	Topic string
-	Due   time.Time // zero when the job is ready
-}
-
 // KeepPriority, as the priority of Release or Bury, leaves the job's priority as it is.
 const KeepPriority = -1
 
@@ -211,49 +205,45 @@ func priorityArg(pri int64) string {
 }
 
 // Release gives a reserved job back with a new priority (or KeepPriority),
-// ready at once or after delay.
-func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri int64, delay time.Duration) (Moved, error) {
-	return p.release(ctx, id, attempt, pri, delay, "")
+// ready at once or after delay, and returns the job as it now is.
+func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri int64, delay time.Duration) (*Job, error) {
+	return p.jobAfter(ctx, "release", releaseScript, id, strconv.Itoa(attempt), priorityArg(pri),
+		strconv.FormatInt(millis(delay), 10), "")
 }
 
 // GiveBack makes a reserved job ready again, unchanged and without counting a
 // release: the job of a consumer that went away (beanstalkd's closed connection).
-func (p *Pool) GiveBack(ctx context.Context, id uint64, attempt int) (Moved, error) {
-	return p.release(ctx, id, attempt, KeepPriority, 0, "uncounted")
+func (p *Pool) GiveBack(ctx context.Context, id uint64, attempt int) (*Job, error) {
+	return p.jobAfter(ctx, "release", releaseScript, id, strconv.Itoa(attempt), priorityArg(KeepPriority), "0", "uncounted")
 }
 
-func (p *Pool) release(ctx context.Context, id uint64, attempt int, pri int64, delay time.Duration, mode string) (Moved, error) {
-	reply, topic, err := p.onJob(ctx, "release", releaseScript, id, strconv.Itoa(attempt),
-		priorityArg(pri), strconv.FormatInt(millis(delay), 10), mode)
+// Bury parks a reserved job, with a new priority (or KeepPriority), until it
+// is kicked, and returns the job as it now is.
+func (p *Pool) Bury(ctx context.Context, id uint64, attempt int, pri int64) (*Job, error) {
+	return p.jobAfter(ctx, "bury", buryScript, id, strconv.Itoa(attempt), priorityArg(pri))
+}
+
+// Touch restarts a reserved job's TTR and returns the job, its new deadline in Due.
+func (p *Pool) Touch(ctx context.Context, id uint64, attempt int) (*Job, error) {
+	return p.jobAfter(ctx, "touch", touchScript, id, strconv.Itoa(attempt))
+}
+
+// KickJob makes a buried or delayed job ready and returns it.
+func (p *Pool) KickJob(ctx context.Context, id uint64) (*Job, error) {
+	return p.jobAfter(ctx, "kick", kickJobScript, id)
+}
+
+// jobAfter runs a transition on one job and reads the job its script returns.
+func (p *Pool) jobAfter(ctx context.Context, op string, script *rueidis.Lua, id uint64, extra ...string) (*Job, error) {
+	reply, _, err := p.onJob(ctx, op, script, id, extra...)
 	if err != nil {
-		return Moved{}, err
+		return nil, err
 	}
-	out := Moved{Topic: topic}
-	if ms := intAt(reply, 1); ms > 0 {
-		out.Due = time.UnixMilli(ms)
-	}
-	return out, nil
-}
-
-// Bury parks a reserved job, with a new priority (or KeepPriority), until it is kicked.
-func (p *Pool) Bury(ctx context.Context, id uint64, attempt int, pri int64) error {
-	_, _, err := p.onJob(ctx, "bury", buryScript, id, strconv.Itoa(attempt), priorityArg(pri))
-	return err
-}
-
-// Touch restarts a reserved job's TTR and returns the new deadline.
-func (p *Pool) Touch(ctx context.Context, id uint64, attempt int) (time.Time, error) {
-	reply, _, err := p.onJob(ctx, "touch", touchScript, id, strconv.Itoa(attempt))
+	job, err := parseJob(reply[1:])
 	if err != nil {
-		return time.Time{}, err
+		return nil, fmt.Errorf("%s job %d: %w", op, id, err)
 	}
-	return time.UnixMilli(intAt(reply, 1)), nil
-}
-
-// KickJob makes a buried or delayed job ready and returns its topic.
-func (p *Pool) KickJob(ctx context.Context, id uint64) (topic string, err error) {
-	_, topic, err = p.onJob(ctx, "kick", kickJobScript, id)
-	return topic, err
+	return job, nil
 }
 
 // onJob runs a script on one job found by its number alone. The scripts need

@@ -148,7 +148,7 @@ func TestFencedAck(t *testing.T) {
 		"ack":     func() error { return p.Delete(ctx, id, first.Attempt()) },
 		"touch":   func() error { _, err := p.Touch(ctx, id, first.Attempt()); return err },
 		"release": func() error { _, err := p.Release(ctx, id, first.Attempt(), 1, 0); return err },
-		"bury":    func() error { return p.Bury(ctx, id, first.Attempt(), 1) },
+		"bury":    func() error { _, err := p.Bury(ctx, id, first.Attempt(), 1); return err },
 	} {
 		var stale *StaleError
 		if err := op(); !errors.As(err, &stale) || stale.Current != 2 {
@@ -177,7 +177,7 @@ func TestTransitions(t *testing.T) {
 			return err
 		}, Delayed},
 		{"kick delayed", func() error { _, err := p.KickJob(ctx, id); return err }, Ready},
-		{"reserve and bury", func() error { mustPop(t, p, ctx, "tr"); return p.Bury(ctx, id, 0, 9) }, Buried},
+		{"reserve and bury", func() error { mustPop(t, p, ctx, "tr"); _, err := p.Bury(ctx, id, 0, 9); return err }, Buried},
 		{"kick buried", func() error { _, err := p.KickJob(ctx, id); return err }, Ready},
 		{"reserve and release", func() error {
 			mustPop(t, p, ctx, "tr")
@@ -199,7 +199,7 @@ func TestTransitions(t *testing.T) {
 		t.Fatalf("counters %+v", j)
 	}
 	// Wrong-state operations are refused and change nothing.
-	if err := p.Bury(ctx, id, 0, 1); !errors.Is(err, ErrNotReserved) {
+	if _, err := p.Bury(ctx, id, 0, 1); !errors.Is(err, ErrNotReserved) {
 		t.Errorf("bury a ready job: %v", err)
 	}
 	if _, err := p.Touch(ctx, id, 0); !errors.Is(err, ErrNotReserved) {
@@ -225,10 +225,11 @@ func TestTouchExtends(t *testing.T) {
 	id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "b", TTR: 300 * time.Millisecond})
 	first := mustPop(t, p, ctx, "t")
 	time.Sleep(150 * time.Millisecond)
-	deadline, err := p.Touch(ctx, id, first.Attempt())
+	touched, err := p.Touch(ctx, id, first.Attempt())
 	if err != nil {
 		t.Fatal(err)
 	}
+	deadline := touched.Due
 	if !deadline.After(first.Due.Add(100 * time.Millisecond)) {
 		t.Fatalf("touch deadline %v not later than the first %v", deadline, first.Due)
 	}
@@ -241,7 +242,7 @@ func TestKickBuriedBeforeDelayed(t *testing.T) {
 	for range 25 {
 		id := mustPush(t, p, ctx, NewJob{Topic: "k", Body: "b", TTR: time.Minute})
 		mustPop(t, p, ctx, "k")
-		if err := p.Bury(ctx, id, 0, 1); err != nil {
+		if _, err := p.Bury(ctx, id, 0, 1); err != nil {
 			t.Fatal(err)
 		}
 		buried = append(buried, id)
@@ -439,7 +440,7 @@ func TestCheckFindsNothingAfterEveryTransition(t *testing.T) {
 	id := mustPush(t, p, ctx, NewJob{Topic: "c", Body: "x", TTR: time.Minute})
 	mustPush(t, p, ctx, NewJob{Topic: "c", Body: "y", Delay: time.Hour, TTR: time.Minute})
 	mustPop(t, p, ctx, "c")
-	if err := p.Bury(ctx, id, 0, 1); err != nil {
+	if _, err := p.Bury(ctx, id, 0, 1); err != nil {
 		t.Fatal(err)
 	}
 	if problems, err := p.Check(ctx); err != nil || len(problems) != 0 {

@@ -184,7 +184,7 @@ func (s *Server) push(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, gin.H{"id": publicID(job, id), "internal_id": id})
+	c.JSON(http.StatusCreated, gin.H{"id": pool.PublicID(job.ClientID, id), "internal_id": id})
 }
 
 func (s *Server) pushBatch(c *gin.Context) {
@@ -202,7 +202,7 @@ func (s *Server) pushBatch(c *gin.Context) {
 	ids := make([]string, 0, len(nums))
 	for i, n := range nums {
 		if n != 0 {
-			ids = append(ids, publicID(jobs[i], n))
+			ids = append(ids, pool.PublicID(jobs[i].ClientID, n))
 		}
 	}
 	if err != nil {
@@ -211,13 +211,6 @@ func (s *Server) pushBatch(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusCreated, gin.H{"ids": ids})
-}
-
-func publicID(j pool.NewJob, n uint64) string {
-	if j.ClientID != "" {
-		return j.ClientID
-	}
-	return strconv.FormatUint(n, 10)
 }
 
 func (s *Server) popPost(c *gin.Context) {
@@ -252,9 +245,18 @@ func (s *Server) popGet(c *gin.Context) {
 }
 
 func (s *Server) pop(c *gin.Context, req popRequest) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), req.Timeout+s.opts.RequestTimeout)
+	s.answerWait(c, req.Timeout, func(ctx context.Context) (*pool.Job, error) {
+		return s.d.Pop(ctx, req.Topics, req.Timeout)
+	})
+}
+
+// answerWait runs a call that may wait up to timeout for a job (a pop, an ack
+// that pops the next) under a deadline of timeout plus the request timeout,
+// and answers like a pop: 200 with the job, 204 when none came, or the error.
+func (s *Server) answerWait(c *gin.Context, timeout time.Duration, call func(context.Context) (*pool.Job, error)) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), timeout+s.opts.RequestTimeout)
 	defer cancel()
-	job, err := s.d.Pop(ctx, req.Topics, req.Timeout)
+	job, err := call(ctx)
 	if err != nil {
 		if c.Request.Context().Err() != nil {
 			return // the consumer went away; nothing to answer
@@ -326,64 +328,44 @@ func (s *Server) ack(c *gin.Context) {
 // ackAndPop acks the job and answers like a pop: the next job (200) or
 // nothing within the timeout (204). A failed ack pops nothing.
 func (s *Server) ackAndPop(c *gin.Context, call jobCall) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), call.Next.Timeout+s.opts.RequestTimeout)
-	defer cancel()
-	job, err := s.d.AckAndPop(ctx, c.Param("id"), call.Attempt, call.Next.Topics, call.Next.Timeout)
-	if err != nil {
-		if c.Request.Context().Err() == nil {
-			s.fail(c, err)
-		}
-		return
-	}
-	if job == nil {
-		c.Status(http.StatusNoContent)
-		return
-	}
-	c.JSON(http.StatusOK, jobView(job))
+	s.answerWait(c, call.Next.Timeout, func(ctx context.Context) (*pool.Job, error) {
+		return s.d.AckAndPop(ctx, c.Param("id"), call.Attempt, call.Next.Topics, call.Next.Timeout)
+	})
 }
 
 func (s *Server) release(c *gin.Context) {
-	s.jobAction(c, func(call jobCall) error {
+	s.jobAction(c, func(call jobCall) (*pool.Job, error) {
 		return s.d.Release(c, c.Param("id"), call.Attempt, call.Priority, call.Delay)
 	})
 }
 
 func (s *Server) bury(c *gin.Context) {
-	s.jobAction(c, func(call jobCall) error { return s.d.Bury(c, c.Param("id"), call.Attempt, call.Priority) })
-}
-
-func (s *Server) touch(c *gin.Context) {
-	s.jobAction(c, func(call jobCall) error {
-		_, err := s.d.Touch(c, c.Param("id"), call.Attempt)
-		return err
+	s.jobAction(c, func(call jobCall) (*pool.Job, error) {
+		return s.d.Bury(c, c.Param("id"), call.Attempt, call.Priority)
 	})
 }
 
+func (s *Server) touch(c *gin.Context) {
+	s.jobAction(c, func(call jobCall) (*pool.Job, error) { return s.d.Touch(c, c.Param("id"), call.Attempt) })
+}
+
 // jobAction reads a job action's arguments, runs it and answers with the job
-// as it is afterwards.
-func (s *Server) jobAction(c *gin.Context, act func(jobCall) error) {
+// as the action left it.
+func (s *Server) jobAction(c *gin.Context, act func(jobCall) (*pool.Job, error)) {
 	call, ok := s.jobCall(c)
 	if !ok {
 		return
 	}
-	if err := act(call); err != nil {
+	job, err := act(call)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.answerJob(c)
+	c.JSON(http.StatusOK, jobView(job))
 }
 
 func (s *Server) kickJob(c *gin.Context) {
-	if err := s.d.KickJob(c, c.Param("id")); err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.answerJob(c)
-}
-
-// answerJob replies with the job as it is after an action.
-func (s *Server) answerJob(c *gin.Context) {
-	job, err := s.d.Peek(c, c.Param("id"))
+	job, err := s.d.KickJob(c, c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
