@@ -2,6 +2,8 @@ package beanstalk
 
 import (
 	"strings"
+
+	"github.com/gmq/gmq/pool"
 )
 
 // op is a protocol command.
@@ -194,26 +196,15 @@ func (c *command) parseArgs(line, rest string) string {
 	return "" // quit
 }
 
-const nameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-+/;.$_()"
-
-// validTube applies beanstalkd's name rule to a whole string.
-func validTube(name string) bool {
-	if name == "" || len(name) > 200 || name[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if strings.IndexByte(nameChars, name[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
+// validTube applies beanstalkd's name rule, which is gmq's topic rule, to a
+// whole string.
+func validTube(name string) bool { return pool.ValidateTopic(name) == nil }
 
 // tubeName skips spaces and takes the longest run of name characters.
 func tubeName(s string) (name, rest string) {
 	s = strings.TrimLeft(s, " ")
 	i := 0
-	for i < len(s) && strings.IndexByte(nameChars, s[i]) >= 0 {
+	for i < len(s) && pool.IsTopicByte(s[i]) {
 		i++
 	}
 	return s[:i], s[i:]

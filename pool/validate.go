@@ -1,14 +1,36 @@
 package pool
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // MaxNameLen is the longest topic name and client id, beanstalkd's tube limit.
 const MaxNameLen = 200
 
 const topicChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-+/;.$_()"
+
+// byteSet is a set of bytes, for checking names once per byte on every push.
+type byteSet [256]bool
+
+func newByteSet(chars string) (set byteSet) {
+	for i := 0; i < len(chars); i++ {
+		set[chars[i]] = true
+	}
+	return set
+}
+
+// firstOutside is the index of the first byte of s not in the set, or -1.
+func (set *byteSet) firstOutside(s string) int {
+	for i := 0; i < len(s); i++ {
+		if !set[s[i]] {
+			return i
+		}
+	}
+	return -1
+}
+
+var topicBytes, clientIDBytes = newByteSet(topicChars), newByteSet(clientIDChars)
+
+// IsTopicByte reports whether b may appear in a topic name.
+func IsTopicByte(b byte) bool { return topicBytes[b] }
 
 // ValidateTopic checks a topic name against beanstalkd's tube rules: 1-200
 // bytes of A-Za-z0-9-+/;.$_() not starting with '-'.
@@ -21,7 +43,7 @@ func ValidateTopic(name string) error {
 	case name[0] == '-':
 		return fmt.Errorf("%w: topic name %q starts with '-'", ErrInvalid, name)
 	}
-	if i := strings.IndexFunc(name, func(r rune) bool { return !strings.ContainsRune(topicChars, r) }); i >= 0 {
+	if i := topicBytes.firstOutside(name); i >= 0 {
 		return fmt.Errorf("%w: topic name %q has a character outside A-Za-z0-9-+/;.$_() at byte %d", ErrInvalid, name, i)
 	}
 	return nil
@@ -41,7 +63,7 @@ func ValidateClientID(id string) error {
 	case isDigits(id):
 		return fmt.Errorf("%w: id %q is all digits; gmq numbers its own jobs, so a client id needs a non-digit", ErrInvalid, id)
 	}
-	if i := strings.IndexFunc(id, func(r rune) bool { return !strings.ContainsRune(clientIDChars, r) }); i >= 0 {
+	if i := clientIDBytes.firstOutside(id); i >= 0 {
 		return fmt.Errorf("%w: id %q has a character outside A-Za-z0-9-+;.$_()@=: at byte %d", ErrInvalid, id, i)
 	}
 	return nil
