@@ -6,6 +6,7 @@ package gmqrpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,12 +14,11 @@ import (
 	"net/rpc"
 	"net/rpc/jsonrpc"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/internal/tcpserver"
-	"github.com/gmq/gmq/pool"
 )
 
 // Options configure the JSON-RPC server.
@@ -78,9 +78,10 @@ const callTimeout = 5 * time.Second
 
 // Push stores a job: params [{"id", "topic", "body", "delay", "TTR"}], values
 // strings (as gmq's producers send them) or numbers; "priority" is optional.
-// The result is "success", as gmq answered; failures are JSON-RPC errors.
-func (s *Service) Push(args map[string]any, reply *string) error {
-	job, err := s.parseJob(args)
+// The fields follow the HTTP API's rules (package jobjson). The result is
+// "success", as gmq answered; failures are JSON-RPC errors.
+func (s *Service) Push(args map[string]json.RawMessage, reply *string) error {
+	job, err := jobjson.Job(jobjson.Lower(args), jobjson.Defaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority})
 	if err != nil {
 		return err
 	}
@@ -123,76 +124,6 @@ func (s *Service) Ack(id string, reply *string) error {
 	}
 	*reply = "success"
 	return nil
-}
-
-func (s *Service) parseJob(args map[string]any) (pool.NewJob, error) {
-	j := pool.NewJob{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority}
-	fields := make(map[string]any, len(args))
-	for k, v := range args {
-		fields[strings.ToLower(k)] = v
-	}
-	var err error
-	str := func(name string) string {
-		v, ok := fields[name]
-		if !ok || v == nil {
-			return ""
-		}
-		s, isStr := v.(string)
-		if !isStr && err == nil {
-			err = fmt.Errorf("%s must be a string", name)
-		}
-		return s
-	}
-	j.ClientID, j.Topic, j.Body = str("id"), str("topic"), str("body")
-	if err != nil {
-		return j, err
-	}
-	if j.Topic == "" {
-		return j, errors.New("topic is missing")
-	}
-	if d, ok, err := number(fields, "delay", 1<<32-1); err != nil {
-		return j, err
-	} else if ok {
-		j.Delay = time.Duration(d * float64(time.Second))
-	}
-	if d, ok, err := number(fields, "ttr", 1<<32-1); err != nil {
-		return j, err
-	} else if ok {
-		j.TTR = time.Duration(d * float64(time.Second))
-	}
-	if p, ok, err := number(fields, "priority", 1<<32-1); err != nil {
-		return j, err
-	} else if ok {
-		if p != float64(uint32(p)) {
-			return j, errors.New("priority must be a whole number")
-		}
-		j.Priority = uint32(p)
-	}
-	return j, nil
-}
-
-// number reads a field given as a number or a string holding one, in 0..limit.
-func number(fields map[string]any, name string, limit float64) (float64, bool, error) {
-	v, ok := fields[name]
-	if !ok || v == nil || v == "" {
-		return 0, false, nil
-	}
-	var f float64
-	switch x := v.(type) {
-	case float64:
-		f = x
-	case string:
-		var err error
-		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
-			return 0, false, fmt.Errorf("%s must be a number, got %q", name, x)
-		}
-	default:
-		return 0, false, fmt.Errorf("%s must be a number or a string holding one", name)
-	}
-	if f < 0 || f > limit || f != f {
-		return 0, false, fmt.Errorf("%s must be from 0 to %.0f", name, limit)
-	}
-	return f, true, nil
 }
 
 // seconds renders a duration in seconds, as gmq's strings were.

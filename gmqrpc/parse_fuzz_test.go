@@ -4,24 +4,27 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/gmq/gmq/internal/jobjson"
 )
 
-// FuzzParseJob feeds Service.Push's parser any JSON object: it must never
-// panic, and what it accepts must be in range.
+// FuzzParseJob feeds Service.Push's arguments, decoded as net/rpc decodes
+// them, to the job parser: it must never panic, and what it accepts must be
+// in range.
 func FuzzParseJob(f *testing.F) {
 	for _, s := range []string{
-		`{"id":"a_1","topic":"t","body":"x","delay":"1800","TTR":"30"}`, `{"topic":"t","TTR":1.5,"priority":"7"}`,
+		`{"id":"a_1","topic":"t","body":"x","delay":"1800","TTR":"30"}`, `{"topic":"t","body":"","TTR":1.5,"priority":"7"}`,
 		`{"topic":1}`, `{"delay":"NaN","topic":"t"}`, `{"topic":"t","priority":4294967296}`,
 	} {
 		f.Add([]byte(s))
 	}
-	s := &Service{opts: Options{DefaultTTR: time.Minute, DefaultPriority: 1024}}
+	def := jobjson.Defaults{TTR: time.Minute, Priority: 1024}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var args map[string]any
+		var args map[string]json.RawMessage
 		if json.Unmarshal(data, &args) != nil {
 			return
 		}
-		j, err := s.parseJob(args)
+		j, err := jobjson.Job(jobjson.Lower(args), def)
 		if err != nil {
 			return
 		}

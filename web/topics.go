@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/gin-gonic/gin"
+	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/pool"
 )
 
@@ -58,12 +59,12 @@ func (s *Server) kickTopic(c *gin.Context) {
 	}
 	bound := int64(math.MaxInt32)
 	if len(data) > 0 {
-		f, err := decodeObject(data)
+		f, err := jobjson.Decode(data)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		if b, ok, err := f.whole("bound", 0, math.MaxInt32); err != nil {
+		if b, ok, err := f.Whole("bound", 0, math.MaxInt32); err != nil {
 			s.fail(c, err)
 			return
 		} else if ok {
@@ -84,12 +85,12 @@ func (s *Server) pause(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	f, err := decodeObject(data)
+	f, err := jobjson.Decode(data)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	d, ok, err := f.seconds("seconds")
+	d, ok, err := f.Seconds("seconds")
 	if err == nil && !ok {
 		err = errors.Join(errBadRequest, errors.New("seconds is missing (0 resumes the topic)"))
 	}

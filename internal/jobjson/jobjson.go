@@ -1,0 +1,171 @@
+// Package jobjson reads jobs and their arguments from JSON as gmq's front
+// ends receive them (the HTTP API, gmq's JSON-RPC): field names matched
+// without regard to case ("TTR" and "ttr"), numbers given as numbers or as
+// strings holding them ("delay": "1800", as gmq's producers send), ranges
+// checked, every mistake an ErrBadRequest naming its field.
+package jobjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gmq/gmq/pool"
+)
+
+// ErrBadRequest marks client mistakes in a request body (400).
+var ErrBadRequest = errors.New("bad request")
+
+// MaxSeconds is beanstalkd's limit for delays and TTRs: an unsigned 32-bit count of seconds.
+const MaxSeconds = math.MaxUint32
+
+// Defaults fill what a push leaves out.
+type Defaults struct {
+	TTR      time.Duration
+	Priority uint32
+}
+
+// Fields is a JSON object whose keys are matched without regard to case, so
+// that gmq's "TTR" and the alias "ttr" are one field.
+type Fields map[string]json.RawMessage
+
+// Decode reads one JSON object.
+func Decode(data []byte) (Fields, error) {
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("%w: want a JSON object", ErrBadRequest)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrBadRequest)
+	}
+	return Lower(raw), nil
+}
+
+// Lower makes Fields of an object already decoded (as net/rpc decodes
+// JSON-RPC arguments): keys lowered, so any case of a name matches.
+func Lower(raw map[string]json.RawMessage) Fields {
+	out := make(Fields, len(raw))
+	for k, v := range raw {
+		out[strings.ToLower(k)] = v
+	}
+	return out
+}
+
+// Has reports whether the field is present.
+func (f Fields) Has(name string) bool { _, ok := f[name]; return ok }
+
+// Str reads a string field; ok is false when it is absent.
+func (f Fields) Str(name string) (s string, ok bool, err error) {
+	raw, ok := f[name]
+	if !ok || string(raw) == "null" {
+		return "", false, nil
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false, fmt.Errorf("%w: %s must be a string, got %s", ErrBadRequest, name, Clip(raw))
+	}
+	return s, true, nil
+}
+
+// Number reads a numeric field given as a JSON number or as a string holding
+// one, as gmq's producers send "delay": "1800".
+func (f Fields) Number(name string) (v float64, ok bool, err error) {
+	raw, ok := f[name]
+	if !ok || string(raw) == "null" {
+		return 0, false, nil
+	}
+	text := string(raw)
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		text = strings.TrimSpace(s)
+	}
+	v, perr := strconv.ParseFloat(text, 64)
+	if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false, fmt.Errorf("%w: %s must be a number (or a string holding one), got %s", ErrBadRequest, name, Clip(raw))
+	}
+	return v, true, nil
+}
+
+// Seconds reads a duration in seconds, 0..2^32-1, fractions allowed.
+func (f Fields) Seconds(name string) (time.Duration, bool, error) {
+	v, ok, err := f.Number(name)
+	if err != nil || !ok {
+		return 0, ok, err
+	}
+	if v < 0 || v > MaxSeconds {
+		return 0, false, fmt.Errorf("%w: %s must be from 0 to %d seconds, got %v", ErrBadRequest, name, uint64(MaxSeconds), v)
+	}
+	return time.Duration(math.Ceil(v * float64(time.Second))), true, nil
+}
+
+// Whole reads a whole number in lo..hi.
+func (f Fields) Whole(name string, lo, hi int64) (int64, bool, error) {
+	v, ok, err := f.Number(name)
+	if err != nil || !ok {
+		return 0, ok, err
+	}
+	if v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {
+		return 0, false, fmt.Errorf("%w: %s must be a whole number from %d to %d, got %v", ErrBadRequest, name, lo, hi, v)
+	}
+	return int64(v), true, nil
+}
+
+// Priority reads "priority" (alias "pri"); ok is false when absent.
+func (f Fields) Priority() (int64, bool, error) {
+	name := "priority"
+	if !f.Has(name) {
+		name = "pri"
+	}
+	return f.Whole(name, 0, math.MaxUint32)
+}
+
+// Job turns one pushed JSON object into a job.
+func Job(f Fields, def Defaults) (pool.NewJob, error) {
+	j := pool.NewJob{TTR: def.TTR, Priority: def.Priority}
+	var err error
+	var ok bool
+	if j.ClientID, _, err = f.Str("id"); err != nil {
+		return j, err
+	}
+	if j.Topic, ok, err = f.Str("topic"); err != nil {
+		return j, err
+	} else if !ok {
+		return j, fmt.Errorf("%w: topic is missing", ErrBadRequest)
+	}
+	if j.Body, ok, err = f.Str("body"); err != nil {
+		return j, err
+	} else if !ok {
+		return j, fmt.Errorf("%w: body is missing", ErrBadRequest)
+	}
+	if j.Delay, _, err = f.Seconds("delay"); err != nil {
+		return j, err
+	}
+	if ttr, ok, err := f.Seconds("ttr"); err != nil {
+		return j, err
+	} else if ok {
+		j.TTR = ttr
+	}
+	if pri, ok, err := f.Priority(); err != nil {
+		return j, err
+	} else if ok {
+		j.Priority = uint32(pri)
+	}
+	return j, nil
+}
+
+// Clip shortens a raw value for an error message.
+func Clip(raw json.RawMessage) string {
+	const n = 40
+	if len(raw) > n {
+		return string(raw[:n]) + "..."
+	}
+	return string(raw)
+}
