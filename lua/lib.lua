@@ -31,9 +31,48 @@ local function topic_keys(i, name)
           buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6]}
 end
 
+-- now_ms is Redis's clock, read once per script: a script is atomic, so one
+-- instant serves all of it (and a batch of operations costs one TIME).
+local clock
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not clock then
+    local t = redis.call('TIME')
+    clock = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return clock
+end
+
+-- Deferred writes. Counters, due-time hints and wake-ups are only written,
+-- never read back, by the scripts that change them, so they are summed while
+-- a script runs and written once at its end by flush (lua.go calls it after
+-- every script's body): a batch of n jobs costs one HINCRBY per counter, one
+-- ZADD per topic's due time and one wake-up per topic, not n of each.
+local deltas = {}    -- hash key -> field -> sum
+local due_hints = {} -- topic name -> earliest due ms
+local wakes = {}     -- topic name -> {waiting key, jobs made ready}
+
+local function add(key, field, n)
+  local fields = deltas[key]
+  if not fields then
+    fields = {}
+    deltas[key] = fields
+  end
+  fields[field] = (fields[field] or 0) + n
+end
+
+local function flush()
+  for key, fields in pairs(deltas) do
+    for field, n in pairs(fields) do
+      if n ~= 0 then redis.call('HINCRBY', key, field, n) end
+    end
+  end
+  for name, ms in pairs(due_hints) do
+    redis.call('ZADD', K_DUE, 'LT', ms, name)
+  end
+  for name, w in pairs(wakes) do
+    local channel = redis.call('GET', w[1])
+    if channel then redis.call('PUBLISH', channel, ORIGIN .. ' ' .. w[2] .. ' ' .. name) end
+  end
 end
 
 local function load(member)
@@ -46,9 +85,9 @@ local function save(member, job)
   redis.call('HSET', K_JOBS, member, cmsgpack.pack(job))
 end
 
-local function count(field, n)
-  redis.call('HINCRBY', K_STATS, field, n)
-end
+-- count adds n to a bucket counter; count_topic to one of topic t's.
+local function count(field, n) add(K_STATS, field, n) end
+local function count_topic(t, field, n) add(t.info, field, n) end
 
 -- move_state updates the bucket's current-* counters for a job leaving `from`
 -- (or nothing) and entering `to` (or nothing).
@@ -64,7 +103,8 @@ end
 
 -- schedule makes the bucket's timer look at topic t no later than at ms.
 local function schedule(t, ms)
-  redis.call('ZADD', K_DUE, 'LT', ms, t.name)
+  local cur = due_hints[t.name]
+  if not cur or ms < cur then due_hints[t.name] = ms end
 end
 
 -- make_ready puts a job into its topic's ready queue.
@@ -78,22 +118,38 @@ end
 -- some broker has said it has consumers waiting there (the waiting key holds
 -- the channel and expires when they are gone).
 local function wake(t, n)
-  local channel = redis.call('GET', t.waiting)
-  if channel then redis.call('PUBLISH', channel, ORIGIN .. ' ' .. n .. ' ' .. t.name) end
+  local w = wakes[t.name]
+  if w then w[2] = w[2] + n else wakes[t.name] = {t.waiting, n} end
 end
 
--- place puts a job where it belongs after push or release: delayed by `delay`
--- ms from `now`, or ready (announcing it) when there is no delay.
-local function place(t, member, job, delay, now)
+-- settle decides where a pushed or released job goes: delayed by `delay` ms
+-- from `now`, or ready when there is no delay.
+local function settle(job, delay, now)
   if delay > 0 then
     job[F_STATE] = DELAYED
     job[F_DUE] = now + delay
+  else
+    job[F_STATE] = READY
+    job[F_DUE] = 0
+  end
+end
+
+-- enter adds a settled job to its state's set: a delayed one schedules its
+-- bucket's timer, a ready one is announced.
+local function enter(t, member, job)
+  if job[F_STATE] == DELAYED then
     redis.call('ZADD', t.delayed, job[F_DUE], member)
     schedule(t, job[F_DUE])
   else
-    make_ready(t, member, job)
+    redis.call('ZADD', t.ready, job[F_PRI], member)
     wake(t, 1)
   end
+end
+
+-- place puts a released job where it belongs.
+local function place(t, member, job, delay, now)
+  settle(job, delay, now)
+  enter(t, member, job)
 end
 
 -- reply renders a job for the caller: member, body (or false), now, then the record fields.
@@ -136,7 +192,7 @@ local function reserve(t, member, job, from, now)
   local body = redis.call('HGET', K_BODIES, member)
   job[F_RESERVES] = job[F_RESERVES] + 1
   count('total_reserves', 1)
-  redis.call('HINCRBY', t.info, 'total_reserves', 1)
+  count_topic(t, 'total_reserves', 1)
   if job[F_TTR] == 0 then
     move_state(from, nil)
     redis.call('HDEL', K_JOBS, member)
@@ -160,43 +216,5 @@ local function delete_job(t, member, job)
   redis.call('HDEL', K_JOBS, member)
   redis.call('HDEL', K_BODIES, member)
   count('total_deletes', 1)
-  redis.call('HINCRBY', t.info, 'total_deletes', 1)
-end
-
--- pop_from reserves a ready job from the n topics whose keys start at topic
--- slot `first` and whose names start at ARGV[names_at], skipping paused ones.
--- Mode 'first': the best job of the first topic that has one (gmq's order);
--- 'best': the lowest (priority, id) among them all (beanstalkd's); 'peek':
--- only say which job 'best' would take. It returns pop.lua's reply.
-local function pop_from(first, n, names_at, mode)
-  local now = now_ms()
-  local pause_wait = -1
-  local best, best_pri, best_member
-  for i = 1, n do
-    local t = topic_keys(first + i - 1, ARGV[names_at + i - 1])
-    local paused_until = tonumber(redis.call('HGET', t.info, 'paused_until') or '0')
-    if paused_until > now then
-      if redis.call('ZCARD', t.ready) > 0 and (pause_wait < 0 or paused_until - now < pause_wait) then
-        pause_wait = paused_until - now
-      end
-    else
-      local head = redis.call('ZRANGE', t.ready, 0, 0, 'WITHSCORES')
-      if head[1] then
-        local pri = tonumber(head[2])
-        if not best or pri < best_pri or (pri == best_pri and head[1] < best_member) then
-          best, best_pri, best_member = t, pri, head[1]
-        end
-        if mode == 'first' then break end
-      end
-    end
-  end
-  if not best then return {'EMPTY', pause_wait} end
-  if mode == 'peek' then return {'PEEK', best.name, best_pri, best_member} end
-  redis.call('ZREM', best.ready, best_member)
-  local r = reserve(best, best_member, load(best_member), READY, now)
-  local more = 0
-  if redis.call('ZCARD', best.ready) > 0 then more = 1 end
-  table.insert(r, 1, more)
-  table.insert(r, 1, 'OK')
-  return r
+  count_topic(t, 'total_deletes', 1)
 end

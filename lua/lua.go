@@ -2,8 +2,9 @@
 // into the binary. It owns nothing else: package pool decides when each runs.
 //
 // Every script that works on a topic shares the KEYS layout and helpers of
-// lib.lua, which Source prepends; each file's header says what its KEYS and
-// ARGV are and what it returns.
+// lib.lua, which Source prepends (and whose deferred writes it flushes after
+// the script's body); each file's header says what its KEYS and ARGV are and
+// what it returns.
 package lua
 
 import (
@@ -32,5 +33,7 @@ func Source(name string) string {
 	if err != nil {
 		panic(fmt.Sprintf("lua: lib.lua: %v", err))
 	}
-	return string(lib) + "\n" + string(body)
+	// The body runs as a function so that, however it returns, lib.lua's
+	// deferred writes are flushed after it.
+	return string(lib) + "\nlocal function main()\n" + string(body) + "\nend\nlocal result = main()\nflush()\nreturn result\n"
 }

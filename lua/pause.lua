@@ -9,7 +9,7 @@ if redis.call('SISMEMBER', K_TOPICS, t.name) == 0 then
   redis.call('SADD', K_TOPICS, t.name)
 end
 local ms = tonumber(ARGV[3])
-redis.call('HINCRBY', t.info, 'total_pauses', 1)
+count_topic(t, 'total_pauses', 1)
 if ms <= 0 then
   redis.call('HDEL', t.info, 'paused_until', 'pause_ms')
   local ready = redis.call('ZCARD', t.ready)

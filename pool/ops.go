@@ -96,10 +96,7 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 }
 
 func (p *Pool) popScript(ctx context.Context, mode string, b int, group []string) ([]rueidis.RedisMessage, error) {
-	args := make([]string, 0, 3+len(group))
-	args = append(args, p.opts.Origin, mode, strconv.Itoa(len(group)))
-	args = append(args, group...)
-	reply, err := popScript.Exec(ctx, p.client, p.keys.withTopics(b, group...), args).ToArray()
+	reply, err := p.batch(ctx, b, "pop", group, mode)
 	return reply, wrapRedis("pop", err)
 }
 
@@ -150,8 +147,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id uint64, attempt int, topics []s
 			return p.Pop(ctx, topics)
 		}
 	}
-	extra := append([]string{strconv.Itoa(attempt), strconv.Itoa(len(topics))}, topics...)
-	reply, _, err := p.onJobWith(ctx, "ack", ackPopScript, id, topics, extra...)
+	reply, _, err := p.onJob(ctx, "ack", id, attempt, p.batched("ack_pop", topics, strconv.Itoa(attempt)))
 	if err != nil {
 		return Popped{}, err
 	}
@@ -168,7 +164,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id uint64, attempt int, topics []s
 // any topic, paused or not (beanstalkd's reserve-job). A reserved job gives
 // ErrNotReserved's StateError.
 func (p *Pool) ReserveJob(ctx context.Context, id uint64) (*Job, error) {
-	reply, _, err := p.onJob(ctx, "reserve", reserveJobScript, id)
+	reply, _, err := p.onJob(ctx, "reserve", id, 0, p.scripted(reserveJobScript))
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +173,7 @@ func (p *Pool) ReserveJob(ctx context.Context, id uint64) (*Job, error) {
 
 // DeleteUnreserved removes a job unless it is reserved (a StateError then).
 func (p *Pool) DeleteUnreserved(ctx context.Context, id uint64) error {
-	reply, _, err := p.onJob(ctx, "delete", deleteScript, id, "0", "unreserved")
+	reply, _, err := p.onJob(ctx, "delete", id, 0, p.batched("delete", nil, "0", "unreserved"))
 	if err != nil {
 		return err
 	}
@@ -187,7 +183,7 @@ func (p *Pool) DeleteUnreserved(ctx context.Context, id uint64) error {
 // Delete removes a job in any state. With attempt > 0 it is an ack fenced to
 // that delivery: ErrStale if the job was delivered again since.
 func (p *Pool) Delete(ctx context.Context, id uint64, attempt int) error {
-	reply, _, err := p.onJob(ctx, "delete", deleteScript, id, strconv.Itoa(attempt), "")
+	reply, _, err := p.onJob(ctx, "delete", id, attempt, p.batched("delete", nil, strconv.Itoa(attempt), ""))
 	if err != nil {
 		return err
 	}
@@ -207,35 +203,35 @@ func priorityArg(pri int64) string {
 // Release gives a reserved job back with a new priority (or KeepPriority),
 // ready at once or after delay, and returns the job as it now is.
 func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri int64, delay time.Duration) (*Job, error) {
-	return p.jobAfter(ctx, "release", releaseScript, id, strconv.Itoa(attempt), priorityArg(pri),
-		strconv.FormatInt(millis(delay), 10), "")
+	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, strconv.Itoa(attempt), priorityArg(pri),
+		strconv.FormatInt(millis(delay), 10), ""))
 }
 
 // GiveBack makes a reserved job ready again, unchanged and without counting a
 // release: the job of a consumer that went away (beanstalkd's closed connection).
 func (p *Pool) GiveBack(ctx context.Context, id uint64, attempt int) (*Job, error) {
-	return p.jobAfter(ctx, "release", releaseScript, id, strconv.Itoa(attempt), priorityArg(KeepPriority), "0", "uncounted")
+	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, strconv.Itoa(attempt), priorityArg(KeepPriority), "0", "uncounted"))
 }
 
 // Bury parks a reserved job, with a new priority (or KeepPriority), until it
 // is kicked, and returns the job as it now is.
 func (p *Pool) Bury(ctx context.Context, id uint64, attempt int, pri int64) (*Job, error) {
-	return p.jobAfter(ctx, "bury", buryScript, id, strconv.Itoa(attempt), priorityArg(pri))
+	return p.jobAfter(ctx, "bury", id, attempt, p.scripted(buryScript, strconv.Itoa(attempt), priorityArg(pri)))
 }
 
 // Touch restarts a reserved job's TTR and returns the job, its new deadline in Due.
 func (p *Pool) Touch(ctx context.Context, id uint64, attempt int) (*Job, error) {
-	return p.jobAfter(ctx, "touch", touchScript, id, strconv.Itoa(attempt))
+	return p.jobAfter(ctx, "touch", id, attempt, p.scripted(touchScript, strconv.Itoa(attempt)))
 }
 
 // KickJob makes a buried or delayed job ready and returns it.
 func (p *Pool) KickJob(ctx context.Context, id uint64) (*Job, error) {
-	return p.jobAfter(ctx, "kick", kickJobScript, id)
+	return p.jobAfter(ctx, "kick", id, 0, p.scripted(kickJobScript))
 }
 
 // jobAfter runs a transition on one job and reads the job its script returns.
-func (p *Pool) jobAfter(ctx context.Context, op string, script *rueidis.Lua, id uint64, extra ...string) (*Job, error) {
-	reply, _, err := p.onJob(ctx, op, script, id, extra...)
+func (p *Pool) jobAfter(ctx context.Context, op string, id uint64, attempt int, call jobCall) (*Job, error) {
+	reply, _, err := p.onJob(ctx, op, id, attempt, call)
 	if err != nil {
 		return nil, err
 	}
@@ -246,22 +242,38 @@ func (p *Pool) jobAfter(ctx context.Context, op string, script *rueidis.Lua, id 
 	return job, nil
 }
 
-// onJob runs a script on one job found by its number alone. The scripts need
-// the keys of the job's topic; the pool remembers the topics of jobs it has
-// seen, and a script given the wrong topic changes nothing and names the right
-// one, so an unknown job costs one extra round trip, never a wrong change.
-func (p *Pool) onJob(ctx context.Context, op string, script *rueidis.Lua, id uint64, extra ...string) (reply []rueidis.RedisMessage, topic string, err error) {
-	return p.onJobWith(ctx, op, script, id, nil, extra...)
+// A jobCall runs one operation on job m of bucket b, given the job's topic.
+type jobCall func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error)
+
+// scripted is a jobCall of its own script, whose ARGV is origin, member,
+// topic, then extra.
+func (p *Pool) scripted(script *rueidis.Lua, extra ...string) jobCall {
+	return func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
+		args := append([]string{p.opts.Origin, m, topic}, extra...)
+		return script.Exec(ctx, p.client, p.keys.withTopics(b, topic), args).ToArray()
+	}
 }
 
-// onJobWith is onJob for scripts that also need the keys of more topics of
-// the job's bucket (after the job's own, in the KEYS layout).
-func (p *Pool) onJobWith(ctx context.Context, op string, script *rueidis.Lua, id uint64, more []string, extra ...string) (reply []rueidis.RedisMessage, topic string, err error) {
+// batched is a jobCall that goes in the bucket's batch (batch.go) as an
+// operation of that kind, with the keys of more topics after the job's.
+func (p *Pool) batched(kind string, more []string, extra ...string) jobCall {
+	return func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
+		return p.batch(ctx, b, kind, append([]string{topic}, more...), append([]string{m}, extra...)...)
+	}
+}
+
+// onJob runs an operation on one job found by its number alone. The scripts
+// need the keys of the job's topic; the pool remembers the topics of jobs it
+// has seen, and a script given the wrong topic changes nothing and names the
+// right one, so an unknown job costs one extra round trip, never a wrong
+// change. attempt is the delivery the call is fenced to (0: none), for the
+// error that names a newer one.
+func (p *Pool) onJob(ctx context.Context, op string, id uint64, attempt int, call jobCall) (reply []rueidis.RedisMessage, topic string, err error) {
 	b := int(id % uint64(p.opts.Buckets))
+	m := member(id)
 	topic, _ = p.topicOf.get(id)
 	for range 2 {
-		args := append([]string{p.opts.Origin, member(id), topic}, extra...)
-		reply, err = script.Exec(ctx, p.client, p.keys.withTopics(b, append([]string{topic}, more...)...), args).ToArray()
+		reply, err = call(ctx, b, m, topic)
 		if err != nil {
 			return nil, "", wrapRedis(op, err)
 		}
@@ -275,7 +287,6 @@ func (p *Pool) onJobWith(ctx context.Context, op string, script *rueidis.Lua, id
 		case "NOT_FOUND":
 			return nil, "", fmt.Errorf("%s job %d: %w", op, id, ErrNotFound)
 		case "STALE":
-			attempt, _ := strconv.Atoi(extra[0])
 			return nil, "", fmt.Errorf("%s job %d: %w", op, id, &StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
 		case "STATE":
 			return nil, "", fmt.Errorf("job %d: %w", id, &StateError{Op: op, State: State(intAt(reply, 1))})

@@ -28,28 +28,31 @@ type Options struct {
 	AliasGrace time.Duration
 	// TopicCache is how many job ids the pool remembers the topic of.
 	TopicCache int
+	// MaxBatch is the most pushes, pops and acks of one bucket that go in one
+	// script call (batch.go); 1 turns batching off. BatchSlots is how many
+	// such calls a bucket has in flight at once.
+	MaxBatch, BatchSlots int
 }
 
 // Pool is the job store over one Redis (or Redis Cluster) client.
 type Pool struct {
-	client  rueidis.Client
-	opts    Options
-	keys    keys
-	ids     idBlocks
-	topicOf *topicCache
+	client      rueidis.Client
+	opts        Options
+	keys        keys
+	ids         idBlocks
+	topicOf     *topicCache
+	batchers    []*batcher // one per bucket
+	batchCounts batchCounts
 }
 
 // Scripts are built once; rueidis runs them with EVALSHA and falls back to EVAL.
 var (
-	pushScript        = rueidis.NewLuaScript(lua.Source("push"))
-	popScript         = rueidis.NewLuaScript(lua.Source("pop"))
-	deleteScript      = rueidis.NewLuaScript(lua.Source("delete"))
+	batchScript       = rueidis.NewLuaScript(lua.Source("batch"))
 	releaseScript     = rueidis.NewLuaScript(lua.Source("release"))
 	buryScript        = rueidis.NewLuaScript(lua.Source("bury"))
 	touchScript       = rueidis.NewLuaScript(lua.Source("touch"))
 	kickJobScript     = rueidis.NewLuaScript(lua.Source("kick_job"))
 	reserveJobScript  = rueidis.NewLuaScript(lua.Source("reserve_job"))
-	ackPopScript      = rueidis.NewLuaScript(lua.Source("ack_pop"))
 	kickScript        = rueidis.NewLuaScript(lua.Source("kick"))
 	tickScript        = rueidis.NewLuaScript(lua.Source("tick"))
 	dueTopicsScript   = rueidis.NewLuaScript(lua.Source("due_topics"))
@@ -73,9 +76,19 @@ func New(client rueidis.Client, opts Options) *Pool {
 	if opts.AliasGrace <= 0 {
 		opts.AliasGrace = time.Second
 	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = defaultMaxBatch
+	}
+	if opts.BatchSlots <= 0 {
+		opts.BatchSlots = defaultBatchSlots
+	}
 	k := newKeys(opts.Prefix, opts.Buckets)
-	return &Pool{client: client, opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000},
-		topicOf: newTopicCache(opts.TopicCache)}
+	p := &Pool{client: client, opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000},
+		topicOf: newTopicCache(opts.TopicCache), batchers: make([]*batcher, opts.Buckets)}
+	for b := range p.batchers {
+		p.batchers[b] = &batcher{pool: p, bucket: b}
+	}
+	return p
 }
 
 // Init records the bucket count in a fresh Redis, or checks it against the
@@ -130,9 +143,8 @@ func (p *Pool) Push(ctx context.Context, j NewJob) (Pushed, error) {
 			return Pushed{}, err
 		}
 	}
-	args := []string{p.opts.Origin, m, j.Topic, strconv.FormatUint(uint64(j.Priority), 10),
-		strconv.FormatInt(millis(j.TTR), 10), strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID}
-	reply, err := pushScript.Exec(ctx, p.client, p.keys.withTopics(b, j.Topic), args).ToArray()
+	reply, err := p.batch(ctx, b, "push", []string{j.Topic}, m, strconv.FormatUint(uint64(j.Priority), 10),
+		strconv.FormatInt(millis(j.TTR), 10), strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID)
 	if err != nil {
 		return Pushed{}, wrapRedis("push", err)
 	}

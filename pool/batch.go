@@ -1,0 +1,211 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// A batcher gathers the pushes, pops and acks of one bucket into one script
+// call (lua/batch.lua), group-commit style. A call that finds a free slot runs
+// at once, with whatever is queued; calls that arrive while every slot is
+// busy queue, and the next batch takes them all. Under light load each
+// operation is its own call, with no added wait; under load one call carries
+// many operations, and Redis pays the overhead of a script call, and the
+// writes of counters and wake-ups, once per batch instead of once per job.
+//
+// There is no goroutine of its own: the caller that takes a slot runs the
+// batch, and when it is done hands the slot to the first queued caller that
+// has not been handed one, or frees it.
+type batcher struct {
+	pool   *Pool
+	bucket int
+
+	mu      sync.Mutex
+	queue   []*op
+	running int // slots taken: batches in flight, or handed on and about to run
+}
+
+// op is one operation of a batch (its kind and arguments as lua/batch.lua
+// reads them) and, once its batch ran, its reply.
+type op struct {
+	ctx    context.Context
+	kind   string
+	topics []string // the topics whose keys it needs, the job's first
+	args   []string
+
+	reply []rueidis.RedisMessage
+	err   error
+	led   bool      // handed a slot (under the batcher's lock)
+	wake  chan bool // true: run the next batch; false: reply and err are set
+}
+
+// BatchStats counts this pool's batched operations and the script calls
+// that carried them; their ratio is the average batch.
+type BatchStats struct {
+	Calls, Ops int64
+}
+
+// batchCounts are BatchStats, kept atomically.
+type batchCounts struct {
+	calls, ops atomic.Int64
+}
+
+// BatchStats says how many pushes, pops and acks went to Redis in how many
+// script calls since the pool was made.
+func (p *Pool) BatchStats() BatchStats {
+	return BatchStats{Calls: p.batchCounts.calls.Load(), Ops: p.batchCounts.ops.Load()}
+}
+
+// Defaults for Options.MaxBatch and Options.BatchSlots.
+const (
+	defaultMaxBatch   = 64
+	defaultBatchSlots = 2
+)
+
+// batch runs one operation on bucket b through its batcher and returns the
+// operation's own reply.
+func (p *Pool) batch(ctx context.Context, b int, kind string, topics []string, args ...string) ([]rueidis.RedisMessage, error) {
+	o := &op{ctx: ctx, kind: kind, topics: topics, args: args}
+	if p.opts.MaxBatch == 1 {
+		p.batchers[b].run([]*op{o})
+		return o.reply, o.err
+	}
+	return p.batchers[b].do(o)
+}
+
+func (bt *batcher) do(o *op) ([]rueidis.RedisMessage, error) {
+	o.wake = make(chan bool, 2) // at most one hand-over and the result
+	bt.mu.Lock()
+	bt.queue = append(bt.queue, o)
+	lead := bt.running < bt.pool.opts.BatchSlots
+	if lead {
+		bt.running++
+		o.led = true
+	}
+	bt.mu.Unlock()
+	for {
+		if lead {
+			bt.serve()
+		}
+		if lead = <-o.wake; !lead {
+			return o.reply, o.err
+		}
+	}
+}
+
+// serve runs one batch from the head of the queue (not always holding the
+// caller's own operation: another slot may have taken it), then hands the slot on.
+func (bt *batcher) serve() {
+	bt.mu.Lock()
+	n := min(len(bt.queue), bt.pool.opts.MaxBatch)
+	batch := make([]*op, n)
+	copy(batch, bt.queue)
+	bt.queue = append(bt.queue[:0], bt.queue[n:]...)
+	bt.mu.Unlock()
+
+	if n > 0 {
+		bt.run(batch)
+		for _, o := range batch {
+			o.wake <- false
+		}
+	}
+
+	bt.mu.Lock()
+	var next *op
+	for _, o := range bt.queue {
+		if !o.led {
+			next = o
+			break
+		}
+	}
+	if next != nil {
+		next.led = true
+	} else {
+		bt.running--
+	}
+	bt.mu.Unlock()
+	if next != nil {
+		next.wake <- true
+	}
+}
+
+// run makes the script call for ops and sets each one's reply or error.
+// Operations whose caller already gave up are left out.
+func (bt *batcher) run(ops []*op) {
+	live := make([]*op, 0, len(ops))
+	for _, o := range ops {
+		if err := o.ctx.Err(); err != nil {
+			o.err = err
+			continue
+		}
+		live = append(live, o)
+	}
+	if len(live) == 0 {
+		return
+	}
+	bt.pool.batchCounts.calls.Add(1)
+	bt.pool.batchCounts.ops.Add(int64(len(live)))
+	keys, args := bt.encode(live)
+	ctx, cancel := batchContext(live)
+	defer cancel()
+	replies, err := batchScript.Exec(ctx, bt.pool.client, keys, args).ToArray()
+	if err == nil && len(replies) != len(live) {
+		err = fmt.Errorf("batch: %d replies for %d operations", len(replies), len(live))
+	}
+	for i, o := range live {
+		if err != nil {
+			o.err = err
+			continue
+		}
+		o.reply, o.err = replies[i].ToArray()
+	}
+}
+
+// encode lays out ops as lua/batch.lua reads them: each topic's keys once.
+func (bt *batcher) encode(ops []*op) (keys, args []string) {
+	index := make(map[string]string, 4)
+	var names []string
+	for _, o := range ops {
+		for _, t := range o.topics {
+			if _, ok := index[t]; !ok {
+				names = append(names, t)
+				index[t] = strconv.Itoa(len(names))
+			}
+		}
+	}
+	keys = bt.pool.keys.withTopics(bt.bucket, names...)
+	args = make([]string, 0, 2+len(names)+len(ops)*10)
+	args = append(args, bt.pool.opts.Origin, strconv.Itoa(len(names)))
+	args = append(args, names...)
+	for _, o := range ops {
+		args = append(args, o.kind, strconv.Itoa(len(o.topics)))
+		for _, t := range o.topics {
+			args = append(args, index[t])
+		}
+		args = append(args, o.args...)
+	}
+	return keys, args
+}
+
+// batchContext is the context a batch runs in. One caller giving up must not
+// cancel the others' operations, so it is cancelled by none of theirs and
+// ends at the latest of their deadlines (with none if one has none).
+func batchContext(ops []*op) (context.Context, context.CancelFunc) {
+	var latest time.Time
+	for _, o := range ops {
+		d, ok := o.ctx.Deadline()
+		if !ok {
+			return context.WithoutCancel(o.ctx), func() {}
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	return context.WithDeadline(context.WithoutCancel(ops[0].ctx), latest)
+}

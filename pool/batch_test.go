@@ -1,0 +1,162 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/redis/rueidis"
+)
+
+// newPoolWith is newPool with the batching options of opts.
+func newPoolWith(t *testing.T, opts Options) (*Pool, context.Context) {
+	t.Helper()
+	redis.Flush(t)
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redis.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	opts.Prefix, opts.Buckets, opts.Origin, opts.TickBatch = "gmq", 4, "test", 10
+	p := New(client, opts)
+	ctx := redistest.Context(t)
+	if err := p.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p, ctx
+}
+
+// Many callers at once, each with its own outcome, get their own replies
+// whether their operations go alone or in batches: every job is pushed,
+// popped and acked exactly once, refusals reach the right caller, and the
+// store is consistent after.
+func TestBatchedCallersGetTheirOwnReplies(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		// batches: whether the operations must have shared script calls
+		batches bool
+	}{
+		{"unbatched", Options{MaxBatch: 1}, false},
+		{"one slot, small batches", Options{BatchSlots: 1, MaxBatch: 3}, true},
+		{"defaults", Options{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, ctx := newPoolWith(t, tc.opts)
+			const n = 200
+			var wg sync.WaitGroup
+			ids := make([]uint64, n)
+			errs := make([]error, n)
+			for i := range n {
+				wg.Go(func() {
+					got, err := p.Push(ctx, NewJob{Topic: "b", Body: strconv.Itoa(i), Priority: DefaultPriority, TTR: time.Minute})
+					ids[i], errs[i] = got.ID, err
+				})
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("push %d: %v", i, err)
+				}
+			}
+
+			// Pops, and acks of jobs that do not exist, in the same batches.
+			bodies := make([]string, n)
+			for i := range n {
+				wg.Go(func() {
+					got, err := p.Pop(ctx, []string{"b"})
+					if err != nil || got.Job == nil {
+						errs[i] = fmt.Errorf("pop: %+v %v", got, err)
+						return
+					}
+					bodies[i] = got.Job.Body
+				})
+				wg.Go(func() {
+					if err := p.Delete(ctx, uint64(1_000_000+i*4), 0); !errors.Is(err, ErrNotFound) {
+						t.Errorf("delete of a job that does not exist: %v, want ErrNotFound", err)
+					}
+				})
+			}
+			wg.Wait()
+			seen := map[string]bool{}
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("caller %d: %v", i, err)
+				}
+				if seen[bodies[i]] {
+					t.Fatalf("job %q popped twice", bodies[i])
+				}
+				seen[bodies[i]] = true
+			}
+
+			for i := range n {
+				wg.Go(func() { errs[i] = p.Delete(ctx, ids[i], 1) })
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("ack %d: %v", i, err)
+				}
+			}
+			want := Counters{Jobs: n, Reserves: n, Deletes: n}
+			if got, err := p.Stats(ctx); err != nil || got != want {
+				t.Fatalf("stats %+v %v, want %+v", got, err, want)
+			}
+			if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+				t.Fatalf("check: %v %v", problems, err)
+			}
+			st := p.BatchStats()
+			if st.Ops != 4*n {
+				t.Errorf("batched %d operations, want %d", st.Ops, 4*n)
+			}
+			if tc.batches && st.Calls >= st.Ops {
+				t.Errorf("%d operations took %d script calls: no batching", st.Ops, st.Calls)
+			}
+			if tc.opts.MaxBatch == 1 && st.Calls != st.Ops {
+				t.Errorf("unbatched: %d operations took %d script calls", st.Ops, st.Calls)
+			}
+			t.Logf("%d operations in %d script calls", st.Ops, st.Calls)
+		})
+	}
+}
+
+// A caller that gave up before its batch ran changes nothing.
+func TestBatchSkipsCallersThatGaveUp(t *testing.T) {
+	p, ctx := newPool(t)
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := p.Push(gone, NewJob{Topic: "g", Body: "x", TTR: time.Minute}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("push with a cancelled context: %v, want context.Canceled", err)
+	}
+	if got, err := p.Stats(ctx); err != nil || got != (Counters{}) {
+		t.Fatalf("stats after a push given up: %+v %v, want nothing stored", got, err)
+	}
+}
+
+// A batch's context outlives any one caller's, up to the latest deadline.
+func TestBatchContext(t *testing.T) {
+	base := context.Background()
+	soon, cancel1 := context.WithTimeout(base, time.Second)
+	defer cancel1()
+	later, cancel2 := context.WithTimeout(base, time.Hour)
+	defer cancel2()
+	ctx, cancel := batchContext([]*op{{ctx: soon}, {ctx: later}})
+	defer cancel()
+	if d, ok := ctx.Deadline(); !ok || d.Before(time.Now().Add(59*time.Minute)) {
+		t.Errorf("deadline %v %v, want the later caller's", d, ok)
+	}
+	cancel1()
+	if ctx.Err() != nil {
+		t.Errorf("one caller's cancel ended the batch: %v", ctx.Err())
+	}
+	ctx, cancel = batchContext([]*op{{ctx: later}, {ctx: base}})
+	defer cancel()
+	if _, ok := ctx.Deadline(); ok {
+		t.Error("a batch with a caller without deadline has a deadline")
+	}
+}
