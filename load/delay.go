@@ -19,6 +19,8 @@ type DelayOptions struct {
 	Duration           time.Duration
 	MinDelay, MaxDelay time.Duration
 	Consumers          int
+	// Batch is how many jobs a producer pushes per request (1: one each).
+	Batch int
 }
 
 // DelayResult says how late (never early) delayed jobs were delivered,
@@ -54,8 +56,15 @@ func RunDelay(ctx context.Context, baseURL string, opts DelayOptions) (DelayResu
 	var consumers sync.WaitGroup
 	for range opts.Consumers {
 		consumers.Go(func() {
+			// Each ack carries the next pop, as gmq's consumers do.
+			var job *client.Job
 			for ctx.Err() == nil {
-				job, err := c.Pop(ctx, []string{topic}, 2*time.Second)
+				var err error
+				if job == nil {
+					job, err = c.Pop(ctx, []string{topic}, 2*time.Second)
+				} else {
+					job, err = c.AckAndPop(ctx, job.ID, job.Attempt, []string{topic}, 2*time.Second)
+				}
 				if err != nil {
 					if ctx.Err() == nil {
 						errs <- fmt.Errorf("pop: %w", err)
@@ -63,6 +72,7 @@ func RunDelay(ctx context.Context, baseURL string, opts DelayOptions) (DelayResu
 					return
 				}
 				if job == nil || job.Due == nil {
+					job = nil
 					continue
 				}
 				reservedAt := job.Due.Add(-time.Duration(job.TTR * float64(time.Second)))
@@ -75,10 +85,6 @@ func RunDelay(ctx context.Context, baseURL string, opts DelayOptions) (DelayResu
 				}
 				mu.Unlock()
 				received.Add(1)
-				if err := c.Ack(ctx, job.ID, job.Attempt); err != nil && ctx.Err() == nil {
-					errs <- fmt.Errorf("ack: %w", err)
-					return
-				}
 			}
 		})
 	}
@@ -112,22 +118,30 @@ func RunDelay(ctx context.Context, baseURL string, opts DelayOptions) (DelayResu
 }
 
 // pushAtRate pushes opts.Rate delayed jobs a second for opts.Duration, in
-// ticks of 10 ms, over as many goroutines as it takes to keep up.
+// ticks of 10 ms, opts.Batch to a request, over as many goroutines as it
+// takes to keep up.
 func pushAtRate(ctx context.Context, c *client.Client, topic string, opts DelayOptions, pushed *atomic.Int64) error {
 	const tick = 10 * time.Millisecond
 	perTick := max(1, opts.Rate*int(tick)/int(time.Second))
-	jobs := make(chan client.Job, opts.Rate)
+	batch := max(1, opts.Batch)
+	batches := make(chan []client.Job, opts.Rate)
 	var wg sync.WaitGroup
 	var firstErr error
 	var once sync.Once
 	for range 32 {
 		wg.Go(func() {
-			for j := range jobs {
-				if _, err := c.Push(ctx, j); err != nil {
+			for jobs := range batches {
+				var err error
+				if len(jobs) == 1 {
+					_, err = c.Push(ctx, jobs[0])
+				} else {
+					_, err = c.PushBatch(ctx, jobs)
+				}
+				if err != nil {
 					once.Do(func() { firstErr = fmt.Errorf("push: %w", err) })
 					continue
 				}
-				pushed.Add(1)
+				pushed.Add(int64(len(jobs)))
 			}
 		})
 	}
@@ -135,12 +149,16 @@ func pushAtRate(ctx context.Context, c *client.Client, topic string, opts DelayO
 	defer ticker.Stop()
 	span := opts.MaxDelay - opts.MinDelay
 	for end := time.Now().Add(opts.Duration); time.Now().Before(end) && ctx.Err() == nil; <-ticker.C {
-		for range perTick {
-			delay := opts.MinDelay + time.Duration(rand.Int64N(int64(span)+1))
-			jobs <- client.Job{Topic: topic, Body: "d", Delay: delay.Seconds(), TTR: 60}
+		for left := perTick; left > 0; left -= batch {
+			jobs := make([]client.Job, min(batch, left))
+			for i := range jobs {
+				delay := opts.MinDelay + time.Duration(rand.Int64N(int64(span)+1))
+				jobs[i] = client.Job{Topic: topic, Body: "d", Delay: delay.Seconds(), TTR: 60}
+			}
+			batches <- jobs
 		}
 	}
-	close(jobs)
+	close(batches)
 	wg.Wait()
 	return firstErr
 }

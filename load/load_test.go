@@ -3,6 +3,7 @@ package load_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -50,16 +51,20 @@ func TestRunBothProtocols(t *testing.T) {
 	}
 }
 
-// Delayed jobs come on time, never early.
+// Delayed jobs come on time, never early, pushed one or several to a request.
 func TestRunDelay(t *testing.T) {
-	b := testbroker.Fresh(t, nil)
-	r, err := load.RunDelay(context.Background(), b.URL, load.DelayOptions{Rate: 300, Duration: time.Second,
-		MinDelay: 100 * time.Millisecond, MaxDelay: 600 * time.Millisecond, Consumers: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(r)
-	if r.Jobs < 200 || r.Early != 0 || r.P50 > r.P99 || r.P99 > r.Max {
-		t.Fatalf("%+v", r)
+	for _, batch := range []int{1, 7} {
+		t.Run(fmt.Sprint("batch ", batch), func(t *testing.T) {
+			b := testbroker.Fresh(t, nil)
+			r, err := load.RunDelay(context.Background(), b.URL, load.DelayOptions{Rate: 300, Duration: time.Second,
+				MinDelay: 100 * time.Millisecond, MaxDelay: 600 * time.Millisecond, Consumers: 8, Batch: batch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(r)
+			if r.Jobs < 200 || r.Early != 0 || r.P50 > r.P99 || r.P99 > r.Max {
+				t.Fatalf("%+v", r)
+			}
+		})
 	}
 }
