@@ -117,7 +117,7 @@ func (s *Server) peekTopic(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, jobView(job))
+	c.JSON(http.StatusOK, viewJob(job))
 }
 
 func (s *Server) stats(c *gin.Context) {

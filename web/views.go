@@ -8,19 +8,42 @@ import (
 )
 
 // jobView is a job as the API shows it. Durations are in seconds; "TTR" and
-// "consumeNum" keep gmq's names.
-func jobView(j *pool.Job) gin.H {
-	v := gin.H{
-		"id": j.PublicID(), "internal_id": j.ID, "topic": j.Topic, "body": j.Body,
-		"state": j.State.String(), "priority": j.Priority,
-		"delay": seconds(j.Delay), "TTR": seconds(j.TTR),
-		"attempt": j.Attempt(), "reserves": j.Reserves, "consumeNum": j.Reserves,
-		"timeouts": j.Timeouts, "releases": j.Releases, "buries": j.Buries, "kicks": j.Kicks,
-		"created": j.Created.UTC().Format(time.RFC3339Nano), "age": seconds(j.Age()),
-		"time_left": seconds(j.TimeLeft()),
+// "consumeNum" keep gmq's names. It is a struct, not a map: every pop renders
+// one, and a map costs an allocation per field and a sort of its keys.
+type jobView struct {
+	ID         string  `json:"id"`
+	InternalID uint64  `json:"internal_id"`
+	Topic      string  `json:"topic"`
+	Body       string  `json:"body"`
+	State      string  `json:"state"`
+	Priority   uint32  `json:"priority"`
+	Delay      float64 `json:"delay"`
+	TTR        float64 `json:"TTR"`
+	Attempt    int     `json:"attempt"`
+	Reserves   int     `json:"reserves"`
+	ConsumeNum int     `json:"consumeNum"`
+	Timeouts   int     `json:"timeouts"`
+	Releases   int     `json:"releases"`
+	Buries     int     `json:"buries"`
+	Kicks      int     `json:"kicks"`
+	Created    string  `json:"created"`
+	Age        float64 `json:"age"`
+	TimeLeft   float64 `json:"time_left"`
+	Due        string  `json:"due,omitempty"`
+}
+
+func viewJob(j *pool.Job) jobView {
+	v := jobView{
+		ID: j.PublicID(), InternalID: j.ID, Topic: j.Topic, Body: j.Body,
+		State: j.State.String(), Priority: j.Priority,
+		Delay: seconds(j.Delay), TTR: seconds(j.TTR),
+		Attempt: j.Attempt(), Reserves: j.Reserves, ConsumeNum: j.Reserves,
+		Timeouts: j.Timeouts, Releases: j.Releases, Buries: j.Buries, Kicks: j.Kicks,
+		Created: j.Created.UTC().Format(time.RFC3339Nano), Age: seconds(j.Age()),
+		TimeLeft: seconds(j.TimeLeft()),
 	}
 	if !j.Due.IsZero() {
-		v["due"] = j.Due.UTC().Format(time.RFC3339Nano)
+		v.Due = j.Due.UTC().Format(time.RFC3339Nano)
 	}
 	return v
 }

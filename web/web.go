@@ -268,7 +268,7 @@ func (s *Server) answerWait(c *gin.Context, timeout time.Duration, call func(con
 		c.Status(http.StatusNoContent)
 		return
 	}
-	c.JSON(http.StatusOK, jobView(job))
+	c.JSON(http.StatusOK, viewJob(job))
 }
 
 func (s *Server) getJob(c *gin.Context) {
@@ -277,7 +277,7 @@ func (s *Server) getJob(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, jobView(job))
+	c.JSON(http.StatusOK, viewJob(job))
 }
 
 func (s *Server) deleteJob(c *gin.Context) {
@@ -361,7 +361,7 @@ func (s *Server) jobAction(c *gin.Context, act func(jobCall) (*pool.Job, error))
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, jobView(job))
+	c.JSON(http.StatusOK, viewJob(job))
 }
 
 func (s *Server) kickJob(c *gin.Context) {
@@ -370,5 +370,5 @@ func (s *Server) kickJob(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, jobView(job))
+	c.JSON(http.StatusOK, viewJob(job))
 }
