@@ -37,7 +37,7 @@ var version = "0.1.0-dev"
 
 const usage = `usage:
   gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--token T] [--redis URL]   run the broker
-  gmq bench [--beanstalk ADDR | --http URL] [--vs ADDR] [--clients N] [--jobs N] [--size B] [--json]
+  gmq bench [--beanstalk ADDR | --http URL] [--vs ADDR] [--clients N] [--jobs N] [--size B] [--batch N] [--json]
                                                        measure a broker: push, pop+ack, full cycle
   gmq bench --http URL --delay-rate N [--delay-for D] [--delay-max D] [--batch N]
                                                        measure how late delayed jobs come
@@ -241,10 +241,11 @@ func bench(args []string) error {
 	flags.IntVar(&delay.Rate, "delay-rate", 0, "delay mode (with --http): push this many delayed jobs a second and measure how late they come")
 	flags.DurationVar(&delay.Duration, "delay-for", 10*time.Second, "delay mode: how long to push")
 	flags.DurationVar(&delay.MaxDelay, "delay-max", 5*time.Second, "delay mode: delays are spread from 1s to this")
-	flags.IntVar(&delay.Batch, "batch", 1, "delay mode: jobs a producer pushes per request")
+	flags.IntVar(&opts.Batch, "batch", 1, "over HTTP: jobs per push request, and per pop (acked with the next pop); delay mode: per push request")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
+	delay.Batch = opts.Batch
 	if delay.Rate > 0 {
 		if *httpURL == "" {
 			return errors.New("the delay mode needs --http: beanstalkd's protocol has whole-second delays")

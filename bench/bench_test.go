@@ -237,6 +237,50 @@ func BenchmarkHTTPPopAck(b *testing.B) {
 	report(b, start, b.N, 2)
 }
 
+// batchSize is the batch of the batch benchmarks: jobs per request.
+const batchSize = 50
+
+// BenchmarkHTTPPushBatch pushes batchSize jobs a request; an op is a request.
+func BenchmarkHTTPPushBatch(b *testing.B) {
+	br, _ := newBroker(b)
+	dial := load.HTTP(br.URL)
+	b.ResetTimer()
+	start := time.Now()
+	runClients(b, dial, func(c load.Client) error { return c.Put(context.Background(), []byte(body), batchSize) })
+	report(b, start, b.N*batchSize, 1)
+}
+
+// BenchmarkHTTPPopAckBatch is a batch consumer: each request acks the last
+// batch and pops up to batchSize jobs; an op is a batch.
+func BenchmarkHTTPPopAckBatch(b *testing.B) {
+	br, _ := newBroker(b)
+	fill(b, br.Pool, b.N*batchSize+*clientsArg*batchSize)
+	dial := load.HTTP(br.URL)
+	b.ResetTimer()
+	start := time.Now()
+	runClients(b, dial, func(c load.Client) error { return c.PopAck(context.Background(), batchSize) })
+	report(b, start, b.N*batchSize, 2)
+}
+
+// runClients runs op in parallel, each goroutine with a client of its own.
+func runClients(b *testing.B, dial load.Dialer, op func(load.Client) error) {
+	b.SetParallelism(max(*clientsArg/runtime.GOMAXPROCS(0), 1))
+	b.RunParallel(func(pb *testing.PB) {
+		c, err := dial("bench")
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer c.Close()
+		for pb.Next() {
+			if err := op(c); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkHTTPPopAckChained is BenchmarkHTTPPopAck with each ack carrying
 // the next pop: one request per job instead of two.
 func BenchmarkHTTPPopAckChained(b *testing.B) {
@@ -254,7 +298,7 @@ func BenchmarkHTTPPopAckChained(b *testing.B) {
 		}
 		defer c.Close()
 		for pb.Next() {
-			if err := c.PopAck(context.Background()); err != nil {
+			if err := c.PopAck(context.Background(), 1); err != nil {
 				b.Error(err)
 				return
 			}

@@ -1,5 +1,5 @@
 // Package client is a Go client for gmq's HTTP API: push, push-batch, pop
-// with long polling, ack, release, bury and touch. It holds no state beyond
+// with long polling, batch pop, ack, batch ack, release, bury and touch. It holds no state beyond
 // an http.Client, and is safe for concurrent use.
 package client
 
@@ -128,6 +128,52 @@ func (c *Client) AckAndPop(ctx context.Context, id string, attempt int, topics [
 		return nil, err
 	}
 	return &j, nil
+}
+
+// PopMany reserves up to n jobs in Pop's order, waiting up to timeout for
+// the first; then it takes as many as are ready, up to n. It returns none,
+// nil when the time is up.
+func (c *Client) PopMany(ctx context.Context, topics []string, n int, timeout time.Duration) ([]Job, error) {
+	var out struct {
+		Jobs []Job `json:"jobs"`
+	}
+	err := c.call(ctx, http.MethodPost, "/api/v1/pop", map[string]any{"topics": topics, "count": n, "timeout": timeout.Seconds()}, &out)
+	if errors.Is(err, errNoContent) {
+		return nil, nil
+	}
+	return out.Jobs, err
+}
+
+// Acked says how a batch ack went: each job is acked on its own.
+type Acked struct {
+	IDs    []string `json:"acked"`
+	Failed []struct {
+		ID     string `json:"id"`
+		Status int    `json:"status"` // as Error.Status
+		Error  string `json:"error"`
+	} `json:"failed"`
+	Next []Job `json:"jobs"` // AckMany's next batch
+}
+
+// AckMany acks popped jobs (each fenced by its Attempt) in one request and,
+// with n > 0, pops up to n more as PopMany does: a batch consumer's round
+// trip per batch.
+func (c *Client) AckMany(ctx context.Context, jobs []Job, topics []string, n int, timeout time.Duration) (Acked, error) {
+	type ack struct {
+		ID      string `json:"id"`
+		Attempt int    `json:"attempt"`
+	}
+	acks := make([]ack, len(jobs))
+	for i, j := range jobs {
+		acks[i] = ack{j.ID, j.Attempt}
+	}
+	req := map[string]any{"jobs": acks}
+	if n > 0 {
+		req["next"] = map[string]any{"topics": topics, "count": n, "timeout": timeout.Seconds()}
+	}
+	var out Acked
+	err := c.call(ctx, http.MethodPost, "/api/v1/ack", req, &out)
+	return out, err
 }
 
 // Release gives a popped job back, ready again after delay. A nil priority

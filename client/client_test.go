@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +65,40 @@ func TestGoClient(t *testing.T) {
 	}
 	if job, err := c.Pop(ctx, []string{"t"}, 200*time.Millisecond); err != nil || job != nil {
 		t.Fatalf("pop with only delayed and buried jobs: %+v %v", job, err)
+	}
+}
+
+// A batch consumer pops and acks several jobs a request.
+func TestGoClientBatches(t *testing.T) {
+	b := broker(t)
+	c := client.New(b.URL, nil)
+	ctx := context.Background()
+	var jobs []client.Job
+	for i := range 5 {
+		jobs = append(jobs, client.Job{Topic: "batch", Body: fmt.Sprint(i), TTR: 30})
+	}
+	if _, err := c.PushBatch(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.PopMany(ctx, []string{"batch"}, 3, time.Second)
+	if err != nil || len(got) != 3 || got[0].Body != "0" || got[2].Body != "2" || got[1].Attempt != 1 {
+		t.Fatalf("pop 3: %+v %v", got, err)
+	}
+	stale := got[2]
+	stale.Attempt = 9
+	acked, err := c.AckMany(ctx, []client.Job{got[0], got[1], stale}, []string{"batch"}, 10, time.Second)
+	if err != nil || len(acked.IDs) != 2 || len(acked.Failed) != 1 || acked.Failed[0].Status != 409 {
+		t.Fatalf("ack 3, one stale: %+v %v", acked, err)
+	}
+	if len(acked.Next) != 2 || acked.Next[0].Body != "3" || acked.Next[1].Body != "4" {
+		t.Fatalf("the next batch: %+v", acked.Next)
+	}
+	acked, err = c.AckMany(ctx, append(acked.Next, got[2]), nil, 0, 0)
+	if err != nil || len(acked.IDs) != 3 || len(acked.Failed) != 0 || acked.Next != nil {
+		t.Fatalf("ack the rest: %+v %v", acked, err)
+	}
+	if got, err := c.PopMany(ctx, []string{"batch"}, 3, 100*time.Millisecond); err != nil || got != nil {
+		t.Fatalf("pop of an empty topic: %+v %v", got, err)
 	}
 }
 

@@ -3,7 +3,6 @@ package dispatcher
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/gmq/gmq/pool"
@@ -19,37 +18,44 @@ func (d *Dispatcher) Push(ctx context.Context, j pool.NewJob) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	d.pushed(j, got)
+	return got.ID, nil
+}
+
+// pushed tells the waiting consumers or the bucket's timer about a new job.
+func (d *Dispatcher) pushed(j pool.NewJob, got pool.Pushed) {
 	if got.Due.IsZero() {
 		d.waiters.notify(j.Topic, 1)
 	} else {
 		d.nudge(j.Topic, got.Due, got.Now)
 	}
-	return got.ID, nil
 }
 
 // PushBatch validates every job first, so a bad one rejects the whole batch
-// with nothing stored, then stores them concurrently. If storing fails part
-// way (Redis went away), the ids of the jobs that were stored come back with
-// the error, in the batch's order, 0 for the others.
+// with nothing stored, then stores them at once, numbered in the batch's
+// order. If storing fails part way (Redis went away), the ids of the jobs
+// that were stored come back with the error, in the batch's order, 0 for the
+// others.
 func (d *Dispatcher) PushBatch(ctx context.Context, jobs []pool.NewJob) ([]uint64, error) {
 	for i, j := range jobs {
 		if err := d.validate(j); err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
 		}
 	}
+	got, errs := d.pool.PushBatch(ctx, jobs)
 	ids := make([]uint64, len(jobs))
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Go(func() { ids[i], errs[i] = d.Push(ctx, j) })
-	}
-	wg.Wait()
+	var first error
 	for i, err := range errs {
 		if err != nil {
-			return ids, fmt.Errorf("job %d: %w", i, err)
+			if first == nil {
+				first = fmt.Errorf("job %d: %w", i, err)
+			}
+			continue
 		}
+		ids[i] = got[i].ID
+		d.pushed(jobs[i], got[i])
 	}
-	return ids, nil
+	return ids, first
 }
 
 func (d *Dispatcher) validate(j pool.NewJob) error {
@@ -74,32 +80,49 @@ func (d *Dispatcher) validate(j pool.NewJob) error {
 // a timeout it waits for one (no Redis connection is held while waiting) and
 // returns nil, nil when the time is up.
 func (d *Dispatcher) Pop(ctx context.Context, topics []string, timeout time.Duration) (*pool.Job, error) {
-	return d.wait(ctx, topics, timeout, d.pool.Pop)
+	got, err := d.wait(ctx, topics, timeout, d.pool.Pop)
+	return got.Job, err
+}
+
+// PopMany is Pop for a batch consumer: it waits up to timeout for a job as
+// Pop does, and then takes up to n, as many as are ready. None: nil, nil.
+func (d *Dispatcher) PopMany(ctx context.Context, topics []string, n int, timeout time.Duration) ([]*pool.Job, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: a pop takes at least 1 job, asked for %d", pool.ErrInvalid, n)
+	}
+	got, err := d.wait(ctx, topics, timeout, func(ctx context.Context, topics []string) (pool.Popped, error) {
+		return d.pool.PopN(ctx, topics, n)
+	})
+	if err != nil || got.Job == nil {
+		return nil, err
+	}
+	return append([]*pool.Job{got.Job}, got.Rest...), nil
 }
 
 // Reserve is Pop in beanstalkd's order: the ready job with the lowest
 // (priority, id) among all the topics, whatever their order.
 func (d *Dispatcher) Reserve(ctx context.Context, topics []string, timeout time.Duration) (*pool.Job, error) {
-	return d.wait(ctx, topics, timeout, d.pool.PopBest)
+	got, err := d.wait(ctx, topics, timeout, d.pool.PopBest)
+	return got.Job, err
 }
 
 // wait runs a pop, waiting up to timeout for a job when there is none.
 func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Duration,
-	pop func(context.Context, []string) (pool.Popped, error)) (*pool.Job, error) {
+	pop func(context.Context, []string) (pool.Popped, error)) (pool.Popped, error) {
 	topics, err := d.checkTopics(topics)
 	if err != nil {
-		return nil, err
+		return pool.Popped{}, err
 	}
 	timeout = min(timeout, d.opts.MaxPopTimeout)
 	if timeout <= 0 {
 		got, err := pop(ctx, topics)
 		if err == nil && got.More {
-			d.waiters.notify(got.Job.Topic, 1)
+			d.waiters.notify(got.Last().Topic, 1)
 		}
-		return got.Job, err
+		return got, err
 	}
 	if n := d.waiters.len(); d.opts.MaxWaiting > 0 && n >= d.opts.MaxWaiting {
-		return nil, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", ErrTooManyWaiting, n, d.opts.MaxWaiting)
+		return pool.Popped{}, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", ErrTooManyWaiting, n, d.opts.MaxWaiting)
 	}
 	deadline := time.Now().Add(timeout)
 	w := newWaiter(topics)
@@ -115,19 +138,19 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 		// Register before looking, so a job made ready in between still wakes us.
 		d.waiters.add(w)
 		if err := d.mark(ctx, topics, false); err != nil {
-			return nil, err
+			return pool.Popped{}, err
 		}
 		got, err := pop(ctx, topics)
 		if err != nil {
-			return nil, err
+			return pool.Popped{}, err
 		}
 		if got.Job != nil {
 			d.handOn(w, woke, got)
-			return got.Job, nil
+			return got, nil
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			return nil, nil
+			return pool.Popped{}, nil
 		}
 		if got.PauseWait > 0 {
 			wait = min(wait, got.PauseWait)
@@ -137,7 +160,7 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 		case woke = <-w.wake:
 		case <-timer.C:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return pool.Popped{}, ctx.Err()
 		}
 	}
 }
@@ -152,7 +175,7 @@ func (d *Dispatcher) handOn(w *waiter, woke string, got pool.Popped) {
 		d.waiters.notify(woke, 1)
 	}
 	if got.More {
-		d.waiters.notify(got.Job.Topic, 1)
+		d.waiters.notify(got.Last().Topic, 1)
 	}
 }
 

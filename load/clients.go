@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/beanstalkd/go-beanstalk"
@@ -30,17 +31,27 @@ type beanstalkClient struct {
 	watch *beanstalk.TubeSet
 }
 
-func (c *beanstalkClient) Put(_ context.Context, body []byte) error {
-	_, err := c.tube.Put(body, 1024, 0, time.Minute)
-	return err
+// Put puts n jobs, one command each: beanstalkd has no batches.
+func (c *beanstalkClient) Put(_ context.Context, body []byte, n int) error {
+	for range n {
+		if _, err := c.tube.Put(body, 1024, 0, time.Minute); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func (c *beanstalkClient) PopAck(_ context.Context) error {
-	id, _, err := c.watch.Reserve(10 * time.Second)
-	if err != nil {
-		return fmt.Errorf("reserve: %w", err)
+func (c *beanstalkClient) PopAck(_ context.Context, n int) error {
+	for range n {
+		id, _, err := c.watch.Reserve(10 * time.Second)
+		if err != nil {
+			return fmt.Errorf("reserve: %w", err)
+		}
+		if err := c.conn.Delete(id); err != nil {
+			return err
+		}
 	}
-	return c.conn.Delete(id)
+	return nil
 }
 
 func (c *beanstalkClient) Close() error { return c.conn.Close() }
@@ -55,14 +66,27 @@ func HTTP(baseURL string) Dialer {
 type httpClient struct {
 	c     *client.Client
 	topic string
+	held  []client.Job // a batch consumer's jobs, acked with its next pop
 }
 
-func (h *httpClient) Put(ctx context.Context, body []byte) error {
-	_, err := h.c.Push(ctx, client.Job{Topic: h.topic, Body: string(body), TTR: 60})
+// Put pushes one job, or n in one batch push.
+func (h *httpClient) Put(ctx context.Context, body []byte, n int) error {
+	job := client.Job{Topic: h.topic, Body: string(body), TTR: 60}
+	if n == 1 {
+		_, err := h.c.Push(ctx, job)
+		return err
+	}
+	_, err := h.c.PushBatch(ctx, slices.Repeat([]client.Job{job}, n))
 	return err
 }
 
-func (h *httpClient) PopAck(ctx context.Context) error {
+// PopAck pops a job and acks it (two requests), or with n > 1 is a batch
+// consumer: it pops up to n jobs a request and acks them all in the next
+// request, which also pops the next batch.
+func (h *httpClient) PopAck(ctx context.Context, n int) error {
+	if n > 1 {
+		return h.popAckBatch(ctx, n)
+	}
 	job, err := h.c.Pop(ctx, []string{h.topic}, 10*time.Second)
 	if err != nil {
 		return err
@@ -73,7 +97,42 @@ func (h *httpClient) PopAck(ctx context.Context) error {
 	return h.c.Ack(ctx, job.ID, job.Attempt)
 }
 
-func (h *httpClient) Close() error { return nil }
+func (h *httpClient) popAckBatch(ctx context.Context, n int) error {
+	for got := 0; got < n; {
+		var jobs []client.Job
+		var err error
+		if len(h.held) > 0 {
+			var acked client.Acked
+			acked, err = h.c.AckMany(ctx, h.held, []string{h.topic}, n-got, 10*time.Second)
+			if err == nil && len(acked.Failed) > 0 {
+				err = fmt.Errorf("ack: %s", acked.Failed[0].Error)
+			}
+			jobs = acked.Next
+		} else {
+			jobs, err = h.c.PopMany(ctx, []string{h.topic}, n-got, 10*time.Second)
+		}
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return errors.New("pop: no job within 10s")
+		}
+		h.held = jobs
+		got += len(jobs)
+	}
+	return nil
+}
+
+// Close acks the batch still held.
+func (h *httpClient) Close() error {
+	if len(h.held) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := h.c.AckMany(ctx, h.held, nil, 0, 0)
+	return err
+}
 
 // HTTPChained is HTTP with consumers that ack each job and pop the next in
 // one request, so a job costs one round trip instead of two.
@@ -94,7 +153,16 @@ type chainedClient struct {
 	held *client.Job
 }
 
-func (h *chainedClient) PopAck(ctx context.Context) error {
+func (h *chainedClient) PopAck(ctx context.Context, n int) error {
+	for range n {
+		if err := h.popAckOne(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *chainedClient) popAckOne(ctx context.Context) error {
 	var job *client.Job
 	var err error
 	if h.held == nil {

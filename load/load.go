@@ -18,9 +18,12 @@ import (
 
 // Client is one connection to a broker, used by one goroutine.
 type Client interface {
-	Put(ctx context.Context, body []byte) error
-	// PopAck reserves one job of the run's topic and acknowledges (deletes) it.
-	PopAck(ctx context.Context) error
+	// Put pushes n jobs with this body: in one request where the protocol
+	// has batches, else one after another.
+	Put(ctx context.Context, body []byte, n int) error
+	// PopAck reserves n jobs of the run's topic and acknowledges (deletes)
+	// them, in batches where the protocol has them.
+	PopAck(ctx context.Context, n int) error
 	Close() error
 }
 
@@ -32,6 +35,8 @@ type Options struct {
 	Clients int // concurrent clients
 	Jobs    int // jobs per mode
 	Size    int // body bytes
+	// Batch is how many jobs one call pushes, or pops and acks (1: one).
+	Batch int
 	// Progress, when set (a terminal), gets a one-line progress bar.
 	Progress io.Writer
 }
@@ -43,6 +48,7 @@ type Result struct {
 	Jobs    int           `json:"jobs"`
 	Seconds float64       `json:"seconds"`
 	Rate    float64       `json:"jobs_per_second"`
+	Batch   int           `json:"batch"` // jobs per call; the latencies are per call
 	P50     time.Duration `json:"p50_ns"`
 	P90     time.Duration `json:"p90_ns"`
 	P99     time.Duration `json:"p99_ns"`
@@ -68,14 +74,14 @@ func Run(ctx context.Context, target string, dial Dialer, opts Options) ([]Resul
 		defer c.Close()
 		clients[i] = c
 	}
-	ops := map[string]func(Client) error{
-		"push":    func(c Client) error { return c.Put(ctx, body) },
-		"pop+ack": func(c Client) error { return c.PopAck(ctx) },
-		"cycle": func(c Client) error {
-			if err := c.Put(ctx, body); err != nil {
+	ops := map[string]func(c Client, n int) error{
+		"push":    func(c Client, n int) error { return c.Put(ctx, body, n) },
+		"pop+ack": func(c Client, n int) error { return c.PopAck(ctx, n) },
+		"cycle": func(c Client, n int) error {
+			if err := c.Put(ctx, body, n); err != nil {
 				return err
 			}
-			return c.PopAck(ctx)
+			return c.PopAck(ctx, n)
 		},
 	}
 	var out []Result
@@ -89,8 +95,10 @@ func Run(ctx context.Context, target string, dial Dialer, opts Options) ([]Resul
 	return out, nil
 }
 
-// measure runs op Jobs times over the clients and times each call.
-func measure(ctx context.Context, target, mode string, clients []Client, opts Options, op func(Client) error) (Result, error) {
+// measure runs op over the clients until it handled Jobs jobs, Batch a
+// call, and times each call.
+func measure(ctx context.Context, target, mode string, clients []Client, opts Options, op func(Client, int) error) (Result, error) {
+	batch := int64(max(opts.Batch, 1))
 	var next, done atomic.Int64
 	latencies := make([][]time.Duration, len(clients))
 	errs := make([]error, len(clients))
@@ -99,14 +107,19 @@ func measure(ctx context.Context, target, mode string, clients []Client, opts Op
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Go(func() {
-			for next.Add(1) <= int64(opts.Jobs) && ctx.Err() == nil {
+			for ctx.Err() == nil {
+				first := next.Add(batch) - batch
+				n := min(batch, int64(opts.Jobs)-first)
+				if n <= 0 {
+					return
+				}
 				t0 := time.Now()
-				if err := op(c); err != nil {
+				if err := op(c, int(n)); err != nil {
 					errs[i] = fmt.Errorf("%s %s: %w", target, mode, err)
 					return
 				}
 				latencies[i] = append(latencies[i], time.Since(t0))
-				done.Add(1)
+				done.Add(n)
 			}
 		})
 	}
@@ -120,9 +133,10 @@ func measure(ctx context.Context, target, mode string, clients []Client, opts Op
 	}
 	all := slices.Concat(latencies...)
 	slices.Sort(all)
-	return Result{Target: target, Mode: mode, Jobs: len(all), Seconds: elapsed.Seconds(),
-		Rate: float64(len(all)) / elapsed.Seconds(),
-		P50:  percentile(all, 0.50), P90: percentile(all, 0.90), P99: percentile(all, 0.99), Max: percentile(all, 1)}, nil
+	jobs := int(done.Load())
+	return Result{Target: target, Mode: mode, Jobs: jobs, Seconds: elapsed.Seconds(),
+		Rate: float64(jobs) / elapsed.Seconds(), Batch: int(batch),
+		P50: percentile(all, 0.50), P90: percentile(all, 0.90), P99: percentile(all, 0.99), Max: percentile(all, 1)}, nil
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {

@@ -51,6 +51,26 @@ func TestRunBothProtocols(t *testing.T) {
 	}
 }
 
+// A batching run over HTTP handles every job once: the jobs left at the end
+// of a mode are none, whatever the batch leaves over.
+func TestRunBatches(t *testing.T) {
+	b := testbroker.Fresh(t, nil)
+	opts := load.Options{Clients: 3, Jobs: 200, Size: 16, Batch: 7}
+	results, err := load.Run(context.Background(), "http", load.HTTP(b.URL), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Jobs != opts.Jobs || r.Batch != 7 || r.Rate <= 0 {
+			t.Fatalf("%+v", r)
+		}
+	}
+	st, err := b.Pool.Stats(context.Background())
+	if err != nil || st.Jobs != 2*200 || st.Deletes != 2*200 || st.Ready+st.Reserved != 0 {
+		t.Fatalf("after the run: %+v %v, want every job pushed and acked", st, err)
+	}
+}
+
 // Delayed jobs come on time, never early, pushed one or several to a request.
 func TestRunDelay(t *testing.T) {
 	for _, batch := range []int{1, 7} {

@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// Report writes runs against one or more targets as a table, mode by mode.
+// Report writes runs against one or more targets as a table, mode by mode
+// (with the jobs per call when a run batches; its latencies are per call).
 // For each later target, the ratio column is the first target's rate divided
 // by that target's: 0.5x means the first does half as many jobs/s.
 func Report(w io.Writer, runs [][]Result) error {
@@ -23,6 +24,9 @@ func Report(w io.Writer, runs [][]Result) error {
 			ratio := ""
 			if t > 0 && runs[0][i].Rate > 0 {
 				ratio = fmt.Sprintf("%.2fx", runs[0][i].Rate/r.Rate)
+			}
+			if r.Batch > 1 {
+				mode += fmt.Sprintf(" (%d/call)", r.Batch)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", mode, r.Target, r.Rate,
 				ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max), ratio)

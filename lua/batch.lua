@@ -12,6 +12,8 @@
 --   delete   member, attempt (0: unfenced), 'unreserved' to refuse a reserved job ('' otherwise)
 --            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
 --   pop      mode ('first', 'best' or 'peek') -> pop_from's reply
+--   pop_n    mode ('first' or 'best'), n: up to n pops -> {'JOBS', more, k, k job replies (16 fields each, flat)},
+--            or pop_from's reply when there was none
 --   ack_pop  member, attempt: delete the job, then pop 'first' from the other topics
 --            -> {'OK', client id, pop_from's reply...}, or delete's refusal (nothing popped then)
 --   The first topic of push, delete and ack_pop is the job's.
@@ -112,6 +114,20 @@ end
 
 local function pop(ts, a) return pop_from(ts, a[1]) end
 
+local function pop_n(ts, a)
+  local out = {'JOBS', 0, 0}
+  local r
+  for _ = 1, tonumber(a[2]) do
+    r = pop_from(ts, a[1])
+    if r[1] ~= 'OK' then break end
+    out[2] = r[2]
+    out[3] = out[3] + 1
+    for i = 3, #r do out[#out + 1] = r[i] end
+  end
+  if out[3] == 0 then return r end
+  return out
+end
+
 local function ack_pop(ts, a)
   local acked = delete(ts, {a[1], a[2], ''})
   if acked[1] ~= 'OK' then return acked end
@@ -121,7 +137,7 @@ local function ack_pop(ts, a)
   return r
 end
 
-local kinds = {push = {push, 6}, delete = {delete, 3}, pop = {pop, 1}, ack_pop = {ack_pop, 2}}
+local kinds = {push = {push, 6}, delete = {delete, 3}, pop = {pop, 1}, pop_n = {pop_n, 2}, ack_pop = {ack_pop, 2}}
 
 local topics = {}
 local n = tonumber(ARGV[2])

@@ -160,3 +160,57 @@ func TestBatchContext(t *testing.T) {
 		t.Error("a batch with a caller without deadline has a deadline")
 	}
 }
+
+// PopN takes as many ready jobs as asked for and are there, in Pop's order:
+// the first topic's before the next one's, each topic's FIFO; a large n
+// goes in chunks.
+func TestPopN(t *testing.T) {
+	p, ctx := newPool(t)
+	var want []string
+	for i := range 3 {
+		mustPush(t, p, ctx, NewJob{Topic: "first", Body: fmt.Sprint("first ", i), TTR: time.Minute})
+		want = append(want, fmt.Sprint("first ", i))
+	}
+	for i := range 2 {
+		mustPush(t, p, ctx, NewJob{Topic: "second", Body: fmt.Sprint("second ", i), TTR: time.Minute})
+		want = append(want, fmt.Sprint("second ", i))
+	}
+	bodies := func(got Popped) []string {
+		var out []string
+		if got.Job != nil {
+			out = append(out, got.Job.Body)
+		}
+		for _, j := range got.Rest {
+			out = append(out, j.Body)
+		}
+		return out
+	}
+	got, err := p.PopN(ctx, []string{"first", "second"}, 4)
+	if err != nil || fmt.Sprint(bodies(got)) != fmt.Sprint(want[:4]) || !got.More || got.Last().Body != "second 0" {
+		t.Fatalf("pop 4: %v more=%v %v, want %v and more", bodies(got), got.More, err, want[:4])
+	}
+	for _, j := range append(got.Rest, got.Job) {
+		if j.State != Reserved || j.Attempt() != 1 {
+			t.Fatalf("popped %+v, want reserved on attempt 1", j)
+		}
+	}
+	got, err = p.PopN(ctx, []string{"first", "second"}, 10)
+	if err != nil || fmt.Sprint(bodies(got)) != fmt.Sprint(want[4:]) || got.More {
+		t.Fatalf("pop 10: %v more=%v %v, want %v and no more", bodies(got), got.More, err, want[4:])
+	}
+	if got, err = p.PopN(ctx, []string{"first", "second"}, 10); err != nil || got.Job != nil {
+		t.Fatalf("pop from empty topics: %+v %v", got, err)
+	}
+
+	const many = 2*popChunk + 50
+	for i := range many {
+		mustPush(t, p, ctx, NewJob{Topic: "many", Body: strconv.Itoa(i), TTR: time.Minute})
+	}
+	got, err = p.PopN(ctx, []string{"many"}, many)
+	if err != nil || len(got.Rest)+1 != many || got.Job.Body != "0" || got.Last().Body != strconv.Itoa(many-1) || got.More {
+		t.Fatalf("pop %d: got %d jobs, more=%v, %v", many, len(got.Rest)+1, got.More, err)
+	}
+	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+		t.Fatalf("check: %v %v", problems, err)
+	}
+}

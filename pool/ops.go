@@ -11,8 +11,9 @@ import (
 
 // Popped is the outcome of a pop.
 type Popped struct {
-	Job  *Job // nil when no listed topic had a ready job
-	More bool // the job's topic still has ready jobs
+	Job  *Job   // nil when no listed topic had a ready job
+	Rest []*Job // PopN's jobs after Job, in the order they were popped
+	More bool   // the topic of the last job popped still has ready jobs
 	// PauseWait, when no job was found, is how long until a paused topic that
 	// holds ready jobs resumes (0: none is paused with jobs waiting).
 	PauseWait time.Duration
@@ -41,6 +42,70 @@ func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
 		start = end
 	}
 	return Popped{PauseWait: max(pauseWait, 0)}, nil
+}
+
+// Last is the last job popped, nil if none was.
+func (p Popped) Last() *Job {
+	if len(p.Rest) > 0 {
+		return p.Rest[len(p.Rest)-1]
+	}
+	return p.Job
+}
+
+// popChunk is the most jobs one pop_n operation takes, so that a large
+// batch pop never holds Redis for long.
+const popChunk = 100
+
+// PopN reserves up to n ready jobs in Pop's order, as many as are ready now:
+// a batch consumer's pop. Each job is reserved as Pop reserves one; the pops
+// of one bucket's topics are one operation per popChunk jobs.
+func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error) {
+	var got Popped
+	pauseWait := time.Duration(-1)
+	for start := 0; start < len(topics) && n > 0; {
+		b := p.keys.bucketOf(topics[start])
+		end := start + 1
+		for end < len(topics) && p.keys.bucketOf(topics[end]) == b {
+			end++
+		}
+		chunk := min(n, popChunk)
+		reply, err := p.batch(ctx, b, "pop_n", topics[start:end], "first", strconv.Itoa(chunk))
+		if err != nil {
+			return got, wrapRedis("pop", err)
+		}
+		switch strAt(reply, 0) {
+		case "JOBS":
+			k := int(intAt(reply, 2))
+			if len(reply) != 3+k*jobFields {
+				return got, fmt.Errorf("pop: %d jobs in a reply of %d fields", k, len(reply))
+			}
+			for i := range k {
+				job, err := p.reserved(ctx, reply[3+i*jobFields:3+(i+1)*jobFields])
+				if err != nil {
+					return got, fmt.Errorf("pop: %w", err)
+				}
+				if got.Job == nil {
+					got.Job = job
+				} else {
+					got.Rest = append(got.Rest, job)
+				}
+			}
+			got.More = intAt(reply, 1) == 1
+			n -= k
+			if k == chunk && n > 0 {
+				continue // these topics may hold more
+			}
+		case "OK":
+			return got, fmt.Errorf("pop: unexpected reply %v", reply)
+		default:
+			pauseWait = minWait(pauseWait, reply)
+		}
+		start = end
+	}
+	if got.Job == nil {
+		got.PauseWait = max(pauseWait, 0)
+	}
+	return got, nil
 }
 
 // PopBest reserves the ready job with the lowest (priority, id) among all the

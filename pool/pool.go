@@ -131,10 +131,36 @@ type Pushed struct {
 // Push stores a new job. A client id that a live job already has gives
 // ErrDuplicate and leaves that job untouched.
 func (p *Pool) Push(ctx context.Context, j NewJob) (Pushed, error) {
-	seq, err := p.ids.next(ctx, p.client)
+	seqs, err := p.ids.next(ctx, p.client, 1)
 	if err != nil {
 		return Pushed{}, wrapRedis("push: allocate id", err)
 	}
+	return p.push(ctx, j, seqs[0])
+}
+
+// PushBatch stores jobs as Push does, at once, so that they share script
+// calls. Their numbers are taken in the batch's order, so jobs of one topic
+// and priority are popped in that order. It returns each job's outcome.
+func (p *Pool) PushBatch(ctx context.Context, jobs []NewJob) ([]Pushed, []error) {
+	out := make([]Pushed, len(jobs))
+	errs := make([]error, len(jobs))
+	seqs, err := p.ids.next(ctx, p.client, len(jobs))
+	if err != nil {
+		for i := range errs {
+			errs[i] = wrapRedis("push: allocate id", err)
+		}
+		return out, errs
+	}
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() { out[i], errs[i] = p.push(ctx, j, seqs[i]) })
+	}
+	wg.Wait()
+	return out, errs
+}
+
+// push stores job j under sequence number seq.
+func (p *Pool) push(ctx context.Context, j NewJob, seq uint64) (Pushed, error) {
 	b := p.keys.bucketOf(j.Topic)
 	id := seq*uint64(p.opts.Buckets) + uint64(b)
 	m := member(id)
@@ -252,19 +278,24 @@ type idBlocks struct {
 	next_, hi uint64
 }
 
-func (b *idBlocks) next(ctx context.Context, c rueidis.Client) (uint64, error) {
+// next takes n sequence numbers, in order (not always contiguous: a block
+// may run out part way).
+func (b *idBlocks) next(ctx context.Context, c rueidis.Client, n int) ([]uint64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.next_ == 0 || b.next_ > b.hi {
-		hi, err := c.Do(ctx, c.B().Incrby().Key(b.key).Increment(int64(b.size)).Build()).AsUint64()
-		if err != nil {
-			return 0, err
+	out := make([]uint64, n)
+	for i := range out {
+		if b.next_ == 0 || b.next_ > b.hi {
+			hi, err := c.Do(ctx, c.B().Incrby().Key(b.key).Increment(int64(b.size)).Build()).AsUint64()
+			if err != nil {
+				return nil, err
+			}
+			b.next_, b.hi = hi-b.size+1, hi
 		}
-		b.next_, b.hi = hi-b.size+1, hi
+		out[i] = b.next_
+		b.next_++
 	}
-	seq := b.next_
-	b.next_++
-	return seq, nil
+	return out, nil
 }
 
 func intAt(a []rueidis.RedisMessage, i int) int64 {

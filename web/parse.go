@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/gmq/gmq/internal/jobjson"
@@ -59,10 +60,11 @@ func parseBatch(data []byte, def jobDefaults, limit int) ([]pool.NewJob, error) 
 type popRequest struct {
 	Topics  []string
 	Timeout time.Duration
+	Count   int // up to this many jobs, answered as {"jobs": [...]}; 0: one job, answered as itself
 }
 
-// parsePop decodes the body of POST /api/v1/pop: {"topics": [...], "timeout": s}
-// ("topic": "name" is accepted for one topic).
+// parsePop decodes the body of POST /api/v1/pop: {"topics": [...], "timeout": s,
+// "count": n} ("topic": "name" is accepted for one topic).
 func parsePop(data []byte) (popRequest, error) {
 	var req popRequest
 	f, err := jobjson.Decode(data)
@@ -85,7 +87,75 @@ func parsePop(data []byte) (popRequest, error) {
 	if req.Timeout, _, err = f.Seconds("timeout"); err != nil {
 		return req, err
 	}
+	if n, _, err := f.Whole("count", 1, math.MaxInt32); err != nil {
+		return req, err
+	} else {
+		req.Count = int(n)
+	}
 	return req, nil
+}
+
+// ackItem is one job of a batch ack.
+type ackItem struct {
+	ID      string
+	Attempt int
+}
+
+// parseAcks decodes the body of POST /api/v1/ack: {"jobs": [{"id": ..,
+// "attempt": n}, ...], "next": {pop request}}; ids may be numbers.
+func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
+	f, err := jobjson.Decode(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var items []json.RawMessage
+	if raw, ok := f["jobs"]; !ok {
+		return nil, nil, fmt.Errorf("%w: jobs is missing", errBadRequest)
+	} else if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, nil, fmt.Errorf("%w: jobs must be an array of {\"id\": ..., \"attempt\": n}", errBadRequest)
+	}
+	if len(items) == 0 || len(items) > limit {
+		return nil, nil, fmt.Errorf("%w: an ack holds 1 to %d jobs, got %d", errBadRequest, limit, len(items))
+	}
+	acks := make([]ackItem, len(items))
+	for i, item := range items {
+		jf, err := jobjson.Decode(item)
+		if err == nil {
+			acks[i], err = parseAckItem(jf)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("job %d: %w", i, err)
+		}
+	}
+	var next *popRequest
+	if raw, ok := f["next"]; ok && string(raw) != "null" {
+		req, err := parsePop(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("next: %w", err)
+		}
+		next = &req
+	}
+	return acks, next, nil
+}
+
+func parseAckItem(f jobjson.Fields) (ackItem, error) {
+	var a ackItem
+	if raw, ok := f["id"]; !ok || string(raw) == "null" {
+		return a, fmt.Errorf("%w: id is missing", errBadRequest)
+	}
+	if id, _, err := f.Str("id"); err == nil {
+		a.ID = id
+	} else if n, _, err := f.Whole("id", 0, math.MaxInt64); err == nil {
+		a.ID = strconv.FormatInt(n, 10)
+	} else {
+		return a, fmt.Errorf("%w: id must be a string or a number, got %s", errBadRequest, jobjson.Clip(f["id"]))
+	}
+	if a.ID == "" {
+		return a, fmt.Errorf("%w: id is empty", errBadRequest)
+	}
+	attempt, _, err := f.Whole("attempt", 0, math.MaxInt32)
+	a.Attempt = int(attempt)
+	return a, err
 }
 
 // jobCall holds the optional arguments of ack, release, bury and touch.

@@ -34,7 +34,7 @@ func FuzzParsePush(f *testing.F) {
 }
 
 func FuzzParsePop(f *testing.F) {
-	for _, s := range []string{`{"topics":["a","b"],"timeout":5}`, `{"topic":"a"}`, `{"topics":[1]}`, `{}`} {
+	for _, s := range []string{`{"topics":["a","b"],"timeout":5}`, `{"topic":"a"}`, `{"topics":[1]}`, `{}`, `{"topic":"a","count":"3"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -45,8 +45,37 @@ func FuzzParsePop(f *testing.F) {
 			}
 			return
 		}
-		if len(req.Topics) == 0 || req.Timeout < 0 {
+		if len(req.Topics) == 0 || req.Timeout < 0 || req.Count < 0 {
 			t.Fatalf("accepted %+v", req)
+		}
+	})
+}
+
+func FuzzParseAcks(f *testing.F) {
+	for _, s := range []string{
+		`{"jobs":[{"id":"a-1","attempt":2},{"id":17}]}`, `{"jobs":[{"id":"x"}],"next":{"topic":"t","count":5,"timeout":1}}`,
+		`{"jobs":[]}`, `{"jobs":[{"id":""}]}`, `{"jobs":[{"id":1.5}]}`, `{"jobs":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		acks, next, err := parseAcks(data, 10)
+		if err != nil {
+			if !errors.Is(err, errBadRequest) {
+				t.Fatalf("error %v is not a bad request", err)
+			}
+			return
+		}
+		if len(acks) == 0 || len(acks) > 10 {
+			t.Fatalf("accepted %d acks", len(acks))
+		}
+		for _, a := range acks {
+			if a.ID == "" || a.Attempt < 0 {
+				t.Fatalf("accepted %+v", a)
+			}
+		}
+		if next != nil && (len(next.Topics) == 0 || next.Count < 0) {
+			t.Fatalf("accepted next %+v", next)
 		}
 	})
 }

@@ -6,11 +6,13 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -77,6 +79,7 @@ func (s *Server) routes() {
 	api.GET("/jobs/:id", s.getJob)
 	api.DELETE("/jobs/:id", s.deleteJob)
 	api.POST("/jobs/:id/ack", s.ack)
+	r.POST(ackManyPath, s.requireToken, s.ackMany)
 	api.POST("/jobs/:id/release", s.release)
 	api.POST("/jobs/:id/bury", s.bury)
 	api.POST("/jobs/:id/touch", s.touch)
@@ -110,14 +113,15 @@ func (s *Server) logRequests(c *gin.Context) {
 // popPath and ackPath are the routes whose requests may wait (a long poll,
 // an ack that pops the next job) and so set their own deadline.
 const (
-	popPath = "/api/v1/pop"
-	ackPath = "/api/v1/jobs/:id/ack"
+	popPath     = "/api/v1/pop"
+	ackPath     = "/api/v1/jobs/:id/ack"
+	ackManyPath = "/api/v1/ack"
 )
 
 // deadline bounds every request but a long poll by the request timeout, so a
 // Redis that stops answering turns into a 503, not a hung client.
 func (s *Server) deadline(c *gin.Context) {
-	if c.FullPath() == popPath || c.FullPath() == ackPath {
+	if p := c.FullPath(); p == popPath || p == ackPath || p == ackManyPath {
 		c.Next()
 		return
 	}
@@ -241,27 +245,46 @@ func (s *Server) popGet(c *gin.Context) {
 		}
 		req.Timeout = time.Duration(min(secs, maxSeconds) * float64(time.Second))
 	}
+	if n := c.Query("count"); n != "" {
+		count, err := strconv.Atoi(n)
+		if err != nil || count < 1 {
+			s.fail(c, errors.Join(errBadRequest, errors.New("count must be a whole number of at least 1, got "+strconv.Quote(n))))
+			return
+		}
+		req.Count = count
+	}
 	s.pop(c, req)
 }
 
 func (s *Server) pop(c *gin.Context, req popRequest) {
+	if req.Count > 0 {
+		if err := s.checkCount(req.Count); err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.answerWaitMany(c, req.Timeout, func(ctx context.Context) ([]*pool.Job, error) {
+			return s.d.PopMany(ctx, req.Topics, req.Count, req.Timeout)
+		})
+		return
+	}
 	s.answerWait(c, req.Timeout, func(ctx context.Context) (*pool.Job, error) {
 		return s.d.Pop(ctx, req.Topics, req.Timeout)
 	})
+}
+
+func (s *Server) checkCount(n int) error {
+	if n > s.opts.MaxBatch {
+		return fmt.Errorf("%w: count %d is over the limit of %d jobs a request ([jobs] max_batch)", errBadRequest, n, s.opts.MaxBatch)
+	}
+	return nil
 }
 
 // answerWait runs a call that may wait up to timeout for a job (a pop, an ack
 // that pops the next) under a deadline of timeout plus the request timeout,
 // and answers like a pop: 200 with the job, 204 when none came, or the error.
 func (s *Server) answerWait(c *gin.Context, timeout time.Duration, call func(context.Context) (*pool.Job, error)) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), timeout+s.opts.RequestTimeout)
-	defer cancel()
-	job, err := call(ctx)
-	if err != nil {
-		if c.Request.Context().Err() != nil {
-			return // the consumer went away; nothing to answer
-		}
-		s.fail(c, err)
+	job, ok := waitFor(s, c, timeout, call)
+	if !ok {
 		return
 	}
 	if job == nil {
@@ -269,6 +292,43 @@ func (s *Server) answerWait(c *gin.Context, timeout time.Duration, call func(con
 		return
 	}
 	c.JSON(http.StatusOK, viewJob(job))
+}
+
+// answerWaitMany is answerWait for a batch pop: 200 with {"jobs": [...]}, or
+// 204 when none came.
+func (s *Server) answerWaitMany(c *gin.Context, timeout time.Duration, call func(context.Context) ([]*pool.Job, error)) {
+	jobs, ok := waitFor(s, c, timeout, call)
+	if !ok {
+		return
+	}
+	if len(jobs) == 0 {
+		c.Status(http.StatusNoContent)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"jobs": viewJobs(jobs)})
+}
+
+// waitFor runs call under a deadline of timeout plus the request timeout. On
+// an error it answers it (unless the consumer went away) and says false.
+func waitFor[T any](s *Server, c *gin.Context, timeout time.Duration, call func(context.Context) (T, error)) (T, bool) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), timeout+s.opts.RequestTimeout)
+	defer cancel()
+	got, err := call(ctx)
+	if err != nil {
+		if c.Request.Context().Err() == nil { // else the consumer went away; nothing to answer
+			s.fail(c, err)
+		}
+		return got, false
+	}
+	return got, true
+}
+
+func viewJobs(jobs []*pool.Job) []jobView {
+	out := make([]jobView, len(jobs))
+	for i, j := range jobs {
+		out[i] = viewJob(j)
+	}
+	return out
 }
 
 func (s *Server) getJob(c *gin.Context) {
@@ -326,11 +386,75 @@ func (s *Server) ack(c *gin.Context) {
 }
 
 // ackAndPop acks the job and answers like a pop: the next job (200) or
-// nothing within the timeout (204). A failed ack pops nothing.
+// nothing within the timeout (204), or with a count, like a batch pop. A
+// failed ack pops nothing.
 func (s *Server) ackAndPop(c *gin.Context, call jobCall) {
-	s.answerWait(c, call.Next.Timeout, func(ctx context.Context) (*pool.Job, error) {
-		return s.d.AckAndPop(ctx, c.Param("id"), call.Attempt, call.Next.Topics, call.Next.Timeout)
+	next := call.Next
+	if next.Count > 0 {
+		if err := s.checkCount(next.Count); err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.answerWaitMany(c, next.Timeout, func(ctx context.Context) ([]*pool.Job, error) {
+			if err := s.d.Ack(ctx, c.Param("id"), call.Attempt); err != nil {
+				return nil, err
+			}
+			return s.d.PopMany(ctx, next.Topics, next.Count, next.Timeout)
+		})
+		return
+	}
+	s.answerWait(c, next.Timeout, func(ctx context.Context) (*pool.Job, error) {
+		return s.d.AckAndPop(ctx, c.Param("id"), call.Attempt, next.Topics, next.Timeout)
 	})
+}
+
+// ackMany acks several jobs at once (a batch consumer's ack), each on its
+// own: 200 with the ids acked and, for the others, why not. With "next" it
+// then pops like a batch pop and adds "jobs" (empty when none came).
+func (s *Server) ackMany(c *gin.Context) {
+	data, err := body(c, 1<<20)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	acks, next, err := parseAcks(data, s.opts.MaxBatch)
+	if err == nil && next != nil && next.Count > 0 {
+		err = s.checkCount(next.Count)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.RequestTimeout)
+	defer cancel()
+	errs := make([]error, len(acks))
+	var wg sync.WaitGroup
+	for i, a := range acks { // at once, so that they share script calls
+		wg.Go(func() { errs[i] = s.d.Ack(ctx, a.ID, a.Attempt) })
+	}
+	wg.Wait()
+	acked := make([]string, 0, len(acks))
+	failed := []gin.H{}
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, gin.H{"id": acks[i].ID, "status": statusOf(err), "error": err.Error()})
+		} else {
+			acked = append(acked, acks[i].ID)
+		}
+	}
+	out := gin.H{"acked": acked, "failed": failed}
+	if next == nil {
+		c.JSON(http.StatusOK, out)
+		return
+	}
+	jobs, ok := waitFor(s, c, next.Timeout, func(ctx context.Context) ([]*pool.Job, error) {
+		return s.d.PopMany(ctx, next.Topics, max(next.Count, 1), next.Timeout)
+	})
+	if !ok {
+		return
+	}
+	out["jobs"] = viewJobs(jobs)
+	c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) release(c *gin.Context) {

@@ -312,3 +312,75 @@ func TestAckAndPop(t *testing.T) {
 	}
 	mustCall(t, 400, "POST", api+"/jobs/third/ack", `{"next":{"topics":"chain"}}`)
 }
+
+// A batch consumer pops several jobs in one request and acks several in one
+// request, each ack on its own; the ack can carry the next batch pop.
+func TestBatchPopAndAck(t *testing.T) {
+	b := broker(t) // max_batch 10
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs/batch",
+		`{"jobs":[{"topic":"w","body":"1"},{"topic":"w","body":"2"},{"topic":"w","body":"3"},{"topic":"w","body":"4"},{"topic":"w","body":"5"}]}`)
+
+	bodies := func(out map[string]any) (got []string, ids []string, attempts []float64) {
+		for _, j := range out["jobs"].([]any) {
+			job := j.(map[string]any)
+			got = append(got, job["body"].(string))
+			ids = append(ids, job["id"].(string))
+			attempts = append(attempts, job["attempt"].(float64))
+		}
+		return
+	}
+	out := mustCall(t, 200, "POST", api+"/pop", `{"topics":["w"],"count":2,"timeout":1}`)
+	got, ids, _ := bodies(out)
+	if strings.Join(got, ",") != "1,2" {
+		t.Fatalf("pop of 2 got %v", got)
+	}
+	out = mustCall(t, 200, "GET", api+"/pop?topic=w&count=2", ``)
+	got, ids2, _ := bodies(out)
+	if strings.Join(got, ",") != "3,4" {
+		t.Fatalf("GET pop of 2 got %v", got)
+	}
+
+	// Ack four: two fine, one a stale attempt, one unknown; then pop up to 10.
+	req := `{"jobs":[{"id":"` + ids[0] + `","attempt":1},{"id":` + ids[1] + `},{"id":"` + ids2[0] + `","attempt":7},{"id":"nope"}],` +
+		`"next":{"topics":["w"],"count":10,"timeout":1}}`
+	out = mustCall(t, 200, "POST", api+"/ack", req)
+	if acked := out["acked"].([]any); len(acked) != 2 || acked[0] != ids[0] || acked[1] != ids[1] {
+		t.Fatalf("acked %v, want %v", out["acked"], ids)
+	}
+	failed := out["failed"].([]any)
+	if len(failed) != 2 || failed[0].(map[string]any)["status"] != 409.0 || failed[1].(map[string]any)["status"] != 404.0 {
+		t.Fatalf("failed %v, want a 409 and a 404", failed)
+	}
+	if got, _, _ := bodies(out); strings.Join(got, ",") != "5" {
+		t.Fatalf("next got %v, want the last job", got)
+	}
+
+	// An ack of one job that carries a batch pop answers like a batch pop.
+	mustCall(t, 201, "POST", api+"/jobs/batch", `{"jobs":[{"topic":"w","body":"6"},{"topic":"w","body":"7"}]}`)
+	out = mustCall(t, 200, "POST", api+"/jobs/"+ids2[0]+"/ack", `{"next":{"topics":["w"],"count":5}}`)
+	if got, _, _ := bodies(out); strings.Join(got, ",") != "6,7" {
+		t.Fatalf("ack with a batch pop got %v", got)
+	}
+	if code, _ := call(t, "POST", api+"/pop", `{"topics":["w"],"count":3}`); code != 204 {
+		t.Fatalf("batch pop of an empty topic: %d, want 204", code)
+	}
+
+	for _, bad := range []struct{ method, path, body string }{
+		{"POST", "/pop", `{"topics":["w"],"count":11}`}, // over max_batch
+		{"POST", "/pop", `{"topics":["w"],"count":0}`},
+		{"GET", "/pop?topic=w&count=x", ``},
+		{"POST", "/ack", `{"jobs":[]}`},
+		{"POST", "/ack", `{"jobs":[{"attempt":1}]}`},
+		{"POST", "/ack", `{"jobs":[{"id":true}]}`},
+		{"POST", "/ack", `{"jobs":[{"id":"1"}],"next":{"topics":["w"],"count":11}}`},
+		{"POST", "/ack", `{"jobs":"1"}`},
+	} {
+		if code, out := call(t, bad.method, api+bad.path, bad.body); code != 400 {
+			t.Errorf("%s %s %s: %d %v, want 400", bad.method, bad.path, bad.body, code, out)
+		}
+	}
+	if problems, err := b.Pool.Check(t.Context()); err != nil || len(problems) > 0 {
+		t.Fatal(problems, err)
+	}
+}
