@@ -1,8 +1,12 @@
--- batch.lua runs a bucket's pushes, pops and acks, in order, in one script
--- call. The pool gathers the operations on a bucket that arrive while its
--- earlier calls are in flight (pool/batch.go), so under load Redis pays the
--- overhead of a script call, and the writes of counters and wake-ups, once per
--- batch instead of once per job. Each operation is as atomic as the batch.
+-- batch.lua runs a bucket's pushes, pops and acks in one script call. The
+-- pool gathers the operations on a bucket that arrive while its earlier calls
+-- are in flight (pool/batch.go). Operations that arrive together are
+-- concurrent, so any order of them is a correct one; this script runs all the
+-- pushes (in their order), then all the deletes, then all the pops, and makes
+-- each phase's writes as one command per key (HSET jobs with every record,
+-- ZADD with every member...). So under load Redis pays for a script call, and
+-- for most of its commands, once per batch instead of once per job. Each
+-- operation is as atomic as the batch.
 -- KEYS: the shared layout (lib.lua) with every topic the operations name.
 -- ARGV: origin, n, the n topic names (in KEYS order), then the operations,
 --   each as: kind, k, k topic numbers (1-based, into the names above), then
@@ -11,13 +15,40 @@
 --            -> {'OK', now ms, due ms (0 when ready)}, or {'EXISTS'} when the member is taken
 --   delete   member, attempt (0: unfenced), 'unreserved' to refuse a reserved job ('' otherwise)
 --            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
---   pop      mode ('first', 'best' or 'peek') -> pop_from's reply
+--   pop      mode ('first', 'best' or 'peek') -> a pop reply (below)
 --   pop_n    mode ('first' or 'best'), n: up to n pops -> {'JOBS', more, k, k job replies (16 fields each, flat)},
---            or pop_from's reply when there was none
+--            or the EMPTY reply when there was none
 --   ack_pop  member, attempt: delete the job, then pop 'first' from the other topics
---            -> {'OK', client id, pop_from's reply...}, or delete's refusal (nothing popped then)
+--            -> {'OK', client id, pop reply...}, or delete's refusal (nothing popped then)
 --   The first topic of push, delete and ack_pop is the job's.
--- Returns one reply per operation, in order.
+-- A pop reply is {'OK', more, job reply...} where more is 1 when the topic
+-- still has ready jobs (a TTR of 0 deletes the job as it is popped: state 0
+-- in the reply); in peek mode {'PEEK', topic, priority, member}; otherwise
+-- {'EMPTY', ms until the earliest pause with ready jobs ends, or -1}. Mode
+-- 'first' takes the best job of the first topic that has one (gmq's order),
+-- 'best' the lowest (priority, id) among them all (beanstalkd's), 'peek' only
+-- says which job 'best' would take. Within a topic: lowest priority first,
+-- FIFO by id (members sort by id). Paused topics are skipped.
+-- Returns one reply per operation, in the operations' order.
+
+-- Gathered writes: one command per (command, key), its members appended, made
+-- at the end of each phase. Long ones are split, as Lua's unpack is bounded.
+local gathered, gathered_at = {}, {}
+local function gather(cmd, key, a, b)
+  local id = cmd .. ' ' .. key
+  local c = gathered_at[id]
+  if not c or #c >= 1000 then
+    c = {cmd, key}
+    gathered_at[id] = c
+    gathered[#gathered + 1] = c
+  end
+  c[#c + 1] = a
+  if b ~= nil then c[#c + 1] = b end
+end
+local function write_gathered()
+  for _, c in ipairs(gathered) do redis.call(unpack(c)) end
+  gathered, gathered_at = {}, {}
+end
 
 local paused = {} -- topic name -> paused_until ms, read once per call
 local function paused_until(t)
@@ -29,68 +60,130 @@ local function paused_until(t)
   return ms
 end
 
-local listed = {} -- topics known to be in the bucket's list during this call
+-- Parse the operations.
+local topics = {}
+local n = tonumber(ARGV[2])
+for i = 1, n do topics[i] = topic_keys(i, ARGV[2 + i]) end
+local arity = {push = 6, delete = 3, pop = 1, pop_n = 2, ack_pop = 2}
+local ops = {}
+local i = 3 + n
+while i <= #ARGV do
+  local kind = ARGV[i]
+  if not arity[kind] then return redis.error_reply('batch: unknown operation ' .. tostring(kind)) end
+  local op = {kind = kind, ts = {}, a = {}}
+  for j = 1, tonumber(ARGV[i + 1]) do op.ts[j] = topics[tonumber(ARGV[i + 1 + j])] end
+  i = i + 2 + #op.ts
+  for j = 1, arity[kind] do op.a[j] = ARGV[i + j - 1] end
+  i = i + arity[kind]
+  ops[#ops + 1] = op
+end
+local now = now_ms()
 
-local function push(ts, a)
-  local t, member, delay = ts[1], a[1], tonumber(a[4])
-  local now = now_ms()
-  local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, a[6]}
-  settle(job, delay, now)
-  if redis.call('HSETNX', K_JOBS, member, cmsgpack.pack(job)) == 0 then return {'EXISTS'} end
-  redis.call('HSET', K_BODIES, member, a[5])
-  if not listed[t.name] then
-    redis.call('SADD', K_TOPICS, t.name)
-    listed[t.name] = true
+-- Phase 1: pushes, in order.
+local pushes = {}
+for _, op in ipairs(ops) do
+  if op.kind == 'push' then pushes[#pushes + 1] = op end
+end
+if #pushes > 0 then
+  local members = {}
+  for k, op in ipairs(pushes) do members[k] = op.a[1] end
+  local taken = redis.call('HMGET', K_JOBS, unpack(members))
+  local listed, seen = {}, {}
+  for k, op in ipairs(pushes) do
+    local t, a, member = op.ts[1], op.a, op.a[1]
+    if taken[k] or seen[member] then
+      op.reply = {'EXISTS'}
+    else
+      seen[member] = true
+      local delay = tonumber(a[4])
+      local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, a[6]}
+      settle(job, delay, now)
+      gather('HSET', K_JOBS, member, cmsgpack.pack(job))
+      gather('HSET', K_BODIES, member, a[5])
+      if job[F_STATE] == DELAYED then
+        gather('ZADD', t.delayed, job[F_DUE], member)
+        schedule(t, job[F_DUE])
+      else
+        gather('ZADD', t.ready, job[F_PRI], member)
+        wake(t, 1)
+      end
+      listed[t.name] = true
+      count('total_jobs', 1)
+      count_topic(t, 'total_jobs', 1)
+      move_state(nil, job[F_STATE])
+      op.reply = {'OK', now, job[F_DUE]}
+    end
   end
-  count('total_jobs', 1)
-  count_topic(t, 'total_jobs', 1)
-  move_state(nil, job[F_STATE])
-  enter(t, member, job)
-  return {'OK', now, job[F_DUE]}
+  for name in pairs(listed) do gather('SADD', K_TOPICS, name) end
+  write_gathered()
 end
 
-local function delete(ts, a)
-  local t, member = ts[1], a[1]
-  local job, err = fetch(member, t.name, tonumber(a[2]))
-  if not job then return err end
-  if a[3] == 'unreserved' and job[F_STATE] == RESERVED then return {'STATE', RESERVED} end
-  delete_job(t, member, job)
-  return {'OK', job[F_CID]}
+-- Phase 2: deletes, and the ack of each ack_pop, in order.
+local deletes = {}
+for _, op in ipairs(ops) do
+  if op.kind == 'delete' or op.kind == 'ack_pop' then deletes[#deletes + 1] = op end
+end
+if #deletes > 0 then
+  local members = {}
+  for k, op in ipairs(deletes) do members[k] = op.a[1] end
+  local records = redis.call('HMGET', K_JOBS, unpack(members))
+  local gone = {}
+  for k, op in ipairs(deletes) do
+    local t, member, attempt = op.ts[1], op.a[1], tonumber(op.a[2])
+    local job = nil
+    if records[k] and not gone[member] then job = cmsgpack.unpack(records[k]) end
+    local refused = refusal(job, t.name, attempt)
+    if not refused and op.a[3] == 'unreserved' and job[F_STATE] == RESERVED then refused = {'STATE', RESERVED} end
+    if refused then
+      op.reply = refused
+    else
+      gone[member] = true
+      gather('ZREM', t[STATE_SET[job[F_STATE]]], member)
+      gather('HDEL', K_JOBS, member)
+      gather('HDEL', K_BODIES, member)
+      move_state(job[F_STATE], nil)
+      count('total_deletes', 1)
+      count_topic(t, 'total_deletes', 1)
+      op.acked, op.cid = true, job[F_CID]
+      if op.kind == 'delete' then op.reply = {'OK', job[F_CID]} end
+    end
+  end
+  write_gathered()
 end
 
--- pop_from reserves a ready job from topics ts, skipping paused ones. Mode
--- 'first': the best job of the first topic that has one (gmq's order);
--- 'best': the lowest (priority, id) among them all (beanstalkd's); 'peek':
--- only say which job 'best' would take. Within a topic: lowest priority
--- first, FIFO by id (the members sort by id). It returns {'OK', more, job
--- reply...} where more is 1 when the topic still has ready jobs (a TTR of 0
--- deletes the job as it is popped: state 0 in the reply); in peek mode
--- {'PEEK', topic, priority, member}; otherwise {'EMPTY', ms until the
--- earliest pause with ready jobs ends, or -1}.
-local function pop_from(ts, mode)
-  local now = now_ms()
-  local pause_wait = -1
+-- Phase 3: pops. First each pop takes its members out of the ready sets
+-- (so no other pop can take them), then all their records and bodies are
+-- read at once, reserved, and written back at once.
+local picks = {} -- {op, topic, member}, in pop order
+local function pick(op, t, member)
+  picks[#picks + 1] = {op = op, t = t, member = member}
+  op.got = op.got + 1
+end
+
+-- choose takes up to want jobs for op from topics ts, in mode's order.
+local function choose(op, ts, mode, want)
   local open = {}
+  op.pause_wait = -1
   for _, t in ipairs(ts) do
     local until_ms = paused_until(t)
     if until_ms <= now then
       open[#open + 1] = t
-    elseif redis.call('ZCARD', t.ready) > 0 and (pause_wait < 0 or until_ms - now < pause_wait) then
-      pause_wait = until_ms - now
+    elseif redis.call('ZCARD', t.ready) > 0 and (op.pause_wait < 0 or until_ms - now < op.pause_wait) then
+      op.pause_wait = until_ms - now
     end
   end
-  local best, member
   if mode == 'first' or (mode == 'best' and #open == 1) then
-    -- Each topic's head is its best job, so the first head found is the answer.
+    -- Each topic's head is its best job, so take the first topics' heads.
     for _, t in ipairs(open) do
-      local head = redis.call('ZPOPMIN', t.ready)
-      if head[1] then
-        best, member = t, head[1]
-        break
-      end
+      local left = want - op.got
+      if left <= 0 then break end
+      local heads = redis.call('ZPOPMIN', t.ready, left)
+      for h = 1, #heads, 2 do pick(op, t, heads[h]) end
     end
-  else
-    local best_pri
+    return
+  end
+  while op.got < want do
+    local best, best_pri, member
     for _, t in ipairs(open) do
       local head = redis.call('ZRANGE', t.ready, 0, 0, 'WITHSCORES')
       if head[1] then
@@ -100,61 +193,91 @@ local function pop_from(ts, mode)
         end
       end
     end
-    if best and mode == 'peek' then return {'PEEK', best.name, best_pri, member} end
-    if best then redis.call('ZREM', best.ready, member) end
+    if not best then return end
+    if mode == 'peek' then
+      op.reply = {'PEEK', best.name, best_pri, member}
+      return
+    end
+    redis.call('ZREM', best.ready, member)
+    pick(op, best, member)
   end
-  if not best then return {'EMPTY', pause_wait} end
-  local r = reserve(best, member, load(member), READY, now)
-  local more = 0
-  if redis.call('ZCARD', best.ready) > 0 then more = 1 end
-  table.insert(r, 1, more)
-  table.insert(r, 1, 'OK')
-  return r
 end
 
-local function pop(ts, a) return pop_from(ts, a[1]) end
-
-local function pop_n(ts, a)
-  local out = {'JOBS', 0, 0}
-  local r
-  for _ = 1, tonumber(a[2]) do
-    r = pop_from(ts, a[1])
-    if r[1] ~= 'OK' then break end
-    out[2] = r[2]
-    out[3] = out[3] + 1
-    for i = 3, #r do out[#out + 1] = r[i] end
+local pops = {}
+for _, op in ipairs(ops) do
+  op.got = 0
+  if op.kind == 'pop' then
+    choose(op, op.ts, op.a[1], 1)
+  elseif op.kind == 'pop_n' then
+    choose(op, op.ts, op.a[1], tonumber(op.a[2]))
+  elseif op.kind == 'ack_pop' and op.acked then
+    choose(op, {unpack(op.ts, 2)}, 'first', 1)
   end
-  if out[3] == 0 then return r end
-  return out
+  if op.kind == 'pop' or op.kind == 'pop_n' or (op.kind == 'ack_pop' and op.acked) then pops[#pops + 1] = op end
+end
+if #picks > 0 then
+  local members = {}
+  for k, p in ipairs(picks) do members[k] = p.member end
+  local records = redis.call('HMGET', K_JOBS, unpack(members))
+  local bodies = redis.call('HMGET', K_BODIES, unpack(members))
+  for k, p in ipairs(picks) do
+    if not records[k] then return redis.error_reply('batch: ' .. p.member .. ' was ready but has no record') end
+    local job = cmsgpack.unpack(records[k])
+    if reserve_record(p.t, job, READY, now) then
+      gather('ZADD', p.t.reserved, job[F_DUE], p.member)
+      gather('HSET', K_JOBS, p.member, cmsgpack.pack(job))
+    else
+      gather('HDEL', K_JOBS, p.member)
+      gather('HDEL', K_BODIES, p.member)
+    end
+    p.reply = reply(p.member, job, bodies[k], now)
+  end
+  write_gathered()
+  -- more: the topic still has ready jobs after this pop (a later pick from
+  -- it in this batch says so too).
+  local left = {}
+  for k = #picks, 1, -1 do
+    local p = picks[k]
+    if left[p.t.name] == nil then
+      left[p.t.name] = redis.call('ZCARD', p.t.ready) > 0
+      p.more = left[p.t.name]
+    else
+      p.more = true
+    end
+  end
 end
 
-local function ack_pop(ts, a)
-  local acked = delete(ts, {a[1], a[2], ''})
-  if acked[1] ~= 'OK' then return acked end
-  local r = pop_from({unpack(ts, 2)}, 'first')
-  table.insert(r, 1, acked[2])
-  table.insert(r, 1, 'OK')
-  return r
+-- The pops' replies.
+local first_pick = {} -- op -> index of its first pick
+for k, p in ipairs(picks) do
+  if not first_pick[p.op] then first_pick[p.op] = k end
 end
-
-local kinds = {push = {push, 6}, delete = {delete, 3}, pop = {pop, 1}, pop_n = {pop_n, 2}, ack_pop = {ack_pop, 2}}
-
-local topics = {}
-local n = tonumber(ARGV[2])
-for i = 1, n do topics[i] = topic_keys(i, ARGV[2 + i]) end
+local function more_flag(p) if p.more then return 1 end return 0 end
+for _, op in ipairs(pops) do
+  local r = op.reply -- a PEEK reply
+  if not r then
+    if op.got == 0 then
+      r = {'EMPTY', op.pause_wait}
+    elseif op.kind == 'pop_n' then
+      local at = first_pick[op]
+      r = {'JOBS', more_flag(picks[at + op.got - 1]), op.got}
+      for k = at, at + op.got - 1 do
+        for _, v in ipairs(picks[k].reply) do r[#r + 1] = v end
+      end
+    else
+      local p = picks[first_pick[op]]
+      r = p.reply
+      table.insert(r, 1, more_flag(p))
+      table.insert(r, 1, 'OK')
+    end
+  end
+  if op.kind == 'ack_pop' then
+    table.insert(r, 1, op.cid)
+    table.insert(r, 1, 'OK')
+  end
+  op.reply = r
+end
 
 local out = {}
-local i = 3 + n
-while i <= #ARGV do
-  local kind = kinds[ARGV[i]]
-  if not kind then return redis.error_reply('batch: unknown operation ' .. tostring(ARGV[i])) end
-  local k = tonumber(ARGV[i + 1])
-  local ts = {}
-  for j = 1, k do ts[j] = topics[tonumber(ARGV[i + 1 + j])] end
-  i = i + 2 + k
-  local a = {}
-  for j = 1, kind[2] do a[j] = ARGV[i + j - 1] end
-  i = i + kind[2]
-  out[#out + 1] = kind[1](ts, a)
-end
+for k, op in ipairs(ops) do out[k] = op.reply end
 return out

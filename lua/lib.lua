@@ -167,14 +167,22 @@ local function answer(member, job)
   return r
 end
 
--- fetch loads the job named by ARGV[2], checks it belongs to the topic whose
--- keys were passed (ARGV[3]), and checks the delivery fence ARGV[4] (0: none).
--- It returns the job, or nil and the reply the script must return.
+-- refusal says why an operation on a job (nil: there is none) that names
+-- the job's topic and a delivery (attempt, 0: any) cannot go ahead: the reply
+-- the script must return, or nil.
+local function refusal(job, topic, attempt)
+  if not job then return {'NOT_FOUND'} end
+  if job[F_TOPIC] ~= topic then return {'TOPIC', job[F_TOPIC]} end
+  if attempt > 0 and attempt ~= job[F_RESERVES] then return {'STALE', job[F_RESERVES]} end
+end
+
+-- fetch loads a job for an operation that names its topic (whose keys were
+-- passed) and a delivery. It returns the job, or nil and the reply the
+-- script must return.
 local function fetch(member, topic, attempt)
   local job = load(member)
-  if not job then return nil, {'NOT_FOUND'} end
-  if job[F_TOPIC] ~= topic then return nil, {'TOPIC', job[F_TOPIC]} end
-  if attempt > 0 and attempt ~= job[F_RESERVES] then return nil, {'STALE', job[F_RESERVES]} end
+  local refused = refusal(job, topic, attempt)
+  if refused then return nil, refused end
   return job
 end
 
@@ -185,36 +193,36 @@ local function fetch_reserved(member, topic, attempt)
   return job, err
 end
 
--- reserve gives a job (just taken out of the set of state `from`) to a
--- consumer: it counts the delivery and records the reservation, or with a TTR
--- of 0 deletes the job. It returns the job reply.
-local function reserve(t, member, job, from, now)
-  local body = redis.call('HGET', K_BODIES, member)
+-- reserve_record counts a delivery of a job just taken out of the set of
+-- state `from` and records it in the job: reserved until now + TTR, or with
+-- a TTR of 0 gone (state 0). It says whether the job stays.
+local function reserve_record(t, job, from, now)
   job[F_RESERVES] = job[F_RESERVES] + 1
   count('total_reserves', 1)
   count_topic(t, 'total_reserves', 1)
   if job[F_TTR] == 0 then
     move_state(from, nil)
-    redis.call('HDEL', K_JOBS, member)
-    redis.call('HDEL', K_BODIES, member)
     job[F_STATE] = 0
-  else
-    move_state(from, RESERVED)
-    job[F_STATE] = RESERVED
-    job[F_DUE] = now + job[F_TTR]
-    redis.call('ZADD', t.reserved, job[F_DUE], member)
-    schedule(t, job[F_DUE])
-    save(member, job)
+    return false
   end
-  return reply(member, job, body, now)
+  move_state(from, RESERVED)
+  job[F_STATE] = RESERVED
+  job[F_DUE] = now + job[F_TTR]
+  schedule(t, job[F_DUE])
+  return true
 end
 
--- delete_job removes a job in any state and counts the delete.
-local function delete_job(t, member, job)
-  remove_from_state(t, member, job)
-  move_state(job[F_STATE], nil)
-  redis.call('HDEL', K_JOBS, member)
-  redis.call('HDEL', K_BODIES, member)
-  count('total_deletes', 1)
-  count_topic(t, 'total_deletes', 1)
+-- reserve gives a job (just taken out of the set of state `from`) to a
+-- consumer: it counts the delivery and records the reservation, or with a TTR
+-- of 0 deletes the job. It returns the job reply.
+local function reserve(t, member, job, from, now)
+  local body = redis.call('HGET', K_BODIES, member)
+  if reserve_record(t, job, from, now) then
+    redis.call('ZADD', t.reserved, job[F_DUE], member)
+    save(member, job)
+  else
+    redis.call('HDEL', K_JOBS, member)
+    redis.call('HDEL', K_BODIES, member)
+  end
+  return reply(member, job, body, now)
 end

@@ -214,3 +214,117 @@ func TestPopN(t *testing.T) {
 		t.Fatalf("check: %v %v", problems, err)
 	}
 }
+
+// Operations of every kind at once, with one slot so that they share
+// batches: pushes, single and batch pops, acks that pop the next, deletes of
+// jobs that do not exist, and peeks across buckets. Every job is delivered
+// exactly once and the store stays consistent.
+func TestMixedBatches(t *testing.T) {
+	p, ctx := newPoolWith(t, Options{BatchSlots: 1, MaxBatch: 16})
+	const jobs = 300
+	topics := []string{"m1", "m2", "m3"} // over several buckets
+	var wg sync.WaitGroup
+	for i := range jobs {
+		wg.Go(func() {
+			if _, err := p.Push(ctx, NewJob{Topic: topics[i%3], Body: strconv.Itoa(i), Priority: DefaultPriority, TTR: time.Minute}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	deliver := func(js ...*Job) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, j := range js {
+			seen[j.Body]++
+		}
+	}
+	for range 10 { // chained consumers: ack each job and pop the next
+		wg.Go(func() {
+			var held *Job
+			for idle := 0; idle < 20; {
+				var got Popped
+				var err error
+				if held == nil {
+					got, err = p.Pop(ctx, topics)
+				} else {
+					got, err = p.AckAndPop(ctx, held.ID, held.Attempt(), []string{held.Topic})
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if held = got.Job; held == nil {
+					idle++
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				deliver(held)
+			}
+		})
+	}
+	for range 5 { // batch consumers
+		wg.Go(func() {
+			for idle := 0; idle < 20; {
+				got, err := p.PopN(ctx, topics, 3)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got.Job == nil {
+					idle++
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				all := append([]*Job{got.Job}, got.Rest...)
+				deliver(all...)
+				for _, j := range all {
+					if err := p.Delete(ctx, j.ID, j.Attempt()); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	for i := range 20 { // noise: unknown jobs, peeks across buckets
+		wg.Go(func() {
+			if err := p.Delete(ctx, uint64(5_000_000+i*4), 0); !errors.Is(err, ErrNotFound) {
+				t.Errorf("delete of an unknown job: %v", err)
+			}
+			if _, err := p.PopBest(ctx, []string{"empty-a", "empty-b", "empty-c"}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	// Chained consumers hold their last job unacked; ack what is left.
+	for _, topic := range topics {
+		for {
+			got, err := p.Pop(ctx, []string{topic})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Job == nil {
+				break
+			}
+			deliver(got.Job)
+		}
+	}
+	if len(seen) != jobs {
+		t.Fatalf("%d distinct jobs delivered, want %d", len(seen), jobs)
+	}
+	for body, n := range seen {
+		if n != 1 {
+			t.Fatalf("job %s delivered %d times", body, n)
+		}
+	}
+	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+		t.Fatalf("check: %v %v", problems, err)
+	}
+	st := p.BatchStats()
+	t.Logf("%d operations in %d script calls", st.Ops, st.Calls)
+}

@@ -1,7 +1,7 @@
 // Command asynq measures github.com/hibiken/asynq, the Redis task queue gmq is
 // compared with, and gmq's HTTP API, in one run on one machine: asynq's
-// enqueue and processing rates, then gmq's push and full-cycle rates, with
-// the ratios. Each uses its own Redis database so neither sees the other.
+// enqueue and processing rates, then gmq's push, pop+ack and full-cycle
+// rates, one job a request and -batch jobs a request, with the ratios. Each uses its own Redis database so neither sees the other.
 //
 //	go run ./bench/asynq -redis 127.0.0.1:6379 -gmq http://127.0.0.1:8000 -jobs 20000 -clients 32
 package main
@@ -27,6 +27,7 @@ func main() {
 	jobs := flag.Int("jobs", 20000, "tasks/jobs per phase")
 	clients := flag.Int("clients", 32, "concurrent producers, and asynq's worker concurrency")
 	size := flag.Int("size", 100, "payload bytes")
+	batch := flag.Int("batch", 50, "jobs per request of gmq's batch rows (0: none)")
 	flag.Parse()
 
 	opt := asynq.RedisClientOpt{Addr: *redisAddr, DB: *db}
@@ -48,12 +49,30 @@ func main() {
 	for _, r := range results {
 		byMode[r.Mode] = r
 	}
+	if *batch > 1 {
+		results, err := load.Run(context.Background(), "gmq "+*gmqURL, load.HTTP(*gmqURL),
+			load.Options{Clients: *clients, Jobs: *jobs, Size: *size, Batch: *batch})
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, r := range results {
+			byMode[r.Mode+" batch"] = r
+		}
+	}
 	w := os.Stdout
-	fmt.Fprintf(w, "asynq enqueue      %8.0f tasks/s\n", enqueue)
-	fmt.Fprintf(w, "gmq HTTP push      %8.0f jobs/s   %.2fx asynq's enqueue\n", byMode["push"].Rate, byMode["push"].Rate/enqueue)
-	fmt.Fprintf(w, "asynq processing   %8.0f tasks/s\n", process)
-	fmt.Fprintf(w, "gmq HTTP pop+ack   %8.0f jobs/s   %.2fx asynq's processing\n", byMode["pop+ack"].Rate, byMode["pop+ack"].Rate/process)
-	fmt.Fprintf(w, "gmq HTTP cycle     %8.0f jobs/s   %.2fx asynq's processing\n", byMode["cycle"].Rate, byMode["cycle"].Rate/process)
+	line := func(name string, rate, base float64, of string) {
+		if rate > 0 {
+			fmt.Fprintf(w, "%-34s %8.0f jobs/s   %.2fx asynq's %s\n", name, rate, rate/base, of)
+		}
+	}
+	fmt.Fprintf(w, "%-34s %8.0f tasks/s\n", "asynq enqueue", enqueue)
+	line("gmq HTTP push", byMode["push"].Rate, enqueue, "enqueue")
+	line(fmt.Sprintf("gmq HTTP push, %d a request", *batch), byMode["push batch"].Rate, enqueue, "enqueue")
+	fmt.Fprintf(w, "%-34s %8.0f tasks/s\n", "asynq processing", process)
+	line("gmq HTTP pop+ack", byMode["pop+ack"].Rate, process, "processing")
+	line(fmt.Sprintf("gmq HTTP pop+ack, %d a request", *batch), byMode["pop+ack batch"].Rate, process, "processing")
+	line("gmq HTTP cycle", byMode["cycle"].Rate, process, "processing")
+	line(fmt.Sprintf("gmq HTTP cycle, %d a request", *batch), byMode["cycle batch"].Rate, process, "processing")
 }
 
 // asynqEnqueue enqueues n tasks from the given number of goroutines.
