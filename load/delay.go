@@ -19,7 +19,8 @@ type DelayOptions struct {
 	Duration           time.Duration
 	MinDelay, MaxDelay time.Duration
 	Consumers          int
-	// Batch is how many jobs a producer pushes per request (1: one each).
+	// Batch is how many jobs a producer pushes, and a consumer pops, per
+	// request (1: one each).
 	Batch int
 }
 
@@ -54,37 +55,25 @@ func RunDelay(ctx context.Context, baseURL string, opts DelayOptions) (DelayResu
 	early := 0
 	errs := make(chan error, opts.Consumers+1)
 	var consumers sync.WaitGroup
+	record := func(job *client.Job) {
+		if job.Due == nil {
+			return
+		}
+		reservedAt := job.Due.Add(-time.Duration(job.TTR * float64(time.Second)))
+		dueAt := job.Created.Add(time.Duration(job.Delay * float64(time.Second)))
+		mu.Lock()
+		if d := reservedAt.Sub(dueAt); d < 0 {
+			early++
+		} else {
+			late = append(late, d)
+		}
+		mu.Unlock()
+		received.Add(1)
+	}
 	for range opts.Consumers {
 		consumers.Go(func() {
-			// Each ack carries the next pop, as gmq's consumers do.
-			var job *client.Job
-			for ctx.Err() == nil {
-				var err error
-				if job == nil {
-					job, err = c.Pop(ctx, []string{topic}, 2*time.Second)
-				} else {
-					job, err = c.AckAndPop(ctx, job.ID, job.Attempt, []string{topic}, 2*time.Second)
-				}
-				if err != nil {
-					if ctx.Err() == nil {
-						errs <- fmt.Errorf("pop: %w", err)
-					}
-					return
-				}
-				if job == nil || job.Due == nil {
-					job = nil
-					continue
-				}
-				reservedAt := job.Due.Add(-time.Duration(job.TTR * float64(time.Second)))
-				dueAt := job.Created.Add(time.Duration(job.Delay * float64(time.Second)))
-				mu.Lock()
-				if d := reservedAt.Sub(dueAt); d < 0 {
-					early++
-				} else {
-					late = append(late, d)
-				}
-				mu.Unlock()
-				received.Add(1)
+			if err := consume(ctx, c, topic, max(opts.Batch, 1), record); err != nil && ctx.Err() == nil {
+				errs <- err
 			}
 		})
 	}
@@ -115,6 +104,47 @@ func RunDelay(ctx context.Context, baseURL string, opts DelayOptions) (DelayResu
 	slices.Sort(late)
 	return DelayResult{Jobs: int(pushed.Load()), Early: early, P50: percentile(late, 0.5), P99: percentile(late, 0.99),
 		Max: percentile(late, 1), PushRate: float64(pushed.Load()) / pushSeconds, Consumers: opts.Consumers}, nil
+}
+
+// consume pops jobs of topic until ctx ends and hands each to record. Each
+// ack carries the next pop, as gmq's consumers do; with batch > 1 it pops
+// and acks up to batch jobs a request.
+func consume(ctx context.Context, c *client.Client, topic string, batch int, record func(*client.Job)) error {
+	topics := []string{topic}
+	var held []client.Job
+	for ctx.Err() == nil {
+		var jobs []client.Job
+		var err error
+		switch {
+		case batch > 1 && len(held) > 0:
+			var acked client.Acked
+			acked, err = c.AckMany(ctx, held, topics, batch, 2*time.Second)
+			if err == nil && len(acked.Failed) > 0 {
+				err = fmt.Errorf("ack: %s", acked.Failed[0].Error)
+			}
+			jobs = acked.Next
+		case batch > 1:
+			jobs, err = c.PopMany(ctx, topics, batch, 2*time.Second)
+		default:
+			var job *client.Job
+			if len(held) == 0 {
+				job, err = c.Pop(ctx, topics, 2*time.Second)
+			} else {
+				job, err = c.AckAndPop(ctx, held[0].ID, held[0].Attempt, topics, 2*time.Second)
+			}
+			if job != nil {
+				jobs = []client.Job{*job}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("pop: %w", err)
+		}
+		for i := range jobs {
+			record(&jobs[i])
+		}
+		held = jobs
+	}
+	return nil
 }
 
 // pushAtRate pushes opts.Rate delayed jobs a second for opts.Duration, in
