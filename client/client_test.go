@@ -102,6 +102,28 @@ func TestGoClientBatches(t *testing.T) {
 	}
 }
 
+// The Python and PHP clients' batch pop and batch ack, against a live broker.
+func TestOtherClientsBatches(t *testing.T) {
+	b := broker(t)
+	for _, c := range []struct{ lang, require, script, dir string }{
+		{"python3", "GMQ_REQUIRE_PYTHON", "testdata/batch.py", "../clients/python"},
+		{"php", "GMQ_REQUIRE_PHP", "testdata/batch.php", "../clients/php"},
+	} {
+		t.Run(c.lang, func(t *testing.T) {
+			if _, err := exec.LookPath(c.lang); err != nil {
+				if os.Getenv(c.require) == "1" {
+					t.Fatalf("%s not found", c.lang)
+				}
+				t.Skipf("%s not found", c.lang)
+			}
+			out, err := exec.Command(c.lang, c.script, b.URL, "batch-"+c.lang, c.dir).CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != "ok" {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
+
 // The producer and consumer examples of every client run as the README shows
 // them, against a live broker.
 func TestExamples(t *testing.T) {

@@ -57,6 +57,26 @@ final class GmqClient
         return $this->call($this->jobPath($id, 'ack'), $payload, $timeout);
     }
 
+    /** Reserves up to $count jobs: waits up to $timeout seconds for one, then takes as many as are ready; [] if none came. */
+    public function popMany(array $topics, int $count, float $timeout = 0): array
+    {
+        $answer = $this->call('/api/v1/pop', ['topics' => array_values($topics), 'count' => $count, 'timeout' => $timeout], $timeout);
+        return $answer['jobs'] ?? [];
+    }
+
+    /**
+     * Finishes popped jobs (each fenced by its attempt) in one request and, with $count > 0, pops up to $count more.
+     * Returns the answer: 'acked' (ids), 'failed' ([id, status, error]) and, with $count, 'jobs'.
+     */
+    public function ackMany(array $jobs, array $topics = [], int $count = 0, float $timeout = 0): array
+    {
+        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id'], 'attempt' => $j['attempt'] ?? 0], array_values($jobs))];
+        if ($count > 0) {
+            $payload['next'] = ['topics' => array_values($topics), 'count' => $count, 'timeout' => $timeout];
+        }
+        return $this->call('/api/v1/ack', $payload, $timeout);
+    }
+
     /** Gives a popped job back, ready again after $delay seconds. */
     public function release(string $id, int $attempt = 0, float $delay = 0, ?int $priority = null): array
     {

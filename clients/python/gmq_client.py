@@ -51,6 +51,22 @@ class Client:
         payload = {"attempt": attempt, "next": {"topics": list(topics), "timeout": timeout}}
         return self._call("POST", _job_path(job_id, "ack"), payload, wait=timeout)
 
+    def pop_many(self, topics, count, timeout=0):
+        """Reserve up to count jobs: wait up to timeout seconds for one, then
+        take as many as are ready. Returns a list (empty when none came)."""
+        payload = {"topics": list(topics), "count": count, "timeout": timeout}
+        answer = self._call("POST", "/api/v1/pop", payload, wait=timeout)
+        return answer["jobs"] if answer else []
+
+    def ack_many(self, jobs, topics=None, count=0, timeout=0):
+        """Finish popped jobs (each fenced by its attempt) in one request and,
+        with count > 0, pop up to count more. Returns the answer: "acked"
+        (ids), "failed" ([{"id", "status", "error"}]) and, with count, "jobs"."""
+        payload = {"jobs": [{"id": j["id"], "attempt": j.get("attempt", 0)} for j in jobs]}
+        if count > 0:
+            payload["next"] = {"topics": list(topics or []), "count": count, "timeout": timeout}
+        return self._call("POST", "/api/v1/ack", payload, wait=timeout)
+
     def release(self, job_id, attempt=0, delay=0, priority=None):
         """Give a popped job back, ready again after delay seconds."""
         args = {"attempt": attempt, "delay": delay}

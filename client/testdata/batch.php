@@ -1,0 +1,18 @@
+<?php
+// Batch pop and batch ack through the PHP client: argv = base URL, topic, client dir.
+require $argv[3] . '/GmqClient.php';
+
+$c = new GmqClient($argv[1]);
+$topic = $argv[2];
+$c->pushBatch(array_map(fn ($i) => ['topic' => $topic, 'body' => (string) $i], range(0, 4)));
+$jobs = $c->popMany([$topic], 3, 1);
+(array_column($jobs, 'body') === ['0', '1', '2']) or exit("pop 3: " . json_encode($jobs) . "\n");
+$stale = $jobs[2];
+$stale['attempt'] = 9;
+$answer = $c->ackMany([$jobs[0], $jobs[1], $stale], [$topic], 10, 1);
+(count($answer['acked']) === 2 && $answer['failed'][0]['status'] === 409) or exit("ack 3: " . json_encode($answer) . "\n");
+(array_column($answer['jobs'], 'body') === ['3', '4']) or exit("next: " . json_encode($answer) . "\n");
+$answer = $c->ackMany(array_merge($answer['jobs'], [$jobs[2]]));
+(count($answer['acked']) === 3 && $answer['failed'] === []) or exit("ack the rest: " . json_encode($answer) . "\n");
+($c->popMany([$topic], 3, 0.1) === []) or exit("pop of an empty topic\n");
+echo "ok\n";

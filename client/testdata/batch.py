@@ -1,0 +1,19 @@
+"""Batch pop and batch ack through the Python client: argv = base URL, topic."""
+import sys
+
+sys.path.insert(0, sys.argv[3])
+from gmq_client import Client
+
+c = Client(sys.argv[1])
+topic = sys.argv[2]
+c.push_batch([{"topic": topic, "body": str(i)} for i in range(5)])
+jobs = c.pop_many([topic], 3, timeout=1)
+assert [j["body"] for j in jobs] == ["0", "1", "2"], jobs
+stale = dict(jobs[2], attempt=9)
+answer = c.ack_many([jobs[0], jobs[1], stale], [topic], count=10, timeout=1)
+assert len(answer["acked"]) == 2 and answer["failed"][0]["status"] == 409, answer
+assert [j["body"] for j in answer["jobs"]] == ["3", "4"], answer
+answer = c.ack_many(answer["jobs"] + [jobs[2]])
+assert len(answer["acked"]) == 3 and not answer["failed"], answer
+assert c.pop_many([topic], 3, timeout=0.1) == []
+print("ok")
