@@ -16,6 +16,9 @@ type ServerStats struct {
 	Waiting int // consumers waiting in a long poll on this broker
 	Topics  int
 	Buckets int
+	// Batched says how many pushes, pops and acks this broker sent to Redis
+	// in how many script calls since it started.
+	Batched pool.BatchStats
 }
 
 // Stats reads the server-wide counts.
@@ -29,7 +32,7 @@ func (d *Dispatcher) Stats(ctx context.Context) (ServerStats, error) {
 		return ServerStats{}, err
 	}
 	return ServerStats{Counters: c, Uptime: time.Since(d.started), Waiting: d.waiters.len(),
-		Topics: topics, Buckets: d.pool.Buckets()}, nil
+		Topics: topics, Buckets: d.pool.Buckets(), Batched: d.pool.BatchStats()}, nil
 }
 
 // TopicStats reads one topic (pool.ErrNotFound if unknown).

@@ -135,6 +135,8 @@ func (s *Server) stats(c *gin.Context) {
 		"total_timeouts": st.Timeouts, "total_releases": st.Releases, "total_buries": st.Buries,
 		"total_kicks": st.Kicks, "total_touches": st.Touches,
 		"connections": s.connections(),
+		// This broker's pushes, pops and acks and the script calls that carried them.
+		"batched_operations": st.Batched.Ops, "batch_script_calls": st.Batched.Calls,
 	})
 }
 

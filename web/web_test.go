@@ -102,6 +102,10 @@ func TestJobLifecycleOverHTTP(t *testing.T) {
 	if stats["total_jobs"] != 1.0 || stats["total_deletes"] != 1.0 || stats["total_reserves"] != 3.0 {
 		t.Fatalf("stats %v", stats)
 	}
+	// push, three pops, a stale ack and an ack went through the batches (and the empty pops).
+	if ops, calls := stats["batched_operations"].(float64), stats["batch_script_calls"].(float64); ops < 6 || calls < 1 || calls > ops {
+		t.Fatalf("batch stats %v", stats)
+	}
 	_ = job
 }
 
