@@ -106,7 +106,9 @@ func (bt *batcher) serve() {
 	n := min(len(bt.queue), bt.pool.opts.MaxBatch)
 	batch := make([]*op, n)
 	copy(batch, bt.queue)
-	bt.queue = append(bt.queue[:0], bt.queue[n:]...)
+	rest := copy(bt.queue, bt.queue[n:])
+	clear(bt.queue[rest:]) // hold no finished operation
+	bt.queue = bt.queue[:rest]
 	bt.mu.Unlock()
 
 	if n > 0 {
