@@ -31,7 +31,7 @@ func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
 		for end < len(topics) && p.keys.bucketOf(topics[end]) == b {
 			end++
 		}
-		reply, err := p.popScript(ctx, "first", b, topics[start:end])
+		reply, err := p.popOp(ctx, "first", b, topics[start:end])
 		if err != nil {
 			return Popped{}, err
 		}
@@ -129,7 +129,7 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 			var bestMember string
 			found := false
 			for _, g := range order {
-				reply, err := p.popScript(ctx, "peek", g, groups[g])
+				reply, err := p.popOp(ctx, "peek", g, groups[g])
 				if err != nil {
 					return Popped{}, err
 				}
@@ -146,7 +146,7 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 				return Popped{PauseWait: max(pauseWait, 0)}, nil
 			}
 		}
-		reply, err := p.popScript(ctx, "best", b, groups[b])
+		reply, err := p.popOp(ctx, "best", b, groups[b])
 		if err != nil {
 			return Popped{}, err
 		}
@@ -160,7 +160,9 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 	return Popped{}, nil // lost every race: the caller waits and tries again
 }
 
-func (p *Pool) popScript(ctx context.Context, mode string, b int, group []string) ([]rueidis.RedisMessage, error) {
+// popOp is one pop in bucket b's batch, in mode ('first', 'best', 'peek')
+// over a group of the bucket's topics.
+func (p *Pool) popOp(ctx context.Context, mode string, b int, group []string) ([]rueidis.RedisMessage, error) {
 	reply, err := p.batch(ctx, b, "pop", group, mode)
 	return reply, wrapRedis("pop", err)
 }
