@@ -50,6 +50,16 @@ local function write_gathered()
   gathered, gathered_at = {}, {}
 end
 
+-- hmget reads the fields of hash key, in chunks (Lua's unpack is bounded).
+local function hmget(key, fields)
+  local out = {}
+  for from = 1, #fields, 1000 do
+    local got = redis.call('HMGET', key, unpack(fields, from, math.min(from + 999, #fields)))
+    for k = 1, #got do out[from + k - 1] = got[k] end
+  end
+  return out
+end
+
 local paused = {} -- topic name -> paused_until ms, read once per call
 local function paused_until(t)
   local ms = paused[t.name]
@@ -87,7 +97,7 @@ end
 if #pushes > 0 then
   local members = {}
   for k, op in ipairs(pushes) do members[k] = op.a[1] end
-  local taken = redis.call('HMGET', K_JOBS, unpack(members))
+  local taken = hmget(K_JOBS, members)
   local listed, seen = {}, {}
   for k, op in ipairs(pushes) do
     local t, a, member = op.ts[1], op.a, op.a[1]
@@ -126,7 +136,7 @@ end
 if #deletes > 0 then
   local members = {}
   for k, op in ipairs(deletes) do members[k] = op.a[1] end
-  local records = redis.call('HMGET', K_JOBS, unpack(members))
+  local records = hmget(K_JOBS, members)
   local gone = {}
   for k, op in ipairs(deletes) do
     local t, member, attempt = op.ts[1], op.a[1], tonumber(op.a[2])
@@ -218,8 +228,8 @@ end
 if #picks > 0 then
   local members = {}
   for k, p in ipairs(picks) do members[k] = p.member end
-  local records = redis.call('HMGET', K_JOBS, unpack(members))
-  local bodies = redis.call('HMGET', K_BODIES, unpack(members))
+  local records = hmget(K_JOBS, members)
+  local bodies = hmget(K_BODIES, members)
   for k, p in ipairs(picks) do
     if not records[k] then return redis.error_reply('batch: ' .. p.member .. ' was ready but has no record') end
     local job = cmsgpack.unpack(records[k])

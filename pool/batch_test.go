@@ -328,3 +328,45 @@ func TestMixedBatches(t *testing.T) {
 	st := p.BatchStats()
 	t.Logf("%d operations in %d script calls", st.Ops, st.Calls)
 }
+
+// Many batch pops in shared script calls take thousands of jobs in one call;
+// each job goes to one caller.
+func TestLargeBatches(t *testing.T) {
+	p, ctx := newPoolWith(t, Options{BatchSlots: 1})
+	const jobs, callers = 3000, 30
+	batch := make([]NewJob, jobs)
+	for i := range batch {
+		batch[i] = NewJob{Topic: "large", Body: strconv.Itoa(i), Priority: DefaultPriority, TTR: time.Minute}
+	}
+	if _, errs := p.PushBatch(ctx, batch); errors.Join(errs...) != nil {
+		t.Fatal(errors.Join(errs...))
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	for range callers {
+		wg.Go(func() {
+			got, err := p.PopN(ctx, []string{"large"}, jobs/callers)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, j := range append([]*Job{got.Job}, got.Rest...) {
+				if j == nil || seen[j.Body] {
+					t.Errorf("job %+v missing or popped twice", j)
+					return
+				}
+				seen[j.Body] = true
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != jobs {
+		t.Fatalf("%d jobs popped, want %d", len(seen), jobs)
+	}
+	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+		t.Fatalf("check: %v %v", problems, err)
+	}
+}
