@@ -110,13 +110,7 @@ if #pushes > 0 then
       settle(job, delay, now)
       gather('HSET', K_JOBS, member, cmsgpack.pack(job))
       gather('HSET', K_BODIES, member, a[5])
-      if job[F_STATE] == DELAYED then
-        gather('ZADD', t.delayed, job[F_DUE], member)
-        schedule(t, job[F_DUE])
-      else
-        gather('ZADD', t.ready, job[F_PRI], member)
-        wake(t, 1)
-      end
+      enter(t, member, job, gather)
       listed[t.name] = true
       count('total_jobs', 1)
       count_topic(t, 'total_jobs', 1)
@@ -148,12 +142,7 @@ if #deletes > 0 then
       op.reply = refused
     else
       gone[member] = true
-      gather('ZREM', t[STATE_SET[job[F_STATE]]], member)
-      gather('HDEL', K_JOBS, member)
-      gather('HDEL', K_BODIES, member)
-      move_state(job[F_STATE], nil)
-      count('total_deletes', 1)
-      count_topic(t, 'total_deletes', 1)
+      delete_job(t, member, job, gather)
       op.acked, op.cid = true, job[F_CID]
       if op.kind == 'delete' then op.reply = {'OK', job[F_CID]} end
     end
@@ -233,13 +222,7 @@ if #picks > 0 then
   for k, p in ipairs(picks) do
     if not records[k] then return redis.error_reply('batch: ' .. p.member .. ' was ready but has no record') end
     local job = cmsgpack.unpack(records[k])
-    if reserve_record(p.t, job, READY, now) then
-      gather('ZADD', p.t.reserved, job[F_DUE], p.member)
-      gather('HSET', K_JOBS, p.member, cmsgpack.pack(job))
-    else
-      gather('HDEL', K_JOBS, p.member)
-      gather('HDEL', K_BODIES, p.member)
-    end
+    reserve_record(p.t, p.member, job, READY, now, gather)
     p.reply = reply(p.member, job, bodies[k], now)
   end
   write_gathered()

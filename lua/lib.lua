@@ -134,14 +134,19 @@ local function settle(job, delay, now)
   end
 end
 
+-- The helpers that take `write` make their writes through it: redis.call
+-- when it is nil, or batch.lua's gather, which turns many jobs' writes into
+-- one command per key.
+
 -- enter adds a settled job to its state's set: a delayed one schedules its
 -- bucket's timer, a ready one is announced.
-local function enter(t, member, job)
+local function enter(t, member, job, write)
+  write = write or redis.call
   if job[F_STATE] == DELAYED then
-    redis.call('ZADD', t.delayed, job[F_DUE], member)
+    write('ZADD', t.delayed, job[F_DUE], member)
     schedule(t, job[F_DUE])
   else
-    redis.call('ZADD', t.ready, job[F_PRI], member)
+    write('ZADD', t.ready, job[F_PRI], member)
     wake(t, 1)
   end
 end
@@ -194,35 +199,43 @@ local function fetch_reserved(member, topic, attempt)
 end
 
 -- reserve_record counts a delivery of a job just taken out of the set of
--- state `from` and records it in the job: reserved until now + TTR, or with
--- a TTR of 0 gone (state 0). It says whether the job stays.
-local function reserve_record(t, job, from, now)
+-- state `from` and records it: reserved until now + TTR, or with a TTR of 0
+-- deleted (state 0 in the job). The caller reads the body first.
+local function reserve_record(t, member, job, from, now, write)
+  write = write or redis.call
   job[F_RESERVES] = job[F_RESERVES] + 1
   count('total_reserves', 1)
   count_topic(t, 'total_reserves', 1)
   if job[F_TTR] == 0 then
     move_state(from, nil)
     job[F_STATE] = 0
-    return false
+    write('HDEL', K_JOBS, member)
+    write('HDEL', K_BODIES, member)
+    return
   end
   move_state(from, RESERVED)
   job[F_STATE] = RESERVED
   job[F_DUE] = now + job[F_TTR]
   schedule(t, job[F_DUE])
-  return true
+  write('ZADD', t.reserved, job[F_DUE], member)
+  write('HSET', K_JOBS, member, cmsgpack.pack(job))
 end
 
 -- reserve gives a job (just taken out of the set of state `from`) to a
--- consumer: it counts the delivery and records the reservation, or with a TTR
--- of 0 deletes the job. It returns the job reply.
+-- consumer and returns the job reply.
 local function reserve(t, member, job, from, now)
   local body = redis.call('HGET', K_BODIES, member)
-  if reserve_record(t, job, from, now) then
-    redis.call('ZADD', t.reserved, job[F_DUE], member)
-    save(member, job)
-  else
-    redis.call('HDEL', K_JOBS, member)
-    redis.call('HDEL', K_BODIES, member)
-  end
+  reserve_record(t, member, job, from, now)
   return reply(member, job, body, now)
+end
+
+-- delete_job removes a job in any state and counts the delete.
+local function delete_job(t, member, job, write)
+  write = write or redis.call
+  write('ZREM', t[STATE_SET[job[F_STATE]]], member)
+  write('HDEL', K_JOBS, member)
+  write('HDEL', K_BODIES, member)
+  move_state(job[F_STATE], nil)
+  count('total_deletes', 1)
+  count_topic(t, 'total_deletes', 1)
 end
