@@ -287,23 +287,9 @@ func BenchmarkHTTPPopAckChained(b *testing.B) {
 	br, _ := newBroker(b)
 	fill(b, br.Pool, b.N+*clientsArg)
 	dial := load.HTTPChained(br.URL)
-	b.SetParallelism(max(*clientsArg/runtime.GOMAXPROCS(0), 1))
 	b.ResetTimer()
 	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		c, err := dial("bench")
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		defer c.Close()
-		for pb.Next() {
-			if err := c.PopAck(context.Background(), 1); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
+	runClients(b, dial, func(c load.Client) error { return c.PopAck(context.Background(), 1) })
 	report(b, start, b.N, 1) // ack and pop are one script when they share a bucket
 }
 

@@ -8,28 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gmq/gmq/internal/redistest"
-	"github.com/redis/rueidis"
 )
-
-// newPoolWith is newPool with the batching options of opts.
-func newPoolWith(t *testing.T, opts Options) (*Pool, context.Context) {
-	t.Helper()
-	redis.Flush(t)
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redis.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	opts.Prefix, opts.Buckets, opts.Origin, opts.TickBatch = "gmq", 4, "test", 10
-	p := New(client, opts)
-	ctx := redistest.Context(t)
-	if err := p.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return p, ctx
-}
 
 // Many callers at once, each with its own outcome, get their own replies
 // whether their operations go alone or in batches: every job is pushed,

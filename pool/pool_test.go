@@ -18,7 +18,10 @@ func TestMain(m *testing.M) {
 }
 
 // newPool returns a pool over the flushed test Redis.
-func newPool(t *testing.T) (*Pool, context.Context) {
+func newPool(t *testing.T) (*Pool, context.Context) { return newPoolWith(t, Options{}) }
+
+// newPoolWith is newPool with the batching options of opts.
+func newPoolWith(t *testing.T, opts Options) (*Pool, context.Context) {
 	t.Helper()
 	redis.Flush(t)
 	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redis.Addr}, DisableCache: true})
@@ -26,7 +29,8 @@ func newPool(t *testing.T) (*Pool, context.Context) {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	p := New(client, Options{Prefix: "gmq", Buckets: 4, Origin: "test", TickBatch: 10})
+	opts.Prefix, opts.Buckets, opts.Origin, opts.TickBatch = "gmq", 4, "test", 10
+	p := New(client, opts)
 	ctx := redistest.Context(t)
 	if err := p.Init(ctx); err != nil {
 		t.Fatal(err)
