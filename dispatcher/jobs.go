@@ -80,7 +80,7 @@ func (d *Dispatcher) validate(j pool.NewJob) error {
 // a timeout it waits for one (no Redis connection is held while waiting) and
 // returns nil, nil when the time is up.
 func (d *Dispatcher) Pop(ctx context.Context, topics []string, timeout time.Duration) (*pool.Job, error) {
-	got, err := d.wait(ctx, topics, timeout, d.pool.Pop)
+	got, err := d.wait(ctx, topics, timeout, false, d.pool.Pop)
 	return got.Job, err
 }
 
@@ -90,7 +90,7 @@ func (d *Dispatcher) PopMany(ctx context.Context, topics []string, n int, timeou
 	if n < 1 {
 		return nil, fmt.Errorf("%w: a pop takes at least 1 job, asked for %d", pool.ErrInvalid, n)
 	}
-	got, err := d.wait(ctx, topics, timeout, func(ctx context.Context, topics []string) (pool.Popped, error) {
+	got, err := d.wait(ctx, topics, timeout, false, func(ctx context.Context, topics []string) (pool.Popped, error) {
 		return d.pool.PopN(ctx, topics, n)
 	})
 	if err != nil || got.Job == nil {
@@ -102,24 +102,31 @@ func (d *Dispatcher) PopMany(ctx context.Context, topics []string, n int, timeou
 // Reserve is Pop in beanstalkd's order: the ready job with the lowest
 // (priority, id) among all the topics, whatever their order.
 func (d *Dispatcher) Reserve(ctx context.Context, topics []string, timeout time.Duration) (*pool.Job, error) {
-	got, err := d.wait(ctx, topics, timeout, d.pool.PopBest)
+	got, err := d.wait(ctx, topics, timeout, false, d.pool.PopBest)
 	return got.Job, err
 }
 
 // wait runs a pop, waiting up to timeout for a job when there is none.
-func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Duration,
+// waited says the caller has just looked and found none (an ack-and-pop), so
+// the first look can be skipped.
+func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Duration, waited bool,
 	pop func(context.Context, []string) (pool.Popped, error)) (pool.Popped, error) {
 	topics, err := d.checkTopics(topics)
 	if err != nil {
 		return pool.Popped{}, err
 	}
 	timeout = min(timeout, d.opts.MaxPopTimeout)
-	if timeout <= 0 {
+	if timeout <= 0 || !waited {
+		// A job ready now needs no waiting: pop before registering as a
+		// waiter (the loop below looks again after registering, so a job
+		// made ready in between is not missed).
 		got, err := pop(ctx, topics)
-		if err == nil && got.More {
-			d.waiters.notify(got.Last().Topic, 1)
+		if err != nil || got.Job != nil || timeout <= 0 {
+			if err == nil && got.More {
+				d.waiters.notify(got.Last().Topic, 1)
+			}
+			return got, err
 		}
-		return got, err
 	}
 	if n := d.waiters.len(); d.opts.MaxWaiting > 0 && n >= d.opts.MaxWaiting {
 		return pool.Popped{}, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", ErrTooManyWaiting, n, d.opts.MaxWaiting)
@@ -234,7 +241,8 @@ func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topi
 	if timeout <= 0 {
 		return nil, nil
 	}
-	return d.Pop(ctx, topics, timeout) // nothing ready: wait as a pop does
+	got, err = d.wait(ctx, topics, timeout, true, d.pool.Pop) // nothing ready: wait as a pop does
+	return got.Job, err
 }
 
 // Delete removes a job in any state.
