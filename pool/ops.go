@@ -22,7 +22,9 @@ type Popped struct {
 // Pop reserves the best ready job of the first listed topic that has one: the
 // lowest priority number, FIFO within a priority. With a TTR of 0 the job is
 // deleted as it is popped. Topics in one bucket are tried in one script; a
-// list spanning buckets takes one script per run of same-bucket topics.
+// list spanning buckets takes one script per run of same-bucket topics. It is
+// not PopN(1): that measured 5-10% slower on the store's pop + ack (its
+// reply is built and parsed as a list of jobs).
 func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
 	pauseWait := time.Duration(-1)
 	for start := 0; start < len(topics); {
