@@ -99,18 +99,7 @@ func (h *httpClient) PopAck(ctx context.Context, n int) error {
 
 func (h *httpClient) popAckBatch(ctx context.Context, n int) error {
 	for got := 0; got < n; {
-		var jobs []client.Job
-		var err error
-		if len(h.held) > 0 {
-			var acked client.Acked
-			acked, err = h.c.AckMany(ctx, h.held, []string{h.topic}, n-got, 10*time.Second)
-			if err == nil && len(acked.Failed) > 0 {
-				err = fmt.Errorf("ack: %s", acked.Failed[0].Error)
-			}
-			jobs = acked.Next
-		} else {
-			jobs, err = h.c.PopMany(ctx, []string{h.topic}, n-got, 10*time.Second)
-		}
+		jobs, err := nextBatch(ctx, h.c, h.held, []string{h.topic}, n-got, 10*time.Second)
 		if err != nil {
 			return err
 		}
@@ -121,6 +110,20 @@ func (h *httpClient) popAckBatch(ctx context.Context, n int) error {
 		got += len(jobs)
 	}
 	return nil
+}
+
+// nextBatch is a batch consumer's request: it acks the jobs held (all must
+// be acked) and pops up to n more, or with none held only pops, waiting up
+// to wait for the first.
+func nextBatch(ctx context.Context, c *client.Client, held []client.Job, topics []string, n int, wait time.Duration) ([]client.Job, error) {
+	if len(held) == 0 {
+		return c.PopMany(ctx, topics, n, wait)
+	}
+	acked, err := c.AckMany(ctx, held, topics, n, wait)
+	if err == nil && len(acked.Failed) > 0 {
+		err = fmt.Errorf("ack %s: %d %s", acked.Failed[0].ID, acked.Failed[0].Status, acked.Failed[0].Error)
+	}
+	return acked.Next, err
 }
 
 // Close acks the batch still held.

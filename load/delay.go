@@ -116,15 +116,8 @@ func consume(ctx context.Context, c *client.Client, topic string, batch int, rec
 		var jobs []client.Job
 		var err error
 		switch {
-		case batch > 1 && len(held) > 0:
-			var acked client.Acked
-			acked, err = c.AckMany(ctx, held, topics, batch, 2*time.Second)
-			if err == nil && len(acked.Failed) > 0 {
-				err = fmt.Errorf("ack: %s", acked.Failed[0].Error)
-			}
-			jobs = acked.Next
 		case batch > 1:
-			jobs, err = c.PopMany(ctx, topics, batch, 2*time.Second)
+			jobs, err = nextBatch(ctx, c, held, topics, batch, 2*time.Second)
 		default:
 			var job *client.Job
 			if len(held) == 0 {
