@@ -42,6 +42,21 @@ func chaosSettings(t *testing.T) (jobs int, every time.Duration) {
 	return jobs, every
 }
 
+// chaosStall is how long TestChaosRedisStalled freezes Redis (GMQ_CHAOS_STALL).
+// 8 s with the default 5 s request timeout is the window where a retried push
+// used to get a false 409: its first try answered 503 but its claim of the
+// client id ran when Redis came back, while the retry was still waiting.
+func chaosStall(t *testing.T) time.Duration {
+	if v := os.Getenv("GMQ_CHAOS_STALL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("GMQ_CHAOS_STALL=%q: %v", v, err)
+		}
+		return d
+	}
+	return 8 * time.Second
+}
+
 func TestChaosBrokerKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test")
@@ -65,6 +80,23 @@ func TestChaosRedisRestarted(t *testing.T) {
 		srv.Terminate()
 		time.Sleep(300 * time.Millisecond) // clients see 503s meanwhile
 		if err := srv.StartAgain(); err != nil {
+			t.Error(err)
+		}
+	}, true)
+}
+
+// Redis frozen (SIGSTOP) for several seconds under load, with client ids on
+// and producers taking a 409 as "already stored", as the README tells them:
+// no job may be lost, so a 409 must only ever be said for a job that exists.
+func TestChaosRedisStalled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test")
+	}
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	stall := chaosStall(t)
+	runChaos(t, b, srv, func() {
+		if err := srv.Stall(stall); err != nil {
 			t.Error(err)
 		}
 	}, true)

@@ -218,7 +218,8 @@ func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
 
 // AckAndPop acks one job and pops the next from topics, waiting up to
 // timeout: a consumer's "done with that, give me the next" in one request
-// (kestrel's close/open). If the ack fails nothing is popped.
+// (kestrel's close/open). If the ack fails nothing is popped; if what follows
+// a successful ack fails, the error is a *pool.AckedError.
 func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topics []string, timeout time.Duration) (*pool.Job, error) {
 	topics, err := d.checkTopics(topics)
 	if err != nil {
@@ -242,7 +243,10 @@ func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topi
 		return nil, nil
 	}
 	got, err = d.wait(ctx, topics, timeout, true, d.pool.Pop) // nothing ready: wait as a pop does
-	return got.Job, err
+	if err != nil {
+		return nil, &pool.AckedError{Err: err}
+	}
+	return got.Job, nil
 }
 
 // Delete removes a job in any state.

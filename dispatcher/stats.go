@@ -19,6 +19,9 @@ type ServerStats struct {
 	// Batched says how many pushes, pops and acks this broker sent to Redis
 	// in how many script calls since it started.
 	Batched pool.BatchStats
+	// LeftAliases counts client ids this broker could not drop after their
+	// job was deleted (a Redis fault between the two steps; harmless).
+	LeftAliases int64
 }
 
 // Stats reads the server-wide counts.
@@ -32,7 +35,8 @@ func (d *Dispatcher) Stats(ctx context.Context) (ServerStats, error) {
 		return ServerStats{}, err
 	}
 	return ServerStats{Counters: c, Uptime: time.Since(d.started), Waiting: d.waiters.len(),
-		Topics: topics, Buckets: d.pool.Buckets(), Batched: d.pool.BatchStats()}, nil
+		Topics: topics, Buckets: d.pool.Buckets(), Batched: d.pool.BatchStats(),
+		LeftAliases: d.pool.LeftAliases()}, nil
 }
 
 // TopicStats reads one topic (pool.ErrNotFound if unknown).

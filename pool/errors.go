@@ -21,8 +21,15 @@ var (
 	ErrNotReserved = errors.New("job is not in a state that allows this")
 	// ErrInvalid: an argument breaks a rule (topic name, id, limits).
 	ErrInvalid = errors.New("invalid")
-	// ErrUnavailable: Redis could not be reached or is not serving yet; retry later.
+	// ErrUnavailable: Redis could not be reached, did not answer in time or is
+	// not serving yet; retry later.
 	ErrUnavailable = errors.New("redis unavailable")
+	// ErrOutOfMemory: Redis is at its maxmemory and refuses writes that would
+	// grow it; retry later (pops and acks still work: they free memory).
+	ErrOutOfMemory = errors.New("redis is out of memory")
+	// ErrBusy: the outcome could not be settled now (e.g. a client id kept
+	// changing hands between pushes racing for it); retry.
+	ErrBusy = errors.New("busy")
 )
 
 // StateError says which state made an operation impossible.
@@ -48,6 +55,16 @@ func (e *StaleError) Error() string {
 // Unwrap lets errors.Is(err, ErrStale) match.
 func (e *StaleError) Unwrap() error { return ErrStale }
 
+// AckedError is the failure of what followed an ack that went through (the
+// pop of an ack-and-pop): the job is acked, so a client must not retry the ack
+// (it would get a 404), only the pop.
+type AckedError struct{ Err error }
+
+func (e *AckedError) Error() string { return "acked, then: " + e.Err.Error() }
+
+// Unwrap lets the cause's status apply (errors.Is(err, ErrUnavailable)).
+func (e *AckedError) Unwrap() error { return e.Err }
+
 // unavailableReplies are Redis error replies that mean "not serving now".
 var unavailableReplies = []string{"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "READONLY"}
 
@@ -57,11 +74,17 @@ func wrapRedis(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%s: %w", op, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w: no answer before the request's deadline: %w", op, ErrUnavailable, err)
 	}
 	if re, ok := rueidis.IsRedisErr(err); ok {
 		msg := re.Error()
+		if strings.HasPrefix(msg, "OOM") {
+			return fmt.Errorf("%s: %w (maxmemory): %w", op, ErrOutOfMemory, err)
+		}
 		for _, prefix := range unavailableReplies {
 			if strings.HasPrefix(msg, prefix) {
 				return fmt.Errorf("%s: %w: %w", op, ErrUnavailable, err)

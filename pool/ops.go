@@ -73,6 +73,9 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 		chunk := min(n, popChunk)
 		reply, err := p.batch(ctx, b, "pop_n", topics[start:end], "first", strconv.Itoa(chunk))
 		if err != nil {
+			if got.Job != nil {
+				return got, nil // the jobs reserved so far are the consumer's: never strand them
+			}
 			return got, wrapRedis("pop", err)
 		}
 		switch strAt(reply, 0) {
@@ -187,9 +190,7 @@ func (p *Pool) reserved(ctx context.Context, r []rueidis.RedisMessage) (*Job, er
 	}
 	p.topicOf.put(job.ID, job.Topic)
 	if job.State == Gone {
-		if err := p.dropAlias(ctx, job.ClientID, job.ID); err != nil {
-			return nil, err
-		}
+		p.dropAlias(ctx, job.ClientID, job.ID)
 	}
 	return job, nil
 }
@@ -205,7 +206,7 @@ func minWait(w time.Duration, reply []rueidis.RedisMessage) time.Duration {
 // AckAndPop acks a job (fenced by attempt when > 0) and pops the next job of
 // topics in the consumer's order. When every topic is in the job's bucket it
 // is one script; otherwise an ack, then a pop. If the ack fails, nothing is
-// popped.
+// popped; if the pop fails after the ack, the error is an *AckedError.
 func (p *Pool) AckAndPop(ctx context.Context, id uint64, attempt int, topics []string) (Popped, error) {
 	b := int(id % uint64(p.opts.Buckets))
 	for _, t := range topics {
@@ -213,16 +214,18 @@ func (p *Pool) AckAndPop(ctx context.Context, id uint64, attempt int, topics []s
 			if err := p.Delete(ctx, id, attempt); err != nil {
 				return Popped{}, err
 			}
-			return p.Pop(ctx, topics)
+			got, err := p.Pop(ctx, topics)
+			if err != nil {
+				return Popped{}, &AckedError{Err: err}
+			}
+			return got, nil
 		}
 	}
 	reply, _, err := p.onJob(ctx, "ack", id, attempt, p.batched("ack_pop", topics, strconv.Itoa(attempt)))
 	if err != nil {
 		return Popped{}, err
 	}
-	if err := p.dropAlias(ctx, strAt(reply, 1), id); err != nil {
-		return Popped{}, err
-	}
+	p.dropAlias(ctx, strAt(reply, 1), id)
 	if strAt(reply, 2) == "OK" {
 		return p.popped(ctx, reply[2:])
 	}
@@ -246,7 +249,8 @@ func (p *Pool) DeleteUnreserved(ctx context.Context, id uint64) error {
 	if err != nil {
 		return err
 	}
-	return p.dropAlias(ctx, strAt(reply, 1), id)
+	p.dropAlias(ctx, strAt(reply, 1), id)
+	return nil
 }
 
 // Delete removes a job in any state. With attempt > 0 it is an ack fenced to
@@ -256,7 +260,8 @@ func (p *Pool) Delete(ctx context.Context, id uint64, attempt int) error {
 	if err != nil {
 		return err
 	}
-	return p.dropAlias(ctx, strAt(reply, 1), id)
+	p.dropAlias(ctx, strAt(reply, 1), id)
+	return nil
 }
 
 // KeepPriority, as the priority of Release or Bury, leaves the job's priority as it is.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gmq/gmq/lua"
@@ -43,6 +44,7 @@ type Pool struct {
 	topicOf     *topicCache
 	batchers    []*batcher // one per bucket
 	batchCounts batchCounts
+	leftAliases atomic.Int64 // see dropAlias
 }
 
 // Scripts are built once; rueidis runs them with EVALSHA and falls back to EVAL.
@@ -187,16 +189,18 @@ func (p *Pool) push(ctx context.Context, j NewJob, seq uint64) (Pushed, error) {
 }
 
 // claimAlias points a client id at member m. An alias whose job is live
-// refuses the claim (ErrDuplicate). One whose job does not exist is a claim
-// whose push has not run yet, or never will (the broker died between the two
-// steps); it is waited on while younger than the grace, then taken over, so a
-// producer retrying a push cut off by a crash gets its job stored, not a 409
-// for a job that does not exist.
+// refuses the claim (ErrDuplicate): a 409 is said only when a job with that
+// id exists. One whose job does not exist is a claim whose push has not run
+// yet, or never will (the broker died between the two steps, or its caller
+// gave up during a Redis stall and the claim ran late); it is waited on while
+// younger than the grace (by Redis's clock, so a stall does not age it), then
+// taken over. So a producer retrying a push that was cut off gets its job
+// stored, not a 409 for a job that does not exist. The wait is bounded by ctx
+// only: running out of it is a 503 (retry), never a 409.
 func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 	key := []string{p.keys.aliases(p.keys.bucketOf(cid))}
 	stale := ""
-	deadline := time.Now().Add(p.opts.AliasGrace + time.Second)
-	for time.Now().Before(deadline) {
+	for range claimRounds {
 		reply, err := claimAliasScript.Exec(ctx, p.client, key, []string{cid, m, stale}).ToArray()
 		if err != nil {
 			return wrapRedis("push: claim id", err)
@@ -217,27 +221,41 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 		if age := time.Duration(intAt(reply, 2)) * time.Millisecond; age < p.opts.AliasGrace {
 			select { // a push in flight: its job should appear shortly
 			case <-ctx.Done():
-				return fmt.Errorf("push %q: %w", cid, ctx.Err())
+				return wrapRedis(fmt.Sprintf("push %q: a push of this id is in flight and has not stored its job yet", cid), ctx.Err())
 			case <-time.After(min(p.opts.AliasGrace-age, 50*time.Millisecond)):
 			}
 			continue
 		}
 		stale = cur
 	}
-	return fmt.Errorf("push %q: %w (the id kept changing hands while claiming it)", cid, ErrDuplicate)
+	return fmt.Errorf("push %q: %w: the id kept changing hands while claiming it", cid, ErrBusy)
 }
 
+// claimRounds bounds claimAlias's loop for a ctx with no deadline: enough
+// rounds to wait out the grace in 50 ms steps several times over.
+const claimRounds = 200
+
 // dropAlias removes a deleted job's client id. It runs after the delete, in a
-// second step (the alias lives in another slot); if it never runs, the alias
-// points at a gone job, which reads as not found and is taken over by the next
-// push of that id.
-func (p *Pool) dropAlias(ctx context.Context, cid string, id uint64) error {
+// second step (the alias lives in another slot). It is best-effort: the
+// delete has happened whatever this step does, so its failure must not be
+// reported as the delete's (a retried ack would then get a 404, and a job
+// popped in the same call would be stranded). An alias left behind points at
+// a gone job: it reads as not found, and the next push of that id takes it
+// over at once (its claim is older than the grace). LeftAliases counts them.
+func (p *Pool) dropAlias(ctx context.Context, cid string, id uint64) {
 	if cid == "" {
-		return nil
+		return
 	}
 	key := []string{p.keys.aliases(p.keys.bucketOf(cid))}
-	return wrapRedis("drop alias", dropAliasScript.Exec(ctx, p.client, key, []string{cid, member(id)}).Error())
+	if err := dropAliasScript.Exec(ctx, p.client, key, []string{cid, member(id)}).Error(); err != nil {
+		p.leftAliases.Add(1)
+	}
 }
+
+// LeftAliases is how many client ids this pool could not drop after their
+// job was deleted (Redis failed between the two steps). They are harmless
+// (see dropAlias); the count shows how often it happened.
+func (p *Pool) LeftAliases() int64 { return p.leftAliases.Load() }
 
 // Resolve turns a public id (gmq's number or a client-supplied id) into the job's number.
 func (p *Pool) Resolve(ctx context.Context, public string) (uint64, error) {

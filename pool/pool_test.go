@@ -338,6 +338,77 @@ func TestStaleAliasTakenOver(t *testing.T) {
 	}
 }
 
+// A claim that cannot be settled before the caller's deadline (a push of the
+// id in flight, as after a Redis stall) is "unavailable, retry", never a 409:
+// a producer told 409 takes its job as stored.
+func TestClaimOutOfTimeIsNotADuplicate(t *testing.T) {
+	p, ctx := newPool(t)
+	p.opts.AliasGrace = 5 * time.Second
+	if err := p.claimAlias(ctx, "inflight", member(999)); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err := p.Push(short, NewJob{Topic: "g", Body: "x", ClientID: "inflight"})
+	if errors.Is(err, ErrDuplicate) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("push while the id's claim is fresh and its job absent: %v, want ErrUnavailable", err)
+	}
+}
+
+// Deleting a job is one script; dropping its client id afterwards is a second
+// step in another slot. When that step fails the delete still happened, so it
+// must be reported as done (a retried ack would get a 404), and a job popped
+// in the same call must reach its consumer, not be stranded.
+func TestDeleteStandsWhenDroppingTheAliasFails(t *testing.T) {
+	breakAliases := func(t *testing.T, p *Pool, cid string) { // the drop fails: the hash becomes a string
+		if reply, err := redis.Do("SET", p.keys.aliases(p.keys.bucketOf(cid)), "not a hash"); err != nil || reply != "+OK" {
+			t.Fatalf("SET: %q %v", reply, err)
+		}
+	}
+	cases := []struct {
+		name string
+		run  func(t *testing.T, p *Pool, ctx context.Context)
+	}{
+		{"ack", func(t *testing.T, p *Pool, ctx context.Context) {
+			id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "x", ClientID: "ack-1", TTR: time.Minute})
+			mustPop(t, p, ctx, "t")
+			breakAliases(t, p, "ack-1")
+			if err := p.Delete(ctx, id, 1); err != nil {
+				t.Fatalf("ack: %v, want it done", err)
+			}
+			if _, err := p.Peek(ctx, id); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("job after its ack: %v", err)
+			}
+		}},
+		{"ack and pop", func(t *testing.T, p *Pool, ctx context.Context) {
+			id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "x", ClientID: "ap-1", TTR: time.Minute})
+			next := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "y", TTR: time.Minute})
+			mustPop(t, p, ctx, "t")
+			breakAliases(t, p, "ap-1")
+			got, err := p.AckAndPop(ctx, id, 1, []string{"t"})
+			if err != nil || got.Job == nil || got.Job.ID != next {
+				t.Fatalf("ack and pop: %+v %v, want job %d", got.Job, err, next)
+			}
+		}},
+		{"pop with TTR 0", func(t *testing.T, p *Pool, ctx context.Context) {
+			id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "x", ClientID: "once-1"})
+			breakAliases(t, p, "once-1")
+			if j := mustPop(t, p, ctx, "t"); j == nil || j.ID != id {
+				t.Fatalf("pop: %+v, want job %d", j, id)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, ctx := newPool(t)
+			c.run(t, p, ctx)
+			if p.LeftAliases() != 1 {
+				t.Fatalf("LeftAliases = %d, want 1", p.LeftAliases())
+			}
+		})
+	}
+}
+
 func TestUnknownTopicCacheMiss(t *testing.T) {
 	p, ctx := newPool(t)
 	id := mustPush(t, p, ctx, NewJob{Topic: "miss", Body: "x", TTR: time.Minute})

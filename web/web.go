@@ -131,13 +131,39 @@ func (s *Server) deadline(c *gin.Context) {
 	c.Next()
 }
 
-// fail answers with the status that err calls for and {"error": ...}.
+// fail answers with the status that err calls for and {"error": ...}. An
+// ack that went through before the failure says so with "acked": a client
+// must not retry it, only what followed it.
 func (s *Server) fail(c *gin.Context, err error) {
+	c.AbortWithStatusJSON(s.failure(c, err, gin.H{}))
+}
+
+// failure fills out with the error's message and answers the status it calls
+// for. 5xx are logged with their cause; a 503 asks the client to retry in a
+// second.
+func (s *Server) failure(c *gin.Context, err error, out gin.H) (int, gin.H) {
 	code := statusOf(err)
 	if code >= 500 {
 		s.log.Warn("request failed", "path", c.Request.URL.Path, "err", err)
 	}
-	c.AbortWithStatusJSON(code, gin.H{"error": err.Error()})
+	if code == http.StatusServiceUnavailable {
+		c.Header("Retry-After", "1")
+	}
+	out["error"] = publicMessage(err)
+	var acked *pool.AckedError
+	if errors.As(err, &acked) && c.Param("id") != "" {
+		out["acked"] = c.Param("id")
+	}
+	return code, out
+}
+
+// publicMessage is what a client is told of err: its message, but for Redis
+// at maxmemory, whose raw reply names script hashes and lines (the log keeps it).
+func publicMessage(err error) string {
+	if errors.Is(err, pool.ErrOutOfMemory) {
+		return "redis is out of memory (its maxmemory is reached): retry later; pops and acks still work"
+	}
+	return err.Error()
 }
 
 func statusOf(err error) int {
@@ -153,7 +179,8 @@ func statusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, dispatcher.ErrTooManyWaiting):
 		return http.StatusTooManyRequests
-	case errors.Is(err, pool.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, pool.ErrUnavailable), errors.Is(err, pool.ErrOutOfMemory), errors.Is(err, pool.ErrBusy),
+		errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
@@ -211,7 +238,7 @@ func (s *Server) pushBatch(c *gin.Context) {
 	}
 	if err != nil {
 		// Say which jobs were stored before the failure, so a retry can skip them.
-		c.AbortWithStatusJSON(statusOf(err), gin.H{"error": err.Error(), "stored_ids": ids})
+		c.AbortWithStatusJSON(s.failure(c, err, gin.H{"stored_ids": ids}))
 		return
 	}
 	c.JSON(http.StatusCreated, gin.H{"ids": ids})
@@ -399,7 +426,11 @@ func (s *Server) ackAndPop(c *gin.Context, call jobCall) {
 			if err := s.d.Ack(ctx, c.Param("id"), call.Attempt); err != nil {
 				return nil, err
 			}
-			return s.d.PopMany(ctx, next.Topics, next.Count, next.Timeout)
+			jobs, err := s.d.PopMany(ctx, next.Topics, next.Count, next.Timeout)
+			if err != nil {
+				return nil, &pool.AckedError{Err: err}
+			}
+			return jobs, nil
 		})
 		return
 	}
@@ -437,7 +468,7 @@ func (s *Server) ackMany(c *gin.Context) {
 	failed := []gin.H{}
 	for i, err := range errs {
 		if err != nil {
-			failed = append(failed, gin.H{"id": acks[i].ID, "status": statusOf(err), "error": err.Error()})
+			failed = append(failed, gin.H{"id": acks[i].ID, "status": statusOf(err), "error": publicMessage(err)})
 		} else {
 			acked = append(acked, acks[i].ID)
 		}
@@ -447,10 +478,14 @@ func (s *Server) ackMany(c *gin.Context) {
 		c.JSON(http.StatusOK, out)
 		return
 	}
-	jobs, ok := waitFor(s, c, next.Timeout, func(ctx context.Context) ([]*pool.Job, error) {
-		return s.d.PopMany(ctx, next.Topics, max(next.Count, 1), next.Timeout)
-	})
-	if !ok {
+	ctx, cancel = context.WithTimeout(c.Request.Context(), next.Timeout+s.opts.RequestTimeout)
+	defer cancel()
+	jobs, err := s.d.PopMany(ctx, next.Topics, max(next.Count, 1), next.Timeout)
+	if err != nil {
+		// The acks above stand: say which went through, so that only the pop is retried.
+		if c.Request.Context().Err() == nil {
+			c.AbortWithStatusJSON(s.failure(c, err, out))
+		}
 		return
 	}
 	out["jobs"] = viewJobs(jobs)

@@ -136,6 +136,20 @@ func (s *Server) Terminate() {
 	}
 }
 
+// Stall freezes the server for d with SIGSTOP, as a stuck disk or a VM pause
+// would, then lets it go on with SIGCONT. Its clients' connections stay open
+// and their commands queue up meanwhile.
+func (s *Server) Stall(d time.Duration) error {
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("stall redis-server: %w", err)
+	}
+	time.Sleep(d)
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		return fmt.Errorf("resume redis-server: %w", err)
+	}
+	return nil
+}
+
 // StartAgain starts a stopped server on the same port and data directory.
 func (s *Server) StartAgain() error { return s.launch() }
 
