@@ -46,7 +46,9 @@ type brokerProc struct {
 	t         *testing.T
 	addr      string
 	beanstalk string
+	rpc       string
 	redis     string
+	fileLimit int // when > 0, the broker runs under ulimit -n fileLimit
 	conf      string
 	cmd       *exec.Cmd
 	done      chan struct{}
@@ -72,7 +74,7 @@ func startBroker(t *testing.T, redisURL string) *brokerProc {
 	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}}
+	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), rpc: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}}
 	b.start()
 	t.Cleanup(b.kill)
 	return b
@@ -82,7 +84,11 @@ func (b *brokerProc) start() {
 	b.t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.cmd = exec.Command(binary, "start", "-c", b.conf, "--http", b.addr, "--beanstalk", b.beanstalk, "--rpc", "127.0.0.1:0", "--redis", b.redis)
+	args := []string{"start", "-c", b.conf, "--http", b.addr, "--beanstalk", b.beanstalk, "--rpc", b.rpc, "--redis", b.redis}
+	b.cmd = exec.Command(binary, args...)
+	if b.fileLimit > 0 {
+		b.cmd = exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, b.fileLimit), binary}, args...)...)
+	}
 	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
 	if err := b.cmd.Start(); err != nil {
 		b.t.Fatal(err)

@@ -162,6 +162,11 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		}
 		fronts[i].ln = limitConnections(fronts[i].ln, fronts[i].name, cfg.MaxConnections, log)
 	}
+	if limit, err := raiseFileLimit(); err != nil {
+		log.Warn("open-file limit", "err", err)
+	} else if msg := fileLimitWarning(limit, 1+len(fronts), cfg.MaxConnections); msg != "" {
+		log.Warn(msg)
+	}
 	// Long polls end with the shutdown timeout at the latest: their context
 	// is the request's, cancelled by Shutdown's deadline via BaseContext.
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
@@ -302,13 +307,15 @@ var refusals = map[string]string{
 	"rpc":       `{"id":null,"result":null,"error":"too many connections ([server] max_connections)"}` + "\n",
 }
 
-// limitConnections caps a listener's open connections at max.
+// limitConnections caps a listener's open connections at max, logging one
+// line per burst of refusals.
 func limitConnections(ln net.Listener, name string, max int, log *slog.Logger) net.Listener {
+	refused := &tcpserver.Burst{Log: log, Every: 10 * time.Second, Msg: "connection refused: [server] max_connections reached"}
 	return tcpserver.LimitListener(ln, max, func(c net.Conn) {
-		log.Warn("connection refused: [server] max_connections reached", "listener", name, "max", max)
+		refused.Event("listener", name, "max", max)
 		_ = c.SetWriteDeadline(time.Now().Add(time.Second)) // a refusal that cannot be written is still a refusal
 		_, _ = c.Write([]byte(refusals[name]))
-	})
+	}, log)
 }
 
 // frontEnd is a protocol server beside the HTTP API.

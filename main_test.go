@@ -127,10 +127,124 @@ func TestConnectionLimit(t *testing.T) {
 	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "OUT_OF_MEMORY\r\n" {
 		t.Fatalf("fourth connection: %q %v, want OUT_OF_MEMORY", line, err)
 	}
+	// A flood of refused connections is one log line, not one each.
+	for range 20 {
+		c, err := net.Dial("tcp", b.beanstalk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		_, _ = bufio.NewReader(c).ReadString('\n')
+		c.Close()
+	}
 	// The broker's log reaches us through a pipe: give it a moment.
-	for deadline := time.Now().Add(3 * time.Second); !strings.Contains(b.log.String(), "max_connections"); time.Sleep(20 * time.Millisecond) {
+	waitForLog(t, b, "max_connections reached")
+	time.Sleep(200 * time.Millisecond)
+	if n := strings.Count(b.log.String(), "max_connections reached"); n != 1 {
+		t.Fatalf("%d log lines for one burst of 21 refused connections, want 1:\n%s", n, b.log)
+	}
+}
+
+// waitForLog waits for the broker to log text (its log comes through a pipe).
+func waitForLog(t *testing.T, b *brokerProc, text string) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); !strings.Contains(b.log.String(), text); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no log line names the limit:\n%s", b.log)
+			t.Fatalf("the broker never logged %q:\n%s", text, b.log)
+		}
+	}
+}
+
+// Running out of file descriptors must not stop the broker: on every port,
+// connections past the limit wait (in the kernel's backlog) until
+// descriptors free up, and the broker logs a line per burst, not per
+// connection. Before, the first EMFILE on the beanstalkd or JSON-RPC port
+// ended the process ("accept4: too many open files").
+func TestFileDescriptorExhaustion(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	b.kill()
+	b.fileLimit = 64
+	b.start()
+	waitForLog(t, b, "max_connections") // the caps (3 x 20000) do not fit in 64 files: said at start
+	var held []net.Conn
+	for _, addr := range []string{b.beanstalk, b.rpc, b.addr} {
+		for range 80 {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err != nil {
+				t.Fatalf("dial %s: %v", addr, err)
+			}
+			held = append(held, c)
+		}
+	}
+	waitForLog(t, b, "accept failed")
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case <-b.done:
+		t.Fatalf("the broker exited when out of file descriptors:\n%s", b.log)
+	default:
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	// Served again on every port once descriptors are free.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, check := range []struct {
+		addr, send, want string
+	}{
+		{b.beanstalk, "list-tubes\r\n", "OK "},
+		{b.rpc, `{"method":"Service.Pop","params":[{"topic":"none"}],"id":1}` + "\n", `"id":1`},
+		{b.addr, "GET /healthz HTTP/1.0\r\n\r\n", "HTTP/1.0 200"},
+	} {
+		for {
+			line, err := exchange(check.addr, check.send)
+			if err == nil && strings.Contains(line, check.want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s after the flood: %q %v, want %q\n%s", check.addr, line, err, check.want, b.log)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if n := strings.Count(b.log.String(), "accept failed"); n > 6 {
+		t.Fatalf("%d log lines about failed accepts, want one per burst and listener:\n%s", n, b.log)
+	}
+}
+
+// exchange sends one request on a new connection and reads the first line of the answer.
+func exchange(addr, send string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(3 * time.Second)); err != nil {
+		return "", err
+	}
+	if _, err := c.Write([]byte(send)); err != nil {
+		return "", err
+	}
+	return bufio.NewReader(c).ReadString('\n')
+}
+
+func TestFileLimitWarning(t *testing.T) {
+	cases := []struct {
+		limit           uint64
+		listeners, caps int
+		warn            bool
+	}{
+		{limit: 0, listeners: 3, caps: 20000},                        // limit unknown
+		{limit: 1 << 20, listeners: 3, caps: 20000},                  // fits
+		{limit: 20000, listeners: 3, caps: 20000, warn: true},        // the old default
+		{limit: 20000, listeners: 3, caps: 6633},                     // the advice fits
+		{limit: 64, listeners: 1, caps: 1, warn: true},               // not even the reserve
+		{limit: 65536, listeners: 1, caps: 65536 - 100, warn: false}, // exactly
+	}
+	for _, c := range cases {
+		msg := fileLimitWarning(c.limit, c.listeners, c.caps)
+		if (msg != "") != c.warn || (c.warn && !strings.Contains(msg, "[server] max_connections")) {
+			t.Errorf("fileLimitWarning(%d, %d, %d) = %q, want a warning: %v", c.limit, c.listeners, c.caps, msg, c.warn)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	}
 	s := &Server{d: d, opts: opts, log: opts.Log, started: time.Now(), instance: newInstanceID(),
 		conns: map[*conn]struct{}{}, tubes: map[string]*tubeRefs{}, counters: map[string]int64{}}
-	s.tcp = tcpserver.New(s.serveConn)
+	s.tcp = tcpserver.New(s.serveConn, s.log)
 	return s
 }
 

@@ -51,7 +51,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 		panic(fmt.Sprintf("gmqrpc: register: %v", err)) // Service's methods are fixed; a failure is a bug here
 	}
 	return &Server{cancel: cancel,
-		tcp: tcpserver.New(func(nc net.Conn) { server.ServeCodec(jsonrpc.NewServerCodec(nc)) })}
+		tcp: tcpserver.New(func(nc net.Conn) { server.ServeCodec(jsonrpc.NewServerCodec(nc)) }, opts.Log)}
 }
 
 // Connections is how many clients are connected now.

@@ -15,8 +15,8 @@ func TestLimitListenerRefusesOverTheLimit(t *testing.T) {
 	s := New(func(c net.Conn) {
 		buf := make([]byte, 1)
 		c.Read(buf) // hold the connection until the client goes
-	})
-	go s.Serve(LimitListener(ln, 2, func(c net.Conn) { c.Write([]byte("FULL\r\n")) }))
+	}, nil)
+	go s.Serve(LimitListener(ln, 2, func(c net.Conn) { c.Write([]byte("FULL\r\n")) }, nil))
 	defer s.Close()
 	var held []net.Conn
 	for range 2 {

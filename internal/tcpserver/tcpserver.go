@@ -4,16 +4,16 @@
 package tcpserver
 
 import (
-	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
-	"time"
 )
 
 // Server serves connections with a handler. Serve it once; Close it once.
 type Server struct {
 	handle func(net.Conn)
+	log    *slog.Logger
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -23,12 +23,15 @@ type Server struct {
 }
 
 // New returns a server that runs handle for each connection; the connection
-// is closed when handle returns.
-func New(handle func(net.Conn)) *Server {
-	return &Server{handle: handle, conns: map[net.Conn]struct{}{}}
+// is closed when handle returns. log (nil: none) gets a line per burst of
+// failed accepts.
+func New(handle func(net.Conn), log *slog.Logger) *Server {
+	return &Server{handle: handle, log: log, conns: map[net.Conn]struct{}{}}
 }
 
-// Serve accepts connections until Close; it returns nil after Close.
+// Serve accepts connections until Close; it returns nil after Close. Accept
+// errors that pass (out of file descriptors) are waited out, not fatal: a
+// flood of connections must not stop the broker.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -37,19 +40,19 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
+	retry := newAcceptRetry(s.log, ln.Addr().String())
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if s.isClosed() {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond) // out of file descriptors and the like: let it pass
+			if retry.wait(err) {
 				continue
 			}
 			return fmt.Errorf("accept: %w", err)
 		}
+		retry.accepted()
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
