@@ -48,7 +48,8 @@ type brokerProc struct {
 	beanstalk string
 	rpc       string
 	redis     string
-	fileLimit int // when > 0, the broker runs under ulimit -n fileLimit
+	fileLimit int    // when > 0, the broker runs under ulimit -n fileLimit
+	bin       string // the gmq binary to run; "" for the race-detecting one
 	conf      string
 	cmd       *exec.Cmd
 	done      chan struct{}
@@ -85,9 +86,13 @@ func (b *brokerProc) start() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	args := []string{"start", "-c", b.conf, "--http", b.addr, "--beanstalk", b.beanstalk, "--rpc", b.rpc, "--redis", b.redis}
-	b.cmd = exec.Command(binary, args...)
+	bin := b.bin
+	if bin == "" {
+		bin = binary
+	}
+	b.cmd = exec.Command(bin, args...)
 	if b.fileLimit > 0 {
-		b.cmd = exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, b.fileLimit), binary}, args...)...)
+		b.cmd = exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, b.fileLimit), bin}, args...)...)
 	}
 	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
 	if err := b.cmd.Start(); err != nil {

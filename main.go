@@ -135,7 +135,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	api := web.New(d, web.Options{Version: version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
-		Token: cfg.Token, Connections: connections, Log: log})
+		Token: cfg.Token, MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, Connections: connections, Log: log})
 
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
@@ -149,7 +149,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	if cfg.RPCAddr != "" {
 		rs := gmqrpc.New(d, gmqrpc.Options{PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR,
-			DefaultPriority: cfg.DefaultPriority, Log: log})
+			DefaultPriority: cfg.DefaultPriority, MaxRequest: cfg.MaxRPCRequest(), Log: log})
 		fronts = append(fronts, frontEnd{"rpc", cfg.RPCAddr, rs, nil})
 	}
 	for i := range fronts {
@@ -172,6 +172,9 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		// A long poll's wait is not cut by ReadTimeout: net/http lifts the read
+		// deadline once a request's body is read (TestSlowIdleAndLongPollConnections).
+		ReadTimeout: cfg.ReadTimeout, IdleTimeout: cfg.IdleTimeout,
 		BaseContext: func(net.Listener) context.Context { return reqCtx }}
 
 	dctx, stopDispatcher := context.WithCancel(context.Background())

@@ -23,6 +23,10 @@ type Config struct {
 	ShutdownTimeout time.Duration // [server] shutdown_timeout: how long in-flight requests may finish
 	RequestTimeout  time.Duration // [server] request_timeout: longest a request may take (a long poll: plus its wait)
 	MaxConnections  int           // [server] max_connections: open connections per listener (HTTP, beanstalkd, JSON-RPC)
+	ReadTimeout     time.Duration // [server] read_timeout: longest an HTTP request may take to arrive, headers and body
+	IdleTimeout     time.Duration // [server] idle_timeout: longest an idle keep-alive HTTP connection is kept
+	MaxRequestBody  int           // [server] max_request_body: bytes, the largest HTTP or JSON-RPC request of any kind
+	BodyMemory      int           // [server] body_memory: bytes, all HTTP request bodies being read at once
 
 	RedisURL       string        // [redis] url
 	Prefix         string        // [redis] prefix of every key
@@ -48,6 +52,11 @@ type Config struct {
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
 }
 
+// MaxRPCRequest is the largest JSON-RPC request: a push of the largest body,
+// escaped up to six times its size in JSON (\u00XX), plus the envelope,
+// within max_request_body.
+func (c Config) MaxRPCRequest() int { return min(c.MaxBody*6+64<<10, c.MaxRequestBody) }
+
 // Default returns the configuration used for every key conf.ini leaves out.
 func Default() Config {
 	return Config{
@@ -56,6 +65,10 @@ func Default() Config {
 		ShutdownTimeout: 10 * time.Second,
 		RequestTimeout:  5 * time.Second,
 		MaxConnections:  20000,
+		ReadTimeout:     30 * time.Second,
+		IdleTimeout:     60 * time.Second,
+		MaxRequestBody:  8 << 20,
+		BodyMemory:      64 << 20,
 		RedisURL:        "redis://127.0.0.1:6379/0",
 		Prefix:          "gmq",
 		Buckets:         16,
@@ -88,6 +101,10 @@ func (c *Config) settings() []setting {
 		{"server", "shutdown_timeout", durationTo(&c.ShutdownTimeout, time.Second, time.Hour)},
 		{"server", "request_timeout", durationTo(&c.RequestTimeout, 10*time.Millisecond, time.Hour)},
 		{"server", "max_connections", intTo(&c.MaxConnections, 1, 10_000_000)},
+		{"server", "read_timeout", durationTo(&c.ReadTimeout, 100*time.Millisecond, time.Hour)},
+		{"server", "idle_timeout", durationTo(&c.IdleTimeout, 100*time.Millisecond, time.Hour)},
+		{"server", "max_request_body", intTo(&c.MaxRequestBody, 64<<10, 1<<30)},
+		{"server", "body_memory", intTo(&c.BodyMemory, 1<<20, 1<<40)},
 		{"redis", "url", func(c *Config, v string) error { c.RedisURL = v; return checkRedisURL(v) }},
 		{"redis", "prefix", func(c *Config, v string) error { c.Prefix = v; return checkPrefix(v) }},
 		{"redis", "buckets", intTo(&c.Buckets, 1, 1024)},
@@ -159,6 +176,9 @@ func Parse(text []byte) (Config, error) {
 func (c *Config) validate() error {
 	if c.BeanstalkAddr != "" && c.MaxJobSize > c.MaxBody {
 		return fmt.Errorf("[beanstalk] max_job_size = %d is over [jobs] max_body = %d", c.MaxJobSize, c.MaxBody)
+	}
+	if c.MaxRequestBody > c.BodyMemory {
+		return fmt.Errorf("[server] max_request_body = %d is over [server] body_memory = %d: such a request could never be read", c.MaxRequestBody, c.BodyMemory)
 	}
 	return nil
 }

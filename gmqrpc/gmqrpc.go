@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/rpc"
-	"net/rpc/jsonrpc"
 	"strconv"
 	"time"
 
@@ -28,7 +27,10 @@ type Options struct {
 	PopWait         time.Duration
 	DefaultTTR      time.Duration
 	DefaultPriority uint32
-	Log             *slog.Logger
+	// MaxRequest is the largest request in bytes; past it the client gets an
+	// error and the connection is closed (default 1 MiB).
+	MaxRequest int
+	Log        *slog.Logger
 }
 
 // Server serves gmq's JSON-RPC. Serve it on a listener; Close it once.
@@ -45,13 +47,16 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.MaxRequest <= 0 {
+		opts.MaxRequest = 1 << 20
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	server := rpc.NewServer()
 	if err := server.RegisterName("Service", &Service{d: d, opts: opts, ctx: ctx}); err != nil {
 		panic(fmt.Sprintf("gmqrpc: register: %v", err)) // Service's methods are fixed; a failure is a bug here
 	}
 	return &Server{cancel: cancel,
-		tcp: tcpserver.New(func(nc net.Conn) { server.ServeCodec(jsonrpc.NewServerCodec(nc)) }, opts.Log)}
+		tcp: tcpserver.New(func(nc net.Conn) { server.ServeCodec(newLimitedCodec(nc, opts.MaxRequest, opts.Log)) }, opts.Log)}
 }
 
 // Connections is how many clients are connected now.

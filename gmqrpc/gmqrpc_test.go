@@ -1,7 +1,9 @@
 package gmqrpc_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/rpc/jsonrpc"
@@ -9,7 +11,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/internal/testbroker"
 )
 
@@ -99,5 +103,40 @@ func TestAcrossProtocols(t *testing.T) {
 	var got map[string]string
 	if err := c.Call("Service.Pop", []string{"y"}, &got); err != nil || got["id"] != "http_to_rpc" || got["body"] != "b" {
 		t.Fatalf("RPC pop of an HTTP push: %v %v", got, err)
+	}
+}
+
+// One request streamed without end (the issue saw 93 MB grow to 822 MB) is
+// cut off past the request limit: the client is told why and disconnected,
+// and the next client is served.
+func TestRequestSizeLimit(t *testing.T) {
+	b := testbroker.Fresh(t, func(c *config.Config) { c.MaxBody = 1024 })
+	c, err := net.Dial("tcp", b.RPCAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	go func() { // the writer stops when the broker closes the connection
+		_, _ = io.WriteString(c, `{"method":"Service.Push","params":[{"topic":"t","body":"`)
+		chunk := strings.Repeat("x", 64<<10)
+		for range 64 {
+			if _, err := io.WriteString(c, chunk); err != nil {
+				return
+			}
+		}
+	}()
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.Contains(line, "request too large") {
+		t.Fatalf("answer to a 4 MiB request: %q %v, want a request-too-large error", line, err)
+	}
+	rc, err := jsonrpc.Dial("tcp", b.RPCAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var reply string
+	if err := rc.Call("Service.Push", map[string]string{"topic": "t", "body": strings.Repeat("é", 512)}, &reply); err != nil {
+		t.Fatalf("a push of the largest body (escaped, within the limit): %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func (s *Server) topic(c *gin.Context) {
 }
 
 func (s *Server) kickTopic(c *gin.Context) {
-	data, err := body(c, 64<<10)
+	data, err := s.body(c, 64<<10)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -80,7 +80,7 @@ func (s *Server) kickTopic(c *gin.Context) {
 }
 
 func (s *Server) pause(c *gin.Context) {
-	data, err := body(c, 64<<10)
+	data, err := s.body(c, 64<<10)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -29,6 +28,8 @@ type Options struct {
 	DefaultPriority uint32
 	RequestTimeout  time.Duration // each request's deadline; a long poll gets its wait on top
 	Token           string        // when set, the API and the dashboard require it
+	MaxRequestBody  int           // bytes: the largest request body of any kind
+	BodyMemory      int           // bytes: all request bodies being read at once (bodyBudget)
 	// Connections counts the clients of the other front ends, by protocol,
 	// for the stats (nil: none).
 	Connections func() map[string]int
@@ -42,6 +43,7 @@ type Server struct {
 	log     *slog.Logger
 	engine  *gin.Engine
 	started time.Time
+	budget  *bodyBudget
 }
 
 // New builds the HTTP API over d.
@@ -52,15 +54,21 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	if opts.RequestTimeout <= 0 {
 		opts.RequestTimeout = 5 * time.Second
 	}
+	if opts.MaxRequestBody <= 0 {
+		opts.MaxRequestBody = 8 << 20
+	}
+	if opts.BodyMemory <= 0 {
+		opts.BodyMemory = 64 << 20
+	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now()}
+	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now(), budget: newBodyBudget(opts.BodyMemory)}
 	// Topic names may hold '/': clients send it as %2F inside a path segment.
 	s.engine.UseRawPath = true
 	s.engine.UnescapePathValues = true
 	// Handlers pass *gin.Context as the context: let it carry the request's
 	// cancellation and deadline.
 	s.engine.ContextWithFallback = true
-	s.engine.Use(gin.Recovery(), s.logRequests, s.deadline)
+	s.engine.Use(gin.Recovery(), s.logRequests, s.deadline, s.releaseBody)
 	s.routes()
 	return s
 }
@@ -177,6 +185,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, dispatcher.ErrTooBig), errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errBodyTimeout):
+		return http.StatusRequestTimeout
 	case errors.Is(err, dispatcher.ErrTooManyWaiting):
 		return http.StatusTooManyRequests
 	case errors.Is(err, pool.ErrUnavailable), errors.Is(err, pool.ErrOutOfMemory), errors.Is(err, pool.ErrBusy),
@@ -184,11 +194,6 @@ func statusOf(err error) int {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
-}
-
-// body reads a request body of at most limit bytes.
-func body(c *gin.Context, limit int64) ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
 }
 
 // pushLimit bounds one push request: the body may be escaped up to six times
@@ -200,7 +205,7 @@ func (s *Server) defaults() jobDefaults {
 }
 
 func (s *Server) push(c *gin.Context) {
-	data, err := body(c, s.pushLimit())
+	data, err := s.body(c, s.pushLimit())
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -219,7 +224,7 @@ func (s *Server) push(c *gin.Context) {
 }
 
 func (s *Server) pushBatch(c *gin.Context) {
-	data, err := body(c, max(s.pushLimit(), 32<<20))
+	data, err := s.body(c, int64(s.opts.MaxBatch)*s.pushLimit())
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -245,7 +250,7 @@ func (s *Server) pushBatch(c *gin.Context) {
 }
 
 func (s *Server) popPost(c *gin.Context) {
-	data, err := body(c, 64<<10)
+	data, err := s.body(c, 64<<10)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -377,7 +382,7 @@ func (s *Server) deleteJob(c *gin.Context) {
 
 // jobCall reads the optional arguments of a job action from the body or the query.
 func (s *Server) jobCall(c *gin.Context) (jobCall, bool) {
-	data, err := body(c, 64<<10)
+	data, err := s.body(c, 64<<10)
 	if err != nil {
 		s.fail(c, err)
 		return jobCall{}, false
@@ -443,7 +448,7 @@ func (s *Server) ackAndPop(c *gin.Context, call jobCall) {
 // own: 200 with the ids acked and, for the others, why not. With "next" it
 // then pops like a batch pop and adds "jobs" (empty when none came).
 func (s *Server) ackMany(c *gin.Context) {
-	data, err := body(c, 1<<20)
+	data, err := s.body(c, 1<<20)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -78,13 +78,16 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 		t.Fatal(err)
 	}
 	rs := gmqrpc.New(d, gmqrpc.Options{PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR,
-		DefaultPriority: cfg.DefaultPriority, Log: log})
+		DefaultPriority: cfg.DefaultPriority, MaxRequest: cfg.MaxRPCRequest(), Log: log})
 	api := web.New(d, web.Options{Version: "test", MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
-		Token: cfg.Token, Log: log, Connections: func() map[string]int {
+		Token: cfg.Token, MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, Log: log,
+		Connections: func() map[string]int {
 			return map[string]int{"beanstalk": bs.Connections(), "rpc": rs.Connections()}
 		}})
-	hs := httptest.NewServer(api.Handler())
+	hs := httptest.NewUnstartedServer(api.Handler())
+	hs.Config.ReadTimeout, hs.Config.IdleTimeout = cfg.ReadTimeout, cfg.IdleTimeout
+	hs.Start()
 	rln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

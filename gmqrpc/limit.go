@@ -1,0 +1,69 @@
+package gmqrpc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/rpc"
+	"net/rpc/jsonrpc"
+	"time"
+)
+
+// errTooLarge ends a connection whose request ran past Options.MaxRequest.
+var errTooLarge = errors.New("request too large")
+
+// requestReader is the connection as jsonrpc's decoder reads it, failing once
+// one request has run past limit bytes. The count starts again with each
+// request (limitedCodec.ReadRequestHeader, where jsonrpc decodes the whole
+// request). The decoder reads ahead, so a request may be counted with part of
+// the next: the bound is loose by one read, but firm, and so is the memory
+// the decoder's buffer grows to.
+type requestReader struct {
+	r        io.Reader
+	n, limit int
+}
+
+func (l *requestReader) Read(p []byte) (int, error) {
+	if l.n >= l.limit {
+		return 0, errTooLarge
+	}
+	if len(p) > l.limit-l.n {
+		p = p[:l.limit-l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n += n
+	return n, err
+}
+
+// limitedCodec is jsonrpc's server codec over a requestReader. A request past
+// the limit is answered with a JSON-RPC error and the connection is closed.
+type limitedCodec struct {
+	rpc.ServerCodec
+	in   *requestReader
+	conn net.Conn
+	log  *slog.Logger
+}
+
+func newLimitedCodec(conn net.Conn, limit int, log *slog.Logger) *limitedCodec {
+	in := &requestReader{r: conn, limit: limit}
+	rw := struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{in, conn, conn}
+	return &limitedCodec{ServerCodec: jsonrpc.NewServerCodec(rw), in: in, conn: conn, log: log}
+}
+
+func (c *limitedCodec) ReadRequestHeader(r *rpc.Request) error {
+	c.in.n = 0
+	err := c.ServerCodec.ReadRequestHeader(r)
+	if errors.Is(err, errTooLarge) {
+		c.log.Info("json-rpc request too large: connection closed", "remote", c.conn.RemoteAddr().String(), "limit", c.in.limit)
+		_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = fmt.Fprintf(c.conn, `{"id":null,"result":null,"error":"request too large: over %d bytes ([jobs] max_body)"}`+"\n", c.in.limit)
+		return io.EOF // net/rpc closes the connection quietly on EOF (it logs anything else to the standard logger)
+	}
+	return err
+}

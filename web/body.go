@@ -1,0 +1,130 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/gmq/gmq/pool"
+)
+
+// bodyBudget bounds the memory that the HTTP request bodies being read take
+// at once ([server] body_memory). A body is read in steps of budgetUnit, each
+// reserved before it is read; while none is free, the rest of the body waits
+// in the kernel's socket buffer, not in the broker. So a flood of slow or
+// unfinished uploads holds at most the budget, not the sum of their sizes,
+// and each still ends by [server] read_timeout.
+type bodyBudget struct{ units chan struct{} }
+
+// budgetUnit is one step of a body's reservation.
+const budgetUnit = 32 << 10
+
+// budgetWait is how long a request waits for budget before answering 503.
+const budgetWait = 2 * time.Second
+
+func newBodyBudget(bytes int) *bodyBudget {
+	return &bodyBudget{units: make(chan struct{}, max(bytes/budgetUnit, 1))}
+}
+
+// take reserves n units, waiting up to budgetWait for them; on failure the
+// units taken so far stay taken (release them with give).
+func (b *bodyBudget) take(ctx context.Context, n int, taken *int) error {
+	var timeout <-chan time.Time
+	for ; n > 0; n-- {
+		select {
+		case b.units <- struct{}{}:
+			*taken++
+			continue
+		default:
+		}
+		if timeout == nil {
+			t := time.NewTimer(budgetWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case b.units <- struct{}{}:
+			*taken++
+		case <-timeout:
+			return fmt.Errorf("%w: too many request bodies are being read at once ([server] body_memory)", pool.ErrBusy)
+		case <-ctx.Done():
+			return fmt.Errorf("reading the body: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+func (b *bodyBudget) give(n int) {
+	for range n {
+		<-b.units
+	}
+}
+
+// heldKey is where a request's reserved budget is noted until it ends.
+const heldKey = "gmq.body-units"
+
+// releaseBody gives back the budget a request's body held, when the request
+// is over (its job bodies live on in the parsed jobs until then).
+func (s *Server) releaseBody(c *gin.Context) {
+	c.Next()
+	if n := c.GetInt(heldKey); n > 0 {
+		s.budget.give(n)
+	}
+}
+
+// body reads a request body of at most limit bytes within the body budget.
+// A declared length over the limit is refused before reading anything. A
+// body that breaks off or is malformed (bad chunked encoding) is the
+// client's mistake: 400, or 408 when it does not arrive within read_timeout.
+func (s *Server) body(c *gin.Context, limit int64) ([]byte, error) {
+	limit = min(limit, int64(s.opts.MaxRequestBody))
+	if c.Request.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	r := http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+	held := 0
+	defer func() { c.Set(heldKey, held) }()
+	var buf bytes.Buffer
+	if size := c.Request.ContentLength; size > 0 {
+		if err := s.budget.take(c, int((size+budgetUnit-1)/budgetUnit), &held); err != nil {
+			return nil, err
+		}
+		buf.Grow(int(size))
+		if _, err := io.Copy(&buf, r); err != nil {
+			return nil, bodyError(err)
+		}
+		return buf.Bytes(), nil
+	}
+	for { // no length given (chunked): reserve as it comes
+		if err := s.budget.take(c, 1, &held); err != nil {
+			return nil, err
+		}
+		n, err := io.CopyN(&buf, r, budgetUnit)
+		if err == io.EOF || (err == nil && n < budgetUnit) {
+			return buf.Bytes(), nil
+		}
+		if err != nil {
+			return nil, bodyError(err)
+		}
+	}
+}
+
+// errBodyTimeout: the body did not arrive within [server] read_timeout.
+var errBodyTimeout = errors.New("the request body did not arrive in time ([server] read_timeout)")
+
+func bodyError(err error) error {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return err
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("%w: %w", errBodyTimeout, err)
+	}
+	return fmt.Errorf("%w: reading the body: %v", errBadRequest, err)
+}
