@@ -65,9 +65,12 @@ func TestHostileConnectionsMemory(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var open []net.Conn
+	dialing := make(chan struct{}, 100) // connect a hundred at a time: a storm of SYNs is another test
 	for i := range conns + 16 {
 		wg.Go(func() {
-			c, err := net.DialTimeout("tcp", b.addr, 5*time.Second)
+			dialing <- struct{}{}
+			c, err := net.DialTimeout("tcp", b.addr, 10*time.Second)
+			<-dialing
 			if err != nil {
 				t.Errorf("dial: %v", err)
 				return

@@ -68,7 +68,7 @@ func Default() Config {
 		ReadTimeout:     30 * time.Second,
 		IdleTimeout:     60 * time.Second,
 		MaxRequestBody:  8 << 20,
-		BodyMemory:      64 << 20,
+		BodyMemory:      32 << 20,
 		RedisURL:        "redis://127.0.0.1:6379/0",
 		Prefix:          "gmq",
 		Buckets:         16,

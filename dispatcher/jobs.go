@@ -31,31 +31,39 @@ func (d *Dispatcher) pushed(j pool.NewJob, got pool.Pushed) {
 	}
 }
 
-// PushBatch validates every job first, so a bad one rejects the whole batch
-// with nothing stored, then stores them at once, numbered in the batch's
+// PushBatch validates every job first, so a bad one (or a client id given
+// twice) rejects the whole batch with nothing stored, then stores them at once, numbered in the batch's
 // order. If storing fails part way (Redis went away), the ids of the jobs
 // that were stored come back with the error, in the batch's order, 0 for the
 // others.
 func (d *Dispatcher) PushBatch(ctx context.Context, jobs []pool.NewJob) ([]uint64, error) {
+	first := make(map[string]int) // client id -> the job that has it
 	for i, j := range jobs {
 		if err := d.validate(j); err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
 		}
+		if j.ClientID == "" {
+			continue
+		}
+		if k, dup := first[j.ClientID]; dup {
+			return nil, fmt.Errorf("job %d: %w: its id %q is job %d's too; a batch may not repeat an id", i, pool.ErrInvalid, j.ClientID, k)
+		}
+		first[j.ClientID] = i
 	}
 	got, errs := d.pool.PushBatch(ctx, jobs)
 	ids := make([]uint64, len(jobs))
-	var first error
+	var firstErr error
 	for i, err := range errs {
 		if err != nil {
-			if first == nil {
-				first = fmt.Errorf("job %d: %w", i, err)
+			if firstErr == nil {
+				firstErr = fmt.Errorf("job %d: %w", i, err)
 			}
 			continue
 		}
 		ids[i] = got[i].ID
 		d.pushed(jobs[i], got[i])
 	}
-	return ids, first
+	return ids, firstErr
 }
 
 func (d *Dispatcher) validate(j pool.NewJob) error {

@@ -6,7 +6,6 @@ package gmqrpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -85,8 +84,11 @@ const callTimeout = 5 * time.Second
 // strings (as gmq's producers send them) or numbers; "priority" is optional.
 // The fields follow the HTTP API's rules (package jobjson). The result is
 // "success", as gmq answered; failures are JSON-RPC errors.
-func (s *Service) Push(args map[string]json.RawMessage, reply *string) error {
-	job, err := jobjson.Job(jobjson.Lower(args), jobjson.Defaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority})
+func (s *Service) Push(args JobArgs, reply *string) error {
+	if args.err != nil {
+		return args.err
+	}
+	job, err := jobjson.Job(args.fields, jobjson.Defaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority})
 	if err != nil {
 		return err
 	}
@@ -96,6 +98,19 @@ func (s *Service) Push(args map[string]json.RawMessage, reply *string) error {
 		return err
 	}
 	*reply = "success"
+	return nil
+}
+
+// JobArgs are Push's params, read by jobjson from their own bytes, so the
+// rules of the HTTP API hold here too: names that differ only in case are
+// refused, not resolved at random, and so is invalid UTF-8.
+type JobArgs struct {
+	fields jobjson.Fields
+	err    error // returned by Push, so the client gets it as the call's error
+}
+
+func (a *JobArgs) UnmarshalJSON(data []byte) error {
+	a.fields, a.err = jobjson.Decode(data)
 	return nil
 }
 

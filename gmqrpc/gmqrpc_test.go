@@ -69,6 +69,9 @@ func TestGoClient(t *testing.T) {
 	if err := c.Call("Service.Push", map[string]any{"topic": "go", "body": "x", "delay": true}, &reply); err == nil {
 		t.Fatal("a bool delay was accepted")
 	}
+	if err := c.Call("Service.Push", map[string]any{"topic": "a", "Topic": "b", "body": "x"}, &reply); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Fatalf("names differing only in case: %v, want them refused", err)
+	}
 	if err := c.Call("Service.Push", map[string]any{"topic": "", "body": "x"}, &reply); err == nil || !strings.Contains(err.Error(), "topic name is empty") {
 		t.Fatalf("an empty topic: %v, want it refused", err)
 	}

@@ -9,23 +9,24 @@ import (
 )
 
 // FuzzParseJob feeds Service.Push's arguments, decoded as net/rpc decodes
-// them, to the job parser: it must never panic, and what it accepts must be
-// in range. (Topic names are the dispatcher's to check: TestGoClient shows
+// them (through JobArgs), to the job parser: it must never panic, and what it
+// accepts must be in range. (Topic names are the dispatcher's to check: TestGoClient shows
 // an empty one refused.)
 func FuzzParseJob(f *testing.F) {
 	for _, s := range []string{
 		`{"id":"a_1","topic":"t","body":"x","delay":"1800","TTR":"30"}`, `{"topic":"t","body":"","TTR":1.5,"priority":"7"}`,
 		`{"topic":1}`, `{"delay":"NaN","topic":"t"}`, `{"topic":"t","priority":4294967296}`,
+		`{"topic":"a","Topic":"b","body":""}`, `{"topic":"t","body":"","delay":"0x1p4"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	def := jobjson.Defaults{TTR: time.Minute, Priority: 1024}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var args map[string]json.RawMessage
-		if json.Unmarshal(data, &args) != nil {
+		var args JobArgs
+		if json.Unmarshal(data, &args) != nil || args.err != nil {
 			return
 		}
-		j, err := jobjson.Job(jobjson.Lower(args), def)
+		j, err := jobjson.Job(args.fields, def)
 		if err != nil {
 			return
 		}

@@ -58,7 +58,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 		opts.MaxRequestBody = 8 << 20
 	}
 	if opts.BodyMemory <= 0 {
-		opts.BodyMemory = 64 << 20
+		opts.BodyMemory = 32 << 20
 	}
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now(), budget: newBodyBudget(opts.BodyMemory)}

@@ -147,7 +147,7 @@ func TestBadInput(t *testing.T) {
 		says                     string
 	}{
 		{"malformed JSON", "POST", "/jobs", `{"topic":`, 400, "malformed JSON"},
-		{"not an object", "POST", "/jobs", `[1,2]`, 400, "malformed JSON"},
+		{"not an object", "POST", "/jobs", `[1,2]`, 400, "want a JSON object"},
 		{"trailing data", "POST", "/jobs", `{"topic":"t","body":"x"} {}`, 400, "trailing"},
 		{"body not a string", "POST", "/jobs", `{"topic":"t","body":{"a":1}}`, 400, "body must be a string"},
 		{"delay of the wrong type", "POST", "/jobs", `{"topic":"t","body":"x","delay":true}`, 400, "delay must be a number"},
@@ -166,6 +166,14 @@ func TestBadInput(t *testing.T) {
 		{"request far over the limit", "POST", "/jobs", `{"topic":"t","body":"` + strings.Repeat("x", 200<<10) + `"}`, 413, "too large"},
 		{"batch over max_batch", "POST", "/jobs/batch", `{"jobs":[` + strings.TrimSuffix(strings.Repeat(`{"topic":"t","body":"x"},`, 11), ",") + `]}`, 400, "1 to 10 jobs"},
 		{"batch with one bad job", "POST", "/jobs/batch", `{"jobs":[{"topic":"t","body":"x"},{"topic":"t"}]}`, 400, "job 1"},
+		{"names differing only in case", "POST", "/jobs", `{"topic":"a","Topic":"b","body":"x"}`, 400, `field "Topic" is given twice`},
+		{"a field given twice", "POST", "/jobs", `{"topic":"a","body":"x","body":"y"}`, 400, `field "body" is given twice`},
+		{"names differing in case inside a batch", "POST", "/jobs/batch", `{"jobs":[{"topic":"a","body":"x","BODY":"y"}]}`, 400, "job 0"},
+		{"a batch repeating a client id", "POST", "/jobs/batch", `{"jobs":[{"id":"twice","topic":"t","body":"1"},{"topic":"t","body":"2"},{"id":"twice","topic":"t","body":"3"}]}`, 400, `job 2: invalid: its id "twice" is job 0's too`},
+		{"a hex float", "POST", "/jobs", `{"topic":"t","body":"x","delay":"0x1p4"}`, 400, "delay must be a number"},
+		{"Inf as a string", "POST", "/jobs", `{"topic":"t","body":"x","TTR":"Inf"}`, 400, "ttr must be a number"},
+		{"underscores in a number", "POST", "/jobs", `{"topic":"t","body":"x","priority":"1_000"}`, 400, "priority must be a number"},
+		{"invalid UTF-8", "POST", "/jobs", "{\"topic\":\"t\",\"body\":\"\xff\xfe\"}", 400, "not valid UTF-8"},
 		{"pop without topics", "POST", "/pop", `{"timeout":1}`, 400, "topics is missing"},
 		{"pop topics of the wrong type", "POST", "/pop", `{"topics":"t"}`, 400, "array of strings"},
 		{"pop with a bad topic", "POST", "/pop", `{"topics":["ok","no way"]}`, 400, "topic name"},

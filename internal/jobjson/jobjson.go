@@ -10,10 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gmq/gmq/pool"
 )
@@ -34,30 +36,43 @@ type Defaults struct {
 // that gmq's "TTR" and the alias "ttr" are one field.
 type Fields map[string]json.RawMessage
 
-// Decode reads one JSON object.
+// Decode reads one JSON object. Its field names must differ by more than
+// case (the lookup is case-blind, so {"topic":"a","Topic":"b"} would be
+// ambiguous) and its bytes must be valid UTF-8 (Go's decoder would quietly
+// replace bad bytes, storing a body other than the one sent).
 func Decode(data []byte) (Fields, error) {
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("%w: the JSON is not valid UTF-8", ErrBadRequest)
 	}
-	if raw == nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
+	} else if tok != json.Delim('{') {
 		return nil, fmt.Errorf("%w: want a JSON object", ErrBadRequest)
 	}
-	if dec.More() {
+	out := Fields{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
+		}
+		name := strings.ToLower(tok.(string)) // inside an object, a token before a value is its key
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%w: field %q is given twice (names are matched without regard to case)", ErrBadRequest, tok)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
+		}
+		out[name] = v
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrBadRequest)
 	}
-	return Lower(raw), nil
-}
-
-// Lower makes Fields of an object already decoded (as net/rpc decodes
-// JSON-RPC arguments): keys lowered, so any case of a name matches.
-func Lower(raw map[string]json.RawMessage) Fields {
-	out := make(Fields, len(raw))
-	for k, v := range raw {
-		out[strings.ToLower(k)] = v
-	}
-	return out
+	return out, nil
 }
 
 // Has reports whether the field is present.
@@ -88,10 +103,46 @@ func (f Fields) Number(name string) (v float64, ok bool, err error) {
 		text = strings.TrimSpace(s)
 	}
 	v, perr := strconv.ParseFloat(text, 64)
-	if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+	if perr != nil || !isDecimal(text) || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, false, fmt.Errorf("%w: %s must be a number (or a string holding one), got %s", ErrBadRequest, name, Clip(raw))
 	}
 	return v, true, nil
+}
+
+// isDecimal reports whether text is a number as JSON writes one (optional
+// minus, digits, fraction, exponent): strconv also takes hex floats
+// ("0x1p4"), underscores, "Inf" and "NaN", which no producer means.
+func isDecimal(text string) bool {
+	i, n := 0, len(text)
+	digits := func() bool {
+		start := i
+		for i < n && text[i] >= '0' && text[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	if i < n && text[i] == '-' {
+		i++
+	}
+	if !digits() {
+		return false
+	}
+	if i < n && text[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < n && (text[i] == 'e' || text[i] == 'E') {
+		i++
+		if i < n && (text[i] == '+' || text[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == n
 }
 
 // Seconds reads a duration in seconds, 0..2^32-1, fractions allowed.
