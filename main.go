@@ -144,7 +144,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	ln = limitConnections(ln, "http", cfg.MaxConnections, log)
 	var bs *beanstalk.Server
 	if cfg.BeanstalkAddr != "" {
-		bs = beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Version: version, Log: log})
+		bs = beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Log: log})
 		fronts = append(fronts, frontEnd{"beanstalk", cfg.BeanstalkAddr, bs, nil})
 	}
 	if cfg.RPCAddr != "" {

@@ -19,8 +19,7 @@ import (
 
 // Options configure the protocol server.
 type Options struct {
-	MaxJobSize int    // bytes; beanstalkd's default is 65535
-	Version    string // reported by stats
+	MaxJobSize int // bytes; beanstalkd's default is 65535
 	Log        *slog.Logger
 }
 

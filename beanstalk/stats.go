@@ -85,6 +85,25 @@ func (c *conn) listTubes(ctx context.Context) {
 
 func secs(d time.Duration) int64 { return int64(d / time.Second) }
 
+// secsLeft renders a time left as beanstalkd does: whole seconds, rounded
+// down. beanstalkd's clock counts nanoseconds, so right after a reserve with
+// TTR 10 it reads 9.99... s left and prints 9; gmq's counts whole
+// milliseconds, so in the same millisecond it read exactly 10 s and printed
+// 10. A time left read as d is really in (d-1ms, d]: take the millisecond off
+// before rounding down.
+func secsLeft(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d - time.Millisecond) / time.Second)
+}
+
+// protocolVersion is the beanstalkd version whose protocol gmq speaks, which
+// stats reports: clients parse it (Perl's Beanstalk::Client dies on a version
+// it cannot read; fivebeans skips kick-job below 1.8). gmq's own version is
+// in the HTTP API's stats and "gmq version".
+const protocolVersion = "1.12"
+
 func (c *conn) statsJob(ctx context.Context, id uint64) {
 	j, err := c.s.d.Peek(ctx, strconv.FormatUint(id, 10))
 	if err != nil {
@@ -94,7 +113,7 @@ func (c *conn) statsJob(ctx context.Context, id uint64) {
 	c.replyYAML(newYAML().
 		add("id", j.ID).add("tube", j.Topic).add("state", j.State).add("pri", j.Priority).
 		add("age", secs(j.Age())).add("delay", secs(j.Delay)).add("ttr", secs(j.TTR)).
-		add("time-left", secs(j.TimeLeft())).add("file", 0).add("reserves", j.Reserves).
+		add("time-left", secsLeft(j.TimeLeft())).add("file", 0).add("reserves", j.Reserves).
 		add("timeouts", j.Timeouts).add("releases", j.Releases).add("buries", j.Buries).
 		add("kicks", j.Kicks).String())
 }
@@ -116,7 +135,7 @@ func (c *conn) statsTube(ctx context.Context, tube string) {
 		add("current-using", refs.using).add("current-watching", refs.watching).
 		add("current-waiting", refs.waiting).add("cmd-delete", t.Deletes).
 		add("cmd-pause-tube", t.Pauses).add("pause", secs(t.Pause)).
-		add("pause-time-left", secs(t.PauseLeft())).String())
+		add("pause-time-left", secsLeft(t.PauseLeft())).String())
 }
 
 // cmdStats are the cmd-* counters stats prints, in beanstalkd's order.
@@ -173,7 +192,7 @@ func (c *conn) stats(ctx context.Context) {
 	y.add("job-timeouts", st.Timeouts).add("total-jobs", st.Jobs).add("max-job-size", c.s.opts.MaxJobSize).
 		add("current-tubes", len(names)).add("current-connections", conns).add("current-producers", producers).
 		add("current-workers", workers).add("current-waiting", waiting).add("total-connections", total).
-		add("pid", os.Getpid()).add("version", strconv.Quote(c.s.opts.Version)).
+		add("pid", os.Getpid()).add("version", strconv.Quote(protocolVersion)).
 		add("rusage-utime", fmt.Sprintf("%d.%06d", ru.Utime.Sec, ru.Utime.Usec)).
 		add("rusage-stime", fmt.Sprintf("%d.%06d", ru.Stime.Sec, ru.Stime.Usec)).
 		add("uptime", secs(time.Since(c.s.started))).

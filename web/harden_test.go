@@ -99,3 +99,34 @@ func TestMalformedAndOversizedBodies(t *testing.T) {
 		})
 	}
 }
+
+// Redis at maxmemory: a push answers 503 with a plain reason and Retry-After
+// (not 500 with Redis's raw reply and a script hash), while pops and acks,
+// which free memory, keep working.
+func TestRedisOutOfMemory(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"oom","body":"1","TTR":60}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"oom","body":"2","TTR":60}`)
+	redis := testbroker.Redis()
+	if reply, err := redis.Do("CONFIG", "SET", "maxmemory", "1"); err != nil || reply != "+OK" {
+		t.Fatalf("CONFIG SET maxmemory: %q %v", reply, err)
+	}
+	t.Cleanup(func() { _, _ = redis.Do("CONFIG", "SET", "maxmemory", "0") })
+
+	req, _ := http.NewRequest("POST", api+"/jobs", strings.NewReader(`{"topic":"oom","body":"3"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(data), "out of memory") ||
+		strings.Contains(string(data), "script") {
+		t.Fatalf("push at maxmemory: %d %q Retry-After %q, want 503 saying Redis is out of memory", resp.StatusCode, data, resp.Header.Get("Retry-After"))
+	}
+	job := mustCall(t, 200, "GET", api+"/pop?topic=oom", ``)
+	mustCall(t, 200, "POST", api+"/jobs/"+job["id"].(string)+"/ack", ``)
+	mustCall(t, 200, "POST", api+"/ack", `{"jobs":[{"id":"`+mustCall(t, 200, "GET", api+"/pop?topic=oom", ``)["id"].(string)+`"}]}`)
+}

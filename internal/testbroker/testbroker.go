@@ -72,7 +72,7 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 		d.Run(ctx)
 		close(done)
 	}()
-	bs := beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Version: "test", Log: log})
+	bs := beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Log: log})
 	bln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
