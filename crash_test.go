@@ -157,6 +157,9 @@ func (b *brokerProc) do(method, path, body string) (answer, error) {
 	if err != nil {
 		return answer{}, err
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return answer{}, err

@@ -102,7 +102,14 @@ func start(args []string) error {
 	if flagErr != nil {
 		return flagErr
 	}
+	if err := cfg.CheckOpenPorts(); err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	for _, open := range cfg.OpenPorts() {
+		log.Warn("a port without authentication listens beyond loopback: anyone who reaches it can push, pop and delete jobs"+
+			" (the token guards only HTTP)", "listen", open)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return run(ctx, cfg, log)
@@ -135,7 +142,8 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	api := web.New(d, web.Options{Version: version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
-		Token: cfg.Token, MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, Connections: connections, Log: log})
+		Token: cfg.Token, Loopback: config.IsLoopback(cfg.HTTP), AllowedHosts: cfg.AllowedHosts,
+		MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, Connections: connections, Log: log})
 
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {

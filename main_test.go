@@ -248,3 +248,14 @@ func TestFileLimitWarning(t *testing.T) {
 		}
 	}
 }
+
+// A token with an unauthenticated port open beyond loopback would look like
+// it guards the broker while it does not: the broker refuses to start, naming
+// the way out.
+func TestTokenWithOpenPortsRefused(t *testing.T) {
+	out, err := exec.Command(binary, "start", "--token", "s3cret", "--beanstalk", "0.0.0.0:0", "--rpc", "").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "[beanstalk] addr = 0.0.0.0:0 listens beyond loopback") ||
+		!strings.Contains(string(out), "allow_open_ports") {
+		t.Fatalf("start with a token and an open beanstalkd port: %v\n%s", err, out)
+	}
+}

@@ -46,7 +46,12 @@ type Config struct {
 	BeanstalkAddr string // [beanstalk] addr: beanstalkd protocol listen address ("" turns it off)
 	MaxJobSize    int    // [beanstalk] max_job_size: bytes, beanstalkd's -z
 
-	Token string // [web] token: required by the dashboard and the HTTP API when set
+	Token        string   // [web] token: required by the dashboard and the HTTP API when set
+	AllowedHosts []string // [web] allowed_hosts: Host names accepted besides loopback ones when http is on loopback
+	// AllowOpenPorts ([server] allow_open_ports) lets the broker start with a
+	// token and the beanstalkd or JSON-RPC port beyond loopback: those
+	// protocols have no authentication, so the token would not guard them.
+	AllowOpenPorts bool
 
 	RPCAddr    string        // [rpc] addr: gmq JSON-RPC listen address ("" turns it off)
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
@@ -133,6 +138,23 @@ func (c *Config) settings() []setting {
 		}},
 		{"beanstalk", "max_job_size", intTo(&c.MaxJobSize, 1, 64<<20)},
 		{"web", "token", func(c *Config, v string) error { c.Token = v; return nil }},
+		{"web", "allowed_hosts", func(c *Config, v string) error {
+			c.AllowedHosts = nil
+			for _, h := range strings.Split(v, ",") {
+				if h = strings.TrimSpace(h); h != "" {
+					c.AllowedHosts = append(c.AllowedHosts, h)
+				}
+			}
+			return nil
+		}},
+		{"server", "allow_open_ports", func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return errors.New("want true or false")
+			}
+			c.AllowOpenPorts = b
+			return nil
+		}},
 		{"rpc", "addr", func(c *Config, v string) error {
 			c.RPCAddr = v
 			if v == "" {
@@ -243,6 +265,45 @@ func durationTo(dst *time.Duration, lo, hi time.Duration) func(*Config, string) 
 		*dst = d
 		return nil
 	}
+}
+
+// IsLoopback reports whether a listen address reaches this host only:
+// localhost or a loopback IP. An empty host (":8000") is every interface.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// OpenPorts lists the unauthenticated front ends (beanstalkd's protocol,
+// JSON-RPC) that listen beyond loopback, as "key = address".
+func (c Config) OpenPorts() []string {
+	var open []string
+	if c.BeanstalkAddr != "" && !IsLoopback(c.BeanstalkAddr) {
+		open = append(open, "[beanstalk] addr = "+c.BeanstalkAddr)
+	}
+	if c.RPCAddr != "" && !IsLoopback(c.RPCAddr) {
+		open = append(open, "[rpc] addr = "+c.RPCAddr)
+	}
+	return open
+}
+
+// CheckOpenPorts refuses a token alongside open unauthenticated ports,
+// unless allow_open_ports says the operator guards them another way: the
+// token would look like it protects the broker while those ports do not.
+func (c Config) CheckOpenPorts() error {
+	if open := c.OpenPorts(); c.Token != "" && len(open) > 0 && !c.AllowOpenPorts {
+		return fmt.Errorf("[web] token is set, but %s listens beyond loopback and its protocol has no authentication: "+
+			"bind it to 127.0.0.1, turn it off (\"\"), or set [server] allow_open_ports = true if a firewall guards it",
+			strings.Join(open, " and "))
+	}
+	return nil
 }
 
 func checkAddr(v string) error {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ func TestShippedConfIsTheDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != Default() {
+	if !reflect.DeepEqual(got, Default()) {
 		t.Fatalf("conf.ini differs from Default():\n got %+v\nwant %+v", got, Default())
 	}
 }
@@ -36,6 +37,11 @@ func TestValues(t *testing.T) {
 		{text: "[jobs]\nmax_pop_timeout = soon", wantErr: "[jobs] max_pop_timeout"},
 		{text: "[jobs]\ndefault_priority = -1", wantErr: "[jobs] default_priority"},
 		{text: "[server]\nlog_level = loud", wantErr: "[server] log_level"},
+		{text: "[web]\nallowed_hosts = gmq.internal, Proxy.example", check: func(c Config) bool {
+			return reflect.DeepEqual(c.AllowedHosts, []string{"gmq.internal", "Proxy.example"})
+		}},
+		{text: "[server]\nallow_open_ports = maybe", wantErr: "[server] allow_open_ports"},
+		{text: "[server]\nbody_memory = 1048576\nmax_request_body = 2097152", wantErr: "max_request_body"},
 	}
 	for _, tt := range tests {
 		got, err := Parse([]byte(tt.text))
@@ -80,4 +86,33 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted an invalid config: %+v", c)
 		}
 	})
+}
+
+func TestOpenPorts(t *testing.T) {
+	tests := []struct {
+		text    string
+		open    int
+		wantErr string
+	}{
+		{text: "", open: 0},
+		{text: "[beanstalk]\naddr = 0.0.0.0:11300", open: 1},
+		{text: "[beanstalk]\naddr = :11300\n[rpc]\naddr = 10.0.0.5:9503", open: 2},
+		{text: "[beanstalk]\naddr = localhost:11300\n[rpc]\naddr = [::1]:9503", open: 0},
+		{text: "[web]\ntoken = s3cret\n[beanstalk]\naddr = 0.0.0.0:11300", open: 1, wantErr: "[beanstalk] addr = 0.0.0.0:11300 listens beyond loopback"},
+		{text: "[web]\ntoken = s3cret\n[beanstalk]\naddr = 0.0.0.0:11300\n[server]\nallow_open_ports = true", open: 1},
+		{text: "[web]\ntoken = s3cret\n[beanstalk]\naddr =\n[rpc]\naddr =", open: 0},
+	}
+	for _, tt := range tests {
+		c, err := Parse([]byte(tt.text))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.text, err)
+		}
+		if got := len(c.OpenPorts()); got != tt.open {
+			t.Errorf("%q: %d open ports, want %d", tt.text, got, tt.open)
+		}
+		err = c.CheckOpenPorts()
+		if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%q: CheckOpenPorts() = %v, want %q", tt.text, err, tt.wantErr)
+		}
+	}
 }

@@ -60,6 +60,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Authorization", "Bearer t0ken")
+		req.Header.Set("Content-Type", "application/json")
 		return do(t, req)
 	}
 	// cell is the text of a topic row's column, read in the page.

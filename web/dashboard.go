@@ -26,12 +26,15 @@ func (s *Server) dashboardRoutes() {
 	s.engine.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, dashboardPath) })
 	// One route for the whole directory (gin allows no fixed route beside a
 	// catch-all): the login form and its stylesheet need no token.
-	s.engine.POST("/dashboard/*file", func(c *gin.Context) {
-		if c.Param("file") != "/login" {
+	s.engine.POST("/dashboard/*file", s.sameOrigin, func(c *gin.Context) {
+		switch c.Param("file") {
+		case "/login":
+			s.login(c)
+		case "/logout":
+			s.logout(c)
+		default:
 			c.AbortWithStatusJSON(http.StatusNotFound, gin.H{"error": "no such endpoint: " + c.Request.URL.Path})
-			return
 		}
-		s.login(c)
 	})
 	s.engine.GET("/dashboard/*file", func(c *gin.Context) {
 		switch c.Param("file") {
@@ -44,7 +47,7 @@ func (s *Server) dashboardRoutes() {
 				return
 			}
 		}
-		c.Header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+		c.Header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
 		static.ServeHTTP(c.Writer, c.Request)
 	})
 }

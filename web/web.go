@@ -28,8 +28,12 @@ type Options struct {
 	DefaultPriority uint32
 	RequestTimeout  time.Duration // each request's deadline; a long poll gets its wait on top
 	Token           string        // when set, the API and the dashboard require it
-	MaxRequestBody  int           // bytes: the largest request body of any kind
-	BodyMemory      int           // bytes: all request bodies being read at once (bodyBudget)
+	// Loopback says the API listens on loopback only: requests must then name
+	// a loopback host (or one of AllowedHosts), against DNS rebinding.
+	Loopback       bool
+	AllowedHosts   []string
+	MaxRequestBody int // bytes: the largest request body of any kind
+	BodyMemory     int // bytes: all request bodies being read at once (bodyBudget)
 	// Connections counts the clients of the other front ends, by protocol,
 	// for the stats (nil: none).
 	Connections func() map[string]int
@@ -38,12 +42,14 @@ type Options struct {
 
 // Server serves the HTTP API.
 type Server struct {
-	d       *dispatcher.Dispatcher
-	opts    Options
-	log     *slog.Logger
-	engine  *gin.Engine
-	started time.Time
-	budget  *bodyBudget
+	d        *dispatcher.Dispatcher
+	opts     Options
+	log      *slog.Logger
+	engine   *gin.Engine
+	started  time.Time
+	budget   *bodyBudget
+	sessions *sessions  // the dashboard's
+	logins   loginGuard // wrong tokens per client address
 }
 
 // New builds the HTTP API over d.
@@ -61,39 +67,41 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 		opts.BodyMemory = 32 << 20
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now(), budget: newBodyBudget(opts.BodyMemory)}
+	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now(), budget: newBodyBudget(opts.BodyMemory),
+		sessions: newSessions(opts.Token)}
 	// Topic names may hold '/': clients send it as %2F inside a path segment.
 	s.engine.UseRawPath = true
 	s.engine.UnescapePathValues = true
 	// Handlers pass *gin.Context as the context: let it carry the request's
 	// cancellation and deadline.
 	s.engine.ContextWithFallback = true
-	s.engine.Use(gin.Recovery(), s.logRequests, s.deadline, s.releaseBody)
+	s.engine.Use(gin.Recovery(), s.logRequests, securityHeaders, s.checkHost, s.deadline, s.releaseBody)
 	s.routes()
 	return s
 }
 
 // Handler is the http.Handler to serve.
-func (s *Server) Handler() http.Handler { return s.engine }
+func (s *Server) Handler() http.Handler { return headAsGet(s.engine) }
 
 func (s *Server) routes() {
 	r := s.engine
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	s.dashboardRoutes()
-	api := r.Group("/api/v1", s.requireToken)
+	guarded := []gin.HandlerFunc{s.sameOrigin, requireJSON, s.requireToken} // every API route's
+	api := r.Group("/api/v1", guarded...)
 	api.POST("/jobs", s.push)
 	api.POST("/jobs/batch", s.pushBatch)
 	api.GET("/jobs/:id", s.getJob)
 	api.DELETE("/jobs/:id", s.deleteJob)
 	api.POST("/jobs/:id/ack", s.ack)
-	r.POST(ackManyPath, s.requireToken, s.ackMany)
+	r.POST(ackManyPath, append(guarded, s.ackMany)...)
 	api.POST("/jobs/:id/release", s.release)
 	api.POST("/jobs/:id/bury", s.bury)
 	api.POST("/jobs/:id/touch", s.touch)
 	api.POST("/jobs/:id/kick", s.kickJob)
-	r.POST(popPath, s.requireToken, s.popPost)
-	r.GET(popPath, s.requireToken, s.popGet)
+	r.POST(popPath, append(guarded, s.popPost)...)
+	r.GET(popPath, append(guarded, s.popGet)...)
 	api.GET("/topics", s.topics)
 	api.GET("/topics/:topic", s.topic)
 	api.POST("/topics/:topic/kick", s.kickTopic)

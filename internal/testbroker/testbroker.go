@@ -81,7 +81,8 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 		DefaultPriority: cfg.DefaultPriority, MaxRequest: cfg.MaxRPCRequest(), Log: log})
 	api := web.New(d, web.Options{Version: "test", MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
-		Token: cfg.Token, MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, Log: log,
+		Token: cfg.Token, Loopback: true, AllowedHosts: cfg.AllowedHosts,
+		MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, Log: log,
 		Connections: func() map[string]int {
 			return map[string]int{"beanstalk": bs.Connections(), "rpc": rs.Connections()}
 		}})

@@ -1,0 +1,112 @@
+package web
+
+import (
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// The guards below are what keeps a web page in the operator's browser from
+// acting on a broker it can reach (on 127.0.0.1 by default, usually without a
+// token): cross-site request forgery and DNS rebinding. Clients that are not
+// browsers (curl, the client libraries) send no Origin and no Sec-Fetch-Site
+// and pass untouched, as long as their writes say their body is JSON.
+
+// securityHeaders forbid framing the dashboard or the API (clickjacking).
+func securityHeaders(c *gin.Context) {
+	c.Header("X-Frame-Options", "DENY")
+	c.Header("Content-Security-Policy", "frame-ancestors 'none'")
+	c.Header("X-Content-Type-Options", "nosniff")
+}
+
+// checkHost refuses a Host header that is not this loopback broker's, when
+// the HTTP API listens on loopback only: a page on a rebound DNS name
+// (evil.example resolving to 127.0.0.1) sends its own name, which the
+// browser treats as a site of its own, origin checks and all. Names in
+// [web] allowed_hosts are accepted too (a proxy's name).
+func (s *Server) checkHost(c *gin.Context) {
+	if !s.opts.Loopback {
+		return
+	}
+	host := c.Request.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || s.allowedHost(host) {
+		return
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return
+	}
+	c.AbortWithStatusJSON(http.StatusMisdirectedRequest, gin.H{"error": "this broker listens on loopback and answers only to loopback host names, not " +
+		strconv.Quote(c.Request.Host) + " (add it to [web] allowed_hosts)"})
+}
+
+func (s *Server) allowedHost(host string) bool {
+	for _, h := range s.opts.AllowedHosts {
+		if strings.EqualFold(h, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameOrigin refuses a request a browser sent from another origin: its
+// Sec-Fetch-Site says so, or its Origin is not this host. Another port of the
+// same host is another origin (SameSite cookies do not see that: they are per
+// site, not per port). Every API request is checked, not only writes: a
+// cross-site <img src=/api/v1/pop?...> would reserve a job.
+func (s *Server) sameOrigin(c *gin.Context) {
+	if site := c.GetHeader("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		s.refuseCrossOrigin(c, "Sec-Fetch-Site: "+site)
+		return
+	}
+	origin := c.GetHeader("Origin")
+	if origin == "" {
+		return
+	}
+	if u, err := url.Parse(origin); err != nil || !strings.EqualFold(u.Host, c.Request.Host) {
+		s.refuseCrossOrigin(c, "Origin: "+origin)
+	}
+}
+
+func (s *Server) refuseCrossOrigin(c *gin.Context, why string) {
+	c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "cross-origin request refused (" + why + ")"})
+}
+
+// requireJSON refuses an API write whose body is not declared JSON. A page
+// on another origin can send a form or text/plain without asking the browser
+// first, but not application/json; curl users pass --json (or -H
+// 'Content-Type: application/json'). A write with no body needs no type.
+func requireJSON(c *gin.Context) {
+	switch c.Request.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return
+	}
+	if c.Request.ContentLength == 0 {
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type")); err == nil && mt == "application/json" {
+		return
+	}
+	c.AbortWithStatusJSON(http.StatusUnsupportedMediaType, gin.H{"error": "the body must be sent as Content-Type: application/json" +
+		" (curl: --json '{...}'), got " + strconv.Quote(c.GetHeader("Content-Type"))})
+}
+
+// headAsGet serves HEAD wherever GET is served (net/http drops the body),
+// except a GET pop, which would reserve a job nobody sees.
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead && r.URL.Path != popPath {
+			r = r.Clone(r.Context())
+			r.Method = http.MethodGet
+		}
+		next.ServeHTTP(w, r)
+	})
+}
