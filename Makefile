@@ -37,10 +37,11 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./bench
 
-# The full chaos tests: 100,000 jobs while the broker is SIGKILLed, then while
-# Redis is restarted, every 3 seconds (make test runs a short version).
+# The full chaos tests: 100,000 jobs while the broker is SIGKILLed, while
+# Redis is restarted, and while Redis is frozen (SIGSTOP) for 10 s, a fault
+# every 3 seconds (make test runs a short version).
 chaos:
-	GMQ_CHAOS_JOBS=100000 GMQ_CHAOS_EVERY=3s $(GO) test -count=1 -run '^TestChaos' -v -timeout 60m .
+	GMQ_CHAOS_JOBS=100000 GMQ_CHAOS_EVERY=3s GMQ_CHAOS_STALL=10s $(GO) test -count=1 -run '^TestChaos' -v -timeout 60m .
 
 clean:
 	rm -f gmq
