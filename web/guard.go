@@ -38,7 +38,8 @@ func (s *Server) checkHost(c *gin.Context) {
 		host = h
 	}
 	host = strings.ToLower(strings.Trim(host, "[]"))
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") || s.allowedHost(host) {
+	// No Host at all (HTTP/1.0) is no browser's request.
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") || s.allowedHost(host) {
 		return
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
