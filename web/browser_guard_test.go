@@ -11,8 +11,9 @@ import (
 	"github.com/gmq/gmq/internal/testbroker"
 )
 
-// send makes one request with the given headers and returns its status and body.
-func send(t *testing.T, method, url, body string, header ...string) (int, string, http.Header) {
+// send makes one request with the given header pairs ("Host" sets the
+// request's host), not following redirects, and returns the answer with its body read.
+func send(t *testing.T, method, url, body string, header ...string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -34,7 +35,14 @@ func send(t *testing.T, method, url, body string, header ...string) (int, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, string(data), resp.Header
+	return resp, string(data)
+}
+
+// ask is send for its status code, body and headers.
+func ask(t *testing.T, method, url, body string, header ...string) (int, string, http.Header) {
+	t.Helper()
+	resp, data := send(t, method, url, body, header...)
+	return resp.StatusCode, data, resp.Header
 }
 
 // A page on another origin (another port of localhost counts) must not be
@@ -63,7 +71,7 @@ func TestCrossOriginRequestsRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if code, body, _ := send(t, c.method, api+c.path, c.body, c.header...); code != c.want {
+			if code, body, _ := ask(t, c.method, api+c.path, c.body, c.header...); code != c.want {
 				t.Fatalf("status %d %s, want %d", code, body, c.want)
 			}
 		})
@@ -81,7 +89,7 @@ func TestHostHeaderChecked(t *testing.T) {
 		"evil.example" + port: 421, "evil.example": 421, "127.0.0.1.evil.example" + port: 421,
 		"localhost" + port: 200, "127.0.0.1" + port: 200, "[::1]" + port: 200, "gmq.internal": 200, "GMQ.internal" + port: 200,
 	} {
-		if code, body, _ := send(t, "GET", b.URL+"/api/v1/stats", "", "Host", host); code != want {
+		if code, body, _ := ask(t, "GET", b.URL+"/api/v1/stats", "", "Host", host); code != want {
 			t.Errorf("Host %q: %d %s, want %d", host, code, body, want)
 		}
 	}
@@ -89,29 +97,29 @@ func TestHostHeaderChecked(t *testing.T) {
 
 func TestFramingHeadAndBearer(t *testing.T) {
 	b := testbroker.Fresh(t, func(c *config.Config) { c.Token = "s3cret" })
-	code, _, h := send(t, "GET", b.URL+"/dashboard/login", "")
+	code, _, h := ask(t, "GET", b.URL+"/dashboard/login", "")
 	if code != 200 || h.Get("X-Frame-Options") != "DENY" || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
 		t.Fatalf("login page: %d, framing headers %v", code, h)
 	}
 	for _, scheme := range []string{"Bearer", "bearer", "BEARER"} {
-		if code, body, _ := send(t, "GET", b.URL+"/api/v1/stats", "", "Authorization", scheme+" s3cret"); code != 200 {
+		if code, body, _ := ask(t, "GET", b.URL+"/api/v1/stats", "", "Authorization", scheme+" s3cret"); code != 200 {
 			t.Errorf("%s: %d %s", scheme, code, body)
 		}
 	}
 	for path, want := range map[string]int{"/healthz": 200, "/api/v1/stats": 200, "/dashboard/login": 200} {
-		if code, body, _ := send(t, "HEAD", b.URL+path, "", "Authorization", "Bearer s3cret"); code != want || body != "" {
+		if code, body, _ := ask(t, "HEAD", b.URL+path, "", "Authorization", "Bearer s3cret"); code != want || body != "" {
 			t.Errorf("HEAD %s: %d %q, want %d with no body", path, code, body, want)
 		}
 	}
 	// HEAD is never a pop: a job it reserved would be seen by nobody.
-	if code, body, _ := send(t, "POST", b.URL+"/api/v1/jobs", `{"topic":"h","body":"x"}`, "Authorization", "Bearer s3cret",
+	if code, body, _ := ask(t, "POST", b.URL+"/api/v1/jobs", `{"topic":"h","body":"x"}`, "Authorization", "Bearer s3cret",
 		"Content-Type", "application/json"); code != 201 {
 		t.Fatalf("push: %d %s", code, body)
 	}
-	if code, _, _ := send(t, "HEAD", b.URL+"/api/v1/pop?topic=h", "", "Authorization", "Bearer s3cret"); code == 200 {
+	if code, _, _ := ask(t, "HEAD", b.URL+"/api/v1/pop?topic=h", "", "Authorization", "Bearer s3cret"); code == 200 {
 		t.Error("HEAD on the pop route answered 200")
 	}
-	if code, body, _ := send(t, "GET", b.URL+"/api/v1/topics/h", "", "Authorization", "Bearer s3cret"); code != 200 || !strings.Contains(body, `"ready":1`) {
+	if code, body, _ := ask(t, "GET", b.URL+"/api/v1/topics/h", "", "Authorization", "Bearer s3cret"); code != 200 || !strings.Contains(body, `"ready":1`) {
 		t.Errorf("the job after a HEAD on pop: %d %s, want it still ready", code, body)
 	}
 }
@@ -137,18 +145,18 @@ func TestDashboardSession(t *testing.T) {
 		t.Fatalf("session cookie %+v: must not hold the token, must expire", session)
 	}
 	cookie := session.Name + "=" + session.Value
-	if code, _, _ := send(t, "GET", b.URL+"/api/v1/stats", "", "Cookie", cookie); code != 200 {
+	if code, _, _ := ask(t, "GET", b.URL+"/api/v1/stats", "", "Cookie", cookie); code != 200 {
 		t.Fatalf("API with the session: %d", code)
 	}
 	for _, forged := range []string{session.Name + "=s3cret", "gmq_token=s3cret", session.Name + "=99999999999.x." + session.Value[strings.LastIndex(session.Value, ".")+1:]} {
-		if code, _, _ := send(t, "GET", b.URL+"/api/v1/stats", "", "Cookie", forged); code != 401 {
+		if code, _, _ := ask(t, "GET", b.URL+"/api/v1/stats", "", "Cookie", forged); code != 401 {
 			t.Errorf("forged cookie %q: %d, want 401", forged, code)
 		}
 	}
-	if code, _, h := send(t, "POST", b.URL+"/dashboard/logout", "", "Cookie", cookie); code != http.StatusSeeOther || !strings.Contains(h.Get("Set-Cookie"), "Max-Age=0") {
+	if code, _, h := ask(t, "POST", b.URL+"/dashboard/logout", "", "Cookie", cookie); code != http.StatusSeeOther || !strings.Contains(h.Get("Set-Cookie"), "Max-Age=0") {
 		t.Fatalf("logout: %d %v", code, h)
 	}
-	if code, _, _ := send(t, "GET", b.URL+"/api/v1/stats", "", "Cookie", cookie); code != 401 {
+	if code, _, _ := ask(t, "GET", b.URL+"/api/v1/stats", "", "Cookie", cookie); code != 401 {
 		t.Fatalf("the session after logout: %d, want 401", code)
 	}
 	for i := range 5 {

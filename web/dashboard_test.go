@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,25 +14,10 @@ import (
 // noRedirect reports redirects instead of following them.
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-func get(t *testing.T, c *http.Client, url string, header ...string) (*http.Response, string) {
+// get sends a GET with the given header pairs, not following redirects.
+func get(t *testing.T, _ *http.Client, url string, header ...string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest("GET", url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(body)
+	return send(t, "GET", url, "", header...)
 }
 
 func TestDashboardServedWithoutToken(t *testing.T) {
