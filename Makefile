@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 5s
 
-.PHONY: run build test fuzz bench chaos vet clean
+.PHONY: run build test test-deps fuzz bench chaos vet clean
 
 run:
 	./scripts/run.sh
@@ -15,10 +15,14 @@ vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 
 # Every test, with the race detector, against real redis-servers the tests
-# start on free ports; then each fuzz target for a bounded time.
-test: vet
+# start on free ports; then each fuzz target for a bounded time. It first
+# installs what a fresh Debian machine lacks (scripts/test-deps.sh).
+test: test-deps vet
 	$(GO) test -race -count=1 -timeout 8m ./...
 	$(MAKE) fuzz
+
+test-deps:
+	./scripts/test-deps.sh
 
 # Each parser's fuzz target, for FUZZTIME. Every plain `go test` also replays
 # the seeds in the code and the corpora kept in <package>/testdata/fuzz/

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make test's set-up: install what the tests need and a fresh Debian machine
+# lacks, the same way make run does (apt-get when root, else the command to run).
+#   - redis-server is required: every store test runs against a real one;
+#   - beanstalkd (the differential test's oracle), PHP with pheanstalk,
+#     Python and Chromium are installed too; a test whose tool is still
+#     missing skips, unless GMQ_REQUIRE_<TOOL>=1 (CI sets them) makes it fail.
+set -euo pipefail
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have redis-server || need+=(redis-server)
+have beanstalkd || need+=(beanstalkd)
+have php || need+=(php-cli php-mbstring)
+have python3 || need+=(python3)
+have chromium || need+=(chromium)
+[ -f /usr/share/php/Pheanstalk/autoload.php ] || need+=(php-pda-pheanstalk)
+[ ${#need[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" = 0 ] && have apt-get; then
+  echo "make test: installing ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  exit 0
+fi
+if ! have redis-server; then
+  echo "make test: redis-server is missing; install it with: sudo apt-get install -y ${need[*]}" >&2
+  exit 1
+fi
+echo "make test: some tests will skip; to run them all: sudo apt-get install -y ${need[*]}" >&2
