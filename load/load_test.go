@@ -88,3 +88,23 @@ func TestRunDelay(t *testing.T) {
 		})
 	}
 }
+
+// A batched run against two targets labels each row once (the label was
+// appended inside the per-target loop, so the second row read "(50/call)
+// (50/call)").
+func TestReportLabelsBatchesOnce(t *testing.T) {
+	row := func(target string) []load.Result {
+		out := make([]load.Result, len(load.Modes))
+		for i, m := range load.Modes {
+			out[i] = load.Result{Target: target, Mode: m, Rate: 100, Batch: 50}
+		}
+		return out
+	}
+	var out strings.Builder
+	if err := load.Report(&out, [][]load.Result{row("a"), row("b")}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "(50/call) (50/call)") || strings.Count(out.String(), "push (50/call)") != 2 {
+		t.Fatalf("report:\n%s", out.String())
+	}
+}

@@ -25,10 +25,11 @@ func Report(w io.Writer, runs [][]Result) error {
 			if t > 0 && runs[0][i].Rate > 0 {
 				ratio = fmt.Sprintf("%.2fx", runs[0][i].Rate/r.Rate)
 			}
+			label := mode
 			if r.Batch > 1 {
-				mode += fmt.Sprintf(" (%d/call)", r.Batch)
+				label = fmt.Sprintf("%s (%d/call)", mode, r.Batch)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", mode, r.Target, r.Rate,
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", label, r.Target, r.Rate,
 				ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max), ratio)
 		}
 	}
