@@ -12,6 +12,7 @@ build:
 
 vet:
 	$(GO) vet ./...
+	cd bench/asynq && $(GO) vet .  # its own module: asynq stays out of gmq's go.mod
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 
 # Every test, with the race detector, against real redis-servers the tests
