@@ -66,22 +66,13 @@ func (b *bodyBudget) give(n int) {
 	}
 }
 
-// heldKey is where a request's reserved budget is noted until it ends.
-const heldKey = "gmq.body-units"
-
-// releaseBody gives back the budget a request's body held, when the request
-// is over (its job bodies live on in the parsed jobs until then).
-func (s *Server) releaseBody(c *gin.Context) {
-	c.Next()
-	if n := c.GetInt(heldKey); n > 0 {
-		s.budget.give(n)
-	}
-}
-
 // body reads a request body of at most limit bytes within the body budget.
-// A declared length over the limit is refused before reading anything. A
-// body that breaks off or is malformed (bad chunked encoding) is the
-// client's mistake: 400, or 408 when it does not arrive within read_timeout.
+// The budget bounds bodies while they arrive, which is where slow or
+// unfinished uploads would pile up; it is given back once the body is in
+// (the request then runs at Redis's pace, bounded by request_timeout). A
+// declared length over the limit is refused before reading anything. A body
+// that breaks off or is malformed (bad chunked encoding) is the client's
+// mistake: 400, or 408 when it does not arrive within read_timeout.
 func (s *Server) body(c *gin.Context, limit int64) ([]byte, error) {
 	limit = min(limit, int64(s.opts.MaxRequestBody))
 	if c.Request.ContentLength > limit {
@@ -89,7 +80,7 @@ func (s *Server) body(c *gin.Context, limit int64) ([]byte, error) {
 	}
 	r := http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	held := 0
-	defer func() { c.Set(heldKey, held) }()
+	defer func() { s.budget.give(held) }()
 	var buf bytes.Buffer
 	if size := c.Request.ContentLength; size > 0 {
 		if err := s.budget.take(c, int((size+budgetUnit-1)/budgetUnit), &held); err != nil {

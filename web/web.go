@@ -75,7 +75,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	// Handlers pass *gin.Context as the context: let it carry the request's
 	// cancellation and deadline.
 	s.engine.ContextWithFallback = true
-	s.engine.Use(gin.Recovery(), s.logRequests, securityHeaders, s.checkHost, s.deadline, s.releaseBody)
+	s.engine.Use(gin.Recovery(), s.logRequests, securityHeaders, s.checkHost, s.deadline)
 	s.routes()
 	return s
 }

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -44,35 +43,77 @@ func Decode(data []byte) (Fields, error) {
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("%w: the JSON is not valid UTF-8", ErrBadRequest)
 	}
+	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil {
+	if err := dec.Decode(&raw); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return nil, fmt.Errorf("%w: want a JSON object", ErrBadRequest)
+		}
 		return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
-	} else if tok != json.Delim('{') {
+	}
+	if raw == nil {
 		return nil, fmt.Errorf("%w: want a JSON object", ErrBadRequest)
 	}
-	out := Fields{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
-		}
-		name := strings.ToLower(tok.(string)) // inside an object, a token before a value is its key
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("%w: field %q is given twice (names are matched without regard to case)", ErrBadRequest, tok)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
-		}
-		out[name] = v
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if dec.More() {
 		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrBadRequest)
 	}
+	if err := distinctKeys(data); err != nil {
+		return nil, err
+	}
+	out := make(Fields, len(raw))
+	for k, v := range raw {
+		out[strings.ToLower(k)] = v
+	}
 	return out, nil
+}
+
+// distinctKeys refuses a top-level object (valid JSON, as Decode checked)
+// that names a field twice, without regard to case. It scans the bytes once,
+// without allocating for the usual handful of plain keys: it is on every
+// push's path.
+func distinctKeys(data []byte) error {
+	var seenBuf [16]string
+	seen := seenBuf[:0]
+	depth, expectKey := 0, false
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			j := i + 1
+			for j < len(data) && data[j] != '"' {
+				if data[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if depth == 1 && expectKey {
+				key := string(data[i+1 : min(j, len(data))])
+				if strings.IndexByte(key, '\\') >= 0 { // escaped: compare what it says
+					if err := json.Unmarshal(data[i:j+1], &key); err != nil {
+						return fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
+					}
+				}
+				for _, k := range seen {
+					if strings.EqualFold(k, key) {
+						return fmt.Errorf("%w: field %q is given twice (names are matched without regard to case)", ErrBadRequest, key)
+					}
+				}
+				seen = append(seen, key)
+				expectKey = false
+			}
+			i = j
+		case '{':
+			depth++
+			expectKey = depth == 1
+		case '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			expectKey = depth == 1
+		}
+	}
+	return nil
 }
 
 // Has reports whether the field is present.
