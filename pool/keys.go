@@ -17,6 +17,7 @@ func newKeys(prefix string, n int) keys {
 	k := keys{prefix: prefix, buckets: make([][]string, n)}
 	for b := range n {
 		tag := k.tag(b)
+		// In the order of the key* constants below.
 		k.buckets[b] = []string{tag + ":jobs", tag + ":bodies", tag + ":due", tag + ":stats", tag + ":topics"}
 	}
 	return k
@@ -31,6 +32,24 @@ func (k keys) bucketOf(name string) int {
 
 // bucket returns a bucket's own keys, in the scripts' KEYS order.
 func (k keys) bucket(b int) []string { return k.buckets[b] }
+
+// The places of a bucket's keys in that order (lua/lib.lua reads them so).
+const (
+	keyJobs = iota
+	keyBodies
+	keyDue
+	keyStats
+	keyTopics
+)
+
+// due is bucket b's sorted set of topics by earliest due time.
+func (k keys) due(b int) string { return k.buckets[b][keyDue] }
+
+// stats is bucket b's hash of counts and totals.
+func (k keys) stats(b int) string { return k.buckets[b][keyStats] }
+
+// topics is bucket b's set of topic names.
+func (k keys) topics(b int) string { return k.buckets[b][keyTopics] }
 
 // withTopics returns the bucket's keys followed by each topic's six keys, the
 // KEYS layout of lua/lib.lua. Every topic must belong to bucket b.

@@ -31,7 +31,7 @@ func (p *Pool) Stats(ctx context.Context) (Counters, error) {
 	var total Counters
 	cmds := make([]rueidis.Completed, p.opts.Buckets)
 	for b := range p.opts.Buckets {
-		cmds[b] = p.client.B().Hgetall().Key(p.keys.bucket(b)[3]).Build()
+		cmds[b] = p.client.B().Hgetall().Key(p.keys.stats(b)).Build()
 	}
 	for _, res := range p.client.DoMulti(ctx, cmds...) {
 		m, err := res.AsIntMap()
@@ -52,7 +52,7 @@ func (p *Pool) Stats(ctx context.Context) (Counters, error) {
 func (p *Pool) Topics(ctx context.Context) ([]string, error) {
 	cmds := make([]rueidis.Completed, p.opts.Buckets)
 	for b := range p.opts.Buckets {
-		cmds[b] = p.client.B().Smembers().Key(p.keys.bucket(b)[4]).Build()
+		cmds[b] = p.client.B().Smembers().Key(p.keys.topics(b)).Build()
 	}
 	var all []string
 	for _, res := range p.client.DoMulti(ctx, cmds...) {
@@ -70,7 +70,7 @@ func (p *Pool) Topics(ctx context.Context) ([]string, error) {
 func (p *Pool) TopicCount(ctx context.Context) (int, error) {
 	cmds := make([]rueidis.Completed, p.opts.Buckets)
 	for b := range p.opts.Buckets {
-		cmds[b] = p.client.B().Scard().Key(p.keys.bucket(b)[4]).Build()
+		cmds[b] = p.client.B().Scard().Key(p.keys.topics(b)).Build()
 	}
 	total := 0
 	for _, res := range p.client.DoMulti(ctx, cmds...) {

@@ -14,7 +14,7 @@ import (
 // (delayed jobs whose time came, reservations whose TTR ran out) and, when
 // there are none, how long until the earliest is due (-1: nothing scheduled).
 func (p *Pool) DueTopics(ctx context.Context, b, limit int) (topics []string, wait time.Duration, err error) {
-	reply, err := dueTopicsScript.Exec(ctx, p.client, []string{p.keys.bucket(b)[2]}, []string{strconv.Itoa(limit)}).ToArray()
+	reply, err := dueTopicsScript.Exec(ctx, p.client, []string{p.keys.due(b)}, []string{strconv.Itoa(limit)}).ToArray()
 	if err != nil {
 		return nil, 0, wrapRedis("due topics", err)
 	}
@@ -111,7 +111,7 @@ type BucketInfo struct {
 
 // Bucket reads one bucket's schedule.
 func (p *Pool) Bucket(ctx context.Context, b int) (BucketInfo, error) {
-	due := p.keys.bucket(b)[2]
+	due := p.keys.due(b)
 	res := p.client.DoMulti(ctx,
 		p.client.B().Zcard().Key(due).Build(),
 		p.client.B().Zrange().Key(due).Min("0").Max("0").Withscores().Build())
