@@ -32,32 +32,23 @@ func newBodyBudget(bytes int) *bodyBudget {
 	return &bodyBudget{units: make(chan struct{}, max(bytes/budgetUnit, 1))}
 }
 
-// take reserves n units, waiting up to budgetWait for them; on failure the
-// units taken so far stay taken (release them with give).
-func (b *bodyBudget) take(ctx context.Context, n int, taken *int) error {
-	var timeout <-chan time.Time
-	for ; n > 0; n-- {
-		select {
-		case b.units <- struct{}{}:
-			*taken++
-			continue
-		default:
-		}
-		if timeout == nil {
-			t := time.NewTimer(budgetWait)
-			defer t.Stop()
-			timeout = t.C
-		}
-		select {
-		case b.units <- struct{}{}:
-			*taken++
-		case <-timeout:
-			return fmt.Errorf("%w: too many request bodies are being read at once ([server] body_memory)", pool.ErrBusy)
-		case <-ctx.Done():
-			return fmt.Errorf("reading the body: %w", ctx.Err())
-		}
+// take reserves one unit, waiting up to budgetWait for it.
+func (b *bodyBudget) take(ctx context.Context) error {
+	select {
+	case b.units <- struct{}{}:
+		return nil
+	default:
 	}
-	return nil
+	t := time.NewTimer(budgetWait)
+	defer t.Stop()
+	select {
+	case b.units <- struct{}{}:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("%w: too many request bodies are being read at once ([server] body_memory)", pool.ErrBusy)
+	case <-ctx.Done():
+		return fmt.Errorf("reading the body: %w", ctx.Err())
+	}
 }
 
 func (b *bodyBudget) give(n int) {
@@ -66,13 +57,16 @@ func (b *bodyBudget) give(n int) {
 	}
 }
 
-// body reads a request body of at most limit bytes within the body budget.
-// The budget bounds bodies while they arrive, which is where slow or
-// unfinished uploads would pile up; it is given back once the body is in
-// (the request then runs at Redis's pace, bounded by request_timeout). A
-// declared length over the limit is refused before reading anything. A body
-// that breaks off or is malformed (bad chunked encoding) is the client's
-// mistake: 400, or 408 when it does not arrive within read_timeout.
+// body reads a request body of at most limit bytes within the body budget,
+// reserving each step as its bytes arrive: a declared length reserves
+// nothing it has not sent, so connections that announce large bodies and
+// send none hold no budget. The budget bounds bodies while they arrive,
+// which is where slow or unfinished uploads pile up; it is given back once
+// the body is in (the request then runs at Redis's pace, bounded by
+// request_timeout). A declared length over the limit is refused before
+// reading anything. A body that breaks off or is malformed (bad chunked
+// encoding) is the client's mistake: 400, or 408 when it does not arrive
+// within read_timeout.
 func (s *Server) body(c *gin.Context, limit int64) ([]byte, error) {
 	limit = min(limit, int64(s.opts.MaxRequestBody))
 	if c.Request.ContentLength > limit {
@@ -83,24 +77,16 @@ func (s *Server) body(c *gin.Context, limit int64) ([]byte, error) {
 	defer func() { s.budget.give(held) }()
 	var buf bytes.Buffer
 	if size := c.Request.ContentLength; size > 0 {
-		if err := s.budget.take(c, int((size+budgetUnit-1)/budgetUnit), &held); err != nil {
-			return nil, err
-		}
-		buf.Grow(int(size))
-		if _, err := io.Copy(&buf, r); err != nil {
-			return nil, bodyError(err)
-		}
-		return buf.Bytes(), nil
+		buf.Grow(int(min(size, budgetUnit))) // most bodies are one step: one allocation
 	}
-	for { // no length given (chunked): reserve as it comes
-		if err := s.budget.take(c, 1, &held); err != nil {
+	for {
+		if err := s.budget.take(c); err != nil {
 			return nil, err
 		}
-		n, err := io.CopyN(&buf, r, budgetUnit)
-		if err == io.EOF || (err == nil && n < budgetUnit) {
+		held++
+		if _, err := io.CopyN(&buf, r, budgetUnit); err == io.EOF {
 			return buf.Bytes(), nil
-		}
-		if err != nil {
+		} else if err != nil {
 			return nil, bodyError(err)
 		}
 	}

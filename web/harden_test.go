@@ -130,3 +130,19 @@ func TestRedisOutOfMemory(t *testing.T) {
 	mustCall(t, 200, "POST", api+"/jobs/"+job["id"].(string)+"/ack", ``)
 	mustCall(t, 200, "POST", api+"/ack", `{"jobs":[{"id":"`+mustCall(t, 200, "GET", api+"/pop?topic=oom", ``)["id"].(string)+`"}]}`)
 }
+
+// Bodies reserve memory as their bytes arrive, not as their length
+// announces: connections that declare the largest body and send nothing
+// must not hold the budget and lock everyone else out until read_timeout.
+func TestAnnouncedBodiesHoldNoBudget(t *testing.T) {
+	b := testbroker.Fresh(t, func(c *config.Config) { c.BodyMemory, c.MaxRequestBody = 1<<20, 1<<20 })
+	for range 8 {
+		raw(t, b, "POST /api/v1/jobs/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n")
+	}
+	time.Sleep(200 * time.Millisecond) // let the broker start reading them
+	start := time.Now()
+	mustCall(t, 201, "POST", b.URL+"/api/v1/jobs", `{"topic":"t","body":"x"}`)
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("a small push took %v behind bodies that were only announced", took)
+	}
+}
