@@ -157,7 +157,7 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	}
 	if cfg.RPCAddr != "" {
 		rs := gmqrpc.New(d, gmqrpc.Options{PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR,
-			DefaultPriority: cfg.DefaultPriority, MaxRequest: cfg.MaxRPCRequest(), Log: log})
+			DefaultPriority: cfg.DefaultPriority, MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, Log: log})
 		fronts = append(fronts, frontEnd{"rpc", cfg.RPCAddr, rs, nil})
 	}
 	for i := range fronts {

@@ -57,11 +57,6 @@ type Config struct {
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
 }
 
-// MaxRPCRequest is the largest JSON-RPC request: a push of the largest body,
-// escaped up to six times its size in JSON (\u00XX), plus the envelope,
-// within max_request_body.
-func (c Config) MaxRPCRequest() int { return min(c.MaxBody*6+64<<10, c.MaxRequestBody) }
-
 // Default returns the configuration used for every key conf.ini leaves out.
 func Default() Config {
 	return Config{

@@ -26,10 +26,11 @@ type Options struct {
 	PopWait         time.Duration
 	DefaultTTR      time.Duration
 	DefaultPriority uint32
-	// MaxRequest is the largest request in bytes; past it the client gets an
-	// error and the connection is closed (default 1 MiB).
-	MaxRequest int
-	Log        *slog.Logger
+	// MaxBody is the largest job body; a request may be as large as a push of
+	// it (jobjson.PushLimit), and at most MaxRequest bytes. Past that the
+	// client gets an error and the connection is closed.
+	MaxBody, MaxRequest int
+	Log                 *slog.Logger
 }
 
 // Server serves gmq's JSON-RPC. Serve it on a listener; Close it once.
@@ -46,16 +47,20 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	if opts.MaxRequest <= 0 {
-		opts.MaxRequest = 1 << 20
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = 64 << 10
 	}
+	if opts.MaxRequest <= 0 {
+		opts.MaxRequest = 8 << 20
+	}
+	limit := int(min(jobjson.PushLimit(opts.MaxBody), int64(opts.MaxRequest)))
 	ctx, cancel := context.WithCancel(context.Background())
 	server := rpc.NewServer()
 	if err := server.RegisterName("Service", &Service{d: d, opts: opts, ctx: ctx}); err != nil {
 		panic(fmt.Sprintf("gmqrpc: register: %v", err)) // Service's methods are fixed; a failure is a bug here
 	}
 	return &Server{cancel: cancel,
-		tcp: tcpserver.New(func(nc net.Conn) { server.ServeCodec(newLimitedCodec(nc, opts.MaxRequest, opts.Log)) }, opts.Log)}
+		tcp: tcpserver.New(func(nc net.Conn) { server.ServeCodec(newLimitedCodec(nc, limit, opts.Log)) }, opts.Log)}
 }
 
 // Connections is how many clients are connected now.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/pool"
 )
 
@@ -204,9 +205,8 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// pushLimit bounds one push request: the body may be escaped up to six times
-// its size in JSON (\u00XX), plus room for the other fields.
-func (s *Server) pushLimit() int64 { return int64(s.opts.MaxBody)*6 + 64<<10 }
+// pushLimit bounds one push request.
+func (s *Server) pushLimit() int64 { return jobjson.PushLimit(s.opts.MaxBody) }
 
 func (s *Server) defaults() jobDefaults {
 	return jobDefaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority}

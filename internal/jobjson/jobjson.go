@@ -25,6 +25,11 @@ var ErrBadRequest = errors.New("bad request")
 // MaxSeconds is beanstalkd's limit for delays and TTRs: an unsigned 32-bit count of seconds.
 const MaxSeconds = math.MaxUint32
 
+// PushLimit bounds the JSON of one pushed job whose body is at most maxBody
+// bytes: the body may be escaped up to six times its size (\u00XX), plus
+// room for the other fields. Both front ends that read JSON bound by it.
+func PushLimit(maxBody int) int64 { return int64(maxBody)*6 + 64<<10 }
+
 // Defaults fill what a push leaves out.
 type Defaults struct {
 	TTR      time.Duration

@@ -78,7 +78,7 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 		t.Fatal(err)
 	}
 	rs := gmqrpc.New(d, gmqrpc.Options{PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR,
-		DefaultPriority: cfg.DefaultPriority, MaxRequest: cfg.MaxRPCRequest(), Log: log})
+		DefaultPriority: cfg.DefaultPriority, MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, Log: log})
 	api := web.New(d, web.Options{Version: "test", MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
 		Token: cfg.Token, Loopback: true, AllowedHosts: cfg.AllowedHosts,
