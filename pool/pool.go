@@ -221,7 +221,11 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 		if age := time.Duration(intAt(reply, 2)) * time.Millisecond; age < p.opts.AliasGrace {
 			select { // a push in flight: its job should appear shortly
 			case <-ctx.Done():
-				return wrapRedis(fmt.Sprintf("push %q: a push of this id is in flight and has not stored its job yet", cid), ctx.Err())
+				// Not Redis's silence (wrapRedis would say so): a claim without
+				// its job yet, e.g. the first try's, run late after a stall.
+				// Not settled yet, so retryable: ErrUnavailable, never a 409.
+				return fmt.Errorf("push %q: %w: a push of this id is in flight and has not stored its job yet (settled within %v of its claim): %w",
+					cid, ErrUnavailable, p.opts.AliasGrace, ctx.Err())
 			case <-time.After(min(p.opts.AliasGrace-age, 50*time.Millisecond)):
 			}
 			continue

@@ -66,17 +66,17 @@ func passing(err error) bool {
 // 1 s between tries as net/http does, and logs once per burst of them.
 // One accept loop owns it.
 type acceptRetry struct {
-	backoff time.Duration
-	burst   *Burst
+	backoff  time.Duration
+	listener string
+	burst    *Burst
 }
 
 func newAcceptRetry(log *slog.Logger, name string) *acceptRetry {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &acceptRetry{burst: &Burst{Log: log, Every: 10 * time.Second,
-		Msg: "accept failed; retrying with backoff (out of file descriptors? lower [server] max_connections or raise the file limit)" +
-			" listener=" + name}}
+	return &acceptRetry{listener: name, burst: &Burst{Log: log, Every: 10 * time.Second,
+		Msg: "accept failed; retrying with backoff (out of file descriptors? lower [server] max_connections or raise the file limit)"}}
 }
 
 // wait sleeps before the next try after err and says true, or says false
@@ -86,7 +86,7 @@ func (r *acceptRetry) wait(err error) bool {
 		return false
 	}
 	r.backoff = min(max(2*r.backoff, 5*time.Millisecond), time.Second)
-	r.burst.Event("err", err, "retry_in", r.backoff)
+	r.burst.Event("listener", r.listener, "err", err, "retry_in", r.backoff)
 	time.Sleep(r.backoff)
 	return true
 }
