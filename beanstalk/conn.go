@@ -10,8 +10,7 @@ import (
 
 	"net"
 
-	"github.com/gmq/gmq/dispatcher"
-	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/job"
 )
 
 // reservation is a job this connection reserved.
@@ -89,7 +88,7 @@ func (c *conn) releaseAll() {
 		ctx, cancel := c.s.ctx(context.Background())
 		err := c.s.d.GiveBack(ctx, strconv.FormatUint(id, 10), r.attempt)
 		cancel()
-		if err != nil && !errors.Is(err, pool.ErrStale) && !errors.Is(err, pool.ErrNotReserved) && !errors.Is(err, pool.ErrNotFound) {
+		if err != nil && !errors.Is(err, job.ErrStale) && !errors.Is(err, job.ErrNotReserved) && !errors.Is(err, job.ErrNotFound) {
 			c.s.log.Warn("beanstalk: giving back a job of a closed connection failed; its TTR will",
 				"id", id, "err", err)
 		}
@@ -101,7 +100,7 @@ func (c *conn) reply(s string) { c.w.WriteString(s) }
 func (c *conn) replyf(format string, args ...any) { fmt.Fprintf(c.w, format, args...) }
 
 // replyJob sends "WORD id bytes\r\nbody\r\n".
-func (c *conn) replyJob(word string, j *pool.Job) {
+func (c *conn) replyJob(word string, j *job.Job) {
 	c.replyf("%s %d %d\r\n", word, j.ID, len(j.Body))
 	c.w.WriteString(j.Body)
 	c.w.WriteString("\r\n")
@@ -110,11 +109,11 @@ func (c *conn) replyJob(word string, j *pool.Job) {
 // fail answers a store error: NOT_FOUND for the expected outcomes, else
 // INTERNAL_ERROR with the cause in the log.
 func (c *conn) fail(err error) {
-	if errors.Is(err, pool.ErrNotFound) || errors.Is(err, pool.ErrStale) || errors.Is(err, pool.ErrNotReserved) {
+	if errors.Is(err, job.ErrNotFound) || errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotReserved) {
 		c.reply(msgNotFound)
 		return
 	}
-	if errors.Is(err, dispatcher.ErrTooManyWaiting) {
+	if errors.Is(err, job.ErrTooManyWaiting) {
 		c.s.log.Warn("beanstalk: reserve refused", "err", err)
 		c.reply(msgOutOfMemory) // beanstalkd's word for a server out of room
 		return
@@ -156,11 +155,11 @@ func (c *conn) handle(req request) bool {
 	case opPeekJob:
 		c.peekJob(ctx, cmd.id)
 	case opPeekReady:
-		c.peekTube(ctx, pool.Ready)
+		c.peekTube(ctx, job.Ready)
 	case opPeekDelayed:
-		c.peekTube(ctx, pool.Delayed)
+		c.peekTube(ctx, job.Delayed)
 	case opPeekBuried:
-		c.peekTube(ctx, pool.Buried)
+		c.peekTube(ctx, job.Buried)
 	case opKick:
 		c.kick(ctx, cmd.n)
 	case opKickJob:
@@ -198,7 +197,7 @@ func (c *conn) put(ctx context.Context, cmd command, body []byte) {
 	}
 	c.producer = true
 	ttr := max(cmd.ttr, 1) // beanstalkd's minimum TTR
-	id, err := c.s.d.Push(ctx, pool.NewJob{Topic: c.use, Body: string(body), Priority: cmd.pri,
+	id, err := c.s.d.Push(ctx, job.Spec{Topic: c.use, Body: string(body), Priority: cmd.pri,
 		Delay: time.Duration(cmd.delay) * time.Second, TTR: time.Duration(ttr) * time.Second})
 	if err != nil {
 		c.s.log.Warn("beanstalk: put failed", "err", err)
@@ -275,7 +274,7 @@ func (c *conn) reserve(timeout int64) {
 // tryReserve reserves a job of the watched tubes within wait and answers
 // RESERVED; it returns the job (nil if none came) and false if the
 // connection must stop (hung up, or the store failed and was answered).
-func (c *conn) tryReserve(wait time.Duration) (*pool.Job, bool) {
+func (c *conn) tryReserve(wait time.Duration) (*job.Job, bool) {
 	ctx, cancel := context.WithTimeout(c.ctx, wait+requestTimeout)
 	defer cancel()
 	j, err := c.s.d.Reserve(ctx, c.watch, wait)
@@ -294,8 +293,8 @@ func (c *conn) tryReserve(wait time.Duration) (*pool.Job, bool) {
 }
 
 // hold records a job this connection reserved.
-func (c *conn) hold(j *pool.Job) {
-	if j.State == pool.Reserved {
+func (c *conn) hold(j *job.Job) {
+	if j.State == job.Reserved {
 		c.reserved[j.ID] = reservation{attempt: j.Attempt(), ttr: j.TTR, deadline: time.Now().Add(j.TimeLeft())}
 	}
 }
@@ -396,7 +395,7 @@ func (c *conn) peekJob(ctx context.Context, id uint64) {
 	c.replyJob("FOUND", j)
 }
 
-func (c *conn) peekTube(ctx context.Context, st pool.State) {
+func (c *conn) peekTube(ctx context.Context, st job.State) {
 	j, err := c.s.d.PeekTopic(ctx, c.use, st)
 	if err != nil {
 		c.fail(err)
@@ -474,7 +473,7 @@ func (c *conn) tubeExists(ctx context.Context, tube string) (bool, error) {
 		return true, nil
 	}
 	_, err := c.s.d.TopicStats(ctx, tube)
-	if errors.Is(err, pool.ErrNotFound) {
+	if errors.Is(err, job.ErrNotFound) {
 		return false, nil
 	}
 	return err == nil, err

@@ -3,7 +3,7 @@ package beanstalk
 import (
 	"strings"
 
-	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/job"
 )
 
 // op is a protocol command.
@@ -198,13 +198,13 @@ func (c *command) parseArgs(line, rest string) string {
 
 // validTube applies beanstalkd's name rule, which is gmq's topic rule, to a
 // whole string.
-func validTube(name string) bool { return pool.ValidateTopic(name) == nil }
+func validTube(name string) bool { return job.ValidateTopic(name) == nil }
 
 // tubeName skips spaces and takes the longest run of name characters.
 func tubeName(s string) (name, rest string) {
 	s = strings.TrimLeft(s, " ")
 	i := 0
-	for i < len(s) && pool.IsTopicByte(s[i]) {
+	for i < len(s) && job.IsTopicByte(s[i]) {
 		i++
 	}
 	return s[:i], s[i:]

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/job"
 )
 
 // replyYAML sends "OK <bytes>\r\n" and the YAML document.
@@ -49,7 +49,7 @@ func (y *yaml) String() string { return y.b.String() }
 
 // allTubes is every tube that exists: "default", those holding jobs, those a
 // connection here refers to. "default" comes first, the rest by name.
-func (c *conn) allTubes(ctx context.Context) ([]pool.TopicStats, []string, error) {
+func (c *conn) allTubes(ctx context.Context) ([]job.TopicStats, []string, error) {
 	stats, _, err := c.s.d.Topics(ctx, 0, math.MaxInt32)
 	if err != nil {
 		return nil, nil, err
@@ -121,8 +121,8 @@ func (c *conn) statsJob(ctx context.Context, id uint64) {
 func (c *conn) statsTube(ctx context.Context, tube string) {
 	t, err := c.s.d.TopicStats(ctx, tube)
 	refs, referenced := c.s.refs(tube)
-	if errors.Is(err, pool.ErrNotFound) && referenced {
-		t, err = pool.TopicStats{Name: tube}, nil // used or watched here, no job yet
+	if errors.Is(err, job.ErrNotFound) && referenced {
+		t, err = job.TopicStats{Name: tube}, nil // used or watched here, no job yet
 	}
 	if err != nil {
 		c.fail(err)

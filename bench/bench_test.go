@@ -22,11 +22,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/internal/testbroker"
+	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/load"
 	"github.com/gmq/gmq/pool"
-	"github.com/redis/rueidis"
 )
 
 var (
@@ -96,8 +98,8 @@ func newPool(b *testing.B) *pool.Pool {
 	return p
 }
 
-func job() pool.NewJob {
-	return pool.NewJob{Topic: "bench", Body: body, Priority: 1024, TTR: time.Minute}
+func benchJob() job.Spec {
+	return job.Spec{Topic: "bench", Body: body, Priority: 1024, TTR: time.Minute}
 }
 
 // parallel runs op b.N times over the configured number of clients.
@@ -121,7 +123,7 @@ func fill(b *testing.B, p *pool.Pool, n int) {
 	for range 32 {
 		go func() {
 			for left.Add(-1) >= 0 {
-				if _, err := p.Push(context.Background(), job()); err != nil {
+				if _, err := p.Push(context.Background(), benchJob()); err != nil {
 					done <- err
 					return
 				}
@@ -141,7 +143,7 @@ func BenchmarkStorePush(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	start := time.Now()
-	parallel(b, func() error { _, err := p.Push(ctx, job()); return err })
+	parallel(b, func() error { _, err := p.Push(ctx, benchJob()); return err })
 	report(b, start, b.N, 1)
 }
 
@@ -161,7 +163,7 @@ func BenchmarkStoreCycle(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	parallel(b, func() error {
-		if _, err := p.Push(ctx, job()); err != nil {
+		if _, err := p.Push(ctx, benchJob()); err != nil {
 			return err
 		}
 		return popAck(ctx, p)
@@ -316,7 +318,7 @@ func BenchmarkHTTPTopicsPage(b *testing.B) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
-			_, err := br.Pool.Push(context.Background(), pool.NewJob{Topic: fmt.Sprintf("topic-%05d", i), Body: "x", Priority: 1})
+			_, err := br.Pool.Push(context.Background(), job.Spec{Topic: fmt.Sprintf("topic-%05d", i), Body: "x", Priority: 1})
 			errs <- err
 		}()
 	}

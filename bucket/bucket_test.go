@@ -9,6 +9,7 @@ import (
 
 	"github.com/gmq/gmq/bucket"
 	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/pool"
 )
 
@@ -68,7 +69,7 @@ func (r *readyLog) wait(t *testing.T, limit time.Duration) time.Time {
 func TestNudgedTimerFiresOnTime(t *testing.T) {
 	p, b, log, _ := setup(t, 10*time.Second)
 	time.Sleep(50 * time.Millisecond) // the timer is asleep for up to 10s
-	got, err := p.Push(context.Background(), pool.NewJob{Topic: "t", Body: "x", Delay: 150 * time.Millisecond, TTR: time.Minute})
+	got, err := p.Push(context.Background(), job.Spec{Topic: "t", Body: "x", Delay: 150 * time.Millisecond, TTR: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestUnnudgedJobWithinMaxSleep(t *testing.T) {
 	p, _, log, _ := setup(t, 300*time.Millisecond)
 	time.Sleep(50 * time.Millisecond)
 	start := time.Now()
-	if _, err := p.Push(context.Background(), pool.NewJob{Topic: "t", Body: "x", Delay: 10 * time.Millisecond, TTR: time.Minute}); err != nil {
+	if _, err := p.Push(context.Background(), job.Spec{Topic: "t", Body: "x", Delay: 10 * time.Millisecond, TTR: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	if took := log.wait(t, 2*time.Second).Sub(start); took > 400*time.Millisecond {
@@ -104,7 +105,7 @@ func TestTimerSurvivesRedisOutage(t *testing.T) {
 	}
 	var err error
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if _, err = p.Push(context.Background(), pool.NewJob{Topic: "t", Body: "x", Delay: time.Millisecond, TTR: time.Minute}); err == nil {
+		if _, err = p.Push(context.Background(), job.Spec{Topic: "t", Body: "x", Delay: time.Millisecond, TTR: time.Minute}); err == nil {
 			break
 		}
 	}

@@ -7,21 +7,12 @@ package dispatcher
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/gmq/gmq/bucket"
 	"github.com/gmq/gmq/pool"
-)
-
-// Errors of the broker's own limits.
-var (
-	// ErrTooBig: a job body is over the configured limit.
-	ErrTooBig = errors.New("job body too big")
-	// ErrTooManyWaiting: as many consumers as allowed already wait in a long poll.
-	ErrTooManyWaiting = errors.New("too many waiting consumers")
 )
 
 // Options tune a Dispatcher.

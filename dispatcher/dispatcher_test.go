@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/internal/testbroker"
-	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/job"
 )
 
 func TestMain(m *testing.M) { testbroker.Main(m) }
@@ -18,10 +18,10 @@ func broker(t *testing.T) *testbroker.Broker {
 	return testbroker.Fresh(t, nil)
 }
 
-func push(t *testing.T, b *testbroker.Broker, j pool.NewJob) uint64 {
+func push(t *testing.T, b *testbroker.Broker, j job.Spec) uint64 {
 	t.Helper()
 	if j.Priority == 0 {
-		j.Priority = pool.DefaultPriority
+		j.Priority = job.DefaultPriority
 	}
 	id, err := b.Dispatcher.Push(context.Background(), j)
 	if err != nil {
@@ -32,7 +32,7 @@ func push(t *testing.T, b *testbroker.Broker, j pool.NewJob) uint64 {
 
 func TestLongPollWakesOnPush(t *testing.T) {
 	b := broker(t)
-	got := make(chan *pool.Job, 1)
+	got := make(chan *job.Job, 1)
 	go func() {
 		j, err := b.Dispatcher.Pop(context.Background(), []string{"wake"}, 5*time.Second)
 		if err != nil {
@@ -42,7 +42,7 @@ func TestLongPollWakesOnPush(t *testing.T) {
 	}()
 	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
-	id := push(t, b, pool.NewJob{Topic: "wake", Body: "x", TTR: time.Minute})
+	id := push(t, b, job.Spec{Topic: "wake", Body: "x", TTR: time.Minute})
 	select {
 	case j := <-got:
 		if j == nil || j.ID != id {
@@ -72,7 +72,7 @@ func TestLongPollAcrossBrokers(t *testing.T) {
 	a := broker(t)
 	b := testbroker.Start(t, testbroker.Redis(), nil)
 	for _, topic := range []string{"x1", "x2", "x3"} {
-		got := make(chan *pool.Job, 1)
+		got := make(chan *job.Job, 1)
 		go func() {
 			j, err := b.Dispatcher.Pop(context.Background(), []string{topic}, 5*time.Second)
 			if err != nil {
@@ -82,7 +82,7 @@ func TestLongPollAcrossBrokers(t *testing.T) {
 		}()
 		time.Sleep(100 * time.Millisecond) // let it register and mark the topic
 		start := time.Now()
-		id := push(t, a, pool.NewJob{Topic: topic, Body: "x", TTR: time.Minute})
+		id := push(t, a, job.Spec{Topic: topic, Body: "x", TTR: time.Minute})
 		select {
 		case j := <-got:
 			if j == nil || j.ID != id {
@@ -106,7 +106,7 @@ func TestTwoBrokersNeverDeliverTwice(t *testing.T) {
 	b := testbroker.Start(t, testbroker.Redis(), nil)
 	const n = 600
 	for i := range n {
-		j := pool.NewJob{Topic: "race", Body: fmt.Sprint(i), TTR: time.Minute}
+		j := job.Spec{Topic: "race", Body: fmt.Sprint(i), TTR: time.Minute}
 		if i%3 == 0 {
 			j.Delay = time.Duration(i%200) * time.Millisecond
 		}
@@ -153,7 +153,7 @@ func TestDelayNeverEarly(t *testing.T) {
 	b := broker(t)
 	const n = 40
 	for i := range n {
-		push(t, b, pool.NewJob{Topic: "later", Body: fmt.Sprint(i), TTR: time.Minute,
+		push(t, b, job.Spec{Topic: "later", Body: fmt.Sprint(i), TTR: time.Minute,
 			Delay: time.Duration(100+i*13) * time.Millisecond})
 	}
 	for range n {
@@ -175,7 +175,7 @@ func TestDelayNeverEarly(t *testing.T) {
 // A reservation whose TTR runs out is delivered again within 100ms.
 func TestTTRRedelivery(t *testing.T) {
 	b := broker(t)
-	id := push(t, b, pool.NewJob{Topic: "slow", Body: "x", TTR: 300 * time.Millisecond})
+	id := push(t, b, job.Spec{Topic: "slow", Body: "x", TTR: 300 * time.Millisecond})
 	first, err := b.Dispatcher.Pop(context.Background(), []string{"slow"}, time.Second)
 	if err != nil || first == nil {
 		t.Fatalf("first pop: %+v %v", first, err)
@@ -205,7 +205,7 @@ func TestThousandWaitersBoundedConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 1000
-	results := make(chan *pool.Job, n)
+	results := make(chan *job.Job, n)
 	for range n {
 		go func() {
 			j, err := b.Dispatcher.Pop(context.Background(), []string{"crowd"}, 10*time.Second)
@@ -224,7 +224,7 @@ func TestThousandWaitersBoundedConnections(t *testing.T) {
 		t.Fatalf("%d waiting consumers opened %d Redis connections", n, during-before)
 	}
 	for i := range n {
-		push(t, b, pool.NewJob{Topic: "crowd", Body: fmt.Sprint(i), TTR: time.Minute})
+		push(t, b, job.Spec{Topic: "crowd", Body: fmt.Sprint(i), TTR: time.Minute})
 	}
 	seen := map[uint64]bool{}
 	for range n {
@@ -242,7 +242,7 @@ func TestThousandWaitersBoundedConnections(t *testing.T) {
 
 func TestPausedTopicWakesWaiterWhenItResumes(t *testing.T) {
 	b := broker(t)
-	push(t, b, pool.NewJob{Topic: "p", Body: "x", TTR: time.Minute})
+	push(t, b, job.Spec{Topic: "p", Body: "x", TTR: time.Minute})
 	if _, err := b.Dispatcher.Pause(context.Background(), "p", 300*time.Millisecond, false); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestPausedTopicWakesWaiterWhenItResumes(t *testing.T) {
 // passes the wake-up on so no ready job is left waiting.
 func TestWakeUpHandedOn(t *testing.T) {
 	b := broker(t)
-	got := make(chan *pool.Job, 2)
+	got := make(chan *job.Job, 2)
 	pop := func(topics ...string) {
 		j, err := b.Dispatcher.Pop(context.Background(), topics, 3*time.Second)
 		if err != nil {
@@ -275,10 +275,10 @@ func TestWakeUpHandedOn(t *testing.T) {
 	// A ready job in "first" that woke nobody (straight into the store), then a
 	// push to "second" that wakes the first consumer, the longest waiting
 	// there. It pops "first" (its topic order) and must hand "second" on.
-	if _, err := b.Pool.Push(context.Background(), pool.NewJob{Topic: "first", Body: "f", TTR: time.Minute}); err != nil {
+	if _, err := b.Pool.Push(context.Background(), job.Spec{Topic: "first", Body: "f", TTR: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	push(t, b, pool.NewJob{Topic: "second", Body: "s", TTR: time.Minute})
+	push(t, b, job.Spec{Topic: "second", Body: "s", TTR: time.Minute})
 	for range 2 {
 		select {
 		case j := <-got:

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/pool"
 )
 
 // Push validates and stores a job. It returns the job's number; a ready job
 // wakes a consumer waiting on its topic, a delayed one nudges its bucket.
-func (d *Dispatcher) Push(ctx context.Context, j pool.NewJob) (uint64, error) {
+func (d *Dispatcher) Push(ctx context.Context, j job.Spec) (uint64, error) {
 	if err := d.validate(j); err != nil {
 		return 0, err
 	}
@@ -23,7 +24,7 @@ func (d *Dispatcher) Push(ctx context.Context, j pool.NewJob) (uint64, error) {
 }
 
 // pushed tells the waiting consumers or the bucket's timer about a new job.
-func (d *Dispatcher) pushed(j pool.NewJob, got pool.Pushed) {
+func (d *Dispatcher) pushed(j job.Spec, got pool.Pushed) {
 	if got.Due.IsZero() {
 		d.waiters.notify(j.Topic, 1)
 	} else {
@@ -36,7 +37,7 @@ func (d *Dispatcher) pushed(j pool.NewJob, got pool.Pushed) {
 // order. If storing fails part way (Redis went away), the ids of the jobs
 // that were stored come back with the error, in the batch's order, 0 for the
 // others.
-func (d *Dispatcher) PushBatch(ctx context.Context, jobs []pool.NewJob) ([]uint64, error) {
+func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]uint64, error) {
 	first := make(map[string]int) // client id -> the job that has it
 	for i, j := range jobs {
 		if err := d.validate(j); err != nil {
@@ -46,7 +47,7 @@ func (d *Dispatcher) PushBatch(ctx context.Context, jobs []pool.NewJob) ([]uint6
 			continue
 		}
 		if k, dup := first[j.ClientID]; dup {
-			return nil, fmt.Errorf("job %d: %w: its id %q is job %d's too; a batch may not repeat an id", i, pool.ErrInvalid, j.ClientID, k)
+			return nil, fmt.Errorf("job %d: %w: its id %q is job %d's too; a batch may not repeat an id", i, job.ErrInvalid, j.ClientID, k)
 		}
 		first[j.ClientID] = i
 	}
@@ -66,20 +67,20 @@ func (d *Dispatcher) PushBatch(ctx context.Context, jobs []pool.NewJob) ([]uint6
 	return ids, firstErr
 }
 
-func (d *Dispatcher) validate(j pool.NewJob) error {
-	if err := pool.ValidateTopic(j.Topic); err != nil {
+func (d *Dispatcher) validate(j job.Spec) error {
+	if err := job.ValidateTopic(j.Topic); err != nil {
 		return err
 	}
 	if j.ClientID != "" {
-		if err := pool.ValidateClientID(j.ClientID); err != nil {
+		if err := job.ValidateClientID(j.ClientID); err != nil {
 			return err
 		}
 	}
 	if len(j.Body) > d.opts.MaxBody {
-		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooBig, len(j.Body), d.opts.MaxBody)
+		return fmt.Errorf("%w: %d bytes, the limit is %d", job.ErrTooBig, len(j.Body), d.opts.MaxBody)
 	}
 	if j.Delay < 0 || j.TTR < 0 {
-		return fmt.Errorf("%w: delay and TTR must not be negative", pool.ErrInvalid)
+		return fmt.Errorf("%w: delay and TTR must not be negative", job.ErrInvalid)
 	}
 	return nil
 }
@@ -87,16 +88,16 @@ func (d *Dispatcher) validate(j pool.NewJob) error {
 // Pop reserves the best ready job of the first listed topic that has one. With
 // a timeout it waits for one (no Redis connection is held while waiting) and
 // returns nil, nil when the time is up.
-func (d *Dispatcher) Pop(ctx context.Context, topics []string, timeout time.Duration) (*pool.Job, error) {
+func (d *Dispatcher) Pop(ctx context.Context, topics []string, timeout time.Duration) (*job.Job, error) {
 	got, err := d.wait(ctx, topics, timeout, false, d.pool.Pop)
 	return got.Job, err
 }
 
 // PopMany is Pop for a batch consumer: it waits up to timeout for a job as
 // Pop does, and then takes up to n, as many as are ready. None: nil, nil.
-func (d *Dispatcher) PopMany(ctx context.Context, topics []string, n int, timeout time.Duration) ([]*pool.Job, error) {
+func (d *Dispatcher) PopMany(ctx context.Context, topics []string, n int, timeout time.Duration) ([]*job.Job, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("%w: a pop takes at least 1 job, asked for %d", pool.ErrInvalid, n)
+		return nil, fmt.Errorf("%w: a pop takes at least 1 job, asked for %d", job.ErrInvalid, n)
 	}
 	got, err := d.wait(ctx, topics, timeout, false, func(ctx context.Context, topics []string) (pool.Popped, error) {
 		return d.pool.PopN(ctx, topics, n)
@@ -104,12 +105,12 @@ func (d *Dispatcher) PopMany(ctx context.Context, topics []string, n int, timeou
 	if err != nil || got.Job == nil {
 		return nil, err
 	}
-	return append([]*pool.Job{got.Job}, got.Rest...), nil
+	return append([]*job.Job{got.Job}, got.Rest...), nil
 }
 
 // Reserve is Pop in beanstalkd's order: the ready job with the lowest
 // (priority, id) among all the topics, whatever their order.
-func (d *Dispatcher) Reserve(ctx context.Context, topics []string, timeout time.Duration) (*pool.Job, error) {
+func (d *Dispatcher) Reserve(ctx context.Context, topics []string, timeout time.Duration) (*job.Job, error) {
 	got, err := d.wait(ctx, topics, timeout, false, d.pool.PopBest)
 	return got.Job, err
 }
@@ -137,7 +138,7 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 		}
 	}
 	if n := d.waiters.len(); d.opts.MaxWaiting > 0 && n >= d.opts.MaxWaiting {
-		return pool.Popped{}, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", ErrTooManyWaiting, n, d.opts.MaxWaiting)
+		return pool.Popped{}, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", job.ErrTooManyWaiting, n, d.opts.MaxWaiting)
 	}
 	deadline := time.Now().Add(timeout)
 	w := newWaiter(topics)
@@ -197,12 +198,12 @@ func (d *Dispatcher) handOn(w *waiter, woke string, got pool.Popped) {
 // checkTopics validates a consumer's topic list and drops repeats, keeping order.
 func (d *Dispatcher) checkTopics(topics []string) ([]string, error) {
 	if len(topics) == 0 {
-		return nil, fmt.Errorf("%w: no topic to pop from", pool.ErrInvalid)
+		return nil, fmt.Errorf("%w: no topic to pop from", job.ErrInvalid)
 	}
 	seen := make(map[string]bool, len(topics))
 	out := make([]string, 0, len(topics))
 	for _, t := range topics {
-		if err := pool.ValidateTopic(t); err != nil {
+		if err := job.ValidateTopic(t); err != nil {
 			return nil, err
 		}
 		if !seen[t] {
@@ -214,7 +215,7 @@ func (d *Dispatcher) checkTopics(topics []string) ([]string, error) {
 }
 
 // Ack removes a job its consumer finished. attempt > 0 fences it to that
-// delivery (pool.ErrStale if the job was delivered again since); 0 acts on the
+// delivery (job.ErrStale if the job was delivered again since); 0 acts on the
 // job as it is, as gmq's ack does.
 func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
 	n, err := d.pool.Resolve(ctx, id)
@@ -227,8 +228,8 @@ func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
 // AckAndPop acks one job and pops the next from topics, waiting up to
 // timeout: a consumer's "done with that, give me the next" in one request
 // (kestrel's close/open). If the ack fails nothing is popped; if what follows
-// a successful ack fails, the error is a *pool.AckedError.
-func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topics []string, timeout time.Duration) (*pool.Job, error) {
+// a successful ack fails, the error is a *job.AckedError.
+func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topics []string, timeout time.Duration) (*job.Job, error) {
 	topics, err := d.checkTopics(topics)
 	if err != nil {
 		return nil, err
@@ -252,7 +253,7 @@ func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topi
 	}
 	got, err = d.wait(ctx, topics, timeout, true, d.pool.Pop) // nothing ready: wait as a pop does
 	if err != nil {
-		return nil, &pool.AckedError{Err: err}
+		return nil, &job.AckedError{Err: err}
 	}
 	return got.Job, nil
 }
@@ -261,7 +262,7 @@ func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topi
 func (d *Dispatcher) Delete(ctx context.Context, id string) error { return d.Ack(ctx, id, 0) }
 
 // DeleteUnreserved removes a job unless it is reserved (then a
-// pool.StateError), as beanstalkd's delete does for a job another
+// job.StateError), as beanstalkd's delete does for a job another
 // connection holds.
 func (d *Dispatcher) DeleteUnreserved(ctx context.Context, id string) error {
 	n, err := d.pool.Resolve(ctx, id)
@@ -272,7 +273,7 @@ func (d *Dispatcher) DeleteUnreserved(ctx context.Context, id string) error {
 }
 
 // ReserveJob reserves one ready, delayed or buried job by id, in any topic.
-func (d *Dispatcher) ReserveJob(ctx context.Context, id string) (*pool.Job, error) {
+func (d *Dispatcher) ReserveJob(ctx context.Context, id string) (*job.Job, error) {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
 		return nil, err
@@ -281,8 +282,8 @@ func (d *Dispatcher) ReserveJob(ctx context.Context, id string) (*pool.Job, erro
 }
 
 // Release gives a reserved job back, ready now or after delay, with a new
-// priority or pool.KeepPriority, and returns the job as it now is.
-func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri int64, delay time.Duration) (*pool.Job, error) {
+// priority or job.KeepPriority, and returns the job as it now is.
+func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri int64, delay time.Duration) (*job.Job, error) {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
 		return nil, err
@@ -312,18 +313,18 @@ func (d *Dispatcher) GiveBack(ctx context.Context, id string, attempt int) error
 
 // placed wakes a consumer for a job made ready, or nudges the timer of a
 // job made delayed.
-func (d *Dispatcher) placed(j *pool.Job) {
+func (d *Dispatcher) placed(j *job.Job) {
 	switch j.State {
-	case pool.Ready:
+	case job.Ready:
 		d.waiters.notify(j.Topic, 1)
-	case pool.Delayed:
+	case job.Delayed:
 		d.nudge(j.Topic, j.Due, j.Now)
 	}
 }
 
 // Bury parks a reserved job until it is kicked, with a new priority or
-// pool.KeepPriority, and returns the job as it now is.
-func (d *Dispatcher) Bury(ctx context.Context, id string, attempt int, pri int64) (*pool.Job, error) {
+// job.KeepPriority, and returns the job as it now is.
+func (d *Dispatcher) Bury(ctx context.Context, id string, attempt int, pri int64) (*job.Job, error) {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
 		return nil, err
@@ -332,7 +333,7 @@ func (d *Dispatcher) Bury(ctx context.Context, id string, attempt int, pri int64
 }
 
 // Touch restarts a reserved job's TTR; the returned job's Due is the new deadline.
-func (d *Dispatcher) Touch(ctx context.Context, id string, attempt int) (*pool.Job, error) {
+func (d *Dispatcher) Touch(ctx context.Context, id string, attempt int) (*job.Job, error) {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
 		return nil, err
@@ -341,7 +342,7 @@ func (d *Dispatcher) Touch(ctx context.Context, id string, attempt int) (*pool.J
 }
 
 // KickJob makes a buried or delayed job ready and returns it.
-func (d *Dispatcher) KickJob(ctx context.Context, id string) (*pool.Job, error) {
+func (d *Dispatcher) KickJob(ctx context.Context, id string) (*job.Job, error) {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
 		return nil, err
@@ -357,7 +358,7 @@ func (d *Dispatcher) KickJob(ctx context.Context, id string) (*pool.Job, error) 
 // Kick makes up to n of a topic's buried jobs ready, or if it has none, up to
 // n of its delayed jobs. It returns how many it kicked.
 func (d *Dispatcher) Kick(ctx context.Context, topic string, n int) (int, error) {
-	if err := pool.ValidateTopic(topic); err != nil {
+	if err := job.ValidateTopic(topic); err != nil {
 		return 0, err
 	}
 	kicked, err := d.pool.Kick(ctx, topic, n)
@@ -368,9 +369,9 @@ func (d *Dispatcher) Kick(ctx context.Context, topic string, n int) (int, error)
 }
 
 // Pause stops pops from a topic for dur; 0 resumes it now. A topic that holds
-// no job gives pool.ErrNotFound unless create is set.
+// no job gives job.ErrNotFound unless create is set.
 func (d *Dispatcher) Pause(ctx context.Context, topic string, dur time.Duration, create bool) (time.Time, error) {
-	if err := pool.ValidateTopic(topic); err != nil {
+	if err := job.ValidateTopic(topic); err != nil {
 		return time.Time{}, err
 	}
 	until, err := d.pool.Pause(ctx, topic, dur, create)
@@ -381,7 +382,7 @@ func (d *Dispatcher) Pause(ctx context.Context, topic string, dur time.Duration,
 }
 
 // Peek reads a job by its public id.
-func (d *Dispatcher) Peek(ctx context.Context, id string) (*pool.Job, error) {
+func (d *Dispatcher) Peek(ctx context.Context, id string) (*job.Job, error) {
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
 		return nil, err
@@ -390,8 +391,8 @@ func (d *Dispatcher) Peek(ctx context.Context, id string) (*pool.Job, error) {
 }
 
 // PeekTopic reads the next ready, delayed or buried job of a topic.
-func (d *Dispatcher) PeekTopic(ctx context.Context, topic string, s pool.State) (*pool.Job, error) {
-	if err := pool.ValidateTopic(topic); err != nil {
+func (d *Dispatcher) PeekTopic(ctx context.Context, topic string, s job.State) (*job.Job, error) {
+	if err := job.ValidateTopic(topic); err != nil {
 		return nil, err
 	}
 	return d.pool.PeekTopic(ctx, topic, s)

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/pool"
 )
 
 // ServerStats describe the whole deployment (counts in Redis) as seen by this
 // broker (uptime, waiting consumers).
 type ServerStats struct {
-	pool.Counters
+	job.Counters
 	Uptime  time.Duration
 	Waiting int // consumers waiting in a long poll on this broker
 	Topics  int
@@ -39,10 +40,10 @@ func (d *Dispatcher) Stats(ctx context.Context) (ServerStats, error) {
 		LeftAliases: d.pool.LeftAliases()}, nil
 }
 
-// TopicStats reads one topic (pool.ErrNotFound if unknown).
-func (d *Dispatcher) TopicStats(ctx context.Context, topic string) (pool.TopicStats, error) {
-	if err := pool.ValidateTopic(topic); err != nil {
-		return pool.TopicStats{}, err
+// TopicStats reads one topic (job.ErrNotFound if unknown).
+func (d *Dispatcher) TopicStats(ctx context.Context, topic string) (job.TopicStats, error) {
+	if err := job.ValidateTopic(topic); err != nil {
+		return job.TopicStats{}, err
 	}
 	return d.pool.TopicStats(ctx, topic)
 }
@@ -50,17 +51,17 @@ func (d *Dispatcher) TopicStats(ctx context.Context, topic string) (pool.TopicSt
 // Topics returns the stats of up to limit topics, in name order, starting
 // after the first offset ones, and how many topics there are. Topics left
 // with no job and no pause are forgotten on the way.
-func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]pool.TopicStats, int, error) {
+func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]job.TopicStats, int, error) {
 	names, err := d.pool.Topics(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
 	total := len(names)
 	names = names[min(offset, total):min(offset+limit, total)]
-	out := make([]pool.TopicStats, 0, len(names))
+	out := make([]job.TopicStats, 0, len(names))
 	for _, name := range names {
 		s, err := d.pool.TopicStats(ctx, name)
-		if errors.Is(err, pool.ErrNotFound) {
+		if errors.Is(err, job.ErrNotFound) {
 			continue // forgotten meanwhile
 		}
 		if err != nil {

@@ -93,13 +93,13 @@ func (s *Service) Push(args JobArgs, reply *string) error {
 	if args.err != nil {
 		return args.err
 	}
-	job, err := jobjson.Job(args.fields, jobjson.Defaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority})
+	j, err := jobjson.Job(args.fields, jobjson.Defaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, callTimeout)
 	defer cancel()
-	if _, err := s.d.Push(ctx, job); err != nil {
+	if _, err := s.d.Push(ctx, j); err != nil {
 		return err
 	}
 	*reply = "success"

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gmq/gmq/job"
 )
 
 // Many callers at once, each with its own outcome, get their own replies
@@ -33,7 +35,7 @@ func TestBatchedCallersGetTheirOwnReplies(t *testing.T) {
 			errs := make([]error, n)
 			for i := range n {
 				wg.Go(func() {
-					got, err := p.Push(ctx, NewJob{Topic: "b", Body: strconv.Itoa(i), Priority: DefaultPriority, TTR: time.Minute})
+					got, err := p.Push(ctx, job.Spec{Topic: "b", Body: strconv.Itoa(i), Priority: job.DefaultPriority, TTR: time.Minute})
 					ids[i], errs[i] = got.ID, err
 				})
 			}
@@ -56,7 +58,7 @@ func TestBatchedCallersGetTheirOwnReplies(t *testing.T) {
 					bodies[i] = got.Job.Body
 				})
 				wg.Go(func() {
-					if err := p.Delete(ctx, uint64(1_000_000+i*4), 0); !errors.Is(err, ErrNotFound) {
+					if err := p.Delete(ctx, uint64(1_000_000+i*4), 0); !errors.Is(err, job.ErrNotFound) {
 						t.Errorf("delete of a job that does not exist: %v, want ErrNotFound", err)
 					}
 				})
@@ -82,7 +84,7 @@ func TestBatchedCallersGetTheirOwnReplies(t *testing.T) {
 					t.Fatalf("ack %d: %v", i, err)
 				}
 			}
-			want := Counters{Jobs: n, Reserves: n, Deletes: n}
+			want := job.Counters{Jobs: n, Reserves: n, Deletes: n}
 			if got, err := p.Stats(ctx); err != nil || got != want {
 				t.Fatalf("stats %+v %v, want %+v", got, err, want)
 			}
@@ -109,10 +111,10 @@ func TestBatchSkipsCallersThatGaveUp(t *testing.T) {
 	p, ctx := newPool(t)
 	gone, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := p.Push(gone, NewJob{Topic: "g", Body: "x", TTR: time.Minute}); !errors.Is(err, context.Canceled) {
+	if _, err := p.Push(gone, job.Spec{Topic: "g", Body: "x", TTR: time.Minute}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("push with a cancelled context: %v, want context.Canceled", err)
 	}
-	if got, err := p.Stats(ctx); err != nil || got != (Counters{}) {
+	if got, err := p.Stats(ctx); err != nil || got != (job.Counters{}) {
 		t.Fatalf("stats after a push given up: %+v %v, want nothing stored", got, err)
 	}
 }
@@ -147,11 +149,11 @@ func TestPopN(t *testing.T) {
 	p, ctx := newPool(t)
 	var want []string
 	for i := range 3 {
-		mustPush(t, p, ctx, NewJob{Topic: "first", Body: fmt.Sprint("first ", i), TTR: time.Minute})
+		mustPush(t, p, ctx, job.Spec{Topic: "first", Body: fmt.Sprint("first ", i), TTR: time.Minute})
 		want = append(want, fmt.Sprint("first ", i))
 	}
 	for i := range 2 {
-		mustPush(t, p, ctx, NewJob{Topic: "second", Body: fmt.Sprint("second ", i), TTR: time.Minute})
+		mustPush(t, p, ctx, job.Spec{Topic: "second", Body: fmt.Sprint("second ", i), TTR: time.Minute})
 		want = append(want, fmt.Sprint("second ", i))
 	}
 	bodies := func(got Popped) []string {
@@ -169,7 +171,7 @@ func TestPopN(t *testing.T) {
 		t.Fatalf("pop 4: %v more=%v %v, want %v and more", bodies(got), got.More, err, want[:4])
 	}
 	for _, j := range append(got.Rest, got.Job) {
-		if j.State != Reserved || j.Attempt() != 1 {
+		if j.State != job.Reserved || j.Attempt() != 1 {
 			t.Fatalf("popped %+v, want reserved on attempt 1", j)
 		}
 	}
@@ -183,7 +185,7 @@ func TestPopN(t *testing.T) {
 
 	const many = 2*popChunk + 50
 	for i := range many {
-		mustPush(t, p, ctx, NewJob{Topic: "many", Body: strconv.Itoa(i), TTR: time.Minute})
+		mustPush(t, p, ctx, job.Spec{Topic: "many", Body: strconv.Itoa(i), TTR: time.Minute})
 	}
 	got, err = p.PopN(ctx, []string{"many"}, many)
 	if err != nil || len(got.Rest)+1 != many || got.Job.Body != "0" || got.Last().Body != strconv.Itoa(many-1) || got.More {
@@ -205,14 +207,14 @@ func TestMixedBatches(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range jobs {
 		wg.Go(func() {
-			if _, err := p.Push(ctx, NewJob{Topic: topics[i%3], Body: strconv.Itoa(i), Priority: DefaultPriority, TTR: time.Minute}); err != nil {
+			if _, err := p.Push(ctx, job.Spec{Topic: topics[i%3], Body: strconv.Itoa(i), Priority: job.DefaultPriority, TTR: time.Minute}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	var mu sync.Mutex
 	seen := map[string]int{}
-	deliver := func(js ...*Job) {
+	deliver := func(js ...*job.Job) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, j := range js {
@@ -221,7 +223,7 @@ func TestMixedBatches(t *testing.T) {
 	}
 	for range 10 { // chained consumers: ack each job and pop the next
 		wg.Go(func() {
-			var held *Job
+			var held *job.Job
 			for idle := 0; idle < 20; {
 				var got Popped
 				var err error
@@ -256,7 +258,7 @@ func TestMixedBatches(t *testing.T) {
 					time.Sleep(time.Millisecond)
 					continue
 				}
-				all := append([]*Job{got.Job}, got.Rest...)
+				all := append([]*job.Job{got.Job}, got.Rest...)
 				deliver(all...)
 				for _, j := range all {
 					if err := p.Delete(ctx, j.ID, j.Attempt()); err != nil {
@@ -268,7 +270,7 @@ func TestMixedBatches(t *testing.T) {
 	}
 	for i := range 20 { // noise: unknown jobs, peeks across buckets
 		wg.Go(func() {
-			if err := p.Delete(ctx, uint64(5_000_000+i*4), 0); !errors.Is(err, ErrNotFound) {
+			if err := p.Delete(ctx, uint64(5_000_000+i*4), 0); !errors.Is(err, job.ErrNotFound) {
 				t.Errorf("delete of an unknown job: %v", err)
 			}
 			if _, err := p.PopBest(ctx, []string{"empty-a", "empty-b", "empty-c"}); err != nil {
@@ -313,9 +315,9 @@ func TestMixedBatches(t *testing.T) {
 func TestLargeBatches(t *testing.T) {
 	p, ctx := newPoolWith(t, Options{BatchSlots: 1})
 	const jobs, callers = 3000, 30
-	batch := make([]NewJob, jobs)
+	batch := make([]job.Spec, jobs)
 	for i := range batch {
-		batch[i] = NewJob{Topic: "large", Body: strconv.Itoa(i), Priority: DefaultPriority, TTR: time.Minute}
+		batch[i] = job.Spec{Topic: "large", Body: strconv.Itoa(i), Priority: job.DefaultPriority, TTR: time.Minute}
 	}
 	if _, errs := p.PushBatch(ctx, batch); errors.Join(errs...) != nil {
 		t.Fatal(errors.Join(errs...))
@@ -332,7 +334,7 @@ func TestLargeBatches(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			for _, j := range append([]*Job{got.Job}, got.Rest...) {
+			for _, j := range append([]*job.Job{got.Job}, got.Rest...) {
 				if j == nil || seen[j.Body] {
 					t.Errorf("job %+v missing or popped twice", j)
 					return

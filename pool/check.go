@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gmq/gmq/lua"
 	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/lua"
 )
 
 var checkScript = rueidis.NewLuaScriptReadOnly(lua.Source("check"))

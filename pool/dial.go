@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
 )
 
 // Dial opens a Redis client for the pool from a redis:// URL, retrying until
@@ -30,7 +32,7 @@ func Dial(ctx context.Context, url string, timeout time.Duration, log *slog.Logg
 			return client, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("connect to Redis at %s: %w: %w", url, ErrUnavailable, err)
+			return nil, fmt.Errorf("connect to Redis at %s: %w: %w", url, job.ErrUnavailable, err)
 		}
 		log.Warn("Redis not reachable yet; retrying", "url", url, "err", err)
 		select {

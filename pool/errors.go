@@ -7,69 +7,15 @@ import (
 	"strings"
 
 	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
 )
-
-// Expected outcomes of store operations; test them with errors.Is.
-var (
-	// ErrNotFound: no job has that id (or the topic is unknown).
-	ErrNotFound = errors.New("not found")
-	// ErrDuplicate: a live job already has the client-supplied id.
-	ErrDuplicate = errors.New("a live job already has this id")
-	// ErrStale: the call names an older delivery of a job that was delivered again since.
-	ErrStale = errors.New("stale delivery: the job was delivered again since")
-	// ErrNotReserved: the operation needs a reserved job (or, for kick, a buried or delayed one).
-	ErrNotReserved = errors.New("job is not in a state that allows this")
-	// ErrInvalid: an argument breaks a rule (topic name, id, limits).
-	ErrInvalid = errors.New("invalid")
-	// ErrUnavailable: Redis could not be reached, did not answer in time or is
-	// not serving yet; retry later.
-	ErrUnavailable = errors.New("redis unavailable")
-	// ErrOutOfMemory: Redis is at its maxmemory and refuses writes that would
-	// grow it; retry later (pops and acks still work: they free memory).
-	ErrOutOfMemory = errors.New("redis is out of memory")
-	// ErrBusy: the outcome could not be settled now (e.g. a client id kept
-	// changing hands between pushes racing for it); retry.
-	ErrBusy = errors.New("busy")
-)
-
-// StateError says which state made an operation impossible.
-type StateError struct {
-	Op    string
-	State State
-}
-
-func (e *StateError) Error() string { return fmt.Sprintf("%s: job is %s", e.Op, e.State) }
-
-// Unwrap lets errors.Is(err, ErrNotReserved) match.
-func (e *StateError) Unwrap() error { return ErrNotReserved }
-
-// StaleError carries the current delivery number of the job.
-type StaleError struct {
-	Attempt, Current int
-}
-
-func (e *StaleError) Error() string {
-	return fmt.Sprintf("stale delivery: attempt %d, the job is on attempt %d", e.Attempt, e.Current)
-}
-
-// Unwrap lets errors.Is(err, ErrStale) match.
-func (e *StaleError) Unwrap() error { return ErrStale }
-
-// AckedError is the failure of what followed an ack that went through (the
-// pop of an ack-and-pop): the job is acked, so a client must not retry the ack
-// (it would get a 404), only the pop.
-type AckedError struct{ Err error }
-
-func (e *AckedError) Error() string { return "acked, then: " + e.Err.Error() }
-
-// Unwrap lets the cause's status apply (errors.Is(err, ErrUnavailable)).
-func (e *AckedError) Unwrap() error { return e.Err }
 
 // unavailableReplies are Redis error replies that mean "not serving now".
 var unavailableReplies = []string{"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "READONLY"}
 
 // wrapRedis gives a Redis call's error its context and classifies it: network
-// failures and not-serving replies become ErrUnavailable.
+// failures and not-serving replies become job.ErrUnavailable.
 func wrapRedis(op string, err error) error {
 	if err == nil {
 		return nil
@@ -78,19 +24,19 @@ func wrapRedis(op string, err error) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: %w: no answer before the request's deadline: %w", op, ErrUnavailable, err)
+		return fmt.Errorf("%s: %w: no answer before the request's deadline: %w", op, job.ErrUnavailable, err)
 	}
 	if re, ok := rueidis.IsRedisErr(err); ok {
 		msg := re.Error()
 		if strings.HasPrefix(msg, "OOM") {
-			return fmt.Errorf("%s: %w (maxmemory): %w", op, ErrOutOfMemory, err)
+			return fmt.Errorf("%s: %w (maxmemory): %w", op, job.ErrOutOfMemory, err)
 		}
 		for _, prefix := range unavailableReplies {
 			if strings.HasPrefix(msg, prefix) {
-				return fmt.Errorf("%s: %w: %w", op, ErrUnavailable, err)
+				return fmt.Errorf("%s: %w: %w", op, job.ErrUnavailable, err)
 			}
 		}
 		return fmt.Errorf("%s: redis: %w", op, err)
 	}
-	return fmt.Errorf("%s: %w: %w", op, ErrUnavailable, err)
+	return fmt.Errorf("%s: %w: %w", op, job.ErrUnavailable, err)
 }

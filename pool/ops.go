@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
 )
 
 // Popped is the outcome of a pop.
 type Popped struct {
-	Job  *Job   // nil when no listed topic had a ready job
-	Rest []*Job // PopN's jobs after Job, in the order they were popped
-	More bool   // the topic of the last job popped still has ready jobs
+	Job  *job.Job   // nil when no listed topic had a ready job
+	Rest []*job.Job // PopN's jobs after Job, in the order they were popped
+	More bool       // the topic of the last job popped still has ready jobs
 	// PauseWait, when no job was found, is how long until a paused topic that
 	// holds ready jobs resumes (0: none is paused with jobs waiting).
 	PauseWait time.Duration
@@ -47,7 +49,7 @@ func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
 }
 
 // Last is the last job popped, nil if none was.
-func (p Popped) Last() *Job {
+func (p Popped) Last() *job.Job {
 	if len(p.Rest) > 0 {
 		return p.Rest[len(p.Rest)-1]
 	}
@@ -85,14 +87,14 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 				return got, fmt.Errorf("pop: %d jobs in a reply of %d fields", k, len(reply))
 			}
 			for i := range k {
-				job, err := p.reserved(ctx, reply[3+i*jobFields:3+(i+1)*jobFields])
+				j, err := p.reserved(ctx, reply[3+i*jobFields:3+(i+1)*jobFields])
 				if err != nil {
 					return got, fmt.Errorf("pop: %w", err)
 				}
 				if got.Job == nil {
-					got.Job = job
+					got.Job = j
 				} else {
-					got.Rest = append(got.Rest, job)
+					got.Rest = append(got.Rest, j)
 				}
 			}
 			got.More = intAt(reply, 1) == 1
@@ -174,25 +176,25 @@ func (p *Pool) popOp(ctx context.Context, mode string, b int, group []string) ([
 
 // popped reads a successful pop's reply.
 func (p *Pool) popped(ctx context.Context, reply []rueidis.RedisMessage) (Popped, error) {
-	job, err := p.reserved(ctx, reply[2:])
+	j, err := p.reserved(ctx, reply[2:])
 	if err != nil {
 		return Popped{}, fmt.Errorf("pop: %w", err)
 	}
-	return Popped{Job: job, More: intAt(reply, 1) == 1}, nil
+	return Popped{Job: j, More: intAt(reply, 1) == 1}, nil
 }
 
 // reserved reads a job just reserved: it remembers its topic and, if the
 // reservation deleted it (TTR 0), drops its client id.
-func (p *Pool) reserved(ctx context.Context, r []rueidis.RedisMessage) (*Job, error) {
-	job, err := parseJob(r)
+func (p *Pool) reserved(ctx context.Context, r []rueidis.RedisMessage) (*job.Job, error) {
+	j, err := parseJob(r)
 	if err != nil {
 		return nil, err
 	}
-	p.topicOf.put(job.ID, job.Topic)
-	if job.State == Gone {
-		p.dropAlias(ctx, job.ClientID, job.ID)
+	p.topicOf.put(j.ID, j.Topic)
+	if j.State == job.Gone {
+		p.dropAlias(ctx, j.ClientID, j.ID)
 	}
-	return job, nil
+	return j, nil
 }
 
 // minWait folds an EMPTY reply's pause wait into w (-1: none yet).
@@ -216,7 +218,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id uint64, attempt int, topics []s
 			}
 			got, err := p.Pop(ctx, topics)
 			if err != nil {
-				return Popped{}, &AckedError{Err: err}
+				return Popped{}, &job.AckedError{Err: err}
 			}
 			return got, nil
 		}
@@ -235,7 +237,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id uint64, attempt int, topics []s
 // ReserveJob reserves one job by number if it is ready, delayed or buried, in
 // any topic, paused or not (beanstalkd's reserve-job). A reserved job gives
 // ErrNotReserved's StateError.
-func (p *Pool) ReserveJob(ctx context.Context, id uint64) (*Job, error) {
+func (p *Pool) ReserveJob(ctx context.Context, id uint64) (*job.Job, error) {
 	reply, _, err := p.onJob(ctx, "reserve", id, 0, p.scripted(reserveJobScript))
 	if err != nil {
 		return nil, err
@@ -264,9 +266,6 @@ func (p *Pool) Delete(ctx context.Context, id uint64, attempt int) error {
 	return nil
 }
 
-// KeepPriority, as the priority of Release or Bury, leaves the job's priority as it is.
-const KeepPriority = -1
-
 func priorityArg(pri int64) string {
 	if pri < 0 {
 		return ""
@@ -276,44 +275,44 @@ func priorityArg(pri int64) string {
 
 // Release gives a reserved job back with a new priority (or KeepPriority),
 // ready at once or after delay, and returns the job as it now is.
-func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri int64, delay time.Duration) (*Job, error) {
+func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri int64, delay time.Duration) (*job.Job, error) {
 	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, strconv.Itoa(attempt), priorityArg(pri),
 		strconv.FormatInt(millis(delay), 10), ""))
 }
 
 // GiveBack makes a reserved job ready again, unchanged and without counting a
 // release: the job of a consumer that went away (beanstalkd's closed connection).
-func (p *Pool) GiveBack(ctx context.Context, id uint64, attempt int) (*Job, error) {
-	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, strconv.Itoa(attempt), priorityArg(KeepPriority), "0", "uncounted"))
+func (p *Pool) GiveBack(ctx context.Context, id uint64, attempt int) (*job.Job, error) {
+	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, strconv.Itoa(attempt), priorityArg(job.KeepPriority), "0", "uncounted"))
 }
 
 // Bury parks a reserved job, with a new priority (or KeepPriority), until it
 // is kicked, and returns the job as it now is.
-func (p *Pool) Bury(ctx context.Context, id uint64, attempt int, pri int64) (*Job, error) {
+func (p *Pool) Bury(ctx context.Context, id uint64, attempt int, pri int64) (*job.Job, error) {
 	return p.jobAfter(ctx, "bury", id, attempt, p.scripted(buryScript, strconv.Itoa(attempt), priorityArg(pri)))
 }
 
 // Touch restarts a reserved job's TTR and returns the job, its new deadline in Due.
-func (p *Pool) Touch(ctx context.Context, id uint64, attempt int) (*Job, error) {
+func (p *Pool) Touch(ctx context.Context, id uint64, attempt int) (*job.Job, error) {
 	return p.jobAfter(ctx, "touch", id, attempt, p.scripted(touchScript, strconv.Itoa(attempt)))
 }
 
 // KickJob makes a buried or delayed job ready and returns it.
-func (p *Pool) KickJob(ctx context.Context, id uint64) (*Job, error) {
+func (p *Pool) KickJob(ctx context.Context, id uint64) (*job.Job, error) {
 	return p.jobAfter(ctx, "kick", id, 0, p.scripted(kickJobScript))
 }
 
 // jobAfter runs a transition on one job and reads the job its script returns.
-func (p *Pool) jobAfter(ctx context.Context, op string, id uint64, attempt int, call jobCall) (*Job, error) {
+func (p *Pool) jobAfter(ctx context.Context, op string, id uint64, attempt int, call jobCall) (*job.Job, error) {
 	reply, _, err := p.onJob(ctx, op, id, attempt, call)
 	if err != nil {
 		return nil, err
 	}
-	job, err := parseJob(reply[1:])
+	j, err := parseJob(reply[1:])
 	if err != nil {
 		return nil, fmt.Errorf("%s job %d: %w", op, id, err)
 	}
-	return job, nil
+	return j, nil
 }
 
 // A jobCall runs one operation on job m of bucket b, given the job's topic.
@@ -359,11 +358,11 @@ func (p *Pool) onJob(ctx context.Context, op string, id uint64, attempt int, cal
 			p.topicOf.put(id, topic)
 			continue
 		case "NOT_FOUND":
-			return nil, "", fmt.Errorf("%s job %d: %w", op, id, ErrNotFound)
+			return nil, "", fmt.Errorf("%s job %d: %w", op, id, job.ErrNotFound)
 		case "STALE":
-			return nil, "", fmt.Errorf("%s job %d: %w", op, id, &StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
+			return nil, "", fmt.Errorf("%s job %d: %w", op, id, &job.StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
 		case "STATE":
-			return nil, "", fmt.Errorf("job %d: %w", id, &StateError{Op: op, State: State(intAt(reply, 1))})
+			return nil, "", fmt.Errorf("job %d: %w", id, &job.StateError{Op: op, State: job.State(intAt(reply, 1))})
 		}
 		return nil, "", fmt.Errorf("%s job %d: unexpected reply %v", op, id, reply)
 	}
@@ -408,7 +407,7 @@ func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration, create 
 		return time.Time{}, wrapRedis("pause", err)
 	}
 	if strAt(reply, 0) != "OK" {
-		return time.Time{}, fmt.Errorf("pause topic %q: %w", topic, ErrNotFound)
+		return time.Time{}, fmt.Errorf("pause topic %q: %w", topic, job.ErrNotFound)
 	}
 	if ms := intAt(reply, 1); ms > 0 {
 		until = time.UnixMilli(ms)
@@ -417,31 +416,31 @@ func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration, create 
 }
 
 // Peek reads a job by number, with its body.
-func (p *Pool) Peek(ctx context.Context, id uint64) (*Job, error) {
+func (p *Pool) Peek(ctx context.Context, id uint64) (*job.Job, error) {
 	b := int(id % uint64(p.opts.Buckets))
 	reply, err := peekScript.Exec(ctx, p.client, p.keys.bucket(b), []string{p.opts.Origin, member(id)}).ToArray()
 	if err != nil {
 		return nil, wrapRedis("peek", err)
 	}
 	if strAt(reply, 0) != "OK" {
-		return nil, fmt.Errorf("peek job %d: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("peek job %d: %w", id, job.ErrNotFound)
 	}
 	return parseJob(reply[1:])
 }
 
 // PeekTopic reads the next job of a topic in state s (Ready, Delayed or Buried).
-func (p *Pool) PeekTopic(ctx context.Context, topic string, s State) (*Job, error) {
-	if s != Ready && s != Delayed && s != Buried {
-		return nil, fmt.Errorf("peek %s: %w: only ready, delayed and buried jobs can be peeked by topic", s, ErrInvalid)
+func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.Job, error) {
+	if s != job.Ready && s != job.Delayed && s != job.Buried {
+		return nil, fmt.Errorf("peek %s: %w: only ready, delayed and buried jobs can be peeked by topic", s, job.ErrInvalid)
 	}
 	b := p.keys.bucketOf(topic)
 	reply, err := peekTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.opts.Origin, topic, s.setName()}).ToArray()
+		[]string{p.opts.Origin, topic, setName(s)}).ToArray()
 	if err != nil {
 		return nil, wrapRedis("peek", err)
 	}
 	if strAt(reply, 0) != "OK" {
-		return nil, fmt.Errorf("peek %s in %q: %w", s, topic, ErrNotFound)
+		return nil, fmt.Errorf("peek %s in %q: %w", s, topic, job.ErrNotFound)
 	}
 	return parseJob(reply[1:])
 }
@@ -449,7 +448,7 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s State) (*Job, erro
 // jobFields is the length of a job reply (lua/lib.lua reply()).
 const jobFields = 16
 
-func parseJob(r []rueidis.RedisMessage) (*Job, error) {
+func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	if len(r) < jobFields {
 		return nil, fmt.Errorf("job reply has %d fields, want %d", len(r), jobFields)
 	}
@@ -457,11 +456,11 @@ func parseJob(r []rueidis.RedisMessage) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Job{
+	j := &job.Job{
 		ID:       id,
 		Body:     strAt(r, 1),
 		Now:      time.UnixMilli(intAt(r, 2)),
-		State:    State(intAt(r, 3)),
+		State:    job.State(intAt(r, 3)),
 		Topic:    strAt(r, 4),
 		Priority: uint32(intAt(r, 5)),
 		TTR:      time.Duration(intAt(r, 6)) * time.Millisecond,

@@ -1,4 +1,4 @@
-// Package pool is gmq's job store: the Job type, every Redis key and every
+// Package pool is gmq's job store: every Redis key and every
 // script call. Each state change of a job is one Lua script (package lua), so a
 // crash of the broker at any instant leaves every job in exactly one state.
 // No other package talks to Redis.
@@ -13,8 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gmq/gmq/lua"
 	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 )
 
 // Options configure a Pool.
@@ -107,7 +109,7 @@ func (p *Pool) Init(ctx context.Context) error {
 	}
 	if got != want {
 		return fmt.Errorf("init: %w: this Redis holds gmq data with %s buckets, the configuration says %s (set [redis] buckets = %s or use another prefix)",
-			ErrInvalid, got, want, got)
+			job.ErrInvalid, got, want, got)
 	}
 	return nil
 }
@@ -132,7 +134,7 @@ type Pushed struct {
 
 // Push stores a new job. A client id that a live job already has gives
 // ErrDuplicate and leaves that job untouched.
-func (p *Pool) Push(ctx context.Context, j NewJob) (Pushed, error) {
+func (p *Pool) Push(ctx context.Context, j job.Spec) (Pushed, error) {
 	seqs, err := p.ids.next(ctx, p.client, 1)
 	if err != nil {
 		return Pushed{}, wrapRedis("push: allocate id", err)
@@ -143,7 +145,7 @@ func (p *Pool) Push(ctx context.Context, j NewJob) (Pushed, error) {
 // PushBatch stores jobs as Push does, at once, so that they share script
 // calls. Their numbers are taken in the batch's order, so jobs of one topic
 // and priority are popped in that order. It returns each job's outcome.
-func (p *Pool) PushBatch(ctx context.Context, jobs []NewJob) ([]Pushed, []error) {
+func (p *Pool) PushBatch(ctx context.Context, jobs []job.Spec) ([]Pushed, []error) {
 	out := make([]Pushed, len(jobs))
 	errs := make([]error, len(jobs))
 	seqs, err := p.ids.next(ctx, p.client, len(jobs))
@@ -162,7 +164,7 @@ func (p *Pool) PushBatch(ctx context.Context, jobs []NewJob) ([]Pushed, []error)
 }
 
 // push stores job j under sequence number seq.
-func (p *Pool) push(ctx context.Context, j NewJob, seq uint64) (Pushed, error) {
+func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error) {
 	b := p.keys.bucketOf(j.Topic)
 	id := seq*uint64(p.opts.Buckets) + uint64(b)
 	m := member(id)
@@ -214,8 +216,8 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 			return fmt.Errorf("push %q: alias: %w", cid, err)
 		}
 		if _, err := p.Peek(ctx, id); err == nil {
-			return fmt.Errorf("push %q: %w", cid, ErrDuplicate)
-		} else if !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("push %q: %w", cid, job.ErrDuplicate)
+		} else if !errors.Is(err, job.ErrNotFound) {
 			return err
 		}
 		if age := time.Duration(intAt(reply, 2)) * time.Millisecond; age < p.opts.AliasGrace {
@@ -225,14 +227,14 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 				// its job yet, e.g. the first try's, run late after a stall.
 				// Not settled yet, so retryable: ErrUnavailable, never a 409.
 				return fmt.Errorf("push %q: %w: a push of this id is in flight and has not stored its job yet (settled within %v of its claim): %w",
-					cid, ErrUnavailable, p.opts.AliasGrace, ctx.Err())
+					cid, job.ErrUnavailable, p.opts.AliasGrace, ctx.Err())
 			case <-time.After(min(p.opts.AliasGrace-age, 50*time.Millisecond)):
 			}
 			continue
 		}
 		stale = cur
 	}
-	return fmt.Errorf("push %q: %w: the id kept changing hands while claiming it", cid, ErrBusy)
+	return fmt.Errorf("push %q: %w: the id kept changing hands while claiming it", cid, job.ErrBusy)
 }
 
 // claimRounds bounds claimAlias's loop for a ctx with no deadline: enough
@@ -263,20 +265,20 @@ func (p *Pool) LeftAliases() int64 { return p.leftAliases.Load() }
 
 // Resolve turns a public id (gmq's number or a client-supplied id) into the job's number.
 func (p *Pool) Resolve(ctx context.Context, public string) (uint64, error) {
-	if isDigits(public) {
+	if job.IsNumber(public) {
 		id, err := strconv.ParseUint(public, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("job %q: %w", public, ErrNotFound)
+			return 0, fmt.Errorf("job %q: %w", public, job.ErrNotFound)
 		}
 		return id, nil
 	}
-	if ValidateClientID(public) != nil {
-		return 0, fmt.Errorf("job %q: %w", public, ErrNotFound)
+	if job.ValidateClientID(public) != nil {
+		return 0, fmt.Errorf("job %q: %w", public, job.ErrNotFound)
 	}
 	key := p.keys.aliases(p.keys.bucketOf(public))
 	cur, err := p.client.Do(ctx, p.client.B().Hget().Key(key).Field(public).Build()).ToString()
 	if rueidis.IsRedisNil(err) {
-		return 0, fmt.Errorf("job %q: %w", public, ErrNotFound)
+		return 0, fmt.Errorf("job %q: %w", public, job.ErrNotFound)
 	}
 	if err != nil {
 		return 0, wrapRedis("resolve id", err)

@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gmq/gmq/internal/redistest"
 	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/job"
 )
 
 var redis *redistest.Server
@@ -38,10 +40,10 @@ func newPoolWith(t *testing.T, opts Options) (*Pool, context.Context) {
 	return p, ctx
 }
 
-func mustPush(t *testing.T, p *Pool, ctx context.Context, j NewJob) uint64 {
+func mustPush(t *testing.T, p *Pool, ctx context.Context, j job.Spec) uint64 {
 	t.Helper()
 	if j.Priority == 0 {
-		j.Priority = DefaultPriority
+		j.Priority = job.DefaultPriority
 	}
 	got, err := p.Push(ctx, j)
 	if err != nil {
@@ -50,7 +52,7 @@ func mustPush(t *testing.T, p *Pool, ctx context.Context, j NewJob) uint64 {
 	return got.ID
 }
 
-func mustPop(t *testing.T, p *Pool, ctx context.Context, topics ...string) *Job {
+func mustPop(t *testing.T, p *Pool, ctx context.Context, topics ...string) *job.Job {
 	t.Helper()
 	got, err := p.Pop(ctx, topics)
 	if err != nil {
@@ -61,9 +63,9 @@ func mustPop(t *testing.T, p *Pool, ctx context.Context, topics ...string) *Job 
 
 func TestPushPopAck(t *testing.T) {
 	p, ctx := newPool(t)
-	id := mustPush(t, p, ctx, NewJob{Topic: "mail", Body: "hello", TTR: time.Minute})
+	id := mustPush(t, p, ctx, job.Spec{Topic: "mail", Body: "hello", TTR: time.Minute})
 	j := mustPop(t, p, ctx, "mail")
-	if j == nil || j.ID != id || j.Body != "hello" || j.State != Reserved || j.Attempt() != 1 {
+	if j == nil || j.ID != id || j.Body != "hello" || j.State != job.Reserved || j.Attempt() != 1 {
 		t.Fatalf("popped %+v, want job %d reserved on attempt 1", j, id)
 	}
 	if left := j.TimeLeft(); left < 59*time.Second || left > time.Minute {
@@ -75,10 +77,10 @@ func TestPushPopAck(t *testing.T) {
 	if err := p.Delete(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Peek(ctx, id); !errors.Is(err, ErrNotFound) {
+	if _, err := p.Peek(ctx, id); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("peek after ack: %v, want ErrNotFound", err)
 	}
-	want := Counters{Jobs: 1, Reserves: 1, Deletes: 1}
+	want := job.Counters{Jobs: 1, Reserves: 1, Deletes: 1}
 	if got, err := p.Stats(ctx); err != nil || got != want {
 		t.Fatalf("stats %+v %v, want %+v", got, err, want)
 	}
@@ -86,32 +88,32 @@ func TestPushPopAck(t *testing.T) {
 
 func TestTTRZeroRemovesOnPop(t *testing.T) {
 	p, ctx := newPool(t)
-	id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "once", ClientID: "once-1"})
+	id := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "once", ClientID: "once-1"})
 	j := mustPop(t, p, ctx, "t")
-	if j == nil || j.ID != id || j.State != Gone || j.ClientID != "once-1" {
+	if j == nil || j.ID != id || j.State != job.Gone || j.ClientID != "once-1" {
 		t.Fatalf("popped %+v", j)
 	}
-	if _, err := p.Peek(ctx, id); !errors.Is(err, ErrNotFound) {
+	if _, err := p.Peek(ctx, id); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("peek: %v, want ErrNotFound", err)
 	}
-	if _, err := p.Resolve(ctx, "once-1"); !errors.Is(err, ErrNotFound) {
+	if _, err := p.Resolve(ctx, "once-1"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("alias of a popped TTR-0 job: %v, want ErrNotFound", err)
 	}
 	// The id is free again.
-	mustPush(t, p, ctx, NewJob{Topic: "t", Body: "again", ClientID: "once-1"})
+	mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "again", ClientID: "once-1"})
 }
 
 func TestPriorityThenFIFO(t *testing.T) {
 	p, ctx := newPool(t)
 	var want []uint64
-	low1 := mustPush(t, p, ctx, NewJob{Topic: "q", Body: "low1", Priority: 2000, TTR: time.Minute})
-	high1 := mustPush(t, p, ctx, NewJob{Topic: "q", Body: "high1", Priority: 5, TTR: time.Minute})
-	low2 := mustPush(t, p, ctx, NewJob{Topic: "q", Body: "low2", Priority: 2000, TTR: time.Minute})
-	high2 := mustPush(t, p, ctx, NewJob{Topic: "q", Body: "high2", Priority: 5, TTR: time.Minute})
+	low1 := mustPush(t, p, ctx, job.Spec{Topic: "q", Body: "low1", Priority: 2000, TTR: time.Minute})
+	high1 := mustPush(t, p, ctx, job.Spec{Topic: "q", Body: "high1", Priority: 5, TTR: time.Minute})
+	low2 := mustPush(t, p, ctx, job.Spec{Topic: "q", Body: "low2", Priority: 2000, TTR: time.Minute})
+	high2 := mustPush(t, p, ctx, job.Spec{Topic: "q", Body: "high2", Priority: 5, TTR: time.Minute})
 	want = append(want, high1, high2, low1, low2)
 	// Many equal-priority jobs keep FIFO across id widths (9 → 10 digits and beyond).
 	for i := range 30 {
-		want = append(want, mustPush(t, p, ctx, NewJob{Topic: "q", Body: fmt.Sprint(i), Priority: 4000, TTR: time.Minute}))
+		want = append(want, mustPush(t, p, ctx, job.Spec{Topic: "q", Body: fmt.Sprint(i), Priority: 4000, TTR: time.Minute}))
 	}
 	for i, id := range want {
 		j := mustPop(t, p, ctx, "q")
@@ -126,7 +128,7 @@ func TestTopicOrder(t *testing.T) {
 	// Topics chosen to spread over buckets; the consumer's order decides, not priority.
 	topics := []string{"a", "b", "c", "d", "e", "f"}
 	for i := len(topics) - 1; i >= 0; i-- {
-		mustPush(t, p, ctx, NewJob{Topic: topics[i], Body: topics[i], Priority: uint32(10 - i), TTR: time.Minute})
+		mustPush(t, p, ctx, job.Spec{Topic: topics[i], Body: topics[i], Priority: uint32(10 - i), TTR: time.Minute})
 	}
 	for _, want := range topics {
 		j := mustPop(t, p, ctx, topics...)
@@ -138,7 +140,7 @@ func TestTopicOrder(t *testing.T) {
 
 func TestFencedAck(t *testing.T) {
 	p, ctx := newPool(t)
-	id := mustPush(t, p, ctx, NewJob{Topic: "f", Body: "x", TTR: 50 * time.Millisecond})
+	id := mustPush(t, p, ctx, job.Spec{Topic: "f", Body: "x", TTR: 50 * time.Millisecond})
 	first := mustPop(t, p, ctx, "f")
 	time.Sleep(80 * time.Millisecond)
 	if moved, _, err := p.Tick(ctx, "f"); err != nil || moved != 1 {
@@ -154,12 +156,12 @@ func TestFencedAck(t *testing.T) {
 		"release": func() error { _, err := p.Release(ctx, id, first.Attempt(), 1, 0); return err },
 		"bury":    func() error { _, err := p.Bury(ctx, id, first.Attempt(), 1); return err },
 	} {
-		var stale *StaleError
+		var stale *job.StaleError
 		if err := op(); !errors.As(err, &stale) || stale.Current != 2 {
-			t.Errorf("%s with attempt 1: %v, want a StaleError naming attempt 2", name, err)
+			t.Errorf("%s with attempt 1: %v, want a job.StaleError naming attempt 2", name, err)
 		}
 	}
-	if j, err := p.Peek(ctx, id); err != nil || j.State != Reserved || j.Attempt() != 2 {
+	if j, err := p.Peek(ctx, id); err != nil || j.State != job.Reserved || j.Attempt() != 2 {
 		t.Fatalf("after stale calls: %+v %v, want untouched reservation", j, err)
 	}
 	if err := p.Delete(ctx, id, 2); err != nil {
@@ -169,25 +171,25 @@ func TestFencedAck(t *testing.T) {
 
 func TestTransitions(t *testing.T) {
 	p, ctx := newPool(t)
-	id := mustPush(t, p, ctx, NewJob{Topic: "tr", Body: "b", TTR: time.Minute})
+	id := mustPush(t, p, ctx, job.Spec{Topic: "tr", Body: "b", TTR: time.Minute})
 	steps := []struct {
 		name string
 		do   func() error
-		want State
+		want job.State
 	}{
 		{"release delayed", func() error {
 			mustPop(t, p, ctx, "tr")
 			_, err := p.Release(ctx, id, 0, 7, time.Hour)
 			return err
-		}, Delayed},
-		{"kick delayed", func() error { _, err := p.KickJob(ctx, id); return err }, Ready},
-		{"reserve and bury", func() error { mustPop(t, p, ctx, "tr"); _, err := p.Bury(ctx, id, 0, 9); return err }, Buried},
-		{"kick buried", func() error { _, err := p.KickJob(ctx, id); return err }, Ready},
+		}, job.Delayed},
+		{"kick delayed", func() error { _, err := p.KickJob(ctx, id); return err }, job.Ready},
+		{"reserve and bury", func() error { mustPop(t, p, ctx, "tr"); _, err := p.Bury(ctx, id, 0, 9); return err }, job.Buried},
+		{"kick buried", func() error { _, err := p.KickJob(ctx, id); return err }, job.Ready},
 		{"reserve and release", func() error {
 			mustPop(t, p, ctx, "tr")
 			_, err := p.Release(ctx, id, 3, 3, 0)
 			return err
-		}, Ready},
+		}, job.Ready},
 	}
 	for _, s := range steps {
 		if err := s.do(); err != nil {
@@ -203,13 +205,13 @@ func TestTransitions(t *testing.T) {
 		t.Fatalf("counters %+v", j)
 	}
 	// Wrong-state operations are refused and change nothing.
-	if _, err := p.Bury(ctx, id, 0, 1); !errors.Is(err, ErrNotReserved) {
+	if _, err := p.Bury(ctx, id, 0, 1); !errors.Is(err, job.ErrNotReserved) {
 		t.Errorf("bury a ready job: %v", err)
 	}
-	if _, err := p.Touch(ctx, id, 0); !errors.Is(err, ErrNotReserved) {
+	if _, err := p.Touch(ctx, id, 0); !errors.Is(err, job.ErrNotReserved) {
 		t.Errorf("touch a ready job: %v", err)
 	}
-	if _, err := p.KickJob(ctx, id); !errors.Is(err, ErrNotReserved) {
+	if _, err := p.KickJob(ctx, id); !errors.Is(err, job.ErrNotReserved) {
 		t.Errorf("kick a ready job: %v", err)
 	}
 	c, _ := p.Stats(ctx)
@@ -219,14 +221,14 @@ func TestTransitions(t *testing.T) {
 	if err := p.Delete(ctx, id, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Delete(ctx, id, 0); !errors.Is(err, ErrNotFound) {
+	if err := p.Delete(ctx, id, 0); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
 
 func TestTouchExtends(t *testing.T) {
 	p, ctx := newPool(t)
-	id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "b", TTR: 300 * time.Millisecond})
+	id := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "b", TTR: 300 * time.Millisecond})
 	first := mustPop(t, p, ctx, "t")
 	time.Sleep(150 * time.Millisecond)
 	touched, err := p.Touch(ctx, id, first.Attempt())
@@ -241,24 +243,24 @@ func TestTouchExtends(t *testing.T) {
 
 func TestKickBuriedBeforeDelayed(t *testing.T) {
 	p, ctx := newPool(t)
-	delayed := mustPush(t, p, ctx, NewJob{Topic: "k", Body: "d", Delay: time.Hour, TTR: time.Minute})
+	delayed := mustPush(t, p, ctx, job.Spec{Topic: "k", Body: "d", Delay: time.Hour, TTR: time.Minute})
 	var buried []uint64
 	for range 25 {
-		id := mustPush(t, p, ctx, NewJob{Topic: "k", Body: "b", TTR: time.Minute})
+		id := mustPush(t, p, ctx, job.Spec{Topic: "k", Body: "b", TTR: time.Minute})
 		mustPop(t, p, ctx, "k")
 		if _, err := p.Bury(ctx, id, 0, 1); err != nil {
 			t.Fatal(err)
 		}
 		buried = append(buried, id)
 	}
-	if j, err := p.PeekTopic(ctx, "k", Buried); err != nil || j.ID != buried[0] {
+	if j, err := p.PeekTopic(ctx, "k", job.Buried); err != nil || j.ID != buried[0] {
 		t.Fatalf("peek buried: %+v %v, want the oldest", j, err)
 	}
 	n, err := p.Kick(ctx, "k", 100) // more than one batch of 10, fewer than asked
 	if err != nil || n != 25 {
 		t.Fatalf("kick: %d %v, want all 25 buried and no delayed", n, err)
 	}
-	if j, _ := p.Peek(ctx, delayed); j.State != Delayed {
+	if j, _ := p.Peek(ctx, delayed); j.State != job.Delayed {
 		t.Fatalf("delayed job kicked with buried ones")
 	}
 	if n, err := p.Kick(ctx, "k", 5); err != nil || n != 1 {
@@ -268,7 +270,7 @@ func TestKickBuriedBeforeDelayed(t *testing.T) {
 
 func TestDelayedTick(t *testing.T) {
 	p, ctx := newPool(t)
-	id := mustPush(t, p, ctx, NewJob{Topic: "d", Body: "later", Delay: 120 * time.Millisecond, TTR: time.Minute})
+	id := mustPush(t, p, ctx, job.Spec{Topic: "d", Body: "later", Delay: 120 * time.Millisecond, TTR: time.Minute})
 	if j := mustPop(t, p, ctx, "d"); j != nil {
 		t.Fatalf("delayed job popped early: %+v", j)
 	}
@@ -294,8 +296,8 @@ func TestDelayedTick(t *testing.T) {
 
 func TestClientIDs(t *testing.T) {
 	p, ctx := newPool(t)
-	id := mustPush(t, p, ctx, NewJob{Topic: "c", Body: "first", ClientID: "order-42", TTR: time.Minute})
-	if _, err := p.Push(ctx, NewJob{Topic: "other", Body: "dup", ClientID: "order-42"}); !errors.Is(err, ErrDuplicate) {
+	id := mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "first", ClientID: "order-42", TTR: time.Minute})
+	if _, err := p.Push(ctx, job.Spec{Topic: "other", Body: "dup", ClientID: "order-42"}); !errors.Is(err, job.ErrDuplicate) {
 		t.Fatalf("duplicate push: %v, want ErrDuplicate", err)
 	}
 	got, err := p.Resolve(ctx, "order-42")
@@ -308,10 +310,10 @@ func TestClientIDs(t *testing.T) {
 	if err := p.Delete(ctx, id, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Resolve(ctx, "order-42"); !errors.Is(err, ErrNotFound) {
+	if _, err := p.Resolve(ctx, "order-42"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("resolve after delete: %v", err)
 	}
-	mustPush(t, p, ctx, NewJob{Topic: "c", Body: "second", ClientID: "order-42"})
+	mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "second", ClientID: "order-42"})
 }
 
 func TestStaleAliasTakenOver(t *testing.T) {
@@ -324,12 +326,12 @@ func TestStaleAliasTakenOver(t *testing.T) {
 	if _, err := p.Resolve(ctx, "ghost"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Peek(ctx, 999); !errors.Is(err, ErrNotFound) {
+	if _, err := p.Peek(ctx, 999); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("dangling alias must read as not found: %v", err)
 	}
 	// A retried push waits out the grace, then stores its job.
 	start := time.Now()
-	id := mustPush(t, p, ctx, NewJob{Topic: "g", Body: "x", ClientID: "ghost"})
+	id := mustPush(t, p, ctx, job.Spec{Topic: "g", Body: "x", ClientID: "ghost"})
 	if took := time.Since(start); took < 150*time.Millisecond {
 		t.Fatalf("took over a fresh claim after %v, before the grace", took)
 	}
@@ -349,8 +351,8 @@ func TestClaimOutOfTimeIsNotADuplicate(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	_, err := p.Push(short, NewJob{Topic: "g", Body: "x", ClientID: "inflight"})
-	if errors.Is(err, ErrDuplicate) || !errors.Is(err, ErrUnavailable) {
+	_, err := p.Push(short, job.Spec{Topic: "g", Body: "x", ClientID: "inflight"})
+	if errors.Is(err, job.ErrDuplicate) || !errors.Is(err, job.ErrUnavailable) {
 		t.Fatalf("push while the id's claim is fresh and its job absent: %v, want ErrUnavailable", err)
 	}
 }
@@ -370,19 +372,19 @@ func TestDeleteStandsWhenDroppingTheAliasFails(t *testing.T) {
 		run  func(t *testing.T, p *Pool, ctx context.Context)
 	}{
 		{"ack", func(t *testing.T, p *Pool, ctx context.Context) {
-			id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "x", ClientID: "ack-1", TTR: time.Minute})
+			id := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "x", ClientID: "ack-1", TTR: time.Minute})
 			mustPop(t, p, ctx, "t")
 			breakAliases(t, p, "ack-1")
 			if err := p.Delete(ctx, id, 1); err != nil {
 				t.Fatalf("ack: %v, want it done", err)
 			}
-			if _, err := p.Peek(ctx, id); !errors.Is(err, ErrNotFound) {
+			if _, err := p.Peek(ctx, id); !errors.Is(err, job.ErrNotFound) {
 				t.Fatalf("job after its ack: %v", err)
 			}
 		}},
 		{"ack and pop", func(t *testing.T, p *Pool, ctx context.Context) {
-			id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "x", ClientID: "ap-1", TTR: time.Minute})
-			next := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "y", TTR: time.Minute})
+			id := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "x", ClientID: "ap-1", TTR: time.Minute})
+			next := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "y", TTR: time.Minute})
 			mustPop(t, p, ctx, "t")
 			breakAliases(t, p, "ap-1")
 			got, err := p.AckAndPop(ctx, id, 1, []string{"t"})
@@ -391,7 +393,7 @@ func TestDeleteStandsWhenDroppingTheAliasFails(t *testing.T) {
 			}
 		}},
 		{"pop with TTR 0", func(t *testing.T, p *Pool, ctx context.Context) {
-			id := mustPush(t, p, ctx, NewJob{Topic: "t", Body: "x", ClientID: "once-1"})
+			id := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "x", ClientID: "once-1"})
 			breakAliases(t, p, "once-1")
 			if j := mustPop(t, p, ctx, "t"); j == nil || j.ID != id {
 				t.Fatalf("pop: %+v, want job %d", j, id)
@@ -411,7 +413,7 @@ func TestDeleteStandsWhenDroppingTheAliasFails(t *testing.T) {
 
 func TestUnknownTopicCacheMiss(t *testing.T) {
 	p, ctx := newPool(t)
-	id := mustPush(t, p, ctx, NewJob{Topic: "miss", Body: "x", TTR: time.Minute})
+	id := mustPush(t, p, ctx, job.Spec{Topic: "miss", Body: "x", TTR: time.Minute})
 	// A second pool (another broker) has never seen the job.
 	other := New(p.client, p.opts)
 	if j := mustPop(t, other, ctx, "miss"); j == nil {
@@ -425,10 +427,10 @@ func TestUnknownTopicCacheMiss(t *testing.T) {
 
 func TestPause(t *testing.T) {
 	p, ctx := newPool(t)
-	if _, err := p.Pause(ctx, "nope", time.Second, false); !errors.Is(err, ErrNotFound) {
+	if _, err := p.Pause(ctx, "nope", time.Second, false); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("pause unknown topic: %v", err)
 	}
-	mustPush(t, p, ctx, NewJob{Topic: "p", Body: "x", TTR: time.Minute})
+	mustPush(t, p, ctx, job.Spec{Topic: "p", Body: "x", TTR: time.Minute})
 	if _, err := p.Pause(ctx, "p", 100*time.Millisecond, false); err != nil {
 		t.Fatal(err)
 	}
@@ -448,8 +450,8 @@ func TestPause(t *testing.T) {
 
 func TestTopicsAndForget(t *testing.T) {
 	p, ctx := newPool(t)
-	id := mustPush(t, p, ctx, NewJob{Topic: "x", Body: "x", TTR: time.Minute})
-	mustPush(t, p, ctx, NewJob{Topic: "y", Body: "y", TTR: time.Minute})
+	id := mustPush(t, p, ctx, job.Spec{Topic: "x", Body: "x", TTR: time.Minute})
+	mustPush(t, p, ctx, job.Spec{Topic: "y", Body: "y", TTR: time.Minute})
 	names, err := p.Topics(ctx)
 	if err != nil || fmt.Sprint(names) != "[x y]" {
 		t.Fatalf("topics %v %v", names, err)
@@ -463,7 +465,7 @@ func TestTopicsAndForget(t *testing.T) {
 	if gone, _ := p.ForgetTopic(ctx, "x"); !gone {
 		t.Fatal("kept an empty topic")
 	}
-	if _, err := p.TopicStats(ctx, "x"); !errors.Is(err, ErrNotFound) {
+	if _, err := p.TopicStats(ctx, "x"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("stats of forgotten topic: %v", err)
 	}
 }
@@ -471,7 +473,7 @@ func TestTopicsAndForget(t *testing.T) {
 func TestBucketCountChecked(t *testing.T) {
 	p, ctx := newPool(t)
 	other := New(p.client, Options{Prefix: "gmq", Buckets: 8})
-	if err := other.Init(ctx); !errors.Is(err, ErrInvalid) {
+	if err := other.Init(ctx); !errors.Is(err, job.ErrInvalid) {
 		t.Fatalf("init with another bucket count: %v", err)
 	}
 }
@@ -491,7 +493,7 @@ func TestUnavailable(t *testing.T) {
 	srv.Kill()
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if _, err := p.Push(cctx, NewJob{Topic: "u", Body: "x"}); !errors.Is(err, ErrUnavailable) {
+	if _, err := p.Push(cctx, job.Spec{Topic: "u", Body: "x"}); !errors.Is(err, job.ErrUnavailable) {
 		t.Fatalf("push with Redis down: %v, want ErrUnavailable", err)
 	}
 	if err := srv.Restart(); err != nil {
@@ -499,7 +501,7 @@ func TestUnavailable(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, err := p.Push(ctx, NewJob{Topic: "u", Body: "x"})
+		_, err := p.Push(ctx, job.Spec{Topic: "u", Body: "x"})
 		if err == nil {
 			break
 		}
@@ -512,8 +514,8 @@ func TestUnavailable(t *testing.T) {
 
 func TestCheckFindsNothingAfterEveryTransition(t *testing.T) {
 	p, ctx := newPool(t)
-	id := mustPush(t, p, ctx, NewJob{Topic: "c", Body: "x", TTR: time.Minute})
-	mustPush(t, p, ctx, NewJob{Topic: "c", Body: "y", Delay: time.Hour, TTR: time.Minute})
+	id := mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "x", TTR: time.Minute})
+	mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "y", Delay: time.Hour, TTR: time.Minute})
 	mustPop(t, p, ctx, "c")
 	if _, err := p.Bury(ctx, id, 0, 1); err != nil {
 		t.Fatal(err)
@@ -535,7 +537,7 @@ func TestCheckFindsNothingAfterEveryTransition(t *testing.T) {
 // persistence of the script cache, SCRIPT FLUSH) they are sent again.
 func TestScriptsSurviveScriptFlush(t *testing.T) {
 	p, ctx := newPool(t)
-	mustPush(t, p, ctx, NewJob{Topic: "s", Body: "x", TTR: time.Minute})
+	mustPush(t, p, ctx, job.Spec{Topic: "s", Body: "x", TTR: time.Minute})
 	if reply, err := redis.Do("SCRIPT", "FLUSH"); err != nil || reply != "+OK" {
 		t.Fatalf("SCRIPT FLUSH: %q %v", reply, err)
 	}
@@ -549,14 +551,14 @@ func TestScriptsSurviveScriptFlush(t *testing.T) {
 func TestPopBestAcrossTopics(t *testing.T) {
 	p, ctx := newPool(t)
 	topics := []string{"a", "b", "c", "d", "e", "f"} // spread over the 4 buckets
-	urgent := mustPush(t, p, ctx, NewJob{Topic: "f", Body: "1", Priority: 1, TTR: time.Minute})
-	older := mustPush(t, p, ctx, NewJob{Topic: "a", Body: "2", Priority: 5, TTR: time.Minute})
-	newer := mustPush(t, p, ctx, NewJob{Topic: "c", Body: "3", Priority: 5, TTR: time.Minute})
+	urgent := mustPush(t, p, ctx, job.Spec{Topic: "f", Body: "1", Priority: 1, TTR: time.Minute})
+	older := mustPush(t, p, ctx, job.Spec{Topic: "a", Body: "2", Priority: 5, TTR: time.Minute})
+	newer := mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "3", Priority: 5, TTR: time.Minute})
 	want := []uint64{urgent, older, newer} // priority first, then the lower id
-	if _, err := p.Pause(ctx, "b", time.Hour, false); !errors.Is(err, ErrNotFound) {
+	if _, err := p.Pause(ctx, "b", time.Hour, false); !errors.Is(err, job.ErrNotFound) {
 		t.Fatal("paused an unknown topic without create")
 	}
-	mustPush(t, p, ctx, NewJob{Topic: "b", Body: "paused", Priority: 0, TTR: time.Minute})
+	mustPush(t, p, ctx, job.Spec{Topic: "b", Body: "paused", Priority: 0, TTR: time.Minute})
 	if _, err := p.Pause(ctx, "b", time.Hour, false); err != nil {
 		t.Fatal(err)
 	}
@@ -574,15 +576,15 @@ func TestPopBestAcrossTopics(t *testing.T) {
 
 func TestReserveJobAndDeleteUnreserved(t *testing.T) {
 	p, ctx := newPool(t)
-	delayed := mustPush(t, p, ctx, NewJob{Topic: "r", Body: "d", Delay: time.Hour, TTR: time.Minute})
+	delayed := mustPush(t, p, ctx, job.Spec{Topic: "r", Body: "d", Delay: time.Hour, TTR: time.Minute})
 	j, err := p.ReserveJob(ctx, delayed)
-	if err != nil || j.State != Reserved || j.Attempt() != 1 {
+	if err != nil || j.State != job.Reserved || j.Attempt() != 1 {
 		t.Fatalf("reserve a delayed job: %+v %v", j, err)
 	}
-	if _, err := p.ReserveJob(ctx, delayed); !errors.Is(err, ErrNotReserved) {
+	if _, err := p.ReserveJob(ctx, delayed); !errors.Is(err, job.ErrNotReserved) {
 		t.Fatalf("reserve a reserved job: %v", err)
 	}
-	if err := p.DeleteUnreserved(ctx, delayed); !errors.Is(err, ErrNotReserved) {
+	if err := p.DeleteUnreserved(ctx, delayed); !errors.Is(err, job.ErrNotReserved) {
 		t.Fatalf("delete-unreserved of a reserved job: %v", err)
 	}
 	if _, err := p.Pause(ctx, "fresh", time.Second, true); err != nil {
@@ -600,26 +602,26 @@ func TestReserveJobAndDeleteUnreserved(t *testing.T) {
 // bucket, and in two steps when they do not; a failed ack pops nothing.
 func TestAckAndPop(t *testing.T) {
 	p, ctx := newPool(t)
-	first := mustPush(t, p, ctx, NewJob{Topic: "a", Body: "1", TTR: time.Minute, ClientID: "c-1"})
-	second := mustPush(t, p, ctx, NewJob{Topic: "a", Body: "2", TTR: time.Minute})
+	first := mustPush(t, p, ctx, job.Spec{Topic: "a", Body: "1", TTR: time.Minute, ClientID: "c-1"})
+	second := mustPush(t, p, ctx, job.Spec{Topic: "a", Body: "2", TTR: time.Minute})
 	other := "b"
 	for p.BucketOf(other) == p.BucketOf("a") {
 		other += "b"
 	}
-	elsewhere := mustPush(t, p, ctx, NewJob{Topic: other, Body: "3", TTR: time.Minute})
+	elsewhere := mustPush(t, p, ctx, job.Spec{Topic: other, Body: "3", TTR: time.Minute})
 	j := mustPop(t, p, ctx, "a")
 	got, err := p.AckAndPop(ctx, j.ID, j.Attempt(), []string{"a"}) // one script
 	if err != nil || got.Job == nil || got.Job.ID != second || j.ID != first {
 		t.Fatalf("same bucket: %+v %v", got.Job, err)
 	}
-	if _, err := p.Resolve(ctx, "c-1"); !errors.Is(err, ErrNotFound) {
+	if _, err := p.Resolve(ctx, "c-1"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("the acked job's client id still resolves: %v", err)
 	}
 	got, err = p.AckAndPop(ctx, second, 1, []string{"a", other}) // two steps
 	if err != nil || got.Job == nil || got.Job.ID != elsewhere {
 		t.Fatalf("other bucket: %+v %v", got.Job, err)
 	}
-	if _, err := p.AckAndPop(ctx, second, 1, []string{other}); !errors.Is(err, ErrNotFound) {
+	if _, err := p.AckAndPop(ctx, second, 1, []string{other}); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("ack of a gone job: %v", err)
 	}
 	got, err = p.AckAndPop(ctx, elsewhere, 1, []string{other})

@@ -3,32 +3,28 @@ package pool
 import (
 	"context"
 	"fmt"
-	"github.com/redis/rueidis"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
 )
 
-// Counters are a bucket's (or, summed, the server's) job counts and totals.
-type Counters struct {
-	Ready, Delayed, Reserved, Buried                    int64
-	Jobs, Reserves, Deletes, Timeouts, Releases, Buries int64
-	Kicks, Touches                                      int64
-}
-
-var counterFields = map[string]func(*Counters) *int64{
-	"cur_ready": func(c *Counters) *int64 { return &c.Ready }, "cur_delayed": func(c *Counters) *int64 { return &c.Delayed },
-	"cur_reserved": func(c *Counters) *int64 { return &c.Reserved }, "cur_buried": func(c *Counters) *int64 { return &c.Buried },
-	"total_jobs": func(c *Counters) *int64 { return &c.Jobs }, "total_reserves": func(c *Counters) *int64 { return &c.Reserves },
-	"total_deletes": func(c *Counters) *int64 { return &c.Deletes }, "total_timeouts": func(c *Counters) *int64 { return &c.Timeouts },
-	"total_releases": func(c *Counters) *int64 { return &c.Releases }, "total_buries": func(c *Counters) *int64 { return &c.Buries },
-	"total_kicks": func(c *Counters) *int64 { return &c.Kicks }, "total_touches": func(c *Counters) *int64 { return &c.Touches },
+var counterFields = map[string]func(*job.Counters) *int64{
+	"cur_ready": func(c *job.Counters) *int64 { return &c.Ready }, "cur_delayed": func(c *job.Counters) *int64 { return &c.Delayed },
+	"cur_reserved": func(c *job.Counters) *int64 { return &c.Reserved }, "cur_buried": func(c *job.Counters) *int64 { return &c.Buried },
+	"total_jobs": func(c *job.Counters) *int64 { return &c.Jobs }, "total_reserves": func(c *job.Counters) *int64 { return &c.Reserves },
+	"total_deletes": func(c *job.Counters) *int64 { return &c.Deletes }, "total_timeouts": func(c *job.Counters) *int64 { return &c.Timeouts },
+	"total_releases": func(c *job.Counters) *int64 { return &c.Releases }, "total_buries": func(c *job.Counters) *int64 { return &c.Buries },
+	"total_kicks": func(c *job.Counters) *int64 { return &c.Kicks }, "total_touches": func(c *job.Counters) *int64 { return &c.Touches },
 }
 
 // Stats sums every bucket's counters. The counts are kept by the same scripts
 // that move the jobs, so they agree with the sets they count.
-func (p *Pool) Stats(ctx context.Context) (Counters, error) {
-	var total Counters
+func (p *Pool) Stats(ctx context.Context) (job.Counters, error) {
+	var total job.Counters
 	cmds := make([]rueidis.Completed, p.opts.Buckets)
 	for b := range p.opts.Buckets {
 		cmds[b] = p.client.B().Hgetall().Key(p.keys.stats(b)).Build()
@@ -83,43 +79,18 @@ func (p *Pool) TopicCount(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// TopicStats are one topic's counts and counters.
-type TopicStats struct {
-	Name                             string
-	Ready, Urgent, Delayed, Reserved int64
-	Buried                           int64
-	PausedUntil                      time.Time // zero when not paused
-	Pause                            time.Duration
-	Jobs, Reserves, Deletes, Pauses  int64
-	Now                              time.Time
-}
-
-// Paused reports whether pops skip the topic now.
-func (s TopicStats) Paused() bool { return s.PausedUntil.After(s.Now) }
-
-// PauseLeft is how long the topic stays paused.
-func (s TopicStats) PauseLeft() time.Duration {
-	if !s.Paused() {
-		return 0
-	}
-	return s.PausedUntil.Sub(s.Now)
-}
-
-// UrgentBelow is the priority under which a ready job counts as urgent (beanstalkd's rule).
-const UrgentBelow = 1024
-
 // TopicStats reads one topic; ErrNotFound if no job ever named it (or it was forgotten).
-func (p *Pool) TopicStats(ctx context.Context, topic string) (TopicStats, error) {
+func (p *Pool) TopicStats(ctx context.Context, topic string) (job.TopicStats, error) {
 	b := p.keys.bucketOf(topic)
 	r, err := topicStatsScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.opts.Origin, topic, strconv.Itoa(UrgentBelow)}).ToArray()
+		[]string{p.opts.Origin, topic, strconv.Itoa(job.UrgentBelow)}).ToArray()
 	if err != nil {
-		return TopicStats{}, wrapRedis("topic stats", err)
+		return job.TopicStats{}, wrapRedis("topic stats", err)
 	}
 	if intAt(r, 0) == 0 {
-		return TopicStats{}, fmt.Errorf("topic %q: %w", topic, ErrNotFound)
+		return job.TopicStats{}, fmt.Errorf("topic %q: %w", topic, job.ErrNotFound)
 	}
-	s := TopicStats{Name: topic, Now: time.UnixMilli(intAt(r, 1)),
+	s := job.TopicStats{Name: topic, Now: time.UnixMilli(intAt(r, 1)),
 		Ready: intAt(r, 2), Urgent: intAt(r, 3), Delayed: intAt(r, 4), Reserved: intAt(r, 5), Buried: intAt(r, 6),
 		Pause: time.Duration(intAt(r, 8)) * time.Millisecond,
 		Jobs:  intAt(r, 9), Reserves: intAt(r, 10), Deletes: intAt(r, 11), Pauses: intAt(r, 12)}

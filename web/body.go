@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/gmq/gmq/pool"
+
+	"github.com/gmq/gmq/job"
 )
 
 // bodyBudget bounds the memory that the HTTP request bodies being read take
@@ -45,7 +46,7 @@ func (b *bodyBudget) take(ctx context.Context) error {
 	case b.units <- struct{}{}:
 		return nil
 	case <-t.C:
-		return fmt.Errorf("%w: too many request bodies are being read at once ([server] body_memory)", pool.ErrBusy)
+		return fmt.Errorf("%w: too many request bodies are being read at once ([server] body_memory)", job.ErrBusy)
 	case <-ctx.Done():
 		return fmt.Errorf("reading the body: %w", ctx.Err())
 	}

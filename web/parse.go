@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/internal/jobjson"
-	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/job"
 )
 
 // The rules and errors of jobjson, as this package names them.
@@ -20,16 +20,16 @@ const maxSeconds = jobjson.MaxSeconds
 type jobDefaults = jobjson.Defaults
 
 // parsePush decodes the body of POST /api/v1/jobs.
-func parsePush(data []byte, def jobDefaults) (pool.NewJob, error) {
+func parsePush(data []byte, def jobDefaults) (job.Spec, error) {
 	f, err := jobjson.Decode(data)
 	if err != nil {
-		return pool.NewJob{}, err
+		return job.Spec{}, err
 	}
 	return jobjson.Job(f, def)
 }
 
 // parseBatch decodes the body of POST /api/v1/jobs/batch: {"jobs": [...]}.
-func parseBatch(data []byte, def jobDefaults, limit int) ([]pool.NewJob, error) {
+func parseBatch(data []byte, def jobDefaults, limit int) ([]job.Spec, error) {
 	f, err := jobjson.Decode(data)
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func parseBatch(data []byte, def jobDefaults, limit int) ([]pool.NewJob, error) 
 	if len(items) == 0 || len(items) > limit {
 		return nil, fmt.Errorf("%w: a batch holds 1 to %d jobs, got %d", errBadRequest, limit, len(items))
 	}
-	jobs := make([]pool.NewJob, len(items))
+	jobs := make([]job.Spec, len(items))
 	for i, item := range items {
 		jf, err := jobjson.Decode(item)
 		if err == nil {
@@ -161,14 +161,14 @@ func parseAckItem(f jobjson.Fields) (ackItem, error) {
 // jobCall holds the optional arguments of ack, release, bury and touch.
 type jobCall struct {
 	Attempt  int
-	Priority int64 // pool.KeepPriority when not given
+	Priority int64 // job.KeepPriority when not given
 	Delay    time.Duration
 	Next     *popRequest // ack only: pop the next job in the same request
 }
 
 // parseJobCall decodes the optional body of a job action; an empty body is no arguments.
 func parseJobCall(data []byte) (jobCall, error) {
-	call := jobCall{Priority: pool.KeepPriority}
+	call := jobCall{Priority: job.KeepPriority}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return call, nil
 	}

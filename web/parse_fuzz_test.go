@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/job"
 )
 
 // The parsers must never panic, and must either accept a request whose
@@ -92,7 +92,7 @@ func FuzzParseJobCall(f *testing.F) {
 			}
 			return
 		}
-		if c.Attempt < 0 || c.Delay < 0 || (c.Priority < 0 && c.Priority != pool.KeepPriority) || c.Priority > maxSeconds {
+		if c.Attempt < 0 || c.Delay < 0 || (c.Priority < 0 && c.Priority != job.KeepPriority) || c.Priority > maxSeconds {
 			t.Fatalf("accepted %+v", c)
 		}
 	})

@@ -7,8 +7,9 @@ import (
 	"strconv"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/gmq/gmq/internal/jobjson"
-	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/job"
 )
 
 func (s *Server) topics(c *gin.Context) {
@@ -106,18 +107,18 @@ func (s *Server) pause(c *gin.Context) {
 }
 
 func (s *Server) peekTopic(c *gin.Context) {
-	states := map[string]pool.State{"ready": pool.Ready, "delayed": pool.Delayed, "buried": pool.Buried}
+	states := map[string]job.State{"ready": job.Ready, "delayed": job.Delayed, "buried": job.Buried}
 	st, ok := states[c.Param("state")]
 	if !ok {
 		s.fail(c, errors.Join(errBadRequest, errors.New("peek ready, delayed or buried")))
 		return
 	}
-	job, err := s.d.PeekTopic(c, c.Param("topic"), st)
+	j, err := s.d.PeekTopic(c, c.Param("topic"), st)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, viewJob(job))
+	c.JSON(http.StatusOK, viewJob(j))
 }
 
 func (s *Server) stats(c *gin.Context) {

@@ -4,7 +4,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/gmq/gmq/pool"
+
+	"github.com/gmq/gmq/job"
 )
 
 // jobView is a job as the API shows it. Durations are in seconds; "TTR" and
@@ -32,7 +33,7 @@ type jobView struct {
 	Due        string  `json:"due,omitempty"`
 }
 
-func viewJob(j *pool.Job) jobView {
+func viewJob(j *job.Job) jobView {
 	v := jobView{
 		ID: j.PublicID(), InternalID: j.ID, Topic: j.Topic, Body: j.Body,
 		State: j.State.String(), Priority: j.Priority,
@@ -48,7 +49,7 @@ func viewJob(j *pool.Job) jobView {
 	return v
 }
 
-func topicView(t pool.TopicStats) gin.H {
+func topicView(t job.TopicStats) gin.H {
 	return gin.H{
 		"name": t.Name, "ready": t.Ready, "urgent": t.Urgent, "delayed": t.Delayed, "reserved": t.Reserved,
 		"buried": t.Buried, "paused": t.Paused(), "pause": seconds(t.Pause), "pause_time_left": seconds(t.PauseLeft()),

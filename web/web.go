@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/internal/jobjson"
-	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/job"
 )
 
 // Options configure the HTTP front end.
@@ -167,7 +168,7 @@ func (s *Server) failure(c *gin.Context, err error, out gin.H) (int, gin.H) {
 		c.Header("Retry-After", "1")
 	}
 	out["error"] = publicMessage(err)
-	var acked *pool.AckedError
+	var acked *job.AckedError
 	if errors.As(err, &acked) && c.Param("id") != "" {
 		out["acked"] = c.Param("id")
 	}
@@ -177,7 +178,7 @@ func (s *Server) failure(c *gin.Context, err error, out gin.H) (int, gin.H) {
 // publicMessage is what a client is told of err: its message, but for Redis
 // at maxmemory, whose raw reply names script hashes and lines (the log keeps it).
 func publicMessage(err error) string {
-	if errors.Is(err, pool.ErrOutOfMemory) {
+	if errors.Is(err, job.ErrOutOfMemory) {
 		return "redis is out of memory (its maxmemory is reached): retry later; pops and acks still work"
 	}
 	return err.Error()
@@ -186,19 +187,19 @@ func publicMessage(err error) string {
 func statusOf(err error) int {
 	var tooLarge *http.MaxBytesError
 	switch {
-	case errors.Is(err, pool.ErrNotFound):
+	case errors.Is(err, job.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, pool.ErrDuplicate), errors.Is(err, pool.ErrStale), errors.Is(err, pool.ErrNotReserved):
+	case errors.Is(err, job.ErrDuplicate), errors.Is(err, job.ErrStale), errors.Is(err, job.ErrNotReserved):
 		return http.StatusConflict
-	case errors.Is(err, errBadRequest), errors.Is(err, pool.ErrInvalid):
+	case errors.Is(err, errBadRequest), errors.Is(err, job.ErrInvalid):
 		return http.StatusBadRequest
-	case errors.Is(err, dispatcher.ErrTooBig), errors.As(err, &tooLarge):
+	case errors.Is(err, job.ErrTooBig), errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, errBodyTimeout):
 		return http.StatusRequestTimeout
-	case errors.Is(err, dispatcher.ErrTooManyWaiting):
+	case errors.Is(err, job.ErrTooManyWaiting):
 		return http.StatusTooManyRequests
-	case errors.Is(err, pool.ErrUnavailable), errors.Is(err, pool.ErrOutOfMemory), errors.Is(err, pool.ErrBusy),
+	case errors.Is(err, job.ErrUnavailable), errors.Is(err, job.ErrOutOfMemory), errors.Is(err, job.ErrBusy),
 		errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
 	}
@@ -218,17 +219,17 @@ func (s *Server) push(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	job, err := parsePush(data, s.defaults())
+	j, err := parsePush(data, s.defaults())
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	id, err := s.d.Push(c, job)
+	id, err := s.d.Push(c, j)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, gin.H{"id": pool.PublicID(job.ClientID, id), "internal_id": id})
+	c.JSON(http.StatusCreated, gin.H{"id": job.PublicID(j.ClientID, id), "internal_id": id})
 }
 
 func (s *Server) pushBatch(c *gin.Context) {
@@ -246,7 +247,7 @@ func (s *Server) pushBatch(c *gin.Context) {
 	ids := make([]string, 0, len(nums))
 	for i, n := range nums {
 		if n != 0 {
-			ids = append(ids, pool.PublicID(jobs[i].ClientID, n))
+			ids = append(ids, job.PublicID(jobs[i].ClientID, n))
 		}
 	}
 	if err != nil {
@@ -302,12 +303,12 @@ func (s *Server) pop(c *gin.Context, req popRequest) {
 			s.fail(c, err)
 			return
 		}
-		s.answerWaitMany(c, req.Timeout, func(ctx context.Context) ([]*pool.Job, error) {
+		s.answerWaitMany(c, req.Timeout, func(ctx context.Context) ([]*job.Job, error) {
 			return s.d.PopMany(ctx, req.Topics, req.Count, req.Timeout)
 		})
 		return
 	}
-	s.answerWait(c, req.Timeout, func(ctx context.Context) (*pool.Job, error) {
+	s.answerWait(c, req.Timeout, func(ctx context.Context) (*job.Job, error) {
 		return s.d.Pop(ctx, req.Topics, req.Timeout)
 	})
 }
@@ -322,21 +323,21 @@ func (s *Server) checkCount(n int) error {
 // answerWait runs a call that may wait up to timeout for a job (a pop, an ack
 // that pops the next) under a deadline of timeout plus the request timeout,
 // and answers like a pop: 200 with the job, 204 when none came, or the error.
-func (s *Server) answerWait(c *gin.Context, timeout time.Duration, call func(context.Context) (*pool.Job, error)) {
-	job, ok := waitFor(s, c, timeout, call)
+func (s *Server) answerWait(c *gin.Context, timeout time.Duration, call func(context.Context) (*job.Job, error)) {
+	j, ok := waitFor(s, c, timeout, call)
 	if !ok {
 		return
 	}
-	if job == nil {
+	if j == nil {
 		c.Status(http.StatusNoContent)
 		return
 	}
-	c.JSON(http.StatusOK, viewJob(job))
+	c.JSON(http.StatusOK, viewJob(j))
 }
 
 // answerWaitMany is answerWait for a batch pop: 200 with {"jobs": [...]}, or
 // 204 when none came.
-func (s *Server) answerWaitMany(c *gin.Context, timeout time.Duration, call func(context.Context) ([]*pool.Job, error)) {
+func (s *Server) answerWaitMany(c *gin.Context, timeout time.Duration, call func(context.Context) ([]*job.Job, error)) {
 	jobs, ok := waitFor(s, c, timeout, call)
 	if !ok {
 		return
@@ -363,7 +364,7 @@ func waitFor[T any](s *Server, c *gin.Context, timeout time.Duration, call func(
 	return got, true
 }
 
-func viewJobs(jobs []*pool.Job) []jobView {
+func viewJobs(jobs []*job.Job) []jobView {
 	out := make([]jobView, len(jobs))
 	for i, j := range jobs {
 		out[i] = viewJob(j)
@@ -372,12 +373,12 @@ func viewJobs(jobs []*pool.Job) []jobView {
 }
 
 func (s *Server) getJob(c *gin.Context) {
-	job, err := s.d.Peek(c, c.Param("id"))
+	j, err := s.d.Peek(c, c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, viewJob(job))
+	c.JSON(http.StatusOK, viewJob(j))
 }
 
 func (s *Server) deleteJob(c *gin.Context) {
@@ -435,19 +436,19 @@ func (s *Server) ackAndPop(c *gin.Context, call jobCall) {
 			s.fail(c, err)
 			return
 		}
-		s.answerWaitMany(c, next.Timeout, func(ctx context.Context) ([]*pool.Job, error) {
+		s.answerWaitMany(c, next.Timeout, func(ctx context.Context) ([]*job.Job, error) {
 			if err := s.d.Ack(ctx, c.Param("id"), call.Attempt); err != nil {
 				return nil, err
 			}
 			jobs, err := s.d.PopMany(ctx, next.Topics, next.Count, next.Timeout)
 			if err != nil {
-				return nil, &pool.AckedError{Err: err}
+				return nil, &job.AckedError{Err: err}
 			}
 			return jobs, nil
 		})
 		return
 	}
-	s.answerWait(c, next.Timeout, func(ctx context.Context) (*pool.Job, error) {
+	s.answerWait(c, next.Timeout, func(ctx context.Context) (*job.Job, error) {
 		return s.d.AckAndPop(ctx, c.Param("id"), call.Attempt, next.Topics, next.Timeout)
 	})
 }
@@ -506,41 +507,41 @@ func (s *Server) ackMany(c *gin.Context) {
 }
 
 func (s *Server) release(c *gin.Context) {
-	s.jobAction(c, func(call jobCall) (*pool.Job, error) {
+	s.jobAction(c, func(call jobCall) (*job.Job, error) {
 		return s.d.Release(c, c.Param("id"), call.Attempt, call.Priority, call.Delay)
 	})
 }
 
 func (s *Server) bury(c *gin.Context) {
-	s.jobAction(c, func(call jobCall) (*pool.Job, error) {
+	s.jobAction(c, func(call jobCall) (*job.Job, error) {
 		return s.d.Bury(c, c.Param("id"), call.Attempt, call.Priority)
 	})
 }
 
 func (s *Server) touch(c *gin.Context) {
-	s.jobAction(c, func(call jobCall) (*pool.Job, error) { return s.d.Touch(c, c.Param("id"), call.Attempt) })
+	s.jobAction(c, func(call jobCall) (*job.Job, error) { return s.d.Touch(c, c.Param("id"), call.Attempt) })
 }
 
 // jobAction reads a job action's arguments, runs it and answers with the job
 // as the action left it.
-func (s *Server) jobAction(c *gin.Context, act func(jobCall) (*pool.Job, error)) {
+func (s *Server) jobAction(c *gin.Context, act func(jobCall) (*job.Job, error)) {
 	call, ok := s.jobCall(c)
 	if !ok {
 		return
 	}
-	job, err := act(call)
+	j, err := act(call)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, viewJob(job))
+	c.JSON(http.StatusOK, viewJob(j))
 }
 
 func (s *Server) kickJob(c *gin.Context) {
-	job, err := s.d.KickJob(c, c.Param("id"))
+	j, err := s.d.KickJob(c, c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, viewJob(job))
+	c.JSON(http.StatusOK, viewJob(j))
 }

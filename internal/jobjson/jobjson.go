@@ -16,7 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/job"
 )
 
 // ErrBadRequest marks client mistakes in a request body (400).
@@ -225,8 +225,8 @@ func (f Fields) Priority() (int64, bool, error) {
 }
 
 // Job turns one pushed JSON object into a job.
-func Job(f Fields, def Defaults) (pool.NewJob, error) {
-	j := pool.NewJob{TTR: def.TTR, Priority: def.Priority}
+func Job(f Fields, def Defaults) (job.Spec, error) {
+	j := job.Spec{TTR: def.TTR, Priority: def.Priority}
 	var err error
 	var ok bool
 	if j.ClientID, _, err = f.Str("id"); err != nil {

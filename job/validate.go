@@ -1,4 +1,4 @@
-package pool
+package job
 
 import "fmt"
 
@@ -60,7 +60,7 @@ func ValidateClientID(id string) error {
 		return fmt.Errorf("%w: id is empty", ErrInvalid)
 	case len(id) > MaxNameLen:
 		return fmt.Errorf("%w: id is %d bytes, the limit is %d", ErrInvalid, len(id), MaxNameLen)
-	case isDigits(id):
+	case IsNumber(id):
 		return fmt.Errorf("%w: id %q is all digits; gmq numbers its own jobs, so a client id needs a non-digit", ErrInvalid, id)
 	}
 	if i := clientIDBytes.firstOutside(id); i >= 0 {
@@ -69,7 +69,9 @@ func ValidateClientID(id string) error {
 	return nil
 }
 
-func isDigits(s string) bool {
+// IsNumber reports whether a public id has the form of a number gmq assigned
+// (all digits), which no client id has.
+func IsNumber(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return false

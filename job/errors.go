@@ -1,0 +1,67 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Expected outcomes of the broker's operations, which every front end maps to
+// its protocol's answers; test them with errors.Is.
+var (
+	// ErrNotFound: no job has that id (or the topic is unknown).
+	ErrNotFound = errors.New("not found")
+	// ErrDuplicate: a live job already has the client-supplied id.
+	ErrDuplicate = errors.New("a live job already has this id")
+	// ErrStale: the call names an older delivery of a job that was delivered again since.
+	ErrStale = errors.New("stale delivery: the job was delivered again since")
+	// ErrNotReserved: the operation needs a reserved job (or, for kick, a buried or delayed one).
+	ErrNotReserved = errors.New("job is not in a state that allows this")
+	// ErrInvalid: an argument breaks a rule (topic name, id, limits).
+	ErrInvalid = errors.New("invalid")
+	// ErrUnavailable: Redis could not be reached, did not answer in time or is
+	// not serving yet; retry later.
+	ErrUnavailable = errors.New("redis unavailable")
+	// ErrOutOfMemory: Redis is at its maxmemory and refuses writes that would
+	// grow it; retry later (pops and acks still work: they free memory).
+	ErrOutOfMemory = errors.New("redis is out of memory")
+	// ErrBusy: the outcome could not be settled now (e.g. a client id kept
+	// changing hands between pushes racing for it); retry.
+	ErrBusy = errors.New("busy")
+	// ErrTooBig: a job body is over the configured limit.
+	ErrTooBig = errors.New("job body too big")
+	// ErrTooManyWaiting: as many consumers as allowed already wait in a long poll.
+	ErrTooManyWaiting = errors.New("too many waiting consumers")
+)
+
+// StateError says which state made an operation impossible.
+type StateError struct {
+	Op    string
+	State State
+}
+
+func (e *StateError) Error() string { return fmt.Sprintf("%s: job is %s", e.Op, e.State) }
+
+// Unwrap lets errors.Is(err, ErrNotReserved) match.
+func (e *StateError) Unwrap() error { return ErrNotReserved }
+
+// StaleError carries the current delivery number of the job.
+type StaleError struct {
+	Attempt, Current int
+}
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("stale delivery: attempt %d, the job is on attempt %d", e.Attempt, e.Current)
+}
+
+// Unwrap lets errors.Is(err, ErrStale) match.
+func (e *StaleError) Unwrap() error { return ErrStale }
+
+// AckedError is the failure of what followed an ack that went through (the
+// pop of an ack-and-pop): the job is acked, so a client must not retry the ack
+// (it would get a 404), only the pop.
+type AckedError struct{ Err error }
+
+func (e *AckedError) Error() string { return "acked, then: " + e.Err.Error() }
+
+// Unwrap lets the cause's status apply (errors.Is(err, ErrUnavailable)).
+func (e *AckedError) Unwrap() error { return e.Err }

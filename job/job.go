@@ -1,0 +1,93 @@
+// Package job is the broker's vocabulary, shared by the store, the
+// dispatcher and every front end: the Job as it is stored and shown, what a
+// producer supplies (Spec), the states, the rules for topic names and client
+// ids, the counts the stats report, and the errors every front end maps to
+// its protocol's answers. It imports nothing of gmq's, so that a front end
+// can speak of jobs without reaching into the Redis store.
+package job
+
+import (
+	"strconv"
+	"time"
+)
+
+// State is where a job is in its lifecycle.
+type State int
+
+// The job states. Gone is the state of a job a pop removed (TTR 0).
+const (
+	Gone State = iota
+	Delayed
+	Ready
+	Reserved
+	Buried
+)
+
+var stateNames = [...]string{"gone", "delayed", "ready", "reserved", "buried"}
+
+func (s State) String() string {
+	if s < 0 || int(s) >= len(stateNames) {
+		return "state(" + strconv.Itoa(int(s)) + ")"
+	}
+	return stateNames[s]
+}
+
+// DefaultPriority is beanstalkd's conventional middle priority; lower runs first.
+const DefaultPriority = 1024
+
+// KeepPriority, as the priority of a release or a bury, leaves the job's
+// priority as it is.
+const KeepPriority = -1
+
+// Spec is what a producer supplies.
+type Spec struct {
+	ClientID string // optional; "" lets gmq number the job
+	Topic    string
+	Body     string
+	Priority uint32
+	Delay    time.Duration // rounded up to whole milliseconds
+	TTR      time.Duration // 0: removed when popped; rounded up to whole milliseconds
+}
+
+// Job is a stored job as read at one instant (Now, Redis's clock).
+type Job struct {
+	ID       uint64
+	ClientID string
+	Topic    string
+	Body     string
+	Priority uint32
+	Delay    time.Duration
+	TTR      time.Duration
+	State    State
+	Created  time.Time
+	Due      time.Time // delayed: when it becomes ready; reserved: when its TTR runs out
+	Now      time.Time
+
+	Reserves, Timeouts, Releases, Buries, Kicks int
+}
+
+// PublicID is the id producers and consumers see: the client's own id when it
+// gave one, else gmq's number.
+func (j *Job) PublicID() string { return PublicID(j.ClientID, j.ID) }
+
+// PublicID is the id a job is shown by: its client id if it has one, else its number.
+func PublicID(clientID string, id uint64) string {
+	if clientID != "" {
+		return clientID
+	}
+	return strconv.FormatUint(id, 10)
+}
+
+// Attempt numbers the job's deliveries; an ack naming an older one is refused.
+func (j *Job) Attempt() int { return j.Reserves }
+
+// TimeLeft is how long until a delayed job is due or a reservation runs out.
+func (j *Job) TimeLeft() time.Duration {
+	if j.State != Delayed && j.State != Reserved {
+		return 0
+	}
+	return max(j.Due.Sub(j.Now), 0)
+}
+
+// Age is how long ago the job was created.
+func (j *Job) Age() time.Duration { return j.Now.Sub(j.Created) }
