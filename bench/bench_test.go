@@ -176,7 +176,7 @@ func popAck(ctx context.Context, p *pool.Pool) error {
 	if err != nil || got.Job == nil {
 		return fmt.Errorf("pop: %v %v", got.Job, err)
 	}
-	return p.Delete(ctx, got.Job.ID, got.Job.Attempt())
+	return p.Delete(ctx, got.Job.PublicID(), got.Job.Attempt())
 }
 
 // The HTTP benchmarks go through a whole in-process broker on 127.0.0.1.

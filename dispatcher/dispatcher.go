@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/bucket"
+	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/pool"
 )
 
@@ -28,7 +29,12 @@ type Options struct {
 }
 
 // Dispatcher is the broker core. Create it with New, start it with Run.
+//
+// Besides its own methods it offers the store's operations on one job that
+// need nothing more from it: Peek, Bury, Touch, ReserveJob and
+// DeleteUnreserved (see pool.Pool), so that front ends reach them here.
 type Dispatcher struct {
+	jobStore
 	pool    *pool.Pool
 	opts    Options
 	log     *slog.Logger
@@ -38,6 +44,15 @@ type Dispatcher struct {
 
 	markMu sync.Mutex
 	marked map[string]time.Time // topic -> when this broker last marked it as waited on
+}
+
+// jobStore is what the dispatcher passes through from the pool unchanged.
+type jobStore interface {
+	Peek(ctx context.Context, id string) (*job.Job, error)
+	Bury(ctx context.Context, id string, attempt int, pri int64) (*job.Job, error)
+	Touch(ctx context.Context, id string, attempt int) (*job.Job, error)
+	ReserveJob(ctx context.Context, id string) (*job.Job, error)
+	DeleteUnreserved(ctx context.Context, id string) error
 }
 
 // New builds a dispatcher over p.
@@ -51,7 +66,7 @@ func New(p *pool.Pool, opts Options) *Dispatcher {
 	if opts.MaxPopTimeout <= 0 {
 		opts.MaxPopTimeout = time.Minute
 	}
-	d := &Dispatcher{pool: p, opts: opts, log: opts.Log, waiters: newWaitList(),
+	d := &Dispatcher{jobStore: p, pool: p, opts: opts, log: opts.Log, waiters: newWaitList(),
 		marked: make(map[string]time.Time), started: time.Now()}
 	d.buckets = make([]*bucket.Bucket, p.Buckets())
 	for i := range d.buckets {

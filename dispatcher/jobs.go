@@ -218,11 +218,7 @@ func (d *Dispatcher) checkTopics(topics []string) ([]string, error) {
 // delivery (job.ErrStale if the job was delivered again since); 0 acts on the
 // job as it is, as gmq's ack does.
 func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
-	n, err := d.pool.Resolve(ctx, id)
-	if err != nil {
-		return err
-	}
-	return d.pool.Delete(ctx, n, attempt)
+	return d.pool.Delete(ctx, id, attempt)
 }
 
 // AckAndPop acks one job and pops the next from topics, waiting up to
@@ -234,11 +230,7 @@ func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topi
 	if err != nil {
 		return nil, err
 	}
-	n, err := d.pool.Resolve(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	got, err := d.pool.AckAndPop(ctx, n, attempt, topics)
+	got, err := d.pool.AckAndPop(ctx, id, attempt, topics)
 	if err != nil {
 		return nil, err
 	}
@@ -261,34 +253,10 @@ func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topi
 // Delete removes a job in any state.
 func (d *Dispatcher) Delete(ctx context.Context, id string) error { return d.Ack(ctx, id, 0) }
 
-// DeleteUnreserved removes a job unless it is reserved (then a
-// job.StateError), as beanstalkd's delete does for a job another
-// connection holds.
-func (d *Dispatcher) DeleteUnreserved(ctx context.Context, id string) error {
-	n, err := d.pool.Resolve(ctx, id)
-	if err != nil {
-		return err
-	}
-	return d.pool.DeleteUnreserved(ctx, n)
-}
-
-// ReserveJob reserves one ready, delayed or buried job by id, in any topic.
-func (d *Dispatcher) ReserveJob(ctx context.Context, id string) (*job.Job, error) {
-	n, err := d.pool.Resolve(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return d.pool.ReserveJob(ctx, n)
-}
-
 // Release gives a reserved job back, ready now or after delay, with a new
 // priority or job.KeepPriority, and returns the job as it now is.
 func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri int64, delay time.Duration) (*job.Job, error) {
-	n, err := d.pool.Resolve(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	j, err := d.pool.Release(ctx, n, attempt, pri, delay)
+	j, err := d.pool.Release(ctx, id, attempt, pri, delay)
 	if err != nil {
 		return nil, err
 	}
@@ -299,11 +267,7 @@ func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri in
 // GiveBack makes a job reserved by a consumer that went away ready again,
 // unchanged and without counting a release.
 func (d *Dispatcher) GiveBack(ctx context.Context, id string, attempt int) error {
-	n, err := d.pool.Resolve(ctx, id)
-	if err != nil {
-		return err
-	}
-	j, err := d.pool.GiveBack(ctx, n, attempt)
+	j, err := d.pool.GiveBack(ctx, id, attempt)
 	if err != nil {
 		return err
 	}
@@ -322,32 +286,9 @@ func (d *Dispatcher) placed(j *job.Job) {
 	}
 }
 
-// Bury parks a reserved job until it is kicked, with a new priority or
-// job.KeepPriority, and returns the job as it now is.
-func (d *Dispatcher) Bury(ctx context.Context, id string, attempt int, pri int64) (*job.Job, error) {
-	n, err := d.pool.Resolve(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return d.pool.Bury(ctx, n, attempt, pri)
-}
-
-// Touch restarts a reserved job's TTR; the returned job's Due is the new deadline.
-func (d *Dispatcher) Touch(ctx context.Context, id string, attempt int) (*job.Job, error) {
-	n, err := d.pool.Resolve(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return d.pool.Touch(ctx, n, attempt)
-}
-
 // KickJob makes a buried or delayed job ready and returns it.
 func (d *Dispatcher) KickJob(ctx context.Context, id string) (*job.Job, error) {
-	n, err := d.pool.Resolve(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	j, err := d.pool.KickJob(ctx, n)
+	j, err := d.pool.KickJob(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -379,15 +320,6 @@ func (d *Dispatcher) Pause(ctx context.Context, topic string, dur time.Duration,
 		d.waiters.notify(topic, d.waiters.len())
 	}
 	return until, err
-}
-
-// Peek reads a job by its public id.
-func (d *Dispatcher) Peek(ctx context.Context, id string) (*job.Job, error) {
-	n, err := d.pool.Resolve(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return d.pool.Peek(ctx, n)
 }
 
 // PeekTopic reads the next ready, delayed or buried job of a topic.

@@ -58,7 +58,7 @@ func TestBatchedCallersGetTheirOwnReplies(t *testing.T) {
 					bodies[i] = got.Job.Body
 				})
 				wg.Go(func() {
-					if err := p.Delete(ctx, uint64(1_000_000+i*4), 0); !errors.Is(err, job.ErrNotFound) {
+					if err := p.Delete(ctx, num(uint64(1_000_000+i*4)), 0); !errors.Is(err, job.ErrNotFound) {
 						t.Errorf("delete of a job that does not exist: %v, want ErrNotFound", err)
 					}
 				})
@@ -76,7 +76,7 @@ func TestBatchedCallersGetTheirOwnReplies(t *testing.T) {
 			}
 
 			for i := range n {
-				wg.Go(func() { errs[i] = p.Delete(ctx, ids[i], 1) })
+				wg.Go(func() { errs[i] = p.Delete(ctx, num(ids[i]), 1) })
 			}
 			wg.Wait()
 			for i, err := range errs {
@@ -230,7 +230,7 @@ func TestMixedBatches(t *testing.T) {
 				if held == nil {
 					got, err = p.Pop(ctx, topics)
 				} else {
-					got, err = p.AckAndPop(ctx, held.ID, held.Attempt(), []string{held.Topic})
+					got, err = p.AckAndPop(ctx, num(held.ID), held.Attempt(), []string{held.Topic})
 				}
 				if err != nil {
 					t.Error(err)
@@ -261,7 +261,7 @@ func TestMixedBatches(t *testing.T) {
 				all := append([]*job.Job{got.Job}, got.Rest...)
 				deliver(all...)
 				for _, j := range all {
-					if err := p.Delete(ctx, j.ID, j.Attempt()); err != nil {
+					if err := p.Delete(ctx, num(j.ID), j.Attempt()); err != nil {
 						t.Error(err)
 					}
 				}
@@ -270,7 +270,7 @@ func TestMixedBatches(t *testing.T) {
 	}
 	for i := range 20 { // noise: unknown jobs, peeks across buckets
 		wg.Go(func() {
-			if err := p.Delete(ctx, uint64(5_000_000+i*4), 0); !errors.Is(err, job.ErrNotFound) {
+			if err := p.Delete(ctx, num(uint64(5_000_000+i*4)), 0); !errors.Is(err, job.ErrNotFound) {
 				t.Errorf("delete of an unknown job: %v", err)
 			}
 			if _, err := p.PopBest(ctx, []string{"empty-a", "empty-b", "empty-c"}); err != nil {

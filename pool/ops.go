@@ -35,11 +35,11 @@ func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
 		for end < len(topics) && p.keys.bucketOf(topics[end]) == b {
 			end++
 		}
-		reply, err := p.popOp(ctx, "first", b, topics[start:end])
+		reply, err := p.popOp(ctx, popFirst, b, topics[start:end])
 		if err != nil {
 			return Popped{}, err
 		}
-		if strAt(reply, 0) == "OK" {
+		if strAt(reply, 0) == replyOK {
 			return p.popped(ctx, reply)
 		}
 		pauseWait = minWait(pauseWait, reply)
@@ -73,7 +73,7 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 			end++
 		}
 		chunk := min(n, popChunk)
-		reply, err := p.batch(ctx, b, "pop_n", topics[start:end], "first", strconv.Itoa(chunk))
+		reply, err := p.batch(ctx, b, opPopN, topics[start:end], popFirst, strconv.Itoa(chunk))
 		if err != nil {
 			if got.Job != nil {
 				return got, nil // the jobs reserved so far are the consumer's: never strand them
@@ -81,7 +81,7 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 			return got, wrapRedis("pop", err)
 		}
 		switch strAt(reply, 0) {
-		case "JOBS":
+		case replyJobs:
 			k := int(intAt(reply, 2))
 			if len(reply) != 3+k*jobFields {
 				return got, fmt.Errorf("pop: %d jobs in a reply of %d fields", k, len(reply))
@@ -102,7 +102,7 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 			if k == chunk && n > 0 {
 				continue // these topics may hold more
 			}
-		case "OK":
+		case replyOK:
 			return got, fmt.Errorf("pop: unexpected reply %v", reply)
 		default:
 			pauseWait = minWait(pauseWait, reply)
@@ -136,11 +136,11 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 			var bestMember string
 			found := false
 			for _, g := range order {
-				reply, err := p.popOp(ctx, "peek", g, groups[g])
+				reply, err := p.popOp(ctx, popPeek, g, groups[g])
 				if err != nil {
 					return Popped{}, err
 				}
-				if strAt(reply, 0) != "PEEK" {
+				if strAt(reply, 0) != replyPeek {
 					pauseWait = minWait(pauseWait, reply)
 					continue
 				}
@@ -153,11 +153,11 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 				return Popped{PauseWait: max(pauseWait, 0)}, nil
 			}
 		}
-		reply, err := p.popOp(ctx, "best", b, groups[b])
+		reply, err := p.popOp(ctx, popBest, b, groups[b])
 		if err != nil {
 			return Popped{}, err
 		}
-		if strAt(reply, 0) == "OK" {
+		if strAt(reply, 0) == replyOK {
 			return p.popped(ctx, reply)
 		}
 		if len(order) == 1 {
@@ -167,10 +167,10 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 	return Popped{}, nil // lost every race: the caller waits and tries again
 }
 
-// popOp is one pop in bucket b's batch, in mode ('first', 'best', 'peek')
+// popOp is one pop in bucket b's batch, in mode (popFirst, popBest, popPeek)
 // over a group of the bucket's topics.
 func (p *Pool) popOp(ctx context.Context, mode string, b int, group []string) ([]rueidis.RedisMessage, error) {
-	reply, err := p.batch(ctx, b, "pop", group, mode)
+	reply, err := p.batch(ctx, b, opPop, group, mode)
 	return reply, wrapRedis("pop", err)
 }
 
@@ -208,12 +208,16 @@ func minWait(w time.Duration, reply []rueidis.RedisMessage) time.Duration {
 // AckAndPop acks a job (fenced by attempt when > 0) and pops the next job of
 // topics in the consumer's order. When every topic is in the job's bucket it
 // is one script; otherwise an ack, then a pop. If the ack fails, nothing is
-// popped; if the pop fails after the ack, the error is an *AckedError.
-func (p *Pool) AckAndPop(ctx context.Context, id uint64, attempt int, topics []string) (Popped, error) {
-	b := int(id % uint64(p.opts.Buckets))
+// popped; if the pop fails after the ack, the error is a *job.AckedError.
+func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, topics []string) (Popped, error) {
+	n, err := p.resolve(ctx, id)
+	if err != nil {
+		return Popped{}, err
+	}
+	b := int(n % uint64(p.opts.Buckets))
 	for _, t := range topics {
 		if p.keys.bucketOf(t) != b {
-			if err := p.Delete(ctx, id, attempt); err != nil {
+			if err := p.deleteNumber(ctx, n, attempt, deleteAny); err != nil {
 				return Popped{}, err
 			}
 			got, err := p.Pop(ctx, topics)
@@ -223,46 +227,55 @@ func (p *Pool) AckAndPop(ctx context.Context, id uint64, attempt int, topics []s
 			return got, nil
 		}
 	}
-	reply, _, err := p.onJob(ctx, "ack", id, attempt, p.batched("ack_pop", topics, strconv.Itoa(attempt)))
+	reply, err := p.onNumber(ctx, "ack", n, attempt, p.batched(opAckPop, topics, strconv.Itoa(attempt)))
 	if err != nil {
 		return Popped{}, err
 	}
-	p.dropAlias(ctx, strAt(reply, 1), id)
-	if strAt(reply, 2) == "OK" {
+	p.dropAlias(ctx, strAt(reply, 1), n)
+	if strAt(reply, 2) == replyOK {
 		return p.popped(ctx, reply[2:])
 	}
 	return Popped{PauseWait: max(minWait(-1, reply[2:]), 0)}, nil
 }
 
-// ReserveJob reserves one job by number if it is ready, delayed or buried, in
+// ReserveJob reserves one job by id if it is ready, delayed or buried, in
 // any topic, paused or not (beanstalkd's reserve-job). A reserved job gives
 // ErrNotReserved's StateError.
-func (p *Pool) ReserveJob(ctx context.Context, id uint64) (*job.Job, error) {
-	reply, _, err := p.onJob(ctx, "reserve", id, 0, p.scripted(reserveJobScript))
+func (p *Pool) ReserveJob(ctx context.Context, id string) (*job.Job, error) {
+	reply, err := p.onJob(ctx, "reserve", id, 0, p.scripted(reserveJobScript))
 	if err != nil {
 		return nil, err
 	}
 	return p.reserved(ctx, reply[1:])
 }
 
-// DeleteUnreserved removes a job unless it is reserved (a StateError then).
-func (p *Pool) DeleteUnreserved(ctx context.Context, id uint64) error {
-	reply, _, err := p.onJob(ctx, "delete", id, 0, p.batched("delete", nil, "0", "unreserved"))
+// DeleteUnreserved removes a job unless it is reserved (a StateError then),
+// as beanstalkd's delete does for a job another connection holds.
+func (p *Pool) DeleteUnreserved(ctx context.Context, id string) error {
+	n, err := p.resolve(ctx, id)
 	if err != nil {
 		return err
 	}
-	p.dropAlias(ctx, strAt(reply, 1), id)
-	return nil
+	return p.deleteNumber(ctx, n, 0, deleteUnreserved)
 }
 
 // Delete removes a job in any state. With attempt > 0 it is an ack fenced to
 // that delivery: ErrStale if the job was delivered again since.
-func (p *Pool) Delete(ctx context.Context, id uint64, attempt int) error {
-	reply, _, err := p.onJob(ctx, "delete", id, attempt, p.batched("delete", nil, strconv.Itoa(attempt), ""))
+func (p *Pool) Delete(ctx context.Context, id string, attempt int) error {
+	n, err := p.resolve(ctx, id)
 	if err != nil {
 		return err
 	}
-	p.dropAlias(ctx, strAt(reply, 1), id)
+	return p.deleteNumber(ctx, n, attempt, deleteAny)
+}
+
+// deleteNumber is Delete of job n in a delete mode.
+func (p *Pool) deleteNumber(ctx context.Context, n uint64, attempt int, mode string) error {
+	reply, err := p.onNumber(ctx, "delete", n, attempt, p.batched(opDelete, nil, strconv.Itoa(attempt), mode))
+	if err != nil {
+		return err
+	}
+	p.dropAlias(ctx, strAt(reply, 1), n)
 	return nil
 }
 
@@ -273,44 +286,45 @@ func priorityArg(pri int64) string {
 	return strconv.FormatInt(pri, 10)
 }
 
-// Release gives a reserved job back with a new priority (or KeepPriority),
-// ready at once or after delay, and returns the job as it now is.
-func (p *Pool) Release(ctx context.Context, id uint64, attempt int, pri int64, delay time.Duration) (*job.Job, error) {
+// Release gives a reserved job back with a new priority (or
+// job.KeepPriority), ready at once or after delay, and returns the job as it
+// now is.
+func (p *Pool) Release(ctx context.Context, id string, attempt int, pri int64, delay time.Duration) (*job.Job, error) {
 	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, strconv.Itoa(attempt), priorityArg(pri),
 		strconv.FormatInt(millis(delay), 10), ""))
 }
 
 // GiveBack makes a reserved job ready again, unchanged and without counting a
 // release: the job of a consumer that went away (beanstalkd's closed connection).
-func (p *Pool) GiveBack(ctx context.Context, id uint64, attempt int) (*job.Job, error) {
+func (p *Pool) GiveBack(ctx context.Context, id string, attempt int) (*job.Job, error) {
 	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, strconv.Itoa(attempt), priorityArg(job.KeepPriority), "0", "uncounted"))
 }
 
-// Bury parks a reserved job, with a new priority (or KeepPriority), until it
-// is kicked, and returns the job as it now is.
-func (p *Pool) Bury(ctx context.Context, id uint64, attempt int, pri int64) (*job.Job, error) {
+// Bury parks a reserved job, with a new priority (or job.KeepPriority), until
+// it is kicked, and returns the job as it now is.
+func (p *Pool) Bury(ctx context.Context, id string, attempt int, pri int64) (*job.Job, error) {
 	return p.jobAfter(ctx, "bury", id, attempt, p.scripted(buryScript, strconv.Itoa(attempt), priorityArg(pri)))
 }
 
 // Touch restarts a reserved job's TTR and returns the job, its new deadline in Due.
-func (p *Pool) Touch(ctx context.Context, id uint64, attempt int) (*job.Job, error) {
+func (p *Pool) Touch(ctx context.Context, id string, attempt int) (*job.Job, error) {
 	return p.jobAfter(ctx, "touch", id, attempt, p.scripted(touchScript, strconv.Itoa(attempt)))
 }
 
 // KickJob makes a buried or delayed job ready and returns it.
-func (p *Pool) KickJob(ctx context.Context, id uint64) (*job.Job, error) {
+func (p *Pool) KickJob(ctx context.Context, id string) (*job.Job, error) {
 	return p.jobAfter(ctx, "kick", id, 0, p.scripted(kickJobScript))
 }
 
 // jobAfter runs a transition on one job and reads the job its script returns.
-func (p *Pool) jobAfter(ctx context.Context, op string, id uint64, attempt int, call jobCall) (*job.Job, error) {
-	reply, _, err := p.onJob(ctx, op, id, attempt, call)
+func (p *Pool) jobAfter(ctx context.Context, op string, id string, attempt int, call jobCall) (*job.Job, error) {
+	reply, err := p.onJob(ctx, op, id, attempt, call)
 	if err != nil {
 		return nil, err
 	}
 	j, err := parseJob(reply[1:])
 	if err != nil {
-		return nil, fmt.Errorf("%s job %d: %w", op, id, err)
+		return nil, fmt.Errorf("%s job %s: %w", op, id, err)
 	}
 	return j, nil
 }
@@ -335,38 +349,48 @@ func (p *Pool) batched(kind string, more []string, extra ...string) jobCall {
 	}
 }
 
-// onJob runs an operation on one job found by its number alone. The scripts
-// need the keys of the job's topic; the pool remembers the topics of jobs it
-// has seen, and a script given the wrong topic changes nothing and names the
-// right one, so an unknown job costs one extra round trip, never a wrong
-// change. attempt is the delivery the call is fenced to (0: none), for the
-// error that names a newer one.
-func (p *Pool) onJob(ctx context.Context, op string, id uint64, attempt int, call jobCall) (reply []rueidis.RedisMessage, topic string, err error) {
-	b := int(id % uint64(p.opts.Buckets))
-	m := member(id)
-	topic, _ = p.topicOf.get(id)
+// onJob runs an operation on one job, found by its public id (gmq's number
+// or a client id, resolved here, once).
+func (p *Pool) onJob(ctx context.Context, op, id string, attempt int, call jobCall) ([]rueidis.RedisMessage, error) {
+	n, err := p.resolve(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return p.onNumber(ctx, op, n, attempt, call)
+}
+
+// onNumber runs an operation on job n. The scripts need the keys of the
+// job's topic; the pool remembers the topics of jobs it has seen, and a
+// script given the wrong topic changes nothing and names the right one, so an
+// unknown job costs one extra round trip, never a wrong change. attempt is
+// the delivery the call is fenced to (0: none), for the error that names a
+// newer one.
+func (p *Pool) onNumber(ctx context.Context, op string, n uint64, attempt int, call jobCall) ([]rueidis.RedisMessage, error) {
+	b := int(n % uint64(p.opts.Buckets))
+	m := member(n)
+	topic, _ := p.topicOf.get(n)
 	for range 2 {
-		reply, err = call(ctx, b, m, topic)
+		reply, err := call(ctx, b, m, topic)
 		if err != nil {
-			return nil, "", wrapRedis(op, err)
+			return nil, wrapRedis(op, err)
 		}
 		switch strAt(reply, 0) {
-		case "OK":
-			return reply, topic, nil
-		case "TOPIC":
+		case replyOK:
+			return reply, nil
+		case replyTopic:
 			topic = strAt(reply, 1)
-			p.topicOf.put(id, topic)
+			p.topicOf.put(n, topic)
 			continue
-		case "NOT_FOUND":
-			return nil, "", fmt.Errorf("%s job %d: %w", op, id, job.ErrNotFound)
-		case "STALE":
-			return nil, "", fmt.Errorf("%s job %d: %w", op, id, &job.StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
-		case "STATE":
-			return nil, "", fmt.Errorf("job %d: %w", id, &job.StateError{Op: op, State: job.State(intAt(reply, 1))})
+		case replyNotFound:
+			return nil, fmt.Errorf("%s job %d: %w", op, n, job.ErrNotFound)
+		case replyStale:
+			return nil, fmt.Errorf("%s job %d: %w", op, n, &job.StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
+		case replyState:
+			return nil, fmt.Errorf("job %d: %w", n, &job.StateError{Op: op, State: job.State(intAt(reply, 1))})
 		}
-		return nil, "", fmt.Errorf("%s job %d: unexpected reply %v", op, id, reply)
+		return nil, fmt.Errorf("%s job %d: unexpected reply %v", op, n, reply)
 	}
-	return nil, "", fmt.Errorf("%s job %d: its topic changed while asking", op, id)
+	return nil, fmt.Errorf("%s job %d: its topic changed while asking", op, n)
 }
 
 // Kick makes up to n jobs of a topic ready: its buried jobs, oldest first, if
@@ -406,7 +430,7 @@ func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration, create 
 	if err != nil {
 		return time.Time{}, wrapRedis("pause", err)
 	}
-	if strAt(reply, 0) != "OK" {
+	if strAt(reply, 0) != replyOK {
 		return time.Time{}, fmt.Errorf("pause topic %q: %w", topic, job.ErrNotFound)
 	}
 	if ms := intAt(reply, 1); ms > 0 {
@@ -415,15 +439,24 @@ func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration, create 
 	return until, nil
 }
 
-// Peek reads a job by number, with its body.
-func (p *Pool) Peek(ctx context.Context, id uint64) (*job.Job, error) {
-	b := int(id % uint64(p.opts.Buckets))
-	reply, err := peekScript.Exec(ctx, p.client, p.keys.bucket(b), []string{p.opts.Origin, member(id)}).ToArray()
+// Peek reads a job by its public id, with its body.
+func (p *Pool) Peek(ctx context.Context, id string) (*job.Job, error) {
+	n, err := p.resolve(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return p.peekNumber(ctx, n)
+}
+
+// peekNumber reads job n, with its body.
+func (p *Pool) peekNumber(ctx context.Context, n uint64) (*job.Job, error) {
+	b := int(n % uint64(p.opts.Buckets))
+	reply, err := peekScript.Exec(ctx, p.client, p.keys.bucket(b), []string{p.opts.Origin, member(n)}).ToArray()
 	if err != nil {
 		return nil, wrapRedis("peek", err)
 	}
-	if strAt(reply, 0) != "OK" {
-		return nil, fmt.Errorf("peek job %d: %w", id, job.ErrNotFound)
+	if strAt(reply, 0) != replyOK {
+		return nil, fmt.Errorf("peek job %d: %w", n, job.ErrNotFound)
 	}
 	return parseJob(reply[1:])
 }
@@ -439,7 +472,7 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.J
 	if err != nil {
 		return nil, wrapRedis("peek", err)
 	}
-	if strAt(reply, 0) != "OK" {
+	if strAt(reply, 0) != replyOK {
 		return nil, fmt.Errorf("peek %s in %q: %w", s, topic, job.ErrNotFound)
 	}
 	return parseJob(reply[1:])

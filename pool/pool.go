@@ -173,12 +173,12 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 			return Pushed{}, err
 		}
 	}
-	reply, err := p.batch(ctx, b, "push", []string{j.Topic}, m, strconv.FormatUint(uint64(j.Priority), 10),
+	reply, err := p.batch(ctx, b, opPush, []string{j.Topic}, m, strconv.FormatUint(uint64(j.Priority), 10),
 		strconv.FormatInt(millis(j.TTR), 10), strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID)
 	if err != nil {
 		return Pushed{}, wrapRedis("push", err)
 	}
-	if status, _ := reply[0].ToString(); status != "OK" {
+	if status, _ := reply[0].ToString(); status != replyOK {
 		return Pushed{}, fmt.Errorf("push: id %d is taken (%s): the id counter %s went back", id, status, p.keys.ids())
 	}
 	p.topicOf.put(id, j.Topic)
@@ -207,7 +207,7 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 		if err != nil {
 			return wrapRedis("push: claim id", err)
 		}
-		if strAt(reply, 0) == "OK" {
+		if strAt(reply, 0) == replyOK {
 			return nil
 		}
 		cur := strAt(reply, 1)
@@ -215,7 +215,7 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 		if err != nil {
 			return fmt.Errorf("push %q: alias: %w", cid, err)
 		}
-		if _, err := p.Peek(ctx, id); err == nil {
+		if _, err := p.peekNumber(ctx, id); err == nil {
 			return fmt.Errorf("push %q: %w", cid, job.ErrDuplicate)
 		} else if !errors.Is(err, job.ErrNotFound) {
 			return err
@@ -263,8 +263,9 @@ func (p *Pool) dropAlias(ctx context.Context, cid string, id uint64) {
 // (see dropAlias); the count shows how often it happened.
 func (p *Pool) LeftAliases() int64 { return p.leftAliases.Load() }
 
-// Resolve turns a public id (gmq's number or a client-supplied id) into the job's number.
-func (p *Pool) Resolve(ctx context.Context, public string) (uint64, error) {
+// resolve turns a public id (gmq's number or a client-supplied id) into the
+// job's number: a client id is looked up in its alias hash.
+func (p *Pool) resolve(ctx context.Context, public string) (uint64, error) {
 	if job.IsNumber(public) {
 		id, err := strconv.ParseUint(public, 10, 64)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -74,10 +75,10 @@ func TestPushPopAck(t *testing.T) {
 	if again := mustPop(t, p, ctx, "mail"); again != nil {
 		t.Fatalf("second pop got %+v, want nothing", again)
 	}
-	if err := p.Delete(ctx, id, 1); err != nil {
+	if err := p.Delete(ctx, num(id), 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Peek(ctx, id); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Peek(ctx, num(id)); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("peek after ack: %v, want ErrNotFound", err)
 	}
 	want := job.Counters{Jobs: 1, Reserves: 1, Deletes: 1}
@@ -93,10 +94,10 @@ func TestTTRZeroRemovesOnPop(t *testing.T) {
 	if j == nil || j.ID != id || j.State != job.Gone || j.ClientID != "once-1" {
 		t.Fatalf("popped %+v", j)
 	}
-	if _, err := p.Peek(ctx, id); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Peek(ctx, num(id)); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("peek: %v, want ErrNotFound", err)
 	}
-	if _, err := p.Resolve(ctx, "once-1"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.resolve(ctx, "once-1"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("alias of a popped TTR-0 job: %v, want ErrNotFound", err)
 	}
 	// The id is free again.
@@ -151,20 +152,20 @@ func TestFencedAck(t *testing.T) {
 		t.Fatalf("redelivery %+v, want attempt 2 with one timeout", second)
 	}
 	for name, op := range map[string]func() error{
-		"ack":     func() error { return p.Delete(ctx, id, first.Attempt()) },
-		"touch":   func() error { _, err := p.Touch(ctx, id, first.Attempt()); return err },
-		"release": func() error { _, err := p.Release(ctx, id, first.Attempt(), 1, 0); return err },
-		"bury":    func() error { _, err := p.Bury(ctx, id, first.Attempt(), 1); return err },
+		"ack":     func() error { return p.Delete(ctx, num(id), first.Attempt()) },
+		"touch":   func() error { _, err := p.Touch(ctx, num(id), first.Attempt()); return err },
+		"release": func() error { _, err := p.Release(ctx, num(id), first.Attempt(), 1, 0); return err },
+		"bury":    func() error { _, err := p.Bury(ctx, num(id), first.Attempt(), 1); return err },
 	} {
 		var stale *job.StaleError
 		if err := op(); !errors.As(err, &stale) || stale.Current != 2 {
 			t.Errorf("%s with attempt 1: %v, want a job.StaleError naming attempt 2", name, err)
 		}
 	}
-	if j, err := p.Peek(ctx, id); err != nil || j.State != job.Reserved || j.Attempt() != 2 {
+	if j, err := p.Peek(ctx, num(id)); err != nil || j.State != job.Reserved || j.Attempt() != 2 {
 		t.Fatalf("after stale calls: %+v %v, want untouched reservation", j, err)
 	}
-	if err := p.Delete(ctx, id, 2); err != nil {
+	if err := p.Delete(ctx, num(id), 2); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -179,15 +180,15 @@ func TestTransitions(t *testing.T) {
 	}{
 		{"release delayed", func() error {
 			mustPop(t, p, ctx, "tr")
-			_, err := p.Release(ctx, id, 0, 7, time.Hour)
+			_, err := p.Release(ctx, num(id), 0, 7, time.Hour)
 			return err
 		}, job.Delayed},
-		{"kick delayed", func() error { _, err := p.KickJob(ctx, id); return err }, job.Ready},
-		{"reserve and bury", func() error { mustPop(t, p, ctx, "tr"); _, err := p.Bury(ctx, id, 0, 9); return err }, job.Buried},
-		{"kick buried", func() error { _, err := p.KickJob(ctx, id); return err }, job.Ready},
+		{"kick delayed", func() error { _, err := p.KickJob(ctx, num(id)); return err }, job.Ready},
+		{"reserve and bury", func() error { mustPop(t, p, ctx, "tr"); _, err := p.Bury(ctx, num(id), 0, 9); return err }, job.Buried},
+		{"kick buried", func() error { _, err := p.KickJob(ctx, num(id)); return err }, job.Ready},
 		{"reserve and release", func() error {
 			mustPop(t, p, ctx, "tr")
-			_, err := p.Release(ctx, id, 3, 3, 0)
+			_, err := p.Release(ctx, num(id), 3, 3, 0)
 			return err
 		}, job.Ready},
 	}
@@ -195,33 +196,33 @@ func TestTransitions(t *testing.T) {
 		if err := s.do(); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
-		j, err := p.Peek(ctx, id)
+		j, err := p.Peek(ctx, num(id))
 		if err != nil || j.State != s.want {
 			t.Fatalf("%s: job %+v %v, want %s", s.name, j, err, s.want)
 		}
 	}
-	j, _ := p.Peek(ctx, id)
+	j, _ := p.Peek(ctx, num(id))
 	if j.Reserves != 3 || j.Releases != 2 || j.Buries != 1 || j.Kicks != 2 || j.Priority != 3 {
 		t.Fatalf("counters %+v", j)
 	}
 	// Wrong-state operations are refused and change nothing.
-	if _, err := p.Bury(ctx, id, 0, 1); !errors.Is(err, job.ErrNotReserved) {
+	if _, err := p.Bury(ctx, num(id), 0, 1); !errors.Is(err, job.ErrNotReserved) {
 		t.Errorf("bury a ready job: %v", err)
 	}
-	if _, err := p.Touch(ctx, id, 0); !errors.Is(err, job.ErrNotReserved) {
+	if _, err := p.Touch(ctx, num(id), 0); !errors.Is(err, job.ErrNotReserved) {
 		t.Errorf("touch a ready job: %v", err)
 	}
-	if _, err := p.KickJob(ctx, id); !errors.Is(err, job.ErrNotReserved) {
+	if _, err := p.KickJob(ctx, num(id)); !errors.Is(err, job.ErrNotReserved) {
 		t.Errorf("kick a ready job: %v", err)
 	}
 	c, _ := p.Stats(ctx)
 	if c.Ready != 1 || c.Reserved != 0 || c.Delayed != 0 || c.Buried != 0 {
 		t.Fatalf("current counts %+v, want one ready", c)
 	}
-	if err := p.Delete(ctx, id, 0); err != nil {
+	if err := p.Delete(ctx, num(id), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Delete(ctx, id, 0); !errors.Is(err, job.ErrNotFound) {
+	if err := p.Delete(ctx, num(id), 0); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
@@ -231,7 +232,7 @@ func TestTouchExtends(t *testing.T) {
 	id := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "b", TTR: 300 * time.Millisecond})
 	first := mustPop(t, p, ctx, "t")
 	time.Sleep(150 * time.Millisecond)
-	touched, err := p.Touch(ctx, id, first.Attempt())
+	touched, err := p.Touch(ctx, num(id), first.Attempt())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestKickBuriedBeforeDelayed(t *testing.T) {
 	for range 25 {
 		id := mustPush(t, p, ctx, job.Spec{Topic: "k", Body: "b", TTR: time.Minute})
 		mustPop(t, p, ctx, "k")
-		if _, err := p.Bury(ctx, id, 0, 1); err != nil {
+		if _, err := p.Bury(ctx, num(id), 0, 1); err != nil {
 			t.Fatal(err)
 		}
 		buried = append(buried, id)
@@ -260,7 +261,7 @@ func TestKickBuriedBeforeDelayed(t *testing.T) {
 	if err != nil || n != 25 {
 		t.Fatalf("kick: %d %v, want all 25 buried and no delayed", n, err)
 	}
-	if j, _ := p.Peek(ctx, delayed); j.State != job.Delayed {
+	if j, _ := p.Peek(ctx, num(delayed)); j.State != job.Delayed {
 		t.Fatalf("delayed job kicked with buried ones")
 	}
 	if n, err := p.Kick(ctx, "k", 5); err != nil || n != 1 {
@@ -300,17 +301,17 @@ func TestClientIDs(t *testing.T) {
 	if _, err := p.Push(ctx, job.Spec{Topic: "other", Body: "dup", ClientID: "order-42"}); !errors.Is(err, job.ErrDuplicate) {
 		t.Fatalf("duplicate push: %v, want ErrDuplicate", err)
 	}
-	got, err := p.Resolve(ctx, "order-42")
+	got, err := p.resolve(ctx, "order-42")
 	if err != nil || got != id {
 		t.Fatalf("resolve: %d %v, want %d", got, err, id)
 	}
-	if j, _ := p.Peek(ctx, id); j.Body != "first" || j.PublicID() != "order-42" {
+	if j, _ := p.Peek(ctx, num(id)); j.Body != "first" || j.PublicID() != "order-42" {
 		t.Fatalf("existing job changed: %+v", j)
 	}
-	if err := p.Delete(ctx, id, 0); err != nil {
+	if err := p.Delete(ctx, num(id), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Resolve(ctx, "order-42"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.resolve(ctx, "order-42"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("resolve after delete: %v", err)
 	}
 	mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "second", ClientID: "order-42"})
@@ -323,10 +324,10 @@ func TestStaleAliasTakenOver(t *testing.T) {
 	if err := p.claimAlias(ctx, "ghost", member(999)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Resolve(ctx, "ghost"); err != nil {
+	if _, err := p.resolve(ctx, "ghost"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Peek(ctx, 999); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Peek(ctx, num(999)); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("dangling alias must read as not found: %v", err)
 	}
 	// A retried push waits out the grace, then stores its job.
@@ -335,7 +336,7 @@ func TestStaleAliasTakenOver(t *testing.T) {
 	if took := time.Since(start); took < 150*time.Millisecond {
 		t.Fatalf("took over a fresh claim after %v, before the grace", took)
 	}
-	if got, err := p.Resolve(ctx, "ghost"); err != nil || got != id {
+	if got, err := p.resolve(ctx, "ghost"); err != nil || got != id {
 		t.Fatalf("resolve: %d %v, want %d", got, err, id)
 	}
 }
@@ -375,10 +376,10 @@ func TestDeleteStandsWhenDroppingTheAliasFails(t *testing.T) {
 			id := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "x", ClientID: "ack-1", TTR: time.Minute})
 			mustPop(t, p, ctx, "t")
 			breakAliases(t, p, "ack-1")
-			if err := p.Delete(ctx, id, 1); err != nil {
+			if err := p.Delete(ctx, num(id), 1); err != nil {
 				t.Fatalf("ack: %v, want it done", err)
 			}
-			if _, err := p.Peek(ctx, id); !errors.Is(err, job.ErrNotFound) {
+			if _, err := p.Peek(ctx, num(id)); !errors.Is(err, job.ErrNotFound) {
 				t.Fatalf("job after its ack: %v", err)
 			}
 		}},
@@ -387,7 +388,7 @@ func TestDeleteStandsWhenDroppingTheAliasFails(t *testing.T) {
 			next := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "y", TTR: time.Minute})
 			mustPop(t, p, ctx, "t")
 			breakAliases(t, p, "ap-1")
-			got, err := p.AckAndPop(ctx, id, 1, []string{"t"})
+			got, err := p.AckAndPop(ctx, num(id), 1, []string{"t"})
 			if err != nil || got.Job == nil || got.Job.ID != next {
 				t.Fatalf("ack and pop: %+v %v, want job %d", got.Job, err, next)
 			}
@@ -420,7 +421,7 @@ func TestUnknownTopicCacheMiss(t *testing.T) {
 		t.Fatal("no job")
 	}
 	fresh := New(p.client, p.opts)
-	if err := fresh.Delete(ctx, id, 1); err != nil {
+	if err := fresh.Delete(ctx, num(id), 1); err != nil {
 		t.Fatalf("ack from a broker that never saw the job: %v", err)
 	}
 }
@@ -459,7 +460,7 @@ func TestTopicsAndForget(t *testing.T) {
 	if gone, _ := p.ForgetTopic(ctx, "x"); gone {
 		t.Fatal("forgot a topic that holds a job")
 	}
-	if err := p.Delete(ctx, id, 0); err != nil {
+	if err := p.Delete(ctx, num(id), 0); err != nil {
 		t.Fatal(err)
 	}
 	if gone, _ := p.ForgetTopic(ctx, "x"); !gone {
@@ -517,7 +518,7 @@ func TestCheckFindsNothingAfterEveryTransition(t *testing.T) {
 	id := mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "x", TTR: time.Minute})
 	mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "y", Delay: time.Hour, TTR: time.Minute})
 	mustPop(t, p, ctx, "c")
-	if _, err := p.Bury(ctx, id, 0, 1); err != nil {
+	if _, err := p.Bury(ctx, num(id), 0, 1); err != nil {
 		t.Fatal(err)
 	}
 	if problems, err := p.Check(ctx); err != nil || len(problems) != 0 {
@@ -577,14 +578,14 @@ func TestPopBestAcrossTopics(t *testing.T) {
 func TestReserveJobAndDeleteUnreserved(t *testing.T) {
 	p, ctx := newPool(t)
 	delayed := mustPush(t, p, ctx, job.Spec{Topic: "r", Body: "d", Delay: time.Hour, TTR: time.Minute})
-	j, err := p.ReserveJob(ctx, delayed)
+	j, err := p.ReserveJob(ctx, num(delayed))
 	if err != nil || j.State != job.Reserved || j.Attempt() != 1 {
 		t.Fatalf("reserve a delayed job: %+v %v", j, err)
 	}
-	if _, err := p.ReserveJob(ctx, delayed); !errors.Is(err, job.ErrNotReserved) {
+	if _, err := p.ReserveJob(ctx, num(delayed)); !errors.Is(err, job.ErrNotReserved) {
 		t.Fatalf("reserve a reserved job: %v", err)
 	}
-	if err := p.DeleteUnreserved(ctx, delayed); !errors.Is(err, job.ErrNotReserved) {
+	if err := p.DeleteUnreserved(ctx, num(delayed)); !errors.Is(err, job.ErrNotReserved) {
 		t.Fatalf("delete-unreserved of a reserved job: %v", err)
 	}
 	if _, err := p.Pause(ctx, "fresh", time.Second, true); err != nil {
@@ -593,7 +594,7 @@ func TestReserveJobAndDeleteUnreserved(t *testing.T) {
 	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
 		t.Fatalf("check: %v %v", problems, err)
 	}
-	if err := p.Delete(ctx, delayed, 1); err != nil {
+	if err := p.Delete(ctx, num(delayed), 1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -610,21 +611,21 @@ func TestAckAndPop(t *testing.T) {
 	}
 	elsewhere := mustPush(t, p, ctx, job.Spec{Topic: other, Body: "3", TTR: time.Minute})
 	j := mustPop(t, p, ctx, "a")
-	got, err := p.AckAndPop(ctx, j.ID, j.Attempt(), []string{"a"}) // one script
+	got, err := p.AckAndPop(ctx, num(j.ID), j.Attempt(), []string{"a"}) // one script
 	if err != nil || got.Job == nil || got.Job.ID != second || j.ID != first {
 		t.Fatalf("same bucket: %+v %v", got.Job, err)
 	}
-	if _, err := p.Resolve(ctx, "c-1"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.resolve(ctx, "c-1"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("the acked job's client id still resolves: %v", err)
 	}
-	got, err = p.AckAndPop(ctx, second, 1, []string{"a", other}) // two steps
+	got, err = p.AckAndPop(ctx, num(second), 1, []string{"a", other}) // two steps
 	if err != nil || got.Job == nil || got.Job.ID != elsewhere {
 		t.Fatalf("other bucket: %+v %v", got.Job, err)
 	}
-	if _, err := p.AckAndPop(ctx, second, 1, []string{other}); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.AckAndPop(ctx, num(second), 1, []string{other}); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("ack of a gone job: %v", err)
 	}
-	got, err = p.AckAndPop(ctx, elsewhere, 1, []string{other})
+	got, err = p.AckAndPop(ctx, num(elsewhere), 1, []string{other})
 	if err != nil || got.Job != nil {
 		t.Fatalf("nothing left to pop: %+v %v", got, err)
 	}
@@ -632,3 +633,6 @@ func TestAckAndPop(t *testing.T) {
 		t.Fatalf("check: %v %v", problems, err)
 	}
 }
+
+// num is job n's public id.
+func num(n uint64) string { return strconv.FormatUint(n, 10) }
