@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/pool"
 )
@@ -195,7 +196,7 @@ func checker(t *testing.T, redisURL string) *pool.Pool {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	return pool.New(client, pool.Options{Prefix: "gmq", Buckets: 4, Origin: "checker"})
+	return pool.New(client, brokertest.PoolOptions(4, "checker"))
 }
 
 func mustBeConsistent(t *testing.T, p *pool.Pool, when string) {

@@ -8,28 +8,19 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/gmq/gmq/beanstalk"
+	"github.com/gmq/gmq/broker"
 	"github.com/gmq/gmq/config"
-	"github.com/gmq/gmq/dispatcher"
-	"github.com/gmq/gmq/gmqrpc"
-	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/load"
-	"github.com/gmq/gmq/pool"
-	"github.com/gmq/gmq/web"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -115,129 +106,32 @@ func start(args []string) error {
 	return run(ctx, cfg, log)
 }
 
-// run wires the broker together and serves until ctx ends, then shuts down:
-// it stops accepting, lets in-flight requests finish (within the shutdown
-// timeout), stops the timers and closes Redis.
+// run builds the broker and serves until ctx ends, then shuts it down
+// (broker.Run). SIGUSR1 drains it: beanstalkd puts are refused from then on.
 func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	client, err := pool.Dial(ctx, cfg.RedisURL, cfg.ConnectTimeout, log)
+	b, err := broker.New(ctx, cfg, broker.Options{Version: version, Log: log})
 	if err != nil {
-		return fmt.Errorf("%w (is redis-server running? `make run` starts one)", err)
-	}
-	defer client.Close()
-
-	origin := newOrigin()
-	store := pool.New(client, pool.Options{Prefix: cfg.Prefix, Buckets: cfg.Buckets, Origin: origin, TickBatch: cfg.TickBatch})
-	if err := store.Init(ctx); err != nil {
 		return err
-	}
-	d := dispatcher.New(store, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
-		MaxWaiting: cfg.MaxWaiting, BucketMaxSleep: cfg.BucketMaxSleep, Log: log})
-	var fronts []frontEnd
-	connections := func() map[string]int {
-		out := make(map[string]int, len(fronts))
-		for _, f := range fronts {
-			out[f.name] = f.server.Connections()
-		}
-		return out
-	}
-	api := web.New(d, web.Options{Version: version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
-		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
-		Token: cfg.Token, Loopback: config.IsLoopback(cfg.HTTP), AllowedHosts: cfg.AllowedHosts,
-		MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, Connections: connections, Log: log})
-
-	ln, err := net.Listen("tcp", cfg.HTTP)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
-	}
-	ln = limitConnections(ln, "http", cfg.MaxConnections, log)
-	var bs *beanstalk.Server
-	if cfg.BeanstalkAddr != "" {
-		bs = beanstalk.New(d, beanstalk.Options{MaxJobSize: cfg.MaxJobSize, Log: log})
-		fronts = append(fronts, frontEnd{"beanstalk", cfg.BeanstalkAddr, bs, nil})
-	}
-	if cfg.RPCAddr != "" {
-		rs := gmqrpc.New(d, gmqrpc.Options{PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR,
-			DefaultPriority: cfg.DefaultPriority, MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, Log: log})
-		fronts = append(fronts, frontEnd{"rpc", cfg.RPCAddr, rs, nil})
-	}
-	for i := range fronts {
-		if fronts[i].ln, err = net.Listen("tcp", fronts[i].addr); err != nil {
-			ln.Close()
-			for _, f := range fronts[:i] {
-				f.ln.Close()
-			}
-			return fmt.Errorf("listen on %s: %w", fronts[i].addr, err)
-		}
-		fronts[i].ln = limitConnections(fronts[i].ln, fronts[i].name, cfg.MaxConnections, log)
 	}
 	if limit, err := raiseFileLimit(); err != nil {
 		log.Warn("open-file limit", "err", err)
-	} else if msg := fileLimitWarning(limit, 1+len(fronts), cfg.MaxConnections); msg != "" {
+	} else if msg := fileLimitWarning(limit, b.Listeners(), cfg.MaxConnections); msg != "" {
 		log.Warn(msg)
 	}
-	// Long polls end with the shutdown timeout at the latest: their context
-	// is the request's, cancelled by Shutdown's deadline via BaseContext.
-	reqCtx, cancelRequests := context.WithCancel(context.Background())
-	defer cancelRequests()
-	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		// A long poll's wait is not cut by ReadTimeout: net/http lifts the read
-		// deadline once a request's body is read (TestSlowIdleAndLongPollConnections).
-		ReadTimeout: cfg.ReadTimeout, IdleTimeout: cfg.IdleTimeout,
-		BaseContext: func(net.Listener) context.Context { return reqCtx }}
-
-	dctx, stopDispatcher := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { d.Run(dctx) })
-	serveErr := make(chan error, 1+len(fronts))
-	wg.Go(func() { serveErr <- srv.Serve(ln) })
-	for _, f := range fronts {
-		wg.Go(func() {
-			if err := f.server.Serve(f.ln); err != nil {
-				serveErr <- fmt.Errorf("%s server: %w", f.name, err)
-			}
-		})
-	}
-	log.Info("gmq started", "version", version, "http", ln.Addr().String(), "beanstalk", cfg.BeanstalkAddr,
-		"rpc", cfg.RPCAddr, "redis", cfg.RedisURL, "buckets", cfg.Buckets, "origin", origin)
-
 	drain := make(chan os.Signal, 1)
 	signal.Notify(drain, syscall.SIGUSR1)
 	defer signal.Stop(drain)
-wait:
-	for {
-		select {
-		case <-ctx.Done():
-			log.Info("shutting down", "grace", cfg.ShutdownTimeout)
-			break wait
-		case err = <-serveErr:
-			err = fmt.Errorf("serve: %w", err)
-			break wait
-		case <-drain:
-			if bs != nil {
-				log.Info("draining: puts are refused from now on (SIGUSR1)")
-				bs.Drain()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-drain:
+				b.Drain()
 			}
 		}
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
-	go func() {
-		<-sctx.Done()
-		cancelRequests() // grace is over: end the long polls still waiting
 	}()
-	if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, context.DeadlineExceeded) {
-		log.Warn("http shutdown", "err", serr)
-	}
-	for _, f := range fronts {
-		f.server.Close() // beanstalkd connections' reserved jobs go back to ready
-	}
-	stopDispatcher()
-	wg.Wait()
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	log.Info("gmq stopped")
-	return nil
+	return b.Run(ctx)
 }
 
 // bench measures a running broker with the load package: over the beanstalkd
@@ -307,44 +201,4 @@ func bench(args []string) error {
 		return load.ReportJSON(os.Stdout, runs)
 	}
 	return load.Report(os.Stdout, runs)
-}
-
-// refusals tell a client over [server] max_connections why it is closed, in
-// its protocol.
-var refusals = map[string]string{
-	"http": "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n" +
-		`{"error":"too many connections ([server] max_connections)"}` + "\n",
-	"beanstalk": "OUT_OF_MEMORY\r\n",
-	"rpc":       `{"id":null,"result":null,"error":"too many connections ([server] max_connections)"}` + "\n",
-}
-
-// limitConnections caps a listener's open connections at max, logging one
-// line per burst of refusals.
-func limitConnections(ln net.Listener, name string, max int, log *slog.Logger) net.Listener {
-	refused := &tcpserver.Burst{Log: log, Every: 10 * time.Second, Msg: "connection refused: [server] max_connections reached"}
-	return tcpserver.LimitListener(ln, max, func(c net.Conn) {
-		refused.Event("listener", name, "max", max)
-		_ = c.SetWriteDeadline(time.Now().Add(time.Second)) // a refusal that cannot be written is still a refusal
-		_, _ = c.Write([]byte(refusals[name]))
-	}, log)
-}
-
-// frontEnd is a protocol server beside the HTTP API.
-type frontEnd struct {
-	name, addr string
-	server     interface {
-		Serve(net.Listener) error
-		Connections() int
-		Close()
-	}
-	ln net.Listener
-}
-
-// newOrigin names this broker process in wake-ups, unique across restarts.
-func newOrigin() string {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "gmq"
-	}
-	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])
 }

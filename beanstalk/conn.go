@@ -275,7 +275,7 @@ func (c *conn) reserve(timeout int64) {
 // RESERVED; it returns the job (nil if none came) and false if the
 // connection must stop (hung up, or the store failed and was answered).
 func (c *conn) tryReserve(wait time.Duration) (*job.Job, bool) {
-	ctx, cancel := context.WithTimeout(c.ctx, wait+requestTimeout)
+	ctx, cancel := context.WithTimeout(c.ctx, wait+c.s.opts.RequestTimeout)
 	defer cancel()
 	j, err := c.s.d.Reserve(ctx, c.watch, wait)
 	if err != nil {

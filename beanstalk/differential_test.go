@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/internal/redistest"
-	"github.com/gmq/gmq/internal/testbroker"
 )
 
 // The differential test runs the same command sequences against the real
@@ -248,7 +248,7 @@ func TestDifferentialAgainstBeanstalkd(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			oracle := run(t, startBeanstalkd(t), steps)
-			b := testbroker.Start(t, redistest.Start(t), nil)
+			b := brokertest.Start(t, redistest.Start(t), nil)
 			got := run(t, b.BeanstalkAddr, steps)
 			for i := range steps {
 				if got[i] != oracle[i] {

@@ -20,7 +20,9 @@ import (
 // Options configure the protocol server.
 type Options struct {
 	MaxJobSize int // bytes; beanstalkd's default is 65535
-	Log        *slog.Logger
+	// RequestTimeout bounds the store calls a command makes (a reserve: plus its wait).
+	RequestTimeout time.Duration
+	Log            *slog.Logger
 }
 
 // Server serves beanstalkd's protocol. Serve it on a listener; Close it once.
@@ -45,11 +47,9 @@ type Server struct {
 // tubeRefs counts a tube's references from this server's connections.
 type tubeRefs struct{ using, watching, waiting int }
 
-// New returns a protocol server over d.
+// New returns a protocol server over d. Every option must be set (the
+// defaults are config.Default's); Log may be nil.
 func New(d *dispatcher.Dispatcher, opts Options) *Server {
-	if opts.MaxJobSize <= 0 {
-		opts.MaxJobSize = 65535
-	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
@@ -84,6 +84,12 @@ func (s *Server) serveConn(nc net.Conn) {
 // Close stops accepting, closes every connection (their reserved jobs go back
 // to ready) and waits for them.
 func (s *Server) Close() { s.tcp.Close() }
+
+// Refuse tells a client over the connection limit why it is closed, in
+// beanstalkd's words for a server out of resources.
+func (s *Server) Refuse(c net.Conn) { _, _ = c.Write(refusal) }
+
+var refusal = []byte("OUT_OF_MEMORY\r\n")
 
 // Drain makes every put answer DRAINING from now on (beanstalkd's SIGUSR1).
 func (s *Server) Drain() { s.draining.Store(true) }
@@ -130,9 +136,7 @@ func (s *Server) closeConn(c *conn) {
 	}
 }
 
-// requestTimeout bounds the store calls a command makes.
-const requestTimeout = 5 * time.Second
-
+// ctx bounds the store calls of one command by the request timeout.
 func (s *Server) ctx(parent context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(parent, requestTimeout)
+	return context.WithTimeout(parent, s.opts.RequestTimeout)
 }

@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
-	"github.com/gmq/gmq/internal/testbroker"
 )
 
-func TestMain(m *testing.M) { testbroker.Main(m) }
+func TestMain(m *testing.M) { brokertest.Main(m) }
 
-func broker(t *testing.T) *testbroker.Broker {
+func broker(t *testing.T) *brokertest.Broker {
 	t.Helper()
-	return testbroker.Fresh(t, nil)
+	return brokertest.Fresh(t, nil)
 }
 
 // Framing and parsing: each line and the reply gmq must give, as beanstalkd does.
@@ -150,13 +150,13 @@ func TestTTRWhileIdle(t *testing.T) {
 func TestDraining(t *testing.T) {
 	b := broker(t)
 	w := dial(t, b.BeanstalkAddr)
-	b.Beanstalk.Drain()
+	b.Drain()
 	w.must("put 1 0 1 1\r\nx\r\n", "DRAINING\r\n")
 }
 
 // Over [jobs] max_waiting, a reserve that would wait is refused.
 func TestWaitingLimit(t *testing.T) {
-	b := testbroker.Fresh(t, func(c *config.Config) { c.MaxWaiting = 1 })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.MaxWaiting = 1 })
 	waiting := dial(t, b.BeanstalkAddr)
 	waiting.send("reserve-with-timeout 2\r\n")
 	time.Sleep(300 * time.Millisecond)

@@ -24,8 +24,8 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/internal/redistest"
-	"github.com/gmq/gmq/internal/testbroker"
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/load"
 	"github.com/gmq/gmq/pool"
@@ -91,7 +91,7 @@ func newPool(b *testing.B) *pool.Pool {
 		b.Fatal(err)
 	}
 	b.Cleanup(client.Close)
-	p := pool.New(client, pool.Options{Prefix: "gmq", Buckets: 16, Origin: "bench"})
+	p := pool.New(client, brokertest.PoolOptions(16, "bench"))
 	if err := p.Init(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -181,10 +181,10 @@ func popAck(ctx context.Context, p *pool.Pool) error {
 
 // The HTTP benchmarks go through a whole in-process broker on 127.0.0.1.
 
-func newBroker(b *testing.B) (*testbroker.Broker, *http.Client) {
+func newBroker(b *testing.B) (*brokertest.Broker, *http.Client) {
 	b.Helper()
 	redis.Flush(b)
-	br := testbroker.Start(b, redis, nil)
+	br := brokertest.Start(b, redis, nil)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *clientsArg * 2}}
 	return br, client
 }

@@ -45,14 +45,9 @@ type Bucket struct {
 	pending bool      // a nudge came during the round
 }
 
-// New returns the timer of bucket index.
+// New returns the timer of bucket index. MaxSleep and TopicsPerRound must be
+// set (the defaults are config.Default's).
 func New(index int, store Store, opts Options) *Bucket {
-	if opts.MaxSleep <= 0 {
-		opts.MaxSleep = time.Second
-	}
-	if opts.TopicsPerRound <= 0 {
-		opts.TopicsPerRound = 64
-	}
 	if opts.OnReady == nil {
 		opts.OnReady = func(string, int) {}
 	}

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/bucket"
+	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/pool"
@@ -40,12 +42,12 @@ func setup(t *testing.T, maxSleep time.Duration) (*pool.Pool, *bucket.Bucket, *r
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	p := pool.New(client, pool.Options{Prefix: "gmq", Buckets: 1, Origin: "t"})
+	p := pool.New(client, brokertest.PoolOptions(1, "t"))
 	if err := p.Init(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	log := &readyLog{seen: make(chan struct{}, 1)}
-	b := bucket.New(0, p, bucket.Options{MaxSleep: maxSleep, OnReady: log.onReady})
+	b := bucket.New(0, p, bucket.Options{MaxSleep: maxSleep, TopicsPerRound: config.Default().TopicsPerRound, OnReady: log.onReady})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { b.Run(ctx); close(done) }()

@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/client"
-	"github.com/gmq/gmq/internal/testbroker"
 )
 
-func TestMain(m *testing.M) { testbroker.Main(m) }
+func TestMain(m *testing.M) { brokertest.Main(m) }
 
-func broker(t *testing.T) *testbroker.Broker {
+func broker(t *testing.T) *brokertest.Broker {
 	t.Helper()
-	return testbroker.Fresh(t, nil)
+	return brokertest.Fresh(t, nil)
 }
 
 func TestGoClient(t *testing.T) {

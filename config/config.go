@@ -55,6 +55,16 @@ type Config struct {
 
 	RPCAddr    string        // [rpc] addr: gmq JSON-RPC listen address ("" turns it off)
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
+
+	// Not in conf.ini: internals with one sensible value (measured, see
+	// docs/PERFORMANCE.md and docs/ARCHITECTURE.md), here so that every
+	// default has one home.
+	MaxOpsPerCall  int           // most pushes, pops and acks of one bucket in one script call (1: no batching)
+	BatchSlots     int           // such script calls one bucket has in flight at once
+	TopicCache     int           // job numbers whose topic a broker remembers
+	AliasGrace     time.Duration // how long a client id's claim may wait for its job before a new push takes the id over
+	TopicsPerRound int           // due topics a bucket timer takes per look at its schedule
+	WaitingTTL     time.Duration // life of a broker's mark that consumers wait on a topic (refreshed every third of it)
 }
 
 // Default returns the configuration used for every key conf.ini leaves out.
@@ -85,6 +95,12 @@ func Default() Config {
 		MaxJobSize:      65535,
 		RPCAddr:         "127.0.0.1:9503",
 		RPCPopWait:      time.Second,
+		MaxOpsPerCall:   64,
+		BatchSlots:      2,
+		TopicCache:      100_000,
+		AliasGrace:      time.Second,
+		TopicsPerRound:  64,
+		WaitingTTL:      30 * time.Second,
 	}
 }
 

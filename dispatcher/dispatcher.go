@@ -22,6 +22,7 @@ type Options struct {
 	MaxPopTimeout  time.Duration // longest long-poll a consumer may ask for
 	MaxWaiting     int           // most consumers waiting at once (0: no limit)
 	BucketMaxSleep time.Duration // see bucket.Options.MaxSleep
+	TopicsPerRound int           // see bucket.Options.TopicsPerRound
 	// WaitingTTL is how long the mark that this broker has waiting consumers
 	// on a topic lives without a refresh (refreshed every third of it).
 	WaitingTTL time.Duration
@@ -55,22 +56,17 @@ type jobStore interface {
 	DeleteUnreserved(ctx context.Context, id string) error
 }
 
-// New builds a dispatcher over p.
+// New builds a dispatcher over p. Every option must be set (the defaults are
+// config.Default's) but MaxWaiting (0: no limit) and Log.
 func New(p *pool.Pool, opts Options) *Dispatcher {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	if opts.WaitingTTL <= 0 {
-		opts.WaitingTTL = 30 * time.Second
-	}
-	if opts.MaxPopTimeout <= 0 {
-		opts.MaxPopTimeout = time.Minute
 	}
 	d := &Dispatcher{jobStore: p, pool: p, opts: opts, log: opts.Log, waiters: newWaitList(),
 		marked: make(map[string]time.Time), started: time.Now()}
 	d.buckets = make([]*bucket.Bucket, p.Buckets())
 	for i := range d.buckets {
-		d.buckets[i] = bucket.New(i, p, bucket.Options{MaxSleep: opts.BucketMaxSleep, OnReady: d.waiters.notify, Log: opts.Log})
+		d.buckets[i] = bucket.New(i, p, bucket.Options{MaxSleep: opts.BucketMaxSleep, TopicsPerRound: opts.TopicsPerRound, OnReady: d.waiters.notify, Log: opts.Log})
 	}
 	return d
 }

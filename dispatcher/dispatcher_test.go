@@ -7,18 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gmq/gmq/internal/testbroker"
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/job"
 )
 
-func TestMain(m *testing.M) { testbroker.Main(m) }
+func TestMain(m *testing.M) { brokertest.Main(m) }
 
-func broker(t *testing.T) *testbroker.Broker {
+func broker(t *testing.T) *brokertest.Broker {
 	t.Helper()
-	return testbroker.Fresh(t, nil)
+	return brokertest.Fresh(t, nil)
 }
 
-func push(t *testing.T, b *testbroker.Broker, j job.Spec) uint64 {
+func push(t *testing.T, b *brokertest.Broker, j job.Spec) uint64 {
 	t.Helper()
 	if j.Priority == 0 {
 		j.Priority = job.DefaultPriority
@@ -70,7 +70,7 @@ func TestLongPollTimesOut(t *testing.T) {
 
 func TestLongPollAcrossBrokers(t *testing.T) {
 	a := broker(t)
-	b := testbroker.Start(t, testbroker.Redis(), nil)
+	b := brokertest.Start(t, brokertest.Redis(), nil)
 	for _, topic := range []string{"x1", "x2", "x3"} {
 		got := make(chan *job.Job, 1)
 		go func() {
@@ -103,20 +103,20 @@ func TestLongPollAcrossBrokers(t *testing.T) {
 // delivered once.
 func TestTwoBrokersNeverDeliverTwice(t *testing.T) {
 	a := broker(t)
-	b := testbroker.Start(t, testbroker.Redis(), nil)
+	b := brokertest.Start(t, brokertest.Redis(), nil)
 	const n = 600
 	for i := range n {
 		j := job.Spec{Topic: "race", Body: fmt.Sprint(i), TTR: time.Minute}
 		if i%3 == 0 {
 			j.Delay = time.Duration(i%200) * time.Millisecond
 		}
-		push(t, []*testbroker.Broker{a, b}[i%2], j)
+		push(t, []*brokertest.Broker{a, b}[i%2], j)
 	}
 	var mu sync.Mutex
 	seen := map[uint64]int{}
 	var wg sync.WaitGroup
 	for c := range 16 {
-		br := []*testbroker.Broker{a, b}[c%2]
+		br := []*brokertest.Broker{a, b}[c%2]
 		wg.Go(func() {
 			for {
 				j, err := br.Dispatcher.Pop(context.Background(), []string{"race"}, 500*time.Millisecond)
@@ -200,7 +200,7 @@ func TestTTRRedelivery(t *testing.T) {
 // connections instead of holding one each, and all get a job.
 func TestThousandWaitersBoundedConnections(t *testing.T) {
 	b := broker(t)
-	before, err := testbroker.Redis().ConnectedClients()
+	before, err := brokertest.Redis().ConnectedClients()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestThousandWaitersBoundedConnections(t *testing.T) {
 		}()
 	}
 	time.Sleep(500 * time.Millisecond)
-	during, err := testbroker.Redis().ConnectedClients()
+	during, err := brokertest.Redis().ConnectedClients()
 	if err != nil {
 		t.Fatal(err)
 	}

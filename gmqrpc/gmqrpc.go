@@ -30,7 +30,9 @@ type Options struct {
 	// it (jobjson.PushLimit), and at most MaxRequest bytes. Past that the
 	// client gets an error and the connection is closed.
 	MaxBody, MaxRequest int
-	Log                 *slog.Logger
+	// RequestTimeout bounds the store calls of one request (a pop: plus its wait).
+	RequestTimeout time.Duration
+	Log            *slog.Logger
 }
 
 // Server serves gmq's JSON-RPC. Serve it on a listener; Close it once.
@@ -39,19 +41,11 @@ type Server struct {
 	cancel context.CancelFunc
 }
 
-// New returns a JSON-RPC server over d.
+// New returns a JSON-RPC server over d. Every option must be set (the
+// defaults are config.Default's); Log may be nil.
 func New(d *dispatcher.Dispatcher, opts Options) *Server {
-	if opts.PopWait <= 0 {
-		opts.PopWait = time.Second
-	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = 64 << 10
-	}
-	if opts.MaxRequest <= 0 {
-		opts.MaxRequest = 8 << 20
 	}
 	limit := int(min(jobjson.PushLimit(opts.MaxBody), int64(opts.MaxRequest)))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -69,6 +63,12 @@ func (s *Server) Connections() int { return s.tcp.Connections() }
 // Serve accepts connections until Close; it returns nil after Close.
 func (s *Server) Serve(ln net.Listener) error { return s.tcp.Serve(ln) }
 
+// Refuse tells a client over the connection limit why it is closed, as a
+// JSON-RPC error.
+func (s *Server) Refuse(c net.Conn) { _, _ = c.Write(refusal) }
+
+var refusal = []byte(`{"id":null,"result":null,"error":"too many connections ([server] max_connections)"}` + "\n")
+
 // Close stops accepting, ends waiting pops, closes the connections and waits.
 func (s *Server) Close() {
 	s.cancel()
@@ -82,9 +82,6 @@ type Service struct {
 	ctx  context.Context
 }
 
-// callTimeout bounds the store calls of one request (a pop: plus its wait).
-const callTimeout = 5 * time.Second
-
 // Push stores a job: params [{"id", "topic", "body", "delay", "TTR"}], values
 // strings (as gmq's producers send them) or numbers; "priority" is optional.
 // The fields follow the HTTP API's rules (package jobjson). The result is
@@ -97,7 +94,7 @@ func (s *Service) Push(args JobArgs, reply *string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, callTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
 	if _, err := s.d.Push(ctx, j); err != nil {
 		return err
@@ -123,7 +120,7 @@ func (a *JobArgs) UnmarshalJSON(data []byte) error {
 // [["topic_1", "topic_2"]]. The result is the job as a map of strings; with
 // nothing ready after a short wait, the error "empty".
 func (s *Service) Pop(topics []string, reply *map[string]string) error {
-	ctx, cancel := context.WithTimeout(s.ctx, s.opts.PopWait+callTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.PopWait+s.opts.RequestTimeout)
 	defer cancel()
 	j, err := s.d.Pop(ctx, topics, s.opts.PopWait)
 	if err != nil {
@@ -142,7 +139,7 @@ func (s *Service) Pop(topics []string, reply *map[string]string) error {
 
 // Ack finishes a job: params ["<job id>"]. The result is "success".
 func (s *Service) Ack(id string, reply *string) error {
-	ctx, cancel := context.WithTimeout(s.ctx, callTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
 	if err := s.d.Ack(ctx, id, 0); err != nil {
 		return err

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
-	"github.com/gmq/gmq/internal/testbroker"
 )
 
-func TestMain(m *testing.M) { testbroker.Main(m) }
+func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // runClient runs a client script of testdata/ against a live broker.
 func runClient(t *testing.T, interpreter, script, requireEnv string) {
@@ -29,7 +29,7 @@ func runClient(t *testing.T, interpreter, script, requireEnv string) {
 		}
 		t.Skipf("%s not found", interpreter)
 	}
-	b := testbroker.Fresh(t, nil)
+	b := brokertest.Fresh(t, nil)
 	host, port, err := net.SplitHostPort(b.RPCAddr)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestPHPClient(t *testing.T) { runClient(t, "php", "testdata/rpc_client.php"
 
 // Go's own JSON-RPC client, which the original gmq's Go users had.
 func TestGoClient(t *testing.T) {
-	b := testbroker.Fresh(t, nil)
+	b := brokertest.Fresh(t, nil)
 	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestGoClient(t *testing.T) {
 
 // A job pushed over JSON-RPC pops over HTTP, and the other way round.
 func TestAcrossProtocols(t *testing.T) {
-	b := testbroker.Fresh(t, nil)
+	b := brokertest.Fresh(t, nil)
 	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestAcrossProtocols(t *testing.T) {
 // cut off past the request limit: the client is told why and disconnected,
 // and the next client is served.
 func TestRequestSizeLimit(t *testing.T) {
-	b := testbroker.Fresh(t, func(c *config.Config) { c.MaxBody = 1024 })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.MaxBody = 1024 })
 	c, err := net.Dial("tcp", b.RPCAddr)
 	if err != nil {
 		t.Fatal(err)

@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gmq/gmq/internal/testbroker"
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/load"
 )
 
-func TestMain(m *testing.M) { testbroker.Main(m) }
+func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // A small run against a live broker over both protocols: every mode
 // completes every job, and the report compares the two.
 func TestRunBothProtocols(t *testing.T) {
-	b := testbroker.Fresh(t, nil)
+	b := brokertest.Fresh(t, nil)
 	opts := load.Options{Clients: 4, Jobs: 200, Size: 64}
 	var runs [][]load.Result
 	for _, target := range []struct {
@@ -54,7 +54,7 @@ func TestRunBothProtocols(t *testing.T) {
 // A batching run over HTTP handles every job once: the jobs left at the end
 // of a mode are none, whatever the batch leaves over.
 func TestRunBatches(t *testing.T) {
-	b := testbroker.Fresh(t, nil)
+	b := brokertest.Fresh(t, nil)
 	opts := load.Options{Clients: 3, Jobs: 200, Size: 16, Batch: 7}
 	results, err := load.Run(context.Background(), "http", load.HTTP(b.URL), opts)
 	if err != nil {
@@ -75,7 +75,7 @@ func TestRunBatches(t *testing.T) {
 func TestRunDelay(t *testing.T) {
 	for _, batch := range []int{1, 7} {
 		t.Run(fmt.Sprint("batch ", batch), func(t *testing.T) {
-			b := testbroker.Fresh(t, nil)
+			b := brokertest.Fresh(t, nil)
 			r, err := load.RunDelay(context.Background(), b.URL, load.DelayOptions{Rate: 300, Duration: time.Second,
 				MinDelay: 100 * time.Millisecond, MaxDelay: 600 * time.Millisecond, Consumers: 8, Batch: batch})
 			if err != nil {

@@ -62,17 +62,12 @@ func (p *Pool) BatchStats() BatchStats {
 	return BatchStats{Calls: p.batchCounts.calls.Load(), Ops: p.batchCounts.ops.Load()}
 }
 
-// Defaults for Options.MaxBatch and Options.BatchSlots.
-const (
-	defaultMaxBatch   = 64
-	defaultBatchSlots = 2
-)
 
 // batch runs one operation on bucket b through its batcher and returns the
 // operation's own reply.
 func (p *Pool) batch(ctx context.Context, b int, kind string, topics []string, args ...string) ([]rueidis.RedisMessage, error) {
 	o := &op{ctx: ctx, kind: kind, topics: topics, args: args}
-	if p.opts.MaxBatch == 1 {
+	if p.opts.MaxOpsPerCall == 1 {
 		p.batchers[b].run([]*op{o})
 		return o.reply, o.err
 	}
@@ -103,7 +98,7 @@ func (bt *batcher) do(o *op) ([]rueidis.RedisMessage, error) {
 // caller's own operation: another slot may have taken it), then hands the slot on.
 func (bt *batcher) serve() {
 	bt.mu.Lock()
-	n := min(len(bt.queue), bt.pool.opts.MaxBatch)
+	n := min(len(bt.queue), bt.pool.opts.MaxOpsPerCall)
 	batch := make([]*op, n)
 	copy(batch, bt.queue)
 	rest := copy(bt.queue, bt.queue[n:])

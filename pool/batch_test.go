@@ -23,8 +23,8 @@ func TestBatchedCallersGetTheirOwnReplies(t *testing.T) {
 		// batches: whether the operations must have shared script calls
 		batches bool
 	}{
-		{"unbatched", Options{MaxBatch: 1}, false},
-		{"one slot, small batches", Options{BatchSlots: 1, MaxBatch: 3}, true},
+		{"unbatched", Options{MaxOpsPerCall: 1}, false},
+		{"one slot, small batches", Options{BatchSlots: 1, MaxOpsPerCall: 3}, true},
 		{"defaults", Options{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestBatchedCallersGetTheirOwnReplies(t *testing.T) {
 			if tc.batches && st.Calls >= st.Ops {
 				t.Errorf("%d operations took %d script calls: no batching", st.Ops, st.Calls)
 			}
-			if tc.opts.MaxBatch == 1 && st.Calls != st.Ops {
+			if tc.opts.MaxOpsPerCall == 1 && st.Calls != st.Ops {
 				t.Errorf("unbatched: %d operations took %d script calls", st.Ops, st.Calls)
 			}
 			t.Logf("%d operations in %d script calls", st.Ops, st.Calls)
@@ -201,7 +201,7 @@ func TestPopN(t *testing.T) {
 // jobs that do not exist, and peeks across buckets. Every job is delivered
 // exactly once and the store stays consistent.
 func TestMixedBatches(t *testing.T) {
-	p, ctx := newPoolWith(t, Options{BatchSlots: 1, MaxBatch: 16})
+	p, ctx := newPoolWith(t, Options{BatchSlots: 1, MaxOpsPerCall: 16})
 	const jobs = 300
 	topics := []string{"m1", "m2", "m3"} // over several buckets
 	var wg sync.WaitGroup

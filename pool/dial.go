@@ -42,3 +42,22 @@ func Dial(ctx context.Context, url string, timeout time.Duration, log *slog.Logg
 		}
 	}
 }
+
+// Open dials Redis as Dial does and returns a Pool over it that owns the
+// client: Close closes it.
+func Open(ctx context.Context, url string, timeout time.Duration, opts Options, log *slog.Logger) (*Pool, error) {
+	client, err := Dial(ctx, url, timeout, log)
+	if err != nil {
+		return nil, err
+	}
+	p := New(client, opts)
+	p.owned = true
+	return p, nil
+}
+
+// Close closes the Redis client if the pool opened it (Open).
+func (p *Pool) Close() {
+	if p.owned {
+		p.client.Close()
+	}
+}

@@ -31,10 +31,10 @@ type Options struct {
 	AliasGrace time.Duration
 	// TopicCache is how many job ids the pool remembers the topic of.
 	TopicCache int
-	// MaxBatch is the most pushes, pops and acks of one bucket that go in one
-	// script call (batch.go); 1 turns batching off. BatchSlots is how many
-	// such calls a bucket has in flight at once.
-	MaxBatch, BatchSlots int
+	// MaxOpsPerCall is the most pushes, pops and acks of one bucket that go
+	// in one script call (batch.go); 1 turns batching off. BatchSlots is how
+	// many such calls a bucket has in flight at once.
+	MaxOpsPerCall, BatchSlots int
 }
 
 // Pool is the job store over one Redis (or Redis Cluster) client.
@@ -47,6 +47,7 @@ type Pool struct {
 	batchers    []*batcher // one per bucket
 	batchCounts batchCounts
 	leftAliases atomic.Int64 // see dropAlias
+	owned       bool         // the client is the pool's to close (Open)
 }
 
 // Scripts are built once; rueidis runs them with EVALSHA and falls back to EVAL.
@@ -69,23 +70,9 @@ var (
 	dropAliasScript   = rueidis.NewLuaScript(lua.Source("drop_alias"))
 )
 
-// New returns a Pool over client. Call Init before use.
+// New returns a Pool over client. Call Init before use. Every option must be
+// set (the defaults are config.Default's).
 func New(client rueidis.Client, opts Options) *Pool {
-	if opts.TickBatch <= 0 {
-		opts.TickBatch = 100
-	}
-	if opts.TopicCache <= 0 {
-		opts.TopicCache = 100_000
-	}
-	if opts.AliasGrace <= 0 {
-		opts.AliasGrace = time.Second
-	}
-	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = defaultMaxBatch
-	}
-	if opts.BatchSlots <= 0 {
-		opts.BatchSlots = defaultBatchSlots
-	}
 	k := newKeys(opts.Prefix, opts.Buckets)
 	p := &Pool{client: client, opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000},
 		topicOf: newTopicCache(opts.TopicCache), batchers: make([]*batcher, opts.Buckets)}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/job"
 )
@@ -33,7 +34,7 @@ func newPoolWith(t *testing.T, opts Options) (*Pool, context.Context) {
 	}
 	t.Cleanup(client.Close)
 	opts.Prefix, opts.Buckets, opts.Origin, opts.TickBatch = "gmq", 4, "test", 10
-	p := New(client, opts)
+	p := New(client, withDefaults(opts))
 	ctx := redistest.Context(t)
 	if err := p.Init(ctx); err != nil {
 		t.Fatal(err)
@@ -473,7 +474,7 @@ func TestTopicsAndForget(t *testing.T) {
 
 func TestBucketCountChecked(t *testing.T) {
 	p, ctx := newPool(t)
-	other := New(p.client, Options{Prefix: "gmq", Buckets: 8})
+	other := New(p.client, withDefaults(Options{Prefix: "gmq", Buckets: 8}))
 	if err := other.Init(ctx); !errors.Is(err, job.ErrInvalid) {
 		t.Fatalf("init with another bucket count: %v", err)
 	}
@@ -486,7 +487,7 @@ func TestUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	p := New(client, Options{Prefix: "gmq", Buckets: 4, Origin: "t"})
+	p := New(client, withDefaults(Options{Prefix: "gmq", Buckets: 4, Origin: "t"}))
 	ctx := context.Background()
 	if err := p.Init(ctx); err != nil {
 		t.Fatal(err)
@@ -636,3 +637,22 @@ func TestAckAndPop(t *testing.T) {
 
 // num is job n's public id.
 func num(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// withDefaults fills the options opts leaves at zero from config.Default,
+// where every default lives.
+func withDefaults(opts Options) Options {
+	cfg := config.Default()
+	set := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	set(&opts.TickBatch, cfg.TickBatch)
+	set(&opts.TopicCache, cfg.TopicCache)
+	set(&opts.MaxOpsPerCall, cfg.MaxOpsPerCall)
+	set(&opts.BatchSlots, cfg.BatchSlots)
+	if opts.AliasGrace == 0 {
+		opts.AliasGrace = cfg.AliasGrace
+	}
+	return opts
+}

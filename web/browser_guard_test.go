@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
-	"github.com/gmq/gmq/internal/testbroker"
 )
 
 // send makes one request with the given header pairs ("Host" sets the
@@ -83,7 +83,7 @@ func TestCrossOriginRequestsRefused(t *testing.T) {
 
 // DNS rebinding: a name that resolves to 127.0.0.1 is still not this broker's.
 func TestHostHeaderChecked(t *testing.T) {
-	b := testbroker.Fresh(t, func(c *config.Config) { c.AllowedHosts = []string{"gmq.internal"} })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.AllowedHosts = []string{"gmq.internal"} })
 	port := b.URL[strings.LastIndex(b.URL, ":"):]
 	for host, want := range map[string]int{
 		"evil.example" + port: 421, "evil.example": 421, "127.0.0.1.evil.example" + port: 421,
@@ -96,7 +96,7 @@ func TestHostHeaderChecked(t *testing.T) {
 }
 
 func TestFramingHeadAndBearer(t *testing.T) {
-	b := testbroker.Fresh(t, func(c *config.Config) { c.Token = "s3cret" })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.Token = "s3cret" })
 	code, _, h := ask(t, "GET", b.URL+"/dashboard/login", "")
 	if code != 200 || h.Get("X-Frame-Options") != "DENY" || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
 		t.Fatalf("login page: %d, framing headers %v", code, h)
@@ -127,7 +127,7 @@ func TestFramingHeadAndBearer(t *testing.T) {
 // The dashboard's cookie is a session (never the token), ends at logout,
 // and wrong tokens at the login form are limited per client.
 func TestDashboardSession(t *testing.T) {
-	b := testbroker.Fresh(t, func(c *config.Config) { c.Token = "s3cret" })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.Token = "s3cret" })
 	login := func(token string) *http.Response {
 		resp, err := noRedirect.PostForm(b.URL+"/dashboard/login", url.Values{"token": {token}})
 		if err != nil {

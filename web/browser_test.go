@@ -12,8 +12,8 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
-	"github.com/gmq/gmq/internal/testbroker"
 )
 
 // TestDashboardInBrowser drives Debian's Chromium (headless) against a live
@@ -29,7 +29,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		t.Skip("chromium not found (apt-get install -y chromium)")
 	}
-	b := testbroker.Fresh(t, func(c *config.Config) { c.Token = "t0ken" })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.Token = "t0ken" })
 
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
-	"github.com/gmq/gmq/internal/testbroker"
 )
 
 // noRedirect reports redirects instead of following them.
@@ -43,7 +43,7 @@ func TestDashboardServedWithoutToken(t *testing.T) {
 }
 
 func TestTokenRequired(t *testing.T) {
-	b := testbroker.Fresh(t, func(c *config.Config) { c.Token = "s3cret" })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.Token = "s3cret" })
 	for _, path := range []string{"/api/v1/stats", "/api/v1/pop?topic=t", "/api/v1/jobs/1"} {
 		if resp, body := get(t, noRedirect, b.URL+path); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "token") {
 			t.Fatalf("%s without the token: %d %s", path, resp.StatusCode, body)

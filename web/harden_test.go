@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
-	"github.com/gmq/gmq/internal/testbroker"
 )
 
 // raw sends bytes on a new connection to the broker's HTTP port and returns it
 // with a reader, for requests no well-behaved client would send.
-func raw(t *testing.T, b *testbroker.Broker, send string) (net.Conn, *bufio.Reader) {
+func raw(t *testing.T, b *brokertest.Broker, send string) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	c, err := net.Dial("tcp", b.HTTP.Listener.Addr().String())
+	c, err := net.Dial("tcp", b.HTTPAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func closed(c net.Conn, r *bufio.Reader, d time.Duration) bool {
 }
 
 func TestSlowIdleAndLongPollConnections(t *testing.T) {
-	b := testbroker.Fresh(t, func(c *config.Config) { c.ReadTimeout, c.IdleTimeout = 400*time.Millisecond, 400*time.Millisecond })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.ReadTimeout, c.IdleTimeout = 400*time.Millisecond, 400*time.Millisecond })
 
 	t.Run("a body that never finishes is cut off at read_timeout", func(t *testing.T) {
 		c, r := raw(t, b, "POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"topic\":")
@@ -108,7 +108,7 @@ func TestRedisOutOfMemory(t *testing.T) {
 	api := b.URL + "/api/v1"
 	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"oom","body":"1","TTR":60}`)
 	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"oom","body":"2","TTR":60}`)
-	redis := testbroker.Redis()
+	redis := brokertest.Redis()
 	if reply, err := redis.Do("CONFIG", "SET", "maxmemory", "1"); err != nil || reply != "+OK" {
 		t.Fatalf("CONFIG SET maxmemory: %q %v", reply, err)
 	}
@@ -135,7 +135,7 @@ func TestRedisOutOfMemory(t *testing.T) {
 // announces: connections that declare the largest body and send nothing
 // must not hold the budget and lock everyone else out until read_timeout.
 func TestAnnouncedBodiesHoldNoBudget(t *testing.T) {
-	b := testbroker.Fresh(t, func(c *config.Config) { c.BodyMemory, c.MaxRequestBody = 1<<20, 1<<20 })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.BodyMemory, c.MaxRequestBody = 1<<20, 1<<20 })
 	for range 8 {
 		raw(t, b, "POST /api/v1/jobs/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n")
 	}

@@ -143,10 +143,11 @@ func (s *Server) stats(c *gin.Context) {
 }
 
 func (s *Server) connections() map[string]int {
-	if s.opts.Connections == nil {
-		return map[string]int{}
+	out := make(map[string]int, len(s.opts.Others))
+	for name, fe := range s.opts.Others {
+		out[name] = fe.Connections()
 	}
-	return s.opts.Connections()
+	return out
 }
 
 func (s *Server) healthz(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }

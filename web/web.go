@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -36,14 +38,25 @@ type Options struct {
 	AllowedHosts   []string
 	MaxRequestBody int // bytes: the largest request body of any kind
 	BodyMemory     int // bytes: all request bodies being read at once (bodyBudget)
-	// Connections counts the clients of the other front ends, by protocol,
-	// for the stats (nil: none).
-	Connections func() map[string]int
-	Log         *slog.Logger
+	// ReadTimeout bounds a request's arrival (headers and body), IdleTimeout
+	// an idle keep-alive connection, ShutdownTimeout how long Close lets
+	// requests in flight finish.
+	ReadTimeout, IdleTimeout, ShutdownTimeout time.Duration
+	// Others are the other front ends, by protocol, whose connections the
+	// stats count.
+	Others map[string]Counter
+	Log    *slog.Logger
 }
 
-// Server serves the HTTP API.
+// A Counter knows how many clients a front end has now.
+type Counter interface{ Connections() int }
+
+// Server serves the HTTP API. Serve it on a listener; Close it once.
 type Server struct {
+	http     *http.Server
+	conns    atomic.Int64       // open connections (http.Server.ConnState)
+	endWaits context.CancelFunc // ends the requests still waiting when Close's grace is over
+
 	d        *dispatcher.Dispatcher
 	opts     Options
 	log      *slog.Logger
@@ -54,19 +67,11 @@ type Server struct {
 	logins   loginGuard // wrong tokens per client address
 }
 
-// New builds the HTTP API over d.
+// New builds the HTTP API over d. Every option must be set (the defaults
+// are config.Default's) but Token, AllowedHosts, Others and Log.
 func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	if opts.RequestTimeout <= 0 {
-		opts.RequestTimeout = 5 * time.Second
-	}
-	if opts.MaxRequestBody <= 0 {
-		opts.MaxRequestBody = 8 << 20
-	}
-	if opts.BodyMemory <= 0 {
-		opts.BodyMemory = 32 << 20
 	}
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now(), budget: newBodyBudget(opts.BodyMemory),
@@ -79,6 +84,16 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	s.engine.ContextWithFallback = true
 	s.engine.Use(gin.Recovery(), s.logRequests, securityHeaders, s.checkHost, s.deadline)
 	s.routes()
+	// Long polls end with the shutdown grace at the latest: their context is
+	// the request's, which Close cancels when the grace is over.
+	base, endWaits := context.WithCancel(context.Background())
+	s.endWaits = endWaits
+	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		// A long poll's wait is not cut by ReadTimeout: net/http lifts the read
+		// deadline once a request's body is read (TestSlowIdleAndLongPollConnections).
+		ReadTimeout: opts.ReadTimeout, IdleTimeout: opts.IdleTimeout,
+		BaseContext: func(net.Listener) context.Context { return base },
+		ConnState:   s.countConn}
 	return s
 }
 

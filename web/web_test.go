@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/internal/redistest"
-	"github.com/gmq/gmq/internal/testbroker"
 )
 
-func TestMain(m *testing.M) { testbroker.Main(m) }
+func TestMain(m *testing.M) { brokertest.Main(m) }
 
-func broker(t *testing.T) *testbroker.Broker {
+func broker(t *testing.T) *brokertest.Broker {
 	t.Helper()
-	return testbroker.Fresh(t, func(c *config.Config) { c.MaxBody = 1024; c.MaxBatch = 10 })
+	return brokertest.Fresh(t, func(c *config.Config) { c.MaxBody = 1024; c.MaxBatch = 10 })
 }
 
 // call sends a request and decodes a JSON answer (nil for an empty one).
@@ -211,7 +211,7 @@ func TestBadInput(t *testing.T) {
 // when Redis is back it serves again, with no restart.
 func TestRedisDownThenBack(t *testing.T) {
 	srv := redistest.Start(t)
-	b := testbroker.Start(t, srv, nil)
+	b := brokertest.Start(t, srv, nil)
 	api := b.URL + "/api/v1"
 	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"t","body":"kept"}`)
 	mustCall(t, 200, "GET", b.URL+"/readyz", ``)
@@ -280,7 +280,7 @@ func TestLongPollOverHTTP(t *testing.T) {
 
 // Over [jobs] max_waiting, a long poll is refused with 429 and the reason.
 func TestWaitingLimit(t *testing.T) {
-	b := testbroker.Fresh(t, func(c *config.Config) { c.MaxWaiting = 2 })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.MaxWaiting = 2 })
 	done := make(chan int, 2)
 	for range 2 {
 		go func() {

@@ -1,0 +1,234 @@
+// Package broker assembles a whole gmq broker from a config.Config: the Redis
+// store, the dispatcher and every configured front end (HTTP, beanstalkd,
+// JSON-RPC), each on its listener under the connection limit. It runs them,
+// drains them and shuts them down in order. It is the one place that wires
+// the parts together: main keeps only flags, signals and exit codes, and
+// package brokertest builds the same brokers for tests.
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gmq/gmq/beanstalk"
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/gmqrpc"
+	"github.com/gmq/gmq/internal/tcpserver"
+	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/web"
+)
+
+// A FrontEnd is one protocol server over the dispatcher. Adding a protocol
+// is a FrontEnd and one line in New.
+type FrontEnd interface {
+	// Serve accepts connections on ln until Close; it returns nil after Close.
+	Serve(ln net.Listener) error
+	// Close stops accepting, ends the connections (within the protocol's
+	// grace) and waits for them.
+	Close()
+	// Connections is how many clients are connected now.
+	Connections() int
+	// Refuse tells a client over [server] max_connections, in the protocol's
+	// words, that it is closed; c has a write deadline.
+	Refuse(c net.Conn)
+}
+
+// A drainer is a front end that can refuse new jobs while it goes on
+// serving the rest (beanstalkd's SIGUSR1).
+type drainer interface{ Drain() }
+
+// Options are what a broker needs beyond its configuration.
+type Options struct {
+	Version string
+	// Origin names this broker in wake-ups; it must be unique among the
+	// brokers sharing a Redis ("": one is made from the host, pid and a
+	// random part).
+	Origin string
+	Log    *slog.Logger // nil: none
+}
+
+// Broker is one assembled broker. Build it with New, run it with Run.
+type Broker struct {
+	cfg    config.Config
+	opts   Options
+	log    *slog.Logger
+	pool   *pool.Pool
+	d      *dispatcher.Dispatcher
+	fronts []*front // HTTP first
+}
+
+// front is a front end on its listener.
+type front struct {
+	name, addr string
+	fe         FrontEnd
+	ln         net.Listener
+}
+
+// New connects to Redis (waiting up to [redis] connect_timeout), checks its
+// data, builds the dispatcher and every configured front end, and listens on
+// their addresses. Nothing is served until Run.
+func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Origin == "" {
+		opts.Origin = newOrigin()
+	}
+	b := &Broker{cfg: cfg, opts: opts, log: opts.Log}
+	var err error
+	b.pool, err = pool.Open(ctx, cfg.RedisURL, cfg.ConnectTimeout, PoolOptions(cfg, opts.Origin), opts.Log)
+	if err != nil {
+		return nil, fmt.Errorf("%w (is redis-server running? `make run` starts one)", err)
+	}
+	if err := b.pool.Init(ctx); err != nil {
+		b.pool.Close()
+		return nil, err
+	}
+	b.d = dispatcher.New(b.pool, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
+		MaxWaiting: cfg.MaxWaiting, BucketMaxSleep: cfg.BucketMaxSleep, TopicsPerRound: cfg.TopicsPerRound,
+		WaitingTTL: cfg.WaitingTTL, Log: opts.Log})
+
+	others := map[string]web.Counter{} // the HTTP stats count the other front ends' clients
+	api := web.New(b.d, web.Options{Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
+		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
+		Token: cfg.Token, Loopback: config.IsLoopback(cfg.HTTP), AllowedHosts: cfg.AllowedHosts,
+		MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, ReadTimeout: cfg.ReadTimeout,
+		IdleTimeout: cfg.IdleTimeout, ShutdownTimeout: cfg.ShutdownTimeout, Others: others, Log: opts.Log})
+	b.fronts = []*front{{name: "http", addr: cfg.HTTP, fe: api}}
+	if cfg.BeanstalkAddr != "" {
+		b.fronts = append(b.fronts, &front{name: "beanstalk", addr: cfg.BeanstalkAddr, fe: beanstalk.New(b.d,
+			beanstalk.Options{MaxJobSize: cfg.MaxJobSize, RequestTimeout: cfg.RequestTimeout, Log: opts.Log})})
+	}
+	if cfg.RPCAddr != "" {
+		b.fronts = append(b.fronts, &front{name: "rpc", addr: cfg.RPCAddr, fe: gmqrpc.New(b.d, gmqrpc.Options{
+			PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority,
+			MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, RequestTimeout: cfg.RequestTimeout, Log: opts.Log})})
+	}
+	for _, f := range b.fronts[1:] {
+		others[f.name] = f.fe
+	}
+	for _, f := range b.fronts {
+		if f.ln, err = b.listen(f); err != nil {
+			b.closeListeners()
+			b.pool.Close()
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// listen opens a front end's listener under the connection limit; a client
+// over it gets the front end's refusal, and a burst of them one log line.
+func (b *Broker) listen(f *front) (net.Listener, error) {
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", f.addr, err)
+	}
+	refused := &tcpserver.Burst{Log: b.log, Every: 10 * time.Second, Msg: "connection refused: [server] max_connections reached"}
+	max := b.cfg.MaxConnections
+	return tcpserver.LimitListener(ln, max, func(c net.Conn) {
+		refused.Event("listener", f.name, "max", max)
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second)) // a refusal that cannot be written is still a refusal
+		f.fe.Refuse(c)
+	}, b.log), nil
+}
+
+func (b *Broker) closeListeners() {
+	for _, f := range b.fronts {
+		if f.ln != nil {
+			f.ln.Close()
+		}
+	}
+}
+
+// PoolOptions are the store's options in cfg, for a broker named origin.
+func PoolOptions(cfg config.Config, origin string) pool.Options {
+	return pool.Options{Prefix: cfg.Prefix, Buckets: cfg.Buckets, Origin: origin, TickBatch: cfg.TickBatch,
+		AliasGrace: cfg.AliasGrace, TopicCache: cfg.TopicCache, MaxOpsPerCall: cfg.MaxOpsPerCall, BatchSlots: cfg.BatchSlots}
+}
+
+// Addr is where the named front end ("http", "beanstalk", "rpc") listens,
+// "" if it is off.
+func (b *Broker) Addr(name string) string {
+	for _, f := range b.fronts {
+		if f.name == name {
+			return f.ln.Addr().String()
+		}
+	}
+	return ""
+}
+
+// Listeners is how many listeners the broker has open.
+func (b *Broker) Listeners() int { return len(b.fronts) }
+
+// Dispatcher is the broker's core, for tests and benchmarks that drive it
+// directly.
+func (b *Broker) Dispatcher() *dispatcher.Dispatcher { return b.d }
+
+// Pool is the broker's store, for tests and benchmarks.
+func (b *Broker) Pool() *pool.Pool { return b.pool }
+
+// Drain makes the front ends that can refuse new jobs while serving the
+// rest do so from now on (beanstalkd's puts answer DRAINING).
+func (b *Broker) Drain() {
+	for _, f := range b.fronts {
+		if d, ok := f.fe.(drainer); ok {
+			b.log.Info("draining: puts are refused from now on", "front_end", f.name)
+			d.Drain()
+		}
+	}
+}
+
+// Run serves until ctx ends or a front end fails, then shuts down: the front
+// ends stop accepting and finish (HTTP lets requests in flight finish within
+// [server] shutdown_timeout; beanstalkd connections' reserved jobs go back to
+// ready), then the timers stop and Redis is closed. It returns the failure
+// that ended it, or nil.
+func (b *Broker) Run(ctx context.Context) error {
+	dctx, stopDispatcher := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { b.d.Run(dctx) })
+	failed := make(chan error, len(b.fronts))
+	for _, f := range b.fronts {
+		wg.Go(func() {
+			if err := f.fe.Serve(f.ln); err != nil {
+				failed <- fmt.Errorf("serve %s: %w", f.name, err)
+			}
+		})
+	}
+	b.log.Info("gmq started", "version", b.opts.Version, "http", b.Addr("http"), "beanstalk", b.Addr("beanstalk"),
+		"rpc", b.Addr("rpc"), "redis", b.cfg.RedisURL, "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
+	var err error
+	select {
+	case <-ctx.Done():
+		b.log.Info("shutting down", "grace", b.cfg.ShutdownTimeout)
+	case err = <-failed:
+	}
+	for _, f := range b.fronts {
+		f.fe.Close()
+	}
+	stopDispatcher()
+	wg.Wait()
+	b.pool.Close()
+	if err != nil {
+		return err
+	}
+	b.log.Info("gmq stopped")
+	return nil
+}
+
+// newOrigin names this broker process in wake-ups, unique across restarts.
+func newOrigin() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "gmq"
+	}
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])
+}
