@@ -62,7 +62,6 @@ func (p *Pool) BatchStats() BatchStats {
 	return BatchStats{Calls: p.batchCounts.calls.Load(), Ops: p.batchCounts.ops.Load()}
 }
 
-
 // batch runs one operation on bucket b through its batcher and returns the
 // operation's own reply.
 func (p *Pool) batch(ctx context.Context, b int, kind string, topics []string, args ...string) ([]rueidis.RedisMessage, error) {
