@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/gmq/gmq/job"
@@ -221,16 +222,50 @@ func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
 	return d.pool.Delete(ctx, id, attempt)
 }
 
-// AckAndPop acks one job and pops the next from topics, waiting up to
-// timeout: a consumer's "done with that, give me the next" in one request
-// (kestrel's close/open). If the ack fails nothing is popped; if what follows
-// a successful ack fails, the error is a *job.AckedError.
-func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topics []string, timeout time.Duration) (*job.Job, error) {
-	topics, err := d.checkTopics(topics)
+// Ack names one delivery to ack: a job's public id and, when > 0, the
+// delivery (attempt) it was.
+type Ack struct {
+	ID      string
+	Attempt int
+}
+
+// PopRequest is what a consumer asks for: up to Count jobs (0: one, as Pop)
+// from Topics in their order, waiting up to Timeout for the first.
+type PopRequest struct {
+	Topics  []string
+	Timeout time.Duration
+	Count   int
+}
+
+// AckMany acks several jobs at once, so that their acks share script calls;
+// errs[i] is acks[i]'s outcome, each on its own.
+func (d *Dispatcher) AckMany(ctx context.Context, acks []Ack) (errs []error) {
+	errs = make([]error, len(acks))
+	var wg sync.WaitGroup
+	for i, a := range acks {
+		wg.Go(func() { errs[i] = d.Ack(ctx, a.ID, a.Attempt) })
+	}
+	wg.Wait()
+	return errs
+}
+
+// AckAndPop acks one job and then pops as next asks: a consumer's "done
+// with that, give me the next" in one request (kestrel's close/open). If the
+// ack fails nothing is popped; if what follows a successful ack fails, the
+// error is a *job.AckedError, so that a client retries only the pop. A
+// single pop whose topics share the job's bucket is one script with the ack.
+func (d *Dispatcher) AckAndPop(ctx context.Context, ack Ack, next PopRequest) ([]*job.Job, error) {
+	topics, err := d.checkTopics(next.Topics)
 	if err != nil {
 		return nil, err
 	}
-	got, err := d.pool.AckAndPop(ctx, id, attempt, topics)
+	if next.Count > 0 {
+		if err := d.Ack(ctx, ack.ID, ack.Attempt); err != nil {
+			return nil, err
+		}
+		return d.popAfterAcks(ctx, next)
+	}
+	got, err := d.pool.AckAndPop(ctx, ack.ID, ack.Attempt, topics)
 	if err != nil {
 		return nil, err
 	}
@@ -238,16 +273,39 @@ func (d *Dispatcher) AckAndPop(ctx context.Context, id string, attempt int, topi
 		if got.More {
 			d.waiters.notify(got.Job.Topic, 1)
 		}
-		return got.Job, nil
+		return []*job.Job{got.Job}, nil
 	}
-	if timeout <= 0 {
+	if next.Timeout <= 0 {
 		return nil, nil
 	}
-	got, err = d.wait(ctx, topics, timeout, true, d.pool.Pop) // nothing ready: wait as a pop does
+	got, err = d.wait(ctx, topics, next.Timeout, true, d.pool.Pop) // nothing ready: wait as a pop does
 	if err != nil {
 		return nil, &job.AckedError{Err: err}
 	}
-	return got.Job, nil
+	if got.Job == nil {
+		return nil, nil
+	}
+	return []*job.Job{got.Job}, nil
+}
+
+// AckManyAndPop acks several jobs as AckMany does and then, whichever of
+// them failed, pops up to next.Count jobs (at least one) as PopMany does: a
+// batch consumer's round trip. errs are the acks' outcomes; a failure of
+// the pop is a *job.AckedError (the acks that went through stand).
+func (d *Dispatcher) AckManyAndPop(ctx context.Context, acks []Ack, next PopRequest) (jobs []*job.Job, errs []error, err error) {
+	errs = d.AckMany(ctx, acks)
+	next.Count = max(next.Count, 1)
+	jobs, err = d.popAfterAcks(ctx, next)
+	return jobs, errs, err
+}
+
+// popAfterAcks is the batch pop that follows acks that went through.
+func (d *Dispatcher) popAfterAcks(ctx context.Context, next PopRequest) ([]*job.Job, error) {
+	jobs, err := d.PopMany(ctx, next.Topics, next.Count, next.Timeout)
+	if err != nil {
+		return nil, &job.AckedError{Err: err}
+	}
+	return jobs, nil
 }
 
 // Delete removes a job in any state.

@@ -52,11 +52,10 @@ func (s *Server) dashboardRoutes() {
 	})
 }
 
-func (s *Server) buckets(c *gin.Context) {
+func (s *Server) buckets(c *gin.Context) (int, any, error) {
 	list, err := s.d.Buckets(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	out := make([]gin.H, len(list))
 	for i, b := range list {
@@ -66,15 +65,14 @@ func (s *Server) buckets(c *gin.Context) {
 		}
 		out[i] = v
 	}
-	c.JSON(http.StatusOK, gin.H{"buckets": out})
+	return http.StatusOK, gin.H{"buckets": out}, nil
 }
 
-func (s *Server) redisInfo(c *gin.Context) {
+func (s *Server) redisInfo(c *gin.Context) (int, any, error) {
 	info, err := s.d.RedisInfo(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, gin.H{"used_memory": info.UsedMemory, "rtt_ms": float64(info.RTT.Microseconds()) / 1000,
-		"version": info.Version})
+	return http.StatusOK, gin.H{"used_memory": info.UsedMemory, "rtt_ms": float64(info.RTT.Microseconds()) / 1000,
+		"version": info.Version}, nil
 }

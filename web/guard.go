@@ -108,7 +108,7 @@ func requireJSON(c *gin.Context) {
 // except a GET pop, which would reserve a job nobody sees.
 func headAsGet(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodHead && r.URL.Path != popPath {
+		if r.Method == http.MethodHead && r.URL.Path != "/api/v1/pop" {
 			r = r.Clone(r.Context())
 			r.Method = http.MethodGet
 		}

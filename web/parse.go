@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/job"
 )
@@ -56,12 +57,9 @@ func parseBatch(data []byte, def jobDefaults, limit int) ([]job.Spec, error) {
 	return jobs, nil
 }
 
-// popRequest is what a consumer asks for.
-type popRequest struct {
-	Topics  []string
-	Timeout time.Duration
-	Count   int // up to this many jobs, answered as {"jobs": [...]}; 0: one job, answered as itself
-}
+// popRequest is what a consumer asks for: with a Count, up to that many jobs,
+// answered as {"jobs": [...]}; without, one job, answered as itself.
+type popRequest = dispatcher.PopRequest
 
 // parsePop decodes the body of POST /api/v1/pop: {"topics": [...], "timeout": s,
 // "count": n} ("topic": "name" is accepted for one topic).
@@ -96,10 +94,7 @@ func parsePop(data []byte) (popRequest, error) {
 }
 
 // ackItem is one job of a batch ack.
-type ackItem struct {
-	ID      string
-	Attempt int
-}
+type ackItem = dispatcher.Ack
 
 // parseAcks decodes the body of POST /api/v1/ack: {"jobs": [{"id": ..,
 // "attempt": n}, ...], "next": {pop request}}; ids may be numbers.

@@ -12,23 +12,21 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
-func (s *Server) topics(c *gin.Context) {
+func (s *Server) topics(c *gin.Context) (int, any, error) {
 	offset, err1 := queryInt(c, "offset", 0)
 	limit, err2 := queryInt(c, "limit", 1000)
 	if err := errors.Join(err1, err2); err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	list, total, err := s.d.Topics(c, offset, max(limit, 1))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	views := make([]gin.H, len(list))
 	for i, t := range list {
 		views[i] = topicView(t)
 	}
-	c.JSON(http.StatusOK, gin.H{"total": total, "offset": offset, "topics": views})
+	return http.StatusOK, gin.H{"total": total, "offset": offset, "topics": views}, nil
 }
 
 func queryInt(c *gin.Context, name string, def int) (int, error) {
@@ -43,91 +41,79 @@ func queryInt(c *gin.Context, name string, def int) (int, error) {
 	return n, nil
 }
 
-func (s *Server) topic(c *gin.Context) {
+func (s *Server) topic(c *gin.Context) (int, any, error) {
 	t, err := s.d.TopicStats(c, c.Param("topic"))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, topicView(t))
+	return http.StatusOK, topicView(t), nil
 }
 
-func (s *Server) kickTopic(c *gin.Context) {
+func (s *Server) kickTopic(c *gin.Context) (int, any, error) {
 	data, err := s.body(c, 64<<10)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	bound := int64(math.MaxInt32)
 	if len(data) > 0 {
 		f, err := jobjson.Decode(data)
 		if err != nil {
-			s.fail(c, err)
-			return
+			return 0, nil, err
 		}
 		if b, ok, err := f.Whole("bound", 0, math.MaxInt32); err != nil {
-			s.fail(c, err)
-			return
+			return 0, nil, err
 		} else if ok {
 			bound = b
 		}
 	}
 	n, err := s.d.Kick(c, c.Param("topic"), int(bound))
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, gin.H{"kicked": n})
+	return http.StatusOK, gin.H{"kicked": n}, nil
 }
 
-func (s *Server) pause(c *gin.Context) {
+func (s *Server) pause(c *gin.Context) (int, any, error) {
 	data, err := s.body(c, 64<<10)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	f, err := jobjson.Decode(data)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	d, ok, err := f.Seconds("seconds")
 	if err == nil && !ok {
 		err = errors.Join(errBadRequest, errors.New("seconds is missing (0 resumes the topic)"))
 	}
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	if _, err := s.d.Pause(c, c.Param("topic"), d, false); err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	s.topic(c)
+	return s.topic(c)
 }
 
-func (s *Server) peekTopic(c *gin.Context) {
+func (s *Server) peekTopic(c *gin.Context) (int, any, error) {
 	states := map[string]job.State{"ready": job.Ready, "delayed": job.Delayed, "buried": job.Buried}
 	st, ok := states[c.Param("state")]
 	if !ok {
-		s.fail(c, errors.Join(errBadRequest, errors.New("peek ready, delayed or buried")))
-		return
+		return 0, nil, errors.Join(errBadRequest, errors.New("peek ready, delayed or buried"))
 	}
 	j, err := s.d.PeekTopic(c, c.Param("topic"), st)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, viewJob(j))
+	return http.StatusOK, viewJob(j), nil
 }
 
-func (s *Server) stats(c *gin.Context) {
+func (s *Server) stats(c *gin.Context) (int, any, error) {
 	st, err := s.d.Stats(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, gin.H{
+	return http.StatusOK, gin.H{
 		"version": s.opts.Version, "uptime": seconds(st.Uptime), "buckets": st.Buckets, "topics": st.Topics,
 		"current_waiting":    st.Waiting,
 		"current_jobs_ready": st.Ready, "current_jobs_delayed": st.Delayed,
@@ -139,7 +125,7 @@ func (s *Server) stats(c *gin.Context) {
 		// This broker's pushes, pops and acks and the script calls that carried them.
 		"batched_operations": st.Batched.Ops, "batch_script_calls": st.Batched.Calls,
 		"aliases_left": st.LeftAliases,
-	})
+	}, nil
 }
 
 func (s *Server) connections() map[string]int {
@@ -150,12 +136,13 @@ func (s *Server) connections() map[string]int {
 	return out
 }
 
-func (s *Server) healthz(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
+func (s *Server) healthz(c *gin.Context) (int, any, error) {
+	return http.StatusOK, gin.H{"status": "ok"}, nil
+}
 
-func (s *Server) readyz(c *gin.Context) {
+func (s *Server) readyz(c *gin.Context) (int, any, error) {
 	if err := s.d.Ready(c); err != nil {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "error": err.Error()})
-		return
+		return http.StatusServiceUnavailable, gin.H{"status": "unavailable", "error": err.Error()}, nil
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+	return http.StatusOK, gin.H{"status": "ready"}, nil
 }

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -102,34 +101,72 @@ func (s *Server) Handler() http.Handler { return headAsGet(s.engine) }
 
 func (s *Server) routes() {
 	r := s.engine
-	r.GET("/healthz", s.healthz)
-	r.GET("/readyz", s.readyz)
 	s.dashboardRoutes()
-	guarded := []gin.HandlerFunc{s.sameOrigin, requireJSON, s.requireToken} // every API route's
-	api := r.Group("/api/v1", guarded...)
-	api.POST("/jobs", s.push)
-	api.POST("/jobs/batch", s.pushBatch)
-	api.GET("/jobs/:id", s.getJob)
-	api.DELETE("/jobs/:id", s.deleteJob)
-	api.POST("/jobs/:id/ack", s.ack)
-	r.POST(ackManyPath, append(guarded, s.ackMany)...)
-	api.POST("/jobs/:id/release", s.release)
-	api.POST("/jobs/:id/bury", s.bury)
-	api.POST("/jobs/:id/touch", s.touch)
-	api.POST("/jobs/:id/kick", s.kickJob)
-	r.POST(popPath, append(guarded, s.popPost)...)
-	r.GET(popPath, append(guarded, s.popGet)...)
-	api.GET("/topics", s.topics)
-	api.GET("/topics/:topic", s.topic)
-	api.POST("/topics/:topic/kick", s.kickTopic)
-	api.POST("/topics/:topic/pause", s.pause)
-	api.GET("/topics/:topic/peek/:state", s.peekTopic)
-	api.GET("/stats", s.stats)
-	api.GET("/buckets", s.buckets)
-	api.GET("/redis", s.redisInfo)
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "no such endpoint: " + c.Request.URL.Path})
 	})
+	// Ordinary requests: each under the request timeout, so a Redis that
+	// stops answering turns into a 503, not a hung client.
+	plain := r.Group("", s.deadline)
+	plain.GET("/healthz", s.handle(s.healthz))
+	plain.GET("/readyz", s.handle(s.readyz))
+	guarded := []gin.HandlerFunc{s.sameOrigin, requireJSON, s.requireToken} // every API route's
+	api := plain.Group("/api/v1", guarded...)
+	api.POST("/jobs", s.handle(s.push))
+	api.POST("/jobs/batch", s.handle(s.pushBatch))
+	api.GET("/jobs/:id", s.handle(s.getJob))
+	api.DELETE("/jobs/:id", s.handle(s.deleteJob))
+	api.POST("/jobs/:id/release", s.handle(s.release))
+	api.POST("/jobs/:id/bury", s.handle(s.bury))
+	api.POST("/jobs/:id/touch", s.handle(s.touch))
+	api.POST("/jobs/:id/kick", s.handle(s.kickJob))
+	api.GET("/topics", s.handle(s.topics))
+	api.GET("/topics/:topic", s.handle(s.topic))
+	api.POST("/topics/:topic/kick", s.handle(s.kickTopic))
+	api.POST("/topics/:topic/pause", s.handle(s.pause))
+	api.GET("/topics/:topic/peek/:state", s.handle(s.peekTopic))
+	api.GET("/stats", s.handle(s.stats))
+	api.GET("/buckets", s.handle(s.buckets))
+	api.GET("/redis", s.handle(s.redisInfo))
+	// Requests that may wait for a job (a long poll, an ack that pops the
+	// next): no group deadline; each sets its own, its wait plus the request
+	// timeout (waiting).
+	polls := r.Group("/api/v1", guarded...)
+	polls.POST("/pop", s.handle(s.popPost))
+	polls.GET("/pop", s.handle(s.popGet))
+	polls.POST("/jobs/:id/ack", s.handle(s.ack))
+	polls.POST("/ack", s.handle(s.ackMany))
+}
+
+// A handlerFunc answers a request with a status and a body to send as JSON
+// (nil: none), or with an error; handle turns either into the response.
+type handlerFunc func(c *gin.Context) (status int, body any, err error)
+
+// handle adapts a handlerFunc to gin. An error is answered with the status
+// it calls for and {"error": ...}, plus the fields of body when body is a
+// gin.H (what a half-done request did, e.g. the jobs stored before a batch
+// push failed); nothing is answered to a client that went away while it
+// waited.
+func (s *Server) handle(h handlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		status, body, err := h(c)
+		if err != nil {
+			if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
+				return // the client went away (or the shutdown grace ended): nothing to answer
+			}
+			extra, _ := body.(gin.H)
+			if extra == nil {
+				extra = gin.H{}
+			}
+			c.AbortWithStatusJSON(s.failure(c, err, extra))
+			return
+		}
+		if body == nil {
+			c.Status(status)
+			return
+		}
+		c.JSON(status, body)
+	}
 }
 
 func (s *Server) logRequests(c *gin.Context) {
@@ -143,37 +180,18 @@ func (s *Server) logRequests(c *gin.Context) {
 		"status", c.Writer.Status(), "took", time.Since(start))
 }
 
-// popPath and ackPath are the routes whose requests may wait (a long poll,
-// an ack that pops the next job) and so set their own deadline.
-const (
-	popPath     = "/api/v1/pop"
-	ackPath     = "/api/v1/jobs/:id/ack"
-	ackManyPath = "/api/v1/ack"
-)
-
-// deadline bounds every request but a long poll by the request timeout, so a
-// Redis that stops answering turns into a 503, not a hung client.
+// deadline bounds an ordinary request by the request timeout.
 func (s *Server) deadline(c *gin.Context) {
-	if p := c.FullPath(); p == popPath || p == ackPath || p == ackManyPath {
-		c.Next()
-		return
-	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.RequestTimeout)
 	defer cancel()
 	c.Request = c.Request.WithContext(ctx)
 	c.Next()
 }
 
-// fail answers with the status that err calls for and {"error": ...}. An
-// ack that went through before the failure says so with "acked": a client
-// must not retry it, only what followed it.
-func (s *Server) fail(c *gin.Context, err error) {
-	c.AbortWithStatusJSON(s.failure(c, err, gin.H{}))
-}
-
 // failure fills out with the error's message and answers the status it calls
 // for. 5xx are logged with their cause; a 503 asks the client to retry in a
-// second.
+// second. An ack that went through before the failure says so with "acked":
+// a client must not retry it, only what followed it.
 func (s *Server) failure(c *gin.Context, err error, out gin.H) (int, gin.H) {
 	code := statusOf(err)
 	if code >= 500 {
@@ -228,35 +246,30 @@ func (s *Server) defaults() jobDefaults {
 	return jobDefaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority}
 }
 
-func (s *Server) push(c *gin.Context) {
+func (s *Server) push(c *gin.Context) (int, any, error) {
 	data, err := s.body(c, s.pushLimit())
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	j, err := parsePush(data, s.defaults())
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	id, err := s.d.Push(c, j)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusCreated, gin.H{"id": job.PublicID(j.ClientID, id), "internal_id": id})
+	return http.StatusCreated, gin.H{"id": job.PublicID(j.ClientID, id), "internal_id": id}, nil
 }
 
-func (s *Server) pushBatch(c *gin.Context) {
+func (s *Server) pushBatch(c *gin.Context) (int, any, error) {
 	data, err := s.body(c, int64(s.opts.MaxBatch)*s.pushLimit())
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	jobs, err := parseBatch(data, s.defaults(), s.opts.MaxBatch)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	nums, err := s.d.PushBatch(c, jobs)
 	ids := make([]string, 0, len(nums))
@@ -267,65 +280,86 @@ func (s *Server) pushBatch(c *gin.Context) {
 	}
 	if err != nil {
 		// Say which jobs were stored before the failure, so a retry can skip them.
-		c.AbortWithStatusJSON(s.failure(c, err, gin.H{"stored_ids": ids}))
-		return
+		return 0, gin.H{"stored_ids": ids}, err
 	}
-	c.JSON(http.StatusCreated, gin.H{"ids": ids})
+	return http.StatusCreated, gin.H{"ids": ids}, nil
 }
 
-func (s *Server) popPost(c *gin.Context) {
+func (s *Server) popPost(c *gin.Context) (int, any, error) {
 	data, err := s.body(c, 64<<10)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	req, err := parsePop(data)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	s.pop(c, req)
+	return s.pop(c, req)
 }
 
-func (s *Server) popGet(c *gin.Context) {
+func (s *Server) popGet(c *gin.Context) (int, any, error) {
 	req := popRequest{Topics: c.QueryArray("topic")}
 	if len(req.Topics) == 0 {
-		s.fail(c, errors.Join(errBadRequest, errors.New("give at least one ?topic=")))
-		return
+		return 0, nil, errors.Join(errBadRequest, errors.New("give at least one ?topic="))
 	}
 	if t := c.Query("timeout"); t != "" {
 		secs, err := strconv.ParseFloat(t, 64)
 		if err != nil || secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
-			s.fail(c, errors.Join(errBadRequest, errors.New("timeout must be a number of seconds, got "+strconv.Quote(t))))
-			return
+			return 0, nil, errors.Join(errBadRequest, errors.New("timeout must be a number of seconds, got "+strconv.Quote(t)))
 		}
 		req.Timeout = time.Duration(min(secs, maxSeconds) * float64(time.Second))
 	}
 	if n := c.Query("count"); n != "" {
 		count, err := strconv.Atoi(n)
 		if err != nil || count < 1 {
-			s.fail(c, errors.Join(errBadRequest, errors.New("count must be a whole number of at least 1, got "+strconv.Quote(n))))
-			return
+			return 0, nil, errors.Join(errBadRequest, errors.New("count must be a whole number of at least 1, got "+strconv.Quote(n)))
 		}
 		req.Count = count
 	}
-	s.pop(c, req)
+	return s.pop(c, req)
 }
 
-func (s *Server) pop(c *gin.Context, req popRequest) {
-	if req.Count > 0 {
-		if err := s.checkCount(req.Count); err != nil {
-			s.fail(c, err)
-			return
-		}
-		s.answerWaitMany(c, req.Timeout, func(ctx context.Context) ([]*job.Job, error) {
-			return s.d.PopMany(ctx, req.Topics, req.Count, req.Timeout)
-		})
-		return
+// pop answers 200 with the job (with a count: {"jobs": [...]}), or 204 when
+// none came within the timeout.
+func (s *Server) pop(c *gin.Context, req popRequest) (int, any, error) {
+	if err := s.checkCount(req.Count); err != nil {
+		return 0, nil, err
 	}
-	s.answerWait(c, req.Timeout, func(ctx context.Context) (*job.Job, error) {
-		return s.d.Pop(ctx, req.Topics, req.Timeout)
-	})
+	ctx, cancel := s.waiting(c, req.Timeout)
+	defer cancel()
+	if req.Count > 0 {
+		jobs, err := s.d.PopMany(ctx, req.Topics, req.Count, req.Timeout)
+		return popped(jobs, true, nil, err)
+	}
+	j, err := s.d.Pop(ctx, req.Topics, req.Timeout)
+	if j == nil {
+		return popped(nil, false, nil, err)
+	}
+	return popped([]*job.Job{j}, false, nil, err)
+}
+
+// popped is the answer to a pop of one job (many: false) or a batch pop,
+// with out's fields added to a batch's answer and to a failure's.
+func popped(jobs []*job.Job, many bool, out gin.H, err error) (int, any, error) {
+	switch {
+	case err != nil:
+		return 0, out, err
+	case len(jobs) == 0 && out == nil:
+		return http.StatusNoContent, nil, nil
+	case !many:
+		return http.StatusOK, viewJob(jobs[0]), nil
+	}
+	if out == nil {
+		out = gin.H{}
+	}
+	out["jobs"] = viewJobs(jobs)
+	return http.StatusOK, out, nil
+}
+
+// waiting is the context of a request that may wait up to timeout for a
+// job: its deadline is the wait plus the request timeout.
+func (s *Server) waiting(c *gin.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.Request.Context(), timeout+s.opts.RequestTimeout)
 }
 
 func (s *Server) checkCount(n int) error {
@@ -333,50 +367,6 @@ func (s *Server) checkCount(n int) error {
 		return fmt.Errorf("%w: count %d is over the limit of %d jobs a request ([jobs] max_batch)", errBadRequest, n, s.opts.MaxBatch)
 	}
 	return nil
-}
-
-// answerWait runs a call that may wait up to timeout for a job (a pop, an ack
-// that pops the next) under a deadline of timeout plus the request timeout,
-// and answers like a pop: 200 with the job, 204 when none came, or the error.
-func (s *Server) answerWait(c *gin.Context, timeout time.Duration, call func(context.Context) (*job.Job, error)) {
-	j, ok := waitFor(s, c, timeout, call)
-	if !ok {
-		return
-	}
-	if j == nil {
-		c.Status(http.StatusNoContent)
-		return
-	}
-	c.JSON(http.StatusOK, viewJob(j))
-}
-
-// answerWaitMany is answerWait for a batch pop: 200 with {"jobs": [...]}, or
-// 204 when none came.
-func (s *Server) answerWaitMany(c *gin.Context, timeout time.Duration, call func(context.Context) ([]*job.Job, error)) {
-	jobs, ok := waitFor(s, c, timeout, call)
-	if !ok {
-		return
-	}
-	if len(jobs) == 0 {
-		c.Status(http.StatusNoContent)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"jobs": viewJobs(jobs)})
-}
-
-// waitFor runs call under a deadline of timeout plus the request timeout. On
-// an error it answers it (unless the consumer went away) and says false.
-func waitFor[T any](s *Server, c *gin.Context, timeout time.Duration, call func(context.Context) (T, error)) (T, bool) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), timeout+s.opts.RequestTimeout)
-	defer cancel()
-	got, err := call(ctx)
-	if err != nil {
-		if c.Request.Context().Err() == nil { // else the consumer went away; nothing to answer
-			s.fail(c, err)
-		}
-		return got, false
-	}
-	return got, true
 }
 
 func viewJobs(jobs []*job.Job) []jobView {
@@ -387,29 +377,30 @@ func viewJobs(jobs []*job.Job) []jobView {
 	return out
 }
 
-func (s *Server) getJob(c *gin.Context) {
-	j, err := s.d.Peek(c, c.Param("id"))
+// answerJob answers with the job as an operation left it.
+func answerJob(j *job.Job, err error) (int, any, error) {
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, viewJob(j))
+	return http.StatusOK, viewJob(j), nil
 }
 
-func (s *Server) deleteJob(c *gin.Context) {
+func (s *Server) getJob(c *gin.Context) (int, any, error) {
+	return answerJob(s.d.Peek(c, c.Param("id")))
+}
+
+func (s *Server) deleteJob(c *gin.Context) (int, any, error) {
 	if err := s.d.Delete(c, c.Param("id")); err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, gin.H{"deleted": c.Param("id")})
+	return http.StatusOK, gin.H{"deleted": c.Param("id")}, nil
 }
 
 // jobCall reads the optional arguments of a job action from the body or the query.
-func (s *Server) jobCall(c *gin.Context) (jobCall, bool) {
+func (s *Server) jobCall(c *gin.Context) (jobCall, error) {
 	data, err := s.body(c, 64<<10)
 	if err != nil {
-		s.fail(c, err)
-		return jobCall{}, false
+		return jobCall{}, err
 	}
 	call, err := parseJobCall(data)
 	if err == nil && c.Query("attempt") != "" {
@@ -418,81 +409,61 @@ func (s *Server) jobCall(c *gin.Context) (jobCall, bool) {
 			err = errors.Join(errBadRequest, errors.New("attempt must be a whole number"))
 		}
 	}
+	return call, err
+}
+
+// ack acks the job. With "next" it then answers like a pop: the next job
+// (200) or nothing within the timeout (204), or with a count, like a batch
+// pop; a failed ack pops nothing.
+func (s *Server) ack(c *gin.Context) (int, any, error) {
+	call, err := s.jobCall(c)
 	if err != nil {
-		s.fail(c, err)
-		return jobCall{}, false
+		return 0, nil, err
 	}
-	return call, true
-}
-
-func (s *Server) ack(c *gin.Context) {
-	call, ok := s.jobCall(c)
-	if !ok {
-		return
-	}
-	if call.Next != nil {
-		s.ackAndPop(c, call)
-		return
-	}
-	if err := s.d.Ack(c, c.Param("id"), call.Attempt); err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"acked": c.Param("id")})
-}
-
-// ackAndPop acks the job and answers like a pop: the next job (200) or
-// nothing within the timeout (204), or with a count, like a batch pop. A
-// failed ack pops nothing.
-func (s *Server) ackAndPop(c *gin.Context, call jobCall) {
-	next := call.Next
-	if next.Count > 0 {
-		if err := s.checkCount(next.Count); err != nil {
-			s.fail(c, err)
-			return
+	a := dispatcher.Ack{ID: c.Param("id"), Attempt: call.Attempt}
+	if call.Next == nil {
+		ctx, cancel := s.waiting(c, 0)
+		defer cancel()
+		if err := s.d.Ack(ctx, a.ID, a.Attempt); err != nil {
+			return 0, nil, err
 		}
-		s.answerWaitMany(c, next.Timeout, func(ctx context.Context) ([]*job.Job, error) {
-			if err := s.d.Ack(ctx, c.Param("id"), call.Attempt); err != nil {
-				return nil, err
-			}
-			jobs, err := s.d.PopMany(ctx, next.Topics, next.Count, next.Timeout)
-			if err != nil {
-				return nil, &job.AckedError{Err: err}
-			}
-			return jobs, nil
-		})
-		return
+		return http.StatusOK, gin.H{"acked": a.ID}, nil
 	}
-	s.answerWait(c, next.Timeout, func(ctx context.Context) (*job.Job, error) {
-		return s.d.AckAndPop(ctx, c.Param("id"), call.Attempt, next.Topics, next.Timeout)
-	})
+	if err := s.checkCount(call.Next.Count); err != nil {
+		return 0, nil, err
+	}
+	ctx, cancel := s.waiting(c, call.Next.Timeout)
+	defer cancel()
+	jobs, err := s.d.AckAndPop(ctx, a, *call.Next)
+	return popped(jobs, call.Next.Count > 0, nil, err)
 }
 
 // ackMany acks several jobs at once (a batch consumer's ack), each on its
 // own: 200 with the ids acked and, for the others, why not. With "next" it
 // then pops like a batch pop and adds "jobs" (empty when none came).
-func (s *Server) ackMany(c *gin.Context) {
+func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 	data, err := s.body(c, 1<<20)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
 	acks, next, err := parseAcks(data, s.opts.MaxBatch)
-	if err == nil && next != nil && next.Count > 0 {
+	if err == nil && next != nil {
 		err = s.checkCount(next.Count)
 	}
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.RequestTimeout)
-	defer cancel()
-	errs := make([]error, len(acks))
-	var wg sync.WaitGroup
-	for i, a := range acks { // at once, so that they share script calls
-		wg.Go(func() { errs[i] = s.d.Ack(ctx, a.ID, a.Attempt) })
+	var jobs []*job.Job
+	var errs []error
+	if next == nil {
+		ctx, cancel := s.waiting(c, 0)
+		defer cancel()
+		errs = s.d.AckMany(ctx, acks)
+	} else {
+		ctx, cancel := s.waiting(c, next.Timeout)
+		defer cancel()
+		jobs, errs, err = s.d.AckManyAndPop(ctx, acks, *next)
 	}
-	wg.Wait()
 	acked := make([]string, 0, len(acks))
 	failed := []gin.H{}
 	for i, err := range errs {
@@ -504,59 +475,37 @@ func (s *Server) ackMany(c *gin.Context) {
 	}
 	out := gin.H{"acked": acked, "failed": failed}
 	if next == nil {
-		c.JSON(http.StatusOK, out)
-		return
+		return http.StatusOK, out, nil
 	}
-	ctx, cancel = context.WithTimeout(c.Request.Context(), next.Timeout+s.opts.RequestTimeout)
-	defer cancel()
-	jobs, err := s.d.PopMany(ctx, next.Topics, max(next.Count, 1), next.Timeout)
+	// A failed pop: the acks above stand; out says which went through, so
+	// that only the pop is retried.
+	return popped(jobs, true, out, err)
+}
+
+func (s *Server) release(c *gin.Context) (int, any, error) {
+	call, err := s.jobCall(c)
 	if err != nil {
-		// The acks above stand: say which went through, so that only the pop is retried.
-		if c.Request.Context().Err() == nil {
-			c.AbortWithStatusJSON(s.failure(c, err, out))
-		}
-		return
+		return 0, nil, err
 	}
-	out["jobs"] = viewJobs(jobs)
-	c.JSON(http.StatusOK, out)
+	return answerJob(s.d.Release(c, c.Param("id"), call.Attempt, call.Priority, call.Delay))
 }
 
-func (s *Server) release(c *gin.Context) {
-	s.jobAction(c, func(call jobCall) (*job.Job, error) {
-		return s.d.Release(c, c.Param("id"), call.Attempt, call.Priority, call.Delay)
-	})
-}
-
-func (s *Server) bury(c *gin.Context) {
-	s.jobAction(c, func(call jobCall) (*job.Job, error) {
-		return s.d.Bury(c, c.Param("id"), call.Attempt, call.Priority)
-	})
-}
-
-func (s *Server) touch(c *gin.Context) {
-	s.jobAction(c, func(call jobCall) (*job.Job, error) { return s.d.Touch(c, c.Param("id"), call.Attempt) })
-}
-
-// jobAction reads a job action's arguments, runs it and answers with the job
-// as the action left it.
-func (s *Server) jobAction(c *gin.Context, act func(jobCall) (*job.Job, error)) {
-	call, ok := s.jobCall(c)
-	if !ok {
-		return
-	}
-	j, err := act(call)
+func (s *Server) bury(c *gin.Context) (int, any, error) {
+	call, err := s.jobCall(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, viewJob(j))
+	return answerJob(s.d.Bury(c, c.Param("id"), call.Attempt, call.Priority))
 }
 
-func (s *Server) kickJob(c *gin.Context) {
-	j, err := s.d.KickJob(c, c.Param("id"))
+func (s *Server) touch(c *gin.Context) (int, any, error) {
+	call, err := s.jobCall(c)
 	if err != nil {
-		s.fail(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, viewJob(j))
+	return answerJob(s.d.Touch(c, c.Param("id"), call.Attempt))
+}
+
+func (s *Server) kickJob(c *gin.Context) (int, any, error) {
+	return answerJob(s.d.KickJob(c, c.Param("id")))
 }

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The package rules of docs/ARCHITECTURE.md, checked on the real import
+// graph (`go list`, the packages' own imports, tests left out), so that the
+// picture cannot drift from the code.
+const module = "github.com/gmq/gmq"
+
+// frontEnds are the protocol servers over the dispatcher (broker.FrontEnd).
+var frontEnds = []string{"web", "beanstalk", "gmqrpc"}
+
+const rueidis = "github.com/redis/rueidis"
+
+func TestImportRules(t *testing.T) {
+	imports := moduleImports(t)
+	for pkg, deps := range imports {
+		for _, dep := range deps {
+			for _, rule := range importRules {
+				if why := rule(pkg, dep); why != "" {
+					t.Errorf("%s imports %s: %s", pkg, dep, why)
+				}
+			}
+		}
+	}
+	if len(imports) < 10 {
+		t.Fatalf("go list found only %d packages: %v", len(imports), imports)
+	}
+}
+
+// importRules each say why pkg must not import dep, or "".
+var importRules = []func(pkg, dep string) string{
+	func(pkg, dep string) string {
+		if slices.Contains(frontEnds, pkg) && (dep == "pool" || dep == "bucket" || dep == rueidis) {
+			return "a front end acts through the dispatcher and speaks of jobs with package job, never the store"
+		}
+		return ""
+	},
+	func(pkg, dep string) string {
+		if dep == rueidis && pkg != "pool" {
+			return "only pool talks to Redis"
+		}
+		return ""
+	},
+	func(pkg, dep string) string {
+		if slices.Contains(frontEnds, dep) && pkg != "broker" {
+			return "only broker assembles the front ends"
+		}
+		return ""
+	},
+	func(pkg, dep string) string {
+		if pkg == "job" && isModule(dep) {
+			return "job is the bottom layer: it imports nothing of gmq's"
+		}
+		return ""
+	},
+	func(pkg, dep string) string {
+		if pkg == "pool" && isModule(dep) && dep != "job" && dep != "lua" {
+			return "the store knows jobs and its scripts, nothing above it"
+		}
+		return ""
+	},
+	func(pkg, dep string) string {
+		if (dep == "broker" || strings.HasPrefix(dep, "broker/")) && pkg != "." && !strings.HasPrefix(pkg, "broker") {
+			return "only main (and tests) use the assembled broker"
+		}
+		return ""
+	},
+}
+
+// isModule says whether a trimmed import path is one of this module's packages.
+func isModule(p string) bool { return !strings.Contains(p, ".") || p == "." }
+
+// moduleImports maps each package of the module (its path trimmed of the
+// module's, "." for main) to its imports, the module's trimmed likewise.
+func moduleImports(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	trim := func(p string) string {
+		if p == module {
+			return "."
+		}
+		if rest, ok := strings.CutPrefix(p, module+"/"); ok {
+			return rest
+		}
+		if strings.Contains(p, ".") {
+			return p
+		}
+		return "std:" + p
+	}
+	imports := map[string][]string{}
+	for line := range strings.Lines(strings.TrimSpace(string(out))) {
+		fields := strings.Fields(line)
+		pkg := trim(fields[0])
+		for _, dep := range fields[1:] {
+			if d := trim(dep); !strings.HasPrefix(d, "std:") {
+				imports[pkg] = append(imports[pkg], d)
+			}
+		}
+		if _, ok := imports[pkg]; !ok {
+			imports[pkg] = nil
+		}
+	}
+	return imports
+}
