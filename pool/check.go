@@ -44,11 +44,11 @@ func (p *Pool) Check(ctx context.Context) ([]string, error) {
 // checkBucket compares a bucket's record and body counts and its counters
 // with the members counted in its topics' sets (delayed, ready, reserved, buried).
 func (p *Pool) checkBucket(ctx context.Context, b int, sets [4]int64) []string {
-	k := p.keys.bucket(b)
+	k := p.keys.buckets[b]
 	res := p.client.DoMulti(ctx,
-		p.client.B().Hlen().Key(k[0]).Build(),
-		p.client.B().Hlen().Key(k[1]).Build(),
-		p.client.B().Hgetall().Key(k[3]).Build())
+		p.client.B().Hlen().Key(k.jobs).Build(),
+		p.client.B().Hlen().Key(k.bodies).Build(),
+		p.client.B().Hgetall().Key(k.stats).Build())
 	records, err1 := res[0].AsInt64()
 	bodies, err2 := res[1].AsInt64()
 	counters, err3 := res[2].AsIntMap()

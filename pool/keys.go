@@ -10,15 +10,23 @@ import (
 // the same scripts run on one Redis or on a Redis Cluster.
 type keys struct {
 	prefix  string
-	buckets [][]string // per bucket: jobs, bodies, due, stats, topics (the scripts' KEYS[1..5])
+	buckets []bucketKeys
+}
+
+// bucketKeys are one bucket's own keys, by name, and in the order the
+// scripts take them (lua/lib.lua's KEYS[1..5]).
+type bucketKeys struct {
+	jobs, bodies, due, stats, topics string
+	scriptOrder                      []string
 }
 
 func newKeys(prefix string, n int) keys {
-	k := keys{prefix: prefix, buckets: make([][]string, n)}
+	k := keys{prefix: prefix, buckets: make([]bucketKeys, n)}
 	for b := range n {
 		tag := k.tag(b)
-		// In the order of the key* constants below.
-		k.buckets[b] = []string{tag + ":jobs", tag + ":bodies", tag + ":due", tag + ":stats", tag + ":topics"}
+		bk := bucketKeys{jobs: tag + ":jobs", bodies: tag + ":bodies", due: tag + ":due", stats: tag + ":stats", topics: tag + ":topics"}
+		bk.scriptOrder = []string{bk.jobs, bk.bodies, bk.due, bk.stats, bk.topics}
+		k.buckets[b] = bk
 	}
 	return k
 }
@@ -30,32 +38,23 @@ func (k keys) bucketOf(name string) int {
 	return int(crc32.ChecksumIEEE([]byte(name)) % uint32(len(k.buckets)))
 }
 
-// bucket returns a bucket's own keys, in the scripts' KEYS order.
-func (k keys) bucket(b int) []string { return k.buckets[b] }
-
-// The places of a bucket's keys in that order (lua/lib.lua reads them so).
-const (
-	keyJobs = iota
-	keyBodies
-	keyDue
-	keyStats
-	keyTopics
-)
+// bucket returns bucket b's own keys in the scripts' KEYS order.
+func (k keys) bucket(b int) []string { return k.buckets[b].scriptOrder }
 
 // due is bucket b's sorted set of topics by earliest due time.
-func (k keys) due(b int) string { return k.buckets[b][keyDue] }
+func (k keys) due(b int) string { return k.buckets[b].due }
 
 // stats is bucket b's hash of counts and totals.
-func (k keys) stats(b int) string { return k.buckets[b][keyStats] }
+func (k keys) stats(b int) string { return k.buckets[b].stats }
 
 // topics is bucket b's set of topic names.
-func (k keys) topics(b int) string { return k.buckets[b][keyTopics] }
+func (k keys) topics(b int) string { return k.buckets[b].topics }
 
 // withTopics returns the bucket's keys followed by each topic's six keys, the
 // KEYS layout of lua/lib.lua. Every topic must belong to bucket b.
 func (k keys) withTopics(b int, topics ...string) []string {
 	out := make([]string, 0, 5+6*len(topics))
-	out = append(out, k.buckets[b]...)
+	out = append(out, k.buckets[b].scriptOrder...)
 	tag := k.tag(b)
 	for _, t := range topics {
 		out = append(out, tag+":ready:"+t, tag+":delayed:"+t, tag+":reserved:"+t,
