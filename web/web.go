@@ -1,6 +1,7 @@
 // Package web is gmq's HTTP front end: the JSON API for producers, consumers
-// and operators (gin), and later the dashboard. It parses and formats; every
-// decision is the dispatcher's.
+// and operators (gin), the dashboard, and the HTTP server they run on
+// (timeouts, the shutdown grace). It parses and formats; every decision is
+// the dispatcher's.
 package web
 
 import (
