@@ -48,6 +48,7 @@ type brokerProc struct {
 	addr      string
 	beanstalk string
 	rpc       string
+	kestrel   string
 	redis     string
 	fileLimit int    // when > 0, the broker runs under ulimit -n fileLimit
 	bin       string // the gmq binary to run; "" for the race-detecting one
@@ -76,7 +77,7 @@ func startBroker(t *testing.T, redisURL string) *brokerProc {
 	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), rpc: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}}
+	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), rpc: freeAddr(t), kestrel: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}}
 	b.start()
 	t.Cleanup(b.kill)
 	return b
@@ -86,7 +87,7 @@ func (b *brokerProc) start() {
 	b.t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	args := []string{"start", "-c", b.conf, "--http", b.addr, "--beanstalk", b.beanstalk, "--rpc", b.rpc, "--redis", b.redis}
+	args := []string{"start", "-c", b.conf, "--http", b.addr, "--beanstalk", b.beanstalk, "--rpc", b.rpc, "--kestrel", b.kestrel, "--redis", b.redis}
 	bin := b.bin
 	if bin == "" {
 		bin = binary
@@ -275,4 +276,38 @@ func TestCrashBetweenRequests(t *testing.T) {
 	if stats["total_jobs"] != 3.0 || stats["total_deletes"] != 3.0 || stats["total_timeouts"] != 1.0 {
 		t.Fatalf("stats %v", stats)
 	}
+}
+
+// A kestrel reliable read survives a SIGKILL of the broker that holds it:
+// nobody touches it any more, its TTR runs out and the item comes back.
+func TestKestrelOpenReadSurvivesSIGKILL(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	store := checker(t, srv.URL())
+	b.kill()
+	if err := os.WriteFile(b.conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n[jobs]\ndefault_ttr = 1s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.start()
+	c, err := net.DialTimeout("tcp", b.kestrel, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "set k 0 0 4\r\nitem\r\nget k/open\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	want := "STORED\r\nVALUE k/open 0 4\r\nitem\r\nEND\r\n"
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != want {
+		t.Fatalf("set and open: %q %v", got, err)
+	}
+	b.kill()
+	mustBeConsistent(t, store, "killed with a read open")
+	b.start()
+	if line, err := exchange(b.kestrel, "get k/t=5000\r\n"); err != nil || line != "VALUE k/t=5000 0 4\r\n" {
+		t.Fatalf("after the restart: %q %v, want the item back", line, err)
+	}
+	mustBeConsistent(t, store, "after the item came back")
 }

@@ -13,7 +13,7 @@ import (
 const module = "github.com/gmq/gmq"
 
 // frontEnds are the protocol servers over the dispatcher (broker.FrontEnd).
-var frontEnds = []string{"web", "beanstalk", "gmqrpc"}
+var frontEnds = []string{"web", "beanstalk", "gmqrpc", "kestrel"}
 
 const rueidis = "github.com/redis/rueidis"
 

@@ -2,7 +2,7 @@
 // over HTTP, consumers pop, work and ack them, and Redis keeps every job, so
 // brokers are stateless and several can share one Redis.
 //
-//	gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--token T] [--redis URL]
+//	gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--kestrel ADDR] [--token T] [--redis URL]
 //	gmq version
 package main
 
@@ -27,7 +27,7 @@ import (
 var version = "0.1.0-dev"
 
 const usage = `usage:
-  gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--token T] [--redis URL]   run the broker
+  gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--kestrel ADDR] [--token T] [--redis URL]   run the broker
   gmq bench [--beanstalk ADDR | --http URL] [--vs ADDR] [--clients N] [--jobs N] [--size B] [--batch N] [--json]
                                                        measure a broker: push, pop+ack, full cycle
   gmq bench --http URL --delay-rate N [--delay-for D] [--delay-max D] [--batch N]
@@ -67,6 +67,7 @@ func start(args []string) error {
 	flags.String("redis", "", "Redis URL, overriding [redis] url")
 	flags.String("beanstalk", "", `beanstalkd protocol listen address, overriding [beanstalk] addr ("" turns it off)`)
 	flags.String("rpc", "", `gmq JSON-RPC listen address, overriding [rpc] addr ("" turns it off)`)
+	flags.String("kestrel", "", `kestrel's memcache protocol listen address, overriding [kestrel] addr ("" turns it off)`)
 	flags.String("token", "", "token the dashboard and HTTP API require, overriding [web] token")
 	if err := flags.Parse(args); err != nil {
 		return err
@@ -81,7 +82,7 @@ func start(args []string) error {
 	// Only the flags given override the file; an empty value (--rpc "")
 	// turns that front end off.
 	settings := map[string]string{"http": "server.http", "redis": "redis.url", "beanstalk": "beanstalk.addr",
-		"rpc": "rpc.addr", "token": "web.token"}
+		"rpc": "rpc.addr", "kestrel": "kestrel.addr", "token": "web.token"}
 	var flagErr error
 	flags.Visit(func(f *flag.Flag) {
 		if key, ok := settings[f.Name]; ok && flagErr == nil {

@@ -1,6 +1,6 @@
 // Package broker assembles a whole gmq broker from a config.Config: the Redis
 // store, the dispatcher and every configured front end (HTTP, beanstalkd,
-// JSON-RPC), each on its listener under the connection limit. It runs them,
+// JSON-RPC, kestrel's memcache protocol), each on its listener under the connection limit. It runs them,
 // drains them and shuts them down in order. It is the one place that wires
 // the parts together: main keeps only flags, signals and exit codes, and
 // package brokertest builds the same brokers for tests.
@@ -21,6 +21,7 @@ import (
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/gmqrpc"
 	"github.com/gmq/gmq/internal/tcpserver"
+	"github.com/gmq/gmq/kestrel"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/web"
 )
@@ -111,6 +112,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 			PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority,
 			MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, RequestTimeout: cfg.RequestTimeout, Log: opts.Log})})
 	}
+	if cfg.KestrelAddr != "" {
+		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: kestrel.New(b.d, kestrel.Options{
+			Version: opts.Version, MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
+			RequestTimeout: cfg.RequestTimeout, Log: opts.Log})})
+	}
 	for _, f := range b.fronts[1:] {
 		others[f.name] = f.fe
 	}
@@ -154,7 +160,7 @@ func PoolOptions(cfg config.Config, origin string) pool.Options {
 		AliasGrace: cfg.AliasGrace, TopicCache: cfg.TopicCache, MaxOpsPerCall: cfg.MaxOpsPerCall, BatchSlots: cfg.BatchSlots}
 }
 
-// Addr is where the named front end ("http", "beanstalk", "rpc") listens,
+// Addr is where the named front end ("http", "beanstalk", "rpc", "kestrel") listens,
 // "" if it is off.
 func (b *Broker) Addr(name string) string {
 	for _, f := range b.fronts {
@@ -204,7 +210,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		})
 	}
 	b.log.Info("gmq started", "version", b.opts.Version, "http", b.Addr("http"), "beanstalk", b.Addr("beanstalk"),
-		"rpc", b.Addr("rpc"), "redis", b.cfg.RedisURL, "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
+		"rpc", b.Addr("rpc"), "kestrel", b.Addr("kestrel"), "redis", b.cfg.RedisURL, "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
 	var err error
 	select {
 	case <-ctx.Done():

@@ -56,6 +56,8 @@ type Config struct {
 	RPCAddr    string        // [rpc] addr: gmq JSON-RPC listen address ("" turns it off)
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
 
+	KestrelAddr string // [kestrel] addr: kestrel's memcache protocol listen address ("" turns it off)
+
 	// Not in conf.ini: internals with one sensible value (measured, see
 	// docs/PERFORMANCE.md and docs/ARCHITECTURE.md), here so that every
 	// default has one home.
@@ -95,6 +97,7 @@ func Default() Config {
 		MaxJobSize:      65535,
 		RPCAddr:         "127.0.0.1:9503",
 		RPCPopWait:      time.Second,
+		KestrelAddr:     "127.0.0.1:22133",
 		MaxOpsPerCall:   64,
 		BatchSlots:      2,
 		TopicCache:      100_000,
@@ -174,6 +177,13 @@ func (c *Config) settings() []setting {
 			return checkAddr(v)
 		}},
 		{"rpc", "pop_wait", durationTo(&c.RPCPopWait, 0, time.Minute)},
+		{"kestrel", "addr", func(c *Config, v string) error {
+			c.KestrelAddr = v
+			if v == "" {
+				return nil
+			}
+			return checkAddr(v)
+		}},
 	}
 }
 
@@ -293,7 +303,8 @@ func IsLoopback(addr string) bool {
 }
 
 // OpenPorts lists the unauthenticated front ends (beanstalkd's protocol,
-// JSON-RPC) that listen beyond loopback, as "key = address".
+// JSON-RPC, kestrel's memcache protocol) that listen beyond loopback, as
+// "key = address".
 func (c Config) OpenPorts() []string {
 	var open []string
 	if c.BeanstalkAddr != "" && !IsLoopback(c.BeanstalkAddr) {
@@ -301,6 +312,9 @@ func (c Config) OpenPorts() []string {
 	}
 	if c.RPCAddr != "" && !IsLoopback(c.RPCAddr) {
 		open = append(open, "[rpc] addr = "+c.RPCAddr)
+	}
+	if c.KestrelAddr != "" && !IsLoopback(c.KestrelAddr) {
+		open = append(open, "[kestrel] addr = "+c.KestrelAddr)
 	}
 	return open
 }

@@ -22,8 +22,8 @@ type Broker struct {
 	Pool       *pool.Pool
 	Dispatcher *dispatcher.Dispatcher
 	URL        string // base URL of the HTTP API
-	// HTTPAddr, BeanstalkAddr and RPCAddr are where the front ends listen.
-	HTTPAddr, BeanstalkAddr, RPCAddr string
+	// HTTPAddr, BeanstalkAddr, RPCAddr and KestrelAddr are where the front ends listen.
+	HTTPAddr, BeanstalkAddr, RPCAddr, KestrelAddr string
 }
 
 // Drain makes the broker refuse new jobs where its protocols can say so
@@ -41,7 +41,7 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 	cfg.ShutdownTimeout = time.Second
 	cfg.RedisURL = srv.URL()
 	cfg.ConnectTimeout = 5 * time.Second
-	cfg.HTTP, cfg.BeanstalkAddr, cfg.RPCAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+	cfg.HTTP, cfg.BeanstalkAddr, cfg.RPCAddr, cfg.KestrelAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -63,7 +63,7 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 		<-done
 	})
 	return &Broker{Broker: b, Pool: b.Pool(), Dispatcher: b.Dispatcher(), URL: "http://" + b.Addr("http"),
-		HTTPAddr: b.Addr("http"), BeanstalkAddr: b.Addr("beanstalk"), RPCAddr: b.Addr("rpc")}
+		HTTPAddr: b.Addr("http"), BeanstalkAddr: b.Addr("beanstalk"), RPCAddr: b.Addr("rpc"), KestrelAddr: b.Addr("kestrel")}
 }
 
 // testWriter routes the broker's log to the test's log.

@@ -1,0 +1,393 @@
+package kestrel
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// openRead is a job a connection holds open (get /open) until /close.
+type openRead struct {
+	id      string
+	attempt int
+	ttr     time.Duration
+	touched time.Time // when its TTR last restarted, on this machine's clock
+}
+
+// conn is one client connection. A reader goroutine frames requests; serve
+// runs them in order, so a hang-up cancels a get that waits.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	w      *bufio.Writer
+	ctx    context.Context
+	hangUp context.CancelFunc
+
+	mu   sync.Mutex // open, shared with the keeper
+	open map[string]*openRead
+	keep sync.Once
+	kept chan struct{} // closed when the keeper has stopped
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(s.ctx)
+	return &conn{s: s, nc: nc, w: bufio.NewWriter(nc), ctx: ctx, hangUp: cancel,
+		open: map[string]*openRead{}, kept: make(chan struct{})}
+}
+
+// serve runs the connection until the client hangs up or quits, then gives
+// its open reads back to their queues.
+func (c *conn) serve() {
+	requests := make(chan request)
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer close(requests)
+		defer c.hangUp()
+		r := bufio.NewReaderSize(c.nc, 64<<10)
+		for {
+			req, err := readRequest(r, c.s.opts.MaxItemSize, c.s.opts.MaxRequest)
+			if err != nil {
+				return
+			}
+			select {
+			case requests <- req:
+			case <-c.ctx.Done():
+				return
+			}
+			if req.closeAfter {
+				return
+			}
+		}
+	}()
+	for req := range requests {
+		keepOn := c.handle(req)
+		if len(requests) == 0 || !keepOn {
+			if err := c.w.Flush(); err != nil {
+				break
+			}
+		}
+		if !keepOn {
+			break
+		}
+	}
+	c.hangUp()
+	c.nc.Close() // ends the reader
+	<-readerDone
+	c.keep.Do(func() { close(c.kept) }) // no keeper was started
+	<-c.kept
+	c.abortAll()
+}
+
+// handle runs one request and writes its answer; false closes the connection.
+func (c *conn) handle(req request) bool {
+	if req.reply != "" {
+		c.line(req.reply)
+		return !req.closeAfter
+	}
+	switch req.verb {
+	case "get", "gets":
+		if len(req.args) < 1 {
+			c.line("CLIENT_ERROR get needs a queue name")
+			return false
+		}
+		return c.get(req.args[0])
+	case "set":
+		return c.set(req)
+	case "version":
+		c.line("VERSION " + c.s.opts.Version)
+		return true
+	case "stats":
+		c.stats()
+		return true
+	case "quit":
+		return false
+	case "monitor", "confirm", "delete", "flush", "flush_all", "flush_expired", "flush_all_expired",
+		"reload", "status", "dump_stats", "dump_config", "shutdown":
+		c.line("CLIENT_ERROR " + req.verb + " is not supported by gmq yet")
+		return true
+	}
+	c.line("CLIENT_ERROR unknown command " + strconv.Quote(req.verb))
+	return false
+}
+
+func (c *conn) line(s string) {
+	c.w.WriteString(s)
+	c.w.WriteString("\r\n")
+}
+
+// storeFailure answers a store call's failure: SERVER_ERROR, which kestrel's
+// clients retry, and a closed connection, as kestrel does when it cannot serve.
+func (c *conn) storeFailure(op string, err error) bool {
+	c.s.log.Warn("kestrel: "+op+" failed", "err", err)
+	c.line("SERVER_ERROR " + err.Error())
+	return false
+}
+
+// set pushes the item. An expiry is refused for now: gmq does not expire
+// jobs yet, and an item stored without its expiry could be delivered after it.
+func (c *conn) set(req request) bool {
+	args, err := parseSet(req.args)
+	if err != nil {
+		c.line("CLIENT_ERROR " + err.Error())
+		return true
+	}
+	if args.exp != 0 {
+		c.line("CLIENT_ERROR an expiration time is not supported by gmq yet: set it to 0")
+		return true
+	}
+	c.s.count("cmd_set")
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	defer cancel()
+	_, err = c.s.d.Push(ctx, job.Spec{Topic: args.queue, Body: string(req.data), Priority: job.DefaultPriority, TTR: c.s.opts.DefaultTTR})
+	switch {
+	case errors.Is(err, job.ErrTooBig), errors.Is(err, job.ErrOutOfMemory):
+		c.line("NOT_STORED")
+		return true
+	case err != nil:
+		return c.storeFailure("set", err)
+	}
+	c.line("STORED")
+	return true
+}
+
+// get pops (or peeks at) the next item of a queue, opening, closing or
+// aborting the connection's reliable read on it as the options say.
+func (c *conn) get(key string) bool {
+	o, err := parseGet(key)
+	if err != nil {
+		c.line("CLIENT_ERROR " + err.Error())
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, o.timeout+c.s.opts.RequestTimeout)
+	defer cancel()
+	if o.abort {
+		if err := c.abort(ctx, o.queue); err != nil {
+			return c.storeFailure("abort", err)
+		}
+		c.line("END")
+		return true
+	}
+	if o.close {
+		if err := c.closeRead(ctx, o.queue); err != nil {
+			return c.storeFailure("close", err)
+		}
+		if !o.open {
+			c.line("END")
+			return true
+		}
+	}
+	if c.holds(o.queue) && !o.peek {
+		// Kestrel's rules: one open read per queue (max_open_reads 1), and no
+		// plain get beside it.
+		c.line("ERROR")
+		return false
+	}
+	if o.peek {
+		c.s.count("cmd_peek")
+		j, err := c.peek(ctx, o)
+		if err != nil {
+			return c.storeFailure("peek", err)
+		}
+		c.value(key, j)
+		return true
+	}
+	c.s.count("cmd_get")
+	j, err := c.s.d.Pop(ctx, []string{o.queue}, o.timeout)
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return false // the client hung up, or the server is closing
+		}
+		return c.storeFailure("get", err)
+	}
+	if j != nil && j.TTR > 0 {
+		if o.open {
+			c.hold(o.queue, j)
+		} else if err := c.s.d.Ack(ctx, j.PublicID(), j.Attempt()); err != nil {
+			// The client gets the item; the job stays reserved and comes back
+			// when its TTR runs out: at least once, never lost.
+			c.s.log.Warn("kestrel: ack after a get failed; the item will be delivered again", "id", j.PublicID(), "err", err)
+		}
+	}
+	c.value(key, j)
+	return true
+}
+
+// peek reads the queue's next item without taking it, waiting up to the
+// timeout for one as kestrel does (by looking again every 50 ms).
+func (c *conn) peek(ctx context.Context, o getOptions) (*job.Job, error) {
+	deadline := time.Now().Add(o.timeout)
+	for {
+		j, err := c.s.d.PeekTopic(ctx, o.queue, job.Ready)
+		if err == nil || !errors.Is(err, job.ErrNotFound) {
+			return j, err
+		}
+		if time.Now().After(deadline) {
+			return nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// value answers an item, or END for none. The VALUE line names the key as
+// the client sent it, options included, as memcached does; kestrel names the
+// bare queue, which memcache clients that check the key (pymemcache,
+// php-memcached) refuse.
+func (c *conn) value(key string, j *job.Job) {
+	if j == nil {
+		c.s.count("get_misses")
+		c.line("END")
+		return
+	}
+	c.s.count("get_hits")
+	fmt.Fprintf(c.w, "VALUE %s 0 %d\r\n", key, len(j.Body))
+	c.w.WriteString(j.Body)
+	c.w.WriteString("\r\nEND\r\n")
+}
+
+func (c *conn) holds(queue string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.open[queue] != nil
+}
+
+// hold records an open read and starts the keeper that touches it.
+func (c *conn) hold(queue string, j *job.Job) {
+	c.mu.Lock()
+	c.open[queue] = &openRead{id: j.PublicID(), attempt: j.Attempt(), ttr: j.TTR, touched: time.Now()}
+	c.mu.Unlock()
+	c.keep.Do(func() { go c.keeper() })
+}
+
+// take removes and returns the connection's open read on queue, if any.
+func (c *conn) take(queue string) *openRead {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.open[queue]
+	delete(c.open, queue)
+	return r
+}
+
+// closeRead acks the open read on queue (/close); none is no error.
+func (c *conn) closeRead(ctx context.Context, queue string) error {
+	r := c.take(queue)
+	if r == nil {
+		return nil
+	}
+	err := c.s.d.Ack(ctx, r.id, r.attempt)
+	if errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotFound) {
+		return nil // its TTR ran out meanwhile and it went to another reader: nothing to close
+	}
+	return err
+}
+
+// abort gives the open read on queue back to the head of its queue (/abort).
+func (c *conn) abort(ctx context.Context, queue string) error {
+	r := c.take(queue)
+	if r == nil {
+		return nil
+	}
+	err := c.s.d.GiveBack(ctx, r.id, r.attempt)
+	if errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotFound) || errors.Is(err, job.ErrNotReserved) {
+		return nil
+	}
+	return err
+}
+
+// abortAll gives back every open read of a closed connection.
+func (c *conn) abortAll() {
+	c.mu.Lock()
+	queues := make([]string, 0, len(c.open))
+	for q := range c.open {
+		queues = append(queues, q)
+	}
+	c.mu.Unlock()
+	for _, q := range queues {
+		ctx, cancel := context.WithTimeout(context.Background(), c.s.opts.RequestTimeout)
+		if err := c.abort(ctx, q); err != nil {
+			c.s.log.Warn("kestrel: giving back an open read of a closed connection failed; its TTR will", "queue", q, "err", err)
+		}
+		cancel()
+	}
+}
+
+// keeper touches the connection's open reads while it lives, each when a
+// third of its TTR has passed, so that an open read is held until /close
+// however long the client takes.
+func (c *conn) keeper() {
+	defer close(c.kept)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		c.mu.Lock()
+		var due []*openRead
+		for _, r := range c.open {
+			if time.Since(r.touched) >= r.ttr/3 {
+				due = append(due, r)
+			}
+		}
+		c.mu.Unlock()
+		for _, r := range due {
+			ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+			_, err := c.s.d.Touch(ctx, r.id, r.attempt)
+			cancel()
+			c.mu.Lock()
+			r.touched = time.Now()
+			c.mu.Unlock()
+			if err != nil && c.ctx.Err() == nil {
+				c.s.log.Warn("kestrel: touching an open read failed", "id", r.id, "err", err)
+			}
+		}
+	}
+}
+
+// stats answers kestrel's STAT lines that gmq has: the server's, then
+// queue_<name>_<stat> for each queue (the first 1,000 by name).
+func (c *conn) stats() {
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	defer cancel()
+	st, err := c.s.d.Stats(ctx)
+	if err != nil {
+		c.line("SERVER_ERROR " + err.Error())
+		return
+	}
+	topics, _, err := c.s.d.Topics(ctx, 0, 1000)
+	if err != nil {
+		c.line("SERVER_ERROR " + err.Error())
+		return
+	}
+	stat := func(k string, v any) { fmt.Fprintf(c.w, "STAT %s %v\r\n", k, v) }
+	stat("uptime", int64(time.Since(c.s.started).Seconds()))
+	stat("time", time.Now().Unix())
+	stat("version", c.s.opts.Version)
+	stat("curr_items", st.Ready+st.Delayed+st.Reserved+st.Buried)
+	stat("total_items", st.Jobs)
+	stat("curr_connections", c.s.Connections())
+	for _, k := range []string{"total_connections", "cmd_get", "cmd_set", "cmd_peek", "get_hits", "get_misses"} {
+		stat(k, c.s.counter(k))
+	}
+	sort.Slice(topics, func(i, j int) bool { return topics[i].Name < topics[j].Name })
+	for _, t := range topics {
+		stat("queue_"+t.Name+"_items", t.Ready+t.Delayed+t.Buried)
+		stat("queue_"+t.Name+"_total_items", t.Jobs)
+		stat("queue_"+t.Name+"_open_transactions", t.Reserved)
+	}
+	c.line("END")
+}

@@ -1,0 +1,82 @@
+package kestrel
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// getOptions are a get's queue name and the options after it:
+// <queue>[/t=<ms>][/open][/close][/abort][/peek], in any order.
+type getOptions struct {
+	queue                    string
+	timeout                  time.Duration
+	open, close, abort, peek bool
+}
+
+// maxWait bounds /t= so that its milliseconds fit a Duration.
+const maxWait = 24 * time.Hour
+
+// parseGet reads a get's key. Kestrel's rules: peek or abort with open or
+// close, and peek with abort, are contradictions; an empty name is an error.
+// Unlike kestrel, which ignores them, an unknown option is an error too: a
+// misspelt "/opn" would otherwise turn a reliable read into a plain one.
+func parseGet(key string) (getOptions, error) {
+	parts := strings.Split(key, "/")
+	o := getOptions{queue: parts[0]}
+	for _, opt := range parts[1:] {
+		switch {
+		case strings.HasPrefix(opt, "t="):
+			ms, err := strconv.ParseInt(opt[2:], 10, 64)
+			if err != nil || ms < 0 {
+				return o, fmt.Errorf("bad timeout %q: want /t=<milliseconds>", opt)
+			}
+			o.timeout = min(time.Duration(ms)*time.Millisecond, maxWait)
+		case opt == "open":
+			o.open = true
+		case opt == "close":
+			o.close = true
+		case opt == "abort":
+			o.abort = true
+		case opt == "peek":
+			o.peek = true
+		default:
+			return o, fmt.Errorf("unknown option %q: gmq knows t=, open, close, abort and peek", opt)
+		}
+	}
+	switch {
+	case o.queue == "":
+		return o, errors.New("no queue name")
+	case (o.peek || o.abort) && (o.open || o.close), o.peek && o.abort:
+		return o, errors.New("peek and abort cannot be combined with open, close or each other")
+	}
+	return o, checkQueue(o.queue)
+}
+
+// setArgs are a set's numbers.
+type setArgs struct {
+	queue string
+	flags uint32 // kept by memcache; kestrel ignores them, and so does gmq
+	exp   int64
+}
+
+func parseSet(args []string) (setArgs, error) {
+	s := setArgs{queue: args[0]}
+	flags, err := strconv.ParseUint(args[1], 10, 32)
+	if err != nil {
+		return s, fmt.Errorf("bad flags %q: want a whole number", args[1])
+	}
+	s.flags = uint32(flags)
+	if s.exp, err = strconv.ParseInt(args[2], 10, 64); err != nil {
+		return s, fmt.Errorf("bad exptime %q: want a whole number of seconds", args[2])
+	}
+	return s, checkQueue(s.queue)
+}
+
+// checkQueue applies gmq's topic rules, which forbid what kestrel forbids in
+// queue names ('/' and '~') and more (spaces, control bytes, over 200 bytes).
+func checkQueue(name string) error { return job.ValidateTopic(name) }

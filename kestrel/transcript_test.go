@@ -1,0 +1,168 @@
+package kestrel_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
+)
+
+// Each line and gmq's answer, as kestrel's MemcacheHandler gives it (or, where
+// gmq differs, as the README says).
+func TestTranscript(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	w := dial(t, b.KestrelAddr)
+	bin := "a\x00b\r\nc\xff" // binary data round-trips exactly
+	steps := []struct{ send, want string }{
+		{"get q\r\n", "END\r\n"},
+		{"set q 0 0 5\r\nhello\r\n", "STORED\r\n"},
+		{"SET q 7 0 5\r\nworld\r\n", "STORED\r\n"}, // verbs are case-blind; flags are ignored
+		{fmt.Sprintf("set q 0 0 %d\r\n%s\r\n", len(bin), bin), "STORED\r\n"},
+		{"get q/peek\r\n", value("q/peek", "hello")},
+		{"get q\r\n", value("q", "hello")},
+		{"gets q\r\n", value("q", "world")},
+		{"get q/t=10\r\n", value("q/t=10", bin)},
+		{"get q/t=100\r\n", "END\r\n"},
+		{"get q/close\r\n", "END\r\n"}, // nothing open: ignored
+		{"get q/abort\r\n", "END\r\n"},
+		{"set q 0 x 1\r\nx\r\n", "CLIENT_ERROR bad exptime \"x\": want a whole number of seconds\r\n"},
+		{"set q 0 60 1\r\nx\r\n", "CLIENT_ERROR an expiration time is not supported by gmq yet: set it to 0\r\n"},
+		{"set q 0 0 70000\r\n" + strings.Repeat("y", 70000) + "\r\n", "NOT_STORED\r\n"}, // over max_body: read, dropped
+		{"set bad~name 0 0 1\r\nx\r\n", "CLIENT_ERROR invalid: topic name \"bad~name\" has a character outside A-Za-z0-9-+/;.$_() at byte 3\r\n"},
+		{"version\r\n", "VERSION test\r\n"},
+		{"flush q\r\n", "CLIENT_ERROR flush is not supported by gmq yet\r\n"},
+		{"get q\r\n", "END\r\n"}, // the connection is still usable
+	}
+	for _, s := range steps {
+		w.must(s.send, s.want)
+	}
+	w.must("quit\r\n", "EOF")
+}
+
+// Requests after which kestrel closes the connection.
+func TestClosingErrors(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	for _, tc := range []struct{ send, want string }{
+		{"bogus\r\n", "CLIENT_ERROR unknown command \"bogus\"\r\n"},
+		{"get /t=5\r\n", "CLIENT_ERROR no queue name\r\n"},
+		{"get q/peek/open\r\n", "CLIENT_ERROR peek and abort cannot be combined with open, close or each other\r\n"},
+		{"get q/abort/close\r\n", "CLIENT_ERROR peek and abort cannot be combined with open, close or each other\r\n"},
+		{"get q/peek/abort\r\n", "CLIENT_ERROR peek and abort cannot be combined with open, close or each other\r\n"},
+		{"get q/t=soon\r\n", "CLIENT_ERROR bad timeout \"t=soon\": want /t=<milliseconds>\r\n"},
+		{"get q/opne\r\n", "CLIENT_ERROR unknown option \"opne\": gmq knows t=, open, close, abort and peek\r\n"},
+		{"get " + strings.Repeat("q", 1100) + "\r\n", "CLIENT_ERROR line too long (the limit is 1024 bytes)\r\n"},
+		{"set q 0 0\r\n", "CLIENT_ERROR malformed request line: want set <queue> <flags> <exptime> <bytes>\r\n"},
+		{"set q 0 0 -1\r\n", "CLIENT_ERROR bad data chunk: the byte count \"-1\" is not a whole number\r\n"},
+		{"set q 0 0 99999999999\r\n", "CLIENT_ERROR bad data chunk: 99999999999 bytes is over the request limit of 8388608 ([server] max_request_body)\r\n"},
+		{"set q 0 0 1\r\nxyz\r\n", "CLIENT_ERROR bad data chunk: the data is not followed by CRLF (is the byte count right?)\r\n"},
+	} {
+		w := dial(t, b.KestrelAddr)
+		w.must(tc.send, tc.want)
+		if got := w.reply(2 * time.Second); got != "EOF" {
+			t.Errorf("%q: the connection stays open (%q)", clip(tc.send), got)
+		}
+	}
+}
+
+func TestReliableReads(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	w := dial(t, b.KestrelAddr)
+	w.set("r", "one")
+	w.set("r", "two")
+
+	w.must("get r/open\r\n", value("r/open", "one"))
+	other := dial(t, b.KestrelAddr)
+	other.must("get r/peek\r\n", value("r/peek", "two")) // the open item is held
+	w.must("get r/close/open\r\n", value("r/close/open", "two"))
+	w.must("get r/abort\r\n", "END\r\n")
+	w.must("get r/open\r\n", value("r/open", "two")) // aborted: back at the head
+	w.must("get r/open\r\n", "ERROR\r\n")            // one open read per queue
+	if got := w.reply(2 * time.Second); got != "EOF" {
+		t.Fatalf("a second open read: the connection stays open (%q)", got)
+	}
+	// The closed connection's open item went back: the next reader gets it.
+	other.must("get r/t=2000/open\r\n", value("r/t=2000/open", "two"))
+	other.must("get r\r\n", "ERROR\r\n") // a plain get beside an open read
+	third := dial(t, b.KestrelAddr)
+	third.must("get r/close\r\n", "END\r\n") // another connection's read is not its to close
+	third.must("get r/t=2000\r\n", value("r/t=2000", "two"))
+	third.must("get r\r\n", "END\r\n")
+}
+
+// An open read is held however long the client takes: the connection
+// touches it before its TTR runs out.
+func TestOpenReadOutlivesTTR(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.DefaultTTR = 600 * time.Millisecond })
+	w := dial(t, b.KestrelAddr)
+	w.set("slow", "held")
+	w.must("get slow/open\r\n", value("slow/open", "held"))
+	time.Sleep(2 * time.Second) // over three TTRs
+	other := dial(t, b.KestrelAddr)
+	other.must("get slow\r\n", "END\r\n")
+	w.must("get slow/close\r\n", "END\r\n")
+	time.Sleep(time.Second)
+	other.must("get slow\r\n", "END\r\n") // closed: acked, not back
+}
+
+// An item set over memcache is a job like any other, and the other way round.
+func TestAcrossFrontEnds(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	w := dial(t, b.KestrelAddr)
+	w.set("x", "from memcache")
+	resp, err := http.Get(b.URL + "/api/v1/pop?topic=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Body string }
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || got.Body != "from memcache" {
+		t.Fatalf("HTTP pop: %v %+v", err, got)
+	}
+	resp.Body.Close()
+	resp, err = http.Post(b.URL+"/api/v1/jobs", "application/json", bytes.NewBufferString(`{"topic":"x","body":"from http","ttr":0}`))
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("HTTP push: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	w.must("get x\r\n", value("x", "from http"))
+	stats := w.do("stats\r\n")
+	for _, want := range []string{"STAT version test\r\n", "STAT total_items 2\r\n", "STAT cmd_set 1\r\n", "STAT get_hits 1\r\n",
+		"STAT queue_x_total_items 2\r\n", "STAT queue_x_open_transactions 1\r\n", "END\r\n"} {
+		if !strings.Contains(stats, want) {
+			t.Errorf("stats lack %q:\n%s", want, stats)
+		}
+	}
+}
+
+// A memcache client that kestrel's Python users have. Debian's package
+// installs it for Debian's python3, which may not be the first on PATH.
+func TestPymemcache(t *testing.T) {
+	python := ""
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import pymemcache").Run() == nil {
+			python = p
+			break
+		}
+	}
+	if python == "" {
+		if os.Getenv("GMQ_REQUIRE_PYTHON") == "1" {
+			t.Fatal("no python3 with pymemcache (apt-get install python3-pymemcache)")
+		}
+		t.Skip("no python3 with pymemcache (apt-get install python3-pymemcache)")
+	}
+	b := brokertest.Fresh(t, nil)
+	host, port, _ := net.SplitHostPort(b.KestrelAddr)
+	out, err := exec.Command(python, "testdata/pymemcache_client.py", host, port).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
