@@ -10,6 +10,7 @@ import (
 
 	"net"
 
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
 
@@ -45,38 +46,10 @@ func newConn(s *Server, nc net.Conn) *conn {
 // serve runs the connection until the client hangs up or quits, then gives
 // its reserved jobs back.
 func (c *conn) serve() {
-	requests := make(chan request)
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		defer close(requests)
-		defer c.hangUp()
-		r := bufio.NewReaderSize(c.nc, 64<<10)
-		for {
-			req, err := readRequest(r, c.s.opts.MaxJobSize)
-			if err != nil {
-				return
-			}
-			select {
-			case requests <- req:
-			case <-c.ctx.Done():
-				return
-			}
-		}
-	}()
-	for req := range requests {
-		if !c.handle(req) {
-			break
-		}
-		if len(requests) == 0 {
-			if err := c.w.Flush(); err != nil {
-				break
-			}
-		}
-	}
-	c.hangUp()
-	c.nc.Close() // ends the reader
-	<-readerDone
+	tcpserver.Pipeline(c.ctx, c.hangUp, c.nc, c.w, func(r *bufio.Reader) (request, bool, error) {
+		req, err := readRequest(r, c.s.opts.MaxJobSize)
+		return req, false, err
+	}, c.handle)
 	c.releaseAll()
 	c.s.closeConn(c)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
 
@@ -46,42 +47,10 @@ func newConn(s *Server, nc net.Conn) *conn {
 // serve runs the connection until the client hangs up or quits, then gives
 // its open reads back to their queues.
 func (c *conn) serve() {
-	requests := make(chan request)
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		defer close(requests)
-		defer c.hangUp()
-		r := bufio.NewReaderSize(c.nc, 64<<10)
-		for {
-			req, err := readRequest(r, c.s.opts.MaxItemSize, c.s.opts.MaxRequest)
-			if err != nil {
-				return
-			}
-			select {
-			case requests <- req:
-			case <-c.ctx.Done():
-				return
-			}
-			if req.closeAfter {
-				return
-			}
-		}
-	}()
-	for req := range requests {
-		keepOn := c.handle(req)
-		if len(requests) == 0 || !keepOn {
-			if err := c.w.Flush(); err != nil {
-				break
-			}
-		}
-		if !keepOn {
-			break
-		}
-	}
-	c.hangUp()
-	c.nc.Close() // ends the reader
-	<-readerDone
+	tcpserver.Pipeline(c.ctx, c.hangUp, c.nc, c.w, func(r *bufio.Reader) (request, bool, error) {
+		req, err := readRequest(r, c.s.opts.MaxItemSize, c.s.opts.MaxRequest)
+		return req, req.closeAfter, err
+	}, c.handle)
 	c.keep.Do(func() { close(c.kept) }) // no keeper was started
 	<-c.kept
 	c.abortAll()

@@ -1,6 +1,7 @@
-// Package tcpserver is the accept loop gmq's TCP front ends (beanstalkd
-// protocol, JSON-RPC) share: a goroutine per connection, each connection
-// closed and waited for on Close.
+// Package tcpserver is what gmq's TCP front ends (beanstalkd protocol,
+// JSON-RPC, kestrel's memcache protocol) share: the accept loop, a goroutine
+// per connection, each connection closed and waited for on Close; and, for
+// the line protocols, the request pipeline (Pipeline).
 package tcpserver
 
 import (
