@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -390,6 +391,72 @@ func BenchmarkMemoryPerJob(b *testing.B) {
 		b.ReportMetric(gmqBytes, "gmq-bytes/job")
 		b.ReportMetric(listBytes, "list-bytes/job")
 		b.ReportMetric(gmqBytes/listBytes, "ratio")
+		b.ReportMetric(0, "ns/op")
+	}
+}
+
+// BenchmarkFlushTopic flushes a topic of 1,000,000 jobs (GMQ_FLUSH_JOBS
+// changes the count) and reports the longest single script call Redis ran
+// for it (from SLOWLOG, Redis's own timing): a flush goes in bounded steps,
+// so no call may hold Redis for long whatever the topic's size. Run it with
+// -benchtime 1x.
+func BenchmarkFlushTopic(b *testing.B) {
+	n := 1_000_000
+	if v := os.Getenv("GMQ_FLUSH_JOBS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p := newPool(b)
+	client, err := pool.Dial(context.Background(), redis.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+	do := func(args ...string) rueidis.RedisResult { return client.Do(ctx, client.B().Arbitrary(args...).Build()) }
+	for range b.N {
+		fill(b, p, n)
+		for _, cmd := range [][]string{{"CONFIG", "SET", "slowlog-log-slower-than", "0"},
+			{"CONFIG", "SET", "slowlog-max-len", "100000"}, {"SLOWLOG", "RESET"}} {
+			if err := do(cmd...).Error(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		start := time.Now()
+		removed, err := p.Purge(ctx, "bench", job.Ready, job.Delayed, job.Reserved, job.Buried)
+		took := time.Since(start)
+		if err != nil || removed != n {
+			b.Fatalf("flush: %d of %d, %v", removed, n, err)
+		}
+		entries, err := do("SLOWLOG", "GET", "100000").ToArray()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var longest int64
+		var durations []int64
+		calls := 0
+		for _, e := range entries {
+			fields, _ := e.ToArray()
+			if len(fields) < 4 {
+				continue
+			}
+			cmd, _ := fields[3].AsStrSlice()
+			if len(cmd) == 0 || !strings.HasPrefix(strings.ToUpper(cmd[0]), "EVAL") {
+				continue
+			}
+			calls++
+			us, _ := fields[2].AsInt64()
+			longest = max(longest, us)
+			durations = append(durations, us)
+		}
+		_ = do("CONFIG", "SET", "slowlog-log-slower-than", "10000").Error() // back to Redis's default
+		slices.Sort(durations)
+		b.Logf("slowest calls (µs): %v", durations[max(len(durations)-5, 0):])
+		b.ReportMetric(float64(longest)/1000, "longest-call-ms")
+		b.ReportMetric(float64(calls), "calls")
+		b.ReportMetric(took.Seconds(), "flush-s")
 		b.ReportMetric(0, "ns/op")
 	}
 }

@@ -387,3 +387,39 @@ func (d *Dispatcher) PeekTopic(ctx context.Context, topic string, s job.State) (
 	}
 	return d.pool.PeekTopic(ctx, topic, s)
 }
+
+// FlushTopic removes every job of a topic, in any state, in bounded steps
+// (kestrel's flush), and returns how many it removed. The topic stays known.
+func (d *Dispatcher) FlushTopic(ctx context.Context, topic string) (int, error) {
+	if err := job.ValidateTopic(topic); err != nil {
+		return 0, err
+	}
+	return d.pool.Purge(ctx, topic, job.Ready, job.Delayed, job.Reserved, job.Buried)
+}
+
+// FlushAll flushes every topic and returns how many jobs it removed.
+func (d *Dispatcher) FlushAll(ctx context.Context) (int, error) {
+	topics, err := d.pool.Topics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, t := range topics {
+		n, err := d.pool.Purge(ctx, t, job.Ready, job.Delayed, job.Reserved, job.Buried)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// DeleteTopic removes every job of a topic and then the topic itself, its
+// pause and its totals (kestrel's delete), and returns how many jobs it
+// removed.
+func (d *Dispatcher) DeleteTopic(ctx context.Context, topic string) (int, error) {
+	if err := job.ValidateTopic(topic); err != nil {
+		return 0, err
+	}
+	return d.pool.DeleteTopic(ctx, topic)
+}

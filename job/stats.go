@@ -7,6 +7,7 @@ type Counters struct {
 	Ready, Delayed, Reserved, Buried                    int64
 	Jobs, Reserves, Deletes, Timeouts, Releases, Buries int64
 	Kicks, Touches                                      int64
+	Flushed                                             int64 // removed by a topic's flush or delete
 }
 
 // TopicStats are one topic's counts and counters.

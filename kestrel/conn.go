@@ -79,7 +79,21 @@ func (c *conn) handle(req request) bool {
 		return true
 	case "quit":
 		return false
-	case "monitor", "confirm", "delete", "flush", "flush_all", "flush_expired", "flush_all_expired",
+	case "delete", "flush":
+		if len(req.args) < 1 {
+			c.line("CLIENT_ERROR " + req.verb + " needs a queue name")
+			return false
+		}
+		return c.flush(req.verb, req.args[0])
+	case "flush_all":
+		ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+		defer cancel()
+		if _, err := c.s.d.FlushAll(ctx); err != nil {
+			return c.storeFailure("flush_all", err)
+		}
+		c.line("Flushed all queues.")
+		return true
+	case "monitor", "confirm", "flush_expired", "flush_all_expired",
 		"reload", "status", "dump_stats", "dump_config", "shutdown":
 		c.line("CLIENT_ERROR " + req.verb + " is not supported by gmq yet")
 		return true
@@ -125,6 +139,32 @@ func (c *conn) set(req request) bool {
 		return c.storeFailure("set", err)
 	}
 	c.line("STORED")
+	return true
+}
+
+// flush removes every item of a queue (flush: END), or the queue itself
+// (delete: DELETED), as kestrel answers.
+func (c *conn) flush(verb, queue string) bool {
+	if err := checkQueue(queue); err != nil {
+		c.line("CLIENT_ERROR " + err.Error())
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	defer cancel()
+	var err error
+	if verb == "delete" {
+		_, err = c.s.d.DeleteTopic(ctx, queue)
+	} else {
+		_, err = c.s.d.FlushTopic(ctx, queue)
+	}
+	if err != nil {
+		return c.storeFailure(verb, err)
+	}
+	if verb == "delete" {
+		c.line("DELETED")
+	} else {
+		c.line("END")
+	}
 	return true
 }
 

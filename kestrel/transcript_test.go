@@ -39,7 +39,7 @@ func TestTranscript(t *testing.T) {
 		{"set q 0 0 70000\r\n" + strings.Repeat("y", 70000) + "\r\n", "NOT_STORED\r\n"}, // over max_body: read, dropped
 		{"set bad~name 0 0 1\r\nx\r\n", "CLIENT_ERROR invalid: topic name \"bad~name\" has a character outside A-Za-z0-9-+/;.$_() at byte 3\r\n"},
 		{"version\r\n", "VERSION test\r\n"},
-		{"flush q\r\n", "CLIENT_ERROR flush is not supported by gmq yet\r\n"},
+		{"monitor q 1\r\n", "CLIENT_ERROR monitor is not supported by gmq yet\r\n"},
 		{"get q\r\n", "END\r\n"}, // the connection is still usable
 	}
 	for _, s := range steps {
@@ -111,6 +111,27 @@ func TestOpenReadOutlivesTTR(t *testing.T) {
 	w.must("get slow/close\r\n", "END\r\n")
 	time.Sleep(time.Second)
 	other.must("get slow\r\n", "END\r\n") // closed: acked, not back
+}
+
+func TestFlushAndDelete(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	w := dial(t, b.KestrelAddr)
+	for _, q := range []string{"a", "a", "b", "c"} {
+		w.set(q, "x")
+	}
+	w.must("get a/open\r\n", value("a/open", "x"))
+	other := dial(t, b.KestrelAddr)
+	other.must("flush a\r\n", "END\r\n") // every item, the open one too
+	other.must("get a/peek\r\n", "END\r\n")
+	w.must("get a/close\r\n", "END\r\n") // its item is gone: nothing to ack
+	other.must("delete b\r\n", "DELETED\r\n")
+	other.must("get b\r\n", "END\r\n")
+	if got := other.do("stats\r\n"); strings.Contains(got, "queue_b_") {
+		t.Fatalf("a deleted queue is still in the stats:\n%s", got)
+	}
+	other.must("flush_all\r\n", "Flushed all queues.\r\n")
+	other.must("get c\r\n", "END\r\n")
+	other.must("flush bad~name\r\n", "CLIENT_ERROR invalid: topic name \"bad~name\" has a character outside A-Za-z0-9-+/;.$_() at byte 3\r\n")
 }
 
 // An item set over memcache is a job like any other, and the other way round.

@@ -66,6 +66,7 @@ var (
 	topicStatsScript  = rueidis.NewLuaScriptReadOnly(lua.Source("topic_stats"))
 	pauseScript       = rueidis.NewLuaScript(lua.Source("pause"))
 	forgetTopicScript = rueidis.NewLuaScript(lua.Source("forget_topic"))
+	purgeScript       = rueidis.NewLuaScript(lua.Source("purge"))
 	claimAliasScript  = rueidis.NewLuaScript(lua.Source("claim_alias"))
 	dropAliasScript   = rueidis.NewLuaScript(lua.Source("drop_alias"))
 )

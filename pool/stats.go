@@ -19,6 +19,7 @@ var counterFields = map[string]func(*job.Counters) *int64{
 	"total_deletes": func(c *job.Counters) *int64 { return &c.Deletes }, "total_timeouts": func(c *job.Counters) *int64 { return &c.Timeouts },
 	"total_releases": func(c *job.Counters) *int64 { return &c.Releases }, "total_buries": func(c *job.Counters) *int64 { return &c.Buries },
 	"total_kicks": func(c *job.Counters) *int64 { return &c.Kicks }, "total_touches": func(c *job.Counters) *int64 { return &c.Touches },
+	"total_flushed": func(c *job.Counters) *int64 { return &c.Flushed },
 }
 
 // Stats sums every bucket's counters. The counts are kept by the same scripts
@@ -104,7 +105,7 @@ func (p *Pool) TopicStats(ctx context.Context, topic string) (job.TopicStats, er
 // whether it did.
 func (p *Pool) ForgetTopic(ctx context.Context, topic string) (bool, error) {
 	b := p.keys.bucketOf(topic)
-	n, err := forgetTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.opts.Origin, topic}).AsInt64()
+	n, err := forgetTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.opts.Origin, topic, ""}).AsInt64()
 	if err != nil {
 		return false, wrapRedis("forget topic", err)
 	}

@@ -95,6 +95,24 @@ func (s *Server) pause(c *gin.Context) (int, any, error) {
 	return s.topic(c)
 }
 
+// flushTopic removes every job of the topic, in any state (kestrel's flush).
+func (s *Server) flushTopic(c *gin.Context) (int, any, error) {
+	n, err := s.d.FlushTopic(c, c.Param("topic"))
+	if err != nil {
+		return 0, gin.H{"flushed": n}, err
+	}
+	return http.StatusOK, gin.H{"flushed": n}, nil
+}
+
+// deleteTopic removes every job of the topic and the topic itself (kestrel's delete).
+func (s *Server) deleteTopic(c *gin.Context) (int, any, error) {
+	n, err := s.d.DeleteTopic(c, c.Param("topic"))
+	if err != nil {
+		return 0, gin.H{"deleted_jobs": n}, err
+	}
+	return http.StatusOK, gin.H{"deleted_jobs": n}, nil
+}
+
 func (s *Server) peekTopic(c *gin.Context) (int, any, error) {
 	states := map[string]job.State{"ready": job.Ready, "delayed": job.Delayed, "buried": job.Buried}
 	st, ok := states[c.Param("state")]
@@ -120,7 +138,7 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		"current_jobs_reserved": st.Reserved, "current_jobs_buried": st.Buried,
 		"total_jobs": st.Jobs, "total_reserves": st.Reserves, "total_deletes": st.Deletes,
 		"total_timeouts": st.Timeouts, "total_releases": st.Releases, "total_buries": st.Buries,
-		"total_kicks": st.Kicks, "total_touches": st.Touches,
+		"total_kicks": st.Kicks, "total_touches": st.Touches, "total_flushed": st.Flushed,
 		"connections": s.connections(),
 		// This broker's pushes, pops and acks and the script calls that carried them.
 		"batched_operations": st.Batched.Ops, "batch_script_calls": st.Batched.Calls,

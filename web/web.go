@@ -125,6 +125,8 @@ func (s *Server) routes() {
 	api.GET("/topics/:topic", s.handle(s.topic))
 	api.POST("/topics/:topic/kick", s.handle(s.kickTopic))
 	api.POST("/topics/:topic/pause", s.handle(s.pause))
+	api.POST("/topics/:topic/flush", s.handle(s.flushTopic))
+	api.DELETE("/topics/:topic", s.handle(s.deleteTopic))
 	api.GET("/topics/:topic/peek/:state", s.handle(s.peekTopic))
 	api.GET("/stats", s.handle(s.stats))
 	api.GET("/buckets", s.handle(s.buckets))

@@ -399,3 +399,27 @@ func TestBatchPopAndAck(t *testing.T) {
 		t.Fatal(problems, err)
 	}
 }
+
+func TestFlushAndDeleteTopic(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs/batch",
+		`{"jobs":[{"topic":"f","body":"1"},{"topic":"f","body":"2","delay":30},{"topic":"f","body":"3"},{"topic":"g","body":"4"}]}`)
+	held := mustCall(t, 200, "GET", api+"/pop?topic=f", ``)
+	if out := mustCall(t, 200, "POST", api+"/topics/f/flush", ``); out["flushed"] != 3.0 {
+		t.Fatalf("flush: %v, want 3 (ready, delayed and reserved)", out)
+	}
+	if st := mustCall(t, 200, "GET", api+"/topics/f", ``); st["ready"] != 0.0 || st["delayed"] != 0.0 || st["reserved"] != 0.0 {
+		t.Fatalf("after the flush: %v", st)
+	}
+	mustCall(t, 404, "POST", api+"/jobs/"+held["id"].(string)+"/ack", ``) // its job was flushed
+	mustCall(t, 200, "POST", api+"/topics/g/pause", `{"seconds":60}`)
+	if out := mustCall(t, 200, "DELETE", api+"/topics/g", ``); out["deleted_jobs"] != 1.0 {
+		t.Fatalf("delete: %v", out)
+	}
+	mustCall(t, 404, "GET", api+"/topics/g", ``)
+	mustCall(t, 400, "POST", api+"/topics/bad~name/flush", ``)
+	if st := mustCall(t, 200, "GET", api+"/stats", ``); st["total_flushed"] != 4.0 {
+		t.Fatalf("stats: total_flushed %v, want 4", st["total_flushed"])
+	}
+}

@@ -1,0 +1,38 @@
+-- purge.lua removes up to n jobs of a topic in the listed states (each
+-- state's set in its order), one bounded step of a flush or a topic delete;
+-- the caller repeats it until a step removes fewer than n, so no call holds
+-- Redis long whatever the topic's size, and a flush cut short by a crash is
+-- finished by running it again.
+-- KEYS: the shared layout (lib.lua) with one topic.
+-- ARGV: origin, topic, n, states (comma-separated set names: ready, delayed,
+-- reserved, buried).
+-- Returns {removed, then member and client id of each removed job that had one}.
+local t = topic_keys(1, ARGV[2])
+local left = tonumber(ARGV[3])
+local state_of = {delayed = DELAYED, ready = READY, reserved = RESERVED, buried = BURIED}
+local out = {0}
+for name in string.gmatch(ARGV[4], '[^,]+') do
+  if left <= 0 then break end
+  local members = redis.call('ZRANGE', t[name], 0, left - 1)
+  if #members > 0 then
+    local records = redis.call('HMGET', K_JOBS, unpack(members))
+    redis.call('ZREM', t[name], unpack(members))
+    redis.call('HDEL', K_JOBS, unpack(members))
+    redis.call('HDEL', K_BODIES, unpack(members))
+    for i, member in ipairs(members) do
+      if records[i] then
+        local cid = cmsgpack.unpack(records[i])[F_CID]
+        if cid and cid ~= '' then
+          out[#out + 1] = member
+          out[#out + 1] = cid
+        end
+      end
+    end
+    count(STATE_COUNTER[state_of[name]], -#members)
+    count('total_flushed', #members)
+    count_topic(t, 'total_flushed', #members)
+    out[1] = out[1] + #members
+    left = left - #members
+  end
+end
+return out

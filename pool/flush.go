@@ -1,0 +1,65 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gmq/gmq/job"
+)
+
+// purgeStep is the most jobs one purge script call removes: a step measured
+// in milliseconds (docs/PERFORMANCE.md), so flushing a million-job topic
+// never holds Redis for long.
+const purgeStep = 500
+
+// Purge removes every job of a topic in the given states (Ready, Delayed,
+// Reserved, Buried), in bounded steps, and returns how many it removed.
+// A removed reserved job's consumer finds it gone (an ack answers not
+// found). Each step is one script, so a purge cut short (a crash, Redis
+// gone) leaves fewer jobs, each in one state, and running it again
+// finishes it.
+func (p *Pool) Purge(ctx context.Context, topic string, states ...job.State) (int, error) {
+	names := make([]string, len(states))
+	for i, s := range states {
+		if s < job.Delayed || s > job.Buried {
+			return 0, fmt.Errorf("purge %q: %w: no jobs are %s", topic, job.ErrInvalid, s)
+		}
+		names[i] = setName(s)
+	}
+	b := p.keys.bucketOf(topic)
+	keys := p.keys.withTopics(b, topic)
+	args := []string{p.opts.Origin, topic, strconv.Itoa(purgeStep), strings.Join(names, ",")}
+	removed := 0
+	for {
+		reply, err := purgeScript.Exec(ctx, p.client, keys, args).ToArray()
+		if err != nil {
+			return removed, wrapRedis("purge", err)
+		}
+		n := int(intAt(reply, 0))
+		removed += n
+		for i := 1; i+1 < len(reply); i += 2 {
+			if id, err := parseMember(strAt(reply, i)); err == nil {
+				p.dropAlias(ctx, strAt(reply, i+1), id)
+			}
+		}
+		if n < purgeStep {
+			return removed, nil
+		}
+	}
+}
+
+// DeleteTopic removes every job of a topic, in any state, and then the topic
+// itself: its pause and its totals. It returns how many jobs it removed.
+func (p *Pool) DeleteTopic(ctx context.Context, topic string) (int, error) {
+	n, err := p.Purge(ctx, topic, job.Ready, job.Delayed, job.Reserved, job.Buried)
+	if err != nil {
+		return n, err
+	}
+	b := p.keys.bucketOf(topic)
+	if err := forgetTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.opts.Origin, topic, "force"}).Error(); err != nil {
+		return n, wrapRedis("delete topic", err)
+	}
+	return n, nil
+}
