@@ -79,8 +79,9 @@ func (c *conn) replyJob(word string, j *job.Job) {
 	c.w.WriteString("\r\n")
 }
 
-// fail answers a store error: NOT_FOUND for the expected outcomes, else
-// INTERNAL_ERROR with the cause in the log.
+// fail answers a store error: NOT_FOUND for the expected outcomes, DRAINING
+// when the server status refuses the command, else INTERNAL_ERROR with the
+// cause in the log.
 func (c *conn) fail(err error) {
 	if errors.Is(err, job.ErrNotFound) || errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotReserved) {
 		c.reply(msgNotFound)
@@ -89,6 +90,10 @@ func (c *conn) fail(err error) {
 	if errors.Is(err, job.ErrTooManyWaiting) {
 		c.s.log.Warn("beanstalk: reserve refused", "err", err)
 		c.reply(msgOutOfMemory) // beanstalkd's word for a server out of room
+		return
+	}
+	if errors.Is(err, job.ErrRefused) {
+		c.reply(msgDraining) // the server status (ReadOnly, Quiescent) refuses it
 		return
 	}
 	c.s.log.Warn("beanstalk: command failed", "err", err)
@@ -164,14 +169,14 @@ func (c *conn) handle(req request) bool {
 }
 
 func (c *conn) put(ctx context.Context, cmd command, body []byte) {
-	if c.s.draining.Load() {
-		c.reply(msgDraining)
-		return
-	}
 	c.producer = true
 	ttr := max(cmd.ttr, 1) // beanstalkd's minimum TTR
 	id, err := c.s.d.Push(ctx, job.Spec{Topic: c.use, Body: string(body), Priority: cmd.pri,
 		Delay: time.Duration(cmd.delay) * time.Second, TTR: time.Duration(ttr) * time.Second})
+	if errors.Is(err, job.ErrRefused) {
+		c.reply(msgDraining) // beanstalkd's answer to a put while it drains
+		return
+	}
 	if err != nil {
 		c.s.log.Warn("beanstalk: put failed", "err", err)
 		c.reply(msgInternalError)

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
@@ -31,7 +30,6 @@ type Server struct {
 	opts     Options
 	log      *slog.Logger
 	started  time.Time
-	draining atomic.Bool
 	instance string
 
 	tcp *tcpserver.Server
@@ -90,9 +88,6 @@ func (s *Server) Close() { s.tcp.Close() }
 func (s *Server) Refuse(c net.Conn) { _, _ = c.Write(refusal) }
 
 var refusal = []byte("OUT_OF_MEMORY\r\n")
-
-// Drain makes every put answer DRAINING from now on (beanstalkd's SIGUSR1).
-func (s *Server) Drain() { s.draining.Store(true) }
 
 // ref changes a tube's reference counts, under s.mu, forgetting it at zero.
 func (s *Server) ref(tube string, change func(*tubeRefs)) {

@@ -21,13 +21,15 @@ import (
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/gmqrpc"
 	"github.com/gmq/gmq/internal/tcpserver"
+	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/kestrel"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/web"
 )
 
 // A FrontEnd is one protocol server over the dispatcher. Adding a protocol
-// is a FrontEnd and one line in New.
+// is a FrontEnd and one line in New. What the server status refuses, the
+// dispatcher refuses (job.ErrRefused); each front end says it in its words.
 type FrontEnd interface {
 	// Serve accepts connections on ln until Close; it returns nil after Close.
 	Serve(ln net.Listener) error
@@ -40,10 +42,6 @@ type FrontEnd interface {
 	// words, that it is closed; c has a write deadline.
 	Refuse(c net.Conn)
 }
-
-// A drainer is a front end that can refuse new jobs while it goes on
-// serving the rest (beanstalkd's SIGUSR1).
-type drainer interface{ Drain() }
 
 // Options are what a broker needs beyond its configuration.
 type Options struct {
@@ -94,7 +92,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	}
 	b.d = dispatcher.New(b.pool, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
 		MaxWaiting: cfg.MaxWaiting, BucketMaxSleep: cfg.BucketMaxSleep, TopicsPerRound: cfg.TopicsPerRound,
-		WaitingTTL: cfg.WaitingTTL, Log: opts.Log})
+		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, Log: opts.Log})
 
 	others := map[string]web.Counter{} // the HTTP stats count the other front ends' clients
 	api := web.New(b.d, web.Options{Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
@@ -181,15 +179,13 @@ func (b *Broker) Dispatcher() *dispatcher.Dispatcher { return b.d }
 // Pool is the broker's store, for tests and benchmarks.
 func (b *Broker) Pool() *pool.Pool { return b.pool }
 
-// Drain makes the front ends that can refuse new jobs while serving the
-// rest do so from now on (beanstalkd's puts answer DRAINING).
+// Drain makes this broker ReadOnly from now on, on every front end,
+// whatever the shared status (SIGUSR1, as beanstalkd's drain mode): pushes,
+// deletes and flushes are refused (beanstalkd's puts answer DRAINING) while
+// pops and acks go on.
 func (b *Broker) Drain() {
-	for _, f := range b.fronts {
-		if d, ok := f.fe.(drainer); ok {
-			b.log.Info("draining: puts are refused from now on", "front_end", f.name)
-			d.Drain()
-		}
-	}
+	b.log.Info("draining: this broker is ReadOnly from now on (SIGUSR1)")
+	b.d.SetLocalStatus(job.ReadOnly)
 }
 
 // Run serves until ctx ends or a front end fails, then shuts down: the front

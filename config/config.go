@@ -67,6 +67,7 @@ type Config struct {
 	AliasGrace     time.Duration // how long a client id's claim may wait for its job before a new push takes the id over
 	TopicsPerRound int           // due topics a bucket timer takes per look at its schedule
 	WaitingTTL     time.Duration // life of a broker's mark that consumers wait on a topic (refreshed every third of it)
+	StatusPoll     time.Duration // how often a broker reads the shared server status
 }
 
 // Default returns the configuration used for every key conf.ini leaves out.
@@ -104,6 +105,7 @@ func Default() Config {
 		AliasGrace:      time.Second,
 		TopicsPerRound:  64,
 		WaitingTTL:      30 * time.Second,
+		StatusPoll:      500 * time.Millisecond,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gmq/gmq/bucket"
@@ -23,6 +24,7 @@ type Options struct {
 	MaxWaiting     int           // most consumers waiting at once (0: no limit)
 	BucketMaxSleep time.Duration // see bucket.Options.MaxSleep
 	TopicsPerRound int           // see bucket.Options.TopicsPerRound
+	StatusPoll     time.Duration // how often the shared server status is read
 	// WaitingTTL is how long the mark that this broker has waiting consumers
 	// on a topic lives without a refresh (refreshed every third of it).
 	WaitingTTL time.Duration
@@ -32,8 +34,8 @@ type Options struct {
 // Dispatcher is the broker core. Create it with New, start it with Run.
 //
 // Besides its own methods it offers the store's operations on one job that
-// need nothing more from it: Peek, Bury, Touch, ReserveJob and
-// DeleteUnreserved (see pool.Pool), so that front ends reach them here.
+// need nothing more from it, Bury and Touch (see pool.Pool): finishing a
+// reservation, which every status allows.
 type Dispatcher struct {
 	jobStore
 	pool    *pool.Pool
@@ -43,17 +45,16 @@ type Dispatcher struct {
 	waiters *waitList
 	started time.Time
 
+	sharedStatus, localStatus atomic.Int32 // job.Status: see Status
+
 	markMu sync.Mutex
 	marked map[string]time.Time // topic -> when this broker last marked it as waited on
 }
 
 // jobStore is what the dispatcher passes through from the pool unchanged.
 type jobStore interface {
-	Peek(ctx context.Context, id string) (*job.Job, error)
 	Bury(ctx context.Context, id string, attempt int, pri int64) (*job.Job, error)
 	Touch(ctx context.Context, id string, attempt int) (*job.Job, error)
-	ReserveJob(ctx context.Context, id string) (*job.Job, error)
-	DeleteUnreserved(ctx context.Context, id string) error
 }
 
 // New builds a dispatcher over p. Every option must be set (the defaults are
@@ -80,6 +81,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 	wg.Go(func() { d.listen(ctx) })
 	wg.Go(func() { d.refreshMarks(ctx) })
+	wg.Go(func() { d.watchStatus(ctx) })
 	wg.Wait()
 }
 

@@ -13,6 +13,9 @@ import (
 // Push validates and stores a job. It returns the job's number; a ready job
 // wakes a consumer waiting on its topic, a delayed one nudges its bucket.
 func (d *Dispatcher) Push(ctx context.Context, j job.Spec) (uint64, error) {
+	if err := d.allow("push", writing); err != nil {
+		return 0, err
+	}
 	if err := d.validate(j); err != nil {
 		return 0, err
 	}
@@ -39,6 +42,9 @@ func (d *Dispatcher) pushed(j job.Spec, got pool.Pushed) {
 // that were stored come back with the error, in the batch's order, 0 for the
 // others.
 func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]uint64, error) {
+	if err := d.allow("push", writing); err != nil {
+		return nil, err
+	}
 	first := make(map[string]int) // client id -> the job that has it
 	for i, j := range jobs {
 		if err := d.validate(j); err != nil {
@@ -121,6 +127,9 @@ func (d *Dispatcher) Reserve(ctx context.Context, topics []string, timeout time.
 // the first look can be skipped.
 func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Duration, waited bool,
 	pop func(context.Context, []string) (pool.Popped, error)) (pool.Popped, error) {
+	if err := d.allow("pop", reading); err != nil {
+		return pool.Popped{}, err
+	}
 	topics, err := d.checkTopics(topics)
 	if err != nil {
 		return pool.Popped{}, err
@@ -309,7 +318,38 @@ func (d *Dispatcher) popAfterAcks(ctx context.Context, next PopRequest) ([]*job.
 }
 
 // Delete removes a job in any state.
-func (d *Dispatcher) Delete(ctx context.Context, id string) error { return d.Ack(ctx, id, 0) }
+func (d *Dispatcher) Delete(ctx context.Context, id string) error {
+	if err := d.allow("delete", writing); err != nil {
+		return err
+	}
+	return d.pool.Delete(ctx, id, 0)
+}
+
+// DeleteUnreserved removes a job unless it is reserved (then a
+// job.StateError), as beanstalkd's delete does for a job another connection
+// holds.
+func (d *Dispatcher) DeleteUnreserved(ctx context.Context, id string) error {
+	if err := d.allow("delete", writing); err != nil {
+		return err
+	}
+	return d.pool.DeleteUnreserved(ctx, id)
+}
+
+// ReserveJob reserves one ready, delayed or buried job by id, in any topic.
+func (d *Dispatcher) ReserveJob(ctx context.Context, id string) (*job.Job, error) {
+	if err := d.allow("reserve", reading); err != nil {
+		return nil, err
+	}
+	return d.pool.ReserveJob(ctx, id)
+}
+
+// Peek reads a job by its public id.
+func (d *Dispatcher) Peek(ctx context.Context, id string) (*job.Job, error) {
+	if err := d.allow("peek", reading); err != nil {
+		return nil, err
+	}
+	return d.pool.Peek(ctx, id)
+}
 
 // Release gives a reserved job back, ready now or after delay, with a new
 // priority or job.KeepPriority, and returns the job as it now is.
@@ -346,6 +386,9 @@ func (d *Dispatcher) placed(j *job.Job) {
 
 // KickJob makes a buried or delayed job ready and returns it.
 func (d *Dispatcher) KickJob(ctx context.Context, id string) (*job.Job, error) {
+	if err := d.allow("kick", reading); err != nil {
+		return nil, err
+	}
 	j, err := d.pool.KickJob(ctx, id)
 	if err != nil {
 		return nil, err
@@ -357,6 +400,9 @@ func (d *Dispatcher) KickJob(ctx context.Context, id string) (*job.Job, error) {
 // Kick makes up to n of a topic's buried jobs ready, or if it has none, up to
 // n of its delayed jobs. It returns how many it kicked.
 func (d *Dispatcher) Kick(ctx context.Context, topic string, n int) (int, error) {
+	if err := d.allow("kick", reading); err != nil {
+		return 0, err
+	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return 0, err
 	}
@@ -370,6 +416,9 @@ func (d *Dispatcher) Kick(ctx context.Context, topic string, n int) (int, error)
 // Pause stops pops from a topic for dur; 0 resumes it now. A topic that holds
 // no job gives job.ErrNotFound unless create is set.
 func (d *Dispatcher) Pause(ctx context.Context, topic string, dur time.Duration, create bool) (time.Time, error) {
+	if err := d.allow("pause", reading); err != nil {
+		return time.Time{}, err
+	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return time.Time{}, err
 	}
@@ -382,6 +431,9 @@ func (d *Dispatcher) Pause(ctx context.Context, topic string, dur time.Duration,
 
 // PeekTopic reads the next ready, delayed or buried job of a topic.
 func (d *Dispatcher) PeekTopic(ctx context.Context, topic string, s job.State) (*job.Job, error) {
+	if err := d.allow("peek", reading); err != nil {
+		return nil, err
+	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return nil, err
 	}
@@ -391,6 +443,9 @@ func (d *Dispatcher) PeekTopic(ctx context.Context, topic string, s job.State) (
 // FlushTopic removes every job of a topic, in any state, in bounded steps
 // (kestrel's flush), and returns how many it removed. The topic stays known.
 func (d *Dispatcher) FlushTopic(ctx context.Context, topic string) (int, error) {
+	if err := d.allow("flush", writing); err != nil {
+		return 0, err
+	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return 0, err
 	}
@@ -399,6 +454,9 @@ func (d *Dispatcher) FlushTopic(ctx context.Context, topic string) (int, error) 
 
 // FlushAll flushes every topic and returns how many jobs it removed.
 func (d *Dispatcher) FlushAll(ctx context.Context) (int, error) {
+	if err := d.allow("flush", writing); err != nil {
+		return 0, err
+	}
 	topics, err := d.pool.Topics(ctx)
 	if err != nil {
 		return 0, err
@@ -418,6 +476,9 @@ func (d *Dispatcher) FlushAll(ctx context.Context) (int, error) {
 // pause and its totals (kestrel's delete), and returns how many jobs it
 // removed.
 func (d *Dispatcher) DeleteTopic(ctx context.Context, topic string) (int, error) {
+	if err := d.allow("delete topic", writing); err != nil {
+		return 0, err
+	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return 0, err
 	}

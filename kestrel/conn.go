@@ -8,6 +8,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,8 +94,10 @@ func (c *conn) handle(req request) bool {
 		}
 		c.line("Flushed all queues.")
 		return true
+	case "status":
+		return c.status(req.args)
 	case "monitor", "confirm", "flush_expired", "flush_all_expired",
-		"reload", "status", "dump_stats", "dump_config", "shutdown":
+		"reload", "dump_stats", "dump_config", "shutdown":
 		c.line("CLIENT_ERROR " + req.verb + " is not supported by gmq yet")
 		return true
 	}
@@ -139,6 +142,28 @@ func (c *conn) set(req request) bool {
 		return c.storeFailure("set", err)
 	}
 	c.line("STORED")
+	return true
+}
+
+// status answers the server status (upper-case, as kestrel), or with an
+// argument sets it for every broker sharing the Redis (END); an unknown
+// status closes the connection, as kestrel does.
+func (c *conn) status(args []string) bool {
+	if len(args) == 0 {
+		c.line(strings.ToUpper(c.s.d.Status().String()))
+		return true
+	}
+	st, err := job.ParseStatus(args[0])
+	if err != nil {
+		c.line("CLIENT_ERROR " + err.Error())
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	defer cancel()
+	if err := c.s.d.SetStatus(ctx, st); err != nil {
+		return c.storeFailure("status", err)
+	}
+	c.line("END")
 	return true
 }
 

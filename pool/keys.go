@@ -74,6 +74,9 @@ func (k keys) aliases(b int) string { return k.tag(b) + ":aliases" }
 // ids is the global counter that id blocks are taken from.
 func (k keys) ids() string { return k.prefix + ":ids" }
 
+// status holds the server status every broker obeys ("" or missing: up).
+func (k keys) status() string { return k.prefix + ":status" }
+
 // meta holds deployment facts checked at start (the bucket count).
 func (k keys) meta() string { return k.prefix + ":meta" }
 

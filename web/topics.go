@@ -132,7 +132,7 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, gin.H{
-		"version": s.opts.Version, "uptime": seconds(st.Uptime), "buckets": st.Buckets, "topics": st.Topics,
+		"version": s.opts.Version, "status": s.d.Status().String(), "uptime": seconds(st.Uptime), "buckets": st.Buckets, "topics": st.Topics,
 		"current_waiting":    st.Waiting,
 		"current_jobs_ready": st.Ready, "current_jobs_delayed": st.Delayed,
 		"current_jobs_reserved": st.Reserved, "current_jobs_buried": st.Buried,
@@ -152,6 +152,39 @@ func (s *Server) connections() map[string]int {
 		out[name] = fe.Connections()
 	}
 	return out
+}
+
+// status answers the server status this broker obeys: {"status": "up"}.
+func (s *Server) status(c *gin.Context) (int, any, error) {
+	return http.StatusOK, gin.H{"status": s.d.Status().String()}, nil
+}
+
+// setStatus sets the status of every broker sharing the Redis:
+// {"status": "up" | "writeavoid" | "readonly" | "quiescent"}.
+func (s *Server) setStatus(c *gin.Context) (int, any, error) {
+	data, err := s.body(c, 64<<10)
+	if err != nil {
+		return 0, nil, err
+	}
+	f, err := jobjson.Decode(data)
+	if err != nil {
+		return 0, nil, err
+	}
+	name, ok, err := f.Str("status")
+	if err == nil && !ok {
+		err = errors.Join(errBadRequest, errors.New("status is missing: up, writeavoid, readonly or quiescent"))
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	st, err := job.ParseStatus(name)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := s.d.SetStatus(c, st); err != nil {
+		return 0, nil, err
+	}
+	return s.status(c)
 }
 
 func (s *Server) healthz(c *gin.Context) (int, any, error) {

@@ -129,6 +129,8 @@ func (s *Server) routes() {
 	api.DELETE("/topics/:topic", s.handle(s.deleteTopic))
 	api.GET("/topics/:topic/peek/:state", s.handle(s.peekTopic))
 	api.GET("/stats", s.handle(s.stats))
+	api.GET("/status", s.handle(s.status))
+	api.PUT("/status", s.handle(s.setStatus))
 	api.GET("/buckets", s.handle(s.buckets))
 	api.GET("/redis", s.handle(s.redisInfo))
 	// Requests that may wait for a job (a long poll, an ack that pops the
@@ -235,7 +237,7 @@ func statusOf(err error) int {
 		return http.StatusRequestTimeout
 	case errors.Is(err, job.ErrTooManyWaiting):
 		return http.StatusTooManyRequests
-	case errors.Is(err, job.ErrUnavailable), errors.Is(err, job.ErrOutOfMemory), errors.Is(err, job.ErrBusy),
+	case errors.Is(err, job.ErrUnavailable), errors.Is(err, job.ErrOutOfMemory), errors.Is(err, job.ErrBusy), errors.Is(err, job.ErrRefused),
 		errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
 	}

@@ -39,6 +39,7 @@ func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Bro
 	cfg.Buckets = 4
 	cfg.BucketMaxSleep = 200 * time.Millisecond
 	cfg.ShutdownTimeout = time.Second
+	cfg.StatusPoll = 100 * time.Millisecond
 	cfg.RedisURL = srv.URL()
 	cfg.ConnectTimeout = 5 * time.Second
 	cfg.HTTP, cfg.BeanstalkAddr, cfg.RPCAddr, cfg.KestrelAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"

@@ -1,0 +1,71 @@
+package dispatcher
+
+import (
+	"context"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// Status is the server status this broker obeys now: the one shared through
+// Redis, or this broker's own if that is stricter (SIGUSR1's ReadOnly).
+func (d *Dispatcher) Status() job.Status {
+	return max(job.Status(d.sharedStatus.Load()), job.Status(d.localStatus.Load()))
+}
+
+// SetStatus sets the status of every broker sharing the Redis. This broker
+// obeys it at once, the others within [internal] status poll.
+func (d *Dispatcher) SetStatus(ctx context.Context, s job.Status) error {
+	if err := d.pool.SetStatus(ctx, s); err != nil {
+		return err
+	}
+	d.sharedStatus.Store(int32(s))
+	if s < job.ReadOnly {
+		d.waiters.notifyAll() // waiting pops may take jobs again
+	}
+	return nil
+}
+
+// SetLocalStatus makes this broker alone obey at least s (SIGUSR1: ReadOnly),
+// whatever the shared status says.
+func (d *Dispatcher) SetLocalStatus(s job.Status) { d.localStatus.Store(int32(s)) }
+
+// watchStatus reads the shared status every StatusPoll, so that a status set
+// through another broker reaches this one.
+func (d *Dispatcher) watchStatus(ctx context.Context) {
+	tick := time.NewTicker(d.opts.StatusPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, d.opts.StatusPoll)
+		s, err := d.pool.Status(rctx)
+		cancel()
+		if err != nil {
+			continue // Redis away: keep the last status; the calls themselves fail meanwhile
+		}
+		d.sharedStatus.Store(int32(s))
+	}
+}
+
+// What an operation does to the queues, for the status to allow or refuse.
+type opClass int
+
+const (
+	finishing opClass = iota // ack, release, bury, touch: finishing a reservation
+	reading                  // pop, peek, kick, pause: working the queues
+	writing                  // push, delete, flush: adding or destroying jobs
+)
+
+// allow refuses op when the status forbids its class: ReadOnly refuses
+// writing, Quiescent writing and reading.
+func (d *Dispatcher) allow(op string, class opClass) error {
+	s := d.Status()
+	if (s == job.ReadOnly && class == writing) || (s == job.Quiescent && class != finishing) {
+		return &job.StatusError{Status: s, Op: op}
+	}
+	return nil
+}
