@@ -32,6 +32,8 @@ const usage = `usage:
                                                        measure a broker: push, pop+ack, full cycle
   gmq bench --http URL --delay-rate N [--delay-for D] [--delay-max D] [--batch N]
                                                        measure how late delayed jobs come
+  gmq status [--url URL] [--token T] [up|writeavoid|readonly|quiescent]
+                                                       read or set the server status of every broker on the Redis
   gmq version                                          print the version
 `
 
@@ -49,6 +51,11 @@ func main() {
 	case "bench":
 		if err := bench(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "gmq bench:", err)
+			os.Exit(1)
+		}
+	case "status":
+		if err := statusCmd(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "gmq status:", err)
 			os.Exit(1)
 		}
 	case "version", "--version", "-v":

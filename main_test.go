@@ -90,7 +90,7 @@ func TestSIGUSR1Drains(t *testing.T) {
 		line, err := bufio.NewReader(conn).ReadString('\n')
 		conn.Close()
 		if err == nil && line == "DRAINING\r\n" {
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("put after SIGUSR1: %q %v", line, err)
@@ -258,5 +258,32 @@ func TestTokenWithOpenPortsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "[beanstalk] addr = 0.0.0.0:0 listens beyond loopback") ||
 		!strings.Contains(string(out), "allow_open_ports") {
 		t.Fatalf("start with a token and an open beanstalkd port: %v\n%s", err, out)
+	}
+}
+
+// gmq status reads and sets the server status through a broker's HTTP API,
+// and fails with a message and exit code 1 for an unknown status.
+func TestStatusCommand(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	status := func(args ...string) (string, error) {
+		out, err := exec.Command(binary, append([]string{"status", "--url", b.url("")}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := status(); err != nil || out != "up\n" {
+		t.Fatalf("gmq status: %q %v", out, err)
+	}
+	if out, err := status("readonly"); err != nil || out != "readonly\n" {
+		t.Fatalf("gmq status readonly: %q %v", out, err)
+	}
+	if a, _ := b.do("POST", "/api/v1/jobs", `{"topic":"t","body":"x"}`); a.code != 503 {
+		t.Fatalf("push while read-only: %d", a.code)
+	}
+	out, err := status("sideways")
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 || !strings.Contains(out, "unknown status") {
+		t.Fatalf("gmq status sideways: %q %v", out, err)
+	}
+	if out, err := status("up"); err != nil || out != "up\n" {
+		t.Fatalf("gmq status up: %q %v", out, err)
 	}
 }
