@@ -28,7 +28,7 @@ var version = "0.1.0-dev"
 
 const usage = `usage:
   gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--kestrel ADDR] [--token T] [--redis URL]   run the broker
-  gmq bench [--beanstalk ADDR | --http URL] [--vs ADDR] [--clients N] [--jobs N] [--size B] [--batch N] [--json]
+  gmq bench [--beanstalk ADDR | --http URL | --kestrel ADDR [--reliable]] [--vs ADDR] [--clients N] [--jobs N] [--size B] [--batch N] [--json]
                                                        measure a broker: push, pop+ack, full cycle
   gmq bench --http URL --delay-rate N [--delay-for D] [--delay-max D] [--batch N]
                                                        measure how late delayed jobs come
@@ -149,6 +149,8 @@ func bench(args []string) error {
 	flags := flag.NewFlagSet("bench", flag.ContinueOnError)
 	addr := flags.String("beanstalk", "127.0.0.1:11300", "beanstalkd-protocol address to measure (gmq's or beanstalkd's)")
 	httpURL := flags.String("http", "", "measure gmq's HTTP API at this URL instead")
+	kestrelAddr := flags.String("kestrel", "", "measure gmq's kestrel (memcache) protocol at this address instead")
+	reliable := flags.Bool("reliable", false, "with --kestrel: pop with reliable reads (get q/close/open)")
 	vs := flags.String("vs", "", "also measure this beanstalkd-protocol address, and print the ratio")
 	opts := load.Options{}
 	flags.IntVar(&opts.Clients, "clients", 32, "concurrent clients")
@@ -191,6 +193,13 @@ func bench(args []string) error {
 	targets := []target{{"beanstalk " + *addr, load.Beanstalk(*addr)}}
 	if *httpURL != "" {
 		targets[0] = target{"http " + *httpURL, load.HTTP(*httpURL)}
+	}
+	if *kestrelAddr != "" {
+		name := "kestrel " + *kestrelAddr
+		if *reliable {
+			name += " (open/close)"
+		}
+		targets[0] = target{name, load.Kestrel(*kestrelAddr, *reliable)}
 	}
 	if *vs != "" {
 		targets = append(targets, target{"beanstalk " + *vs, load.Beanstalk(*vs)})

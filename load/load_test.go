@@ -108,3 +108,25 @@ func TestReportLabelsBatchesOnce(t *testing.T) {
 		t.Fatalf("report:\n%s", out.String())
 	}
 }
+
+// Over kestrel's protocol, plain gets and reliable reads each take every job
+// once: nothing is left in the topic after the run.
+func TestRunKestrel(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	opts := load.Options{Clients: 4, Jobs: 200, Size: 64}
+	for _, reliable := range []bool{false, true} {
+		results, err := load.Run(context.Background(), "kestrel", load.Kestrel(b.KestrelAddr, reliable), opts)
+		if err != nil {
+			t.Fatalf("reliable=%v: %v", reliable, err)
+		}
+		for _, r := range results {
+			if r.Jobs != opts.Jobs || r.Rate <= 0 {
+				t.Fatalf("reliable=%v: %+v", reliable, r)
+			}
+		}
+		st, err := b.Dispatcher.Stats(context.Background())
+		if err != nil || st.Ready+st.Reserved+st.Delayed+st.Buried != 0 {
+			t.Fatalf("reliable=%v: jobs left after the run: %+v %v", reliable, st.Counters, err)
+		}
+	}
+}
