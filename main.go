@@ -111,13 +111,20 @@ func start(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, cfg, log)
+	reload := func() (config.Config, error) {
+		if *confPath == "" {
+			return cfg, nil
+		}
+		return config.Load(*confPath)
+	}
+	return run(ctx, cfg, reload, log)
 }
 
 // run builds the broker and serves until ctx ends, then shuts it down
-// (broker.Run). SIGUSR1 drains it: beanstalkd puts are refused from then on.
-func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	b, err := broker.New(ctx, cfg, broker.Options{Version: version, Log: log})
+// (broker.Run). SIGUSR1 drains it (ReadOnly); SIGHUP reloads the topic
+// settings from conf.ini.
+func run(ctx context.Context, cfg config.Config, reload func() (config.Config, error), log *slog.Logger) error {
+	b, err := broker.New(ctx, cfg, broker.Options{Version: version, Log: log, Reload: reload})
 	if err != nil {
 		return err
 	}
@@ -126,16 +133,20 @@ func run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	} else if msg := fileLimitWarning(limit, b.Listeners(), cfg.MaxConnections); msg != "" {
 		log.Warn(msg)
 	}
-	drain := make(chan os.Signal, 1)
-	signal.Notify(drain, syscall.SIGUSR1)
-	defer signal.Stop(drain)
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGUSR1, syscall.SIGHUP)
+	defer signal.Stop(signals)
 	go func() {
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-drain:
-				b.Drain()
+			case sig := <-signals:
+				if sig == syscall.SIGUSR1 {
+					b.Drain()
+				} else if err := b.Reload(ctx); err != nil {
+					log.Warn("SIGHUP: the topic settings were not reloaded", "err", err)
+				}
 			}
 		}
 	}()

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -285,5 +286,49 @@ func TestStatusCommand(t *testing.T) {
 	}
 	if out, err := status("up"); err != nil || out != "up\n" {
 		t.Fatalf("gmq status up: %q %v", out, err)
+	}
+}
+
+// SIGHUP and kestrel's reload re-read conf.ini's topic settings.
+func TestReloadTopicSettings(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	b.kill()
+	writeConf := func(maxItems int) {
+		t.Helper()
+		text := fmt.Sprintf("[redis]\nbuckets = 4\n[topic.x]\nmax_items = %d\n", maxItems)
+		if err := os.WriteFile(b.conf, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeConf(1)
+	b.start()
+	push := func() int {
+		a, _ := b.do("POST", "/api/v1/jobs", `{"topic":"x","body":"b"}`)
+		return a.code
+	}
+	if code := push(); code != 201 {
+		t.Fatalf("first push: %d", code)
+	}
+	if code := push(); code != 507 {
+		t.Fatalf("push over max_items = 1: %d, want 507", code)
+	}
+	writeConf(3)
+	if err := b.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for push() != 201 {
+		if time.Now().After(deadline) {
+			t.Fatalf("max_items = 3 not applied after SIGHUP:\n%s", b.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	writeConf(1)
+	if line, err := exchange(b.kestrel, "reload\r\n"); err != nil || line != "Reloaded config.\r\n" {
+		t.Fatalf("kestrel reload: %q %v", line, err)
+	}
+	if code := push(); code != 507 {
+		t.Fatalf("push after the reload back to max_items = 1: %d, want 507", code)
 	}
 }

@@ -177,6 +177,14 @@ func (c *conn) put(ctx context.Context, cmd command, body []byte) {
 		c.reply(msgDraining) // beanstalkd's answer to a put while it drains
 		return
 	}
+	if errors.Is(err, job.ErrFull) {
+		c.reply(msgOutOfMemory) // the tube is full ([topic] max_items)
+		return
+	}
+	if errors.Is(err, job.ErrTooBig) {
+		c.reply(msgJobTooBig) // over the tube's max_item_size
+		return
+	}
 	if err != nil {
 		c.s.log.Warn("beanstalk: put failed", "err", err)
 		c.reply(msgInternalError)

@@ -51,6 +51,9 @@ type Options struct {
 	// random part).
 	Origin string
 	Log    *slog.Logger // nil: none
+	// Reload reads the configuration again (SIGHUP, kestrel's reload); nil:
+	// a reload applies the configuration the broker started with again.
+	Reload func() (config.Config, error)
 }
 
 // Broker is one assembled broker. Build it with New, run it with Run.
@@ -94,6 +97,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 		MaxWaiting: cfg.MaxWaiting, BucketMaxSleep: cfg.BucketMaxSleep, TopicsPerRound: cfg.TopicsPerRound,
 		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, Log: opts.Log})
 
+	if err := b.d.ApplyTopicConfig(ctx, cfg.TopicDefaults, cfg.Topics); err != nil {
+		b.pool.Close()
+		return nil, err
+	}
 	others := map[string]web.Counter{} // the HTTP stats count the other front ends' clients
 	api := web.New(b.d, web.Options{Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
@@ -112,7 +119,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	}
 	if cfg.KestrelAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: kestrel.New(b.d, kestrel.Options{
-			Version: opts.Version, MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
+			Version: opts.Version, Reload: b.Reload, MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
 			RequestTimeout: cfg.RequestTimeout, Log: opts.Log})})
 	}
 	for _, f := range b.fronts[1:] {
@@ -178,6 +185,25 @@ func (b *Broker) Dispatcher() *dispatcher.Dispatcher { return b.d }
 
 // Pool is the broker's store, for tests and benchmarks.
 func (b *Broker) Pool() *pool.Pool { return b.pool }
+
+// Reload reads the configuration again and applies what can change while
+// the broker runs: the topic settings (conf.ini's [topics] and
+// [topic.NAME]), for every broker sharing the Redis; run-time changes stay
+// over them. The rest of the file takes effect at the next start.
+func (b *Broker) Reload(ctx context.Context) error {
+	cfg := b.cfg
+	if b.opts.Reload != nil {
+		var err error
+		if cfg, err = b.opts.Reload(); err != nil {
+			return fmt.Errorf("reload: %w", err)
+		}
+	}
+	if err := b.d.ApplyTopicConfig(ctx, cfg.TopicDefaults, cfg.Topics); err != nil {
+		return fmt.Errorf("reload: %w", err)
+	}
+	b.log.Info("reloaded the topic settings")
+	return nil
+}
 
 // Drain makes this broker ReadOnly from now on, on every front end,
 // whatever the shared status (SIGUSR1, as beanstalkd's drain mode): pushes,

@@ -52,7 +52,28 @@ func httpDo(t *testing.T, method, url, body string) int {
 	return resp.StatusCode
 }
 
-func rpcPush(t *testing.T, addr string) error {
+// lines sends a request on a new connection and returns the first n lines of
+// the answer.
+func lines(t *testing.T, addr, send string, n int) []string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.WriteString(c, send); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	out := make([]string, n)
+	for i := range out {
+		out[i], _ = r.ReadString('\n')
+	}
+	return out
+}
+
+func rpcPush(t *testing.T, addr, topic string) error {
 	t.Helper()
 	c, err := jsonrpc.Dial("tcp", addr)
 	if err != nil {
@@ -60,7 +81,7 @@ func rpcPush(t *testing.T, addr string) error {
 	}
 	defer c.Close()
 	var reply string
-	return c.Call("Service.Push", map[string]any{"topic": "s", "body": "rpc"}, &reply)
+	return c.Call("Service.Push", map[string]any{"topic": topic, "body": "rpc"}, &reply)
 }
 
 // eventually retries check until it passes or 2 s are over: a status set
@@ -117,7 +138,7 @@ func TestServerStatusAcrossBrokersAndFrontEnds(t *testing.T) {
 	if got := line(t, b.KestrelAddr, "set s 0 0 1\r\nx\r\n"); !strings.HasPrefix(got, "SERVER_ERROR ") {
 		t.Errorf("kestrel set while read-only: %q", got)
 	}
-	if err := rpcPush(t, b.RPCAddr); err == nil || !strings.Contains(err.Error(), "readonly") {
+	if err := rpcPush(t, b.RPCAddr, "s"); err == nil || !strings.Contains(err.Error(), "readonly") {
 		t.Errorf("JSON-RPC push while read-only: %v", err)
 	}
 	if code := httpDo(t, "POST", api+"/topics/s/flush", ``); code != 503 {

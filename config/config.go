@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gmq/gmq/job"
 	"gopkg.in/ini.v1"
 )
 
@@ -57,6 +58,12 @@ type Config struct {
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
 
 	KestrelAddr string // [kestrel] addr: kestrel's memcache protocol listen address ("" turns it off)
+
+	// TopicDefaults ([topics]) are every topic's settings, and Topics
+	// ([topic.NAME]) each named topic's own, over the defaults (see
+	// job.TopicConfig for the keys).
+	TopicDefaults job.TopicConfig
+	Topics        map[string]job.TopicConfig
 
 	// Not in conf.ini: internals with one sensible value (measured, see
 	// docs/PERFORMANCE.md and docs/ARCHITECTURE.md), here so that every
@@ -234,6 +241,12 @@ func (c *Config) apply(f *ini.File) error {
 		known[s.section+"."+s.key] = s
 	}
 	for _, sec := range f.Sections() {
+		if err := c.applyTopic(sec); err != errNotTopic {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		for _, k := range sec.Keys() {
 			s, ok := known[sec.Name()+"."+k.Name()]
 			if !ok {
@@ -243,6 +256,44 @@ func (c *Config) apply(f *ini.File) error {
 				return fmt.Errorf("[%s] %s = %q: %w", s.section, s.key, k.Value(), err)
 			}
 		}
+	}
+	return nil
+}
+
+// errNotTopic: a section that is not a topic settings section.
+var errNotTopic = errors.New("not a topic section")
+
+// applyTopic reads [topics] (every topic's defaults) and [topic.NAME] (one
+// topic's settings), or says errNotTopic.
+func (c *Config) applyTopic(sec *ini.Section) error {
+	var into job.TopicConfig
+	switch name := sec.Name(); {
+	case name == "topics":
+		if c.TopicDefaults == nil {
+			c.TopicDefaults = job.TopicConfig{}
+		}
+		into = c.TopicDefaults
+	case strings.HasPrefix(name, "topic."):
+		topic := strings.TrimPrefix(name, "topic.")
+		if err := job.ValidateTopic(topic); err != nil {
+			return fmt.Errorf("[%s]: %w", name, err)
+		}
+		if c.Topics == nil {
+			c.Topics = map[string]job.TopicConfig{}
+		}
+		if c.Topics[topic] == nil {
+			c.Topics[topic] = job.TopicConfig{}
+		}
+		into = c.Topics[topic]
+	default:
+		return errNotTopic
+	}
+	for _, k := range sec.Keys() {
+		v, err := job.CheckTopicSetting(k.Name(), strings.TrimSpace(k.Value()))
+		if err != nil {
+			return fmt.Errorf("[%s] %s: %w", sec.Name(), k.Name(), err)
+		}
+		into[k.Name()] = v
 	}
 	return nil
 }

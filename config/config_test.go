@@ -116,3 +116,24 @@ func TestOpenPorts(t *testing.T) {
 		}
 	}
 }
+
+func TestTopicSections(t *testing.T) {
+	c, err := Parse([]byte("[topics]\nmax_items = 10\n[topic.orders]\nmax_items = 100000\ndiscard_old_when_full = true\n[topic.a/b]\nmax_item_size = 512\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TopicDefaults["max_items"] != "10" || c.Topics["orders"]["max_items"] != "100000" ||
+		c.Topics["orders"]["discard_old_when_full"] != "true" || c.Topics["a/b"]["max_item_size"] != "512" {
+		t.Fatalf("topic settings: %v %v", c.TopicDefaults, c.Topics)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{"[topics]\nmax_itemz = 1\n", "[topics] max_itemz"},
+		{"[topic.orders]\nmax_items = -1\n", "[topic.orders] max_items"},
+		{"[topic.bad~name]\nmax_items = 1\n", "[topic.bad~name]"},
+		{"[topic.x]\ndiscard_old_when_full = maybe\n", "want true or false"},
+	} {
+		if _, err := Parse([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want an error naming %q", bad.text, err, bad.want)
+		}
+	}
+}

@@ -29,6 +29,9 @@ var (
 	ErrBusy = errors.New("busy")
 	// ErrTooBig: a job body is over the configured limit.
 	ErrTooBig = errors.New("job body too big")
+	// ErrFull: the topic holds as many jobs as its max_items allows; retry
+	// when consumers have taken some.
+	ErrFull = errors.New("topic is full")
 	// ErrTooManyWaiting: as many consumers as allowed already wait in a long poll.
 	ErrTooManyWaiting = errors.New("too many waiting consumers")
 )

@@ -8,6 +8,7 @@ type Counters struct {
 	Jobs, Reserves, Deletes, Timeouts, Releases, Buries int64
 	Kicks, Touches                                      int64
 	Flushed                                             int64 // removed by a topic's flush or delete
+	Discarded                                           int64 // dropped to make room in a full topic (discard_old_when_full)
 }
 
 // TopicStats are one topic's counts and counters.

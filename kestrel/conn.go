@@ -96,8 +96,20 @@ func (c *conn) handle(req request) bool {
 		return true
 	case "status":
 		return c.status(req.args)
+	case "reload":
+		if c.s.opts.Reload == nil {
+			c.line("ERROR")
+			return true
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+		defer cancel()
+		if err := c.s.opts.Reload(ctx); err != nil {
+			return c.storeFailure("reload", err)
+		}
+		c.line("Reloaded config.")
+		return true
 	case "monitor", "confirm", "flush_expired", "flush_all_expired",
-		"reload", "dump_stats", "dump_config", "shutdown":
+		"dump_stats", "dump_config", "shutdown":
 		c.line("CLIENT_ERROR " + req.verb + " is not supported by gmq yet")
 		return true
 	}
@@ -135,7 +147,7 @@ func (c *conn) set(req request) bool {
 	defer cancel()
 	_, err = c.s.d.Push(ctx, job.Spec{Topic: args.queue, Body: string(req.data), Priority: job.DefaultPriority, TTR: c.s.opts.DefaultTTR})
 	switch {
-	case errors.Is(err, job.ErrTooBig), errors.Is(err, job.ErrOutOfMemory):
+	case errors.Is(err, job.ErrTooBig), errors.Is(err, job.ErrFull), errors.Is(err, job.ErrOutOfMemory):
 		c.line("NOT_STORED")
 		return true
 	case err != nil:

@@ -37,7 +37,9 @@ type Options struct {
 	DefaultTTR time.Duration
 	// RequestTimeout bounds the store calls of one command (a get: plus its wait).
 	RequestTimeout time.Duration
-	Log            *slog.Logger
+	// Reload reads the configuration again (kestrel's reload); nil refuses it.
+	Reload func(context.Context) error
+	Log    *slog.Logger
 }
 
 // Server serves kestrel's memcache protocol. Serve it on a listener; Close it once.

@@ -12,7 +12,9 @@
 --   each as: kind, k, k topic numbers (1-based, into the names above), then
 --   the kind's arguments:
 --   push     member, priority, ttr ms, delay ms, body, client id ('' for none)
---            -> {'OK', now ms, due ms (0 when ready)}, or {'EXISTS'} when the member is taken
+--            -> {'OK', now ms, due ms (0 when ready), then member and client id of each job
+--            discarded to make room}, or {'EXISTS'} when the member is taken, or the topic's
+--            limits' refusal: {'FULL', max_items} or {'TOO_BIG', max_item_size}
 --   delete   member, attempt (0: unfenced), 'unreserved' to refuse a reserved job ('' otherwise)
 --            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
 --   pop      mode ('first', 'best' or 'peek') -> a pop reply (below)
@@ -89,6 +91,60 @@ while i <= #ARGV do
 end
 local now = now_ms()
 
+-- A topic's limits (its settings: lib.lua topic_config). held counts the
+-- jobs a topic holds in any state, read once per call and kept as pushes
+-- and discards change it (the pushes' own writes are gathered, unread).
+local held = {}
+local function holds(t)
+  if not held[t.name] then
+    held[t.name] = redis.call('ZCARD', t.ready) + redis.call('ZCARD', t.delayed) +
+      redis.call('ZCARD', t.reserved) + redis.call('ZCARD', t.buried)
+  end
+  return held[t.name]
+end
+
+-- discard_head removes topic t's next ready job (the head of its queue) to
+-- make room, and returns its member and client id, or nil if none is ready.
+local function discard_head(t)
+  local head = redis.call('ZPOPMIN', t.ready)
+  if not head[1] then
+    write_gathered() -- this call's earlier pushes may be the head: write them, look again
+    head = redis.call('ZPOPMIN', t.ready)
+  end
+  if not head[1] then return nil end
+  local member = head[1]
+  local record = redis.call('HGET', K_JOBS, member)
+  redis.call('HDEL', K_JOBS, member)
+  redis.call('HDEL', K_BODIES, member)
+  move_state(READY, nil)
+  count('total_discarded', 1)
+  count_topic(t, 'total_discarded', 1)
+  held[t.name] = held[t.name] - 1
+  local cid = ''
+  if record then cid = cmsgpack.unpack(record)[F_CID] or '' end
+  return member, cid
+end
+
+-- admit says why a push of body to topic t is refused ({'TOO_BIG', limit}
+-- or {'FULL', limit}), or nil; with discard_old_when_full it makes room by
+-- discarding the topic's head (recorded in op.discarded by the caller).
+local discards -- the current push's discarded member, client id pairs
+local function admit(t, body)
+  local cfg = topic_config(t)
+  local max_size = tonumber(cfg.max_item_size or '0')
+  if max_size > 0 and #body > max_size then return {'TOO_BIG', max_size} end
+  local max_items = tonumber(cfg.max_items or '0')
+  if max_items == 0 or holds(t) < max_items then return nil end
+  if cfg.discard_old_when_full ~= 'true' then return {'FULL', max_items} end
+  while holds(t) >= max_items do
+    local member, cid = discard_head(t)
+    if not member then return {'FULL', max_items} end -- nothing ready to drop: all held by consumers or delayed
+    discards[#discards + 1] = member
+    discards[#discards + 1] = cid
+  end
+  return nil
+end
+
 -- Phase 1: pushes, in order.
 local pushes = {}
 for _, op in ipairs(ops) do
@@ -104,6 +160,11 @@ if #pushes > 0 then
     if taken[k] or seen[member] then
       op.reply = {'EXISTS'}
     else
+      discards = {}
+      op.reply = admit(t, a[5])
+      op.discarded = discards
+    end
+    if not op.reply then
       seen[member] = true
       local delay = tonumber(a[4])
       local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, a[6]}
@@ -115,7 +176,9 @@ if #pushes > 0 then
       count('total_jobs', 1)
       count_topic(t, 'total_jobs', 1)
       move_state(nil, job[F_STATE])
+      if held[t.name] then held[t.name] = held[t.name] + 1 end
       op.reply = {'OK', now, job[F_DUE]}
+      for _, d in ipairs(op.discarded or {}) do op.reply[#op.reply + 1] = d end
     end
   end
   for name in pairs(listed) do gather('SADD', K_TOPICS, name) end

@@ -7,12 +7,14 @@
 --   KEYS[3]  due       zset   topic  -> earliest due ms of its delayed/reserved jobs (may be early, never late)
 --   KEYS[4]  stats     hash   bucket counters (current-* and totals)
 --   KEYS[5]  topics    set    topic names of this bucket
--- then, for each topic the script works on, six keys:
+--   KEYS[6]  defaults  hash   setting -> value: every topic's default settings (this bucket's copy)
+-- then, for each topic the script works on, seven keys:
 --   ready (zset pri->member), delayed (zset due->member), reserved (zset deadline->member),
---   buried (zset seq->member), info (hash: paused_until, pause_ms, counters), waiting (string: pub/sub channel)
+--   buried (zset seq->member), info (hash: paused_until, pause_ms, counters), waiting (string: pub/sub channel),
+--   config (hash: "file.<setting>" and "run.<setting>" -> value)
 -- ARGV[1] of every topic-scoped script is the calling broker's origin id, sent with wake-ups.
 
-local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local ORIGIN = ARGV[1]
 
 -- Job states, as stored and as returned.
@@ -26,9 +28,34 @@ local F_RESERVES, F_TIMEOUTS, F_RELEASES, F_BURIES, F_KICKS, F_CID = 8, 9, 10, 1
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call.
 local function topic_keys(i, name)
-  local b = 5 + (i - 1) * 6
+  local b = 6 + (i - 1) * 7
   return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3],
-          buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6]}
+          buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7]}
+end
+
+-- topic_config returns topic t's effective settings (setting -> string):
+-- the bucket's defaults, under the topic's conf.ini section ("file."), under
+-- its run-time changes ("run."). Read once per script.
+local default_settings
+local topic_settings = {}
+local function topic_config(t)
+  local c = topic_settings[t.name]
+  if c then return c end
+  if not default_settings then
+    default_settings = {}
+    local d = redis.call('HGETALL', K_DEFAULTS)
+    for k = 1, #d, 2 do default_settings[d[k]] = d[k + 1] end
+  end
+  c = {}
+  for k, v in pairs(default_settings) do c[k] = v end
+  local layers = redis.call('HGETALL', t.config)
+  for _, layer in ipairs({'file.', 'run.'}) do
+    for k = 1, #layers, 2 do
+      if string.sub(layers[k], 1, #layer) == layer then c[string.sub(layers[k], #layer + 1)] = layers[k + 1] end
+    end
+  end
+  topic_settings[t.name] = c
+  return c
 end
 
 -- now_ms is Redis's clock, read once per script: a script is atomic, so one

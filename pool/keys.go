@@ -14,18 +14,20 @@ type keys struct {
 }
 
 // bucketKeys are one bucket's own keys, by name, and in the order the
-// scripts take them (lua/lib.lua's KEYS[1..5]).
+// scripts take them (lua/lib.lua's KEYS[1..6]). defaults is the bucket's
+// copy of every topic's default settings (a script reads only its slot).
 type bucketKeys struct {
-	jobs, bodies, due, stats, topics string
-	scriptOrder                      []string
+	jobs, bodies, due, stats, topics, defaults string
+	scriptOrder                                []string
 }
 
 func newKeys(prefix string, n int) keys {
 	k := keys{prefix: prefix, buckets: make([]bucketKeys, n)}
 	for b := range n {
 		tag := k.tag(b)
-		bk := bucketKeys{jobs: tag + ":jobs", bodies: tag + ":bodies", due: tag + ":due", stats: tag + ":stats", topics: tag + ":topics"}
-		bk.scriptOrder = []string{bk.jobs, bk.bodies, bk.due, bk.stats, bk.topics}
+		bk := bucketKeys{jobs: tag + ":jobs", bodies: tag + ":bodies", due: tag + ":due", stats: tag + ":stats",
+			topics: tag + ":topics", defaults: tag + ":topic_defaults"}
+		bk.scriptOrder = []string{bk.jobs, bk.bodies, bk.due, bk.stats, bk.topics, bk.defaults}
 		k.buckets[b] = bk
 	}
 	return k
@@ -50,15 +52,15 @@ func (k keys) stats(b int) string { return k.buckets[b].stats }
 // topics is bucket b's set of topic names.
 func (k keys) topics(b int) string { return k.buckets[b].topics }
 
-// withTopics returns the bucket's keys followed by each topic's six keys, the
+// withTopics returns the bucket's keys followed by each topic's seven keys, the
 // KEYS layout of lua/lib.lua. Every topic must belong to bucket b.
 func (k keys) withTopics(b int, topics ...string) []string {
-	out := make([]string, 0, 5+6*len(topics))
+	out := make([]string, 0, 6+7*len(topics))
 	out = append(out, k.buckets[b].scriptOrder...)
 	tag := k.tag(b)
 	for _, t := range topics {
 		out = append(out, tag+":ready:"+t, tag+":delayed:"+t, tag+":reserved:"+t,
-			tag+":buried:"+t, tag+":topic:"+t, tag+":waiting:"+t)
+			tag+":buried:"+t, tag+":topic:"+t, tag+":waiting:"+t, k.config(t))
 	}
 	return out
 }
@@ -67,6 +69,13 @@ func (k keys) withTopics(b int, topics ...string) []string {
 func (k keys) waiting(topic string) string {
 	return k.tag(k.bucketOf(topic)) + ":waiting:" + topic
 }
+
+// config is a topic's settings: "file.<key>" from conf.ini, "run.<key>"
+// changed at run time. It outlives the topic's jobs and counters.
+func (k keys) config(topic string) string { return k.tag(k.bucketOf(topic)) + ":config:" + topic }
+
+// configured lists the topics that have a config hash (for reloads and listings).
+func (k keys) configured() string { return k.prefix + ":configured" }
 
 // aliases maps client-supplied ids of one bucket to members.
 func (k keys) aliases(b int) string { return k.tag(b) + ":aliases" }

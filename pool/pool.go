@@ -166,8 +166,21 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 	if err != nil {
 		return Pushed{}, wrapRedis("push", err)
 	}
-	if status, _ := reply[0].ToString(); status != replyOK {
+	switch status := strAt(reply, 0); status {
+	case replyOK:
+	case replyFull, replyTooBig:
+		p.dropAlias(ctx, j.ClientID, id) // claimed for a job that will not be
+		if status == replyFull {
+			return Pushed{}, fmt.Errorf("push to %q: %w: it holds %d jobs, its max_items", j.Topic, job.ErrFull, intAt(reply, 1))
+		}
+		return Pushed{}, fmt.Errorf("push to %q: %w: %d bytes, its max_item_size is %d", j.Topic, job.ErrTooBig, len(j.Body), intAt(reply, 1))
+	default:
 		return Pushed{}, fmt.Errorf("push: id %d is taken (%s): the id counter %s went back", id, status, p.keys.ids())
+	}
+	for i := 3; i+1 < len(reply); i += 2 { // jobs discarded to make room
+		if n, err := parseMember(strAt(reply, i)); err == nil {
+			p.dropAlias(ctx, strAt(reply, i+1), n)
+		}
 	}
 	p.topicOf.put(id, j.Topic)
 	now, due := intAt(reply, 1), intAt(reply, 2)

@@ -527,7 +527,7 @@ func TestCheckFindsNothingAfterEveryTransition(t *testing.T) {
 	}
 	// Now break it: a job in two sets.
 	k := p.keys.withTopics(p.keys.bucketOf("c"), "c")
-	if err := p.client.Do(ctx, p.client.B().Zadd().Key(k[5]).ScoreMember().ScoreMember(1, member(id)).Build()).Error(); err != nil {
+	if err := p.client.Do(ctx, p.client.B().Zadd().Key(k[len(p.keys.bucket(0))]).ScoreMember().ScoreMember(1, member(id)).Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
 	if problems, _ := p.Check(ctx); len(problems) == 0 {

@@ -15,6 +15,8 @@ const (
 	replyEmpty    = "EMPTY"     // a pop found no ready job (the wait for a paused topic next)
 	replyJobs     = "JOBS"      // a pop_n's jobs: whether more are ready, their count, then the jobs
 	replyPeek     = "PEEK"      // a peek-mode pop's best job: its topic, priority and member
+	replyFull     = "FULL"      // a push refused: the topic holds max_items (next) jobs
+	replyTooBig   = "TOO_BIG"   // a push refused: the body is over the topic's max_item_size (next)
 )
 
 // Operation kinds in a batch (batch.lua runs each kind in its phase).

@@ -19,7 +19,7 @@ var counterFields = map[string]func(*job.Counters) *int64{
 	"total_deletes": func(c *job.Counters) *int64 { return &c.Deletes }, "total_timeouts": func(c *job.Counters) *int64 { return &c.Timeouts },
 	"total_releases": func(c *job.Counters) *int64 { return &c.Releases }, "total_buries": func(c *job.Counters) *int64 { return &c.Buries },
 	"total_kicks": func(c *job.Counters) *int64 { return &c.Kicks }, "total_touches": func(c *job.Counters) *int64 { return &c.Touches },
-	"total_flushed": func(c *job.Counters) *int64 { return &c.Flushed },
+	"total_flushed": func(c *job.Counters) *int64 { return &c.Flushed }, "total_discarded": func(c *job.Counters) *int64 { return &c.Discarded },
 }
 
 // Stats sums every bucket's counters. The counts are kept by the same scripts

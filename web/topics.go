@@ -2,9 +2,11 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -113,6 +115,46 @@ func (s *Server) deleteTopic(c *gin.Context) (int, any, error) {
 	return http.StatusOK, gin.H{"deleted_jobs": n}, nil
 }
 
+// topicConfig answers a topic's settings: "settings" (effective), and the
+// layers they come from: "defaults" ([topics]), "file" ([topic.NAME]) and
+// "run" (changed at run time).
+func (s *Server) topicConfig(c *gin.Context) (int, any, error) {
+	l, err := s.d.TopicConfig(c, c.Param("topic"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, gin.H{"topic": c.Param("topic"), "settings": l.Effective, "defaults": l.Defaults, "file": l.File, "run": l.Run}, nil
+}
+
+// setTopicConfig changes settings at run time, for every broker at once:
+// {"max_items": 1000, "discard_old_when_full": true}; null puts a setting
+// back to conf.ini's value.
+func (s *Server) setTopicConfig(c *gin.Context) (int, any, error) {
+	data, err := s.body(c, 64<<10)
+	if err != nil {
+		return 0, nil, err
+	}
+	f, err := jobjson.Decode(data)
+	if err != nil {
+		return 0, nil, err
+	}
+	changes := job.TopicConfig{}
+	for k, raw := range f {
+		v := strings.Trim(string(raw), `"`)
+		if string(raw) == "null" {
+			v = ""
+		}
+		changes[k] = v
+	}
+	if len(changes) == 0 {
+		return 0, nil, errors.Join(errBadRequest, fmt.Errorf("no setting given (gmq knows %v)", job.TopicSettingNames()))
+	}
+	if err := s.d.SetTopicConfig(c, c.Param("topic"), changes); err != nil {
+		return 0, nil, err
+	}
+	return s.topicConfig(c)
+}
+
 func (s *Server) peekTopic(c *gin.Context) (int, any, error) {
 	states := map[string]job.State{"ready": job.Ready, "delayed": job.Delayed, "buried": job.Buried}
 	st, ok := states[c.Param("state")]
@@ -138,7 +180,7 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		"current_jobs_reserved": st.Reserved, "current_jobs_buried": st.Buried,
 		"total_jobs": st.Jobs, "total_reserves": st.Reserves, "total_deletes": st.Deletes,
 		"total_timeouts": st.Timeouts, "total_releases": st.Releases, "total_buries": st.Buries,
-		"total_kicks": st.Kicks, "total_touches": st.Touches, "total_flushed": st.Flushed,
+		"total_kicks": st.Kicks, "total_touches": st.Touches, "total_flushed": st.Flushed, "total_discarded": st.Discarded,
 		"connections": s.connections(),
 		// This broker's pushes, pops and acks and the script calls that carried them.
 		"batched_operations": st.Batched.Ops, "batch_script_calls": st.Batched.Calls,

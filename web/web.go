@@ -127,6 +127,8 @@ func (s *Server) routes() {
 	api.POST("/topics/:topic/pause", s.handle(s.pause))
 	api.POST("/topics/:topic/flush", s.handle(s.flushTopic))
 	api.DELETE("/topics/:topic", s.handle(s.deleteTopic))
+	api.GET("/topics/:topic/config", s.handle(s.topicConfig))
+	api.PUT("/topics/:topic/config", s.handle(s.setTopicConfig))
 	api.GET("/topics/:topic/peek/:state", s.handle(s.peekTopic))
 	api.GET("/stats", s.handle(s.stats))
 	api.GET("/status", s.handle(s.status))
@@ -237,6 +239,8 @@ func statusOf(err error) int {
 		return http.StatusRequestTimeout
 	case errors.Is(err, job.ErrTooManyWaiting):
 		return http.StatusTooManyRequests
+	case errors.Is(err, job.ErrFull):
+		return http.StatusInsufficientStorage
 	case errors.Is(err, job.ErrUnavailable), errors.Is(err, job.ErrOutOfMemory), errors.Is(err, job.ErrBusy), errors.Is(err, job.ErrRefused),
 		errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable

@@ -1,0 +1,48 @@
+package dispatcher
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/pool"
+)
+
+// TopicConfig reads a topic's settings, layer by layer (defaults, its
+// conf.ini section, run-time changes) and the effective result.
+func (d *Dispatcher) TopicConfig(ctx context.Context, topic string) (pool.TopicLayers, error) {
+	if err := job.ValidateTopic(topic); err != nil {
+		return pool.TopicLayers{}, err
+	}
+	return d.pool.TopicConfig(ctx, topic)
+}
+
+// SetTopicConfig changes a topic's settings at run time, for every broker
+// sharing the Redis at once; a key set to "" goes back to conf.ini's value.
+// ReadOnly and Quiescent refuse it.
+func (d *Dispatcher) SetTopicConfig(ctx context.Context, topic string, changes job.TopicConfig) error {
+	if err := d.allow("topic config", writing); err != nil {
+		return err
+	}
+	if err := job.ValidateTopic(topic); err != nil {
+		return err
+	}
+	checked := make(job.TopicConfig, len(changes))
+	for k, v := range changes {
+		c, err := job.CheckTopicSetting(k, v)
+		if err != nil {
+			return err
+		}
+		checked[k] = c
+	}
+	return d.pool.SetTopicConfig(ctx, topic, checked)
+}
+
+// ApplyTopicConfig writes conf.ini's topic settings for every broker (at
+// start and at reload); run-time changes stay over them.
+func (d *Dispatcher) ApplyTopicConfig(ctx context.Context, defaults job.TopicConfig, topics map[string]job.TopicConfig) error {
+	if err := d.pool.ApplyTopicConfig(ctx, defaults, topics); err != nil {
+		return fmt.Errorf("topic settings: %w", err)
+	}
+	return nil
+}

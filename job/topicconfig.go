@@ -1,0 +1,79 @@
+package job
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// TopicConfig is a topic's settings, or a layer of them (conf.ini's defaults
+// block, a topic's own section, a change made at run time), by conf.ini key:
+// a key a layer leaves out is inherited from the layer below (kestrel's
+// inheritance). Values are kept in their canonical text (CheckTopicSetting).
+type TopicConfig map[string]string
+
+// The topic settings gmq knows, each with its rule. Their meaning:
+//   - max_items: the most jobs the topic holds, in any state (0: no limit);
+//   - max_item_size: the largest body a push may carry, bytes (0: [jobs] max_body);
+//   - discard_old_when_full: a push to a full topic drops the topic's next
+//     ready jobs (its head) to make room, instead of being refused.
+var topicSettings = map[string]func(string) (string, error){
+	"max_items":             wholeNumber,
+	"max_item_size":         wholeNumber,
+	"discard_old_when_full": boolean,
+}
+
+// TopicSettingNames lists the settings gmq knows, sorted.
+func TopicSettingNames() []string {
+	names := make([]string, 0, len(topicSettings))
+	for n := range topicSettings {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CheckTopicSetting validates one setting and returns its canonical text.
+// An empty value is "not set" (inherited from the layer below).
+func CheckTopicSetting(key, value string) (string, error) {
+	check, ok := topicSettings[key]
+	if !ok {
+		return "", fmt.Errorf("%w: unknown topic setting %q (gmq knows %v)", ErrInvalid, key, TopicSettingNames())
+	}
+	if value == "" {
+		return "", nil
+	}
+	v, err := check(value)
+	if err != nil {
+		return "", fmt.Errorf("%w: topic setting %s = %q: %v", ErrInvalid, key, value, err)
+	}
+	return v, nil
+}
+
+// Over lays c over below: c's keys win, the others are below's.
+func (c TopicConfig) Over(below TopicConfig) TopicConfig {
+	out := make(TopicConfig, len(c)+len(below))
+	for k, v := range below {
+		out[k] = v
+	}
+	for k, v := range c {
+		out[k] = v
+	}
+	return out
+}
+
+func wholeNumber(v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return "", fmt.Errorf("want a whole number, 0 or more")
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+func boolean(v string) (string, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return "", fmt.Errorf("want true or false")
+	}
+	return strconv.FormatBool(b), nil
+}
