@@ -19,6 +19,7 @@ type TopicStats struct {
 	PausedUntil                      time.Time // zero when not paused
 	Pause                            time.Duration
 	Jobs, Reserves, Deletes, Pauses  int64
+	Bytes                            int64 // of the bodies of its jobs, in any state
 	Now                              time.Time
 }
 

@@ -14,11 +14,13 @@ type TopicConfig map[string]string
 
 // The topic settings gmq knows, each with its rule. Their meaning:
 //   - max_items: the most jobs the topic holds, in any state (0: no limit);
+//   - max_size: the most bytes of bodies the topic holds, in any state (0: no limit);
 //   - max_item_size: the largest body a push may carry, bytes (0: [jobs] max_body);
 //   - discard_old_when_full: a push to a full topic drops the topic's next
 //     ready jobs (its head) to make room, instead of being refused.
 var topicSettings = map[string]func(string) (string, error){
 	"max_items":             wholeNumber,
+	"max_size":              wholeNumber,
 	"max_item_size":         wholeNumber,
 	"discard_old_when_full": boolean,
 }

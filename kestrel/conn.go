@@ -423,8 +423,13 @@ func (c *conn) stats() {
 	stat("uptime", int64(time.Since(c.s.started).Seconds()))
 	stat("time", time.Now().Unix())
 	stat("version", c.s.opts.Version)
+	var bytes int64
+	for _, t := range topics {
+		bytes += t.Bytes
+	}
 	stat("curr_items", st.Ready+st.Delayed+st.Reserved+st.Buried)
 	stat("total_items", st.Jobs)
+	stat("bytes", bytes)
 	stat("curr_connections", c.s.Connections())
 	for _, k := range []string{"total_connections", "cmd_get", "cmd_set", "cmd_peek", "get_hits", "get_misses"} {
 		stat(k, c.s.counter(k))
@@ -432,6 +437,7 @@ func (c *conn) stats() {
 	sort.Slice(topics, func(i, j int) bool { return topics[i].Name < topics[j].Name })
 	for _, t := range topics {
 		stat("queue_"+t.Name+"_items", t.Ready+t.Delayed+t.Buried)
+		stat("queue_"+t.Name+"_bytes", t.Bytes)
 		stat("queue_"+t.Name+"_total_items", t.Jobs)
 		stat("queue_"+t.Name+"_open_transactions", t.Reserved)
 	}

@@ -14,7 +14,7 @@
 --   push     member, priority, ttr ms, delay ms, body, client id ('' for none)
 --            -> {'OK', now ms, due ms (0 when ready), then member and client id of each job
 --            discarded to make room}, or {'EXISTS'} when the member is taken, or the topic's
---            limits' refusal: {'FULL', max_items} or {'TOO_BIG', max_item_size}
+--            limits' refusal: {'FULL', 'max_items' or 'max_size', the limit} or {'TOO_BIG', max_item_size}
 --   delete   member, attempt (0: unfenced), 'unreserved' to refuse a reserved job ('' otherwise)
 --            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
 --   pop      mode ('first', 'best' or 'peek') -> a pop reply (below)
@@ -94,7 +94,12 @@ local now = now_ms()
 -- A topic's limits (its settings: lib.lua topic_config). held counts the
 -- jobs a topic holds in any state, read once per call and kept as pushes
 -- and discards change it (the pushes' own writes are gathered, unread).
-local held = {}
+local held, bytes = {}, {}
+-- size is the bytes of bodies topic t holds, read once per call and kept.
+local function size(t)
+  if not bytes[t.name] then bytes[t.name] = tonumber(redis.call('HGET', t.info, 'bytes') or '0') end
+  return bytes[t.name]
+end
 local function holds(t)
   if not held[t.name] then
     held[t.name] = redis.call('ZCARD', t.ready) + redis.call('ZCARD', t.delayed) +
@@ -119,9 +124,14 @@ local function discard_head(t)
   move_state(READY, nil)
   count('total_discarded', 1)
   count_topic(t, 'total_discarded', 1)
-  held[t.name] = held[t.name] - 1
+  held[t.name] = holds(t) - 1
   local cid = ''
-  if record then cid = cmsgpack.unpack(record)[F_CID] or '' end
+  if record then
+    local job = cmsgpack.unpack(record)
+    cid = job[F_CID] or ''
+    drop_bytes(t, job)
+    bytes[t.name] = size(t) - (job[F_SIZE] or 0)
+  end
   return member, cid
 end
 
@@ -131,16 +141,22 @@ end
 local discards -- the current push's discarded member, client id pairs
 local function admit(t, body)
   local cfg = topic_config(t)
-  local max_size = tonumber(cfg.max_item_size or '0')
-  if max_size > 0 and #body > max_size then return {'TOO_BIG', max_size} end
-  local max_items = tonumber(cfg.max_items or '0')
-  if max_items == 0 or holds(t) < max_items then return nil end
-  if cfg.discard_old_when_full ~= 'true' then return {'FULL', max_items} end
-  while holds(t) >= max_items do
+  local max_item = tonumber(cfg.max_item_size or '0')
+  if max_item > 0 and #body > max_item then return {'TOO_BIG', max_item} end
+  local max_items, max_bytes = tonumber(cfg.max_items or '0'), tonumber(cfg.max_size or '0')
+  if max_bytes > 0 and #body > max_bytes then return {'FULL', 'max_size', max_bytes} end -- no room could ever be made
+  local function full()
+    if max_items > 0 and holds(t) >= max_items then return {'FULL', 'max_items', max_items} end
+    if max_bytes > 0 and size(t) + #body > max_bytes then return {'FULL', 'max_size', max_bytes} end
+  end
+  local refused = full()
+  if not refused or cfg.discard_old_when_full ~= 'true' then return refused end
+  while refused do
     local member, cid = discard_head(t)
-    if not member then return {'FULL', max_items} end -- nothing ready to drop: all held by consumers or delayed
+    if not member then return refused end -- nothing ready to drop: all held by consumers or delayed
     discards[#discards + 1] = member
     discards[#discards + 1] = cid
+    refused = full()
   end
   return nil
 end
@@ -167,7 +183,7 @@ if #pushes > 0 then
     if not op.reply then
       seen[member] = true
       local delay = tonumber(a[4])
-      local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, a[6]}
+      local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, a[6], #a[5]}
       settle(job, delay, now)
       gather('HSET', K_JOBS, member, cmsgpack.pack(job))
       gather('HSET', K_BODIES, member, a[5])
@@ -177,6 +193,10 @@ if #pushes > 0 then
       count_topic(t, 'total_jobs', 1)
       move_state(nil, job[F_STATE])
       if held[t.name] then held[t.name] = held[t.name] + 1 end
+      if #a[5] > 0 then
+        add(t.info, 'bytes', #a[5])
+        if bytes[t.name] then bytes[t.name] = bytes[t.name] + #a[5] end
+      end
       op.reply = {'OK', now, job[F_DUE]}
       for _, d in ipairs(op.discarded or {}) do op.reply[#op.reply + 1] = d end
     end

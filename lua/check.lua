@@ -1,11 +1,13 @@
 -- check.lua verifies one topic against the job records: every member of the
 -- topic's four sets has a record and a body, its record names this topic and
--- the state of the set it is in (so no job is in two sets).
+-- the state of the set it is in (so no job is in two sets), and the topic's
+-- byte count is the sum of its jobs' body sizes.
 -- KEYS: the shared layout (lib.lua) with one topic.
 -- ARGV: origin, topic.
 -- Returns {members per state (delayed, ready, reserved, buried), problem...}.
 local t = topic_keys(1, ARGV[2])
 local out = {0, 0, 0, 0}
+local bytes = 0
 for state, set in ipairs(STATE_SET) do
   for _, m in ipairs(redis.call('ZRANGE', t[set], 0, -1)) do
     out[state] = out[state] + 1
@@ -19,6 +21,11 @@ for state, set in ipairs(STATE_SET) do
     elseif redis.call('HEXISTS', K_BODIES, m) == 0 then
       table.insert(out, m .. ' has no body')
     end
+    if job then bytes = bytes + (job[F_SIZE] or 0) end
   end
+end
+local counted = tonumber(redis.call('HGET', t.info, 'bytes') or '0')
+if counted ~= bytes then
+  table.insert(out, t.name .. ' counts ' .. counted .. ' bytes, its jobs hold ' .. bytes)
 end
 return out

@@ -25,6 +25,11 @@ local STATE_COUNTER = {'cur_delayed', 'cur_ready', 'cur_reserved', 'cur_buried'}
 -- Job record fields (a cmsgpack array).
 local F_STATE, F_TOPIC, F_PRI, F_TTR, F_DELAY, F_CREATED, F_DUE = 1, 2, 3, 4, 5, 6, 7
 local F_RESERVES, F_TIMEOUTS, F_RELEASES, F_BURIES, F_KICKS, F_CID = 8, 9, 10, 11, 12, 13
+-- F_SIZE is the body's length, kept so that removing a job can lower its
+-- topic's byte count ('bytes' in the topic's info hash) without reading the
+-- body (records written before it have none: 0, counted neither way).
+local F_SIZE = 14
+
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call.
 local function topic_keys(i, name)
@@ -115,6 +120,11 @@ end
 -- count adds n to a bucket counter; count_topic to one of topic t's.
 local function count(field, n) add(K_STATS, field, n) end
 local function count_topic(t, field, n) add(t.info, field, n) end
+-- drop_bytes lowers topic t's byte count by a removed job's body.
+local function drop_bytes(t, job)
+  local size = job[F_SIZE] or 0
+  if size > 0 then add(t.info, 'bytes', -size) end
+end
 
 -- move_state updates the bucket's current-* counters for a job leaving `from`
 -- (or nothing) and entering `to` (or nothing).
@@ -235,6 +245,7 @@ local function reserve_record(t, member, job, from, now, write)
   count_topic(t, 'total_reserves', 1)
   if job[F_TTR] == 0 then
     move_state(from, nil)
+    drop_bytes(t, job)
     job[F_STATE] = 0
     write('HDEL', K_JOBS, member)
     write('HDEL', K_BODIES, member)
@@ -263,6 +274,7 @@ local function delete_job(t, member, job, write)
   write('HDEL', K_JOBS, member)
   write('HDEL', K_BODIES, member)
   move_state(job[F_STATE], nil)
+  drop_bytes(t, job)
   count('total_deletes', 1)
   count_topic(t, 'total_deletes', 1)
 end

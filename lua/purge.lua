@@ -21,7 +21,9 @@ for name in string.gmatch(ARGV[4], '[^,]+') do
     redis.call('HDEL', K_BODIES, unpack(members))
     for i, member in ipairs(members) do
       if records[i] then
-        local cid = cmsgpack.unpack(records[i])[F_CID]
+        local job = cmsgpack.unpack(records[i])
+        drop_bytes(t, job)
+        local cid = job[F_CID]
         if cid and cid ~= '' then
           out[#out + 1] = member
           out[#out + 1] = cid

@@ -116,3 +116,45 @@ func TestRingInOneCall(t *testing.T) {
 		t.Fatalf("check: %v %v", problems, err)
 	}
 }
+
+// max_size bounds the bytes of bodies a topic holds; every way a job leaves
+// (a TTR-0 pop, an ack, a flush, a discard) gives its bytes back.
+func TestMaxSize(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.ApplyTopicConfig(ctx, nil, map[string]job.TopicConfig{
+		"b": {"max_size": "10"}, "ring": {"max_size": "10", "discard_old_when_full": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, p, ctx, job.Spec{Topic: "b", Body: "12345"})
+	mustPush(t, p, ctx, job.Spec{Topic: "b", Body: "abcd", TTR: time.Minute})
+	if _, err := p.Push(ctx, job.Spec{Topic: "b", Body: "xy"}); !errors.Is(err, job.ErrFull) {
+		t.Fatalf("push past max_size: %v", err)
+	}
+	if _, err := p.Push(ctx, job.Spec{Topic: "b", Body: "01234567890"}); !errors.Is(err, job.ErrFull) {
+		t.Fatalf("a body larger than max_size: %v", err)
+	}
+	mustPop(t, p, ctx, "b") // TTR 0: its 5 bytes go
+	held := mustPop(t, p, ctx, "b")
+	mustPush(t, p, ctx, job.Spec{Topic: "b", Body: "12345"})
+	if err := p.Delete(ctx, held.PublicID(), held.Attempt()); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := p.TopicStats(ctx, "b"); err != nil || st.Bytes != 5 {
+		t.Fatalf("bytes after pops and an ack: %+v %v, want 5", st, err)
+	}
+	for _, body := range []string{"aaaa", "bbbb", "cccc"} { // the third drops the first
+		mustPush(t, p, ctx, job.Spec{Topic: "ring", Body: body})
+	}
+	if st, _ := p.TopicStats(ctx, "ring"); st.Bytes != 8 || st.Ready != 2 {
+		t.Fatalf("ring: %+v", st)
+	}
+	if _, err := p.Purge(ctx, "b", job.Ready, job.Delayed, job.Reserved, job.Buried); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := p.TopicStats(ctx, "b"); st.Bytes != 0 {
+		t.Fatalf("bytes after a flush: %+v", st)
+	}
+	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+		t.Fatalf("check: %v %v", problems, err)
+	}
+}

@@ -171,7 +171,7 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 	case replyFull, replyTooBig:
 		p.dropAlias(ctx, j.ClientID, id) // claimed for a job that will not be
 		if status == replyFull {
-			return Pushed{}, fmt.Errorf("push to %q: %w: it holds %d jobs, its max_items", j.Topic, job.ErrFull, intAt(reply, 1))
+			return Pushed{}, fmt.Errorf("push to %q: %w: its %s is %d", j.Topic, job.ErrFull, strAt(reply, 1), intAt(reply, 2))
 		}
 		return Pushed{}, fmt.Errorf("push to %q: %w: %d bytes, its max_item_size is %d", j.Topic, job.ErrTooBig, len(j.Body), intAt(reply, 1))
 	default:
