@@ -101,3 +101,6 @@ func (d *Dispatcher) RedisInfo(ctx context.Context) (pool.RedisInfo, error) { re
 
 // Ready reports whether Redis answers.
 func (d *Dispatcher) Ready(ctx context.Context) error { return d.pool.Ping(ctx) }
+
+// WaitingOn is how many consumers wait on topic in a long poll on this broker.
+func (d *Dispatcher) WaitingOn(topic string) int { return d.waiters.on(topic) }

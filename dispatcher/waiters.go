@@ -121,3 +121,13 @@ func (l *waitList) len() int {
 	defer l.mu.Unlock()
 	return l.count
 }
+
+// on is the number of consumers waiting on topic.
+func (l *waitList) on(topic string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if q := l.byTopic[topic]; q != nil {
+		return q.Len()
+	}
+	return 0
+}

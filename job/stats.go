@@ -19,7 +19,9 @@ type TopicStats struct {
 	PausedUntil                      time.Time // zero when not paused
 	Pause                            time.Duration
 	Jobs, Reserves, Deletes, Pauses  int64
-	Bytes                            int64 // of the bodies of its jobs, in any state
+	Bytes                            int64     // of the bodies of its jobs, in any state
+	Discarded                        int64     // dropped to make room (discard_old_when_full)
+	OldestReady                      time.Time // created time of the next ready job; zero when none is ready
 	Now                              time.Time
 }
 
@@ -32,6 +34,15 @@ func (s TopicStats) PauseLeft() time.Duration {
 		return 0
 	}
 	return s.PausedUntil.Sub(s.Now)
+}
+
+// ReadyAge is how long the next ready job has waited since it was pushed
+// (the queue's latency); 0 when none is ready.
+func (s TopicStats) ReadyAge() time.Duration {
+	if s.OldestReady.IsZero() {
+		return 0
+	}
+	return max(s.Now.Sub(s.OldestReady), 0)
 }
 
 // UrgentBelow is the priority under which a ready job counts as urgent (beanstalkd's rule).

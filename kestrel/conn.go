@@ -108,8 +108,9 @@ func (c *conn) handle(req request) bool {
 		}
 		c.line("Reloaded config.")
 		return true
-	case "monitor", "confirm", "flush_expired", "flush_all_expired",
-		"dump_stats", "dump_config", "shutdown":
+	case "dump_stats":
+		return c.dumpStats(req.args)
+	case "monitor", "confirm", "flush_expired", "flush_all_expired", "dump_config", "shutdown":
 		c.line("CLIENT_ERROR " + req.verb + " is not supported by gmq yet")
 		return true
 	}
@@ -436,10 +437,57 @@ func (c *conn) stats() {
 	}
 	sort.Slice(topics, func(i, j int) bool { return topics[i].Name < topics[j].Name })
 	for _, t := range topics {
-		stat("queue_"+t.Name+"_items", t.Ready+t.Delayed+t.Buried)
-		stat("queue_"+t.Name+"_bytes", t.Bytes)
-		stat("queue_"+t.Name+"_total_items", t.Jobs)
-		stat("queue_"+t.Name+"_open_transactions", t.Reserved)
+		for _, kv := range c.queueStats(t) {
+			stat("queue_"+t.Name+"_"+kv[0], kv[1])
+		}
 	}
 	c.line("END")
+}
+
+// queueStats are a queue's stats under kestrel's names, in kestrel's order.
+// gmq keeps no journal (logsize 0; Redis holds the jobs, all "in memory") and
+// expires nothing yet (expired_items 0); age is how long the next item has
+// waited, in ms; waiters are this broker's.
+func (c *conn) queueStats(t job.TopicStats) [][2]string {
+	items := t.Ready + t.Delayed + t.Buried
+	n := strconv.FormatInt
+	return [][2]string{
+		{"items", n(items, 10)}, {"bytes", n(t.Bytes, 10)}, {"total_items", n(t.Jobs, 10)},
+		{"logsize", "0"}, {"expired_items", "0"}, {"mem_items", n(items, 10)}, {"mem_bytes", n(t.Bytes, 10)},
+		{"age", n(t.ReadyAge().Milliseconds(), 10)}, {"discarded", n(t.Discarded, 10)},
+		{"waiters", strconv.Itoa(c.s.d.WaitingOn(t.Name))}, {"open_transactions", n(t.Reserved, 10)},
+	}
+}
+
+// dumpStats answers every queue's stats (or the named queues'), grouped:
+// queue '<name>' {, one "  key=value" line each, }, then END.
+func (c *conn) dumpStats(names []string) bool {
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	defer cancel()
+	var topics []job.TopicStats
+	if len(names) == 0 {
+		all, _, err := c.s.d.Topics(ctx, 0, 1000)
+		if err != nil {
+			return c.storeFailure("dump_stats", err)
+		}
+		topics = all
+	}
+	for _, name := range names {
+		t, err := c.s.d.TopicStats(ctx, name)
+		if errors.Is(err, job.ErrNotFound) || errors.Is(err, job.ErrInvalid) {
+			t = job.TopicStats{Name: name} // kestrel makes the queue it is asked about
+		} else if err != nil {
+			return c.storeFailure("dump_stats", err)
+		}
+		topics = append(topics, t)
+	}
+	for _, t := range topics {
+		c.line("queue '" + t.Name + "' {")
+		for _, kv := range c.queueStats(t) {
+			c.line("  " + kv[0] + "=" + kv[1])
+		}
+		c.line("}")
+	}
+	c.line("END")
+	return true
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,10 +158,27 @@ func TestAcrossFrontEnds(t *testing.T) {
 	w.must("get x\r\n", value("x", "from http"))
 	stats := w.do("stats\r\n")
 	for _, want := range []string{"STAT version test\r\n", "STAT total_items 2\r\n", "STAT cmd_set 1\r\n", "STAT get_hits 1\r\n",
-		"STAT queue_x_total_items 2\r\n", "STAT queue_x_open_transactions 1\r\n", "END\r\n"} {
+		"STAT queue_x_total_items 2\r\n", "STAT queue_x_open_transactions 1\r\n", "STAT queue_x_bytes 13\r\n", "END\r\n"} {
 		if !strings.Contains(stats, want) {
 			t.Errorf("stats lack %q:\n%s", want, stats)
 		}
+	}
+	w.set("x", "next")
+	if _, err := io.WriteString(w.nc, "dump_stats x\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	var dump []string
+	for {
+		line := w.reply(time.Second)
+		dump = append(dump, line)
+		if line == "END\r\n" || strings.HasPrefix(line, "ERR") || line == "EOF" {
+			break
+		}
+	}
+	want := []string{"queue 'x' {\r\n", "  items=1\r\n", "  bytes=17\r\n", "  total_items=3\r\n", "  logsize=0\r\n",
+		"  expired_items=0\r\n", "  mem_items=1\r\n", "  mem_bytes=17\r\n"}
+	if len(dump) < 13 || !slices.Equal(dump[:len(want)], want) || dump[11] != "  open_transactions=1\r\n" || dump[12] != "}\r\n" {
+		t.Errorf("dump_stats:\n%q", dump)
 	}
 }
 

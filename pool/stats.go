@@ -94,7 +94,11 @@ func (p *Pool) TopicStats(ctx context.Context, topic string) (job.TopicStats, er
 	s := job.TopicStats{Name: topic, Now: time.UnixMilli(intAt(r, 1)),
 		Ready: intAt(r, 2), Urgent: intAt(r, 3), Delayed: intAt(r, 4), Reserved: intAt(r, 5), Buried: intAt(r, 6),
 		Pause: time.Duration(intAt(r, 8)) * time.Millisecond,
-		Jobs:  intAt(r, 9), Reserves: intAt(r, 10), Deletes: intAt(r, 11), Pauses: intAt(r, 12), Bytes: intAt(r, 13)}
+		Jobs:  intAt(r, 9), Reserves: intAt(r, 10), Deletes: intAt(r, 11), Pauses: intAt(r, 12), Bytes: intAt(r, 13),
+		Discarded: intAt(r, 14)}
+	if ms := intAt(r, 15); ms > 0 {
+		s.OldestReady = time.UnixMilli(ms)
+	}
 	if ms := intAt(r, 7); ms > 0 {
 		s.PausedUntil = time.UnixMilli(ms)
 	}

@@ -54,7 +54,7 @@ func topicView(t job.TopicStats) gin.H {
 		"name": t.Name, "ready": t.Ready, "urgent": t.Urgent, "delayed": t.Delayed, "reserved": t.Reserved,
 		"buried": t.Buried, "paused": t.Paused(), "pause": seconds(t.Pause), "pause_time_left": seconds(t.PauseLeft()),
 		"total_jobs": t.Jobs, "total_reserves": t.Reserves, "total_deletes": t.Deletes, "total_pauses": t.Pauses,
-		"bytes": t.Bytes,
+		"bytes": t.Bytes, "total_discarded": t.Discarded, "ready_age": seconds(t.ReadyAge()),
 	}
 }
 
