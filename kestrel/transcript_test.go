@@ -206,3 +206,20 @@ func TestPymemcache(t *testing.T) {
 	}
 	t.Logf("%s", out)
 }
+
+// php-memcached, the memcache client PHP users have (libmemcached underneath).
+func TestPHPMemcached(t *testing.T) {
+	if err := exec.Command("php", "-r", `exit(class_exists("Memcached") ? 0 : 1);`).Run(); err != nil {
+		if os.Getenv("GMQ_REQUIRE_PHP") == "1" {
+			t.Fatal("no php with the memcached extension (apt-get install php-memcached)")
+		}
+		t.Skip("no php with the memcached extension (apt-get install php-memcached)")
+	}
+	b := brokertest.Fresh(t, nil)
+	host, port, _ := net.SplitHostPort(b.KestrelAddr)
+	out, err := exec.Command("php", "testdata/php_memcached_client.php", host, port).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}

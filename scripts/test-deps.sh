@@ -2,8 +2,9 @@
 # make test's set-up: install what the tests need and a fresh Debian machine
 # lacks, the same way make run does (apt-get when root, else the command to run).
 #   - redis-server is required: every store test runs against a real one;
-#   - beanstalkd (the differential test's oracle), PHP with pheanstalk,
-#     Python with pymemcache (kestrel's protocol) and Chromium are installed too; a test whose tool is still
+#   - beanstalkd (the differential test's oracle), PHP with pheanstalk and
+#     memcached, Python with pymemcache (kestrel's protocol) and Chromium are
+#     installed too; a test whose tool is still
 #     missing skips, unless GMQ_REQUIRE_<TOOL>=1 (CI sets them) makes it fail.
 set -euo pipefail
 
@@ -16,6 +17,7 @@ have python3 || need+=(python3)
 /usr/bin/python3 -c 'import pymemcache' 2>/dev/null || need+=(python3-pymemcache)
 have chromium || need+=(chromium)
 [ -f /usr/share/php/Pheanstalk/autoload.php ] || need+=(php-pda-pheanstalk)
+have php && php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null || need+=(php-memcached)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && have apt-get; then
