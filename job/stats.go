@@ -19,9 +19,10 @@ type TopicStats struct {
 	PausedUntil                      time.Time // zero when not paused
 	Pause                            time.Duration
 	Jobs, Reserves, Deletes, Pauses  int64
-	Bytes                            int64     // of the bodies of its jobs, in any state
-	Discarded                        int64     // dropped to make room (discard_old_when_full)
-	OldestReady                      time.Time // created time of the next ready job; zero when none is ready
+	Bytes                            int64       // of the bodies of its jobs, in any state
+	Discarded                        int64       // dropped to make room (discard_old_when_full)
+	OldestReady                      time.Time   // created time of the next ready job; zero when none is ready
+	Settings                         TopicConfig // the effective ones (nil: none set)
 	Now                              time.Time
 }
 

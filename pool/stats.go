@@ -99,6 +99,12 @@ func (p *Pool) TopicStats(ctx context.Context, topic string) (job.TopicStats, er
 	if ms := intAt(r, 15); ms > 0 {
 		s.OldestReady = time.UnixMilli(ms)
 	}
+	if len(r) > 16 {
+		s.Settings = make(job.TopicConfig, (len(r)-16)/2)
+		for i := 16; i+1 < len(r); i += 2 {
+			s.Settings[strAt(r, i)] = strAt(r, i+1)
+		}
+	}
 	if ms := intAt(r, 7); ms > 0 {
 		s.PausedUntil = time.UnixMilli(ms)
 	}

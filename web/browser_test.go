@@ -118,6 +118,19 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("kicked job: %v", got)
 	}
 
+	// A topic's limits show in its row; the server status is set from the page.
+	api("PUT", "/topics/emails/config", `{"max_items": 100, "discard_old_when_full": true}`)
+	must(t, chromedp.Do(ctx, poll(cell("emails", "limits")+` === "≤ 100 jobs · drops oldest when full"`)), "see the topic's limits")
+	must(t, chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`(s => { s.value = "readonly"; s.dispatchEvent(new Event("change")); })(document.getElementById("set-status"))`),
+		poll(`document.getElementById("s-state").textContent === "readonly"`),
+	), "set the server status")
+	if got := api("GET", "/status", ``); got["status"] != "readonly" {
+		t.Fatalf("status after the dashboard set it: %v", got)
+	}
+	api("PUT", "/status", `{"status":"up"}`)
+	must(t, chromedp.Do(ctx, poll(`document.getElementById("s-state").textContent === "up"`)), "see the status back up")
+
 	// A chart needs a few samples: let it gather them, then take the picture.
 	api("POST", "/jobs/batch", `{"jobs":[{"topic":"reports","body":"r1"},{"topic":"reports","body":"r2"},{"topic":"thumbnails","body":"t","delay":300}]}`)
 	time.Sleep(5 * time.Second)

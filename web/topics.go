@@ -123,7 +123,8 @@ func (s *Server) topicConfig(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, gin.H{"topic": c.Param("topic"), "settings": l.Effective, "defaults": l.Defaults, "file": l.File, "run": l.Run}, nil
+	return http.StatusOK, gin.H{"topic": c.Param("topic"), "settings": settingsView(l.Effective),
+		"defaults": settingsView(l.Defaults), "file": settingsView(l.File), "run": settingsView(l.Run)}, nil
 }
 
 // setTopicConfig changes settings at run time, for every broker at once:

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -55,8 +56,25 @@ func topicView(t job.TopicStats) gin.H {
 		"buried": t.Buried, "paused": t.Paused(), "pause": seconds(t.Pause), "pause_time_left": seconds(t.PauseLeft()),
 		"total_jobs": t.Jobs, "total_reserves": t.Reserves, "total_deletes": t.Deletes, "total_pauses": t.Pauses,
 		"bytes": t.Bytes, "total_discarded": t.Discarded, "ready_age": seconds(t.ReadyAge()),
+		"settings": settingsView(t.Settings),
 	}
 }
 
 // seconds renders a duration as seconds with millisecond precision.
 func seconds(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 }
+
+// settingsView shows a topic's settings, numbers as numbers and flags as
+// booleans ({} when none is set).
+func settingsView(c job.TopicConfig) gin.H {
+	out := gin.H{}
+	for k, v := range c {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			out[k] = n
+		} else if b, err := strconv.ParseBool(v); err == nil {
+			out[k] = b
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}

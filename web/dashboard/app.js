@@ -105,6 +105,7 @@ function renderTopics(list) {
     tr.dataset.topic = t.name;
     tr.appendChild(el("td", t.name, "name"));
     for (const k of ["ready", "delayed", "reserved", "buried"]) tr.appendChild(el("td", t[k], k));
+    tr.appendChild(el("td", limits(t.settings || {}), "limits"));
     tr.appendChild(el("td", t.paused ? `${Math.ceil(t.pause_time_left)}s` : "no", "paused"));
     const spark = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     spark.setAttribute("viewBox", "0 0 120 24");
@@ -130,6 +131,16 @@ function renderTopics(list) {
   document.getElementById("next").disabled = offset + PAGE >= list.total;
 }
 
+// limits describes a topic's settings in a few words ("–" when none is set).
+function limits(s) {
+  const parts = [];
+  if (s.max_items) parts.push(`≤ ${s.max_items} jobs`);
+  if (s.max_size) parts.push(`≤ ${bytes(s.max_size)}`);
+  if (s.max_item_size) parts.push(`items ≤ ${bytes(s.max_item_size)}`);
+  if (s.discard_old_when_full) parts.push("drops oldest when full");
+  return parts.join(" · ") || "–";
+}
+
 function renderBuckets(data) {
   const rows = data.buckets.map(b => {
     const tr = el("tr");
@@ -145,6 +156,8 @@ async function refresh() {
   try {
     const [stats, topics, buckets, redis] = await Promise.all([
       api("GET", "/stats"), api("GET", `/topics?offset=${offset}&limit=${PAGE}`), api("GET", "/buckets"), api("GET", "/redis")]);
+    setText("s-state", stats.status);
+    document.getElementById("s-state").className = stats.status === "up" ? "" : "warn";
     setText("s-version", stats.version);
     setText("s-uptime", duration(stats.uptime));
     setText("s-ready", stats.current_jobs_ready);
@@ -204,6 +217,12 @@ document.getElementById("job-delete").addEventListener("click", async () => {
   const id = document.getElementById("job").dataset.id;
   if (!confirm(`Delete job ${id}? This cannot be undone.`)) return;
   try { await api("DELETE", `/jobs/${encodeURIComponent(id)}`); await lookup(id); await refresh(); } catch (e) { setText("job-error", e.message); }
+});
+document.getElementById("set-status").addEventListener("change", async ev => {
+  const status = ev.target.value;
+  ev.target.value = "";
+  if (!status || !confirm(`Set the server status of every broker on this Redis to ${status}?`)) return;
+  try { await api("PUT", "/status", {status}); await refresh(); } catch (e) { alert(e.message); }
 });
 document.getElementById("prev").addEventListener("click", () => { offset = Math.max(0, offset - PAGE); refresh(); });
 document.getElementById("next").addEventListener("click", () => { offset += PAGE; refresh(); });
