@@ -72,7 +72,7 @@ func readRequest(r *bufio.Reader, maxItem, maxData int) (request, error) {
 		return request{}, err
 	}
 	fields := strings.Split(line, " ")
-	req := request{verb: strings.ToLower(fields[0]), args: fields[1:]}
+	req := request{verb: asciiLower(fields[0]), args: fields[1:]}
 	if !storageVerbs[req.verb] {
 		return req, nil
 	}
@@ -101,4 +101,16 @@ func readRequest(r *bufio.Reader, maxItem, maxData int) (request, error) {
 	}
 	req.data = data[:size]
 	return req, nil
+}
+
+// asciiLower lower-cases A-Z only, as a verb is ASCII: strings.ToLower would
+// turn invalid UTF-8 into U+FFFD and lengthen the line (the fuzzer found it).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
