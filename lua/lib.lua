@@ -38,6 +38,10 @@ local function topic_keys(i, name)
           buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7]}
 end
 
+-- CONFIGURED, a field of the bucket's defaults, says some topic of the
+-- bucket has settings of its own (pool/config.go sets it, never removes it).
+local CONFIGURED = '@configured'
+
 -- topic_config returns topic t's effective settings (setting -> string):
 -- the bucket's defaults, under the topic's conf.ini section ("file."), under
 -- its run-time changes ("run."). Read once per script.
@@ -52,7 +56,15 @@ local function topic_config(t)
     for k = 1, #d, 2 do default_settings[d[k]] = d[k + 1] end
   end
   c = {}
-  for k, v in pairs(default_settings) do c[k] = v end
+  for k, v in pairs(default_settings) do
+    if k ~= CONFIGURED then c[k] = v end
+  end
+  -- Most buckets have no topic with settings of its own: their defaults
+  -- say so, and the topic's hash is not read.
+  if not default_settings[CONFIGURED] then
+    topic_settings[t.name] = c
+    return c
+  end
   local layers = redis.call('HGETALL', t.config)
   for _, layer in ipairs({'file.', 'run.'}) do
     for k = 1, #layers, 2 do

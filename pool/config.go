@@ -18,6 +18,9 @@ import (
 const (
 	fileLayer = "file."
 	runLayer  = "run."
+	// configuredMark in a bucket's defaults says a topic of the bucket has a
+	// config hash (lib.lua CONFIGURED): buckets without one skip reading it.
+	configuredMark = "@configured"
 )
 
 // TopicLayers are a topic's settings, layer by layer, and the result.
@@ -33,7 +36,20 @@ type TopicLayers struct {
 func (p *Pool) ApplyTopicConfig(ctx context.Context, defaults job.TopicConfig, topics map[string]job.TopicConfig) error {
 	for b := range p.opts.Buckets {
 		key := p.keys.buckets[b].defaults
-		cmds := rueidis.Commands{p.client.B().Multi().Build(), p.client.B().Del().Key(key).Build()}
+		fields, err := p.client.Do(ctx, p.client.B().Hkeys().Key(key).Build()).AsStrSlice()
+		if err != nil {
+			return wrapRedis("apply topic defaults", err)
+		}
+		cmds := rueidis.Commands{p.client.B().Multi().Build()}
+		var drop []string
+		for _, f := range fields {
+			if f != configuredMark && defaults[f] == "" {
+				drop = append(drop, f)
+			}
+		}
+		if len(drop) > 0 {
+			cmds = append(cmds, p.client.B().Hdel().Key(key).Field(drop...).Build())
+		}
 		if len(defaults) > 0 {
 			hset := p.client.B().Hset().Key(key).FieldValue()
 			for k, v := range defaults {
@@ -106,7 +122,10 @@ func (p *Pool) setLayer(ctx context.Context, topic, layer string, values job.Top
 		}
 		cmds = append(cmds, hset.Build())
 	}
-	cmds = append(cmds, p.client.B().Exec().Build())
+	// The bucket's defaults say a topic there has settings of its own, so the
+	// push script reads them (lib.lua topic_config); the mark is never removed.
+	cmds = append(cmds, p.client.B().Hset().Key(p.keys.buckets[p.keys.bucketOf(topic)].defaults).FieldValue().
+		FieldValue(configuredMark, "1").Build(), p.client.B().Exec().Build())
 	if err := p.transaction(ctx, cmds); err != nil {
 		return wrapRedis("topic settings", err)
 	}
@@ -122,6 +141,7 @@ func (p *Pool) TopicConfig(ctx context.Context, topic string) (TopicLayers, erro
 	if err != nil {
 		return TopicLayers{}, wrapRedis("topic settings", err)
 	}
+	delete(defaults, configuredMark)
 	fields, err := res[1].AsStrMap()
 	if err != nil {
 		return TopicLayers{}, wrapRedis("topic settings", err)
