@@ -57,7 +57,8 @@ type Config struct {
 	RPCAddr    string        // [rpc] addr: gmq JSON-RPC listen address ("" turns it off)
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
 
-	KestrelAddr string // [kestrel] addr: kestrel's memcache protocol listen address ("" turns it off)
+	KestrelAddr         string // [kestrel] addr: kestrel's memcache protocol listen address ("" turns it off)
+	KestrelMaxOpenReads int    // [kestrel] max_open_reads: reads a connection may hold open per queue
 
 	// TopicDefaults ([topics]) are every topic's settings, and Topics
 	// ([topic.NAME]) each named topic's own, over the defaults (see
@@ -80,39 +81,40 @@ type Config struct {
 // Default returns the configuration used for every key conf.ini leaves out.
 func Default() Config {
 	return Config{
-		HTTP:            "127.0.0.1:8000",
-		LogLevel:        slog.LevelInfo,
-		ShutdownTimeout: 10 * time.Second,
-		RequestTimeout:  5 * time.Second,
-		MaxConnections:  20000,
-		ReadTimeout:     30 * time.Second,
-		IdleTimeout:     60 * time.Second,
-		MaxRequestBody:  8 << 20,
-		BodyMemory:      32 << 20,
-		RedisURL:        "redis://127.0.0.1:6379/0",
-		Prefix:          "gmq",
-		Buckets:         16,
-		ConnectTimeout:  10 * time.Second,
-		MaxBody:         64 << 10,
-		DefaultTTR:      60 * time.Second,
-		DefaultPriority: 1024,
-		MaxPopTimeout:   60 * time.Second,
-		MaxBatch:        1000,
-		MaxWaiting:      20000,
-		TickBatch:       100,
-		BucketMaxSleep:  time.Second,
-		BeanstalkAddr:   "127.0.0.1:11300",
-		MaxJobSize:      65535,
-		RPCAddr:         "127.0.0.1:9503",
-		RPCPopWait:      time.Second,
-		KestrelAddr:     "127.0.0.1:22133",
-		MaxOpsPerCall:   64,
-		BatchSlots:      2,
-		TopicCache:      100_000,
-		AliasGrace:      time.Second,
-		TopicsPerRound:  64,
-		WaitingTTL:      30 * time.Second,
-		StatusPoll:      500 * time.Millisecond,
+		HTTP:                "127.0.0.1:8000",
+		LogLevel:            slog.LevelInfo,
+		ShutdownTimeout:     10 * time.Second,
+		RequestTimeout:      5 * time.Second,
+		MaxConnections:      20000,
+		ReadTimeout:         30 * time.Second,
+		IdleTimeout:         60 * time.Second,
+		MaxRequestBody:      8 << 20,
+		BodyMemory:          32 << 20,
+		RedisURL:            "redis://127.0.0.1:6379/0",
+		Prefix:              "gmq",
+		Buckets:             16,
+		ConnectTimeout:      10 * time.Second,
+		MaxBody:             64 << 10,
+		DefaultTTR:          60 * time.Second,
+		DefaultPriority:     1024,
+		MaxPopTimeout:       60 * time.Second,
+		MaxBatch:            1000,
+		MaxWaiting:          20000,
+		TickBatch:           100,
+		BucketMaxSleep:      time.Second,
+		BeanstalkAddr:       "127.0.0.1:11300",
+		MaxJobSize:          65535,
+		RPCAddr:             "127.0.0.1:9503",
+		RPCPopWait:          time.Second,
+		KestrelAddr:         "127.0.0.1:22133",
+		KestrelMaxOpenReads: 1,
+		MaxOpsPerCall:       64,
+		BatchSlots:          2,
+		TopicCache:          100_000,
+		AliasGrace:          time.Second,
+		TopicsPerRound:      64,
+		WaitingTTL:          30 * time.Second,
+		StatusPoll:          500 * time.Millisecond,
 	}
 }
 
@@ -186,6 +188,7 @@ func (c *Config) settings() []setting {
 			return checkAddr(v)
 		}},
 		{"rpc", "pop_wait", durationTo(&c.RPCPopWait, 0, time.Minute)},
+		{"kestrel", "max_open_reads", intTo(&c.KestrelMaxOpenReads, 1, 10_000)},
 		{"kestrel", "addr", func(c *Config, v string) error {
 			c.KestrelAddr = v
 			if v == "" {

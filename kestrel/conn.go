@@ -33,8 +33,8 @@ type conn struct {
 	ctx    context.Context
 	hangUp context.CancelFunc
 
-	mu   sync.Mutex // open, shared with the keeper
-	open map[string]*openRead
+	mu   sync.Mutex             // open, shared with the keeper
+	open map[string][]*openRead // per queue, oldest first
 	keep sync.Once
 	kept chan struct{} // closed when the keeper has stopped
 }
@@ -42,7 +42,7 @@ type conn struct {
 func newConn(s *Server, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(s.ctx)
 	return &conn{s: s, nc: nc, w: bufio.NewWriter(nc), ctx: ctx, hangUp: cancel,
-		open: map[string]*openRead{}, kept: make(chan struct{})}
+		open: map[string][]*openRead{}, kept: make(chan struct{})}
 }
 
 // serve runs the connection until the client hangs up or quits, then gives
@@ -110,7 +110,11 @@ func (c *conn) handle(req request) bool {
 		return true
 	case "dump_stats":
 		return c.dumpStats(req.args)
-	case "monitor", "confirm", "flush_expired", "flush_all_expired", "dump_config", "shutdown":
+	case "monitor":
+		return c.monitor(req.args)
+	case "confirm":
+		return c.confirm(req.args)
+	case "flush_expired", "flush_all_expired", "dump_config", "shutdown":
 		c.line("CLIENT_ERROR " + req.verb + " is not supported by gmq yet")
 		return true
 	}
@@ -232,9 +236,9 @@ func (c *conn) get(key string) bool {
 			return true
 		}
 	}
-	if c.holds(o.queue) && !o.peek {
-		// Kestrel's rules: one open read per queue (max_open_reads 1), and no
-		// plain get beside it.
+	if n := c.openCount(o.queue); !o.peek && ((!o.open && n > 0) || (o.open && n >= c.s.opts.MaxOpenReads)) {
+		// Kestrel's rules: no plain get beside an open read, and no more
+		// open reads per queue than max_open_reads.
 		c.line("ERROR")
 		return false
 	}
@@ -304,30 +308,38 @@ func (c *conn) value(key string, j *job.Job) {
 	c.w.WriteString("\r\nEND\r\n")
 }
 
-func (c *conn) holds(queue string) bool {
+// openCount is how many reads the connection holds open on queue.
+func (c *conn) openCount(queue string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.open[queue] != nil
+	return len(c.open[queue])
 }
 
 // hold records an open read and starts the keeper that touches it.
 func (c *conn) hold(queue string, j *job.Job) {
 	c.mu.Lock()
-	c.open[queue] = &openRead{id: j.PublicID(), attempt: j.Attempt(), ttr: j.TTR, touched: time.Now()}
+	c.open[queue] = append(c.open[queue], &openRead{id: j.PublicID(), attempt: j.Attempt(), ttr: j.TTR, touched: time.Now()})
 	c.mu.Unlock()
 	c.keep.Do(func() { go c.keeper() })
 }
 
-// take removes and returns the connection's open read on queue, if any.
+// take removes and returns the connection's oldest open read on queue, if any.
 func (c *conn) take(queue string) *openRead {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := c.open[queue]
-	delete(c.open, queue)
-	return r
+	reads := c.open[queue]
+	if len(reads) == 0 {
+		return nil
+	}
+	if len(reads) == 1 {
+		delete(c.open, queue)
+	} else {
+		c.open[queue] = reads[1:]
+	}
+	return reads[0]
 }
 
-// closeRead acks the open read on queue (/close); none is no error.
+// closeRead acks the oldest open read on queue (/close); none is no error.
 func (c *conn) closeRead(ctx context.Context, queue string) error {
 	r := c.take(queue)
 	if r == nil {
@@ -340,7 +352,7 @@ func (c *conn) closeRead(ctx context.Context, queue string) error {
 	return err
 }
 
-// abort gives the open read on queue back to the head of its queue (/abort).
+// abort gives the oldest open read on queue back to the head of its queue (/abort).
 func (c *conn) abort(ctx context.Context, queue string) error {
 	r := c.take(queue)
 	if r == nil {
@@ -362,11 +374,13 @@ func (c *conn) abortAll() {
 	}
 	c.mu.Unlock()
 	for _, q := range queues {
-		ctx, cancel := context.WithTimeout(context.Background(), c.s.opts.RequestTimeout)
-		if err := c.abort(ctx, q); err != nil {
-			c.s.log.Warn("kestrel: giving back an open read of a closed connection failed; its TTR will", "queue", q, "err", err)
+		for c.openCount(q) > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), c.s.opts.RequestTimeout)
+			if err := c.abort(ctx, q); err != nil {
+				c.s.log.Warn("kestrel: giving back an open read of a closed connection failed; its TTR will", "queue", q, "err", err)
+			}
+			cancel()
 		}
-		cancel()
 	}
 }
 
@@ -385,9 +399,11 @@ func (c *conn) keeper() {
 		}
 		c.mu.Lock()
 		var due []*openRead
-		for _, r := range c.open {
-			if time.Since(r.touched) >= r.ttr/3 {
-				due = append(due, r)
+		for _, reads := range c.open {
+			for _, r := range reads {
+				if time.Since(r.touched) >= r.ttr/3 {
+					due = append(due, r)
+				}
 			}
 		}
 		c.mu.Unlock()
@@ -487,6 +503,81 @@ func (c *conn) dumpStats(names []string) bool {
 			c.line("  " + kv[0] + "=" + kv[1])
 		}
 		c.line("}")
+	}
+	c.line("END")
+	return true
+}
+
+// monitor <queue> <seconds> [max-items] streams items as they arrive, each
+// an open read (as VALUE, data, END), for up to that long, until max-items
+// (default max_open_reads) are open on the queue, then END. Confirm closes
+// them.
+func (c *conn) monitor(args []string) bool {
+	if len(args) < 2 {
+		c.line("CLIENT_ERROR monitor <queue> <seconds> [max-items]")
+		return false
+	}
+	secs, err1 := strconv.Atoi(args[1])
+	most, err2 := c.s.opts.MaxOpenReads, error(nil)
+	if len(args) > 2 {
+		most, err2 = strconv.Atoi(args[2])
+	}
+	if err := errors.Join(err1, err2, checkQueue(args[0])); err != nil || secs < 0 || most < 0 {
+		c.line("CLIENT_ERROR monitor <queue> <seconds> [max-items]: whole numbers, and a valid queue name")
+		return false
+	}
+	queue, deadline := args[0], time.Now().Add(time.Duration(min(secs, 86400))*time.Second)
+	for got := 0; got < most && c.openCount(queue) < c.s.opts.MaxOpenReads; got++ {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			break
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, wait+c.s.opts.RequestTimeout)
+		j, err := c.s.d.Pop(ctx, []string{queue}, wait)
+		cancel()
+		if err != nil {
+			if c.ctx.Err() != nil {
+				return false
+			}
+			return c.storeFailure("monitor", err)
+		}
+		if j == nil {
+			break
+		}
+		if j.TTR > 0 {
+			c.hold(queue, j)
+		}
+		c.value(queue, j)
+		if err := c.w.Flush(); err != nil { // each item as it comes
+			return false
+		}
+	}
+	c.line("END")
+	return true
+}
+
+// confirm <queue> <count> acks that many of the connection's oldest open
+// reads on the queue: END, or ERROR when fewer are open (nothing is acked).
+func (c *conn) confirm(args []string) bool {
+	if len(args) < 2 {
+		c.line("CLIENT_ERROR confirm <queue> <count>")
+		return false
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil || n < 0 {
+		c.line("CLIENT_ERROR confirm <queue> <count>: count is a whole number")
+		return false
+	}
+	if c.openCount(args[0]) < n {
+		c.line("ERROR")
+		return true
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	defer cancel()
+	for range n {
+		if err := c.closeRead(ctx, args[0]); err != nil {
+			return c.storeFailure("confirm", err)
+		}
 	}
 	c.line("END")
 	return true

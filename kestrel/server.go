@@ -32,6 +32,9 @@ type Options struct {
 	// MaxRequest bounds a set's byte count: a larger one is not read, and the
 	// connection is closed.
 	MaxRequest int
+	// MaxOpenReads is how many reads a connection may hold open on one queue
+	// (kestrel's max_open_reads).
+	MaxOpenReads int
 	// DefaultTTR is the TTR of the jobs set here: how long an open read holds
 	// its job without the connection's touches.
 	DefaultTTR time.Duration

@@ -41,7 +41,7 @@ func TestTranscript(t *testing.T) {
 		{"set q 0 0 70000\r\n" + strings.Repeat("y", 70000) + "\r\n", "NOT_STORED\r\n"}, // over max_body: read, dropped
 		{"set bad~name 0 0 1\r\nx\r\n", "CLIENT_ERROR invalid: topic name \"bad~name\" has a character outside A-Za-z0-9-+/;.$_() at byte 3\r\n"},
 		{"version\r\n", "VERSION test\r\n"},
-		{"monitor q 1\r\n", "CLIENT_ERROR monitor is not supported by gmq yet\r\n"},
+		{"shutdown\r\n", "CLIENT_ERROR shutdown is not supported by gmq yet\r\n"},
 		{"get q\r\n", "END\r\n"}, // the connection is still usable
 	}
 	for _, s := range steps {
@@ -113,6 +113,35 @@ func TestOpenReadOutlivesTTR(t *testing.T) {
 	w.must("get slow/close\r\n", "END\r\n")
 	time.Sleep(time.Second)
 	other.must("get slow\r\n", "END\r\n") // closed: acked, not back
+}
+
+// monitor opens items as they come, up to max_open_reads; confirm acks them.
+func TestMonitorAndConfirm(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.KestrelMaxOpenReads = 3 })
+	w := dial(t, b.KestrelAddr)
+	for _, item := range []string{"a", "b", "c", "d"} {
+		w.set("m", item)
+	}
+	expect := func(what string, want ...string) {
+		t.Helper()
+		for _, v := range want {
+			if got := w.reply(3 * time.Second); got != v {
+				t.Fatalf("%s: %q, want %q", what, got, v)
+			}
+		}
+	}
+	io.WriteString(w.nc, "monitor m 1 2\r\n")
+	expect("monitor m 1 2", value("m", "a"), value("m", "b"), "END\r\n")
+	w.must("confirm m 3\r\n", "ERROR\r\n")         // only two are open: nothing acked
+	w.must("get m/open\r\n", value("m/open", "c")) // a third fits max_open_reads = 3
+	w.must("confirm m 2\r\n", "END\r\n")           // a and b acked
+	io.WriteString(w.nc, "monitor m 1\r\n")
+	expect("monitor m 1", value("m", "d"), "END\r\n") // waits out its second for a third
+	w.set("m", "e")
+	w.must("get m/open\r\n", value("m/open", "e"))
+	w.must("get m/open\r\n", "ERROR\r\n") // a fourth is over max_open_reads: closed
+	other := dial(t, b.KestrelAddr)
+	other.must("get m/t=1500\r\n", value("m/t=1500", "c")) // the closed connection's reads came back
 }
 
 func TestFlushAndDelete(t *testing.T) {
