@@ -332,3 +332,26 @@ func TestReloadTopicSettings(t *testing.T) {
 		t.Fatalf("push after the reload back to max_items = 1: %d, want 507", code)
 	}
 }
+
+// With [kestrel] allow_shutdown, kestrel's shutdown stops the broker
+// gracefully: exit code 0.
+func TestKestrelShutdown(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	b.kill()
+	if err := os.WriteFile(b.conf, []byte("[redis]\nbuckets = 4\n[kestrel]\nallow_shutdown = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.start()
+	if line, err := exchange(b.kestrel, "shutdown\r\n"); err == nil || line != "" {
+		t.Fatalf("shutdown answered %q %v; want the connection closed", line, err)
+	}
+	select {
+	case <-b.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("broker still running 10s after kestrel's shutdown")
+	}
+	if code := b.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code %d after shutdown, want 0\n%s", code, b.log)
+	}
+}

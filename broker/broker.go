@@ -64,6 +64,10 @@ type Broker struct {
 	pool   *pool.Pool
 	d      *dispatcher.Dispatcher
 	fronts []*front // HTTP first
+	// shutdown ends Run as its ctx would (kestrel's shutdown command, when
+	// [kestrel] allow_shutdown is on).
+	shutdown chan struct{}
+	stopOnce sync.Once
 }
 
 // front is a front end on its listener.
@@ -83,7 +87,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	if opts.Origin == "" {
 		opts.Origin = newOrigin()
 	}
-	b := &Broker{cfg: cfg, opts: opts, log: opts.Log}
+	b := &Broker{cfg: cfg, opts: opts, log: opts.Log, shutdown: make(chan struct{})}
 	var err error
 	b.pool, err = pool.Open(ctx, cfg.RedisURL, cfg.ConnectTimeout, PoolOptions(cfg, opts.Origin), opts.Log)
 	if err != nil {
@@ -119,7 +123,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	}
 	if cfg.KestrelAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: kestrel.New(b.d, kestrel.Options{
-			Version: opts.Version, Reload: b.Reload, MaxOpenReads: cfg.KestrelMaxOpenReads, MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
+			Version: opts.Version, Reload: b.Reload, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
 			RequestTimeout: cfg.RequestTimeout, Log: opts.Log})})
 	}
 	for _, f := range b.fronts[1:] {
@@ -205,6 +209,15 @@ func (b *Broker) Reload(ctx context.Context) error {
 	return nil
 }
 
+// shutdownHook is what kestrel's shutdown command calls: nil (refused)
+// unless [kestrel] allow_shutdown.
+func (b *Broker) shutdownHook() func() {
+	if !b.cfg.KestrelAllowShutdown {
+		return nil
+	}
+	return func() { b.stopOnce.Do(func() { close(b.shutdown) }) }
+}
+
 // Drain makes this broker ReadOnly from now on, on every front end,
 // whatever the shared status (SIGUSR1, as beanstalkd's drain mode): pushes,
 // deletes and flushes are refused (beanstalkd's puts answer DRAINING) while
@@ -237,6 +250,8 @@ func (b *Broker) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		b.log.Info("shutting down", "grace", b.cfg.ShutdownTimeout)
+	case <-b.shutdown:
+		b.log.Info("shutting down: asked over kestrel's protocol ([kestrel] allow_shutdown)", "grace", b.cfg.ShutdownTimeout)
 	case err = <-failed:
 	}
 	for _, f := range b.fronts {

@@ -59,6 +59,9 @@ type Config struct {
 
 	KestrelAddr         string // [kestrel] addr: kestrel's memcache protocol listen address ("" turns it off)
 	KestrelMaxOpenReads int    // [kestrel] max_open_reads: reads a connection may hold open per queue
+	// KestrelAllowShutdown ([kestrel] allow_shutdown) lets kestrel's shutdown
+	// command stop the broker: anyone who reaches the port could.
+	KestrelAllowShutdown bool
 
 	// TopicDefaults ([topics]) are every topic's settings, and Topics
 	// ([topic.NAME]) each named topic's own, over the defaults (see
@@ -189,6 +192,14 @@ func (c *Config) settings() []setting {
 		}},
 		{"rpc", "pop_wait", durationTo(&c.RPCPopWait, 0, time.Minute)},
 		{"kestrel", "max_open_reads", intTo(&c.KestrelMaxOpenReads, 1, 10_000)},
+		{"kestrel", "allow_shutdown", func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return errors.New("want true or false")
+			}
+			c.KestrelAllowShutdown = b
+			return nil
+		}},
 		{"kestrel", "addr", func(c *Config, v string) error {
 			c.KestrelAddr = v
 			if v == "" {

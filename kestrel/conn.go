@@ -114,7 +114,15 @@ func (c *conn) handle(req request) bool {
 		return c.monitor(req.args)
 	case "confirm":
 		return c.confirm(req.args)
-	case "flush_expired", "flush_all_expired", "dump_config", "shutdown":
+	case "shutdown":
+		if c.s.opts.Shutdown == nil {
+			c.line("CLIENT_ERROR shutdown is off ([kestrel] allow_shutdown)")
+			return true
+		}
+		c.s.log.Warn("kestrel: shutdown asked by a client", "client", c.nc.RemoteAddr().String())
+		c.s.opts.Shutdown()
+		return false
+	case "flush_expired", "flush_all_expired":
 		c.line("CLIENT_ERROR " + req.verb + " is not supported by gmq yet")
 		return true
 	}

@@ -42,7 +42,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Reload reads the configuration again (kestrel's reload); nil refuses it.
 	Reload func(context.Context) error
-	Log    *slog.Logger
+	// Shutdown stops the broker (kestrel's shutdown); nil refuses it.
+	Shutdown func()
+	Log      *slog.Logger
 }
 
 // Server serves kestrel's memcache protocol. Serve it on a listener; Close it once.

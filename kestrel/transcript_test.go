@@ -41,7 +41,8 @@ func TestTranscript(t *testing.T) {
 		{"set q 0 0 70000\r\n" + strings.Repeat("y", 70000) + "\r\n", "NOT_STORED\r\n"}, // over max_body: read, dropped
 		{"set bad~name 0 0 1\r\nx\r\n", "CLIENT_ERROR invalid: topic name \"bad~name\" has a character outside A-Za-z0-9-+/;.$_() at byte 3\r\n"},
 		{"version\r\n", "VERSION test\r\n"},
-		{"shutdown\r\n", "CLIENT_ERROR shutdown is not supported by gmq yet\r\n"},
+		{"shutdown\r\n", "CLIENT_ERROR shutdown is off ([kestrel] allow_shutdown)\r\n"},
+		{"flush_expired q\r\n", "CLIENT_ERROR flush_expired is not supported by gmq yet\r\n"},
 		{"get q\r\n", "END\r\n"}, // the connection is still usable
 	}
 	for _, s := range steps {
