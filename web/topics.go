@@ -51,22 +51,25 @@ func (s *Server) topic(c *gin.Context) (int, any, error) {
 	return http.StatusOK, topicView(t), nil
 }
 
-func (s *Server) kickTopic(c *gin.Context) (int, any, error) {
+// fields reads a small JSON object body (an empty body is an empty object).
+func (s *Server) fields(c *gin.Context) (jobjson.Fields, error) {
 	data, err := s.body(c, 64<<10)
+	if err != nil || len(data) == 0 {
+		return jobjson.Fields{}, err
+	}
+	return jobjson.Decode(data)
+}
+
+func (s *Server) kickTopic(c *gin.Context) (int, any, error) {
+	f, err := s.fields(c)
 	if err != nil {
 		return 0, nil, err
 	}
 	bound := int64(math.MaxInt32)
-	if len(data) > 0 {
-		f, err := jobjson.Decode(data)
-		if err != nil {
-			return 0, nil, err
-		}
-		if b, ok, err := f.Whole("bound", 0, math.MaxInt32); err != nil {
-			return 0, nil, err
-		} else if ok {
-			bound = b
-		}
+	if b, ok, err := f.Whole("bound", 0, math.MaxInt32); err != nil {
+		return 0, nil, err
+	} else if ok {
+		bound = b
 	}
 	n, err := s.d.Kick(c, c.Param("topic"), int(bound))
 	if err != nil {
@@ -76,11 +79,7 @@ func (s *Server) kickTopic(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) pause(c *gin.Context) (int, any, error) {
-	data, err := s.body(c, 64<<10)
-	if err != nil {
-		return 0, nil, err
-	}
-	f, err := jobjson.Decode(data)
+	f, err := s.fields(c)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -131,11 +130,7 @@ func (s *Server) topicConfig(c *gin.Context) (int, any, error) {
 // {"max_items": 1000, "discard_old_when_full": true}; null puts a setting
 // back to conf.ini's value.
 func (s *Server) setTopicConfig(c *gin.Context) (int, any, error) {
-	data, err := s.body(c, 64<<10)
-	if err != nil {
-		return 0, nil, err
-	}
-	f, err := jobjson.Decode(data)
+	f, err := s.fields(c)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -205,11 +200,7 @@ func (s *Server) status(c *gin.Context) (int, any, error) {
 // setStatus sets the status of every broker sharing the Redis:
 // {"status": "up" | "writeavoid" | "readonly" | "quiescent"}.
 func (s *Server) setStatus(c *gin.Context) (int, any, error) {
-	data, err := s.body(c, 64<<10)
-	if err != nil {
-		return 0, nil, err
-	}
-	f, err := jobjson.Decode(data)
+	f, err := s.fields(c)
 	if err != nil {
 		return 0, nil, err
 	}
