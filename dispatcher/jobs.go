@@ -100,6 +100,14 @@ func (d *Dispatcher) Pop(ctx context.Context, topics []string, timeout time.Dura
 	return got.Job, err
 }
 
+// Take is Pop for a consumer that takes the job for good, with no ack to
+// follow (kestrel's plain get): the job is removed as it is popped, in the
+// same script, whatever its TTR.
+func (d *Dispatcher) Take(ctx context.Context, topics []string, timeout time.Duration) (*job.Job, error) {
+	got, err := d.wait(ctx, topics, timeout, false, d.pool.Take)
+	return got.Job, err
+}
+
 // PopMany is Pop for a batch consumer: it waits up to timeout for a job as
 // Pop does, and then takes up to n, as many as are ready. None: nil, nil.
 func (d *Dispatcher) PopMany(ctx context.Context, topics []string, n int, timeout time.Duration) ([]*job.Job, error) {

@@ -260,21 +260,19 @@ func (c *conn) get(key string) bool {
 		return true
 	}
 	c.s.count("cmd_get")
-	j, err := c.s.d.Pop(ctx, []string{o.queue}, o.timeout)
+	pop := c.s.d.Take // a plain get takes the item for good: one script, no ack
+	if o.open {
+		pop = c.s.d.Pop
+	}
+	j, err := pop(ctx, []string{o.queue}, o.timeout)
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return false // the client hung up, or the server is closing
 		}
 		return c.storeFailure("get", err)
 	}
-	if j != nil && j.TTR > 0 {
-		if o.open {
-			c.hold(o.queue, j)
-		} else if err := c.s.d.Ack(ctx, j.PublicID(), j.Attempt()); err != nil {
-			// The client gets the item; the job stays reserved and comes back
-			// when its TTR runs out: at least once, never lost.
-			c.s.log.Warn("kestrel: ack after a get failed; the item will be delivered again", "id", j.PublicID(), "err", err)
-		}
+	if j != nil && o.open && j.TTR > 0 {
+		c.hold(o.queue, j)
 	}
 	c.value(key, j)
 	return true

@@ -6,7 +6,8 @@
 //
 // What it maps, and how (see the README's kestrel section):
 //   - set <q> <flags> 0 <bytes> pushes a job with [jobs] default_ttr, so that
-//     a reliable read can hold it; a plain get pops and acks it.
+//     a reliable read can hold it; a plain get takes it (removed as it is
+//     popped, in one script).
 //   - get <q>[/t=ms][/open][/close][/abort][/peek]: /open reserves the job for
 //     the connection, which keeps touching it until /close (ack), /abort or
 //     the connection's end (back to ready, at the head of its queue). A

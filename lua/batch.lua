@@ -17,7 +17,8 @@
 --            limits' refusal: {'FULL', 'max_items' or 'max_size', the limit} or {'TOO_BIG', max_item_size}
 --   delete   member, attempt (0: unfenced), 'unreserved' to refuse a reserved job ('' otherwise)
 --            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
---   pop      mode ('first', 'best' or 'peek') -> a pop reply (below)
+--   pop      mode ('first', 'best', 'peek' or 'take': 'first', the job removed as it is
+--            popped whatever its TTR) -> a pop reply (below)
 --   pop_n    mode ('first' or 'best'), n: up to n pops -> {'JOBS', more, k, k job replies (16 fields each, flat)},
 --            or the EMPTY reply when there was none
 --   ack_pop  member, attempt: delete the job, then pop 'first' from the other topics
@@ -288,7 +289,10 @@ end
 local pops = {}
 for _, op in ipairs(ops) do
   op.got = 0
-  if op.kind == 'pop' then
+  if op.kind == 'pop' and op.a[1] == 'take' then
+    op.take = true -- removed as it is popped, whatever its TTR
+    choose(op, op.ts, 'first', 1)
+  elseif op.kind == 'pop' then
     choose(op, op.ts, op.a[1], 1)
   elseif op.kind == 'pop_n' then
     choose(op, op.ts, op.a[1], tonumber(op.a[2]))
@@ -305,6 +309,7 @@ if #picks > 0 then
   for k, p in ipairs(picks) do
     if not records[k] then return redis.error_reply('batch: ' .. p.member .. ' was ready but has no record') end
     local job = cmsgpack.unpack(records[k])
+    if p.op.take then job[F_TTR] = 0 end
     reserve_record(p.t, p.member, job, READY, now, gather)
     p.reply = reply(p.member, job, bodies[k], now)
   end

@@ -28,6 +28,18 @@ type Popped struct {
 // not PopN(1): that measured 5-10% slower on the store's pop + ack (its
 // reply is built and parsed as a list of jobs).
 func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
+	return p.popFirst(ctx, popFirst, topics)
+}
+
+// Take is Pop for a consumer that takes the job for good (kestrel's plain
+// get): the job is removed as it is popped, whatever its TTR, in the same
+// script, as a TTR of 0 would.
+func (p *Pool) Take(ctx context.Context, topics []string) (Popped, error) {
+	return p.popFirst(ctx, popTake, topics)
+}
+
+// popFirst runs a pop in Pop's order (mode popFirst or popTake).
+func (p *Pool) popFirst(ctx context.Context, mode string, topics []string) (Popped, error) {
 	pauseWait := time.Duration(-1)
 	for start := 0; start < len(topics); {
 		b := p.keys.bucketOf(topics[start])
@@ -35,7 +47,7 @@ func (p *Pool) Pop(ctx context.Context, topics []string) (Popped, error) {
 		for end < len(topics) && p.keys.bucketOf(topics[end]) == b {
 			end++
 		}
-		reply, err := p.popOp(ctx, popFirst, b, topics[start:end])
+		reply, err := p.popOp(ctx, mode, b, topics[start:end])
 		if err != nil {
 			return Popped{}, err
 		}
@@ -167,7 +179,7 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 	return Popped{}, nil // lost every race: the caller waits and tries again
 }
 
-// popOp is one pop in bucket b's batch, in mode (popFirst, popBest, popPeek)
+// popOp is one pop in bucket b's batch, in mode (popFirst, popBest, popPeek, popTake)
 // over a group of the bucket's topics.
 func (p *Pool) popOp(ctx context.Context, mode string, b int, group []string) ([]rueidis.RedisMessage, error) {
 	reply, err := p.batch(ctx, b, opPop, group, mode)

@@ -656,3 +656,22 @@ func withDefaults(opts Options) Options {
 	}
 	return opts
 }
+
+// Take removes the job as it pops it, whatever its TTR, in one script.
+func TestTake(t *testing.T) {
+	p, ctx := newPool(t)
+	mustPush(t, p, ctx, job.Spec{Topic: "k", Body: "x", TTR: time.Minute, ClientID: "take-1"})
+	got, err := p.Take(ctx, []string{"k"})
+	if err != nil || got.Job == nil || got.Job.State != job.Gone || got.Job.Body != "x" {
+		t.Fatalf("take: %+v %v", got.Job, err)
+	}
+	if _, err := p.resolve(ctx, "take-1"); !errors.Is(err, job.ErrNotFound) {
+		t.Fatalf("a taken job's client id stays: %v", err)
+	}
+	if st, err := p.TopicStats(ctx, "k"); err != nil || st.Ready+st.Reserved != 0 || st.Bytes != 0 {
+		t.Fatalf("after the take: %+v %v", st, err)
+	}
+	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+		t.Fatalf("check: %v %v", problems, err)
+	}
+}

@@ -33,6 +33,7 @@ const (
 	popFirst = "first" // the first listed topic's best job (gmq's pop)
 	popBest  = "best"  // the best job among all the topics (beanstalkd's reserve)
 	popPeek  = "peek"  // nothing: name the best job, so the caller can pick a bucket
+	popTake  = "take"  // popFirst's job, removed as it is popped whatever its TTR
 )
 
 // Delete modes.
