@@ -290,3 +290,41 @@ func TestWakeUpHandedOn(t *testing.T) {
 		}
 	}
 }
+
+// A peek that waits is woken by a push, like a pop, and passes the wake-up
+// on to a consumer waiting behind it, which gets the job.
+func TestPeekReadyWaits(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	ctx := context.Background()
+	peeked := make(chan *job.Job, 1)
+	go func() {
+		j, _ := b.Dispatcher.PeekReady(ctx, "pw", 5*time.Second)
+		peeked <- j
+	}()
+	time.Sleep(200 * time.Millisecond) // the peek waits first
+	popped := make(chan *job.Job, 1)
+	go func() {
+		j, _ := b.Dispatcher.Pop(ctx, []string{"pw"}, 5*time.Second)
+		popped <- j
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if _, err := b.Dispatcher.Push(ctx, job.Spec{Topic: "pw", Body: "x", TTR: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		name string
+		ch   chan *job.Job
+	}{{"peek", peeked}, {"pop", popped}} {
+		select {
+		case j := <-w.ch:
+			if j == nil || j.Body != "x" {
+				t.Fatalf("%s: %+v", w.name, j)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s was not woken by the push", w.name)
+		}
+	}
+	if j, err := b.Dispatcher.PeekReady(ctx, "pw", 100*time.Millisecond); err != nil || j != nil {
+		t.Fatalf("peek of an empty topic: %+v %v", j, err)
+	}
+}

@@ -2,6 +2,7 @@ package dispatcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -105,6 +106,25 @@ func (d *Dispatcher) Pop(ctx context.Context, topics []string, timeout time.Dura
 // same script, whatever its TTR.
 func (d *Dispatcher) Take(ctx context.Context, topics []string, timeout time.Duration) (*job.Job, error) {
 	got, err := d.wait(ctx, topics, timeout, false, d.pool.Take)
+	return got.Job, err
+}
+
+// PeekReady reads the next ready job of a topic without taking it. With a
+// timeout it waits for one as a pop does (woken when one is made ready,
+// holding no Redis connection) and returns nil, nil when the time is up.
+func (d *Dispatcher) PeekReady(ctx context.Context, topic string, timeout time.Duration) (*job.Job, error) {
+	peek := func(ctx context.Context, topics []string) (pool.Popped, error) {
+		j, err := d.pool.PeekTopic(ctx, topics[0], job.Ready)
+		if errors.Is(err, job.ErrNotFound) {
+			return pool.Popped{}, nil
+		}
+		if err != nil {
+			return pool.Popped{}, err
+		}
+		// The job stays ready: pass on the wake-up this look may have taken.
+		return pool.Popped{Job: j, More: true}, nil
+	}
+	got, err := d.wait(ctx, []string{topic}, timeout, false, peek)
 	return got.Job, err
 }
 

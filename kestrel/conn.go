@@ -252,7 +252,7 @@ func (c *conn) get(key string) bool {
 	}
 	if o.peek {
 		c.s.count("cmd_peek")
-		j, err := c.peek(ctx, o)
+		j, err := c.s.d.PeekReady(ctx, o.queue, o.timeout)
 		if err != nil {
 			return c.storeFailure("peek", err)
 		}
@@ -276,26 +276,6 @@ func (c *conn) get(key string) bool {
 	}
 	c.value(key, j)
 	return true
-}
-
-// peek reads the queue's next item without taking it, waiting up to the
-// timeout for one as kestrel does (by looking again every 50 ms).
-func (c *conn) peek(ctx context.Context, o getOptions) (*job.Job, error) {
-	deadline := time.Now().Add(o.timeout)
-	for {
-		j, err := c.s.d.PeekTopic(ctx, o.queue, job.Ready)
-		if err == nil || !errors.Is(err, job.ErrNotFound) {
-			return j, err
-		}
-		if time.Now().After(deadline) {
-			return nil, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // value answers an item, or END for none. The VALUE line names the key as
