@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/redis/rueidis"
-
 	"github.com/gmq/gmq/job"
 )
 
@@ -31,34 +29,12 @@ type TopicLayers struct {
 // ApplyTopicConfig writes conf.ini's topic settings: defaults into every
 // bucket's copy, each named topic's section into its file layer; topics
 // named before but not now lose their file layer. Run-time changes stay.
-// Each bucket's and each topic's write is one MULTI, so a push never sees a
+// Each write is one script (settings.lua), so a push never sees a
 // half-written layer.
 func (p *Pool) ApplyTopicConfig(ctx context.Context, defaults job.TopicConfig, topics map[string]job.TopicConfig) error {
 	for b := range p.opts.Buckets {
 		key := p.keys.buckets[b].defaults
-		fields, err := p.client.Do(ctx, p.client.B().Hkeys().Key(key).Build()).AsStrSlice()
-		if err != nil {
-			return wrapRedis("apply topic defaults", err)
-		}
-		cmds := rueidis.Commands{p.client.B().Multi().Build()}
-		var drop []string
-		for _, f := range fields {
-			if f != configuredMark && defaults[f] == "" {
-				drop = append(drop, f)
-			}
-		}
-		if len(drop) > 0 {
-			cmds = append(cmds, p.client.B().Hdel().Key(key).Field(drop...).Build())
-		}
-		if len(defaults) > 0 {
-			hset := p.client.B().Hset().Key(key).FieldValue()
-			for k, v := range defaults {
-				hset = hset.FieldValue(k, v)
-			}
-			cmds = append(cmds, hset.Build())
-		}
-		cmds = append(cmds, p.client.B().Exec().Build())
-		if err := p.transaction(ctx, cmds); err != nil {
+		if err := p.writeSettings(ctx, key, key, "", true, false, defaults); err != nil {
 			return wrapRedis("apply topic defaults", err)
 		}
 	}
@@ -88,48 +64,32 @@ func (p *Pool) SetTopicConfig(ctx context.Context, topic string, changes job.Top
 }
 
 // setLayer writes a topic's layer: the keys given (an empty value removes
-// one), and with replace, removing the layer's other keys.
+// one), and with replace, removing the layer's other keys. The topic is
+// listed as configured first, so a reload finds its hash whatever happens
+// after; the bucket's defaults then say a topic there has settings, so the
+// push script reads them (lib.lua topic_config).
 func (p *Pool) setLayer(ctx context.Context, topic, layer string, values job.TopicConfig, replace bool) error {
-	key := p.keys.config(topic)
-	var drop []string
-	if replace {
-		fields, err := p.client.Do(ctx, p.client.B().Hkeys().Key(key).Build()).AsStrSlice()
-		if err != nil {
-			return wrapRedis("topic settings", err)
-		}
-		for _, f := range fields {
-			if s, ok := strings.CutPrefix(f, layer); ok && values[s] == "" {
-				drop = append(drop, f)
-			}
-		}
-	}
-	var set [][2]string
-	for k, v := range values {
-		if v == "" {
-			drop = append(drop, layer+k)
-		} else {
-			set = append(set, [2]string{layer + k, v})
-		}
-	}
-	cmds := rueidis.Commands{p.client.B().Multi().Build()}
-	if len(drop) > 0 {
-		cmds = append(cmds, p.client.B().Hdel().Key(key).Field(drop...).Build())
-	}
-	if len(set) > 0 {
-		hset := p.client.B().Hset().Key(key).FieldValue()
-		for _, f := range set {
-			hset = hset.FieldValue(f[0], f[1])
-		}
-		cmds = append(cmds, hset.Build())
-	}
-	// The bucket's defaults say a topic there has settings of its own, so the
-	// push script reads them (lib.lua topic_config); the mark is never removed.
-	cmds = append(cmds, p.client.B().Hset().Key(p.keys.buckets[p.keys.bucketOf(topic)].defaults).FieldValue().
-		FieldValue(configuredMark, "1").Build(), p.client.B().Exec().Build())
-	if err := p.transaction(ctx, cmds); err != nil {
+	if err := p.client.Do(ctx, p.client.B().Sadd().Key(p.keys.configured()).Member(topic).Build()).Error(); err != nil {
 		return wrapRedis("topic settings", err)
 	}
-	return wrapRedis("topic settings", p.client.Do(ctx, p.client.B().Sadd().Key(p.keys.configured()).Member(topic).Build()).Error())
+	defaults := p.keys.buckets[p.keys.bucketOf(topic)].defaults
+	return wrapRedis("topic settings", p.writeSettings(ctx, p.keys.config(topic), defaults, layer, replace, true, values))
+}
+
+// writeSettings runs settings.lua on hash key (in the slot of the bucket
+// whose defaults hash is defaults).
+func (p *Pool) writeSettings(ctx context.Context, key, defaults, prefix string, replace, mark bool, values job.TopicConfig) error {
+	flag := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return ""
+	}
+	args := []string{prefix, flag(replace), flag(mark)}
+	for k, v := range values {
+		args = append(args, k, v)
+	}
+	return settingsScript.Exec(ctx, p.client, []string{key, defaults}, args).Error()
 }
 
 // TopicConfig reads a topic's settings, layer by layer.
@@ -156,17 +116,4 @@ func (p *Pool) TopicConfig(ctx context.Context, topic string) (TopicLayers, erro
 	}
 	l.Effective = l.Run.Over(l.File.Over(l.Defaults))
 	return l, nil
-}
-
-// transaction runs cmds (MULTI … EXEC) on a connection of their own, so
-// that no other caller's command lands inside, and returns the first failure.
-func (p *Pool) transaction(ctx context.Context, cmds rueidis.Commands) error {
-	return p.client.Dedicated(func(c rueidis.DedicatedClient) error {
-		for _, r := range c.DoMulti(ctx, cmds...) {
-			if err := r.Error(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }

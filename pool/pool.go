@@ -67,6 +67,7 @@ var (
 	pauseScript       = rueidis.NewLuaScript(lua.Source("pause"))
 	forgetTopicScript = rueidis.NewLuaScript(lua.Source("forget_topic"))
 	purgeScript       = rueidis.NewLuaScript(lua.Source("purge"))
+	settingsScript    = rueidis.NewLuaScript(lua.Source("settings"))
 	claimAliasScript  = rueidis.NewLuaScript(lua.Source("claim_alias"))
 	dropAliasScript   = rueidis.NewLuaScript(lua.Source("drop_alias"))
 )

@@ -1,0 +1,21 @@
+-- settings.lua writes one layer of topic settings in one step: the fields of
+-- a layer (prefix "file." or "run." in a topic's config hash, or "" in a
+-- bucket's copy of the defaults) given in ARGV, and with replace, removes the
+-- layer's other fields; a value of '' removes its field. With mark, it notes
+-- in the bucket's defaults that a topic there has settings of its own
+-- (lib.lua CONFIGURED), which is never removed.
+-- KEYS[1]: the hash to write; KEYS[2]: the bucket's defaults (for mark).
+-- ARGV: prefix, replace ('1' or ''), mark ('1' or ''), then setting, value pairs.
+local key, prefix, mark = KEYS[1], ARGV[1], '@configured'
+local given = {}
+for i = 4, #ARGV, 2 do given[prefix .. ARGV[i]] = ARGV[i + 1] end
+if ARGV[2] == '1' then
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    if f ~= mark and string.sub(f, 1, #prefix) == prefix and given[f] == nil then redis.call('HDEL', key, f) end
+  end
+end
+for f, v in pairs(given) do
+  if v == '' then redis.call('HDEL', key, f) else redis.call('HSET', key, f, v) end
+end
+if ARGV[3] == '1' then redis.call('HSET', KEYS[2], mark, '1') end
+return 1
