@@ -39,11 +39,7 @@ func (p *Pool) Purge(ctx context.Context, topic string, states ...job.State) (in
 		}
 		n := int(intAt(reply, 0))
 		removed += n
-		for i := 1; i+1 < len(reply); i += 2 {
-			if id, err := parseMember(strAt(reply, i)); err == nil {
-				p.dropAlias(ctx, strAt(reply, i+1), id)
-			}
-		}
+		p.dropAliases(ctx, reply[1:])
 		if n < purgeStep {
 			return removed, nil
 		}

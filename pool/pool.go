@@ -178,11 +178,7 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 	default:
 		return Pushed{}, fmt.Errorf("push: id %d is taken (%s): the id counter %s went back", id, status, p.keys.ids())
 	}
-	for i := 3; i+1 < len(reply); i += 2 { // jobs discarded to make room
-		if n, err := parseMember(strAt(reply, i)); err == nil {
-			p.dropAlias(ctx, strAt(reply, i+1), n)
-		}
-	}
+	p.dropAliases(ctx, reply[3:]) // the jobs discarded to make room
 	p.topicOf.put(id, j.Topic)
 	now, due := intAt(reply, 1), intAt(reply, 2)
 	out := Pushed{ID: id, Now: time.UnixMilli(now)}
@@ -251,12 +247,35 @@ const claimRounds = 200
 // a gone job: it reads as not found, and the next push of that id takes it
 // over at once (its claim is older than the grace). LeftAliases counts them.
 func (p *Pool) dropAlias(ctx context.Context, cid string, id uint64) {
-	if cid == "" {
-		return
+	if cid != "" {
+		p.dropAliasList(ctx, []string{cid, member(id)})
 	}
-	key := []string{p.keys.aliases(p.keys.bucketOf(cid))}
-	if err := dropAliasScript.Exec(ctx, p.client, key, []string{cid, member(id)}).Error(); err != nil {
-		p.leftAliases.Add(1)
+}
+
+// dropAliases is dropAlias for the jobs a script removed, named in its reply
+// as member, client id pairs: one script call per aliases bucket, not one
+// per job.
+func (p *Pool) dropAliases(ctx context.Context, pairs []rueidis.RedisMessage) {
+	list := make([]string, 0, len(pairs))
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if cid := strAt(pairs, i+1); cid != "" {
+			list = append(list, cid, strAt(pairs, i))
+		}
+	}
+	p.dropAliasList(ctx, list)
+}
+
+// dropAliasList drops client id, member pairs, grouped by the ids' buckets.
+func (p *Pool) dropAliasList(ctx context.Context, list []string) {
+	byBucket := map[int][]string{}
+	for i := 0; i+1 < len(list); i += 2 {
+		b := p.keys.bucketOf(list[i])
+		byBucket[b] = append(byBucket[b], list[i], list[i+1])
+	}
+	for b, args := range byBucket {
+		if err := dropAliasScript.Exec(ctx, p.client, []string{p.keys.aliases(b)}, args).Error(); err != nil {
+			p.leftAliases.Add(int64(len(args) / 2))
+		}
 	}
 }
 
