@@ -341,24 +341,41 @@ func BenchmarkHTTPTopicsPage(b *testing.B) {
 	}
 }
 
+// jobCount is how many jobs a large benchmark uses: def, or the count in
+// the environment variable env.
+func jobCount(b *testing.B, env string, def int) int {
+	b.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		b.Fatalf("%s: %v", env, err)
+	}
+	return n
+}
+
+// rawClient is a Redis client of the benchmark's Redis, for commands of
+// the benchmark's own (INFO, SLOWLOG, the LPUSH baseline).
+func rawClient(b *testing.B) rueidis.Client {
+	b.Helper()
+	client, err := pool.Dial(context.Background(), redis.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(client.Close)
+	return client
+}
+
 // BenchmarkMemoryPerJob measures Redis memory per pending job for 1,000,000
 // ready jobs with 100-byte bodies, against the baseline of the same bodies
 // pushed onto a plain Redis list (LPUSH): the least any Redis queue can use.
 // Run it with -benchtime 1x; GMQ_MEMORY_JOBS changes the count.
 func BenchmarkMemoryPerJob(b *testing.B) {
-	n := 1_000_000
-	if v := os.Getenv("GMQ_MEMORY_JOBS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := jobCount(b, "GMQ_MEMORY_JOBS", 1_000_000)
 	p := newPool(b)
-	client, err := pool.Dial(context.Background(), redis.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
+	client := rawClient(b)
 	used := func() int64 {
 		text, err := client.Do(context.Background(), client.B().Info().Section("memory").Build()).ToString()
 		if err != nil {
@@ -401,19 +418,9 @@ func BenchmarkMemoryPerJob(b *testing.B) {
 // so no call may hold Redis for long whatever the topic's size. Run it with
 // -benchtime 1x.
 func BenchmarkFlushTopic(b *testing.B) {
-	n := 1_000_000
-	if v := os.Getenv("GMQ_FLUSH_JOBS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := jobCount(b, "GMQ_FLUSH_JOBS", 1_000_000)
 	p := newPool(b)
-	client, err := pool.Dial(context.Background(), redis.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
+	client := rawClient(b)
 	ctx := context.Background()
 	do := func(args ...string) rueidis.RedisResult { return client.Do(ctx, client.B().Arbitrary(args...).Build()) }
 	for range b.N {

@@ -19,20 +19,7 @@ func TestMain(m *testing.M) { brokertest.Main(m) }
 // the answer ("EOF" if the connection was closed without one).
 func line(t *testing.T, addr, send string) string {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
-	if _, err := io.WriteString(c, send); err != nil {
-		t.Fatal(err)
-	}
-	got, err := bufio.NewReader(c).ReadString('\n')
-	if err == io.EOF && got == "" {
-		return "EOF"
-	}
-	return got
+	return lines(t, addr, send, 1)[0]
 }
 
 func httpDo(t *testing.T, method, url, body string) int {
@@ -52,8 +39,9 @@ func httpDo(t *testing.T, method, url, body string) int {
 	return resp.StatusCode
 }
 
-// lines sends a request on a new connection and returns the first n lines of
-// the answer.
+// lines sends a request on a new connection and returns the first n lines
+// of the answer ("EOF" for each that never came because the connection was
+// closed).
 func lines(t *testing.T, addr, send string, n int) []string {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -68,7 +56,11 @@ func lines(t *testing.T, addr, send string, n int) []string {
 	r := bufio.NewReader(c)
 	out := make([]string, n)
 	for i := range out {
-		out[i], _ = r.ReadString('\n')
+		got, err := r.ReadString('\n')
+		if err == io.EOF && got == "" {
+			got = "EOF"
+		}
+		out[i] = got
 	}
 	return out
 }

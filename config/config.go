@@ -175,14 +175,7 @@ func (c *Config) settings() []setting {
 			}
 			return nil
 		}},
-		{"server", "allow_open_ports", func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return errors.New("want true or false")
-			}
-			c.AllowOpenPorts = b
-			return nil
-		}},
+		{"server", "allow_open_ports", boolTo(&c.AllowOpenPorts)},
 		{"rpc", "addr", func(c *Config, v string) error {
 			c.RPCAddr = v
 			if v == "" {
@@ -192,14 +185,7 @@ func (c *Config) settings() []setting {
 		}},
 		{"rpc", "pop_wait", durationTo(&c.RPCPopWait, 0, time.Minute)},
 		{"kestrel", "max_open_reads", intTo(&c.KestrelMaxOpenReads, 1, 10_000)},
-		{"kestrel", "allow_shutdown", func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return errors.New("want true or false")
-			}
-			c.KestrelAllowShutdown = b
-			return nil
-		}},
+		{"kestrel", "allow_shutdown", boolTo(&c.KestrelAllowShutdown)},
 		{"kestrel", "addr", func(c *Config, v string) error {
 			c.KestrelAddr = v
 			if v == "" {
@@ -323,6 +309,17 @@ func (c *Config) Set(name, value string) error {
 		}
 	}
 	return fmt.Errorf("%s: unknown setting", name)
+}
+
+func boolTo(dst *bool) func(*Config, string) error {
+	return func(_ *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("want true or false")
+		}
+		*dst = b
+		return nil
+	}
 }
 
 func intTo(dst *int, lo, hi int) func(*Config, string) error {
