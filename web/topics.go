@@ -1,12 +1,12 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -136,9 +136,9 @@ func (s *Server) setTopicConfig(c *gin.Context) (int, any, error) {
 	}
 	changes := job.TopicConfig{}
 	for k, raw := range f {
-		v := strings.Trim(string(raw), `"`)
-		if string(raw) == "null" {
-			v = ""
+		v, err := settingText(raw)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%w: %s: %v", errBadRequest, k, err)
 		}
 		changes[k] = v
 	}
@@ -230,4 +230,25 @@ func (s *Server) readyz(c *gin.Context) (int, any, error) {
 		return http.StatusServiceUnavailable, gin.H{"status": "unavailable", "error": err.Error()}, nil
 	}
 	return http.StatusOK, gin.H{"status": "ready"}, nil
+}
+
+// settingText reads a setting's JSON value as the text job.CheckTopicSetting
+// checks: a number, a boolean or a string as written, null as "" (back to
+// conf.ini's value).
+func settingText(raw json.RawMessage) (string, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", err
+	}
+	switch v := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case float64:
+		return string(raw), nil // as written: 1e3 or 1.5 are refused by the setting's rule
+	}
+	return "", fmt.Errorf("want a number, true or false, or null, got %s", jobjson.Clip(raw))
 }
