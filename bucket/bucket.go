@@ -16,8 +16,10 @@ type Store interface {
 	// DueTopics lists up to limit topics of bucket b with due work, or says how
 	// long until the next (-1: nothing scheduled).
 	DueTopics(ctx context.Context, b, limit int) ([]string, time.Duration, error)
-	// Tick moves one batch of a topic's due jobs and says whether more are due.
-	Tick(ctx context.Context, topic string) (moved int, more bool, err error)
+	// Tick does one batch of a due entry of bucket b (a topic's due jobs, or
+	// expired jobs moving to other topics): it says how many jobs became
+	// ready in which topics, and whether more is due.
+	Tick(ctx context.Context, b int, topic string) (ready map[string]int, more bool, err error)
 }
 
 // Options tune a timer.
@@ -166,12 +168,12 @@ func (b *Bucket) round(ctx context.Context) (time.Duration, error) {
 // drain moves a topic's due jobs batch by batch.
 func (b *Bucket) drain(ctx context.Context, topic string) error {
 	for {
-		moved, more, err := b.store.Tick(ctx, topic)
+		ready, more, err := b.store.Tick(ctx, b.index, topic)
 		if err != nil {
 			return err
 		}
-		if moved > 0 {
-			b.opts.OnReady(topic, moved)
+		for t, n := range ready {
+			b.opts.OnReady(t, n)
 		}
 		if !more {
 			return nil

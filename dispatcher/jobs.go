@@ -500,6 +500,37 @@ func (d *Dispatcher) FlushAll(ctx context.Context) (int, error) {
 	return total, nil
 }
 
+// FlushExpired expires now the jobs of a topic whose time ran out (every
+// topic's when topic is ""), as the bucket timers would a little later, and
+// returns how many (kestrel's flush_expired and flush_all_expired). It is
+// queue work, not a write: ReadOnly lets it run, as it lets the timers.
+func (d *Dispatcher) FlushExpired(ctx context.Context, topic string) (int, error) {
+	if err := d.allow("flush expired", reading); err != nil {
+		return 0, err
+	}
+	topics := []string{topic}
+	if topic == "" {
+		var err error
+		if topics, err = d.pool.Topics(ctx); err != nil {
+			return 0, err
+		}
+	} else if err := job.ValidateTopic(topic); err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, t := range topics {
+		n, err := d.pool.FlushExpired(ctx, t)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if n > 0 {
+			d.buckets[d.pool.BucketOf(t)].Nudge(time.Now()) // an expire_to outbox to move
+		}
+	}
+	return total, nil
+}
+
 // DeleteTopic removes every job of a topic and then the topic itself, its
 // pause and its totals (kestrel's delete), and returns how many jobs it
 // removed.

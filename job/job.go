@@ -47,6 +47,10 @@ type Spec struct {
 	Priority uint32
 	Delay    time.Duration // rounded up to whole milliseconds
 	TTR      time.Duration // 0: removed when popped; rounded up to whole milliseconds
+	// Expires, when not zero, is when the job expires: it is then never
+	// delivered (removed, or moved to its topic's expire_to). The topic's
+	// max_age caps it.
+	Expires time.Time
 }
 
 // Job is a stored job as read at one instant (Now, Redis's clock).
@@ -61,6 +65,7 @@ type Job struct {
 	State    State
 	Created  time.Time
 	Due      time.Time // delayed: when it becomes ready; reserved: when its TTR runs out
+	Expires  time.Time // zero: never
 	Now      time.Time
 
 	Reserves, Timeouts, Releases, Buries, Kicks int

@@ -9,6 +9,7 @@ type Counters struct {
 	Kicks, Touches                                      int64
 	Flushed                                             int64 // removed by a topic's flush or delete
 	Discarded                                           int64 // dropped to make room in a full topic (discard_old_when_full)
+	Expired                                             int64 // expired before they were delivered (removed or moved by expire_to)
 }
 
 // TopicStats are one topic's counts and counters.
@@ -21,6 +22,7 @@ type TopicStats struct {
 	Jobs, Reserves, Deletes, Pauses  int64
 	Bytes                            int64       // of the bodies of its jobs, in any state
 	Discarded                        int64       // dropped to make room (discard_old_when_full)
+	Expired                          int64       // expired before delivery (removed, or moved by expire_to)
 	OldestReady                      time.Time   // created time of the next ready job; zero when none is ready
 	Settings                         TopicConfig // the effective ones (nil: none set)
 	Now                              time.Time

@@ -17,12 +17,25 @@ type TopicConfig map[string]string
 //   - max_size: the most bytes of bodies the topic holds, in any state (0: no limit);
 //   - max_item_size: the largest body a push may carry, bytes (0: [jobs] max_body);
 //   - discard_old_when_full: a push to a full topic drops the topic's next
-//     ready jobs (its head) to make room, instead of being refused.
+//     ready jobs (its head) to make room, instead of being refused;
+//   - max_age: seconds; a job expires at most this long after its push (0: only
+//     when the producer says);
+//   - expire_to: a topic expired jobs are pushed to, afresh, instead of removed;
+//   - max_expire_sweep: the most jobs the bucket timer expires in the topic per
+//     round, a round a second while more are due (0: a tick batch);
+//   - fanout_only: a push keeps no copy in the topic, only in its fanout
+//     children (parent+child);
+//   - max_queue_age: seconds; an empty topic older than this is forgotten (0: never).
 var topicSettings = map[string]func(string) (string, error){
 	"max_items":             wholeNumber,
 	"max_size":              wholeNumber,
 	"max_item_size":         wholeNumber,
 	"discard_old_when_full": boolean,
+	"max_age":               wholeNumber,
+	"expire_to":             topicName,
+	"max_expire_sweep":      wholeNumber,
+	"fanout_only":           boolean,
+	"max_queue_age":         wholeNumber,
 }
 
 // TopicSettingNames lists the settings gmq knows, sorted.
@@ -70,6 +83,13 @@ func wholeNumber(v string) (string, error) {
 		return "", fmt.Errorf("want a whole number, 0 or more")
 	}
 	return strconv.FormatInt(n, 10), nil
+}
+
+func topicName(v string) (string, error) {
+	if err := ValidateTopic(v); err != nil {
+		return "", err
+	}
+	return v, nil
 }
 
 func boolean(v string) (string, error) {

@@ -123,8 +123,7 @@ func (c *conn) handle(req request) bool {
 		c.s.opts.Shutdown()
 		return false
 	case "flush_expired", "flush_all_expired":
-		c.line("CLIENT_ERROR " + req.verb + " is not supported by gmq yet")
-		return true
+		return c.flushExpired(req)
 	}
 	c.line("CLIENT_ERROR unknown command " + strconv.Quote(req.verb))
 	return false
@@ -143,22 +142,43 @@ func (c *conn) storeFailure(op string, err error) bool {
 	return false
 }
 
-// set pushes the item. An expiry is refused for now: gmq does not expire
-// jobs yet, and an item stored without its expiry could be delivered after it.
+// flushExpired expires a queue's items whose time ran out (flush_expired
+// <q>) or every queue's (flush_all_expired) and answers how many.
+func (c *conn) flushExpired(req request) bool {
+	queue := ""
+	if req.verb == "flush_expired" {
+		if len(req.args) < 1 {
+			c.line("CLIENT_ERROR flush_expired needs a queue name")
+			return false
+		}
+		queue = req.args[0]
+		if err := checkQueue(queue); err != nil {
+			c.line("CLIENT_ERROR " + err.Error())
+			return false
+		}
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	defer cancel()
+	n, err := c.s.d.FlushExpired(ctx, queue)
+	if err != nil {
+		return c.storeFailure(req.verb, err)
+	}
+	c.line(strconv.Itoa(n))
+	return true
+}
+
+// set pushes the item, with its expiry by memcache's rule (expiry).
 func (c *conn) set(req request) bool {
 	args, err := parseSet(req.args)
 	if err != nil {
 		c.line("CLIENT_ERROR " + err.Error())
 		return true
 	}
-	if args.exp != 0 {
-		c.line("CLIENT_ERROR an expiration time is not supported by gmq yet: set it to 0")
-		return true
-	}
 	c.s.count("cmd_set")
 	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
 	defer cancel()
-	_, err = c.s.d.Push(ctx, job.Spec{Topic: args.queue, Body: string(req.data), Priority: job.DefaultPriority, TTR: c.s.opts.DefaultTTR})
+	_, err = c.s.d.Push(ctx, job.Spec{Topic: args.queue, Body: string(req.data), Priority: job.DefaultPriority,
+		TTR: c.s.opts.DefaultTTR, Expires: expiry(args.exp, time.Now())})
 	switch {
 	case errors.Is(err, job.ErrTooBig), errors.Is(err, job.ErrFull), errors.Is(err, job.ErrOutOfMemory):
 		c.line("NOT_STORED")
@@ -447,15 +467,14 @@ func (c *conn) stats() {
 }
 
 // queueStats are a queue's stats under kestrel's names, in kestrel's order.
-// gmq keeps no journal (logsize 0; Redis holds the jobs, all "in memory") and
-// expires nothing yet (expired_items 0); age is how long the next item has
-// waited, in ms; waiters are this broker's.
+// gmq keeps no journal (logsize 0; Redis holds the jobs, all "in memory");
+// age is how long the next item has waited, in ms; waiters are this broker's.
 func (c *conn) queueStats(t job.TopicStats) [][2]string {
 	items := t.Ready + t.Delayed + t.Buried
 	n := strconv.FormatInt
 	return [][2]string{
 		{"items", n(items, 10)}, {"bytes", n(t.Bytes, 10)}, {"total_items", n(t.Jobs, 10)},
-		{"logsize", "0"}, {"expired_items", "0"}, {"mem_items", n(items, 10)}, {"mem_bytes", n(t.Bytes, 10)},
+		{"logsize", "0"}, {"expired_items", n(t.Expired, 10)}, {"mem_items", n(items, 10)}, {"mem_bytes", n(t.Bytes, 10)},
 		{"age", n(t.ReadyAge().Milliseconds(), 10)}, {"discarded", n(t.Discarded, 10)},
 		{"waiters", strconv.Itoa(c.s.d.WaitingOn(t.Name))}, {"open_transactions", n(t.Reserved, 10)},
 	}

@@ -71,10 +71,29 @@ func parseSet(args []string) (setArgs, error) {
 		return s, fmt.Errorf("bad flags %q: want a whole number", args[1])
 	}
 	s.flags = uint32(flags)
-	if s.exp, err = strconv.ParseInt(args[2], 10, 64); err != nil {
-		return s, fmt.Errorf("bad exptime %q: want a whole number of seconds", args[2])
+	if s.exp, err = strconv.ParseInt(args[2], 10, 32); err != nil {
+		return s, fmt.Errorf("bad exptime %q: want a whole number of seconds (32 bits, as kestrel)", args[2])
 	}
 	return s, checkQueue(s.queue)
+}
+
+// relativeExpiry is memcache's bound: a smaller expiration time is seconds
+// from now, a larger one a Unix time.
+const relativeExpiry = 1_000_000
+
+// expiry turns a set's expiration time into when the item expires, as
+// kestrel does: 0 is never (the zero time), under a million seconds from
+// now, else a Unix time in seconds. A negative one is relative, in the past:
+// the item expires at once (memcache's rule too).
+func expiry(exp int64, now time.Time) time.Time {
+	switch {
+	case exp == 0:
+		return time.Time{}
+	case exp < relativeExpiry:
+		return now.Add(time.Duration(exp) * time.Second)
+	default:
+		return time.Unix(exp, 0)
+	}
 }
 
 // checkQueue applies gmq's topic rules, which forbid what kestrel forbids in

@@ -36,19 +36,49 @@ func TestTranscript(t *testing.T) {
 		{"get q/t=100\r\n", "END\r\n"},
 		{"get q/close\r\n", "END\r\n"}, // nothing open: ignored
 		{"get q/abort\r\n", "END\r\n"},
-		{"set q 0 x 1\r\nx\r\n", "CLIENT_ERROR bad exptime \"x\": want a whole number of seconds\r\n"},
-		{"set q 0 60 1\r\nx\r\n", "CLIENT_ERROR an expiration time is not supported by gmq yet: set it to 0\r\n"},
+		{"set q 0 x 1\r\nx\r\n", "CLIENT_ERROR bad exptime \"x\": want a whole number of seconds (32 bits, as kestrel)\r\n"},
+		{"set q 0 99999999999 1\r\nx\r\n", "CLIENT_ERROR bad exptime \"99999999999\": want a whole number of seconds (32 bits, as kestrel)\r\n"},
 		{"set q 0 0 70000\r\n" + strings.Repeat("y", 70000) + "\r\n", "NOT_STORED\r\n"}, // over max_body: read, dropped
 		{"set bad~name 0 0 1\r\nx\r\n", "CLIENT_ERROR invalid: topic name \"bad~name\" has a character outside A-Za-z0-9-+/;.$_() at byte 3\r\n"},
 		{"version\r\n", "VERSION test\r\n"},
 		{"shutdown\r\n", "CLIENT_ERROR shutdown is off ([kestrel] allow_shutdown)\r\n"},
-		{"flush_expired q\r\n", "CLIENT_ERROR flush_expired is not supported by gmq yet\r\n"},
+		{"flush_expired q\r\n", "0\r\n"},
+		{"flush_all_expired\r\n", "0\r\n"},
 		{"get q\r\n", "END\r\n"}, // the connection is still usable
 	}
 	for _, s := range steps {
 		w.must(s.send, s.want)
 	}
 	w.must("quit\r\n", "EOF")
+}
+
+// Expiry by memcache's rule: relative seconds under a million, else a Unix
+// time; negative (in the past) expires at once. An expired item is never got.
+func TestExpiry(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	w := dial(t, b.KestrelAddr)
+	w.must("set e 0 -1 4\r\npast\r\n", "STORED\r\n")
+	w.must(fmt.Sprintf("set e 0 %d 7\r\nexpired\r\n", time.Now().Unix()-10), "STORED\r\n")
+	w.must("set e 0 1 4\r\nsoon\r\n", "STORED\r\n")
+	w.must(fmt.Sprintf("set e 0 %d 5\r\nlater\r\n", time.Now().Unix()+3600), "STORED\r\n")
+	w.must("set e 0 0 5\r\never!\r\n", "STORED\r\n")
+	w.must("get e/peek\r\n", value("e/peek", "soon"))
+	time.Sleep(1100 * time.Millisecond)
+	w.must("get e\r\n", value("e", "later"))
+	w.must("get e\r\n", value("e", "ever!"))
+	w.must("get e\r\n", "END\r\n")
+	w.must("set f 0 -5 1\r\nx\r\n", "STORED\r\n")
+	w.must("set f 0 -5 1\r\ny\r\n", "STORED\r\n")
+	if got := w.do("flush_expired f\r\n"); got != "2\r\n" && got != "0\r\n" { // the timer may be first
+		t.Fatalf("flush_expired: %q", got)
+	}
+	st := w.do("stats\r\n")
+	if !strings.Contains(st, "STAT queue_e_expired_items 3\r\n") || !strings.Contains(st, "STAT queue_f_expired_items 2\r\n") {
+		t.Fatalf("stats do not count the expired items:\n%s", st)
+	}
+	if problems, err := b.Pool.Check(t.Context()); err != nil || len(problems) > 0 {
+		t.Fatalf("check: %v %v", problems, err)
+	}
 }
 
 // Requests after which kestrel closes the connection.

@@ -11,8 +11,8 @@
 -- ARGV: origin, n, the n topic names (in KEYS order), then the operations,
 --   each as: kind, k, k topic numbers (1-based, into the names above), then
 --   the kind's arguments:
---   push     member, priority, ttr ms, delay ms, body, client id ('' for none)
---            -> {'OK', now ms, due ms (0 when ready), then member and client id of each job
+--   push     member, priority, ttr ms, delay ms, body, client id ('' for none), expires (ms, 0: never;
+--            the topic's max_age caps it) -> {'OK', now ms, due ms (0 when ready), then member and client id of each job
 --            discarded to make room}, or {'EXISTS'} when the member is taken, or the topic's
 --            limits' refusal: {'FULL', 'max_items' or 'max_size', the limit} or {'TOO_BIG', max_item_size}
 --   delete   member, attempt (0: unfenced), 'unreserved' to refuse a reserved job ('' otherwise)
@@ -32,7 +32,11 @@
 -- 'best' the lowest (priority, id) among them all (beanstalkd's), 'peek' only
 -- says which job 'best' would take. Within a topic: lowest priority first,
 -- FIFO by id (members sort by id). Paused topics are skipped.
--- Returns one reply per operation, in the operations' order.
+-- Returns one reply per operation, in the operations' order, then, when a
+-- pop expired jobs that had client ids, {'DROPPED', member, client id, ...}.
+-- Expired jobs are never popped: a pop first sweeps each topic it looks at;
+-- if that sweep is cut short (a swarm of jobs expired at once) the topic is
+-- left for this call and the pop's EMPTY reply asks for a retry in 1 ms.
 
 -- Gathered writes: one command per (command, key), its members appended, made
 -- at the end of each phase. Long ones are split, as Lua's unpack is bounded.
@@ -77,7 +81,7 @@ end
 local topics = {}
 local n = tonumber(ARGV[2])
 for i = 1, n do topics[i] = topic_keys(i, ARGV[2 + i]) end
-local arity = {push = 6, delete = 3, pop = 1, pop_n = 2, ack_pop = 2}
+local arity = {push = 7, delete = 3, pop = 1, pop_n = 2, ack_pop = 2}
 local ops = {}
 local i = 3 + n
 while i <= #ARGV do
@@ -131,6 +135,7 @@ local function discard_head(t)
     local job = cmsgpack.unpack(record)
     cid = job[F_CID] or ''
     drop_bytes(t, job)
+    unindex_expiry(t, member, job)
     bytes[t.name] = size(t) - (job[F_SIZE] or 0)
   end
   return member, cid
@@ -162,6 +167,14 @@ local function admit(t, body)
   return nil
 end
 
+-- expiry is when a job pushed to topic t now expires (0: never): the
+-- producer's time, capped by the topic's max_age (seconds).
+local function expiry(t, at)
+  local max_age = tonumber(topic_config(t).max_age or '0')
+  if max_age > 0 and (at == 0 or at > now + max_age * 1000) then at = now + max_age * 1000 end
+  return at
+end
+
 -- Phase 1: pushes, in order.
 local pushes = {}
 for _, op in ipairs(ops) do
@@ -184,7 +197,8 @@ if #pushes > 0 then
     if not op.reply then
       seen[member] = true
       local delay = tonumber(a[4])
-      local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, a[6], #a[5]}
+      local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, a[6], #a[5],
+                   expiry(t, tonumber(a[7]))}
       settle(job, delay, now)
       gather('HSET', K_JOBS, member, cmsgpack.pack(job))
       gather('HSET', K_BODIES, member, a[5])
@@ -243,13 +257,24 @@ local function pick(op, t, member)
   op.got = op.got + 1
 end
 
+-- swept expires topic t's jobs whose time ran out before a pop looks at it,
+-- once per call, at most POP_SWEEP of them: false when more are left.
+local POP_SWEEP = 1000
+local sweeps = {}
+local function swept(t)
+  if sweeps[t.name] == nil then sweeps[t.name] = sweep_expired(t, now, POP_SWEEP) < POP_SWEEP end
+  return sweeps[t.name]
+end
+
 -- choose takes up to want jobs for op from topics ts, in mode's order.
 local function choose(op, ts, mode, want)
   local open = {}
   op.pause_wait = -1
   for _, t in ipairs(ts) do
     local until_ms = paused_until(t)
-    if until_ms <= now then
+    if until_ms <= now and not swept(t) then
+      op.pause_wait = 1 -- its expired jobs are not all gone yet: look again at once
+    elseif until_ms <= now then
       open[#open + 1] = t
     elseif redis.call('ZCARD', t.ready) > 0 and (op.pause_wait < 0 or until_ms - now < op.pause_wait) then
       op.pause_wait = until_ms - now
@@ -361,4 +386,8 @@ end
 
 local out = {}
 for k, op in ipairs(ops) do out[k] = op.reply end
+if #dropped_cids > 0 then
+  table.insert(dropped_cids, 1, 'DROPPED')
+  out[#out + 1] = dropped_cids
+end
 return out

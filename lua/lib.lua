@@ -8,17 +8,22 @@
 --   KEYS[4]  stats     hash   bucket counters (current-* and totals)
 --   KEYS[5]  topics    set    topic names of this bucket
 --   KEYS[6]  defaults  hash   setting -> value: every topic's default settings (this bucket's copy)
--- then, for each topic the script works on, seven keys:
+--   KEYS[7]  outbox    zset   member -> ms: expired jobs waiting to be pushed to their topic's expire_to
+-- then, for each topic the script works on, nine keys:
 --   ready (zset pri->member), delayed (zset due->member), reserved (zset deadline->member),
 --   buried (zset seq->member), info (hash: paused_until, pause_ms, counters), waiting (string: pub/sub channel),
---   config (hash: "file.<setting>" and "run.<setting>" -> value)
+--   config (hash: "file.<setting>" and "run.<setting>" -> value), expires (zset expiry ms->member: every
+--   ready or delayed job that has an expiry, and perhaps some that have since left those states),
+--   parent_config (a fanout child's parent's config hash, whose settings it inherits; its own otherwise)
 -- ARGV[1] of every topic-scoped script is the calling broker's origin id, sent with wake-ups.
 
-local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local ORIGIN = ARGV[1]
 
--- Job states, as stored and as returned.
-local DELAYED, READY, RESERVED, BURIED = 1, 2, 3, 4
+-- Job states, as stored and as returned. EXPIRED is a job in the bucket's
+-- outbox, on its way to another topic (expire_to); its record's topic is that one.
+local DELAYED, READY, RESERVED, BURIED, EXPIRED = 1, 2, 3, 4, 5
 local STATE_SET = {'delayed', 'ready', 'reserved', 'buried'}
 local STATE_COUNTER = {'cur_delayed', 'cur_ready', 'cur_reserved', 'cur_buried'}
 
@@ -29,13 +34,20 @@ local F_RESERVES, F_TIMEOUTS, F_RELEASES, F_BURIES, F_KICKS, F_CID = 8, 9, 10, 1
 -- topic's byte count ('bytes' in the topic's info hash) without reading the
 -- body (records written before it have none: 0, counted neither way).
 local F_SIZE = 14
+-- F_EXPIRES is when the job expires (ms; 0 or missing: never).
+local F_EXPIRES = 15
+
+-- OUTBOX_DUE is the outbox's name in the bucket's due zset: the timer that
+-- finds it due moves the outbox's jobs to their topics.
+local OUTBOX_DUE = '@outbox'
 
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call.
 local function topic_keys(i, name)
-  local b = 6 + (i - 1) * 7
+  local b = 7 + (i - 1) * 9
   return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3],
-          buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7]}
+          buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7],
+          expires = KEYS[b + 8], parent_config = KEYS[b + 9]}
 end
 
 -- CONFIGURED, a field of the bucket's defaults, says some topic of the
@@ -44,7 +56,9 @@ local CONFIGURED = '@configured'
 
 -- topic_config returns topic t's effective settings (setting -> string):
 -- the bucket's defaults, under the topic's conf.ini section ("file."), under
--- its run-time changes ("run."). Read once per script.
+-- its run-time changes ("run."); a fanout child (parent+child) inherits its
+-- parent's two layers, under its own (kestrel's inheritance). Read once per
+-- script.
 local default_settings
 local topic_settings = {}
 local function topic_config(t)
@@ -65,10 +79,14 @@ local function topic_config(t)
     topic_settings[t.name] = c
     return c
   end
-  local layers = redis.call('HGETALL', t.config)
-  for _, layer in ipairs({'file.', 'run.'}) do
-    for k = 1, #layers, 2 do
-      if string.sub(layers[k], 1, #layer) == layer then c[string.sub(layers[k], #layer + 1)] = layers[k + 1] end
+  local hashes = {t.config}
+  if t.parent_config ~= t.config then hashes = {t.parent_config, t.config} end
+  for _, hash in ipairs(hashes) do
+    local layers = redis.call('HGETALL', hash)
+    for _, layer in ipairs({'file.', 'run.'}) do
+      for k = 1, #layers, 2 do
+        if string.sub(layers[k], 1, #layer) == layer then c[string.sub(layers[k], #layer + 1)] = layers[k + 1] end
+      end
     end
   end
   topic_settings[t.name] = c
@@ -156,11 +174,28 @@ local function schedule(t, ms)
   if not cur or ms < cur then due_hints[t.name] = ms end
 end
 
+-- expiry indexing. Every ready or delayed job that has an expiry is in its
+-- topic's expires set, and the bucket's timer is told to look at the topic
+-- then. Jobs leave the set when they are removed; a job reserved or buried
+-- stays in it until a sweep finds it there (it cannot expire while a
+-- consumer holds it or it is buried) and is indexed again when it returns.
+local function index_expiry(t, member, job, write)
+  local at = job[F_EXPIRES] or 0
+  if at > 0 then
+    (write or redis.call)('ZADD', t.expires, at, member)
+    schedule(t, at)
+  end
+end
+local function unindex_expiry(t, member, job, write)
+  if (job[F_EXPIRES] or 0) > 0 then (write or redis.call)('ZREM', t.expires, member) end
+end
+
 -- make_ready puts a job into its topic's ready queue.
 local function make_ready(t, member, job)
   job[F_STATE] = READY
   job[F_DUE] = 0
   redis.call('ZADD', t.ready, job[F_PRI], member)
+  index_expiry(t, member, job)
 end
 
 -- wake tells other brokers that n jobs became ready in topic t, but only when
@@ -191,6 +226,7 @@ end
 -- bucket's timer, a ready one is announced.
 local function enter(t, member, job, write)
   write = write or redis.call
+  index_expiry(t, member, job, write)
   if job[F_STATE] == DELAYED then
     write('ZADD', t.delayed, job[F_DUE], member)
     schedule(t, job[F_DUE])
@@ -210,7 +246,7 @@ end
 local function reply(member, job, body, now)
   return {member, body or false, now, job[F_STATE], job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY],
           job[F_CREATED], job[F_DUE], job[F_RESERVES], job[F_TIMEOUTS], job[F_RELEASES], job[F_BURIES],
-          job[F_KICKS], job[F_CID]}
+          job[F_KICKS], job[F_CID], job[F_EXPIRES] or 0}
 end
 
 -- answer is a successful call's reply: 'OK' and the job as it now is, with
@@ -225,7 +261,7 @@ end
 -- the job's topic and a delivery (attempt, 0: any) cannot go ahead: the reply
 -- the script must return, or nil.
 local function refusal(job, topic, attempt)
-  if not job then return {'NOT_FOUND'} end
+  if not job or job[F_STATE] == EXPIRED then return {'NOT_FOUND'} end -- an expired job is gone
   if job[F_TOPIC] ~= topic then return {'TOPIC', job[F_TOPIC]} end
   if attempt > 0 and attempt ~= job[F_RESERVES] then return {'STALE', job[F_RESERVES]} end
 end
@@ -258,6 +294,7 @@ local function reserve_record(t, member, job, from, now, write)
   if job[F_TTR] == 0 then
     move_state(from, nil)
     drop_bytes(t, job)
+    unindex_expiry(t, member, job, write)
     job[F_STATE] = 0
     write('HDEL', K_JOBS, member)
     write('HDEL', K_BODIES, member)
@@ -287,6 +324,64 @@ local function delete_job(t, member, job, write)
   write('HDEL', K_BODIES, member)
   move_state(job[F_STATE], nil)
   drop_bytes(t, job)
+  unindex_expiry(t, member, job, write)
   count('total_deletes', 1)
   count_topic(t, 'total_deletes', 1)
+end
+
+-- Expiry. dropped_cids gathers the member and client id of each job a
+-- script expired, for the caller to drop the client ids (as after a delete).
+local dropped_cids = {}
+
+-- expire_job ends a ready or delayed job whose time ran out: it leaves its
+-- topic (counted in total_expired) and is either removed or, when the topic
+-- has an expire_to, kept in the bucket's outbox (state EXPIRED, its record
+-- naming the new topic) until a bucket timer pushes it there afresh.
+local function expire_job(t, member, job, now)
+  local from = job[F_STATE]
+  redis.call('ZREM', t[STATE_SET[from]], member)
+  redis.call('ZREM', t.expires, member)
+  move_state(from, nil)
+  drop_bytes(t, job)
+  count('total_expired', 1)
+  count_topic(t, 'total_expired', 1)
+  local cid = job[F_CID] or ''
+  if cid ~= '' then
+    dropped_cids[#dropped_cids + 1] = member
+    dropped_cids[#dropped_cids + 1] = cid
+  end
+  local to = topic_config(t).expire_to or ''
+  if to ~= '' and to ~= t.name then
+    job[F_STATE] = EXPIRED
+    job[F_TOPIC] = to
+    job[F_DUE] = 0
+    job[F_CID] = ''
+    save(member, job)
+    redis.call('ZADD', K_OUTBOX, now, member)
+    redis.call('ZADD', K_DUE, 'LT', now, OUTBOX_DUE)
+    return
+  end
+  redis.call('HDEL', K_JOBS, member)
+  redis.call('HDEL', K_BODIES, member)
+end
+
+-- sweep_expired expires up to n of topic t's jobs whose time ran out and
+-- unlists the reserved, buried or gone ones it meets. It returns how many
+-- entries it looked at (fewer than n: none that is due is left) and how many
+-- jobs it expired.
+local function sweep_expired(t, now, n)
+  local due = redis.call('ZRANGEBYSCORE', t.expires, '-inf', now, 'LIMIT', 0, n)
+  if #due == 0 then return 0, 0 end
+  local records = redis.call('HMGET', K_JOBS, unpack(due))
+  local expired = 0
+  for k, member in ipairs(due) do
+    local job = records[k] and cmsgpack.unpack(records[k])
+    if job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED) then
+      expire_job(t, member, job, now)
+      expired = expired + 1
+    else
+      redis.call('ZREM', t.expires, member)
+    end
+  end
+  return #due, expired
 end

@@ -23,6 +23,7 @@ for name in string.gmatch(ARGV[4], '[^,]+') do
       if records[i] then
         local job = cmsgpack.unpack(records[i])
         drop_bytes(t, job)
+        unindex_expiry(t, member, job)
         local cid = job[F_CID]
         if cid and cid ~= '' then
           out[#out + 1] = member

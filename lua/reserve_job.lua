@@ -9,7 +9,12 @@ local job, err = fetch(member, ARGV[3], 0)
 if not job then return err end
 local from = job[F_STATE]
 if from == RESERVED then return {'STATE', from} end
+local now = now_ms()
+if (from == READY or from == DELAYED) and (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now then
+  expire_job(t, member, job, now) -- never delivered (its client id dangles, harmless, as after a crash)
+  return {'NOT_FOUND'}
+end
 remove_from_state(t, member, job)
-local r = reserve(t, member, job, from, now_ms())
+local r = reserve(t, member, job, from, now)
 table.insert(r, 1, 'OK')
 return r

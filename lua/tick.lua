@@ -1,13 +1,24 @@
--- tick.lua is a bucket timer's work for one topic: it moves up to n due jobs to
--- ready, delayed jobs whose time came and reservations whose TTR ran out (those
--- count a timeout), then records the topic's exact next due time.
+-- tick.lua is a bucket timer's work for one topic: it expires jobs whose
+-- time ran out (at most the topic's max_expire_sweep a round), moves up to n
+-- due jobs to ready, delayed jobs whose time came and reservations whose TTR
+-- ran out (those count a timeout), then records the topic's exact next due
+-- time.
 -- KEYS: the shared layout (lib.lua) with one topic.
 -- ARGV: origin, topic, n.
--- Returns {moved, more (1 if due jobs remain)}.
+-- Returns {moved, more (1 if due work remains), then the member and client
+-- id of each expired job that had one}.
 local t = topic_keys(1, ARGV[2])
 local n = tonumber(ARGV[3])
 local now = now_ms()
 local moved = 0
+
+-- Expiry first, so that a delayed job that expired is not made ready.
+local sweep, throttled = n, false
+local cap = tonumber(topic_config(t).max_expire_sweep or '0')
+if cap > 0 and cap < n then sweep, throttled = cap, true end
+local swept = sweep_expired(t, now, sweep)
+local expiring = swept >= sweep -- more may be due now
+
 local due = redis.call('ZRANGEBYSCORE', t.delayed, '-inf', now, 'LIMIT', 0, n)
 for _, member in ipairs(due) do
   local job = load(member)
@@ -33,10 +44,20 @@ end
 if moved > 0 then wake(t, moved) end
 
 local next_due = nil
-local d = redis.call('ZRANGE', t.delayed, 0, 0, 'WITHSCORES')
-local r = redis.call('ZRANGE', t.reserved, 0, 0, 'WITHSCORES')
-if d[2] then next_due = tonumber(d[2]) end
-if r[2] and (not next_due or tonumber(r[2]) < next_due) then next_due = tonumber(r[2]) end
+local function earliest(ms)
+  if ms and (not next_due or ms < next_due) then next_due = ms end
+end
+for _, set in ipairs({t.delayed, t.reserved, t.expires}) do
+  local head = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
+  local ms = tonumber(head[2])
+  -- A sweep cut short by max_expire_sweep goes on a second later (kestrel's
+  -- expiration timer runs once a second), not at once.
+  if ms and set == t.expires and expiring and throttled then ms = math.max(ms, now + 1000) end
+  earliest(ms)
+end
+-- The deferred due hints (make_ready's expiries) must not undercut the exact
+-- time written here.
+due_hints[t.name] = nil
 if next_due then
   redis.call('ZADD', K_DUE, next_due, t.name)
 else
@@ -44,4 +65,6 @@ else
 end
 local more = 0
 if next_due and next_due <= now then more = 1 end
-return {moved, more}
+local out = {moved, more}
+for _, v in ipairs(dropped_cids) do out[#out + 1] = v end
+return out

@@ -3,11 +3,11 @@
 -- ARGV: origin, topic, urgent priority bound (jobs below it count as urgent).
 -- Returns {known (0/1), now, ready, urgent, delayed, reserved, buried, paused until ms,
 --          pause ms, total jobs, total reserves, total deletes, total pauses, bytes of bodies,
---          total discarded, created ms of the next ready job (0: none), then the topic's
+--          total discarded, total expired, created ms of the next ready job (0: none), then the topic's
 --          effective settings as setting, value pairs}.
 local t = topic_keys(1, ARGV[2])
 local info = redis.call('HMGET', t.info, 'paused_until', 'pause_ms', 'total_jobs', 'total_reserves',
-                        'total_deletes', 'total_pauses', 'bytes', 'total_discarded')
+                        'total_deletes', 'total_pauses', 'bytes', 'total_discarded', 'total_expired')
 local head, created = redis.call('ZRANGE', t.ready, 0, 0), 0
 if head[1] then
   local job = load(head[1])
@@ -18,7 +18,7 @@ local out = {redis.call('SISMEMBER', K_TOPICS, t.name), now_ms(),
         redis.call('ZCARD', t.delayed), redis.call('ZCARD', t.reserved), redis.call('ZCARD', t.buried),
         tonumber(info[1] or '0'), tonumber(info[2] or '0'), tonumber(info[3] or '0'),
         tonumber(info[4] or '0'), tonumber(info[5] or '0'), tonumber(info[6] or '0'), tonumber(info[7] or '0'),
-        tonumber(info[8] or '0'), created}
+        tonumber(info[8] or '0'), tonumber(info[9] or '0'), created}
 for k, v in pairs(topic_config(t)) do
   out[#out + 1] = k
   out[#out + 1] = v

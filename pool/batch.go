@@ -151,6 +151,14 @@ func (bt *batcher) run(ops []*op) {
 	ctx, cancel := batchContext(live)
 	defer cancel()
 	replies, err := batchScript.Exec(ctx, bt.pool.client, keys, args).ToArray()
+	if err == nil && len(replies) == len(live)+1 {
+		// The pops expired jobs that had client ids: drop those.
+		dropped, _ := replies[len(live)].ToArray()
+		if len(dropped) > 0 && strAt(dropped, 0) == replyDropped {
+			bt.pool.dropAliases(ctx, dropped[1:])
+			replies = replies[:len(live)]
+		}
+	}
 	if err == nil && len(replies) != len(live) {
 		err = fmt.Errorf("batch: %d replies for %d operations", len(replies), len(live))
 	}

@@ -42,25 +42,29 @@ func (p *Pool) Check(ctx context.Context) ([]string, error) {
 }
 
 // checkBucket compares a bucket's record and body counts and its counters
-// with the members counted in its topics' sets (delayed, ready, reserved, buried).
+// with the members counted in its topics' sets (delayed, ready, reserved,
+// buried) and its outbox (expired jobs on their way to expire_to).
 func (p *Pool) checkBucket(ctx context.Context, b int, sets [4]int64) []string {
 	k := p.keys.buckets[b]
 	res := p.client.DoMulti(ctx,
 		p.client.B().Hlen().Key(k.jobs).Build(),
 		p.client.B().Hlen().Key(k.bodies).Build(),
-		p.client.B().Hgetall().Key(k.stats).Build())
+		p.client.B().Hgetall().Key(k.stats).Build(),
+		p.client.B().Zcard().Key(k.outbox).Build())
 	records, err1 := res[0].AsInt64()
 	bodies, err2 := res[1].AsInt64()
 	counters, err3 := res[2].AsIntMap()
-	for _, err := range []error{err1, err2, err3} {
+	outbox, err4 := res[3].AsInt64()
+	for _, err := range []error{err1, err2, err3, err4} {
 		if err != nil {
 			return []string{fmt.Sprintf("bucket %d: %v", b, err)}
 		}
 	}
 	var problems []string
 	total := sets[0] + sets[1] + sets[2] + sets[3]
-	if records != total || bodies != total {
-		problems = append(problems, fmt.Sprintf("bucket %d: %d records and %d bodies, %d jobs in sets", b, records, bodies, total))
+	if records != total+outbox || bodies != total+outbox {
+		problems = append(problems, fmt.Sprintf("bucket %d: %d records and %d bodies, %d jobs in sets and %d in the outbox",
+			b, records, bodies, total, outbox))
 	}
 	for i, field := range []string{"cur_delayed", "cur_ready", "cur_reserved", "cur_buried"} {
 		if counters[field] != sets[i] {

@@ -46,6 +46,30 @@ func (p *Pool) Purge(ctx context.Context, topic string, states ...job.State) (in
 	}
 }
 
+// expireStep is the most expiry entries one expire script call looks at.
+const expireStep = 1000
+
+// FlushExpired expires every job of a topic whose time ran out, now, in
+// bounded steps (kestrel's flush_expired; the bucket timers do it anyway,
+// max_expire_sweep at a time), and returns how many it expired.
+func (p *Pool) FlushExpired(ctx context.Context, topic string) (int, error) {
+	b := p.keys.bucketOf(topic)
+	keys := p.keys.withTopics(b, topic)
+	args := []string{p.opts.Origin, topic, strconv.Itoa(expireStep)}
+	expired := 0
+	for {
+		reply, err := expireScript.Exec(ctx, p.client, keys, args).ToArray()
+		if err != nil {
+			return expired, wrapRedis("flush expired", err)
+		}
+		expired += int(intAt(reply, 1))
+		p.dropAliases(ctx, reply[2:])
+		if intAt(reply, 0) < expireStep {
+			return expired, nil
+		}
+	}
+}
+
 // DeleteTopic removes every job of a topic, in any state, and then the topic
 // itself: its pause and its totals. It returns how many jobs it removed.
 func (p *Pool) DeleteTopic(ctx context.Context, topic string) (int, error) {

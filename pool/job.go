@@ -20,6 +20,19 @@ func millis(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
+// epochMillis is t in Unix milliseconds, rounded up (an expiry is never
+// brought forward); 0 for the zero time.
+func epochMillis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	ms := t.UnixMilli()
+	if t.After(time.UnixMilli(ms)) {
+		ms++
+	}
+	return max(ms, 1)
+}
+
 // member is the id as stored in Redis: zero-padded so that members of equal
 // priority sort by id, which is FIFO.
 func member(id uint64) string { return fmt.Sprintf("%016d", id) }

@@ -3,6 +3,7 @@ package pool
 import (
 	"hash/crc32"
 	"strconv"
+	"strings"
 )
 
 // keys builds every Redis key gmq uses; no other code names a key. All keys of
@@ -14,11 +15,12 @@ type keys struct {
 }
 
 // bucketKeys are one bucket's own keys, by name, and in the order the
-// scripts take them (lua/lib.lua's KEYS[1..6]). defaults is the bucket's
-// copy of every topic's default settings (a script reads only its slot).
+// scripts take them (lua/lib.lua's KEYS[1..7]). defaults is the bucket's
+// copy of every topic's default settings (a script reads only its slot);
+// outbox holds expired jobs on their way to another topic (expire_to).
 type bucketKeys struct {
-	jobs, bodies, due, stats, topics, defaults string
-	scriptOrder                                []string
+	jobs, bodies, due, stats, topics, defaults, outbox string
+	scriptOrder                                        []string
 }
 
 func newKeys(prefix string, n int) keys {
@@ -26,8 +28,8 @@ func newKeys(prefix string, n int) keys {
 	for b := range n {
 		tag := k.tag(b)
 		bk := bucketKeys{jobs: tag + ":jobs", bodies: tag + ":bodies", due: tag + ":due", stats: tag + ":stats",
-			topics: tag + ":topics", defaults: tag + ":topic_defaults"}
-		bk.scriptOrder = []string{bk.jobs, bk.bodies, bk.due, bk.stats, bk.topics, bk.defaults}
+			topics: tag + ":topics", defaults: tag + ":topic_defaults", outbox: tag + ":outbox"}
+		bk.scriptOrder = []string{bk.jobs, bk.bodies, bk.due, bk.stats, bk.topics, bk.defaults, bk.outbox}
 		k.buckets[b] = bk
 	}
 	return k
@@ -35,9 +37,25 @@ func newKeys(prefix string, n int) keys {
 
 func (k keys) tag(b int) string { return k.prefix + ":{b" + strconv.Itoa(b) + "}" }
 
-// bucketOf maps a topic or client id to its bucket.
-func (k keys) bucketOf(name string) int {
+// bucketOf maps a topic to its bucket: a fanout child (parent+child) lives
+// in its parent's, so that a push to the parent reaches its children in one
+// script (one hash slot).
+func (k keys) bucketOf(topic string) int { return k.hash(Parent(topic)) }
+
+// aliasBucket maps a client-supplied job id to the bucket of its alias.
+func (k keys) aliasBucket(clientID string) int { return k.hash(clientID) }
+
+func (k keys) hash(name string) int {
 	return int(crc32.ChecksumIEEE([]byte(name)) % uint32(len(k.buckets)))
+}
+
+// Parent is the topic a fanout child (parent+child: a name with a '+')
+// belongs to, or the topic itself.
+func Parent(topic string) string {
+	if i := strings.IndexByte(topic, '+'); i > 0 {
+		return topic[:i]
+	}
+	return topic
 }
 
 // bucket returns bucket b's own keys in the scripts' KEYS order.
@@ -52,15 +70,16 @@ func (k keys) stats(b int) string { return k.buckets[b].stats }
 // topics is bucket b's set of topic names.
 func (k keys) topics(b int) string { return k.buckets[b].topics }
 
-// withTopics returns the bucket's keys followed by each topic's seven keys, the
+// withTopics returns the bucket's keys followed by each topic's nine keys, the
 // KEYS layout of lua/lib.lua. Every topic must belong to bucket b.
 func (k keys) withTopics(b int, topics ...string) []string {
-	out := make([]string, 0, 6+7*len(topics))
+	out := make([]string, 0, 7+9*len(topics))
 	out = append(out, k.buckets[b].scriptOrder...)
 	tag := k.tag(b)
 	for _, t := range topics {
 		out = append(out, tag+":ready:"+t, tag+":delayed:"+t, tag+":reserved:"+t,
-			tag+":buried:"+t, tag+":topic:"+t, tag+":waiting:"+t, k.config(t))
+			tag+":buried:"+t, tag+":topic:"+t, tag+":waiting:"+t, k.config(t), tag+":expires:"+t,
+			k.config(Parent(t)))
 	}
 	return out
 }

@@ -485,13 +485,15 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.J
 		return nil, wrapRedis("peek", err)
 	}
 	if strAt(reply, 0) != replyOK {
+		p.dropAliases(ctx, reply[1:]) // of the jobs the peek expired
 		return nil, fmt.Errorf("peek %s in %q: %w", s, topic, job.ErrNotFound)
 	}
+	p.dropAliases(ctx, reply[min(len(reply), 1+jobFields):])
 	return parseJob(reply[1:])
 }
 
 // jobFields is the length of a job reply (lua/lib.lua reply()).
-const jobFields = 16
+const jobFields = 17
 
 func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	if len(r) < jobFields {
@@ -520,6 +522,9 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	}
 	if due := intAt(r, 9); due > 0 {
 		j.Due = time.UnixMilli(due)
+	}
+	if at := intAt(r, 16); at > 0 {
+		j.Expires = time.UnixMilli(at)
 	}
 	return j, nil
 }

@@ -47,7 +47,9 @@ type Pool struct {
 	batchers    []*batcher // one per bucket
 	batchCounts batchCounts
 	leftAliases atomic.Int64 // see dropAlias
-	owned       bool         // the client is the pool's to close (Open)
+	// refusedExpired counts expired jobs their expire_to topic refused (moveExpired).
+	refusedExpired atomic.Int64
+	owned          bool // the client is the pool's to close (Open)
 }
 
 // Scripts are built once; rueidis runs them with EVALSHA and falls back to EVAL.
@@ -62,11 +64,13 @@ var (
 	tickScript        = rueidis.NewLuaScript(lua.Source("tick"))
 	dueTopicsScript   = rueidis.NewLuaScript(lua.Source("due_topics"))
 	peekScript        = rueidis.NewLuaScriptReadOnly(lua.Source("peek"))
-	peekTopicScript   = rueidis.NewLuaScriptReadOnly(lua.Source("peek_topic"))
+	peekTopicScript   = rueidis.NewLuaScript(lua.Source("peek_topic"))
 	topicStatsScript  = rueidis.NewLuaScriptReadOnly(lua.Source("topic_stats"))
 	pauseScript       = rueidis.NewLuaScript(lua.Source("pause"))
 	forgetTopicScript = rueidis.NewLuaScript(lua.Source("forget_topic"))
 	purgeScript       = rueidis.NewLuaScript(lua.Source("purge"))
+	expireScript      = rueidis.NewLuaScript(lua.Source("expire"))
+	outboxScript      = rueidis.NewLuaScript(lua.Source("outbox"))
 	settingsScript    = rueidis.NewLuaScript(lua.Source("settings"))
 	claimAliasScript  = rueidis.NewLuaScript(lua.Source("claim_alias"))
 	dropAliasScript   = rueidis.NewLuaScript(lua.Source("drop_alias"))
@@ -86,7 +90,7 @@ func New(client rueidis.Client, opts Options) *Pool {
 
 // Init records the bucket count in a fresh Redis, or checks it against the
 // one recorded: jobs are placed by bucket, so the count cannot change under
-// existing data.
+// existing data. It also records how topics are placed (checkPlacement).
 func (p *Pool) Init(ctx context.Context) error {
 	want := strconv.Itoa(p.opts.Buckets)
 	if err := p.client.Do(ctx, p.client.B().Hsetnx().Key(p.keys.meta()).Field("buckets").Value(want).Build()).Error(); err != nil {
@@ -100,7 +104,7 @@ func (p *Pool) Init(ctx context.Context) error {
 		return fmt.Errorf("init: %w: this Redis holds gmq data with %s buckets, the configuration says %s (set [redis] buckets = %s or use another prefix)",
 			job.ErrInvalid, got, want, got)
 	}
-	return nil
+	return p.checkPlacement(ctx)
 }
 
 // Buckets is the number of buckets.
@@ -163,7 +167,8 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 		}
 	}
 	reply, err := p.batch(ctx, b, opPush, []string{j.Topic}, m, strconv.FormatUint(uint64(j.Priority), 10),
-		strconv.FormatInt(millis(j.TTR), 10), strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID)
+		strconv.FormatInt(millis(j.TTR), 10), strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID,
+		strconv.FormatInt(epochMillis(j.Expires), 10))
 	if err != nil {
 		return Pushed{}, wrapRedis("push", err)
 	}
@@ -198,7 +203,7 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 // stored, not a 409 for a job that does not exist. The wait is bounded by ctx
 // only: running out of it is a 503 (retry), never a 409.
 func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
-	key := []string{p.keys.aliases(p.keys.bucketOf(cid))}
+	key := []string{p.keys.aliases(p.keys.aliasBucket(cid))}
 	stale := ""
 	for range claimRounds {
 		reply, err := claimAliasScript.Exec(ctx, p.client, key, []string{cid, m, stale}).ToArray()
@@ -269,7 +274,7 @@ func (p *Pool) dropAliases(ctx context.Context, pairs []rueidis.RedisMessage) {
 func (p *Pool) dropAliasList(ctx context.Context, list []string) {
 	byBucket := map[int][]string{}
 	for i := 0; i+1 < len(list); i += 2 {
-		b := p.keys.bucketOf(list[i])
+		b := p.keys.aliasBucket(list[i])
 		byBucket[b] = append(byBucket[b], list[i], list[i+1])
 	}
 	for b, args := range byBucket {
@@ -284,6 +289,10 @@ func (p *Pool) dropAliasList(ctx context.Context, list []string) {
 // (see dropAlias); the count shows how often it happened.
 func (p *Pool) LeftAliases() int64 { return p.leftAliases.Load() }
 
+// RefusedExpired is how many expired jobs this pool dropped because their
+// expire_to topic refused them (full, or the body too big for it).
+func (p *Pool) RefusedExpired() int64 { return p.refusedExpired.Load() }
+
 // resolve turns a public id (gmq's number or a client-supplied id) into the
 // job's number: a client id is looked up in its alias hash.
 func (p *Pool) resolve(ctx context.Context, public string) (uint64, error) {
@@ -297,7 +306,7 @@ func (p *Pool) resolve(ctx context.Context, public string) (uint64, error) {
 	if job.ValidateClientID(public) != nil {
 		return 0, fmt.Errorf("job %q: %w", public, job.ErrNotFound)
 	}
-	key := p.keys.aliases(p.keys.bucketOf(public))
+	key := p.keys.aliases(p.keys.aliasBucket(public))
 	cur, err := p.client.Do(ctx, p.client.B().Hget().Key(key).Field(public).Build()).ToString()
 	if rueidis.IsRedisNil(err) {
 		return 0, fmt.Errorf("job %q: %w", public, job.ErrNotFound)

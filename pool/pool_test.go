@@ -145,8 +145,8 @@ func TestFencedAck(t *testing.T) {
 	id := mustPush(t, p, ctx, job.Spec{Topic: "f", Body: "x", TTR: 50 * time.Millisecond})
 	first := mustPop(t, p, ctx, "f")
 	time.Sleep(80 * time.Millisecond)
-	if moved, _, err := p.Tick(ctx, "f"); err != nil || moved != 1 {
-		t.Fatalf("tick moved %d %v, want the expired reservation", moved, err)
+	if ready, _, err := p.Tick(ctx, p.BucketOf("f"), "f"); err != nil || ready["f"] != 1 {
+		t.Fatalf("tick made %v ready %v, want the expired reservation", ready, err)
 	}
 	second := mustPop(t, p, ctx, "f")
 	if second == nil || second.Attempt() != 2 || second.Timeouts != 1 {
@@ -280,16 +280,16 @@ func TestDelayedTick(t *testing.T) {
 	if err != nil || len(topics) != 0 || wait <= 0 || wait > 120*time.Millisecond {
 		t.Fatalf("due topics %v wait %v %v", topics, wait, err)
 	}
-	if moved, _, _ := p.Tick(ctx, "d"); moved != 0 {
-		t.Fatalf("tick before due moved %d", moved)
+	if ready, _, _ := p.Tick(ctx, p.BucketOf("d"), "d"); ready["d"] != 0 {
+		t.Fatalf("tick before due made %v ready", ready)
 	}
 	time.Sleep(wait)
 	topics, _, err = p.DueTopics(ctx, p.BucketOf("d"), 10)
 	if err != nil || len(topics) != 1 || topics[0] != "d" {
 		t.Fatalf("due topics after wait: %v %v", topics, err)
 	}
-	if moved, more, err := p.Tick(ctx, "d"); err != nil || moved != 1 || more {
-		t.Fatalf("tick: %d %v %v", moved, more, err)
+	if ready, more, err := p.Tick(ctx, p.BucketOf("d"), "d"); err != nil || ready["d"] != 1 || more {
+		t.Fatalf("tick: %v %v %v", ready, more, err)
 	}
 	if j := mustPop(t, p, ctx, "d"); j == nil || j.ID != id {
 		t.Fatalf("pop after tick: %+v", j)

@@ -13,6 +13,7 @@ const (
 	replyStale    = "STALE"     // the call names an older delivery (the current one next)
 	replyState    = "STATE"     // the job's state (next) does not allow the operation
 	replyEmpty    = "EMPTY"     // a pop found no ready job (the wait for a paused topic next)
+	replyDropped  = "DROPPED"   // after a batch's replies: the expired jobs whose client ids to drop
 	replyJobs     = "JOBS"      // a pop_n's jobs: whether more are ready, their count, then the jobs
 	replyPeek     = "PEEK"      // a peek-mode pop's best job: its topic, priority and member
 	replyFull     = "FULL"      // a push refused: the topic holds max_items (next) jobs

@@ -20,6 +20,7 @@ var counterFields = map[string]func(*job.Counters) *int64{
 	"total_releases": func(c *job.Counters) *int64 { return &c.Releases }, "total_buries": func(c *job.Counters) *int64 { return &c.Buries },
 	"total_kicks": func(c *job.Counters) *int64 { return &c.Kicks }, "total_touches": func(c *job.Counters) *int64 { return &c.Touches },
 	"total_flushed": func(c *job.Counters) *int64 { return &c.Flushed }, "total_discarded": func(c *job.Counters) *int64 { return &c.Discarded },
+	"total_expired": func(c *job.Counters) *int64 { return &c.Expired },
 }
 
 // Stats sums every bucket's counters. The counts are kept by the same scripts
@@ -95,13 +96,13 @@ func (p *Pool) TopicStats(ctx context.Context, topic string) (job.TopicStats, er
 		Ready: intAt(r, 2), Urgent: intAt(r, 3), Delayed: intAt(r, 4), Reserved: intAt(r, 5), Buried: intAt(r, 6),
 		Pause: time.Duration(intAt(r, 8)) * time.Millisecond,
 		Jobs:  intAt(r, 9), Reserves: intAt(r, 10), Deletes: intAt(r, 11), Pauses: intAt(r, 12), Bytes: intAt(r, 13),
-		Discarded: intAt(r, 14)}
-	if ms := intAt(r, 15); ms > 0 {
+		Discarded: intAt(r, 14), Expired: intAt(r, 15)}
+	if ms := intAt(r, 16); ms > 0 {
 		s.OldestReady = time.UnixMilli(ms)
 	}
-	if len(r) > 16 {
-		s.Settings = make(job.TopicConfig, (len(r)-16)/2)
-		for i := 16; i+1 < len(r); i += 2 {
+	if len(r) > 17 {
+		s.Settings = make(job.TopicConfig, (len(r)-17)/2)
+		for i := 17; i+1 < len(r); i += 2 {
 			s.Settings[strAt(r, i)] = strAt(r, i+1)
 		}
 	}

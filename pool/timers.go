@@ -2,12 +2,15 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
 )
 
 // DueTopics returns up to limit topics of bucket b that have due work
@@ -28,17 +31,65 @@ func (p *Pool) DueTopics(ctx context.Context, b, limit int) (topics []string, wa
 	return topics, time.Duration(ms) * time.Millisecond, nil
 }
 
-// Tick moves up to one batch of a topic's due jobs to ready: delayed jobs
-// whose time came, and reservations whose TTR ran out (counting a timeout).
-// more is true when due jobs remain.
-func (p *Pool) Tick(ctx context.Context, topic string) (moved int, more bool, err error) {
-	b := p.keys.bucketOf(topic)
+// outboxDue is the bucket's outbox in its due zset (lua/lib.lua OUTBOX_DUE):
+// expired jobs to push to their topics' expire_to.
+const outboxDue = "@outbox"
+
+// Tick does one batch of a due entry of bucket b: for a topic, it expires
+// jobs whose time ran out and moves due jobs to ready (delayed jobs whose
+// time came, reservations whose TTR ran out, counting a timeout); for the
+// outbox, it pushes expired jobs to their expire_to topics. It returns how
+// many jobs became ready in which topics, and whether more is due.
+func (p *Pool) Tick(ctx context.Context, b int, topic string) (ready map[string]int, more bool, err error) {
+	if topic == outboxDue {
+		return p.moveExpired(ctx, b)
+	}
 	reply, err := tickScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
 		[]string{p.opts.Origin, topic, strconv.Itoa(p.opts.TickBatch)}).ToArray()
 	if err != nil {
-		return 0, false, wrapRedis("tick "+topic, err)
+		return nil, false, wrapRedis("tick "+topic, err)
 	}
-	return int(intAt(reply, 0)), intAt(reply, 1) == 1, nil
+	p.dropAliases(ctx, reply[2:])
+	if n := int(intAt(reply, 0)); n > 0 {
+		ready = map[string]int{topic: n}
+	}
+	return ready, intAt(reply, 1) == 1, nil
+}
+
+// moveExpired pushes one batch of bucket b's expired jobs to their topics
+// (expire_to) as fresh jobs, with no expiry but their new topic's max_age,
+// then removes them from the outbox. A crash in between pushes them again
+// (at least once). One that its new topic refuses (full, too big) is dropped
+// (it had expired) and counted (RefusedExpired).
+func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, error) {
+	keys := p.keys.withTopics(b)
+	r, err := outboxScript.Exec(ctx, p.client, keys, []string{p.opts.Origin, "take", strconv.Itoa(p.opts.TickBatch)}).ToArray()
+	if err != nil {
+		return nil, false, wrapRedis("move expired jobs", err)
+	}
+	ready := map[string]int{}
+	done := []string{p.opts.Origin, "done"}
+	for i := 0; i+4 < len(r); i += 5 {
+		spec := job.Spec{Topic: strAt(r, i+1), Priority: uint32(intAt(r, i+2)),
+			TTR: time.Duration(intAt(r, i+3)) * time.Millisecond, Body: strAt(r, i+4)}
+		pushed, err := p.Push(ctx, spec)
+		switch {
+		case err == nil:
+			if pushed.Due.IsZero() {
+				ready[spec.Topic]++
+			}
+		case errors.Is(err, job.ErrFull), errors.Is(err, job.ErrTooBig):
+			p.refusedExpired.Add(1)
+		default:
+			return ready, false, err
+		}
+		done = append(done, strAt(r, i))
+	}
+	left, err := outboxScript.Exec(ctx, p.client, keys, done).AsInt64()
+	if err != nil {
+		return ready, false, wrapRedis("move expired jobs", err)
+	}
+	return ready, left > 0, nil
 }
 
 // MarkWaiting tells every broker, for ttl, that this one has consumers

@@ -176,7 +176,7 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		"current_jobs_reserved": st.Reserved, "current_jobs_buried": st.Buried,
 		"total_jobs": st.Jobs, "total_reserves": st.Reserves, "total_deletes": st.Deletes,
 		"total_timeouts": st.Timeouts, "total_releases": st.Releases, "total_buries": st.Buries,
-		"total_kicks": st.Kicks, "total_touches": st.Touches, "total_flushed": st.Flushed, "total_discarded": st.Discarded,
+		"total_kicks": st.Kicks, "total_touches": st.Touches, "total_flushed": st.Flushed, "total_discarded": st.Discarded, "total_expired": st.Expired,
 		"connections": s.connections(),
 		// This broker's pushes, pops and acks and the script calls that carried them.
 		"batched_operations": st.Batched.Ops, "batch_script_calls": st.Batched.Calls,

@@ -32,6 +32,7 @@ type jobView struct {
 	Age        float64 `json:"age"`
 	TimeLeft   float64 `json:"time_left"`
 	Due        string  `json:"due,omitempty"`
+	Expires    string  `json:"expires,omitempty"` // when it expires (RFC 3339); absent: never
 }
 
 func viewJob(j *job.Job) jobView {
@@ -47,6 +48,9 @@ func viewJob(j *job.Job) jobView {
 	if !j.Due.IsZero() {
 		v.Due = j.Due.UTC().Format(time.RFC3339Nano)
 	}
+	if !j.Expires.IsZero() {
+		v.Expires = j.Expires.UTC().Format(time.RFC3339Nano)
+	}
 	return v
 }
 
@@ -55,7 +59,7 @@ func topicView(t job.TopicStats) gin.H {
 		"name": t.Name, "ready": t.Ready, "urgent": t.Urgent, "delayed": t.Delayed, "reserved": t.Reserved,
 		"buried": t.Buried, "paused": t.Paused(), "pause": seconds(t.Pause), "pause_time_left": seconds(t.PauseLeft()),
 		"total_jobs": t.Jobs, "total_reserves": t.Reserves, "total_deletes": t.Deletes, "total_pauses": t.Pauses,
-		"bytes": t.Bytes, "total_discarded": t.Discarded, "ready_age": seconds(t.ReadyAge()),
+		"bytes": t.Bytes, "total_discarded": t.Discarded, "total_expired": t.Expired, "ready_age": seconds(t.ReadyAge()),
 		"settings": settingsView(t.Settings),
 	}
 }

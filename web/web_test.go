@@ -3,6 +3,7 @@ package web_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -177,6 +178,10 @@ func TestBadInput(t *testing.T) {
 		{"Inf as a string", "POST", "/jobs", `{"topic":"t","body":"x","TTR":"Inf"}`, 400, "ttr must be a number"},
 		{"underscores in a number", "POST", "/jobs", `{"topic":"t","body":"x","priority":"1_000"}`, 400, "priority must be a number"},
 		{"invalid UTF-8", "POST", "/jobs", "{\"topic\":\"t\",\"body\":\"\xff\xfe\"}", 400, "not valid UTF-8"},
+		{"both expiries", "POST", "/jobs", `{"topic":"t","body":"x","expires_in":5,"expires_at":2000000000}`, 400, "not both"},
+		{"negative expires_in", "POST", "/jobs", `{"topic":"t","body":"x","expires_in":-5}`, 400, "expires_in must be from 0"},
+		{"huge expires_at", "POST", "/jobs", `{"topic":"t","body":"x","expires_at":1e300}`, 400, "expires_at must be a Unix time"},
+		{"expires_at of the wrong type", "POST", "/jobs", `{"topic":"t","body":"x","expires_at":"tomorrow"}`, 400, "expires_at must be a number"},
 		{"pop without topics", "POST", "/pop", `{"timeout":1}`, 400, "topics is missing"},
 		{"pop topics of the wrong type", "POST", "/pop", `{"topics":"t"}`, 400, "array of strings"},
 		{"pop with a bad topic", "POST", "/pop", `{"topics":["ok","no way"]}`, 400, "topic name"},
@@ -421,5 +426,45 @@ func TestFlushAndDeleteTopic(t *testing.T) {
 	mustCall(t, 400, "POST", api+"/topics/bad~name/flush", ``)
 	if st := mustCall(t, 200, "GET", api+"/stats", ``); st["total_flushed"] != 4.0 {
 		t.Fatalf("stats: total_flushed %v, want 4", st["total_flushed"])
+	}
+}
+
+// Expiry over HTTP: expires_in and expires_at on a push, max_age and
+// expire_to as topic settings; an expired job is never popped.
+func TestExpiryOverHTTP(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 200, "PUT", api+"/topics/src/config", `{"expire_to":"dead","max_age":3600}`)
+	in := mustCall(t, 201, "POST", api+"/jobs", `{"topic":"src","body":"soon","expires_in":0.05}`)
+	mustCall(t, 201, "POST", api+"/jobs", fmt.Sprintf(`{"topic":"src","body":"past","expires_at":%d}`, time.Now().Unix()-1))
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"src","body":"capped","expires_in":999999}`)
+	j := mustCall(t, 200, "GET", api+"/jobs/"+in["id"].(string), ``)
+	if _, ok := j["expires"].(string); !ok {
+		t.Fatalf("a job with an expiry does not show it: %v", j)
+	}
+	time.Sleep(100 * time.Millisecond)
+	got := mustCall(t, 200, "GET", api+"/pop?topic=src", ``)
+	if got["body"] != "capped" {
+		t.Fatalf("pop: %v, want the job that has not expired", got)
+	}
+	exp, _ := time.Parse(time.RFC3339Nano, got["expires"].(string))
+	if d := time.Until(exp); d > time.Hour || d < 59*time.Minute {
+		t.Fatalf("max_age 3600 left the job %v to live", d)
+	}
+	// The expired two move to dead within the timer's round (max_sleep 1 s).
+	for _, want := range []string{"soon", "past"} {
+		moved := mustCall(t, 200, "GET", api+"/pop?topic=dead&timeout=3", ``)
+		if moved["body"] != want {
+			t.Fatalf("pop from expire_to: %v, want %q", moved, want)
+		}
+		if _, ok := moved["expires"]; ok {
+			t.Fatalf("a moved job still expires: %v", moved)
+		}
+	}
+	if st := mustCall(t, 200, "GET", api+"/topics/src", ``); st["total_expired"] != 2.0 {
+		t.Fatalf("topic stats: total_expired %v, want 2", st["total_expired"])
+	}
+	if problems, err := b.Pool.Check(t.Context()); err != nil || len(problems) > 0 {
+		t.Fatalf("check: %v %v", problems, err)
 	}
 }

@@ -255,8 +255,36 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	} else if ok {
 		j.Priority = uint32(pri)
 	}
-	return j, nil
+	j.Expires, err = f.Expiry(time.Now())
+	return j, err
 }
+
+// Expiry reads "expires_in" (seconds from now; 0: never, as memcache's 0) or
+// "expires_at" (a Unix time in seconds, fractions allowed; one in the past
+// expires the job at once), not both: the zero time when neither is given.
+func (f Fields) Expiry(now time.Time) (time.Time, error) {
+	if f.Has("expires_in") && f.Has("expires_at") {
+		return time.Time{}, fmt.Errorf("%w: give expires_in or expires_at, not both", ErrBadRequest)
+	}
+	if f.Has("expires_in") {
+		in, _, err := f.Seconds("expires_in")
+		if err != nil || in == 0 {
+			return time.Time{}, err
+		}
+		return now.Add(in), nil
+	}
+	at, ok, err := f.Number("expires_at")
+	if err != nil || !ok {
+		return time.Time{}, err
+	}
+	if at <= 0 || at > maxEpoch {
+		return time.Time{}, fmt.Errorf("%w: expires_at must be a Unix time in seconds, from 1 to %d, got %v", ErrBadRequest, int64(maxEpoch), at)
+	}
+	return time.UnixMilli(int64(math.Ceil(at * 1000))), nil
+}
+
+// maxEpoch bounds expires_at (year 9999), so that milliseconds fit Lua's doubles exactly.
+const maxEpoch = 253402300799
 
 // Clip shortens a raw value for an error message.
 func Clip(raw json.RawMessage) string {

@@ -1,0 +1,11 @@
+-- expire.lua expires up to n of a topic's jobs whose time ran out, one
+-- bounded step of kestrel's flush_expired; the caller repeats it while a step
+-- looks at n.
+-- KEYS: the shared layout (lib.lua) with one topic.
+-- ARGV: origin, topic, n.
+-- Returns {entries looked at, jobs expired, then member and client id of each expired job that had one}.
+local t = topic_keys(1, ARGV[2])
+local looked, expired = sweep_expired(t, now_ms(), tonumber(ARGV[3]))
+local out = {looked, expired}
+for _, v in ipairs(dropped_cids) do out[#out + 1] = v end
+return out

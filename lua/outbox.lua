@@ -1,0 +1,31 @@
+-- outbox.lua hands a bucket's expired jobs bound for another topic
+-- (expire_to) to the bucket timer that pushes them there, and removes them
+-- once pushed. A crash between the push and 'done' pushes them again: an
+-- expired job is moved at least once, never lost.
+-- KEYS: the shared layout (lib.lua), no topic.
+-- ARGV: origin, 'take', n -> {member, topic, priority, ttr ms, body, ...} of up to n jobs, oldest first
+--       origin, 'done', member... -> the number of jobs left in the outbox
+if ARGV[2] == 'take' then
+  local out = {}
+  for _, member in ipairs(redis.call('ZRANGE', K_OUTBOX, 0, tonumber(ARGV[3]) - 1)) do
+    local job = load(member)
+    if job and job[F_STATE] == EXPIRED then
+      for _, v in ipairs({member, job[F_TOPIC], job[F_PRI], job[F_TTR], redis.call('HGET', K_BODIES, member) or ''}) do
+        out[#out + 1] = v
+      end
+    else
+      redis.call('ZREM', K_OUTBOX, member) -- not an outbox job (cannot happen): let it go
+    end
+  end
+  return out
+end
+for i = 3, #ARGV do
+  local member = ARGV[i]
+  if redis.call('ZREM', K_OUTBOX, member) == 1 then
+    redis.call('HDEL', K_JOBS, member)
+    redis.call('HDEL', K_BODIES, member)
+  end
+end
+local left = redis.call('ZCARD', K_OUTBOX)
+if left == 0 then redis.call('ZREM', K_DUE, OUTBOX_DUE) end
+return left
