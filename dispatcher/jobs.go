@@ -30,10 +30,15 @@ func (d *Dispatcher) Push(ctx context.Context, j job.Spec) (uint64, error) {
 
 // pushed tells the waiting consumers or the bucket's timer about a new job.
 func (d *Dispatcher) pushed(j job.Spec, got pool.Pushed) {
-	if got.Due.IsZero() {
+	if !got.Due.IsZero() {
+		d.nudge(j.Topic, got.Due, got.Now) // the children share the topic's bucket
+		return
+	}
+	if got.Kept {
 		d.waiters.notify(j.Topic, 1)
-	} else {
-		d.nudge(j.Topic, got.Due, got.Now)
+	}
+	for _, child := range got.Children {
+		d.waiters.notify(child, 1)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/job"
 )
 
 // Each line and gmq's answer, as kestrel's MemcacheHandler gives it (or, where
@@ -258,7 +259,7 @@ func TestPymemcache(t *testing.T) {
 		}
 		t.Skip("no python3 with pymemcache (apt-get install python3-pymemcache)")
 	}
-	b := brokertest.Fresh(t, nil)
+	b := brokertest.Fresh(t, smallQueue("pyfull"))
 	host, port, _ := net.SplitHostPort(b.KestrelAddr)
 	out, err := exec.Command(python, "testdata/pymemcache_client.py", host, port).CombinedOutput()
 	if err != nil {
@@ -275,11 +276,74 @@ func TestPHPMemcached(t *testing.T) {
 		}
 		t.Skip("no php with the memcached extension (apt-get install php-memcached)")
 	}
-	b := brokertest.Fresh(t, nil)
+	b := brokertest.Fresh(t, smallQueue("phpfull"))
 	host, port, _ := net.SplitHostPort(b.KestrelAddr)
 	out, err := exec.Command("php", "testdata/php_memcached_client.php", host, port).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	t.Logf("%s", out)
+}
+
+// smallQueue configures a queue that holds one item.
+func smallQueue(name string) func(*config.Config) {
+	return func(c *config.Config) { c.Topics = map[string]job.TopicConfig{name: {"max_items": "1"}} }
+}
+
+// libmemcached-tools' memccp and memccat (Debian's names for memcp and
+// memcat): files stored as items named by their base names, items printed.
+func TestLibmemcachedTools(t *testing.T) {
+	if _, err := exec.LookPath("memccp"); err != nil {
+		if os.Getenv("GMQ_REQUIRE_MEMCTOOLS") == "1" {
+			t.Fatal("no memccp (apt-get install libmemcached-tools)")
+		}
+		t.Skip("no memccp (apt-get install libmemcached-tools)")
+	}
+	b := brokertest.Fresh(t, smallQueue("mcfull"))
+	servers := "--servers=" + b.KestrelAddr
+	dir := t.TempDir()
+	file := func(name, data string) string {
+		path := dir + "/" + name
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	run := func(tool string, args ...string) (string, error) {
+		out, err := exec.Command(tool, append([]string{servers}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	mustRun := func(tool string, args ...string) string {
+		out, err := run(tool, args...)
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", tool, args, err, out)
+		}
+		return out
+	}
+	bin := "\x00\xffbinary\r\nEND\r\n"
+	mustRun("memccp", file("mc", bin))
+	mustRun("memccp", "--expire=1", file("mcexp", "short-lived"))
+	mustRun("memccp", file("mcfull", "one"))
+	if out, err := run("memccp", file("mcfull", "two")); err == nil {
+		t.Errorf("memccp to a full queue succeeded: %s", out)
+	}
+	// memccat ends each value with a newline of its own.
+	if got := mustRun("memccat", "mc/peek"); got != bin+"\n" {
+		t.Errorf("memccat mc/peek: %q", got)
+	}
+	if got := mustRun("memccat", "mc"); got != bin+"\n" {
+		t.Errorf("memccat mc: %q", got)
+	}
+	if out, err := run("memccat", "mc"); err == nil {
+		t.Errorf("memccat of an empty queue found %q", out)
+	}
+	run("memccat", "mcfan+a") // a reference: the child starts getting copies
+	mustRun("memccp", file("mcfan", "to all"))
+	if got := mustRun("memccat", "mcfan+a"); got != "to all\n" {
+		t.Errorf("memccat of a fanout child: %q", got)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	if out, err := run("memccat", "mcexp"); err == nil {
+		t.Errorf("memccat got an expired item: %q", out)
+	}
 }

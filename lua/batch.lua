@@ -12,9 +12,12 @@
 --   each as: kind, k, k topic numbers (1-based, into the names above), then
 --   the kind's arguments:
 --   push     member, priority, ttr ms, delay ms, body, client id ('' for none), expires (ms, 0: never;
---            the topic's max_age caps it) -> {'OK', now ms, due ms (0 when ready), then member and client id of each job
---            discarded to make room}, or {'EXISTS'} when the member is taken, or the topic's
---            limits' refusal: {'FULL', 'max_items' or 'max_size', the limit} or {'TOO_BIG', max_item_size}
+--            the topic's max_age caps it), then a member for each of its fanout children (its topics
+--            after the first) -> {'OK', now ms, due ms (0 when ready), 1 if the topic kept a copy (0:
+--            fanout_only), then member and client id of each job discarded to make room}, or {'EXISTS'}
+--            when the member is taken, or the topic's limits' refusal: {'FULL', 'max_items' or 'max_size',
+--            the limit} or {'TOO_BIG', max_item_size}, or {'CHILDREN', names...} when the children given
+--            are not the topic's (nothing stored: ask again with those)
 --   delete   member, attempt (0: unfenced), 'unreserved' to refuse a reserved job ('' otherwise)
 --            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
 --   pop      mode ('first', 'best', 'peek' or 'take': 'first', the job removed as it is
@@ -90,8 +93,10 @@ while i <= #ARGV do
   local op = {kind = kind, ts = {}, a = {}}
   for j = 1, tonumber(ARGV[i + 1]) do op.ts[j] = topics[tonumber(ARGV[i + 1 + j])] end
   i = i + 2 + #op.ts
-  for j = 1, arity[kind] do op.a[j] = ARGV[i + j - 1] end
-  i = i + arity[kind]
+  local n_args = arity[kind]
+  if kind == 'push' then n_args = n_args + #op.ts - 1 end -- a member for each fanout child
+  for j = 1, n_args do op.a[j] = ARGV[i + j - 1] end
+  i = i + n_args
   ops[#ops + 1] = op
 end
 local now = now_ms()
@@ -175,7 +180,57 @@ local function expiry(t, at)
   return at
 end
 
--- Phase 1: pushes, in order.
+-- store writes a new job (its writes gathered) and counts it.
+local listed = {} -- topic name -> true: topics that got a job (added to the bucket's list)
+local function store(t, member, a, cid, expires)
+  local delay = tonumber(a[4])
+  local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, cid, #a[5], expires}
+  settle(job, delay, now)
+  gather('HSET', K_JOBS, member, cmsgpack.pack(job))
+  gather('HSET', K_BODIES, member, a[5])
+  enter(t, member, job, gather)
+  listed[t.name] = true
+  count('total_jobs', 1)
+  count_topic(t, 'total_jobs', 1)
+  move_state(nil, job[F_STATE])
+  if held[t.name] then held[t.name] = held[t.name] + 1 end
+  if #a[5] > 0 then
+    add(t.info, 'bytes', #a[5])
+    if bytes[t.name] then bytes[t.name] = bytes[t.name] + #a[5] end
+  end
+  return job
+end
+
+-- fanout_refusal says, for a push to topic t whose op declared the children
+-- in op.ts[2..], {'CHILDREN', the real ones...} if those are not t's
+-- children now (the pool asks again with them), or nil.
+local function fanout_refusal(op, t)
+  local want = children(t.name)
+  local declared = {}
+  for j = 2, #op.ts do declared[op.ts[j].name] = true end
+  local same = #want == #op.ts - 1
+  for _, name in ipairs(want) do
+    if not declared[name] then same = false end
+  end
+  if same then return nil end
+  local r = {'CHILDREN'}
+  for _, name in ipairs(want) do r[#r + 1] = name end
+  return r
+end
+
+-- Every topic an operation names that is a fanout child is listed under its
+-- parent; not the children a push was given (a broker's list of them may be
+-- stale: one deleted since must not come back).
+for _, op in ipairs(ops) do
+  local named = #op.ts
+  if op.kind == 'push' then named = 1 end
+  for j = 1, named do reference(op.ts[j]) end
+end
+
+-- Phase 1: pushes, in order. A push to a parent topic stores a copy for
+-- each child (each under the child's own limits: a child that refuses it
+-- misses it, as in kestrel), and none in the parent itself when the parent
+-- is fanout_only.
 local pushes = {}
 for _, op in ipairs(ops) do
   if op.kind == 'push' then pushes[#pushes + 1] = op end
@@ -184,36 +239,30 @@ if #pushes > 0 then
   local members = {}
   for k, op in ipairs(pushes) do members[k] = op.a[1] end
   local taken = hmget(K_JOBS, members)
-  local listed, seen = {}, {}
+  local seen = {}
   for k, op in ipairs(pushes) do
     local t, a, member = op.ts[1], op.a, op.a[1]
+    local keep = topic_config(t).fanout_only ~= 'true'
+    discards = {}
     if taken[k] or seen[member] then
       op.reply = {'EXISTS'}
     else
-      discards = {}
-      op.reply = admit(t, a[5])
-      op.discarded = discards
+      op.reply = fanout_refusal(op, t)
+      if not op.reply and keep then op.reply = admit(t, a[5]) end
     end
     if not op.reply then
       seen[member] = true
-      local delay = tonumber(a[4])
-      local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, a[6], #a[5],
-                   expiry(t, tonumber(a[7]))}
-      settle(job, delay, now)
-      gather('HSET', K_JOBS, member, cmsgpack.pack(job))
-      gather('HSET', K_BODIES, member, a[5])
-      enter(t, member, job, gather)
-      listed[t.name] = true
-      count('total_jobs', 1)
-      count_topic(t, 'total_jobs', 1)
-      move_state(nil, job[F_STATE])
-      if held[t.name] then held[t.name] = held[t.name] + 1 end
-      if #a[5] > 0 then
-        add(t.info, 'bytes', #a[5])
-        if bytes[t.name] then bytes[t.name] = bytes[t.name] + #a[5] end
+      local due = 0
+      if keep then due = store(t, member, a, a[6], expiry(t, tonumber(a[7])))[F_DUE] end
+      for j = 2, #op.ts do
+        local child = op.ts[j]
+        if not admit(child, a[5]) then
+          local copy = store(child, a[6 + j], a, '', expiry(child, tonumber(a[7])))
+          if not keep then due = copy[F_DUE] end
+        end
       end
-      op.reply = {'OK', now, job[F_DUE]}
-      for _, d in ipairs(op.discarded or {}) do op.reply[#op.reply + 1] = d end
+      op.reply = {'OK', now, due, keep and 1 or 0}
+      for _, d in ipairs(discards) do op.reply[#op.reply + 1] = d end
     end
   end
   for name in pairs(listed) do gather('SADD', K_TOPICS, name) end

@@ -9,6 +9,7 @@
 --   KEYS[5]  topics    set    topic names of this bucket
 --   KEYS[6]  defaults  hash   setting -> value: every topic's default settings (this bucket's copy)
 --   KEYS[7]  outbox    zset   member -> ms: expired jobs waiting to be pushed to their topic's expire_to
+--   KEYS[8]  fanout    hash   parent topic -> its fanout children's names (parent+child), space-separated, sorted
 -- then, for each topic the script works on, nine keys:
 --   ready (zset pri->member), delayed (zset due->member), reserved (zset deadline->member),
 --   buried (zset seq->member), info (hash: paused_until, pause_ms, counters), waiting (string: pub/sub channel),
@@ -17,8 +18,8 @@
 --   parent_config (a fanout child's parent's config hash, whose settings it inherits; its own otherwise)
 -- ARGV[1] of every topic-scoped script is the calling broker's origin id, sent with wake-ups.
 
-local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local ORIGIN = ARGV[1]
 
 -- Job states, as stored and as returned. EXPIRED is a job in the bucket's
@@ -44,7 +45,7 @@ local OUTBOX_DUE = '@outbox'
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call.
 local function topic_keys(i, name)
-  local b = 7 + (i - 1) * 9
+  local b = 8 + (i - 1) * 9
   return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3],
           buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7],
           expires = KEYS[b + 8], parent_config = KEYS[b + 9]}
@@ -91,6 +92,67 @@ local function topic_config(t)
   end
   topic_settings[t.name] = c
   return c
+end
+
+-- Fanout. A topic named parent+child is a child of parent (the name up to
+-- its first '+'): it is listed under its parent in the bucket's fanout hash
+-- once referenced (pushed, popped, peeked, configured), and gets a copy of
+-- every job pushed to the parent from then on, until it is deleted.
+local children_of = {} -- parent name -> list of child names, read once per script
+
+-- parent_of is a child's parent's name, or nil for a topic that is no child.
+local function parent_of(name)
+  local plus = string.find(name, '+', 2, true)
+  if plus then return string.sub(name, 1, plus - 1) end
+end
+
+-- children lists a parent's children.
+local function children(parent)
+  local c = children_of[parent]
+  if not c then
+    c = {}
+    local v = redis.call('HGET', K_FANOUT, parent)
+    if v then
+      for name in string.gmatch(v, '%S+') do c[#c + 1] = name end
+    end
+    children_of[parent] = c
+  end
+  return c
+end
+
+-- set_children writes a parent's children.
+local function set_children(parent, c)
+  table.sort(c)
+  children_of[parent] = c
+  if #c == 0 then
+    redis.call('HDEL', K_FANOUT, parent)
+  else
+    redis.call('HSET', K_FANOUT, parent, table.concat(c, ' '))
+  end
+end
+
+-- reference lists topic t under its parent if it is a child and is not yet.
+local function reference(t)
+  local parent = parent_of(t.name)
+  if not parent then return end
+  local c = children(parent)
+  for _, name in ipairs(c) do
+    if name == t.name then return end
+  end
+  local grown = {unpack(c)}
+  grown[#grown + 1] = t.name
+  set_children(parent, grown)
+end
+
+-- unreference takes a deleted child off its parent's list.
+local function unreference(t)
+  local parent = parent_of(t.name)
+  if not parent then return end
+  local kept = {}
+  for _, name in ipairs(children(parent)) do
+    if name ~= t.name then kept[#kept + 1] = name end
+  end
+  set_children(parent, kept)
 end
 
 -- now_ms is Redis's clock, read once per script: a script is atomic, so one

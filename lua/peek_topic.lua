@@ -1,13 +1,15 @@
 -- peek_topic.lua reads the next job of a topic in one state: ready (the one a
 -- pop would take, ignoring pause), delayed (soonest due) or buried (buried
 -- longest ago). Peeking at ready or delayed jobs first expires the topic's
--- jobs whose time ran out (kestrel's peek does), so none is shown.
+-- jobs whose time ran out (kestrel's peek does), so none is shown. A peek at
+-- a fanout child references it (lib.lua).
 -- KEYS: the shared layout (lib.lua) with one topic.
 -- ARGV: origin, topic, state set ('ready', 'delayed' or 'buried').
 -- Returns {'OK', job reply...} or {'NOT_FOUND'}, then the member and client id
 -- of each job it expired that had one.
 local t = topic_keys(1, ARGV[2])
 local set = ARGV[3]
+reference(t)
 local function with_dropped(r)
   for _, v in ipairs(dropped_cids) do r[#r + 1] = v end
   return r

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gmq/gmq/job"
+	"github.com/redis/rueidis"
 )
 
 // Topic settings live where the push script can read them, in the topic's
@@ -24,6 +25,9 @@ const (
 // TopicLayers are a topic's settings, layer by layer, and the result.
 type TopicLayers struct {
 	Defaults, File, Run, Effective job.TopicConfig
+	// Parent is a fanout child's parent's own settings (its file and run
+	// layers), which the child inherits under its own; nil for other topics.
+	Parent job.TopicConfig
 }
 
 // ApplyTopicConfig writes conf.ini's topic settings: defaults into every
@@ -60,6 +64,9 @@ func (p *Pool) ApplyTopicConfig(ctx context.Context, defaults job.TopicConfig, t
 // SetTopicConfig changes a topic's run-time settings: each key to its value,
 // or, with "", back to what conf.ini says.
 func (p *Pool) SetTopicConfig(ctx context.Context, topic string, changes job.TopicConfig) error {
+	if err := p.reference(ctx, topic); err != nil {
+		return err
+	}
 	return p.setLayer(ctx, topic, runLayer, changes, false)
 }
 
@@ -92,28 +99,51 @@ func (p *Pool) writeSettings(ctx context.Context, key, defaults, prefix string, 
 	return settingsScript.Exec(ctx, p.client, []string{key, defaults}, args).Error()
 }
 
-// TopicConfig reads a topic's settings, layer by layer.
+// TopicConfig reads a topic's settings, layer by layer. Reading a fanout
+// child's references it (it starts getting its parent's jobs).
 func (p *Pool) TopicConfig(ctx context.Context, topic string) (TopicLayers, error) {
+	if err := p.reference(ctx, topic); err != nil {
+		return TopicLayers{}, err
+	}
+	parent := Parent(topic)
 	res := p.client.DoMulti(ctx,
 		p.client.B().Hgetall().Key(p.keys.buckets[p.keys.bucketOf(topic)].defaults).Build(),
-		p.client.B().Hgetall().Key(p.keys.config(topic)).Build())
+		p.client.B().Hgetall().Key(p.keys.config(topic)).Build(),
+		p.client.B().Hgetall().Key(p.keys.config(parent)).Build())
 	defaults, err := res[0].AsStrMap()
 	if err != nil {
 		return TopicLayers{}, wrapRedis("topic settings", err)
 	}
 	delete(defaults, configuredMark)
-	fields, err := res[1].AsStrMap()
-	if err != nil {
-		return TopicLayers{}, wrapRedis("topic settings", err)
-	}
 	l := TopicLayers{Defaults: defaults, File: job.TopicConfig{}, Run: job.TopicConfig{}}
+	if err := readLayers(res[1], l.File, l.Run); err != nil {
+		return TopicLayers{}, err
+	}
+	below := l.Defaults
+	if parent != topic {
+		file, run := job.TopicConfig{}, job.TopicConfig{}
+		if err := readLayers(res[2], file, run); err != nil {
+			return TopicLayers{}, err
+		}
+		l.Parent = run.Over(file)
+		below = l.Parent.Over(below)
+	}
+	l.Effective = l.Run.Over(l.File.Over(below))
+	return l, nil
+}
+
+// readLayers splits a topic's config hash into its file and run layers.
+func readLayers(r rueidis.RedisResult, file, run job.TopicConfig) error {
+	fields, err := r.AsStrMap()
+	if err != nil {
+		return wrapRedis("topic settings", err)
+	}
 	for f, v := range fields {
 		if k, ok := strings.CutPrefix(f, fileLayer); ok {
-			l.File[k] = v
+			file[k] = v
 		} else if k, ok := strings.CutPrefix(f, runLayer); ok {
-			l.Run[k] = v
+			run[k] = v
 		}
 	}
-	l.Effective = l.Run.Over(l.File.Over(l.Defaults))
-	return l, nil
+	return nil
 }

@@ -81,5 +81,6 @@ func (p *Pool) DeleteTopic(ctx context.Context, topic string) (int, error) {
 	if err := forgetTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.opts.Origin, topic, "force"}).Error(); err != nil {
 		return n, wrapRedis("delete topic", err)
 	}
+	p.fanout.forget(topic) // a deleted child stops getting copies
 	return n, nil
 }

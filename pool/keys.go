@@ -15,12 +15,13 @@ type keys struct {
 }
 
 // bucketKeys are one bucket's own keys, by name, and in the order the
-// scripts take them (lua/lib.lua's KEYS[1..7]). defaults is the bucket's
+// scripts take them (lua/lib.lua's KEYS[1..8]). defaults is the bucket's
 // copy of every topic's default settings (a script reads only its slot);
-// outbox holds expired jobs on their way to another topic (expire_to).
+// outbox holds expired jobs on their way to another topic (expire_to);
+// fanout lists each parent topic's children.
 type bucketKeys struct {
-	jobs, bodies, due, stats, topics, defaults, outbox string
-	scriptOrder                                        []string
+	jobs, bodies, due, stats, topics, defaults, outbox, fanout string
+	scriptOrder                                                []string
 }
 
 func newKeys(prefix string, n int) keys {
@@ -28,8 +29,8 @@ func newKeys(prefix string, n int) keys {
 	for b := range n {
 		tag := k.tag(b)
 		bk := bucketKeys{jobs: tag + ":jobs", bodies: tag + ":bodies", due: tag + ":due", stats: tag + ":stats",
-			topics: tag + ":topics", defaults: tag + ":topic_defaults", outbox: tag + ":outbox"}
-		bk.scriptOrder = []string{bk.jobs, bk.bodies, bk.due, bk.stats, bk.topics, bk.defaults, bk.outbox}
+			topics: tag + ":topics", defaults: tag + ":topic_defaults", outbox: tag + ":outbox", fanout: tag + ":fanout"}
+		bk.scriptOrder = []string{bk.jobs, bk.bodies, bk.due, bk.stats, bk.topics, bk.defaults, bk.outbox, bk.fanout}
 		k.buckets[b] = bk
 	}
 	return k
@@ -73,7 +74,7 @@ func (k keys) topics(b int) string { return k.buckets[b].topics }
 // withTopics returns the bucket's keys followed by each topic's nine keys, the
 // KEYS layout of lua/lib.lua. Every topic must belong to bucket b.
 func (k keys) withTopics(b int, topics ...string) []string {
-	out := make([]string, 0, 7+9*len(topics))
+	out := make([]string, 0, 8+9*len(topics))
 	out = append(out, k.buckets[b].scriptOrder...)
 	tag := k.tag(b)
 	for _, t := range topics {

@@ -49,6 +49,7 @@ type Pool struct {
 	leftAliases atomic.Int64 // see dropAlias
 	// refusedExpired counts expired jobs their expire_to topic refused (moveExpired).
 	refusedExpired atomic.Int64
+	fanout         fanoutCache
 	owned          bool // the client is the pool's to close (Open)
 }
 
@@ -70,6 +71,7 @@ var (
 	forgetTopicScript = rueidis.NewLuaScript(lua.Source("forget_topic"))
 	purgeScript       = rueidis.NewLuaScript(lua.Source("purge"))
 	expireScript      = rueidis.NewLuaScript(lua.Source("expire"))
+	referenceScript   = rueidis.NewLuaScript(lua.Source("reference"))
 	outboxScript      = rueidis.NewLuaScript(lua.Source("outbox"))
 	settingsScript    = rueidis.NewLuaScript(lua.Source("settings"))
 	claimAliasScript  = rueidis.NewLuaScript(lua.Source("claim_alias"))
@@ -123,6 +125,12 @@ type Pushed struct {
 	ID  uint64
 	Due time.Time // zero when the job is ready at once
 	Now time.Time // Redis's clock at the push
+	// Kept is false when the topic is fanout_only: its children got copies,
+	// the topic itself holds no job with ID.
+	Kept bool
+	// Children are the topic's fanout children, each sent a copy (unless
+	// its own limits refused it).
+	Children []string
 }
 
 // Push stores a new job. A client id that a live job already has gives
@@ -166,11 +174,9 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 			return Pushed{}, err
 		}
 	}
-	reply, err := p.batch(ctx, b, opPush, []string{j.Topic}, m, strconv.FormatUint(uint64(j.Priority), 10),
-		strconv.FormatInt(millis(j.TTR), 10), strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID,
-		strconv.FormatInt(epochMillis(j.Expires), 10))
+	reply, children, err := p.pushOp(ctx, b, j, m)
 	if err != nil {
-		return Pushed{}, wrapRedis("push", err)
+		return Pushed{}, err
 	}
 	switch status := strAt(reply, 0); status {
 	case replyOK:
@@ -183,14 +189,54 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 	default:
 		return Pushed{}, fmt.Errorf("push: id %d is taken (%s): the id counter %s went back", id, status, p.keys.ids())
 	}
-	p.dropAliases(ctx, reply[3:]) // the jobs discarded to make room
-	p.topicOf.put(id, j.Topic)
+	p.dropAliases(ctx, reply[4:]) // the jobs discarded to make room
+	kept := intAt(reply, 3) == 1
+	if kept {
+		p.topicOf.put(id, j.Topic)
+	} else {
+		p.dropAlias(ctx, j.ClientID, id) // fanout_only: the topic holds no job of that id
+	}
 	now, due := intAt(reply, 1), intAt(reply, 2)
-	out := Pushed{ID: id, Now: time.UnixMilli(now)}
+	out := Pushed{ID: id, Now: time.UnixMilli(now), Kept: kept, Children: children}
 	if due > 0 {
 		out.Due = time.UnixMilli(due)
 	}
 	return out, nil
+}
+
+// pushOp runs a push of j as member m in bucket b, with a copy for each of
+// the topic's fanout children, each under a number of its own. The pool's
+// list of the children may be stale: the script then names the current
+// ones, and the push is asked again with them. It returns the reply and the
+// children the push was made with.
+func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueidis.RedisMessage, []string, error) {
+	children := p.fanout.get(j.Topic)
+	for range 5 {
+		args := []string{m, strconv.FormatUint(uint64(j.Priority), 10), strconv.FormatInt(millis(j.TTR), 10),
+			strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID, strconv.FormatInt(epochMillis(j.Expires), 10)}
+		if len(children) > 0 {
+			seqs, err := p.ids.next(ctx, p.client, len(children))
+			if err != nil {
+				return nil, nil, wrapRedis("push: allocate id", err)
+			}
+			for _, seq := range seqs {
+				args = append(args, member(seq*uint64(p.opts.Buckets)+uint64(b)))
+			}
+		}
+		reply, err := p.batch(ctx, b, opPush, append([]string{j.Topic}, children...), args...)
+		if err != nil {
+			return nil, nil, wrapRedis("push", err)
+		}
+		if strAt(reply, 0) != replyChildren {
+			return reply, children, nil
+		}
+		children = children[:0:0]
+		for i := 1; i < len(reply); i++ {
+			children = append(children, strAt(reply, i))
+		}
+		p.fanout.set(j.Topic, children)
+	}
+	return nil, nil, fmt.Errorf("push to %q: %w: its fanout children kept changing", j.Topic, job.ErrBusy)
 }
 
 // claimAlias points a client id at member m. An alias whose job is live

@@ -18,6 +18,7 @@ const (
 	replyPeek     = "PEEK"      // a peek-mode pop's best job: its topic, priority and member
 	replyFull     = "FULL"      // a push refused: the topic holds max_items (next) jobs
 	replyTooBig   = "TOO_BIG"   // a push refused: the body is over the topic's max_item_size (next)
+	replyChildren = "CHILDREN"  // a push refused: its fanout children are not those given (the real ones next)
 )
 
 // Operation kinds in a batch (batch.lua runs each kind in its phase).

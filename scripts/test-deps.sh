@@ -3,7 +3,8 @@
 # lacks, the same way make run does (apt-get when root, else the command to run).
 #   - redis-server is required: every store test runs against a real one;
 #   - beanstalkd (the differential test's oracle), PHP with pheanstalk and
-#     memcached, Python with pymemcache (kestrel's protocol) and Chromium are
+#     memcached, Python with pymemcache and libmemcached-tools (kestrel's
+#     protocol through real memcache clients) and Chromium are
 #     installed too; a test whose tool is still
 #     missing skips, unless GMQ_REQUIRE_<TOOL>=1 (CI sets them) makes it fail.
 set -euo pipefail
@@ -15,6 +16,7 @@ have beanstalkd || need+=(beanstalkd)
 have php || need+=(php-cli php-mbstring)
 have python3 || need+=(python3)
 /usr/bin/python3 -c 'import pymemcache' 2>/dev/null || need+=(python3-pymemcache)
+have memccp || need+=(libmemcached-tools)
 have chromium || need+=(chromium)
 [ -f /usr/share/php/Pheanstalk/autoload.php ] || need+=(php-pda-pheanstalk)
 have php && php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null || need+=(php-memcached)

@@ -1,6 +1,8 @@
 """Kestrel's usage through a real memcache client (Debian's python3-pymemcache):
-set, get, the reliable-read options as keys, and binary data."""
+set, get, the reliable-read options as keys, binary data, expiry, a full
+queue (the test configures pyfull with max_items = 1) and fanout."""
 import sys
+import time
 
 from pymemcache.client.base import Client
 
@@ -17,4 +19,18 @@ assert c.get("py/t=50") is None, "empty after close"
 big = b"z" * 70000  # over [jobs] max_body (64 KiB): kestrel's NOT_STORED
 assert not c.set("py", big, noreply=False), "too large an item"
 assert c.get("py") is None
+
+assert c.set("pyexp", b"short-lived", expire=1, noreply=False)
+assert c.set("pyexp", b"past", expire=int(time.time()) - 5, noreply=False)  # an absolute time
+assert c.set("pyexp", b"kept", noreply=False)
+time.sleep(1.2)
+assert c.get("pyexp") == b"kept", "expired items are never got"
+
+assert c.set("pyfull", b"one", noreply=False)
+assert not c.set("pyfull", b"two", noreply=False), "a full queue: NOT_STORED"
+
+assert c.get("pyfan+a") is None  # a reference: the child starts getting copies
+assert c.set("pyfan", b"to all", noreply=False)
+assert c.get("pyfan+a") == b"to all", "fanout child"
+assert c.get("pyfan") == b"to all", "the parent keeps its copy"
 print("pymemcache: ok")

@@ -1,0 +1,59 @@
+package broker_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/job"
+)
+
+// Fanout and expiry hold whichever front end pushes and whichever pops, on
+// two brokers sharing a Redis.
+func TestFanoutAndExpiryAcrossFrontEnds(t *testing.T) {
+	conf := func(c *config.Config) {
+		c.Topics = map[string]job.TopicConfig{"aging": {"max_age": "1", "expire_to": "dead"}}
+	}
+	a := brokertest.Fresh(t, conf)
+	b := brokertest.Start(t, brokertest.Redis(), conf)
+
+	// A child referenced over memcache on one broker gets the jobs pushed
+	// to its parent over HTTP on the other, and over beanstalkd.
+	if got := line(t, a.KestrelAddr, "get orders+audit\r\n"); got != "END\r\n" {
+		t.Fatalf("get from a new child: %q", got)
+	}
+	if code := httpDo(t, "POST", b.URL+"/api/v1/jobs", `{"topic":"orders","body":"by http"}`); code != 201 {
+		t.Fatalf("HTTP push: %d", code)
+	}
+	if got := lines(t, b.BeanstalkAddr, "use orders\r\nput 1024 0 10 6\r\nby bsd\r\n", 2); !strings.HasPrefix(got[1], "INSERTED") {
+		t.Fatalf("beanstalkd put: %q", got)
+	}
+	for _, want := range []string{"by http", "by bsd"} {
+		if got := lines(t, a.KestrelAddr, "get orders+audit\r\n", 2); got[1] != want+"\r\n" {
+			t.Fatalf("get from the child: %q, want %q", got, want)
+		}
+	}
+	if got := lines(t, a.BeanstalkAddr, "watch orders\r\nreserve-with-timeout 0\r\n", 3); !strings.HasPrefix(got[1], "RESERVED") {
+		t.Fatalf("the parent keeps its copies: %q", got)
+	}
+
+	// beanstalkd has no expiry of its own: a topic's max_age applies, and
+	// expire_to moves the job, within the timers' round, to be reserved there.
+	if got := lines(t, a.BeanstalkAddr, "use aging\r\nput 0 0 10 4\r\nold!\r\n", 2); !strings.HasPrefix(got[1], "INSERTED") {
+		t.Fatalf("beanstalkd put: %q", got)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if got := lines(t, b.BeanstalkAddr, "watch aging\r\nreserve-with-timeout 0\r\n", 2); got[1] != "TIMED_OUT\r\n" {
+		t.Fatalf("reserve of an expired job: %q", got)
+	}
+	if got := lines(t, b.KestrelAddr, "get dead/t=3000\r\n", 2); got[1] != "old!\r\n" {
+		t.Fatalf("get from expire_to: %q", got)
+	}
+	for _, br := range []*brokertest.Broker{a, b} {
+		if problems, err := br.Pool.Check(t.Context()); err != nil || len(problems) > 0 {
+			t.Fatalf("check: %v %v", problems, err)
+		}
+	}
+}
