@@ -105,6 +105,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 		b.pool.Close()
 		return nil, err
 	}
+	b.d.SetAliases(cfg.Aliases)
 	others := map[string]web.Counter{} // the HTTP stats count the other front ends' clients
 	api := web.New(b.d, web.Options{Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
@@ -192,8 +193,8 @@ func (b *Broker) Pool() *pool.Pool { return b.pool }
 
 // Reload reads the configuration again and applies what can change while
 // the broker runs: the topic settings (conf.ini's [topics] and
-// [topic.NAME]), for every broker sharing the Redis; run-time changes stay
-// over them. The rest of the file takes effect at the next start.
+// [topic.NAME]), for every broker sharing the Redis, run-time changes
+// staying over them; and this broker's aliases ([alias.NAME]). The rest of the file takes effect at the next start.
 func (b *Broker) Reload(ctx context.Context) error {
 	cfg := b.cfg
 	if b.opts.Reload != nil {
@@ -205,7 +206,8 @@ func (b *Broker) Reload(ctx context.Context) error {
 	if err := b.d.ApplyTopicConfig(ctx, cfg.TopicDefaults, cfg.Topics); err != nil {
 		return fmt.Errorf("reload: %w", err)
 	}
-	b.log.Info("reloaded the topic settings")
+	b.d.SetAliases(cfg.Aliases)
+	b.log.Info("reloaded the topic settings and aliases")
 	return nil
 }
 

@@ -57,3 +57,40 @@ func TestFanoutAndExpiryAcrossFrontEnds(t *testing.T) {
 		}
 	}
 }
+
+// An alias ([alias.NAME] destinations) takes pushes on every front end and
+// hands each destination a copy; popped, it is empty; flushed or deleted,
+// nothing happens.
+func TestAliases(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.Aliases = map[string][]string{"everyone": {"mail", "sms"}}
+	})
+	if code := httpDo(t, "POST", b.URL+"/api/v1/jobs", `{"topic":"everyone","body":"hi"}`); code != 201 {
+		t.Fatalf("HTTP push to an alias: %d", code)
+	}
+	if code := httpDo(t, "POST", b.URL+"/api/v1/jobs", `{"topic":"everyone","body":"hi","id":"one-id"}`); code != 400 {
+		t.Errorf("HTTP push to an alias with a client id: %d, want 400", code)
+	}
+	if got := line(t, b.KestrelAddr, "set everyone 0 0 2\r\nyo\r\n"); got != "STORED\r\n" {
+		t.Fatalf("memcache set to an alias: %q", got)
+	}
+	if got := lines(t, b.BeanstalkAddr, "use everyone\r\nput 1024 0 10 3\r\nhey\r\n", 2); !strings.HasPrefix(got[1], "INSERTED") {
+		t.Fatalf("beanstalkd put to an alias: %q", got)
+	}
+	for _, topic := range []string{"mail", "sms"} {
+		for _, want := range []string{"hi", "yo", "hey"} {
+			if got := lines(t, b.KestrelAddr, "get "+topic+"\r\n", 2); got[1] != want+"\r\n" {
+				t.Fatalf("get %s: %q, want %q", topic, got, want)
+			}
+		}
+	}
+	if got := line(t, b.KestrelAddr, "get everyone/t=100\r\n"); got != "END\r\n" {
+		t.Errorf("get from an alias: %q", got)
+	}
+	if got := line(t, b.KestrelAddr, "delete everyone\r\n"); got != "DELETED\r\n" {
+		t.Errorf("delete of an alias: %q", got)
+	}
+	if got := line(t, b.KestrelAddr, "set everyone 0 0 2\r\nyo\r\n"); got != "STORED\r\n" {
+		t.Errorf("the alias is still there after a delete: %q", got)
+	}
+}

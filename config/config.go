@@ -68,6 +68,10 @@ type Config struct {
 	// job.TopicConfig for the keys).
 	TopicDefaults job.TopicConfig
 	Topics        map[string]job.TopicConfig
+	// Aliases ([alias.NAME] destinations = a, b) are names that only take
+	// pushes: a push to one pushes to each destination topic; a pop from
+	// one finds it empty (kestrel's queue aliases).
+	Aliases map[string][]string
 
 	// Not in conf.ini: internals with one sensible value (measured, see
 	// docs/PERFORMANCE.md and docs/ARCHITECTURE.md), here so that every
@@ -224,7 +228,7 @@ func Parse(text []byte) (Config, error) {
 }
 
 // validate checks what no single key can: a job that beanstalkd's protocol
-// accepts must fit the store's body limit.
+// accepts must fit the store's body limit; an alias's destinations are topics.
 func (c *Config) validate() error {
 	if c.BeanstalkAddr != "" && c.MaxJobSize > c.MaxBody {
 		return fmt.Errorf("[beanstalk] max_job_size = %d is over [jobs] max_body = %d", c.MaxJobSize, c.MaxBody)
@@ -232,7 +236,7 @@ func (c *Config) validate() error {
 	if c.MaxRequestBody > c.BodyMemory {
 		return fmt.Errorf("[server] max_request_body = %d is over [server] body_memory = %d: such a request could never be read", c.MaxRequestBody, c.BodyMemory)
 	}
-	return nil
+	return c.checkAliases()
 }
 
 func (c *Config) apply(f *ini.File) error {
@@ -260,7 +264,7 @@ func (c *Config) apply(f *ini.File) error {
 	return nil
 }
 
-// errNotTopic: a section that is not a topic settings section.
+// errNotTopic: a section that is not a topic settings or alias section.
 var errNotTopic = errors.New("not a topic section")
 
 // applyTopic reads [topics] (every topic's defaults) and [topic.NAME] (one
@@ -273,6 +277,8 @@ func (c *Config) applyTopic(sec *ini.Section) error {
 			c.TopicDefaults = job.TopicConfig{}
 		}
 		into = c.TopicDefaults
+	case strings.HasPrefix(name, "alias."):
+		return c.applyAlias(sec)
 	case strings.HasPrefix(name, "topic."):
 		topic := strings.TrimPrefix(name, "topic.")
 		if err := job.ValidateTopic(topic); err != nil {
@@ -294,6 +300,50 @@ func (c *Config) applyTopic(sec *ini.Section) error {
 			return fmt.Errorf("[%s] %s: %w", sec.Name(), k.Name(), err)
 		}
 		into[k.Name()] = v
+	}
+	return nil
+}
+
+// applyAlias reads [alias.NAME]: destinations, a comma-separated list of
+// topics (not aliases: an alias of aliases could loop).
+func (c *Config) applyAlias(sec *ini.Section) error {
+	alias := strings.TrimPrefix(sec.Name(), "alias.")
+	if err := job.ValidateTopic(alias); err != nil {
+		return fmt.Errorf("[%s]: %w", sec.Name(), err)
+	}
+	var dests []string
+	for _, k := range sec.Keys() {
+		if k.Name() != "destinations" {
+			return fmt.Errorf("[%s] %s: unknown key (an alias has only destinations)", sec.Name(), k.Name())
+		}
+		for _, d := range strings.Split(k.Value(), ",") {
+			if d = strings.TrimSpace(d); d == "" {
+				continue
+			}
+			if err := job.ValidateTopic(d); err != nil {
+				return fmt.Errorf("[%s] destinations: %w", sec.Name(), err)
+			}
+			dests = append(dests, d)
+		}
+	}
+	if len(dests) == 0 {
+		return fmt.Errorf("[%s]: destinations is missing or empty", sec.Name())
+	}
+	if c.Aliases == nil {
+		c.Aliases = map[string][]string{}
+	}
+	c.Aliases[alias] = dests
+	return nil
+}
+
+// checkAliases refuses an alias among destinations.
+func (c *Config) checkAliases() error {
+	for name, dests := range c.Aliases {
+		for _, d := range dests {
+			if _, ok := c.Aliases[d]; ok {
+				return fmt.Errorf("[alias.%s] destinations: %q is an alias; destinations must be topics", name, d)
+			}
+		}
 	}
 	return nil
 }

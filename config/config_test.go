@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,11 +127,20 @@ func TestTopicSections(t *testing.T) {
 		c.Topics["orders"]["discard_old_when_full"] != "true" || c.Topics["a/b"]["max_item_size"] != "512" {
 		t.Fatalf("topic settings: %v %v", c.TopicDefaults, c.Topics)
 	}
+	c, err = Parse([]byte("[alias.all]\ndestinations = mail, sms ,\n"))
+	if err != nil || !slices.Equal(c.Aliases["all"], []string{"mail", "sms"}) {
+		t.Fatalf("alias: %v %v", c.Aliases, err)
+	}
 	for _, bad := range []struct{ text, want string }{
 		{"[topics]\nmax_itemz = 1\n", "[topics] max_itemz"},
 		{"[topic.orders]\nmax_items = -1\n", "[topic.orders] max_items"},
 		{"[topic.bad~name]\nmax_items = 1\n", "[topic.bad~name]"},
 		{"[topic.x]\ndiscard_old_when_full = maybe\n", "want true or false"},
+		{"[topic.x]\nexpire_to = bad~name\n", "[topic.x] expire_to"},
+		{"[alias.all]\n", "destinations is missing"},
+		{"[alias.all]\ndestinations = a, b c\n", "[alias.all] destinations"},
+		{"[alias.all]\nmembers = a\n", "unknown key"},
+		{"[alias.all]\ndestinations = a, some\n[alias.some]\ndestinations = b\n", `"some" is an alias`},
 	} {
 		if _, err := Parse([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v, want an error naming %q", bad.text, err, bad.want)

@@ -46,6 +46,7 @@ type Dispatcher struct {
 	started time.Time
 
 	sharedStatus, localStatus atomic.Int32 // job.Status: see Status
+	aliases                   atomic.Pointer[map[string][]string] // see SetAliases
 
 	markMu sync.Mutex
 	marked map[string]time.Time // topic -> when this broker last marked it as waited on

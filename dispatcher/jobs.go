@@ -20,6 +20,9 @@ func (d *Dispatcher) Push(ctx context.Context, j job.Spec) (uint64, error) {
 	if err := d.validate(j); err != nil {
 		return 0, err
 	}
+	if dests, ok := d.alias(j.Topic); ok {
+		return d.pushAlias(ctx, j, dests)
+	}
 	got, err := d.pool.Push(ctx, j)
 	if err != nil {
 		return 0, err
@@ -52,9 +55,16 @@ func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]uint64, 
 		return nil, err
 	}
 	first := make(map[string]int) // client id -> the job that has it
+	aliased := false
 	for i, j := range jobs {
 		if err := d.validate(j); err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
+		}
+		if _, ok := d.alias(j.Topic); ok {
+			aliased = true
+			if j.ClientID != "" {
+				return nil, fmt.Errorf("job %d: %w: %q is an alias: a push to it cannot carry an id", i, job.ErrInvalid, j.Topic)
+			}
 		}
 		if j.ClientID == "" {
 			continue
@@ -63,6 +73,9 @@ func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]uint64, 
 			return nil, fmt.Errorf("job %d: %w: its id %q is job %d's too; a batch may not repeat an id", i, job.ErrInvalid, j.ClientID, k)
 		}
 		first[j.ClientID] = i
+	}
+	if aliased {
+		return d.pushEach(ctx, jobs)
 	}
 	got, errs := d.pool.PushBatch(ctx, jobs)
 	ids := make([]uint64, len(jobs))
@@ -168,6 +181,9 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 		return pool.Popped{}, err
 	}
 	timeout = min(timeout, d.opts.MaxPopTimeout)
+	if topics = d.withoutAliases(topics); len(topics) == 0 {
+		return pool.Popped{}, waitOut(ctx, timeout)
+	}
 	if timeout <= 0 || !waited {
 		// A job ready now needs no waiting: pop before registering as a
 		// waiter (the loop below looks again after registering, so a job
@@ -306,6 +322,15 @@ func (d *Dispatcher) AckAndPop(ctx context.Context, ack Ack, next PopRequest) ([
 			return nil, err
 		}
 		return d.popAfterAcks(ctx, next)
+	}
+	if topics = d.withoutAliases(topics); len(topics) == 0 {
+		if err := d.Ack(ctx, ack.ID, ack.Attempt); err != nil {
+			return nil, err
+		}
+		if err := waitOut(ctx, min(next.Timeout, d.opts.MaxPopTimeout)); err != nil {
+			return nil, &job.AckedError{Err: err}
+		}
+		return nil, nil
 	}
 	got, err := d.pool.AckAndPop(ctx, ack.ID, ack.Attempt, topics)
 	if err != nil {
@@ -482,6 +507,9 @@ func (d *Dispatcher) FlushTopic(ctx context.Context, topic string) (int, error) 
 	if err := job.ValidateTopic(topic); err != nil {
 		return 0, err
 	}
+	if _, ok := d.alias(topic); ok {
+		return 0, nil // an alias holds nothing: ignored, as kestrel does
+	}
 	return d.pool.Purge(ctx, topic, job.Ready, job.Delayed, job.Reserved, job.Buried)
 }
 
@@ -545,6 +573,9 @@ func (d *Dispatcher) DeleteTopic(ctx context.Context, topic string) (int, error)
 	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return 0, err
+	}
+	if _, ok := d.alias(topic); ok {
+		return 0, nil // an alias holds nothing: ignored, as kestrel does
 	}
 	return d.pool.DeleteTopic(ctx, topic)
 }
