@@ -10,6 +10,9 @@ type Counters struct {
 	Flushed                                             int64 // removed by a topic's flush or delete
 	Discarded                                           int64 // dropped to make room in a full topic (discard_old_when_full)
 	Expired                                             int64 // expired before they were delivered (removed or moved by expire_to)
+	// Topics made (first job, or first reference of a fanout child), deleted
+	// (on purpose, or by max_queue_age) and expired by max_queue_age.
+	QueueCreates, QueueDeletes, QueueExpires int64
 }
 
 // TopicStats are one topic's counts and counters.

@@ -457,6 +457,11 @@ func (c *conn) stats() {
 	for _, k := range []string{"total_connections", "cmd_get", "cmd_set", "cmd_peek", "get_hits", "get_misses"} {
 		stat(k, c.s.counter(k))
 	}
+	stat("bytes_read", c.s.bytesRead.Load())
+	stat("bytes_written", c.s.bytesWritten.Load())
+	stat("queue_creates", st.QueueCreates)
+	stat("queue_deletes", st.QueueDeletes)
+	stat("queue_expires", st.QueueExpires)
 	sort.Slice(topics, func(i, j int) bool { return topics[i].Name < topics[j].Name })
 	for _, t := range topics {
 		for _, kv := range c.queueStats(t) {

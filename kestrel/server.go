@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
@@ -60,6 +61,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	counters map[string]int64 // cmd_get, get_hits… (kestrel's stats names)
+
+	bytesRead, bytesWritten atomic.Int64
 }
 
 // New returns a protocol server over d. Every option must be set (the
@@ -94,7 +97,26 @@ var refusal = []byte("SERVER_ERROR too many connections ([server] max_connection
 
 func (s *Server) serveConn(nc net.Conn) {
 	s.count("total_connections")
-	newConn(s, nc).serve()
+	newConn(s, &countingConn{Conn: nc, s: s}).serve()
+}
+
+// countingConn counts the bytes a client sent and was sent (kestrel's
+// bytes_read and bytes_written).
+type countingConn struct {
+	net.Conn
+	s *Server
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.s.bytesRead.Add(int64(n))
+	return n, err
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.s.bytesWritten.Add(int64(n))
+	return n, err
 }
 
 func (s *Server) count(stat string) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -219,9 +220,14 @@ func TestAcrossFrontEnds(t *testing.T) {
 	w.must("get x\r\n", value("x", "from http"))
 	stats := w.do("stats\r\n")
 	for _, want := range []string{"STAT version test\r\n", "STAT total_items 2\r\n", "STAT cmd_set 1\r\n", "STAT get_hits 1\r\n",
-		"STAT queue_x_total_items 2\r\n", "STAT queue_x_open_transactions 1\r\n", "STAT queue_x_bytes 13\r\n", "END\r\n"} {
+		"STAT queue_x_total_items 2\r\n", "STAT queue_creates 1\r\n", "STAT queue_expires 0\r\n", "STAT queue_x_open_transactions 1\r\n", "STAT queue_x_bytes 13\r\n", "END\r\n"} {
 		if !strings.Contains(stats, want) {
 			t.Errorf("stats lack %q:\n%s", want, stats)
+		}
+	}
+	for _, counted := range []string{"bytes_read", "bytes_written"} {
+		if !regexp.MustCompile(`STAT ` + counted + ` [1-9][0-9]*\r\n`).MatchString(stats) {
+			t.Errorf("stats do not count %s:\n%s", counted, stats)
 		}
 	}
 	w.set("x", "next")

@@ -181,7 +181,7 @@ local function expiry(t, at)
 end
 
 -- store writes a new job (its writes gathered) and counts it.
-local listed = {} -- topic name -> true: topics that got a job (added to the bucket's list)
+local listed = {} -- topic name -> its keys: topics that got a job (added to the bucket's list)
 local function store(t, member, a, cid, expires)
   local delay = tonumber(a[4])
   local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, cid, #a[5], expires}
@@ -189,7 +189,7 @@ local function store(t, member, a, cid, expires)
   gather('HSET', K_JOBS, member, cmsgpack.pack(job))
   gather('HSET', K_BODIES, member, a[5])
   enter(t, member, job, gather)
-  listed[t.name] = true
+  listed[t.name] = t
   count('total_jobs', 1)
   count_topic(t, 'total_jobs', 1)
   move_state(nil, job[F_STATE])
@@ -224,7 +224,7 @@ end
 for _, op in ipairs(ops) do
   local named = #op.ts
   if op.kind == 'push' then named = 1 end
-  for j = 1, named do reference(op.ts[j]) end
+  for j = 1, named do reference(op.ts[j], now) end
 end
 
 -- Phase 1: pushes, in order. A push to a parent topic stores a copy for
@@ -265,7 +265,10 @@ if #pushes > 0 then
       for _, d in ipairs(discards) do op.reply[#op.reply + 1] = d end
     end
   end
-  for name in pairs(listed) do gather('SADD', K_TOPICS, name) end
+  for name, t in pairs(listed) do
+    gather('SADD', K_TOPICS, name)
+    created(t, now)
+  end
   write_gathered()
 end
 

@@ -11,7 +11,10 @@ end
 local paused_until = tonumber(redis.call('HGET', t.info, 'paused_until') or '0')
 if paused_until > now_ms() and ARGV[3] ~= 'force' then return 0 end
 redis.call('SREM', K_TOPICS, t.name)
-if ARGV[3] == 'force' then unreference(t) end -- a deleted fanout child stops receiving
+if ARGV[3] == 'force' then
+  unreference(t) -- a deleted fanout child stops receiving
+  count('queue_deletes', 1)
+end
 redis.call('DEL', t.info, t.expires) -- expires holds no live job's entry once the sets are empty
 redis.call('ZREM', K_DUE, t.name)
 return 1

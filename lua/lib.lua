@@ -94,67 +94,6 @@ local function topic_config(t)
   return c
 end
 
--- Fanout. A topic named parent+child is a child of parent (the name up to
--- its first '+'): it is listed under its parent in the bucket's fanout hash
--- once referenced (pushed, popped, peeked, configured), and gets a copy of
--- every job pushed to the parent from then on, until it is deleted.
-local children_of = {} -- parent name -> list of child names, read once per script
-
--- parent_of is a child's parent's name, or nil for a topic that is no child.
-local function parent_of(name)
-  local plus = string.find(name, '+', 2, true)
-  if plus then return string.sub(name, 1, plus - 1) end
-end
-
--- children lists a parent's children.
-local function children(parent)
-  local c = children_of[parent]
-  if not c then
-    c = {}
-    local v = redis.call('HGET', K_FANOUT, parent)
-    if v then
-      for name in string.gmatch(v, '%S+') do c[#c + 1] = name end
-    end
-    children_of[parent] = c
-  end
-  return c
-end
-
--- set_children writes a parent's children.
-local function set_children(parent, c)
-  table.sort(c)
-  children_of[parent] = c
-  if #c == 0 then
-    redis.call('HDEL', K_FANOUT, parent)
-  else
-    redis.call('HSET', K_FANOUT, parent, table.concat(c, ' '))
-  end
-end
-
--- reference lists topic t under its parent if it is a child and is not yet.
-local function reference(t)
-  local parent = parent_of(t.name)
-  if not parent then return end
-  local c = children(parent)
-  for _, name in ipairs(c) do
-    if name == t.name then return end
-  end
-  local grown = {unpack(c)}
-  grown[#grown + 1] = t.name
-  set_children(parent, grown)
-end
-
--- unreference takes a deleted child off its parent's list.
-local function unreference(t)
-  local parent = parent_of(t.name)
-  if not parent then return end
-  local kept = {}
-  for _, name in ipairs(children(parent)) do
-    if name ~= t.name then kept[#kept + 1] = name end
-  end
-  set_children(parent, kept)
-end
-
 -- now_ms is Redis's clock, read once per script: a script is atomic, so one
 -- instant serves all of it (and a batch of operations costs one TIME).
 local clock
@@ -234,6 +173,80 @@ end
 local function schedule(t, ms)
   local cur = due_hints[t.name]
   if not cur or ms < cur then due_hints[t.name] = ms end
+end
+
+-- Fanout. A topic named parent+child is a child of parent (the name up to
+-- its first '+'): it is listed under its parent in the bucket's fanout hash
+-- once referenced (pushed, popped, peeked, configured), and gets a copy of
+-- every job pushed to the parent from then on, until it is deleted.
+local children_of = {} -- parent name -> list of child names, read once per script
+
+-- parent_of is a child's parent's name, or nil for a topic that is no child.
+local function parent_of(name)
+  local plus = string.find(name, '+', 2, true)
+  if plus then return string.sub(name, 1, plus - 1) end
+end
+
+-- children lists a parent's children.
+local function children(parent)
+  local c = children_of[parent]
+  if not c then
+    c = {}
+    local v = redis.call('HGET', K_FANOUT, parent)
+    if v then
+      for name in string.gmatch(v, '%S+') do c[#c + 1] = name end
+    end
+    children_of[parent] = c
+  end
+  return c
+end
+
+-- set_children writes a parent's children.
+local function set_children(parent, c)
+  table.sort(c)
+  children_of[parent] = c
+  if #c == 0 then
+    redis.call('HDEL', K_FANOUT, parent)
+  else
+    redis.call('HSET', K_FANOUT, parent, table.concat(c, ' '))
+  end
+end
+
+-- created notes when topic t came to be (its first job, or its first
+-- reference as a fanout child), counts it, and schedules the check of its
+-- max_queue_age (tick.lua).
+local function created(t, now)
+  if redis.call('HSETNX', t.info, 'created', now) == 0 then return end
+  add(K_STATS, 'queue_creates', 1)
+  local age = tonumber(topic_config(t).max_queue_age or '0')
+  if age > 0 then
+    schedule(t, now + age * 1000)
+  end
+end
+
+-- reference lists topic t under its parent if it is a child and is not yet.
+local function reference(t, now)
+  local parent = parent_of(t.name)
+  if not parent then return end
+  local c = children(parent)
+  for _, name in ipairs(c) do
+    if name == t.name then return end
+  end
+  local grown = {unpack(c)}
+  grown[#grown + 1] = t.name
+  set_children(parent, grown)
+  created(t, now)
+end
+
+-- unreference takes a deleted child off its parent's list.
+local function unreference(t)
+  local parent = parent_of(t.name)
+  if not parent then return end
+  local kept = {}
+  for _, name in ipairs(children(parent)) do
+    if name ~= t.name then kept[#kept + 1] = name end
+  end
+  set_children(parent, kept)
 end
 
 -- expiry indexing. Every ready or delayed job that has an expiry is in its

@@ -4,5 +4,5 @@
 -- KEYS: the shared layout (lib.lua) with one topic.
 -- ARGV: origin, topic.
 -- Returns 1.
-reference(topic_keys(1, ARGV[2]))
+reference(topic_keys(1, ARGV[2]), now_ms())
 return 1

@@ -55,6 +55,36 @@ for _, set in ipairs({t.delayed, t.reserved, t.expires}) do
   if ms and set == t.expires and expiring and throttled then ms = math.max(ms, now + 1000) end
   earliest(ms)
 end
+-- max_queue_age: a topic that came to be longer ago than this is forgotten
+-- once it is empty (and not paused), as kestrel expires a queue; a fanout
+-- child stops getting copies then. Until it is empty it is looked at again
+-- every second.
+local max_queue_age = tonumber(topic_config(t).max_queue_age or '0')
+if max_queue_age > 0 then
+  local born = tonumber(redis.call('HGET', t.info, 'created') or '0')
+  local at = born + max_queue_age * 1000
+  if born > 0 and at <= now then
+    local empty = true
+    for _, set in ipairs({t.ready, t.delayed, t.reserved, t.buried}) do
+      if redis.call('EXISTS', set) == 1 then empty = false end
+    end
+    if empty and tonumber(redis.call('HGET', t.info, 'paused_until') or '0') <= now then
+      redis.call('SREM', K_TOPICS, t.name)
+      unreference(t)
+      redis.call('DEL', t.info, t.expires)
+      redis.call('ZREM', K_DUE, t.name)
+      due_hints[t.name] = nil
+      deltas[t.info] = nil
+      count('queue_expires', 1)
+      count('queue_deletes', 1)
+      return {moved, 0}
+    end
+    earliest(now + 1000)
+  elseif born > 0 then
+    earliest(at)
+  end
+end
+
 -- The deferred due hints (make_ready's expiries) must not undercut the exact
 -- time written here.
 due_hints[t.name] = nil

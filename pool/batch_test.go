@@ -84,7 +84,7 @@ func TestBatchedCallersGetTheirOwnReplies(t *testing.T) {
 					t.Fatalf("ack %d: %v", i, err)
 				}
 			}
-			want := job.Counters{Jobs: n, Reserves: n, Deletes: n}
+			want := job.Counters{Jobs: n, Reserves: n, Deletes: n, QueueCreates: 1}
 			if got, err := p.Stats(ctx); err != nil || got != want {
 				t.Fatalf("stats %+v %v, want %+v", got, err, want)
 			}

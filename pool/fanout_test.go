@@ -3,6 +3,7 @@ package pool
 import (
 	"errors"
 	"slices"
+	"time"
 	"testing"
 
 	"github.com/gmq/gmq/job"
@@ -101,6 +102,51 @@ func TestFanoutOnly(t *testing.T) {
 	}
 	if _, err := p.resolve(ctx, "copied"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("a fanout_only push's client id resolves: %v", err)
+	}
+	checkClean(t, p, ctx)
+}
+
+// max_queue_age: a topic older than it is forgotten once empty; a fanout
+// child so forgotten stops getting copies.
+func TestMaxQueueAge(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "short", job.TopicConfig{"max_queue_age": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	mustPop(t, p, ctx, "short+kid") // referenced: made, and inherits the parent's max_queue_age
+	mustPush(t, p, ctx, job.Spec{Topic: "short", Body: "x"})
+	if j := mustPop(t, p, ctx, "short+kid"); j == nil {
+		t.Fatal("the child got no copy")
+	}
+	time.Sleep(1100 * time.Millisecond)
+	b := p.BucketOf("short")
+	topics, _, err := p.DueTopics(ctx, b, 10)
+	if err != nil || !slices.Contains(topics, "short") || !slices.Contains(topics, "short+kid") {
+		t.Fatalf("due topics: %v %v", topics, err)
+	}
+	for _, topic := range topics {
+		if _, _, err := p.Tick(ctx, b, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// short holds a job: it stays, and is looked at again; its empty child goes.
+	if _, err := p.TopicStats(ctx, "short"); err != nil {
+		t.Fatalf("a topic with a job was forgotten: %v", err)
+	}
+	if kids, _ := p.Children(ctx, "short"); len(kids) != 0 {
+		t.Fatalf("an aged empty child is still a child: %v", kids)
+	}
+	mustPop(t, p, ctx, "short")
+	time.Sleep(1100 * time.Millisecond)
+	if _, _, err := p.Tick(ctx, b, "short"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.TopicStats(ctx, "short"); !errors.Is(err, job.ErrNotFound) {
+		t.Fatalf("an aged empty topic is still known: %v", err)
+	}
+	c, err := p.Stats(ctx)
+	if err != nil || c.QueueExpires != 2 || c.QueueCreates != 2 {
+		t.Fatalf("counters: %+v %v", c, err)
 	}
 	checkClean(t, p, ctx)
 }

@@ -82,7 +82,7 @@ func TestPushPopAck(t *testing.T) {
 	if _, err := p.Peek(ctx, num(id)); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("peek after ack: %v, want ErrNotFound", err)
 	}
-	want := job.Counters{Jobs: 1, Reserves: 1, Deletes: 1}
+	want := job.Counters{Jobs: 1, Reserves: 1, Deletes: 1, QueueCreates: 1}
 	if got, err := p.Stats(ctx); err != nil || got != want {
 		t.Fatalf("stats %+v %v, want %+v", got, err, want)
 	}

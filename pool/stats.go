@@ -21,6 +21,8 @@ var counterFields = map[string]func(*job.Counters) *int64{
 	"total_kicks": func(c *job.Counters) *int64 { return &c.Kicks }, "total_touches": func(c *job.Counters) *int64 { return &c.Touches },
 	"total_flushed": func(c *job.Counters) *int64 { return &c.Flushed }, "total_discarded": func(c *job.Counters) *int64 { return &c.Discarded },
 	"total_expired": func(c *job.Counters) *int64 { return &c.Expired },
+	"queue_creates": func(c *job.Counters) *int64 { return &c.QueueCreates }, "queue_deletes": func(c *job.Counters) *int64 { return &c.QueueDeletes },
+	"queue_expires": func(c *job.Counters) *int64 { return &c.QueueExpires },
 }
 
 // Stats sums every bucket's counters. The counts are kept by the same scripts
