@@ -26,6 +26,7 @@ type TopicStats struct {
 	Bytes                            int64       // of the bodies of its jobs, in any state
 	Discarded                        int64       // dropped to make room (discard_old_when_full)
 	Expired                          int64       // expired before delivery (removed, or moved by expire_to)
+	Children                         []string    // its fanout children (parent+child), sorted
 	OldestReady                      time.Time   // created time of the next ready job; zero when none is ready
 	Settings                         TopicConfig // the effective ones (nil: none set)
 	Now                              time.Time

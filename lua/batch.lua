@@ -71,11 +71,14 @@ local function hmget(key, fields)
 end
 
 local paused = {} -- topic name -> paused_until ms, read once per call
+local may_expire = {} -- topic name -> true when a job that expires ever entered it
 local function paused_until(t)
   local ms = paused[t.name]
   if not ms then
-    ms = tonumber(redis.call('HGET', t.info, 'paused_until') or '0')
+    local info = redis.call('HMGET', t.info, 'paused_until', 'expiring')
+    ms = tonumber(info[1] or '0')
     paused[t.name] = ms
+    may_expire[t.name] = info[2] ~= false or expiring[t.info]
   end
   return ms
 end
@@ -205,7 +208,7 @@ end
 -- in op.ts[2..], {'CHILDREN', the real ones...} if those are not t's
 -- children now (the pool asks again with them), or nil.
 local function fanout_refusal(op, t)
-  local want = children(t.name)
+  local want = fanout_children(t.name)
   local declared = {}
   for j = 2, #op.ts do declared[op.ts[j].name] = true end
   local same = #want == #op.ts - 1
@@ -266,8 +269,8 @@ if #pushes > 0 then
     end
   end
   for name, t in pairs(listed) do
-    gather('SADD', K_TOPICS, name)
-    created(t, now)
+    -- A topic new to the bucket's list may be a new topic: note its birth.
+    if redis.call('SADD', K_TOPICS, name) == 1 then created(t, now) end
   end
   write_gathered()
 end
@@ -314,6 +317,7 @@ end
 local POP_SWEEP = 1000
 local sweeps = {}
 local function swept(t)
+  if not may_expire[t.name] then return true end
   if sweeps[t.name] == nil then sweeps[t.name] = sweep_expired(t, now, POP_SWEEP) < POP_SWEEP end
   return sweeps[t.name]
 end

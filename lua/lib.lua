@@ -60,19 +60,28 @@ local CONFIGURED = '@configured'
 -- its run-time changes ("run."); a fanout child (parent+child) inherits its
 -- parent's two layers, under its own (kestrel's inheritance). Read once per
 -- script.
+-- FANOUT_MARK, another, says some topic of the bucket has fanout children
+-- (set by set_children, never removed), so pushes elsewhere skip the lookup.
+local FANOUT_MARK = '@fanout'
 local default_settings
-local topic_settings = {}
-local function topic_config(t)
-  local c = topic_settings[t.name]
-  if c then return c end
+-- bucket_defaults returns the bucket's defaults hash (settings and marks),
+-- read once per script.
+local function bucket_defaults()
   if not default_settings then
     default_settings = {}
     local d = redis.call('HGETALL', K_DEFAULTS)
     for k = 1, #d, 2 do default_settings[d[k]] = d[k + 1] end
   end
+  return default_settings
+end
+local topic_settings = {}
+local function topic_config(t)
+  local c = topic_settings[t.name]
+  if c then return c end
+  bucket_defaults()
   c = {}
   for k, v in pairs(default_settings) do
-    if k ~= CONFIGURED then c[k] = v end
+    if string.sub(k, 1, 1) ~= '@' then c[k] = v end -- marks are not settings
   end
   -- Most buckets have no topic with settings of its own: their defaults
   -- say so, and the topic's hash is not read.
@@ -113,6 +122,10 @@ end
 local deltas = {}    -- hash key -> field -> sum
 local due_hints = {} -- topic name -> earliest due ms
 local wakes = {}     -- topic name -> {waiting key, jobs made ready}
+-- expiring: topic info hash -> true when a job that expires entered the
+-- topic: flush marks the topic ('expiring' in its info), so that pops look
+-- for expired jobs only in topics that may have some.
+local expiring = {}
 
 local function add(key, field, n)
   local fields = deltas[key]
@@ -131,6 +144,9 @@ local function flush()
   end
   for name, ms in pairs(due_hints) do
     redis.call('ZADD', K_DUE, 'LT', ms, name)
+  end
+  for info in pairs(expiring) do
+    redis.call('HSET', info, 'expiring', '1')
   end
   for name, w in pairs(wakes) do
     local channel = redis.call('GET', w[1])
@@ -187,7 +203,8 @@ local function parent_of(name)
   if plus then return string.sub(name, 1, plus - 1) end
 end
 
--- children lists a parent's children.
+-- children lists a parent's children. A push asks through fanout_children,
+-- which skips the lookup in a bucket where no topic ever had a child.
 local function children(parent)
   local c = children_of[parent]
   if not c then
@@ -201,6 +218,11 @@ local function children(parent)
   return c
 end
 
+local function fanout_children(parent)
+  if not bucket_defaults()[FANOUT_MARK] then return {} end
+  return children(parent)
+end
+
 -- set_children writes a parent's children.
 local function set_children(parent, c)
   table.sort(c)
@@ -209,6 +231,10 @@ local function set_children(parent, c)
     redis.call('HDEL', K_FANOUT, parent)
   else
     redis.call('HSET', K_FANOUT, parent, table.concat(c, ' '))
+    if not bucket_defaults()[FANOUT_MARK] then
+      redis.call('HSET', K_DEFAULTS, FANOUT_MARK, '1')
+      default_settings[FANOUT_MARK] = '1'
+    end
   end
 end
 
@@ -259,6 +285,7 @@ local function index_expiry(t, member, job, write)
   if at > 0 then
     (write or redis.call)('ZADD', t.expires, at, member)
     schedule(t, at)
+    expiring[t.info] = true
   end
 end
 local function unindex_expiry(t, member, job, write)

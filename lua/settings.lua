@@ -11,7 +11,8 @@ local given = {}
 for i = 4, #ARGV, 2 do given[prefix .. ARGV[i]] = ARGV[i + 1] end
 if ARGV[2] == '1' then
   for _, f in ipairs(redis.call('HKEYS', key)) do
-    if f ~= mark and string.sub(f, 1, #prefix) == prefix and given[f] == nil then redis.call('HDEL', key, f) end
+    -- Fields starting with '@' are the bucket's marks (lib.lua), not settings.
+    if string.sub(f, 1, 1) ~= '@' and string.sub(f, 1, #prefix) == prefix and given[f] == nil then redis.call('HDEL', key, f) end
   end
 end
 for f, v in pairs(given) do

@@ -3,7 +3,8 @@
 -- ARGV: origin, topic, urgent priority bound (jobs below it count as urgent).
 -- Returns {known (0/1), now, ready, urgent, delayed, reserved, buried, paused until ms,
 --          pause ms, total jobs, total reserves, total deletes, total pauses, bytes of bodies,
---          total discarded, total expired, created ms of the next ready job (0: none), then the topic's
+--          total discarded, total expired, created ms of the next ready job (0: none), its fanout
+--          children (space-separated, '' for none), then the topic's
 --          effective settings as setting, value pairs}.
 local t = topic_keys(1, ARGV[2])
 local info = redis.call('HMGET', t.info, 'paused_until', 'pause_ms', 'total_jobs', 'total_reserves',
@@ -18,7 +19,8 @@ local out = {redis.call('SISMEMBER', K_TOPICS, t.name), now_ms(),
         redis.call('ZCARD', t.delayed), redis.call('ZCARD', t.reserved), redis.call('ZCARD', t.buried),
         tonumber(info[1] or '0'), tonumber(info[2] or '0'), tonumber(info[3] or '0'),
         tonumber(info[4] or '0'), tonumber(info[5] or '0'), tonumber(info[6] or '0'), tonumber(info[7] or '0'),
-        tonumber(info[8] or '0'), tonumber(info[9] or '0'), created}
+        tonumber(info[8] or '0'), tonumber(info[9] or '0'), created,
+        redis.call('HGET', K_FANOUT, t.name) or ''}
 for k, v in pairs(topic_config(t)) do
   out[#out + 1] = k
   out[#out + 1] = v

@@ -17,9 +17,6 @@ import (
 const (
 	fileLayer = "file."
 	runLayer  = "run."
-	// configuredMark in a bucket's defaults says a topic of the bucket has a
-	// config hash (lib.lua CONFIGURED): buckets without one skip reading it.
-	configuredMark = "@configured"
 )
 
 // TopicLayers are a topic's settings, layer by layer, and the result.
@@ -114,7 +111,11 @@ func (p *Pool) TopicConfig(ctx context.Context, topic string) (TopicLayers, erro
 	if err != nil {
 		return TopicLayers{}, wrapRedis("topic settings", err)
 	}
-	delete(defaults, configuredMark)
+	for k := range defaults {
+		if strings.HasPrefix(k, "@") { // the bucket's marks (lua/lib.lua), not settings
+			delete(defaults, k)
+		}
+	}
 	l := TopicLayers{Defaults: defaults, File: job.TopicConfig{}, Run: job.TopicConfig{}}
 	if err := readLayers(res[1], l.File, l.Run); err != nil {
 		return TopicLayers{}, err

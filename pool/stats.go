@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -102,9 +103,10 @@ func (p *Pool) TopicStats(ctx context.Context, topic string) (job.TopicStats, er
 	if ms := intAt(r, 16); ms > 0 {
 		s.OldestReady = time.UnixMilli(ms)
 	}
-	if len(r) > 17 {
-		s.Settings = make(job.TopicConfig, (len(r)-17)/2)
-		for i := 17; i+1 < len(r); i += 2 {
+	s.Children = strings.Fields(strAt(r, 17))
+	if len(r) > 18 {
+		s.Settings = make(job.TopicConfig, (len(r)-18)/2)
+		for i := 18; i+1 < len(r); i += 2 {
 			s.Settings[strAt(r, i)] = strAt(r, i+1)
 		}
 	}

@@ -121,6 +121,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	// A topic's limits show in its row; the server status is set from the page.
 	api("PUT", "/topics/emails/config", `{"max_items": 100, "discard_old_when_full": true}`)
 	must(t, chromedp.Do(ctx, poll(cell("emails", "limits")+` === "≤ 100 jobs · drops oldest when full"`)), "see the topic's limits")
+	// Its expiry settings and fanout children too.
+	api("PUT", "/topics/emails/config", `{"max_age": 3600, "expire_to": "late"}`)
+	api("GET", "/topics/emails+audit/config", ``) // a reference: emails+audit is a child now
+	must(t, chromedp.Do(ctx, poll(cell("emails", "limits")+` === "≤ 100 jobs · drops oldest when full · expires after 3600s · expired → late"`),
+		poll(cell("emails", "fanout")+` === "→ emails+audit"`)), "see the topic's expiry and children")
 	must(t, chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`(s => { s.value = "readonly"; s.dispatchEvent(new Event("change")); })(document.getElementById("set-status"))`),
 		poll(`document.getElementById("s-state").textContent === "readonly"`),

@@ -59,7 +59,7 @@ func topicView(t job.TopicStats) gin.H {
 		"name": t.Name, "ready": t.Ready, "urgent": t.Urgent, "delayed": t.Delayed, "reserved": t.Reserved,
 		"buried": t.Buried, "paused": t.Paused(), "pause": seconds(t.Pause), "pause_time_left": seconds(t.PauseLeft()),
 		"total_jobs": t.Jobs, "total_reserves": t.Reserves, "total_deletes": t.Deletes, "total_pauses": t.Pauses,
-		"bytes": t.Bytes, "total_discarded": t.Discarded, "total_expired": t.Expired, "ready_age": seconds(t.ReadyAge()),
+		"bytes": t.Bytes, "total_discarded": t.Discarded, "total_expired": t.Expired, "children": nonNil(t.Children), "ready_age": seconds(t.ReadyAge()),
 		"settings": settingsView(t.Settings),
 	}
 }
@@ -81,4 +81,12 @@ func settingsView(c job.TopicConfig) gin.H {
 		}
 	}
 	return out
+}
+
+// nonNil shows an empty list as [] rather than null.
+func nonNil(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
 }

@@ -15,6 +15,11 @@ assert c.get("py/peek") == b"first", "peek"
 assert c.get("py") == b"first", "get"
 assert c.get("py/open") == b"\x00\xffbinary\r\n", "open"
 assert c.get("py/close") is None, "close"
+assert c.set("py", b"again", noreply=False)
+assert c.get("py/open") == b"again", "open"
+assert c.get("py/abort") is None, "abort"
+assert c.get("py/open") == b"again", "aborted: back at the head"
+assert c.get("py/close") is None, "close"
 assert c.get("py/t=50") is None, "empty after close"
 big = b"z" * 70000  # over [jobs] max_body (64 KiB): kestrel's NOT_STORED
 assert not c.set("py", big, noreply=False), "too large an item"

@@ -106,6 +106,7 @@ function renderTopics(list) {
     tr.appendChild(el("td", t.name, "name"));
     for (const k of ["ready", "delayed", "reserved", "buried"]) tr.appendChild(el("td", t[k], k));
     tr.appendChild(el("td", limits(t.settings || {}), "limits"));
+    tr.appendChild(el("td", fanout(t), "fanout"));
     tr.appendChild(el("td", t.paused ? `${Math.ceil(t.pause_time_left)}s` : "no", "paused"));
     const spark = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     spark.setAttribute("viewBox", "0 0 120 24");
@@ -138,6 +139,18 @@ function limits(s) {
   if (s.max_size) parts.push(`≤ ${bytes(s.max_size)}`);
   if (s.max_item_size) parts.push(`items ≤ ${bytes(s.max_item_size)}`);
   if (s.discard_old_when_full) parts.push("drops oldest when full");
+  if (s.max_age) parts.push(`expires after ${s.max_age}s`);
+  if (s.expire_to) parts.push(`expired → ${s.expire_to}`);
+  if (s.fanout_only) parts.push("fanout only");
+  if (s.max_queue_age) parts.push(`forgotten ${s.max_queue_age}s after birth when empty`);
+  return parts.join(" · ") || "–";
+}
+
+// fanout describes a topic's fanout children and its expired count.
+function fanout(t) {
+  const parts = [];
+  if (t.children && t.children.length) parts.push(`→ ${t.children.join(", ")}`);
+  if (t.total_expired) parts.push(`${t.total_expired} expired`);
   return parts.join(" · ") || "–";
 }
 
