@@ -45,7 +45,7 @@ type Dispatcher struct {
 	waiters *waitList
 	started time.Time
 
-	sharedStatus, localStatus atomic.Int32 // job.Status: see Status
+	sharedStatus, localStatus atomic.Int32                        // job.Status: see Status
 	aliases                   atomic.Pointer[map[string][]string] // see SetAliases
 
 	markMu sync.Mutex

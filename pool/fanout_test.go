@@ -3,8 +3,8 @@ package pool
 import (
 	"errors"
 	"slices"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/gmq/gmq/job"
 )
