@@ -104,6 +104,16 @@ func secsLeft(d time.Duration) int64 {
 // in the HTTP API's stats and "gmq version".
 const protocolVersion = "1.12"
 
+// beanstalkState is a job's state as beanstalkd's clients know them: a dead
+// job (failed past max_attempts) is buried, beanstalkd's own dead state, and
+// kick makes it ready as it does a buried one.
+func beanstalkState(s job.State) job.State {
+	if s == job.Dead {
+		return job.Buried
+	}
+	return s
+}
+
 func (c *conn) statsJob(ctx context.Context, id uint64) {
 	j, err := c.s.d.Peek(ctx, strconv.FormatUint(id, 10))
 	if err != nil {
@@ -111,7 +121,7 @@ func (c *conn) statsJob(ctx context.Context, id uint64) {
 		return
 	}
 	c.replyYAML(newYAML().
-		add("id", j.ID).add("tube", j.Topic).add("state", j.State).add("pri", j.Priority).
+		add("id", j.ID).add("tube", j.Topic).add("state", beanstalkState(j.State)).add("pri", j.Priority).
 		add("age", secs(j.Age())).add("delay", secs(j.Delay)).add("ttr", secs(j.TTR)).
 		add("time-left", secsLeft(j.TimeLeft())).add("file", 0).add("reserves", j.Reserves).
 		add("timeouts", j.Timeouts).add("releases", j.Releases).add("buries", j.Buries).
@@ -131,7 +141,7 @@ func (c *conn) statsTube(ctx context.Context, tube string) {
 	c.replyYAML(newYAML().
 		add("name", t.Name).add("current-jobs-urgent", t.Urgent).add("current-jobs-ready", t.Ready).
 		add("current-jobs-reserved", t.Reserved).add("current-jobs-delayed", t.Delayed).
-		add("current-jobs-buried", t.Buried).add("total-jobs", t.Jobs).
+		add("current-jobs-buried", t.Buried+t.Dead).add("total-jobs", t.Jobs).
 		add("current-using", refs.using).add("current-watching", refs.watching).
 		add("current-waiting", refs.waiting).add("cmd-delete", t.Deletes).
 		add("cmd-pause-tube", t.Pauses).add("pause", secs(t.Pause)).
@@ -161,7 +171,7 @@ func (c *conn) stats(ctx context.Context) {
 	}
 	y := newYAML().add("current-jobs-urgent", urgent).add("current-jobs-ready", st.Ready).
 		add("current-jobs-reserved", st.Reserved).add("current-jobs-delayed", st.Delayed).
-		add("current-jobs-buried", st.Buried)
+		add("current-jobs-buried", st.Buried+st.Dead)
 	c.s.mu.Lock()
 	for _, k := range cmdStats {
 		y.add(k, c.s.counters[k])

@@ -108,6 +108,11 @@ func (d *Dispatcher) validate(j job.Spec) error {
 	if j.Delay < 0 || j.TTR < 0 {
 		return fmt.Errorf("%w: delay and TTR must not be negative", job.ErrInvalid)
 	}
+	if j.Retry != nil {
+		if err := j.Retry.Check(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -510,7 +515,7 @@ func (d *Dispatcher) FlushTopic(ctx context.Context, topic string) (int, error) 
 	if _, ok := d.alias(topic); ok {
 		return 0, nil // an alias holds nothing: ignored, as kestrel does
 	}
-	return d.pool.Purge(ctx, topic, job.Ready, job.Delayed, job.Reserved, job.Buried)
+	return d.pool.Purge(ctx, topic, job.Ready, job.Delayed, job.Reserved, job.Buried, job.Dead)
 }
 
 // FlushAll flushes every topic and returns how many jobs it removed.
@@ -524,7 +529,7 @@ func (d *Dispatcher) FlushAll(ctx context.Context) (int, error) {
 	}
 	total := 0
 	for _, t := range topics {
-		n, err := d.pool.Purge(ctx, t, job.Ready, job.Delayed, job.Reserved, job.Buried)
+		n, err := d.pool.Purge(ctx, t, job.Ready, job.Delayed, job.Reserved, job.Buried, job.Dead)
 		total += n
 		if err != nil {
 			return total, err

@@ -21,9 +21,12 @@ const (
 	Ready
 	Reserved
 	Buried
+	// Dead: failed past its retry policy's max_attempts; kept in its topic's
+	// dead set (beanstalkd's protocol shows it as buried).
+	Dead
 )
 
-var stateNames = [...]string{"gone", "delayed", "ready", "reserved", "buried"}
+var stateNames = [...]string{"gone", "delayed", "ready", "reserved", "buried", "dead"}
 
 func (s State) String() string {
 	if s < 0 || int(s) >= len(stateNames) {
@@ -51,6 +54,8 @@ type Spec struct {
 	// delivered (removed, or moved to its topic's expire_to). The topic's
 	// max_age caps it.
 	Expires time.Time
+	// Retry, when not nil, is the job's own retry policy over its topic's.
+	Retry *RetryPolicy
 }
 
 // Job is a stored job as read at one instant (Now, Redis's clock).
@@ -66,7 +71,12 @@ type Job struct {
 	Created  time.Time
 	Due      time.Time // delayed: when it becomes ready; reserved: when its TTR runs out
 	Expires  time.Time // zero: never
-	Now      time.Time
+	// Failures is how many times consumers failed it (a fail, or its TTR ran
+	// out); LastError the last one's error; DeadAt when it died (zero: alive).
+	Failures  int
+	LastError string
+	DeadAt    time.Time
+	Now       time.Time
 
 	Reserves, Timeouts, Releases, Buries, Kicks int
 }

@@ -5,6 +5,8 @@ import "time"
 // Counters are a bucket's (or, summed, the server's) job counts and totals.
 type Counters struct {
 	Ready, Delayed, Reserved, Buried                    int64
+	Dead                                                int64 // jobs now in dead sets
+	Failures, DeadTotal                                 int64 // failures reported (or TTRs run out); jobs that died
 	Jobs, Reserves, Deletes, Timeouts, Releases, Buries int64
 	Kicks, Touches                                      int64
 	Flushed                                             int64 // removed by a topic's flush or delete
@@ -27,6 +29,9 @@ type TopicStats struct {
 	Discarded                        int64       // dropped to make room (discard_old_when_full)
 	Expired                          int64       // expired before delivery (removed, or moved by expire_to)
 	Children                         []string    // its fanout children (parent+child), sorted
+	Dead                             int64       // its dead jobs now
+	Failures, DeadTotal              int64       // failures (fails, TTRs run out); jobs that died
+	DeadRetried, DeadDropped         int64       // dead jobs retried; removed by dead_retention or max_dead
 	OldestReady                      time.Time   // created time of the next ready job; zero when none is ready
 	Settings                         TopicConfig // the effective ones (nil: none set)
 	Now                              time.Time

@@ -25,7 +25,13 @@ type TopicConfig map[string]string
 //     round, a round a second while more are due (0: a tick batch);
 //   - fanout_only: a push keeps no copy in the topic, only in its fanout
 //     children (parent+child);
-//   - max_queue_age: seconds; an empty topic older than this is forgotten (0: never).
+//   - max_queue_age: seconds; an empty topic older than this is forgotten (0: never);
+//   - max_attempts: deliveries a job may fail (a fail, or its TTR running out)
+//     before it goes to the dead set (0: retried for ever);
+//   - backoff (fixed, linear, exponential), backoff_base and backoff_max
+//     (seconds), backoff_jitter: the wait before a failed job's next attempt;
+//   - dead_retention: seconds a dead job is kept (0: for ever);
+//   - max_dead: the most dead jobs the topic keeps, the oldest dropped (0: no cap).
 var topicSettings = map[string]func(string) (string, error){
 	"max_items":             wholeNumber,
 	"max_size":              wholeNumber,
@@ -36,6 +42,13 @@ var topicSettings = map[string]func(string) (string, error){
 	"max_expire_sweep":      wholeNumber,
 	"fanout_only":           boolean,
 	"max_queue_age":         wholeNumber,
+	"max_attempts":          wholeNumber,
+	"backoff":               backoff,
+	"backoff_base":          wholeNumber,
+	"backoff_max":           wholeNumber,
+	"backoff_jitter":        boolean,
+	"dead_retention":        wholeNumber,
+	"max_dead":              wholeNumber,
 }
 
 // TopicSettingNames lists the settings gmq knows, sorted.

@@ -5,9 +5,9 @@
 -- job that expires is in the topic's expires set.
 -- KEYS: the shared layout (lib.lua) with one topic.
 -- ARGV: origin, topic.
--- Returns {members per state (delayed, ready, reserved, buried), problem...}.
+-- Returns {members per state (delayed, ready, reserved, buried, dead), problem...}.
 local t = topic_keys(1, ARGV[2])
-local out = {0, 0, 0, 0}
+local out = {0, 0, 0, 0, 0}
 local bytes = 0
 for state, set in ipairs(STATE_SET) do
   for _, m in ipairs(redis.call('ZRANGE', t[set], 0, -1)) do

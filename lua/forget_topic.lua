@@ -5,7 +5,7 @@
 -- ARGV: origin, topic, '' or 'force'.
 -- Returns 1 if the topic was forgotten, 0 if it is still in use.
 local t = topic_keys(1, ARGV[2])
-for _, k in ipairs({t.ready, t.delayed, t.reserved, t.buried}) do
+for _, k in ipairs({t.ready, t.delayed, t.reserved, t.buried, t.dead}) do
   if redis.call('EXISTS', k) == 1 then return 0 end
 end
 local paused_until = tonumber(redis.call('HGET', t.info, 'paused_until') or '0')

@@ -1,5 +1,7 @@
--- kick.lua makes up to n jobs of a topic ready: buried ones (oldest first) if the
--- topic has any, otherwise delayed ones (soonest first), as beanstalkd's kick does.
+-- kick.lua makes up to n jobs of a topic ready: buried ones (oldest first,
+-- then the dead ones, which beanstalkd's protocol shows as buried, their
+-- failures forgotten) if the topic has any, otherwise delayed ones (soonest
+-- first), as beanstalkd's kick does.
 -- The caller loops for bounds above one call's batch and passes the kind the first
 -- call chose, so a loop never mixes the two.
 -- KEYS: the shared layout (lib.lua) with one topic.
@@ -9,9 +11,19 @@ local t = topic_keys(1, ARGV[2])
 local n, kind = tonumber(ARGV[3]), ARGV[4]
 if kind == '' then
   kind = 'delayed'
-  if redis.call('ZCARD', t.buried) > 0 then kind = 'buried' end
+  if redis.call('ZCARD', t.buried) + redis.call('ZCARD', t.dead) > 0 then kind = 'buried' end
 end
 local members = redis.call('ZRANGE', t[kind], 0, n - 1)
+local revived = 0
+if kind == 'buried' and #members < n then
+  for _, member in ipairs(redis.call('ZRANGE', t.dead, 0, n - #members - 1)) do
+    local job = load(member)
+    job[F_KICKS] = job[F_KICKS] + 1
+    revive(t, member, job)
+    revived = revived + 1
+  end
+  if revived > 0 then count('total_kicks', revived) end
+end
 for _, member in ipairs(members) do
   local job = load(member)
   local from = job[F_STATE]
@@ -25,4 +37,4 @@ if #members > 0 then
   count('total_kicks', #members)
   wake(t, #members)
 end
-return {#members, kind}
+return {#members + revived, kind}

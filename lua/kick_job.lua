@@ -7,6 +7,11 @@ local t = topic_keys(1, ARGV[3])
 local job, err = fetch(member, ARGV[3], 0)
 if not job then return err end
 local from = job[F_STATE]
+if from == DEAD then
+  revive(t, member, job) -- its failures forgotten, as a retry from the dead set
+  count('total_kicks', 1)
+  return answer(member, job)
+end
 if from ~= BURIED and from ~= DELAYED then return {'STATE', from} end
 remove_from_state(t, member, job)
 job[F_KICKS] = job[F_KICKS] + 1

@@ -15,18 +15,20 @@
 --   buried (zset seq->member), info (hash: paused_until, pause_ms, counters), waiting (string: pub/sub channel),
 --   config (hash: "file.<setting>" and "run.<setting>" -> value), expires (zset expiry ms->member: every
 --   ready or delayed job that has an expiry, and perhaps some that have since left those states),
---   parent_config (a fanout child's parent's config hash, whose settings it inherits; its own otherwise)
+--   parent_config (a fanout child's parent's config hash, whose settings it inherits; its own otherwise),
+--   dead (zset dead-at ms->member: jobs that failed past their max_attempts)
 -- ARGV[1] of every topic-scoped script is the calling broker's origin id, sent with wake-ups.
 
 local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local ORIGIN = ARGV[1]
 
--- Job states, as stored and as returned. EXPIRED is a job in the bucket's
--- outbox, on its way to another topic (expire_to); its record's topic is that one.
-local DELAYED, READY, RESERVED, BURIED, EXPIRED = 1, 2, 3, 4, 5
-local STATE_SET = {'delayed', 'ready', 'reserved', 'buried'}
-local STATE_COUNTER = {'cur_delayed', 'cur_ready', 'cur_reserved', 'cur_buried'}
+-- Job states, as stored and as returned. DEAD: failed past its retry
+-- policy's max_attempts. EXPIRED is a job in the bucket's outbox, on its way
+-- to another topic (expire_to); its record's topic is that one.
+local DELAYED, READY, RESERVED, BURIED, DEAD, EXPIRED = 1, 2, 3, 4, 5, 9
+local STATE_SET = {'delayed', 'ready', 'reserved', 'buried', 'dead'}
+local STATE_COUNTER = {'cur_delayed', 'cur_ready', 'cur_reserved', 'cur_buried', 'cur_dead'}
 
 -- Job record fields (a cmsgpack array).
 local F_STATE, F_TOPIC, F_PRI, F_TTR, F_DELAY, F_CREATED, F_DUE = 1, 2, 3, 4, 5, 6, 7
@@ -37,6 +39,10 @@ local F_RESERVES, F_TIMEOUTS, F_RELEASES, F_BURIES, F_KICKS, F_CID = 8, 9, 10, 1
 local F_SIZE = 14
 -- F_EXPIRES is when the job expires (ms; 0 or missing: never).
 local F_EXPIRES = 15
+-- Failures (issue 12): how many times a consumer failed the job (a fail, or
+-- its TTR ran out), the last error, when it died (ms, 0: alive), and its own
+-- retry policy ('' for its topic's; see retry_policy).
+local F_FAILURES, F_LAST_ERROR, F_DEAD_AT, F_RETRY = 16, 17, 18, 19
 
 -- OUTBOX_DUE is the outbox's name in the bucket's due zset: the timer that
 -- finds it due moves the outbox's jobs to their topics.
@@ -45,10 +51,10 @@ local OUTBOX_DUE = '@outbox'
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call.
 local function topic_keys(i, name)
-  local b = 8 + (i - 1) * 9
+  local b = 8 + (i - 1) * 10
   return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3],
           buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7],
-          expires = KEYS[b + 8], parent_config = KEYS[b + 9]}
+          expires = KEYS[b + 8], parent_config = KEYS[b + 9], dead = KEYS[b + 10]}
 end
 
 -- CONFIGURED, a field of the bucket's defaults, says some topic of the
@@ -348,7 +354,8 @@ end
 local function reply(member, job, body, now)
   return {member, body or false, now, job[F_STATE], job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY],
           job[F_CREATED], job[F_DUE], job[F_RESERVES], job[F_TIMEOUTS], job[F_RELEASES], job[F_BURIES],
-          job[F_KICKS], job[F_CID], job[F_EXPIRES] or 0}
+          job[F_KICKS], job[F_CID], job[F_EXPIRES] or 0, job[F_FAILURES] or 0, job[F_LAST_ERROR] or '',
+          job[F_DEAD_AT] or 0}
 end
 
 -- answer is a successful call's reply: 'OK' and the job as it now is, with
@@ -486,4 +493,110 @@ local function sweep_expired(t, now, n)
     end
   end
   return #due, expired
+end
+
+-- Failures (issue 12). retry_policy is job's policy: its topic's settings
+-- (max_attempts, backoff, backoff_base, backoff_max in seconds,
+-- backoff_jitter) under the job's own (F_RETRY: five words, max attempts,
+-- backoff, base ms, max ms, jitter 0/1, each '-' to keep the topic's).
+local function retry_policy(t, job)
+  local cfg = topic_config(t)
+  local p = {max_attempts = tonumber(cfg.max_attempts or '0'), backoff = cfg.backoff or 'exponential',
+             base = tonumber(cfg.backoff_base or '1') * 1000, max = tonumber(cfg.backoff_max or '3600') * 1000,
+             jitter = cfg.backoff_jitter == 'true'}
+  local own = job[F_RETRY] or ''
+  if own ~= '' then
+    local f = {}
+    for w in string.gmatch(own, '%S+') do f[#f + 1] = w end
+    if f[1] ~= '-' then p.max_attempts = tonumber(f[1]) end
+    if f[2] ~= '-' then p.backoff = f[2] end
+    if f[3] ~= '-' then p.base = tonumber(f[3]) end
+    if f[4] ~= '-' then p.max = tonumber(f[4]) end
+    if f[5] ~= '-' then p.jitter = f[5] == '1' end
+  end
+  return p
+end
+
+-- backoff_delay is the wait (ms) before the next attempt after the
+-- failures-th failure: fixed base, linear base x failures, or exponential
+-- base x 2^(failures-1), at most max; with jitter a uniform share of it
+-- between half and all (r, in [0, 1), comes from the caller: a script's
+-- own random numbers are not random).
+local function backoff_delay(p, failures, r)
+  local d = p.base
+  if p.backoff == 'linear' then
+    d = p.base * failures
+  elseif p.backoff == 'exponential' then
+    d = p.base * 2 ^ math.min(failures - 1, 60)
+  end
+  if d > p.max then d = p.max end
+  if p.jitter then d = d * (0.5 + r / 2) end
+  return math.floor(d)
+end
+
+-- fail_record counts a failure of job with its error (kept to 1 KiB).
+local function fail_record(t, job, err)
+  job[F_FAILURES] = (job[F_FAILURES] or 0) + 1
+  job[F_LAST_ERROR] = string.sub(err, 1, 1024)
+  count('total_failures', 1)
+  count_topic(t, 'total_failures', 1)
+end
+
+-- trim_dead drops topic t's oldest dead jobs past its max_dead.
+local function trim_dead(t)
+  local cap = tonumber(topic_config(t).max_dead or '0')
+  if cap <= 0 then return end
+  local over = redis.call('ZCARD', t.dead) - cap
+  if over <= 0 then return end
+  local gone = redis.call('ZPOPMIN', t.dead, over)
+  for k = 1, #gone, 2 do
+    local member = gone[k]
+    local job = load(member)
+    redis.call('HDEL', K_JOBS, member)
+    redis.call('HDEL', K_BODIES, member)
+    move_state(DEAD, nil)
+    count_topic(t, 'dead_dropped', 1)
+    if job then
+      drop_bytes(t, job)
+      unindex_expiry(t, member, job)
+      if (job[F_CID] or '') ~= '' then
+        dropped_cids[#dropped_cids + 1] = member
+        dropped_cids[#dropped_cids + 1] = job[F_CID]
+      end
+    end
+  end
+end
+
+-- dead_retention is how long (ms) topic t keeps its dead jobs (default 7 days; 0: for ever).
+local function dead_retention(t)
+  return tonumber(topic_config(t).dead_retention or '604800') * 1000
+end
+
+-- kill moves a job that failed past its max_attempts (just taken out of the
+-- set of state `from`) to its topic's dead set, schedules its removal after
+-- dead_retention and keeps the set within max_dead.
+local function kill(t, member, job, from, now)
+  job[F_STATE] = DEAD
+  job[F_DEAD_AT] = now
+  job[F_DUE] = 0
+  redis.call('ZADD', t.dead, now, member)
+  move_state(from, DEAD)
+  count('total_dead', 1)
+  count_topic(t, 'total_dead', 1)
+  save(member, job)
+  local keep = dead_retention(t)
+  if keep > 0 then schedule(t, now + keep) end
+  trim_dead(t)
+end
+
+-- revive makes a dead job ready again with its failures forgotten (a retry
+-- from the dead set, or a kick).
+local function revive(t, member, job)
+  redis.call('ZREM', t.dead, member)
+  job[F_FAILURES] = 0
+  job[F_DEAD_AT] = 0
+  make_ready(t, member, job)
+  move_state(DEAD, READY)
+  save(member, job)
+  wake(t, 1)
 end

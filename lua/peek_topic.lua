@@ -14,7 +14,9 @@ local function with_dropped(r)
   for _, v in ipairs(dropped_cids) do r[#r + 1] = v end
   return r
 end
-if set ~= 'buried' then
+-- With no buried job, the oldest dead one (shown as buried to beanstalkd's clients).
+if set == 'buried' and redis.call('EXISTS', t.buried) == 0 then set = 'dead' end
+if set ~= 'buried' and set ~= 'dead' then
   local now = now_ms()
   if sweep_expired(t, now, 1000) == 1000 then
     -- A swarm expired at once: show the first that has not.

@@ -5,11 +5,11 @@
 -- finished by running it again.
 -- KEYS: the shared layout (lib.lua) with one topic.
 -- ARGV: origin, topic, n, states (comma-separated set names: ready, delayed,
--- reserved, buried).
+-- reserved, buried, dead).
 -- Returns {removed, then member and client id of each removed job that had one}.
 local t = topic_keys(1, ARGV[2])
 local left = tonumber(ARGV[3])
-local state_of = {delayed = DELAYED, ready = READY, reserved = RESERVED, buried = BURIED}
+local state_of = {delayed = DELAYED, ready = READY, reserved = RESERVED, buried = BURIED, dead = DEAD}
 local out = {0}
 for name in string.gmatch(ARGV[4], '[^,]+') do
   if left <= 0 then break end

@@ -29,17 +29,49 @@ for _, member in ipairs(due) do
 end
 moved = #due
 if moved < n then
+  -- A TTR that ran out is a failure ('ttr expired'): the job is ready again
+  -- at once, as in beanstalkd (its consumer already took the TTR), or, past
+  -- its retry policy's max_attempts, dead.
   local expired = redis.call('ZRANGEBYSCORE', t.reserved, '-inf', now, 'LIMIT', 0, n - moved)
   for _, member in ipairs(expired) do
     local job = load(member)
     redis.call('ZREM', t.reserved, member)
     job[F_TIMEOUTS] = job[F_TIMEOUTS] + 1
-    make_ready(t, member, job)
-    move_state(RESERVED, READY)
-    save(member, job)
+    fail_record(t, job, 'ttr expired')
+    local p = retry_policy(t, job)
+    if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
+      kill(t, member, job, RESERVED, now)
+    else
+      make_ready(t, member, job)
+      move_state(RESERVED, READY)
+      save(member, job)
+      moved = moved + 1
+    end
   end
   if #expired > 0 then count('total_timeouts', #expired) end
-  moved = moved + #expired
+end
+
+-- Dead jobs older than the topic's dead_retention go, oldest first, a tick
+-- batch at a time.
+local keep = dead_retention(t)
+if keep > 0 then
+  local old = redis.call('ZRANGEBYSCORE', t.dead, '-inf', now - keep, 'LIMIT', 0, n)
+  for _, member in ipairs(old) do
+    local job = load(member)
+    redis.call('ZREM', t.dead, member)
+    redis.call('HDEL', K_JOBS, member)
+    redis.call('HDEL', K_BODIES, member)
+    move_state(DEAD, nil)
+    count_topic(t, 'dead_dropped', 1)
+    if job then
+      drop_bytes(t, job)
+      unindex_expiry(t, member, job)
+      if (job[F_CID] or '') ~= '' then
+        dropped_cids[#dropped_cids + 1] = member
+        dropped_cids[#dropped_cids + 1] = job[F_CID]
+      end
+    end
+  end
 end
 if moved > 0 then wake(t, moved) end
 
@@ -47,9 +79,12 @@ local next_due = nil
 local function earliest(ms)
   if ms and (not next_due or ms < next_due) then next_due = ms end
 end
-for _, set in ipairs({t.delayed, t.reserved, t.expires}) do
+for _, set in ipairs({t.delayed, t.reserved, t.expires, t.dead}) do
   local head = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
   local ms = tonumber(head[2])
+  if ms and set == t.dead then
+    if keep > 0 then ms = ms + keep else ms = nil end
+  end
   -- A sweep cut short by max_expire_sweep goes on a second later (kestrel's
   -- expiration timer runs once a second), not at once.
   if ms and set == t.expires and expiring and throttled then ms = math.max(ms, now + 1000) end
@@ -65,7 +100,7 @@ if max_queue_age > 0 then
   local at = born + max_queue_age * 1000
   if born > 0 and at <= now then
     local empty = true
-    for _, set in ipairs({t.ready, t.delayed, t.reserved, t.buried}) do
+    for _, set in ipairs({t.ready, t.delayed, t.reserved, t.buried, t.dead}) do
       if redis.call('EXISTS', set) == 1 then empty = false end
     end
     if empty and tonumber(redis.call('HGET', t.info, 'paused_until') or '0') <= now then

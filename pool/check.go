@@ -20,7 +20,7 @@ func (p *Pool) Check(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	perBucket := make([][4]int64, p.opts.Buckets)
+	perBucket := make([][5]int64, p.opts.Buckets)
 	var problems []string
 	for _, topic := range names {
 		b := p.keys.bucketOf(topic)
@@ -28,10 +28,10 @@ func (p *Pool) Check(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, wrapRedis("check", err)
 		}
-		for i := range 4 {
+		for i := range 5 {
 			perBucket[b][i] += intAt(r, i)
 		}
-		for i := 4; i < len(r); i++ {
+		for i := 5; i < len(r); i++ {
 			problems = append(problems, fmt.Sprintf("topic %q: %s", topic, strAt(r, i)))
 		}
 	}
@@ -44,7 +44,7 @@ func (p *Pool) Check(ctx context.Context) ([]string, error) {
 // checkBucket compares a bucket's record and body counts and its counters
 // with the members counted in its topics' sets (delayed, ready, reserved,
 // buried) and its outbox (expired jobs on their way to expire_to).
-func (p *Pool) checkBucket(ctx context.Context, b int, sets [4]int64) []string {
+func (p *Pool) checkBucket(ctx context.Context, b int, sets [5]int64) []string {
 	k := p.keys.buckets[b]
 	res := p.client.DoMulti(ctx,
 		p.client.B().Hlen().Key(k.jobs).Build(),
@@ -61,12 +61,12 @@ func (p *Pool) checkBucket(ctx context.Context, b int, sets [4]int64) []string {
 		}
 	}
 	var problems []string
-	total := sets[0] + sets[1] + sets[2] + sets[3]
+	total := sets[0] + sets[1] + sets[2] + sets[3] + sets[4]
 	if records != total+outbox || bodies != total+outbox {
 		problems = append(problems, fmt.Sprintf("bucket %d: %d records and %d bodies, %d jobs in sets and %d in the outbox",
 			b, records, bodies, total, outbox))
 	}
-	for i, field := range []string{"cur_delayed", "cur_ready", "cur_reserved", "cur_buried"} {
+	for i, field := range []string{"cur_delayed", "cur_ready", "cur_reserved", "cur_buried", "cur_dead"} {
 		if counters[field] != sets[i] {
 			problems = append(problems, fmt.Sprintf("bucket %d: %s says %d, the sets hold %d", b, field, counters[field], sets[i]))
 		}

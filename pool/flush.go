@@ -15,7 +15,7 @@ import (
 const purgeStep = 500
 
 // Purge removes every job of a topic in the given states (Ready, Delayed,
-// Reserved, Buried), in bounded steps, and returns how many it removed.
+// Reserved, Buried, Dead), in bounded steps, and returns how many it removed.
 // A removed reserved job's consumer finds it gone (an ack answers not
 // found). Each step is one script, so a purge cut short (a crash, Redis
 // gone) leaves fewer jobs, each in one state, and running it again
@@ -23,7 +23,7 @@ const purgeStep = 500
 func (p *Pool) Purge(ctx context.Context, topic string, states ...job.State) (int, error) {
 	names := make([]string, len(states))
 	for i, s := range states {
-		if s < job.Delayed || s > job.Buried {
+		if s < job.Delayed || s > job.Dead {
 			return 0, fmt.Errorf("purge %q: %w: no jobs are %s", topic, job.ErrInvalid, s)
 		}
 		names[i] = setName(s)
@@ -73,7 +73,7 @@ func (p *Pool) FlushExpired(ctx context.Context, topic string) (int, error) {
 // DeleteTopic removes every job of a topic, in any state, and then the topic
 // itself: its pause and its totals. It returns how many jobs it removed.
 func (p *Pool) DeleteTopic(ctx context.Context, topic string) (int, error) {
-	n, err := p.Purge(ctx, topic, job.Ready, job.Delayed, job.Reserved, job.Buried)
+	n, err := p.Purge(ctx, topic, job.Ready, job.Delayed, job.Reserved, job.Buried, job.Dead)
 	if err != nil {
 		return n, err
 	}

@@ -71,16 +71,16 @@ func (k keys) stats(b int) string { return k.buckets[b].stats }
 // topics is bucket b's set of topic names.
 func (k keys) topics(b int) string { return k.buckets[b].topics }
 
-// withTopics returns the bucket's keys followed by each topic's nine keys, the
+// withTopics returns the bucket's keys followed by each topic's ten keys, the
 // KEYS layout of lua/lib.lua. Every topic must belong to bucket b.
 func (k keys) withTopics(b int, topics ...string) []string {
-	out := make([]string, 0, 8+9*len(topics))
+	out := make([]string, 0, 8+10*len(topics))
 	out = append(out, k.buckets[b].scriptOrder...)
 	tag := k.tag(b)
 	for _, t := range topics {
 		out = append(out, tag+":ready:"+t, tag+":delayed:"+t, tag+":reserved:"+t,
 			tag+":buried:"+t, tag+":topic:"+t, tag+":waiting:"+t, k.config(t), tag+":expires:"+t,
-			k.config(Parent(t)))
+			k.config(Parent(t)), tag+":dead:"+t)
 	}
 	return out
 }

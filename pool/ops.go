@@ -493,7 +493,7 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.J
 }
 
 // jobFields is the length of a job reply (lua/lib.lua reply()).
-const jobFields = 17
+const jobFields = 20
 
 func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	if len(r) < jobFields {
@@ -525,6 +525,10 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	}
 	if at := intAt(r, 16); at > 0 {
 		j.Expires = time.UnixMilli(at)
+	}
+	j.Failures, j.LastError = int(intAt(r, 17)), strAt(r, 18)
+	if at := intAt(r, 19); at > 0 {
+		j.DeadAt = time.UnixMilli(at)
 	}
 	return j, nil
 }

@@ -72,6 +72,9 @@ var (
 	purgeScript       = rueidis.NewLuaScript(lua.Source("purge"))
 	expireScript      = rueidis.NewLuaScript(lua.Source("expire"))
 	referenceScript   = rueidis.NewLuaScript(lua.Source("reference"))
+	failScript        = rueidis.NewLuaScript(lua.Source("fail"))
+	deadListScript    = rueidis.NewLuaScriptReadOnly(lua.Source("dead_list"))
+	deadRetryScript   = rueidis.NewLuaScript(lua.Source("dead_retry"))
 	outboxScript      = rueidis.NewLuaScript(lua.Source("outbox"))
 	settingsScript    = rueidis.NewLuaScript(lua.Source("settings"))
 	claimAliasScript  = rueidis.NewLuaScript(lua.Source("claim_alias"))
@@ -213,7 +216,8 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueid
 	children := p.fanout.get(j.Topic)
 	for range 5 {
 		args := []string{m, strconv.FormatUint(uint64(j.Priority), 10), strconv.FormatInt(millis(j.TTR), 10),
-			strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID, strconv.FormatInt(epochMillis(j.Expires), 10)}
+			strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID, strconv.FormatInt(epochMillis(j.Expires), 10),
+			j.Retry.Encode()}
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {

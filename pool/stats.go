@@ -24,6 +24,8 @@ var counterFields = map[string]func(*job.Counters) *int64{
 	"total_expired": func(c *job.Counters) *int64 { return &c.Expired },
 	"queue_creates": func(c *job.Counters) *int64 { return &c.QueueCreates }, "queue_deletes": func(c *job.Counters) *int64 { return &c.QueueDeletes },
 	"queue_expires": func(c *job.Counters) *int64 { return &c.QueueExpires },
+	"cur_dead": func(c *job.Counters) *int64 { return &c.Dead }, "total_failures": func(c *job.Counters) *int64 { return &c.Failures },
+	"total_dead": func(c *job.Counters) *int64 { return &c.DeadTotal },
 }
 
 // Stats sums every bucket's counters. The counts are kept by the same scripts
@@ -104,9 +106,10 @@ func (p *Pool) TopicStats(ctx context.Context, topic string) (job.TopicStats, er
 		s.OldestReady = time.UnixMilli(ms)
 	}
 	s.Children = strings.Fields(strAt(r, 17))
-	if len(r) > 18 {
-		s.Settings = make(job.TopicConfig, (len(r)-18)/2)
-		for i := 18; i+1 < len(r); i += 2 {
+	s.Dead, s.Failures, s.DeadTotal, s.DeadRetried, s.DeadDropped = intAt(r, 18), intAt(r, 19), intAt(r, 20), intAt(r, 21), intAt(r, 22)
+	if len(r) > 23 {
+		s.Settings = make(job.TopicConfig, (len(r)-23)/2)
+		for i := 23; i+1 < len(r); i += 2 {
 			s.Settings[strAt(r, i)] = strAt(r, i+1)
 		}
 	}

@@ -159,6 +159,7 @@ type jobCall struct {
 	Priority int64 // job.KeepPriority when not given
 	Delay    time.Duration
 	Next     *popRequest // ack only: pop the next job in the same request
+	Error    string      // fail only: why
 }
 
 // parseJobCall decodes the optional body of a job action; an empty body is no arguments.
@@ -182,6 +183,9 @@ func parseJobCall(data []byte) (jobCall, error) {
 		call.Priority = pri
 	}
 	if call.Delay, _, err = f.Seconds("delay"); err != nil {
+		return call, err
+	}
+	if call.Error, _, err = f.Str("error"); err != nil {
 		return call, err
 	}
 	if raw, ok := f["next"]; ok && string(raw) != "null" {

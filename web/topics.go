@@ -177,6 +177,7 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		"total_jobs": st.Jobs, "total_reserves": st.Reserves, "total_deletes": st.Deletes,
 		"total_timeouts": st.Timeouts, "total_releases": st.Releases, "total_buries": st.Buries,
 		"total_kicks": st.Kicks, "total_touches": st.Touches, "total_flushed": st.Flushed, "total_discarded": st.Discarded, "total_expired": st.Expired,
+		"current_jobs_dead": st.Dead, "total_failures": st.Failures, "total_dead": st.DeadTotal,
 		"queue_creates": st.QueueCreates, "queue_deletes": st.QueueDeletes, "queue_expires": st.QueueExpires,
 		"connections": s.connections(),
 		// This broker's pushes, pops and acks and the script calls that carried them.

@@ -33,6 +33,9 @@ type jobView struct {
 	TimeLeft   float64 `json:"time_left"`
 	Due        string  `json:"due,omitempty"`
 	Expires    string  `json:"expires,omitempty"` // when it expires (RFC 3339); absent: never
+	Failures   int     `json:"failures"`
+	LastError  string  `json:"last_error,omitempty"`
+	DeadAt     string  `json:"dead_at,omitempty"`
 }
 
 func viewJob(j *job.Job) jobView {
@@ -51,6 +54,10 @@ func viewJob(j *job.Job) jobView {
 	if !j.Expires.IsZero() {
 		v.Expires = j.Expires.UTC().Format(time.RFC3339Nano)
 	}
+	v.Failures, v.LastError = j.Failures, j.LastError
+	if !j.DeadAt.IsZero() {
+		v.DeadAt = j.DeadAt.UTC().Format(time.RFC3339Nano)
+	}
 	return v
 }
 
@@ -59,7 +66,8 @@ func topicView(t job.TopicStats) gin.H {
 		"name": t.Name, "ready": t.Ready, "urgent": t.Urgent, "delayed": t.Delayed, "reserved": t.Reserved,
 		"buried": t.Buried, "paused": t.Paused(), "pause": seconds(t.Pause), "pause_time_left": seconds(t.PauseLeft()),
 		"total_jobs": t.Jobs, "total_reserves": t.Reserves, "total_deletes": t.Deletes, "total_pauses": t.Pauses,
-		"bytes": t.Bytes, "total_discarded": t.Discarded, "total_expired": t.Expired, "children": nonNil(t.Children), "ready_age": seconds(t.ReadyAge()),
+		"bytes": t.Bytes, "total_discarded": t.Discarded, "total_expired": t.Expired, "children": nonNil(t.Children),
+		"dead": t.Dead, "total_failures": t.Failures, "total_dead": t.DeadTotal, "dead_retried": t.DeadRetried, "dead_dropped": t.DeadDropped, "ready_age": seconds(t.ReadyAge()),
 		"settings": settingsView(t.Settings),
 	}
 }

@@ -468,3 +468,79 @@ func TestExpiryOverHTTP(t *testing.T) {
 		t.Fatalf("check: %v %v", problems, err)
 	}
 }
+
+// Failures over HTTP: fail with backoff, stale fails refused, dead past
+// max_attempts, the dead list, retry, delete; purge by state.
+func TestFailuresOverHTTP(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 200, "PUT", api+"/topics/mail/config", `{"max_attempts": 2, "backoff": "fixed", "backoff_base": 30}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"m-1","topic":"mail","body":"hello"}`)
+	j := mustCall(t, 200, "GET", api+"/pop?topic=mail", ``)
+	failed := mustCall(t, 200, "POST", api+"/jobs/m-1/fail", fmt.Sprintf(`{"attempt":%v,"error":"smtp 550"}`, j["attempt"]))
+	if failed["state"] != "delayed" || failed["failures"] != 1.0 || failed["last_error"] != "smtp 550" {
+		t.Fatalf("first failure: %v", failed)
+	}
+	due, _ := time.Parse(time.RFC3339Nano, failed["due"].(string))
+	if d := time.Until(due); d < 29*time.Second || d > 30*time.Second {
+		t.Fatalf("fixed backoff 30 s: due in %v", d)
+	}
+	mustCall(t, 409, "POST", api+"/jobs/m-1/fail", fmt.Sprintf(`{"attempt":%v,"error":"again"}`, j["attempt"]))
+	mustCall(t, 200, "POST", api+"/jobs/m-1/kick", ``)
+	j = mustCall(t, 200, "GET", api+"/pop?topic=mail", ``)
+	out := mustCall(t, 200, "POST", api+"/fail", fmt.Sprintf(`{"jobs":[{"id":"m-1","attempt":%v,"error":"smtp 550 again"},{"id":"nobody","error":"x"}]}`, j["attempt"]))
+	jobs, _ := out["jobs"].([]any)
+	nope, _ := out["failed"].([]any)
+	if len(jobs) != 1 || jobs[0].(map[string]any)["state"] != "dead" || len(nope) != 1 || nope[0].(map[string]any)["status"] != 404.0 {
+		t.Fatalf("batch fail: %v", out)
+	}
+	dead := mustCall(t, 200, "GET", api+"/topics/mail/dead", ``)
+	list, _ := dead["jobs"].([]any)
+	if dead["total"] != 1.0 || len(list) != 1 || list[0].(map[string]any)["last_error"] != "smtp 550 again" || list[0].(map[string]any)["body_preview"] != "hello" {
+		t.Fatalf("dead list: %v", dead)
+	}
+	if st := mustCall(t, 200, "GET", api+"/topics/mail", ``); st["dead"] != 1.0 || st["total_failures"] != 2.0 {
+		t.Fatalf("topic stats: %v", st)
+	}
+	if out := mustCall(t, 200, "POST", api+"/topics/mail/dead/retry", `{"ids":["m-1"]}`); out["retried"] != 1.0 {
+		t.Fatalf("retry: %v", out)
+	}
+	if j := mustCall(t, 200, "GET", api+"/pop?topic=mail", ``); j["failures"] != 0.0 {
+		t.Fatalf("a retried job: %v", j)
+	}
+
+	// A job's own policy: one attempt, then dead; delete the dead set.
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"once","body":"x","retry":{"max_attempts":1}}`)
+	j = mustCall(t, 200, "GET", api+"/pop?topic=once", ``)
+	mustCall(t, 200, "POST", api+"/jobs/"+j["id"].(string)+"/fail", `{"error":"no"}`)
+	if out := mustCall(t, 200, "DELETE", api+"/topics/once/dead", ``); out["deleted"] != 1.0 {
+		t.Fatalf("delete the dead set: %v", out)
+	}
+
+	// Purge by state; reserved only with force.
+	mustCall(t, 201, "POST", api+"/jobs/batch", `{"jobs":[{"topic":"p","body":"1"},{"topic":"p","body":"2","delay":60},{"topic":"p","body":"3"}]}`)
+	mustCall(t, 200, "GET", api+"/pop?topic=p", ``)
+	mustCall(t, 400, "POST", api+"/topics/p/purge", `{"states":["reserved"]}`)
+	if out := mustCall(t, 200, "POST", api+"/topics/p/purge", `{"states":["ready","delayed"]}`); out["purged"] != 2.0 {
+		t.Fatalf("purge: %v", out)
+	}
+	if out := mustCall(t, 200, "POST", api+"/topics/p/purge", `{"states":["reserved"],"force":true}`); out["purged"] != 1.0 {
+		t.Fatalf("forced purge: %v", out)
+	}
+	for _, bad := range []struct{ body, says string }{
+		{`{"topic":"t","body":"x","retry":{"tries":3}}`, "unknown field"},
+		{`{"topic":"t","body":"x","retry":{"backoff":"random"}}`, "retry backoff"},
+		{`{"topic":"t","body":"x","retry":{"max_attempts":-1}}`, "max_attempts"},
+		{`{"topic":"t","body":"x","retry":5}`, "retry"},
+	} {
+		code, out := call(t, "POST", api+"/jobs", bad.body)
+		if msg, _ := out["error"].(string); code != 400 || !strings.Contains(msg, bad.says) {
+			t.Errorf("%s: %d %q, want 400 with %q", bad.body, code, msg, bad.says)
+		}
+	}
+	mustCall(t, 400, "POST", api+"/topics/p/purge", `{"states":["gone"]}`)
+	mustCall(t, 400, "PUT", api+"/topics/p/config", `{"backoff":"random"}`)
+	if problems, err := b.Pool.Check(t.Context()); err != nil || len(problems) > 0 {
+		t.Fatalf("check: %v %v", problems, err)
+	}
+}

@@ -255,8 +255,59 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	} else if ok {
 		j.Priority = uint32(pri)
 	}
-	j.Expires, err = f.Expiry(time.Now())
+	if j.Expires, err = f.Expiry(time.Now()); err != nil {
+		return j, err
+	}
+	j.Retry, err = f.Retry()
 	return j, err
+}
+
+// Retry reads "retry", a job's own retry policy: {"max_attempts": 5,
+// "backoff": "exponential", "base": 2, "max": 3600, "jitter": true}
+// (seconds); what it leaves out is the topic's. nil when absent.
+func (f Fields) Retry() (*job.RetryPolicy, error) {
+	raw, ok := f["retry"]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	r, err := Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("retry: %w", err)
+	}
+	for name := range r {
+		switch name {
+		case "max_attempts", "backoff", "base", "max", "jitter":
+		default:
+			return nil, fmt.Errorf("%w: retry: unknown field %q (max_attempts, backoff, base, max, jitter)", ErrBadRequest, name)
+		}
+	}
+	p := &job.RetryPolicy{}
+	if n, ok, err := r.Whole("max_attempts", 0, math.MaxInt32); err != nil {
+		return nil, fmt.Errorf("retry: %w", err)
+	} else if ok {
+		v := int(n)
+		p.MaxAttempts = &v
+	}
+	if p.Backoff, _, err = r.Str("backoff"); err != nil {
+		return nil, fmt.Errorf("retry: %w", err)
+	}
+	if p.Base, _, err = r.Seconds("base"); err != nil {
+		return nil, fmt.Errorf("retry: %w", err)
+	}
+	if p.Max, _, err = r.Seconds("max"); err != nil {
+		return nil, fmt.Errorf("retry: %w", err)
+	}
+	if raw, ok := r["jitter"]; ok {
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, fmt.Errorf("%w: retry: jitter must be true or false", ErrBadRequest)
+		}
+		p.Jitter = &b
+	}
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	return p, nil
 }
 
 // Expiry reads "expires_in" (seconds from now; 0: never, as memcache's 0) or

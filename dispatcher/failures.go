@@ -1,0 +1,86 @@
+package dispatcher
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/pool"
+)
+
+// Fail reports that a consumer failed a job it holds (fenced by attempt
+// when > 0): the job waits its retry policy's backoff, or goes to its
+// topic's dead set past max_attempts. Finishing a reservation: every
+// server status lets it through.
+func (d *Dispatcher) Fail(ctx context.Context, id string, attempt int, reason string) (*job.Job, error) {
+	j, err := d.pool.Fail(ctx, id, attempt, reason)
+	if err != nil {
+		return nil, err
+	}
+	d.placed(j)
+	return j, nil
+}
+
+// Fail names one failed delivery: the job, the attempt (0: any) and why.
+type Fail struct {
+	ID      string
+	Attempt int
+	Error   string
+}
+
+// FailMany reports several failures, each on its own; errs[i] is fails[i]'s.
+func (d *Dispatcher) FailMany(ctx context.Context, fails []Fail) (jobs []*job.Job, errs []error) {
+	jobs, errs = make([]*job.Job, len(fails)), make([]error, len(fails))
+	for i, f := range fails {
+		jobs[i], errs[i] = d.Fail(ctx, f.ID, f.Attempt, f.Error)
+	}
+	return jobs, errs
+}
+
+// Dead lists a topic's dead jobs, oldest death first, and how many it has.
+func (d *Dispatcher) Dead(ctx context.Context, topic string, offset, limit int) ([]pool.DeadJob, int, error) {
+	if err := job.ValidateTopic(topic); err != nil {
+		return nil, 0, err
+	}
+	return d.pool.Dead(ctx, topic, offset, limit)
+}
+
+// RetryDead puts a topic's dead jobs (those ids, or all) back to ready with
+// their failures forgotten, and returns how many. Queue work, as a kick.
+func (d *Dispatcher) RetryDead(ctx context.Context, topic string, ids []string) (int, error) {
+	if err := d.allow("retry dead jobs", reading); err != nil {
+		return 0, err
+	}
+	if err := job.ValidateTopic(topic); err != nil {
+		return 0, err
+	}
+	n, err := d.pool.RetryDead(ctx, topic, ids)
+	if n > 0 {
+		d.waiters.notify(topic, n)
+	}
+	return n, err
+}
+
+// Purge removes a topic's jobs in the given states, in bounded steps, and
+// returns how many. Reserved jobs only with force (their consumers' acks
+// then find them gone).
+func (d *Dispatcher) Purge(ctx context.Context, topic string, states []job.State, force bool) (int, error) {
+	if err := d.allow("purge", writing); err != nil {
+		return 0, err
+	}
+	if err := job.ValidateTopic(topic); err != nil {
+		return 0, err
+	}
+	if len(states) == 0 {
+		return 0, fmt.Errorf("%w: purge needs at least one state", job.ErrInvalid)
+	}
+	for _, s := range states {
+		if s == job.Reserved && !force {
+			return 0, fmt.Errorf("%w: purging reserved jobs takes their consumers' work away: say force", job.ErrInvalid)
+		}
+	}
+	if _, ok := d.alias(topic); ok {
+		return 0, nil
+	}
+	return d.pool.Purge(ctx, topic, states...)
+}

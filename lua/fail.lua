@@ -1,0 +1,23 @@
+-- fail.lua records a consumer's failure of a job it holds (fenced by the
+-- delivery, as an ack): the job waits out its retry policy's backoff
+-- (delayed), or, past max_attempts, goes to its topic's dead set.
+-- KEYS: the shared layout (lib.lua) with the job's topic.
+-- ARGV: origin, member, topic, attempt (0: any), error, r (a random number
+-- in [0, 1) for the jitter).
+-- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', s}.
+local member = ARGV[2]
+local t = topic_keys(1, ARGV[3])
+local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
+if not job then return err end
+local now = now_ms()
+redis.call('ZREM', t.reserved, member)
+fail_record(t, job, ARGV[5])
+local p = retry_policy(t, job)
+if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
+  kill(t, member, job, RESERVED, now)
+else
+  place(t, member, job, backoff_delay(p, job[F_FAILURES], tonumber(ARGV[6])), now)
+  move_state(RESERVED, job[F_STATE])
+  save(member, job)
+end
+return answer(member, job)

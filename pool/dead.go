@@ -1,0 +1,95 @@
+package pool
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// Fail records a consumer's failure of a job it holds (fenced by attempt
+// when > 0, as an ack): the job waits out its retry policy's backoff
+// (delayed), or, past the policy's max_attempts, goes to its topic's dead
+// set. It returns the job as it now is.
+func (p *Pool) Fail(ctx context.Context, id string, attempt int, reason string) (*job.Job, error) {
+	r := strconv.FormatFloat(rand.Float64(), 'f', 6, 64) // the jitter's share: scripts have no randomness of their own
+	return p.jobAfter(ctx, "fail", id, attempt, p.scripted(failScript, strconv.Itoa(attempt), reason, r))
+}
+
+// DeadJob is a job in a topic's dead set, as listed.
+type DeadJob struct {
+	ID        uint64
+	ClientID  string
+	Failures  int
+	LastError string
+	DeadAt    time.Time
+	Priority  uint32
+	Preview   string // the body's first bytes
+}
+
+// PublicID is the id the job is shown by.
+func (d DeadJob) PublicID() string { return job.PublicID(d.ClientID, d.ID) }
+
+// deadPreview is how much of a dead job's body a listing shows.
+const deadPreview = 200
+
+// Dead lists up to limit of a topic's dead jobs, oldest death first, after
+// the first offset, and how many it has.
+func (p *Pool) Dead(ctx context.Context, topic string, offset, limit int) ([]DeadJob, int, error) {
+	b := p.keys.bucketOf(topic)
+	r, err := deadListScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.opts.Origin, topic,
+		strconv.Itoa(offset), strconv.Itoa(limit), strconv.Itoa(deadPreview)}).ToArray()
+	if err != nil {
+		return nil, 0, wrapRedis("dead jobs", err)
+	}
+	var out []DeadJob
+	for i := 1; i+6 < len(r); i += 7 {
+		id, err := parseMember(strAt(r, i))
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, DeadJob{ID: id, ClientID: strAt(r, i+1), Failures: int(intAt(r, i+2)), LastError: strAt(r, i+3),
+			DeadAt: time.UnixMilli(intAt(r, i+4)), Priority: uint32(intAt(r, i+5)), Preview: strAt(r, i+6)})
+	}
+	return out, int(intAt(r, 0)), nil
+}
+
+// deadStep is the most dead jobs one retry script call revives.
+const deadStep = 500
+
+// RetryDead puts a topic's dead jobs back to ready with their failures
+// forgotten: those named by ids (others, and ids of other topics, are
+// skipped), or all of them (ids empty) in bounded steps, a retry cut short
+// by a crash finished by running it again. It returns how many it retried.
+func (p *Pool) RetryDead(ctx context.Context, topic string, ids []string) (int, error) {
+	b := p.keys.bucketOf(topic)
+	keys := p.keys.withTopics(b, topic)
+	if len(ids) > 0 {
+		args := []string{p.opts.Origin, topic, "0"}
+		for _, id := range ids {
+			n, err := p.resolve(ctx, id)
+			if err != nil || int(n%uint64(p.opts.Buckets)) != b {
+				continue // not found, or another topic's
+			}
+			args = append(args, member(n))
+		}
+		if len(args) == 3 {
+			return 0, nil
+		}
+		n, err := deadRetryScript.Exec(ctx, p.client, keys, args).AsInt64()
+		return int(n), wrapRedis("retry dead jobs", err)
+	}
+	done := 0
+	for {
+		n, err := deadRetryScript.Exec(ctx, p.client, keys, []string{p.opts.Origin, topic, strconv.Itoa(deadStep)}).AsInt64()
+		done += int(n)
+		if err != nil {
+			return done, wrapRedis("retry dead jobs", err)
+		}
+		if n < deadStep {
+			return done, nil
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package pool
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+func intp(n int) *int    { return &n }
+func boolp(b bool) *bool { return &b }
+
+func TestFailBackoffAndDead(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "f", job.TopicConfig{"max_attempts": "3", "backoff": "exponential", "backoff_base": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, p, ctx, job.Spec{Topic: "f", Body: "x", TTR: time.Minute, ClientID: "poison"})
+	id := "poison"
+	for failure, wantDelay := range []time.Duration{time.Second, 2 * time.Second} {
+		j := mustPop(t, p, ctx, "f")
+		got, err := p.Fail(ctx, id, j.Attempt(), "smtp 550")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State != job.Delayed || got.Failures != failure+1 || got.LastError != "smtp 550" || got.Due.Sub(got.Now) != wantDelay {
+			t.Fatalf("failure %d: %+v, want delayed %v", failure+1, got, wantDelay)
+		}
+		if _, err := p.Fail(ctx, id, j.Attempt(), "again"); !errors.As(err, new(*job.StaleError)) && !errors.Is(err, job.ErrNotReserved) {
+			t.Fatalf("a second fail of the same delivery: %v", err)
+		}
+		if _, err := p.KickJob(ctx, id); err != nil { // skip the backoff's wait
+			t.Fatal(err)
+		}
+	}
+	j := mustPop(t, p, ctx, "f")
+	got, err := p.Fail(ctx, id, j.Attempt(), "last straw")
+	if err != nil || got.State != job.Dead || got.DeadAt.IsZero() || got.Failures != 3 {
+		t.Fatalf("the third failure: %+v %v, want dead", got, err)
+	}
+	dead, total, err := p.Dead(ctx, "f", 0, 10)
+	if err != nil || total != 1 || len(dead) != 1 || dead[0].PublicID() != "poison" || dead[0].LastError != "last straw" || dead[0].Preview != "x" {
+		t.Fatalf("dead list: %+v %d %v", dead, total, err)
+	}
+	checkClean(t, p, ctx)
+	if n, err := p.RetryDead(ctx, "f", []string{"poison"}); err != nil || n != 1 {
+		t.Fatalf("retry: %d %v", n, err)
+	}
+	if j := mustPop(t, p, ctx, "f"); j == nil || j.Failures != 0 {
+		t.Fatalf("a retried job: %+v, want ready with its failures forgotten", j)
+	}
+	st, err := p.TopicStats(ctx, "f")
+	if err != nil || st.Failures != 3 || st.DeadTotal != 1 || st.DeadRetried != 1 || st.Dead != 0 {
+		t.Fatalf("topic stats: %+v %v", st, err)
+	}
+	checkClean(t, p, ctx)
+}
+
+// A job's own policy wins over its topic's; a TTR that runs out is a
+// failure; fixed and linear backoffs; jitter between half and all.
+func TestRetryPolicies(t *testing.T) {
+	p, ctx := newPool(t)
+	own := &job.RetryPolicy{MaxAttempts: intp(1)}
+	mustPush(t, p, ctx, job.Spec{Topic: "ttr", Body: "slow", TTR: 30 * time.Millisecond, Retry: own})
+	mustPop(t, p, ctx, "ttr")
+	time.Sleep(50 * time.Millisecond)
+	if _, _, err := p.Tick(ctx, p.BucketOf("ttr"), "ttr"); err != nil {
+		t.Fatal(err)
+	}
+	dead, _, _ := p.Dead(ctx, "ttr", 0, 10)
+	if len(dead) != 1 || dead[0].LastError != "ttr expired" {
+		t.Fatalf("a TTR run out past max_attempts 1: %+v, want dead", dead)
+	}
+
+	for _, tc := range []struct {
+		policy job.RetryPolicy
+		lo, hi time.Duration // the delay after the 3rd failure
+	}{
+		{job.RetryPolicy{Backoff: "fixed", Base: 500 * time.Millisecond}, 500 * time.Millisecond, 500 * time.Millisecond},
+		{job.RetryPolicy{Backoff: "linear", Base: time.Second}, 3 * time.Second, 3 * time.Second},
+		{job.RetryPolicy{Backoff: "exponential", Base: time.Second, Max: 3 * time.Second}, 3 * time.Second, 3 * time.Second},
+		{job.RetryPolicy{Backoff: "exponential", Base: time.Second, Jitter: boolp(true)}, 2 * time.Second, 4 * time.Second},
+	} {
+		id := job.PublicID("", mustPush(t, p, ctx, job.Spec{Topic: "b", Body: "x", TTR: time.Minute, Retry: &tc.policy}))
+		var got *job.Job
+		for range 3 {
+			j := mustPop(t, p, ctx, "b")
+			var err error
+			if got, err = p.Fail(ctx, id, j.Attempt(), "no"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.KickJob(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := got.Due.Sub(got.Now); d < tc.lo || d > tc.hi {
+			t.Errorf("%+v: the 3rd failure waits %v, want %v..%v", tc.policy, d, tc.lo, tc.hi)
+		}
+		mustPop(t, p, ctx, "b")
+		if err := p.Delete(ctx, id, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkClean(t, p, ctx)
+}
+
+// max_dead keeps the newest dead jobs; dead_retention drops old ones.
+func TestDeadSetBounds(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "d", job.TopicConfig{"max_attempts": "1", "max_dead": "2", "dead_retention": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		id := job.PublicID("", mustPush(t, p, ctx, job.Spec{Topic: "d", Body: "x", TTR: time.Minute}))
+		j := mustPop(t, p, ctx, "d")
+		if _, err := p.Fail(ctx, id, j.Attempt(), "no"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, total, _ := p.Dead(ctx, "d", 0, 10); total != 2 {
+		t.Fatalf("max_dead 2 keeps %d", total)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if _, _, err := p.Tick(ctx, p.BucketOf("d"), "d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _ := p.Dead(ctx, "d", 0, 10); total != 0 {
+		t.Fatalf("dead_retention 1 s keeps %d after 1.1 s", total)
+	}
+	if st, _ := p.TopicStats(ctx, "d"); st.DeadDropped != 3 {
+		t.Fatalf("dead dropped %d, want 3", st.DeadDropped)
+	}
+	checkClean(t, p, ctx)
+}

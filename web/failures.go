@@ -1,0 +1,172 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/jobjson"
+	"github.com/gmq/gmq/job"
+)
+
+// fail reports a consumer's failure of a job: {"attempt": n, "error": "..."}.
+// The answer is the job as it now is: delayed for its next attempt, or dead.
+func (s *Server) fail(c *gin.Context) (int, any, error) {
+	call, err := s.jobCall(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	return answerJob(s.d.Fail(c, c.Param("id"), call.Attempt, call.Error))
+}
+
+// failMany reports several failures, each on its own:
+// {"jobs": [{"id", "attempt", "error"}, ...]} -> {"jobs": [the jobs as they
+// now are], "failed": [{"id", "status", "error"}]}.
+func (s *Server) failMany(c *gin.Context) (int, any, error) {
+	data, err := s.body(c, 1<<20)
+	if err != nil {
+		return 0, nil, err
+	}
+	fails, err := parseFails(data, s.opts.MaxBatch)
+	if err != nil {
+		return 0, nil, err
+	}
+	jobs, errs := s.d.FailMany(c, fails)
+	views := []jobView{}
+	failed := []gin.H{}
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, gin.H{"id": fails[i].ID, "status": statusOf(err), "error": publicMessage(err)})
+		} else {
+			views = append(views, viewJob(jobs[i]))
+		}
+	}
+	return http.StatusOK, gin.H{"jobs": views, "failed": failed}, nil
+}
+
+// parseFails reads a batch of failures, as parseAcks reads acks, with each
+// one's "error".
+func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
+	f, err := jobjson.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	if raw, ok := f["jobs"]; !ok {
+		return nil, fmt.Errorf("%w: jobs is missing", errBadRequest)
+	} else if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("%w: jobs must be an array of {\"id\": ..., \"attempt\": n, \"error\": \"...\"}", errBadRequest)
+	}
+	if len(items) == 0 || len(items) > limit {
+		return nil, fmt.Errorf("%w: a fail holds 1 to %d jobs, got %d", errBadRequest, limit, len(items))
+	}
+	out := make([]dispatcher.Fail, len(items))
+	for i, item := range items {
+		jf, err := jobjson.Decode(item)
+		var a ackItem
+		if err == nil {
+			a, err = parseAckItem(jf)
+		}
+		var reason string
+		if err == nil {
+			reason, _, err = jf.Str("error")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("job %d: %w", i, err)
+		}
+		out[i] = dispatcher.Fail{ID: a.ID, Attempt: a.Attempt, Error: reason}
+	}
+	return out, nil
+}
+
+// dead lists a topic's dead jobs, oldest death first: ?offset=&limit=
+// (default 100).
+func (s *Server) dead(c *gin.Context) (int, any, error) {
+	offset, err := queryInt(c, "offset", 0)
+	if err != nil {
+		return 0, nil, err
+	}
+	limit, err := queryInt(c, "limit", 100)
+	if err != nil {
+		return 0, nil, err
+	}
+	list, total, err := s.d.Dead(c, c.Param("topic"), offset, min(max(limit, 1), 1000))
+	if err != nil {
+		return 0, nil, err
+	}
+	views := make([]gin.H, len(list))
+	for i, d := range list {
+		views[i] = gin.H{"id": d.PublicID(), "internal_id": d.ID, "failures": d.Failures, "last_error": d.LastError,
+			"dead_at": d.DeadAt.UTC().Format(time.RFC3339Nano), "priority": d.Priority, "body_preview": d.Preview}
+	}
+	return http.StatusOK, gin.H{"topic": c.Param("topic"), "total": total, "offset": offset, "jobs": views}, nil
+}
+
+// retryDead puts dead jobs back to ready, their failures forgotten:
+// {"ids": [...]} or no body for all of them -> {"retried": n}.
+func (s *Server) retryDead(c *gin.Context) (int, any, error) {
+	f, err := s.fields(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	var ids []string
+	if raw, ok := f["ids"]; ok {
+		if err := json.Unmarshal(raw, &ids); err != nil || len(ids) == 0 {
+			return 0, nil, fmt.Errorf("%w: ids must be a non-empty array of job ids (strings); leave it out to retry them all", errBadRequest)
+		}
+	}
+	n, err := s.d.RetryDead(c, c.Param("topic"), ids)
+	if err != nil {
+		return 0, gin.H{"retried": n}, err
+	}
+	return http.StatusOK, gin.H{"retried": n}, nil
+}
+
+// deleteDead empties a topic's dead set -> {"deleted": n}.
+func (s *Server) deleteDead(c *gin.Context) (int, any, error) {
+	n, err := s.d.Purge(c, c.Param("topic"), []job.State{job.Dead}, false)
+	if err != nil {
+		return 0, gin.H{"deleted": n}, err
+	}
+	return http.StatusOK, gin.H{"deleted": n}, nil
+}
+
+// purge removes a topic's jobs in the states named:
+// {"states": ["ready", "delayed", "buried", "dead"], "force": false}
+// ("reserved" only with force) -> {"purged": n}.
+func (s *Server) purge(c *gin.Context) (int, any, error) {
+	f, err := s.fields(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	var names []string
+	if raw, ok := f["states"]; !ok {
+		return 0, nil, fmt.Errorf("%w: states is missing", errBadRequest)
+	} else if err := json.Unmarshal(raw, &names); err != nil || len(names) == 0 {
+		return 0, nil, fmt.Errorf("%w: states must be a non-empty array of ready, delayed, reserved, buried, dead", errBadRequest)
+	}
+	known := map[string]job.State{"ready": job.Ready, "delayed": job.Delayed, "reserved": job.Reserved, "buried": job.Buried, "dead": job.Dead}
+	states := make([]job.State, 0, len(names))
+	for _, name := range names {
+		st, ok := known[name]
+		if !ok {
+			return 0, nil, fmt.Errorf("%w: unknown state %q (ready, delayed, reserved, buried, dead)", errBadRequest, name)
+		}
+		states = append(states, st)
+	}
+	force := false
+	if raw, ok := f["force"]; ok {
+		if err := json.Unmarshal(raw, &force); err != nil {
+			return 0, nil, fmt.Errorf("%w: force must be true or false", errBadRequest)
+		}
+	}
+	n, err := s.d.Purge(c, c.Param("topic"), states, force)
+	if err != nil {
+		return 0, gin.H{"purged": n}, err
+	}
+	return http.StatusOK, gin.H{"purged": n}, nil
+}
