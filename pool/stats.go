@@ -24,7 +24,7 @@ var counterFields = map[string]func(*job.Counters) *int64{
 	"total_expired": func(c *job.Counters) *int64 { return &c.Expired },
 	"queue_creates": func(c *job.Counters) *int64 { return &c.QueueCreates }, "queue_deletes": func(c *job.Counters) *int64 { return &c.QueueDeletes },
 	"queue_expires": func(c *job.Counters) *int64 { return &c.QueueExpires },
-	"cur_dead": func(c *job.Counters) *int64 { return &c.Dead }, "total_failures": func(c *job.Counters) *int64 { return &c.Failures },
+	"cur_dead":      func(c *job.Counters) *int64 { return &c.Dead }, "total_failures": func(c *job.Counters) *int64 { return &c.Failures },
 	"total_dead": func(c *job.Counters) *int64 { return &c.DeadTotal },
 }
 
