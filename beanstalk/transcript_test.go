@@ -8,6 +8,7 @@ import (
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/job"
 )
 
 func TestMain(m *testing.M) { brokertest.Main(m) }
@@ -163,5 +164,36 @@ func TestWaitingLimit(t *testing.T) {
 	dial(t, b.BeanstalkAddr).must("reserve-with-timeout 2\r\n", "OUT_OF_MEMORY\r\n")
 	if got := waiting.reply(3 * time.Second); got != "TIMED_OUT\r\n" {
 		t.Fatalf("the waiting reserve: %q", got)
+	}
+}
+
+// A topic's max_attempts over beanstalkd's protocol: each TTR that runs out
+// is a failure, and past max_attempts the job is buried (gmq's dead state,
+// beanstalkd's clients see buried), and kick brings it back.
+func TestBuriedAfterMaxAttempts(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.Topics = map[string]job.TopicConfig{"flaky": {"max_attempts": "2"}}
+	})
+	w := dial(t, b.BeanstalkAddr)
+	w.must("use flaky\r\n", "USING flaky\r\n")
+	w.must("watch flaky\r\n", "WATCHING 2\r\n")
+	id := w.put(0, 0, 1, "x")
+	for range 2 {
+		if got := w.do("reserve-with-timeout 3\r\n"); !strings.HasPrefix(got, fmt.Sprintf("RESERVED %d ", id)) {
+			t.Fatalf("reserve: %q", got)
+		}
+		time.Sleep(1200 * time.Millisecond) // the TTR runs out: a failure
+	}
+	w.must("reserve-with-timeout 0\r\n", "TIMED_OUT\r\n")
+	if got := w.do(fmt.Sprintf("stats-job %d\r\n", id)); !strings.Contains(got, "state: buried\n") || !strings.Contains(got, "timeouts: 2\n") {
+		t.Fatalf("stats-job after two TTRs: %q", got)
+	}
+	if got := w.do("stats-tube flaky\r\n"); !strings.Contains(got, "current-jobs-buried: 1\n") {
+		t.Fatalf("stats-tube: %q", got)
+	}
+	w.must("peek-buried\r\n", fmt.Sprintf("FOUND %d 1\r\nx\r\n", id))
+	w.must("kick 1\r\n", "KICKED 1\r\n")
+	if got := w.do("reserve-with-timeout 0\r\n"); !strings.HasPrefix(got, fmt.Sprintf("RESERVED %d ", id)) {
+		t.Fatalf("reserve after the kick: %q", got)
 	}
 }

@@ -24,6 +24,7 @@ type Job struct {
 	Delay    float64 `json:"delay,omitempty"` // seconds
 	TTR      float64 `json:"TTR,omitempty"`   // seconds; the server's default when 0 on push
 	Priority *uint32 `json:"priority,omitempty"`
+	Retry    *Retry  `json:"retry,omitempty"` // the job's own retry policy; nil: its topic's
 
 	// Set on popped jobs.
 	State    string     `json:"state,omitempty"`
@@ -32,6 +33,19 @@ type Job struct {
 	Attempt  int        `json:"attempt,omitempty"` // pass it back to Ack, Release, Bury, Touch
 	Reserves int        `json:"reserves,omitempty"`
 	Timeouts int        `json:"timeouts,omitempty"`
+	// Failures is how many times consumers failed it; LastError the last reason.
+	Failures  int    `json:"failures,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// Retry is a job's own retry policy; what it leaves out (nil, "" or 0) is
+// its topic's. Base and Max are seconds.
+type Retry struct {
+	MaxAttempts *int    `json:"max_attempts,omitempty"` // 0: for ever
+	Backoff     string  `json:"backoff,omitempty"`      // "fixed", "linear" or "exponential"
+	Base        float64 `json:"base,omitempty"`
+	Max         float64 `json:"max,omitempty"`
+	Jitter      *bool   `json:"jitter,omitempty"`
 }
 
 // Priority returns a pointer for Job.Priority.
@@ -173,6 +187,44 @@ func (c *Client) AckMany(ctx context.Context, jobs []Job, topics []string, n int
 	}
 	var out Acked
 	err := c.call(ctx, http.MethodPost, "/api/v1/ack", req, &out)
+	return out, err
+}
+
+// Fail reports that a popped job failed, with why: it waits its retry
+// policy's backoff, or goes to its topic's dead set past max_attempts. The
+// answer is the job as it now is ("delayed" or "dead").
+func (c *Client) Fail(ctx context.Context, id string, attempt int, reason string) (*Job, error) {
+	var j Job
+	if err := c.call(ctx, http.MethodPost, jobPath(id, "fail"), map[string]any{"attempt": attempt, "error": reason}, &j); err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
+// Failed is FailMany's outcome: the jobs as they now are, and the failures
+// that could not be recorded, each with its status and reason.
+type Failed struct {
+	Jobs   []Job `json:"jobs"`
+	Failed []struct {
+		ID     string `json:"id"`
+		Status int    `json:"status"`
+		Error  string `json:"error"`
+	} `json:"failed"`
+}
+
+// FailMany reports several failures at once, all with the same reason.
+func (c *Client) FailMany(ctx context.Context, jobs []Job, reason string) (Failed, error) {
+	type fail struct {
+		ID      string `json:"id"`
+		Attempt int    `json:"attempt"`
+		Error   string `json:"error"`
+	}
+	fails := make([]fail, len(jobs))
+	for i, j := range jobs {
+		fails[i] = fail{j.ID, j.Attempt, reason}
+	}
+	var out Failed
+	err := c.call(ctx, http.MethodPost, "/api/v1/fail", map[string]any{"jobs": fails}, &out)
 	return out, err
 }
 

@@ -167,3 +167,29 @@ func TestExamples(t *testing.T) {
 		})
 	}
 }
+
+// Fail and FailMany: a job's own retry policy, backoff, then dead.
+func TestGoClientFailures(t *testing.T) {
+	b := broker(t)
+	c := client.New(b.URL, nil)
+	ctx := context.Background()
+	two := 2
+	if _, err := c.Push(ctx, client.Job{ID: "flaky", Topic: "f", Body: "x", Retry: &client.Retry{MaxAttempts: &two, Backoff: "fixed", Base: 0.01}}); err != nil {
+		t.Fatal(err)
+	}
+	job, err := c.Pop(ctx, []string{"f"}, time.Second)
+	if err != nil || job == nil {
+		t.Fatalf("pop: %+v %v", job, err)
+	}
+	if got, err := c.Fail(ctx, job.ID, job.Attempt, "boom"); err != nil || got.State != "delayed" || got.Failures != 1 {
+		t.Fatalf("fail: %+v %v", got, err)
+	}
+	if job, err = c.Pop(ctx, []string{"f"}, 2*time.Second); err != nil || job == nil {
+		t.Fatalf("pop after the backoff: %+v %v", job, err)
+	}
+	out, err := c.FailMany(ctx, []client.Job{*job, {ID: "nobody"}}, "boom again")
+	if err != nil || len(out.Jobs) != 1 || out.Jobs[0].State != "dead" || out.Jobs[0].LastError != "boom again" ||
+		len(out.Failed) != 1 || out.Failed[0].Status != 404 {
+		t.Fatalf("fail many: %+v %v", out, err)
+	}
+}

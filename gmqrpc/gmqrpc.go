@@ -1,6 +1,7 @@
 // Package gmqrpc speaks the original gmq's JSON-RPC 1.0 over TCP (one JSON
 // object per line, Go's net/rpc/jsonrpc), so gmq producers and consumers
-// written for it work unchanged: Service.Push, Service.Pop and Service.Ack.
+// written for it work unchanged: Service.Push, Service.Pop and Service.Ack; Service.Fail
+// reports a failure (retries and the dead set).
 // It parses and formats; the dispatcher decides.
 package gmqrpc
 
@@ -145,6 +146,28 @@ func (s *Service) Ack(id string, reply *string) error {
 		return err
 	}
 	*reply = "success"
+	return nil
+}
+
+// FailArgs name a failed job and why: {"id": "...", "error": "..."}
+// (attempt optional, as for HTTP's fail).
+type FailArgs struct {
+	ID      string `json:"id"`
+	Attempt int    `json:"attempt"`
+	Error   string `json:"error"`
+}
+
+// Fail reports that a job failed: it waits its retry policy's backoff, or
+// goes to its topic's dead set past max_attempts. The result is the job's
+// state after it ("delayed" or "dead").
+func (s *Service) Fail(args FailArgs, reply *string) error {
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
+	defer cancel()
+	j, err := s.d.Fail(ctx, args.ID, args.Attempt, args.Error)
+	if err != nil {
+		return err
+	}
+	*reply = j.State.String()
 	return nil
 }
 

@@ -66,6 +66,18 @@ func TestGoClient(t *testing.T) {
 	if err := c.Call("Service.Ack", "go_1", &reply); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.Call("Service.Push", map[string]any{"id": "go_2", "topic": "go", "body": "x", "retry": map[string]any{"max_attempts": 1}}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call("Service.Pop", []string{"go"}, &job); err != nil || job["id"] != "go_2" {
+		t.Fatalf("pop: %v %v", job, err)
+	}
+	if err := c.Call("Service.Fail", map[string]any{"id": "go_2", "error": "broken"}, &reply); err != nil || reply != "dead" {
+		t.Fatalf("fail past max_attempts: %q %v", reply, err)
+	}
+	if err := c.Call("Service.Fail", map[string]any{"id": "go_2", "error": "again"}, &reply); err == nil {
+		t.Fatal("a second fail of a dead job was accepted")
+	}
 	if err := c.Call("Service.Push", map[string]any{"topic": "go", "body": "x", "delay": true}, &reply); err == nil {
 		t.Fatal("a bool delay was accepted")
 	}

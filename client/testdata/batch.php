@@ -15,4 +15,12 @@ $answer = $c->ackMany([$jobs[0], $jobs[1], $stale], [$topic], 10, 1);
 $answer = $c->ackMany(array_merge($answer['jobs'], [$jobs[2]]));
 (count($answer['acked']) === 3 && $answer['failed'] === []) or exit("ack the rest: " . json_encode($answer) . "\n");
 ($c->popMany([$topic], 3, 0.1) === []) or exit("pop of an empty topic\n");
+
+// Failures: a job's own policy of two attempts; fail, then failMany to dead.
+$c->push($topic, 'flaky', retry: ['max_attempts' => 2, 'backoff' => 'fixed', 'base' => 0.01]);
+$job = $c->pop([$topic], 1);
+($c->fail($job['id'], $job['attempt'], 'boom')['state'] === 'delayed') or exit("fail\n");
+$job = $c->pop([$topic], 2);
+$answer = $c->failMany([$job, ['id' => 'nobody']], 'boom again');
+($answer['jobs'][0]['state'] === 'dead' && $answer['failed'][0]['status'] === 404) or exit("failMany: " . json_encode($answer) . "\n");
 echo "ok\n";

@@ -16,4 +16,12 @@ assert [j["body"] for j in answer["jobs"]] == ["3", "4"], answer
 answer = c.ack_many(answer["jobs"] + [jobs[2]])
 assert len(answer["acked"]) == 3 and not answer["failed"], answer
 assert c.pop_many([topic], 3, timeout=0.1) == []
+
+# Failures: a job's own policy of two attempts; fail, then fail_many to dead.
+c.push(topic, "flaky", retry={"max_attempts": 2, "backoff": "fixed", "base": 0.01})
+job = c.pop([topic], timeout=1)
+assert c.fail(job["id"], job["attempt"], "boom")["state"] == "delayed"
+job = c.pop([topic], timeout=2)
+answer = c.fail_many([job, {"id": "nobody"}], "boom again")
+assert answer["jobs"][0]["state"] == "dead" and answer["failed"][0]["status"] == 404, answer
 print("ok")

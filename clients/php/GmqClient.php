@@ -22,13 +22,17 @@ final class GmqClient
         $this->base = rtrim($base, '/');
     }
 
-    /** Stores a job and returns its id. */
-    public function push(string $topic, string $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null): string
+    /**
+     * Stores a job and returns its id. $retry is the job's own retry policy
+     * (max_attempts, backoff, base, max, jitter), else its topic's.
+     */
+    public function push(string $topic, string $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null): string
     {
         $job = ['topic' => $topic, 'body' => $body, 'delay' => $delay];
         if ($ttr !== null) $job['TTR'] = $ttr;
         if ($priority !== null) $job['priority'] = $priority;
         if ($id !== null) $job['id'] = $id;
+        if ($retry !== null) $job['retry'] = $retry;
         return $this->call('/api/v1/jobs', $job)['id'];
     }
 
@@ -75,6 +79,23 @@ final class GmqClient
             $payload['next'] = ['topics' => array_values($topics), 'count' => $count, 'timeout' => $timeout];
         }
         return $this->call('/api/v1/ack', $payload, $timeout);
+    }
+
+    /**
+     * Reports that a popped job failed, with why: it waits its retry policy's
+     * backoff, or goes to its topic's dead set past max_attempts. Returns the
+     * job as it now is (state "delayed" or "dead").
+     */
+    public function fail(string $id, int $attempt = 0, string $error = ''): array
+    {
+        return $this->call($this->jobPath($id, 'fail'), ['attempt' => $attempt, 'error' => $error]);
+    }
+
+    /** Reports several failures in one request: "jobs" (as they now are) and "failed". */
+    public function failMany(array $jobs, string $error = ''): array
+    {
+        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id'], 'attempt' => $j['attempt'] ?? 0, 'error' => $error], array_values($jobs))];
+        return $this->call('/api/v1/fail', $payload);
     }
 
     /** Gives a popped job back, ready again after $delay seconds. */

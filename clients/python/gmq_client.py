@@ -26,9 +26,13 @@ class Client:
         self.base = base_url.rstrip("/")
         self.timeout = timeout  # added to a long poll's own wait
 
-    def push(self, topic, body, delay=0, ttr=None, priority=None, job_id=None):
-        """Store a job; returns its id."""
-        return self._call("POST", "/api/v1/jobs", _job(topic, body, delay, ttr, priority, job_id))["id"]
+    def push(self, topic, body, delay=0, ttr=None, priority=None, job_id=None, retry=None):
+        """Store a job; returns its id. retry is the job's own retry policy
+        ({"max_attempts", "backoff", "base", "max", "jitter"}), else its topic's."""
+        job = _job(topic, body, delay, ttr, priority, job_id)
+        if retry is not None:
+            job["retry"] = retry
+        return self._call("POST", "/api/v1/jobs", job)["id"]
 
     def push_batch(self, jobs):
         """Store several jobs (dicts with topic, body and optional delay, TTR,
@@ -66,6 +70,19 @@ class Client:
         if count > 0:
             payload["next"] = {"topics": list(topics or []), "count": count, "timeout": timeout}
         return self._call("POST", "/api/v1/ack", payload, wait=timeout)
+
+    def fail(self, job_id, attempt=0, error=""):
+        """Report that a popped job failed, with why: it waits its retry
+        policy's backoff, or goes to its topic's dead set past max_attempts.
+        Returns the job as it now is (state "delayed" or "dead")."""
+        return self._call("POST", _job_path(job_id, "fail"), {"attempt": attempt, "error": error})
+
+    def fail_many(self, jobs, error=""):
+        """Report several failures in one request (each fenced by its
+        attempt). Returns "jobs" (as they now are) and "failed"
+        ([{"id", "status", "error"}])."""
+        payload = {"jobs": [{"id": j["id"], "attempt": j.get("attempt", 0), "error": error} for j in jobs]}
+        return self._call("POST", "/api/v1/fail", payload)
 
     def release(self, job_id, attempt=0, delay=0, priority=None):
         """Give a popped job back, ready again after delay seconds."""
