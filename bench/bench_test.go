@@ -116,7 +116,10 @@ func parallel(b *testing.B, op func() error) {
 	})
 }
 
-func fill(b *testing.B, p *pool.Pool, n int) {
+func fill(b *testing.B, p *pool.Pool, n int) { fillWith(b, p, n, benchJob()) }
+
+// fillWith pushes n copies of spec from 32 producers.
+func fillWith(b *testing.B, p *pool.Pool, n int, spec job.Spec) {
 	b.Helper()
 	var left atomic.Int64
 	left.Store(int64(n))
@@ -124,7 +127,7 @@ func fill(b *testing.B, p *pool.Pool, n int) {
 	for range 32 {
 		go func() {
 			for left.Add(-1) >= 0 {
-				if _, err := p.Push(context.Background(), benchJob()); err != nil {
+				if _, err := p.Push(context.Background(), spec); err != nil {
 					done <- err
 					return
 				}
@@ -422,48 +425,149 @@ func BenchmarkFlushTopic(b *testing.B) {
 	p := newPool(b)
 	client := rawClient(b)
 	ctx := context.Background()
-	do := func(args ...string) rueidis.RedisResult { return client.Do(ctx, client.B().Arbitrary(args...).Build()) }
 	for range b.N {
 		fill(b, p, n)
-		for _, cmd := range [][]string{{"CONFIG", "SET", "slowlog-log-slower-than", "0"},
-			{"CONFIG", "SET", "slowlog-max-len", "100000"}, {"SLOWLOG", "RESET"}} {
-			if err := do(cmd...).Error(); err != nil {
-				b.Fatal(err)
-			}
-		}
 		start := time.Now()
-		removed, err := p.Purge(ctx, "bench", job.Ready, job.Delayed, job.Reserved, job.Buried)
+		var removed int
+		var err error
+		longest, calls := slowestCall(b, client, func() {
+			removed, err = p.Purge(ctx, "bench", job.Ready, job.Delayed, job.Reserved, job.Buried)
+		})
 		took := time.Since(start)
 		if err != nil || removed != n {
 			b.Fatalf("flush: %d of %d, %v", removed, n, err)
 		}
-		entries, err := do("SLOWLOG", "GET", "100000").ToArray()
-		if err != nil {
-			b.Fatal(err)
-		}
-		var longest int64
-		var durations []int64
-		calls := 0
-		for _, e := range entries {
-			fields, _ := e.ToArray()
-			if len(fields) < 4 {
-				continue
-			}
-			cmd, _ := fields[3].AsStrSlice()
-			if len(cmd) == 0 || !strings.HasPrefix(strings.ToUpper(cmd[0]), "EVAL") {
-				continue
-			}
-			calls++
-			us, _ := fields[2].AsInt64()
-			longest = max(longest, us)
-			durations = append(durations, us)
-		}
-		_ = do("CONFIG", "SET", "slowlog-log-slower-than", "10000").Error() // back to Redis's default
-		slices.Sort(durations)
-		b.Logf("slowest calls (µs): %v", durations[max(len(durations)-5, 0):])
 		b.ReportMetric(float64(longest)/1000, "longest-call-ms")
 		b.ReportMetric(float64(calls), "calls")
 		b.ReportMetric(took.Seconds(), "flush-s")
 		b.ReportMetric(0, "ns/op")
+	}
+}
+
+// slowestCall runs op and returns the longest script call Redis ran
+// meanwhile (µs, from SLOWLOG: Redis's own timing) and how many it ran
+// (INFO commandstats). SLOWLOG logs calls over 0.5 ms only: Redis 7 logs
+// the commands a script runs too, which would flood it.
+func slowestCall(b *testing.B, client rueidis.Client, op func()) (longest int64, calls int) {
+	b.Helper()
+	ctx := context.Background()
+	do := func(args ...string) rueidis.RedisResult { return client.Do(ctx, client.B().Arbitrary(args...).Build()) }
+	for _, cmd := range [][]string{{"CONFIG", "SET", "slowlog-log-slower-than", "500"},
+		{"CONFIG", "SET", "slowlog-max-len", "100000"}, {"SLOWLOG", "RESET"}} {
+		if err := do(cmd...).Error(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	before := scriptCalls(b, client)
+	op()
+	calls = scriptCalls(b, client) - before
+	entries, err := do("SLOWLOG", "GET", "-1").ToArray()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var durations []int64
+	for _, e := range entries {
+		fields, _ := e.ToArray()
+		if len(fields) < 4 {
+			continue
+		}
+		cmd, _ := fields[3].AsStrSlice()
+		if len(cmd) == 0 || !strings.HasPrefix(strings.ToUpper(cmd[0]), "EVAL") {
+			continue
+		}
+		us, _ := fields[2].AsInt64()
+		longest = max(longest, us)
+		durations = append(durations, us)
+	}
+	_ = do("CONFIG", "SET", "slowlog-log-slower-than", "10000").Error() // back to Redis's default
+	slices.Sort(durations)
+	b.Logf("slowest calls (µs): %v; %d of %d script calls took over 0.5 ms", durations[max(len(durations)-5, 0):], len(durations), calls)
+	return longest, calls
+}
+
+// scriptCalls is how many script calls (EVAL, EVALSHA) Redis has run.
+func scriptCalls(b *testing.B, client rueidis.Client) int {
+	b.Helper()
+	info, err := client.Do(context.Background(), client.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(info, "\n") {
+		for _, cmd := range []string{"cmdstat_eval:", "cmdstat_evalsha:"} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), cmd+"calls="); ok {
+				calls, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				n += calls
+			}
+		}
+	}
+	return n
+}
+
+// BenchmarkBulkDead retries every dead job of a topic of 1,000,000
+// (GMQ_BULK_JOBS changes the count), then kicks them all (kick revives dead
+// jobs once no buried one is left), and reports the longest single script
+// call of each: the bulk operations go in bounded steps. Run it with
+// -benchtime 1x.
+func BenchmarkBulkDead(b *testing.B) {
+	n := jobCount(b, "GMQ_BULK_JOBS", 1_000_000)
+	p := newPool(b)
+	client := rawClient(b)
+	ctx := context.Background()
+	if err := p.SetTopicConfig(ctx, "bench", job.TopicConfig{"max_attempts": "1"}); err != nil {
+		b.Fatal(err)
+	}
+	spec := benchJob()
+	spec.TTR = time.Millisecond // popped, they fail at once
+	for range b.N {
+		fillWith(b, p, n, spec)
+		kill(b, p, n)
+		var retried int
+		var err error
+		longest, calls := slowestCall(b, client, func() { retried, err = p.RetryDead(ctx, "bench", nil) })
+		if err != nil || retried != n {
+			b.Fatalf("retry dead: %d of %d, %v", retried, n, err)
+		}
+		b.ReportMetric(float64(longest)/1000, "retry-longest-call-ms")
+		b.ReportMetric(float64(calls), "retry-calls")
+		b.Logf("retried %d dead jobs", retried)
+		kill(b, p, n)
+		var kicked int
+		longest, calls = slowestCall(b, client, func() { kicked, err = p.Kick(ctx, "bench", n) })
+		if err != nil || kicked != n {
+			b.Fatalf("kick: %d of %d, %v", kicked, n, err)
+		}
+		b.ReportMetric(float64(longest)/1000, "kick-longest-call-ms")
+		b.ReportMetric(float64(calls), "kick-calls")
+		b.ReportMetric(0, "ns/op")
+		if _, err := p.Purge(ctx, "bench", job.Ready); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// kill makes the n ready jobs of topic bench dead (its max_attempts is 1,
+// their TTR 1 ms): each is popped and left until its TTR runs out, then the
+// timer's tick finds it failed past max_attempts.
+func kill(b *testing.B, p *pool.Pool, n int) {
+	b.Helper()
+	ctx := context.Background()
+	popped := 0
+	for popped < n {
+		got, err := p.PopN(ctx, []string{"bench"}, 100)
+		if err != nil || got.Job == nil {
+			b.Fatalf("pop %d of %d: %v", popped, n, err)
+		}
+		popped += 1 + len(got.Rest)
+	}
+	time.Sleep(10 * time.Millisecond)
+	for {
+		_, more, err := p.Tick(ctx, p.BucketOf("bench"), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !more {
+			return
+		}
 	}
 }

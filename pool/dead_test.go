@@ -81,6 +81,8 @@ func TestRetryPolicies(t *testing.T) {
 		{job.RetryPolicy{Backoff: "linear", Base: time.Second}, 3 * time.Second, 3 * time.Second},
 		{job.RetryPolicy{Backoff: "exponential", Base: time.Second, Max: 3 * time.Second}, 3 * time.Second, 3 * time.Second},
 		{job.RetryPolicy{Backoff: "exponential", Base: time.Second, Jitter: boolp(true)}, 2 * time.Second, 4 * time.Second},
+		{job.RetryPolicy{Backoff: "exponential", Base: time.Second, Jitter: boolp(true)}, 2 * time.Second, 4 * time.Second},
+		{job.RetryPolicy{Backoff: "exponential", Base: time.Second, Jitter: boolp(true)}, 2 * time.Second, 4 * time.Second},
 	} {
 		id := job.PublicID("", mustPush(t, p, ctx, job.Spec{Topic: "b", Body: "x", TTR: time.Minute, Retry: &tc.policy}))
 		var got *job.Job
@@ -130,6 +132,38 @@ func TestDeadSetBounds(t *testing.T) {
 	}
 	if st, _ := p.TopicStats(ctx, "d"); st.DeadDropped != 3 {
 		t.Fatalf("dead dropped %d, want 3", st.DeadDropped)
+	}
+	checkClean(t, p, ctx)
+}
+
+// Two brokers failing the same delivery at once: one fail counts, the
+// other is refused.
+func TestConcurrentFailsCountOnce(t *testing.T) {
+	p, ctx := newPool(t)
+	other := New(p.client, p.opts)
+	for range 20 {
+		id := job.PublicID("", mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "x", TTR: time.Minute}))
+		j := mustPop(t, p, ctx, "c")
+		errs := make(chan error, 2)
+		for _, q := range []*Pool{p, other} {
+			go func() {
+				_, err := q.Fail(ctx, id, j.Attempt(), "both")
+				errs <- err
+			}()
+		}
+		ok := 0
+		for range 2 {
+			if err := <-errs; err == nil {
+				ok++
+			}
+		}
+		got, err := p.Peek(ctx, id)
+		if ok != 1 || err != nil || got.Failures != 1 {
+			t.Fatalf("two fails of one delivery: %d went through, the job has %d failures (%v)", ok, got.Failures, err)
+		}
+		if err := p.Delete(ctx, id, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
 	checkClean(t, p, ctx)
 }

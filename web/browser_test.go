@@ -126,6 +126,18 @@ func TestDashboardInBrowser(t *testing.T) {
 	api("GET", "/topics/emails+audit/config", ``) // a reference: emails+audit is a child now
 	must(t, chromedp.Do(ctx, poll(cell("emails", "limits")+` === "≤ 100 jobs · drops oldest when full · expires after 3600s · expired → late"`),
 		poll(cell("emails", "fanout")+` === "→ emails+audit"`)), "see the topic's expiry and children")
+	// A dead job: listed from its topic's row, retried from the list.
+	api("POST", "/jobs", `{"id":"poison-1","topic":"poison","body":"<b>bad</b>","retry":{"max_attempts":1}}`)
+	api("POST", "/pop", `{"topics":["poison"]}`)
+	api("POST", "/jobs/poison-1/fail", `{"error":"cannot parse"}`)
+	must(t, chromedp.Do(ctx,
+		poll(cell("poison", "dead")+` === "1"`),
+		chromedp.Click(`tr[data-topic="poison"] button.dead`),
+		poll(`(document.querySelector('#dead-jobs tr[data-id="poison-1"] td.last-error') || {}).textContent === "cannot parse"`),
+		poll(`(document.querySelector('#dead-jobs tr[data-id="poison-1"] td.body') || {}).textContent === "<b>bad</b>"`),
+		chromedp.Click(`#dead-jobs tr[data-id="poison-1"] button.retry`),
+		poll(cell("poison", "dead")+` === "0" && `+cell("poison", "ready")+` === "1"`),
+	), "retry a dead job from the dashboard")
 	must(t, chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`(s => { s.value = "readonly"; s.dispatchEvent(new Event("change")); })(document.getElementById("set-status"))`),
 		poll(`document.getElementById("s-state").textContent === "readonly"`),

@@ -509,6 +509,16 @@ func TestFailuresOverHTTP(t *testing.T) {
 		t.Fatalf("a retried job: %v", j)
 	}
 
+	// A backoff is never cut short: the job comes back no earlier than due.
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"soon","topic":"wait","body":"x","retry":{"backoff":"fixed","base":0.3}}`)
+	j = mustCall(t, 200, "GET", api+"/pop?topic=wait", ``)
+	failed = mustCall(t, 200, "POST", api+"/jobs/soon/fail", `{"error":"later"}`)
+	due, _ = time.Parse(time.RFC3339Nano, failed["due"].(string))
+	back := mustCall(t, 200, "GET", api+"/pop?topic=wait&timeout=3", ``)
+	if now := time.Now(); back["id"] != "soon" || now.Before(due) || now.After(due.Add(300*time.Millisecond)) {
+		t.Fatalf("after a 0.3 s backoff the job came back at %v, due %v: %v", now, due, back)
+	}
+
 	// A job's own policy: one attempt, then dead; delete the dead set.
 	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"once","body":"x","retry":{"max_attempts":1}}`)
 	j = mustCall(t, 200, "GET", api+"/pop?topic=once", ``)

@@ -7,7 +7,8 @@ const POLL_MS = 2000;
 const PAGE = 100;          // topics per page: never load them all
 const HISTORY = 150;       // samples kept for the chart: 5 minutes at 2 s
 let offset = 0;
-const history = [];        // {t, push, pop} totals, server-wide
+const history = [];        // {t, push, pop, fail} totals, server-wide
+let deadTopic = "";        // the topic whose dead jobs are shown
 const topicHistory = new Map(); // topic -> [{t, push, pop}]
 
 async function api(method, path, body) {
@@ -45,14 +46,11 @@ function bytes(n) {
   return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
 }
 
-// rates turns a list of {t, push, pop} totals into per-second rates.
+// rates turns a list of {t, push, pop[, fail]} totals into per-second rates.
 function rates(samples) {
   const out = [];
-  for (let i = 1; i < samples.length; i++) {
-    const dt = (samples[i].t - samples[i - 1].t) / 1000 || 1;
-    out.push({push: Math.max(0, (samples[i].push - samples[i - 1].push) / dt),
-              pop: Math.max(0, (samples[i].pop - samples[i - 1].pop) / dt)});
-  }
+  const rate = (i, k) => Math.max(0, ((samples[i][k] || 0) - (samples[i - 1][k] || 0)) / ((samples[i].t - samples[i - 1].t) / 1000 || 1));
+  for (let i = 1; i < samples.length; i++) out.push({push: rate(i, "push"), pop: rate(i, "pop"), fail: rate(i, "fail")});
   return out;
 }
 
@@ -66,9 +64,10 @@ function remember(list, sample) {
 function drawLines(svg, samples, w, h) {
   while (svg.firstChild) svg.removeChild(svg.firstChild);
   const r = rates(samples);
-  const top = Math.max(1, ...r.map(x => Math.max(x.push, x.pop)));
+  const top = Math.max(1, ...r.map(x => Math.max(x.push, x.pop, x.fail)));
   const ns = "http://www.w3.org/2000/svg";
-  for (const [key, cls] of [["push", "push"], ["pop", "pop"]]) {
+  const lines = w > 200 ? [["push", "push"], ["pop", "pop"], ["fail", "fail"]] : [["push", "push"], ["pop", "pop"]];
+  for (const [key, cls] of lines) {
     const step = w / (HISTORY - 2);
     const pts = r.map((x, i) => `${w - (r.length - 1 - i) * step},${h - (x[key] / top) * (h - 4) - 2}`);
     const line = document.createElementNS(ns, "polyline");
@@ -104,7 +103,7 @@ function renderTopics(list) {
     const tr = el("tr");
     tr.dataset.topic = t.name;
     tr.appendChild(el("td", t.name, "name"));
-    for (const k of ["ready", "delayed", "reserved", "buried"]) tr.appendChild(el("td", t[k], k));
+    for (const k of ["ready", "delayed", "reserved", "buried", "dead"]) tr.appendChild(el("td", t[k], k));
     tr.appendChild(el("td", limits(t.settings || {}), "limits"));
     tr.appendChild(el("td", fanout(t), "fanout"));
     tr.appendChild(el("td", t.paused ? `${Math.ceil(t.pause_time_left)}s` : "no", "paused"));
@@ -117,6 +116,11 @@ function renderTopics(list) {
     if (t.buried > 0) {
       actions.appendChild(actionButton("Kick buried", `Kick the ${t.buried} buried jobs of ${t.name}?`,
         () => api("POST", `/topics/${encodeURIComponent(t.name)}/kick`, {bound: t.buried}), "kick"));
+    }
+    if (t.dead > 0) {
+      const b = el("button", `Dead jobs (${t.dead})`, "dead");
+      b.addEventListener("click", () => showDead(t.name));
+      actions.appendChild(b);
     }
     actions.appendChild(t.paused
       ? actionButton("Resume", `Resume ${t.name}?`, () => api("POST", `/topics/${encodeURIComponent(t.name)}/pause`, {seconds: 0}), "resume")
@@ -177,12 +181,13 @@ async function refresh() {
     setText("s-delayed", stats.current_jobs_delayed);
     setText("s-reserved", stats.current_jobs_reserved);
     setText("s-buried", stats.current_jobs_buried);
+    setText("s-dead", stats.current_jobs_dead);
     setText("s-total", stats.total_jobs);
     setText("s-waiting", stats.current_waiting);
     setText("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
     setText("s-memory", bytes(redis.used_memory));
     setText("s-rtt", `${redis.rtt_ms.toFixed(2)} ms`);
-    remember(history, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves});
+    remember(history, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves, fail: stats.total_failures});
     drawLines(document.getElementById("chart"), history, 600, 120);
     renderTopics(topics);
     renderBuckets(buckets);
@@ -194,17 +199,55 @@ async function refresh() {
   }
 }
 
+// showDead lists a topic's dead jobs (the oldest 100), each with a retry button.
+async function showDead(topic) {
+  deadTopic = topic;
+  setText("dead-error", "");
+  const path = `/topics/${encodeURIComponent(topic)}/dead`;
+  try {
+    const list = await api("GET", `${path}?limit=100`);
+    setText("dead-topic", topic);
+    setText("dead-count", `${list.total} dead`);
+    const rows = list.jobs.map(j => {
+      const tr = el("tr");
+      tr.dataset.id = j.id;
+      for (const [v, cls] of [[j.id, "id"], [j.failures, "failures"], [j.last_error, "last-error"],
+                              [new Date(j.dead_at).toLocaleString(), "died"], [j.body_preview, "body"]]) tr.appendChild(el("td", v, cls));
+      const actions = el("td", undefined, "actions");
+      actions.appendChild(actionButton("Retry", `Retry dead job ${j.id}? It becomes ready, its failures forgotten.`,
+        async () => { await api("POST", `${path}/retry`, {ids: [j.id]}); await showDead(topic); }, "retry"));
+      tr.appendChild(actions);
+      return tr;
+    });
+    document.querySelector("#dead-jobs tbody").replaceChildren(...rows);
+    document.getElementById("dead").hidden = false;
+  } catch (e) {
+    setText("dead-error", e.message);
+  }
+}
+
+document.getElementById("dead-retry-all").addEventListener("click", async () => {
+  if (!deadTopic || !confirm(`Retry every dead job of ${deadTopic}?`)) return;
+  try { await api("POST", `/topics/${encodeURIComponent(deadTopic)}/dead/retry`); await showDead(deadTopic); await refresh(); } catch (e) { setText("dead-error", e.message); }
+});
+document.getElementById("dead-delete-all").addEventListener("click", async () => {
+  if (!deadTopic || !confirm(`Delete every dead job of ${deadTopic}? This cannot be undone.`)) return;
+  try { await api("DELETE", `/topics/${encodeURIComponent(deadTopic)}/dead`); await showDead(deadTopic); await refresh(); } catch (e) { setText("dead-error", e.message); }
+});
+document.getElementById("dead-close").addEventListener("click", () => { document.getElementById("dead").hidden = true; deadTopic = ""; });
+
 function showJob(job) {
   const dl = document.getElementById("job-fields");
   const fields = [["id", job.id], ["number", job.internal_id], ["topic", job.topic], ["state", job.state],
     ["priority", job.priority], ["delay", `${job.delay}s`], ["TTR", `${job.TTR}s`], ["attempt", job.attempt],
     ["reserves", job.reserves], ["timeouts", job.timeouts], ["releases", job.releases], ["buries", job.buries],
-    ["kicks", job.kicks], ["created", job.created], ["age", duration(job.age)], ["time left", `${job.time_left}s`]];
+    ["kicks", job.kicks], ["failures", job.failures], ["last error", job.last_error || "–"],
+    ["created", job.created], ["age", duration(job.age)], ["time left", `${job.time_left}s`]];
   dl.replaceChildren(...fields.flatMap(([k, v]) => [el("dt", k), el("dd", v, `f-${k.replace(" ", "-")}`)]));
   document.getElementById("job-body").textContent = job.body;
   document.getElementById("job").hidden = false;
   document.getElementById("job").dataset.id = job.id;
-  document.getElementById("job-kick").disabled = !(job.state === "buried" || job.state === "delayed");
+  document.getElementById("job-kick").disabled = !(job.state === "buried" || job.state === "delayed" || job.state === "dead");
 }
 
 async function lookup(id) {

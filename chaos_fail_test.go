@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+)
+
+// Failing consumers while the broker is SIGKILLed every few moments: a
+// third of the jobs fail twice before they succeed, one in ten always
+// fails, the rest succeed at once; each job may be tried 3 times (a fail or
+// a TTR that runs out, as a kill may cause, is a try). At the end every
+// job is acked or dead, none is lost, and no job is dead before it failed
+// 3 times.
+func TestChaosFailingConsumers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test")
+	}
+	jobs, every := chaosSettings(t)
+	jobs /= 2
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	store := checker(t, srv.URL())
+	const producers, consumers, maxAttempts = 4, 4, 3
+	alwaysFails := func(i int) bool { return i%10 == 1 }
+	failsTwice := func(i int) bool { return i%3 == 0 && !alwaysFails(i) }
+
+	retry := func(call func() (done bool)) {
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if call() {
+				return
+			}
+		}
+		t.Error("gave up retrying after 60s")
+	}
+	down := func(a answer, err error) bool { return err != nil || a.code == 503 }
+
+	var stored, acked sync.Map
+	var fails atomic.Int64
+	var producing sync.WaitGroup
+	for p := range producers {
+		producing.Go(func() {
+			for i := p; i < jobs; i += producers {
+				id := fmt.Sprintf("job-%d", i)
+				body := fmt.Sprintf(`{"id":%q,"topic":"flaky","body":"x","TTR":2,"retry":{"max_attempts":%d,"backoff":"fixed","base":0.05}}`, id, maxAttempts)
+				retry(func() bool {
+					a, err := b.do("POST", "/api/v1/jobs", body)
+					if down(a, err) {
+						return false
+					}
+					if a.code != 201 && a.code != 409 {
+						t.Errorf("push %s: %d %v", id, a.code, a.body)
+					}
+					stored.Store(id, true)
+					return true
+				})
+			}
+		})
+	}
+	stop := make(chan struct{})
+	var consuming sync.WaitGroup
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		consuming.Wait()
+	}()
+	for range consumers {
+		consuming.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				a, err := b.do("GET", "/api/v1/pop?topic=flaky&timeout=0.5", ``)
+				if down(a, err) || a.code != 200 {
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				id := a.body["id"].(string)
+				i, _ := strconv.Atoi(strings.TrimPrefix(id, "job-"))
+				failures := int(a.body["failures"].(float64))
+				fail := alwaysFails(i) || (failsTwice(i) && failures < 2)
+				verb, payload := "ack", ``
+				if fail {
+					verb, payload = "fail", `{"error":"chaos"}`
+					fails.Add(1)
+				}
+				path := fmt.Sprintf("/api/v1/jobs/%s/%s?attempt=%v", id, verb, a.body["attempt"])
+				retry(func() bool {
+					r, err := b.do("POST", path, payload)
+					if down(r, err) {
+						return false
+					}
+					// 404 (ack) or 409: a call cut off by a kill had gone through, or
+					// the TTR ran out meanwhile and another delivery carries on.
+					if !fail && (r.code == 200 || r.code == 404) {
+						acked.Store(id, true)
+					}
+					return true
+				})
+			}
+		})
+	}
+
+	produced := make(chan struct{})
+	go func() { producing.Wait(); close(produced) }()
+	faults := 0
+	for done := false; !done; {
+		select {
+		case <-produced:
+			done = true
+		case <-time.After(every):
+			b.kill()
+			time.Sleep(100 * time.Millisecond)
+			b.start()
+			faults++
+		}
+	}
+
+	// Every stored job ends acked or dead.
+	dead := map[string]float64{} // id -> failures
+	lastCount, lastProgress := -1, time.Now()
+	for {
+		clear(dead)
+		list := b.must(200, "GET", "/api/v1/topics/flaky/dead?limit=1000", ``)
+		for _, j := range list["jobs"].([]any) {
+			m := j.(map[string]any)
+			dead[m["id"].(string)] = m["failures"].(float64)
+		}
+		var missing []string
+		stored.Range(func(k, _ any) bool {
+			_, ok := acked.Load(k)
+			if _, gone := dead[k.(string)]; !ok && !gone {
+				missing = append(missing, k.(string))
+			}
+			return true
+		})
+		if len(missing) == 0 {
+			break
+		}
+		if len(missing) != lastCount {
+			lastCount, lastProgress = len(missing), time.Now()
+		}
+		if time.Since(lastProgress) > 20*time.Second {
+			for _, id := range missing[:min(len(missing), 5)] {
+				a, err := b.do("GET", "/api/v1/jobs/"+id, ``)
+				t.Logf("neither acked nor dead: %s: %d %v %v", id, a.code, a.body, err)
+			}
+			t.Fatalf("%d of %d stored jobs are neither acked nor dead, and none changed for 20s", len(missing), jobs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(stop)
+	consuming.Wait()
+	mustBeConsistent(t, store, "after the chaos")
+	wantDead := 0
+	for i := range jobs {
+		if alwaysFails(i) {
+			wantDead++
+			if _, ok := dead[fmt.Sprintf("job-%d", i)]; !ok {
+				t.Errorf("job-%d always fails but is not dead", i)
+			}
+		}
+	}
+	for id, failures := range dead {
+		if failures < maxAttempts {
+			t.Errorf("%s is dead after %v failures, before its %d attempts were spent", id, failures, maxAttempts)
+		}
+	}
+	t.Logf("%d jobs, %d faults, %d fails reported, %d dead (%d always fail; the others ran out of tries in the kills)",
+		jobs, faults, fails.Load(), len(dead), wantDead)
+	if faults == 0 {
+		t.Fatal("no fault struck: the load ended too soon to test anything")
+	}
+}
