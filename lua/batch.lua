@@ -106,7 +106,7 @@ end
 local now = now_ms()
 
 -- A topic's limits (its settings: lib.lua topic_config). held counts the
--- jobs a topic holds in any state, read once per call and kept as pushes
+-- jobs a topic holds in any state (dead ones too), read once per call and kept as pushes
 -- and discards change it (the pushes' own writes are gathered, unread).
 local held, bytes = {}, {}
 -- size is the bytes of bodies topic t holds, read once per call and kept.
@@ -117,7 +117,7 @@ end
 local function holds(t)
   if not held[t.name] then
     held[t.name] = redis.call('ZCARD', t.ready) + redis.call('ZCARD', t.delayed) +
-      redis.call('ZCARD', t.reserved) + redis.call('ZCARD', t.buried)
+      redis.call('ZCARD', t.reserved) + redis.call('ZCARD', t.buried) + redis.call('ZCARD', t.dead)
   end
   return held[t.name]
 end

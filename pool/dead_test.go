@@ -167,3 +167,19 @@ func TestConcurrentFailsCountOnce(t *testing.T) {
 	}
 	checkClean(t, p, ctx)
 }
+
+// Dead jobs count toward max_items: a topic holds them.
+func TestDeadJobsFillATopic(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "full", job.TopicConfig{"max_attempts": "1", "max_items": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	id := job.PublicID("", mustPush(t, p, ctx, job.Spec{Topic: "full", Body: "x", TTR: time.Minute}))
+	j := mustPop(t, p, ctx, "full")
+	if _, err := p.Fail(ctx, id, j.Attempt(), "no"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Push(ctx, job.Spec{Topic: "full", Body: "y"}); !errors.Is(err, job.ErrFull) {
+		t.Fatalf("push beside a dead job at max_items 1: %v", err)
+	}
+}
