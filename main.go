@@ -75,7 +75,7 @@ func start(args []string) error {
 	flags.String("beanstalk", "", `beanstalkd protocol listen address, overriding [beanstalk] addr ("" turns it off)`)
 	flags.String("rpc", "", `gmq JSON-RPC listen address, overriding [rpc] addr ("" turns it off)`)
 	flags.String("kestrel", "", `kestrel's memcache protocol listen address, overriding [kestrel] addr ("" turns it off)`)
-	flags.String("token", "", "token the dashboard and HTTP API require, overriding [web] token")
+	flags.String("token", "", "token the dashboard and HTTP API require, overriding [web] token and $GMQ_TOKEN")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -91,7 +91,9 @@ func start(args []string) error {
 	settings := map[string]string{"http": "server.http", "redis": "redis.url", "beanstalk": "beanstalk.addr",
 		"rpc": "rpc.addr", "kestrel": "kestrel.addr", "token": "web.token"}
 	var flagErr error
+	given := map[string]bool{}
 	flags.Visit(func(f *flag.Flag) {
+		given[f.Name] = true
 		if key, ok := settings[f.Name]; ok && flagErr == nil {
 			if err := cfg.Set(key, f.Value.String()); err != nil {
 				flagErr = fmt.Errorf("flag --%s: %w", f.Name, err)
@@ -100,6 +102,11 @@ func start(args []string) error {
 	})
 	if flagErr != nil {
 		return flagErr
+	}
+	// $GMQ_TOKEN, over conf.ini's token or token_file, under --token: a
+	// token that need sit neither in a file nor in the process list.
+	if env := os.Getenv("GMQ_TOKEN"); env != "" && !given["token"] {
+		cfg.Token = env
 	}
 	if err := cfg.CheckOpenPorts(); err != nil {
 		return err

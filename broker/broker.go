@@ -247,7 +247,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		})
 	}
 	b.log.Info("gmq started", "version", b.opts.Version, "http", b.Addr("http"), "beanstalk", b.Addr("beanstalk"),
-		"rpc", b.Addr("rpc"), "kestrel", b.Addr("kestrel"), "redis", b.cfg.RedisURL, "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
+		"rpc", b.Addr("rpc"), "kestrel", b.Addr("kestrel"), "redis", pool.Redacted(b.cfg.RedisURL), "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
 	var err error
 	select {
 	case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,7 @@ type Config struct {
 	MaxJobSize    int    // [beanstalk] max_job_size: bytes, beanstalkd's -z
 
 	Token        string   // [web] token: required by the dashboard and the HTTP API when set
+	TokenFile    string   // [web] token_file: a file holding the token, so it need not sit in conf.ini
 	AllowedHosts []string // [web] allowed_hosts: Host names accepted besides loopback ones when http is on loopback
 	// AllowOpenPorts ([server] allow_open_ports) lets the broker start with a
 	// token and the beanstalkd or JSON-RPC port beyond loopback: those
@@ -170,6 +172,7 @@ func (c *Config) settings() []setting {
 		}},
 		{"beanstalk", "max_job_size", intTo(&c.MaxJobSize, 1, 64<<20)},
 		{"web", "token", func(c *Config, v string) error { c.Token = v; return nil }},
+		{"web", "token_file", func(c *Config, v string) error { c.TokenFile = v; return nil }},
 		{"web", "allowed_hosts", func(c *Config, v string) error {
 			c.AllowedHosts = nil
 			for _, h := range strings.Split(v, ",") {
@@ -227,6 +230,34 @@ func Parse(text []byte) (Config, error) {
 	return c, c.validate()
 }
 
+// shown is a setting's value as an error may quote it: never a secret (the
+// Redis URL may hold a password, the token is one).
+func shown(s setting, v string) string {
+	if s.key == "url" || s.key == "token" {
+		return "(not shown)"
+	}
+	return strconv.Quote(v)
+}
+
+// ResolveToken reads the token from [web] token_file, if set (one line;
+// surrounding space trimmed); setting both token and token_file is an error.
+func (c *Config) ResolveToken() error {
+	if c.TokenFile == "" {
+		return nil
+	}
+	if c.Token != "" {
+		return errors.New("[web] token and token_file are both set: keep one")
+	}
+	data, err := os.ReadFile(c.TokenFile)
+	if err != nil {
+		return fmt.Errorf("[web] token_file: %w", err)
+	}
+	if c.Token = strings.TrimSpace(string(data)); c.Token == "" {
+		return fmt.Errorf("[web] token_file %s is empty", c.TokenFile)
+	}
+	return nil
+}
+
 // validate checks what no single key can: a job that beanstalkd's protocol
 // accepts must fit the store's body limit; an alias's destinations are topics.
 func (c *Config) validate() error {
@@ -235,6 +266,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxRequestBody > c.BodyMemory {
 		return fmt.Errorf("[server] max_request_body = %d is over [server] body_memory = %d: such a request could never be read", c.MaxRequestBody, c.BodyMemory)
+	}
+	if err := c.ResolveToken(); err != nil {
+		return err
 	}
 	return c.checkAliases()
 }
@@ -257,7 +291,7 @@ func (c *Config) apply(f *ini.File) error {
 				return fmt.Errorf("[%s] %s: unknown key", sec.Name(), k.Name())
 			}
 			if err := s.parse(c, strings.TrimSpace(k.Value())); err != nil {
-				return fmt.Errorf("[%s] %s = %q: %w", s.section, s.key, k.Value(), err)
+				return fmt.Errorf("[%s] %s = %s: %w", s.section, s.key, shown(s, k.Value()), err)
 			}
 		}
 	}
@@ -353,7 +387,7 @@ func (c *Config) Set(name, value string) error {
 	for _, s := range c.settings() {
 		if s.section+"."+s.key == name {
 			if err := s.parse(c, value); err != nil {
-				return fmt.Errorf("[%s] %s = %q: %w", s.section, s.key, value, err)
+				return fmt.Errorf("[%s] %s = %s: %w", s.section, s.key, shown(s, value), err)
 			}
 			return nil
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -145,5 +146,28 @@ func TestTopicSections(t *testing.T) {
 		if _, err := Parse([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v, want an error naming %q", bad.text, err, bad.want)
 		}
+	}
+}
+
+// The token may come from a file; secrets are never quoted in errors.
+func TestTokenFileAndSecretsInErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "token")
+	if err := os.WriteFile(file, []byte("  s3cret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse([]byte("[web]\ntoken_file = " + file + "\n"))
+	if err != nil || c.Token != "s3cret-token" {
+		t.Fatalf("token_file: %q %v", c.Token, err)
+	}
+	if _, err := Parse([]byte("[web]\ntoken = a\ntoken_file = " + file + "\n")); err == nil {
+		t.Fatal("token and token_file both set: accepted")
+	}
+	if _, err := Parse([]byte("[web]\ntoken_file = " + filepath.Join(dir, "missing") + "\n")); err == nil {
+		t.Fatal("a missing token_file: accepted")
+	}
+	_, err = Parse([]byte("[redis]\nurl = http://user:pa55word@host:1\n"))
+	if err == nil || strings.Contains(err.Error(), "pa55word") {
+		t.Fatalf("a bad Redis URL's error: %v, want one that does not show the password", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	neturl "net/url"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -21,7 +23,7 @@ import (
 func Dial(ctx context.Context, url string, timeout time.Duration, log *slog.Logger) (rueidis.Client, error) {
 	opt, err := rueidis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("redis url %q: %w", url, err)
+		return nil, fmt.Errorf("redis url %s: %w", Redacted(url), err)
 	}
 	opt.DisableCache = true // reads go through scripts; client-side caching buys nothing
 	opt.DisableRetry = true
@@ -32,15 +34,33 @@ func Dial(ctx context.Context, url string, timeout time.Duration, log *slog.Logg
 			return client, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("connect to Redis at %s: %w: %w", url, job.ErrUnavailable, err)
+			return nil, fmt.Errorf("connect to Redis at %s: %w: %w", Redacted(url), job.ErrUnavailable, err)
 		}
-		log.Warn("Redis not reachable yet; retrying", "url", url, "err", err)
+		log.Warn("Redis not reachable yet; retrying", "url", Redacted(url), "err", err)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// Redacted is a Redis URL fit for logs and errors: its password (in the
+// user info, or a password query parameter) shown as ***. An URL that does
+// not parse is not shown at all.
+func Redacted(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "(a Redis URL that does not parse)"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = neturl.UserPassword(u.User.Username(), "***")
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "***")
+		u.RawQuery = q.Encode()
+	}
+	return strings.ReplaceAll(u.String(), "%2A%2A%2A", "***")
 }
 
 // Open dials Redis as Dial does and returns a Pool over it that owns the
