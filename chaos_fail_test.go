@@ -132,10 +132,15 @@ func TestChaosFailingConsumers(t *testing.T) {
 	lastCount, lastProgress := -1, time.Now()
 	for {
 		clear(dead)
-		list := b.must(200, "GET", "/api/v1/topics/flaky/dead?limit=1000", ``)
-		for _, j := range list["jobs"].([]any) {
-			m := j.(map[string]any)
-			dead[m["id"].(string)] = m["failures"].(float64)
+		for offset := 0; ; offset += 1000 { // the dead list, page by page
+			list := b.must(200, "GET", fmt.Sprintf("/api/v1/topics/flaky/dead?offset=%d&limit=1000", offset), ``)
+			for _, j := range list["jobs"].([]any) {
+				m := j.(map[string]any)
+				dead[m["id"].(string)] = m["failures"].(float64)
+			}
+			if offset+1000 >= int(list["total"].(float64)) {
+				break
+			}
 		}
 		var missing []string
 		stored.Range(func(k, _ any) bool {

@@ -113,6 +113,9 @@ func (d *Dispatcher) validate(j job.Spec) error {
 			return err
 		}
 	}
+	if err := job.ValidateTraceParent(j.TraceParent); err != nil {
+		return err
+	}
 	return nil
 }
 

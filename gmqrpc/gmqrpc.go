@@ -135,6 +135,9 @@ func (s *Service) Pop(topics []string, reply *map[string]string) error {
 		"delay": seconds(j.Delay), "TTR": seconds(j.TTR), "priority": strconv.FormatUint(uint64(j.Priority), 10),
 		"attempt": strconv.Itoa(j.Attempt()), "consumeNum": strconv.Itoa(j.Reserves), "state": j.State.String(),
 	}
+	if j.TraceParent != "" {
+		(*reply)["traceparent"] = j.TraceParent
+	}
 	return nil
 }
 

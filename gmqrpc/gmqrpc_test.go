@@ -66,10 +66,11 @@ func TestGoClient(t *testing.T) {
 	if err := c.Call("Service.Ack", "go_1", &reply); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Call("Service.Push", map[string]any{"id": "go_2", "topic": "go", "body": "x", "retry": map[string]any{"max_attempts": 1}}, &reply); err != nil {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	if err := c.Call("Service.Push", map[string]any{"id": "go_2", "topic": "go", "body": "x", "retry": map[string]any{"max_attempts": 1}, "traceparent": tp}, &reply); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Call("Service.Pop", []string{"go"}, &job); err != nil || job["id"] != "go_2" {
+	if err := c.Call("Service.Pop", []string{"go"}, &job); err != nil || job["id"] != "go_2" || job["traceparent"] != tp {
 		t.Fatalf("pop: %v %v", job, err)
 	}
 	if err := c.Call("Service.Fail", map[string]any{"id": "go_2", "error": "broken"}, &reply); err != nil || reply != "dead" {

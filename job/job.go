@@ -56,6 +56,9 @@ type Spec struct {
 	Expires time.Time
 	// Retry, when not nil, is the job's own retry policy over its topic's.
 	Retry *RetryPolicy
+	// TraceParent is the producer's W3C trace context (traceparent), kept
+	// with the job and handed to its consumers, so a trace crosses the queue.
+	TraceParent string
 }
 
 // Job is a stored job as read at one instant (Now, Redis's clock).
@@ -73,10 +76,11 @@ type Job struct {
 	Expires  time.Time // zero: never
 	// Failures is how many times consumers failed it (a fail, or its TTR ran
 	// out); LastError the last one's error; DeadAt when it died (zero: alive).
-	Failures  int
-	LastError string
-	DeadAt    time.Time
-	Now       time.Time
+	Failures    int
+	LastError   string
+	DeadAt      time.Time
+	TraceParent string // the producer's W3C traceparent, "" for none
+	Now         time.Time
 
 	Reserves, Timeouts, Releases, Buries, Kicks int
 }

@@ -1,6 +1,9 @@
 package job
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // MaxNameLen is the longest topic name and client id, beanstalkd's tube limit.
 const MaxNameLen = 200
@@ -78,4 +81,35 @@ func IsNumber(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// ValidateTraceParent checks a W3C trace context traceparent header value:
+// version 00's form, 2-32-16-2 lower-case hex digits, trace and span ids
+// not all zero ("" is none).
+func ValidateTraceParent(v string) error {
+	if v == "" {
+		return nil
+	}
+	bad := fmt.Errorf("%w: traceparent %q is not a W3C trace context (00-<32 hex>-<16 hex>-<2 hex>)", ErrInvalid, clip(v))
+	parts := strings.Split(v, "-")
+	if len(parts) != 4 || len(parts[0]) != 2 || len(parts[1]) != 32 || len(parts[2]) != 16 || len(parts[3]) != 2 || parts[0] == "ff" {
+		return bad
+	}
+	for _, p := range parts {
+		if strings.Trim(p, "0123456789abcdef") != "" {
+			return bad
+		}
+	}
+	if strings.Trim(parts[1], "0") == "" || strings.Trim(parts[2], "0") == "" {
+		return bad
+	}
+	return nil
+}
+
+// clip shortens a value for an error message.
+func clip(v string) string {
+	if len(v) > 64 {
+		return v[:64] + "…"
+	}
+	return v
 }

@@ -12,7 +12,8 @@
 --   each as: kind, k, k topic numbers (1-based, into the names above), then
 --   the kind's arguments:
 --   push     member, priority, ttr ms, delay ms, body, client id ('' for none), expires (ms, 0: never;
---            the topic's max_age caps it), retry policy ('' the topic's; lib.lua retry_policy), then a
+--            the topic's max_age caps it), retry policy ('' the topic's; lib.lua retry_policy), W3C
+--            traceparent ('' none), then a
 --            member for each of its fanout children (its topics
 --            after the first) -> {'OK', now ms, due ms (0 when ready), 1 if the topic kept a copy (0:
 --            fanout_only), then member and client id of each job discarded to make room}, or {'EXISTS'}
@@ -88,7 +89,7 @@ end
 local topics = {}
 local n = tonumber(ARGV[2])
 for i = 1, n do topics[i] = topic_keys(i, ARGV[2 + i]) end
-local arity = {push = 8, delete = 3, pop = 1, pop_n = 2, ack_pop = 2}
+local arity = {push = 9, delete = 3, pop = 1, pop_n = 2, ack_pop = 2}
 local ops = {}
 local i = 3 + n
 while i <= #ARGV do
@@ -189,7 +190,7 @@ local listed = {} -- topic name -> its keys: topics that got a job (added to the
 local function store(t, member, a, cid, expires)
   local delay = tonumber(a[4])
   local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, cid, #a[5], expires,
-               0, '', 0, a[8]}
+               0, '', 0, a[8], a[9]}
   settle(job, delay, now)
   gather('HSET', K_JOBS, member, cmsgpack.pack(job))
   gather('HSET', K_BODIES, member, a[5])
@@ -262,7 +263,7 @@ if #pushes > 0 then
       for j = 2, #op.ts do
         local child = op.ts[j]
         if not admit(child, a[5]) then
-          local copy = store(child, a[7 + j], a, '', expiry(child, tonumber(a[7])))
+          local copy = store(child, a[8 + j], a, '', expiry(child, tonumber(a[7])))
           if not keep then due = copy[F_DUE] end
         end
       end

@@ -43,6 +43,8 @@ local F_EXPIRES = 15
 -- its TTR ran out), the last error, when it died (ms, 0: alive), and its own
 -- retry policy ('' for its topic's; see retry_policy).
 local F_FAILURES, F_LAST_ERROR, F_DEAD_AT, F_RETRY = 16, 17, 18, 19
+-- F_TRACE is the W3C traceparent the producer sent ('' or missing: none).
+local F_TRACE = 20
 
 -- OUTBOX_DUE is the outbox's name in the bucket's due zset: the timer that
 -- finds it due moves the outbox's jobs to their topics.
@@ -355,7 +357,7 @@ local function reply(member, job, body, now)
   return {member, body or false, now, job[F_STATE], job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY],
           job[F_CREATED], job[F_DUE], job[F_RESERVES], job[F_TIMEOUTS], job[F_RELEASES], job[F_BURIES],
           job[F_KICKS], job[F_CID], job[F_EXPIRES] or 0, job[F_FAILURES] or 0, job[F_LAST_ERROR] or '',
-          job[F_DEAD_AT] or 0}
+          job[F_DEAD_AT] or 0, job[F_TRACE] or ''}
 end
 
 -- answer is a successful call's reply: 'OK' and the job as it now is, with

@@ -3,14 +3,15 @@
 -- once pushed. A crash between the push and 'done' pushes them again: an
 -- expired job is moved at least once, never lost.
 -- KEYS: the shared layout (lib.lua), no topic.
--- ARGV: origin, 'take', n -> {member, topic, priority, ttr ms, body, ...} of up to n jobs, oldest first
+-- ARGV: origin, 'take', n -> {member, topic, priority, ttr ms, body, traceparent, ...} of up to n jobs, oldest first
 --       origin, 'done', member... -> the number of jobs left in the outbox
 if ARGV[2] == 'take' then
   local out = {}
   for _, member in ipairs(redis.call('ZRANGE', K_OUTBOX, 0, tonumber(ARGV[3]) - 1)) do
     local job = load(member)
     if job and job[F_STATE] == EXPIRED then
-      for _, v in ipairs({member, job[F_TOPIC], job[F_PRI], job[F_TTR], redis.call('HGET', K_BODIES, member) or ''}) do
+      for _, v in ipairs({member, job[F_TOPIC], job[F_PRI], job[F_TTR], redis.call('HGET', K_BODIES, member) or '',
+                          job[F_TRACE] or ''}) do
         out[#out + 1] = v
       end
     else

@@ -493,7 +493,7 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.J
 }
 
 // jobFields is the length of a job reply (lua/lib.lua reply()).
-const jobFields = 20
+const jobFields = 21
 
 func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	if len(r) < jobFields {
@@ -526,7 +526,7 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	if at := intAt(r, 16); at > 0 {
 		j.Expires = time.UnixMilli(at)
 	}
-	j.Failures, j.LastError = int(intAt(r, 17)), strAt(r, 18)
+	j.Failures, j.LastError, j.TraceParent = int(intAt(r, 17)), strAt(r, 18), strAt(r, 20)
 	if at := intAt(r, 19); at > 0 {
 		j.DeadAt = time.UnixMilli(at)
 	}

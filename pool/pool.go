@@ -217,7 +217,7 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueid
 	for range 5 {
 		args := []string{m, strconv.FormatUint(uint64(j.Priority), 10), strconv.FormatInt(millis(j.TTR), 10),
 			strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID, strconv.FormatInt(epochMillis(j.Expires), 10),
-			j.Retry.Encode()}
+			j.Retry.Encode(), j.TraceParent}
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {

@@ -69,9 +69,9 @@ func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, er
 	}
 	ready := map[string]int{}
 	done := []string{p.opts.Origin, "done"}
-	for i := 0; i+4 < len(r); i += 5 {
+	for i := 0; i+5 < len(r); i += 6 {
 		spec := job.Spec{Topic: strAt(r, i+1), Priority: uint32(intAt(r, i+2)),
-			TTR: time.Duration(intAt(r, i+3)) * time.Millisecond, Body: strAt(r, i+4)}
+			TTR: time.Duration(intAt(r, i+3)) * time.Millisecond, Body: strAt(r, i+4), TraceParent: strAt(r, i+5)}
 		pushed, err := p.Push(ctx, spec)
 		switch {
 		case err == nil:

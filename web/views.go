@@ -36,6 +36,8 @@ type jobView struct {
 	Failures   int     `json:"failures"`
 	LastError  string  `json:"last_error,omitempty"`
 	DeadAt     string  `json:"dead_at,omitempty"`
+	// TraceParent is the producer's W3C trace context, for the consumer's span.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 func viewJob(j *job.Job) jobView {
@@ -54,7 +56,7 @@ func viewJob(j *job.Job) jobView {
 	if !j.Expires.IsZero() {
 		v.Expires = j.Expires.UTC().Format(time.RFC3339Nano)
 	}
-	v.Failures, v.LastError = j.Failures, j.LastError
+	v.Failures, v.LastError, v.TraceParent = j.Failures, j.LastError, j.TraceParent
 	if !j.DeadAt.IsZero() {
 		v.DeadAt = j.DeadAt.UTC().Format(time.RFC3339Nano)
 	}

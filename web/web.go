@@ -270,6 +270,9 @@ func (s *Server) push(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if j.TraceParent == "" { // the request's own trace context, as W3C's header
+		j.TraceParent = c.GetHeader("traceparent")
+	}
 	id, err := s.d.Push(c, j)
 	if err != nil {
 		return 0, nil, err

@@ -554,3 +554,28 @@ func TestFailuresOverHTTP(t *testing.T) {
 		t.Fatalf("check: %v %v", problems, err)
 	}
 }
+
+// A push's W3C traceparent (a field, or the request's header) comes back
+// with the job on every pop.
+func TestTraceParent(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"tr","body":"field","traceparent":"`+tp+`"}`)
+	req, _ := http.NewRequest("POST", api+"/jobs", strings.NewReader(`{"topic":"tr","body":"header"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", tp)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("push with the header: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	for _, body := range []string{"field", "header"} {
+		if j := mustCall(t, 200, "GET", api+"/pop?topic=tr", ``); j["body"] != body || j["traceparent"] != tp {
+			t.Fatalf("pop: %v, want %q with its traceparent", j, body)
+		}
+	}
+	for _, bad := range []string{"00-0000-00f067aa0ba902b7-01", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "nope"} {
+		mustCall(t, 400, "POST", api+"/jobs", `{"topic":"tr","body":"x","traceparent":"`+bad+`"}`)
+	}
+}

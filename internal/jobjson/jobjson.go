@@ -258,7 +258,10 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	if j.Expires, err = f.Expiry(time.Now()); err != nil {
 		return j, err
 	}
-	j.Retry, err = f.Retry()
+	if j.Retry, err = f.Retry(); err != nil {
+		return j, err
+	}
+	j.TraceParent, _, err = f.Str("traceparent")
 	return j, err
 }
 
