@@ -66,6 +66,12 @@ var importRules = []func(pkg, dep string) string{
 		return ""
 	},
 	func(pkg, dep string) string {
+		if (pkg == "admin" || pkg == "client") && isModule(dep) {
+			return "the command-line administration and the Go client speak HTTP to a broker: none of its packages"
+		}
+		return ""
+	},
+	func(pkg, dep string) string {
 		if (dep == "broker" || strings.HasPrefix(dep, "broker/")) && pkg != "." && !strings.HasPrefix(pkg, "broker") {
 			return "only main (and tests) use the assembled broker"
 		}

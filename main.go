@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gmq/gmq/admin"
 	"github.com/gmq/gmq/broker"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/load"
@@ -32,10 +33,9 @@ const usage = `usage:
                                                        measure a broker: push, pop+ack, full cycle
   gmq bench --http URL --delay-rate N [--delay-for D] [--delay-max D] [--batch N]
                                                        measure how late delayed jobs come
-  gmq status [--url URL] [--token T] [up|writeavoid|readonly|quiescent]
-                                                       read or set the server status of every broker on the Redis
   gmq version                                          print the version
-`
+administration, through a broker's HTTP API:
+` + admin.Commands + "\n"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -53,14 +53,12 @@ func main() {
 			fmt.Fprintln(os.Stderr, "gmq bench:", err)
 			os.Exit(1)
 		}
-	case "status":
-		if err := statusCmd(os.Args[2:], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "gmq status:", err)
-			os.Exit(1)
-		}
 	case "version", "--version", "-v":
 		fmt.Println("gmq", version)
 	default:
+		if admin.Known(os.Args[1]) {
+			os.Exit(admin.Run(os.Args[1], os.Args[2:], os.Stdout, os.Stderr))
+		}
 		fmt.Fprintf(os.Stderr, "gmq: unknown command %q\n%s", os.Args[1], usage)
 		os.Exit(2)
 	}

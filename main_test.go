@@ -355,3 +355,67 @@ func TestKestrelShutdown(t *testing.T) {
 		t.Fatalf("exit code %d after shutdown, want 0\n%s", code, b.log)
 	}
 }
+
+// The admin commands against a live broker: each a thin client of the HTTP
+// API, tables for people, --json for scripts, exit codes 0 / 1 / 2.
+func TestAdminCommands(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	gmq := func(args ...string) (string, int) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(os.Environ(), "GMQ_URL="+b.url(""))
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	must := func(want string, args ...string) string {
+		t.Helper()
+		out, code := gmq(args...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("gmq %v: exit %d\n%s\nwant %q in it", args, code, out, want)
+		}
+		return out
+	}
+	id := strings.TrimSpace(must("", "push", "mail", "hello\x1b[2J", "--priority", "5", "--ttr", "30"))
+	must("", "push", "--delay", "60", "mail", "later")
+	must("mail", "topics")
+	must(`"ready": 1`, "topic", "mail", "--json") // --json: the API's JSON, key names intact
+	must("ready", "topic", "mail")                // a table for people
+	if out := must("hello", "peek", "mail"); strings.Contains(out, "\x1b") {
+		t.Fatalf("a body's control characters reach the terminal:\n%q", out)
+	}
+	must("later", "peek", "mail", "delayed")
+	must(`"priority": 5`, "job", id, "--json")
+	must(`"state": "reserved"`, "pop", "mail", "--json", "--timeout", "1")
+	must("state", "fail", id, "smtp 550")
+	must("paused", "pause", "mail", "60")
+	must("kicked", "kick", "mail")
+	must("deleted", "delete", id)
+	must("total_jobs", "stats")
+	must("(no job)", "pop", "empty", "--timeout", "0.1")
+	must("readonly", "status", "readonly")
+	must("up", "status", "up")
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"job", "nobody"}, 1, "404"},
+		{[]string{"delete", "nobody"}, 1, "not found"},
+		{[]string{"push", "bad topic", "x"}, 1, "400"},
+		{[]string{"push", "onlytopic"}, 2, "usage: gmq push TOPIC BODY"},
+		{[]string{"pause", "mail", "soon"}, 2, "SECONDS"},
+		{[]string{"stats", "--bogus"}, 2, "bogus"},
+		{[]string{"status", "sideways"}, 1, "unknown status"},
+		{[]string{"stats", "--url", "http://127.0.0.1:1"}, 1, "the broker at http://127.0.0.1:1"},
+	} {
+		if out, code := gmq(tc.args...); code != tc.code || !strings.Contains(out, tc.says) {
+			t.Errorf("gmq %v: exit %d %q, want %d with %q", tc.args, code, out, tc.code, tc.says)
+		}
+	}
+}

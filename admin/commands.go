@@ -1,0 +1,137 @@
+package admin
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+)
+
+// topics lists every topic: name, counts per state, paused.
+func topics(c *call) error {
+	answer, err := c.do("GET", "/topics", nil)
+	if err != nil {
+		return err
+	}
+	return c.show(answer, func(w io.Writer) {
+		fmt.Fprintln(w, "TOPIC\tREADY\tDELAYED\tRESERVED\tBURIED\tDEAD\tPAUSED")
+		m, _ := answer.(map[string]any)
+		list, _ := m["topics"].([]any)
+		for _, t := range list {
+			t, _ := t.(map[string]any)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", text(t["name"]), text(t["ready"]), text(t["delayed"]),
+				text(t["reserved"]), text(t["buried"]), text(t["dead"]), text(t["paused"]))
+		}
+	})
+}
+
+// dead lists a topic's dead jobs (the oldest 100).
+func dead(c *call) error {
+	answer, err := c.do("GET", "/topics/"+c.path(0)+"/dead?limit=100", nil)
+	if err != nil {
+		return err
+	}
+	return c.show(answer, func(w io.Writer) {
+		fmt.Fprintln(w, "ID\tFAILURES\tDIED\tLAST ERROR\tBODY")
+		m, _ := answer.(map[string]any)
+		list, _ := m["jobs"].([]any)
+		for _, j := range list {
+			j, _ := j.(map[string]any)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", text(j["id"]), text(j["failures"]), text(j["dead_at"]),
+				text(j["last_error"]), text(j["body_preview"]))
+		}
+	})
+}
+
+// peek shows a topic's next job in a state (ready by default).
+func peek(c *call) error {
+	state := "ready"
+	if len(c.args) == 2 {
+		state = c.args[1]
+	}
+	return c.showMap("GET", "/topics/"+c.path(0)+"/peek/"+url.PathEscape(state), nil)
+}
+
+// push stores a job and prints its id.
+func push(c *call) error {
+	body := map[string]any{"topic": c.args[0], "body": c.args[1], "delay": c.delay}
+	if c.ttr >= 0 {
+		body["ttr"] = c.ttr
+	}
+	if c.priority >= 0 {
+		body["priority"] = c.priority
+	}
+	answer, err := c.do("POST", "/jobs", body)
+	if err != nil {
+		return err
+	}
+	return c.show(answer, func(w io.Writer) {
+		m, _ := answer.(map[string]any)
+		fmt.Fprintln(w, text(m["id"]))
+	})
+}
+
+// pop reserves a job (waiting up to --timeout) and shows it; with none,
+// it says so (null with --json) and succeeds: an empty topic is no failure.
+func pop(c *call) error {
+	q := url.Values{"topic": {c.args[0]}, "timeout": {strconv.FormatFloat(c.timeout, 'f', -1, 64)}}
+	answer, err := c.do("GET", "/pop?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	return c.show(answer, func(w io.Writer) {
+		if answer == nil {
+			fmt.Fprintln(w, "(no job)")
+			return
+		}
+		writeMap(w, answer)
+	})
+}
+
+// kick makes up to N (default: all) buried (then dead) or else delayed
+// jobs of a topic ready.
+func kick(c *call) error {
+	body := map[string]any{}
+	if len(c.args) == 2 {
+		n, err := strconv.Atoi(c.args[1])
+		if err != nil || n < 0 {
+			return usageError{fmt.Sprintf("N %q: want a whole number", c.args[1])}
+		}
+		body = map[string]any{"bound": n}
+	}
+	return c.showMap("POST", "/topics/"+c.path(0)+"/kick", body)
+}
+
+// pause stops pops from a topic for SECONDS (0 resumes it).
+func pause(c *call) error {
+	secs, err := strconv.ParseFloat(c.args[1], 64)
+	if err != nil || secs < 0 {
+		return usageError{fmt.Sprintf("SECONDS %q: want a number, 0 or more", c.args[1])}
+	}
+	return c.showMap("POST", "/topics/"+c.path(0)+"/pause", map[string]any{"seconds": secs})
+}
+
+// fail reports that a job failed (any delivery), with a reason.
+func fail(c *call) error {
+	reason := "failed from the command line"
+	if len(c.args) == 2 {
+		reason = c.args[1]
+	}
+	return c.showMap("POST", "/jobs/"+c.path(0)+"/fail", map[string]any{"error": reason})
+}
+
+// status reads, or sets, the server status of every broker on the Redis.
+func status(c *call) error {
+	method, path, body := "GET", "/status", any(nil)
+	if len(c.args) == 1 {
+		method, body = "PUT", map[string]any{"status": c.args[0]}
+	}
+	answer, err := c.do(method, path, body)
+	if err != nil {
+		return err
+	}
+	return c.show(answer, func(w io.Writer) {
+		m, _ := answer.(map[string]any)
+		fmt.Fprintln(w, text(m["status"]))
+	})
+}
