@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"net"
@@ -111,6 +112,9 @@ func (c *conn) handle(req request) bool {
 		return false
 	}
 	c.s.count(cmd.stat)
+	if observe := c.s.opts.Observe; observe != nil {
+		defer func(start time.Time) { observe(strings.TrimPrefix(cmd.stat, "cmd-"), time.Since(start)) }(time.Now())
+	}
 	ctx, cancel := c.s.ctx(c.ctx)
 	defer cancel()
 	switch cmd.op {

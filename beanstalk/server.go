@@ -21,7 +21,9 @@ type Options struct {
 	MaxJobSize int // bytes; beanstalkd's default is 65535
 	// RequestTimeout bounds the store calls a command makes (a reserve: plus its wait).
 	RequestTimeout time.Duration
-	Log            *slog.Logger
+	// Observe, when set, is told how long each command took (for metrics).
+	Observe func(op string, took time.Duration)
+	Log     *slog.Logger
 }
 
 // Server serves beanstalkd's protocol. Serve it on a listener; Close it once.

@@ -10,6 +10,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -26,6 +27,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/load"
@@ -316,21 +318,7 @@ func BenchmarkHTTPCycle(b *testing.B) {
 // 10,000, as the dashboard does every two seconds.
 func BenchmarkHTTPTopicsPage(b *testing.B) {
 	br, c := newBroker(b)
-	sem := make(chan struct{}, 64)
-	errs := make(chan error, 10000)
-	for i := range 10000 {
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
-			_, err := br.Pool.Push(context.Background(), job.Spec{Topic: fmt.Sprintf("topic-%05d", i), Body: "x", Priority: 1})
-			errs <- err
-		}()
-	}
-	for range 10000 {
-		if err := <-errs; err != nil {
-			b.Fatal(err)
-		}
-	}
+	manyTopics(b, br, 10000)
 	b.ResetTimer()
 	for b.Loop() {
 		resp, err := c.Get(br.URL + "/api/v1/topics?offset=5000&limit=100")
@@ -340,6 +328,47 @@ func BenchmarkHTTPTopicsPage(b *testing.B) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
+
+// BenchmarkMetricsScrape is one Prometheus scrape of /metrics (the cache
+// off) with 10,000 topics: [metrics] max_topics (1,000) of them read one by
+// one, the rest summed from the buckets' counters.
+func BenchmarkMetricsScrape(b *testing.B) {
+	redis.Flush(b)
+	br := brokertest.Start(b, redis, func(c *config.Config) { c.MetricsCache = 0 })
+	manyTopics(b, br, 10000)
+	b.ResetTimer()
+	for b.Loop() {
+		resp, err := http.Get(br.URL + "/metrics")
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || n == 0 {
+			b.Fatalf("status %d, %d bytes", resp.StatusCode, n)
+		}
+	}
+}
+
+// manyTopics pushes one job to each of n topics.
+func manyTopics(b *testing.B, br *brokertest.Broker, n int) {
+	b.Helper()
+	sem := make(chan struct{}, 64)
+	errs := make(chan error, n)
+	for i := range n {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			_, err := br.Pool.Push(context.Background(), job.Spec{Topic: fmt.Sprintf("topic-%05d", i), Body: "x", Priority: 1})
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/kestrel"
+	"github.com/gmq/gmq/metrics"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/web"
 )
@@ -107,7 +108,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	}
 	b.d.SetAliases(cfg.Aliases)
 	others := map[string]web.Counter{} // the HTTP stats count the other front ends' clients
-	api := web.New(b.d, web.Options{Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
+	m := metrics.New(b.d, metrics.Options{MaxTopics: cfg.MetricsMaxTopics, CacheFor: cfg.MetricsCache,
+		Connections: b.connections})
+	observe := func(frontEnd string) func(string, time.Duration) {
+		return func(op string, took time.Duration) { m.ObserveRequest(frontEnd, op, took) }
+	}
+	api := web.New(b.d, web.Options{Metrics: m.Handler(), Observe: observe("http"), Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
 		Token: cfg.Token, Loopback: config.IsLoopback(cfg.HTTP), AllowedHosts: cfg.AllowedHosts,
 		MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, ReadTimeout: cfg.ReadTimeout,
@@ -115,7 +121,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	b.fronts = []*front{{name: "http", addr: cfg.HTTP, fe: api}}
 	if cfg.BeanstalkAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "beanstalk", addr: cfg.BeanstalkAddr, fe: beanstalk.New(b.d,
-			beanstalk.Options{MaxJobSize: cfg.MaxJobSize, RequestTimeout: cfg.RequestTimeout, Log: opts.Log})})
+			beanstalk.Options{MaxJobSize: cfg.MaxJobSize, RequestTimeout: cfg.RequestTimeout, Observe: observe("beanstalk"), Log: opts.Log})})
 	}
 	if cfg.RPCAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "rpc", addr: cfg.RPCAddr, fe: gmqrpc.New(b.d, gmqrpc.Options{
@@ -125,7 +131,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	if cfg.KestrelAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: kestrel.New(b.d, kestrel.Options{
 			Version: opts.Version, Reload: b.Reload, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
-			RequestTimeout: cfg.RequestTimeout, Log: opts.Log})})
+			RequestTimeout: cfg.RequestTimeout, Observe: observe("kestrel"), Log: opts.Log})})
 	}
 	for _, f := range b.fronts[1:] {
 		others[f.name] = f.fe
@@ -179,6 +185,15 @@ func (b *Broker) Addr(name string) string {
 		}
 	}
 	return ""
+}
+
+// connections counts each front end's clients now (for the metrics).
+func (b *Broker) connections() map[string]int {
+	out := make(map[string]int, len(b.fronts))
+	for _, f := range b.fronts {
+		out[f.name] = f.fe.Connections()
+	}
+	return out
 }
 
 // Listeners is how many listeners the broker has open.

@@ -48,9 +48,15 @@ type Config struct {
 	BeanstalkAddr string // [beanstalk] addr: beanstalkd protocol listen address ("" turns it off)
 	MaxJobSize    int    // [beanstalk] max_job_size: bytes, beanstalkd's -z
 
-	Token        string   // [web] token: required by the dashboard and the HTTP API when set
-	TokenFile    string   // [web] token_file: a file holding the token, so it need not sit in conf.ini
-	AllowedHosts []string // [web] allowed_hosts: Host names accepted besides loopback ones when http is on loopback
+	Token     string // [web] token: required by the dashboard and the HTTP API when set
+	TokenFile string // [web] token_file: a file holding the token, so it need not sit in conf.ini
+
+	// MetricsMaxTopics ([metrics] max_topics) is how many topics get series
+	// of their own (the rest: topic="_other"); MetricsCache ([metrics]
+	// cache) how long one read of Redis serves scrapes.
+	MetricsMaxTopics int
+	MetricsCache     time.Duration
+	AllowedHosts     []string // [web] allowed_hosts: Host names accepted besides loopback ones when http is on loopback
 	// AllowOpenPorts ([server] allow_open_ports) lets the broker start with a
 	// token and the beanstalkd or JSON-RPC port beyond loopback: those
 	// protocols have no authentication, so the token would not guard them.
@@ -103,6 +109,8 @@ func Default() Config {
 		Prefix:              "gmq",
 		Buckets:             16,
 		ConnectTimeout:      10 * time.Second,
+		MetricsMaxTopics:    1000,
+		MetricsCache:        5 * time.Second,
 		MaxBody:             64 << 10,
 		DefaultTTR:          60 * time.Second,
 		DefaultPriority:     1024,
@@ -173,6 +181,8 @@ func (c *Config) settings() []setting {
 		{"beanstalk", "max_job_size", intTo(&c.MaxJobSize, 1, 64<<20)},
 		{"web", "token", func(c *Config, v string) error { c.Token = v; return nil }},
 		{"web", "token_file", func(c *Config, v string) error { c.TokenFile = v; return nil }},
+		{"metrics", "max_topics", intTo(&c.MetricsMaxTopics, 0, 1_000_000)},
+		{"metrics", "cache", durationTo(&c.MetricsCache, 0, time.Hour)},
 		{"web", "allowed_hosts", func(c *Config, v string) error {
 			c.AllowedHosts = nil
 			for _, h := range strings.Split(v, ",") {

@@ -104,3 +104,10 @@ func (d *Dispatcher) Ready(ctx context.Context) error { return d.pool.Ping(ctx) 
 
 // WaitingOn is how many consumers wait on topic in a long poll on this broker.
 func (d *Dispatcher) WaitingOn(topic string) int { return d.waiters.on(topic) }
+
+// TopicNames lists every topic's name, sorted (for metrics: no stats read).
+func (d *Dispatcher) TopicNames(ctx context.Context) ([]string, error) { return d.pool.Topics(ctx) }
+
+// ObserveBatches calls fn with the number of operations of each batched
+// script call this broker makes (for the metrics' histogram).
+func (d *Dispatcher) ObserveBatches(fn func(ops int)) { d.pool.ObserveBatches(fn) }

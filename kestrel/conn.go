@@ -63,6 +63,13 @@ func (c *conn) handle(req request) bool {
 		c.line(req.reply)
 		return !req.closeAfter
 	}
+	if observe := c.s.opts.Observe; observe != nil {
+		op := req.verb
+		if !knownVerbs[op] {
+			op = "other" // a client's made-up verbs must not make new series
+		}
+		defer func(start time.Time) { observe(op, time.Since(start)) }(time.Now())
+	}
 	switch req.verb {
 	case "get", "gets":
 		if len(req.args) < 1 {
@@ -592,3 +599,8 @@ func (c *conn) confirm(args []string) bool {
 	c.line("END")
 	return true
 }
+
+// knownVerbs are the commands gmq's kestrel protocol has.
+var knownVerbs = map[string]bool{"get": true, "gets": true, "set": true, "monitor": true, "confirm": true,
+	"delete": true, "flush": true, "flush_all": true, "flush_expired": true, "flush_all_expired": true,
+	"status": true, "reload": true, "shutdown": true, "stats": true, "dump_stats": true, "version": true, "quit": true}

@@ -40,6 +40,8 @@ type Options struct {
 	// DefaultTTR is the TTR of the jobs set here: how long an open read holds
 	// its job without the connection's touches.
 	DefaultTTR time.Duration
+	// Observe, when set, is told how long each command took (for metrics).
+	Observe func(op string, took time.Duration)
 	// RequestTimeout bounds the store calls of one command (a get: plus its wait).
 	RequestTimeout time.Duration
 	// Reload reads the configuration again (kestrel's reload); nil refuses it.

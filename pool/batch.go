@@ -56,6 +56,17 @@ type batchCounts struct {
 	calls, ops atomic.Int64
 }
 
+// ObserveBatches calls fn with the number of operations of each batched
+// script call from now on (nil stops it), from the goroutine that makes
+// the call: fn must be quick.
+func (p *Pool) ObserveBatches(fn func(ops int)) {
+	if fn == nil {
+		p.batchObserver.Store(nil)
+		return
+	}
+	p.batchObserver.Store(&fn)
+}
+
 // BatchStats says how many pushes, pops and acks went to Redis in how many
 // script calls since the pool was made.
 func (p *Pool) BatchStats() BatchStats {
@@ -147,6 +158,9 @@ func (bt *batcher) run(ops []*op) {
 	}
 	bt.pool.batchCounts.calls.Add(1)
 	bt.pool.batchCounts.ops.Add(int64(len(live)))
+	if observe := bt.pool.batchObserver.Load(); observe != nil {
+		(*observe)(len(live))
+	}
 	keys, args := bt.encode(live)
 	ctx, cancel := batchContext(live)
 	defer cancel()

@@ -50,7 +50,8 @@ type Pool struct {
 	// refusedExpired counts expired jobs their expire_to topic refused (moveExpired).
 	refusedExpired atomic.Int64
 	fanout         fanoutCache
-	owned          bool // the client is the pool's to close (Open)
+	batchObserver  atomic.Pointer[func(ops int)] // see ObserveBatches
+	owned          bool                          // the client is the pool's to close (Open)
 }
 
 // Scripts are built once; rueidis runs them with EVALSHA and falls back to EVAL.

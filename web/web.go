@@ -45,7 +45,11 @@ type Options struct {
 	// Others are the other front ends, by protocol, whose connections the
 	// stats count.
 	Others map[string]Counter
-	Log    *slog.Logger
+	// Metrics, when set, is served at GET /metrics (behind the token);
+	// Observe is told how long each API request took, by route.
+	Metrics http.Handler
+	Observe func(op string, took time.Duration)
+	Log     *slog.Logger
 }
 
 // A Counter knows how many clients a front end has now.
@@ -97,6 +101,18 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	return s
 }
 
+// observe tells Options.Observe how long a request took, named by its
+// route ("POST /api/v1/jobs/:id/ack"), so ids never make new series.
+func (s *Server) observe(c *gin.Context) {
+	if s.opts.Observe == nil {
+		c.Next()
+		return
+	}
+	start := time.Now()
+	c.Next()
+	s.opts.Observe(c.Request.Method+" "+c.FullPath(), time.Since(start))
+}
+
 // Handler is the http.Handler to serve.
 func (s *Server) Handler() http.Handler { return headAsGet(s.engine) }
 
@@ -111,7 +127,10 @@ func (s *Server) routes() {
 	plain := r.Group("", s.deadline)
 	plain.GET("/healthz", s.handle(s.healthz))
 	plain.GET("/readyz", s.handle(s.readyz))
-	guarded := []gin.HandlerFunc{s.sameOrigin, requireJSON, s.requireToken} // every API route's
+	if s.opts.Metrics != nil {
+		plain.GET("/metrics", s.requireToken, gin.WrapH(s.opts.Metrics))
+	}
+	guarded := []gin.HandlerFunc{s.observe, s.sameOrigin, requireJSON, s.requireToken} // every API route's
 	api := plain.Group("/api/v1", guarded...)
 	api.POST("/jobs", s.handle(s.push))
 	api.POST("/jobs/batch", s.handle(s.pushBatch))

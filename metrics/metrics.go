@@ -1,0 +1,243 @@
+// Package metrics serves a broker's Prometheus metrics: the jobs of each
+// topic by state and their event totals (read from Redis, so every broker
+// sharing it reports the same numbers: scrape one, or take max, not sum),
+// this broker's waiting consumers, connections, request durations and
+// batch sizes, Redis's round trip, and the Go process collectors. It owns
+// the registry (one per broker, no global), the cache that keeps a scrape
+// from reading Redis more than once per interval, and the cap on per-topic
+// series: topics past MaxTopics (by name) are summed under topic="_other".
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/job"
+)
+
+// Other is the topic label the topics past MaxTopics are summed under.
+const Other = "_other"
+
+// Options tune the metrics.
+type Options struct {
+	// MaxTopics is how many topics (the first by name) get series of their
+	// own; the rest are summed under topic="_other".
+	MaxTopics int
+	// CacheFor is how long one read of Redis serves scrapes (a scrape
+	// interval): several Prometheus servers, or a fast one, cost one read.
+	CacheFor time.Duration
+	// Connections counts each front end's clients now.
+	Connections func() map[string]int
+}
+
+// Metrics is a broker's registry and its collectors.
+type Metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.HistogramVec
+}
+
+// New builds the metrics of a broker over d.
+func New(d *dispatcher.Dispatcher, opts Options) *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{registry: reg, requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "gmq_request_duration_seconds", Help: "How long requests took, by front end and operation.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"front_end", "op"})}
+	batches := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "gmq_batch_operations", Help: "Pushes, pops and acks carried by each batched script call of this broker.",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
+	})
+	d.ObserveBatches(func(ops int) { batches.Observe(float64(ops)) })
+	reg.MustRegister(m.requests, batches, &store{d: d, opts: opts},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in Prometheus's text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// ObserveRequest records how long a front end took for one operation. A
+// nil *Metrics observes nothing, so front ends need not check.
+func (m *Metrics) ObserveRequest(frontEnd, op string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(frontEnd, op).Observe(took.Seconds())
+}
+
+// store collects what is read from Redis (and this broker's waiters and
+// connections) at scrape time, cached for CacheFor.
+type store struct {
+	d    *dispatcher.Dispatcher
+	opts Options
+
+	mu     sync.Mutex
+	at     time.Time
+	cached []prometheus.Metric
+}
+
+var (
+	jobsDesc = prometheus.NewDesc("gmq_jobs", "Jobs of a topic now, by state (every broker on the Redis reports the same).",
+		[]string{"topic", "state"}, nil)
+	jobEventsDesc = prometheus.NewDesc("gmq_jobs_total", "Job events of a topic since it came to be (pushed, reserved, deleted, failed, dead, expired, discarded).",
+		[]string{"topic", "event"}, nil)
+	eventsDesc = prometheus.NewDesc("gmq_events_total", "Server-wide job events kept per bucket, not per topic.",
+		[]string{"event"}, nil)
+	waitingDesc = prometheus.NewDesc("gmq_waiting_consumers", "Consumers of this broker waiting in a long poll on a topic.",
+		[]string{"topic"}, nil)
+	ageDesc = prometheus.NewDesc("gmq_oldest_ready_age_seconds", "How long the next ready job of a topic has waited: its queue latency.",
+		[]string{"topic"}, nil)
+	topicsDesc      = prometheus.NewDesc("gmq_topics", "Topics known now.", nil, nil)
+	rttDesc         = prometheus.NewDesc("gmq_redis_rtt_seconds", "One round trip to Redis, measured at the scrape.", nil, nil)
+	connectionsDesc = prometheus.NewDesc("gmq_connections", "Clients of this broker connected now, by front end.", []string{"front_end"}, nil)
+	upDesc          = prometheus.NewDesc("gmq_store_up", "1 when the scrape could read Redis, else 0 (the other series are then missing).", nil, nil)
+)
+
+// Describe sends nothing: the store's series depend on the topics, so it
+// is an unchecked collector.
+func (s *store) Describe(chan<- *prometheus.Desc) {}
+
+func (s *store) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range s.read() {
+		ch <- m
+	}
+}
+
+// read returns the cached metrics, or reads them afresh once CacheFor has passed.
+func (s *store) read() []prometheus.Metric {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cached != nil && time.Since(s.at) < s.opts.CacheFor {
+		return s.cached
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []prometheus.Metric
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		out = append(out, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
+	}
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		out = append(out, prometheus.MustNewConstMetric(d, prometheus.CounterValue, max(v, 0), labels...))
+	}
+	if s.opts.Connections != nil {
+		for fe, n := range s.opts.Connections() {
+			gauge(connectionsDesc, float64(n), fe)
+		}
+	}
+	if err := s.readStore(ctx, gauge, counter); err != nil {
+		gauge(upDesc, 0)
+	} else {
+		gauge(upDesc, 1)
+	}
+	s.cached, s.at = out, time.Now()
+	return out
+}
+
+type emit func(d *prometheus.Desc, v float64, labels ...string)
+
+func (s *store) readStore(ctx context.Context, gauge, counter emit) error {
+	st, err := s.d.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	names, err := s.d.TopicNames(ctx)
+	if err != nil {
+		return err
+	}
+	if info, err := s.d.RedisInfo(ctx); err == nil {
+		gauge(rttDesc, info.RTT.Seconds())
+	}
+	gauge(topicsDesc, float64(len(names)))
+	for event, v := range map[string]int64{"timed_out": st.Timeouts, "released": st.Releases, "buried": st.Buries,
+		"kicked": st.Kicks, "touched": st.Touches, "flushed": st.Flushed, "queue_created": st.QueueCreates,
+		"queue_deleted": st.QueueDeletes, "queue_expired": st.QueueExpires} {
+		counter(eventsDesc, float64(v), event)
+	}
+	// The listed topics, then what is left of the server's totals: _other.
+	rest := totals(st.Counters)
+	listed := names[:min(len(names), s.opts.MaxTopics)]
+	// Read concurrently: the client pipelines the calls, so a thousand
+	// topics cost a few round trips, not a thousand.
+	stats := make([]*job.TopicStats, len(listed))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i, name := range listed {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if t, err := s.d.TopicStats(ctx, name); err == nil { // else forgotten meanwhile
+				stats[i] = &t
+			}
+		})
+	}
+	wg.Wait()
+	for _, t := range stats {
+		if t == nil {
+			continue
+		}
+		s.topic(*t, gauge, counter)
+		for k, v := range topicTotals(*t) {
+			rest[k] -= v
+		}
+	}
+	if len(names) > len(listed) {
+		for k, v := range rest {
+			if k.state != "" {
+				gauge(jobsDesc, float64(v), Other, k.state)
+			} else {
+				counter(jobEventsDesc, float64(v), Other, k.event)
+			}
+		}
+		waiting := 0
+		for _, name := range names[len(listed):] {
+			waiting += s.d.WaitingOn(name)
+		}
+		gauge(waitingDesc, float64(waiting), Other)
+	}
+	return nil
+}
+
+// topic emits one topic's series.
+func (s *store) topic(t job.TopicStats, gauge, counter emit) {
+	for k, v := range topicTotals(t) {
+		if k.state != "" {
+			gauge(jobsDesc, float64(v), t.Name, k.state)
+		} else {
+			counter(jobEventsDesc, float64(v), t.Name, k.event)
+		}
+	}
+	gauge(waitingDesc, float64(s.d.WaitingOn(t.Name)), t.Name)
+	gauge(ageDesc, t.ReadyAge().Seconds(), t.Name)
+}
+
+// key names a state's count or an event's total.
+type key struct{ state, event string }
+
+func topicTotals(t job.TopicStats) map[key]int64 {
+	return map[key]int64{
+		{state: "ready"}: t.Ready, {state: "delayed"}: t.Delayed, {state: "reserved"}: t.Reserved,
+		{state: "buried"}: t.Buried, {state: "dead"}: t.Dead,
+		{event: "pushed"}: t.Jobs, {event: "reserved"}: t.Reserves, {event: "deleted"}: t.Deletes,
+		{event: "failed"}: t.Failures, {event: "dead"}: t.DeadTotal, {event: "expired"}: t.Expired,
+		{event: "discarded"}: t.Discarded,
+	}
+}
+
+func totals(c job.Counters) map[key]int64 {
+	return map[key]int64{
+		{state: "ready"}: c.Ready, {state: "delayed"}: c.Delayed, {state: "reserved"}: c.Reserved,
+		{state: "buried"}: c.Buried, {state: "dead"}: c.Dead,
+		{event: "pushed"}: c.Jobs, {event: "reserved"}: c.Reserves, {event: "deleted"}: c.Deletes,
+		{event: "failed"}: c.Failures, {event: "dead"}: c.DeadTotal, {event: "expired"}: c.Expired,
+		{event: "discarded"}: c.Discarded,
+	}
+}

@@ -1,0 +1,205 @@
+package metrics_test
+
+import (
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/job"
+)
+
+func TestMain(m *testing.M) { brokertest.Main(m) }
+
+// scrape reads /metrics and parses it with Prometheus's own text parser.
+func scrape(t *testing.T, url, token string) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url+"/metrics", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("the metrics do not parse: %v", err)
+	}
+	return families
+}
+
+// value is the sample of family name whose labels are all of want (name=value pairs).
+func value(t *testing.T, families map[string]*dto.MetricFamily, name string, want ...string) float64 {
+	t.Helper()
+	f, ok := families[name]
+	if !ok {
+		t.Fatalf("no metric %s", name)
+	}
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for i := 0; i+1 < len(want); i += 2 {
+			if labels[want[i]] != want[i+1] {
+				match = false
+			}
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case m.Gauge != nil:
+			return m.Gauge.GetValue()
+		case m.Counter != nil:
+			return m.Counter.GetValue()
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount())
+		}
+	}
+	t.Fatalf("no %s%v", name, want)
+	return 0
+}
+
+// After a scripted workload the metrics say what happened, per topic and
+// summed past max_topics; they pass Prometheus's lint.
+func TestMetricsAfterAWorkload(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.MetricsMaxTopics = 2
+		c.MetricsCache = 0
+		c.Token = "t0ken"
+	})
+	d := b.Broker.Dispatcher()
+	ctx := t.Context()
+	push := func(topic string, n int) {
+		for range n {
+			if _, err := d.Push(ctx, job.Spec{Topic: topic, Body: "x", TTR: time.Minute, Priority: 1,
+				Retry: &job.RetryPolicy{MaxAttempts: new(int)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	push("a", 3)
+	push("b", 2)
+	push("c", 4) // past max_topics: "_other"
+	push("d", 1)
+	j, err := d.Pop(ctx, []string{"a"}, 0)
+	if err != nil || j == nil {
+		t.Fatal(err)
+	}
+	if err := d.Ack(ctx, j.PublicID(), 0); err != nil {
+		t.Fatal(err)
+	}
+	j, _ = d.Pop(ctx, []string{"a"}, 0)
+	if _, err := d.Fail(ctx, j.PublicID(), 0, "no"); err != nil {
+		t.Fatal(err)
+	}
+	// Some HTTP traffic for the request histogram.
+	req, _ := http.NewRequest("GET", b.URL+"/api/v1/stats", nil)
+	req.Header.Set("Authorization", "Bearer t0ken")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+
+	if resp, err := http.Get(b.URL + "/metrics"); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("/metrics without the token: %v %v", resp, err)
+	}
+	m := scrape(t, b.URL, "t0ken")
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"gmq_jobs", []string{"topic", "a", "state", "ready"}, 1},
+		{"gmq_jobs", []string{"topic", "a", "state", "delayed"}, 1}, // failed: waiting its backoff
+		{"gmq_jobs", []string{"topic", "b", "state", "ready"}, 2},
+		{"gmq_jobs", []string{"topic", "_other", "state", "ready"}, 5},
+		{"gmq_jobs_total", []string{"topic", "a", "event", "pushed"}, 3},
+		{"gmq_jobs_total", []string{"topic", "a", "event", "reserved"}, 2},
+		{"gmq_jobs_total", []string{"topic", "a", "event", "deleted"}, 1},
+		{"gmq_jobs_total", []string{"topic", "a", "event", "failed"}, 1},
+		{"gmq_jobs_total", []string{"topic", "_other", "event", "pushed"}, 5},
+		{"gmq_topics", nil, 4},
+		{"gmq_store_up", nil, 1},
+		{"gmq_request_duration_seconds", []string{"front_end", "http", "op", "GET /api/v1/stats"}, 1},
+	} {
+		if got := value(t, m, c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if n := value(t, m, "gmq_connections", "front_end", "http"); n < 1 { // this scrape's, and perhaps a kept-alive one
+		t.Errorf("HTTP connections: %v", n)
+	}
+	if age := value(t, m, "gmq_oldest_ready_age_seconds", "topic", "b"); age < 0 || age > 60 {
+		t.Errorf("queue latency of b: %v", age)
+	}
+	if n := value(t, m, "gmq_batch_operations"); n < 1 {
+		t.Errorf("no batch observed: %v", n)
+	}
+	if _, ok := m["go_goroutines"]; !ok {
+		t.Error("no Go collector")
+	}
+
+	// Prometheus's own lint of the exposition.
+	req, _ = http.NewRequest("GET", b.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer t0ken")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	problems, err := promlint.New(resp.Body).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if !strings.HasPrefix(p.Metric, "go_") && !strings.HasPrefix(p.Metric, "process_") {
+			t.Errorf("lint: %s: %s", p.Metric, p.Text)
+		}
+	}
+}
+
+// The example alert rules and Grafana dashboard in docs/ name only metrics
+// gmq has.
+func TestDocsNameRealMetrics(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.MetricsCache = 0 })
+	if _, err := b.Broker.Dispatcher().Push(t.Context(), job.Spec{Topic: "t", Body: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.Get(b.URL + "/api/v1/stats"); err == nil { // a request for the histogram
+		resp.Body.Close()
+	}
+	have := scrape(t, b.URL, "")
+	for _, file := range []string{"../docs/alerts.yml", "../docs/grafana-dashboard.json"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := regexp.MustCompile(`gmq_[a-z_]+`).FindAllString(string(data), -1)
+		if len(names) == 0 {
+			t.Fatalf("%s names no gmq metric", file)
+		}
+		for _, name := range names {
+			base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_sum"), "_count")
+			if _, ok := have[base]; !ok {
+				t.Errorf("%s names %s, which gmq does not export", file, name)
+			}
+		}
+	}
+}
