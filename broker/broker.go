@@ -126,12 +126,16 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	if cfg.RPCAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "rpc", addr: cfg.RPCAddr, fe: gmqrpc.New(b.d, gmqrpc.Options{
 			PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority,
-			MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, RequestTimeout: cfg.RequestTimeout, Log: opts.Log})})
+			MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, RequestTimeout: cfg.RequestTimeout,
+			Observe: observe("rpc"), Log: opts.Log})})
 	}
 	if cfg.KestrelAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: kestrel.New(b.d, kestrel.Options{
 			Version: opts.Version, Reload: b.Reload, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
 			RequestTimeout: cfg.RequestTimeout, Observe: observe("kestrel"), Log: opts.Log})})
+	}
+	if cfg.MetricsAddr != "" {
+		b.fronts = append(b.fronts, &front{name: "metrics", addr: cfg.MetricsAddr, fe: m.NewServer()})
 	}
 	for _, f := range b.fronts[1:] {
 		others[f.name] = f.fe
@@ -176,7 +180,7 @@ func PoolOptions(cfg config.Config, origin string) pool.Options {
 		AliasGrace: cfg.AliasGrace, TopicCache: cfg.TopicCache, MaxOpsPerCall: cfg.MaxOpsPerCall, BatchSlots: cfg.BatchSlots}
 }
 
-// Addr is where the named front end ("http", "beanstalk", "rpc", "kestrel") listens,
+// Addr is where the named front end ("http", "beanstalk", "rpc", "kestrel", "metrics") listens,
 // "" if it is off.
 func (b *Broker) Addr(name string) string {
 	for _, f := range b.fronts {
@@ -262,7 +266,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		})
 	}
 	b.log.Info("gmq started", "version", b.opts.Version, "http", b.Addr("http"), "beanstalk", b.Addr("beanstalk"),
-		"rpc", b.Addr("rpc"), "kestrel", b.Addr("kestrel"), "redis", pool.Redacted(b.cfg.RedisURL), "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
+		"rpc", b.Addr("rpc"), "kestrel", b.Addr("kestrel"), "metrics", b.Addr("metrics"), "redis", pool.Redacted(b.cfg.RedisURL), "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
 	var err error
 	select {
 	case <-ctx.Done():

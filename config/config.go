@@ -56,6 +56,9 @@ type Config struct {
 	// cache) how long one read of Redis serves scrapes.
 	MetricsMaxTopics int
 	MetricsCache     time.Duration
+	// MetricsAddr ([metrics] addr), when set, serves /metrics on a listener
+	// of its own, without the token ("": on the HTTP port, behind it).
+	MetricsAddr string
 	AllowedHosts     []string // [web] allowed_hosts: Host names accepted besides loopback ones when http is on loopback
 	// AllowOpenPorts ([server] allow_open_ports) lets the broker start with a
 	// token and the beanstalkd or JSON-RPC port beyond loopback: those
@@ -183,6 +186,13 @@ func (c *Config) settings() []setting {
 		{"web", "token_file", func(c *Config, v string) error { c.TokenFile = v; return nil }},
 		{"metrics", "max_topics", intTo(&c.MetricsMaxTopics, 0, 1_000_000)},
 		{"metrics", "cache", durationTo(&c.MetricsCache, 0, time.Hour)},
+		{"metrics", "addr", func(c *Config, v string) error {
+			c.MetricsAddr = v
+			if v == "" {
+				return nil
+			}
+			return checkAddr(v)
+		}},
 		{"web", "allowed_hosts", func(c *Config, v string) error {
 			c.AllowedHosts = nil
 			for _, h := range strings.Split(v, ",") {

@@ -33,7 +33,9 @@ type Options struct {
 	MaxBody, MaxRequest int
 	// RequestTimeout bounds the store calls of one request (a pop: plus its wait).
 	RequestTimeout time.Duration
-	Log            *slog.Logger
+	// Observe, when set, is told how long each call took (for metrics).
+	Observe func(op string, took time.Duration)
+	Log     *slog.Logger
 }
 
 // Server serves gmq's JSON-RPC. Serve it on a listener; Close it once.
@@ -55,7 +57,13 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 		panic(fmt.Sprintf("gmqrpc: register: %v", err)) // Service's methods are fixed; a failure is a bug here
 	}
 	return &Server{cancel: cancel,
-		tcp: tcpserver.New(func(nc net.Conn) { server.ServeCodec(newLimitedCodec(nc, limit, opts.Log)) }, opts.Log)}
+		tcp: tcpserver.New(func(nc net.Conn) {
+			var codec rpc.ServerCodec = newLimitedCodec(nc, limit, opts.Log)
+			if opts.Observe != nil {
+				codec = &timedCodec{ServerCodec: codec, observe: opts.Observe, started: map[uint64]timedCall{}}
+			}
+			server.ServeCodec(codec)
+		}, opts.Log)}
 }
 
 // Connections is how many clients are connected now.

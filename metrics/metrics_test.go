@@ -1,7 +1,11 @@
 package metrics_test
 
 import (
+	"bufio"
+	"io"
+	"net"
 	"net/http"
+	"net/rpc/jsonrpc"
 	"os"
 	"regexp"
 	"strings"
@@ -117,6 +121,18 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 		resp.Body.Close()
 	}
 
+	rc, err := jsonrpc.Dial("tcp", b.RPCAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reply string
+	if err := rc.Call("Service.Push", map[string]any{"topic": "d", "body": "rpc"}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	rc.Close()
+	if got := lines(t, b.BeanstalkAddr, "stats\r\n"); !strings.HasPrefix(got, "OK ") {
+		t.Fatalf("beanstalkd stats: %q", got)
+	}
 	if resp, err := http.Get(b.URL + "/metrics"); err != nil || resp.StatusCode != 401 {
 		t.Fatalf("/metrics without the token: %v %v", resp, err)
 	}
@@ -129,15 +145,17 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 		{"gmq_jobs", []string{"topic", "a", "state", "ready"}, 1},
 		{"gmq_jobs", []string{"topic", "a", "state", "delayed"}, 1}, // failed: waiting its backoff
 		{"gmq_jobs", []string{"topic", "b", "state", "ready"}, 2},
-		{"gmq_jobs", []string{"topic", "_other", "state", "ready"}, 5},
+		{"gmq_jobs", []string{"topic", "_other", "state", "ready"}, 6},
 		{"gmq_jobs_total", []string{"topic", "a", "event", "pushed"}, 3},
 		{"gmq_jobs_total", []string{"topic", "a", "event", "reserved"}, 2},
 		{"gmq_jobs_total", []string{"topic", "a", "event", "deleted"}, 1},
 		{"gmq_jobs_total", []string{"topic", "a", "event", "failed"}, 1},
-		{"gmq_jobs_total", []string{"topic", "_other", "event", "pushed"}, 5},
+		{"gmq_jobs_total", []string{"topic", "_other", "event", "pushed"}, 6},
 		{"gmq_topics", nil, 4},
 		{"gmq_store_up", nil, 1},
 		{"gmq_request_duration_seconds", []string{"front_end", "http", "op", "GET /api/v1/stats"}, 1},
+		{"gmq_request_duration_seconds", []string{"front_end", "rpc", "op", "Service.Push"}, 1},
+		{"gmq_request_duration_seconds", []string{"front_end", "beanstalk", "op", "stats"}, 1},
 	} {
 		if got := value(t, m, c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
@@ -201,5 +219,37 @@ func TestDocsNameRealMetrics(t *testing.T) {
 				t.Errorf("%s names %s, which gmq does not export", file, name)
 			}
 		}
+	}
+}
+
+// lines sends a request and returns the first line of the answer.
+func lines(t *testing.T, addr, send string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.WriteString(c, send); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	return line
+}
+
+// [metrics] addr: /metrics on a listener of its own, without the API's token.
+func TestMetricsOnTheirOwnAddress(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.Token = "t0ken"; c.MetricsAddr = "127.0.0.1:0" })
+	addr := b.Broker.Addr("metrics")
+	if addr == "" {
+		t.Fatal("no metrics listener")
+	}
+	m := scrape(t, "http://"+addr, "")
+	if value(t, m, "gmq_store_up") != 1 {
+		t.Fatal("gmq_store_up is not 1")
+	}
+	if resp, err := http.Get("http://" + addr + "/api/v1/stats"); err != nil || resp.StatusCode != 404 {
+		t.Fatalf("the API on the metrics listener: %v %v", resp, err)
 	}
 }
