@@ -58,8 +58,8 @@ type Config struct {
 	MetricsCache     time.Duration
 	// MetricsAddr ([metrics] addr), when set, serves /metrics on a listener
 	// of its own, without the token ("": on the HTTP port, behind it).
-	MetricsAddr string
-	AllowedHosts     []string // [web] allowed_hosts: Host names accepted besides loopback ones when http is on loopback
+	MetricsAddr  string
+	AllowedHosts []string // [web] allowed_hosts: Host names accepted besides loopback ones when http is on loopback
 	// AllowOpenPorts ([server] allow_open_ports) lets the broker start with a
 	// token and the beanstalkd or JSON-RPC port beyond loopback: those
 	// protocols have no authentication, so the token would not guard them.
