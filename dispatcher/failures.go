@@ -45,6 +45,15 @@ func (d *Dispatcher) Dead(ctx context.Context, topic string, offset, limit int) 
 	return d.pool.Dead(ctx, topic, offset, limit)
 }
 
+// ListJobs returns a page of a topic's jobs in one state, and how many the
+// state holds (for the dashboard's job lists).
+func (d *Dispatcher) ListJobs(ctx context.Context, topic string, s job.State, offset, limit int) ([]*job.Job, int, error) {
+	if err := job.ValidateTopic(topic); err != nil {
+		return nil, 0, err
+	}
+	return d.pool.ListJobs(ctx, topic, s, offset, limit)
+}
+
 // RetryDead puts a topic's dead jobs (those ids, or all) back to ready with
 // their failures forgotten, and returns how many. Queue work, as a kick.
 func (d *Dispatcher) RetryDead(ctx context.Context, topic string, ids []string) (int, error) {

@@ -532,3 +532,30 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	}
 	return j, nil
 }
+
+// listPreview is how much of each body a job list carries.
+const listPreview = 200
+
+// ListJobs returns up to limit of a topic's jobs in state s (Ready,
+// Delayed, Reserved, Buried, Dead), after the first offset, in the state's
+// order, each with the first bytes of its body; and how many the state holds.
+func (p *Pool) ListJobs(ctx context.Context, topic string, s job.State, offset, limit int) ([]*job.Job, int, error) {
+	if s < job.Delayed || s > job.Dead {
+		return nil, 0, fmt.Errorf("list %s jobs: %w: no jobs are %s", topic, job.ErrInvalid, s)
+	}
+	b := p.keys.bucketOf(topic)
+	r, err := jobListScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.opts.Origin, topic, setName(s),
+		strconv.Itoa(offset), strconv.Itoa(limit), strconv.Itoa(listPreview)}).ToArray()
+	if err != nil {
+		return nil, 0, wrapRedis("list jobs", err)
+	}
+	var out []*job.Job
+	for i := 1; i+jobFields <= len(r); i += jobFields {
+		j, err := parseJob(r[i : i+jobFields])
+		if err != nil {
+			return nil, 0, fmt.Errorf("list jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, int(intAt(r, 0)), nil
+}

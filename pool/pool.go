@@ -76,6 +76,7 @@ var (
 	failScript        = rueidis.NewLuaScript(lua.Source("fail"))
 	deadListScript    = rueidis.NewLuaScriptReadOnly(lua.Source("dead_list"))
 	deadRetryScript   = rueidis.NewLuaScript(lua.Source("dead_retry"))
+	jobListScript     = rueidis.NewLuaScriptReadOnly(lua.Source("job_list"))
 	outboxScript      = rueidis.NewLuaScript(lua.Source("outbox"))
 	settingsScript    = rueidis.NewLuaScript(lua.Source("settings"))
 	claimAliasScript  = rueidis.NewLuaScript(lua.Source("claim_alias"))

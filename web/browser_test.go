@@ -126,6 +126,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	api("GET", "/topics/emails+audit/config", ``) // a reference: emails+audit is a child now
 	must(t, chromedp.Do(ctx, poll(cell("emails", "limits")+` === "≤ 100 jobs · drops oldest when full · expires after 3600s · expired → late"`),
 		poll(cell("emails", "fanout")+` === "→ emails+audit"`)), "see the topic's expiry and children")
+	// A topic's jobs, by state: the ready ones of emails, then its delayed one.
+	must(t, chromedp.Do(ctx,
+		chromedp.Click(`tr[data-topic="emails"] button.jobs`),
+		poll(`document.querySelectorAll('#job-list tbody tr').length === 2`),
+		poll(`(document.querySelector('#job-list tr[data-id="hostile-1"] td.body') || {}).textContent.includes("<script>")`),
+		chromedp.Click(`#jobs .tabs button[data-state="delayed"]`),
+		poll(`document.getElementById("jobs-count").textContent === "1 delayed"`),
+	), "list a topic's jobs by state")
 	// A dead job: listed from its topic's row, retried from the list.
 	api("POST", "/jobs", `{"id":"poison-1","topic":"poison","body":"<b>bad</b>","retry":{"max_attempts":1}}`)
 	api("POST", "/pop", `{"topics":["poison"]}`)

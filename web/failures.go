@@ -170,3 +170,32 @@ func (s *Server) purge(c *gin.Context) (int, any, error) {
 	}
 	return http.StatusOK, gin.H{"purged": n}, nil
 }
+
+// listJobs answers a page of a topic's jobs in one state:
+// ?state=ready|delayed|reserved|buried|dead (default ready)&offset=&limit=
+// (default 50, at most 500), bodies cut to their first 200 bytes.
+func (s *Server) listJobs(c *gin.Context) (int, any, error) {
+	name := c.DefaultQuery("state", "ready")
+	st, ok := map[string]job.State{"ready": job.Ready, "delayed": job.Delayed, "reserved": job.Reserved,
+		"buried": job.Buried, "dead": job.Dead}[name]
+	if !ok {
+		return 0, nil, fmt.Errorf("%w: state must be ready, delayed, reserved, buried or dead, got %q", errBadRequest, name)
+	}
+	offset, err := queryInt(c, "offset", 0)
+	if err != nil {
+		return 0, nil, err
+	}
+	limit, err := queryInt(c, "limit", 50)
+	if err != nil {
+		return 0, nil, err
+	}
+	list, total, err := s.d.ListJobs(c, c.Param("topic"), st, offset, min(max(limit, 1), 500))
+	if err != nil {
+		return 0, nil, err
+	}
+	views := make([]jobView, len(list))
+	for i, j := range list {
+		views[i] = viewJob(j)
+	}
+	return http.StatusOK, gin.H{"topic": c.Param("topic"), "state": name, "total": total, "offset": offset, "jobs": views}, nil
+}

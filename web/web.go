@@ -149,6 +149,7 @@ func (s *Server) routes() {
 	api.POST("/topics/:topic/flush", s.handle(s.flushTopic))
 	api.POST("/topics/:topic/purge", s.handle(s.purge))
 	api.GET("/topics/:topic/dead", s.handle(s.dead))
+	api.GET("/topics/:topic/jobs", s.handle(s.listJobs))
 	api.POST("/topics/:topic/dead/retry", s.handle(s.retryDead))
 	api.DELETE("/topics/:topic/dead", s.handle(s.deleteDead))
 	api.DELETE("/topics/:topic", s.handle(s.deleteTopic))

@@ -579,3 +579,29 @@ func TestTraceParent(t *testing.T) {
 		mustCall(t, 400, "POST", api+"/jobs", `{"topic":"tr","body":"x","traceparent":"`+bad+`"}`)
 	}
 }
+
+// A topic's jobs, listed by state and page, bodies cut to a preview.
+func TestJobLists(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	for i := range 7 {
+		mustCall(t, 201, "POST", api+"/jobs", fmt.Sprintf(`{"topic":"l","body":"%d%s","priority":%d}`, i, strings.Repeat("x", 300), 10-i))
+	}
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"l","body":"later","delay":60}`)
+	page := mustCall(t, 200, "GET", api+"/topics/l/jobs?state=ready&offset=2&limit=3", ``)
+	jobs, _ := page["jobs"].([]any)
+	if page["total"] != 7.0 || len(jobs) != 3 {
+		t.Fatalf("page: %v", page)
+	}
+	first := jobs[0].(map[string]any)
+	if body := first["body"].(string); !strings.HasPrefix(body, "4") || len(body) != 200 { // by priority: 6, 5, then 4
+		t.Fatalf("the page's first job: %v (body %d bytes, want the preview of 200)", first, len(body))
+	}
+	if d := mustCall(t, 200, "GET", api+"/topics/l/jobs?state=delayed", ``); d["total"] != 1.0 {
+		t.Fatalf("delayed: %v", d)
+	}
+	mustCall(t, 400, "GET", api+"/topics/l/jobs?state=gone", ``)
+	if e := mustCall(t, 200, "GET", api+"/topics/nothing/jobs", ``); e["total"] != 0.0 {
+		t.Fatalf("an unknown topic: %v", e)
+	}
+}

@@ -9,6 +9,8 @@ const HISTORY = 150;       // samples kept for the chart: 5 minutes at 2 s
 let offset = 0;
 const history = [];        // {t, push, pop, fail} totals, server-wide
 let deadTopic = "";        // the topic whose dead jobs are shown
+const JOB_PAGE = 50;       // jobs per page of a job list
+const jobList = {topic: "", state: "ready", offset: 0}; // the job list shown
 const topicHistory = new Map(); // topic -> [{t, push, pop}]
 
 async function api(method, path, body) {
@@ -117,6 +119,9 @@ function renderTopics(list) {
       actions.appendChild(actionButton("Kick buried", `Kick the ${t.buried} buried jobs of ${t.name}?`,
         () => api("POST", `/topics/${encodeURIComponent(t.name)}/kick`, {bound: t.buried}), "kick"));
     }
+    const jobsButton = el("button", "Jobs", "jobs");
+    jobsButton.addEventListener("click", () => { Object.assign(jobList, {topic: t.name, state: "ready", offset: 0}); showJobs(); });
+    actions.appendChild(jobsButton);
     if (t.dead > 0) {
       const b = el("button", `Dead jobs (${t.dead})`, "dead");
       b.addEventListener("click", () => showDead(t.name));
@@ -198,6 +203,49 @@ async function refresh() {
     document.getElementById("status").className = "status bad";
   }
 }
+
+// showJobs shows a page of the chosen topic's jobs in the chosen state,
+// bodies as text, each row with the actions its state allows.
+async function showJobs() {
+  const {topic, state, offset} = jobList;
+  setText("jobs-error", "");
+  try {
+    const list = await api("GET", `/topics/${encodeURIComponent(topic)}/jobs?state=${state}&offset=${offset}&limit=${JOB_PAGE}`);
+    setText("jobs-topic", topic);
+    setText("jobs-count", `${list.total} ${state}`);
+    for (const b of document.querySelectorAll("#jobs .tabs button[data-state]")) b.classList.toggle("on", b.dataset.state === state);
+    const rows = list.jobs.map(j => {
+      const tr = el("tr");
+      tr.dataset.id = j.id;
+      for (const [v, cls] of [[j.id, "id"], [j.priority, "priority"], [j.attempt, "attempt"], [j.failures, "failures"],
+                              [duration(j.age), "age"], [j.due ? new Date(j.due).toLocaleTimeString() : "–", "due"], [j.body, "body"]]) {
+        tr.appendChild(el("td", v, cls));
+      }
+      const actions = el("td", undefined, "actions");
+      const path = `/jobs/${encodeURIComponent(j.id)}`;
+      if (state === "buried" || state === "delayed" || state === "dead") {
+        actions.appendChild(actionButton("Kick", `Kick job ${j.id}? It becomes ready.`, async () => { await api("POST", `${path}/kick`); await showJobs(); }, "kick"));
+      }
+      actions.appendChild(actionButton("Delete", `Delete job ${j.id}? This cannot be undone.`, async () => { await api("DELETE", path); await showJobs(); }, "danger delete"));
+      tr.appendChild(actions);
+      return tr;
+    });
+    document.querySelector("#job-list tbody").replaceChildren(...rows);
+    setText("jobs-page", list.total ? `${offset + 1}–${Math.min(offset + JOB_PAGE, list.total)} of ${list.total}` : "");
+    document.getElementById("jobs-prev").disabled = offset === 0;
+    document.getElementById("jobs-next").disabled = offset + JOB_PAGE >= list.total;
+    document.getElementById("jobs").hidden = false;
+  } catch (e) {
+    setText("jobs-error", e.message);
+  }
+}
+
+for (const b of document.querySelectorAll("#jobs .tabs button[data-state]")) {
+  b.addEventListener("click", () => { jobList.state = b.dataset.state; jobList.offset = 0; showJobs(); });
+}
+document.getElementById("jobs-prev").addEventListener("click", () => { jobList.offset = Math.max(0, jobList.offset - JOB_PAGE); showJobs(); });
+document.getElementById("jobs-next").addEventListener("click", () => { jobList.offset += JOB_PAGE; showJobs(); });
+document.getElementById("jobs-close").addEventListener("click", () => { document.getElementById("jobs").hidden = true; jobList.topic = ""; });
 
 // showDead lists a topic's dead jobs (the oldest 100), each with a retry button.
 async function showDead(topic) {

@@ -1,0 +1,21 @@
+-- job_list.lua lists a page of a topic's jobs in one state, in the state's
+-- order (ready: the order pops take them; delayed: soonest due; reserved:
+-- soonest TTR end; buried: buried longest ago; dead: died longest ago), each
+-- with the first bytes of its body.
+-- KEYS: the shared layout (lib.lua) with one topic.
+-- ARGV: origin, topic, state set name, offset, limit, preview bytes.
+-- Returns {total in the state, then a job reply per job}.
+local t = topic_keys(1, ARGV[2])
+local set = t[ARGV[3]]
+local offset, limit, preview = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local out = {redis.call('ZCARD', set)}
+if limit <= 0 then return out end
+local now = now_ms()
+for _, member in ipairs(redis.call('ZRANGE', set, offset, offset + limit - 1)) do
+  local job = load(member)
+  if job then
+    local body = redis.call('HGET', K_BODIES, member) or ''
+    for _, v in ipairs(reply(member, job, string.sub(body, 1, preview), now)) do out[#out + 1] = v end
+  end
+end
+return out
