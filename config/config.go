@@ -94,6 +94,11 @@ type Config struct {
 	TopicsPerRound int           // due topics a bucket timer takes per look at its schedule
 	WaitingTTL     time.Duration // life of a broker's mark that consumers wait on a topic (refreshed every third of it)
 	StatusPoll     time.Duration // how often a broker reads the shared server status
+	// HistoryEvery is how often the server's counters are sampled into
+	// Redis for the dashboard's chart (by whichever broker is first), and
+	// HistoryKeep how many samples are kept: an hour's.
+	HistoryEvery time.Duration
+	HistoryKeep  int
 }
 
 // Default returns the configuration used for every key conf.ini leaves out.
@@ -135,6 +140,8 @@ func Default() Config {
 		TopicsPerRound:      64,
 		WaitingTTL:          30 * time.Second,
 		StatusPoll:          500 * time.Millisecond,
+		HistoryEvery:        5 * time.Second,
+		HistoryKeep:         720,
 	}
 }
 

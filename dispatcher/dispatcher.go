@@ -28,7 +28,10 @@ type Options struct {
 	// WaitingTTL is how long the mark that this broker has waiting consumers
 	// on a topic lives without a refresh (refreshed every third of it).
 	WaitingTTL time.Duration
-	Log        *slog.Logger
+	// HistoryEvery and HistoryKeep: see RecordHistory (0: no sampling).
+	HistoryEvery time.Duration
+	HistoryKeep  int
+	Log          *slog.Logger
 }
 
 // Dispatcher is the broker core. Create it with New, start it with Run.
@@ -83,6 +86,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	wg.Go(func() { d.listen(ctx) })
 	wg.Go(func() { d.refreshMarks(ctx) })
 	wg.Go(func() { d.watchStatus(ctx) })
+	if d.opts.HistoryEvery > 0 {
+		wg.Go(func() { d.sampleHistory(ctx) })
+	}
 	wg.Wait()
 }
 

@@ -16,7 +16,8 @@ import (
 var files embed.FS
 
 // standalone scripts do not use lib.lua's layout.
-var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "lib": true}
+var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "lib": true,
+	"history": true}
 
 // Source returns the full text of the named script (without ".lua"), with
 // lib.lua prepended where the script uses it. It panics on an unknown name:

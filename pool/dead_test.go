@@ -183,3 +183,22 @@ func TestDeadJobsFillATopic(t *testing.T) {
 		t.Fatalf("push beside a dead job at max_items 1: %v", err)
 	}
 }
+
+// The history keeps one sample an interval, whichever broker writes, and
+// the newest n.
+func TestHistory(t *testing.T) {
+	p, ctx := newPool(t)
+	other := New(p.client, p.opts)
+	for i := range 3 {
+		for _, q := range []*Pool{p, other} { // two brokers, each sampling
+			if err := q.RecordHistory(ctx, 30*time.Millisecond, 2, map[string]int64{"pushed": int64(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+	got, err := p.History(ctx)
+	if err != nil || len(got) != 2 || got[0].Values["pushed"] != 1 || got[1].Values["pushed"] != 2 || !got[0].At.Before(got[1].At) {
+		t.Fatalf("history: %+v %v, want the last two samples, one an interval, oldest first", got, err)
+	}
+}

@@ -106,6 +106,10 @@ func (k keys) ids() string { return k.prefix + ":ids" }
 // status holds the server status every broker obeys ("" or missing: up).
 func (k keys) status() string { return k.prefix + ":status" }
 
+// history is the list of samples of the server's counters (newest first),
+// for the dashboard's chart.
+func (k keys) history() string { return k.prefix + ":history" }
+
 // meta holds deployment facts checked at start (the bucket count).
 func (k keys) meta() string { return k.prefix + ":meta" }
 

@@ -77,6 +77,7 @@ var (
 	deadListScript    = rueidis.NewLuaScriptReadOnly(lua.Source("dead_list"))
 	deadRetryScript   = rueidis.NewLuaScript(lua.Source("dead_retry"))
 	jobListScript     = rueidis.NewLuaScriptReadOnly(lua.Source("job_list"))
+	historyScript     = rueidis.NewLuaScript(lua.Source("history"))
 	outboxScript      = rueidis.NewLuaScript(lua.Source("outbox"))
 	settingsScript    = rueidis.NewLuaScript(lua.Source("settings"))
 	claimAliasScript  = rueidis.NewLuaScript(lua.Source("claim_alias"))

@@ -29,7 +29,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		t.Skip("chromium not found (apt-get install -y chromium)")
 	}
-	b := brokertest.Fresh(t, func(c *config.Config) { c.Token = "t0ken" })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.Token = "t0ken"; c.HistoryEvery = 200 * time.Millisecond })
 
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
@@ -155,6 +155,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	api("PUT", "/status", `{"status":"up"}`)
 	must(t, chromedp.Do(ctx, poll(`document.getElementById("s-state").textContent === "up"`)), "see the status back up")
+
+	// A page opened anew starts its chart from the brokers' history in Redis
+	// (a sample every 200 ms here), not empty.
+	must(t, chromedp.Do(ctx,
+		chromedp.Reload(),
+		chromedp.WaitVisible(`#topics`),
+		poll(`serverHistory.length > 10`),
+	), "the chart starts from the history")
 
 	// A chart needs a few samples: let it gather them, then take the picture.
 	api("POST", "/jobs/batch", `{"jobs":[{"topic":"reports","body":"r1"},{"topic":"reports","body":"r2"},{"topic":"thumbnails","body":"t","delay":300}]}`)

@@ -254,3 +254,22 @@ func settingText(raw json.RawMessage) (string, error) {
 	}
 	return "", fmt.Errorf("want a number, true or false, or null, got %s", jobjson.Clip(raw))
 }
+
+// history answers the server's sampled counters, oldest first: the last
+// hour, a sample every few seconds, shared by every broker on the Redis
+// (the dashboard's chart starts from it).
+func (s *Server) history(c *gin.Context) (int, any, error) {
+	samples, err := s.d.History(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]gin.H, len(samples))
+	for i, smp := range samples {
+		m := gin.H{"t": smp.At.UnixMilli()}
+		for k, v := range smp.Values {
+			m[k] = v
+		}
+		out[i] = m
+	}
+	return http.StatusOK, gin.H{"samples": out}, nil
+}

@@ -157,6 +157,7 @@ func (s *Server) routes() {
 	api.PUT("/topics/:topic/config", s.handle(s.setTopicConfig))
 	api.GET("/topics/:topic/peek/:state", s.handle(s.peekTopic))
 	api.GET("/stats", s.handle(s.stats))
+	api.GET("/history", s.handle(s.history))
 	api.GET("/status", s.handle(s.status))
 	api.PUT("/status", s.handle(s.setStatus))
 	api.GET("/buckets", s.handle(s.buckets))

@@ -605,3 +605,25 @@ func TestJobLists(t *testing.T) {
 		t.Fatalf("an unknown topic: %v", e)
 	}
 }
+
+// The brokers sample the server's counters into Redis: /api/v1/history.
+func TestHistoryOverHTTP(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.HistoryEvery = 50 * time.Millisecond })
+	mustCall(t, 201, "POST", b.URL+"/api/v1/jobs", `{"topic":"h","body":"x"}`)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		h := mustCall(t, 200, "GET", b.URL+"/api/v1/history", ``)
+		samples, _ := h["samples"].([]any)
+		if len(samples) >= 3 {
+			last := samples[len(samples)-1].(map[string]any)
+			if last["pushed"] != 1.0 || last["ready"] != 1.0 || last["t"].(float64) < samples[0].(map[string]any)["t"].(float64) {
+				t.Fatalf("history: %v", samples)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history: %d samples after 3 s", len(samples))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

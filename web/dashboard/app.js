@@ -5,9 +5,10 @@
 
 const POLL_MS = 2000;
 const PAGE = 100;          // topics per page: never load them all
-const HISTORY = 150;       // samples kept for the chart: 5 minutes at 2 s
+const WINDOW_MS = 3600e3;  // the main chart: the last hour (seeded from the server's history)
+const TOPIC_WINDOW_MS = 300e3; // a topic's sparkline: the last 5 minutes
 let offset = 0;
-const history = [];        // {t, push, pop, fail} totals, server-wide
+const serverHistory = [];        // {t, push, pop, fail} totals, server-wide
 let deadTopic = "";        // the topic whose dead jobs are shown
 const JOB_PAGE = 50;       // jobs per page of a job list
 const jobList = {topic: "", state: "ready", offset: 0}; // the job list shown
@@ -48,30 +49,31 @@ function bytes(n) {
   return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
 }
 
-// rates turns a list of {t, push, pop[, fail]} totals into per-second rates.
+// rates turns a list of {t, push, pop[, fail]} totals into per-second rates at each sample's time.
 function rates(samples) {
   const out = [];
   const rate = (i, k) => Math.max(0, ((samples[i][k] || 0) - (samples[i - 1][k] || 0)) / ((samples[i].t - samples[i - 1].t) / 1000 || 1));
-  for (let i = 1; i < samples.length; i++) out.push({push: rate(i, "push"), pop: rate(i, "pop"), fail: rate(i, "fail")});
+  for (let i = 1; i < samples.length; i++) out.push({t: samples[i].t, push: rate(i, "push"), pop: rate(i, "pop"), fail: rate(i, "fail")});
   return out;
 }
 
-function remember(list, sample) {
+// remember adds a sample and drops those older than the window.
+function remember(list, sample, windowMs) {
   list.push(sample);
-  if (list.length > HISTORY) list.shift();
+  while (list.length && list[0].t < sample.t - windowMs) list.shift();
 }
 
-// drawLines draws push and pop rates into an SVG, scaled to its viewBox: the
-// newest sample at the right edge, the window HISTORY samples wide.
-function drawLines(svg, samples, w, h) {
+// drawLines draws push and pop (and, on the main chart, failure) rates into
+// an SVG, scaled to its viewBox: now at the right edge, windowMs wide.
+function drawLines(svg, samples, w, h, windowMs) {
   while (svg.firstChild) svg.removeChild(svg.firstChild);
   const r = rates(samples);
   const top = Math.max(1, ...r.map(x => Math.max(x.push, x.pop, x.fail)));
   const ns = "http://www.w3.org/2000/svg";
   const lines = w > 200 ? [["push", "push"], ["pop", "pop"], ["fail", "fail"]] : [["push", "push"], ["pop", "pop"]];
+  const now = Date.now();
   for (const [key, cls] of lines) {
-    const step = w / (HISTORY - 2);
-    const pts = r.map((x, i) => `${w - (r.length - 1 - i) * step},${h - (x[key] / top) * (h - 4) - 2}`);
+    const pts = r.map(x => `${(w - (now - x.t) / windowMs * w).toFixed(1)},${h - (x[key] / top) * (h - 4) - 2}`);
     const line = document.createElementNS(ns, "polyline");
     line.setAttribute("points", pts.join(" "));
     line.setAttribute("class", cls);
@@ -100,7 +102,7 @@ function renderTopics(list) {
   const now = Date.now();
   for (const t of list.topics) {
     const hist = topicHistory.get(t.name) || [];
-    remember(hist, {t: now, push: t.total_jobs, pop: t.total_reserves});
+    remember(hist, {t: now, push: t.total_jobs, pop: t.total_reserves}, TOPIC_WINDOW_MS);
     topicHistory.set(t.name, hist);
     const tr = el("tr");
     tr.dataset.topic = t.name;
@@ -112,7 +114,7 @@ function renderTopics(list) {
     const spark = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     spark.setAttribute("viewBox", "0 0 120 24");
     spark.setAttribute("class", "spark");
-    drawLines(spark, hist, 120, 24);
+    drawLines(spark, hist, 120, 24, TOPIC_WINDOW_MS);
     const sparkCell = el("td"); sparkCell.appendChild(spark); tr.appendChild(sparkCell);
     const actions = el("td", undefined, "actions");
     if (t.buried > 0) {
@@ -192,8 +194,8 @@ async function refresh() {
     setText("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
     setText("s-memory", bytes(redis.used_memory));
     setText("s-rtt", `${redis.rtt_ms.toFixed(2)} ms`);
-    remember(history, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves, fail: stats.total_failures});
-    drawLines(document.getElementById("chart"), history, 600, 120);
+    remember(serverHistory, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves, fail: stats.total_failures}, WINDOW_MS);
+    drawLines(document.getElementById("chart"), serverHistory, 600, 120, WINDOW_MS);
     renderTopics(topics);
     renderBuckets(buckets);
     setText("status", `live · ${new Date().toLocaleTimeString()}`);
@@ -331,5 +333,14 @@ document.getElementById("set-status").addEventListener("change", async ev => {
 document.getElementById("prev").addEventListener("click", () => { offset = Math.max(0, offset - PAGE); refresh(); });
 document.getElementById("next").addEventListener("click", () => { offset += PAGE; refresh(); });
 
-refresh();
-setInterval(refresh, POLL_MS);
+// The chart starts from the server's history (the last hour, sampled by the
+// brokers into Redis), so a page opened now shows what happened before.
+async function start() {
+  try {
+    const h = await api("GET", "/history");
+    for (const s of h.samples) serverHistory.push({t: s.t, push: s.pushed, pop: s.reserved, fail: s.failed});
+  } catch (e) { /* no history yet: the chart fills as the page polls */ }
+  await refresh();
+  setInterval(refresh, POLL_MS);
+}
+start();
