@@ -126,6 +126,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	api("GET", "/topics/emails+audit/config", ``) // a reference: emails+audit is a child now
 	must(t, chromedp.Do(ctx, poll(cell("emails", "limits")+` === "≤ 100 jobs · drops oldest when full · expires after 3600s · expired → late"`),
 		poll(cell("emails", "fanout")+` === "→ emails+audit"`)), "see the topic's expiry and children")
+	// Per-topic rates and queue latency.
+	must(t, chromedp.Do(ctx,
+		poll(cell("emails", "rates")+`.startsWith("push ")`),
+		poll(cell("emails", "latency")+` !== "–"`),
+	), "see a topic's rates and queue latency")
+
 	// A topic's jobs, by state: the ready ones of emails, then its delayed one.
 	must(t, chromedp.Do(ctx,
 		chromedp.Click(`tr[data-topic="emails"] button.jobs`),

@@ -102,7 +102,7 @@ function renderTopics(list) {
   const now = Date.now();
   for (const t of list.topics) {
     const hist = topicHistory.get(t.name) || [];
-    remember(hist, {t: now, push: t.total_jobs, pop: t.total_reserves}, TOPIC_WINDOW_MS);
+    remember(hist, {t: now, push: t.total_jobs, pop: t.total_reserves, ack: t.total_deletes, fail: t.total_failures}, TOPIC_WINDOW_MS);
     topicHistory.set(t.name, hist);
     const tr = el("tr");
     tr.dataset.topic = t.name;
@@ -110,6 +110,8 @@ function renderTopics(list) {
     for (const k of ["ready", "delayed", "reserved", "buried", "dead"]) tr.appendChild(el("td", t[k], k));
     tr.appendChild(el("td", limits(t.settings || {}), "limits"));
     tr.appendChild(el("td", fanout(t), "fanout"));
+    tr.appendChild(el("td", topicRates(hist), "rates"));
+    tr.appendChild(el("td", t.ready > 0 ? duration(t.ready_age) : "–", "latency"));
     tr.appendChild(el("td", t.paused ? `${Math.ceil(t.pause_time_left)}s` : "no", "paused"));
     const spark = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     spark.setAttribute("viewBox", "0 0 120 24");
@@ -155,6 +157,18 @@ function limits(s) {
   if (s.fanout_only) parts.push("fanout only");
   if (s.max_queue_age) parts.push(`forgotten ${s.max_queue_age}s after birth when empty`);
   return parts.join(" · ") || "–";
+}
+
+// topicRates is a topic's push, pop, ack and fail rates per second over its
+// last 10 s of samples ("–" until there are two).
+function topicRates(hist) {
+  const last = hist[hist.length - 1];
+  let first = hist.length > 1 ? hist[hist.length - 2] : null;
+  for (const s of hist) { if (s.t >= last.t - 10000) { first = s; break; } }
+  if (!first || first === last) return "–";
+  const dt = (last.t - first.t) / 1000 || 1;
+  const r = k => Math.max(0, ((last[k] || 0) - (first[k] || 0)) / dt).toFixed(1);
+  return `push ${r("push")} · pop ${r("pop")} · ack ${r("ack")} · fail ${r("fail")}`;
 }
 
 // fanout describes a topic's fanout children and its expired count.
