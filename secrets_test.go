@@ -32,6 +32,9 @@ func TestRedisPasswordStaysSecret(t *testing.T) {
 			t.Fatalf("%s shows the password: %v %v", path, a.body, err)
 		}
 	}
+	if a, _ := b.do("GET", "/api/v1/redis", ``); a.body["url"] != "redis://:***@"+srv.Addr {
+		t.Fatalf("/api/v1/redis shows the URL as %v, want it with the password hidden", a.body["url"])
+	}
 	b.kill()
 	if log := b.log.String(); strings.Contains(log, password) || !strings.Contains(log, ":***@") {
 		t.Fatalf("the broker's log shows the password, or not the URL with it hidden:\n%s", log)

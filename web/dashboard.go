@@ -74,5 +74,5 @@ func (s *Server) redisInfo(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, gin.H{"used_memory": info.UsedMemory, "rtt_ms": float64(info.RTT.Microseconds()) / 1000,
-		"version": info.Version}, nil
+		"version": info.Version, "url": s.opts.RedisURL}, nil
 }

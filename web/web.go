@@ -49,7 +49,10 @@ type Options struct {
 	// Observe is told how long each API request took, by route.
 	Metrics http.Handler
 	Observe func(op string, took time.Duration)
-	Log     *slog.Logger
+	// RedisURL is the Redis the broker uses, its password already hidden
+	// (shown on the dashboard).
+	RedisURL string
+	Log      *slog.Logger
 }
 
 // A Counter knows how many clients a front end has now.

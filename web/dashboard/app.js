@@ -207,6 +207,7 @@ async function refresh() {
     setText("s-waiting", stats.current_waiting);
     setText("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
     setText("s-memory", bytes(redis.used_memory));
+    setText("s-redis", redis.url || "–");
     setText("s-rtt", `${redis.rtt_ms.toFixed(2)} ms`);
     remember(serverHistory, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves, fail: stats.total_failures}, WINDOW_MS);
     drawLines(document.getElementById("chart"), serverHistory, 600, 120, WINDOW_MS);
