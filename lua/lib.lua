@@ -544,29 +544,32 @@ local function fail_record(t, job, err)
   count_topic(t, 'total_failures', 1)
 end
 
+-- drop_dead removes a dead job of topic t for good (past dead_retention or
+-- max_dead), counted as dead_dropped; its client id goes to dropped_cids.
+local function drop_dead(t, member)
+  local job = load(member)
+  redis.call('ZREM', t.dead, member)
+  redis.call('HDEL', K_JOBS, member)
+  redis.call('HDEL', K_BODIES, member)
+  move_state(DEAD, nil)
+  count_topic(t, 'dead_dropped', 1)
+  if job then
+    drop_bytes(t, job)
+    unindex_expiry(t, member, job)
+    if (job[F_CID] or '') ~= '' then
+      dropped_cids[#dropped_cids + 1] = member
+      dropped_cids[#dropped_cids + 1] = job[F_CID]
+    end
+  end
+end
+
 -- trim_dead drops topic t's oldest dead jobs past its max_dead.
 local function trim_dead(t)
   local cap = tonumber(topic_config(t).max_dead or '0')
   if cap <= 0 then return end
   local over = redis.call('ZCARD', t.dead) - cap
   if over <= 0 then return end
-  local gone = redis.call('ZPOPMIN', t.dead, over)
-  for k = 1, #gone, 2 do
-    local member = gone[k]
-    local job = load(member)
-    redis.call('HDEL', K_JOBS, member)
-    redis.call('HDEL', K_BODIES, member)
-    move_state(DEAD, nil)
-    count_topic(t, 'dead_dropped', 1)
-    if job then
-      drop_bytes(t, job)
-      unindex_expiry(t, member, job)
-      if (job[F_CID] or '') ~= '' then
-        dropped_cids[#dropped_cids + 1] = member
-        dropped_cids[#dropped_cids + 1] = job[F_CID]
-      end
-    end
-  end
+  for _, member in ipairs(redis.call('ZRANGE', t.dead, 0, over - 1)) do drop_dead(t, member) end
 end
 
 -- dead_retention is how long (ms) topic t keeps its dead jobs (default 7 days; 0: for ever).

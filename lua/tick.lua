@@ -55,22 +55,8 @@ end
 -- batch at a time.
 local keep = dead_retention(t)
 if keep > 0 then
-  local old = redis.call('ZRANGEBYSCORE', t.dead, '-inf', now - keep, 'LIMIT', 0, n)
-  for _, member in ipairs(old) do
-    local job = load(member)
-    redis.call('ZREM', t.dead, member)
-    redis.call('HDEL', K_JOBS, member)
-    redis.call('HDEL', K_BODIES, member)
-    move_state(DEAD, nil)
-    count_topic(t, 'dead_dropped', 1)
-    if job then
-      drop_bytes(t, job)
-      unindex_expiry(t, member, job)
-      if (job[F_CID] or '') ~= '' then
-        dropped_cids[#dropped_cids + 1] = member
-        dropped_cids[#dropped_cids + 1] = job[F_CID]
-      end
-    end
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', t.dead, '-inf', now - keep, 'LIMIT', 0, n)) do
+    drop_dead(t, member)
   end
 end
 if moved > 0 then wake(t, moved) end

@@ -51,18 +51,9 @@ func (s *Server) failMany(c *gin.Context) (int, any, error) {
 // parseFails reads a batch of failures, as parseAcks reads acks, with each
 // one's "error".
 func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
-	f, err := jobjson.Decode(data)
+	_, items, err := jobsArray(data, limit, "a fail", `{"id": ..., "attempt": n, "error": "..."}`)
 	if err != nil {
 		return nil, err
-	}
-	var items []json.RawMessage
-	if raw, ok := f["jobs"]; !ok {
-		return nil, fmt.Errorf("%w: jobs is missing", errBadRequest)
-	} else if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("%w: jobs must be an array of {\"id\": ..., \"attempt\": n, \"error\": \"...\"}", errBadRequest)
-	}
-	if len(items) == 0 || len(items) > limit {
-		return nil, fmt.Errorf("%w: a fail holds 1 to %d jobs, got %d", errBadRequest, limit, len(items))
 	}
 	out := make([]dispatcher.Fail, len(items))
 	for i, item := range items {

@@ -31,18 +31,9 @@ func parsePush(data []byte, def jobDefaults) (job.Spec, error) {
 
 // parseBatch decodes the body of POST /api/v1/jobs/batch: {"jobs": [...]}.
 func parseBatch(data []byte, def jobDefaults, limit int) ([]job.Spec, error) {
-	f, err := jobjson.Decode(data)
+	_, items, err := jobsArray(data, limit, "a batch", "job objects")
 	if err != nil {
 		return nil, err
-	}
-	var items []json.RawMessage
-	if raw, ok := f["jobs"]; !ok {
-		return nil, fmt.Errorf("%w: jobs is missing", errBadRequest)
-	} else if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("%w: jobs must be an array of job objects", errBadRequest)
-	}
-	if len(items) == 0 || len(items) > limit {
-		return nil, fmt.Errorf("%w: a batch holds 1 to %d jobs, got %d", errBadRequest, limit, len(items))
 	}
 	jobs := make([]job.Spec, len(items))
 	for i, item := range items {
@@ -96,9 +87,10 @@ func parsePop(data []byte) (popRequest, error) {
 // ackItem is one job of a batch ack.
 type ackItem = dispatcher.Ack
 
-// parseAcks decodes the body of POST /api/v1/ack: {"jobs": [{"id": ..,
-// "attempt": n}, ...], "next": {pop request}}; ids may be numbers.
-func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
+// jobsArray decodes a request of many jobs, {"jobs": [...], ...}: the
+// object and its 1 to limit items; kind ("a batch") and shape (what an item
+// is) word the errors.
+func jobsArray(data []byte, limit int, kind, shape string) (jobjson.Fields, []json.RawMessage, error) {
 	f, err := jobjson.Decode(data)
 	if err != nil {
 		return nil, nil, err
@@ -107,10 +99,20 @@ func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
 	if raw, ok := f["jobs"]; !ok {
 		return nil, nil, fmt.Errorf("%w: jobs is missing", errBadRequest)
 	} else if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, nil, fmt.Errorf("%w: jobs must be an array of {\"id\": ..., \"attempt\": n}", errBadRequest)
+		return nil, nil, fmt.Errorf("%w: jobs must be an array of %s", errBadRequest, shape)
 	}
 	if len(items) == 0 || len(items) > limit {
-		return nil, nil, fmt.Errorf("%w: an ack holds 1 to %d jobs, got %d", errBadRequest, limit, len(items))
+		return nil, nil, fmt.Errorf("%w: %s holds 1 to %d jobs, got %d", errBadRequest, kind, limit, len(items))
+	}
+	return f, items, nil
+}
+
+// parseAcks decodes the body of POST /api/v1/ack: {"jobs": [{"id": ..,
+// "attempt": n}, ...], "next": {pop request}}; ids may be numbers.
+func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
+	f, items, err := jobsArray(data, limit, "an ack", `{"id": ..., "attempt": n}`)
+	if err != nil {
+		return nil, nil, err
 	}
 	acks := make([]ackItem, len(items))
 	for i, item := range items {
