@@ -35,12 +35,18 @@ func (b *Broker) Drain() { b.Broker.Drain() }
 // grace), changed by tweak (may be nil). It stops when the test ends.
 func Start(t testing.TB, srv *redistest.Server, tweak func(*config.Config)) *Broker {
 	t.Helper()
+	return StartURL(t, srv.URL(), tweak)
+}
+
+// StartURL is Start over the Redis at url (a cluster's, for one).
+func StartURL(t testing.TB, url string, tweak func(*config.Config)) *Broker {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Buckets = 4
 	cfg.BucketMaxSleep = 200 * time.Millisecond
 	cfg.ShutdownTimeout = time.Second
 	cfg.StatusPoll = 100 * time.Millisecond
-	cfg.RedisURL = srv.URL()
+	cfg.RedisURL = url
 	cfg.ConnectTimeout = 5 * time.Second
 	cfg.HTTP, cfg.BeanstalkAddr, cfg.RPCAddr, cfg.KestrelAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	if tweak != nil {

@@ -19,10 +19,11 @@ import (
 
 // Server is one redis-server process owned by a test.
 type Server struct {
-	Addr string
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	Addr  string
+	dir   string
+	extra []string // more redis-server arguments (a cluster node's)
+	cmd   *exec.Cmd
+	done  chan struct{}
 }
 
 // Start launches a redis-server and stops it when the test ends. It fails the
@@ -56,9 +57,10 @@ func (s *Server) URL() string { return "redis://" + s.Addr }
 
 func (s *Server) launch() error {
 	_, port, _ := net.SplitHostPort(s.Addr)
-	s.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--dir", s.dir,
+	args := append([]string{"--bind", "127.0.0.1", "--port", port, "--dir", s.dir,
 		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no",
-		"--logfile", filepath.Join(s.dir, "redis.log"))
+		"--logfile", filepath.Join(s.dir, "redis.log")}, s.extra...)
+	s.cmd = exec.Command("redis-server", args...)
 	// A test binary that dies (a panic, a timeout) must not leave its Redis behind.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {

@@ -1,0 +1,85 @@
+package redistest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Cluster is a Redis Cluster of real redis-server processes owned by a test.
+type Cluster struct {
+	Nodes []*Server // masters first, then replicas
+}
+
+// StartCluster starts masters × (1 + replicas) cluster nodes on free ports
+// and joins them with redis-cli --cluster create; they stop when the test
+// ends.
+func StartCluster(tb testing.TB, masters, replicas int) *Cluster {
+	tb.Helper()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		tb.Fatalf("redis-cli not found (apt-get install -y redis-server): %v", err)
+	}
+	c := &Cluster{}
+	for i := range masters * (1 + replicas) {
+		port, err := freePort()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		dir := filepath.Join(tb.TempDir(), "node"+strconv.Itoa(i))
+		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir,
+			extra: []string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
+				"--cluster-node-timeout", "2000"}}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := s.launch(); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(s.Stop)
+		c.Nodes = append(c.Nodes, s)
+	}
+	args := []string{"--cluster", "create"}
+	for _, n := range c.Nodes {
+		args = append(args, n.Addr)
+	}
+	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		tb.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	// The cluster is usable once every node agrees its state is ok.
+	deadline := time.Now().Add(20 * time.Second)
+	for _, n := range c.Nodes {
+		for {
+			host, port, _ := strings.Cut(n.Addr, ":")
+			out, err := exec.Command("redis-cli", "-h", host, "-p", port, "cluster", "info").Output()
+			info := string(out)
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				tb.Fatalf("cluster node %s not ok: %q %v", n.Addr, info, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return c
+}
+
+// URL is a redis:// URL naming every node, as rueidis takes a cluster's
+// seed addresses.
+func (c *Cluster) URL() string {
+	u := "redis://" + c.Nodes[0].Addr
+	for i, n := range c.Nodes[1:] {
+		sep := "&"
+		if i == 0 {
+			sep = "?"
+		}
+		u += sep + "addr=" + n.Addr
+	}
+	return u
+}

@@ -1,0 +1,53 @@
+package pool
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/job"
+)
+
+// newClusterPool is a pool on a real Redis Cluster (3 masters, 3 replicas).
+func newClusterPool(t *testing.T) (*Pool, context.Context) {
+	t.Helper()
+	c := redistest.StartCluster(t, 3, 1)
+	opt, err := rueidis.ParseURL(c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.DisableCache, opt.DisableRetry = true, true
+	client, err := rueidis.NewClient(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	p := New(client, withDefaults(Options{Prefix: "gmq", Buckets: 16, Origin: "test", TickBatch: 10}))
+	ctx := redistest.Context(t)
+	if err := p.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p, ctx
+}
+
+// The store on a real Redis Cluster: pushes with client ids (their aliases in
+// other slots than their jobs), pops, acks over 10 topics, and pool.Check.
+func TestPoolOnRedisCluster(t *testing.T) {
+	p, ctx := newClusterPool(t)
+	for i := range 50 {
+		mustPush(t, p, ctx, job.Spec{Topic: "t" + string(rune('a'+i%10)), Body: "x", TTR: time.Minute, ClientID: "c-" + string(rune('a'+i%26)) + string(rune('a'+i/26))})
+	}
+	for i := range 10 {
+		j := mustPop(t, p, ctx, "t"+string(rune('a'+i)))
+		if j == nil {
+			t.Fatalf("pop t%c: none", 'a'+i)
+		}
+		if err := p.Delete(ctx, j.PublicID(), j.Attempt()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkClean(t, p, ctx)
+}
