@@ -67,6 +67,21 @@ func StartCluster(tb testing.TB, masters, replicas int) *Cluster {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	// And once every replica has its master's data: a replica that never
+	// synced cannot take over (cluster-replica-validity-factor).
+	for _, n := range c.Nodes[masters:] {
+		for {
+			host, port, _ := strings.Cut(n.Addr, ":")
+			out, err := exec.Command("redis-cli", "-h", host, "-p", port, "info", "replication").Output()
+			if err == nil && strings.Contains(string(out), "master_link_status:up") {
+				break
+			}
+			if time.Now().After(deadline) {
+				tb.Fatalf("cluster replica %s never synced: %q %v", n.Addr, out, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	return c
 }
 
@@ -82,4 +97,13 @@ func (c *Cluster) URL() string {
 		u += sep + "addr=" + n.Addr
 	}
 	return u
+}
+
+// Log is the tail of the server's log (the last n bytes), for a failing test to show.
+func (s *Server) Log(n int) string {
+	data, err := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+	if err != nil {
+		return err.Error()
+	}
+	return string(data[max(0, len(data)-n):])
 }
