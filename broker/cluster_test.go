@@ -121,6 +121,19 @@ func TestOnRedisCluster(t *testing.T) {
 	if problems, err := a.Pool.Check(t.Context()); err != nil || len(problems) > 0 {
 		t.Fatalf("check on the cluster: %v %v", problems, err)
 	}
+	// The operator sees every node and where each bucket lives.
+	redis := mustCall(t, 200, "GET", api+"/redis", ``)
+	if nodes, _ := redis["nodes"].([]any); len(nodes) != 6 {
+		t.Fatalf("/api/v1/redis nodes: %v", redis["nodes"])
+	}
+	buckets, _ := mustCall(t, 200, "GET", api+"/buckets", ``)["buckets"].([]any)
+	spread := map[any]bool{}
+	for _, bk := range buckets {
+		spread[bk.(map[string]any)["node"]] = true
+	}
+	if len(buckets) != 16 || len(spread) != 3 {
+		t.Fatalf("16 buckets on %d masters: %v", len(spread), buckets)
+	}
 	st := mustCall(t, 200, "GET", api+"/stats", ``)
 	if st["current_jobs_ready"] != 0.0 || st["current_jobs_reserved"] != 0.0 || st["current_jobs_delayed"] != 0.0 {
 		t.Fatalf("stats: %v", st)

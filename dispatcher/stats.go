@@ -81,20 +81,26 @@ func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]job.Topic
 type BucketStats struct {
 	pool.BucketInfo
 	NextWake time.Time // when this broker's timer for the bucket fires next
+	Node     string    // the Redis node that holds it (a cluster master, or the one Redis)
 }
 
 // Buckets describes every bucket's timer.
 func (d *Dispatcher) Buckets(ctx context.Context) ([]BucketStats, error) {
 	out := make([]BucketStats, len(d.buckets))
+	nodes := d.pool.BucketNodes(ctx)
 	for i, b := range d.buckets {
 		info, err := d.pool.Bucket(ctx, i)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = BucketStats{BucketInfo: info, NextWake: b.NextWake()}
+		out[i] = BucketStats{BucketInfo: info, NextWake: b.NextWake(), Node: nodes[i]}
 	}
 	return out, nil
 }
+
+// RedisNodes lists the Redis nodes (a cluster's every node) with their
+// roles, memory, round trips and slots.
+func (d *Dispatcher) RedisNodes(ctx context.Context) []pool.NodeInfo { return d.pool.Nodes(ctx) }
 
 // RedisInfo reads Redis's memory use and round-trip time.
 func (d *Dispatcher) RedisInfo(ctx context.Context) (pool.RedisInfo, error) { return d.pool.Info(ctx) }

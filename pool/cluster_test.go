@@ -51,3 +51,30 @@ func TestPoolOnRedisCluster(t *testing.T) {
 	}
 	checkClean(t, p, ctx)
 }
+
+// keySlot agrees with Redis's CLUSTER KEYSLOT, and every node and bucket
+// of a cluster is shown with its node.
+func TestNodesAndBucketsOnCluster(t *testing.T) {
+	p, ctx := newClusterPool(t)
+	for _, key := range []string{"gmq:{b0}:jobs", "gmq:{b15}:due", "plain", "{}x", "a{b}c{d}"} {
+		want, err := p.client.Do(ctx, p.client.B().ClusterKeyslot().Key(key).Build()).AsInt64()
+		if err != nil || keySlot(key) != int(want) {
+			t.Fatalf("slot of %q: %d, Redis says %d (%v)", key, keySlot(key), want, err)
+		}
+	}
+	nodes := p.Nodes(ctx)
+	masters := 0
+	for _, n := range nodes {
+		if n.Role == "master" && n.Slots != "" && n.UsedMemory > 0 {
+			masters++
+		}
+	}
+	if len(nodes) != 6 || masters != 3 {
+		t.Fatalf("nodes: %+v", nodes)
+	}
+	for b, addr := range p.BucketNodes(ctx) {
+		if addr == "" {
+			t.Fatalf("bucket %d has no node", b)
+		}
+	}
+}

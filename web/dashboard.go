@@ -59,7 +59,7 @@ func (s *Server) buckets(c *gin.Context) (int, any, error) {
 	}
 	out := make([]gin.H, len(list))
 	for i, b := range list {
-		v := gin.H{"bucket": b.Bucket, "topics": b.Topics, "next_wake": b.NextWake.UTC().Format(time.RFC3339Nano)}
+		v := gin.H{"bucket": b.Bucket, "topics": b.Topics, "next_wake": b.NextWake.UTC().Format(time.RFC3339Nano), "node": b.Node}
 		if !b.NextDue.IsZero() {
 			v["next_due"] = b.NextDue.UTC().Format(time.RFC3339Nano)
 		}
@@ -73,6 +73,17 @@ func (s *Server) redisInfo(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	nodes := []gin.H{}
+	for _, n := range s.d.RedisNodes(c) {
+		v := gin.H{"addr": n.Addr, "role": n.Role, "used_memory": n.UsedMemory, "slots": n.Slots}
+		if n.RTT > 0 {
+			v["rtt_ms"] = float64(n.RTT.Microseconds()) / 1000
+		}
+		if n.Err != "" {
+			v["error"] = n.Err
+		}
+		nodes = append(nodes, v)
+	}
 	return http.StatusOK, gin.H{"used_memory": info.UsedMemory, "rtt_ms": float64(info.RTT.Microseconds()) / 1000,
-		"version": info.Version, "url": s.opts.RedisURL}, nil
+		"version": info.Version, "url": s.opts.RedisURL, "nodes": nodes}, nil
 }

@@ -185,6 +185,7 @@ function renderBuckets(data) {
     tr.appendChild(el("td", b.bucket));
     tr.appendChild(el("td", b.topics));
     tr.appendChild(el("td", b.next_due ? new Date(b.next_due).toLocaleTimeString() : "–"));
+    tr.appendChild(el("td", b.node || "–", "node"));
     return tr;
   });
   document.querySelector("#buckets tbody").replaceChildren(...rows);
@@ -208,6 +209,12 @@ async function refresh() {
     setText("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
     setText("s-memory", bytes(redis.used_memory));
     setText("s-redis", redis.url || "–");
+    document.querySelector("#nodes tbody").replaceChildren(...(redis.nodes || []).map(n => {
+      const tr = el("tr");
+      for (const v of [n.addr, n.error || n.role, n.used_memory ? bytes(n.used_memory) : "–",
+                       n.rtt_ms !== undefined ? `${n.rtt_ms.toFixed(2)} ms` : "–", n.slots || "–"]) tr.appendChild(el("td", v));
+      return tr;
+    }));
     setText("s-rtt", `${redis.rtt_ms.toFixed(2)} ms`);
     remember(serverHistory, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves, fail: stats.total_failures}, WINDOW_MS);
     drawLines(document.getElementById("chart"), serverHistory, 600, 120, WINDOW_MS);
