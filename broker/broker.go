@@ -90,7 +90,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	}
 	b := &Broker{cfg: cfg, opts: opts, log: opts.Log, shutdown: make(chan struct{})}
 	var err error
-	b.pool, err = pool.Open(ctx, cfg.RedisURL, cfg.ConnectTimeout, PoolOptions(cfg, opts.Origin), opts.Log)
+	tlsConf, err := cfg.RedisTLS()
+	if err != nil {
+		return nil, err
+	}
+	b.pool, err = pool.Open(ctx, cfg.RedisURL, cfg.ConnectTimeout, tlsConf, PoolOptions(cfg, opts.Origin), opts.Log)
 	if err != nil {
 		return nil, fmt.Errorf("%w (is redis-server running? `make run` starts one)", err)
 	}

@@ -4,6 +4,8 @@
 package config
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +36,10 @@ type Config struct {
 	Prefix         string        // [redis] prefix of every key
 	Buckets        int           // [redis] buckets: fixed for the life of the data
 	ConnectTimeout time.Duration // [redis] connect_timeout: how long start waits for Redis
+	// TLS to Redis ([redis] tls_ca, tls_cert, tls_key, tls_server_name): a
+	// CA to trust, a client certificate and key (for tls-auth-clients), the
+	// name the server's certificate must carry. Any of them turns TLS on.
+	RedisTLSCA, RedisTLSCert, RedisTLSKey, RedisTLSServerName string
 
 	MaxBody         int           // [jobs] max_body: bytes
 	DefaultTTR      time.Duration // [jobs] default_ttr
@@ -166,6 +172,10 @@ func (c *Config) settings() []setting {
 		{"redis", "prefix", func(c *Config, v string) error { c.Prefix = v; return checkPrefix(v) }},
 		{"redis", "buckets", intTo(&c.Buckets, 1, 1024)},
 		{"redis", "connect_timeout", durationTo(&c.ConnectTimeout, 0, time.Hour)},
+		{"redis", "tls_ca", func(c *Config, v string) error { c.RedisTLSCA = v; return nil }},
+		{"redis", "tls_cert", func(c *Config, v string) error { c.RedisTLSCert = v; return nil }},
+		{"redis", "tls_key", func(c *Config, v string) error { c.RedisTLSKey = v; return nil }},
+		{"redis", "tls_server_name", func(c *Config, v string) error { c.RedisTLSServerName = v; return nil }},
 		{"jobs", "max_body", intTo(&c.MaxBody, 1, 64<<20)},
 		{"jobs", "default_ttr", durationTo(&c.DefaultTTR, 0, 1<<32*time.Second)},
 		{"jobs", "default_priority", func(c *Config, v string) error {
@@ -255,6 +265,36 @@ func Parse(text []byte) (Config, error) {
 		return c, err
 	}
 	return c, c.validate()
+}
+
+// RedisTLS builds the TLS configuration for Redis from [redis] tls_*: nil
+// when none is set (a rediss:// URL then uses the system's roots).
+func (c Config) RedisTLS() (*tls.Config, error) {
+	if c.RedisTLSCA == "" && c.RedisTLSCert == "" && c.RedisTLSKey == "" && c.RedisTLSServerName == "" {
+		return nil, nil
+	}
+	conf := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.RedisTLSServerName}
+	if c.RedisTLSCA != "" {
+		pem, err := os.ReadFile(c.RedisTLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("[redis] tls_ca: %w", err)
+		}
+		conf.RootCAs = x509.NewCertPool()
+		if !conf.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("[redis] tls_ca %s holds no PEM certificate", c.RedisTLSCA)
+		}
+	}
+	if (c.RedisTLSCert == "") != (c.RedisTLSKey == "") {
+		return nil, errors.New("[redis] tls_cert and tls_key go together")
+	}
+	if c.RedisTLSCert != "" {
+		pair, err := tls.LoadX509KeyPair(c.RedisTLSCert, c.RedisTLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("[redis] tls_cert, tls_key: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{pair}
+	}
+	return conf, nil
 }
 
 // shown is a setting's value as an error may quote it: never a secret (the

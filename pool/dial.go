@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	neturl "net/url"
@@ -21,9 +22,19 @@ import (
 // for as long as Redis is down, and a caller must get ErrUnavailable at once
 // (HTTP 503) instead of a request that hangs.
 func Dial(ctx context.Context, url string, timeout time.Duration, log *slog.Logger) (rueidis.Client, error) {
+	return DialTLS(ctx, url, timeout, nil, log)
+}
+
+// DialTLS is Dial with a TLS configuration of the operator's (a CA, a
+// client certificate, a server name: config's [redis] tls_*); nil keeps the
+// URL's (rediss:// with the system's roots).
+func DialTLS(ctx context.Context, url string, timeout time.Duration, tlsConf *tls.Config, log *slog.Logger) (rueidis.Client, error) {
 	opt, err := rueidis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("redis url %s: %w", Redacted(url), err)
+	}
+	if tlsConf != nil {
+		opt.TLSConfig = tlsConf
 	}
 	opt.DisableCache = true // reads go through scripts; client-side caching buys nothing
 	opt.DisableRetry = true
@@ -65,8 +76,8 @@ func Redacted(raw string) string {
 
 // Open dials Redis as Dial does and returns a Pool over it that owns the
 // client: Close closes it.
-func Open(ctx context.Context, url string, timeout time.Duration, opts Options, log *slog.Logger) (*Pool, error) {
-	client, err := Dial(ctx, url, timeout, log)
+func Open(ctx context.Context, url string, timeout time.Duration, tlsConf *tls.Config, opts Options, log *slog.Logger) (*Pool, error) {
+	client, err := DialTLS(ctx, url, timeout, tlsConf, log)
 	if err != nil {
 		return nil, err
 	}

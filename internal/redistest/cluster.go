@@ -107,3 +107,26 @@ func (s *Server) Log(n int) string {
 	}
 	return string(data[max(0, len(data)-n):])
 }
+
+// StartTLS launches a redis-server that also listens with TLS on TLSAddr
+// (certificate and key files, and the CA that signs clients' certificates:
+// tls-auth-clients optional); it stops when the test ends.
+func StartTLS(tb testing.TB, caFile, certFile, keyFile string) *Server {
+	tb.Helper()
+	port, err := freePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tlsPort, err := freePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), TLSAddr: fmt.Sprintf("127.0.0.1:%d", tlsPort), dir: tb.TempDir(),
+		extra: []string{"--tls-port", strconv.Itoa(tlsPort), "--tls-cert-file", certFile, "--tls-key-file", keyFile,
+			"--tls-ca-cert-file", caFile, "--tls-auth-clients", "optional"}}
+	if err := s.launch(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
+}

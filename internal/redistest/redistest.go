@@ -19,11 +19,12 @@ import (
 
 // Server is one redis-server process owned by a test.
 type Server struct {
-	Addr  string
-	dir   string
-	extra []string // more redis-server arguments (a cluster node's)
-	cmd   *exec.Cmd
-	done  chan struct{}
+	Addr    string
+	TLSAddr string // where it listens with TLS too (StartTLS), else ""
+	dir     string
+	extra   []string // more redis-server arguments (a cluster node's)
+	cmd     *exec.Cmd
+	done    chan struct{}
 }
 
 // Start launches a redis-server and stops it when the test ends. It fails the
