@@ -149,6 +149,20 @@ func TestOnRedisCluster(t *testing.T) {
 func TestClusterMasterFailover(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 1)
 	b := brokertest.StartURL(t, c.URL(), func(cfg *config.Config) { cfg.Buckets = 16 })
+	runFailover(t, b, "cluster", c.Nodes[0].Kill, func() {
+		out, _ := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", strings.Split(c.Nodes[1].Addr, ":")[1], "cluster", "nodes").CombinedOutput()
+		t.Logf("cluster nodes:\n%s", out)
+		for _, n := range c.Nodes[3:] {
+			t.Logf("replica %s log:\n%s", n.Addr, n.Log(1500))
+		}
+	})
+}
+
+// runFailover pushes and consumes jobs with client ids on broker b while
+// kill takes Redis's master away; it reports pushed, acked, lost and
+// duplicated jobs, and fails if the broker did not recover, if more than a
+// tenth were lost (then diagnose says why), or if the store is inconsistent.
+func runFailover(t *testing.T, b *brokertest.Broker, what string, kill func(), diagnose func()) {
 	api := b.URL + "/api/v1"
 	const jobs, topics = 1500, 12
 	var mu sync.Mutex
@@ -228,8 +242,7 @@ func TestClusterMasterFailover(t *testing.T) {
 		})
 	}
 	time.Sleep(700 * time.Millisecond)
-	master := c.Nodes[0]
-	master.Kill() // its replica takes over after cluster-node-timeout (2 s)
+	kill() // its replica takes over after the timeout
 	killed := time.Now()
 	wg.Wait()
 	// Drain: stop when every stored job is acked, or nothing moved for 10 s.
@@ -266,8 +279,8 @@ func TestClusterMasterFailover(t *testing.T) {
 		}
 	}
 	mu.Unlock()
-	t.Logf("failover: %d pushed (stored), %d acked, %d lost, %d delivered more than once, %d answers 503; served again %v after the kill",
-		len(stored), len(acked), lost, duplicated, unavailable.Load(), time.Since(killed).Round(time.Second))
+	t.Logf("%s failover: %d pushed (stored), %d acked, %d lost, %d delivered more than once, %d answers 503; served again %v after the kill",
+		what, len(stored), len(acked), lost, duplicated, unavailable.Load(), time.Since(killed).Round(time.Second))
 	if len(stored) != jobs {
 		t.Fatalf("%d of %d pushes stored: the brokers did not recover", len(stored), jobs)
 	}
@@ -276,17 +289,26 @@ func TestClusterMasterFailover(t *testing.T) {
 			if !acked[id] {
 				code, j := call(t, "GET", api+"/jobs/"+id, ``)
 				t.Logf("a missing job: %s: %d %v", id, code, j)
-				out, _ := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", strings.Split(c.Nodes[1].Addr, ":")[1], "cluster", "nodes").CombinedOutput()
-				t.Logf("cluster nodes:\n%s", out)
-				for _, n := range c.Nodes[3:] {
-					t.Logf("replica %s log:\n%s", n.Addr, n.Log(1500))
-				}
 				break
 			}
 		}
+		diagnose()
 		t.Fatalf("%d jobs lost: more than the unreplicated window can explain", lost)
 	}
 	if problems, err := b.Pool.Check(t.Context()); err != nil || len(problems) > 0 {
 		t.Fatalf("check after the failover: %v %v", problems, err)
 	}
+}
+
+// Redis Sentinel: a master, its replica and three sentinels; the master
+// SIGKILLed under load, the sentinels promote the replica, and the broker
+// follows (rueidis asks the sentinels) with no restart.
+func TestSentinelFailover(t *testing.T) {
+	s := redistest.StartSentinels(t)
+	b := brokertest.StartURL(t, s.URL(), nil)
+	runFailover(t, b, "sentinel", s.Master.Kill, func() {
+		for _, w := range s.Watchers {
+			t.Logf("sentinel %s log:\n%s", w.Addr, w.Log(1500))
+		}
+	})
 }

@@ -130,3 +130,70 @@ func StartTLS(tb testing.TB, caFile, certFile, keyFile string) *Server {
 	tb.Cleanup(s.Stop)
 	return s
 }
+
+// Sentinels are a master, its replica and three Redis Sentinels watching
+// them (quorum 2, a master down after 1 s), all owned by a test.
+type Sentinels struct {
+	Master, Replica *Server
+	Watchers        []*Server // the sentinels
+	Name            string    // the master set's name
+}
+
+// StartSentinels starts a master, a replica synced to it, and three
+// sentinels monitoring them.
+func StartSentinels(tb testing.TB) *Sentinels {
+	tb.Helper()
+	s := &Sentinels{Master: Start(tb), Name: "gmqmaster"}
+	_, mport, _ := strings.Cut(s.Master.Addr, ":")
+	port, err := freePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.Replica = &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), dir: tb.TempDir(),
+		extra: []string{"--replicaof", "127.0.0.1", mport}}
+	if err := s.Replica.launch(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Replica.Stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, err := exec.Command("redis-cli", "-p", strconv.Itoa(port), "info", "replication").Output()
+		if err == nil && strings.Contains(string(out), "master_link_status:up") {
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the replica never synced: %s %v", out, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for range 3 {
+		port, err := freePort()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		dir := tb.TempDir()
+		conf := filepath.Join(dir, "sentinel.conf")
+		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %s 2\n"+
+			"sentinel down-after-milliseconds %s 1000\nsentinel failover-timeout %s 5000\n",
+			port, dir, s.Name, mport, s.Name, s.Name)
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		w := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir, sentinelConf: conf}
+		if err := w.launch(); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(w.Stop)
+		s.Watchers = append(s.Watchers, w)
+	}
+	return s
+}
+
+// URL is the redis:// URL of the sentinels, naming the master set.
+func (s *Sentinels) URL() string {
+	u := "redis://" + s.Watchers[0].Addr + "?master_set=" + s.Name
+	for _, w := range s.Watchers[1:] {
+		u += "&addr=" + w.Addr
+	}
+	return u
+}

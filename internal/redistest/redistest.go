@@ -23,8 +23,11 @@ type Server struct {
 	TLSAddr string // where it listens with TLS too (StartTLS), else ""
 	dir     string
 	extra   []string // more redis-server arguments (a cluster node's)
-	cmd     *exec.Cmd
-	done    chan struct{}
+	// sentinelConf, when set, makes the process a Redis Sentinel with that
+	// configuration file (which it rewrites).
+	sentinelConf string
+	cmd          *exec.Cmd
+	done         chan struct{}
 }
 
 // Start launches a redis-server and stops it when the test ends. It fails the
@@ -61,6 +64,9 @@ func (s *Server) launch() error {
 	args := append([]string{"--bind", "127.0.0.1", "--port", port, "--dir", s.dir,
 		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no",
 		"--logfile", filepath.Join(s.dir, "redis.log")}, s.extra...)
+	if s.sentinelConf != "" {
+		args = []string{s.sentinelConf, "--sentinel"}
+	}
 	s.cmd = exec.Command("redis-server", args...)
 	// A test binary that dies (a panic, a timeout) must not leave its Redis behind.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
