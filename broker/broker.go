@@ -94,6 +94,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	if err != nil {
 		return nil, err
 	}
+	httpTLS, err := cfg.HTTPTLS()
+	if err != nil {
+		return nil, err
+	}
 	b.pool, err = pool.Open(ctx, cfg.RedisURL, cfg.ConnectTimeout, tlsConf, PoolOptions(cfg, opts.Origin), opts.Log)
 	if err != nil {
 		return nil, fmt.Errorf("%w (is redis-server running? `make run` starts one)", err)
@@ -118,7 +122,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	observe := func(frontEnd string) func(string, time.Duration) {
 		return func(op string, took time.Duration) { m.ObserveRequest(frontEnd, op, took) }
 	}
-	api := web.New(b.d, web.Options{Metrics: m.Handler(), Observe: observe("http"), RedisURL: pool.Redacted(cfg.RedisURL), Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
+	api := web.New(b.d, web.Options{Metrics: m.Handler(), Observe: observe("http"), RedisURL: pool.Redacted(cfg.RedisURL), TLS: httpTLS, Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
 		Token: cfg.Token, Loopback: config.IsLoopback(cfg.HTTP), AllowedHosts: cfg.AllowedHosts,
 		MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, ReadTimeout: cfg.ReadTimeout,

@@ -5,11 +5,14 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -106,4 +109,38 @@ func brokerNew(t *testing.T, cfg config.Config) (*broker.Broker, error) {
 		_ = b.Run(ctx)
 	}
 	return b, err
+}
+
+// [server] tls_cert and tls_key: the HTTP API and the dashboard over HTTPS,
+// the session cookie Secure.
+func TestHTTPOverTLS(t *testing.T) {
+	ca, cert, key := testCA(t, t.TempDir())
+	b := brokertest.Fresh(t, func(c *config.Config) { c.TLSCert, c.TLSKey, c.Token = cert, key, "t0ken" })
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	base := "https://" + b.HTTPAddr
+	req, _ := http.NewRequest("GET", base+"/api/v1/stats", nil)
+	req.Header.Set("Authorization", "Bearer t0ken")
+	resp, err := client.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("HTTPS: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	resp, err = client.PostForm(base+"/dashboard/login", url.Values{"token": {"t0ken"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if cookies := resp.Cookies(); len(cookies) != 1 || !cookies[0].Secure {
+		t.Fatalf("the session cookie over HTTPS: %v", cookies)
+	}
+	if resp, err := http.Get("http://" + b.HTTPAddr + "/healthz"); err == nil && resp.StatusCode == 200 {
+		t.Fatal("plain HTTP is served on the TLS port")
+	}
 }

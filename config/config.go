@@ -40,6 +40,9 @@ type Config struct {
 	// CA to trust, a client certificate and key (for tls-auth-clients), the
 	// name the server's certificate must carry. Any of them turns TLS on.
 	RedisTLSCA, RedisTLSCert, RedisTLSKey, RedisTLSServerName string
+	// TLSCert and TLSKey ([server] tls_cert, tls_key): HTTPS for the HTTP
+	// API and the dashboard.
+	TLSCert, TLSKey string
 
 	MaxBody         int           // [jobs] max_body: bytes
 	DefaultTTR      time.Duration // [jobs] default_ttr
@@ -173,6 +176,8 @@ func (c *Config) settings() []setting {
 		{"redis", "buckets", intTo(&c.Buckets, 1, 1024)},
 		{"redis", "connect_timeout", durationTo(&c.ConnectTimeout, 0, time.Hour)},
 		{"redis", "tls_ca", func(c *Config, v string) error { c.RedisTLSCA = v; return nil }},
+		{"server", "tls_cert", func(c *Config, v string) error { c.TLSCert = v; return nil }},
+		{"server", "tls_key", func(c *Config, v string) error { c.TLSKey = v; return nil }},
 		{"redis", "tls_cert", func(c *Config, v string) error { c.RedisTLSCert = v; return nil }},
 		{"redis", "tls_key", func(c *Config, v string) error { c.RedisTLSKey = v; return nil }},
 		{"redis", "tls_server_name", func(c *Config, v string) error { c.RedisTLSServerName = v; return nil }},
@@ -265,6 +270,22 @@ func Parse(text []byte) (Config, error) {
 		return c, err
 	}
 	return c, c.validate()
+}
+
+// HTTPTLS builds the HTTP listener's TLS configuration from [server]
+// tls_cert and tls_key: nil when neither is set (plain HTTP).
+func (c Config) HTTPTLS() (*tls.Config, error) {
+	if c.TLSCert == "" && c.TLSKey == "" {
+		return nil, nil
+	}
+	if c.TLSCert == "" || c.TLSKey == "" {
+		return nil, errors.New("[server] tls_cert and tls_key go together")
+	}
+	pair, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("[server] tls_cert, tls_key: %w", err)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}, nil
 }
 
 // RedisTLS builds the TLS configuration for Redis from [redis] tls_*: nil

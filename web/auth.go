@@ -181,7 +181,7 @@ func (s *Server) login(c *gin.Context) {
 	}
 	expiry := time.Now().Add(sessionLife)
 	http.SetCookie(c.Writer, &http.Cookie{Name: sessionCookie, Value: s.sessions.open(expiry), Path: "/",
-		Expires: expiry, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		Expires: expiry, HttpOnly: true, Secure: s.opts.TLS != nil, SameSite: http.SameSiteStrictMode})
 	c.Redirect(http.StatusSeeOther, dashboardPath)
 }
 
@@ -191,6 +191,6 @@ func (s *Server) logout(c *gin.Context) {
 		s.sessions.close(v, time.Now())
 	}
 	http.SetCookie(c.Writer, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: s.opts.TLS != nil, SameSite: http.SameSiteStrictMode})
 	c.Redirect(http.StatusSeeOther, dashboardPath+"login")
 }

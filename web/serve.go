@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -9,6 +10,9 @@ import (
 
 // Serve answers HTTP on ln until Close; it returns nil after Close.
 func (s *Server) Serve(ln net.Listener) error {
+	if s.opts.TLS != nil {
+		ln = tls.NewListener(ln, s.opts.TLS)
+	}
 	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -6,6 +6,7 @@ package web
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,7 +53,10 @@ type Options struct {
 	// RedisURL is the Redis the broker uses, its password already hidden
 	// (shown on the dashboard).
 	RedisURL string
-	Log      *slog.Logger
+	// TLS, when set, serves HTTPS ([server] tls_cert, tls_key); the
+	// dashboard's session cookie is then Secure.
+	TLS *tls.Config
+	Log *slog.Logger
 }
 
 // A Counter knows how many clients a front end has now.
