@@ -31,14 +31,7 @@ func TestChaosFailingConsumers(t *testing.T) {
 	alwaysFails := func(i int) bool { return i%10 == 1 }
 	failsTwice := func(i int) bool { return i%3 == 0 && !alwaysFails(i) }
 
-	retry := func(call func() (done bool)) {
-		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if call() {
-				return
-			}
-		}
-		t.Error("gave up retrying after 60s")
-	}
+	retry := func(call func() bool) { retryWhileDown(t, call) }
 	down := func(a answer, err error) bool { return err != nil || a.code == 503 }
 
 	var stored, acked sync.Map

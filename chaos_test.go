@@ -102,6 +102,17 @@ func TestChaosRedisStalled(t *testing.T) {
 	}, true)
 }
 
+// retryWhileDown repeats call (until it says done) while the broker or
+// Redis is down, for at most a minute.
+func retryWhileDown(t *testing.T, call func() (done bool)) {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if call() {
+			return
+		}
+	}
+	t.Error("gave up retrying after 60s")
+}
+
 // runChaos runs the load, striking with fault every few moments until the
 // producers are done; wantErrors says the clients must have seen 503s naming
 // Redis meanwhile.
@@ -112,15 +123,7 @@ func runChaos(t *testing.T, b *brokerProc, srv *redistest.Server, fault func(), 
 
 	var stored, acked sync.Map
 	var deliveries, redeliveries, unavailable atomic.Int64
-	// retry repeats a call while the broker or Redis is down.
-	retry := func(call func() (done bool)) {
-		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if call() {
-				return
-			}
-		}
-		t.Error("gave up retrying after 60s")
-	}
+	retry := func(call func() bool) { retryWhileDown(t, call) }
 	down := func(a answer, err error) bool {
 		if err == nil && a.code == 503 {
 			if msg, _ := a.body["error"].(string); strings.Contains(msg, "redis") {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"io"
 	"net"
-	"net/http"
 	"net/rpc/jsonrpc"
 	"strings"
 	"testing"
@@ -22,21 +21,11 @@ func line(t *testing.T, addr, send string) string {
 	return lines(t, addr, send, 1)[0]
 }
 
+// httpDo sends an HTTP request and returns the status (call, for the answer too).
 func httpDo(t *testing.T, method, url, body string) int {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	code, _ := call(t, method, url, body)
+	return code
 }
 
 // lines sends a request on a new connection and returns the first n lines

@@ -222,22 +222,28 @@ func (s *store) topic(t job.TopicStats, gauge, counter emit) {
 // key names a state's count or an event's total.
 type key struct{ state, event string }
 
+// topicTotals are a topic's counts and totals by key.
 func topicTotals(t job.TopicStats) map[key]int64 {
-	return map[key]int64{
-		{state: "ready"}: t.Ready, {state: "delayed"}: t.Delayed, {state: "reserved"}: t.Reserved,
-		{state: "buried"}: t.Buried, {state: "dead"}: t.Dead,
-		{event: "pushed"}: t.Jobs, {event: "reserved"}: t.Reserves, {event: "deleted"}: t.Deletes,
-		{event: "failed"}: t.Failures, {event: "dead"}: t.DeadTotal, {event: "expired"}: t.Expired,
-		{event: "discarded"}: t.Discarded,
-	}
+	return byKey([]int64{t.Ready, t.Delayed, t.Reserved, t.Buried, t.Dead,
+		t.Jobs, t.Reserves, t.Deletes, t.Failures, t.DeadTotal, t.Expired, t.Discarded})
 }
 
+// totals are the server's, the same keys summed over every topic.
 func totals(c job.Counters) map[key]int64 {
-	return map[key]int64{
-		{state: "ready"}: c.Ready, {state: "delayed"}: c.Delayed, {state: "reserved"}: c.Reserved,
-		{state: "buried"}: c.Buried, {state: "dead"}: c.Dead,
-		{event: "pushed"}: c.Jobs, {event: "reserved"}: c.Reserves, {event: "deleted"}: c.Deletes,
-		{event: "failed"}: c.Failures, {event: "dead"}: c.DeadTotal, {event: "expired"}: c.Expired,
-		{event: "discarded"}: c.Discarded,
+	return byKey([]int64{c.Ready, c.Delayed, c.Reserved, c.Buried, c.Dead,
+		c.Jobs, c.Reserves, c.Deletes, c.Failures, c.DeadTotal, c.Expired, c.Discarded})
+}
+
+// keys are the series of gmq_jobs (states) and gmq_jobs_total (events), in
+// byKey's order.
+var keys = []key{{state: "ready"}, {state: "delayed"}, {state: "reserved"}, {state: "buried"}, {state: "dead"},
+	{event: "pushed"}, {event: "reserved"}, {event: "deleted"}, {event: "failed"}, {event: "dead"},
+	{event: "expired"}, {event: "discarded"}}
+
+func byKey(values []int64) map[key]int64 {
+	out := make(map[key]int64, len(keys))
+	for i, k := range keys {
+		out[k] = values[i]
 	}
+	return out
 }
