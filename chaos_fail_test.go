@@ -108,16 +108,22 @@ func TestChaosFailingConsumers(t *testing.T) {
 	produced := make(chan struct{})
 	go func() { producing.Wait(); close(produced) }()
 	faults := 0
+	strike := func() {
+		b.kill()
+		time.Sleep(100 * time.Millisecond)
+		b.start()
+		faults++
+	}
 	for done := false; !done; {
 		select {
 		case <-produced:
 			done = true
 		case <-time.After(every):
-			b.kill()
-			time.Sleep(100 * time.Millisecond)
-			b.start()
-			faults++
+			strike()
 		}
+	}
+	if faults == 0 {
+		strike() // the pushes outran the first fault: strike while the consumers work
 	}
 
 	// Every stored job ends acked or dead.
