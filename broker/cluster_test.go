@@ -149,7 +149,7 @@ func TestOnRedisCluster(t *testing.T) {
 func TestClusterMasterFailover(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 1)
 	b := brokertest.StartURL(t, c.URL(), func(cfg *config.Config) { cfg.Buckets = 16 })
-	runFailover(t, b, "cluster", c.Nodes[0].Kill, func() {
+	runFailover(t, b, "cluster failover", 1500, c.Nodes[0].Kill, func() {
 		out, _ := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", strings.Split(c.Nodes[1].Addr, ":")[1], "cluster", "nodes").CombinedOutput()
 		t.Logf("cluster nodes:\n%s", out)
 		for _, n := range c.Nodes[3:] {
@@ -158,13 +158,13 @@ func TestClusterMasterFailover(t *testing.T) {
 	})
 }
 
-// runFailover pushes and consumes jobs with client ids on broker b while
+// runFailover pushes and consumes jobs (that many) with client ids on broker b while
 // kill takes Redis's master away; it reports pushed, acked, lost and
 // duplicated jobs, and fails if the broker did not recover, if more than a
 // tenth were lost (then diagnose says why), or if the store is inconsistent.
-func runFailover(t *testing.T, b *brokertest.Broker, what string, kill func(), diagnose func()) {
+func runFailover(t *testing.T, b *brokertest.Broker, what string, jobs int, kill func(), diagnose func()) {
 	api := b.URL + "/api/v1"
-	const jobs, topics = 1500, 12
+	const topics = 12
 	var mu sync.Mutex
 	stored, acked, deliveries := map[string]bool{}, map[string]bool{}, map[string]int{}
 	var unavailable atomic.Int64
@@ -279,7 +279,7 @@ func runFailover(t *testing.T, b *brokertest.Broker, what string, kill func(), d
 		}
 	}
 	mu.Unlock()
-	t.Logf("%s failover: %d pushed (stored), %d acked, %d lost, %d delivered more than once, %d answers 503; served again %v after the kill",
+	t.Logf("%s: %d pushed (stored), %d acked, %d lost, %d delivered more than once, %d answers 503; all acked %v after the fault",
 		what, len(stored), len(acked), lost, duplicated, unavailable.Load(), time.Since(killed).Round(time.Second))
 	if len(stored) != jobs {
 		t.Fatalf("%d of %d pushes stored: the brokers did not recover", len(stored), jobs)
@@ -306,9 +306,34 @@ func runFailover(t *testing.T, b *brokertest.Broker, what string, kill func(), d
 func TestSentinelFailover(t *testing.T) {
 	s := redistest.StartSentinels(t)
 	b := brokertest.StartURL(t, s.URL(), nil)
-	runFailover(t, b, "sentinel", s.Master.Kill, func() {
+	runFailover(t, b, "sentinel failover", 1500, s.Master.Kill, func() {
 		for _, w := range s.Watchers {
 			t.Logf("sentinel %s log:\n%s", w.Addr, w.Log(1500))
 		}
 	})
+}
+
+// Slots moved between masters under load (redis-cli --cluster reshard):
+// calls on a slot being moved are redirected or retried, and no job is
+// lost or delivered twice.
+func TestClusterSlotMigration(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	b := brokertest.StartURL(t, c.URL(), func(cfg *config.Config) { cfg.Buckets = 64 })
+	reshard := func() {
+		from, err1 := exec.Command("redis-cli", "-p", strings.Split(c.Nodes[0].Addr, ":")[1], "cluster", "myid").Output()
+		to, err2 := exec.Command("redis-cli", "-p", strings.Split(c.Nodes[1].Addr, ":")[1], "cluster", "myid").Output()
+		if err1 != nil || err2 != nil {
+			t.Errorf("cluster myid: %v %v", err1, err2)
+			return
+		}
+		start := time.Now()
+		defer func() { t.Logf("reshard of 3,000 slots took %v", time.Since(start).Round(time.Millisecond)) }()
+		out, err := exec.Command("redis-cli", "--cluster", "reshard", c.Nodes[0].Addr,
+			"--cluster-from", strings.TrimSpace(string(from)), "--cluster-to", strings.TrimSpace(string(to)),
+			"--cluster-slots", "3000", "--cluster-yes").CombinedOutput()
+		if err != nil {
+			t.Errorf("reshard: %v\n%s", err, out)
+		}
+	}
+	runFailover(t, b, "slot migration", 6000, reshard, func() {}) // enough jobs that the pushes outlast the reshard
 }
