@@ -58,36 +58,52 @@ func (p *Pool) Tick(ctx context.Context, b int, topic string) (ready map[string]
 
 // moveExpired pushes one batch of bucket b's expired jobs to their topics
 // (expire_to) as fresh jobs, with no expiry but their new topic's max_age,
-// then removes them from the outbox. A crash in between pushes them again
-// (at least once). One that its new topic refuses (full, too big) is dropped
-// (it had expired) and counted (RefusedExpired).
+// all at once (PushBatch: they share id blocks and script calls), then
+// removes from the outbox those that were pushed, or that their new topic
+// refused (full, too big: dropped, they had expired, and counted in
+// RefusedExpired). A job whose push failed otherwise (Redis gone) stays for
+// the next round; a crash between the pushes and their removal pushes them
+// again (at least once, never lost).
 func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, error) {
 	keys := p.keys.withTopics(b)
 	r, err := outboxScript.Exec(ctx, p.client, keys, []string{p.opts.Origin, "take", strconv.Itoa(p.opts.TickBatch)}).ToArray()
 	if err != nil {
 		return nil, false, wrapRedis("move expired jobs", err)
 	}
+	var members []string
+	var specs []job.Spec
+	for i := 0; i+5 < len(r); i += 6 {
+		members = append(members, strAt(r, i))
+		specs = append(specs, job.Spec{Topic: strAt(r, i+1), Priority: uint32(intAt(r, i+2)),
+			TTR: time.Duration(intAt(r, i+3)) * time.Millisecond, Body: strAt(r, i+4), TraceParent: strAt(r, i+5)})
+	}
+	if len(specs) == 0 {
+		return nil, false, nil
+	}
+	pushed, errs := p.PushBatch(ctx, specs)
 	ready := map[string]int{}
 	done := []string{p.opts.Origin, "done"}
-	for i := 0; i+5 < len(r); i += 6 {
-		spec := job.Spec{Topic: strAt(r, i+1), Priority: uint32(intAt(r, i+2)),
-			TTR: time.Duration(intAt(r, i+3)) * time.Millisecond, Body: strAt(r, i+4), TraceParent: strAt(r, i+5)}
-		pushed, err := p.Push(ctx, spec)
+	var failed error
+	for i, err := range errs {
 		switch {
 		case err == nil:
-			if pushed.Due.IsZero() {
-				ready[spec.Topic]++
+			if pushed[i].Due.IsZero() {
+				ready[specs[i].Topic]++
 			}
 		case errors.Is(err, job.ErrFull), errors.Is(err, job.ErrTooBig):
 			p.refusedExpired.Add(1)
 		default:
-			return ready, false, err
+			failed = errors.Join(failed, err)
+			continue // left in the outbox for the next round
 		}
-		done = append(done, strAt(r, i))
+		done = append(done, members[i])
 	}
 	left, err := outboxScript.Exec(ctx, p.client, keys, done).AsInt64()
 	if err != nil {
-		return ready, false, wrapRedis("move expired jobs", err)
+		return ready, false, errors.Join(failed, wrapRedis("move expired jobs", err))
+	}
+	if failed != nil {
+		return ready, false, fmt.Errorf("move expired jobs: %w", failed)
 	}
 	return ready, left > 0, nil
 }
