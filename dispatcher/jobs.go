@@ -20,8 +20,9 @@ func (d *Dispatcher) Push(ctx context.Context, j job.Spec) (uint64, error) {
 	if err := d.validate(j); err != nil {
 		return 0, err
 	}
-	if dests, ok := d.alias(j.Topic); ok {
-		return d.pushAlias(ctx, j, dests)
+	if _, ok := d.alias(j.Topic); ok {
+		ids, err := d.store(ctx, []job.Spec{j})
+		return ids[0], err
 	}
 	got, err := d.pool.Push(ctx, j)
 	if err != nil {
@@ -49,22 +50,16 @@ func (d *Dispatcher) pushed(j job.Spec, got pool.Pushed) {
 // twice) rejects the whole batch with nothing stored, then stores them at once, numbered in the batch's
 // order. If storing fails part way (Redis went away), the ids of the jobs
 // that were stored come back with the error, in the batch's order, 0 for the
-// others.
+// others. A job pushed to an alias is a copy for each of its destinations,
+// stored with the batch; its id is the first destination's.
 func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]uint64, error) {
 	if err := d.allow("push", writing); err != nil {
 		return nil, err
 	}
 	first := make(map[string]int) // client id -> the job that has it
-	aliased := false
 	for i, j := range jobs {
 		if err := d.validate(j); err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
-		}
-		if _, ok := d.alias(j.Topic); ok {
-			aliased = true
-			if j.ClientID != "" {
-				return nil, fmt.Errorf("job %d: %w: %q is an alias: a push to it cannot carry an id", i, job.ErrInvalid, j.Topic)
-			}
 		}
 		if j.ClientID == "" {
 			continue
@@ -74,21 +69,57 @@ func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]uint64, 
 		}
 		first[j.ClientID] = i
 	}
-	if aliased {
-		return d.pushEach(ctx, jobs)
+	return d.store(ctx, jobs)
+}
+
+// store pushes validated jobs with one pool.PushBatch, an alias's job as a
+// copy for each of its destinations (they may live in different buckets: the
+// copies are stored each on its own, so one failing leaves the others). It
+// returns each job's id (an alias's: its first stored copy's) and the first
+// failure, named by the job's place in jobs.
+func (d *Dispatcher) store(ctx context.Context, jobs []job.Spec) ([]uint64, error) {
+	specs, owner := jobs, []int(nil) // owner[k]: the job specs[k] came from (nil: specs is jobs)
+	for _, j := range jobs {
+		if _, ok := d.alias(j.Topic); ok {
+			specs, owner = nil, make([]int, 0, len(jobs))
+			break
+		}
 	}
-	got, errs := d.pool.PushBatch(ctx, jobs)
+	if owner != nil {
+		for i, j := range jobs {
+			dests, ok := d.alias(j.Topic)
+			if !ok {
+				dests = []string{j.Topic}
+			}
+			for _, dest := range dests {
+				c := j
+				c.Topic = dest
+				specs = append(specs, c)
+				owner = append(owner, i)
+			}
+		}
+	}
+	got, errs := d.pool.PushBatch(ctx, specs)
 	ids := make([]uint64, len(jobs))
 	var firstErr error
-	for i, err := range errs {
+	for k, err := range errs {
+		i := k
+		if owner != nil {
+			i = owner[k]
+		}
 		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("job %d: %w", i, err)
+				if specs[k].Topic != jobs[i].Topic {
+					firstErr = fmt.Errorf("job %d: alias %q: destination %q: %w", i, jobs[i].Topic, specs[k].Topic, err)
+				}
 			}
 			continue
 		}
-		ids[i] = got[i].ID
-		d.pushed(jobs[i], got[i])
+		if ids[i] == 0 { // numbers start above 0: unset, this is the job's first stored copy
+			ids[i] = got[k].ID
+		}
+		d.pushed(specs[k], got[k])
 	}
 	return ids, firstErr
 }
@@ -96,6 +127,9 @@ func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]uint64, 
 func (d *Dispatcher) validate(j job.Spec) error {
 	if err := job.ValidateTopic(j.Topic); err != nil {
 		return err
+	}
+	if dests, ok := d.alias(j.Topic); ok && j.ClientID != "" {
+		return fmt.Errorf("%w: %q is an alias of %d topics: a push to it cannot carry an id", job.ErrInvalid, j.Topic, len(dests))
 	}
 	if j.ClientID != "" {
 		if err := job.ValidateClientID(j.ClientID); err != nil {
