@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/pool"
@@ -28,12 +29,15 @@ type Fail struct {
 	Error   string
 }
 
-// FailMany reports several failures, each on its own; errs[i] is fails[i]'s.
+// FailMany reports several failures, each on its own and all at once (as
+// AckMany: the client pipelines them); errs[i] is fails[i]'s.
 func (d *Dispatcher) FailMany(ctx context.Context, fails []Fail) (jobs []*job.Job, errs []error) {
 	jobs, errs = make([]*job.Job, len(fails)), make([]error, len(fails))
+	var wg sync.WaitGroup
 	for i, f := range fails {
-		jobs[i], errs[i] = d.Fail(ctx, f.ID, f.Attempt, f.Error)
+		wg.Go(func() { jobs[i], errs[i] = d.Fail(ctx, f.ID, f.Attempt, f.Error) })
 	}
+	wg.Wait()
 	return jobs, errs
 }
 

@@ -4,7 +4,9 @@
 -- KEYS: the shared layout (lib.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: any), error, r (a random number
 -- in [0, 1) for the jitter).
--- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', s}.
+-- Returns {'OK', job reply..., then the member and client id of each dead job
+-- that max_dead made room by dropping} or {'NOT_FOUND'} / {'TOPIC', t} /
+-- {'STALE', n} / {'STATE', s}.
 local member = ARGV[2]
 local t = topic_keys(1, ARGV[3])
 local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
@@ -20,4 +22,6 @@ else
   move_state(RESERVED, job[F_STATE])
   save(member, job)
 end
-return answer(member, job)
+local r = answer(member, job)
+for _, v in ipairs(dropped_cids) do r[#r + 1] = v end
+return r

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -15,7 +16,16 @@ import (
 // set. It returns the job as it now is.
 func (p *Pool) Fail(ctx context.Context, id string, attempt int, reason string) (*job.Job, error) {
 	r := strconv.FormatFloat(rand.Float64(), 'f', 6, 64) // the jitter's share: scripts have no randomness of their own
-	return p.jobAfter(ctx, "fail", id, attempt, p.scripted(failScript, strconv.Itoa(attempt), reason, r))
+	reply, err := p.onJob(ctx, "fail", id, attempt, p.scripted(failScript, strconv.Itoa(attempt), reason, r))
+	if err != nil {
+		return nil, err
+	}
+	p.dropAliases(ctx, reply[min(len(reply), 1+jobFields):]) // of the dead jobs max_dead dropped
+	j, err := parseJob(reply[1:])
+	if err != nil {
+		return nil, fmt.Errorf("fail job %s: %w", id, err)
+	}
+	return j, nil
 }
 
 // DeadJob is a job in a topic's dead set, as listed.

@@ -202,3 +202,25 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("history: %+v %v, want the last two samples, one an interval, oldest first", got, err)
 	}
 }
+
+// A dead job max_dead drops takes its client id with it.
+func TestMaxDeadDropsClientIDs(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "md", job.TopicConfig{"max_attempts": "1", "max_dead": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"first", "second"} {
+		mustPush(t, p, ctx, job.Spec{Topic: "md", Body: "x", TTR: time.Minute, ClientID: id})
+		j := mustPop(t, p, ctx, "md")
+		if _, err := p.Fail(ctx, j.PublicID(), j.Attempt(), "no"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.resolve(ctx, "first"); !errors.Is(err, job.ErrNotFound) {
+		t.Fatalf("the dropped dead job's client id still resolves: %v", err)
+	}
+	if _, err := p.resolve(ctx, "second"); err != nil {
+		t.Fatalf("the kept dead job's client id: %v", err)
+	}
+	checkClean(t, p, ctx)
+}
