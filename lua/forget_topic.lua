@@ -5,16 +5,12 @@
 -- ARGV: origin, topic, '' or 'force'.
 -- Returns 1 if the topic was forgotten, 0 if it is still in use.
 local t = topic_keys(1, ARGV[2])
-for _, k in ipairs({t.ready, t.delayed, t.reserved, t.buried, t.dead}) do
-  if redis.call('EXISTS', k) == 1 then return 0 end
-end
+if not empty(t) then return 0 end
 local paused_until = tonumber(redis.call('HGET', t.info, 'paused_until') or '0')
 if paused_until > now_ms() and ARGV[3] ~= 'force' then return 0 end
-redis.call('SREM', K_TOPICS, t.name)
+forget(t)
 if ARGV[3] == 'force' then
-  unreference(t) -- a deleted fanout child stops receiving
+  unreference(t) -- a deleted fanout child stops getting copies
   count('queue_deletes', 1)
 end
-redis.call('DEL', t.info, t.expires) -- expires holds no live job's entry once the sets are empty
-redis.call('ZREM', K_DUE, t.name)
 return 1

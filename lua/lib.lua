@@ -63,11 +63,6 @@ end
 -- bucket has settings of its own (pool/config.go sets it, never removes it).
 local CONFIGURED = '@configured'
 
--- topic_config returns topic t's effective settings (setting -> string):
--- the bucket's defaults, under the topic's conf.ini section ("file."), under
--- its run-time changes ("run."); a fanout child (parent+child) inherits its
--- parent's two layers, under its own (kestrel's inheritance). Read once per
--- script.
 -- FANOUT_MARK, another, says some topic of the bucket has fanout children
 -- (set by set_children, never removed), so pushes elsewhere skip the lookup.
 local FANOUT_MARK = '@fanout'
@@ -82,6 +77,11 @@ local function bucket_defaults()
   end
   return default_settings
 end
+-- topic_config returns topic t's effective settings (setting -> string):
+-- the bucket's defaults, under the topic's conf.ini section ("file."), under
+-- its run-time changes ("run."); a fanout child (parent+child) inherits its
+-- parent's two layers, under its own (kestrel's inheritance). Read once per
+-- script.
 local topic_settings = {}
 local function topic_config(t)
   local c = topic_settings[t.name]
@@ -281,6 +281,27 @@ local function unreference(t)
     if name ~= t.name then kept[#kept + 1] = name end
   end
   set_children(parent, kept)
+end
+
+-- forget drops topic t, which holds no job, from its bucket: its listing,
+-- its info (pause, totals, birth), its expiry index and its place in the
+-- bucket's schedule. Its settings stay, and so does its place in its
+-- parent's fanout list: only a delete (or max_queue_age) stops a child, by
+-- unreference. The caller has checked it is empty.
+local function forget(t)
+  redis.call('SREM', K_TOPICS, t.name)
+  redis.call('DEL', t.info, t.expires)
+  redis.call('ZREM', K_DUE, t.name)
+  due_hints[t.name] = nil
+  deltas[t.info] = nil
+end
+
+-- empty says topic t holds no job in any state.
+local function empty(t)
+  for _, set in ipairs({t.ready, t.delayed, t.reserved, t.buried, t.dead}) do
+    if redis.call('EXISTS', set) == 1 then return false end
+  end
+  return true
 end
 
 -- expiry indexing. Every ready or delayed job that has an expiry is in its

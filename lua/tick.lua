@@ -85,20 +85,14 @@ if max_queue_age > 0 then
   local born = tonumber(redis.call('HGET', t.info, 'created') or '0')
   local at = born + max_queue_age * 1000
   if born > 0 and at <= now then
-    local empty = true
-    for _, set in ipairs({t.ready, t.delayed, t.reserved, t.buried, t.dead}) do
-      if redis.call('EXISTS', set) == 1 then empty = false end
-    end
-    if empty and tonumber(redis.call('HGET', t.info, 'paused_until') or '0') <= now then
-      redis.call('SREM', K_TOPICS, t.name)
-      unreference(t)
-      redis.call('DEL', t.info, t.expires)
-      redis.call('ZREM', K_DUE, t.name)
-      due_hints[t.name] = nil
-      deltas[t.info] = nil
+    if empty(t) and tonumber(redis.call('HGET', t.info, 'paused_until') or '0') <= now then
+      forget(t)
+      unreference(t) -- an aged fanout child stops getting copies
       count('queue_expires', 1)
       count('queue_deletes', 1)
-      return {moved, 0}
+      local out = {moved, 0}
+      for _, v in ipairs(dropped_cids) do out[#out + 1] = v end -- the sweep's, above
+      return out
     end
     earliest(now + 1000)
   elseif born > 0 then
