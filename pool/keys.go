@@ -76,13 +76,26 @@ func (k keys) topics(b int) string { return k.buckets[b].topics }
 func (k keys) withTopics(b int, topics ...string) []string {
 	out := make([]string, 0, 8+10*len(topics))
 	out = append(out, k.buckets[b].scriptOrder...)
-	tag := k.tag(b)
 	for _, t := range topics {
-		out = append(out, tag+":ready:"+t, tag+":delayed:"+t, tag+":reserved:"+t,
-			tag+":buried:"+t, tag+":topic:"+t, tag+":waiting:"+t, k.config(t), tag+":expires:"+t,
-			k.config(Parent(t)), tag+":dead:"+t)
+		out = k.appendTopic(out, b, t, k.config(t), k.config(Parent(t)))
 	}
 	return out
+}
+
+// withTopicIn is withTopics for a topic found in bucket b whatever its
+// placement says (data written before fanout placed a topic named a+b by
+// its whole name): every key in b's slot, its settings read from there.
+func (k keys) withTopicIn(b int, t string) []string {
+	out := append(make([]string, 0, 18), k.buckets[b].scriptOrder...)
+	return k.appendTopic(out, b, t, k.configIn(b, t), k.configIn(b, t))
+}
+
+// appendTopic appends topic t's ten keys in bucket b, in lib.lua's order.
+func (k keys) appendTopic(out []string, b int, t, config, parentConfig string) []string {
+	tag := k.tag(b)
+	return append(out, tag+":ready:"+t, tag+":delayed:"+t, tag+":reserved:"+t,
+		tag+":buried:"+t, tag+":topic:"+t, tag+":waiting:"+t, config, tag+":expires:"+t,
+		parentConfig, tag+":dead:"+t)
 }
 
 // waiting is the marker a broker sets while it has consumers waiting on a topic.
@@ -92,7 +105,10 @@ func (k keys) waiting(topic string) string {
 
 // config is a topic's settings: "file.<key>" from conf.ini, "run.<key>"
 // changed at run time. It outlives the topic's jobs and counters.
-func (k keys) config(topic string) string { return k.tag(k.bucketOf(topic)) + ":config:" + topic }
+func (k keys) config(topic string) string { return k.configIn(k.bucketOf(topic), topic) }
+
+// configIn is a topic's settings hash as kept in bucket b.
+func (k keys) configIn(b int, topic string) string { return k.tag(b) + ":config:" + topic }
 
 // configured lists the topics that have a config hash (for reloads and listings).
 func (k keys) configured() string { return k.prefix + ":configured" }

@@ -33,27 +33,25 @@ func (p *Pool) checkPlacement(ctx context.Context) error {
 			if !strings.Contains(t, "+") || p.keys.bucketOf(t) == b {
 				continue
 			}
-			tag := p.keys.tag(b)
-			held := int64(0)
-			for _, set := range []string{"ready", "delayed", "reserved", "buried"} {
-				n, err := c.Do(ctx, c.B().Zcard().Key(tag+":"+set+":"+t).Build()).AsInt64()
-				if err != nil {
-					return wrapRedis("init: placement", err)
-				}
-				held += n
-			}
-			if held > 0 {
-				stuck = append(stuck, fmt.Sprintf("%s (%d jobs)", t, held))
-				continue
-			}
-			for _, cmd := range []string{tag + ":topic:" + t, tag + ":expires:" + t} {
-				if err := c.Do(ctx, c.B().Del().Key(cmd).Build()).Error(); err != nil {
-					return wrapRedis("init: placement", err)
-				}
-			}
-			if err := c.Do(ctx, c.B().Srem().Key(p.keys.topics(b)).Member(t).Build()).Error(); err != nil {
+			// Forgotten where it is (one script: it checks the topic is empty
+			// and drops it, as a delete does), or, holding jobs, it stops the start.
+			keys := p.keys.withTopicIn(b, t)
+			forgot, err := forgetTopicScript.Exec(ctx, c, keys, []string{p.opts.Origin, t, "force"}).AsInt64()
+			if err != nil {
 				return wrapRedis("init: placement", err)
 			}
+			if forgot == 1 {
+				continue
+			}
+			counts, err := checkScript.Exec(ctx, c, keys, []string{p.opts.Origin, t}).ToArray()
+			if err != nil {
+				return wrapRedis("init: placement", err)
+			}
+			held := int64(0)
+			for i := range 5 {
+				held += intAt(counts, i)
+			}
+			stuck = append(stuck, fmt.Sprintf("%s (%d jobs)", t, held))
 		}
 	}
 	if len(stuck) > 0 {
@@ -68,7 +66,10 @@ func (p *Pool) checkPlacement(ctx context.Context) error {
 		FieldValue("placement", placementParent).Build()).Error())
 }
 
-// moveConfigs moves the settings hashes of topics with a '+' to their new bucket.
+// moveConfigs moves the settings hashes of topics with a '+' to their new
+// bucket. The two hashes live in different slots, so it cannot be one
+// script: it copies, then deletes the old one, and a start cut short between
+// the two copies it again (the same fields) at the next start.
 func (p *Pool) moveConfigs(ctx context.Context) error {
 	c := p.client
 	names, err := c.Do(ctx, c.B().Smembers().Key(p.keys.configured()).Build()).AsStrSlice()
@@ -76,7 +77,7 @@ func (p *Pool) moveConfigs(ctx context.Context) error {
 		return wrapRedis("init: placement", err)
 	}
 	for _, t := range names {
-		old := p.keys.tag(p.keys.hash(t)) + ":config:" + t
+		old := p.keys.configIn(p.keys.hash(t), t)
 		if !strings.Contains(t, "+") || old == p.keys.config(t) {
 			continue
 		}
