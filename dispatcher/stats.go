@@ -23,6 +23,9 @@ type ServerStats struct {
 	// LeftAliases counts client ids this broker could not drop after their
 	// job was deleted (a Redis fault between the two steps; harmless).
 	LeftAliases int64
+	// RefusedExpired counts expired jobs this broker dropped because their
+	// expire_to topic refused them (full, or the body too big for it).
+	RefusedExpired int64
 }
 
 // Stats reads the server-wide counts.
@@ -37,7 +40,7 @@ func (d *Dispatcher) Stats(ctx context.Context) (ServerStats, error) {
 	}
 	return ServerStats{Counters: c, Uptime: time.Since(d.started), Waiting: d.waiters.len(),
 		Topics: topics, Buckets: d.pool.Buckets(), Batched: d.pool.BatchStats(),
-		LeftAliases: d.pool.LeftAliases()}, nil
+		LeftAliases: d.pool.LeftAliases(), RefusedExpired: d.pool.RefusedExpired()}, nil
 }
 
 // TopicStats reads one topic (job.ErrNotFound if unknown).

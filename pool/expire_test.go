@@ -125,3 +125,25 @@ func TestExpireTo(t *testing.T) {
 	}
 	checkClean(t, p, ctx)
 }
+
+// An expired job its expire_to topic refuses is dropped and counted, and
+// leaves the outbox.
+func TestExpireToARefusingTopic(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.ApplyTopicConfig(ctx, nil, map[string]job.TopicConfig{
+		"src": {"expire_to": "tiny"}, "tiny": {"max_item_size": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, p, ctx, job.Spec{Topic: "src", Body: "too big", Expires: time.Now().Add(20 * time.Millisecond)})
+	time.Sleep(40 * time.Millisecond)
+	if n, err := p.FlushExpired(ctx, "src"); err != nil || n != 1 {
+		t.Fatalf("flush expired: %d %v", n, err)
+	}
+	if _, more, err := p.Tick(ctx, p.BucketOf("src"), outboxDue); err != nil || more {
+		t.Fatalf("moving the outbox: more %v %v", more, err)
+	}
+	if got := p.RefusedExpired(); got != 1 {
+		t.Fatalf("refused expired jobs: %d, want 1", got)
+	}
+	checkClean(t, p, ctx)
+}

@@ -2,10 +2,7 @@ package pool
 
 import (
 	"context"
-	"strings"
 	"sync"
-
-	"github.com/redis/rueidis"
 )
 
 // fanoutCache remembers each parent topic's fanout children as a push
@@ -58,23 +55,6 @@ func (c *fanoutCache) forget(child string) {
 	} else {
 		c.children[parent] = kept
 	}
-}
-
-// Children lists a topic's fanout children (none for a topic that is itself
-// a child).
-func (p *Pool) Children(ctx context.Context, topic string) ([]string, error) {
-	if Parent(topic) != topic {
-		return nil, nil
-	}
-	b := p.keys.bucketOf(topic)
-	v, err := p.client.Do(ctx, p.client.B().Hget().Key(p.keys.buckets[b].fanout).Field(topic).Build()).ToString()
-	if rueidis.IsRedisNil(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, wrapRedis("fanout children", err)
-	}
-	return strings.Fields(v), nil
 }
 
 // reference lists a fanout child under its parent (a reference that runs

@@ -39,8 +39,8 @@ func TestFanout(t *testing.T) {
 			t.Fatalf("pop %s: an extra job %+v", topic, j)
 		}
 	}
-	if kids, err := p.Children(ctx, "orders"); err != nil || len(kids) != 2 {
-		t.Fatalf("children: %v %v", kids, err)
+	if st, err := p.TopicStats(ctx, "orders"); err != nil || len(st.Children) != 2 {
+		t.Fatalf("children: %v %v", st.Children, err)
 	}
 
 	// A child inherits its parent's settings, under its own.
@@ -133,8 +133,8 @@ func TestMaxQueueAge(t *testing.T) {
 	if _, err := p.TopicStats(ctx, "short"); err != nil {
 		t.Fatalf("a topic with a job was forgotten: %v", err)
 	}
-	if kids, _ := p.Children(ctx, "short"); len(kids) != 0 {
-		t.Fatalf("an aged empty child is still a child: %v", kids)
+	if st, _ := p.TopicStats(ctx, "short"); len(st.Children) != 0 {
+		t.Fatalf("an aged empty child is still a child: %v", st.Children)
 	}
 	mustPop(t, p, ctx, "short")
 	time.Sleep(1100 * time.Millisecond)

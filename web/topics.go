@@ -182,7 +182,7 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		"connections": s.connections(),
 		// This broker's pushes, pops and acks and the script calls that carried them.
 		"batched_operations": st.Batched.Ops, "batch_script_calls": st.Batched.Calls,
-		"aliases_left": st.LeftAliases,
+		"aliases_left": st.LeftAliases, "expired_refused": st.RefusedExpired,
 	}, nil
 }
 
