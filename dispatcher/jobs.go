@@ -552,7 +552,7 @@ func (d *Dispatcher) FlushTopic(ctx context.Context, topic string) (int, error) 
 	if _, ok := d.alias(topic); ok {
 		return 0, nil // an alias holds nothing: ignored, as kestrel does
 	}
-	return d.pool.Purge(ctx, topic, job.Ready, job.Delayed, job.Reserved, job.Buried, job.Dead)
+	return d.pool.Purge(ctx, topic, job.Stored...)
 }
 
 // FlushAll flushes every topic and returns how many jobs it removed.
@@ -566,7 +566,7 @@ func (d *Dispatcher) FlushAll(ctx context.Context) (int, error) {
 	}
 	total := 0
 	for _, t := range topics {
-		n, err := d.pool.Purge(ctx, t, job.Ready, job.Delayed, job.Reserved, job.Buried, job.Dead)
+		n, err := d.pool.Purge(ctx, t, job.Stored...)
 		total += n
 		if err != nil {
 			return total, err

@@ -28,6 +28,19 @@ const (
 
 var stateNames = [...]string{"gone", "delayed", "ready", "reserved", "buried", "dead"}
 
+// Stored are the states a stored job can be in (all but Gone).
+var Stored = []State{Delayed, Ready, Reserved, Buried, Dead}
+
+// ParseState reads a stored state's name ("ready", "dead"...).
+func ParseState(name string) (State, bool) {
+	for _, s := range Stored {
+		if s.String() == name {
+			return s, true
+		}
+	}
+	return Gone, false
+}
+
 func (s State) String() string {
 	if s < 0 || int(s) >= len(stateNames) {
 		return "state(" + strconv.Itoa(int(s)) + ")"

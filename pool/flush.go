@@ -73,7 +73,7 @@ func (p *Pool) FlushExpired(ctx context.Context, topic string) (int, error) {
 // DeleteTopic removes every job of a topic, in any state, and then the topic
 // itself: its pause and its totals. It returns how many jobs it removed.
 func (p *Pool) DeleteTopic(ctx context.Context, topic string) (int, error) {
-	n, err := p.Purge(ctx, topic, job.Ready, job.Delayed, job.Reserved, job.Buried, job.Dead)
+	n, err := p.Purge(ctx, topic, job.Stored...)
 	if err != nil {
 		return n, err
 	}

@@ -140,10 +140,9 @@ func (s *Server) purge(c *gin.Context) (int, any, error) {
 	} else if err := json.Unmarshal(raw, &names); err != nil || len(names) == 0 {
 		return 0, nil, fmt.Errorf("%w: states must be a non-empty array of ready, delayed, reserved, buried, dead", errBadRequest)
 	}
-	known := map[string]job.State{"ready": job.Ready, "delayed": job.Delayed, "reserved": job.Reserved, "buried": job.Buried, "dead": job.Dead}
 	states := make([]job.State, 0, len(names))
 	for _, name := range names {
-		st, ok := known[name]
+		st, ok := job.ParseState(name)
 		if !ok {
 			return 0, nil, fmt.Errorf("%w: unknown state %q (ready, delayed, reserved, buried, dead)", errBadRequest, name)
 		}
@@ -167,8 +166,7 @@ func (s *Server) purge(c *gin.Context) (int, any, error) {
 // (default 50, at most 500), bodies cut to their first 200 bytes.
 func (s *Server) listJobs(c *gin.Context) (int, any, error) {
 	name := c.DefaultQuery("state", "ready")
-	st, ok := map[string]job.State{"ready": job.Ready, "delayed": job.Delayed, "reserved": job.Reserved,
-		"buried": job.Buried, "dead": job.Dead}[name]
+	st, ok := job.ParseState(name)
 	if !ok {
 		return 0, nil, fmt.Errorf("%w: state must be ready, delayed, reserved, buried or dead, got %q", errBadRequest, name)
 	}
