@@ -175,12 +175,12 @@ func (c *Config) settings() []setting {
 		{"redis", "prefix", func(c *Config, v string) error { c.Prefix = v; return checkPrefix(v) }},
 		{"redis", "buckets", intTo(&c.Buckets, 1, 1024)},
 		{"redis", "connect_timeout", durationTo(&c.ConnectTimeout, 0, time.Hour)},
-		{"redis", "tls_ca", func(c *Config, v string) error { c.RedisTLSCA = v; return nil }},
-		{"server", "tls_cert", func(c *Config, v string) error { c.TLSCert = v; return nil }},
-		{"server", "tls_key", func(c *Config, v string) error { c.TLSKey = v; return nil }},
-		{"redis", "tls_cert", func(c *Config, v string) error { c.RedisTLSCert = v; return nil }},
-		{"redis", "tls_key", func(c *Config, v string) error { c.RedisTLSKey = v; return nil }},
-		{"redis", "tls_server_name", func(c *Config, v string) error { c.RedisTLSServerName = v; return nil }},
+		{"redis", "tls_ca", stringTo(&c.RedisTLSCA)},
+		{"server", "tls_cert", stringTo(&c.TLSCert)},
+		{"server", "tls_key", stringTo(&c.TLSKey)},
+		{"redis", "tls_cert", stringTo(&c.RedisTLSCert)},
+		{"redis", "tls_key", stringTo(&c.RedisTLSKey)},
+		{"redis", "tls_server_name", stringTo(&c.RedisTLSServerName)},
 		{"jobs", "max_body", intTo(&c.MaxBody, 1, 64<<20)},
 		{"jobs", "default_ttr", durationTo(&c.DefaultTTR, 0, 1<<32*time.Second)},
 		{"jobs", "default_priority", func(c *Config, v string) error {
@@ -196,25 +196,13 @@ func (c *Config) settings() []setting {
 		{"jobs", "max_waiting", intTo(&c.MaxWaiting, 1, 10_000_000)},
 		{"bucket", "batch", intTo(&c.TickBatch, 1, 100_000)},
 		{"bucket", "max_sleep", durationTo(&c.BucketMaxSleep, time.Millisecond, time.Minute)},
-		{"beanstalk", "addr", func(c *Config, v string) error {
-			c.BeanstalkAddr = v
-			if v == "" {
-				return nil
-			}
-			return checkAddr(v)
-		}},
+		{"beanstalk", "addr", optionalAddrTo(&c.BeanstalkAddr)},
 		{"beanstalk", "max_job_size", intTo(&c.MaxJobSize, 1, 64<<20)},
-		{"web", "token", func(c *Config, v string) error { c.Token = v; return nil }},
-		{"web", "token_file", func(c *Config, v string) error { c.TokenFile = v; return nil }},
+		{"web", "token", stringTo(&c.Token)},
+		{"web", "token_file", stringTo(&c.TokenFile)},
 		{"metrics", "max_topics", intTo(&c.MetricsMaxTopics, 0, 1_000_000)},
 		{"metrics", "cache", durationTo(&c.MetricsCache, 0, time.Hour)},
-		{"metrics", "addr", func(c *Config, v string) error {
-			c.MetricsAddr = v
-			if v == "" {
-				return nil
-			}
-			return checkAddr(v)
-		}},
+		{"metrics", "addr", optionalAddrTo(&c.MetricsAddr)},
 		{"web", "allowed_hosts", func(c *Config, v string) error {
 			c.AllowedHosts = nil
 			for _, h := range strings.Split(v, ",") {
@@ -225,23 +213,11 @@ func (c *Config) settings() []setting {
 			return nil
 		}},
 		{"server", "allow_open_ports", boolTo(&c.AllowOpenPorts)},
-		{"rpc", "addr", func(c *Config, v string) error {
-			c.RPCAddr = v
-			if v == "" {
-				return nil
-			}
-			return checkAddr(v)
-		}},
+		{"rpc", "addr", optionalAddrTo(&c.RPCAddr)},
 		{"rpc", "pop_wait", durationTo(&c.RPCPopWait, 0, time.Minute)},
 		{"kestrel", "max_open_reads", intTo(&c.KestrelMaxOpenReads, 1, 10_000)},
 		{"kestrel", "allow_shutdown", boolTo(&c.KestrelAllowShutdown)},
-		{"kestrel", "addr", func(c *Config, v string) error {
-			c.KestrelAddr = v
-			if v == "" {
-				return nil
-			}
-			return checkAddr(v)
-		}},
+		{"kestrel", "addr", optionalAddrTo(&c.KestrelAddr)},
 	}
 }
 
@@ -565,6 +541,22 @@ func (c Config) CheckOpenPorts() error {
 			strings.Join(open, " and "))
 	}
 	return nil
+}
+
+// stringTo sets a text setting as given.
+func stringTo(dst *string) func(*Config, string) error {
+	return func(_ *Config, v string) error { *dst = v; return nil }
+}
+
+// optionalAddrTo sets a front end's listen address: host:port, or "" for off.
+func optionalAddrTo(dst *string) func(*Config, string) error {
+	return func(_ *Config, v string) error {
+		*dst = v
+		if v == "" {
+			return nil
+		}
+		return checkAddr(v)
+	}
 }
 
 func checkAddr(v string) error {
