@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/gmq/gmq/job"
-	"github.com/gmq/gmq/pool"
 )
 
 // Fail reports that a consumer failed a job it holds (fenced by attempt
@@ -39,14 +38,6 @@ func (d *Dispatcher) FailMany(ctx context.Context, fails []Fail) (jobs []*job.Jo
 	}
 	wg.Wait()
 	return jobs, errs
-}
-
-// Dead lists a topic's dead jobs, oldest death first, and how many it has.
-func (d *Dispatcher) Dead(ctx context.Context, topic string, offset, limit int) ([]pool.DeadJob, int, error) {
-	if err := job.ValidateTopic(topic); err != nil {
-		return nil, 0, err
-	}
-	return d.pool.Dead(ctx, topic, offset, limit)
 }
 
 // ListJobs returns a page of a topic's jobs in one state, and how many the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"time"
 
 	"github.com/gmq/gmq/job"
 )
@@ -26,44 +25,6 @@ func (p *Pool) Fail(ctx context.Context, id string, attempt int, reason string) 
 		return nil, fmt.Errorf("fail job %s: %w", id, err)
 	}
 	return j, nil
-}
-
-// DeadJob is a job in a topic's dead set, as listed.
-type DeadJob struct {
-	ID        uint64
-	ClientID  string
-	Failures  int
-	LastError string
-	DeadAt    time.Time
-	Priority  uint32
-	Preview   string // the body's first bytes
-}
-
-// PublicID is the id the job is shown by.
-func (d DeadJob) PublicID() string { return job.PublicID(d.ClientID, d.ID) }
-
-// deadPreview is how much of a dead job's body a listing shows.
-const deadPreview = 200
-
-// Dead lists up to limit of a topic's dead jobs, oldest death first, after
-// the first offset, and how many it has.
-func (p *Pool) Dead(ctx context.Context, topic string, offset, limit int) ([]DeadJob, int, error) {
-	b := p.keys.bucketOf(topic)
-	r, err := deadListScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.opts.Origin, topic,
-		strconv.Itoa(offset), strconv.Itoa(limit), strconv.Itoa(deadPreview)}).ToArray()
-	if err != nil {
-		return nil, 0, wrapRedis("dead jobs", err)
-	}
-	var out []DeadJob
-	for i := 1; i+6 < len(r); i += 7 {
-		id, err := parseMember(strAt(r, i))
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, DeadJob{ID: id, ClientID: strAt(r, i+1), Failures: int(intAt(r, i+2)), LastError: strAt(r, i+3),
-			DeadAt: time.UnixMilli(intAt(r, i+4)), Priority: uint32(intAt(r, i+5)), Preview: strAt(r, i+6)})
-	}
-	return out, int(intAt(r, 0)), nil
 }
 
 // deadStep is the most dead jobs one retry script call revives.

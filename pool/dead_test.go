@@ -39,8 +39,8 @@ func TestFailBackoffAndDead(t *testing.T) {
 	if err != nil || got.State != job.Dead || got.DeadAt.IsZero() || got.Failures != 3 {
 		t.Fatalf("the third failure: %+v %v, want dead", got, err)
 	}
-	dead, total, err := p.Dead(ctx, "f", 0, 10)
-	if err != nil || total != 1 || len(dead) != 1 || dead[0].PublicID() != "poison" || dead[0].LastError != "last straw" || dead[0].Preview != "x" {
+	dead, total, err := p.ListJobs(ctx, "f", job.Dead, 0, 10)
+	if err != nil || total != 1 || len(dead) != 1 || dead[0].PublicID() != "poison" || dead[0].LastError != "last straw" || dead[0].Body != "x" {
 		t.Fatalf("dead list: %+v %d %v", dead, total, err)
 	}
 	checkClean(t, p, ctx)
@@ -68,7 +68,7 @@ func TestRetryPolicies(t *testing.T) {
 	if _, _, err := p.Tick(ctx, p.BucketOf("ttr"), "ttr"); err != nil {
 		t.Fatal(err)
 	}
-	dead, _, _ := p.Dead(ctx, "ttr", 0, 10)
+	dead, _, _ := p.ListJobs(ctx, "ttr", job.Dead, 0, 10)
 	if len(dead) != 1 || dead[0].LastError != "ttr expired" {
 		t.Fatalf("a TTR run out past max_attempts 1: %+v, want dead", dead)
 	}
@@ -120,14 +120,14 @@ func TestDeadSetBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, total, _ := p.Dead(ctx, "d", 0, 10); total != 2 {
+	if _, total, _ := p.ListJobs(ctx, "d", job.Dead, 0, 10); total != 2 {
 		t.Fatalf("max_dead 2 keeps %d", total)
 	}
 	time.Sleep(1100 * time.Millisecond)
 	if _, _, err := p.Tick(ctx, p.BucketOf("d"), "d"); err != nil {
 		t.Fatal(err)
 	}
-	if _, total, _ := p.Dead(ctx, "d", 0, 10); total != 0 {
+	if _, total, _ := p.ListJobs(ctx, "d", job.Dead, 0, 10); total != 0 {
 		t.Fatalf("dead_retention 1 s keeps %d after 1.1 s", total)
 	}
 	if st, _ := p.TopicStats(ctx, "d"); st.DeadDropped != 3 {

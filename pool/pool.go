@@ -74,7 +74,6 @@ var (
 	expireScript      = rueidis.NewLuaScript(lua.Source("expire"))
 	referenceScript   = rueidis.NewLuaScript(lua.Source("reference"))
 	failScript        = rueidis.NewLuaScript(lua.Source("fail"))
-	deadListScript    = rueidis.NewLuaScriptReadOnly(lua.Source("dead_list"))
 	deadRetryScript   = rueidis.NewLuaScript(lua.Source("dead_retry"))
 	jobListScript     = rueidis.NewLuaScriptReadOnly(lua.Source("job_list"))
 	historyScript     = rueidis.NewLuaScript(lua.Source("history"))

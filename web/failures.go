@@ -74,7 +74,8 @@ func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
 	return out, nil
 }
 
-// dead lists a topic's dead jobs, oldest death first: ?offset=&limit=
+// dead lists a topic's dead jobs, oldest death first (job_list.lua on the
+// dead set), with their failures: ?offset=&limit=
 // (default 100).
 func (s *Server) dead(c *gin.Context) (int, any, error) {
 	offset, err := queryInt(c, "offset", 0)
@@ -85,14 +86,14 @@ func (s *Server) dead(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.d.Dead(c, c.Param("topic"), offset, min(max(limit, 1), 1000))
+	list, total, err := s.d.ListJobs(c, c.Param("topic"), job.Dead, offset, min(max(limit, 1), 1000))
 	if err != nil {
 		return 0, nil, err
 	}
 	views := make([]gin.H, len(list))
 	for i, d := range list {
 		views[i] = gin.H{"id": d.PublicID(), "internal_id": d.ID, "failures": d.Failures, "last_error": d.LastError,
-			"dead_at": d.DeadAt.UTC().Format(time.RFC3339Nano), "priority": d.Priority, "body_preview": d.Preview}
+			"dead_at": d.DeadAt.UTC().Format(time.RFC3339Nano), "priority": d.Priority, "body_preview": d.Body}
 	}
 	return http.StatusOK, gin.H{"topic": c.Param("topic"), "total": total, "offset": offset, "jobs": views}, nil
 }
