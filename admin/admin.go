@@ -234,7 +234,8 @@ func text(v any) string {
 	case nil:
 		return "-"
 	case string:
-		return strconv.Quote(x)[1 : len(strconv.Quote(x))-1] // control characters escaped: a body cannot move the cursor
+		q := strconv.Quote(x) // control characters escaped: a body cannot move the cursor
+		return q[1 : len(q)-1]
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case map[string]any, []any:

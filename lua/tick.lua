@@ -17,7 +17,7 @@ local sweep, throttled = n, false
 local cap = tonumber(topic_config(t).max_expire_sweep or '0')
 if cap > 0 and cap < n then sweep, throttled = cap, true end
 local swept = sweep_expired(t, now, sweep)
-local expiring = swept >= sweep -- more may be due now
+local more_expired = swept >= sweep -- more may be due now (not lib.lua's expiring, the topics to mark)
 
 local due = redis.call('ZRANGEBYSCORE', t.delayed, '-inf', now, 'LIMIT', 0, n)
 for _, member in ipairs(due) do
@@ -73,7 +73,7 @@ for _, set in ipairs({t.delayed, t.reserved, t.expires, t.dead}) do
   end
   -- A sweep cut short by max_expire_sweep goes on a second later (kestrel's
   -- expiration timer runs once a second), not at once.
-  if ms and set == t.expires and expiring and throttled then ms = math.max(ms, now + 1000) end
+  if ms and set == t.expires and more_expired and throttled then ms = math.max(ms, now + 1000) end
   earliest(ms)
 end
 -- max_queue_age: a topic that came to be longer ago than this is forgotten
