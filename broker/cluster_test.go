@@ -3,8 +3,6 @@ package broker_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os/exec"
 	"strings"
 	"sync"
@@ -17,35 +15,8 @@ import (
 	"github.com/gmq/gmq/internal/redistest"
 )
 
-// call sends an HTTP request and decodes the JSON answer.
-func call(t *testing.T, method, url, body string) (int, map[string]any) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	_ = json.Unmarshal(data, &out)
-	return resp.StatusCode, out
-}
-
-func mustCall(t *testing.T, want int, method, url, body string) map[string]any {
-	t.Helper()
-	code, out := call(t, method, url, body)
-	if code != want {
-		t.Fatalf("%s %s %s: %d %v, want %d", method, url, body, code, out, want)
-	}
-	return out
-}
+// call and mustCall send a request and decode its JSON answer.
+var call, mustCall = brokertest.Call, brokertest.MustCall
 
 // The broker's behaviour on a real Redis Cluster (3 masters, 3 replicas),
 // two brokers on it: every script keeps to one slot (a CROSSSLOT error
@@ -88,7 +59,7 @@ func TestOnRedisCluster(t *testing.T) {
 	// A long poll on a, woken by a push on b.
 	got := make(chan map[string]any, 1)
 	go func() {
-		_, j := call(t, "GET", api+"/pop?topic=wake&timeout=5", ``)
+		_, j, _ := brokertest.Do("GET", api+"/pop?topic=wake&timeout=5", ``) // a goroutine: no t.Fatal
 		got <- j
 	}()
 	time.Sleep(300 * time.Millisecond)
@@ -182,8 +153,8 @@ func runFailover(t *testing.T, b *brokertest.Broker, what string, jobs int, kill
 			for i := p; i < jobs; i += 4 {
 				id := fmt.Sprintf("job-%d", i)
 				retry(func() bool {
-					code, _ := call(t, "POST", api+"/jobs", fmt.Sprintf(`{"id":%q,"topic":"f%d","body":"x","TTR":3}`, id, i%topics))
-					if code == 503 {
+					code, _, err := brokertest.Do("POST", api+"/jobs", fmt.Sprintf(`{"id":%q,"topic":"f%d","body":"x","TTR":3}`, id, i%topics))
+					if err != nil || code == 503 {
 						unavailable.Add(1)
 						return false
 					}
@@ -212,8 +183,8 @@ func runFailover(t *testing.T, b *brokertest.Broker, what string, jobs int, kill
 					return
 				default:
 				}
-				code, j := call(t, "POST", api+"/pop", string(popBody))
-				if code == 503 {
+				code, j, err := brokertest.Do("POST", api+"/pop", string(popBody))
+				if err != nil || code == 503 {
 					unavailable.Add(1)
 					time.Sleep(20 * time.Millisecond)
 					continue
@@ -226,8 +197,8 @@ func runFailover(t *testing.T, b *brokertest.Broker, what string, jobs int, kill
 				deliveries[id]++
 				mu.Unlock()
 				retry(func() bool {
-					code, _ := call(t, "POST", fmt.Sprintf("%s/jobs/%s/ack?attempt=%v", api, id, j["attempt"]), ``)
-					if code == 503 {
+					code, _, err := brokertest.Do("POST", fmt.Sprintf("%s/jobs/%s/ack?attempt=%v", api, id, j["attempt"]), ``)
+					if err != nil || code == 503 {
 						unavailable.Add(1)
 						return false
 					}

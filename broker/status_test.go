@@ -28,31 +28,8 @@ func httpDo(t *testing.T, method, url, body string) int {
 	return code
 }
 
-// lines sends a request on a new connection and returns the first n lines
-// of the answer ("EOF" for each that never came because the connection was
-// closed).
-func lines(t *testing.T, addr, send string, n int) []string {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
-	if _, err := io.WriteString(c, send); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(c)
-	out := make([]string, n)
-	for i := range out {
-		got, err := r.ReadString('\n')
-		if err == io.EOF && got == "" {
-			got = "EOF"
-		}
-		out[i] = got
-	}
-	return out
-}
+// lines sends a request on a new connection and returns the first n lines.
+var lines = brokertest.Lines
 
 func rpcPush(t *testing.T, addr, topic string) error {
 	t.Helper()

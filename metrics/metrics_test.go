@@ -1,9 +1,6 @@
 package metrics_test
 
 import (
-	"bufio"
-	"io"
-	"net"
 	"net/http"
 	"net/rpc/jsonrpc"
 	"os"
@@ -130,7 +127,7 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc.Close()
-	if got := lines(t, b.BeanstalkAddr, "stats\r\n"); !strings.HasPrefix(got, "OK ") {
+	if got := brokertest.Lines(t, b.BeanstalkAddr, "stats\r\n", 1)[0]; !strings.HasPrefix(got, "OK ") {
 		t.Fatalf("beanstalkd stats: %q", got)
 	}
 	if resp, err := http.Get(b.URL + "/metrics"); err != nil || resp.StatusCode != 401 {
@@ -219,37 +216,5 @@ func TestDocsNameRealMetrics(t *testing.T) {
 				t.Errorf("%s names %s, which gmq does not export", file, name)
 			}
 		}
-	}
-}
-
-// lines sends a request and returns the first line of the answer.
-func lines(t *testing.T, addr, send string) string {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
-	if _, err := io.WriteString(c, send); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(c).ReadString('\n')
-	return line
-}
-
-// [metrics] addr: /metrics on a listener of its own, without the API's token.
-func TestMetricsOnTheirOwnAddress(t *testing.T) {
-	b := brokertest.Fresh(t, func(c *config.Config) { c.Token = "t0ken"; c.MetricsAddr = "127.0.0.1:0" })
-	addr := b.Broker.Addr("metrics")
-	if addr == "" {
-		t.Fatal("no metrics listener")
-	}
-	m := scrape(t, "http://"+addr, "")
-	if value(t, m, "gmq_store_up") != 1 {
-		t.Fatal("gmq_store_up is not 1")
-	}
-	if resp, err := http.Get("http://" + addr + "/api/v1/stats"); err != nil || resp.StatusCode != 404 {
-		t.Fatalf("the API on the metrics listener: %v %v", resp, err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,43 +21,8 @@ func broker(t *testing.T) *brokertest.Broker {
 	return brokertest.Fresh(t, func(c *config.Config) { c.MaxBody = 1024; c.MaxBatch = 10 })
 }
 
-// call sends a request and decodes a JSON answer (nil for an empty one).
-func call(t *testing.T, method, url, body string) (int, map[string]any) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(data) == 0 {
-		return resp.StatusCode, nil
-	}
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatalf("%s %s: answer is not JSON: %q", method, url, data)
-	}
-	return resp.StatusCode, out
-}
-
-func mustCall(t *testing.T, want int, method, url, body string) map[string]any {
-	t.Helper()
-	code, out := call(t, method, url, body)
-	if code != want {
-		t.Fatalf("%s %s %s: status %d %v, want %d", method, url, body, code, out, want)
-	}
-	return out
-}
+// call and mustCall send a request and decode its JSON answer.
+var call, mustCall = brokertest.Call, brokertest.MustCall
 
 func TestJobLifecycleOverHTTP(t *testing.T) {
 	b := broker(t)
