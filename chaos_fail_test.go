@@ -128,8 +128,7 @@ func TestChaosFailingConsumers(t *testing.T) {
 
 	// Every stored job ends acked or dead.
 	dead := map[string]float64{} // id -> failures
-	lastCount, lastProgress := -1, time.Now()
-	for {
+	drain(t, b, "acked or dead", func() (missing []string) {
 		clear(dead)
 		for offset := 0; ; offset += 1000 { // the dead list, page by page
 			list := b.must(200, "GET", fmt.Sprintf("/api/v1/topics/flaky/dead?offset=%d&limit=1000", offset), ``)
@@ -141,7 +140,6 @@ func TestChaosFailingConsumers(t *testing.T) {
 				break
 			}
 		}
-		var missing []string
 		stored.Range(func(k, _ any) bool {
 			_, ok := acked.Load(k)
 			if _, gone := dead[k.(string)]; !ok && !gone {
@@ -149,21 +147,8 @@ func TestChaosFailingConsumers(t *testing.T) {
 			}
 			return true
 		})
-		if len(missing) == 0 {
-			break
-		}
-		if len(missing) != lastCount {
-			lastCount, lastProgress = len(missing), time.Now()
-		}
-		if time.Since(lastProgress) > 20*time.Second {
-			for _, id := range missing[:min(len(missing), 5)] {
-				a, err := b.do("GET", "/api/v1/jobs/"+id, ``)
-				t.Logf("neither acked nor dead: %s: %d %v %v", id, a.code, a.body, err)
-			}
-			t.Fatalf("%d of %d stored jobs are neither acked nor dead, and none changed for 20s", len(missing), jobs)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return missing
+	})
 	close(stop)
 	consuming.Wait()
 	mustBeConsistent(t, store, "after the chaos")

@@ -113,6 +113,31 @@ func retryWhileDown(t *testing.T, call func() (done bool)) {
 	t.Error("gave up retrying after 60s")
 }
 
+// drain waits until missing (the stored jobs not yet where they must end)
+// is empty; it fails the test, showing a few of them, when their count has
+// not moved for 20 s.
+func drain(t *testing.T, b *brokerProc, where string, missing func() []string) {
+	t.Helper()
+	last, since := -1, time.Now()
+	for {
+		left := missing()
+		if len(left) == 0 {
+			return
+		}
+		if len(left) != last {
+			last, since = len(left), time.Now()
+		}
+		if time.Since(since) > 20*time.Second {
+			for _, id := range left[:min(len(left), 5)] {
+				a, err := b.do("GET", "/api/v1/jobs/"+id, ``)
+				t.Logf("not %s: %s: %d %v %v", where, id, a.code, a.body, err)
+			}
+			t.Fatalf("%d stored jobs are not %s, and none changed for 20s", len(left), where)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // runChaos runs the load, striking with fault every few moments until the
 // producers are done; wantErrors says the clients must have seen 503s naming
 // Redis meanwhile.
@@ -218,30 +243,15 @@ func runChaos(t *testing.T, b *brokerProc, srv *redistest.Server, fault func(), 
 
 	// Drain the backlog: fail only when acks stop coming (TTRs are 2s, so a
 	// job in no consumer's hands is delivered again within seconds).
-	lastCount, lastProgress := -1, time.Now()
-	for {
-		var missing []string
+	drain(t, b, "acked", func() (missing []string) {
 		stored.Range(func(k, _ any) bool {
 			if _, ok := acked.Load(k); !ok {
 				missing = append(missing, k.(string))
 			}
 			return true
 		})
-		if len(missing) == 0 {
-			break
-		}
-		if len(missing) != lastCount {
-			lastCount, lastProgress = len(missing), time.Now()
-		}
-		if time.Since(lastProgress) > 20*time.Second {
-			for _, id := range missing[:min(len(missing), 5)] {
-				a, err := b.do("GET", "/api/v1/jobs/"+id, ``)
-				t.Logf("never acked: %s: %d %v %v", id, a.code, a.body, err)
-			}
-			t.Fatalf("%d of %d stored jobs were never acked, and none was for 20s", len(missing), jobs)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return missing
+	})
 	close(stop)
 	consuming.Wait()
 	mustBeConsistent(t, store, "after the chaos")
