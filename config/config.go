@@ -40,6 +40,12 @@ type Config struct {
 	// CA to trust, a client certificate and key (for tls-auth-clients), the
 	// name the server's certificate must carry. Any of them turns TLS on.
 	RedisTLSCA, RedisTLSCert, RedisTLSKey, RedisTLSServerName string
+	// WaitReplicas and WaitTimeout ([redis] wait_replicas, wait_timeout): a
+	// push is answered only once this many replicas hold it (Redis's WAIT),
+	// or refused with a 503 when they do not confirm it in time. 0: pushes
+	// are answered once the master has them (replication is asynchronous).
+	WaitReplicas int
+	WaitTimeout  time.Duration
 	// TLSCert and TLSKey ([server] tls_cert, tls_key): HTTPS for the HTTP
 	// API and the dashboard.
 	TLSCert, TLSKey string
@@ -126,6 +132,7 @@ func Default() Config {
 		Prefix:              "gmq",
 		Buckets:             16,
 		ConnectTimeout:      10 * time.Second,
+		WaitTimeout:         time.Second,
 		MetricsMaxTopics:    1000,
 		MetricsCache:        5 * time.Second,
 		MaxBody:             64 << 10,
@@ -181,6 +188,8 @@ func (c *Config) settings() []setting {
 		{"redis", "tls_cert", stringTo(&c.RedisTLSCert)},
 		{"redis", "tls_key", stringTo(&c.RedisTLSKey)},
 		{"redis", "tls_server_name", stringTo(&c.RedisTLSServerName)},
+		{"redis", "wait_replicas", intTo(&c.WaitReplicas, 0, 64)},
+		{"redis", "wait_timeout", durationTo(&c.WaitTimeout, time.Millisecond, time.Minute)},
 		{"jobs", "max_body", intTo(&c.MaxBody, 1, 64<<20)},
 		{"jobs", "default_ttr", durationTo(&c.DefaultTTR, 0, 1<<32*time.Second)},
 		{"jobs", "default_priority", func(c *Config, v string) error {

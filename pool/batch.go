@@ -164,7 +164,17 @@ func (bt *batcher) run(ops []*op) {
 	keys, args := bt.encode(live)
 	ctx, cancel := batchContext(live)
 	defer cancel()
-	replies, err := batchScript.Exec(ctx, bt.pool.client, keys, args).ToArray()
+	var client rueidis.Client = bt.pool.client
+	var wait *waitClient
+	if bt.pool.opts.WaitReplicas > 0 && holdsPush(live) {
+		wait = bt.pool.newWaitClient()
+		client = wait
+	}
+	replies, err := batchScript.Exec(ctx, client, keys, args).ToArray()
+	var unconfirmed error // the pushes' replicas did not confirm them
+	if wait != nil && err == nil {
+		unconfirmed = wait.shortfall()
+	}
 	if err == nil && len(replies) == len(live)+1 {
 		// The pops expired jobs that had client ids: drop those.
 		dropped, _ := replies[len(live)].ToArray()
@@ -182,7 +192,22 @@ func (bt *batcher) run(ops []*op) {
 			continue
 		}
 		o.reply, o.err = replies[i].ToArray()
+		if unconfirmed != nil && o.kind == opPush && o.err == nil && strAt(o.reply, 0) == replyOK {
+			o.reply, o.err = nil, unconfirmed
+		}
 	}
+}
+
+// holdsPush says whether ops store a job: the operations that wait_replicas
+// waits for (replicate.go). A pop, ack or delete undone by a failover
+// delivers a job again; a push undone loses it.
+func holdsPush(ops []*op) bool {
+	for _, o := range ops {
+		if o.kind == opPush {
+			return true
+		}
+	}
+	return false
 }
 
 // encode lays out ops as lua/batch.lua reads them: each topic's keys once.

@@ -13,6 +13,12 @@ import (
 
 // newClusterPool is a pool on a real Redis Cluster (3 masters, 3 replicas).
 func newClusterPool(t *testing.T) (*Pool, context.Context) {
+	p, ctx, _ := newClusterPoolWith(t, Options{})
+	return p, ctx
+}
+
+// newClusterPoolWith is newClusterPool with opts's wait_replicas, and the cluster.
+func newClusterPoolWith(t *testing.T, opts Options) (*Pool, context.Context, *redistest.Cluster) {
 	t.Helper()
 	c := redistest.StartCluster(t, 3, 1)
 	opt, err := rueidis.ParseURL(c.URL())
@@ -25,12 +31,13 @@ func newClusterPool(t *testing.T) (*Pool, context.Context) {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	p := New(client, withDefaults(Options{Prefix: "gmq", Buckets: 16, Origin: "test", TickBatch: 10}))
+	opts.Prefix, opts.Buckets, opts.Origin, opts.TickBatch = "gmq", 16, "test", 10
+	p := New(client, withDefaults(opts))
 	ctx := redistest.Context(t)
 	if err := p.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return p, ctx
+	return p, ctx, c
 }
 
 // The store on a real Redis Cluster: pushes with client ids (their aliases in

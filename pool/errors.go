@@ -20,7 +20,7 @@ func wrapRedis(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.Canceled) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, job.ErrUnavailable) {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

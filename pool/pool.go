@@ -35,6 +35,10 @@ type Options struct {
 	// in one script call (batch.go); 1 turns batching off. BatchSlots is how
 	// many such calls a bucket has in flight at once.
 	MaxOpsPerCall, BatchSlots int
+	// WaitReplicas, when over 0, holds a push's answer until that many
+	// replicas have it, for at most WaitTimeout (replicate.go).
+	WaitReplicas int
+	WaitTimeout  time.Duration
 }
 
 // Pool is the job store over one Redis (or Redis Cluster) client.

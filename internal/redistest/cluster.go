@@ -54,33 +54,14 @@ func StartCluster(tb testing.TB, masters, replicas int) *Cluster {
 	// The cluster is usable once every node agrees its state is ok.
 	deadline := time.Now().Add(20 * time.Second)
 	for _, n := range c.Nodes {
-		for {
-			host, port, _ := strings.Cut(n.Addr, ":")
-			out, err := exec.Command("redis-cli", "-h", host, "-p", port, "cluster", "info").Output()
-			info := string(out)
-			if err == nil && strings.Contains(info, "cluster_state:ok") {
-				break
-			}
-			if time.Now().After(deadline) {
-				tb.Fatalf("cluster node %s not ok: %q %v", n.Addr, info, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		n.waitInfo(tb, []string{"cluster", "info"}, deadline, "cluster_state ok", func(info string) bool {
+			return strings.Contains(info, "cluster_state:ok")
+		})
 	}
 	// And once every replica has its master's data: a replica that never
 	// synced cannot take over (cluster-replica-validity-factor).
-	for _, n := range c.Nodes[masters:] {
-		for {
-			host, port, _ := strings.Cut(n.Addr, ":")
-			out, err := exec.Command("redis-cli", "-h", host, "-p", port, "info", "replication").Output()
-			if err == nil && strings.Contains(string(out), "master_link_status:up") {
-				break
-			}
-			if time.Now().After(deadline) {
-				tb.Fatalf("cluster replica %s never synced: %q %v", n.Addr, out, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+	for _, n := range c.Nodes[:masters] {
+		n.waitReplicas(tb, deadline, replicas)
 	}
 	return c
 }
@@ -97,6 +78,25 @@ func (c *Cluster) URL() string {
 		u += sep + "addr=" + n.Addr
 	}
 	return u
+}
+
+// ReplicaOf is the node that replicates master, or nil.
+func (c *Cluster) ReplicaOf(master *Server) *Server {
+	out, err := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", master.port(), "info", "replication").Output()
+	if err != nil {
+		return nil
+	}
+	for _, n := range c.Nodes {
+		if strings.Contains(string(out), "port="+n.port()+",") {
+			return n
+		}
+	}
+	return nil
+}
+
+func (s *Server) port() string {
+	_, port, _ := strings.Cut(s.Addr, ":")
+	return port
 }
 
 // Log is the tail of the server's log (the last n bytes), for a failing test to show.
@@ -131,6 +131,65 @@ func StartTLS(tb testing.TB, caFile, certFile, keyFile string) *Server {
 	return s
 }
 
+// StartReplica starts a replica of master and waits until it has synced.
+func StartReplica(tb testing.TB, master *Server) *Server {
+	tb.Helper()
+	_, mport, _ := strings.Cut(master.Addr, ":")
+	port, err := freePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), dir: tb.TempDir(),
+		extra: []string{"--replicaof", "127.0.0.1", mport}}
+	if err := r.launch(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(r.Stop)
+	master.waitReplicas(tb, time.Now().Add(10*time.Second), 1)
+	return r
+}
+
+// waitReplicas waits until s has n replicas online and streaming. A master
+// lists a replica online once its sync is done, but after a diskless sync it
+// streams writes to it only from the replica's first acknowledgement, up to
+// a second later; until then a WAIT cannot be answered. So this writes (a
+// FUNCTION FLUSH: no key, so no slot, and nothing of the tests' to lose) and
+// WAITs for it on the same connection until n replicas confirm it.
+func (s *Server) waitReplicas(tb testing.TB, deadline time.Time, n int) {
+	tb.Helper()
+	s.waitInfo(tb, []string{"info", "replication"}, deadline, fmt.Sprintf("%d replicas online", n), func(info string) bool {
+		return strings.Count(info, "state=online") >= n
+	})
+	for {
+		cmd := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", s.port())
+		cmd.Stdin = strings.NewReader(fmt.Sprintf("FUNCTION FLUSH\nWAIT %d 1000\n", n))
+		out, err := cmd.Output()
+		lines := strings.Fields(string(out))
+		if err == nil && len(lines) == 2 && lines[1] == strconv.Itoa(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("redis %s: %d replicas never confirmed a write: %q %v", s.Addr, n, out, err)
+		}
+	}
+}
+
+// waitInfo polls s with command (INFO or CLUSTER INFO) until ready says yes
+// of its reply, or fails tb at the deadline saying what it waited for.
+func (s *Server) waitInfo(tb testing.TB, command []string, deadline time.Time, what string, ready func(info string) bool) {
+	tb.Helper()
+	for {
+		out, err := exec.Command("redis-cli", append([]string{"-h", "127.0.0.1", "-p", s.port()}, command...)...).Output()
+		if err == nil && ready(string(out)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("redis %s: waited in vain for %s: %q %v", s.Addr, what, out, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // Sentinels are a master, its replica and three Redis Sentinels watching
 // them (quorum 2, a master down after 1 s), all owned by a test.
 type Sentinels struct {
@@ -144,28 +203,8 @@ type Sentinels struct {
 func StartSentinels(tb testing.TB) *Sentinels {
 	tb.Helper()
 	s := &Sentinels{Master: Start(tb), Name: "gmqmaster"}
+	s.Replica = StartReplica(tb, s.Master)
 	_, mport, _ := strings.Cut(s.Master.Addr, ":")
-	port, err := freePort()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s.Replica = &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), dir: tb.TempDir(),
-		extra: []string{"--replicaof", "127.0.0.1", mport}}
-	if err := s.Replica.launch(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Replica.Stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, err := exec.Command("redis-cli", "-p", strconv.Itoa(port), "info", "replication").Output()
-		if err == nil && strings.Contains(string(out), "master_link_status:up") {
-			break
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("the replica never synced: %s %v", out, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	for range 3 {
 		port, err := freePort()
 		if err != nil {

@@ -59,11 +59,15 @@ func StartIn(dir string) (*Server, error) {
 // URL is the redis:// address of the server.
 func (s *Server) URL() string { return "redis://" + s.Addr }
 
+// PID is the redis-server process's id (its CPU time is read by benchmarks).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 func (s *Server) launch() error {
 	_, port, _ := net.SplitHostPort(s.Addr)
 	args := append([]string{"--bind", "127.0.0.1", "--port", port, "--dir", s.dir,
 		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no",
-		"--logfile", filepath.Join(s.dir, "redis.log")}, s.extra...)
+		"--logfile", filepath.Join(s.dir, "redis.log"),
+		"--repl-diskless-sync-delay", "0"}, s.extra...) // a replica syncs at once, not after 5 s
 	if s.sentinelConf != "" {
 		args = []string{s.sentinelConf, "--sentinel"}
 	}

@@ -1,0 +1,151 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/job"
+)
+
+// newReplicatedPool is a pool on a master of its own, with one replica, and
+// the given wait_replicas.
+func newReplicatedPool(t *testing.T, master *redistest.Server, replicas int) (*Pool, context.Context) {
+	t.Helper()
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{master.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	p := New(client, withDefaults(Options{Prefix: "gmq", Buckets: 4, Origin: "test", TickBatch: 10,
+		WaitReplicas: replicas, WaitTimeout: 300 * time.Millisecond}))
+	ctx := redistest.Context(t)
+	if err := p.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p, ctx
+}
+
+// stall freezes s (SIGSTOP) for d in the background; the returned function
+// waits until it runs again.
+func stall(t *testing.T, s *redistest.Server, d time.Duration) (wait func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- s.Stall(d) }()
+	time.Sleep(100 * time.Millisecond) // the SIGSTOP has landed
+	return func() {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// With wait_replicas, a push is answered once the replica holds it; while
+// the replica is frozen the push is refused after wait_timeout with a 503
+// that says why (and it is on the master: a 503 is not a lie about that
+// either), while pops, and pushes of a pool that does not wait, go on. A
+// WAIT sent on another connection than the push's would count no write of
+// its own and answer at once: the frozen replica shows the WAIT follows the
+// push on its connection.
+func TestWaitReplicas(t *testing.T) {
+	master := redistest.Start(t)
+	replica := redistest.StartReplica(t, master)
+	waiting, ctx := newReplicatedPool(t, master, 1)
+	plain, _ := newReplicatedPool(t, master, 0)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i := range 100 { // concurrent, so batched: one WAIT a batch
+		wg.Go(func() {
+			if _, err := waiting.Push(ctx, job.Spec{Topic: fmt.Sprintf("w%d", i%3), Body: "x", TTR: time.Minute}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("a push with the replica up: %v", err)
+	}
+
+	resume := stall(t, replica, 1500*time.Millisecond)
+	start := time.Now()
+	_, err := waiting.Push(ctx, job.Spec{Topic: "w0", Body: "unconfirmed", TTR: time.Minute})
+	if !errors.Is(err, job.ErrUnavailable) || !strings.Contains(err.Error(), "0 of the 1 replicas") {
+		t.Fatalf("a push the replica cannot confirm: %v", err)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Fatalf("refused after %v, before wait_timeout: the WAIT did not follow the push", took)
+	}
+	if _, errs := waiting.PushBatch(ctx, []job.Spec{{Topic: "w1", Body: "a"}, {Topic: "w2", Body: "b"}}); !errors.Is(errs[0], job.ErrUnavailable) || !errors.Is(errs[1], job.ErrUnavailable) {
+		t.Fatalf("a batch push the replica cannot confirm: %v", errs)
+	}
+	start = time.Now()
+	if _, err := plain.Push(ctx, job.Spec{Topic: "w0", Body: "plain", TTR: time.Minute}); err != nil || time.Since(start) > 200*time.Millisecond {
+		t.Fatalf("a push without wait_replicas: %v after %v", err, time.Since(start))
+	}
+	start = time.Now()
+	if j := mustPop(t, waiting, ctx, "w1"); j == nil || time.Since(start) > 200*time.Millisecond {
+		t.Fatalf("a pop waited for the replica (%v) or found nothing", time.Since(start))
+	}
+	resume()
+
+	if _, err := waiting.Push(ctx, job.Spec{Topic: "w0", Body: "confirmed", TTR: time.Minute}); err != nil {
+		t.Fatalf("a push once the replica is back: %v", err)
+	}
+	// Refused is not lost: the unconfirmed pushes are on the master.
+	stats, err := waiting.TopicStats(ctx, "w0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(34 + 1 + 1 + 1); stats.Ready != want { // 34 of the 100, unconfirmed, plain, confirmed
+		t.Fatalf("w0 holds %d ready jobs, want %d", stats.Ready, want)
+	}
+	checkClean(t, waiting, ctx)
+}
+
+// On a cluster the WAIT goes to the node of the push's bucket: with one
+// master's replica frozen, pushes to that master's buckets are refused and
+// pushes to the others' confirmed.
+func TestWaitReplicasOnCluster(t *testing.T) {
+	p, ctx, cluster := newClusterPoolWith(t, Options{WaitReplicas: 1, WaitTimeout: 300 * time.Millisecond})
+	nodes := p.BucketNodes(ctx)
+	home := nodes[p.keys.bucketOf("a")]
+	other := ""
+	for i := range 100 {
+		if t := fmt.Sprintf("o%d", i); nodes[p.keys.bucketOf(t)] != home {
+			other = t
+			break
+		}
+	}
+	var master *redistest.Server
+	for _, n := range cluster.Nodes {
+		if n.Addr == home {
+			master = n
+		}
+	}
+	replica := cluster.ReplicaOf(master)
+	if master == nil || replica == nil || other == "" {
+		t.Fatalf("no master (%v), replica (%v) or other topic (%q) for bucket node %s", master, replica, other, home)
+	}
+	for _, topic := range []string{"a", other} {
+		if _, err := p.Push(ctx, job.Spec{Topic: topic, Body: "x", TTR: time.Minute}); err != nil {
+			t.Fatalf("push to %s with every replica up: %v", topic, err)
+		}
+	}
+	resume := stall(t, replica, 1200*time.Millisecond)
+	if _, err := p.Push(ctx, job.Spec{Topic: "a", Body: "x", TTR: time.Minute}); !errors.Is(err, job.ErrUnavailable) {
+		t.Fatalf("a push to the frozen replica's master: %v", err)
+	}
+	if _, err := p.Push(ctx, job.Spec{Topic: other, Body: "x", TTR: time.Minute}); err != nil {
+		t.Fatalf("a push to another master: %v", err)
+	}
+	resume()
+}
