@@ -15,6 +15,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -158,13 +160,47 @@ func run(ctx context.Context, cfg config.Config, reload func() (config.Config, e
 	return b.Run(ctx)
 }
 
+// dialers makes a dialer for each of a comma-separated list of addresses.
+func dialers(list string, dial func(addr string) load.Dialer) []load.Dialer {
+	var out []load.Dialer
+	for _, a := range strings.Split(list, ",") {
+		out = append(out, dial(strings.TrimSpace(a)))
+	}
+	return out
+}
+
+// spreadName names a target of one or several addresses: the first, and
+// how many more.
+func spreadName(list string) string {
+	first, _, _ := strings.Cut(list, ",")
+	if n := strings.Count(list, ","); n > 0 {
+		return fmt.Sprintf("%s +%d", first, n)
+	}
+	return first
+}
+
+// parseProcesses reads --cpu's name=pid,name=pid.
+func parseProcesses(list string) ([]load.Process, error) {
+	var out []load.Process
+	for _, item := range strings.Split(list, ",") {
+		name, pid, ok := strings.Cut(strings.TrimSpace(item), "=")
+		n, err := strconv.Atoi(pid)
+		if !ok || name == "" || err != nil || n <= 0 {
+			return nil, fmt.Errorf("want name=pid, got %q", item)
+		}
+		out = append(out, load.Process{Name: name, PID: n})
+	}
+	return out, nil
+}
+
 // bench measures a running broker with the load package: over the beanstalkd
 // protocol (gmq's, or any beanstalkd's) or gmq's HTTP API, and, with --vs, the
 // same workload against a second beanstalkd address, side by side.
 func bench(args []string) error {
 	flags := flag.NewFlagSet("bench", flag.ContinueOnError)
-	addr := flags.String("beanstalk", "127.0.0.1:11300", "beanstalkd-protocol address to measure (gmq's or beanstalkd's)")
-	httpURL := flags.String("http", "", "measure gmq's HTTP API at this URL instead")
+	addr := flags.String("beanstalk", "127.0.0.1:11300", "beanstalkd-protocol address to measure (gmq's or beanstalkd's); several, comma-separated: the clients are spread over them")
+	httpURL := flags.String("http", "", "measure gmq's HTTP API at this URL instead (several, comma-separated: spread)")
+	watch := flags.String("cpu", "", "measure these processes' CPU per mode: name=pid,name=pid (Linux /proc; the bench's own is added)")
 	kestrelAddr := flags.String("kestrel", "", "measure gmq's kestrel (memcache) protocol at this address instead")
 	reliable := flags.Bool("reliable", false, "with --kestrel: pop with reliable reads (get q/close/open)")
 	vs := flags.String("vs", "", "also measure this beanstalkd-protocol address, and print the ratio")
@@ -172,6 +208,7 @@ func bench(args []string) error {
 	flags.IntVar(&opts.Clients, "clients", 32, "concurrent clients")
 	flags.IntVar(&opts.Jobs, "jobs", 20000, "jobs per mode")
 	flags.IntVar(&opts.Size, "size", 100, "body size in bytes")
+	flags.IntVar(&opts.Topics, "topics", 1, "spread the clients over this many topics (buckets; on a cluster, masters)")
 	asJSON := flags.Bool("json", false, "print a machine-readable summary")
 	delay := load.DelayOptions{MinDelay: time.Second}
 	flags.IntVar(&delay.Rate, "delay-rate", 0, "delay mode (with --http): push this many delayed jobs a second and measure how late they come")
@@ -206,9 +243,16 @@ func bench(args []string) error {
 		name string
 		dial load.Dialer
 	}
-	targets := []target{{"beanstalk " + *addr, load.Beanstalk(*addr)}}
+	targets := []target{{"beanstalk " + spreadName(*addr), load.Spread(dialers(*addr, load.Beanstalk)...)}}
 	if *httpURL != "" {
-		targets[0] = target{"http " + *httpURL, load.HTTP(*httpURL)}
+		targets[0] = target{"http " + spreadName(*httpURL), load.Spread(dialers(*httpURL, load.HTTP)...)}
+	}
+	if *watch != "" {
+		procs, err := parseProcesses(*watch)
+		if err != nil {
+			return fmt.Errorf("--cpu: %w", err)
+		}
+		opts.Watch = append(procs, load.Self())
 	}
 	if *kestrelAddr != "" {
 		name := "kestrel " + *kestrelAddr

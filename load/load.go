@@ -39,6 +39,14 @@ type Options struct {
 	Batch int
 	// Progress, when set (a terminal), gets a one-line progress bar.
 	Progress io.Writer
+	// Watch are processes whose CPU time each mode measures (Linux's /proc).
+	Watch []Process
+	// Topics spreads the clients over this many topics (client i uses
+	// topic i mod Topics), so a run reaches several buckets, and on a
+	// Redis Cluster several masters: one topic lives in one bucket. With
+	// more than one, each client handles an equal share of the jobs, so
+	// every topic gets as many pops as pushes.
+	Topics int
 }
 
 // Result is one mode's measurement against one target.
@@ -53,10 +61,20 @@ type Result struct {
 	P90     time.Duration `json:"p90_ns"`
 	P99     time.Duration `json:"p99_ns"`
 	Max     time.Duration `json:"max_ns"`
+	CPU     []CPU         `json:"cpu,omitempty"` // the watched processes' use (Options.Watch)
 }
 
 // Modes are run in this order: push leaves Jobs jobs that pop+ack then takes.
 var Modes = []string{"push", "pop+ack", "cycle"}
+
+// Spread is a dialer that opens its clients on each of dials in turn: a run
+// over several brokers (that share one Redis) measures them together.
+func Spread(dials ...Dialer) Dialer {
+	var next atomic.Int64
+	return func(topic string) (Client, error) {
+		return dials[int(next.Add(1)-1)%len(dials)](topic)
+	}
+}
 
 // Run measures the three modes against one target on a topic of its own.
 func Run(ctx context.Context, target string, dial Dialer, opts Options) ([]Result, error) {
@@ -67,7 +85,11 @@ func Run(ctx context.Context, target string, dial Dialer, opts Options) ([]Resul
 	}
 	clients := make([]Client, opts.Clients)
 	for i := range clients {
-		c, err := dial(topic)
+		t := topic
+		if opts.Topics > 1 {
+			t = fmt.Sprintf("%s-%d", topic, i%opts.Topics)
+		}
+		c, err := dial(t)
 		if err != nil {
 			return nil, fmt.Errorf("%s: connect: %w", target, err)
 		}
@@ -103,13 +125,34 @@ func measure(ctx context.Context, target, mode string, clients []Client, opts Op
 	latencies := make([][]time.Duration, len(clients))
 	errs := make([]error, len(clients))
 	stopBar := progress(opts.Progress, fmt.Sprintf("%-8s %s", mode, target), &done, opts.Jobs)
+	var meter *cpuMeter
+	if len(opts.Watch) > 0 {
+		var err error
+		if meter, err = startCPU(opts.Watch); err != nil {
+			stopBar()
+			return Result{}, err
+		}
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, c := range clients {
+		// Shared work (a counter all clients take from), or each client's
+		// own share when the clients are spread over topics.
+		claim := func() int64 { return min(batch, int64(opts.Jobs)-(next.Add(batch)-batch)) }
+		if opts.Topics > 1 {
+			share := int64(opts.Jobs / len(clients))
+			if i < opts.Jobs%len(clients) {
+				share++
+			}
+			claim = func() int64 { // called by client i's goroutine only
+				n := min(batch, share)
+				share -= n
+				return n
+			}
+		}
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				first := next.Add(batch) - batch
-				n := min(batch, int64(opts.Jobs)-first)
+				n := claim()
 				if n <= 0 {
 					return
 				}
@@ -131,12 +174,19 @@ func measure(ctx context.Context, target, mode string, clients []Client, opts Op
 			return Result{}, err
 		}
 	}
+	jobs := int(done.Load())
+	var cpu []CPU
+	if meter != nil {
+		var err error
+		if cpu, err = meter.stop(elapsed.Seconds(), jobs); err != nil {
+			return Result{}, err
+		}
+	}
 	all := slices.Concat(latencies...)
 	slices.Sort(all)
-	jobs := int(done.Load())
 	return Result{Target: target, Mode: mode, Jobs: jobs, Seconds: elapsed.Seconds(),
 		Rate: float64(jobs) / elapsed.Seconds(), Batch: int(batch),
-		P50: percentile(all, 0.50), P90: percentile(all, 0.90), P99: percentile(all, 0.99), Max: percentile(all, 1)}, nil
+		P50: percentile(all, 0.50), P90: percentile(all, 0.90), P99: percentile(all, 0.99), Max: percentile(all, 1), CPU: cpu}, nil
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {

@@ -130,3 +130,50 @@ func TestRunKestrel(t *testing.T) {
 		}
 	}
 }
+
+// A run spread over two brokers on one Redis and four topics handles every
+// job once (each topic as many pops as pushes), opens its clients on both
+// brokers in turn, and measures the CPU of the processes it is
+// asked to watch (here Redis, and this process: the brokers and the load).
+func TestRunSpreadWithCPU(t *testing.T) {
+	a := brokertest.Fresh(t, nil)
+	b := brokertest.Start(t, brokertest.Redis(), nil)
+	var opened [2]int
+	counted := func(i int, dial load.Dialer) load.Dialer {
+		return func(topic string) (load.Client, error) {
+			opened[i]++
+			return dial(topic)
+		}
+	}
+	opts := load.Options{Clients: 6, Jobs: 600, Size: 32, Topics: 4,
+		Watch: []load.Process{load.Self(), {Name: "redis", PID: brokertest.Redis().PID()}}}
+	results, err := load.Run(context.Background(), "two brokers",
+		load.Spread(counted(0, load.Beanstalk(a.BeanstalkAddr)), counted(1, load.Beanstalk(b.BeanstalkAddr))), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opened != [2]int{3, 3} {
+		t.Fatalf("clients opened per broker: %v, want 3 and 3", opened)
+	}
+	for _, r := range results {
+		if r.Jobs != opts.Jobs || len(r.CPU) != 2 {
+			t.Fatalf("%+v", r)
+		}
+		for _, c := range r.CPU {
+			if c.Seconds < 0 || c.Cores < 0 || c.PerJob != 1e6*c.Seconds/float64(r.Jobs) {
+				t.Fatalf("%s: %+v", r.Mode, c)
+			}
+		}
+	}
+	if self := results[2].CPU[0]; self.Process != "bench" || self.Seconds <= 0 {
+		t.Fatalf("this process's CPU over the cycle: %+v", self)
+	}
+	st, err := a.Pool.Stats(context.Background())
+	if err != nil || st.Jobs != 2*600 || st.Deletes != 2*600 {
+		t.Fatalf("after the run: %+v %v, want every job pushed and acked once", st, err)
+	}
+	var out bytes.Buffer
+	if err := load.Report(&out, [][]load.Result{results}); err != nil || !strings.Contains(out.String(), "cpu µs/job") {
+		t.Fatalf("report: %v\n%s", err, out.String())
+	}
+}

@@ -33,6 +33,31 @@ func Report(w io.Writer, runs [][]Result) error {
 				ms(r.P50), ms(r.P90), ms(r.P99), ms(r.Max), ratio)
 		}
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return reportCPU(w, runs)
+}
+
+// reportCPU writes the watched processes' CPU use, if any was measured: the
+// cores each kept busy and its CPU microseconds per job, mode by mode.
+func reportCPU(w io.Writer, runs [][]Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := false
+	for i, mode := range Modes {
+		for _, run := range runs {
+			if i >= len(run) {
+				continue
+			}
+			for _, c := range run[i].CPU {
+				if !header {
+					fmt.Fprintln(tw, "\nmode\ttarget\tprocess\tcores\tcpu µs/job\t")
+					header = true
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f\t\n", mode, run[i].Target, c.Process, c.Cores, c.PerJob)
+			}
+		}
+	}
 	return tw.Flush()
 }
 
