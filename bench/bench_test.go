@@ -600,3 +600,46 @@ func kill(b *testing.B, p *pool.Pool, n int) {
 		}
 	}
 }
+
+// BenchmarkWaitReplicas is the cost of [redis] wait_replicas: pushes to a
+// master with one replica, answered once the master has them (0) or once
+// the replica confirms them (1), through the store and over HTTP,
+// alternated twice in one run. WAIT takes the push off rueidis's shared
+// pipeline onto a connection of its own and adds the round trip to the
+// replica; batching still carries many pushes per WAIT.
+func BenchmarkWaitReplicas(b *testing.B) {
+	master := redistest.Start(b)
+	redistest.StartReplica(b, master)
+	ctx := context.Background()
+	for round := range 2 {
+		for _, replicas := range []int{0, 1} {
+			b.Run(fmt.Sprintf("store push wait_replicas=%d round %d", replicas, round+1), func(b *testing.B) {
+				master.Flush(b)
+				client, err := pool.Dial(ctx, master.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer client.Close()
+				opts := brokertest.PoolOptions(16, "bench")
+				opts.WaitReplicas, opts.WaitTimeout = replicas, time.Second
+				p := pool.New(client, opts)
+				if err := p.Init(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				start := time.Now()
+				parallel(b, func() error { _, err := p.Push(ctx, benchJob()); return err })
+				report(b, start, b.N, 1)
+			})
+			b.Run(fmt.Sprintf("HTTP push wait_replicas=%d round %d", replicas, round+1), func(b *testing.B) {
+				master.Flush(b)
+				br := brokertest.Start(b, master, func(c *config.Config) { c.WaitReplicas, c.WaitTimeout = replicas, time.Second })
+				c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *clientsArg * 2}}
+				b.ResetTimer()
+				start := time.Now()
+				parallel(b, func() error { _, err := post(c, br.URL+"/api/v1/jobs", pushPayload, http.StatusCreated); return err })
+				report(b, start, b.N, 1)
+			})
+		}
+	}
+}

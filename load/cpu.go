@@ -22,9 +22,9 @@ func Self() Process { return Process{Name: "bench", PID: os.Getpid()} }
 // CPU is one process's use over one mode's run.
 type CPU struct {
 	Process string  `json:"process"`
-	Seconds float64 `json:"cpu_seconds"`  // user + system time
-	Cores   float64 `json:"cores"`        // Seconds over the run's wall time
-	PerJob  float64 `json:"us_per_job"`   // microseconds of CPU per job
+	Seconds float64 `json:"cpu_seconds"` // user + system time
+	Cores   float64 `json:"cores"`       // Seconds over the run's wall time
+	PerJob  float64 `json:"us_per_job"`  // microseconds of CPU per job
 }
 
 // clockTicks is Linux's USER_HZ, the unit of /proc/PID/stat's times: 100 on
