@@ -149,3 +149,20 @@ func TestWaitReplicasOnCluster(t *testing.T) {
 	}
 	resume()
 }
+
+// A master with fewer replicas than wait_replicas asks for (a replica
+// promoted by a failover, left with none) refuses every push: the reason
+// names the shortfall, and the next push after the timeout is refused the
+// same way, never answered as if stored on replicas.
+func TestWaitReplicasWithoutReplicas(t *testing.T) {
+	p, ctx := newPoolWith(t, Options{WaitReplicas: 1, WaitTimeout: 50 * time.Millisecond})
+	for range 2 {
+		if _, err := p.Push(ctx, job.Spec{Topic: "alone", Body: "x", TTR: time.Minute}); !errors.Is(err, job.ErrUnavailable) ||
+			!strings.Contains(err.Error(), "0 of the 1 replicas") {
+			t.Fatalf("a push to a master without replicas: %v", err)
+		}
+	}
+	if j := mustPop(t, p, ctx, "alone"); j == nil {
+		t.Fatal("the refused pushes are not on the master, as the 503 says they are")
+	}
+}
