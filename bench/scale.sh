@@ -4,7 +4,9 @@
 # `gmq bench` and the CPU of every process read from /proc, it measures:
 #   - 1, 2 and 4 brokers sharing one Redis;
 #   - 2 brokers on a Redis Cluster of 3 masters (no replicas);
-#   - the real beanstalkd (Debian's), in memory: its single-core ceiling.
+#   - the real beanstalkd (Debian's), in memory, as the others; then pinned
+#     to core 0 with the load on core 1 (taskset), so it has a whole core:
+#     its single-core ceiling.
 # Every process is started here on 127.0.0.1 and stopped at the end.
 #
 #   make build && bench/scale.sh            # JOBS=40000 CLIENTS=64 TOPICS=16
@@ -77,7 +79,7 @@ stop_all() {
 bench() {
 	echo "## $1"
 	shift
-	"$GMQ" bench --clients "$CLIENTS" --jobs "$JOBS" --topics "$TOPICS" "$@"
+	${PIN:-} "$GMQ" bench --clients "$CLIENTS" --jobs "$JOBS" --topics "$TOPICS" "$@"
 	echo
 }
 
@@ -109,3 +111,11 @@ beanstalkd -l 127.0.0.1 -p $((PORT + 40)) &
 pids+=("$!")
 wait_port $((PORT + 40))
 bench "beanstalkd $(beanstalkd -v | awk '{print $2}'), in memory" --beanstalk "127.0.0.1:$((PORT + 40))" --cpu "beanstalkd=$!"
+stop_all
+
+# beanstalkd is one thread: with a core of its own it shows its ceiling.
+taskset -c 0 beanstalkd -l 127.0.0.1 -p $((PORT + 40)) &
+pids+=("$!")
+wait_port $((PORT + 40))
+PIN="taskset -c 1" bench "beanstalkd pinned to core 0, the load to core 1" \
+	--beanstalk "127.0.0.1:$((PORT + 40))" --cpu "beanstalkd=$!"
