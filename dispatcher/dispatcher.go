@@ -76,20 +76,37 @@ func New(p *pool.Pool, opts Options) *Dispatcher {
 	return d
 }
 
-// Run drives the bucket timers, the cross-broker wake-ups and the waiting
-// marks until ctx ends; it returns when all of them have stopped.
+// Run drives the bucket timers, the cross-broker wake-ups, the waiting
+// marks, the shared status and the history samples until ctx ends; it
+// returns when all of them have stopped.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, b := range d.buckets {
 		wg.Go(func() { b.Run(ctx) })
 	}
 	wg.Go(func() { d.listen(ctx) })
-	wg.Go(func() { d.refreshMarks(ctx) })
-	wg.Go(func() { d.watchStatus(ctx) })
+	wg.Go(func() { every(ctx, d.opts.WaitingTTL/3, d.refreshMarks) })
+	wg.Go(func() { every(ctx, d.opts.StatusPoll, d.readStatus) })
 	if d.opts.HistoryEvery > 0 {
-		wg.Go(func() { d.sampleHistory(ctx) })
+		// Two looks an interval: a sample is at most half one late.
+		wg.Go(func() { every(ctx, d.opts.HistoryEvery/2, d.sampleHistory) })
 	}
 	wg.Wait()
+}
+
+// every calls chore each interval until ctx ends: the dispatcher's periodic
+// work, each in a goroutine of Run's.
+func every(ctx context.Context, interval time.Duration, chore func(context.Context)) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		chore(ctx)
+	}
 }
 
 // listen receives other brokers' wake-ups, resubscribing after failures.
@@ -109,22 +126,14 @@ func (d *Dispatcher) listen(ctx context.Context) {
 	}
 }
 
-// refreshMarks keeps the waiting marks of topics with waiting consumers alive.
+// refreshMarks keeps the waiting marks of topics with waiting consumers
+// alive (Run calls it every third of their TTL).
 func (d *Dispatcher) refreshMarks(ctx context.Context) {
-	tick := time.NewTicker(d.opts.WaitingTTL / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		topics := d.waiters.topics()
-		if err := d.mark(ctx, topics, true); err != nil && ctx.Err() == nil {
-			d.log.Warn("refreshing waiting marks failed", "err", err)
-		}
-		d.forgetMarks(topics)
+	topics := d.waiters.topics()
+	if err := d.mark(ctx, topics, true); err != nil && ctx.Err() == nil {
+		d.log.Warn("refreshing waiting marks failed", "err", err)
 	}
+	d.forgetMarks(topics)
 }
 
 // mark tells other brokers that consumers wait here on topics, unless that was

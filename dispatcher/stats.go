@@ -121,28 +121,19 @@ func (d *Dispatcher) TopicNames(ctx context.Context) ([]string, error) { return 
 // script call this broker makes (for the metrics' histogram).
 func (d *Dispatcher) ObserveBatches(fn func(ops int)) { d.pool.ObserveBatches(fn) }
 
-// sampleHistory samples the server's counters into Redis every
-// HistoryEvery until ctx ends, for the dashboard's chart: the samples are
+// sampleHistory samples the server's counters into Redis (Run calls it
+// twice every HistoryEvery), for the dashboard's chart: the samples are
 // shared by every broker on the Redis (the first one due writes), so the
 // chart shows the last hour when a page opens, whichever broker serves it.
 func (d *Dispatcher) sampleHistory(ctx context.Context) {
-	tick := time.NewTicker(d.opts.HistoryEvery / 2) // two looks an interval: a sample is at most half one late
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		st, err := d.pool.Stats(ctx)
-		if err != nil {
-			continue // Redis down: the chart shows the gap
-		}
-		values := map[string]int64{"pushed": st.Jobs, "reserved": st.Reserves, "deleted": st.Deletes, "failed": st.Failures,
-			"ready": st.Ready, "delayed": st.Delayed, "reserved_now": st.Reserved, "buried": st.Buried, "dead": st.Dead}
-		if err := d.pool.RecordHistory(ctx, d.opts.HistoryEvery, d.opts.HistoryKeep, values); err != nil && ctx.Err() == nil {
-			d.log.Debug("recording history failed", "err", err)
-		}
+	st, err := d.pool.Stats(ctx)
+	if err != nil {
+		return // Redis down: the chart shows the gap
+	}
+	values := map[string]int64{"pushed": st.Jobs, "reserved": st.Reserves, "deleted": st.Deletes, "failed": st.Failures,
+		"ready": st.Ready, "delayed": st.Delayed, "reserved_now": st.Reserved, "buried": st.Buried, "dead": st.Dead}
+	if err := d.pool.RecordHistory(ctx, d.opts.HistoryEvery, d.opts.HistoryKeep, values); err != nil && ctx.Err() == nil {
+		d.log.Debug("recording history failed", "err", err)
 	}
 }
 

@@ -2,7 +2,6 @@ package dispatcher
 
 import (
 	"context"
-	"time"
 
 	"github.com/gmq/gmq/job"
 )
@@ -30,25 +29,16 @@ func (d *Dispatcher) SetStatus(ctx context.Context, s job.Status) error {
 // whatever the shared status says.
 func (d *Dispatcher) SetLocalStatus(s job.Status) { d.localStatus.Store(int32(s)) }
 
-// watchStatus reads the shared status every StatusPoll, so that a status set
-// through another broker reaches this one.
-func (d *Dispatcher) watchStatus(ctx context.Context) {
-	tick := time.NewTicker(d.opts.StatusPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		rctx, cancel := context.WithTimeout(ctx, d.opts.StatusPoll)
-		s, err := d.pool.Status(rctx)
-		cancel()
-		if err != nil {
-			continue // Redis away: keep the last status; the calls themselves fail meanwhile
-		}
-		d.sharedStatus.Store(int32(s))
+// readStatus reads the shared status (Run calls it every StatusPoll), so
+// that a status set through another broker reaches this one.
+func (d *Dispatcher) readStatus(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, d.opts.StatusPoll)
+	s, err := d.pool.Status(rctx)
+	cancel()
+	if err != nil {
+		return // Redis away: keep the last status; the calls themselves fail meanwhile
 	}
+	d.sharedStatus.Store(int32(s))
 }
 
 // What an operation does to the queues, for the status to allow or refuse.
