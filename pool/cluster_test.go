@@ -21,22 +21,13 @@ func newClusterPool(t *testing.T) (*Pool, context.Context) {
 func newClusterPoolWith(t *testing.T, opts Options) (*Pool, context.Context, *redistest.Cluster) {
 	t.Helper()
 	c := redistest.StartCluster(t, 3, 1)
-	opt, err := rueidis.ParseURL(c.URL())
+	clientOpt, err := rueidis.ParseURL(c.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt.DisableCache, opt.DisableRetry = true, true
-	client, err := rueidis.NewClient(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	opts.Prefix, opts.Buckets, opts.Origin, opts.TickBatch = "gmq", 16, "test", 10
-	p := New(client, withDefaults(opts))
-	ctx := redistest.Context(t)
-	if err := p.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
+	clientOpt.DisableRetry = true
+	opts.Buckets = 16
+	p, ctx := openPool(t, clientOpt, opts)
 	return p, ctx, c
 }
 

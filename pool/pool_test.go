@@ -24,16 +24,28 @@ func TestMain(m *testing.M) {
 // newPool returns a pool over the flushed test Redis.
 func newPool(t *testing.T) (*Pool, context.Context) { return newPoolWith(t, Options{}) }
 
-// newPoolWith is newPool with the batching options of opts.
+// newPoolWith is newPool with opts's batching and wait_replicas options.
 func newPoolWith(t *testing.T, opts Options) (*Pool, context.Context) {
 	t.Helper()
 	redis.Flush(t)
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redis.Addr}, DisableCache: true})
+	return openPool(t, rueidis.ClientOption{InitAddress: []string{redis.Addr}}, opts)
+}
+
+// openPool is a pool over a client of its own made from clientOpt (with
+// client-side caching off), named "test", prefix gmq, 4 buckets unless opts
+// says how many, the rest of opts filled from the defaults, and Init run.
+func openPool(t *testing.T, clientOpt rueidis.ClientOption, opts Options) (*Pool, context.Context) {
+	t.Helper()
+	clientOpt.DisableCache = true
+	client, err := rueidis.NewClient(clientOpt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	opts.Prefix, opts.Buckets, opts.Origin, opts.TickBatch = "gmq", 4, "test", 10
+	opts.Prefix, opts.Origin, opts.TickBatch = "gmq", "test", 10
+	if opts.Buckets == 0 {
+		opts.Buckets = 4
+	}
 	p := New(client, withDefaults(opts))
 	ctx := redistest.Context(t)
 	if err := p.Init(ctx); err != nil {

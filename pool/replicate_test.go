@@ -15,22 +15,12 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
-// newReplicatedPool is a pool on a master of its own, with one replica, and
-// the given wait_replicas.
+// newReplicatedPool is a pool on master (which has a replica of its own)
+// with the given wait_replicas.
 func newReplicatedPool(t *testing.T, master *redistest.Server, replicas int) (*Pool, context.Context) {
 	t.Helper()
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{master.Addr}, DisableCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	p := New(client, withDefaults(Options{Prefix: "gmq", Buckets: 4, Origin: "test", TickBatch: 10,
-		WaitReplicas: replicas, WaitTimeout: 300 * time.Millisecond}))
-	ctx := redistest.Context(t)
-	if err := p.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return p, ctx
+	return openPool(t, rueidis.ClientOption{InitAddress: []string{master.Addr}},
+		Options{WaitReplicas: replicas, WaitTimeout: 300 * time.Millisecond})
 }
 
 // stall freezes s (SIGSTOP) for d in the background; the returned function
