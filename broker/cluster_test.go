@@ -140,7 +140,7 @@ func TestClusterFailoverWaitReplicas(t *testing.T) {
 // clusterDiagnosis logs the cluster's view of its nodes and the replicas' logs.
 func clusterDiagnosis(t *testing.T, c *redistest.Cluster) func() {
 	return func() {
-		out, _ := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", strings.Split(c.Nodes[1].Addr, ":")[1], "cluster", "nodes").CombinedOutput()
+		out, _ := c.Nodes[1].CLI("cluster", "nodes")
 		t.Logf("cluster nodes:\n%s", out)
 		for _, n := range c.Nodes[3:] {
 			t.Logf("replica %s log:\n%s", n.Addr, n.Log(1500))
@@ -310,8 +310,8 @@ func TestClusterSlotMigration(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
 	b := brokertest.StartURL(t, c.URL(), func(cfg *config.Config) { cfg.Buckets = 64 })
 	reshard := func() {
-		from, err1 := exec.Command("redis-cli", "-p", strings.Split(c.Nodes[0].Addr, ":")[1], "cluster", "myid").Output()
-		to, err2 := exec.Command("redis-cli", "-p", strings.Split(c.Nodes[1].Addr, ":")[1], "cluster", "myid").Output()
+		from, err1 := c.Nodes[0].CLI("cluster", "myid")
+		to, err2 := c.Nodes[1].CLI("cluster", "myid")
 		if err1 != nil || err2 != nil {
 			t.Errorf("cluster myid: %v %v", err1, err2)
 			return

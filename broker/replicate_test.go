@@ -25,9 +25,10 @@ func TestWaitReplicasFrontEnds(t *testing.T) {
 		mustCall(t, 201, "POST", api+"/jobs", `{"topic":"rep","body":"x"}`)
 	}
 
-	stalled := make(chan error, 1)
-	go func() { stalled <- replica.Stall(2 * time.Second) }()
-	time.Sleep(100 * time.Millisecond)
+	resumed, err := replica.Pause(2 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
 	code, out := brokertest.Call(t, "POST", api+"/jobs", `{"topic":"rep","body":"unconfirmed"}`)
 	if reason, _ := out["error"].(string); code != 503 || !strings.Contains(reason, "0 of the 1 replicas") {
 		t.Fatalf("push with the replica frozen: %d %v", code, out)
@@ -39,7 +40,7 @@ func TestWaitReplicasFrontEnds(t *testing.T) {
 		t.Fatalf("kestrel set with the replica frozen: %q", got)
 	}
 	mustCall(t, 200, "GET", api+"/pop?topic=rep&timeout=1", ``)
-	if err := <-stalled; err != nil {
+	if err := resumed(); err != nil {
 		t.Fatal(err)
 	}
 	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"rep","body":"confirmed"}`)

@@ -23,20 +23,6 @@ func newReplicatedPool(t *testing.T, master *redistest.Server, replicas int) (*P
 		Options{WaitReplicas: replicas, WaitTimeout: 300 * time.Millisecond})
 }
 
-// stall freezes s (SIGSTOP) for d in the background; the returned function
-// waits until it runs again.
-func stall(t *testing.T, s *redistest.Server, d time.Duration) (wait func()) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- s.Stall(d) }()
-	time.Sleep(100 * time.Millisecond) // the SIGSTOP has landed
-	return func() {
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}
-}
-
 // With wait_replicas, a push is answered once the replica holds it; while
 // the replica is frozen the push is refused after wait_timeout with a 503
 // that says why (and it is on the master: a 503 is not a lie about that
@@ -65,9 +51,12 @@ func TestWaitReplicas(t *testing.T) {
 		t.Fatalf("a push with the replica up: %v", err)
 	}
 
-	resume := stall(t, replica, 1500*time.Millisecond)
+	resumed, err := replica.Pause(1500 * time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
-	_, err := waiting.Push(ctx, job.Spec{Topic: "w0", Body: "unconfirmed", TTR: time.Minute})
+	_, err = waiting.Push(ctx, job.Spec{Topic: "w0", Body: "unconfirmed", TTR: time.Minute})
 	if !errors.Is(err, job.ErrUnavailable) || !strings.Contains(err.Error(), "0 of the 1 replicas") {
 		t.Fatalf("a push the replica cannot confirm: %v", err)
 	}
@@ -85,7 +74,9 @@ func TestWaitReplicas(t *testing.T) {
 	if j := mustPop(t, waiting, ctx, "w1"); j == nil || time.Since(start) > 200*time.Millisecond {
 		t.Fatalf("a pop waited for the replica (%v) or found nothing", time.Since(start))
 	}
-	resume()
+	if err := resumed(); err != nil {
+		t.Fatal(err)
+	}
 
 	if _, err := waiting.Push(ctx, job.Spec{Topic: "w0", Body: "confirmed", TTR: time.Minute}); err != nil {
 		t.Fatalf("a push once the replica is back: %v", err)
@@ -130,14 +121,19 @@ func TestWaitReplicasOnCluster(t *testing.T) {
 			t.Fatalf("push to %s with every replica up: %v", topic, err)
 		}
 	}
-	resume := stall(t, replica, 1200*time.Millisecond)
+	resumed, err := replica.Pause(1200 * time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.Push(ctx, job.Spec{Topic: "a", Body: "x", TTR: time.Minute}); !errors.Is(err, job.ErrUnavailable) {
 		t.Fatalf("a push to the frozen replica's master: %v", err)
 	}
 	if _, err := p.Push(ctx, job.Spec{Topic: other, Body: "x", TTR: time.Minute}); err != nil {
 		t.Fatalf("a push to another master: %v", err)
 	}
-	resume()
+	if err := resumed(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A master with fewer replicas than wait_replicas asks for (a replica

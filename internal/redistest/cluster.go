@@ -82,7 +82,7 @@ func (c *Cluster) URL() string {
 
 // ReplicaOf is the node that replicates master, or nil.
 func (c *Cluster) ReplicaOf(master *Server) *Server {
-	out, err := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", master.port(), "info", "replication").Output()
+	out, err := master.CLI("info", "replication")
 	if err != nil {
 		return nil
 	}
@@ -97,6 +97,13 @@ func (c *Cluster) ReplicaOf(master *Server) *Server {
 func (s *Server) port() string {
 	_, port, _ := strings.Cut(s.Addr, ":")
 	return port
+}
+
+// CLI runs redis-cli against the server with args (e.g. "cluster", "nodes")
+// and returns what it printed: for the commands Do's one line does not
+// cover.
+func (s *Server) CLI(args ...string) ([]byte, error) {
+	return exec.Command("redis-cli", append([]string{"-h", "127.0.0.1", "-p", s.port()}, args...)...).Output()
 }
 
 // Log is the tail of the server's log (the last n bytes), for a failing test to show.
@@ -134,13 +141,12 @@ func StartTLS(tb testing.TB, caFile, certFile, keyFile string) *Server {
 // StartReplica starts a replica of master and waits until it has synced.
 func StartReplica(tb testing.TB, master *Server) *Server {
 	tb.Helper()
-	_, mport, _ := strings.Cut(master.Addr, ":")
 	port, err := freePort()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	r := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), dir: tb.TempDir(),
-		extra: []string{"--replicaof", "127.0.0.1", mport}}
+		extra: []string{"--replicaof", "127.0.0.1", master.port()}}
 	if err := r.launch(); err != nil {
 		tb.Fatal(err)
 	}
@@ -179,7 +185,7 @@ func (s *Server) waitReplicas(tb testing.TB, deadline time.Time, n int) {
 func (s *Server) waitInfo(tb testing.TB, command []string, deadline time.Time, what string, ready func(info string) bool) {
 	tb.Helper()
 	for {
-		out, err := exec.Command("redis-cli", append([]string{"-h", "127.0.0.1", "-p", s.port()}, command...)...).Output()
+		out, err := s.CLI(command...)
 		if err == nil && ready(string(out)) {
 			return
 		}
@@ -204,7 +210,7 @@ func StartSentinels(tb testing.TB) *Sentinels {
 	tb.Helper()
 	s := &Sentinels{Master: Start(tb), Name: "gmqmaster"}
 	s.Replica = StartReplica(tb, s.Master)
-	_, mport, _ := strings.Cut(s.Master.Addr, ":")
+	mport := s.Master.port()
 	for range 3 {
 		port, err := freePort()
 		if err != nil {

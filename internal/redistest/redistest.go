@@ -153,14 +153,38 @@ func (s *Server) Terminate() {
 // would, then lets it go on with SIGCONT. Its clients' connections stay open
 // and their commands queue up meanwhile.
 func (s *Server) Stall(d time.Duration) error {
+	resumed, err := s.Pause(d)
+	if err != nil {
+		return err
+	}
+	return resumed()
+}
+
+// Pause is Stall that returns once the server is stopped (its state in
+// /proc is T), so the caller can act while it is frozen; resumed waits
+// until it runs again.
+func (s *Server) Pause(d time.Duration) (resumed func() error, err error) {
+	pid := s.cmd.Process.Pid
 	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("stall redis-server: %w", err)
+		return nil, fmt.Errorf("stall redis-server: %w", err)
 	}
-	time.Sleep(d)
-	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		return fmt.Errorf("resume redis-server: %w", err)
+	for range 1000 {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if _, rest, ok := strings.Cut(string(stat), ") "); err != nil || !ok || strings.HasPrefix(rest, "T") {
+			break // stopped (or /proc unreadable: take the signal as landed)
+		}
+		time.Sleep(time.Millisecond)
 	}
-	return nil
+	done := make(chan error, 1)
+	go func() { // owned by the caller of resumed; ends after d whatever happens
+		time.Sleep(d)
+		if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			done <- fmt.Errorf("resume redis-server: %w", err)
+			return
+		}
+		done <- nil
+	}()
+	return func() error { return <-done }, nil
 }
 
 // StartAgain starts a stopped server on the same port and data directory.
