@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/internal/redistest"
 )
 
@@ -118,24 +119,18 @@ func retryWhileDown(t *testing.T, call func() (done bool)) {
 // not moved for 20 s.
 func drain(t *testing.T, b *brokerProc, where string, missing func() []string) {
 	t.Helper()
-	last, since := -1, time.Now()
-	for {
-		left := missing()
-		if len(left) == 0 {
-			return
-		}
-		if len(left) != last {
-			last, since = len(left), time.Now()
-		}
-		if time.Since(since) > 20*time.Second {
-			for _, id := range left[:min(len(left), 5)] {
-				a, err := b.do("GET", "/api/v1/jobs/"+id, ``)
-				t.Logf("not %s: %s: %d %v %v", where, id, a.code, a.body, err)
-			}
-			t.Fatalf("%d stored jobs are not %s, and none changed for 20s", len(left), where)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if brokertest.Settle(func() int { return len(missing()) }, 20*time.Second) == 0 {
+		return
 	}
+	left := missing()
+	if len(left) == 0 { // settled just now
+		return
+	}
+	for _, id := range left[:min(len(left), 5)] {
+		a, err := b.do("GET", "/api/v1/jobs/"+id, ``)
+		t.Logf("not %s: %s: %d %v %v", where, id, a.code, a.body, err)
+	}
+	t.Fatalf("%d stored jobs are not %s, and none changed for 20s", len(left), where)
 }
 
 // runChaos runs the load, striking with fault every few moments until the

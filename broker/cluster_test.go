@@ -158,32 +158,29 @@ func runFailover(t *testing.T, b *brokertest.Broker, what string, jobs, maxLost 
 	var mu sync.Mutex
 	stored, acked, deliveries := map[string]bool{}, map[string]bool{}, map[string]int{}
 	var unavailable atomic.Int64
-	retry := func(call func() bool) {
+	// until sends a request again until Redis is behind the answer (no
+	// network error, no 503), counting the 503s, for at most 30 s.
+	until := func(method, url, body string) int {
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if call() {
-				return
+			code, _, err := brokertest.Do(method, url, body)
+			if err == nil && code != 503 {
+				return code
 			}
+			unavailable.Add(1)
 		}
 		t.Error("gave up retrying after 30 s")
+		return 0
 	}
 	var wg sync.WaitGroup
 	for p := range 4 {
 		wg.Go(func() {
 			for i := p; i < jobs; i += 4 {
 				id := fmt.Sprintf("job-%d", i)
-				retry(func() bool {
-					code, _, err := brokertest.Do("POST", api+"/jobs", fmt.Sprintf(`{"id":%q,"topic":"f%d","body":"x","TTR":3}`, id, i%topics))
-					if err != nil || code == 503 {
-						unavailable.Add(1)
-						return false
-					}
-					if code == 201 || code == 409 {
-						mu.Lock()
-						stored[id] = true
-						mu.Unlock()
-					}
-					return true
-				})
+				if code := until("POST", api+"/jobs", fmt.Sprintf(`{"id":%q,"topic":"f%d","body":"x","TTR":3}`, id, i%topics)); code == 201 || code == 409 {
+					mu.Lock()
+					stored[id] = true
+					mu.Unlock()
+				}
 			}
 		})
 	}
@@ -215,19 +212,11 @@ func runFailover(t *testing.T, b *brokertest.Broker, what string, jobs, maxLost 
 				mu.Lock()
 				deliveries[id]++
 				mu.Unlock()
-				retry(func() bool {
-					code, _, err := brokertest.Do("POST", fmt.Sprintf("%s/jobs/%s/ack?attempt=%v", api, id, j["attempt"]), ``)
-					if err != nil || code == 503 {
-						unavailable.Add(1)
-						return false
-					}
-					if code == 200 || code == 404 {
-						mu.Lock()
-						acked[id] = true
-						mu.Unlock()
-					}
-					return true
-				})
+				if code := until("POST", fmt.Sprintf("%s/jobs/%s/ack?attempt=%v", api, id, j["attempt"]), ``); code == 200 || code == 404 {
+					mu.Lock()
+					acked[id] = true
+					mu.Unlock()
+				}
 			}
 		})
 	}
@@ -236,24 +225,17 @@ func runFailover(t *testing.T, b *brokertest.Broker, what string, jobs, maxLost 
 	killed := time.Now()
 	wg.Wait()
 	// Drain: stop when every stored job is acked, or nothing moved for 10 s.
-	last, since := -1, time.Now()
-	for {
+	brokertest.Settle(func() int {
 		mu.Lock()
+		defer mu.Unlock()
 		missing := 0
 		for id := range stored {
 			if !acked[id] {
 				missing++
 			}
 		}
-		mu.Unlock()
-		if missing == 0 || time.Since(since) > 10*time.Second {
-			break
-		}
-		if missing != last {
-			last, since = missing, time.Now()
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return missing
+	}, 10*time.Second)
 	close(stop)
 	consumers.Wait()
 	mu.Lock()

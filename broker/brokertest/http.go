@@ -88,3 +88,23 @@ func Lines(t testing.TB, addr, send string, n int) []string {
 	}
 	return out
 }
+
+// Settle waits until missing says none are left, or its count has not
+// changed for quiet, and returns the last count: how a load test waits for
+// its jobs to finish moving after a fault.
+func Settle(missing func() int, quiet time.Duration) int {
+	last, since := -1, time.Now()
+	for {
+		left := missing()
+		if left == 0 {
+			return 0
+		}
+		if left != last {
+			last, since = left, time.Now()
+		}
+		if time.Since(since) > quiet {
+			return left
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
