@@ -87,14 +87,19 @@ func report(b *testing.B, start time.Time, jobs int, scriptsPerJob float64) {
 }
 
 func newPool(b *testing.B) *pool.Pool {
+	return newPoolOn(b, redis, brokertest.PoolOptions(16, "bench"))
+}
+
+// newPoolOn is a pool with opts over srv, emptied first.
+func newPoolOn(b *testing.B, srv *redistest.Server, opts pool.Options) *pool.Pool {
 	b.Helper()
-	redis.Flush(b)
-	client, err := pool.Dial(context.Background(), redis.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
+	srv.Flush(b)
+	client, err := pool.Dial(context.Background(), srv.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(client.Close)
-	p := pool.New(client, brokertest.PoolOptions(16, "bench"))
+	p := pool.New(client, opts)
 	if err := p.Init(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -187,10 +192,14 @@ func popAck(ctx context.Context, p *pool.Pool) error {
 
 // The HTTP benchmarks go through a whole in-process broker on 127.0.0.1.
 
-func newBroker(b *testing.B) (*brokertest.Broker, *http.Client) {
+func newBroker(b *testing.B) (*brokertest.Broker, *http.Client) { return newBrokerOn(b, redis, nil) }
+
+// newBrokerOn is a broker over srv, emptied first, its configuration changed
+// by tweak (may be nil), and an HTTP client with keep-alive for every client.
+func newBrokerOn(b *testing.B, srv *redistest.Server, tweak func(*config.Config)) (*brokertest.Broker, *http.Client) {
 	b.Helper()
-	redis.Flush(b)
-	br := brokertest.Start(b, redis, nil)
+	srv.Flush(b)
+	br := brokertest.Start(b, srv, tweak)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *clientsArg * 2}}
 	return br, client
 }
@@ -614,27 +623,16 @@ func BenchmarkWaitReplicas(b *testing.B) {
 	for round := range 2 {
 		for _, replicas := range []int{0, 1} {
 			b.Run(fmt.Sprintf("store push wait_replicas=%d round %d", replicas, round+1), func(b *testing.B) {
-				master.Flush(b)
-				client, err := pool.Dial(ctx, master.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer client.Close()
 				opts := brokertest.PoolOptions(16, "bench")
 				opts.WaitReplicas, opts.WaitTimeout = replicas, time.Second
-				p := pool.New(client, opts)
-				if err := p.Init(ctx); err != nil {
-					b.Fatal(err)
-				}
+				p := newPoolOn(b, master, opts)
 				b.ResetTimer()
 				start := time.Now()
 				parallel(b, func() error { _, err := p.Push(ctx, benchJob()); return err })
 				report(b, start, b.N, 1)
 			})
 			b.Run(fmt.Sprintf("HTTP push wait_replicas=%d round %d", replicas, round+1), func(b *testing.B) {
-				master.Flush(b)
-				br := brokertest.Start(b, master, func(c *config.Config) { c.WaitReplicas, c.WaitTimeout = replicas, time.Second })
-				c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *clientsArg * 2}}
+				br, c := newBrokerOn(b, master, func(c *config.Config) { c.WaitReplicas, c.WaitTimeout = replicas, time.Second })
 				b.ResetTimer()
 				start := time.Now()
 				parallel(b, func() error { _, err := post(c, br.URL+"/api/v1/jobs", pushPayload, http.StatusCreated); return err })
