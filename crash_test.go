@@ -147,6 +147,20 @@ func (b *brokerProc) kill() {
 	}
 }
 
+// exitsCleanly waits up to limit for the broker to exit after why (a
+// SIGTERM, a shutdown command), and fails t unless it exits 0.
+func (b *brokerProc) exitsCleanly(t *testing.T, limit time.Duration, why string) {
+	t.Helper()
+	select {
+	case <-b.done:
+	case <-time.After(limit):
+		t.Fatalf("broker still running %v after %s", limit, why)
+	}
+	if code := b.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code %d after %s, want 0\n%s", code, why, b.log)
+	}
+}
+
 func (b *brokerProc) url(path string) string { return "http://" + b.addr + path }
 
 type answer struct {

@@ -35,14 +35,7 @@ func TestSIGTERMDrains(t *testing.T) {
 	if a := <-polled; a.code != 204 {
 		t.Fatalf("in-flight long poll answered %d, want 204 when its time was up", a.code)
 	}
-	select {
-	case <-b.done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("broker still running 5s after SIGTERM")
-	}
-	if code := b.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit code %d after SIGTERM, want 0\n%s", code, b.log)
-	}
+	b.exitsCleanly(t, 5*time.Second, "SIGTERM")
 	if _, err := b.do("GET", "/healthz", ``); err == nil {
 		t.Fatal("still accepting after shutdown")
 	}
@@ -346,14 +339,7 @@ func TestKestrelShutdown(t *testing.T) {
 	if line, err := exchange(b.kestrel, "shutdown\r\n"); err == nil || line != "" {
 		t.Fatalf("shutdown answered %q %v; want the connection closed", line, err)
 	}
-	select {
-	case <-b.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("broker still running 10s after kestrel's shutdown")
-	}
-	if code := b.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit code %d after shutdown, want 0\n%s", code, b.log)
-	}
+	b.exitsCleanly(t, 10*time.Second, "kestrel's shutdown")
 }
 
 // The admin commands against a live broker: each a thin client of the HTTP
