@@ -138,7 +138,7 @@ func (s *Server) setTopicConfig(c *gin.Context) (int, any, error) {
 	for k, raw := range f {
 		v, err := settingText(raw)
 		if err != nil {
-			return 0, nil, fmt.Errorf("%w: %s: %v", errBadRequest, k, err)
+			return 0, nil, fmt.Errorf("%w: %s: %w", errBadRequest, k, err)
 		}
 		changes[k] = v
 	}

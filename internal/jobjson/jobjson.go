@@ -308,7 +308,7 @@ func (f Fields) Retry() (*job.RetryPolicy, error) {
 		p.Jitter = &b
 	}
 	if err := p.Check(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
 	return p, nil
 }
