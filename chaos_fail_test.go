@@ -56,74 +56,46 @@ func TestChaosFailingConsumers(t *testing.T) {
 			}
 		})
 	}
-	stop := make(chan struct{})
-	var consuming sync.WaitGroup
-	defer func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
+	stopConsumers := consume(consumers, func() {
+		a, err := b.do("GET", "/api/v1/pop?topic=flaky&timeout=0.5", ``)
+		if down(a, err) || a.code != 200 {
+			time.Sleep(20 * time.Millisecond)
+			return
 		}
-		consuming.Wait()
-	}()
-	for range consumers {
-		consuming.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				a, err := b.do("GET", "/api/v1/pop?topic=flaky&timeout=0.5", ``)
-				if down(a, err) || a.code != 200 {
-					time.Sleep(20 * time.Millisecond)
-					continue
-				}
-				id := a.body["id"].(string)
-				i, _ := strconv.Atoi(strings.TrimPrefix(id, "job-"))
-				failures := int(a.body["failures"].(float64))
-				fail := alwaysFails(i) || (failsTwice(i) && failures < 2)
-				verb, payload := "ack", ``
-				if fail {
-					verb, payload = "fail", `{"error":"chaos"}`
-					fails.Add(1)
-				}
-				path := fmt.Sprintf("/api/v1/jobs/%s/%s?attempt=%v", id, verb, a.body["attempt"])
-				retry(func() bool {
-					r, err := b.do("POST", path, payload)
-					if down(r, err) {
-						return false
-					}
-					// 404 (ack) or 409: a call cut off by a kill had gone through, or
-					// the TTR ran out meanwhile and another delivery carries on.
-					if !fail && (r.code == 200 || r.code == 404) {
-						acked.Store(id, true)
-					}
-					return true
-				})
+		id := a.body["id"].(string)
+		i, _ := strconv.Atoi(strings.TrimPrefix(id, "job-"))
+		failures := int(a.body["failures"].(float64))
+		fail := alwaysFails(i) || (failsTwice(i) && failures < 2)
+		verb, payload := "ack", ``
+		if fail {
+			verb, payload = "fail", `{"error":"chaos"}`
+			fails.Add(1)
+		}
+		path := fmt.Sprintf("/api/v1/jobs/%s/%s?attempt=%v", id, verb, a.body["attempt"])
+		retry(func() bool {
+			r, err := b.do("POST", path, payload)
+			if down(r, err) {
+				return false
 			}
+			// 404 (ack) or 409: a call cut off by a kill had gone through, or
+			// the TTR ran out meanwhile and another delivery carries on.
+			if !fail && (r.code == 200 || r.code == 404) {
+				acked.Store(id, true)
+			}
+			return true
 		})
-	}
+	})
+	defer stopConsumers()
 
-	produced := make(chan struct{})
-	go func() { producing.Wait(); close(produced) }()
-	faults := 0
 	strike := func() {
 		b.kill()
 		time.Sleep(100 * time.Millisecond)
 		b.start()
-		faults++
 	}
-	for done := false; !done; {
-		select {
-		case <-produced:
-			done = true
-		case <-time.After(every):
-			strike()
-		}
-	}
+	faults := strikeWhile(&producing, every, strike)
 	if faults == 0 {
 		strike() // the pushes outran the first fault: strike while the consumers work
+		faults++
 	}
 
 	// Every stored job ends acked or dead.
@@ -149,8 +121,7 @@ func TestChaosFailingConsumers(t *testing.T) {
 		})
 		return missing
 	})
-	close(stop)
-	consuming.Wait()
+	stopConsumers()
 	mustBeConsistent(t, store, "after the chaos")
 	wantDead := 0
 	for i := range jobs {

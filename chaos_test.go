@@ -114,6 +114,47 @@ func retryWhileDown(t *testing.T, call func() (done bool)) {
 	t.Error("gave up retrying after 60s")
 }
 
+// consume runs n consumers, each calling round again and again, until the
+// returned stop is called. stop waits for them, and may be called again
+// (deferred as well, so that no consumer outlives its test).
+func consume(n int, round func()) (stop func()) {
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for {
+				select {
+				case <-quit:
+					return
+				default:
+				}
+				round()
+			}
+		})
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(quit) })
+		wg.Wait()
+	}
+}
+
+// strikeWhile runs fault every interval until the producers are done, and
+// says how many times it struck.
+func strikeWhile(producers *sync.WaitGroup, every time.Duration, fault func()) (faults int) {
+	produced := make(chan struct{})
+	go func() { producers.Wait(); close(produced) }() // ends with the producers
+	for {
+		select {
+		case <-produced:
+			return faults
+		case <-time.After(every):
+			fault()
+			faults++
+		}
+	}
+}
+
 // drain waits until missing (the stored jobs not yet where they must end)
 // is empty; it fails the test, showing a few of them, when their count has
 // not moved for 20 s.
@@ -175,66 +216,37 @@ func runChaos(t *testing.T, b *brokerProc, srv *redistest.Server, fault func(), 
 			}
 		})
 	}
-	stop := make(chan struct{})
-	var consuming sync.WaitGroup
-	defer func() { // on every way out, so no consumer outlives the test
-		select {
-		case <-stop:
-		default:
-			close(stop)
+	stopConsumers := consume(consumers, func() {
+		a, err := b.do("GET", "/api/v1/pop?topic=chaos&timeout=0.5", ``)
+		if down(a, err) {
+			time.Sleep(20 * time.Millisecond)
+			return
 		}
-		consuming.Wait()
-	}()
-	for range consumers {
-		consuming.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				a, err := b.do("GET", "/api/v1/pop?topic=chaos&timeout=0.5", ``)
-				if down(a, err) {
-					time.Sleep(20 * time.Millisecond)
-					continue
-				}
-				if a.code != 200 {
-					continue
-				}
-				id := a.body["id"].(string)
-				deliveries.Add(1)
-				if a.body["attempt"].(float64) > 1 {
-					redeliveries.Add(1)
-				}
-				path := fmt.Sprintf("/api/v1/jobs/%s/ack?attempt=%v", id, a.body["attempt"])
-				retry(func() bool {
-					r, err := b.do("POST", path, ``)
-					if down(r, err) {
-						return false
-					}
-					// 404: an ack cut off by a fault had deleted it; 409: its TTR ran
-					// out meanwhile and another delivery will ack it.
-					if r.code == 200 || r.code == 404 {
-						acked.Store(id, true)
-					}
-					return true
-				})
+		if a.code != 200 {
+			return
+		}
+		id := a.body["id"].(string)
+		deliveries.Add(1)
+		if a.body["attempt"].(float64) > 1 {
+			redeliveries.Add(1)
+		}
+		path := fmt.Sprintf("/api/v1/jobs/%s/ack?attempt=%v", id, a.body["attempt"])
+		retry(func() bool {
+			r, err := b.do("POST", path, ``)
+			if down(r, err) {
+				return false
 			}
+			// 404: an ack cut off by a fault had deleted it; 409: its TTR ran
+			// out meanwhile and another delivery will ack it.
+			if r.code == 200 || r.code == 404 {
+				acked.Store(id, true)
+			}
+			return true
 		})
-	}
+	})
+	defer stopConsumers() // on every way out, so no consumer outlives the test
 
-	produced := make(chan struct{})
-	go func() { producing.Wait(); close(produced) }()
-	faults := 0
-	for done := false; !done; {
-		select {
-		case <-produced:
-			done = true
-		case <-time.After(every):
-			fault()
-			faults++
-		}
-	}
+	faults := strikeWhile(&producing, every, fault)
 
 	// Drain the backlog: fail only when acks stop coming (TTRs are 2s, so a
 	// job in no consumer's hands is delivered again within seconds).
@@ -247,8 +259,7 @@ func runChaos(t *testing.T, b *brokerProc, srv *redistest.Server, fault func(), 
 		})
 		return missing
 	})
-	close(stop)
-	consuming.Wait()
+	stopConsumers()
 	mustBeConsistent(t, store, "after the chaos")
 	stats := b.must(200, "GET", "/api/v1/stats", ``)
 	if left := stats["current_jobs_ready"].(float64) + stats["current_jobs_reserved"].(float64); left != 0 {
