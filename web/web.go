@@ -93,7 +93,9 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	// Handlers pass *gin.Context as the context: let it carry the request's
 	// cancellation and deadline.
 	s.engine.ContextWithFallback = true
-	s.engine.Use(gin.Recovery(), s.logRequests, securityHeaders, s.checkHost, s.deadline)
+	// No deadline here: the route groups set it (routes), since a request
+	// that waits for a job needs a longer one than request_timeout.
+	s.engine.Use(gin.Recovery(), s.logRequests, securityHeaders, s.checkHost)
 	s.routes()
 	// Long polls end with the shutdown grace at the latest: their context is
 	// the request's, which Close cancels when the grace is over.

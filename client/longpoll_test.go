@@ -1,0 +1,81 @@
+package client_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/client"
+	"github.com/gmq/gmq/config"
+)
+
+// Every client's waiting calls (pop, batch pop, ack then pop, batch ack then
+// pop) wait their whole timeout and come back empty, against a broker whose
+// request_timeout is a third of the wait: the wait is the caller's, the
+// request timeout bounds only the work around it (issue 20: every long poll
+// of request_timeout or more answered 503).
+func TestClientsLongPollPastRequestTimeout(t *testing.T) {
+	const requestTimeout, wait = 400 * time.Millisecond, 1200 * time.Millisecond
+	b := brokertest.Fresh(t, func(c *config.Config) { c.RequestTimeout = requestTimeout })
+	t.Run("go", func(t *testing.T) {
+		t.Parallel()
+		c := client.New(b.URL, nil)
+		ctx := context.Background()
+		held := func() *client.Job {
+			if _, err := c.Push(ctx, client.Job{Topic: "go-held", Body: "x"}); err != nil {
+				t.Fatal(err)
+			}
+			j, err := c.Pop(ctx, []string{"go-held"}, time.Second)
+			if err != nil || j == nil {
+				t.Fatalf("pop: %v %v", j, err)
+			}
+			return j
+		}
+		calls := []struct {
+			name string
+			call func() (empty bool, err error)
+		}{
+			{"Pop", func() (bool, error) { j, err := c.Pop(ctx, []string{"go"}, wait); return j == nil, err }},
+			{"PopMany", func() (bool, error) { j, err := c.PopMany(ctx, []string{"go"}, 3, wait); return len(j) == 0, err }},
+			{"AckAndPop", func() (bool, error) {
+				h := held()
+				j, err := c.AckAndPop(ctx, h.ID, h.Attempt, []string{"go"}, wait)
+				return j == nil, err
+			}},
+			{"AckMany", func() (bool, error) {
+				a, err := c.AckMany(ctx, []client.Job{*held()}, []string{"go"}, 2, wait)
+				return len(a.Next) == 0 && len(a.IDs) == 1, err
+			}},
+		}
+		for _, call := range calls {
+			start := time.Now()
+			empty, err := call.call()
+			if took := time.Since(start); err != nil || !empty || took < wait-50*time.Millisecond {
+				t.Errorf("%s: empty %v, err %v, after %v; want nothing after the %v wait", call.name, empty, err, took, wait)
+			}
+		}
+	})
+	for _, c := range []struct{ lang, require, script, dir string }{
+		{"python3", "GMQ_REQUIRE_PYTHON", "testdata/longpoll.py", "../clients/python"},
+		{"php", "GMQ_REQUIRE_PHP", "testdata/longpoll.php", "../clients/php"},
+	} {
+		t.Run(c.lang, func(t *testing.T) {
+			t.Parallel()
+			if _, err := exec.LookPath(c.lang); err != nil {
+				if os.Getenv(c.require) == "1" {
+					t.Fatalf("%s not found", c.lang)
+				}
+				t.Skipf("%s not found", c.lang)
+			}
+			out, err := exec.Command(c.lang, c.script, b.URL, c.lang, c.dir, strconv.FormatFloat(wait.Seconds(), 'f', -1, 64)).CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != "ok" {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
