@@ -8,10 +8,15 @@
 local t = topic_keys(1, ARGV[2])
 local set = t[ARGV[3]]
 local offset, limit, preview = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local out = {redis.call('ZCARD', set)}
-if limit <= 0 then return out end
+local total = redis.call('ZCARD', set)
+local out = {total}
+-- An offset past the end is an empty page. It is checked here, before any
+-- sum: an offset beyond 2^53 is an inexact double, and Lua would pass a sum
+-- to ZRANGE as "1e+17", which Redis refuses as not an integer. Within the
+-- set, every index is far below that.
+if limit <= 0 or offset < 0 or offset >= total then return out end
 local now = now_ms()
-for _, member in ipairs(redis.call('ZRANGE', set, offset, offset + limit - 1)) do
+for _, member in ipairs(redis.call('ZRANGE', set, offset, math.min(offset + limit, total) - 1)) do
   local job = load(member)
   if job then
     local body = redis.call('HGET', K_BODIES, member) or ''

@@ -76,17 +76,13 @@ func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
 
 // dead lists a topic's dead jobs, oldest death first (job_list.lua on the
 // dead set), with their failures: ?offset=&limit=
-// (default 100).
+// (default 100, at most 1000: parsePage).
 func (s *Server) dead(c *gin.Context) (int, any, error) {
-	offset, err := queryInt(c, "offset", 0)
+	p, err := parsePage(c.Query("offset"), c.Query("limit"), 100, 1000)
 	if err != nil {
 		return 0, nil, err
 	}
-	limit, err := queryInt(c, "limit", 100)
-	if err != nil {
-		return 0, nil, err
-	}
-	list, total, err := s.d.ListJobs(c, c.Param("topic"), job.Dead, offset, min(max(limit, 1), 1000))
+	list, total, err := s.d.ListJobs(c, c.Param("topic"), job.Dead, p.offset, p.limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -95,7 +91,7 @@ func (s *Server) dead(c *gin.Context) (int, any, error) {
 		views[i] = gin.H{"id": d.PublicID(), "internal_id": d.ID, "failures": d.Failures, "last_error": d.LastError,
 			"dead_at": d.DeadAt.UTC().Format(time.RFC3339Nano), "priority": d.Priority, "body_preview": d.Body}
 	}
-	return http.StatusOK, gin.H{"topic": c.Param("topic"), "total": total, "offset": offset, "jobs": views}, nil
+	return http.StatusOK, gin.H{"topic": c.Param("topic"), "total": total, "offset": p.offset, "jobs": views}, nil
 }
 
 // retryDead puts dead jobs back to ready, their failures forgotten:
@@ -171,15 +167,11 @@ func (s *Server) listJobs(c *gin.Context) (int, any, error) {
 	if !ok {
 		return 0, nil, fmt.Errorf("%w: state must be ready, delayed, reserved, buried or dead, got %q", errBadRequest, name)
 	}
-	offset, err := queryInt(c, "offset", 0)
+	p, err := parsePage(c.Query("offset"), c.Query("limit"), 50, 500)
 	if err != nil {
 		return 0, nil, err
 	}
-	limit, err := queryInt(c, "limit", 50)
-	if err != nil {
-		return 0, nil, err
-	}
-	list, total, err := s.d.ListJobs(c, c.Param("topic"), st, offset, min(max(limit, 1), 500))
+	list, total, err := s.d.ListJobs(c, c.Param("topic"), st, p.offset, p.limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -187,5 +179,5 @@ func (s *Server) listJobs(c *gin.Context) (int, any, error) {
 	for i, j := range list {
 		views[i] = viewJob(j)
 	}
-	return http.StatusOK, gin.H{"topic": c.Param("topic"), "state": name, "total": total, "offset": offset, "jobs": views}, nil
+	return http.StatusOK, gin.H{"topic": c.Param("topic"), "state": name, "total": total, "offset": p.offset, "jobs": views}, nil
 }

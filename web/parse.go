@@ -199,3 +199,39 @@ func parseJobCall(data []byte) (jobCall, error) {
 	}
 	return call, nil
 }
+
+// page is the window of a list a request asks for: ?offset= skips that many
+// items (past the end: an empty page, with the total), ?limit= takes at most
+// that many, cut to the list's own cap.
+type page struct{ offset, limit int }
+
+// parsePage reads ?offset= and ?limit= (empty: 0 and def): whole numbers,
+// offset 0 or more (any int64), limit at least 1 and cut to most.
+func parsePage(offset, limit string, def, most int) (page, error) {
+	p := page{limit: def}
+	if offset != "" {
+		n, err := strconv.ParseInt(offset, 10, strconv.IntSize)
+		if err != nil || n < 0 {
+			return p, fmt.Errorf("%w: offset must be a whole number, 0 or more, got %q", errBadRequest, clipText(offset))
+		}
+		p.offset = int(n)
+	}
+	if limit != "" {
+		n, err := strconv.ParseInt(limit, 10, 64)
+		if err != nil || n < 1 {
+			return p, fmt.Errorf("%w: limit must be a whole number, 1 or more (at most %d are answered), got %q", errBadRequest, most, clipText(limit))
+		}
+		p.limit = int(min(n, int64(most)))
+	}
+	p.limit = min(p.limit, most)
+	return p, nil
+}
+
+// clipText shortens a query value for an error message.
+func clipText(s string) string {
+	const n = 40
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

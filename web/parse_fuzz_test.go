@@ -97,3 +97,22 @@ func FuzzParseJobCall(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParsePage(f *testing.F) {
+	for _, s := range [][2]string{{"", ""}, {"0", "50"}, {"100000000000000000", "1"}, {"1e17", ""}, {"-1", "0"},
+		{"9223372036854775807", "9223372036854775807"}, {"99999999999999999999", "x"}, {"+5", " 3"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, offset, limit string) {
+		p, err := parsePage(offset, limit, 50, 500)
+		if err != nil {
+			if !errors.Is(err, errBadRequest) {
+				t.Fatalf("error %v is not a bad request", err)
+			}
+			return
+		}
+		if p.offset < 0 || p.limit < 1 || p.limit > 500 {
+			t.Fatalf("parsePage(%q, %q) = %+v", offset, limit, p)
+		}
+	})
+}
