@@ -51,7 +51,7 @@ func (s *Server) failMany(c *gin.Context) (int, any, error) {
 // parseFails reads a batch of failures, as parseAcks reads acks, with each
 // one's "error".
 func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
-	_, items, err := jobsArray(data, limit, "a fail", `{"id": ..., "attempt": n, "error": "..."}`)
+	_, items, err := jobsArray(data, limit, "a fail", `{"id": ..., "attempt": n, "error": "..."}`, "jobs")
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +59,9 @@ func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
 	for i, item := range items {
 		jf, err := jobjson.Decode(item)
 		var a ackItem
+		if err == nil {
+			err = jf.Only("a failed job", "id", "attempt", "error")
+		}
 		if err == nil {
 			a, err = parseAckItem(jf)
 		}
@@ -98,6 +101,9 @@ func (s *Server) dead(c *gin.Context) (int, any, error) {
 // {"ids": [...]} or no body for all of them -> {"retried": n}.
 func (s *Server) retryDead(c *gin.Context) (int, any, error) {
 	f, err := s.fields(c)
+	if err == nil {
+		err = f.Only("a dead-job retry", "ids")
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -128,6 +134,9 @@ func (s *Server) deleteDead(c *gin.Context) (int, any, error) {
 // ("reserved" only with force) -> {"purged": n}.
 func (s *Server) purge(c *gin.Context) (int, any, error) {
 	f, err := s.fields(c)
+	if err == nil {
+		err = f.Only("a purge", "states", "force")
+	}
 	if err != nil {
 		return 0, nil, err
 	}

@@ -49,3 +49,54 @@ func TestListWindowsOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// Every JSON body of the API refuses a field it does not know, naming it
+// (issue 20: {"dealy": 5} was a 201 and the job ran at once), and still
+// takes every field gmq's clients send, in any case.
+func TestUnknownFieldsRefused(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"k-1","topic":"k","body":"x"}`)
+	tests := []struct{ name, path, body, says string }{
+		{"push", "/jobs", `{"topic":"k","body":"x","dealy":5}`, `unknown field "dealy"`},
+		{"push, two unknown", "/jobs", `{"topic":"k","body":"x","ttl":5,"Dealy":5}`, `unknown fields "dealy", "ttl"`},
+		{"push's retry", "/jobs", `{"topic":"k","body":"x","retry":{"max_attempt":3}}`, `retry: bad request: unknown field "max_attempt"`},
+		{"batch push, the object", "/jobs/batch", `{"jobs":[{"topic":"k","body":"x"}],"atomic":true}`, `unknown field "atomic"`},
+		{"batch push, a job", "/jobs/batch", `{"jobs":[{"topic":"k","body":"x"},{"topic":"k","body":"x","prio":1}]}`, `job 1: bad request: unknown field "prio"`},
+		{"pop", "/pop", `{"topics":["k"],"wait":5}`, `unknown field "wait"`},
+		{"ack", "/jobs/k-1/ack", `{"attempt":1,"nxt":{"topics":["k"]}}`, `unknown field "nxt"`},
+		{"ack's next", "/jobs/k-1/ack", `{"attempt":1,"next":{"topics":["k"],"timout":5}}`, `next: bad request: unknown field "timout"`},
+		{"release", "/jobs/k-1/release", `{"attempt":1,"dealy":30}`, `unknown field "dealy"`},
+		{"bury", "/jobs/k-1/bury", `{"attempts":1}`, `unknown field "attempts"`},
+		{"touch", "/jobs/k-1/touch", `{"ttr":60}`, `unknown field "ttr"`},
+		{"fail", "/jobs/k-1/fail", `{"attempt":1,"reason":"x"}`, `unknown field "reason"`},
+		{"batch ack, the object", "/ack", `{"jobs":[{"id":"k-1"}],"pop":{"topics":["k"]}}`, `unknown field "pop"`},
+		{"batch ack, a job", "/ack", `{"jobs":[{"id":"k-1","attempt":1,"topic":"k"}]}`, `job 0: bad request: unknown field "topic"`},
+		{"batch fail, a job", "/fail", `{"jobs":[{"id":"k-1","err":"x"}]}`, `unknown field "err"`},
+		{"dead retry", "/topics/k/dead/retry", `{"id":["k-1"]}`, `unknown field "id"`},
+		{"purge", "/topics/k/purge", `{"states":["ready"],"forced":true}`, `unknown field "forced"`},
+	}
+	for _, tt := range tests {
+		code, out := call(t, "POST", api+tt.path, tt.body)
+		if msg, _ := out["error"].(string); code != 400 || !strings.Contains(msg, tt.says) {
+			t.Errorf("%s: %d %v, want 400 saying %q", tt.name, code, out, tt.says)
+		}
+	}
+	// Nothing was stored, and k-1 was never popped.
+	if st := mustCall(t, 200, "GET", api+"/stats", ``); st["total_jobs"] != 1.0 || st["total_reserves"] != 0.0 {
+		t.Fatalf("refused requests changed the store: %v", st)
+	}
+	// What the clients send (client/, clients/python, clients/php, README), in any case.
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"k-2","Topic":"k","BODY":"x","delay":"0","TTR":"30","priority":5,"expires_in":60,"retry":{"max_attempts":2,"backoff":"fixed","base":1,"max":2,"jitter":false},"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}`)
+	mustCall(t, 201, "POST", api+"/jobs/batch", `{"jobs":[{"topic":"k","body":"y","ttr":5,"pri":7,"expires_at":4102444800}]}`)
+	j := mustCall(t, 200, "POST", api+"/pop", `{"topics":["k"],"topic":"k","timeout":0,"count":1}`)
+	id := j["jobs"].([]any)[0].(map[string]any)["id"].(string)
+	mustCall(t, 200, "POST", api+"/jobs/"+id+"/touch", `{"attempt":1}`)
+	mustCall(t, 200, "POST", api+"/jobs/"+id+"/release", `{"attempt":1,"delay":0,"priority":5}`)
+	mustCall(t, 200, "POST", api+"/pop", `{"topics":["k"]}`)
+	mustCall(t, 200, "POST", api+"/jobs/"+id+"/bury", `{"attempt":2,"pri":4}`)
+	mustCall(t, 200, "POST", api+"/jobs/"+id+"/kick", ``)
+	mustCall(t, 200, "GET", api+"/pop?topic=k", ``)
+	mustCall(t, 200, "POST", api+"/jobs/"+id+"/ack", `{"attempt":3,"next":{"topics":["k"],"count":1,"timeout":0}}`)
+	mustCall(t, 200, "POST", api+"/ack", `{"jobs":[{"id":"k-1","attempt":0}]}`)
+}

@@ -31,7 +31,7 @@ func parsePush(data []byte, def jobDefaults) (job.Spec, error) {
 
 // parseBatch decodes the body of POST /api/v1/jobs/batch: {"jobs": [...]}.
 func parseBatch(data []byte, def jobDefaults, limit int) ([]job.Spec, error) {
-	_, items, err := jobsArray(data, limit, "a batch", "job objects")
+	_, items, err := jobsArray(data, limit, "a batch", "job objects", "jobs")
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +57,9 @@ type popRequest = dispatcher.PopRequest
 func parsePop(data []byte) (popRequest, error) {
 	var req popRequest
 	f, err := jobjson.Decode(data)
+	if err == nil {
+		err = f.Only("a pop", "topics", "topic", "timeout", "count")
+	}
 	if err != nil {
 		return req, err
 	}
@@ -89,9 +92,12 @@ type ackItem = dispatcher.Ack
 
 // jobsArray decodes a request of many jobs, {"jobs": [...], ...}: the
 // object and its 1 to limit items; kind ("a batch") and shape (what an item
-// is) word the errors.
-func jobsArray(data []byte, limit int, kind, shape string) (jobjson.Fields, []json.RawMessage, error) {
+// is) word the errors; fields are the object's names, "jobs" among them.
+func jobsArray(data []byte, limit int, kind, shape string, fields ...string) (jobjson.Fields, []json.RawMessage, error) {
 	f, err := jobjson.Decode(data)
+	if err == nil {
+		err = f.Only(kind, fields...)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,13 +116,16 @@ func jobsArray(data []byte, limit int, kind, shape string) (jobjson.Fields, []js
 // parseAcks decodes the body of POST /api/v1/ack: {"jobs": [{"id": ..,
 // "attempt": n}, ...], "next": {pop request}}; ids may be numbers.
 func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
-	f, items, err := jobsArray(data, limit, "an ack", `{"id": ..., "attempt": n}`)
+	f, items, err := jobsArray(data, limit, "an ack", `{"id": ..., "attempt": n}`, "jobs", "next")
 	if err != nil {
 		return nil, nil, err
 	}
 	acks := make([]ackItem, len(items))
 	for i, item := range items {
 		jf, err := jobjson.Decode(item)
+		if err == nil {
+			err = jf.Only("an acked job", "id", "attempt")
+		}
 		if err == nil {
 			acks[i], err = parseAckItem(jf)
 		}
@@ -164,6 +173,11 @@ type jobCall struct {
 	Error    string      // fail only: why
 }
 
+// jobCallFields are the fields of a job action's body, each action's together
+// (one parser reads them all): attempt; release's delay; release's and
+// bury's priority (alias pri); fail's error; ack's next.
+var jobCallFields = []string{"attempt", "delay", "priority", "pri", "error", "next"}
+
 // parseJobCall decodes the optional body of a job action; an empty body is no arguments.
 func parseJobCall(data []byte) (jobCall, error) {
 	call := jobCall{Priority: job.KeepPriority}
@@ -171,6 +185,9 @@ func parseJobCall(data []byte) (jobCall, error) {
 		return call, nil
 	}
 	f, err := jobjson.Decode(data)
+	if err == nil {
+		err = f.Only("a job action (ack, release, bury, touch, fail)", jobCallFields...)
+	}
 	if err != nil {
 		return call, err
 	}

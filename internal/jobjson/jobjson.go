@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,6 +122,36 @@ func distinctKeys(data []byte) error {
 	return nil
 }
 
+// Only refuses the fields that are not among names (lower case, as Fields
+// keeps them): a misspelt field ("dealy") would otherwise be ignored and
+// its job run with the default. The error names each unknown field, sorted,
+// and what is known; what says whose fields they are ("a job").
+func (f Fields) Only(what string, names ...string) error {
+	var unknown []string
+	for k := range f {
+		if !slices.Contains(names, k) {
+			unknown = append(unknown, strconv.Quote(k))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	known := slices.Clone(names)
+	slices.Sort(known)
+	noun := "field"
+	if len(unknown) > 1 {
+		noun = "fields"
+	}
+	return fmt.Errorf("%w: unknown %s %s (%s has %s; names are matched without regard to case)",
+		ErrBadRequest, noun, strings.Join(unknown, ", "), what, strings.Join(known, ", "))
+}
+
+// JobFields are the fields of a pushed job: gmq's (id, topic, body, delay,
+// TTR, as the original gmq's producers send them) and this broker's.
+var JobFields = []string{"id", "topic", "body", "delay", "ttr", "priority", "pri",
+	"expires_in", "expires_at", "retry", "traceparent"}
+
 // Has reports whether the field is present.
 func (f Fields) Has(name string) bool { _, ok := f[name]; return ok }
 
@@ -215,8 +246,11 @@ func (f Fields) Whole(name string, lo, hi int64) (int64, bool, error) {
 	return int64(v), true, nil
 }
 
-// Priority reads "priority" (alias "pri"); ok is false when absent.
+// Priority reads "priority" (alias "pri", not both); ok is false when absent.
 func (f Fields) Priority() (int64, bool, error) {
+	if f.Has("priority") && f.Has("pri") {
+		return 0, false, fmt.Errorf("%w: give priority or pri, not both", ErrBadRequest)
+	}
 	name := "priority"
 	if !f.Has(name) {
 		name = "pri"
@@ -227,6 +261,9 @@ func (f Fields) Priority() (int64, bool, error) {
 // Job turns one pushed JSON object into a job.
 func Job(f Fields, def Defaults) (job.Spec, error) {
 	j := job.Spec{TTR: def.TTR, Priority: def.Priority}
+	if err := f.Only("a job", JobFields...); err != nil {
+		return j, err
+	}
 	var err error
 	var ok bool
 	if j.ClientID, _, err = f.Str("id"); err != nil {
@@ -277,12 +314,8 @@ func (f Fields) Retry() (*job.RetryPolicy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("retry: %w", err)
 	}
-	for name := range r {
-		switch name {
-		case "max_attempts", "backoff", "base", "max", "jitter":
-		default:
-			return nil, fmt.Errorf("%w: retry: unknown field %q (max_attempts, backoff, base, max, jitter)", ErrBadRequest, name)
-		}
+	if err := r.Only("a retry policy", "max_attempts", "backoff", "base", "max", "jitter"); err != nil {
+		return nil, fmt.Errorf("retry: %w", err)
 	}
 	p := &job.RetryPolicy{}
 	if n, ok, err := r.Whole("max_attempts", 0, math.MaxInt32); err != nil {

@@ -2,6 +2,7 @@ package jobjson
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,31 @@ func TestNumbersAsJSONWritesThem(t *testing.T) {
 	} {
 		if got := isDecimal(text); got != ok {
 			t.Errorf("isDecimal(%q) = %v, want %v", text, got, ok)
+		}
+	}
+}
+
+func TestUnknownFieldsNamed(t *testing.T) {
+	tests := []struct {
+		json, says string // says: "" when accepted
+	}{
+		{`{"topic":"t","body":"x","delay":"5","TTR":"30","id":"a-1"}`, ""},                              // the original gmq's producers
+		{`{"Topic":"t","BODY":"x","Ttr":1,"PRI":2,"Expires_In":3,"TraceParent":null,"retry":null}`, ""}, // any case
+		{`{"topic":"t","body":"x","dealy":5}`, `unknown field "dealy" (a job has body, delay, `},
+		{`{"topic":"t","body":"x","b":1,"a":2}`, `unknown fields "a", "b" (a job has`},
+		{`{"topic":"t","body":"x","priority":1,"pri":2}`, "give priority or pri, not both"},
+		{`{"topic":"t","body":"x","retry":{"Jitter":true,"tries":2}}`, `retry: bad request: unknown field "tries" (a retry policy has backoff, base, jitter, max, max_attempts;`},
+	}
+	for _, tt := range tests {
+		f, err := Decode([]byte(tt.json))
+		if err == nil {
+			_, err = Job(f, Defaults{})
+		}
+		switch {
+		case tt.says == "" && err != nil:
+			t.Errorf("%s: %v, want it accepted", tt.json, err)
+		case tt.says != "" && (err == nil || !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tt.says)):
+			t.Errorf("%s: %v, want a bad request saying %q", tt.json, err, tt.says)
 		}
 	}
 }

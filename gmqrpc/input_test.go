@@ -1,0 +1,38 @@
+package gmqrpc_test
+
+import (
+	"net/rpc/jsonrpc"
+	"strings"
+	"testing"
+
+	"github.com/gmq/gmq/broker/brokertest"
+)
+
+// A misspelt field of Service.Push is refused, named, not ignored (issue
+// 20): {"dealy": 5} used to store a job that ran at once. The original gmq's
+// fields, in any case, still push.
+func TestPushRefusesUnknownFields(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var reply string
+	err = c.Call("Service.Push", map[string]any{"topic": "u", "body": "x", "dealy": "5"}, &reply)
+	if err == nil || !strings.Contains(err.Error(), `unknown field "dealy"`) {
+		t.Fatalf("push with dealy: %q %v, want it refused by name", reply, err)
+	}
+	legacy := map[string]string{"id": "legacy_1", "topic": "u", "body": "x", "delay": "0", "TTR": "30"}
+	if err := c.Call("Service.Push", legacy, &reply); err != nil || reply != "success" {
+		t.Fatalf("the original gmq's push: %q %v", reply, err)
+	}
+	upper := map[string]any{"ID": "legacy_2", "Topic": "u", "Body": "x", "Delay": 0, "ttr": 5, "Priority": 3, "PRI": 4}
+	if err := c.Call("Service.Push", upper, &reply); err == nil || !strings.Contains(err.Error(), "priority or pri, not both") {
+		t.Fatalf("priority and pri together: %v, want them refused", err)
+	}
+	delete(upper, "PRI")
+	if err := c.Call("Service.Push", upper, &reply); err != nil {
+		t.Fatalf("fields in other cases: %v", err)
+	}
+}
