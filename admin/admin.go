@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -139,8 +140,52 @@ func parse(name string, cmd command, args []string, out io.Writer) (*call, error
 	if n := len(c.args); n < cmd.nargs[0] || n > cmd.nargs[1] {
 		return nil, usageError{fmt.Sprintf("%d arguments, want %s", n, cmd.args)}
 	}
+	if err := c.checkFlags(flags); err != nil {
+		return nil, err
+	}
 	c.base = strings.TrimSuffix(c.base, "/")
 	return c, nil
+}
+
+// maxSeconds is the API's bound on a delay, TTR or wait (beanstalkd's: an
+// unsigned 32-bit count of seconds); maxPriority its bound on a priority.
+const (
+	maxSeconds  = math.MaxUint32
+	maxPriority = math.MaxUint32
+)
+
+// checkFlags refuses a value the API would refuse, or that the flag's
+// "left out" default would hide (a --ttr of -5 was taken as "not given"),
+// before anything is sent: every flag given must be in range.
+func (c *call) checkFlags(flags *flag.FlagSet) error {
+	var err error
+	flags.Visit(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		switch f.Name {
+		case "delay":
+			err = checkSeconds("--delay", c.delay)
+		case "ttr":
+			err = checkSeconds("--ttr", c.ttr)
+		case "timeout":
+			err = checkSeconds("--timeout", c.timeout)
+		case "priority":
+			if c.priority < 0 || c.priority > maxPriority {
+				err = usageError{fmt.Sprintf("--priority %d: want a whole number from 0 to %d", c.priority, int64(maxPriority))}
+			}
+		}
+	})
+	return err
+}
+
+// checkSeconds refuses a number of seconds outside 0..maxSeconds (NaN and
+// the infinities among them).
+func checkSeconds(flag string, v float64) error {
+	if !(v >= 0 && v <= maxSeconds) {
+		return usageError{fmt.Sprintf("%s %v: want seconds from 0 to %d", flag, v, int64(maxSeconds))}
+	}
+	return nil
 }
 
 // path is the i-th argument as a path segment.

@@ -7,17 +7,35 @@ import (
 	"strconv"
 )
 
-// topics lists every topic: name, counts per state, paused.
+// topicsPage is how many topics one request of `gmq topics` asks for.
+const topicsPage = 1000
+
+// topics lists every topic: name, counts per state, paused. The API answers
+// a page at a time (?offset=&limit=), so it asks page after page until it
+// has the total the first page announced, or a page comes back empty (the
+// topics changed meanwhile); --json shows them as one answer.
 func topics(c *call) error {
-	answer, err := c.do("GET", "/topics", nil)
-	if err != nil {
-		return err
-	}
-	return c.show(answer, func(w io.Writer) {
-		fmt.Fprintln(w, "TOPIC\tREADY\tDELAYED\tRESERVED\tBURIED\tDEAD\tPAUSED")
+	var all []any
+	total := 0.0
+	for {
+		answer, err := c.do("GET", fmt.Sprintf("/topics?offset=%d&limit=%d", len(all), topicsPage), nil)
+		if err != nil {
+			return err
+		}
 		m, _ := answer.(map[string]any)
 		list, _ := m["topics"].([]any)
-		for _, t := range list {
+		if n, ok := m["total"].(float64); ok {
+			total = n
+		}
+		all = append(all, list...)
+		if len(list) == 0 || float64(len(all)) >= total {
+			break
+		}
+	}
+	answer := map[string]any{"total": total, "offset": 0, "topics": all}
+	return c.show(answer, func(w io.Writer) {
+		fmt.Fprintln(w, "TOPIC\tREADY\tDELAYED\tRESERVED\tBURIED\tDEAD\tPAUSED")
+		for _, t := range all {
 			t, _ := t.(map[string]any)
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", text(t["name"]), text(t["ready"]), text(t["delayed"]),
 				text(t["reserved"]), text(t["buried"]), text(t["dead"]), text(t["paused"]))
@@ -39,6 +57,9 @@ func dead(c *call) error {
 			j, _ := j.(map[string]any)
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", text(j["id"]), text(j["failures"]), text(j["dead_at"]),
 				text(j["last_error"]), text(j["body_preview"]))
+		}
+		if total, _ := m["total"].(float64); int(total) > len(list) {
+			fmt.Fprintf(w, "(the oldest %d of %d dead jobs)\n", len(list), int(total))
 		}
 	})
 }
@@ -105,8 +126,8 @@ func kick(c *call) error {
 // pause stops pops from a topic for SECONDS (0 resumes it).
 func pause(c *call) error {
 	secs, err := strconv.ParseFloat(c.args[1], 64)
-	if err != nil || secs < 0 {
-		return usageError{fmt.Sprintf("SECONDS %q: want a number, 0 or more", c.args[1])}
+	if err != nil || !(secs >= 0 && secs <= maxSeconds) {
+		return usageError{fmt.Sprintf("SECONDS %q: want a number from 0 to %d", c.args[1], int64(maxSeconds))}
 	}
 	return c.showMap("POST", "/topics/"+c.path(0)+"/pause", map[string]any{"seconds": secs})
 }

@@ -1,0 +1,100 @@
+package admin_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gmq/gmq/admin"
+	"github.com/gmq/gmq/broker/brokertest"
+)
+
+func TestMain(m *testing.M) { brokertest.Main(m) }
+
+// gmq runs an admin command against b and returns its exit code, stdout and stderr.
+func gmq(b *brokertest.Broker, name string, args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := admin.Run(name, append(args, "--url", b.URL), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// Values the API would refuse, or that a flag's "left out" default hid
+// (issue 20: --ttr NaN, --ttr -5 and --priority -5 pushed with the
+// defaults; pop --timeout 1e10 failed at once with a deadline error), are
+// usage errors, and nothing is sent.
+func TestAdminRefusesBadValues(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"push", "t", "x", "--ttr", "NaN"}, "--ttr NaN: want seconds from 0 to 4294967295"},
+		{[]string{"push", "t", "x", "--ttr", "-5"}, "--ttr -5"},
+		{[]string{"push", "t", "x", "--ttr", "-1"}, "--ttr -1"},
+		{[]string{"push", "t", "x", "--ttr", "+Inf"}, "--ttr +Inf"},
+		{[]string{"push", "t", "x", "--ttr", "4294967296"}, "--ttr 4.294967296e+09"},
+		{[]string{"push", "t", "x", "--delay", "-1"}, "--delay -1"},
+		{[]string{"push", "t", "x", "--delay", "nan"}, "--delay NaN"},
+		{[]string{"push", "t", "x", "--priority", "-5"}, "--priority -5: want a whole number from 0 to 4294967295"},
+		{[]string{"push", "t", "x", "--priority", "-1"}, "--priority -1"},
+		{[]string{"push", "t", "x", "--priority", "4294967296"}, "--priority 4294967296"},
+		{[]string{"pop", "t", "--timeout", "1e10"}, "--timeout 1e+10: want seconds from 0 to 4294967295"},
+		{[]string{"pop", "t", "--timeout", "-1"}, "--timeout -1"},
+		{[]string{"pop", "t", "--timeout", "NaN"}, "--timeout NaN"},
+		{[]string{"pause", "t", "NaN"}, `SECONDS "NaN"`},
+		{[]string{"pause", "t", "1e300"}, `SECONDS "1e300"`},
+	} {
+		code, _, stderr := gmq(b, tc.args[0], tc.args[1:]...)
+		if code != admin.ExitUsage || !strings.Contains(stderr, tc.says) || !strings.Contains(stderr, "usage: gmq "+tc.args[0]) {
+			t.Errorf("gmq %v: exit %d %q, want %d saying %q", tc.args, code, stderr, admin.ExitUsage, tc.says)
+		}
+	}
+	code, out, _ := gmq(b, "stats", "--json")
+	var stats map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &stats) != nil || stats["total_jobs"] != 0.0 {
+		t.Fatalf("refused commands reached the broker: %d %s", code, out)
+	}
+	// The edges themselves are taken.
+	if code, out, stderr := gmq(b, "push", "t", "x", "--ttr", "0", "--priority", "4294967295", "--delay", "4294967295", "--json"); code != 0 {
+		t.Fatalf("push at the edges: %d %s %s", code, out, stderr)
+	}
+	if code, out, stderr := gmq(b, "pop", "empty", "--timeout", "0.2"); code != 0 || !strings.Contains(out, "(no job)") {
+		t.Fatalf("pop: %d %s %s", code, out, stderr)
+	}
+}
+
+// gmq topics lists every topic, page after page, not only the API's first
+// page of 1,000 (issue 20).
+func TestAdminTopicsPagesThroughAll(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	const n = 2345
+	for start := 0; start < n; start += 1000 {
+		var jobs []string
+		for i := start; i < min(start+1000, n); i++ {
+			jobs = append(jobs, fmt.Sprintf(`{"topic":"p%04d","body":"x"}`, i))
+		}
+		brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/jobs/batch", `{"jobs":[`+strings.Join(jobs, ",")+`]}`)
+	}
+	code, out, stderr := gmq(b, "topics")
+	if code != 0 {
+		t.Fatalf("gmq topics: %d %s", code, stderr)
+	}
+	for _, name := range []string{"p0000", "p0999", "p1000", "p2344"} {
+		if !strings.Contains(out, name+" ") {
+			t.Errorf("gmq topics leaves out %s", name)
+		}
+	}
+	if lines := strings.Count(out, "\n"); lines != n+1 {
+		t.Errorf("gmq topics: %d lines, want a header and %d topics", lines, n)
+	}
+	code, out, _ = gmq(b, "topics", "--json")
+	var answer struct {
+		Total  int   `json:"total"`
+		Topics []any `json:"topics"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &answer) != nil || answer.Total != n || len(answer.Topics) != n {
+		t.Fatalf("gmq topics --json: %d, total %d, %d topics; want %d", code, answer.Total, len(answer.Topics), n)
+	}
+}
