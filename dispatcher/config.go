@@ -44,5 +44,6 @@ func (d *Dispatcher) ApplyTopicConfig(ctx context.Context, defaults job.TopicCon
 	if err := d.pool.ApplyTopicConfig(ctx, defaults, topics); err != nil {
 		return fmt.Errorf("topic settings: %w", err)
 	}
+	d.rememberTopicConfig(defaults, topics)
 	return nil
 }

@@ -53,6 +53,8 @@ type Dispatcher struct {
 
 	markMu sync.Mutex
 	marked map[string]time.Time // topic -> when this broker last marked it as waited on
+
+	watch storeWatch // see checkStore
 }
 
 // jobStore is what the dispatcher passes through from the pool unchanged.
@@ -87,6 +89,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	wg.Go(func() { d.listen(ctx) })
 	wg.Go(func() { every(ctx, d.opts.WaitingTTL/3, d.refreshMarks) })
 	wg.Go(func() { every(ctx, d.opts.StatusPoll, d.readStatus) })
+	wg.Go(func() { every(ctx, d.opts.StatusPoll, d.checkStore) })
 	if d.opts.HistoryEvery > 0 {
 		// Two looks an interval: a sample is at most half one late.
 		wg.Go(func() { every(ctx, d.opts.HistoryEvery/2, d.sampleHistory) })

@@ -55,7 +55,12 @@ func New(d *dispatcher.Dispatcher, opts Options) *Metrics {
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
 	})
 	d.ObserveBatches(func(ops int) { batches.Observe(float64(ops)) })
-	reg.MustRegister(m.requests, batches, &store{d: d, opts: opts},
+	// Not cached with the store's series: an alert on it should not wait.
+	lost := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "gmq_store_data_lost_total",
+		Help: "Times this broker saw Redis lose gmq's data (its meta record gone or made anew): the jobs it held are gone.",
+	}, func() float64 { n, _ := d.StoreLosses(); return float64(n) })
+	reg.MustRegister(m.requests, batches, lost, &store{d: d, opts: opts},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

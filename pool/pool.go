@@ -54,6 +54,7 @@ type Pool struct {
 	// refusedExpired counts expired jobs their expire_to topic refused (moveExpired).
 	refusedExpired atomic.Int64
 	fanout         fanoutCache
+	epoch          atomic.Pointer[string]        // gmq:meta's epoch at the last Init (epoch.go)
 	batchObserver  atomic.Pointer[func(ops int)] // see ObserveBatches
 	owned          bool                          // the client is the pool's to close (Open)
 }
@@ -91,7 +92,7 @@ var (
 // set (the defaults are config.Default's).
 func New(client rueidis.Client, opts Options) *Pool {
 	k := newKeys(opts.Prefix, opts.Buckets)
-	p := &Pool{client: client, opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000},
+	p := &Pool{client: client, opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000, floorRate: idFloorRate(opts.Buckets)},
 		topicOf: newTopicCache(opts.TopicCache), batchers: make([]*batcher, opts.Buckets)}
 	for b := range p.batchers {
 		p.batchers[b] = &batcher{pool: p, bucket: b}
@@ -101,7 +102,9 @@ func New(client rueidis.Client, opts Options) *Pool {
 
 // Init records the bucket count in a fresh Redis, or checks it against the
 // one recorded: jobs are placed by bucket, so the count cannot change under
-// existing data. It also records how topics are placed (checkPlacement).
+// existing data. It also records how topics are placed (checkPlacement) and
+// the store's epoch (epoch.go). Run again after EpochChanged, it makes the
+// record anew.
 func (p *Pool) Init(ctx context.Context) error {
 	want := strconv.Itoa(p.opts.Buckets)
 	if err := p.client.Do(ctx, p.client.B().Hsetnx().Key(p.keys.meta()).Field("buckets").Value(want).Build()).Error(); err != nil {
@@ -114,6 +117,9 @@ func (p *Pool) Init(ctx context.Context) error {
 	if got != want {
 		return fmt.Errorf("init: %w: this Redis holds gmq data with %s buckets, the configuration says %s (set [redis] buckets = %s or use another prefix)",
 			job.ErrInvalid, got, want, got)
+	}
+	if err := p.initEpoch(ctx); err != nil {
+		return err
 	}
 	return p.checkPlacement(ctx)
 }
@@ -380,10 +386,13 @@ func (p *Pool) resolve(ctx context.Context, public string) (uint64, error) {
 
 // idBlocks hands out job sequence numbers from blocks taken off one Redis
 // counter, so numbering costs one round trip per block, not per job, and ids
-// grow in push order within a broker.
+// grow in push order within a broker. A missing counter starts at a floor
+// that grows with time, so numbers never repeat when Redis loses its data
+// (epoch.go).
 type idBlocks struct {
-	key  string
-	size uint64
+	key       string
+	size      uint64
+	floorRate int64 // see idFloorRate
 
 	mu        sync.Mutex
 	next_, hi uint64
@@ -397,7 +406,8 @@ func (b *idBlocks) next(ctx context.Context, c rueidis.Client, n int) ([]uint64,
 	out := make([]uint64, n)
 	for i := range out {
 		if b.next_ == 0 || b.next_ > b.hi {
-			hi, err := c.Do(ctx, c.B().Incrby().Key(b.key).Increment(int64(b.size)).Build()).AsUint64()
+			hi, err := nextIDsScript.Exec(ctx, c, []string{b.key}, []string{strconv.FormatUint(b.size, 10),
+				strconv.FormatInt(idFloorStart, 10), strconv.FormatInt(b.floorRate, 10)}).AsUint64()
 			if err != nil {
 				return nil, err
 			}

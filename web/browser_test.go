@@ -183,6 +183,13 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", dest, len(png))
+
+	// Redis loses its data (after the picture, which the README shows): a
+	// banner says so.
+	must(t, chromedp.Do(ctx, poll(`document.getElementById("data-lost").hidden`)), "no banner while the data is whole")
+	brokertest.Redis().Flush(t)
+	must(t, chromedp.Do(ctx, poll(`!document.getElementById("data-lost").hidden && `+
+		`document.getElementById("data-lost").textContent.startsWith("Redis lost gmq's data once")`)), "see the data loss on the dashboard")
 }
 
 func must(t *testing.T, err error, step string) {

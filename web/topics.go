@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -169,7 +170,8 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, gin.H{
+	lost, lostAt := s.d.StoreLosses()
+	out := gin.H{
 		"version": s.opts.Version, "status": s.d.Status().String(), "uptime": seconds(st.Uptime), "buckets": st.Buckets, "topics": st.Topics,
 		"current_waiting":    st.Waiting,
 		"current_jobs_ready": st.Ready, "current_jobs_delayed": st.Delayed,
@@ -183,7 +185,13 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		// This broker's pushes, pops and acks and the script calls that carried them.
 		"batched_operations": st.Batched.Ops, "batch_script_calls": st.Batched.Calls,
 		"aliases_left": st.LeftAliases, "expired_refused": st.RefusedExpired,
-	}, nil
+	}
+	// How often this broker saw Redis lose gmq's data, and when last.
+	out["store_data_lost"], out["store_data_lost_at"] = lost, nil
+	if lost > 0 {
+		out["store_data_lost_at"] = lostAt.UTC().Format(time.RFC3339Nano)
+	}
+	return http.StatusOK, out, nil
 }
 
 func (s *Server) connections() map[string]int {

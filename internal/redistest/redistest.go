@@ -196,6 +196,19 @@ func (s *Server) Restart() error {
 	return s.launch()
 }
 
+// RestartEmpty kills the server, deletes its data (the AOF and any RDB
+// file), and starts it again on the same port: a Redis that lost its data,
+// as one restarted without persistence or a failover to an empty replica.
+func (s *Server) RestartEmpty() error {
+	s.Kill()
+	for _, name := range []string{"appendonlydir", "appendonly.aof", "dump.rdb"} {
+		if err := os.RemoveAll(filepath.Join(s.dir, name)); err != nil {
+			return fmt.Errorf("remove redis data: %w", err)
+		}
+	}
+	return s.launch()
+}
+
 // Stop ends the server.
 func (s *Server) Stop() { s.Kill() }
 

@@ -207,6 +207,13 @@ async function refresh() {
     setText("s-total", stats.total_jobs);
     setText("s-waiting", stats.current_waiting);
     setText("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
+    const lost = document.getElementById("data-lost");
+    lost.hidden = !stats.store_data_lost;
+    if (stats.store_data_lost) {
+      lost.textContent = `Redis lost gmq's data ${stats.store_data_lost === 1 ? "once" : stats.store_data_lost + " times"} while this broker ran ` +
+        `(last at ${new Date(stats.store_data_lost_at).toLocaleString()}): the jobs it held are gone. ` +
+        "Turn on AOF (appendonly yes) so that a restart keeps them; see the broker's log.";
+    }
     setText("s-memory", bytes(redis.used_memory));
     setText("s-redis", redis.url || "–");
     document.querySelector("#nodes tbody").replaceChildren(...(redis.nodes || []).map(n => {

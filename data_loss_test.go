@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+)
+
+// Redis restarted empty while consumers hold jobs, over HTTP and beanstalkd
+// (issue 20: the broker showed no sign, and after a broker restart ids were
+// handed out again from the start, so an old consumer's late ack deleted a
+// new job with the same id). Now the running broker notices the loss (log,
+// stats, metric) and writes conf.ini's topic settings again, and job numbers
+// never repeat, so no stale ack, touch, fail or release reaches a new job,
+// even after the broker restarts.
+func TestRedisDataLoss(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	b.kill()
+	conf := "[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n[topic.t]\nmax_items = 1000\n"
+	if err := os.WriteFile(b.conf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.start()
+
+	// An HTTP consumer and a beanstalkd consumer each hold four jobs.
+	type held struct {
+		id      string
+		attempt float64
+	}
+	var heldHTTP []held
+	for range 4 {
+		b.must(201, "POST", "/api/v1/jobs", `{"topic":"t","body":"old","ttr":60}`)
+		j := b.must(200, "POST", "/api/v1/pop", `{"topics":["t"],"timeout":1}`)
+		heldHTTP = append(heldHTTP, held{j["id"].(string), j["attempt"].(float64)})
+	}
+	oldConn := dialBeanstalk(t, b.beanstalk)
+	oldConn.must("use bt", "USING bt")
+	oldConn.must("watch bt", "WATCHING 2")
+	var heldBeanstalk []string
+	for range 4 {
+		oldConn.must("put 0 0 60 3\r\nold", "INSERTED ")
+		heldBeanstalk = append(heldBeanstalk, strings.Fields(oldConn.must("reserve-with-timeout 1", "RESERVED "))[1])
+		oldConn.line() // the body
+	}
+
+	if err := srv.RestartEmpty(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The running broker says so, and puts conf.ini's topic settings back.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		a, err := b.do("GET", "/api/v1/stats", "")
+		if err == nil && a.code == 200 && a.body["store_data_lost"] == 1.0 && a.body["store_data_lost_at"] != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no sign of the lost data in the stats: %v %v\n%s", a.body, err, b.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(b.log.String(), "Redis lost gmq's data") {
+		t.Errorf("the broker's log does not say the data was lost:\n%s", b.log)
+	}
+	if m := metricsText(t, b); !strings.Contains(m, "\ngmq_store_data_lost_total 1\n") {
+		t.Errorf("metrics without gmq_store_data_lost_total 1:\n%s", m)
+	}
+	for time.Now().Before(deadline) {
+		settings := b.must(200, "GET", "/api/v1/topics/t/config", "")["settings"].(map[string]any)
+		if settings["max_items"] == 1000.0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if settings := b.must(200, "GET", "/api/v1/topics/t/config", "")["settings"].(map[string]any); settings["max_items"] != 1000.0 {
+		t.Errorf("conf.ini's topic settings not written again: %v", settings)
+	}
+	// The old beanstalkd consumer, still connected, reaches nothing.
+	for _, id := range heldBeanstalk {
+		oldConn.must("touch "+id, "NOT_FOUND")
+		oldConn.must("delete "+id, "NOT_FOUND")
+	}
+
+	// The broker restarts too: numbers must not start over.
+	b.kill()
+	b.start()
+	old := map[string]bool{}
+	for _, h := range heldHTTP {
+		old[h.id] = true
+	}
+	for _, id := range heldBeanstalk {
+		old[id] = true
+	}
+	const n = 40
+	var fresh []held // HTTP jobs, popped by a new consumer
+	for range n {
+		id := b.must(201, "POST", "/api/v1/jobs", `{"topic":"t","body":"new","ttr":60}`)["id"].(string)
+		if old[id] {
+			t.Fatalf("new job %s has the number of a lost one", id)
+		}
+	}
+	for range n {
+		j := b.must(200, "POST", "/api/v1/pop", `{"topics":["t"],"timeout":1}`)
+		fresh = append(fresh, held{j["id"].(string), j["attempt"].(float64)})
+	}
+	newConn := dialBeanstalk(t, b.beanstalk)
+	newConn.must("use bt", "USING bt")
+	for range n {
+		id := strings.Fields(newConn.must("put 0 0 60 3\r\nnew", "INSERTED "))[1]
+		if old[id] {
+			t.Fatalf("new beanstalkd job %s has the number of a lost one", id)
+		}
+	}
+
+	// Every stale call finds nothing, over both protocols.
+	for _, h := range heldHTTP {
+		for _, call := range []struct{ verb, body string }{
+			{"ack", `{"attempt":%g}`}, {"touch", `{"attempt":%g}`},
+			{"fail", `{"attempt":%g,"error":"late"}`}, {"release", `{"attempt":%g}`},
+		} {
+			b.must(404, "POST", "/api/v1/jobs/"+h.id+"/"+call.verb, fmt.Sprintf(call.body, h.attempt))
+		}
+	}
+	for _, id := range heldBeanstalk {
+		newConn.must("delete "+id, "NOT_FOUND")
+		newConn.must("touch "+id, "NOT_FOUND")
+		newConn.must("release "+id+" 0 0", "NOT_FOUND")
+		newConn.must("bury "+id+" 0", "NOT_FOUND")
+		newConn.must("kick-job "+id, "NOT_FOUND")
+	}
+
+	// No new job was touched: the new consumer acks each of its own, and the
+	// beanstalkd tube holds all it was given.
+	for _, h := range fresh {
+		b.must(200, "POST", "/api/v1/jobs/"+h.id+"/ack", fmt.Sprintf(`{"attempt":%g}`, h.attempt))
+	}
+	if stats := newConn.must("stats-tube bt", "OK "); !strings.Contains(newConn.block(stats), fmt.Sprintf("current-jobs-ready: %d\n", n)) {
+		t.Errorf("tube bt lost jobs to stale calls")
+	}
+}
+
+// metricsText is the broker's /metrics page.
+func metricsText(t *testing.T, b *brokerProc) string {
+	t.Helper()
+	resp, err := http.Get(b.url("/metrics"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// beanstalkConn is a raw beanstalkd client: a line out, a line back.
+type beanstalkConn struct {
+	t *testing.T
+	c net.Conn
+	r *bufio.Reader
+}
+
+func dialBeanstalk(t *testing.T, addr string) *beanstalkConn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &beanstalkConn{t: t, c: c, r: bufio.NewReader(c)}
+}
+
+// must sends cmd and fails the test unless the answer starts with want; it
+// returns the answer's line.
+func (b *beanstalkConn) must(cmd, want string) string {
+	b.t.Helper()
+	_ = b.c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := fmt.Fprintf(b.c, "%s\r\n", cmd); err != nil {
+		b.t.Fatal(err)
+	}
+	got := b.line()
+	if !strings.HasPrefix(got, want) {
+		b.t.Fatalf("%q: answered %q, want %q", cmd, got, want)
+	}
+	return got
+}
+
+func (b *beanstalkConn) line() string {
+	b.t.Helper()
+	s, err := b.r.ReadString('\n')
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return strings.TrimRight(s, "\r\n")
+}
+
+// block reads the body an "OK <bytes>" line announces.
+func (b *beanstalkConn) block(ok string) string {
+	b.t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(ok, "OK %d", &n); err != nil {
+		b.t.Fatal(err)
+	}
+	buf := make([]byte, n+2)
+	if _, err := io.ReadFull(b.r, buf); err != nil {
+		b.t.Fatal(err)
+	}
+	return string(buf[:n])
+}

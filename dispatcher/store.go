@@ -1,0 +1,79 @@
+package dispatcher
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// storeWatch notices a Redis that lost gmq's data while this broker ran
+// (restarted empty, or a failover to an empty replica): the pool's epoch
+// changed. The jobs are gone and nothing brings them back, but the broker
+// must say so, loudly, and make the store whole again: its meta record, and
+// the topic settings of conf.ini, which every bucket keeps a copy of.
+type storeWatch struct {
+	losses   atomic.Int64
+	lastLoss atomic.Int64 // Unix ms
+
+	mu      sync.Mutex // held through a check, which a reload's rememberTopicConfig waits for
+	pending bool       // the loss is seen but the store not yet made whole again
+	// defaults and topics are the topic settings last applied, to apply again.
+	defaults job.TopicConfig
+	topics   map[string]job.TopicConfig
+}
+
+// StoreLosses says how many times this broker has seen Redis lose gmq's
+// data, and when last (zero if never).
+func (d *Dispatcher) StoreLosses() (int64, time.Time) {
+	n := d.watch.losses.Load()
+	if n == 0 {
+		return 0, time.Time{}
+	}
+	return n, time.UnixMilli(d.watch.lastLoss.Load())
+}
+
+// rememberTopicConfig keeps the topic settings ApplyTopicConfig wrote, for
+// checkStore to write again.
+func (d *Dispatcher) rememberTopicConfig(defaults job.TopicConfig, topics map[string]job.TopicConfig) {
+	d.watch.mu.Lock()
+	defer d.watch.mu.Unlock()
+	d.watch.defaults, d.watch.topics = defaults, topics
+}
+
+// checkStore looks for a lost store (Run calls it every StatusPoll): it logs
+// the loss as an error and counts it, then records the store anew (Init,
+// which adopts an epoch another broker recorded first) and writes conf.ini's
+// topic settings again; a step that fails is tried again next time, without
+// counting the loss twice. Run-time topic settings are lost with the data.
+func (d *Dispatcher) checkStore(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, max(d.opts.StatusPoll, time.Second))
+	defer cancel()
+	d.watch.mu.Lock()
+	defer d.watch.mu.Unlock()
+	if !d.watch.pending {
+		changed, err := d.pool.EpochChanged(rctx)
+		if err != nil || !changed {
+			return // Redis away: the calls themselves fail meanwhile
+		}
+		d.watch.pending = true
+		d.watch.lastLoss.Store(time.Now().UnixMilli())
+		d.watch.losses.Add(1)
+		d.log.Error("Redis lost gmq's data: its meta record is gone or was made anew since this broker started; "+
+			"the jobs it held are gone. Job numbers go on above the lost ones, so consumers' late acks of lost jobs answer not found. "+
+			"Recording the store anew and writing conf.ini's topic settings again (run-time settings are lost); "+
+			"turn on AOF (appendonly yes) so a restart keeps the jobs", "old_epoch", d.pool.Epoch())
+	}
+	if err := d.pool.Init(rctx); err != nil {
+		d.log.Error("Redis lost gmq's data: recording the store anew failed; retrying", "err", err)
+		return
+	}
+	if err := d.pool.ApplyTopicConfig(rctx, d.watch.defaults, d.watch.topics); err != nil {
+		d.log.Error("Redis lost gmq's data: writing the topic settings again failed; retrying", "err", err)
+		return
+	}
+	d.watch.pending = false
+	d.log.Warn("store recorded anew after the data loss", "epoch", d.pool.Epoch())
+}
