@@ -3,6 +3,7 @@ package kestrel
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -18,8 +19,14 @@ type getOptions struct {
 	open, close, abort, peek bool
 }
 
-// maxWait bounds /t= so that its milliseconds fit a Duration.
+// maxWait bounds a get's wait: a longer /t= waits this long.
 const maxWait = 24 * time.Hour
+
+// maxTimeout is the largest /t= taken, kestrel's own (its timeout is a
+// 32-bit count of milliseconds): a larger one is a client's mistake, not a
+// wait to cut, and it would overflow a Duration on the way (/t=9223372036855
+// became a negative wait that failed as if Redis were down).
+const maxTimeout = math.MaxInt32
 
 // parseGet reads a get's key. Kestrel's rules: peek or abort with open or
 // close, and peek with abort, are contradictions; an empty name is an error.
@@ -32,8 +39,11 @@ func parseGet(key string) (getOptions, error) {
 		switch {
 		case strings.HasPrefix(opt, "t="):
 			ms, err := strconv.ParseInt(opt[2:], 10, 64)
-			if err != nil || ms < 0 {
+			if err != nil && !errors.Is(err, strconv.ErrRange) || ms < 0 {
 				return o, fmt.Errorf("bad timeout %q: want /t=<milliseconds>", opt)
+			}
+			if err != nil || ms > maxTimeout {
+				return o, fmt.Errorf("bad timeout %q: at most %d milliseconds", opt, maxTimeout)
 			}
 			o.timeout = min(time.Duration(ms)*time.Millisecond, maxWait)
 		case opt == "open":
