@@ -191,7 +191,7 @@ func (c *Config) settings() []setting {
 		{"redis", "wait_replicas", intTo(&c.WaitReplicas, 0, 64)},
 		{"redis", "wait_timeout", durationTo(&c.WaitTimeout, time.Millisecond, time.Minute)},
 		{"jobs", "max_body", intTo(&c.MaxBody, 1, 64<<20)},
-		{"jobs", "default_ttr", durationTo(&c.DefaultTTR, 0, 1<<32*time.Second)},
+		{"jobs", "default_ttr", durationTo(&c.DefaultTTR, 0, job.MaxSeconds*time.Second)},
 		{"jobs", "default_priority", func(c *Config, v string) error {
 			n, err := strconv.ParseUint(v, 10, 32)
 			if err != nil {
@@ -498,6 +498,9 @@ func durationTo(dst *time.Duration, lo, hi time.Duration) func(*Config, string) 
 			secs, ferr := strconv.ParseFloat(v, 64)
 			if ferr != nil {
 				return errors.New(`want a duration such as "30s" or "250ms", or seconds`)
+			}
+			if !(secs >= lo.Seconds() && secs <= hi.Seconds()) { // NaN, ±Inf and 1e300 too, before they overflow
+				return fmt.Errorf("want a duration from %v to %v", lo, hi)
 			}
 			d = time.Duration(secs * float64(time.Second))
 		}

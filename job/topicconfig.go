@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 )
@@ -37,17 +38,17 @@ var topicSettings = map[string]func(string) (string, error){
 	"max_size":              wholeNumber,
 	"max_item_size":         wholeNumber,
 	"discard_old_when_full": boolean,
-	"max_age":               wholeNumber,
+	"max_age":               seconds,
 	"expire_to":             topicName,
 	"max_expire_sweep":      wholeNumber,
 	"fanout_only":           boolean,
-	"max_queue_age":         wholeNumber,
+	"max_queue_age":         seconds,
 	"max_attempts":          wholeNumber,
 	"backoff":               backoff,
-	"backoff_base":          wholeNumber,
-	"backoff_max":           wholeNumber,
+	"backoff_base":          seconds,
+	"backoff_max":           seconds,
 	"backoff_jitter":        boolean,
-	"dead_retention":        wholeNumber,
+	"dead_retention":        seconds,
 	"max_dead":              wholeNumber,
 }
 
@@ -94,6 +95,21 @@ func wholeNumber(v string) (string, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
 		return "", fmt.Errorf("want a whole number, 0 or more")
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+// MaxSeconds bounds every duration a job or a setting gives in seconds: an
+// unsigned 32-bit count, beanstalkd's bound on a delay or TTR, which a job's
+// own delay, TTR and retry policy already had (136 years). Larger ones
+// overflowed the scripts' milliseconds, and a job then showed no due time.
+const MaxSeconds = math.MaxUint32
+
+// seconds is a setting in whole seconds, 0 to MaxSeconds.
+func seconds(v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > MaxSeconds {
+		return "", fmt.Errorf("want a whole number of seconds from 0 to %d", int64(MaxSeconds))
 	}
 	return strconv.FormatInt(n, 10), nil
 }

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,35 @@ func TestHugePopTimeouts(t *testing.T) {
 	code, out := call(t, "POST", api+"/pop", `{"topics":["h"],"timeout":1e300}`)
 	if msg, _ := out["error"].(string); code != 400 || !strings.Contains(msg, "timeout must be from 0 to 4294967295 seconds") {
 		t.Errorf("a timeout over the range: %d %v", code, out)
+	}
+}
+
+// Topic settings in seconds are bounded as a job's own durations are, 0 to
+// 2^32-1 (issue 20: backoff_base = 2^63-1 was taken and the failed job then
+// showed no due time); at the bound, a delayed job shows when it is due and
+// a dead one when it died.
+func TestSecondsSettingsBounded(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	for _, name := range []string{"max_age", "max_queue_age", "backoff_base", "backoff_max", "dead_retention"} {
+		for _, v := range []string{"9223372036854775807", "4294967296", `"4294967296"`} {
+			code, out := call(t, "PUT", api+"/topics/s/config", `{"`+name+`":`+v+`}`)
+			if msg, _ := out["error"].(string); code != 400 || !strings.Contains(msg, "seconds from 0 to 4294967295") {
+				t.Errorf("%s = %s: %d %v, want 400", name, v, code, out)
+			}
+		}
+	}
+	mustCall(t, 200, "PUT", api+"/topics/s/config", `{"backoff_base":4294967295,"backoff_max":4294967295,"dead_retention":4294967295,"max_age":4294967295}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"s-1","topic":"s","body":"x"}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"s-2","topic":"s","body":"x","retry":{"max_attempts":1}}`)
+	mustCall(t, 200, "POST", api+"/pop", `{"topics":["s"],"count":2}`)
+	delayed := mustCall(t, 200, "POST", api+"/jobs/s-1/fail", `{"error":"x"}`)
+	due, err := time.Parse(time.RFC3339Nano, fmt.Sprint(delayed["due"]))
+	if delayed["state"] != "delayed" || err != nil || time.Until(due) < 4294967000*time.Second {
+		t.Errorf("a job failed under the longest backoff: %v, want it delayed and due in 2^32-1 s", delayed)
+	}
+	dead := mustCall(t, 200, "POST", api+"/jobs/s-2/fail", `{"error":"x"}`)
+	if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(dead["dead_at"])); dead["state"] != "dead" || err != nil {
+		t.Errorf("a dead job: %v, want its dead_at", dead)
 	}
 }

@@ -23,8 +23,9 @@ import (
 // ErrBadRequest marks client mistakes in a request body (400).
 var ErrBadRequest = errors.New("bad request")
 
-// MaxSeconds is beanstalkd's limit for delays and TTRs: an unsigned 32-bit count of seconds.
-const MaxSeconds = math.MaxUint32
+// MaxSeconds is beanstalkd's limit for delays and TTRs, and every
+// duration's in gmq: an unsigned 32-bit count of seconds.
+const MaxSeconds = job.MaxSeconds
 
 // PushLimit bounds the JSON of one pushed job whose body is at most maxBody
 // bytes: the body may be escaped up to six times its size (\u00XX), plus
