@@ -158,3 +158,65 @@ func TestSecondsSettingsBounded(t *testing.T) {
 		t.Errorf("a dead job: %v, want its dead_at", dead)
 	}
 }
+
+// Errors say what the client asked for in its own terms (issue 20: an ack
+// of order-42 was answered "delete job 40: stale delivery", the store's
+// verb and number), and never hold a newline (errors.Join's).
+func TestErrorsInTheClientsTerms(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	internal := mustCall(t, 201, "POST", api+"/jobs", `{"id":"order-42","topic":"e","body":"x"}`)["internal_id"]
+	ready := mustCall(t, 201, "POST", api+"/jobs", `{"id":"ready-1","topic":"r","body":"x"}`)["internal_id"]
+	mustCall(t, 200, "POST", api+"/pop", `{"topics":["e"]}`)
+	mustCall(t, 200, "POST", api+"/jobs/order-42/release", `{"attempt":1}`)
+	mustCall(t, 200, "POST", api+"/pop", `{"topics":["e"]}`) // attempt 2
+	const stale = "stale delivery: attempt 1, the job is on attempt 2"
+	tests := []struct {
+		method, path, body string
+		code               int
+		want               string // the whole message, or of each failed item
+	}{
+		{"POST", "/jobs/order-42/ack", `{"attempt":1}`, 409, `ack "order-42": ` + stale},
+		{"POST", "/jobs/order-42/ack", `{"attempt":1,"next":{"topics":["e"]}}`, 409, `ack "order-42": ` + stale},
+		{"POST", "/jobs/order-42/touch", `{"attempt":1}`, 409, `touch "order-42": ` + stale},
+		{"POST", "/jobs/order-42/release", `{"attempt":1}`, 409, `release "order-42": ` + stale},
+		{"POST", "/jobs/order-42/bury", `{"attempt":1}`, 409, `bury "order-42": ` + stale},
+		{"POST", "/jobs/order-42/fail", `{"attempt":1}`, 409, `fail "order-42": ` + stale},
+		{"POST", "/jobs/order-42/kick", ``, 409, `kick "order-42": the job is reserved`},
+		{"POST", "/jobs/ready-1/touch", ``, 409, `touch "ready-1": the job is ready`},
+		{"POST", "/jobs/ready-1/bury", ``, 409, `bury "ready-1": the job is ready`},
+		{"GET", "/jobs/999999", ``, 404, `job "999999": not found`},
+		{"POST", "/jobs/999999/ack", ``, 404, `ack "999999": not found`},
+		{"DELETE", "/jobs/999999", ``, 404, `delete "999999": not found`},
+		{"POST", "/jobs/nobody-1/touch", ``, 404, `touch "nobody-1": not found`},
+		{"POST", "/ack", `{"jobs":[{"id":"order-42","attempt":1}]}`, 200, stale},
+		{"POST", "/ack", `{"jobs":[{"id":"999999"}],"next":{"topics":["e"]}}`, 200, "not found"},
+		{"POST", "/fail", `{"jobs":[{"id":"order-42","attempt":1}]}`, 200, stale},
+		{"GET", "/pop", ``, 400, "bad request: give at least one ?topic="},
+		{"GET", "/pop?topic=e&timeout=x", ``, 400, `bad request: timeout must be a number of seconds, got "x"`},
+		{"POST", "/jobs/order-42/ack?attempt=x", ``, 400, "bad request: attempt must be a whole number"},
+		{"GET", "/topics/nothing", ``, 404, `not found`},
+	}
+	for _, tt := range tests {
+		code, out := call(t, tt.method, api+tt.path, tt.body)
+		var msgs []string
+		if failed, ok := out["failed"].([]any); ok {
+			for _, f := range failed {
+				msgs = append(msgs, fmt.Sprint(f.(map[string]any)["error"]))
+			}
+		} else {
+			msgs = append(msgs, fmt.Sprint(out["error"]))
+		}
+		for _, msg := range msgs {
+			if code != tt.code || msg != tt.want && !(tt.code == 404 && tt.path == "/topics/nothing" && strings.HasSuffix(msg, tt.want)) {
+				t.Errorf("%s %s %s: %d %q, want %d %q", tt.method, tt.path, tt.body, code, msg, tt.code, tt.want)
+			}
+			if strings.Contains(msg, "\n") || strings.Contains(msg, fmt.Sprintf("%.0f", internal)) || strings.Contains(msg, fmt.Sprintf("%.0f", ready)) {
+				t.Errorf("%s %s: %q holds a newline or a store number", tt.method, tt.path, msg)
+			}
+		}
+		if len(msgs) == 0 {
+			t.Errorf("%s %s: %v, no failure", tt.method, tt.path, out)
+		}
+	}
+}

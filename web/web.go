@@ -243,7 +243,7 @@ func (s *Server) failure(c *gin.Context, err error, out gin.H) (int, gin.H) {
 	if code == http.StatusServiceUnavailable {
 		c.Header("Retry-After", "1")
 	}
-	out["error"] = publicMessage(err)
+	out["error"] = clientMessage(c, err)
 	var acked *job.AckedError
 	if errors.As(err, &acked) && c.Param("id") != "" {
 		out["acked"] = c.Param("id")
@@ -251,13 +251,20 @@ func (s *Server) failure(c *gin.Context, err error, out gin.H) (int, gin.H) {
 	return code, out
 }
 
-// publicMessage is what a client is told of err: its message, but for Redis
-// at maxmemory, whose raw reply names script hashes and lines (the log keeps it).
+// publicMessage is what a client is told of err: its message on one line,
+// but for Redis at maxmemory, whose raw reply names script hashes and lines
+// (the log keeps it), and for the expected outcomes of an operation on one
+// job, said without the store's verbs and numbers (jobOutcome): the job of
+// a batch's failed list, whose id is beside it, or of a route that names it
+// (clientMessage adds the verb and id).
 func publicMessage(err error) string {
+	if msg, ok := jobOutcome(err); ok {
+		return msg
+	}
 	if errors.Is(err, job.ErrOutOfMemory) {
 		return "redis is out of memory (its maxmemory is reached): retry later; pops and acks still work"
 	}
-	return err.Error()
+	return oneLine(err.Error())
 }
 
 func statusOf(err error) int {

@@ -1,0 +1,70 @@
+package web
+
+import (
+	"errors"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gmq/gmq/job"
+)
+
+// clientMessage is what the client is told of err, in its own terms. A
+// request on one job (/api/v1/jobs/:id/...) that met an expected outcome is
+// answered with the client's verb and id, e.g. `ack "order-42": stale
+// delivery: attempt 1, the job is on attempt 2`, not with the store's
+// (`delete job 40: ...`: an ack is a delete there, and a client id its
+// number). Other requests are told publicMessage,
+// but a not-found keeps its own words there ("topic \"t\": not found").
+func clientMessage(c *gin.Context, err error) string {
+	if id := c.Param("id"); id != "" && strings.HasPrefix(c.FullPath(), "/api/v1/jobs/:id") {
+		if msg, ok := jobOutcome(err); ok {
+			return jobVerb(c) + " " + strconv.Quote(id) + ": " + msg
+		}
+	}
+	if errors.Is(err, job.ErrNotFound) {
+		return oneLine(err.Error())
+	}
+	return publicMessage(err)
+}
+
+// jobVerb is the client's name for a request on one job: the action at the
+// end of its path (ack, release, bury, touch, kick, fail), delete for
+// DELETE, and "job" for a lookup.
+func jobVerb(c *gin.Context) string {
+	switch {
+	case c.Request.Method == "DELETE":
+		return "delete"
+	case strings.HasSuffix(c.FullPath(), "/:id"):
+		return "job"
+	}
+	return path.Base(c.FullPath())
+}
+
+// jobOutcome words the expected outcomes of an operation on one job without
+// the store's verbs and numbers: "stale delivery: attempt 1, the job is on
+// attempt 2", "the job is ready", "not found"; ok is false for any other
+// error. An ack that went through before what followed it failed is not an
+// outcome of the job: its own message says so.
+func jobOutcome(err error) (string, bool) {
+	var acked *job.AckedError
+	var stale *job.StaleError
+	var state *job.StateError
+	switch {
+	case errors.As(err, &acked):
+		return "", false
+	case errors.As(err, &stale):
+		return stale.Error(), true
+	case errors.As(err, &state):
+		return "the job is " + state.State.String(), true
+	case errors.Is(err, job.ErrNotFound):
+		return job.ErrNotFound.Error(), true
+	}
+	return "", false
+}
+
+// oneLine is an error's message on one line: errors.Join puts a newline
+// between the messages it joins, which a client would show as it is.
+func oneLine(msg string) string { return strings.ReplaceAll(msg, "\n", ": ") }
