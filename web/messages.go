@@ -16,8 +16,8 @@ import (
 // answered with the client's verb and id, e.g. `ack "order-42": stale
 // delivery: attempt 1, the job is on attempt 2`, not with the store's
 // (`delete job 40: ...`: an ack is a delete there, and a client id its
-// number). Other requests are told publicMessage,
-// but a not-found keeps its own words there ("topic \"t\": not found").
+// number). Other requests are told publicMessage, but a not-found keeps its
+// own words there ("topic \"t\": not found").
 func clientMessage(c *gin.Context, err error) string {
 	if id := c.Param("id"); id != "" && strings.HasPrefix(c.FullPath(), "/api/v1/jobs/:id") {
 		if msg, ok := jobOutcome(err); ok {
