@@ -16,7 +16,7 @@ import (
 // fail reports a consumer's failure of a job: {"attempt": n, "error": "..."}.
 // The answer is the job as it now is: delayed for its next attempt, or dead.
 func (s *Server) fail(c *gin.Context) (int, any, error) {
-	call, err := s.jobCall(c)
+	call, err := s.jobCall(c, "fail")
 	if err != nil {
 		return 0, nil, err
 	}

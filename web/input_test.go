@@ -75,6 +75,11 @@ func TestUnknownFieldsRefused(t *testing.T) {
 		{"bury", "/jobs/k-1/bury", `{"attempts":1}`, `unknown field "attempts"`},
 		{"touch", "/jobs/k-1/touch", `{"ttr":60}`, `unknown field "ttr"`},
 		{"fail", "/jobs/k-1/fail", `{"attempt":1,"reason":"x"}`, `unknown field "reason"`},
+		// Another action's field is refused too: an ack does not release.
+		{"ack with a delay", "/jobs/k-1/ack", `{"attempt":1,"delay":5}`, `unknown field "delay"`},
+		{"touch with a priority", "/jobs/k-1/touch", `{"priority":5}`, `unknown field "priority"`},
+		{"bury with an error", "/jobs/k-1/bury", `{"error":"x"}`, `unknown field "error"`},
+		{"fail with next", "/jobs/k-1/fail", `{"next":{"topics":["k"]}}`, `unknown field "next"`},
 		{"batch ack, the object", "/ack", `{"jobs":[{"id":"k-1"}],"pop":{"topics":["k"]}}`, `unknown field "pop"`},
 		{"batch ack, a job", "/ack", `{"jobs":[{"id":"k-1","attempt":1,"topic":"k"}]}`, `job 0: bad request: unknown field "topic"`},
 		{"batch fail, a job", "/fail", `{"jobs":[{"id":"k-1","err":"x"}]}`, `unknown field "err"`},

@@ -173,20 +173,27 @@ type jobCall struct {
 	Error    string      // fail only: why
 }
 
-// jobCallFields are the fields of a job action's body, each action's together
-// (one parser reads them all): attempt; release's delay; release's and
-// bury's priority (alias pri); fail's error; ack's next.
-var jobCallFields = []string{"attempt", "delay", "priority", "pri", "error", "next"}
+// jobCallFields are the fields each job action's body may hold, so that a
+// field another action takes ({"delay": 5} on an ack) is refused too, not
+// ignored.
+var jobCallFields = map[string][]string{
+	"ack":     {"attempt", "next"},
+	"release": {"attempt", "delay", "priority", "pri"},
+	"bury":    {"attempt", "priority", "pri"},
+	"touch":   {"attempt"},
+	"fail":    {"attempt", "error"},
+}
 
-// parseJobCall decodes the optional body of a job action; an empty body is no arguments.
-func parseJobCall(data []byte) (jobCall, error) {
+// parseJobCall decodes the optional body of a job action (a key of
+// jobCallFields); an empty body is no arguments.
+func parseJobCall(data []byte, action string) (jobCall, error) {
 	call := jobCall{Priority: job.KeepPriority}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return call, nil
 	}
 	f, err := jobjson.Decode(data)
 	if err == nil {
-		err = f.Only("a job action (ack, release, bury, touch, fail)", jobCallFields...)
+		err = f.Only("a job's "+action, jobCallFields[action]...)
 	}
 	if err != nil {
 		return call, err

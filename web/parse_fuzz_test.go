@@ -85,15 +85,17 @@ func FuzzParseJobCall(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := parseJobCall(data)
-		if err != nil {
-			if !errors.Is(err, errBadRequest) {
-				t.Fatalf("error %v is not a bad request", err)
+		for action := range jobCallFields {
+			c, err := parseJobCall(data, action)
+			if err != nil {
+				if !errors.Is(err, errBadRequest) {
+					t.Fatalf("%s: error %v is not a bad request", action, err)
+				}
+				continue
 			}
-			return
-		}
-		if c.Attempt < 0 || c.Delay < 0 || (c.Priority < 0 && c.Priority != job.KeepPriority) || c.Priority > maxSeconds {
-			t.Fatalf("accepted %+v", c)
+			if c.Attempt < 0 || c.Delay < 0 || (c.Priority < 0 && c.Priority != job.KeepPriority) || c.Priority > maxSeconds {
+				t.Fatalf("%s: accepted %+v", action, c)
+			}
 		}
 	})
 }

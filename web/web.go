@@ -452,12 +452,12 @@ func (s *Server) deleteJob(c *gin.Context) (int, any, error) {
 }
 
 // jobCall reads the optional arguments of a job action from the body or the query.
-func (s *Server) jobCall(c *gin.Context) (jobCall, error) {
+func (s *Server) jobCall(c *gin.Context, action string) (jobCall, error) {
 	data, err := s.body(c, 64<<10)
 	if err != nil {
 		return jobCall{}, err
 	}
-	call, err := parseJobCall(data)
+	call, err := parseJobCall(data, action)
 	if err == nil && c.Query("attempt") != "" {
 		call.Attempt, err = strconv.Atoi(c.Query("attempt"))
 		if err != nil || call.Attempt < 0 {
@@ -471,7 +471,7 @@ func (s *Server) jobCall(c *gin.Context) (jobCall, error) {
 // (200) or nothing within the timeout (204), or with a count, like a batch
 // pop; a failed ack pops nothing.
 func (s *Server) ack(c *gin.Context) (int, any, error) {
-	call, err := s.jobCall(c)
+	call, err := s.jobCall(c, "ack")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -538,7 +538,7 @@ func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) release(c *gin.Context) (int, any, error) {
-	call, err := s.jobCall(c)
+	call, err := s.jobCall(c, "release")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -546,7 +546,7 @@ func (s *Server) release(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) bury(c *gin.Context) (int, any, error) {
-	call, err := s.jobCall(c)
+	call, err := s.jobCall(c, "bury")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -554,7 +554,7 @@ func (s *Server) bury(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) touch(c *gin.Context) (int, any, error) {
-	call, err := s.jobCall(c)
+	call, err := s.jobCall(c, "touch")
 	if err != nil {
 		return 0, nil, err
 	}
