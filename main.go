@@ -46,15 +46,9 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "start":
-		if err := start(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "gmq:", err)
-			os.Exit(1)
-		}
+		exit("gmq:", start(os.Args[2:]))
 	case "bench":
-		if err := bench(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "gmq bench:", err)
-			os.Exit(1)
-		}
+		exit("gmq bench:", bench(os.Args[2:]))
 	case "version", "--version", "-v":
 		fmt.Println("gmq", version)
 	default:
@@ -64,6 +58,41 @@ func main() {
 		fmt.Fprintf(os.Stderr, "gmq: unknown command %q\n%s", os.Args[1], usage)
 		os.Exit(2)
 	}
+}
+
+// errUsage marks a command line that was not fully understood: exit 2.
+var errUsage = errors.New("usage error")
+
+// exit ends a command that returned err: 0 for none or a -h the flag
+// package answered, 2 for a usage error, else 1, with err on stderr.
+func exit(prefix string, err error) {
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, prefix, err)
+		os.Exit(2)
+	}
+	fmt.Fprintln(os.Stderr, prefix, err)
+	os.Exit(1)
+}
+
+// parseAll parses args and refuses any that are left over: the flag package
+// stops at the first argument that is not a flag, so `start --http ADDR
+// conf.ini --token T` would otherwise start without the token, silently.
+func parseAll(flags *flag.FlagSet, args []string) error {
+	if err := flags.Parse(args); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if rest := flags.Args(); len(rest) > 0 {
+		hint := ""
+		if strings.HasSuffix(rest[0], ".ini") {
+			hint = fmt.Sprintf(" (a configuration file is given with -c %s)", rest[0])
+		}
+		return fmt.Errorf("%w: gmq %s: unexpected argument %q%s; nothing after it was read, so nothing was started\nrun gmq %s -h for the flags",
+			errUsage, flags.Name(), rest[0], hint, flags.Name())
+	}
+	return nil
 }
 
 func start(args []string) error {
@@ -76,7 +105,7 @@ func start(args []string) error {
 	flags.String("rpc", "", `gmq JSON-RPC listen address, overriding [rpc] addr ("" turns it off)`)
 	flags.String("kestrel", "", `kestrel's memcache protocol listen address, overriding [kestrel] addr ("" turns it off)`)
 	flags.String("token", "", "token the dashboard and HTTP API require, overriding [web] token and $GMQ_TOKEN")
-	if err := flags.Parse(args); err != nil {
+	if err := parseAll(flags, args); err != nil {
 		return err
 	}
 	cfg := config.Default()
@@ -215,7 +244,7 @@ func bench(args []string) error {
 	flags.DurationVar(&delay.Duration, "delay-for", 10*time.Second, "delay mode: how long to push")
 	flags.DurationVar(&delay.MaxDelay, "delay-max", 5*time.Second, "delay mode: delays are spread from 1s to this")
 	flags.IntVar(&opts.Batch, "batch", 1, "over HTTP: jobs per push request, and per pop (acked with the next pop); delay mode: per push request")
-	if err := flags.Parse(args); err != nil {
+	if err := parseAll(flags, args); err != nil {
 		return err
 	}
 	delay.Batch = opts.Batch
