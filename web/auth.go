@@ -29,7 +29,14 @@ const sessionLife = 12 * time.Hour
 // requireToken lets a request through when no token is configured, or when it
 // carries the token ("Authorization: Bearer <token>", the scheme in any case)
 // or a live dashboard session. Otherwise the API answers 401 and the
-// dashboard shows its login form.
+// dashboard shows its login form; a client address that sent more than
+// wrongTokens wrong ones within a minute is answered 429 instead (guesses).
+// A right token always passes, whatever its address sent before: a guesser
+// on the operator's address (127.0.0.1, a shared proxy) cannot lock the
+// operator out. So the limit does not stop a guess that is right; it makes
+// guessing loud (429s, a log line a burst) and slow for a client that
+// respects Retry-After. A long random token is the defence, and a short
+// one is warned of at start (web.New).
 func (s *Server) requireToken(c *gin.Context) {
 	if s.opts.Token == "" || s.tokenOK(c) {
 		return // gin runs the next handler
@@ -39,8 +46,33 @@ func (s *Server) requireToken(c *gin.Context) {
 		c.Abort()
 		return
 	}
+	addr := clientAddr(c)
+	if c.GetHeader("Authorization") != "" { // a wrong token, not a client that sent none
+		s.wrongToken(addr)
+	}
+	if !s.logins.allow(addr, time.Now()) {
+		c.Header("Retry-After", "60")
+		c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "too many wrong tokens from this address: try again in a minute"})
+		return
+	}
 	c.Header("WWW-Authenticate", `Bearer realm="gmq"`)
 	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "this gmq requires a token: send Authorization: Bearer <token>"})
+}
+
+// wrongToken counts a wrong token from addr, and logs the first past the
+// limit (one line a minute per address at most).
+func (s *Server) wrongToken(addr string) {
+	if s.logins.failed(addr, time.Now()) == wrongTokens+1 {
+		s.log.Warn("too many wrong tokens from one address: answering it 429 for the rest of the minute", "addr", addr)
+	}
+}
+
+func clientAddr(c *gin.Context) string {
+	addr, _, err := net.SplitHostPort(c.Request.RemoteAddr)
+	if err != nil {
+		return c.Request.RemoteAddr
+	}
+	return addr
 }
 
 func (s *Server) tokenOK(c *gin.Context) bool {
@@ -86,12 +118,7 @@ func (ss *sessions) open(expiry time.Time) string {
 }
 
 func (ss *sessions) valid(value string, now time.Time) bool {
-	i := strings.LastIndexByte(value, '.')
-	if i < 0 || !hmac.Equal([]byte(value[i+1:]), []byte(ss.mac(value[:i]))) {
-		return false
-	}
-	exp, err := strconv.ParseInt(value[:strings.IndexByte(value, '.')], 10, 64)
-	if err != nil || now.Unix() >= exp {
+	if !ss.verify(value, now) {
 		return false
 	}
 	ss.mu.Lock()
@@ -100,17 +127,27 @@ func (ss *sessions) valid(value string, now time.Time) bool {
 	return !closed
 }
 
+// verify says whether value is a session this token made (its MAC holds)
+// and has not expired.
+func (ss *sessions) verify(value string, now time.Time) bool {
+	i := strings.LastIndexByte(value, '.')
+	if i < 0 || !hmac.Equal([]byte(value[i+1:]), []byte(ss.mac(value[:i]))) {
+		return false
+	}
+	exp, err := strconv.ParseInt(value[:strings.IndexByte(value, '.')], 10, 64)
+	return err == nil && now.Unix() < exp
+}
+
 // close ends a session on this broker (other brokers sharing the token
-// accept it until it expires; the browser drops it at once).
+// accept it until it expires; the browser drops it at once). Only a value
+// that verifies is remembered: the logout needs no token, so anything else
+// would let anyone fill the set (800 logouts with 1 MB cookies took 940 MB).
+// Verified values are as many as logins, which need the token.
 func (ss *sessions) close(value string, now time.Time) {
-	i := strings.IndexByte(value, '.')
-	if i < 0 {
+	if !ss.verify(value, now) {
 		return
 	}
-	exp, err := strconv.ParseInt(value[:i], 10, 64)
-	if err != nil {
-		return
-	}
+	exp, _ := strconv.ParseInt(value[:strings.IndexByte(value, '.')], 10, 64)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for v, e := range ss.closed { // forget the expired, so the set stays small
@@ -121,8 +158,9 @@ func (ss *sessions) close(value string, now time.Time) {
 	ss.closed[value] = time.Unix(exp, 0)
 }
 
-// loginLimit allows loginTries wrong tokens per client address per minute.
-const loginTries = 5
+// wrongTokens is how many wrong tokens a client address may send a minute,
+// through the login form and the Authorization header together.
+const wrongTokens = 5
 
 // loginGuard counts wrong tokens per client address, per minute.
 type loginGuard struct {
@@ -131,22 +169,30 @@ type loginGuard struct {
 	wrong  map[string]int
 }
 
-// allow says whether addr may try a token now.
-func (g *loginGuard) allow(addr string, now time.Time) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// roll starts a new minute when the last one is over. g.mu is held.
+func (g *loginGuard) roll(now time.Time) {
 	if now.Sub(g.window) >= time.Minute || g.wrong == nil {
 		g.window, g.wrong = now, map[string]int{}
 	}
-	return g.wrong[addr] < loginTries
 }
 
-func (g *loginGuard) failed(addr string) {
+// allow says whether addr is still within its wrong tokens this minute.
+func (g *loginGuard) allow(addr string, now time.Time) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.wrong) < 100_000 { // a flood of addresses only fills it for a minute
+	g.roll(now)
+	return g.wrong[addr] <= wrongTokens
+}
+
+// failed counts a wrong token from addr and returns its count this minute.
+func (g *loginGuard) failed(addr string, now time.Time) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.roll(now)
+	if _, ok := g.wrong[addr]; ok || len(g.wrong) < 100_000 { // a flood of addresses only fills it for a minute
 		g.wrong[addr]++
 	}
+	return g.wrong[addr]
 }
 
 // loginForm is the dashboard's only page that needs no token.
@@ -163,18 +209,16 @@ func (s *Server) loginPage(c *gin.Context) {
 }
 
 func (s *Server) login(c *gin.Context) {
-	addr, _, err := net.SplitHostPort(c.Request.RemoteAddr)
-	if err != nil {
-		addr = c.Request.RemoteAddr
-	}
-	if !s.logins.allow(addr, time.Now()) {
-		c.Header("Retry-After", "60")
-		page := strings.Replace(loginForm, "%s", `<p class="error">Too many wrong tokens: try again in a minute.</p>`, 1)
-		c.Data(http.StatusTooManyRequests, "text/html; charset=utf-8", []byte(page))
-		return
-	}
+	// The token first: a right one always signs in (see requireToken).
 	if s.opts.Token == "" || !s.sameToken(c.PostForm("token")) {
-		s.logins.failed(addr)
+		addr := clientAddr(c)
+		s.wrongToken(addr)
+		if !s.logins.allow(addr, time.Now()) {
+			c.Header("Retry-After", "60")
+			page := strings.Replace(loginForm, "%s", `<p class="error">Too many wrong tokens: try again in a minute.</p>`, 1)
+			c.Data(http.StatusTooManyRequests, "text/html; charset=utf-8", []byte(page))
+			return
+		}
 		page := strings.Replace(loginForm, "%s", `<p class="error">Wrong token.</p>`, 1)
 		c.Data(http.StatusUnauthorized, "text/html; charset=utf-8", []byte(page))
 		return

@@ -78,11 +78,19 @@ type Server struct {
 	logins   loginGuard // wrong tokens per client address
 }
 
+// minTokenLen is the token length under which New warns (16 random bytes
+// written as hex are 32).
+const minTokenLen = 16
+
 // New builds the HTTP API over d. Every option must be set (the defaults
 // are config.Default's) but Token, AllowedHosts, Others and Log.
 func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Token != "" && len(opts.Token) < minTokenLen {
+		opts.Log.Warn("the token is short: a guesser that ignores the 429s can try tokens as fast as the broker answers; "+
+			"use a long random one, e.g. openssl rand -hex 32", "length", len(opts.Token), "want_at_least", minTokenLen)
 	}
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now(), budget: newBodyBudget(opts.BodyMemory),
