@@ -145,6 +145,10 @@ func start(args []string) error {
 		log.Warn("a port without authentication listens beyond loopback: anyone who reaches it can push, pop and delete jobs"+
 			" (the token guards only HTTP)", "listen", open)
 	}
+	if cfg.MetricsBeyondToken() {
+		log.Warn("the metrics listener serves /metrics without the token beyond loopback: anyone who reaches it reads "+
+			"topic names and counts (the token guards only the HTTP port); bind it to 127.0.0.1 or firewall it", "listen", cfg.MetricsAddr)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	reload := func() (config.Config, error) {

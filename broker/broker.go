@@ -144,7 +144,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 			RequestTimeout: cfg.RequestTimeout, Observe: observe("kestrel"), Log: opts.Log})})
 	}
 	if cfg.MetricsAddr != "" {
-		b.fronts = append(b.fronts, &front{name: "metrics", addr: cfg.MetricsAddr, fe: m.NewServer()})
+		b.fronts = append(b.fronts, &front{name: "metrics", addr: cfg.MetricsAddr, fe: m.NewServer(config.IsLoopback(cfg.MetricsAddr), cfg.AllowedHosts)})
 	}
 	for _, f := range b.fronts[1:] {
 		others[f.name] = f.fe

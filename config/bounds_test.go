@@ -42,3 +42,24 @@ func TestDurationBounds(t *testing.T) {
 		}
 	}
 }
+
+// A metrics listener beyond loopback next to a token is warned of at start.
+func TestMetricsBeyondToken(t *testing.T) {
+	for _, tt := range []struct {
+		token, addr string
+		want        bool
+	}{
+		{"", "0.0.0.0:9100", false},
+		{"t", "", false},
+		{"t", "127.0.0.1:9100", false},
+		{"t", "localhost:9100", false},
+		{"t", "0.0.0.0:9100", true},
+		{"t", ":9100", true},
+	} {
+		c := Default()
+		c.Token, c.MetricsAddr = tt.token, tt.addr
+		if got := c.MetricsBeyondToken(); got != tt.want {
+			t.Errorf("token %q, [metrics] addr %q: %v, want %v", tt.token, tt.addr, got, tt.want)
+		}
+	}
+}

@@ -543,6 +543,13 @@ func (c Config) OpenPorts() []string {
 	return open
 }
 
+// MetricsBeyondToken reports whether the metrics' own listener serves
+// beyond loopback while a token guards the HTTP port: it needs no token, so
+// the token would look like it hid the topic names and counts it shows.
+func (c Config) MetricsBeyondToken() bool {
+	return c.Token != "" && c.MetricsAddr != "" && !IsLoopback(c.MetricsAddr)
+}
+
 // CheckOpenPorts refuses a token alongside open unauthenticated ports,
 // unless allow_open_ports says the operator guards them another way: the
 // token would look like it protects the broker while those ports do not.

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/gmq/gmq/internal/hostname"
 )
 
 // Server serves /metrics alone, on a listener of its own ([metrics] addr),
@@ -17,12 +20,26 @@ type Server struct {
 	conns atomic.Int64
 }
 
-// NewServer returns the metrics' own HTTP server.
-func (m *Metrics) NewServer() *Server {
+// NewServer returns the metrics' own HTTP server. When it listens on
+// loopback only, it answers only to loopback host names and allowedHosts,
+// as the API does (package hostname): a page on a DNS name rebound to
+// 127.0.0.1 cannot read it.
+func (m *Metrics) NewServer(loopback bool, allowedHosts []string) *Server {
 	s := &Server{}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	var handler http.Handler = mux
+	if loopback {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !hostname.Local(r.Host, allowedHosts) {
+				http.Error(w, "this metrics listener is on loopback and answers only to loopback host names, not "+
+					strconv.Quote(r.Host)+" (add it to [web] allowed_hosts)", http.StatusMisdirectedRequest)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		IdleTimeout: time.Minute, ConnState: func(_ net.Conn, st http.ConnState) {
 			switch st {
 			case http.StateNew:

@@ -2,13 +2,14 @@ package web
 
 import (
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/gmq/gmq/internal/hostname"
 )
 
 // The guards below are what keeps a web page in the operator's browser from
@@ -30,32 +31,11 @@ func securityHeaders(c *gin.Context) {
 // browser treats as a site of its own, origin checks and all. Names in
 // [web] allowed_hosts are accepted too (a proxy's name).
 func (s *Server) checkHost(c *gin.Context) {
-	if !s.opts.Loopback {
-		return
-	}
-	host := c.Request.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.ToLower(strings.Trim(host, "[]"))
-	// No Host at all (HTTP/1.0) is no browser's request.
-	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") || s.allowedHost(host) {
-		return
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if !s.opts.Loopback || hostname.Local(c.Request.Host, s.opts.AllowedHosts) {
 		return
 	}
 	c.AbortWithStatusJSON(http.StatusMisdirectedRequest, gin.H{"error": "this broker listens on loopback and answers only to loopback host names, not " +
 		strconv.Quote(c.Request.Host) + " (add it to [web] allowed_hosts)"})
-}
-
-func (s *Server) allowedHost(host string) bool {
-	for _, h := range s.opts.AllowedHosts {
-		if strings.EqualFold(h, host) {
-			return true
-		}
-	}
-	return false
 }
 
 // sameOrigin refuses a request a browser sent from another origin: its
