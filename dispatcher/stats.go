@@ -52,15 +52,18 @@ func (d *Dispatcher) TopicStats(ctx context.Context, topic string) (job.TopicSta
 }
 
 // Topics returns the stats of up to limit topics, in name order, starting
-// after the first offset ones, and how many topics there are. Topics left
-// with no job and no pause are forgotten on the way.
+// after the first offset ones (none past the end), and how many topics there
+// are. It is a read and changes nothing: an empty topic stays until it is
+// deleted or its max_queue_age forgets it (listing used to forget empty
+// topics, so a topic just listed answered 404).
 func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]job.TopicStats, int, error) {
 	names, err := d.pool.Topics(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
 	total := len(names)
-	names = names[min(offset, total):min(offset+limit, total)]
+	start := min(max(offset, 0), total)
+	names = names[start : start+min(max(limit, 0), total-start)] // no offset+limit: it may overflow
 	out := make([]job.TopicStats, 0, len(names))
 	for _, name := range names {
 		s, err := d.pool.TopicStats(ctx, name)
@@ -69,11 +72,6 @@ func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]job.Topic
 		}
 		if err != nil {
 			return nil, 0, err
-		}
-		if s.Ready+s.Delayed+s.Reserved+s.Buried == 0 && !s.Paused() {
-			if _, err := d.pool.ForgetTopic(ctx, name); err != nil {
-				return nil, 0, err
-			}
 		}
 		out = append(out, s)
 	}

@@ -15,13 +15,16 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
+// maxTopicsPage is the most topics one GET /api/v1/topics answers (and its
+// default): each costs a read of its stats.
+const maxTopicsPage = 1000
+
 func (s *Server) topics(c *gin.Context) (int, any, error) {
-	offset, err1 := queryInt(c, "offset", 0)
-	limit, err2 := queryInt(c, "limit", 1000)
-	if err := errors.Join(err1, err2); err != nil {
+	p, err := parsePage(c.Query("offset"), c.Query("limit"), maxTopicsPage, maxTopicsPage)
+	if err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.d.Topics(c, offset, max(limit, 1))
+	list, total, err := s.d.Topics(c, p.offset, p.limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -29,19 +32,7 @@ func (s *Server) topics(c *gin.Context) (int, any, error) {
 	for i, t := range list {
 		views[i] = topicView(t)
 	}
-	return http.StatusOK, gin.H{"total": total, "offset": offset, "topics": views}, nil
-}
-
-func queryInt(c *gin.Context, name string, def int) (int, error) {
-	v := c.Query(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, errors.Join(errBadRequest, errors.New(name+" must be a whole number"))
-	}
-	return n, nil
+	return http.StatusOK, gin.H{"total": total, "offset": p.offset, "topics": views}, nil
 }
 
 func (s *Server) topic(c *gin.Context) (int, any, error) {
@@ -61,8 +52,17 @@ func (s *Server) fields(c *gin.Context) (jobjson.Fields, error) {
 	return jobjson.Decode(data)
 }
 
-func (s *Server) kickTopic(c *gin.Context) (int, any, error) {
+// onlyFields is fields refusing any field but names, naming it (400).
+func (s *Server) onlyFields(c *gin.Context, what string, names ...string) (jobjson.Fields, error) {
 	f, err := s.fields(c)
+	if err == nil {
+		err = f.Only(what, names...)
+	}
+	return f, err
+}
+
+func (s *Server) kickTopic(c *gin.Context) (int, any, error) {
+	f, err := s.onlyFields(c, "a kick", "bound")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -80,7 +80,7 @@ func (s *Server) kickTopic(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) pause(c *gin.Context) (int, any, error) {
-	f, err := s.fields(c)
+	f, err := s.onlyFields(c, "a pause", "seconds")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -210,7 +210,7 @@ func (s *Server) status(c *gin.Context) (int, any, error) {
 // setStatus sets the status of every broker sharing the Redis:
 // {"status": "up" | "writeavoid" | "readonly" | "quiescent"}.
 func (s *Server) setStatus(c *gin.Context) (int, any, error) {
-	f, err := s.fields(c)
+	f, err := s.onlyFields(c, "a status", "status")
 	if err != nil {
 		return 0, nil, err
 	}
