@@ -38,6 +38,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadRequest$$' -fuzztime $(FUZZTIME) ./beanstalk
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJob$$' -fuzztime $(FUZZTIME) ./gmqrpc
 	$(GO) test -run '^$$' -fuzz '^FuzzReadRequest$$' -fuzztime $(FUZZTIME) ./kestrel
+	$(GO) test -run '^$$' -fuzz '^FuzzLooksLikeHTTP$$' -fuzztime $(FUZZTIME) ./internal/tcpserver
 
 # Throughput of the store and the HTTP API, with Redis's own EVALSHA rate as
 # the ceiling, measured in one run (see docs/PERFORMANCE.md).

@@ -67,11 +67,8 @@ func (s *Server) Serve(ln net.Listener) error { return s.tcp.Serve(ln) }
 
 // serveConn runs one client connection.
 func (s *Server) serveConn(nc net.Conn) {
-	if tcp, ok := nc.(*net.TCPConn); ok {
-		// Clients that write a command and its body separately would
-		// otherwise stall on Nagle and delayed ACKs.
-		_ = tcp.SetNoDelay(true) // an option that cannot be set leaves the connection usable
-	}
+	// No Nagle: Go sets TCP_NODELAY on every TCP connection it accepts, so
+	// clients that write a command and its body separately do not stall.
 	c := newConn(s, nc)
 	s.mu.Lock()
 	s.conns[c] = struct{}{}

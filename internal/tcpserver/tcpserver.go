@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 )
 
 // Server serves connections with a handler. Serve it once; Close it once.
 type Server struct {
-	handle func(net.Conn)
-	log    *slog.Logger
+	handle    func(net.Conn)
+	log       *slog.Logger
+	httpBurst *Burst // HTTP requests refused (httpguard.go)
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -23,11 +25,17 @@ type Server struct {
 	wg     sync.WaitGroup
 }
 
-// New returns a server that runs handle for each connection; the connection
-// is closed when handle returns. log (nil: none) gets a line per burst of
+// New returns a server that runs handle for each connection whose first
+// line is not HTTP (httpguard.go); the connection is closed when handle
+// returns. log (nil: none) gets a line per burst of
 // failed accepts.
 func New(handle func(net.Conn), log *slog.Logger) *Server {
-	return &Server{handle: handle, log: log, conns: map[net.Conn]struct{}{}}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{handle: handle, log: log, conns: map[net.Conn]struct{}{},
+		httpBurst: &Burst{Log: log, Every: 10 * time.Second,
+			Msg: "closed a connection that spoke HTTP to a non-HTTP port (a web page in a browser can send such requests)"}}
 }
 
 // Serve accepts connections until Close; it returns nil after Close. Accept
@@ -75,7 +83,11 @@ func (s *Server) serve(nc net.Conn) {
 		delete(s.conns, nc)
 		s.mu.Unlock()
 	}()
-	s.handle(nc)
+	served, refused := s.refuseHTTP(nc)
+	if refused {
+		return
+	}
+	s.handle(served)
 }
 
 func (s *Server) isClosed() bool {
