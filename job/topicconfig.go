@@ -32,7 +32,12 @@ type TopicConfig map[string]string
 //   - backoff (fixed, linear, exponential), backoff_base and backoff_max
 //     (seconds), backoff_jitter: the wait before a failed job's next attempt;
 //   - dead_retention: seconds a dead job is kept (0: for ever);
-//   - max_dead: the most dead jobs the topic keeps, the oldest dropped (0: no cap).
+//   - max_dead: the most dead jobs the topic keeps, the oldest dropped (0: no cap);
+//   - max_fanout: the most fanout children (parent+child) the topic has, 64
+//     when unset (0: no limit), so that one push's copies stay bounded;
+//   - fanout_on_read: a read (a pop, a peek, kestrel's get) of parent+child
+//     may make a new child (true, the default, as kestrel does), or only a
+//     push or a settings change may (false).
 var topicSettings = map[string]func(string) (string, error){
 	"max_items":             wholeNumber,
 	"max_size":              wholeNumber,
@@ -50,6 +55,8 @@ var topicSettings = map[string]func(string) (string, error){
 	"backoff_jitter":        boolean,
 	"dead_retention":        seconds,
 	"max_dead":              wholeNumber,
+	"max_fanout":            wholeNumber,
+	"fanout_on_read":        boolean,
 }
 
 // TopicSettingNames lists the settings gmq knows, sorted.

@@ -142,8 +142,14 @@ func (c *conn) line(s string) {
 }
 
 // storeFailure answers a store call's failure: SERVER_ERROR, which kestrel's
-// clients retry, and a closed connection, as kestrel does when it cannot serve.
+// clients retry, and a closed connection, as kestrel does when it cannot
+// serve; a refusal of the request itself (job.ErrInvalid: a limit, a bad
+// value) is a CLIENT_ERROR, and the connection reads on.
 func (c *conn) storeFailure(op string, err error) bool {
+	if errors.Is(err, job.ErrInvalid) { // the client's request, not the store: say so and read on
+		c.line("CLIENT_ERROR " + err.Error())
+		return true
+	}
 	c.s.log.Warn("kestrel: "+op+" failed", "err", err)
 	c.line("SERVER_ERROR " + err.Error())
 	return false

@@ -230,7 +230,7 @@ end
 for _, op in ipairs(ops) do
   local named = #op.ts
   if op.kind == 'push' then named = 1 end
-  for j = 1, named do reference(op.ts[j], now) end
+  for j = 1, named do reference(op.ts[j], now, op.kind ~= 'push') end
 end
 
 -- Phase 1: pushes, in order. A push to a parent topic stores a copy for

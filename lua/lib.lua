@@ -66,6 +66,8 @@ local CONFIGURED = '@configured'
 -- FANOUT_MARK, another, says some topic of the bucket has fanout children
 -- (set by set_children, never removed), so pushes elsewhere skip the lookup.
 local FANOUT_MARK = '@fanout'
+-- DEFAULT_MAX_FANOUT is max_fanout unset: pool/fanout.go's defaultMaxFanout.
+local DEFAULT_MAX_FANOUT = '64'
 local default_settings
 -- bucket_defaults returns the bucket's defaults hash (settings and marks),
 -- read once per script.
@@ -258,14 +260,23 @@ local function created(t, now)
   end
 end
 
--- reference lists topic t under its parent if it is a child and is not yet.
-local function reference(t, now)
+-- reference lists topic t under its parent if it is a child and is not yet,
+-- within the parent's limits; by_read says a read (pop, peek) names it.
+local function reference(t, now, by_read)
   local parent = parent_of(t.name)
   if not parent then return end
   local c = children(parent)
   for _, name in ipairs(c) do
     if name == t.name then return end
   end
+  -- The parent's limits (a child inherits its settings): at most max_fanout
+  -- children (0: no limit), so a push's copies stay bounded; none made by a
+  -- read (a pop, a peek) when fanout_on_read is false. A child refused here
+  -- is an ordinary topic that gets no copies; the pool says why before.
+  local cfg = topic_config(t)
+  if by_read and cfg.fanout_on_read == 'false' then return end
+  local most = tonumber(cfg.max_fanout or DEFAULT_MAX_FANOUT)
+  if most > 0 and #c >= most then return end
   local grown = {unpack(c)}
   grown[#grown + 1] = t.name
   set_children(parent, grown)

@@ -9,7 +9,7 @@
 -- of each job it expired that had one.
 local t = topic_keys(1, ARGV[2])
 local set = ARGV[3]
-reference(t, now_ms())
+reference(t, now_ms(), true)
 local function with_dropped(r)
   for _, v in ipairs(dropped_cids) do r[#r + 1] = v end
   return r

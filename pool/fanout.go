@@ -2,7 +2,16 @@ package pool
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
 )
 
 // fanoutCache remembers each parent topic's fanout children as a push
@@ -66,4 +75,70 @@ func (p *Pool) reference(ctx context.Context, topic string) error {
 	b := p.keys.bucketOf(topic)
 	return wrapRedis("reference "+topic, referenceScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
 		[]string{p.opts.Origin, topic}).Error())
+}
+
+// defaultMaxFanout is a topic's max_fanout when it is not set (lib.lua's
+// DEFAULT_MAX_FANOUT).
+const defaultMaxFanout = 64
+
+// checkChildren refuses, naming the limit, an operation that would make a
+// topic of topics a new fanout child past its parent's max_fanout, or by a
+// read (byRead: a pop, a peek) when the parent's fanout_on_read is false.
+// The scripts hold the same limits (lib.lua reference), race-free; a child
+// they decline is silently an ordinary topic, so this check is what tells
+// the client. A child already listed costs nothing: the pool's list of its
+// parent's children says so, refreshed here when it did not.
+func (p *Pool) checkChildren(ctx context.Context, topics []string, byRead bool) error {
+	for _, topic := range topics {
+		if err := p.checkChild(ctx, topic, byRead); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Pool) checkChild(ctx context.Context, topic string, byRead bool) error {
+	parent := Parent(topic)
+	if parent == topic || slices.Contains(p.fanout.get(parent), topic) {
+		return nil
+	}
+	c := p.client
+	res := c.DoMulti(ctx,
+		c.B().Hget().Key(p.keys.buckets[p.keys.bucketOf(parent)].fanout).Field(parent).Build(),
+		c.B().Hgetall().Key(p.keys.buckets[p.keys.bucketOf(parent)].defaults).Build(),
+		c.B().Hgetall().Key(p.keys.config(parent)).Build())
+	list, err := res[0].ToString()
+	if err != nil && !rueidis.IsRedisNil(err) {
+		return wrapRedis("fanout children", err)
+	}
+	children := strings.Fields(list)
+	if slices.Contains(children, topic) {
+		p.fanout.set(parent, children)
+		return nil
+	}
+	defaults, err1 := res[1].AsStrMap()
+	own, err2 := res[2].AsStrMap()
+	if err := errors.Join(err1, err2); err != nil {
+		return wrapRedis("fanout settings", err)
+	}
+	setting := func(name string) string { // the run layer over the file layer over the defaults
+		for _, v := range []string{own["run." + name], own["file." + name], defaults[name]} {
+			if v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	if byRead && setting("fanout_on_read") == "false" {
+		return fmt.Errorf("%q: %w: its parent %q makes no fanout child by a read (fanout_on_read = false); "+
+			"push to it, or set it up through its settings, to make it a child", topic, job.ErrInvalid, parent)
+	}
+	most := int64(defaultMaxFanout)
+	if v := setting("max_fanout"); v != "" {
+		most, _ = strconv.ParseInt(v, 10, 64) // stored canonical by job.CheckTopicSetting
+	}
+	if most > 0 && int64(len(children)) >= most {
+		return fmt.Errorf("%q: %w: its parent %q has %d fanout children, its max_fanout", topic, job.ErrInvalid, parent, len(children))
+	}
+	return nil
 }

@@ -182,6 +182,9 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 // popOp is one pop in bucket b's batch, in mode (popFirst, popBest, popPeek, popTake)
 // over a group of the bucket's topics.
 func (p *Pool) popOp(ctx context.Context, mode string, b int, group []string) ([]rueidis.RedisMessage, error) {
+	if err := p.checkChildren(ctx, group, true); err != nil {
+		return nil, err
+	}
 	reply, err := p.batch(ctx, b, opPop, group, mode)
 	return reply, wrapRedis("pop", err)
 }
@@ -477,6 +480,9 @@ func (p *Pool) peekNumber(ctx context.Context, n uint64) (*job.Job, error) {
 func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.Job, error) {
 	if s != job.Ready && s != job.Delayed && s != job.Buried {
 		return nil, fmt.Errorf("peek %s: %w: only ready, delayed and buried jobs can be peeked by topic", s, job.ErrInvalid)
+	}
+	if err := p.checkChild(ctx, topic, true); err != nil {
+		return nil, err
 	}
 	b := p.keys.bucketOf(topic)
 	reply, err := peekTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),

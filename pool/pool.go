@@ -225,6 +225,9 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 // ones, and the push is asked again with them. It returns the reply and the
 // children the push was made with.
 func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueidis.RedisMessage, []string, error) {
+	if err := p.checkChild(ctx, j.Topic, false); err != nil {
+		return nil, nil, fmt.Errorf("push: %w", err)
+	}
 	children := p.fanout.get(j.Topic)
 	for range 5 {
 		args := []string{m, strconv.FormatUint(uint64(j.Priority), 10), strconv.FormatInt(millis(j.TTR), 10),
