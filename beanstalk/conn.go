@@ -47,7 +47,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 // serve runs the connection until the client hangs up or quits, then gives
 // its reserved jobs back.
 func (c *conn) serve() {
-	tcpserver.Pipeline(c.ctx, c.hangUp, c.nc, c.w, func(r *bufio.Reader) (request, bool, error) {
+	tcpserver.Pipeline(c.ctx, c.hangUp, c.nc, c.w, c.s.opts.ReadTimeout, func(r *bufio.Reader) (request, bool, error) {
 		req, err := readRequest(r, c.s.opts.MaxJobSize)
 		return req, false, err
 	}, c.handle)

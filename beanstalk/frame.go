@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/gmq/gmq/internal/tcpserver"
 )
 
 // maxLine is beanstalkd's command line buffer: a line, CRLF included, may be
@@ -76,8 +78,8 @@ func readRequest(r *bufio.Reader, maxJobSize int) (request, error) {
 		req.reply = msgBadFormat
 		return req, nil
 	}
-	body := make([]byte, size)
-	if _, err := io.ReadFull(r, body); err != nil {
+	body, err := tcpserver.ReadBody(r, int(size))
+	if err != nil {
 		return request{}, err
 	}
 	if !bytes.HasSuffix(body, []byte("\r\n")) {

@@ -21,6 +21,9 @@ type Options struct {
 	MaxJobSize int // bytes; beanstalkd's default is 65535
 	// RequestTimeout bounds the store calls a command makes (a reserve: plus its wait).
 	RequestTimeout time.Duration
+	// ReadTimeout bounds how long a command, once begun, may take to arrive
+	// (0: no limit); an idle connection waits as long as it likes.
+	ReadTimeout time.Duration
 	// Observe, when set, is told how long each command took (for metrics).
 	Observe func(op string, took time.Duration)
 	Log     *slog.Logger

@@ -130,7 +130,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	b.fronts = []*front{{name: "http", addr: cfg.HTTP, fe: api}}
 	if cfg.BeanstalkAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "beanstalk", addr: cfg.BeanstalkAddr, fe: beanstalk.New(b.d,
-			beanstalk.Options{MaxJobSize: cfg.MaxJobSize, RequestTimeout: cfg.RequestTimeout, Observe: observe("beanstalk"), Log: opts.Log})})
+			beanstalk.Options{MaxJobSize: cfg.MaxJobSize, RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Observe: observe("beanstalk"), Log: opts.Log})})
 	}
 	if cfg.RPCAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "rpc", addr: cfg.RPCAddr, fe: gmqrpc.New(b.d, gmqrpc.Options{
@@ -141,7 +141,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	if cfg.KestrelAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: kestrel.New(b.d, kestrel.Options{
 			Version: opts.Version, Reload: b.Reload, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
-			RequestTimeout: cfg.RequestTimeout, Observe: observe("kestrel"), Log: opts.Log})})
+			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Observe: observe("kestrel"), Log: opts.Log})})
 	}
 	if cfg.MetricsAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "metrics", addr: cfg.MetricsAddr, fe: m.NewServer(config.IsLoopback(cfg.MetricsAddr), cfg.AllowedHosts)})

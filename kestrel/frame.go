@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/gmq/gmq/internal/tcpserver"
 )
 
 // maxLine is the longest command line, its line end excluded: a queue name
@@ -92,8 +94,8 @@ func readRequest(r *bufio.Reader, maxItem, maxData int) (request, error) {
 		}
 		return request{reply: "NOT_STORED"}, nil
 	}
-	data := make([]byte, size+2)
-	if _, err := io.ReadFull(r, data); err != nil {
+	data, err := tcpserver.ReadBody(r, size+2)
+	if err != nil {
 		return request{}, err
 	}
 	if !bytes.HasSuffix(data, []byte("\r\n")) {

@@ -34,6 +34,9 @@ type Options struct {
 	// MaxRequest bounds a set's byte count: a larger one is not read, and the
 	// connection is closed.
 	MaxRequest int
+	// ReadTimeout bounds how long a request, once begun, may take to arrive
+	// (0: no limit); an idle connection waits as long as it likes.
+	ReadTimeout time.Duration
 	// MaxOpenReads is how many reads a connection may hold open on one queue
 	// (kestrel's max_open_reads).
 	MaxOpenReads int

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+)
+
+// hostileTCPLimit is the target for the TCP front ends: the broker's peak
+// resident memory with 2,000 clients each leaving a request unfinished.
+const hostileTCPLimit = 300 << 20
+
+// 2,000 connections to a TCP front end, each leaving a request unfinished
+// (a put or set announcing 64 KiB and sending all but its last bytes), or
+// idle. Before, each held a 64 KiB read buffer and a body allocated at its
+// announced size, with no deadline: beanstalkd 343 MB, kestrel 387 MB (idle
+// 225 MB), never cut (issue 20). Now a connection's buffer is 4 KiB, a body
+// grows as its bytes arrive, and a request begun must arrive within
+// read_timeout; an idle connection (a consumer in reserve) is not cut.
+func TestHostileTCPConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	bin, err := plainBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const conns, readTimeout = 2000, 2 * time.Second
+	body := strings.Repeat("x", 65534) // all but the last byte and the CRLF
+	for _, tt := range []struct {
+		name, port string
+		send       string // "" for an idle connection
+	}{
+		{"beanstalkd put of 64 KiB", "beanstalk", "put 0 0 60 65535\r\n" + body}, // max_job_size's largest
+		{"kestrel set of 64 KiB", "kestrel", "set q 0 0 65535\r\n" + body},
+		{"kestrel idle", "kestrel", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			b := startBroker(t, srv.URL())
+			b.kill()
+			b.bin = bin
+			conf := fmt.Sprintf("[redis]\nbuckets = 4\n[server]\nread_timeout = %s\nmax_connections = 5000\n", readTimeout)
+			if err := os.WriteFile(b.conf, []byte(conf), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b.start()
+			addr := map[string]string{"beanstalk": b.beanstalk, "kestrel": b.kestrel}[tt.port]
+			// A consumer waiting in reserve: idle between requests, for longer than read_timeout.
+			waiter, err := net.Dial("tcp", b.beanstalk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer waiter.Close()
+			fmt.Fprintf(waiter, "reserve\r\n")
+
+			var mu sync.Mutex
+			var open []net.Conn
+			var wg sync.WaitGroup
+			dialing := make(chan struct{}, 100)
+			for range conns {
+				wg.Go(func() {
+					dialing <- struct{}{}
+					c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+					<-dialing
+					if err != nil {
+						t.Errorf("dial: %v", err)
+						return
+					}
+					mu.Lock()
+					open = append(open, c)
+					mu.Unlock()
+					if tt.send != "" {
+						_ = c.SetWriteDeadline(time.Now().Add(3 * time.Second))
+						_, _ = c.Write([]byte(tt.send))
+					}
+				})
+			}
+			wg.Wait()
+			sent := time.Now()
+			time.Sleep(time.Second)
+			peak := procStatus(t, b.cmd.Process.Pid, "VmHWM")
+			t.Logf("%s: peak RSS %d MB with %d connections", tt.name, peak>>20, len(open))
+			if peak > hostileTCPLimit {
+				t.Errorf("peak RSS %d MB, over the %d MB target", peak>>20, hostileTCPLimit>>20)
+			}
+			// Unfinished requests are cut at read_timeout; idle connections stay.
+			time.Sleep(time.Until(sent.Add(readTimeout + time.Second)))
+			var cut, kept int
+			deadline := time.Now().Add(200 * time.Millisecond) // one look at them all, at once
+			for _, c := range open {
+				wg.Go(func() {
+					_ = c.SetReadDeadline(deadline)
+					var buf [1]byte
+					_, err := c.Read(buf[:])
+					var ne net.Error
+					mu.Lock()
+					if errors.As(err, &ne) && ne.Timeout() {
+						kept++
+					} else {
+						cut++
+					}
+					mu.Unlock()
+					c.Close()
+				})
+			}
+			wg.Wait()
+			if tt.send != "" && kept > 0 {
+				t.Errorf("%d unfinished requests still open past read_timeout (%d cut)", kept, cut)
+			}
+			if tt.send == "" && cut > 0 {
+				t.Errorf("%d idle connections cut", cut)
+			}
+			_ = waiter.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			var buf [1]byte
+			var ne net.Error
+			if _, err := waiter.Read(buf[:]); !errors.As(err, &ne) || !ne.Timeout() {
+				t.Errorf("a consumer waiting in reserve was cut: %v", err)
+			}
+		})
+	}
+}
