@@ -122,7 +122,7 @@ func (p *Pool) checkChild(ctx context.Context, topic string, byRead bool) error 
 		return wrapRedis("fanout settings", err)
 	}
 	setting := func(name string) string { // the run layer over the file layer over the defaults
-		for _, v := range []string{own["run." + name], own["file." + name], defaults[name]} {
+		for _, v := range []string{own["run."+name], own["file."+name], defaults[name]} {
 			if v != "" {
 				return v
 			}

@@ -47,4 +47,3 @@ func TestWrongTokensLimited(t *testing.T) {
 		}
 	}
 }
-
