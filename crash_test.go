@@ -83,6 +83,20 @@ func startBroker(t *testing.T, redisURL string) *brokerProc {
 	return b
 }
 
+// restartWith kills the broker and starts it again with conf as its
+// conf.ini (and bin, when not empty, as its binary).
+func (b *brokerProc) restartWith(bin, conf string) {
+	b.t.Helper()
+	b.kill()
+	if bin != "" {
+		b.bin = bin
+	}
+	if err := os.WriteFile(b.conf, []byte(conf), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.start()
+}
+
 func (b *brokerProc) start() {
 	b.t.Helper()
 	b.mu.Lock()
@@ -298,11 +312,7 @@ func TestKestrelOpenReadSurvivesSIGKILL(t *testing.T) {
 	srv := redistest.Start(t)
 	b := startBroker(t, srv.URL())
 	store := checker(t, srv.URL())
-	b.kill()
-	if err := os.WriteFile(b.conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n[jobs]\ndefault_ttr = 1s\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b.start()
+	b.restartWith("", "[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n[jobs]\ndefault_ttr = 1s\n")
 	c, err := net.DialTimeout("tcp", b.kestrel, time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,12 +23,7 @@ import (
 func TestRedisDataLoss(t *testing.T) {
 	srv := redistest.Start(t)
 	b := startBroker(t, srv.URL())
-	b.kill()
-	conf := "[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n[topic.t]\nmax_items = 1000\n"
-	if err := os.WriteFile(b.conf, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b.start()
+	b.restartWith("", "[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n[topic.t]\nmax_items = 1000\n")
 
 	// An HTTP consumer and a beanstalkd consumer each hold four jobs.
 	type held struct {

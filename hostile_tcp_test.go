@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -45,13 +44,7 @@ func TestHostileTCPConnections(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			b := startBroker(t, srv.URL())
-			b.kill()
-			b.bin = bin
-			conf := fmt.Sprintf("[redis]\nbuckets = 4\n[server]\nread_timeout = %s\nmax_connections = 5000\n", readTimeout)
-			if err := os.WriteFile(b.conf, []byte(conf), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			b.start()
+			b.restartWith(bin, fmt.Sprintf("[redis]\nbuckets = 4\n[server]\nread_timeout = %s\nmax_connections = 5000\n", readTimeout))
 			addr := map[string]string{"beanstalk": b.beanstalk, "kestrel": b.kestrel}[tt.port]
 			// A consumer waiting in reserve: idle between requests, for longer than read_timeout.
 			waiter, err := net.Dial("tcp", b.beanstalk)

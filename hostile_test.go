@@ -51,12 +51,7 @@ func TestHostileConnectionsMemory(t *testing.T) {
 	}
 	srv := redistest.Start(t)
 	b := startBroker(t, srv.URL())
-	b.kill()
-	b.bin = bin
-	if err := os.WriteFile(b.conf, []byte("[redis]\nbuckets = 4\n[server]\nread_timeout = 4s\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b.start()
+	b.restartWith(bin, "[redis]\nbuckets = 4\n[server]\nread_timeout = 4s\n")
 	pid := b.cmd.Process.Pid
 	before := procStatus(t, pid, "VmRSS")
 

@@ -17,11 +17,7 @@ import (
 func TestCLIPopOutlastsRequestTimeout(t *testing.T) {
 	srv := redistest.Start(t)
 	b := startBroker(t, srv.URL())
-	b.kill()
-	if err := os.WriteFile(b.conf, []byte("[redis]\nbuckets = 4\n[server]\nrequest_timeout = 500ms\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b.start()
+	b.restartWith("", "[redis]\nbuckets = 4\n[server]\nrequest_timeout = 500ms\n")
 	cmd := exec.Command(binary, "pop", "empty", "--timeout", "1.5")
 	cmd.Env = append(os.Environ(), "GMQ_URL="+b.url(""))
 	start := time.Now()

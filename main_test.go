@@ -331,11 +331,7 @@ func TestReloadTopicSettings(t *testing.T) {
 func TestKestrelShutdown(t *testing.T) {
 	srv := redistest.Start(t)
 	b := startBroker(t, srv.URL())
-	b.kill()
-	if err := os.WriteFile(b.conf, []byte("[redis]\nbuckets = 4\n[kestrel]\nallow_shutdown = true\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b.start()
+	b.restartWith("", "[redis]\nbuckets = 4\n[kestrel]\nallow_shutdown = true\n")
 	if line, err := exchange(b.kestrel, "shutdown\r\n"); err == nil || line != "" {
 		t.Fatalf("shutdown answered %q %v; want the connection closed", line, err)
 	}
