@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/gmq/gmq/job"
@@ -64,19 +65,39 @@ func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]job.Topic
 	total := len(names)
 	start := min(max(offset, 0), total)
 	names = names[start : start+min(max(limit, 0), total-start)] // no offset+limit: it may overflow
+	stats := make([]job.TopicStats, len(names))
+	errs := make([]error, len(names))
+	// Read at once, not one round trip after another: the client pipelines
+	// concurrent calls (a page of 1,000 took 0.3 s one by one).
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(len(names), topicReaders) {
+		wg.Go(func() {
+			for i := range next {
+				stats[i], errs[i] = d.pool.TopicStats(ctx, names[i])
+			}
+		})
+	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	out := make([]job.TopicStats, 0, len(names))
-	for _, name := range names {
-		s, err := d.pool.TopicStats(ctx, name)
-		if errors.Is(err, job.ErrNotFound) {
+	for i := range names {
+		if errors.Is(errs[i], job.ErrNotFound) {
 			continue // forgotten meanwhile
 		}
-		if err != nil {
-			return nil, 0, err
+		if errs[i] != nil {
+			return nil, 0, errs[i]
 		}
-		out = append(out, s)
+		out = append(out, stats[i])
 	}
 	return out, total, nil
 }
+
+// topicReaders is how many topics' stats Topics reads at once.
+const topicReaders = 64
 
 // BucketStats pairs a bucket's schedule in Redis with this broker's timer.
 type BucketStats struct {
