@@ -20,9 +20,10 @@ const hostileTCPLimit = 300 << 20
 // (a put or set announcing 64 KiB and sending all but its last bytes), or
 // idle. Before, each held a 64 KiB read buffer and a body allocated at its
 // announced size, with no deadline: beanstalkd 343 MB, kestrel 387 MB (idle
-// 225 MB), never cut (issue 20). Now a connection's buffer is 4 KiB, a body
-// grows as its bytes arrive, and a request begun must arrive within
-// read_timeout; an idle connection (a consumer in reserve) is not cut.
+// 225 MB; JSON-RPC 1,757 MB), never cut (issue 20). Now a connection's
+// buffer is 4 KiB, a body grows as its bytes arrive, and a request begun must
+// arrive within read_timeout on every port; an idle connection (a consumer
+// in reserve) is not cut. JSON-RPC's memory is measured, not yet bounded.
 func TestHostileTCPConnections(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
@@ -36,16 +37,20 @@ func TestHostileTCPConnections(t *testing.T) {
 	for _, tt := range []struct {
 		name, port string
 		send       string // "" for an idle connection
+		unbounded  bool   // its memory is not bounded yet: measured, not held to the target
 	}{
-		{"beanstalkd put of 64 KiB", "beanstalk", "put 0 0 60 65535\r\n" + body}, // max_job_size's largest
-		{"kestrel set of 64 KiB", "kestrel", "set q 0 0 65535\r\n" + body},
-		{"kestrel idle", "kestrel", ""},
+		{"beanstalkd put of 64 KiB", "beanstalk", "put 0 0 60 65535\r\n" + body, false}, // max_job_size's largest
+		{"kestrel set of 64 KiB", "kestrel", "set q 0 0 65535\r\n" + body, false},
+		{"kestrel idle", "kestrel", "", false},
+		// JSON-RPC's cap is per request: 2,000 of them still take their
+		// sum (issue 20 asks for one budget across connections: not yet).
+		{"JSON-RPC Push of 400 KB", "rpc", `{"method":"Service.Push","params":[{"topic":"t","body":"` + strings.Repeat("x", 400_000), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			b := startBroker(t, srv.URL())
 			b.restartWith(bin, fmt.Sprintf("[redis]\nbuckets = 4\n[server]\nread_timeout = %s\nmax_connections = 5000\n", readTimeout))
-			addr := map[string]string{"beanstalk": b.beanstalk, "kestrel": b.kestrel}[tt.port]
+			addr := map[string]string{"beanstalk": b.beanstalk, "kestrel": b.kestrel, "rpc": b.rpc}[tt.port]
 			// A consumer waiting in reserve: idle between requests, for longer than read_timeout.
 			waiter, err := net.Dial("tcp", b.beanstalk)
 			if err != nil {
@@ -81,11 +86,11 @@ func TestHostileTCPConnections(t *testing.T) {
 			time.Sleep(time.Second)
 			peak := procStatus(t, b.cmd.Process.Pid, "VmHWM")
 			t.Logf("%s: peak RSS %d MB with %d connections", tt.name, peak>>20, len(open))
-			if peak > hostileTCPLimit {
+			if peak > hostileTCPLimit && !tt.unbounded {
 				t.Errorf("peak RSS %d MB, over the %d MB target", peak>>20, hostileTCPLimit>>20)
 			}
 			// Unfinished requests are cut at read_timeout; idle connections stay.
-			time.Sleep(time.Until(sent.Add(readTimeout + time.Second)))
+			time.Sleep(time.Until(sent.Add(readTimeout + 3*time.Second))) // the broker under load reads late
 			var cut, kept int
 			deadline := time.Now().Add(200 * time.Millisecond) // one look at them all, at once
 			for _, c := range open {

@@ -136,7 +136,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 		b.fronts = append(b.fronts, &front{name: "rpc", addr: cfg.RPCAddr, fe: gmqrpc.New(b.d, gmqrpc.Options{
 			PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority,
 			MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, RequestTimeout: cfg.RequestTimeout,
-			Observe: observe("rpc"), Log: opts.Log})})
+			ReadTimeout: cfg.ReadTimeout, Observe: observe("rpc"), Log: opts.Log})})
 	}
 	if cfg.KestrelAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: kestrel.New(b.d, kestrel.Options{

@@ -33,6 +33,9 @@ type Options struct {
 	MaxBody, MaxRequest int
 	// RequestTimeout bounds the store calls of one request (a pop: plus its wait).
 	RequestTimeout time.Duration
+	// ReadTimeout bounds how long a request, once begun, may take to arrive
+	// (0: no limit); an idle connection waits as long as it likes.
+	ReadTimeout time.Duration
 	// Observe, when set, is told how long each call took (for metrics).
 	Observe func(op string, took time.Duration)
 	Log     *slog.Logger
@@ -58,7 +61,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	}
 	return &Server{cancel: cancel,
 		tcp: tcpserver.New(func(nc net.Conn) {
-			var codec rpc.ServerCodec = newLimitedCodec(nc, limit, opts.Log)
+			var codec rpc.ServerCodec = newLimitedCodec(nc, limit, opts.ReadTimeout, opts.Log)
 			if opts.Observe != nil {
 				codec = &timedCodec{ServerCodec: codec, observe: opts.Observe, started: map[uint64]timedCall{}}
 			}

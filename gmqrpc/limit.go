@@ -21,9 +21,15 @@ var errTooLarge = errors.New("request too large")
 // request). The decoder reads ahead, so a request may be counted with part of
 // the next: the bound is loose by one read, but firm, and so is the memory
 // the decoder's buffer grows to.
+//
+// A request, once its first byte came, must arrive within readTimeout (0: no
+// limit): a client that begins one and never finishes is cut off, while an
+// idle connection waits as long as it likes. (Bytes the decoder read ahead
+// of the next request are not timed until more of it comes.)
 type requestReader struct {
-	r        io.Reader
-	n, limit int
+	r           net.Conn
+	n, limit    int
+	readTimeout time.Duration
 }
 
 func (l *requestReader) Read(p []byte) (int, error) {
@@ -33,9 +39,25 @@ func (l *requestReader) Read(p []byte) (int, error) {
 	if len(p) > l.limit-l.n {
 		p = p[:l.limit-l.n]
 	}
+	if l.n == 0 && l.readTimeout > 0 { // idle until a request begins
+		if n, err := l.r.Read(p[:1]); n == 0 {
+			return 0, err
+		}
+		l.n = 1
+		_ = l.r.SetReadDeadline(time.Now().Add(l.readTimeout)) // a connection that refuses it is closed anyway
+		return 1, nil
+	}
 	n, err := l.r.Read(p)
 	l.n += n
 	return n, err
+}
+
+// done ends a request's read deadline: the next request starts afresh.
+func (l *requestReader) done() {
+	l.n = 0
+	if l.readTimeout > 0 {
+		_ = l.r.SetReadDeadline(time.Time{})
+	}
 }
 
 // limitedCodec is jsonrpc's server codec over a requestReader. A request past
@@ -47,8 +69,8 @@ type limitedCodec struct {
 	log  *slog.Logger
 }
 
-func newLimitedCodec(conn net.Conn, limit int, log *slog.Logger) *limitedCodec {
-	in := &requestReader{r: conn, limit: limit}
+func newLimitedCodec(conn net.Conn, limit int, readTimeout time.Duration, log *slog.Logger) *limitedCodec {
+	in := &requestReader{r: conn, limit: limit, readTimeout: readTimeout}
 	rw := struct {
 		io.Reader
 		io.Writer
@@ -59,7 +81,10 @@ func newLimitedCodec(conn net.Conn, limit int, log *slog.Logger) *limitedCodec {
 
 func (c *limitedCodec) ReadRequestHeader(r *rpc.Request) error {
 	c.in.n = 0
-	err := c.ServerCodec.ReadRequestHeader(r)
+	err := c.ServerCodec.ReadRequestHeader(r) // jsonrpc decodes the whole request here
+	if err == nil {
+		c.in.done()
+	}
 	if errors.Is(err, errTooLarge) {
 		c.log.Info("json-rpc request too large: connection closed", "remote", c.conn.RemoteAddr().String(), "limit", c.in.limit)
 		_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
