@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/rpc"
 	"strconv"
@@ -164,17 +165,42 @@ func (s *Service) Ack(id string, reply *string) error {
 }
 
 // FailArgs name a failed job and why: {"id": "...", "error": "..."}
-// (attempt optional, as for HTTP's fail).
+// (attempt optional, as for HTTP's fail). Names are read without regard to
+// case, and any other field is refused by name, as Push's are.
 type FailArgs struct {
-	ID      string `json:"id"`
-	Attempt int    `json:"attempt"`
-	Error   string `json:"error"`
+	ID      string
+	Attempt int
+	Error   string
+	err     error // returned by Fail, so the client gets it as the call's error
+}
+
+func (a *FailArgs) UnmarshalJSON(data []byte) error {
+	f, err := jobjson.Decode(data)
+	if err == nil {
+		err = f.Only("Service.Fail", "id", "attempt", "error")
+	}
+	var attempt int64
+	if err == nil {
+		a.ID, _, err = f.Str("id")
+	}
+	if err == nil {
+		attempt, _, err = f.Whole("attempt", 0, math.MaxInt32)
+		a.Attempt = int(attempt)
+	}
+	if err == nil {
+		a.Error, _, err = f.Str("error")
+	}
+	a.err = err
+	return nil
 }
 
 // Fail reports that a job failed: it waits its retry policy's backoff, or
 // goes to its topic's dead set past max_attempts. The result is the job's
 // state after it ("delayed" or "dead").
 func (s *Service) Fail(args FailArgs, reply *string) error {
+	if args.err != nil {
+		return args.err
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
 	j, err := s.d.Fail(ctx, args.ID, args.Attempt, args.Error)

@@ -36,3 +36,30 @@ func TestPushRefusesUnknownFields(t *testing.T) {
 		t.Fatalf("fields in other cases: %v", err)
 	}
 }
+
+// Service.Fail refuses a misspelt field by name too ({"reason": ...} used
+// to fail the job with no error text), and reads names in any case.
+func TestFailRefusesUnknownFields(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var reply string
+	push := map[string]any{"id": "fail_1", "topic": "f", "body": "x", "retry": map[string]any{"max_attempts": 1}}
+	if err := c.Call("Service.Push", push, &reply); err != nil {
+		t.Fatal(err)
+	}
+	var job map[string]string
+	if err := c.Call("Service.Pop", []string{"f"}, &job); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Call("Service.Fail", map[string]any{"id": "fail_1", "reason": "broken"}, &reply)
+	if err == nil || !strings.Contains(err.Error(), `unknown field "reason"`) {
+		t.Fatalf("fail with reason: %q %v, want it refused by name", reply, err)
+	}
+	if err := c.Call("Service.Fail", map[string]any{"ID": "fail_1", "Attempt": 1, "Error": "broken"}, &reply); err != nil || reply != "dead" {
+		t.Fatalf("fail in other cases: %q %v", reply, err)
+	}
+}
