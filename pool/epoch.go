@@ -51,10 +51,13 @@ func (p *Pool) initEpoch(ctx context.Context) error {
 		return fmt.Errorf("init: epoch: %w", err)
 	}
 	c := p.client
-	if err := c.Do(ctx, c.B().Hsetnx().Key(p.keys.meta()).Field("epoch").Value(fresh).Build()).Error(); err != nil {
+	res := c.DoMulti(ctx, // one round trip; a set-if-missing then a read of the same field is safe apart
+		c.B().Hsetnx().Key(p.keys.meta()).Field("epoch").Value(fresh).Build(),
+		c.B().Hget().Key(p.keys.meta()).Field("epoch").Build())
+	if err := res[0].Error(); err != nil {
 		return wrapRedis("init: epoch", err)
 	}
-	got, err := c.Do(ctx, c.B().Hget().Key(p.keys.meta()).Field("epoch").Build()).ToString()
+	got, err := res[1].ToString()
 	if err != nil {
 		return wrapRedis("init: epoch", err)
 	}

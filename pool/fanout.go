@@ -2,7 +2,6 @@ package pool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -103,11 +102,7 @@ func (p *Pool) checkChild(ctx context.Context, topic string, byRead bool) error 
 		return nil
 	}
 	c := p.client
-	res := c.DoMulti(ctx,
-		c.B().Hget().Key(p.keys.buckets[p.keys.bucketOf(parent)].fanout).Field(parent).Build(),
-		c.B().Hgetall().Key(p.keys.buckets[p.keys.bucketOf(parent)].defaults).Build(),
-		c.B().Hgetall().Key(p.keys.config(parent)).Build())
-	list, err := res[0].ToString()
+	list, err := c.Do(ctx, c.B().Hget().Key(p.keys.buckets[p.keys.bucketOf(parent)].fanout).Field(parent).Build()).ToString()
 	if err != nil && !rueidis.IsRedisNil(err) {
 		return wrapRedis("fanout children", err)
 	}
@@ -116,26 +111,21 @@ func (p *Pool) checkChild(ctx context.Context, topic string, byRead bool) error 
 		p.fanout.set(parent, children)
 		return nil
 	}
-	defaults, err1 := res[1].AsStrMap()
-	own, err2 := res[2].AsStrMap()
-	if err := errors.Join(err1, err2); err != nil {
-		return wrapRedis("fanout settings", err)
+	// A new child: its parent's settings decide (a parent has no '+', so
+	// reading them references nothing).
+	settings, err := p.TopicConfig(ctx, parent)
+	if err != nil {
+		return err
 	}
-	setting := func(name string) string { // the run layer over the file layer over the defaults
-		for _, v := range []string{own["run."+name], own["file."+name], defaults[name]} {
-			if v != "" {
-				return v
-			}
-		}
-		return ""
-	}
-	if byRead && setting("fanout_on_read") == "false" {
+	if byRead && settings.Effective["fanout_on_read"] == "false" {
 		return fmt.Errorf("%q: %w: its parent %q makes no fanout child by a read (fanout_on_read = false); "+
 			"push to it, or set it up through its settings, to make it a child", topic, job.ErrInvalid, parent)
 	}
 	most := int64(defaultMaxFanout)
-	if v := setting("max_fanout"); v != "" {
-		most, _ = strconv.ParseInt(v, 10, 64) // stored canonical by job.CheckTopicSetting
+	if v := settings.Effective["max_fanout"]; v != "" {
+		if most, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return fmt.Errorf("fanout of %q: max_fanout %q: %w", parent, v, err)
+		}
 	}
 	if most > 0 && int64(len(children)) >= most {
 		return fmt.Errorf("%q: %w: its parent %q has %d fanout children, its max_fanout", topic, job.ErrInvalid, parent, len(children))
