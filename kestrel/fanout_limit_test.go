@@ -52,6 +52,20 @@ func TestFanoutLimit(t *testing.T) {
 		t.Errorf("child 63 got no copy: %q", got)
 	}
 
+	// A cap set on the parent, not the default: the third child is refused,
+	// by a read and by a push alike; 0 lifts it.
+	brokertest.MustCall(t, 200, "PUT", b.URL+"/api/v1/topics/R/config", `{"max_fanout":2}`)
+	w.must("get R+a\r\n", "END\r\n")
+	w.must("get R+b\r\n", "END\r\n")
+	if got := w.do("get R+c\r\n"); !strings.Contains(got, "has 2 fanout children") {
+		t.Fatalf("get of a third child under max_fanout 2: %q", got)
+	}
+	if code, out := brokertest.Call(t, "POST", b.URL+"/api/v1/jobs", `{"topic":"R+c","body":"x"}`); code != 400 {
+		t.Fatalf("push to a third child under max_fanout 2: %d %v", code, out)
+	}
+	brokertest.MustCall(t, 200, "PUT", b.URL+"/api/v1/topics/R/config", `{"max_fanout":0}`)
+	w.must("get R+c\r\n", "END\r\n")
+
 	// fanout_on_read = false: no child by a read; a push makes one.
 	brokertest.MustCall(t, 200, "PUT", b.URL+"/api/v1/topics/Q/config", `{"fanout_on_read":false,"max_fanout":0}`)
 	if got := w.do("get Q+r\r\n"); !strings.HasPrefix(got, "CLIENT_ERROR") || !strings.Contains(got, "fanout_on_read") {
