@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gmq/gmq/internal/redistest"
 )
 
 // hostileTCPLimit is the target for the TCP front ends: the broker's peak
@@ -25,13 +23,6 @@ const hostileTCPLimit = 300 << 20
 // arrive within read_timeout on every port; an idle connection (a consumer
 // in reserve) is not cut. JSON-RPC's memory is measured, not yet bounded.
 func TestHostileTCPConnections(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test")
-	}
-	bin, err := plainBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
 	const conns, readTimeout = 2000, 2 * time.Second
 	body := strings.Repeat("x", 65534) // all but the last byte and the CRLF
 	for _, tt := range []struct {
@@ -47,9 +38,7 @@ func TestHostileTCPConnections(t *testing.T) {
 		{"JSON-RPC Push of 400 KB", "rpc", `{"method":"Service.Push","params":[{"topic":"t","body":"` + strings.Repeat("x", 400_000), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := redistest.Start(t)
-			b := startBroker(t, srv.URL())
-			b.restartWith(bin, fmt.Sprintf("[redis]\nbuckets = 4\n[server]\nread_timeout = %s\nmax_connections = 5000\n", readTimeout))
+			b := plainBroker(t, fmt.Sprintf("[redis]\nbuckets = 4\n[server]\nread_timeout = %s\nmax_connections = 5000\n", readTimeout))
 			addr := map[string]string{"beanstalk": b.beanstalk, "kestrel": b.kestrel, "rpc": b.rpc}[tt.port]
 			// A consumer waiting in reserve: idle between requests, for longer than read_timeout.
 			waiter, err := net.Dial("tcp", b.beanstalk)

@@ -30,6 +30,22 @@ var plainBinary = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// plainBroker starts the plain binary over a Redis of its own with conf as
+// its conf.ini, for the load tests (skipped with -short).
+func plainBroker(t *testing.T, conf string) *brokerProc {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	bin, err := plainBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startBroker(t, redistest.Start(t).URL())
+	b.restartWith(bin, conf)
+	return b
+}
+
 // hostileRSSLimit is the target of the hostile-connections test: the broker's
 // peak resident memory while 2,000 clients each send a large body they never
 // finish (docs/PERFORMANCE.md).
@@ -42,16 +58,7 @@ const hostileRSSLimit = 256 << 20
 // [server] body_memory, the rest waits in the kernel, oversized lengths are
 // refused unread, and read_timeout closes them all.
 func TestHostileConnectionsMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test")
-	}
-	bin, err := plainBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := redistest.Start(t)
-	b := startBroker(t, srv.URL())
-	b.restartWith(bin, "[redis]\nbuckets = 4\n[server]\nread_timeout = 4s\n")
+	b := plainBroker(t, "[redis]\nbuckets = 4\n[server]\nread_timeout = 4s\n")
 	pid := b.cmd.Process.Pid
 	before := procStatus(t, pid, "VmRSS")
 

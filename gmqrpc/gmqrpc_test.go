@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/rpc"
 	"net/rpc/jsonrpc"
 	"os"
 	"os/exec"
@@ -50,11 +51,7 @@ func TestPHPClient(t *testing.T) { runClient(t, "php", "testdata/rpc_client.php"
 // Go's own JSON-RPC client, which the original gmq's Go users had.
 func TestGoClient(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
-	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialRPC(t, b.RPCAddr)
 	var reply string
 	if err := c.Call("Service.Push", map[string]string{"id": "go_1", "topic": "go", "body": "x", "TTR": "9"}, &reply); err != nil || reply != "success" {
 		t.Fatalf("push: %q %v", reply, err)
@@ -93,11 +90,7 @@ func TestGoClient(t *testing.T) {
 // A job pushed over JSON-RPC pops over HTTP, and the other way round.
 func TestAcrossProtocols(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
-	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialRPC(t, b.RPCAddr)
 	var reply string
 	if err := c.Call("Service.Push", map[string]string{"id": "rpc_to_http", "topic": "x", "body": "a"}, &reply); err != nil {
 		t.Fatal(err)
@@ -146,13 +139,20 @@ func TestRequestSizeLimit(t *testing.T) {
 	if err != nil || !strings.Contains(line, "request too large") {
 		t.Fatalf("answer to a 4 MiB request: %q %v, want a request-too-large error", line, err)
 	}
-	rc, err := jsonrpc.Dial("tcp", b.RPCAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
+	rc := dialRPC(t, b.RPCAddr)
 	var reply string
 	if err := rc.Call("Service.Push", map[string]string{"topic": "t", "body": strings.Repeat("é", 512)}, &reply); err != nil {
 		t.Fatalf("a push of the largest body (escaped, within the limit): %v", err)
 	}
+}
+
+// dialRPC connects a JSON-RPC client to addr, closed when the test ends.
+func dialRPC(t *testing.T, addr string) *rpc.Client {
+	t.Helper()
+	c, err := jsonrpc.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

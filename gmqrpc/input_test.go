@@ -1,7 +1,6 @@
 package gmqrpc_test
 
 import (
-	"net/rpc/jsonrpc"
 	"strings"
 	"testing"
 
@@ -13,13 +12,9 @@ import (
 // fields, in any case, still push.
 func TestPushRefusesUnknownFields(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
-	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialRPC(t, b.RPCAddr)
 	var reply string
-	err = c.Call("Service.Push", map[string]any{"topic": "u", "body": "x", "dealy": "5"}, &reply)
+	err := c.Call("Service.Push", map[string]any{"topic": "u", "body": "x", "dealy": "5"}, &reply)
 	if err == nil || !strings.Contains(err.Error(), `unknown field "dealy"`) {
 		t.Fatalf("push with dealy: %q %v, want it refused by name", reply, err)
 	}
@@ -41,11 +36,7 @@ func TestPushRefusesUnknownFields(t *testing.T) {
 // to fail the job with no error text), and reads names in any case.
 func TestFailRefusesUnknownFields(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
-	c, err := jsonrpc.Dial("tcp", b.RPCAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialRPC(t, b.RPCAddr)
 	var reply string
 	push := map[string]any{"id": "fail_1", "topic": "f", "body": "x", "retry": map[string]any{"max_attempts": 1}}
 	if err := c.Call("Service.Push", push, &reply); err != nil {
@@ -55,7 +46,7 @@ func TestFailRefusesUnknownFields(t *testing.T) {
 	if err := c.Call("Service.Pop", []string{"f"}, &job); err != nil {
 		t.Fatal(err)
 	}
-	err = c.Call("Service.Fail", map[string]any{"id": "fail_1", "reason": "broken"}, &reply)
+	err := c.Call("Service.Fail", map[string]any{"id": "fail_1", "reason": "broken"}, &reply)
 	if err == nil || !strings.Contains(err.Error(), `unknown field "reason"`) {
 		t.Fatalf("fail with reason: %q %v, want it refused by name", reply, err)
 	}
