@@ -100,10 +100,7 @@ func (s *Server) dead(c *gin.Context) (int, any, error) {
 // retryDead puts dead jobs back to ready, their failures forgotten:
 // {"ids": [...]} or no body for all of them -> {"retried": n}.
 func (s *Server) retryDead(c *gin.Context) (int, any, error) {
-	f, err := s.fields(c)
-	if err == nil {
-		err = f.Only("a dead-job retry", "ids")
-	}
+	f, err := s.onlyFields(c, "a dead-job retry", "ids")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -133,10 +130,7 @@ func (s *Server) deleteDead(c *gin.Context) (int, any, error) {
 // {"states": ["ready", "delayed", "buried", "dead"], "force": false}
 // ("reserved" only with force) -> {"purged": n}.
 func (s *Server) purge(c *gin.Context) (int, any, error) {
-	f, err := s.fields(c)
-	if err == nil {
-		err = f.Only("a purge", "states", "force")
-	}
+	f, err := s.onlyFields(c, "a purge", "states", "force")
 	if err != nil {
 		return 0, nil, err
 	}
