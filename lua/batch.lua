@@ -271,9 +271,9 @@ if #pushes > 0 then
       for _, d in ipairs(discards) do op.reply[#op.reply + 1] = d end
     end
   end
-  for name, t in pairs(listed) do
+  for _, t in pairs(listed) do
     -- A topic new to the bucket's list may be a new topic: note its birth.
-    if redis.call('SADD', K_TOPICS, name) == 1 then created(t, now) end
+    if add_topic(t) then created(t, now) end
   end
   write_gathered()
 end

@@ -10,7 +10,9 @@
 --   KEYS[6]  defaults  hash   setting -> value: every topic's default settings (this bucket's copy)
 --   KEYS[7]  outbox    zset   member -> ms: expired jobs waiting to be pushed to their topic's expire_to
 --   KEYS[8]  fanout    hash   parent topic -> its fanout children's names (parent+child), space-separated, sorted
--- then, for each topic the script works on, nine keys:
+--   KEYS[9]  topic_index zset the names of KEYS[5], every score 0 (listed in byte order, a page at a time);
+--                             add_topic and drop_topic keep the two alike
+-- then, for each topic the script works on, ten keys:
 --   ready (zset pri->member), delayed (zset due->member), reserved (zset deadline->member),
 --   buried (zset seq->member), info (hash: paused_until, pause_ms, counters), waiting (string: pub/sub channel),
 --   config (hash: "file.<setting>" and "run.<setting>" -> value), expires (zset expiry ms->member: every
@@ -19,8 +21,8 @@
 --   dead (zset dead-at ms->member: jobs that failed past their max_attempts)
 -- ARGV[1] of every topic-scoped script is the calling broker's origin id, sent with wake-ups.
 
-local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local ORIGIN = ARGV[1]
 
 -- Job states, as stored and as returned. DEAD: failed past its retry
@@ -51,9 +53,10 @@ local F_TRACE = 20
 local OUTBOX_DUE = '@outbox'
 
 
--- topic_keys returns the keys of the i-th topic (1-based) of this call.
+-- topic_keys returns the keys of the i-th topic (1-based) of this call: ten
+-- after the bucket's nine (pool/keys.go's bucketKeyCount and topicKeyCount).
 local function topic_keys(i, name)
-  local b = 8 + (i - 1) * 10
+  local b = 9 + (i - 1) * 10
   return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3],
           buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7],
           expires = KEYS[b + 8], parent_config = KEYS[b + 9], dead = KEYS[b + 10]}
@@ -248,6 +251,21 @@ local function set_children(parent, c)
   end
 end
 
+-- add_topic lists topic t in its bucket (the set and its index) and says
+-- whether it was not listed yet. A topic already listed costs one SADD, so
+-- a push pays nothing more for the index.
+local function add_topic(t)
+  if redis.call('SADD', K_TOPICS, t.name) == 0 then return false end
+  redis.call('ZADD', K_TOPIC_INDEX, 0, t.name)
+  return true
+end
+
+-- drop_topic takes topic t off its bucket's list and its index.
+local function drop_topic(t)
+  redis.call('SREM', K_TOPICS, t.name)
+  redis.call('ZREM', K_TOPIC_INDEX, t.name)
+end
+
 -- created notes when topic t came to be (its first job, or its first
 -- reference as a fanout child), counts it, and schedules the check of its
 -- max_queue_age (tick.lua).
@@ -300,7 +318,7 @@ end
 -- parent's fanout list: only a delete (or max_queue_age) stops a child, by
 -- unreference. The caller has checked it is empty.
 local function forget(t)
-  redis.call('SREM', K_TOPICS, t.name)
+  drop_topic(t)
   redis.call('DEL', t.info, t.expires)
   redis.call('ZREM', K_DUE, t.name)
   due_hints[t.name] = nil

@@ -17,7 +17,7 @@ var files embed.FS
 
 // standalone scripts do not use lib.lua's layout.
 var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "lib": true,
-	"history": true, "next_ids": true}
+	"history": true, "next_ids": true, "topic_index": true}
 
 // Source returns the full text of the named script (without ".lua"), with
 // lib.lua prepended where the script uses it. It panics on an unknown name:

@@ -6,7 +6,7 @@
 local t = topic_keys(1, ARGV[2])
 if redis.call('SISMEMBER', K_TOPICS, t.name) == 0 then
   if ARGV[4] ~= '1' then return {'NOT_FOUND'} end
-  redis.call('SADD', K_TOPICS, t.name)
+  add_topic(t)
 end
 local ms = tonumber(ARGV[3])
 count_topic(t, 'total_pauses', 1)

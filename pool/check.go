@@ -2,7 +2,9 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/redis/rueidis"
 
@@ -12,16 +14,16 @@ import (
 var checkScript = rueidis.NewLuaScriptReadOnly(lua.Source("check"))
 
 // Check verifies that every job is in exactly one state: each stored job is in
-// exactly one of its topic's sets, the one its record names, and the bucket
-// counters agree with the sets. It reads topic by topic, so run it while no
-// job moves (tests, or an idle deployment); it returns what it found wrong.
+// exactly one of its topic's sets, the one its record names, the bucket
+// counters agree with the sets, and each bucket's topic index lists the
+// names of its topics set. It reads topic by topic, so run it while no job
+// moves (tests, or an idle deployment); it returns what it found wrong.
 func (p *Pool) Check(ctx context.Context) ([]string, error) {
-	names, err := p.Topics(ctx)
+	names, problems, err := p.checkTopicLists(ctx)
 	if err != nil {
 		return nil, err
 	}
 	perBucket := make([][5]int64, p.opts.Buckets)
-	var problems []string
 	for _, topic := range names {
 		b := p.keys.bucketOf(topic)
 		r, err := checkScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.opts.Origin, topic}).ToArray()
@@ -39,6 +41,52 @@ func (p *Pool) Check(ctx context.Context) ([]string, error) {
 		problems = append(problems, p.checkBucket(ctx, b, perBucket[b])...)
 	}
 	return problems, nil
+}
+
+// checkTopicLists reads each bucket's topics set and its index and says
+// where they disagree. It returns the sets' names (what the index should
+// hold, so not read from it).
+func (p *Pool) checkTopicLists(ctx context.Context) (names, problems []string, err error) {
+	c := p.client
+	cmds := make([]rueidis.Completed, 0, 2*p.opts.Buckets)
+	for b := range p.opts.Buckets {
+		cmds = append(cmds, c.B().Smembers().Key(p.keys.topics(b)).Build(),
+			c.B().Zrange().Key(p.keys.topicIndex(b)).Min("0").Max("-1").Build())
+	}
+	res := c.DoMulti(ctx, cmds...)
+	for b := range p.opts.Buckets {
+		set, err1 := res[2*b].AsStrSlice()
+		index, err2 := res[2*b+1].AsStrSlice()
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, nil, wrapRedis("check", err)
+		}
+		slices.Sort(set)
+		if lost, extra := without(set, index), without(index, set); len(lost)+len(extra) > 0 {
+			problems = append(problems, fmt.Sprintf("bucket %d: its topic index lacks %d of its topics (%s) and lists %d it does not hold (%s)",
+				b, len(lost), firstFew(lost), len(extra), firstFew(extra)))
+		}
+		names = append(names, set...)
+	}
+	return names, problems, nil
+}
+
+// without is the names of a that b does not hold (both sorted).
+func without(a, b []string) []string {
+	var out []string
+	for _, s := range a {
+		if _, found := slices.BinarySearch(b, s); !found {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// firstFew quotes up to five names.
+func firstFew(names []string) string {
+	if len(names) > 5 {
+		return fmt.Sprintf("%q…", names[:5])
+	}
+	return fmt.Sprintf("%q", names)
 }
 
 // checkBucket compares a bucket's record and body counts and its counters

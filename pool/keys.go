@@ -15,22 +15,34 @@ type keys struct {
 }
 
 // bucketKeys are one bucket's own keys, by name, and in the order the
-// scripts take them (lua/lib.lua's KEYS[1..8]). defaults is the bucket's
-// copy of every topic's default settings (a script reads only its slot);
-// outbox holds expired jobs on their way to another topic (expire_to);
-// fanout lists each parent topic's children.
+// scripts take them (lua/lib.lua's KEYS[1..bucketKeyCount]). defaults is
+// the bucket's copy of every topic's default settings (a script reads only
+// its slot); outbox holds expired jobs on their way to another topic
+// (expire_to); fanout lists each parent topic's children; topicIndex holds
+// the names of topics, as the topics set does, in a sorted set read a page
+// at a time (topicindex.go).
 type bucketKeys struct {
-	jobs, bodies, due, stats, topics, defaults, outbox, fanout string
-	scriptOrder                                                []string
+	jobs, bodies, due, stats, topics, defaults, outbox, fanout, topicIndex string
+	scriptOrder                                                            []string
 }
+
+// bucketKeyCount is how many keys of its own a bucket passes to every
+// topic-scoped script, before each topic's topicKeyCount (lib.lua's
+// topic_keys reads them by these positions).
+const (
+	bucketKeyCount = 9
+	topicKeyCount  = 10
+)
 
 func newKeys(prefix string, n int) keys {
 	k := keys{prefix: prefix, buckets: make([]bucketKeys, n)}
 	for b := range n {
 		tag := k.tag(b)
 		bk := bucketKeys{jobs: tag + ":jobs", bodies: tag + ":bodies", due: tag + ":due", stats: tag + ":stats",
-			topics: tag + ":topics", defaults: tag + ":topic_defaults", outbox: tag + ":outbox", fanout: tag + ":fanout"}
-		bk.scriptOrder = []string{bk.jobs, bk.bodies, bk.due, bk.stats, bk.topics, bk.defaults, bk.outbox, bk.fanout}
+			topics: tag + ":topics", defaults: tag + ":topic_defaults", outbox: tag + ":outbox", fanout: tag + ":fanout",
+			topicIndex: tag + ":topic_index"}
+		bk.scriptOrder = []string{bk.jobs, bk.bodies, bk.due, bk.stats, bk.topics, bk.defaults, bk.outbox, bk.fanout,
+			bk.topicIndex}
 		k.buckets[b] = bk
 	}
 	return k
@@ -71,10 +83,14 @@ func (k keys) stats(b int) string { return k.buckets[b].stats }
 // topics is bucket b's set of topic names.
 func (k keys) topics(b int) string { return k.buckets[b].topics }
 
+// topicIndex is bucket b's sorted set of the same names, every score 0, so
+// that it lists them in byte order (ZRANGE BYLEX).
+func (k keys) topicIndex(b int) string { return k.buckets[b].topicIndex }
+
 // withTopics returns the bucket's keys followed by each topic's ten keys, the
 // KEYS layout of lua/lib.lua. Every topic must belong to bucket b.
 func (k keys) withTopics(b int, topics ...string) []string {
-	out := make([]string, 0, 8+10*len(topics))
+	out := make([]string, 0, bucketKeyCount+topicKeyCount*len(topics))
 	out = append(out, k.buckets[b].scriptOrder...)
 	for _, t := range topics {
 		out = k.appendTopic(out, b, t, k.config(t), k.config(Parent(t)))
@@ -86,7 +102,7 @@ func (k keys) withTopics(b int, topics ...string) []string {
 // placement says (data written before fanout placed a topic named a+b by
 // its whole name): every key in b's slot, its settings read from there.
 func (k keys) withTopicIn(b int, t string) []string {
-	out := append(make([]string, 0, 18), k.buckets[b].scriptOrder...)
+	out := append(make([]string, 0, bucketKeyCount+topicKeyCount), k.buckets[b].scriptOrder...)
 	return k.appendTopic(out, b, t, k.configIn(b, t), k.configIn(b, t))
 }
 

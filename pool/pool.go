@@ -103,7 +103,8 @@ func New(client rueidis.Client, opts Options) *Pool {
 // Init records the bucket count in a fresh Redis, or checks it against the
 // one recorded: jobs are placed by bucket, so the count cannot change under
 // existing data. It also records how topics are placed (checkPlacement) and
-// the store's epoch (epoch.go). Run again after EpochChanged, it makes the
+// the store's epoch (epoch.go), and rebuilds a topic index that disagrees
+// with its set (topicindex.go). Run again after EpochChanged, it makes the
 // record anew.
 func (p *Pool) Init(ctx context.Context) error {
 	want := strconv.Itoa(p.opts.Buckets)
@@ -121,7 +122,10 @@ func (p *Pool) Init(ctx context.Context) error {
 	if err := p.initEpoch(ctx); err != nil {
 		return err
 	}
-	return p.checkPlacement(ctx)
+	if err := p.checkPlacement(ctx); err != nil {
+		return err
+	}
+	return p.checkTopicIndex(ctx)
 }
 
 // Buckets is the number of buckets.

@@ -3,7 +3,6 @@ package pool
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,25 +47,6 @@ func (p *Pool) Stats(ctx context.Context) (job.Counters, error) {
 		}
 	}
 	return total, nil
-}
-
-// Topics lists every topic that holds jobs (or held them and was not
-// forgotten yet), sorted by name.
-func (p *Pool) Topics(ctx context.Context) ([]string, error) {
-	cmds := make([]rueidis.Completed, p.opts.Buckets)
-	for b := range p.opts.Buckets {
-		cmds[b] = p.client.B().Smembers().Key(p.keys.topics(b)).Build()
-	}
-	var all []string
-	for _, res := range p.client.DoMulti(ctx, cmds...) {
-		names, err := res.AsStrSlice()
-		if err != nil {
-			return nil, wrapRedis("topics", err)
-		}
-		all = append(all, names...)
-	}
-	slices.Sort(all)
-	return all, nil
 }
 
 // TopicCount is how many topics hold jobs (or held them and were not forgotten yet).
