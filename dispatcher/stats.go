@@ -58,13 +58,10 @@ func (d *Dispatcher) TopicStats(ctx context.Context, topic string) (job.TopicSta
 // deleted or its max_queue_age forgets it (listing used to forget empty
 // topics, so a topic just listed answered 404).
 func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]job.TopicStats, int, error) {
-	names, err := d.pool.Topics(ctx)
+	names, total, err := d.pool.TopicPage(ctx, offset, limit)
 	if err != nil {
 		return nil, 0, err
 	}
-	total := len(names)
-	start := min(max(offset, 0), total)
-	names = names[start : start+min(max(limit, 0), total-start)] // no offset+limit: it may overflow
 	stats := make([]job.TopicStats, len(names))
 	errs := make([]error, len(names))
 	// Read at once, not one round trip after another: the client pipelines
@@ -133,8 +130,15 @@ func (d *Dispatcher) Ready(ctx context.Context) error { return d.pool.Ping(ctx) 
 // WaitingOn is how many consumers wait on topic in a long poll on this broker.
 func (d *Dispatcher) WaitingOn(topic string) int { return d.waiters.on(topic) }
 
-// TopicNames lists every topic's name, sorted (for metrics: no stats read).
-func (d *Dispatcher) TopicNames(ctx context.Context) ([]string, error) { return d.pool.Topics(ctx) }
+// TopicNames lists up to limit topic names in name order, after the first
+// offset ones, and how many topics there are (for metrics: no stats read).
+func (d *Dispatcher) TopicNames(ctx context.Context, offset, limit int) ([]string, int, error) {
+	return d.pool.TopicPage(ctx, offset, limit)
+}
+
+// WaitingElsewhere is how many consumers wait on this broker on topics
+// other than the given ones (each consumer once per topic it waits on).
+func (d *Dispatcher) WaitingElsewhere(topics []string) int { return d.waiters.onOthers(topics) }
 
 // ObserveBatches calls fn with the number of operations of each batched
 // script call this broker makes (for the metrics' histogram).

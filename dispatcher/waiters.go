@@ -131,3 +131,22 @@ func (l *waitList) on(topic string) int {
 	}
 	return 0
 }
+
+// onOthers is the number of consumers waiting on topics other than the given
+// ones, each counted once per topic it waits on (as on counts them). It
+// looks only at the topics that have waiting consumers.
+func (l *waitList) onOthers(topics []string) int {
+	skip := make(map[string]bool, len(topics))
+	for _, t := range topics {
+		skip[t] = true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for t, q := range l.byTopic {
+		if !skip[t] {
+			n += q.Len()
+		}
+	}
+	return n
+}

@@ -1,11 +1,14 @@
 package metrics_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/rpc/jsonrpc"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,7 +136,26 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 	if resp, err := http.Get(b.URL + "/metrics"); err != nil || resp.StatusCode != 401 {
 		t.Fatalf("/metrics without the token: %v %v", resp, err)
 	}
+	// A consumer waiting on a topic past max_topics (one Redis does not hold
+	// yet) is summed under _other.
+	waitCtx, stopWaiting := context.WithCancel(ctx)
+	var waiting sync.WaitGroup
+	waiting.Go(func() {
+		if _, err := d.Pop(waitCtx, []string{"zz"}, time.Minute); err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the waiting pop: %v", err)
+		}
+	})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if st, err := d.Stats(ctx); err == nil && st.Waiting == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the consumer is not waiting")
+		}
+	}
 	m := scrape(t, b.URL, "t0ken")
+	stopWaiting()
+	waiting.Wait()
 	for _, c := range []struct {
 		name   string
 		labels []string
@@ -149,6 +171,7 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 		{"gmq_jobs_total", []string{"topic", "a", "event", "failed"}, 1},
 		{"gmq_jobs_total", []string{"topic", "_other", "event", "pushed"}, 6},
 		{"gmq_topics", nil, 4},
+		{"gmq_waiting_consumers", []string{"topic", "_other"}, 1},
 		{"gmq_store_up", nil, 1},
 		{"gmq_request_duration_seconds", []string{"front_end", "http", "op", "GET /api/v1/stats"}, 1},
 		{"gmq_request_duration_seconds", []string{"front_end", "rpc", "op", "Service.Push"}, 1},
