@@ -37,6 +37,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzReadRequest$$' -fuzztime $(FUZZTIME) ./beanstalk
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJob$$' -fuzztime $(FUZZTIME) ./gmqrpc
+	$(GO) test -run '^$$' -fuzz '^FuzzReadValue$$' -fuzztime $(FUZZTIME) ./gmqrpc
 	$(GO) test -run '^$$' -fuzz '^FuzzReadRequest$$' -fuzztime $(FUZZTIME) ./kestrel
 	$(GO) test -run '^$$' -fuzz '^FuzzLooksLikeHTTP$$' -fuzztime $(FUZZTIME) ./internal/tcpserver
 

@@ -11,6 +11,7 @@ import (
 
 	"net"
 
+	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
@@ -47,8 +48,9 @@ func newConn(s *Server, nc net.Conn) *conn {
 // serve runs the connection until the client hangs up or quits, then gives
 // its reserved jobs back.
 func (c *conn) serve() {
-	tcpserver.Pipeline(c.ctx, c.hangUp, c.nc, c.w, c.s.opts.ReadTimeout, func(r *bufio.Reader) (request, bool, error) {
-		req, err := readRequest(r, c.s.opts.MaxJobSize)
+	limits := tcpserver.Limits{ReadTimeout: c.s.opts.ReadTimeout, Budget: c.s.opts.Budget}
+	tcpserver.Pipeline(c.ctx, c.hangUp, c.nc, c.w, limits, func(r *bufio.Reader, hold *budget.Hold) (request, bool, error) {
+		req, err := readRequest(r, c.s.opts.MaxJobSize, hold)
 		return req, false, err
 	}, c.handle)
 	c.releaseAll()

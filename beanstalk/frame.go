@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 
+	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
+	"github.com/gmq/gmq/job"
 )
 
 // maxLine is beanstalkd's command line buffer: a line, CRLF included, may be
@@ -52,8 +54,10 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 }
 
 // readRequest frames the next request: the line, and for a put with a good
-// command line its body (or, for one over maxJobSize, skips the body).
-func readRequest(r *bufio.Reader, maxJobSize int) (request, error) {
+// command line its body (or, for one over maxJobSize, skips the body). The
+// body's memory is reserved with hold: when the budget stays short, the body
+// is skipped and answered OUT_OF_MEMORY, beanstalkd's "try again later".
+func readRequest(r *bufio.Reader, maxJobSize int, hold *budget.Hold) (request, error) {
 	line, tooLong, err := readLine(r)
 	if err != nil {
 		return request{}, err
@@ -78,7 +82,11 @@ func readRequest(r *bufio.Reader, maxJobSize int) (request, error) {
 		req.reply = msgBadFormat
 		return req, nil
 	}
-	body, err := tcpserver.ReadBody(r, int(size))
+	body, err := tcpserver.ReadBody(r, int(size), hold)
+	if errors.Is(err, job.ErrBusy) {
+		req.reply = msgOutOfMemory
+		return req, nil
+	}
 	if err != nil {
 		return request{}, err
 	}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/gmq/gmq/internal/budget"
 )
 
 // FuzzReadRequest frames arbitrary input as a connection would: it must never
@@ -22,7 +24,7 @@ func FuzzReadRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bufio.NewReader(bytes.NewReader(data))
 		for range 50 {
-			req, err := readRequest(r, 1024)
+			req, err := readRequest(r, 1024, &budget.Hold{})
 			if err != nil {
 				return
 			}

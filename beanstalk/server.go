@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 )
 
@@ -24,6 +25,9 @@ type Options struct {
 	// ReadTimeout bounds how long a command, once begun, may take to arrive
 	// (0: no limit); an idle connection waits as long as it likes.
 	ReadTimeout time.Duration
+	// Budget is the memory of request bodies, shared with every port
+	// ([server] body_memory; nil: none).
+	Budget *budget.Budget
 	// Observe, when set, is told how long each command took (for metrics).
 	Observe func(op string, took time.Duration)
 	Log     *slog.Logger

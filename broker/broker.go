@@ -20,6 +20,7 @@ import (
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/gmqrpc"
+	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/kestrel"
@@ -122,26 +123,27 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	observe := func(frontEnd string) func(string, time.Duration) {
 		return func(op string, took time.Duration) { m.ObserveRequest(frontEnd, op, took) }
 	}
+	bodies := budget.New(cfg.BodyMemory) // one for every port: a flood through any of them holds at most this
 	api := web.New(b.d, web.Options{Metrics: m.Handler(), Observe: observe("http"), RedisURL: pool.Redacted(cfg.RedisURL), TLS: httpTLS, Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
 		Token: cfg.Token, Loopback: config.IsLoopback(cfg.HTTP), AllowedHosts: cfg.AllowedHosts,
-		MaxRequestBody: cfg.MaxRequestBody, BodyMemory: cfg.BodyMemory, ReadTimeout: cfg.ReadTimeout,
+		MaxRequestBody: cfg.MaxRequestBody, Budget: bodies, ReadTimeout: cfg.ReadTimeout,
 		IdleTimeout: cfg.IdleTimeout, ShutdownTimeout: cfg.ShutdownTimeout, Others: others, Log: opts.Log})
 	b.fronts = []*front{{name: "http", addr: cfg.HTTP, fe: api}}
 	if cfg.BeanstalkAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "beanstalk", addr: cfg.BeanstalkAddr, fe: beanstalk.New(b.d,
-			beanstalk.Options{MaxJobSize: cfg.MaxJobSize, RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Observe: observe("beanstalk"), Log: opts.Log})})
+			beanstalk.Options{MaxJobSize: cfg.MaxJobSize, RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("beanstalk"), Log: opts.Log})})
 	}
 	if cfg.RPCAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "rpc", addr: cfg.RPCAddr, fe: gmqrpc.New(b.d, gmqrpc.Options{
 			PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority,
 			MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, RequestTimeout: cfg.RequestTimeout,
-			ReadTimeout: cfg.ReadTimeout, Observe: observe("rpc"), Log: opts.Log})})
+			ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("rpc"), Log: opts.Log})})
 	}
 	if cfg.KestrelAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: kestrel.New(b.d, kestrel.Options{
 			Version: opts.Version, Reload: b.Reload, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
-			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Observe: observe("kestrel"), Log: opts.Log})})
+			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("kestrel"), Log: opts.Log})})
 	}
 	if cfg.MetricsAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "metrics", addr: cfg.MetricsAddr, fe: m.NewServer(config.IsLoopback(cfg.MetricsAddr), cfg.AllowedHosts)})

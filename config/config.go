@@ -27,10 +27,10 @@ type Config struct {
 	ShutdownTimeout time.Duration // [server] shutdown_timeout: how long in-flight requests may finish
 	RequestTimeout  time.Duration // [server] request_timeout: longest a request may take (a long poll: plus its wait)
 	MaxConnections  int           // [server] max_connections: open connections per listener (HTTP, beanstalkd, JSON-RPC)
-	ReadTimeout     time.Duration // [server] read_timeout: longest a request may take to arrive (HTTP's whole; beanstalkd's and kestrel's once begun)
+	ReadTimeout     time.Duration // [server] read_timeout: longest a request may take to arrive (HTTP's whole; the TCP ports' once begun)
 	IdleTimeout     time.Duration // [server] idle_timeout: longest an idle keep-alive HTTP connection is kept
 	MaxRequestBody  int           // [server] max_request_body: bytes, the largest HTTP or JSON-RPC request of any kind
-	BodyMemory      int           // [server] body_memory: bytes, all HTTP request bodies being read at once
+	BodyMemory      int           // [server] body_memory: bytes, all request bodies being read at once, every port together
 
 	RedisURL       string        // [redis] url
 	Prefix         string        // [redis] prefix of every key

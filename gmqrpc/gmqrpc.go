@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/internal/tcpserver"
 )
@@ -37,6 +38,9 @@ type Options struct {
 	// ReadTimeout bounds how long a request, once begun, may take to arrive
 	// (0: no limit); an idle connection waits as long as it likes.
 	ReadTimeout time.Duration
+	// Budget is the memory of requests, shared with every port ([server]
+	// body_memory; nil: none). A request holds it until it is answered.
+	Budget *budget.Budget
 	// Observe, when set, is told how long each call took (for metrics).
 	Observe func(op string, took time.Duration)
 	Log     *slog.Logger
@@ -62,7 +66,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	}
 	return &Server{cancel: cancel,
 		tcp: tcpserver.New(func(nc net.Conn) {
-			var codec rpc.ServerCodec = newLimitedCodec(nc, limit, opts.ReadTimeout, opts.Log)
+			var codec rpc.ServerCodec = newCodec(ctx, nc, limit, opts.ReadTimeout, opts.Budget, opts.Log)
 			if opts.Observe != nil {
 				codec = &timedCodec{ServerCodec: codec, observe: opts.Observe, started: map[uint64]timedCall{}}
 			}

@@ -1,10 +1,13 @@
 package gmqrpc
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/jobjson"
 )
 
@@ -32,6 +35,33 @@ func FuzzParseJob(f *testing.F) {
 		}
 		if j.Delay < 0 || j.TTR < 0 || j.Delay > (1<<32)*time.Second || j.TTR > (1<<32)*time.Second {
 			t.Fatalf("accepted %+v from %s", j, data)
+		}
+	})
+}
+
+// FuzzReadValue frames arbitrary bytes as a connection's requests: it must
+// never panic or read past the value it returns, and where the input begins
+// with a JSON object, the value is that object to its last byte, as Go's
+// decoder reads it (JSON-RPC clients need not end a request with a newline).
+func FuzzReadValue(f *testing.F) {
+	for _, s := range []string{
+		`{"method":"Service.Push","params":[{"topic":"t","body":"x"}],"id":1}`, ` {"a":"}\"{"}{"next":1}`,
+		`{"a":[1,{"b":"]"}]}` + "\n", `{"a":"\\"}`, `[1]`, `{`, `{"a":"\`, "\n\t {}", `x{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := readValue(bufio.NewReader(bytes.NewReader(data)), 1<<20, &budget.Hold{}, func(bool) {})
+		var want json.RawMessage
+		dec := json.NewDecoder(bytes.NewReader(data))
+		if dec.Decode(&want) == nil && len(want) > 0 && want[0] == '{' {
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("framed %q (%v), want %q", got, err, want)
+			}
+			return
+		}
+		if err == nil && !bytes.Contains(data, got) {
+			t.Fatalf("framed %q, not in the input", got)
 		}
 	})
 }

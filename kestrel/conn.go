@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
@@ -48,8 +49,9 @@ func newConn(s *Server, nc net.Conn) *conn {
 // serve runs the connection until the client hangs up or quits, then gives
 // its open reads back to their queues.
 func (c *conn) serve() {
-	tcpserver.Pipeline(c.ctx, c.hangUp, c.nc, c.w, c.s.opts.ReadTimeout, func(r *bufio.Reader) (request, bool, error) {
-		req, err := readRequest(r, c.s.opts.MaxItemSize, c.s.opts.MaxRequest)
+	limits := tcpserver.Limits{ReadTimeout: c.s.opts.ReadTimeout, Budget: c.s.opts.Budget}
+	tcpserver.Pipeline(c.ctx, c.hangUp, c.nc, c.w, limits, func(r *bufio.Reader, hold *budget.Hold) (request, bool, error) {
+		req, err := readRequest(r, c.s.opts.MaxItemSize, c.s.opts.MaxRequest, hold)
 		return req, req.closeAfter, err
 	}, c.handle)
 	c.keep.Do(func() { close(c.kept) }) // no keeper was started

@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
+	"github.com/gmq/gmq/job"
 )
 
 // maxLine is the longest command line, its line end excluded: a queue name
@@ -64,8 +66,10 @@ func readLine(r *bufio.Reader) (string, error) {
 // connection stays usable); a data length over maxData is not read at all:
 // the client is told and the connection closed. err is the connection's
 // failure (closed, timed out); everything else the client sent is a request,
-// maybe one to refuse.
-func readRequest(r *bufio.Reader, maxItem, maxData int) (request, error) {
+// maybe one to refuse. The data's memory is reserved with hold: when the
+// budget stays short, the data is read and dropped and the answer is a
+// SERVER_ERROR saying to try again (the connection stays usable).
+func readRequest(r *bufio.Reader, maxItem, maxData int, hold *budget.Hold) (request, error) {
 	line, err := readLine(r)
 	if errors.Is(err, errLineTooLong) {
 		return request{reply: "CLIENT_ERROR line too long (the limit is " + strconv.Itoa(maxLine) + " bytes)", closeAfter: true}, nil
@@ -94,7 +98,10 @@ func readRequest(r *bufio.Reader, maxItem, maxData int) (request, error) {
 		}
 		return request{reply: "NOT_STORED"}, nil
 	}
-	data, err := tcpserver.ReadBody(r, size+2)
+	data, err := tcpserver.ReadBody(r, size+2, hold)
+	if errors.Is(err, job.ErrBusy) {
+		return request{reply: "SERVER_ERROR " + err.Error() + ": try again"}, nil
+	}
 	if err != nil {
 		return request{}, err
 	}

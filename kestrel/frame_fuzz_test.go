@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/gmq/gmq/internal/budget"
 )
 
 // The framer and the get-option parser never panic, never accept a line
@@ -20,7 +22,7 @@ func FuzzReadRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bufio.NewReader(bytes.NewReader(data))
 		for range 50 {
-			req, err := readRequest(r, 64, 1024)
+			req, err := readRequest(r, 64, 1024, &budget.Hold{})
 			if err != nil {
 				return
 			}

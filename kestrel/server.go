@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	// ReadTimeout bounds how long a request, once begun, may take to arrive
 	// (0: no limit); an idle connection waits as long as it likes.
 	ReadTimeout time.Duration
+	// Budget is the memory of request bodies, shared with every port
+	// ([server] body_memory; nil: none).
+	Budget *budget.Budget
 	// MaxOpenReads is how many reads a connection may hold open on one queue
 	// (kestrel's max_open_reads).
 	MaxOpenReads int

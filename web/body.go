@@ -2,63 +2,19 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/internal/budget"
 )
 
-// bodyBudget bounds the memory that the HTTP request bodies being read take
-// at once ([server] body_memory). A body is read in steps of budgetUnit, each
-// reserved before it is read; while none is free, the rest of the body waits
-// in the kernel's socket buffer, not in the broker. So a flood of slow or
-// unfinished uploads holds at most the budget, not the sum of their sizes,
-// and each still ends by [server] read_timeout.
-type bodyBudget struct{ units chan struct{} }
-
-// budgetUnit is one step of a body's reservation.
-const budgetUnit = 32 << 10
-
-// budgetWait is how long a request waits for budget before answering 503.
-const budgetWait = 2 * time.Second
-
-func newBodyBudget(bytes int) *bodyBudget {
-	return &bodyBudget{units: make(chan struct{}, max(bytes/budgetUnit, 1))}
-}
-
-// take reserves one unit, waiting up to budgetWait for it.
-func (b *bodyBudget) take(ctx context.Context) error {
-	select {
-	case b.units <- struct{}{}:
-		return nil
-	default:
-	}
-	t := time.NewTimer(budgetWait)
-	defer t.Stop()
-	select {
-	case b.units <- struct{}{}:
-		return nil
-	case <-t.C:
-		return fmt.Errorf("%w: too many request bodies are being read at once ([server] body_memory)", job.ErrBusy)
-	case <-ctx.Done():
-		return fmt.Errorf("reading the body: %w", ctx.Err())
-	}
-}
-
-func (b *bodyBudget) give(n int) {
-	for range n {
-		<-b.units
-	}
-}
-
-// body reads a request body of at most limit bytes within the body budget,
+// body reads a request body of at most limit bytes within the body budget
+// ([server] body_memory, shared with the TCP ports: package budget),
 // reserving each step as its bytes arrive: a declared length reserves
 // nothing it has not sent, so connections that announce large bodies and
 // send none hold no budget. The budget bounds bodies while they arrive,
@@ -75,18 +31,17 @@ func (s *Server) body(c *gin.Context, limit int64) ([]byte, error) {
 		return nil, &http.MaxBytesError{Limit: limit}
 	}
 	r := http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-	held := 0
-	defer func() { s.budget.give(held) }()
+	hold := budget.Hold{Budget: s.budget, Ctx: c}
+	defer hold.Release()
 	var buf bytes.Buffer
 	if size := c.Request.ContentLength; size > 0 {
-		buf.Grow(int(min(size, budgetUnit))) // most bodies are one step: one allocation
+		buf.Grow(int(min(size, budget.Unit))) // most bodies are one step: one allocation
 	}
 	for {
-		if err := s.budget.take(c); err != nil {
+		if err := hold.Cover(buf.Len() + budget.Unit); err != nil {
 			return nil, err
 		}
-		held++
-		if _, err := io.CopyN(&buf, r, budgetUnit); err == io.EOF {
+		if _, err := io.CopyN(&buf, r, budget.Unit); err == io.EOF {
 			return buf.Bytes(), nil
 		} else if err != nil {
 			var tooLarge *http.MaxBytesError

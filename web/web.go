@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/job"
 )
@@ -38,7 +39,10 @@ type Options struct {
 	Loopback       bool
 	AllowedHosts   []string
 	MaxRequestBody int // bytes: the largest request body of any kind
-	BodyMemory     int // bytes: all request bodies being read at once (bodyBudget)
+	BodyMemory     int // bytes: all request bodies being read at once, when Budget is nil
+	// Budget is the body memory shared with the other ports (nil: one of
+	// BodyMemory for this server alone).
+	Budget *budget.Budget
 	// ReadTimeout bounds a request's arrival (headers and body), IdleTimeout
 	// an idle keep-alive connection, ShutdownTimeout how long Close lets
 	// requests in flight finish.
@@ -73,7 +77,7 @@ type Server struct {
 	log      *slog.Logger
 	engine   *gin.Engine
 	started  time.Time
-	budget   *bodyBudget
+	budget   *budget.Budget
 	sessions *sessions  // the dashboard's
 	logins   loginGuard // wrong tokens per client address
 }
@@ -92,8 +96,11 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 		opts.Log.Warn("the token is short: a guesser that ignores the 429s can try tokens as fast as the broker answers; "+
 			"use a long random one, e.g. openssl rand -hex 32", "length", len(opts.Token), "want_at_least", minTokenLen)
 	}
+	if opts.Budget == nil {
+		opts.Budget = budget.New(opts.BodyMemory)
+	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now(), budget: newBodyBudget(opts.BodyMemory),
+	s := &Server{d: d, opts: opts, log: opts.Log, engine: gin.New(), started: time.Now(), budget: opts.Budget,
 		sessions: newSessions(opts.Token)}
 	// Topic names may hold '/': clients send it as %2F inside a path segment.
 	s.engine.UseRawPath = true

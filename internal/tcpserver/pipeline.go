@@ -3,15 +3,37 @@ package tcpserver
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"time"
+
+	"github.com/gmq/gmq/internal/budget"
+	"github.com/gmq/gmq/job"
 )
 
-// readBuffer is a connection's read buffer: small, since an idle client
+// ReadBuffer is a connection's read buffer: small, since an idle client
 // (most of them: consumers waiting in a reserve) holds one for as long as it
 // is connected; a longer line or a body is read through it in pieces.
-const readBuffer = 4 << 10
+const ReadBuffer = 4 << 10
+
+// Limits bound what a connection's requests may hold.
+type Limits struct {
+	// ReadTimeout: a request that has begun must arrive whole within it
+	// (0: no limit). Waiting for a request to begin has no limit: an idle
+	// client (a consumer waiting in a reserve) keeps its connection.
+	ReadTimeout time.Duration
+	// Budget is the memory of request bodies, shared with every port
+	// (nil: none). A request holds what its body took until it is handled.
+	Budget *budget.Budget
+}
+
+// framed is a request on its way from the reader to the handler, with the
+// budget units its body holds.
+type framed[R any] struct {
+	req   R
+	units int
+}
 
 // Pipeline runs a line protocol's connection: a goroutine of its own frames
 // requests with read while handle runs them in order, so that a hang-up is
@@ -19,36 +41,40 @@ const readBuffer = 4 << 10
 // blocking reserve or get does. w is flushed whenever no framed request is
 // waiting, so pipelined requests share a write. read's last says the client
 // is to be closed after that request (no more is read); handle's false
-// closes the connection. A request that has begun must arrive whole within
-// readTimeout (0: no limit), or the connection is closed: a client that
-// starts a request and never finishes it holds nothing for long. Waiting for
-// a request to begin has no limit: an idle client keeps its connection.
-// Pipeline returns once the reader has stopped and the connection is closed.
-func Pipeline[R any](ctx context.Context, hangUp context.CancelFunc, nc net.Conn, w *bufio.Writer, readTimeout time.Duration,
-	read func(*bufio.Reader) (req R, last bool, err error), handle func(R) bool) {
-	requests := make(chan R)
+// closes the connection. read reserves its body's memory with hold
+// (ReadBody); it is given back once handle has run the request, so the
+// bodies a connection has framed but not yet run count too. A request that
+// has begun must arrive within limits.ReadTimeout, or the connection is
+// closed: a client that starts a request and never finishes it holds nothing
+// for long. Pipeline returns once the reader has stopped and the connection
+// is closed.
+func Pipeline[R any](ctx context.Context, hangUp context.CancelFunc, nc net.Conn, w *bufio.Writer, limits Limits,
+	read func(r *bufio.Reader, hold *budget.Hold) (req R, last bool, err error), handle func(R) bool) {
+	requests := make(chan framed[R])
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
 		defer close(requests)
 		defer hangUp()
-		r := bufio.NewReaderSize(nc, readBuffer)
+		r := bufio.NewReaderSize(nc, ReadBuffer)
+		hold := budget.Hold{Budget: limits.Budget, Ctx: ctx}
+		defer hold.Release()
 		for {
 			if _, err := r.Peek(1); err != nil { // idle until a request begins
 				return
 			}
-			if readTimeout > 0 {
-				_ = nc.SetReadDeadline(time.Now().Add(readTimeout)) // a connection that refuses it is closed anyway
+			if limits.ReadTimeout > 0 {
+				_ = nc.SetReadDeadline(time.Now().Add(limits.ReadTimeout)) // a connection that refuses it is closed anyway
 			}
-			req, last, err := read(r)
+			req, last, err := read(r, &hold)
 			if err != nil {
-				return // the client went away, or took longer than readTimeout
+				return // the client went away, or took longer than ReadTimeout
 			}
-			if readTimeout > 0 {
+			if limits.ReadTimeout > 0 {
 				_ = nc.SetReadDeadline(time.Time{})
 			}
 			select {
-			case requests <- req:
+			case requests <- framed[R]{req, hold.Take()}:
 			case <-ctx.Done():
 				return
 			}
@@ -57,8 +83,9 @@ func Pipeline[R any](ctx context.Context, hangUp context.CancelFunc, nc net.Conn
 			}
 		}
 	}()
-	for req := range requests {
-		keepOn := handle(req)
+	for f := range requests {
+		keepOn := handle(f.req)
+		limits.Budget.Give(f.units)
 		if len(requests) == 0 || !keepOn {
 			if err := w.Flush(); err != nil {
 				break
@@ -71,17 +98,36 @@ func Pipeline[R any](ctx context.Context, hangUp context.CancelFunc, nc net.Conn
 	hangUp()
 	nc.Close() // ends the reader
 	<-readerDone
+	for f := range requests { // framed before the reader saw the hang-up: none run
+		limits.Budget.Give(f.units)
+	}
 }
 
 // ReadBody reads n bytes of a request's body from r. Its memory grows as the
 // bytes arrive, never to n at once: a client that announces a large body and
 // sends little holds little (a buffer of the announced size, made before
-// the bytes came, let 2,000 such clients take hundreds of MB).
-func ReadBody(r io.Reader, n int) ([]byte, error) {
-	buf := make([]byte, 0, min(n, readBuffer))
+// the bytes came, let 2,000 such clients take hundreds of MB). Past its first
+// few KiB (the connection's own, as its read buffer is), the body's memory is
+// reserved from hold's budget as it grows. When the budget stays short for
+// budget.Wait, the rest of the body is read and thrown away, so that the
+// next request is framed right, and the error wraps job.ErrBusy: the front
+// end answers "try again later" and reads on. Any other error ends the
+// connection.
+func ReadBody(r io.Reader, n int, hold *budget.Hold) ([]byte, error) {
+	buf := make([]byte, 0, min(n, ReadBuffer))
 	for len(buf) < n {
 		if len(buf) == cap(buf) { // double, up to n: never more than the body needs
-			grown := make([]byte, len(buf), min(n, 2*cap(buf)))
+			size := min(n, 2*cap(buf))
+			if err := hold.Cover(size); err != nil {
+				if !errors.Is(err, job.ErrBusy) {
+					return nil, err
+				}
+				if _, skipErr := io.CopyN(io.Discard, r, int64(n-len(buf))); skipErr != nil {
+					return nil, skipErr
+				}
+				return nil, err
+			}
+			grown := make([]byte, len(buf), size)
 			copy(grown, buf)
 			buf = grown
 		}

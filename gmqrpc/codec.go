@@ -1,0 +1,190 @@
+package gmqrpc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/rpc"
+	"sync"
+	"time"
+
+	"github.com/gmq/gmq/internal/budget"
+	"github.com/gmq/gmq/internal/tcpserver"
+	"github.com/gmq/gmq/job"
+)
+
+// codec is the server side of JSON-RPC 1.0 as Go's net/rpc/jsonrpc speaks it
+// (a request {"method", "params": [arg], "id"}, a response {"id", "result",
+// "error"}), with the bounds of gmq's other ports, which jsonrpc's own codec
+// cannot give: its decoder reads ahead into a buffer that grows to the
+// largest request and never shrinks, and allocates it before the bytes
+// arrive. Here each request is framed on its own (readValue) into memory
+// reserved from the shared body budget as its bytes arrive; the reservation
+// is held until the call's response is written, so that the calls a client
+// pipelines count too. A connection reads through a small buffer; a request,
+// once its first byte came, must arrive within readTimeout (an idle
+// connection waits as long as it likes); one over limit, or one that cannot
+// get memory within budget.Wait, is answered with an error and the
+// connection closed.
+type codec struct {
+	conn        net.Conn
+	r           *bufio.Reader
+	enc         *json.Encoder
+	limit       int
+	readTimeout time.Duration
+	budget      *budget.Budget
+	ctx         context.Context // ends a wait for budget
+	log         *slog.Logger
+
+	params json.RawMessage // the request being read: ReadRequestHeader sets it, ReadRequestBody reads it
+
+	mu      sync.Mutex
+	seq     uint64
+	pending map[uint64]pendingCall // by sequence number, until the response is written
+	closed  bool
+}
+
+// pendingCall is a request read and not yet answered: the client's id (any
+// JSON value), and the budget units its bytes hold.
+type pendingCall struct {
+	id    json.RawMessage
+	units int
+}
+
+// request is a JSON-RPC request as it arrives.
+type request struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	ID     json.RawMessage `json:"id"`
+}
+
+// response is what WriteResponse sends: Result and Error are null when unset.
+type response struct {
+	ID     json.RawMessage `json:"id"`
+	Result any             `json:"result"`
+	Error  any             `json:"error"`
+}
+
+func newCodec(ctx context.Context, conn net.Conn, limit int, readTimeout time.Duration, b *budget.Budget, log *slog.Logger) *codec {
+	return &codec{conn: conn, r: bufio.NewReaderSize(conn, tcpserver.ReadBuffer), enc: json.NewEncoder(conn),
+		limit: limit, readTimeout: readTimeout, budget: b, ctx: ctx, log: log, pending: map[uint64]pendingCall{}}
+}
+
+// errTooLarge: a request ran past the limit.
+var errTooLarge = errors.New("request too large")
+
+// errNotRequest: the bytes are not a JSON object.
+var errNotRequest = errors.New("not a JSON-RPC request")
+
+func (c *codec) ReadRequestHeader(r *rpc.Request) error {
+	hold := budget.Hold{Budget: c.budget, Ctx: c.ctx}
+	data, err := readValue(c.r, c.limit, &hold, c.deadline)
+	if err == nil {
+		var req request
+		if err = json.Unmarshal(data, &req); err != nil {
+			err = fmt.Errorf("%w: %w", errNotRequest, err)
+		} else {
+			c.params = req.Params
+			r.ServiceMethod = req.Method
+			c.mu.Lock()
+			c.seq++
+			r.Seq = c.seq
+			c.pending[c.seq] = pendingCall{id: req.ID, units: hold.Take()}
+			c.mu.Unlock()
+		}
+	}
+	hold.Release() // nothing, unless the request was refused
+	return c.refuse(err)
+}
+
+// deadline starts (true) or ends a request's read deadline.
+func (c *codec) deadline(begun bool) {
+	if c.readTimeout <= 0 {
+		return
+	}
+	at := time.Time{}
+	if begun {
+		at = time.Now().Add(c.readTimeout)
+	}
+	_ = c.conn.SetReadDeadline(at) // a connection that refuses it is closed anyway
+}
+
+// refuse tells the client why its request is refused, for the errors it
+// should hear of, and turns every error into io.EOF: net/rpc then closes
+// the connection quietly (its request was not read whole, so nothing after
+// it can be framed).
+func (c *codec) refuse(err error) error {
+	var why string
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errTooLarge):
+		why = fmt.Sprintf("request too large: over %d bytes ([jobs] max_body)", c.limit)
+	case errors.Is(err, job.ErrBusy), errors.Is(err, errNotRequest):
+		why = err.Error()
+	default:
+		return io.EOF // the client went away, or took longer than read_timeout
+	}
+	c.log.Info("json-rpc request refused: connection closed", "remote", c.conn.RemoteAddr().String(), "err", err)
+	answer, _ := json.Marshal(response{ID: null, Error: why}) // a string: it marshals
+	_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.conn.Write(append(answer, '\n')) // one write: calls answering meanwhile use their own
+	return io.EOF
+}
+
+var null = json.RawMessage("null")
+
+func (c *codec) ReadRequestBody(x any) error {
+	params := c.params
+	c.params = nil // the request's bytes are garbage once read
+	if x == nil {
+		return nil
+	}
+	if params == nil {
+		return errors.New("the request has no params")
+	}
+	return json.Unmarshal(params, &[1]any{x}) // params is an array of the one argument
+}
+
+// WriteResponse answers a call and gives back the budget its request held.
+// net/rpc calls it once per request read, one call at a time.
+func (c *codec) WriteResponse(r *rpc.Response, x any) error {
+	c.mu.Lock()
+	call, ok := c.pending[r.Seq]
+	delete(c.pending, r.Seq)
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("json-rpc: no request %d to answer", r.Seq)
+	}
+	c.budget.Give(call.units)
+	resp := response{ID: call.id}
+	if resp.ID == nil {
+		resp.ID = null
+	}
+	if r.Error == "" {
+		resp.Result = x
+	} else {
+		resp.Error = r.Error
+	}
+	return c.enc.Encode(resp)
+}
+
+// Close closes the connection and gives back what unanswered requests held.
+func (c *codec) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	for seq, call := range c.pending {
+		c.budget.Give(call.units)
+		delete(c.pending, seq)
+	}
+	return c.conn.Close()
+}
