@@ -20,6 +20,7 @@ import (
 	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/internal/tcpserver"
+	"github.com/gmq/gmq/job"
 )
 
 // Options configure the JSON-RPC server.
@@ -162,7 +163,7 @@ func (s *Service) Ack(id string, reply *string) error {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
 	if err := s.d.Ack(ctx, id, 0); err != nil {
-		return err
+		return inClientTerms("ack", id, err)
 	}
 	*reply = "success"
 	return nil
@@ -209,10 +210,21 @@ func (s *Service) Fail(args FailArgs, reply *string) error {
 	defer cancel()
 	j, err := s.d.Fail(ctx, args.ID, args.Attempt, args.Error)
 	if err != nil {
-		return err
+		return inClientTerms("fail", args.ID, err)
 	}
 	*reply = j.State.String()
 	return nil
+}
+
+// inClientTerms words an expected outcome of a call on one job with the
+// client's verb and id (`ack "order-42": not found`), not the store's
+// (`delete job 40: ...`); any other error is passed on as it is. The client
+// gets only the text: net/rpc sends err.Error().
+func inClientTerms(verb, id string, err error) error {
+	if msg, ok := job.Outcome(err); ok {
+		return fmt.Errorf("%s %q: %s", verb, id, msg)
+	}
+	return err
 }
 
 // seconds renders a duration in seconds, as gmq's strings were.

@@ -54,3 +54,36 @@ func TestFailRefusesUnknownFields(t *testing.T) {
 		t.Fatalf("fail in other cases: %q %v", reply, err)
 	}
 }
+
+// A call on one job that meets an expected outcome is answered with the
+// client's verb and id, not the store's: an ack of "order-42" used to be
+// told "delete job 40: ...".
+func TestErrorsInTheClientsTerms(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	c := dialRPC(t, b.RPCAddr)
+	var reply string
+	if err := c.Call("Service.Push", map[string]any{"id": "order-42", "topic": "o", "body": "x"}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		method string
+		args   any
+		want   string
+	}{
+		{"Service.Ack", "order-41", `ack "order-41": not found`},
+		{"Service.Fail", map[string]any{"id": "order-42", "error": "e"}, `fail "order-42": the job is ready`},
+		{"Service.Fail", map[string]any{"id": "order-41", "error": "e"}, `fail "order-41": not found`},
+	} {
+		if err := c.Call(tt.method, tt.args, &reply); err == nil || err.Error() != tt.want {
+			t.Errorf("%s %v: %v, want %q", tt.method, tt.args, err, tt.want)
+		}
+	}
+	var popped map[string]string
+	if err := c.Call("Service.Pop", []string{"o"}, &popped); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call("Service.Fail", map[string]any{"id": "order-42", "attempt": 2, "error": "e"}, &reply); err == nil ||
+		err.Error() != `fail "order-42": stale delivery: attempt 2, the job is on attempt 1` {
+		t.Errorf("a fail of another delivery: %v", err)
+	}
+}

@@ -68,3 +68,28 @@ func (e *AckedError) Error() string { return "acked, then: " + e.Err.Error() }
 
 // Unwrap lets the cause's status apply (errors.Is(err, ErrUnavailable)).
 func (e *AckedError) Unwrap() error { return e.Err }
+
+// Outcome words the expected outcomes of an operation on one job without the
+// store's verbs and numbers, for a front end to put after its client's own
+// verb and id: "stale delivery: attempt 1, the job is on attempt 2", "the
+// job is ready", "not found" (an ack is a delete in the store, and a client
+// id a number there: "delete job 40: ..." would answer an ack of
+// "order-42"). ok is false for any other error. An ack that went through
+// before what followed it failed is not an outcome of the job: its own
+// message says so.
+func Outcome(err error) (msg string, ok bool) {
+	var acked *AckedError
+	var stale *StaleError
+	var state *StateError
+	switch {
+	case errors.As(err, &acked):
+		return "", false
+	case errors.As(err, &stale):
+		return stale.Error(), true
+	case errors.As(err, &state):
+		return "the job is " + state.State.String(), true
+	case errors.Is(err, ErrNotFound):
+		return ErrNotFound.Error(), true
+	}
+	return "", false
+}

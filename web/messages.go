@@ -20,7 +20,7 @@ import (
 // own words there ("topic \"t\": not found").
 func clientMessage(c *gin.Context, err error) string {
 	if id := c.Param("id"); id != "" && strings.HasPrefix(c.FullPath(), "/api/v1/jobs/:id") {
-		if msg, ok := jobOutcome(err); ok {
+		if msg, ok := job.Outcome(err); ok {
 			return jobVerb(c) + " " + strconv.Quote(id) + ": " + msg
 		}
 	}
@@ -41,28 +41,6 @@ func jobVerb(c *gin.Context) string {
 		return "job"
 	}
 	return path.Base(c.FullPath())
-}
-
-// jobOutcome words the expected outcomes of an operation on one job without
-// the store's verbs and numbers: "stale delivery: attempt 1, the job is on
-// attempt 2", "the job is ready", "not found"; ok is false for any other
-// error. An ack that went through before what followed it failed is not an
-// outcome of the job: its own message says so.
-func jobOutcome(err error) (string, bool) {
-	var acked *job.AckedError
-	var stale *job.StaleError
-	var state *job.StateError
-	switch {
-	case errors.As(err, &acked):
-		return "", false
-	case errors.As(err, &stale):
-		return stale.Error(), true
-	case errors.As(err, &state):
-		return "the job is " + state.State.String(), true
-	case errors.Is(err, job.ErrNotFound):
-		return job.ErrNotFound.Error(), true
-	}
-	return "", false
 }
 
 // oneLine is an error's message on one line: errors.Join puts a newline

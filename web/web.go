@@ -269,11 +269,11 @@ func (s *Server) failure(c *gin.Context, err error, out gin.H) (int, gin.H) {
 // publicMessage is what a client is told of err: its message on one line,
 // but for Redis at maxmemory, whose raw reply names script hashes and lines
 // (the log keeps it), and for the expected outcomes of an operation on one
-// job, said without the store's verbs and numbers (jobOutcome): the job of
+// job, said without the store's verbs and numbers (job.Outcome): the job of
 // a batch's failed list, whose id is beside it, or of a route that names it
 // (clientMessage adds the verb and id).
 func publicMessage(err error) string {
-	if msg, ok := jobOutcome(err); ok {
+	if msg, ok := job.Outcome(err); ok {
 		return msg
 	}
 	if errors.Is(err, job.ErrOutOfMemory) {
