@@ -63,6 +63,18 @@ func TestFanoutLimit(t *testing.T) {
 	if code, out := brokertest.Call(t, "POST", b.URL+"/api/v1/jobs", `{"topic":"R+c","body":"x"}`); code != 400 {
 		t.Fatalf("push to a third child under max_fanout 2: %d %v", code, out)
 	}
+	// An ack whose next pop would make the third child is refused whole,
+	// the ack too, naming the limit (the script alone declined the child
+	// silently).
+	brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/jobs", `{"id":"r-1","topic":"R","body":"x"}`)
+	brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/pop?topic=R", "")
+	code, out = brokertest.Call(t, "POST", b.URL+"/api/v1/jobs/r-1/ack", `{"attempt":1,"next":{"topics":["R+c"]}}`)
+	if msg, _ := out["error"].(string); code != 400 || !strings.Contains(msg, "max_fanout") {
+		t.Fatalf("ack with a next pop of a third child: %d %v, want 400 naming max_fanout", code, out)
+	}
+	if state := brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/jobs/r-1", "")["state"]; state != "reserved" {
+		t.Fatalf("the refused ack's job is %v, want still reserved", state)
+	}
 	brokertest.MustCall(t, 200, "PUT", b.URL+"/api/v1/topics/R/config", `{"max_fanout":0}`)
 	w.must("get R+c\r\n", "END\r\n")
 

@@ -222,9 +222,14 @@ func minWait(w time.Duration, reply []rueidis.RedisMessage) time.Duration {
 
 // AckAndPop acks a job (fenced by attempt when > 0) and pops the next job of
 // topics in the consumer's order. When every topic is in the job's bucket it
-// is one script; otherwise an ack, then a pop. If the ack fails, nothing is
-// popped; if the pop fails after the ack, the error is a *job.AckedError.
+// is one script; otherwise an ack, then a pop. A pop that would make a
+// fanout child past its parent's limits is refused before anything is done
+// (checkChildren); if the ack fails, nothing is popped; if the pop fails
+// after the ack, the error is a *job.AckedError.
 func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, topics []string) (Popped, error) {
+	if err := p.checkChildren(ctx, topics, true); err != nil {
+		return Popped{}, err // before the ack: a pop refused refuses the whole call
+	}
 	n, err := p.resolve(ctx, id)
 	if err != nil {
 		return Popped{}, err
