@@ -3,7 +3,6 @@ package dispatcher
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/gmq/gmq/job"
@@ -62,24 +61,9 @@ func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]job.Topic
 	if err != nil {
 		return nil, 0, err
 	}
-	stats := make([]job.TopicStats, len(names))
-	errs := make([]error, len(names))
-	// Read at once, not one round trip after another: the client pipelines
-	// concurrent calls (a page of 1,000 took 0.3 s one by one).
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(len(names), topicReaders) {
-		wg.Go(func() {
-			for i := range next {
-				stats[i], errs[i] = d.pool.TopicStats(ctx, names[i])
-			}
-		})
-	}
-	for i := range names {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	// Read a bucket's topics together, all buckets at once: a page of 1,000
+	// took 0.3 s read one by one, 50 ms one script call per topic at once.
+	stats, errs := d.pool.TopicStatsOf(ctx, names)
 	out := make([]job.TopicStats, 0, len(names))
 	for i := range names {
 		if errors.Is(errs[i], job.ErrNotFound) {
@@ -92,9 +76,6 @@ func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]job.Topic
 	}
 	return out, total, nil
 }
-
-// topicReaders is how many topics' stats Topics reads at once.
-const topicReaders = 64
 
 // BucketStats pairs a bucket's schedule in Redis with this broker's timer.
 type BucketStats struct {
@@ -129,12 +110,6 @@ func (d *Dispatcher) Ready(ctx context.Context) error { return d.pool.Ping(ctx) 
 
 // WaitingOn is how many consumers wait on topic in a long poll on this broker.
 func (d *Dispatcher) WaitingOn(topic string) int { return d.waiters.on(topic) }
-
-// TopicNames lists up to limit topic names in name order, after the first
-// offset ones, and how many topics there are (for metrics: no stats read).
-func (d *Dispatcher) TopicNames(ctx context.Context, offset, limit int) ([]string, int, error) {
-	return d.pool.TopicPage(ctx, offset, limit)
-}
 
 // WaitingElsewhere is how many consumers wait on this broker on topics
 // other than the given ones (each consumer once per topic it waits on).
