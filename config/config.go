@@ -332,10 +332,14 @@ func (c *Config) ResolveToken() error {
 }
 
 // validate checks what no single key can: a job that beanstalkd's protocol
-// accepts must fit the store's body limit; an alias's destinations are topics.
+// accepts must fit the store's body limit, and a request any port accepts
+// the body memory; an alias's destinations are topics.
 func (c *Config) validate() error {
 	if c.BeanstalkAddr != "" && c.MaxJobSize > c.MaxBody {
 		return fmt.Errorf("[beanstalk] max_job_size = %d is over [jobs] max_body = %d", c.MaxJobSize, c.MaxBody)
+	}
+	if c.BeanstalkAddr != "" && c.MaxJobSize+2 > c.BodyMemory { // the body and its CRLF
+		return fmt.Errorf("[beanstalk] max_job_size = %d is over [server] body_memory = %d (less 2): such a put could never be read", c.MaxJobSize, c.BodyMemory)
 	}
 	if c.MaxRequestBody > c.BodyMemory {
 		return fmt.Errorf("[server] max_request_body = %d is over [server] body_memory = %d: such a request could never be read", c.MaxRequestBody, c.BodyMemory)

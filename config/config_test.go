@@ -44,6 +44,10 @@ func TestValues(t *testing.T) {
 		}},
 		{text: "[server]\nallow_open_ports = maybe", wantErr: "[server] allow_open_ports"},
 		{text: "[server]\nbody_memory = 1048576\nmax_request_body = 2097152", wantErr: "max_request_body"},
+		{text: "[server]\nbody_memory = 1048576\nmax_request_body = 1048576\n[jobs]\nmax_body = 2097152\n[beanstalk]\nmax_job_size = 2097152",
+			wantErr: "[beanstalk] max_job_size = 2097152 is over [server] body_memory"},
+		{text: "[server]\nbody_memory = 1048576\nmax_request_body = 1048576\n[jobs]\nmax_body = 2097152\n[beanstalk]\nmax_job_size = 1048574",
+			check: func(c Config) bool { return c.MaxJobSize == 1048574 }},
 	}
 	for _, tt := range tests {
 		got, err := Parse([]byte(tt.text))

@@ -73,9 +73,11 @@ func Pipeline[R any](ctx context.Context, hangUp context.CancelFunc, nc net.Conn
 			if limits.ReadTimeout > 0 {
 				_ = nc.SetReadDeadline(time.Time{})
 			}
+			f := framed[R]{req, hold.Take()}
 			select {
-			case requests <- framed[R]{req, hold.Take()}:
+			case requests <- f:
 			case <-ctx.Done():
+				limits.Budget.Give(f.units) // never to run
 				return
 			}
 			if last {
