@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/redis/rueidis"
@@ -35,35 +36,104 @@ func (p *Pool) TopicPage(ctx context.Context, offset, limit int) (names []string
 	for b := range counts {
 		counts[b] = c.B().Zcard().Key(p.keys.topicIndex(b)).Build()
 	}
-	sizes := make([]int64, p.opts.Buckets)
+	var heads []indexHead
 	for b, res := range c.DoMulti(ctx, counts...) {
-		if sizes[b], err = res.AsInt64(); err != nil {
+		n, err := res.AsInt64()
+		if err != nil {
 			return nil, 0, wrapRedis("topic page", err)
 		}
-		total += int(sizes[b])
+		if n > 0 {
+			heads = append(heads, indexHead{bucket: b})
+		}
+		total += int(n)
 	}
 	offset = max(offset, 0)
 	if limit <= 0 || offset >= total {
 		return nil, total, nil
 	}
 	end := offset + min(limit, total-offset) // at most total: no overflow
-	// The page is within the first end names of the buckets merged, so within
-	// each bucket's first end.
-	var reads []rueidis.Completed
-	for b, n := range sizes {
-		if n > 0 {
-			reads = append(reads, c.B().Zrange().Key(p.keys.topicIndex(b)).Min("-").Max("+").Bylex().
-				Limit(0, min(int64(end), n)).Build())
+	// Names hash evenly over the buckets, so each holds about its share of
+	// the first end: read a little more than that from each, then more from
+	// those that fell short, until the first end names of all are read.
+	step := end/len(heads) + end/(4*len(heads)) + 16
+	for {
+		done, err := p.readHeads(ctx, heads, step)
+		if err != nil {
+			return nil, 0, err
 		}
+		if done || firstRead(heads) >= end {
+			break
+		}
+		step = min(2*step, end)
 	}
-	lists := make([][]string, len(reads))
-	for i, res := range c.DoMulti(ctx, reads...) {
-		if lists[i], err = res.AsStrSlice(); err != nil {
-			return nil, 0, wrapRedis("topic page", err)
-		}
+	lists := make([][]string, len(heads))
+	for i, h := range heads {
+		lists[i] = h.names
 	}
 	merged := mergeSorted(lists, end)
 	return merged[min(offset, len(merged)):], total, nil // shorter if topics went meanwhile
+}
+
+// indexHead is the first names of a bucket's topic index, read so far.
+type indexHead struct {
+	bucket int
+	names  []string // in order
+	whole  bool     // the index holds no more
+}
+
+// readHeads reads up to step more names of each index not read whole, in
+// one round trip, and says whether all are now read whole.
+func (p *Pool) readHeads(ctx context.Context, heads []indexHead, step int) (done bool, err error) {
+	c := p.client
+	var reads []rueidis.Completed
+	var which []int
+	for i, h := range heads {
+		if h.whole {
+			continue
+		}
+		from := "-"
+		if len(h.names) > 0 {
+			from = "(" + h.names[len(h.names)-1] // after the last read: names that come meanwhile do not shift it
+		}
+		reads = append(reads, c.B().Zrange().Key(p.keys.topicIndex(h.bucket)).Min(from).Max("+").Bylex().
+			Limit(0, int64(step)).Build())
+		which = append(which, i)
+	}
+	done = true
+	for k, res := range c.DoMulti(ctx, reads...) {
+		got, err := res.AsStrSlice()
+		if err != nil {
+			return false, wrapRedis("topic page", err)
+		}
+		h := &heads[which[k]]
+		h.names, h.whole = append(h.names, got...), len(got) < step
+		done = done && h.whole
+	}
+	return done, nil
+}
+
+// firstRead is how many of the first names of all the buckets are read: all
+// those up to the least last name read of an index not read whole (any
+// name not read comes after it).
+func firstRead(heads []indexHead) int {
+	bound, bounded := "", false
+	for _, h := range heads {
+		if !h.whole && (!bounded || h.names[len(h.names)-1] < bound) {
+			bound, bounded = h.names[len(h.names)-1], true
+		}
+	}
+	n := 0
+	for _, h := range heads {
+		i, found := len(h.names), false
+		if bounded {
+			i, found = slices.BinarySearch(h.names, bound)
+		}
+		if found {
+			i++
+		}
+		n += i
+	}
+	return n
 }
 
 // Topics lists every topic that holds jobs (or held them and was not

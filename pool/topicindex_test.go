@@ -71,6 +71,37 @@ func TestTopicPage(t *testing.T) {
 	}
 }
 
+// A page whose names mostly sit in one bucket (names need not hash evenly:
+// a parent's fanout children share its bucket) takes more than one read of
+// that bucket's index.
+func TestTopicPageFromOneBucket(t *testing.T) {
+	p, ctx := newPool(t)
+	var want []string
+	var specs []job.Spec
+	for i := 0; len(want) < 300; i++ {
+		name := fmt.Sprintf("m%05d", i)
+		if p.BucketOf(name) == 0 || name < "m00030" { // a few in the other buckets
+			want = append(want, name)
+			specs = append(specs, job.Spec{Topic: name, Body: "x", Priority: job.DefaultPriority})
+		}
+	}
+	for _, name := range []string{"a1", "a2", "a3", "z1", "z2", "z3"} {
+		want = append(want, name)
+		specs = append(specs, job.Spec{Topic: name, Body: "x", Priority: job.DefaultPriority})
+	}
+	if _, errs := p.PushBatch(ctx, specs); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		t.Fatalf("push: %v", errs)
+	}
+	slices.Sort(want)
+	for _, tc := range []struct{ offset, limit int }{{0, 250}, {0, 306}, {100, 150}, {290, 100}, {0, math.MaxInt}} {
+		names, total, err := p.TopicPage(ctx, tc.offset, tc.limit)
+		last := tc.offset + min(tc.limit, len(want)-tc.offset)
+		if err != nil || total != len(want) || !slices.Equal(names, want[tc.offset:last]) {
+			t.Fatalf("offset %d limit %d: %d names of %d (%v), want %d", tc.offset, tc.limit, len(names), total, err, last-tc.offset)
+		}
+	}
+}
+
 // The index lists a topic exactly while its bucket's set does: after a
 // push, a pause that makes a topic, a purge (the topic stays), a forget, a
 // delete and max_queue_age's forgetting.
