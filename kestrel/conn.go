@@ -62,7 +62,7 @@ func (c *conn) serve() {
 // handle runs one request and writes its answer; false closes the connection.
 func (c *conn) handle(req request) bool {
 	if req.reply != "" {
-		c.line(req.reply)
+		c.reply(req.reply, req.noreply)
 		return !req.closeAfter
 	}
 	if observe := c.s.opts.Observe; observe != nil {
@@ -94,7 +94,7 @@ func (c *conn) handle(req request) bool {
 			c.line("CLIENT_ERROR " + req.verb + " needs a queue name")
 			return false
 		}
-		return c.flush(req.verb, req.args[0])
+		return c.flush(req.verb, req.args[0], req.noreply)
 	case "flush_all":
 		ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
 		defer cancel()
@@ -196,13 +196,22 @@ func (c *conn) set(req request) bool {
 		TTR: c.s.opts.DefaultTTR, Expires: expiry(args.exp, time.Now())})
 	switch {
 	case errors.Is(err, job.ErrTooBig), errors.Is(err, job.ErrFull), errors.Is(err, job.ErrOutOfMemory):
-		c.line("NOT_STORED")
+		c.reply("NOT_STORED", req.noreply)
 		return true
 	case err != nil:
 		return c.storeFailure("set", err)
 	}
-	c.line("STORED")
+	c.reply("STORED", req.noreply)
 	return true
+}
+
+// reply answers line unless the client asked for no reply (memcache's
+// "noreply", which pymemcache sends by default on set and delete). Errors are
+// answered even then, as memcached does: a client must hear of them.
+func (c *conn) reply(line string, noreply bool) {
+	if !noreply {
+		c.line(line)
+	}
 }
 
 // status answers the server status (upper-case, as kestrel), or with an
@@ -229,7 +238,7 @@ func (c *conn) status(args []string) bool {
 
 // flush removes every item of a queue (flush: END), or the queue itself
 // (delete: DELETED), as kestrel answers.
-func (c *conn) flush(verb, queue string) bool {
+func (c *conn) flush(verb, queue string, noreply bool) bool {
 	if err := checkQueue(queue); err != nil {
 		c.line("CLIENT_ERROR " + err.Error())
 		return false
@@ -246,9 +255,9 @@ func (c *conn) flush(verb, queue string) bool {
 		return c.storeFailure(verb, err)
 	}
 	if verb == "delete" {
-		c.line("DELETED")
+		c.reply("DELETED", noreply)
 	} else {
-		c.line("END")
+		c.reply("END", noreply)
 	}
 	return true
 }

@@ -27,6 +27,10 @@ type request struct {
 	// or parse error), and closeAfter closes the connection after it.
 	reply      string
 	closeAfter bool
+	// noreply: the line ended with memcache's "noreply" (pymemcache sends it
+	// by default on set and delete), so only an error is answered; reply is
+	// then one (a NOT_STORED is not).
+	noreply bool
 }
 
 // storageVerbs are memcache's commands that carry data after their line;
@@ -78,7 +82,7 @@ func readRequest(r *bufio.Reader, maxItem, maxData int, hold *budget.Hold) (requ
 		return request{}, err
 	}
 	fields := strings.Split(line, " ")
-	req := request{verb: asciiLower(fields[0]), args: fields[1:]}
+	req := request{verb: asciiLower(fields[0]), args: fields[1:], noreply: len(fields) > 2 && fields[len(fields)-1] == "noreply"}
 	if !storageVerbs[req.verb] {
 		return req, nil
 	}
@@ -96,7 +100,7 @@ func readRequest(r *bufio.Reader, maxItem, maxData int, hold *budget.Hold) (requ
 		if _, err := io.CopyN(io.Discard, r, int64(size)+2); err != nil {
 			return request{}, err
 		}
-		return request{reply: "NOT_STORED"}, nil
+		return request{reply: "NOT_STORED", noreply: req.noreply}, nil
 	}
 	data, err := tcpserver.ReadBody(r, size+2, hold)
 	if errors.Is(err, job.ErrBusy) {

@@ -46,6 +46,11 @@ func TestTranscript(t *testing.T) {
 		{"shutdown\r\n", "CLIENT_ERROR shutdown is off ([kestrel] allow_shutdown)\r\n"},
 		{"flush_expired q\r\n", "0\r\n"},
 		{"flush_all_expired\r\n", "0\r\n"},
+		// noreply (pymemcache's default on set and delete): no answer but errors.
+		{"set nr 0 0 2 noreply\r\nab\r\nset nr 0 0 2 noreply\r\ncd\r\nget nr\r\n", value("nr", "ab")},
+		{"set nr 0 0 70000 noreply\r\n" + strings.Repeat("y", 70000) + "\r\nget nr/peek\r\n", value("nr/peek", "cd")}, // NOT_STORED unsaid
+		{"flush nr noreply\r\ndelete nr noreply\r\nget nr\r\n", "END\r\n"},
+		{"set nr 0 x 1 noreply\r\nx\r\n", "CLIENT_ERROR bad exptime \"x\": want a whole number of seconds (32 bits, as kestrel)\r\n"},
 		{"get q\r\n", "END\r\n"}, // the connection is still usable
 	}
 	for _, s := range steps {

@@ -38,4 +38,11 @@ assert c.get("pyfan+a") is None  # a reference: the child starts getting copies
 assert c.set("pyfan", b"to all", noreply=False)
 assert c.get("pyfan+a") == b"to all", "fanout child"
 assert c.get("pyfan") == b"to all", "the parent keeps its copy"
+# pymemcache's defaults send noreply on set and delete: no answer comes, and
+# the next command's answer is its own.
+nr = Client((host, port), connect_timeout=2, timeout=5)
+assert nr.set("pynr", b"quiet")
+assert nr.get("pynr") == b"quiet", "a get after a noreply set"
+nr.delete("pynr")
+assert nr.get("pynr/t=10") is None
 print("pymemcache: ok")
