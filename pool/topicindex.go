@@ -167,7 +167,9 @@ func mergeSorted(lists [][]string, n int) []string {
 
 // checkTopicIndex rebuilds the index of every bucket whose index does not
 // count as many names as its set: data written by a gmq that kept no index
-// (or by one started on this data since). Init runs it.
+// (or by one started on this data since). Init runs it. An older gmq still
+// running on the data (a rolling upgrade) makes topics the index misses
+// until a broker starts after it stopped; pool.Check reports them.
 func (p *Pool) checkTopicIndex(ctx context.Context) error {
 	c := p.client
 	cmds := make([]rueidis.Completed, 0, 2*p.opts.Buckets)
