@@ -20,37 +20,7 @@ JOBS=${JOBS:-40000}
 CLIENTS=${CLIENTS:-64}
 TOPICS=${TOPICS:-16}
 PORT=${PORT:-16400} # ports PORT..PORT+40 are used
-dir=$(mktemp -d /tmp/gmq-scale.XXXXXX)
-pids=()
-
-cleanup() {
-	stop_all
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-
-# wait_port waits until something listens on 127.0.0.1:$1.
-wait_port() {
-	for _ in $(seq 200); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-		sleep 0.05
-	done
-	echo "nothing listens on port $1" >&2
-	return 1
-}
-
-# redis PORT [ARGS...]: starts a redis-server as `make run` does (AOF on,
-# appendfsync everysec) and sets $last to its pid.
-redis() {
-	local port=$1
-	shift
-	mkdir -p "$dir/redis-$port"
-	redis-server --bind 127.0.0.1 --port "$port" --dir "$dir/redis-$port" --appendonly yes \
-		--appendfsync everysec --save "" --logfile "$dir/redis-$port/log" "$@" &
-	last=$!
-	pids+=("$last")
-	wait_port "$port"
-}
+. "$(dirname "$0")/lib.sh" scale
 
 # brokers N URL: starts N brokers on the Redis at URL; sets $addrs (their
 # beanstalkd addresses) and $watch (name=pid for --cpu).
@@ -65,15 +35,6 @@ brokers() {
 		addrs+="${addrs:+,}127.0.0.1:$bport"
 	done
 	for i in $(seq "$1"); do wait_port $((PORT + 20 + i)); done
-}
-
-# stop_all kills every process started so far (reaping each quietly).
-stop_all() {
-	for p in "${pids[@]}"; do
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	pids=()
 }
 
 bench() {

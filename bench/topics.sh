@@ -16,19 +16,9 @@ GMQ=${GMQ:-./gmq}
 TOPICS=${TOPICS:-200000}
 REDIS_PORT=${REDIS_PORT:-6390}
 PORT=${PORT:-18090}
-dir=$(mktemp -d /tmp/gmq-topics.XXXXXX)
-pids=()
+. "$(dirname "$0")/lib.sh" topics
 
-cleanup() {
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$dir/redis.log" 2>&1 &
-pids+=($!)
-until redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; do sleep 0.05; done
+redis "$REDIS_PORT" --appendonly no # no persistence: the load, not the disk, is measured
 
 cat >"$dir/conf.ini" <<EOF
 [server]
