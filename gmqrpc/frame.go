@@ -13,9 +13,8 @@ import (
 // newline, so a request ends where its object closes: readValue follows
 // strings, escapes and nesting just far enough to find that byte, and leaves
 // checking the JSON to the decoder. Its memory grows as the bytes arrive,
-// up to limit (errTooLarge past it); past the connection's own first few
-// KiB it is reserved with hold, whose budget error (job.ErrBusy) is
-// returned as it is. deadline(true) is called when the request's first byte
+// up to limit (errTooLarge past it), reserved with hold as every TCP port's
+// bodies are (tcpserver.GrowBody). deadline(true) is called when the request's first byte
 // has come, deadline(false) once it is whole: waiting for a request to
 // begin has no limit.
 func readValue(r *bufio.Reader, limit int, hold *budget.Hold, deadline func(begun bool)) ([]byte, error) {
@@ -45,16 +44,8 @@ func readValue(r *bufio.Reader, limit int, hold *budget.Hold, deadline func(begu
 		if len(buf)+end > limit {
 			return nil, errTooLarge
 		}
-		if need := len(buf) + end; need > cap(buf) {
-			size := min(limit, max(2*cap(buf), need))
-			if size > tcpserver.ReadBuffer {
-				if err := hold.Cover(size); err != nil {
-					return nil, err
-				}
-			}
-			grown := make([]byte, len(buf), size)
-			copy(grown, buf)
-			buf = grown
+		if buf, err = tcpserver.GrowBody(buf, len(buf)+end, limit, hold); err != nil {
+			return nil, err
 		}
 		buf = append(buf, chunk[:end]...)
 		if _, err := r.Discard(end); err != nil {

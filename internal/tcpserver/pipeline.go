@@ -106,31 +106,26 @@ func Pipeline[R any](ctx context.Context, hangUp context.CancelFunc, nc net.Conn
 }
 
 // ReadBody reads n bytes of a request's body from r. Its memory grows as the
-// bytes arrive, never to n at once: a client that announces a large body and
-// sends little holds little (a buffer of the announced size, made before
-// the bytes came, let 2,000 such clients take hundreds of MB). Past its first
-// few KiB (the connection's own, as its read buffer is), the body's memory is
-// reserved from hold's budget as it grows. When the budget stays short for
-// budget.Wait, the rest of the body is read and thrown away, so that the
-// next request is framed right, and the error wraps job.ErrBusy: the front
-// end answers "try again later" and reads on. Any other error ends the
-// connection.
+// bytes arrive (GrowBody), never to n at once: a client that announces a
+// large body and sends little holds little (a buffer of the announced size,
+// made before the bytes came, let 2,000 such clients take hundreds of MB).
+// When the budget stays short for budget.Wait, the rest of the body is read
+// and thrown away, so that the next request is framed right, and the error
+// wraps job.ErrBusy: the front end answers "try again later" and reads on.
+// Any other error ends the connection.
 func ReadBody(r io.Reader, n int, hold *budget.Hold) ([]byte, error) {
 	buf := make([]byte, 0, min(n, ReadBuffer))
 	for len(buf) < n {
-		if len(buf) == cap(buf) { // double, up to n: never more than the body needs
-			size := min(n, 2*cap(buf))
-			if err := hold.Cover(size); err != nil {
-				if !errors.Is(err, job.ErrBusy) {
-					return nil, err
-				}
+		if len(buf) == cap(buf) {
+			grown, err := GrowBody(buf, len(buf)+1, n, hold)
+			if errors.Is(err, job.ErrBusy) {
 				if _, skipErr := io.CopyN(io.Discard, r, int64(n-len(buf))); skipErr != nil {
 					return nil, skipErr
 				}
+			}
+			if err != nil {
 				return nil, err
 			}
-			grown := make([]byte, len(buf), size)
-			copy(grown, buf)
 			buf = grown
 		}
 		got, err := r.Read(buf[len(buf):cap(buf)])
@@ -143,4 +138,24 @@ func ReadBody(r io.Reader, n int, hold *budget.Hold) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+// GrowBody returns buf with room for need bytes: at least double its room,
+// never past most. A request's first ReadBuffer bytes are its connection's
+// own, as its read buffer is; room past them is reserved with hold first,
+// whose budget error (job.ErrBusy) is returned as it is. Every TCP front end
+// grows a request's memory this way.
+func GrowBody(buf []byte, need, most int, hold *budget.Hold) ([]byte, error) {
+	if need <= cap(buf) {
+		return buf, nil
+	}
+	size := min(most, max(2*cap(buf), need))
+	if size > ReadBuffer {
+		if err := hold.Cover(size); err != nil {
+			return nil, err
+		}
+	}
+	grown := make([]byte, len(buf), size)
+	copy(grown, buf)
+	return grown, nil
 }
