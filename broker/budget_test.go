@@ -22,9 +22,10 @@ import (
 func TestBodyBudgetSharedByEveryPort(t *testing.T) {
 	b := brokertest.Fresh(t, func(c *config.Config) { c.BodyMemory, c.MaxRequestBody = 1<<20, 1<<20 })
 	const big = 60000 // a body of 60 KB holds 64 KiB of budget while it arrives
-	// 16 puts of 64 KiB, each sent but for its last bytes, hold 2 of the 32 units.
+	// Puts of 64 KiB, each sent but for its last bytes, hold 2 of the 32
+	// units: 16 spend them all, and 4 more make sure of it.
 	var hogs []net.Conn
-	for range 16 {
+	for range 20 {
 		c, err := net.Dial("tcp", b.BeanstalkAddr)
 		if err != nil {
 			t.Fatal(err)
@@ -33,7 +34,12 @@ func TestBodyBudgetSharedByEveryPort(t *testing.T) {
 		fmt.Fprintf(c, "put 0 0 60 65535\r\n%s", strings.Repeat("h", 65000))
 		hogs = append(hogs, c)
 	}
-	time.Sleep(300 * time.Millisecond) // read as far as the budget lets them
+	time.Sleep(time.Second) // read as far as the budget lets them
+	// Each refusal comes after budget.Wait (2 s): read answers for longer
+	// than that, under whatever load the test machine has.
+	lines := func(t *testing.T, addr, send string, n int) []string {
+		return brokertest.LinesWithin(t, addr, send, n, 10*time.Second)
+	}
 
 	body := strings.Repeat("x", big)
 	checks := []struct {
@@ -52,7 +58,7 @@ func TestBodyBudgetSharedByEveryPort(t *testing.T) {
 			return strings.Join(lines(t, b.KestrelAddr, fmt.Sprintf("set q 0 0 %d\r\n%s\r\nset q 0 0 1\r\nx\r\n", big, body), 2), "")
 		}, "SERVER_ERROR busy: too many request bodies are being read at once ([server] body_memory): try again\r\nSTORED\r\n"},
 		{"JSON-RPC push of 60 KB", func() string {
-			return line(t, b.RPCAddr, `{"method":"Service.Push","params":[{"topic":"t","body":"`+body+`"}],"id":7}`)
+			return lines(t, b.RPCAddr, `{"method":"Service.Push","params":[{"topic":"t","body":"`+body+`"}],"id":7}`, 1)[0]
 		}, `{"id":null,"result":null,"error":"busy: too many request bodies`},
 	}
 	got := make([]string, len(checks))

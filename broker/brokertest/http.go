@@ -68,12 +68,18 @@ func MustCall(t testing.TB, want int, method, url, body string) map[string]any {
 // closed.
 func Lines(t testing.TB, addr, send string, n int) []string {
 	t.Helper()
+	return LinesWithin(t, addr, send, n, 3*time.Second)
+}
+
+// LinesWithin is Lines for an answer that may take up to wait (Lines waits 3 s).
+func LinesWithin(t testing.TB, addr, send string, n int, wait time.Duration) []string {
+	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	_ = c.SetDeadline(time.Now().Add(wait))
 	if _, err := io.WriteString(c, send); err != nil {
 		t.Fatal(err)
 	}
