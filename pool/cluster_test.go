@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -32,7 +33,8 @@ func newClusterPoolWith(t *testing.T, opts Options) (*Pool, context.Context, *re
 }
 
 // The store on a real Redis Cluster: pushes with client ids (their aliases in
-// other slots than their jobs), pops, acks over 10 topics, and pool.Check.
+// other slots than their jobs), pops, acks over 10 topics, a page of the
+// topic index read across the masters, and pool.Check.
 func TestPoolOnRedisCluster(t *testing.T) {
 	p, ctx := newClusterPool(t)
 	for i := range 50 {
@@ -46,6 +48,11 @@ func TestPoolOnRedisCluster(t *testing.T) {
 		if err := p.Delete(ctx, j.PublicID(), j.Attempt()); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A page of the topic index, its buckets on every master.
+	want := []string{"tc", "td", "te", "tf", "tg"}
+	if names, total, err := p.TopicPage(ctx, 2, 5); err != nil || total != 10 || !slices.Equal(names, want) {
+		t.Fatalf("topics 2 to 7 of the cluster: %q of %d (%v), want %q of 10", names, total, err, want)
 	}
 	checkClean(t, p, ctx)
 }
