@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/rpc"
 	"sync"
@@ -32,14 +31,11 @@ import (
 // get memory within budget.Wait, is answered with an error and the
 // connection closed.
 type codec struct {
-	conn        net.Conn
-	r           *bufio.Reader
-	enc         *json.Encoder
-	limit       int
-	readTimeout time.Duration
-	budget      *budget.Budget
-	ctx         context.Context // ends a wait for budget
-	log         *slog.Logger
+	codecOptions
+	conn net.Conn
+	r    *bufio.Reader
+	enc  *json.Encoder
+	ctx  context.Context // ends a wait for budget
 
 	params json.RawMessage // the request being read: ReadRequestHeader sets it, ReadRequestBody reads it
 
@@ -70,9 +66,17 @@ type response struct {
 	Error  any             `json:"error"`
 }
 
-func newCodec(ctx context.Context, conn net.Conn, limit int, readTimeout time.Duration, b *budget.Budget, log *slog.Logger) *codec {
-	return &codec{conn: conn, r: bufio.NewReaderSize(conn, tcpserver.ReadBuffer), enc: json.NewEncoder(conn),
-		limit: limit, readTimeout: readTimeout, budget: b, ctx: ctx, log: log, pending: map[uint64]pendingCall{}}
+// codecOptions are what every connection's codec shares.
+type codecOptions struct {
+	limit       int           // the largest request, bytes
+	readTimeout time.Duration // for a request once begun (0: none)
+	budget      *budget.Budget
+	refused     *tcpserver.Burst // a log line per burst of refused requests
+}
+
+func newCodec(ctx context.Context, conn net.Conn, opts codecOptions) *codec {
+	return &codec{codecOptions: opts, conn: conn, r: bufio.NewReaderSize(conn, tcpserver.ReadBuffer),
+		enc: json.NewEncoder(conn), ctx: ctx, pending: map[uint64]pendingCall{}}
 }
 
 // errTooLarge: a request ran past the limit.
@@ -130,7 +134,7 @@ func (c *codec) refuse(err error) error {
 	default:
 		return io.EOF // the client went away, or took longer than read_timeout
 	}
-	c.log.Info("json-rpc request refused: connection closed", "remote", c.conn.RemoteAddr().String(), "err", err)
+	c.refused.Event("remote", c.conn.RemoteAddr().String(), "err", err)
 	answer, _ := json.Marshal(response{ID: null, Error: why}) // a string: it marshals
 	_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = c.conn.Write(append(answer, '\n')) // one write: calls answering meanwhile use their own

@@ -59,7 +59,9 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	limit := int(min(jobjson.PushLimit(opts.MaxBody), int64(opts.MaxRequest)))
+	codecs := codecOptions{limit: int(min(jobjson.PushLimit(opts.MaxBody), int64(opts.MaxRequest))),
+		readTimeout: opts.ReadTimeout, budget: opts.Budget,
+		refused: &tcpserver.Burst{Log: opts.Log, Every: 10 * time.Second, Msg: "json-rpc request refused: connection closed"}}
 	ctx, cancel := context.WithCancel(context.Background())
 	server := rpc.NewServer()
 	if err := server.RegisterName("Service", &Service{d: d, opts: opts, ctx: ctx}); err != nil {
@@ -67,7 +69,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	}
 	return &Server{cancel: cancel,
 		tcp: tcpserver.New(func(nc net.Conn) {
-			var codec rpc.ServerCodec = newCodec(ctx, nc, limit, opts.ReadTimeout, opts.Budget, opts.Log)
+			var codec rpc.ServerCodec = newCodec(ctx, nc, codecs)
 			if opts.Observe != nil {
 				codec = &timedCodec{ServerCodec: codec, observe: opts.Observe, started: map[uint64]timedCall{}}
 			}
