@@ -117,7 +117,10 @@ func (c *conn) handle(req request) bool {
 	if observe := c.s.opts.Observe; observe != nil {
 		defer func(start time.Time) { observe(strings.TrimPrefix(cmd.stat, "cmd-"), time.Since(start)) }(time.Now())
 	}
-	ctx, cancel := c.s.ctx(c.ctx)
+	// A command read whole is carried out even if the client hangs up at
+	// once (`printf 'put ...' | nc`): the hang-up cancels only a reserve's
+	// wait, which has its own context (c.ctx).
+	ctx, cancel := c.s.ctx(context.WithoutCancel(c.ctx))
 	defer cancel()
 	switch cmd.op {
 	case opPut:

@@ -96,7 +96,7 @@ func (c *conn) handle(req request) bool {
 		}
 		return c.flush(req.verb, req.args[0], req.noreply)
 	case "flush_all":
-		ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+		ctx, cancel := c.writeCtx()
 		defer cancel()
 		if _, err := c.s.d.FlushAll(ctx); err != nil {
 			return c.storeFailure("flush_all", err)
@@ -110,7 +110,7 @@ func (c *conn) handle(req request) bool {
 			c.line("ERROR")
 			return true
 		}
-		ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+		ctx, cancel := c.writeCtx()
 		defer cancel()
 		if err := c.s.opts.Reload(ctx); err != nil {
 			return c.storeFailure("reload", err)
@@ -190,7 +190,7 @@ func (c *conn) set(req request) bool {
 		return true
 	}
 	c.s.count("cmd_set")
-	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	ctx, cancel := c.writeCtx()
 	defer cancel()
 	_, err = c.s.d.Push(ctx, job.Spec{Topic: args.queue, Body: string(req.data), Priority: job.DefaultPriority,
 		TTR: c.s.opts.DefaultTTR, Expires: expiry(args.exp, time.Now())})
@@ -203,6 +203,16 @@ func (c *conn) set(req request) bool {
 	}
 	c.reply("STORED", req.noreply)
 	return true
+}
+
+// writeCtx bounds a request that changes the store (set, flush, delete,
+// status, reload) by the request timeout alone: once the request is read
+// whole, it is carried out even if the client hangs up at once (as
+// `printf ... | nc` does, and a set with noreply may), or the client would
+// never learn its write was dropped. A hang-up cancels only what waits
+// (c.ctx: a get with /t=).
+func (c *conn) writeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(c.ctx), c.s.opts.RequestTimeout)
 }
 
 // reply answers line unless the client asked for no reply (memcache's
@@ -227,7 +237,7 @@ func (c *conn) status(args []string) bool {
 		c.line("CLIENT_ERROR " + err.Error())
 		return false
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	ctx, cancel := c.writeCtx()
 	defer cancel()
 	if err := c.s.d.SetStatus(ctx, st); err != nil {
 		return c.storeFailure("status", err)
@@ -243,7 +253,7 @@ func (c *conn) flush(verb, queue string, noreply bool) bool {
 		c.line("CLIENT_ERROR " + err.Error())
 		return false
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	ctx, cancel := c.writeCtx()
 	defer cancel()
 	var err error
 	if verb == "delete" {
