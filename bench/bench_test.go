@@ -346,7 +346,7 @@ func BenchmarkHTTPTopicsPage(b *testing.B) {
 // one, the rest summed from the buckets' counters.
 func BenchmarkMetricsScrape(b *testing.B) {
 	redis.Flush(b)
-	br := brokertest.Start(b, redis, func(c *config.Config) { c.MetricsCache = 0 })
+	br := brokertest.Start(b, redis, func(c *config.Config) { c.MetricsCache, c.MetricsMaxTopics = 0, 1000 })
 	manyTopics(b, br, 10000)
 	b.ResetTimer()
 	for b.Loop() {

@@ -143,7 +143,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	if cfg.KestrelAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: kestrel.New(b.d, kestrel.Options{
 			Version: opts.Version, Reload: b.Reload, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
-			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("kestrel"), Log: opts.Log})})
+			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, StatsQueues: cfg.MetricsMaxTopics,
+			Observe: observe("kestrel"), Log: opts.Log})})
 	}
 	if cfg.MetricsAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "metrics", addr: cfg.MetricsAddr, fe: m.NewServer(config.IsLoopback(cfg.MetricsAddr), cfg.AllowedHosts)})

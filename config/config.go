@@ -67,7 +67,10 @@ type Config struct {
 	TokenFile string // [web] token_file: a file holding the token, so it need not sit in conf.ini
 
 	// MetricsMaxTopics ([metrics] max_topics) is how many topics get series
-	// of their own (the rest: topic="_other"); MetricsCache ([metrics]
+	// of their own (the rest: topic="_other") and lines of their own in
+	// kestrel's stats; each costs a read of Redis per scrape, so the default
+	// keeps a scrape under 50 ms however many topics exist (at 1,000 it
+	// took 60-150 ms on 2 cores: docs/PERFORMANCE.md); MetricsCache ([metrics]
 	// cache) how long one read of Redis serves scrapes.
 	MetricsMaxTopics int
 	MetricsCache     time.Duration
@@ -133,7 +136,7 @@ func Default() Config {
 		Buckets:             16,
 		ConnectTimeout:      10 * time.Second,
 		WaitTimeout:         time.Second,
-		MetricsMaxTopics:    1000,
+		MetricsMaxTopics:    250,
 		MetricsCache:        5 * time.Second,
 		MaxBody:             64 << 10,
 		DefaultTTR:          60 * time.Second,

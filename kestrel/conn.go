@@ -462,7 +462,7 @@ func (c *conn) keeper() {
 }
 
 // stats answers kestrel's STAT lines that gmq has: the server's, then
-// queue_<name>_<stat> for each queue (the first 1,000 by name).
+// queue_<name>_<stat> for each queue (the first StatsQueues by name).
 func (c *conn) stats() {
 	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
 	defer cancel()
@@ -471,7 +471,7 @@ func (c *conn) stats() {
 		c.line("SERVER_ERROR " + err.Error())
 		return
 	}
-	topics, _, err := c.s.d.Topics(ctx, 0, 1000)
+	topics, _, err := c.s.d.Topics(ctx, 0, c.s.opts.StatsQueues)
 	if err != nil {
 		c.line("SERVER_ERROR " + err.Error())
 		return
@@ -526,7 +526,7 @@ func (c *conn) dumpStats(names []string) bool {
 	defer cancel()
 	var topics []job.TopicStats
 	if len(names) == 0 {
-		all, _, err := c.s.d.Topics(ctx, 0, 1000)
+		all, _, err := c.s.d.Topics(ctx, 0, c.s.opts.StatsQueues)
 		if err != nil {
 			return c.storeFailure("dump_stats", err)
 		}

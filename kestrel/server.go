@@ -41,6 +41,9 @@ type Options struct {
 	// Budget is the memory of request bodies, shared with every port
 	// ([server] body_memory; nil: none).
 	Budget *budget.Budget
+	// StatsQueues is how many queues, the first by name, stats and
+	// dump_stats list ([metrics] max_topics): each is a read of Redis.
+	StatsQueues int
 	// MaxOpenReads is how many reads a connection may hold open on one queue
 	// (kestrel's max_open_reads).
 	MaxOpenReads int
