@@ -5,7 +5,10 @@
 #   - beanstalkd (the differential test's oracle), PHP with pheanstalk and
 #     memcached, Python with pymemcache and libmemcached-tools (kestrel's
 #     protocol through real memcache clients) and Chromium are
-#     installed too; a test whose tool is still
+#     installed too;
+#   - each client is installed the way its users install it: the Python one
+#     with pip into a venv (python3-venv), the PHP one with composer, the
+#     Node one with npm (nodejs, npm); a test whose tool is still
 #     missing skips, unless GMQ_REQUIRE_<TOOL>=1 (CI sets them) makes it fail.
 set -euo pipefail
 
@@ -15,6 +18,10 @@ have redis-server || need+=(redis-server)
 have beanstalkd || need+=(beanstalkd)
 have php || need+=(php-cli php-mbstring)
 have python3 || need+=(python3)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+have composer || need+=(composer)
+have node || need+=(nodejs)
+have npm || need+=(npm)
 /usr/bin/python3 -c 'import pymemcache' 2>/dev/null || need+=(python3-pymemcache)
 have memccp || need+=(libmemcached-tools)
 have chromium || need+=(chromium)
