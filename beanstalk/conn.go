@@ -37,6 +37,7 @@ type conn struct {
 	reserved map[uint64]reservation
 	producer bool
 	worker   bool
+	outcome  string // of the command being handled: tcpserver.OK, or the error class it was answered
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -71,7 +72,13 @@ func (c *conn) releaseAll() {
 	}
 }
 
-func (c *conn) reply(s string) { c.w.WriteString(s) }
+func (c *conn) reply(s string) {
+	switch s {
+	case msgInternalError, msgOutOfMemory:
+		c.outcome = tcpserver.ServerError
+	}
+	c.w.WriteString(s)
+}
 
 func (c *conn) replyf(format string, args ...any) { fmt.Fprintf(c.w, format, args...) }
 
@@ -115,7 +122,8 @@ func (c *conn) handle(req request) bool {
 	}
 	c.s.count(cmd.stat)
 	if observe := c.s.opts.Observe; observe != nil {
-		defer func(start time.Time) { observe(strings.TrimPrefix(cmd.stat, "cmd-"), time.Since(start)) }(time.Now())
+		c.outcome = tcpserver.OK
+		defer func(start time.Time) { observe(strings.TrimPrefix(cmd.stat, "cmd-"), c.outcome, time.Since(start)) }(time.Now())
 	}
 	// A command read whole is carried out even if the client hangs up at
 	// once (`printf 'put ...' | nc`): the hang-up cancels only a reserve's

@@ -29,7 +29,7 @@ type Options struct {
 	// ([server] body_memory; nil: none).
 	Budget *budget.Budget
 	// Observe, when set, is told how long each command took (for metrics).
-	Observe func(op string, took time.Duration)
+	Observe func(op, code string, took time.Duration)
 	Log     *slog.Logger
 }
 

@@ -119,9 +119,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	b.d.SetAliases(cfg.Aliases)
 	others := map[string]web.Counter{} // the HTTP stats count the other front ends' clients
 	m := metrics.New(b.d, metrics.Options{MaxTopics: cfg.MetricsMaxTopics, CacheFor: cfg.MetricsCache,
-		Connections: b.connections})
-	observe := func(frontEnd string) func(string, time.Duration) {
-		return func(op string, took time.Duration) { m.ObserveRequest(frontEnd, op, took) }
+		Connections: b.connections, Version: opts.Version})
+	observe := func(frontEnd string) func(string, string, time.Duration) {
+		return func(op, code string, took time.Duration) { m.ObserveRequest(frontEnd, op, code, took) }
 	}
 	bodies := budget.New(cfg.BodyMemory) // one for every port: a flood through any of them holds at most this
 	api := web.New(b.d, web.Options{Metrics: m.Handler(), Observe: observe("http"), RedisURL: pool.Redacted(cfg.RedisURL), TLS: httpTLS, Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,

@@ -43,7 +43,7 @@ type Options struct {
 	// body_memory; nil: none). A request holds it until it is answered.
 	Budget *budget.Budget
 	// Observe, when set, is told how long each call took (for metrics).
-	Observe func(op string, took time.Duration)
+	Observe func(op, code string, took time.Duration)
 	Log     *slog.Logger
 }
 

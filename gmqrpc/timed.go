@@ -2,6 +2,8 @@ package gmqrpc
 
 import (
 	"net/rpc"
+
+	"github.com/gmq/gmq/internal/tcpserver"
 	"sync"
 	"time"
 )
@@ -11,7 +13,7 @@ import (
 // concurrently, so they are matched by sequence number).
 type timedCodec struct {
 	rpc.ServerCodec
-	observe func(op string, took time.Duration)
+	observe func(op, code string, took time.Duration)
 	mu      sync.Mutex
 	started map[uint64]timedCall
 }
@@ -45,7 +47,11 @@ func (c *timedCodec) WriteResponse(r *rpc.Response, body any) error {
 	delete(c.started, r.Seq)
 	c.mu.Unlock()
 	if ok {
-		c.observe(call.op, time.Since(call.start))
+		code := tcpserver.OK // "empty" is a pop's answer, not a failure
+		if r.Error != "" && r.Error != "empty" {
+			code = "error" // the error's text does not say whose: the client's or the store's
+		}
+		c.observe(call.op, code, time.Since(call.start))
 	}
 	return c.ServerCodec.WriteResponse(r, body)
 }

@@ -34,6 +34,8 @@ type conn struct {
 	ctx    context.Context
 	hangUp context.CancelFunc
 
+	outcome string // of the command being handled: tcpserver.OK, or the error class it was answered
+
 	mu   sync.Mutex             // open, shared with the keeper
 	open map[string][]*openRead // per queue, oldest first
 	keep sync.Once
@@ -70,7 +72,8 @@ func (c *conn) handle(req request) bool {
 		if !knownVerbs[op] {
 			op = "other" // a client's made-up verbs must not make new series
 		}
-		defer func(start time.Time) { observe(op, time.Since(start)) }(time.Now())
+		c.outcome = tcpserver.OK
+		defer func(start time.Time) { observe(op, c.outcome, time.Since(start)) }(time.Now())
 	}
 	switch req.verb {
 	case "get", "gets":
@@ -139,6 +142,12 @@ func (c *conn) handle(req request) bool {
 }
 
 func (c *conn) line(s string) {
+	switch {
+	case strings.HasPrefix(s, "SERVER_ERROR"):
+		c.outcome = tcpserver.ServerError
+	case strings.HasPrefix(s, "CLIENT_ERROR"), s == "ERROR":
+		c.outcome = tcpserver.ClientError
+	}
 	c.w.WriteString(s)
 	c.w.WriteString("\r\n")
 }

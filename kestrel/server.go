@@ -51,7 +51,7 @@ type Options struct {
 	// its job without the connection's touches.
 	DefaultTTR time.Duration
 	// Observe, when set, is told how long each command took (for metrics).
-	Observe func(op string, took time.Duration)
+	Observe func(op, code string, took time.Duration)
 	// RequestTimeout bounds the store calls of one command (a get: plus its wait).
 	RequestTimeout time.Duration
 	// Reload reads the configuration again (kestrel's reload); nil refuses it.

@@ -11,6 +11,8 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -35,6 +37,8 @@ type Options struct {
 	CacheFor time.Duration
 	// Connections counts each front end's clients now.
 	Connections func() map[string]int
+	// Version is the broker's, for gmq_build_info.
+	Version string
 }
 
 // Metrics is a broker's registry and its collectors.
@@ -47,9 +51,9 @@ type Metrics struct {
 func New(d *dispatcher.Dispatcher, opts Options) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{registry: reg, requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "gmq_request_duration_seconds", Help: "How long requests took, by front end and operation.",
+		Name: "gmq_request_duration_seconds", Help: "How long requests took, by front end, operation and outcome (code: HTTP's status; ok, client_error or server_error on beanstalkd and kestrel; ok or error on JSON-RPC).",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-	}, []string{"front_end", "op"})}
+	}, []string{"front_end", "op", "code"})}
 	batches := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "gmq_batch_operations", Help: "Pushes, pops and acks carried by each batched script call of this broker.",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
@@ -60,9 +64,36 @@ func New(d *dispatcher.Dispatcher, opts Options) *Metrics {
 		Name: "gmq_store_data_lost_total",
 		Help: "Times this broker saw Redis lose gmq's data (its meta record gone or made anew): the jobs it held are gone.",
 	}, func() float64 { n, _ := d.StoreLosses(); return float64(n) })
-	reg.MustRegister(m.requests, batches, lost, &store{d: d, opts: opts},
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gmq_build_info", Help: "Always 1: the broker's version, the commit it was built from and its Go, as labels.",
+		ConstLabels: prometheus.Labels{"version": opts.Version, "revision": revision(), "goversion": runtime.Version()},
+	})
+	build.Set(1)
+	reg.MustRegister(m.requests, batches, lost, build, &store{d: d, opts: opts},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// revision is the commit the binary was built from ("" when unknown: a
+// build outside a git checkout), with "+dirty" for uncommitted changes.
+func revision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "+dirty"
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
 }
 
 // Handler serves the metrics in Prometheus's text format.
@@ -70,13 +101,14 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
-// ObserveRequest records how long a front end took for one operation. A
-// nil *Metrics observes nothing, so front ends need not check.
-func (m *Metrics) ObserveRequest(frontEnd, op string, took time.Duration) {
+// ObserveRequest records how long a front end took for one operation and
+// how it ended (code). A nil *Metrics observes nothing, so front ends need
+// not check.
+func (m *Metrics) ObserveRequest(frontEnd, op, code string, took time.Duration) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(frontEnd, op).Observe(took.Seconds())
+	m.requests.WithLabelValues(frontEnd, op, code).Observe(took.Seconds())
 }
 
 // store collects what is read from Redis (and this broker's waiters and
@@ -91,7 +123,7 @@ type store struct {
 }
 
 var (
-	jobsDesc = prometheus.NewDesc("gmq_jobs", "Jobs of a topic now, by state (every broker on the Redis reports the same).",
+	jobsDesc = prometheus.NewDesc("gmq_topic_jobs", "Jobs of a topic now, by state (every broker on the Redis reports the same).",
 		[]string{"topic", "state"}, nil)
 	jobEventsDesc = prometheus.NewDesc("gmq_jobs_total", "Job events of a topic since it came to be (pushed, reserved, deleted, failed, dead, expired, discarded).",
 		[]string{"topic", "event"}, nil)

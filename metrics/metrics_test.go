@@ -133,6 +133,9 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 	if got := brokertest.Lines(t, b.BeanstalkAddr, "stats\r\n", 1)[0]; !strings.HasPrefix(got, "OK ") {
 		t.Fatalf("beanstalkd stats: %q", got)
 	}
+	if got := brokertest.Lines(t, b.KestrelAddr, "get bad~name\r\n", 1)[0]; !strings.HasPrefix(got, "CLIENT_ERROR") {
+		t.Fatalf("kestrel get of a bad name: %q", got)
+	}
 	if resp, err := http.Get(b.URL + "/metrics"); err != nil || resp.StatusCode != 401 {
 		t.Fatalf("/metrics without the token: %v %v", resp, err)
 	}
@@ -161,10 +164,10 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"gmq_jobs", []string{"topic", "a", "state", "ready"}, 1},
-		{"gmq_jobs", []string{"topic", "a", "state", "delayed"}, 1}, // failed: waiting its backoff
-		{"gmq_jobs", []string{"topic", "b", "state", "ready"}, 2},
-		{"gmq_jobs", []string{"topic", "_other", "state", "ready"}, 6},
+		{"gmq_topic_jobs", []string{"topic", "a", "state", "ready"}, 1},
+		{"gmq_topic_jobs", []string{"topic", "a", "state", "delayed"}, 1}, // failed: waiting its backoff
+		{"gmq_topic_jobs", []string{"topic", "b", "state", "ready"}, 2},
+		{"gmq_topic_jobs", []string{"topic", "_other", "state", "ready"}, 6},
 		{"gmq_jobs_total", []string{"topic", "a", "event", "pushed"}, 3},
 		{"gmq_jobs_total", []string{"topic", "a", "event", "reserved"}, 2},
 		{"gmq_jobs_total", []string{"topic", "a", "event", "deleted"}, 1},
@@ -173,9 +176,11 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 		{"gmq_topics", nil, 4},
 		{"gmq_waiting_consumers", []string{"topic", "_other"}, 1},
 		{"gmq_store_up", nil, 1},
-		{"gmq_request_duration_seconds", []string{"front_end", "http", "op", "GET /api/v1/stats"}, 1},
-		{"gmq_request_duration_seconds", []string{"front_end", "rpc", "op", "Service.Push"}, 1},
-		{"gmq_request_duration_seconds", []string{"front_end", "beanstalk", "op", "stats"}, 1},
+		{"gmq_request_duration_seconds", []string{"front_end", "http", "op", "GET /api/v1/stats", "code", "200"}, 1},
+		{"gmq_request_duration_seconds", []string{"front_end", "rpc", "op", "Service.Push", "code", "ok"}, 1},
+		{"gmq_request_duration_seconds", []string{"front_end", "beanstalk", "op", "stats", "code", "ok"}, 1},
+		{"gmq_request_duration_seconds", []string{"front_end", "kestrel", "op", "get", "code", "client_error"}, 1},
+		{"gmq_build_info", []string{"version", "test"}, 1},
 	} {
 		if got := value(t, m, c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
@@ -192,6 +197,15 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 	}
 	if _, ok := m["go_goroutines"]; !ok {
 		t.Error("no Go collector")
+	}
+	// Under OpenMetrics a counter's family is its name without _total: no
+	// other family may have that name (gmq_jobs did, beside gmq_jobs_total).
+	for name, f := range m {
+		if base, ok := strings.CutSuffix(name, "_total"); ok && strings.HasPrefix(name, "gmq_") && f.GetType() == dto.MetricType_COUNTER {
+			if _, clash := m[base]; clash {
+				t.Errorf("%s clashes with the counter %s under OpenMetrics", base, name)
+			}
+		}
 	}
 
 	// Prometheus's own lint of the exposition.

@@ -53,7 +53,7 @@ type Options struct {
 	// Metrics, when set, is served at GET /metrics (behind the token);
 	// Observe is told how long each API request took, by route.
 	Metrics http.Handler
-	Observe func(op string, took time.Duration)
+	Observe func(op, code string, took time.Duration)
 	// RedisURL is the Redis the broker uses, its password already hidden
 	// (shown on the dashboard).
 	RedisURL string
@@ -134,7 +134,7 @@ func (s *Server) observe(c *gin.Context) {
 	}
 	start := time.Now()
 	c.Next()
-	s.opts.Observe(c.Request.Method+" "+c.FullPath(), time.Since(start))
+	s.opts.Observe(c.Request.Method+" "+c.FullPath(), strconv.Itoa(c.Writer.Status()), time.Since(start))
 }
 
 // Handler is the http.Handler to serve.
