@@ -1,10 +1,24 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gmq/gmq/config"
+)
 
 // fileReserve is the open files the broker needs besides its clients'
 // connections: the listeners, Redis connections, standard streams.
 const fileReserve = 100
+
+// fitConnections is [server] max_connections = 0: as many connections per
+// listener as the open-file limit fits, so that a default start neither
+// warns nor lets connections wait in the kernel's backlog unanswered.
+func fitConnections(limit uint64, listeners int) int {
+	if limit == 0 {
+		return config.UnfittedMaxConnections
+	}
+	return int(max((int64(limit)-fileReserve)/int64(max(listeners, 1)), 1))
+}
 
 // fileLimitWarning says, if the connection caps cannot all be reached within
 // the open-file limit, what to change; "" if they fit or the limit is not

@@ -164,14 +164,19 @@ func start(args []string) error {
 // (broker.Run). SIGUSR1 drains it (ReadOnly); SIGHUP reloads the topic
 // settings from conf.ini.
 func run(ctx context.Context, cfg config.Config, reload func() (config.Config, error), log *slog.Logger) error {
+	limit, err := raiseFileLimit()
+	if err != nil {
+		log.Warn("open-file limit", "err", err)
+	}
+	if cfg.MaxConnections == 0 {
+		cfg.MaxConnections = fitConnections(limit, cfg.Listeners())
+		log.Debug("[server] max_connections = 0: fitted to the open-file limit", "max_connections", cfg.MaxConnections, "open_files", limit)
+	} else if msg := fileLimitWarning(limit, cfg.Listeners(), cfg.MaxConnections); msg != "" {
+		log.Warn(msg)
+	}
 	b, err := broker.New(ctx, cfg, broker.Options{Version: version, Log: log, Reload: reload})
 	if err != nil {
 		return err
-	}
-	if limit, err := raiseFileLimit(); err != nil {
-		log.Warn("open-file limit", "err", err)
-	} else if msg := fileLimitWarning(limit, b.Listeners(), cfg.MaxConnections); msg != "" {
-		log.Warn(msg)
 	}
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGUSR1, syscall.SIGHUP)

@@ -171,6 +171,9 @@ func (b *Broker) listen(f *front) (net.Listener, error) {
 	}
 	refused := &tcpserver.Burst{Log: b.log, Every: 10 * time.Second, Msg: "connection refused: [server] max_connections reached"}
 	max := b.cfg.MaxConnections
+	if max == 0 { // gmq start fits 0 to the open-file limit; elsewhere (tests) it is this
+		max = config.UnfittedMaxConnections
+	}
 	return tcpserver.LimitListener(ln, max, func(c net.Conn) {
 		refused.Event("listener", f.name, "max", max)
 		_ = c.SetWriteDeadline(time.Now().Add(time.Second)) // a refusal that cannot be written is still a refusal

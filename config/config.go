@@ -26,7 +26,7 @@ type Config struct {
 	LogLevel        slog.Level    // [server] log_level: debug, info, warn, error
 	ShutdownTimeout time.Duration // [server] shutdown_timeout: how long in-flight requests may finish
 	RequestTimeout  time.Duration // [server] request_timeout: longest a request may take (a long poll: plus its wait)
-	MaxConnections  int           // [server] max_connections: open connections per listener (HTTP, beanstalkd, JSON-RPC)
+	MaxConnections  int           // [server] max_connections: open connections per listener (HTTP, beanstalkd, JSON-RPC, kestrel); 0: what the open-file limit fits (gmq start works it out)
 	ReadTimeout     time.Duration // [server] read_timeout: longest a request may take to arrive (HTTP's whole; the TCP ports' once begun)
 	IdleTimeout     time.Duration // [server] idle_timeout: longest an idle keep-alive HTTP connection is kept
 	MaxRequestBody  int           // [server] max_request_body: bytes, the largest HTTP or JSON-RPC request of any kind
@@ -126,7 +126,7 @@ func Default() Config {
 		LogLevel:            slog.LevelInfo,
 		ShutdownTimeout:     10 * time.Second,
 		RequestTimeout:      5 * time.Second,
-		MaxConnections:      20000,
+		MaxConnections:      0,
 		ReadTimeout:         30 * time.Second,
 		IdleTimeout:         60 * time.Second,
 		MaxRequestBody:      8 << 20,
@@ -176,7 +176,7 @@ func (c *Config) settings() []setting {
 		{"server", "log_level", func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
 		{"server", "shutdown_timeout", durationTo(&c.ShutdownTimeout, time.Second, time.Hour)},
 		{"server", "request_timeout", durationTo(&c.RequestTimeout, 10*time.Millisecond, time.Hour)},
-		{"server", "max_connections", intTo(&c.MaxConnections, 1, 10_000_000)},
+		{"server", "max_connections", intTo(&c.MaxConnections, 0, 10_000_000)},
 		{"server", "read_timeout", durationTo(&c.ReadTimeout, 100*time.Millisecond, time.Hour)},
 		{"server", "idle_timeout", durationTo(&c.IdleTimeout, 100*time.Millisecond, time.Hour)},
 		{"server", "max_request_body", intTo(&c.MaxRequestBody, 64<<10, 1<<30)},
@@ -258,6 +258,23 @@ func Parse(text []byte) (Config, error) {
 		return c, err
 	}
 	return c, c.validate()
+}
+
+// UnfittedMaxConnections is the cap of [server] max_connections = 0 where
+// nothing fitted it to the open-file limit (gmq start does): a broker built
+// in a test, or a limit that could not be read.
+const UnfittedMaxConnections = 20000
+
+// Listeners counts the listeners the configuration opens: HTTP, and each
+// other front end whose address is set.
+func (c Config) Listeners() int {
+	n := 1
+	for _, addr := range []string{c.BeanstalkAddr, c.RPCAddr, c.KestrelAddr, c.MetricsAddr} {
+		if addr != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // HTTPTLS builds the HTTP listener's TLS configuration from [server]
