@@ -22,6 +22,7 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 have composer || need+=(composer)
 have node || need+=(nodejs)
 have npm || need+=(npm)
+have systemd-analyze || need+=(systemd) # checks docs/gmq.service
 /usr/bin/python3 -c 'import pymemcache' 2>/dev/null || need+=(python3-pymemcache)
 have memccp || need+=(libmemcached-tools)
 have chromium || need+=(chromium)
