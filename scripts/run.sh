@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # make run: set up what is missing, make sure a Redis is there, build and start
-# gmq in the foreground with the shipped conf.ini.
+# gmq in the foreground with the shipped conf.ini. Ctrl-C stops gmq, and then
+# the Redis this script started, if it started one.
 #   - installs redis-server with apt-get when it is missing and we are root
 #     (otherwise prints the command to run);
 #   - uses the Redis of conf.ini's [redis] url (or $GMQ_REDIS) if it answers,
 #     else starts a local one with AOF on, its data under ./data.
+# Variables (make run VAR=value, or in the environment):
+#   GMQ_CONF        the configuration file (conf.ini); a copy with other
+#                   ports runs a second broker beside the first
+#   GMQ_REDIS       the Redis URL, instead of conf.ini's [redis] url
+#   GMQ_KEEP_REDIS  1: leave the Redis this script started running after
+#                   gmq stops (stop it later: kill $(cat data/redis.pid))
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +48,7 @@ else
     exit 1 ;;
   esac
   mkdir -p data
+  started_redis=1
   echo "make run: starting a local Redis on $host:$port (AOF on, data in ./data, log in ./data/redis.log)"
   redis-server --bind 127.0.0.1 --port "$port" --dir "$PWD/data" --appendonly yes --appendfsync everysec \
     --daemonize yes --pidfile "$PWD/data/redis.pid" --logfile "$PWD/data/redis.log"
@@ -49,4 +57,19 @@ else
 fi
 
 go build -o gmq .
-exec ./gmq start -c "$conf" --redis "$url"
+if [ -z "${started_redis:-}" ] || [ "${GMQ_KEEP_REDIS:-}" = 1 ]; then
+  exec ./gmq start -c "$conf" --redis "$url"
+fi
+# gmq runs as a child so that the Redis started above stops after it. Ctrl-C
+# reaches both (one process group); gmq drains and stops on it, and this
+# script waits for that before stopping Redis (SHUTDOWN: its AOF is written).
+./gmq start -c "$conf" --redis "$url" &
+gmq=$!
+trap 'kill -TERM "$gmq" 2>/dev/null || true' INT TERM
+status=0
+while kill -0 "$gmq" 2>/dev/null; do
+  wait "$gmq" || status=$?
+done
+echo "make run: stopping the Redis it started on $host:$port (GMQ_KEEP_REDIS=1 keeps it)"
+redis-cli -h "$host" -p "$port" shutdown >/dev/null 2>&1 || kill "$(cat data/redis.pid)" 2>/dev/null || true
+exit "$status"
