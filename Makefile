@@ -17,6 +17,7 @@ build:
 vet:
 	$(GO) vet ./...
 	cd bench/asynq && $(GO) vet .  # its own module: asynq stays out of gmq's go.mod
+	cd client && $(GO) vet ./...  # the Go client's own module (standard library only)
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 
 # Every test, with the race detector, against real redis-servers the tests
@@ -24,6 +25,7 @@ vet:
 # installs what a fresh Debian machine lacks (scripts/test-deps.sh).
 test: test-deps vet
 	$(GO) test -race -count=1 -timeout 8m ./...
+	cd client && $(GO) test -race -count=1 ./...
 	$(MAKE) fuzz
 
 test-deps:

@@ -1,4 +1,4 @@
-package client_test
+package golang_test
 
 import (
 	"context"
@@ -9,16 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/client"
 )
-
-func TestMain(m *testing.M) { brokertest.Main(m) }
-
-func broker(t *testing.T) *brokertest.Broker {
-	t.Helper()
-	return brokertest.Fresh(t, nil)
-}
 
 func TestGoClient(t *testing.T) {
 	b := broker(t)
@@ -107,7 +99,9 @@ func TestExamples(t *testing.T) {
 	b := broker(t)
 	dir := t.TempDir()
 	for _, name := range []string{"producer", "consumer"} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./examples/"+name).CombinedOutput()
+		build := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./examples/"+name)
+		build.Dir = clientDir
+		out, err := build.CombinedOutput()
 		if err != nil {
 			t.Fatalf("build %s: %v\n%s", name, err, out)
 		}

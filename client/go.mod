@@ -1,0 +1,3 @@
+module github.com/gmq/gmq/client
+
+go 1.26

@@ -1,0 +1,244 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Push stores a job and returns its id.
+//
+// A retry after a 503 may find the job stored already: the 503 can come
+// after the store (a request timeout, say). A job with an ID then gets a 409
+// for its id, which Push takes as the job stored and returns its id with no
+// error; the same 409 to a first try is a duplicate, returned as an error.
+// A job without an ID has nothing to tell the two apart, and may be stored
+// twice that way: give jobs IDs where that matters.
+func (c *Client) Push(ctx context.Context, j Job) (string, error) { return c.push(ctx, j, false) }
+
+// push is Push; tried says an earlier request (a batch's) may have stored j,
+// so that a 409 for its id means it is stored.
+func (c *Client) push(ctx context.Context, j Job, tried bool) (string, error) {
+	var out struct {
+		ID string `json:"id"`
+	}
+	err := c.call(ctx, http.MethodPost, "/api/v1/jobs", j, 0, &out)
+	if e := asError(err); e != nil && j.ID != "" && e.Status == http.StatusConflict && (e.Retried || tried) {
+		return j.ID, nil
+	}
+	return out.ID, err
+}
+
+// PushBatch stores several jobs, all or (on bad input) none, and returns their
+// ids in order. On an error it returns the ids of the jobs stored before it.
+//
+// A 503 before any job was stored is retried as a whole. When every job has
+// an ID, a 503 after part of the batch was stored, or a 409 to a retry, is
+// carried on one job at a time as Push does, a 409 taken as the job stored
+// (an earlier try stored it). Without IDs a partly stored batch is returned
+// as an error with the ids stored, for the caller to push the rest.
+func (c *Client) PushBatch(ctx context.Context, jobs []Job) ([]string, error) {
+	var out struct {
+		IDs []string `json:"ids"`
+	}
+	err := c.call(ctx, http.MethodPost, "/api/v1/jobs/batch", map[string]any{"jobs": jobs}, 0, &out)
+	e := asError(err)
+	if e == nil {
+		return out.IDs, err
+	}
+	var failed struct {
+		Stored []string `json:"stored_ids"`
+	}
+	_ = json.Unmarshal(e.body, &failed) // an answer without stored_ids stored none
+	partly := e.Status == http.StatusServiceUnavailable && len(failed.Stored) > 0
+	if !allHaveIDs(jobs) || !partly && !(e.Status == http.StatusConflict && e.Retried) {
+		return failed.Stored, err
+	}
+	return c.pushRest(ctx, jobs, failed.Stored)
+}
+
+// pushRest pushes one by one the jobs of a batch (all with IDs) not among
+// stored, the ids an answer said it stored.
+func (c *Client) pushRest(ctx context.Context, jobs []Job, stored []string) ([]string, error) {
+	done := make(map[string]bool, len(stored))
+	for _, id := range stored {
+		done[id] = true
+	}
+	ids := make([]string, 0, len(jobs))
+	for i, j := range jobs {
+		if !done[j.ID] {
+			if _, err := c.push(ctx, j, true); err != nil {
+				for _, rest := range jobs[i+1:] {
+					if done[rest.ID] {
+						ids = append(ids, rest.ID)
+					}
+				}
+				return ids, fmt.Errorf("gmq: job %d of the batch: %w", i, err)
+			}
+		}
+		ids = append(ids, j.ID)
+	}
+	return ids, nil
+}
+
+func allHaveIDs(jobs []Job) bool {
+	for _, j := range jobs {
+		if j.ID == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Pop reserves a job from the first listed topic that has one, waiting up to
+// timeout for one. It returns nil, nil when the time is up.
+func (c *Client) Pop(ctx context.Context, topics []string, timeout time.Duration) (*Job, error) {
+	var j Job
+	err := c.call(ctx, http.MethodPost, "/api/v1/pop", map[string]any{"topics": topics, "timeout": timeout.Seconds()}, timeout, &j)
+	return popped(&j, err)
+}
+
+// popped is the answer to a call that pops one job.
+func popped(j *Job, err error) (*Job, error) {
+	switch {
+	case errors.Is(err, errNoContent):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return j, nil
+}
+
+// Ack finishes a popped job. attempt (the popped job's Attempt) fences the
+// ack to that delivery; 0 acks whatever delivery is current. A retry after
+// a 503 that finds the job gone (404) is taken as acked: the earlier try
+// went through.
+func (c *Client) Ack(ctx context.Context, id string, attempt int) error {
+	err := c.call(ctx, http.MethodPost, jobPath(id, "ack"), map[string]any{"attempt": attempt}, 0, nil)
+	if e := asError(err); e != nil && e.Retried && e.Status == http.StatusNotFound {
+		return nil
+	}
+	return err
+}
+
+// AckAndPop acks a popped job and pops the next in the same request (one
+// round trip per job for a consumer that works one job at a time). It
+// returns nil, nil when no job came within timeout; if the ack fails,
+// nothing was popped. When the ack went through and the pop failed (503),
+// only the pop is tried again.
+func (c *Client) AckAndPop(ctx context.Context, id string, attempt int, topics []string, timeout time.Duration) (*Job, error) {
+	var j Job
+	err := c.call(ctx, http.MethodPost, jobPath(id, "ack"), map[string]any{"attempt": attempt,
+		"next": map[string]any{"topics": topics, "timeout": timeout.Seconds()}}, timeout, &j)
+	if e := asError(err); e != nil && (partlyDone(e) || e.Retried && e.Status == http.StatusNotFound) {
+		return c.Pop(ctx, topics, timeout)
+	}
+	return popped(&j, err)
+}
+
+// PopMany reserves up to n jobs in Pop's order, waiting up to timeout for
+// the first; then it takes as many as are ready, up to n. It returns none,
+// nil when the time is up.
+func (c *Client) PopMany(ctx context.Context, topics []string, n int, timeout time.Duration) ([]Job, error) {
+	var out struct {
+		Jobs []Job `json:"jobs"`
+	}
+	err := c.call(ctx, http.MethodPost, "/api/v1/pop", map[string]any{"topics": topics, "count": n, "timeout": timeout.Seconds()}, timeout, &out)
+	if errors.Is(err, errNoContent) {
+		return nil, nil
+	}
+	return out.Jobs, err
+}
+
+// Failure is why one job of a batch call (AckMany, FailMany) was not done.
+type Failure struct {
+	ID     string `json:"id"`
+	Status int    `json:"status"` // as Error.Status
+	Error  string `json:"error"`
+}
+
+// Fail reports that a popped job failed, with why: it waits its retry
+// policy's backoff, or goes to its topic's dead set past max_attempts. The
+// answer is the job as it now is ("delayed" or "dead").
+func (c *Client) Fail(ctx context.Context, id string, attempt int, reason string) (*Job, error) {
+	var j Job
+	if err := c.call(ctx, http.MethodPost, jobPath(id, "fail"), map[string]any{"attempt": attempt, "error": reason}, 0, &j); err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
+// Failed is FailMany's outcome: the jobs as they now are, and the failures
+// that could not be recorded, each with its status and reason.
+type Failed struct {
+	Jobs   []Job     `json:"jobs"`
+	Failed []Failure `json:"failed"`
+}
+
+// FailMany reports several failures at once, all with the same reason. A
+// 503 to the whole request is retried; one job's own failure is in Failed.
+func (c *Client) FailMany(ctx context.Context, jobs []Job, reason string) (Failed, error) {
+	type fail struct {
+		ID      string `json:"id"`
+		Attempt int    `json:"attempt"`
+		Error   string `json:"error"`
+	}
+	fails := make([]fail, len(jobs))
+	for i, j := range jobs {
+		fails[i] = fail{j.ID, j.Attempt, reason}
+	}
+	var out Failed
+	err := c.call(ctx, http.MethodPost, "/api/v1/fail", map[string]any{"jobs": fails}, 0, &out)
+	return out, err
+}
+
+// Release gives a popped job back, ready again after delay. A nil priority
+// keeps the job's.
+func (c *Client) Release(ctx context.Context, id string, attempt int, priority *uint32, delay time.Duration) error {
+	args := map[string]any{"attempt": attempt, "delay": delay.Seconds()}
+	if priority != nil {
+		args["priority"] = *priority
+	}
+	return c.call(ctx, http.MethodPost, jobPath(id, "release"), args, 0, nil)
+}
+
+// Bury parks a popped job until it is kicked. A nil priority keeps the job's.
+func (c *Client) Bury(ctx context.Context, id string, attempt int, priority *uint32) error {
+	args := map[string]any{"attempt": attempt}
+	if priority != nil {
+		args["priority"] = *priority
+	}
+	return c.call(ctx, http.MethodPost, jobPath(id, "bury"), args, 0, nil)
+}
+
+// Touch gives a popped job a fresh TTR.
+func (c *Client) Touch(ctx context.Context, id string, attempt int) error {
+	return c.call(ctx, http.MethodPost, jobPath(id, "touch"), map[string]any{"attempt": attempt}, 0, nil)
+}
+
+// Get returns a job as it now is, in whatever state: its LastError, its
+// Failures, its Attempt.
+func (c *Client) Get(ctx context.Context, id string) (*Job, error) {
+	var j Job
+	if err := c.call(ctx, http.MethodGet, "/api/v1/jobs/"+url.PathEscape(id), nil, 0, &j); err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
+func jobPath(id, action string) string {
+	return "/api/v1/jobs/" + url.PathEscape(id) + "/" + action
+}
+
+// asError is err's *Error, or nil.
+func asError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
