@@ -10,7 +10,7 @@ import (
 	"github.com/gmq/gmq/internal/redistest"
 )
 
-// minimalACL is the ACL the README documents for gmq's Redis user: its keys
+// minimalACL is the ACL docs/operations.md documents for gmq's Redis user: its keys
 // and channels (prefix gmq), and every command but the dangerous ones,
 // INFO excepted (the dashboard's memory and the metrics read it).
 const minimalACL = "on >s3cret ~gmq:* &gmq:* +@all -@dangerous +info"

@@ -4,7 +4,7 @@
 // beanstalkd's protocol and the other way round. It owns the connections and
 // each one's open (reliable) reads; the items are jobs in the store.
 //
-// What it maps, and how (see the README's kestrel section):
+// What it maps, and how (see docs/protocols.md, kestrel's memcache protocol):
 //   - set <q> <flags> 0 <bytes> pushes a job with [jobs] default_ttr, so that
 //     a reliable read can hold it; a plain get takes it (removed as it is
 //     popped, in one script).

@@ -25,7 +25,7 @@ host=${hostport%:*}; port=${hostport##*:}
 need() { command -v "$1" >/dev/null 2>&1; }
 
 if ! need go; then
-  echo "make run: Go is missing; install Go 1.24 or newer (https://go.dev/doc/install)" >&2
+  echo "make run: Go is missing; install Go 1.26 or newer (https://go.dev/doc/install)" >&2
   exit 1
 fi
 

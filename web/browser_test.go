@@ -20,7 +20,7 @@ import (
 // broker with a token: it signs in, sees counts change as jobs are pushed,
 // looks a job up (its HTML body must show as text), kicks a buried job and
 // sees it move, and saves a screenshot. GMQ_SCREENSHOT=path keeps the
-// screenshot (the README's is docs/dashboard.png).
+// screenshot (docs/operations.md shows docs/dashboard.png).
 func TestDashboardInBrowser(t *testing.T) {
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
@@ -184,7 +184,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	t.Logf("screenshot: %s (%d bytes)", dest, len(png))
 
-	// Redis loses its data (after the picture, which the README shows): a
+	// Redis loses its data (after the picture, which docs/operations.md shows): a
 	// banner says so.
 	must(t, chromedp.Do(ctx, poll(`document.getElementById("data-lost").hidden`)), "no banner while the data is whole")
 	brokertest.Redis().Flush(t)
