@@ -1,0 +1,235 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Handler does a popped job. It returns nil when the job is done (Work acks
+// it), or an error saying why not (Work fails the job with the error's text:
+// it is retried after its retry policy's backoff, or goes to its topic's dead
+// set). A panic is recovered and fails the job likewise.
+//
+// Its context is not cancelled when Work is told to stop, so that a job in
+// hand can finish; it is cancelled, with cause ErrLostJob, when the job's
+// reservation is found lost (see Work).
+type Handler func(ctx context.Context, j *Job) error
+
+// ErrLostJob is the cause of a handler's cancelled context when a touch found
+// the job no longer reserved for this worker: its TTR ran out first, and
+// another worker may have it. Work neither acks nor fails such a job.
+var ErrLostJob = errors.New("gmq: the job's reservation was lost")
+
+// WorkOptions configure Work.
+type WorkOptions struct {
+	// Concurrency is how many jobs are handled at once, each by a goroutine
+	// of its own that pops with a long poll (default 1).
+	Concurrency int
+	// Wait is each pop's long poll (default 20 s): a worker with nothing to
+	// do asks again this often. A stop does not wait for it.
+	Wait time.Duration
+	// Log is told what Work survives (a pop that failed, an ack or a fail
+	// refused, a handler's panic with its stack); nil: slog.Default().
+	Log *slog.Logger
+}
+
+// DefaultWait is WorkOptions.Wait's default.
+const DefaultWait = 20 * time.Second
+
+func (o WorkOptions) withDefaults() WorkOptions {
+	o.Concurrency = max(o.Concurrency, 1)
+	if o.Wait <= 0 {
+		o.Wait = DefaultWait
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return o
+}
+
+// Work pops jobs from topics (the first listed that has one, as Pop) and runs
+// handler on each, opts.Concurrency at a time, until ctx is done.
+//
+//   - A job done (handler returns nil) is acked, and the next is popped in
+//     the same request when one is ready (AckAndPop).
+//   - A job that failed (an error, or a panic) is failed with the error's
+//     text as its last_error (Fail).
+//   - While a handler runs past half the job's TTR, Work touches the job
+//     every TTR/2, so that a long job is not delivered to another worker.
+//     A touch that finds the job lost cancels the handler's context (cause
+//     ErrLostJob).
+//   - When ctx is done, Work pops no more (a long poll under way is given
+//     up), lets the handlers in hand finish on their own contexts, acks or
+//     fails their jobs, and returns nil. A job the broker handed out in the
+//     instant the pop was given up comes back after its TTR.
+//   - A pop that fails is logged and tried again after a backoff (the broker
+//     may be restarting); one the broker refuses for good (a 4xx such as 401,
+//     a wrong token, or 400) stops Work as ctx would, and Work returns it.
+//
+// A worker that dies (SIGKILL, a crash) acks nothing: its jobs come back
+// when their TTR runs out, to be popped again with the next Attempt.
+func (c *Client) Work(ctx context.Context, topics []string, handler Handler, opts WorkOptions) error {
+	if len(topics) == 0 || handler == nil {
+		return errors.New("gmq: Work needs at least one topic and a handler")
+	}
+	opts = opts.withDefaults()
+	popCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	w := &worker{c: c, topics: topics, handler: handler, opts: opts, stop: stop}
+	var wg sync.WaitGroup
+	for range opts.Concurrency {
+		wg.Go(func() { w.loop(popCtx) })
+	}
+	wg.Wait()
+	if err := context.Cause(popCtx); err != nil && ctx.Err() == nil {
+		return err // a refusal stopped it, not ctx
+	}
+	return nil
+}
+
+// worker is what Work's goroutines share.
+type worker struct {
+	c       *Client
+	topics  []string
+	handler Handler
+	opts    WorkOptions
+	stop    context.CancelCauseFunc // stops every goroutine of the Work call, with why
+}
+
+// loop pops and handles jobs until ctx is done.
+func (w *worker) loop(ctx context.Context) {
+	var j *Job
+	for failures := 0; ; {
+		if j != nil { // in hand, even if ctx is done: finish it
+			j = w.run(ctx, j)
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		var err error
+		j, err = w.c.Pop(ctx, w.topics, w.opts.Wait)
+		switch {
+		case err == nil:
+			failures = 0
+		case ctx.Err() != nil:
+			return
+		case refused(err):
+			w.stop(fmt.Errorf("gmq: Work: pop from %v: %w", w.topics, err))
+			return
+		default:
+			w.opts.Log.Warn("gmq: pop failed; trying again", "topics", w.topics, "err", err)
+			_ = sleep(ctx, w.c.backoff(failures, 0)) // ctx done: the loop ends above
+			failures++
+		}
+	}
+}
+
+// refused says whether the broker refused a request for good: a 4xx but
+// 408 and 429, which may pass on a retry.
+func refused(err error) bool {
+	s := status(err)
+	return s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests
+}
+
+// run handles a job in hand and settles it (ack or fail), and returns the
+// next job when the ack popped one. Acks and fails run whether or not ctx
+// is done (a stop finishes the jobs in hand); a pop with the ack is asked
+// for only while ctx is not done, and never waits, so a stop is not held
+// up by it.
+func (w *worker) run(ctx context.Context, j *Job) *Job {
+	settle := context.WithoutCancel(ctx)
+	err := w.handle(settle, j)
+	log := w.opts.Log.With("id", j.ID, "attempt", j.Attempt)
+	switch {
+	case errors.Is(err, ErrLostJob):
+		log.Warn("gmq: the job's reservation was lost (its TTR ran out): left to whoever has it now", "err", err)
+	case err != nil:
+		if _, ferr := w.c.Fail(settle, j.ID, j.Attempt, reason(err)); ferr != nil {
+			log.Warn("gmq: could not fail the job: it comes back after its TTR", "reason", err, "err", ferr)
+		}
+	case ctx.Err() != nil:
+		if aerr := w.c.Ack(settle, j.ID, j.Attempt); aerr != nil {
+			log.Warn("gmq: could not ack the job done: it comes back after its TTR", "err", aerr)
+		}
+	default:
+		next, aerr := w.c.AckAndPop(settle, j.ID, j.Attempt, w.topics, 0)
+		if aerr != nil {
+			log.Warn("gmq: could not ack the job done, or pop the next", "err", aerr)
+		}
+		return next
+	}
+	return nil
+}
+
+// reason is the text a failed job keeps as its last_error.
+func reason(err error) string {
+	if msg := err.Error(); msg != "" {
+		return msg
+	}
+	return fmt.Sprintf("%T with no message", err)
+}
+
+// handle runs the handler on j, touching j while it runs, and returns its
+// error: a recovered panic as one, ErrLostJob (wrapped) when a touch found
+// the job lost.
+func (w *worker) handle(ctx context.Context, j *Job) (err error) {
+	hctx, lose := context.WithCancelCause(ctx)
+	defer lose(nil)
+	stopTouching := w.keepAlive(ctx, lose, j)
+	defer func() {
+		stopTouching()
+		if cause := context.Cause(hctx); errors.Is(cause, ErrLostJob) {
+			err = cause
+		}
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+			w.opts.Log.Error("gmq: handler panicked", "id", j.ID, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	return w.handler(hctx, j)
+}
+
+// keepAlive touches j every half TTR from now until the returned stop is
+// called (stop waits for a touch under way to be given up). A touch that
+// finds j gone or no longer this delivery's calls lose with ErrLostJob.
+func (w *worker) keepAlive(ctx context.Context, lose context.CancelCauseFunc, j *Job) (stop func()) {
+	every := time.Duration(j.TTR * float64(time.Second) / 2)
+	if every <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			err := w.c.Touch(ctx, j.ID, j.Attempt)
+			switch {
+			case err == nil, ctx.Err() != nil:
+			case IsNotFound(err) || IsConflict(err):
+				lose(fmt.Errorf("%w: touch: %w", ErrLostJob, err))
+				return
+			default:
+				w.opts.Log.Warn("gmq: touch failed; trying again at the next half TTR", "id", j.ID, "err", err)
+			}
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
