@@ -1,7 +1,7 @@
 // Command consumer pops jobs from gmq over HTTP (long polling), works on them
 // and acks them; it stops after -n jobs, or when none came for -idle:
 //
-//	go run ./client/examples/consumer -url http://127.0.0.1:8000 -topic mail -n 10
+//	go run github.com/gmq/gmq/client/examples/consumer -url http://127.0.0.1:8000 -topic mail -n 10
 package main
 
 import (
@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/gmq/gmq/client"
@@ -19,8 +20,9 @@ func main() {
 	topic := flag.String("topic", "mail", "topic to pop from")
 	n := flag.Int("n", 10, "stop after this many jobs")
 	idle := flag.Duration("idle", 5*time.Second, "stop when no job came for this long")
+	token := flag.String("token", os.Getenv("GMQ_TOKEN"), "gmq's [web] token, if it has one")
 	flag.Parse()
-	c := client.New(*base, nil)
+	c := client.NewWithOptions(*base, client.Options{Token: *token})
 	ctx := context.Background()
 	job, err := c.Pop(ctx, []string{*topic}, *idle)
 	for done := 1; err == nil && job != nil; done++ {

@@ -1,6 +1,6 @@
 // Command producer pushes jobs to gmq over HTTP:
 //
-//	go run ./client/examples/producer -url http://127.0.0.1:8000 -topic mail -n 10
+//	go run github.com/gmq/gmq/client/examples/producer -url http://127.0.0.1:8000 -topic mail -n 10
 package main
 
 import (
@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/gmq/gmq/client"
@@ -17,8 +18,9 @@ func main() {
 	base := flag.String("url", "http://127.0.0.1:8000", "gmq's HTTP address")
 	topic := flag.String("topic", "mail", "topic to push to")
 	n := flag.Int("n", 10, "how many jobs")
+	token := flag.String("token", os.Getenv("GMQ_TOKEN"), "gmq's [web] token, if it has one")
 	flag.Parse()
-	c := client.New(*base, nil)
+	c := client.NewWithOptions(*base, client.Options{Token: *token})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 

@@ -1,0 +1,155 @@
+package golang_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/client"
+)
+
+// install is the README's Install, today's way: each line must be in the
+// README as written, and runs in a new module with the path filled in.
+var install = []string{
+	"go mod edit -replace github.com/gmq/gmq/client=/path/to/gmq/client",
+	"go get github.com/gmq/gmq/client",
+}
+
+// readmeExamples are the README's Go blocks, by the name of the command
+// each is ("producer", "worker").
+func readmeExamples(t *testing.T) (readme string, blocks map[string]string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(clientDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks = map[string]string{}
+	for _, m := range regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(data), -1) {
+		name := regexp.MustCompile(`^// Command (\w+)`).FindStringSubmatch(m[1])
+		if name == nil {
+			t.Fatalf("a Go block of the README is not a command:\n%s", m[1])
+		}
+		blocks[name[1]] = m[1]
+	}
+	if len(blocks) != 2 || blocks["producer"] == "" || blocks["worker"] == "" {
+		t.Fatalf("the README's Go blocks are %d, want a producer and a worker", len(blocks))
+	}
+	return string(data), blocks
+}
+
+// The README's worker is examples/worker, as written.
+func TestReadmeWorkerIsTheExample(t *testing.T) {
+	_, blocks := readmeExamples(t)
+	file, err := os.ReadFile(filepath.Join(clientDir, "examples", "worker", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocks["worker"] != string(file) {
+		t.Fatal("the README's worker and examples/worker/main.go differ: copy one over the other")
+	}
+}
+
+// The README's producer and worker, copied into a module of their own set up
+// as its Install says (offline), build and run against a broker with a
+// token: the producer pushes three mails, the worker sends them, and SIGTERM
+// stops it with exit 0.
+func TestReadmeExamples(t *testing.T) {
+	readme, blocks := readmeExamples(t)
+	clientPath, err := filepath.Abs(clientDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	env := append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off")
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	run("go", "mod", "init", "example.com/mail")
+	for _, line := range install {
+		if !strings.Contains(readme, line) {
+			t.Fatalf("the README no longer says %q", line)
+		}
+		run(strings.Fields(strings.ReplaceAll(line, "/path/to/gmq/client", clientPath))...)
+	}
+	for name, src := range blocks {
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "main.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run("go", "build", "-o", filepath.Join(dir, "bin", name), "./"+name)
+	}
+
+	b := brokerWithToken(t, nil)
+	runEnv := append(os.Environ(), "GMQ_URL="+b.URL, "GMQ_TOKEN="+token)
+	producer := exec.Command(filepath.Join(dir, "bin", "producer"))
+	producer.Env = runEnv
+	out, err := producer.CombinedOutput()
+	if err != nil || strings.Count(string(out), "pushed ") != 3 {
+		t.Fatalf("producer: %v\n%s", err, out)
+	}
+	var ids []string
+	for line := range strings.Lines(string(out)) {
+		ids = append(ids, strings.TrimSpace(strings.TrimPrefix(line, "pushed ")))
+	}
+
+	worker := exec.Command(filepath.Join(dir, "bin", "worker"))
+	worker.Env = runEnv
+	logs, err := worker.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = worker.Process.Kill() })
+	lines := make(chan string, 16)
+	go func() { // ends when the worker's stderr does
+		defer close(lines)
+		for s := bufio.NewScanner(logs); s.Scan(); {
+			lines <- s.Text()
+		}
+	}()
+	c := client.NewWithOptions(b.URL, client.Options{Token: token})
+	eventually(t, 10*time.Second, "the worker acked the three mails", func() bool {
+		for _, id := range ids {
+			if !gone(t, c, id) {
+				return false
+			}
+		}
+		return true
+	})
+	if err := worker.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var printed []string
+	for line := range lines {
+		printed = append(printed, line)
+	}
+	if err := worker.Wait(); err != nil || len(printed) == 0 || !strings.HasSuffix(printed[len(printed)-1], "stopped") ||
+		countContaining(printed, "sending ") != 3 {
+		t.Fatalf("worker: %v\n%s", err, strings.Join(printed, "\n"))
+	}
+}
+
+func countContaining(lines []string, s string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			n++
+		}
+	}
+	return n
+}
