@@ -6,6 +6,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -281,6 +282,22 @@ func TestToken(t *testing.T) {
 		}
 		if got := f.got[0].auth; got != want {
 			t.Errorf("token %q: Authorization %q, want %q", token, got, want)
+		}
+	}
+}
+
+func TestReason(t *testing.T) {
+	long := "a" + strings.Repeat("é", maxReason) // two bytes each: the cut falls inside one
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{errors.New("smtp: 550"), "smtp: 550"},
+		{errors.New(""), "*errors.errorString with no message"},
+		{errors.New(long), long[:maxReason-1] + "…"},
+	} {
+		if got := reason(tc.err); got != tc.want {
+			t.Errorf("reason(%.20q): %.40q, want %.40q", tc.err, got, tc.want)
 		}
 	}
 }

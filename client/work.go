@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 )
@@ -168,12 +169,21 @@ func (w *worker) run(ctx context.Context, j *Job) *Job {
 	return nil
 }
 
+// maxReason bounds the text a failed job keeps: a handler's error may carry
+// a whole dump, and the broker refuses a fail of more than 64 KB (the job
+// would then come back only after its TTR, its error unsaid).
+const maxReason = 4 << 10
+
 // reason is the text a failed job keeps as its last_error.
 func reason(err error) string {
-	if msg := err.Error(); msg != "" {
-		return msg
+	msg := err.Error()
+	if msg == "" {
+		return fmt.Sprintf("%T with no message", err)
 	}
-	return fmt.Sprintf("%T with no message", err)
+	if len(msg) > maxReason {
+		msg = strings.ToValidUTF8(msg[:maxReason], "") + "…"
+	}
+	return msg
 }
 
 // handle runs the handler on j, touching j while it runs, and returns its
