@@ -14,6 +14,7 @@ require (
 	github.com/beanstalkd/go-beanstalk v0.2.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
+	github.com/gmq/gmq/client v0.0.0-00010101000000-000000000000 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/redis/go-redis/v9 v9.14.1 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
@@ -24,3 +25,7 @@ require (
 )
 
 replace github.com/gmq/gmq => ../..
+
+// gmq's load generator uses the Go client, a module of its own: a
+// dependency's replace does not reach here, so this one says where it is.
+replace github.com/gmq/gmq/client => ../../client
