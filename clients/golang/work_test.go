@@ -104,7 +104,7 @@ func TestWorkProcessesJobs(t *testing.T) {
 		defer running.Add(-1)
 		for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // long enough for the four to overlap on a slow machine
 		mu.Lock()
 		defer mu.Unlock()
 		seen[j.ID]++
