@@ -1,10 +1,12 @@
 <?php
 // Pop, work on and ack jobs from gmq, stopping after N jobs or when none came
 // for IDLE seconds: php clients/php/consumer.php http://127.0.0.1:8000 mail 10 5
-require __DIR__ . '/GmqClient.php';
+// (GMQ_TOKEN=... in the environment for a broker with a token). A loop
+// written out, to show the calls.
+require __DIR__ . '/autoload.php'; // in a Composer project: vendor/autoload.php
 
 [$url, $topic, $n, $idle] = [$argv[1] ?? 'http://127.0.0.1:8000', $argv[2] ?? 'mail', (int)($argv[3] ?? 10), (float)($argv[4] ?? 5)];
-$c = new GmqClient($url);
+$c = new Gmq\Client($url, token: getenv('GMQ_TOKEN') ?: null);
 $done = 0;
 $job = $c->pop([$topic], $idle);
 while ($job !== null) {

@@ -1,26 +1,177 @@
-// Package php_test runs the PHP client (this folder) against a live broker:
-// its scripts in testdata/ and its examples, with Debian's php.
+// Package php_test runs the PHP client (this folder, the Composer package
+// gmq/client) against a live broker: it installs the package once into a
+// temporary Composer project, as the README says, and runs the scripts of
+// testdata/ and the README's examples there, with Debian's php and composer.
 package php_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/internal/redistest"
 )
 
-func TestMain(m *testing.M) { brokertest.Main(m) }
+var (
+	// redis is the package's redis-server, and scratch the folder every
+	// test's files go under (the Composer project among them): TestMain
+	// removes both, where brokertest.Main could not remove the second.
+	redis   *redistest.Server
+	scratch string
+)
+
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "gmq-php")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	scratch = dir
+	if err := os.Mkdir(filepath.Join(dir, "redis"), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	redis, err = redistest.StartIn(filepath.Join(dir, "redis"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer redis.Stop()
+	return m.Run()
+}
+
+// fresh empties the package's Redis and starts a broker over it (brokertest.Fresh).
+func fresh(t *testing.T, tweak func(*config.Config)) *brokertest.Broker {
+	t.Helper()
+	redis.Flush(t)
+	return brokertest.Start(t, redis, tweak)
+}
 
 func php(t *testing.T) string { return brokertest.Tool(t, "php", "GMQ_REQUIRE_PHP") }
+
+var (
+	installOnce sync.Once
+	installErr  error
+)
+
+// project returns the Composer project that requires this package, made
+// on first use: the README's composer.json, with its path repository
+// pointed at this folder and Packagist turned off (no network here), then
+// `composer install` with a COMPOSER_HOME of its own.
+func project(t *testing.T) string {
+	t.Helper()
+	php(t)
+	composer := brokertest.Tool(t, "composer", "GMQ_REQUIRE_COMPOSER")
+	dir := filepath.Join(scratch, "project")
+	installOnce.Do(func() { installErr = install(composer, dir) })
+	if installErr != nil {
+		t.Fatal(installErr)
+	}
+	return dir
+}
+
+func install(composer, dir string) error {
+	here, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	manifest, err := offline(readmeBlock("composer.json"), here)
+	if err != nil {
+		return fmt.Errorf("README's composer.json: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "composer.json"), manifest, 0o644); err != nil {
+		return err
+	}
+	cmd := exec.Command(composer, "install", "--no-interaction", "--no-progress")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "COMPOSER_HOME="+filepath.Join(scratch, "composer-home"),
+		"COMPOSER_CACHE_DIR="+filepath.Join(scratch, "composer-cache"), "COMPOSER_DISABLE_NETWORK=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("composer install: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// offline is the README's composer.json with its path repository's url
+// set to dir and Packagist turned off.
+func offline(manifest, dir string) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(manifest), &m); err != nil {
+		return nil, err
+	}
+	repos, _ := m["repositories"].([]any)
+	if len(repos) != 1 {
+		return nil, fmt.Errorf("want one repository, got %v", m["repositories"])
+	}
+	path, _ := repos[0].(map[string]any)
+	if path["type"] != "path" {
+		return nil, fmt.Errorf("want a path repository, got %v", repos[0])
+	}
+	path["url"] = dir
+	m["repositories"] = append(repos, map[string]any{"packagist.org": false})
+	return json.MarshalIndent(m, "", "    ")
+}
+
+// readmeBlock returns the fenced block that follows "<!-- test: name -->" in
+// README.md: what the tests run is what the README shows.
+func readmeBlock(name string) string {
+	text, err := os.ReadFile("README.md")
+	if err != nil {
+		panic(err)
+	}
+	re := regexp.MustCompile("(?s)<!-- test: " + regexp.QuoteMeta(name) + " -->\\s*```[a-z]*\\n(.*?)```")
+	m := re.FindSubmatch(text)
+	if m == nil {
+		panic("README.md has no block " + name)
+	}
+	return string(m[1])
+}
+
+// command is php running a script (testdata's, or the package's as
+// installed) in the Composer project, with env added to the environment.
+func command(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	dir := project(t)
+	for i, arg := range args {
+		if strings.HasPrefix(arg, "testdata/") {
+			args[i] = filepath.Join(must(os.Getwd()), arg)
+		}
+	}
+	cmd := exec.Command(php(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
 
 // run runs a script of testdata/ that prints "ok" when all went well.
 func run(t *testing.T, args ...string) {
 	t.Helper()
-	out, err := exec.Command(php(t), args...).CombinedOutput()
+	out, err := command(t, nil, args...).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "ok" {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -32,26 +183,85 @@ func run(t *testing.T, args ...string) {
 // request_timeout or more answered 503).
 func TestLongPollPastRequestTimeout(t *testing.T) {
 	const requestTimeout, wait = 400 * time.Millisecond, 1200 * time.Millisecond
-	b := brokertest.Fresh(t, func(c *config.Config) { c.RequestTimeout = requestTimeout })
-	run(t, "testdata/longpoll.php", b.URL, "php", ".", strconv.FormatFloat(wait.Seconds(), 'f', -1, 64))
+	b := fresh(t, func(c *config.Config) { c.RequestTimeout = requestTimeout })
+	run(t, "testdata/longpoll.php", b.URL, "php", strconv.FormatFloat(wait.Seconds(), 'f', -1, 64))
 }
 
 // Batch pop and batch ack.
 func TestBatches(t *testing.T) {
-	b := brokertest.Fresh(t, nil)
-	run(t, "testdata/batch.php", b.URL, "batch-php", ".")
+	b := fresh(t, nil)
+	run(t, "testdata/batch.php", b.URL, "batch-php")
 }
 
-// The producer and consumer examples run as the README shows them.
+// The producer and consumer examples of this folder run as the README
+// shows them, from the installed package.
 func TestExamples(t *testing.T) {
-	b := brokertest.Fresh(t, nil)
-	p := php(t)
-	out, err := exec.Command(p, "producer.php", b.URL, "php-ex", "6").CombinedOutput()
+	b := fresh(t, nil)
+	out, err := command(t, nil, "vendor/gmq/client/producer.php", b.URL, "php-ex", "6").CombinedOutput()
 	if err != nil || strings.Count(string(out), "pushed ") != 6 {
 		t.Fatalf("producer: %v\n%s", err, out)
 	}
-	out, err = exec.Command(p, "consumer.php", b.URL, "php-ex", "6", "2").CombinedOutput()
+	out, err = command(t, nil, "vendor/gmq/client/consumer.php", b.URL, "php-ex", "6", "2").CombinedOutput()
 	if err != nil || strings.Count(string(out), "done ") != 6 {
 		t.Fatalf("consumer: %v\n%s", err, out)
+	}
+}
+
+// Code written for GmqClient.php before the package still runs.
+func TestLegacyGmqClient(t *testing.T) {
+	b := fresh(t, nil)
+	run(t, "testdata/legacy.php", b.URL, "legacy")
+}
+
+// Against a broker with a token: 401 without it or with a wrong one, and
+// every call works with it.
+func TestToken(t *testing.T) {
+	const token = "s3cret-and-long-enough"
+	b := fresh(t, func(c *config.Config) { c.Token = token })
+	run(t, "testdata/token.php", b.URL, "token-php", token)
+}
+
+// Retries on 503 (Retry-After, the count, the cap) and what a retry's
+// answer means (409 on a push with an id, 404 on an ack, a batch's
+// stored_ids, an ack-then-pop's "acked"), against a stub that answers
+// what each case needs (testdata/stub.php under php -S).
+func TestRetriesOn503(t *testing.T) {
+	dir := t.TempDir()
+	url := stub(t, dir)
+	run(t, "testdata/retry.php", url, dir)
+}
+
+// stub serves testdata/stub.php with php -S on a free port, its plan and
+// log in dir, until the test ends; it returns the base URL.
+func stub(t *testing.T, dir string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // php -S takes the port; another process taking it first is unlikely
+	cmd := exec.Command(php(t), "-S", addr, filepath.Join(must(os.Getwd()), "testdata/stub.php"))
+	cmd.Env = append(os.Environ(), "STUB_DIR="+dir)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("php -S:\n%s", log.String())
+		}
+	})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return "http://" + addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("php -S did not listen on %s", addr)
+		}
 	}
 }

@@ -1,8 +1,8 @@
 <?php
-// Batch pop and batch ack through the PHP client: argv = base URL, topic, client dir.
-require $argv[3] . '/GmqClient.php';
+// Batch pop and batch ack through the PHP client: argv = base URL, topic.
+require 'vendor/autoload.php';
 
-$c = new GmqClient($argv[1]);
+$c = new Gmq\Client($argv[1]);
 $topic = $argv[2];
 $c->pushBatch(array_map(fn ($i) => ['topic' => $topic, 'body' => (string) $i], range(0, 4)));
 $jobs = $c->popMany([$topic], 3, 1);

@@ -1,12 +1,12 @@
 <?php
 // Long polls past the broker's request_timeout through the PHP client:
-// argv = base URL, topic, client dir, wait (seconds). Every waiting call must
-// come back empty after the whole wait, not fail.
-require $argv[3] . '/GmqClient.php';
+// argv = base URL, topic, wait (seconds). Every waiting call must come back
+// empty after the whole wait, not fail.
+require 'vendor/autoload.php';
 
-$c = new GmqClient($argv[1]);
+$c = new Gmq\Client($argv[1]);
 $topic = $argv[2];
-$wait = (float) $argv[4];
+$wait = (float) $argv[3];
 
 function waited(string $name, callable $call, $empty, float $wait): void
 {
@@ -17,7 +17,7 @@ function waited(string $name, callable $call, $empty, float $wait): void
     ($took >= $wait - 0.05) or exit("$name came back after $took s\n");
 }
 
-function held(GmqClient $c, string $topic): array
+function held(Gmq\Client $c, string $topic): array
 {
     $c->push("$topic-held", 'x');
     return $c->pop(["$topic-held"], 1);

@@ -1,0 +1,235 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Gmq;
+
+/**
+ * A client of gmq's HTTP API (/api/v1), over PHP's streams: no extension
+ * beyond ext-json. It holds no connection between calls, so a forked worker
+ * process may use its copy freely.
+ *
+ * Every call sends the token (Authorization: Bearer) when one is given,
+ * waits for an answer up to $timeout seconds (a long poll: its wait plus
+ * $timeout), and retries an answer of 503 (Redis unreachable, busy) up to
+ * $retries times, waiting what gmq's Retry-After asks (it says 1 s) or a
+ * backoff from 0.25 s doubling, each wait capped at $maxBackoff seconds.
+ * A 503 promises nothing either way, so a retry may find its earlier try
+ * done; the calls below say how they read that.
+ *
+ * Popped jobs are arrays with gmq's fields: id, topic, body, TTR (seconds),
+ * attempt (pass it back to ack, fail, touch...), state, priority, due,
+ * failures, last_error, ...
+ */
+class Client
+{
+    private readonly Http $http;
+
+    public function __construct(
+        string $base = 'http://127.0.0.1:8000',
+        float $timeout = 10.0,
+        ?string $token = null,
+        int $retries = 3,
+        float $maxBackoff = 5.0,
+    ) {
+        if ($timeout <= 0 || $retries < 0 || $maxBackoff < 0) {
+            throw new \InvalidArgumentException("gmq: timeout must be > 0, retries and maxBackoff >= 0; got $timeout, $retries, $maxBackoff");
+        }
+        if ($token !== null && preg_match('/[\x00-\x20\x7f]/', $token)) {
+            // It goes into a header line: a newline would add headers of its own.
+            throw new \InvalidArgumentException('gmq: the token holds a space or a control character (a newline read from a file?)');
+        }
+        $this->http = new Http(rtrim($base, '/'), $token, $timeout, $retries, $maxBackoff);
+    }
+
+    /**
+     * Stores a job and returns its id. $delay and $ttr are seconds; $retry is
+     * the job's own retry policy (max_attempts, backoff, base, max, jitter),
+     * else its topic's.
+     *
+     * With a client $id the push is safe to retry: when a retry after a 503
+     * gets 409 (a live job has this id), the earlier try was stored after
+     * all, and the id is returned as stored. (If another producer pushed the
+     * same id in between, it is the same answer: ids are yours to keep unique.)
+     * Without an $id a retried 503 may store the job twice.
+     */
+    public function push(string $topic, string $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null): string
+    {
+        $job = ['topic' => $topic, 'body' => $body, 'delay' => $delay];
+        if ($ttr !== null) $job['TTR'] = $ttr;
+        if ($priority !== null) $job['priority'] = $priority;
+        if ($id !== null) $job['id'] = $id;
+        if ($retry !== null) $job['retry'] = $retry;
+        $response = $this->http->retrying(fn () => $this->http->send('POST', '/api/v1/jobs', $job));
+        if ($id !== null && $response->status === 409 && $response->tries > 1) {
+            return $id;
+        }
+        return $response->ok()['id'];
+    }
+
+    /**
+     * Stores several jobs (arrays with topic, body, and optionally id, delay,
+     * TTR, priority, retry) and returns their ids in order: all, or on bad
+     * input none. A 503 part way says which were stored ("stored_ids"): when
+     * every job has a client id, the retry sends only the others, and a 409
+     * on a retry counts the duplicates as stored, as push does. Without
+     * client ids a 503 after some were stored is not retried (the retry
+     * would store them twice): the GmqException's answer has "stored_ids".
+     */
+    public function pushBatch(array $jobs): array
+    {
+        $jobs = array_values($jobs);
+        $ids = array_map(fn ($j) => isset($j['id']) ? (string) $j['id'] : null, $jobs);
+        $withIds = !in_array(null, $ids, true);
+        $stored = [];
+        $left = $jobs;
+        $response = $this->http->retrying(function (int $n) use (&$stored, &$left, &$last, $withIds) {
+            if ($n > 0 && ($last->answer['stored_ids'] ?? []) !== []) {
+                if (!$withIds) {
+                    $last->withTries($n)->ok(); // throws the 503 with its stored_ids: not safe to resend
+                }
+                $stored = array_merge($stored, $last->answer['stored_ids']);
+                $left = array_values(array_filter($left, fn ($j) => !in_array((string) $j['id'], $stored, true)));
+                if ($left === []) {
+                    return new Response(201, ['ids' => []]);
+                }
+            }
+            return $last = $this->http->send('POST', '/api/v1/jobs/batch', ['jobs' => $left]);
+        });
+        if ($withIds && $response->status === 409 && $response->tries > 1) {
+            return $ids;
+        }
+        $answer = $response->ok();
+        return $withIds && $stored !== [] ? $ids : $answer['ids'];
+    }
+
+    /** Reserves a job from the first listed topic that has one, waiting up to $timeout seconds; null if none came. */
+    public function pop(array $topics, float $timeout = 0): ?array
+    {
+        return $this->call('POST', '/api/v1/pop', ['topics' => array_values($topics), 'timeout' => $timeout], $timeout);
+    }
+
+    /** Reserves up to $count jobs: waits up to $timeout seconds for one, then takes as many as are ready; [] if none came. */
+    public function popMany(array $topics, int $count, float $timeout = 0): array
+    {
+        $payload = ['topics' => array_values($topics), 'count' => $count, 'timeout' => $timeout];
+        return $this->call('POST', '/api/v1/pop', $payload, $timeout)['jobs'] ?? [];
+    }
+
+    /**
+     * Finishes a popped job; $attempt fences the ack to that delivery (0: any).
+     * A 404 on a retry means the earlier try acked it: taken as acked.
+     */
+    public function ack(string $id, int $attempt = 0): void
+    {
+        $response = $this->http->retrying(fn () => $this->http->send('POST', $this->jobPath($id, 'ack'), ['attempt' => $attempt]));
+        if ($response->status === 404 && $response->tries > 1) {
+            return;
+        }
+        $response->ok();
+    }
+
+    /**
+     * Finishes a popped job and pops the next in the same request; null if
+     * none came within $timeout seconds. When the ack went through but the
+     * pop answered 503 (gmq says "acked"), the retry only pops.
+     */
+    public function ackAndPop(string $id, int $attempt, array $topics, float $timeout = 0): ?array
+    {
+        $next = ['topics' => array_values($topics), 'timeout' => $timeout];
+        return $this->ackThenPop($this->jobPath($id, 'ack'), ['attempt' => $attempt, 'next' => $next], $next, $timeout);
+    }
+
+    /**
+     * Finishes popped jobs (each fenced by its attempt) in one request and,
+     * with $count > 0, pops up to $count more. Returns gmq's answer: 'acked'
+     * (ids), 'failed' ([id, status, error]) and, with $count, 'jobs'. As with
+     * ackAndPop, a pop that failed after the acks (503) is retried alone;
+     * the answer then lists the acks that earlier try reported.
+     */
+    public function ackMany(array $jobs, array $topics = [], int $count = 0, float $timeout = 0): array
+    {
+        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id'], 'attempt' => $j['attempt'] ?? 0], array_values($jobs))];
+        if ($count <= 0) {
+            return $this->call('POST', '/api/v1/ack', $payload);
+        }
+        $next = ['topics' => array_values($topics), 'count' => $count, 'timeout' => $timeout];
+        $answer = $this->ackThenPop('/api/v1/ack', $payload + ['next' => $next], $next, $timeout, $acked) ?? [];
+        if ($acked !== null) { // the acks went through on an earlier try; this answer is the pop's
+            $answer += ['acked' => $acked['acked'] ?? [], 'failed' => $acked['failed'] ?? []];
+        }
+        return $answer + ['acked' => [], 'failed' => [], 'jobs' => []];
+    }
+
+    /**
+     * Reports that a popped job failed, with why: it waits its retry
+     * policy's backoff, or goes to its topic's dead set past max_attempts.
+     * Returns the job as it now is (state "delayed" or "dead").
+     */
+    public function fail(string $id, int $attempt = 0, string $error = ''): array
+    {
+        return $this->call('POST', $this->jobPath($id, 'fail'), ['attempt' => $attempt, 'error' => $error]);
+    }
+
+    /** Reports several failures in one request: "jobs" (as they now are) and "failed". */
+    public function failMany(array $jobs, string $error = ''): array
+    {
+        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id'], 'attempt' => $j['attempt'] ?? 0, 'error' => $error], array_values($jobs))];
+        return $this->call('POST', '/api/v1/fail', $payload);
+    }
+
+    /** Gives a popped job back, ready again after $delay seconds; returns it as it now is. */
+    public function release(string $id, int $attempt = 0, float $delay = 0, ?int $priority = null): array
+    {
+        $args = ['attempt' => $attempt, 'delay' => $delay];
+        if ($priority !== null) $args['priority'] = $priority;
+        return $this->call('POST', $this->jobPath($id, 'release'), $args);
+    }
+
+    /** Parks a popped job until it is kicked; returns it as it now is. */
+    public function bury(string $id, int $attempt = 0, ?int $priority = null): array
+    {
+        $args = ['attempt' => $attempt];
+        if ($priority !== null) $args['priority'] = $priority;
+        return $this->call('POST', $this->jobPath($id, 'bury'), $args);
+    }
+
+    /** Gives a popped job a fresh TTR; returns it as it now is. */
+    public function touch(string $id, int $attempt = 0): array
+    {
+        return $this->call('POST', $this->jobPath($id, 'touch'), ['attempt' => $attempt]);
+    }
+
+    /** Looks at a job in any state (state, attempt, failures, last_error, ...); 404 once it is acked or deleted. */
+    public function job(string $id): array
+    {
+        return $this->call('GET', '/api/v1/jobs/' . rawurlencode($id), null);
+    }
+
+    private function jobPath(string $id, string $action): string
+    {
+        return '/api/v1/jobs/' . rawurlencode($id) . '/' . $action;
+    }
+
+    /** One call with the retries on 503: the answer of a success (null for none), else a GmqException. */
+    private function call(string $method, string $path, ?array $payload, float $wait = 0): ?array
+    {
+        return $this->http->retrying(fn () => $this->http->send($method, $path, $payload, $wait))->ok();
+    }
+
+    /**
+     * An ack that pops the next: once a 503 says the ack went through
+     * ("acked"), the retries send only the pop ($next to /api/v1/pop), and
+     * $acked is set to that 503's answer (its "acked" and "failed").
+     */
+    private function ackThenPop(string $path, array $payload, array $next, float $wait, ?array &$acked = null): ?array
+    {
+        $response = $this->http->retrying(function () use (&$path, &$payload, &$last, &$acked, $next, $wait) {
+            if (isset($last->answer['acked']) && $acked === null) {
+                [$path, $payload, $acked] = ['/api/v1/pop', $next, $last->answer];
+            }
+            return $last = $this->http->send('POST', $path, $payload, $wait);
+        });
+        return $response->ok();
+    }
+}

@@ -1,0 +1,107 @@
+<?php
+// Retries on 503 against the stub (stub.php): argv = the stub's base URL, its
+// directory. Prints "ok" when every case went as the README says.
+require 'vendor/autoload.php';
+
+use Gmq\Client;
+use Gmq\GmqException;
+
+[$url, $dir] = [$argv[1], $argv[2]];
+
+/** Sets the stub's answers to come, forgets the requests it saw. */
+function plan(string $dir, array ...$answers): void
+{
+    file_put_contents("$dir/plan.json", json_encode($answers));
+    @unlink("$dir/requests");
+}
+
+/** The requests the stub saw since plan(). */
+function requests(string $dir): array
+{
+    return array_map(fn ($l) => json_decode($l, true), file("$dir/requests", FILE_IGNORE_NEW_LINES) ?: []);
+}
+
+function check(bool $ok, string $what, $got = null): void
+{
+    $ok or exit("$what: " . json_encode($got) . "\n");
+}
+
+const BUSY = [503, ['Retry-After: 1'], '{"error":"redis is unreachable"}'];
+const BUSY_NOW = [503, ['Retry-After: 0'], '{"error":"redis is unreachable"}'];
+
+$c = new Client($url, token: 's3cret');
+
+// A push with a client id: 503 (Retry-After: 1), then 409 on the retry: the
+// first try was stored after all, so the id comes back as stored, a second later.
+plan($dir, BUSY, [409, [], '{"error":"push \"order-42\": a live job already has this id"}']);
+$start = microtime(true);
+check($c->push('mail', 'hi', id: 'order-42') === 'order-42', 'push with id');
+$took = microtime(true) - $start;
+check($took >= 0.95 && $took < 3, 'Retry-After honoured', $took);
+$seen = requests($dir);
+check(count($seen) === 2 && $seen[1]['body']['id'] === 'order-42', 'two tries of one push', $seen);
+check(array_unique(array_column($seen, 'auth')) === ['Bearer s3cret'], 'the token on every try', $seen);
+
+// A 409 on the first try is another job's: an error.
+plan($dir, [409, [], '{"error":"a live job already has this id"}']);
+try {
+    $c->push('mail', 'hi', id: 'order-42');
+    exit("409 at once: no error\n");
+} catch (GmqException $e) {
+    check($e->status === 409, '409 at once', $e->getMessage());
+}
+
+// The default is 3 retries: 4 tries, then the 503 is thrown with its answer.
+plan($dir, BUSY_NOW, BUSY_NOW, BUSY_NOW, BUSY_NOW, [201, [], '{"id":"never"}']);
+try {
+    $c->pop(['mail'], 0);
+    exit("4 times 503: no error\n");
+} catch (GmqException $e) {
+    check($e->status === 503 && str_contains($e->getMessage(), 'after 4 tries') && count(requests($dir)) === 4, '4 tries', $e->getMessage());
+}
+// retries: 0 tries once; the count is the client's.
+plan($dir, BUSY_NOW, [201, [], '{"id":"7"}']);
+try {
+    (new Client($url, retries: 0))->push('mail', 'hi');
+    exit("retries 0: no error\n");
+} catch (GmqException $e) {
+    check($e->status === 503 && count(requests($dir)) === 1, 'retries 0', $e->getMessage());
+}
+
+// Without Retry-After the backoff starts at 0.25 s and doubles; maxBackoff caps it, a long Retry-After too.
+$capped = new Client($url, maxBackoff: 0.1);
+plan($dir, [503, ['Retry-After: 30'], '{"error":"busy"}'], [503, [], '{"error":"busy"}'], [201, [], '{"id":"8"}']);
+$start = microtime(true);
+check($capped->push('mail', 'hi') === '8', 'capped push');
+check(microtime(true) - $start < 1, 'capped waits', microtime(true) - $start);
+
+// A 404 on a retried ack: the first try acked it.
+plan($dir, BUSY_NOW, [404, [], '{"error":"ack \"5\": no such job"}']);
+$c->ack('5', 1);
+// ... but at once it is an error.
+plan($dir, [404, [], '{"error":"ack \"5\": no such job"}']);
+try {
+    $c->ack('5', 1);
+    exit("404 at once: no error\n");
+} catch (GmqException $e) {
+    check($e->status === 404, 'ack 404', $e->getMessage());
+}
+
+// A batch with client ids: the retry resends only what the 503 says was not stored.
+plan($dir, [503, ['Retry-After: 0'], '{"error":"redis went away","stored_ids":["a"]}'], [201, [], '{"ids":["b"]}']);
+check($c->pushBatch([['id' => 'a', 'topic' => 't', 'body' => '1'], ['id' => 'b', 'topic' => 't', 'body' => '2']]) === ['a', 'b'], 'batch ids');
+check(array_column(requests($dir)[1]['body']['jobs'], 'id') === ['b'], 'batch retry', requests($dir));
+// Without client ids, a 503 after some were stored is not retried: it would store them twice.
+plan($dir, [503, ['Retry-After: 0'], '{"error":"redis went away","stored_ids":["9"]}'], [201, [], '{"ids":["10"]}']);
+try {
+    $c->pushBatch([['topic' => 't', 'body' => '1'], ['topic' => 't', 'body' => '2']]);
+    exit("batch without ids: no error\n");
+} catch (GmqException $e) {
+    check($e->status === 503 && $e->answer['stored_ids'] === ['9'] && count(requests($dir)) === 1, 'batch without ids', $e->getMessage());
+}
+
+// An ack that pops the next: once a 503 says "acked", the retry only pops.
+plan($dir, [503, ['Retry-After: 0'], '{"error":"redis went away","acked":"5"}'], [200, [], '{"id":"6","attempt":1}']);
+check($c->ackAndPop('5', 1, ['mail'], 0)['id'] === '6', 'ackAndPop after acked');
+check(array_column(requests($dir), 'path') === ['/api/v1/jobs/5/ack', '/api/v1/pop'], 'ackAndPop retry', requests($dir));
+echo "ok\n";
