@@ -2,7 +2,7 @@
 // Pop, work on and ack jobs from gmq, stopping after N jobs or when none came
 // for IDLE seconds: php clients/php/consumer.php http://127.0.0.1:8000 mail 10 5
 // (GMQ_TOKEN=... in the environment for a broker with a token). A loop
-// written out, to show the calls.
+// written out, to show the calls; Gmq\Worker does this and more.
 require __DIR__ . '/autoload.php'; // in a Composer project: vendor/autoload.php
 
 [$url, $topic, $n, $idle] = [$argv[1] ?? 'http://127.0.0.1:8000', $argv[2] ?? 'mail', (int)($argv[3] ?? 10), (float)($argv[4] ?? 5)];

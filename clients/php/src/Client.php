@@ -206,6 +206,18 @@ class Client
         return $this->call('GET', '/api/v1/jobs/' . rawurlencode($id), null);
     }
 
+    /**
+     * A worker loop over $topics: see Worker. For example
+     * $client->worker(['mail'], fn (array $job) => send($job['body']), concurrency: 4)->run();
+     *
+     * @param callable(array): mixed $handler
+     * @param null|callable(string): void $log
+     */
+    public function worker(array $topics, callable $handler, int $concurrency = 1, float $wait = 5.0, int $maxJobs = 0, ?callable $log = null): Worker
+    {
+        return new Worker($this, $topics, $handler, $concurrency, $wait, $maxJobs, $log);
+    }
+
     private function jobPath(string $id, string $action): string
     {
         return '/api/v1/jobs/' . rawurlencode($id) . '/' . $action;

@@ -1,0 +1,322 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Gmq;
+
+/**
+ * A worker loop: pops jobs from its topics with a long poll, runs the
+ * handler on each, and
+ *  - acks the job when the handler returns;
+ *  - fails it when the handler throws, with "<class>: <message>" as the
+ *    job's last_error (it is retried after its backoff, or goes to the
+ *    dead set past its max_attempts);
+ *  - touches it every half of its TTR while the handler runs, from a helper
+ *    process (Heartbeat), so a long job is not given to another worker;
+ *  - stops on SIGTERM or SIGINT (or stop()): no more pops, the job in hand
+ *    finishes and is acked or failed, then run() returns. A long poll
+ *    under way when the stop comes is let finish (up to $wait seconds);
+ *    a job it brings is released at once, not run, for another worker.
+ *
+ * With $concurrency N > 1, run() forks N worker processes and supervises
+ * them: one that dies (a fatal error, SIGKILL) is replaced after a second,
+ * its job coming back to some worker after its TTR; one that did its
+ * $maxJobs is replaced at once; a stop reaches them all, and run() returns
+ * once they have finished. Open connections (a
+ * database's) in the handler, not before run(): forked processes must
+ * not share them.
+ *
+ * Without ext-pcntl and ext-posix the worker runs in one process, with no
+ * touches (a handler must finish within the TTR, or touch the job itself)
+ * and no signal handling.
+ */
+final class Worker
+{
+    /** How long a failed pop, or a crashed worker process, waits before the next try. */
+    private const PAUSE = 1.0;
+
+    /** A child's exit status for an error that retrying cannot fix (a wrong token, a bad topic). */
+    private const EXIT_PERMANENT = 2;
+
+    /** The longest last_error sent: the exception's class and message, not its trace. */
+    private const MAX_ERROR = 2000;
+
+    /** @var callable(array): mixed */
+    private $handler;
+    /** @var callable(string): void */
+    private $log;
+    private bool $stopping = false;
+    private ?Heartbeat $heart = null;
+    /** The supervisor's pid in a forked worker process, to notice being orphaned. */
+    private ?int $supervisor = null;
+
+    /**
+     * @param list<string> $topics popped in order: the first that has a job gives it
+     * @param callable(array): mixed $handler runs one job (gmq's fields: id, topic, body, TTR, attempt, ...)
+     * @param float $wait the long poll, seconds; a stop may wait for one to finish
+     * @param int $maxJobs a worker process ends after this many jobs (0: never), to free what leaked:
+     *                     run() returns, or with $concurrency > 1 the supervisor starts a fresh process
+     * @param null|callable(string): void $log problems, one line each (default: STDERR)
+     */
+    public function __construct(
+        private readonly Client $client,
+        private readonly array $topics,
+        callable $handler,
+        private readonly int $concurrency = 1,
+        private readonly float $wait = 5.0,
+        private readonly int $maxJobs = 0,
+        ?callable $log = null,
+    ) {
+        if ($topics === [] || $concurrency < 1 || $wait <= 0 || $maxJobs < 0) {
+            throw new \InvalidArgumentException('gmq worker: give at least one topic, concurrency >= 1, wait > 0, maxJobs >= 0');
+        }
+        $this->handler = $handler;
+        $print = $log ?? static function (string $line): void {
+            fwrite(STDERR, $line . "\n");
+        };
+        $this->log = static fn (string $line) => $print('gmq worker ' . getmypid() . ': ' . $line);
+    }
+
+    /** Runs until stopped (or, with $maxJobs, done); see the class comment. */
+    public function run(): void
+    {
+        $this->stopping = false;
+        if (!self::canFork()) {
+            if ($this->concurrency > 1) {
+                ($this->log)("ext-pcntl or ext-posix is missing: one worker process, not $this->concurrency");
+            }
+            $this->work();
+            return;
+        }
+        $previous = Signals::catch(fn () => $this->stopping = true);
+        try {
+            $this->concurrency > 1 ? $this->supervise() : $this->work();
+        } finally {
+            Signals::restore($previous);
+        }
+    }
+
+    /**
+     * Asks the worker to stop after the job in hand, as SIGTERM does: from a
+     * handler, say. In a forked worker process it stops them all, through
+     * the supervisor.
+     */
+    public function stop(): void
+    {
+        $this->stopping = true;
+        if ($this->supervisor !== null) {
+            posix_kill($this->supervisor, SIGTERM);
+        }
+    }
+
+    private static function canFork(): bool
+    {
+        return function_exists('pcntl_fork') && function_exists('posix_kill');
+    }
+
+    /** The loop of one worker process. */
+    private function work(): void
+    {
+        if (self::canFork()) {
+            $this->heart = Heartbeat::start($this->client, $this->log);
+        }
+        try {
+            for ($done = 0; !$this->stopping && ($this->maxJobs === 0 || $done < $this->maxJobs);) {
+                if ($this->supervisor !== null && posix_getppid() !== $this->supervisor) {
+                    ($this->log)('the supervisor is gone: stopping');
+                    break;
+                }
+                $job = $this->next();
+                if ($job === null) {
+                    continue;
+                }
+                if ($this->stopping) {
+                    $this->giveBack($job);
+                    break;
+                }
+                $this->process($job);
+                $done++;
+            }
+        } finally {
+            $this->heart?->close();
+            $this->heart = null;
+        }
+    }
+
+    /**
+     * Pops the next job; null when none came within $wait, or when the pop
+     * failed with something a retry may fix (no answer, 5xx), after a pause.
+     * A 4xx (a wrong token, a bad topic) is thrown: retrying would not help.
+     */
+    private function next(): ?array
+    {
+        try {
+            return $this->client->pop($this->topics, $this->wait);
+        } catch (GmqException $e) {
+            if ($e->status >= 400 && $e->status < 500 && $e->status !== 429) {
+                throw $e;
+            }
+            ($this->log)("pop failed, trying again in a second: {$e->getMessage()}");
+            usleep((int) (self::PAUSE * 1e6)); // a stop's signal cuts it short
+            return null;
+        }
+    }
+
+    /** Releases a job that a long poll brought after the stop: ready at once for another worker. */
+    private function giveBack(array $job): void
+    {
+        try {
+            $this->client->release((string) $job['id'], (int) $job['attempt']);
+        } catch (GmqException $e) {
+            ($this->log)("release of job {$job['id']} (popped while stopping) failed, it comes back after its TTR: {$e->getMessage()}");
+        }
+    }
+
+    /**
+     * Runs the handler on $job, touched meanwhile, then acks or fails it.
+     * SIGTERM and SIGINT wait while the handler runs, so that they do not cut
+     * its sleeps and system calls short; the stop they ask for comes after.
+     */
+    private function process(array $job): void
+    {
+        $this->beginTouches($job);
+        $blocked = Signals::block();
+        try {
+            ($this->handler)($job);
+            $error = null;
+        } catch (\Throwable $e) {
+            $error = self::reason($e);
+        } finally {
+            Signals::unblock($blocked);
+            $this->endTouches();
+        }
+        $this->finish($job, $error);
+    }
+
+    /**
+     * What a failed job's last_error says: the exception's class (an
+     * anonymous one's class@anonymous, not its NUL-laden internal name) and
+     * message, cut to MAX_ERROR bytes, invalid UTF-8 replaced (JSON would
+     * refuse it).
+     */
+    private static function reason(\Throwable $e): string
+    {
+        $reason = substr(get_debug_type($e) . ': ' . $e->getMessage(), 0, self::MAX_ERROR);
+        return json_decode(json_encode($reason, JSON_INVALID_UTF8_SUBSTITUTE | JSON_THROW_ON_ERROR));
+    }
+
+    private function finish(array $job, ?string $error): void
+    {
+        [$id, $attempt] = [(string) $job['id'], (int) $job['attempt']];
+        try {
+            if ($error === null) {
+                $this->client->ack($id, $attempt);
+                return;
+            }
+            ($this->log)("job $id failed: $error");
+            $this->client->fail($id, $attempt, $error);
+        } catch (GmqException $e) {
+            // A 409: its TTR ran out before this (no touches?) and it went back.
+            ($this->log)(($error === null ? 'ack' : 'fail') . " of job $id failed: {$e->getMessage()}");
+        }
+    }
+
+    private function beginTouches(array $job): void
+    {
+        if (!self::canFork()) {
+            return;
+        }
+        try {
+            $this->heart ??= Heartbeat::start($this->client, $this->log);
+            $this->heart?->begin($job);
+        } catch (GmqException $e) { // it died: one more try with a new one
+            ($this->log)("{$e->getMessage()}: starting another");
+            $this->heart->kill();
+            $this->heart = Heartbeat::start($this->client, $this->log);
+            $this->heart?->begin($job);
+        }
+    }
+
+    private function endTouches(): void
+    {
+        try {
+            $this->heart?->end();
+        } catch (GmqException $e) {
+            ($this->log)("{$e->getMessage()}: ending it, another starts with the next job");
+            $this->heart->kill();
+            $this->heart = null;
+        }
+    }
+
+    /**
+     * Forks the worker processes and waits for them: replaces one that
+     * died (after a pause) or did its $maxJobs (at once), passes a stop on
+     * to all, and returns once all have ended. A child that ended on an
+     * error retrying cannot fix stops them all, and run() throws.
+     */
+    private function supervise(): void
+    {
+        $children = [];
+        $permanent = null;
+        for ($i = 0; $i < $this->concurrency; $i++) {
+            $children[$this->spawn()] = true;
+        }
+        $told = false;
+        while ($children !== []) {
+            if (($this->stopping || $permanent !== null) && !$told) {
+                array_map(fn ($pid) => posix_kill($pid, SIGTERM), array_keys($children));
+                $told = true;
+            }
+            $pid = pcntl_wait($status, WNOHANG);
+            if ($pid <= 0) {
+                usleep(100_000); // a signal cuts it short
+                continue;
+            }
+            unset($children[$pid]);
+            $code = pcntl_wifexited($status) ? pcntl_wexitstatus($status) : null;
+            if ($this->stopping || $permanent !== null) {
+                continue;
+            }
+            if ($code === 0) { // it did its $maxJobs: a fresh process takes over
+                $children[$this->spawn()] = true;
+                continue;
+            }
+            if ($code === self::EXIT_PERMANENT) {
+                $permanent = $pid;
+                continue;
+            }
+            $why = $code === null ? 'signal ' . pcntl_wtermsig($status) : "exit status $code";
+            ($this->log)("worker process $pid ended ($why): starting another in a second");
+            usleep((int) (self::PAUSE * 1e6));
+            if (!$this->stopping) {
+                $children[$this->spawn()] = true;
+            }
+        }
+        if ($permanent !== null) {
+            throw new \RuntimeException("gmq worker: process $permanent stopped on an error retrying cannot fix (see its log)");
+        }
+    }
+
+    /** Forks one worker process, which runs the loop and exits; returns its pid. */
+    private function spawn(): int
+    {
+        $supervisor = getmypid();
+        $pid = pcntl_fork();
+        if ($pid === -1) {
+            throw new \RuntimeException('gmq worker: fork: ' . pcntl_strerror(pcntl_get_last_error()));
+        }
+        if ($pid > 0) {
+            return $pid;
+        }
+        $this->supervisor = $supervisor;
+        $code = 0;
+        try {
+            Signals::catch(fn () => $this->stopping = true);
+            $this->work();
+        } catch (\Throwable $e) {
+            ($this->log)('stopped: ' . $e->getMessage());
+            $code = $e instanceof GmqException && $e->status >= 400 && $e->status < 500 ? self::EXIT_PERMANENT : 1;
+        }
+        exit($code);
+    }
+}

@@ -1,0 +1,29 @@
+<?php
+// A worker for the tests: argv = base URL, topic, concurrency, wait, maxJobs.
+// A job's body is JSON: {"sleep": s} every attempt, {"first_sleep": s} the
+// first attempt only, {"throw": "message"} then throws, {"stop": true}
+// calls $worker->stop(). It prints "start
+// <id> <attempt> <pid>", then "done <id> <pid> <seconds slept>", and
+// "stopped" when run() returns.
+require 'vendor/autoload.php';
+
+[$url, $topic, $concurrency, $wait, $max] = array_slice($argv, 1);
+$client = new Gmq\Client($url, token: getenv('GMQ_TOKEN') ?: null);
+$worker = $client->worker([$topic], function (array $job) use (&$worker): void {
+    $do = json_decode($job['body'], true) ?: [];
+    $pid = getmypid();
+    echo "start {$job['id']} {$job['attempt']} $pid\n";
+    $sleep = $do['sleep'] ?? ($job['attempt'] === 1 ? ($do['first_sleep'] ?? 0) : 0);
+    $start = microtime(true);
+    usleep((int) ($sleep * 1e6));
+    if (isset($do['stop'])) {
+        $worker->stop();
+    }
+    if (isset($do['throw'])) {
+        throw new RuntimeException($do['throw']);
+    }
+    printf("done %s %d %.3f\n", $job['id'], $pid, microtime(true) - $start);
+}, concurrency: (int) $concurrency, wait: (float) $wait, maxJobs: (int) $max);
+echo "running\n";
+$worker->run();
+echo "stopped\n";

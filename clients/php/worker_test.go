@@ -1,0 +1,417 @@
+package php_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
+)
+
+// proc is a PHP process under test, in a process group of its own (its
+// forked workers and heartbeats with it): its output lines as they come,
+// its stderr in a file, and the whole group killed when the test ends.
+type proc struct {
+	pid    int
+	lines  chan string // stdout, line by line, until every writer is gone
+	stderr string      // the file stderr goes to
+	exited chan struct{}
+	err    error // the exit's, once exited is closed
+
+	mu  sync.Mutex
+	all []string // every stdout line so far
+}
+
+func start(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := command(t, env, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Files, not io.Writers: Wait then returns when the process exits, not
+	// when the last forked child holding the pipe does.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{lines: make(chan string, 1000), stderr: filepath.Join(t.TempDir(), "stderr"), exited: make(chan struct{})}
+	errFile, err := os.Create(p.stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = w, errFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	errFile.Close()
+	p.pid = cmd.Process.Pid
+	go func() {
+		defer close(p.lines)
+		defer r.Close()
+		for s := bufio.NewScanner(r); s.Scan(); {
+			p.mu.Lock()
+			p.all = append(p.all, s.Text())
+			p.mu.Unlock()
+			p.lines <- s.Text()
+		}
+	}()
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL) // the group: what is left of it
+		<-p.exited
+		if t.Failed() {
+			t.Logf("stdout:\n%s\nstderr:\n%s", strings.Join(p.output(), "\n"), p.errors())
+		}
+	})
+	return p
+}
+
+// expect waits up to within for a stdout line matching pattern (the lines
+// before it are passed over) and returns its submatches.
+func (p *proc) expect(t *testing.T, pattern string, within time.Duration) []string {
+	t.Helper()
+	re := regexp.MustCompile(pattern)
+	timeout := time.After(within)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("no line %q: the output ended", pattern)
+			}
+			if m := re.FindStringSubmatch(line); m != nil {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no line %q within %v", pattern, within)
+		}
+	}
+}
+
+// output is every stdout line so far.
+func (p *proc) output() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.all...)
+}
+
+// count is how many stdout lines so far match pattern.
+func (p *proc) count(pattern string) int {
+	re := regexp.MustCompile(pattern)
+	n := 0
+	for _, line := range p.output() {
+		if re.MatchString(line) {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *proc) errors() string {
+	data, _ := os.ReadFile(p.stderr)
+	return string(data)
+}
+
+func (p *proc) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(p.pid, sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait waits up to within for the process to end, and returns how it ended.
+func (p *proc) wait(t *testing.T, within time.Duration) error {
+	t.Helper()
+	select {
+	case <-p.exited:
+		return p.err
+	case <-time.After(within):
+		t.Fatalf("the worker did not exit within %v", within)
+		return nil
+	}
+}
+
+// exit is wait that requires an exit status of 0.
+func (p *proc) exit(t *testing.T, within time.Duration) {
+	t.Helper()
+	if err := p.wait(t, within); err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+}
+
+// worker starts testdata/worker.php: see it for the jobs' bodies and the lines it prints.
+func worker(t *testing.T, url, topic string, concurrency int, wait float64, maxJobs int) *proc {
+	t.Helper()
+	return start(t, nil, "testdata/worker.php", url, topic, strconv.Itoa(concurrency),
+		strconv.FormatFloat(wait, 'f', -1, 64), strconv.Itoa(maxJobs))
+}
+
+// push stores a job and returns its id.
+func push(t *testing.T, url, job string) string {
+	t.Helper()
+	return brokertest.MustCall(t, 201, "POST", url+"/api/v1/jobs", job)["id"].(string)
+}
+
+// peek is GET /api/v1/jobs/{id}: its status and the job.
+func peek(t *testing.T, url, id string) (int, map[string]any) {
+	t.Helper()
+	return brokertest.Call(t, "GET", url+"/api/v1/jobs/"+id, "")
+}
+
+// requireAcked waits up to a second for the job to be gone: the handler
+// prints "done" before the worker acks.
+func requireAcked(t *testing.T, url, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+		code, j := peek(t, url, id)
+		if code == 404 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("job %s: status %d %v, want 404 (acked)", id, code, j)
+			return
+		}
+	}
+}
+
+// With concurrency 4, four worker processes share the jobs and ack each.
+func TestWorkerConcurrency(t *testing.T) {
+	const jobs = 40
+	b := fresh(t, nil)
+	batch := make([]string, jobs)
+	for i := range batch {
+		batch[i] = `{"topic":"conc","body":"{\"sleep\":0.05}"}`
+	}
+	brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/jobs/batch", `{"jobs":[`+strings.Join(batch, ",")+`]}`)
+	w := worker(t, b.URL, "conc", 4, 1, 0)
+	done, pids := map[string]bool{}, map[string]int{}
+	for range jobs {
+		m := w.expect(t, `^done (\S+) (\d+) `, 15*time.Second)
+		done[m[1]] = true
+		pids[m[2]]++
+	}
+	if len(done) != jobs || len(pids) != 4 {
+		t.Errorf("%d jobs done by processes %v; want %d by 4", len(done), pids, jobs)
+	}
+	for id := range done {
+		requireAcked(t, b.URL, id)
+	}
+	w.signal(t, syscall.SIGTERM)
+	w.exit(t, 5*time.Second)
+	if n := w.count(`^start `); n != jobs {
+		t.Errorf("%d deliveries, want %d", n, jobs)
+	}
+}
+
+// A handler's exception fails the job with its class and message: the job
+// waits its backoff (a minute here) with last_error set.
+func TestWorkerFailsAJobThatThrows(t *testing.T) {
+	b := fresh(t, nil)
+	id := push(t, b.URL, `{"topic":"throws","body":"{\"throw\":\"no such mailbox\"}","retry":{"backoff":"fixed","base":60}}`)
+	w := worker(t, b.URL, "throws", 1, 1, 1) // ends after one job
+	w.exit(t, 10*time.Second)
+	code, j := peek(t, b.URL, id)
+	if code != 200 || j["state"] != "delayed" || j["last_error"] != "RuntimeException: no such mailbox" || j["failures"] != 1.0 {
+		t.Errorf("job after the exception: %d %v", code, j)
+	}
+	if want := "job " + id + " failed: RuntimeException: no such mailbox"; !strings.Contains(w.errors(), want) {
+		t.Errorf("the log lacks %q", want)
+	}
+}
+
+// A handler that runs past the TTR (3 s of a 2 s TTR) is touched: the job
+// is still the first delivery's at 2.5 s, is delivered once (a second
+// worker process waits for it in vain), and acked.
+func TestWorkerTouchesPastTheTTR(t *testing.T) {
+	b := fresh(t, nil)
+	id := push(t, b.URL, `{"topic":"long","body":"{\"sleep\":3}","TTR":2}`)
+	w := worker(t, b.URL, "long", 2, 1, 0)
+	w.expect(t, `^start `+id+` 1 `, 10*time.Second)
+	time.Sleep(2500 * time.Millisecond)
+	if code, j := peek(t, b.URL, id); code != 200 || j["state"] != "reserved" || j["attempt"] != 1.0 || j["timeouts"] != 0.0 {
+		t.Errorf("job at 2.5 s: %d %v, want reserved, attempt 1, no timeout", code, j)
+	}
+	w.expect(t, `^done `+id+` `, 5*time.Second)
+	requireAcked(t, b.URL, id)
+	w.signal(t, syscall.SIGTERM)
+	w.exit(t, 5*time.Second)
+	if n := w.count(`^start ` + id + ` `); n != 1 || strings.Contains(w.errors(), "failed") {
+		t.Errorf("%d deliveries, log:\n%s", n, w.errors())
+	}
+}
+
+// SIGTERM while a job runs: the handler finishes, its whole sleep (the
+// signal waits), the job is acked, and the supervisor and its two worker
+// processes exit 0.
+func TestWorkerStopsAfterTheJobInHand(t *testing.T) {
+	b := fresh(t, nil)
+	id := push(t, b.URL, `{"topic":"stop","body":"{\"sleep\":1.5}"}`)
+	w := worker(t, b.URL, "stop", 2, 1, 0)
+	w.expect(t, `^start `+id+` `, 10*time.Second)
+	w.signal(t, syscall.SIGTERM)
+	m := w.expect(t, `^done `+id+` \d+ (\S+)`, 5*time.Second)
+	if slept, _ := strconv.ParseFloat(m[1], 64); slept < 1.45 {
+		t.Errorf("the handler slept %v s of 1.5: the signal cut it short", slept)
+	}
+	w.exit(t, 5*time.Second)
+	requireAcked(t, b.URL, id)
+	if out := w.output(); out[len(out)-1] != "stopped" {
+		t.Errorf("run() did not return: %q", out)
+	}
+}
+
+// A long poll under way when the stop comes still brings a job: the worker
+// releases it, unrun, ready at once for another, and exits 0.
+func TestWorkerReleasesAJobPoppedWhileStopping(t *testing.T) {
+	b := fresh(t, nil)
+	w := worker(t, b.URL, "late", 1, 3, 0)
+	w.expect(t, `^running$`, 10*time.Second)
+	time.Sleep(500 * time.Millisecond) // its first long poll is under way
+	w.signal(t, syscall.SIGTERM)
+	time.Sleep(200 * time.Millisecond)
+	id := push(t, b.URL, `{"topic":"late","body":"{}"}`)
+	w.exit(t, 5*time.Second)
+	if n := w.count(`^start `); n != 0 {
+		t.Errorf("the handler ran %d times", n)
+	}
+	if code, j := peek(t, b.URL, id); code != 200 || j["state"] != "ready" || j["reserves"] != 1.0 {
+		t.Errorf("job popped while stopping: %d %v, want ready after one reservation", code, j)
+	}
+}
+
+// A worker killed (SIGKILL) mid-job: its heartbeat ends with it, nothing
+// touches the job any more, and it comes back after its TTR with attempt 2.
+func TestWorkerKilledMidJob(t *testing.T) {
+	b := fresh(t, nil)
+	id := push(t, b.URL, `{"topic":"killed","body":"{\"sleep\":30}","TTR":2}`)
+	w := worker(t, b.URL, "killed", 1, 1, 0)
+	w.expect(t, `^start `+id+` 1 `, 10*time.Second)
+	w.signal(t, syscall.SIGKILL)
+	killed := time.Now()
+	for syscall.Kill(-w.pid, 0) == nil { // the heartbeat, left alone in the group
+		if time.Since(killed) > 2*time.Second {
+			t.Fatal("the heartbeat process outlived its worker by 2 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	j := brokertest.MustCall(t, 200, "POST", b.URL+"/api/v1/pop", `{"topics":["killed"],"timeout":5}`)
+	took := time.Since(killed)
+	if j["id"] != id || j["attempt"] != 2.0 || j["last_error"] != "ttr expired" || took < time.Second || took > 3*time.Second {
+		t.Errorf("after %v: %v, want %s again on attempt 2 after its TTR", took, j, id)
+	}
+}
+
+// A worker process killed mid-job is replaced by the supervisor, and its
+// job is done again, on attempt 2, once its TTR is over.
+func TestWorkerSupervisorReplacesAKilledProcess(t *testing.T) {
+	b := fresh(t, nil)
+	id := push(t, b.URL, `{"topic":"replace","body":"{\"first_sleep\":30}","TTR":2}`)
+	w := worker(t, b.URL, "replace", 2, 1, 0)
+	m := w.expect(t, `^start `+id+` 1 (\d+)`, 10*time.Second)
+	pid, _ := strconv.Atoi(m[1])
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	w.expect(t, `^done `+id+` `, 10*time.Second)
+	requireAcked(t, b.URL, id)
+	if want := fmt.Sprintf("worker process %d ended (signal 9): starting another", pid); !strings.Contains(w.errors(), want) {
+		t.Errorf("the log lacks %q", want)
+	}
+	w.signal(t, syscall.SIGTERM)
+	w.exit(t, 5*time.Second)
+	if n := w.count(`^start ` + id + ` 2 `); n != 1 {
+		t.Errorf("%d deliveries on attempt 2, want 1", n)
+	}
+}
+
+// With maxJobs, a worker process ends after that many jobs and the
+// supervisor starts a fresh one: every job is done once, by processes
+// that each did at most maxJobs.
+func TestWorkerMaxJobsRecyclesProcesses(t *testing.T) {
+	const jobs, maxJobs = 8, 2
+	b := fresh(t, nil)
+	batch := strings.Repeat(`{"topic":"recycle","body":"{}"},`, jobs)
+	brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/jobs/batch", `{"jobs":[`+strings.TrimSuffix(batch, ",")+`]}`)
+	w := worker(t, b.URL, "recycle", 2, 1, maxJobs)
+	done, pids := map[string]bool{}, map[string]int{}
+	for range jobs {
+		m := w.expect(t, `^done (\S+) (\d+) `, 10*time.Second)
+		done[m[1]] = true
+		pids[m[2]]++
+	}
+	for pid, n := range pids {
+		if n > maxJobs {
+			t.Errorf("process %s did %d jobs, more than %d", pid, n, maxJobs)
+		}
+	}
+	if len(done) != jobs || len(pids) < jobs/maxJobs {
+		t.Errorf("%d jobs done by %d processes, want %d by %d or more", len(done), len(pids), jobs, jobs/maxJobs)
+	}
+	w.signal(t, syscall.SIGTERM)
+	w.exit(t, 5*time.Second)
+}
+
+// stop() in a handler of one forked worker process stops them all, as a
+// signal to the supervisor does: the job is acked and run() returns.
+func TestWorkerStopFromAHandler(t *testing.T) {
+	b := fresh(t, nil)
+	id := push(t, b.URL, `{"topic":"stopper","body":"{\"stop\":true}"}`)
+	w := worker(t, b.URL, "stopper", 3, 1, 0)
+	w.exit(t, 5*time.Second)
+	requireAcked(t, b.URL, id)
+	if out := w.output(); out[len(out)-1] != "stopped" {
+		t.Errorf("run() did not return: %q", out)
+	}
+}
+
+// A pop answered 4xx (here 401, no token) cannot be fixed by retrying:
+// run() throws, from one process or from the supervisor of several, and
+// the script ends with an error.
+func TestWorkerStopsOnAWrongToken(t *testing.T) {
+	b := fresh(t, func(c *config.Config) { c.Token = "the-right-token-long-enough" })
+	for _, concurrency := range []int{1, 2} {
+		t.Run(fmt.Sprintf("concurrency %d", concurrency), func(t *testing.T) {
+			w := worker(t, b.URL, "denied", concurrency, 1, 0)
+			if err := w.wait(t, 5*time.Second); err == nil || !strings.Contains(w.errors(), "gmq: 401: ") {
+				t.Errorf("exit %v, log:\n%s", err, w.errors())
+			}
+		})
+	}
+}
+
+// The README's copy-paste producer and worker, run as they are, against a
+// broker with a token given through the environment.
+func TestReadmeExamples(t *testing.T) {
+	const token = "readme-token-long-enough"
+	b := fresh(t, func(c *config.Config) { c.Token = token })
+	dir := project(t)
+	for _, name := range []string{"producer.php", "worker.php"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(readmeBlock(name)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"GMQ_URL=" + b.URL, "GMQ_TOKEN=" + token}
+	out, err := command(t, env, "producer.php").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "and one for later") {
+		t.Fatalf("producer: %v\n%s", err, out)
+	}
+	w := start(t, env, "worker.php")
+	for range 4 {
+		w.expect(t, `^sending `, 10*time.Second)
+	}
+	w.signal(t, syscall.SIGTERM)
+	w.exit(t, 10*time.Second)
+	if n := w.count(`^sending `); n != 4 || w.errors() != "" {
+		t.Errorf("%d jobs sent, want 4; log:\n%s", n, w.errors())
+	}
+}
