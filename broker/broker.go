@@ -19,6 +19,7 @@ import (
 	"github.com/gmq/gmq/beanstalk"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/docs"
 	"github.com/gmq/gmq/gmqrpc"
 	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
@@ -124,7 +125,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 		return func(op, code string, took time.Duration) { m.ObserveRequest(frontEnd, op, code, took) }
 	}
 	bodies := budget.New(cfg.BodyMemory) // one for every port: a flood through any of them holds at most this
-	api := web.New(b.d, web.Options{Metrics: m.Handler(), Observe: observe("http"), RedisURL: pool.Redacted(cfg.RedisURL), TLS: httpTLS, Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
+	api := web.New(b.d, web.Options{Metrics: m.Handler(), Observe: observe("http"), RedisURL: pool.Redacted(cfg.RedisURL), OpenAPI: docs.OpenAPI, TLS: httpTLS, Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
 		Token: cfg.Token, Loopback: config.IsLoopback(cfg.HTTP), AllowedHosts: cfg.AllowedHosts,
 		MaxRequestBody: cfg.MaxRequestBody, Budget: bodies, ReadTimeout: cfg.ReadTimeout,

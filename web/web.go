@@ -57,6 +57,8 @@ type Options struct {
 	// RedisURL is the Redis the broker uses, its password already hidden
 	// (shown on the dashboard).
 	RedisURL string
+	// OpenAPI, when set, is served at GET /api/v1/openapi.yaml (docs.OpenAPI).
+	OpenAPI []byte
 	// TLS, when set, serves HTTPS ([server] tls_cert, tls_key); the
 	// dashboard's session cookie is then Secure.
 	TLS *tls.Config
@@ -137,6 +139,16 @@ func (s *Server) observe(c *gin.Context) {
 	s.opts.Observe(c.Request.Method+" "+c.FullPath(), strconv.Itoa(c.Writer.Status()), time.Since(start))
 }
 
+// Routes lists the routes the server answers, as "METHOD /path" with
+// gin's :name parameters, so a test can hold docs/openapi.yaml to them.
+func (s *Server) Routes() []string {
+	var out []string
+	for _, r := range s.engine.Routes() {
+		out = append(out, r.Method+" "+r.Path)
+	}
+	return out
+}
+
 // Handler is the http.Handler to serve.
 func (s *Server) Handler() http.Handler { return headAsGet(s.engine) }
 
@@ -186,6 +198,9 @@ func (s *Server) routes() {
 	api.PUT("/status", s.handle(s.setStatus))
 	api.GET("/buckets", s.handle(s.buckets))
 	api.GET("/redis", s.handle(s.redisInfo))
+	if s.opts.OpenAPI != nil {
+		api.GET("/openapi.yaml", func(c *gin.Context) { c.Data(http.StatusOK, "application/yaml", s.opts.OpenAPI) })
+	}
 	// Requests that may wait for a job (a long poll, an ack that pops the
 	// next): no group deadline; each sets its own, its wait plus the request
 	// timeout (waiting).
