@@ -1,9 +1,16 @@
-// Package python_test runs the Python client (this folder) against a live
-// broker: its scripts in testdata/ and its examples, with Debian's python3.
+// Package python_test runs the Python client (this folder, the package
+// gmq_client) against a live broker. It installs the package once into a
+// fresh venv, as a user would but offline (pip install --no-index
+// --no-build-isolation), and runs its scripts in testdata/ and its examples
+// with the venv's python: what they import is the installed package, never
+// this folder's sources.
 package python_test
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,12 +22,89 @@ import (
 
 func TestMain(m *testing.M) { brokertest.Main(m) }
 
-func python(t *testing.T) string { return brokertest.Tool(t, "python3", "GMQ_REQUIRE_PYTHON") }
+// TestPython installs the package once and runs every case with it. The
+// cases share the package's Redis (each flushes it), so they run one by one.
+func TestPython(t *testing.T) {
+	py := install(t)
+	cases := []struct {
+		name string
+		run  func(t *testing.T, py string)
+	}{
+		{"LongPollPastRequestTimeout", testLongPollPastRequestTimeout},
+		{"Batches", testBatches},
+		{"Examples", testExamples},
+		{"Token", testToken},
+		{"RetriesOn503", testRetriesOn503},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, py) })
+	}
+}
+
+// install makes a venv in a temporary folder with the python3 on PATH,
+// installs this folder into it with the venv's own pip, offline, and
+// returns the venv's python. The install must leave nothing in this folder
+// (no build/, egg-info or __pycache__).
+func install(t *testing.T) string {
+	t.Helper()
+	sys := brokertest.Tool(t, "python3", "GMQ_REQUIRE_PYTHON")
+	venv := filepath.Join(t.TempDir(), "venv")
+	command(t, sys, "-m", "venv", venv)
+	before := files(t)
+	command(t, filepath.Join(venv, "bin", "pip"), "install", "--quiet", "--no-index", "--no-build-isolation", ".")
+	if after := files(t); after != before {
+		t.Errorf("the install left files in clients/python:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	py := filepath.Join(venv, "bin", "python")
+	// From another folder, so that only the installed package can be found.
+	cmd := pythonCommand(py, "-c", "import gmq_client, os; d = os.path.dirname(gmq_client.__file__); "+
+		"print(d); assert os.path.exists(os.path.join(d, 'py.typed'))")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), venv) {
+		t.Fatalf("gmq_client is not the venv's (%v):\n%s", err, out)
+	}
+	return py
+}
+
+// pythonCommand is exec.Command for python, pip or a venv's program, with
+// no bytecode written beside the sources (a script of testdata/ importing
+// stub.py, pip importing build_backend/) and no question to PyPI.
+func pythonCommand(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1", "PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_NO_INPUT=1")
+	return cmd
+}
+
+// command runs a program in this folder and fails the test if it fails.
+func command(t *testing.T, name string, args ...string) {
+	t.Helper()
+	cmd := pythonCommand(name, args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// files lists this folder's files, one a line.
+func files(t *testing.T) string {
+	t.Helper()
+	var list strings.Builder
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil {
+			list.WriteString(path + "\n")
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.String()
+}
 
 // run runs a script of testdata/ that prints "ok" when all went well.
-func run(t *testing.T, args ...string) {
+func run(t *testing.T, py string, args ...string) {
 	t.Helper()
-	out, err := exec.Command(python(t), args...).CombinedOutput()
+	out, err := pythonCommand(py, args...).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "ok" {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -30,28 +114,73 @@ func run(t *testing.T, args ...string) {
 // waits its whole timeout and comes back empty, against a broker whose
 // request_timeout is a third of the wait (issue 20: every long poll of
 // request_timeout or more answered 503).
-func TestLongPollPastRequestTimeout(t *testing.T) {
+func testLongPollPastRequestTimeout(t *testing.T, py string) {
 	const requestTimeout, wait = 400 * time.Millisecond, 1200 * time.Millisecond
 	b := brokertest.Fresh(t, func(c *config.Config) { c.RequestTimeout = requestTimeout })
-	run(t, "testdata/longpoll.py", b.URL, "py", ".", strconv.FormatFloat(wait.Seconds(), 'f', -1, 64))
+	run(t, py, "testdata/longpoll.py", b.URL, "py", strconv.FormatFloat(wait.Seconds(), 'f', -1, 64))
 }
 
 // Batch pop and batch ack.
-func TestBatches(t *testing.T) {
+func testBatches(t *testing.T, py string) {
 	b := brokertest.Fresh(t, nil)
-	run(t, "testdata/batch.py", b.URL, "batch-py", ".")
+	run(t, py, "testdata/batch.py", b.URL, "batch-py")
 }
 
-// The producer and consumer examples run as the README shows them.
-func TestExamples(t *testing.T) {
+// The producer and consumer examples, as the README of the repository
+// shows them, from a copy in another folder, so that they import the
+// installed package.
+func testExamples(t *testing.T, py string) {
+	dir := t.TempDir()
+	for _, name := range []string{"producer.py", "consumer.py"} {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	b := brokertest.Fresh(t, nil)
-	py := python(t)
-	out, err := exec.Command(py, "producer.py", "--url", b.URL, "--topic", "py-ex", "-n", "6").CombinedOutput()
-	if err != nil || strings.Count(string(out), "pushed ") != 6 {
-		t.Fatalf("producer: %v\n%s", err, out)
+	example := func(args ...string) string {
+		cmd := pythonCommand(py, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", args[0], err, out)
+		}
+		return string(out)
 	}
-	out, err = exec.Command(py, "consumer.py", "--url", b.URL, "--topic", "py-ex", "-n", "6", "--idle", "2").CombinedOutput()
-	if err != nil || strings.Count(string(out), "done ") != 6 {
-		t.Fatalf("consumer: %v\n%s", err, out)
+	if out := example("producer.py", "--url", b.URL, "--topic", "py-ex", "-n", "6"); strings.Count(out, "pushed ") != 6 {
+		t.Fatalf("producer:\n%s", out)
 	}
+	if out := example("consumer.py", "--url", b.URL, "--topic", "py-ex", "-n", "6", "--idle", "2"); strings.Count(out, "done ") != 6 {
+		t.Fatalf("consumer:\n%s", out)
+	}
+	if n := count(t, b, "py-ex"); n != 0 {
+		t.Errorf("%d jobs left after the consumer", n)
+	}
+}
+
+// A broker with a token answers 401 without it, and every call with it.
+func testToken(t *testing.T, py string) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.Token = "s3cret" })
+	run(t, py, "testdata/auth.py", b.URL, "py-token", "s3cret")
+}
+
+// Retries on 503, against a stub of the broker inside the script.
+func testRetriesOn503(t *testing.T, py string) {
+	run(t, py, "testdata/retry.py")
+}
+
+// count is how many jobs topic holds, in any state.
+func count(t *testing.T, b *brokertest.Broker, topic string) int {
+	t.Helper()
+	out := brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/topics/"+topic, "")
+	total := 0
+	for _, state := range []string{"ready", "delayed", "reserved", "buried", "dead"} {
+		if n, ok := out[state].(float64); ok {
+			total += int(n)
+		}
+	}
+	return total
 }

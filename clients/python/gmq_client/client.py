@@ -1,127 +1,327 @@
-"""A client for gmq's HTTP API, standard library only (Python 3.8+).
+"""The HTTP client: one method per call of gmq's API (/api/v1), over urllib.
 
-    from gmq_client import Client
-    c = Client("http://127.0.0.1:8000")
-    c.push("mail", "hello", delay=10, ttr=30)
-    job = c.pop(["mail"], timeout=5)   # None when the time is up
-    c.ack(job["id"], job["attempt"])
+Every request carries the token when one is given, allows its long poll's
+wait plus the client's timeout, and is retried on 503 (see Client).
 """
 import json
+import logging
+import random
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, TypedDict, cast
+
+__all__ = ["Client", "GmqError", "Job"]
+
+VERSION = "0.1.0"
+
+# BACKOFF is the first wait before retrying a 503 that names no Retry-After;
+# each further retry waits twice as long, up to the client's max_retry_delay.
+BACKOFF = 0.5
+
+# MAX_ERROR is how much of a failure's text fail sends: a job keeps its last
+# error in Redis, so a huge exception message should not grow every job.
+MAX_ERROR = 4096
+
+
+class _Shown(TypedDict):
+    """The fields gmq always shows of a job."""
+
+    id: str
+    internal_id: int
+    topic: str
+    body: str
+    state: str  # ready, delayed, reserved, buried or dead
+    priority: int
+    delay: float  # seconds
+    TTR: float  # seconds a reservation lasts without a touch
+    attempt: int
+    reserves: int
+    consumeNum: int  # reserves, by the original gmq's name
+    timeouts: int
+    releases: int
+    buries: int
+    kicks: int
+    created: str  # RFC 3339
+    age: float  # seconds
+    time_left: float  # seconds until a reservation runs out (or a delayed job is due)
+    failures: int
+
+
+class Job(_Shown, total=False):
+    """A job as gmq shows it (a popped one is "reserved"). Pass its id and
+    attempt back to ack, fail, touch, release and bury: the attempt fences
+    the call to this delivery, so a worker whose TTR ran out cannot ack the
+    job that a later delivery holds. The fields below are shown when set."""
+
+    due: str
+    expires: str
+    last_error: str
+    dead_at: str
+    traceparent: str
 
 
 class GmqError(Exception):
-    """An answer from gmq that is not a success: status and gmq's reason."""
+    """An answer from gmq that is not a success: its HTTP status, gmq's
+    reason, and the whole answer (body) for the fields some errors carry:
+    "acked" when an ack went through but the pop that followed it failed,
+    "stored_ids" when a batch push failed part way."""
 
-    def __init__(self, status, message):
+    def __init__(self, status: int, message: str, body: Optional[Dict[str, Any]] = None,
+                 retry_after: Optional[float] = None) -> None:
         super().__init__("gmq: %d: %s" % (status, message))
         self.status = status
         self.message = message
+        self.body: Dict[str, Any] = body if body is not None else {}
+        self.retry_after = retry_after  # seconds, from the Retry-After header
+
+    @property
+    def acked(self) -> Optional[str]:
+        """The id of the job whose ack went through before this error, if any."""
+        acked = self.body.get("acked")
+        return acked if isinstance(acked, str) else None
+
+
+# SETTLED is what _call returns when a retry's error says an earlier try of
+# the same request went through (its answer was lost).
+_SETTLED: Any = object()
 
 
 class Client:
-    def __init__(self, base_url="http://127.0.0.1:8000", timeout=10.0):
+    """A client of one broker's HTTP API. It is safe to share between
+    threads: each call is a request of its own.
+
+    token is the broker's [web] token, sent as "Authorization: Bearer" on
+    every request (without it such a broker answers 401). timeout bounds a
+    request, and a waiting call (a pop, an ack that pops the next) allows
+    its wait on top, so a long poll is never cut short by the client.
+
+    A 503 (Redis down or slow: the broker asks for a retry in Retry-After
+    seconds) is retried up to retries times, after Retry-After seconds or,
+    without one, after 0.5 s, 1 s, 2 s..., capped by max_retry_delay. A
+    503 promises nothing either way, so a retry may find that the earlier
+    try went through after all; the calls that can tell take it as done:
+    a push with a job_id that gets 409 (the id exists) returns the id as
+    stored, and an ack that gets 404 (the job is gone) returns as acked.
+    A push without a job_id cannot tell, so its retry may store the job
+    twice: give an id to push exactly once. Network errors (OSError,
+    urllib.error.URLError) are raised, not retried.
+    """
+
+    def __init__(self, base_url: str = "http://127.0.0.1:8000", timeout: float = 10.0,
+                 token: Optional[str] = None, retries: int = 3, max_retry_delay: float = 10.0) -> None:
+        if retries < 0 or max_retry_delay < 0 or timeout <= 0:
+            raise ValueError("gmq: retries and max_retry_delay must be >= 0, timeout > 0")
         self.base = base_url.rstrip("/")
         self.timeout = timeout  # added to a long poll's own wait
+        self.token = token
+        self.retries = retries
+        self.max_retry_delay = max_retry_delay
 
-    def push(self, topic, body, delay=0, ttr=None, priority=None, job_id=None, retry=None):
+    def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
+             priority: Optional[int] = None, job_id: Optional[str] = None,
+             retry: Optional[Mapping[str, Any]] = None) -> str:
         """Store a job; returns its id. retry is the job's own retry policy
-        ({"max_attempts", "backoff", "base", "max", "jitter"}), else its topic's."""
+        ({"max_attempts", "backoff", "base", "max", "jitter"}), else its topic's.
+        A job_id makes retries safe (see Client); a live job with the same id
+        makes the first try fail with 409."""
         job = _job(topic, body, delay, ttr, priority, job_id)
         if retry is not None:
-            job["retry"] = retry
-        return self._call("POST", "/api/v1/jobs", job)["id"]
+            job["retry"] = dict(retry)
+        answer = self._call("POST", "/api/v1/jobs", job, settled_by=(409,) if job_id is not None else ())
+        if answer is _SETTLED:
+            return str(job_id)
+        return str(answer["id"])
 
-    def push_batch(self, jobs):
+    def push_batch(self, jobs: Sequence[Mapping[str, Any]]) -> List[str]:
         """Store several jobs (dicts with topic, body and optional delay, TTR,
-        priority, id): all, or on bad input none. Returns their ids."""
-        return self._call("POST", "/api/v1/jobs/batch", {"jobs": jobs})["ids"]
+        priority, id): all, or on bad input none. Returns their ids.
 
-    def pop(self, topics, timeout=0):
+        A 503 after part of the batch was stored names the stored jobs; a
+        retry then sends only the rest when it can tell which those are
+        (every job has an id, or none was stored). Otherwise the GmqError
+        is raised, its body's "stored_ids" listing what was stored."""
+        pending = [dict(j) for j in jobs]
+        stored: Set[str] = set()  # the ids of jobs an earlier try stored
+        for attempt in range(self.retries + 1):
+            try:
+                ids = self._send("POST", "/api/v1/jobs/batch", {"jobs": pending})["ids"]
+                return _merge_ids(jobs, stored, ids)
+            except GmqError as e:
+                listed: List[Any] = e.body.get("stored_ids") or []
+                done = [str(i) for i in listed]
+                if e.status != 503 or attempt == self.retries or not _can_skip(pending, done):
+                    raise
+                stored.update(done)
+                pending = [j for j in pending if j.get("id") not in stored]
+                if not pending:  # it failed after storing them all
+                    return _merge_ids(jobs, stored, [])
+                time.sleep(self._retry_delay(attempt, e.retry_after))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def pop(self, topics: Iterable[str], timeout: float = 0) -> Optional[Job]:
         """Reserve a job from the first listed topic that has one, waiting up
-        to timeout seconds. Returns the job (a dict), or None."""
+        to timeout seconds. Returns the job, or None."""
         return self._call("POST", "/api/v1/pop", {"topics": list(topics), "timeout": timeout}, wait=timeout)
 
-    def ack(self, job_id, attempt=0):
+    def ack(self, job_id: str, attempt: int = 0) -> None:
         """Finish a popped job; attempt fences the ack to that delivery."""
-        self._call("POST", _job_path(job_id, "ack"), {"attempt": attempt})
+        self._call("POST", _job_path(job_id, "ack"), {"attempt": attempt}, settled_by=(404,))
 
-    def ack_and_pop(self, job_id, attempt, topics, timeout=0):
+    def ack_and_pop(self, job_id: str, attempt: int, topics: Iterable[str], timeout: float = 0) -> Optional[Job]:
         """Finish a popped job and pop the next in the same request, waiting
-        up to timeout seconds. Returns the next job, or None. If the ack fails
-        (GmqError), nothing was popped."""
-        payload = {"attempt": attempt, "next": {"topics": list(topics), "timeout": timeout}}
-        return self._call("POST", _job_path(job_id, "ack"), payload, wait=timeout)
+        up to timeout seconds. Returns the next job, or None.
 
-    def pop_many(self, topics, count, timeout=0):
+        If the ack fails (GmqError), nothing was popped. If the ack went
+        through and only the pop failed with a 503, the pop is retried on
+        its own; any error after a good ack has the id in its acked."""
+        topics = list(topics)
+        payload = {"attempt": attempt, "next": {"topics": topics, "timeout": timeout}}
+        try:
+            answer = self._call("POST", _job_path(job_id, "ack"), payload, wait=timeout, settled_by=(404,))
+        except GmqError as e:
+            if e.acked is None or e.status != 503:
+                raise
+            answer = _SETTLED
+        if answer is not _SETTLED:
+            return answer
+        try:  # the ack stood; only the pop is left to do
+            return self.pop(topics, timeout)
+        except GmqError as e:
+            e.body.setdefault("acked", str(job_id))
+            raise
+
+    def pop_many(self, topics: Iterable[str], count: int, timeout: float = 0) -> List[Job]:
         """Reserve up to count jobs: wait up to timeout seconds for one, then
         take as many as are ready. Returns a list (empty when none came)."""
         payload = {"topics": list(topics), "count": count, "timeout": timeout}
         answer = self._call("POST", "/api/v1/pop", payload, wait=timeout)
-        return answer["jobs"] if answer else []
+        return list(answer["jobs"]) if answer else []
 
-    def ack_many(self, jobs, topics=None, count=0, timeout=0):
+    def ack_many(self, jobs: Iterable[Mapping[str, Any]], topics: Optional[Iterable[str]] = None,
+                 count: int = 0, timeout: float = 0) -> Dict[str, Any]:
         """Finish popped jobs (each fenced by its attempt) in one request and,
         with count > 0, pop up to count more. Returns the answer: "acked"
         (ids), "failed" ([{"id", "status", "error"}]) and, with count, "jobs"."""
-        payload = {"jobs": [{"id": j["id"], "attempt": j.get("attempt", 0)} for j in jobs]}
+        payload: Dict[str, Any] = {"jobs": [{"id": j["id"], "attempt": j.get("attempt", 0)} for j in jobs]}
         if count > 0:
             payload["next"] = {"topics": list(topics or []), "count": count, "timeout": timeout}
         return self._call("POST", "/api/v1/ack", payload, wait=timeout)
 
-    def fail(self, job_id, attempt=0, error=""):
+    def fail(self, job_id: str, attempt: int = 0, error: str = "") -> Job:
         """Report that a popped job failed, with why: it waits its retry
         policy's backoff, or goes to its topic's dead set past max_attempts.
         Returns the job as it now is (state "delayed" or "dead")."""
-        return self._call("POST", _job_path(job_id, "fail"), {"attempt": attempt, "error": error})
+        return self._call("POST", _job_path(job_id, "fail"), {"attempt": attempt, "error": error[:MAX_ERROR]})
 
-    def fail_many(self, jobs, error=""):
+    def fail_many(self, jobs: Iterable[Mapping[str, Any]], error: str = "") -> Dict[str, Any]:
         """Report several failures in one request (each fenced by its
         attempt). Returns "jobs" (as they now are) and "failed"
         ([{"id", "status", "error"}])."""
+        error = error[:MAX_ERROR]
         payload = {"jobs": [{"id": j["id"], "attempt": j.get("attempt", 0), "error": error} for j in jobs]}
         return self._call("POST", "/api/v1/fail", payload)
 
-    def release(self, job_id, attempt=0, delay=0, priority=None):
+    def release(self, job_id: str, attempt: int = 0, delay: float = 0, priority: Optional[int] = None) -> Job:
         """Give a popped job back, ready again after delay seconds."""
-        args = {"attempt": attempt, "delay": delay}
+        args: Dict[str, Any] = {"attempt": attempt, "delay": delay}
         if priority is not None:
             args["priority"] = priority
         return self._call("POST", _job_path(job_id, "release"), args)
 
-    def bury(self, job_id, attempt=0, priority=None):
+    def bury(self, job_id: str, attempt: int = 0, priority: Optional[int] = None) -> Job:
         """Park a popped job until it is kicked."""
-        args = {"attempt": attempt}
+        args: Dict[str, Any] = {"attempt": attempt}
         if priority is not None:
             args["priority"] = priority
         return self._call("POST", _job_path(job_id, "bury"), args)
 
-    def touch(self, job_id, attempt=0):
+    def touch(self, job_id: str, attempt: int = 0) -> Job:
         """Give a popped job a fresh TTR."""
         return self._call("POST", _job_path(job_id, "touch"), {"attempt": attempt})
 
-    def _call(self, method, path, payload, wait=0):
-        data = json.dumps(payload).encode("utf-8")
-        req = urllib.request.Request(self.base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+    def _call(self, method: str, path: str, payload: Any, wait: float = 0,
+              settled_by: Sequence[int] = ()) -> Any:
+        """Send a request, retrying a 503 (see Client). An error whose status
+        is in settled_by on a retry means an earlier try went through: _call
+        then returns _SETTLED."""
+        for attempt in range(self.retries + 1):
+            try:
+                return self._send(method, path, payload, wait)
+            except GmqError as e:
+                if attempt > 0 and e.status in settled_by:
+                    return _SETTLED
+                if e.status != 503 or attempt == self.retries or e.acked is not None:
+                    raise
+                time.sleep(self._retry_delay(attempt, e.retry_after))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _retry_delay(self, attempt: int, retry_after: Optional[float]) -> float:
+        """How long to wait before retry number attempt+1: what the broker
+        asked for, else a doubling backoff; capped, plus up to a tenth more
+        so that clients turned away together do not come back together."""
+        delay = retry_after if retry_after is not None else BACKOFF * 2 ** attempt
+        delay = min(delay, self.max_retry_delay)
+        return delay + random.uniform(0, delay / 10)
+
+    def _send(self, method: str, path: str, payload: Any, wait: float = 0) -> Any:
+        """One request: the decoded answer (None for 204), or GmqError."""
+        headers = {"User-Agent": "gmq-python/" + VERSION}
+        data = None
+        if payload is not None:
+            data = json.dumps(payload).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout + wait) as resp:
                 if resp.status == 204:
                     return None
                 return json.loads(resp.read().decode("utf-8"))
         except urllib.error.HTTPError as e:
-            text = e.read().decode("utf-8", "replace")
-            try:
-                message = json.loads(text)["error"]
-            except (ValueError, KeyError, TypeError):
-                message = text
-            raise GmqError(e.code, message) from None
+            raise _error(e) from None
 
 
-def _job(topic, body, delay, ttr, priority, job_id):
-    job = {"topic": topic, "body": body, "delay": delay}
+def _error(e: urllib.error.HTTPError) -> GmqError:
+    """The GmqError for an HTTP error answer: gmq's {"error": ...}, or the
+    text of an answer that is not gmq's (a proxy's)."""
+    text = e.read().decode("utf-8", "replace")
+    try:
+        decoded: Any = json.loads(text)
+    except ValueError:
+        decoded = None
+    body = cast(Dict[str, Any], decoded) if isinstance(decoded, dict) else {}
+    message = body.get("error")
+    return GmqError(e.code, message if isinstance(message, str) else text, body,
+                    _seconds(e.headers.get("Retry-After") if e.headers else None))
+
+
+def _seconds(value: Optional[str]) -> Optional[float]:
+    """Retry-After in seconds; None when absent or an HTTP date (gmq sends seconds)."""
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _can_skip(pending: List[Dict[str, Any]], stored: List[str]) -> bool:
+    """Whether a batch push can be retried without the stored jobs: none
+    was stored, or every job has a client id to match them by."""
+    return not stored or all(j.get("id") for j in pending)
+
+
+def _merge_ids(jobs: Sequence[Mapping[str, Any]], stored: Set[str], ids: List[str]) -> List[str]:
+    """The ids of a batch in its order, from the ids an earlier try stored
+    and those of the last try (which sent the other jobs, in order)."""
+    rest = iter(ids)
+    return [str(j["id"]) if j.get("id") in stored else str(next(rest)) for j in jobs]
+
+
+def _job(topic: str, body: str, delay: float, ttr: Optional[float], priority: Optional[int],
+         job_id: Optional[str]) -> Dict[str, Any]:
+    job: Dict[str, Any] = {"topic": topic, "body": body, "delay": delay}
     if ttr is not None:
         job["TTR"] = ttr
     if priority is not None:
@@ -131,5 +331,6 @@ def _job(topic, body, delay, ttr, priority, job_id):
     return job
 
 
-def _job_path(job_id, action):
+def _job_path(job_id: str, action: str) -> str:
     return "/api/v1/jobs/%s/%s" % (urllib.parse.quote(str(job_id), safe=""), action)
+

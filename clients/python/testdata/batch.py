@@ -1,7 +1,6 @@
-"""Batch pop and batch ack through the Python client: argv = base URL, topic."""
+"""Batch pop and batch ack through the installed Python client: argv = base URL, topic."""
 import sys
 
-sys.path.insert(0, sys.argv[3])
 from gmq_client import Client
 
 c = Client(sys.argv[1])
@@ -20,8 +19,10 @@ assert c.pop_many([topic], 3, timeout=0.1) == []
 # Failures: a job's own policy of two attempts; fail, then fail_many to dead.
 c.push(topic, "flaky", retry={"max_attempts": 2, "backoff": "fixed", "base": 0.01})
 job = c.pop([topic], timeout=1)
+assert job is not None
 assert c.fail(job["id"], job["attempt"], "boom")["state"] == "delayed"
 job = c.pop([topic], timeout=2)
+assert job is not None
 answer = c.fail_many([job, {"id": "nobody"}], "boom again")
 assert answer["jobs"][0]["state"] == "dead" and answer["failed"][0]["status"] == 404, answer
 print("ok")

@@ -1,14 +1,13 @@
-"""Long polls past the broker's request_timeout through the Python client:
-argv = base URL, topic, client dir, wait (seconds). Every waiting call must
-come back empty after the whole wait, not fail."""
+"""Long polls past the broker's request_timeout through the installed Python
+client: argv = base URL, topic, wait (seconds). Every waiting call must come
+back empty after the whole wait, not fail."""
 import sys
 import time
 
-sys.path.insert(0, sys.argv[3])
-from gmq_client import Client
+from gmq_client import Client, Job
 
 c = Client(sys.argv[1])
-topic, wait = sys.argv[2], float(sys.argv[4])
+topic, wait = sys.argv[2], float(sys.argv[3])
 
 
 def waited(name, call, empty):
@@ -19,9 +18,11 @@ def waited(name, call, empty):
     assert took >= wait - 0.05, (name, "came back after", took)
 
 
-def held():
+def held() -> Job:
     c.push(topic + "-held", "x")
-    return c.pop([topic + "-held"], timeout=1)
+    job = c.pop([topic + "-held"], timeout=1)
+    assert job is not None
+    return job
 
 
 waited("pop", lambda: c.pop([topic], timeout=wait), None)

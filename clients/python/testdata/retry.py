@@ -1,0 +1,88 @@
+"""Retries on 503, against a stub of the broker (stub.py, no broker): each
+case scripts the stub's answers, makes one call and checks its result, its
+requests and how long it took. Prints "ok"."""
+import time
+from typing import Any, Callable, Dict
+
+from gmq_client import Client, GmqError
+from stub import DOWN, NOW, Stub
+
+
+def raises(status: int) -> Callable[[Client], Any]:
+    """A call expected to raise GmqError with status, returned as its result."""
+    def call(c: Client) -> Any:
+        try:
+            c.push("t", "x")
+        except GmqError as e:
+            return ("raised", e.status)
+        return "returned"
+    return call
+
+
+def batch_raises(c: Client) -> Any:
+    try:
+        c.push_batch([{"topic": "t", "body": "1"}, {"topic": "t", "body": "2"}])
+    except GmqError as e:
+        return ("raised", e.status, e.body.get("stored_ids"))
+    return "returned"
+
+
+JOB = {"id": "j2", "topic": "t", "body": "next", "attempt": 1, "TTR": 60}
+# name, client options, answers, call, result, the requests (sent), (least, most) seconds taken
+CASES = [
+    ("a 503 is retried after its Retry-After", {}, [(503, DOWN, {"Retry-After": "1"}), (201, {"id": "7"}, {})],
+     lambda c: c.push("t", "x"), "7", ["/api/v1/jobs"] * 2, (1.0, 1.5)),
+    ("a retried push with an id that gets 409 was stored", {}, [(503, DOWN, NOW), (409, {"error": "duplicate"}, {})],
+     lambda c: c.push("t", "x", job_id="order-1"), "order-1", ["/api/v1/jobs"] * 2, (0, 0.5)),
+    ("a first try's 409 is raised", {}, [(409, {"error": "duplicate"}, {})],
+     raises(409), ("raised", 409), ["/api/v1/jobs"], (0, 0.5)),
+    ("a retried ack that gets 404 was acked", {}, [(503, DOWN, NOW), (404, {"error": "no such job"}, {})],
+     lambda c: c.ack("j1", 1), None, ["/api/v1/jobs/j1/ack"] * 2, (0, 0.5)),
+    ("retries run out", {"retries": 2}, [(503, DOWN, NOW)] * 3,
+     raises(503), ("raised", 503), ["/api/v1/jobs"] * 3, (0, 0.5)),
+    ("no retries", {"retries": 0}, [(503, DOWN, NOW)],
+     raises(503), ("raised", 503), ["/api/v1/jobs"], (0, 0.5)),
+    ("without Retry-After the backoff is capped", {"max_retry_delay": 0.2}, [(503, DOWN, {}), (503, DOWN, {}), (204, None, {})],
+     lambda c: c.pop(["t"], timeout=0), None, ["/api/v1/pop"] * 3, (0.4, 0.9)),
+    ("Retry-After is capped too", {"max_retry_delay": 0.2}, [(503, DOWN, {"Retry-After": "30"}), (204, None, {})],
+     lambda c: c.pop(["t"], timeout=0), None, ["/api/v1/pop"] * 2, (0.2, 0.5)),
+    ("an ack that went through is not sent again: only its pop is", {},
+     [(503, dict(DOWN, acked="j1"), NOW), (200, JOB, {})],
+     lambda c: c.ack_and_pop("j1", 1, ["t"], timeout=0), JOB, ["/api/v1/jobs/j1/ack", "/api/v1/pop"], (0, 0.5)),
+    ("a batch stored in part is retried without its stored jobs", {},
+     [(503, dict(DOWN, stored_ids=["a"]), NOW), (201, {"ids": ["b", "c"]}, {})],
+     lambda c: c.push_batch([{"topic": "t", "body": s, "id": s} for s in "abc"]), ["a", "b", "c"],
+     ["/api/v1/jobs/batch a,b,c", "/api/v1/jobs/batch b,c"], (0, 0.5)),
+    ("a batch without ids stored in part is not retried", {}, [(503, dict(DOWN, stored_ids=["5"]), NOW)],
+     batch_raises, ("raised", 503, ["5"]), ["/api/v1/jobs/batch 1,2"], (0, 0.5)),
+    ("other errors are not retried", {}, [(400, {"error": "bad"}, NOW)],
+     raises(400), ("raised", 400), ["/api/v1/jobs"], (0, 0.5)),
+]
+
+
+def sent(request: Dict[str, Any]) -> str:
+    """A request as CASES list it: its path, and a batch's ids (or bodies)."""
+    jobs = request["body"].get("jobs")
+    if request["path"] != "/api/v1/jobs/batch":
+        return request["path"]
+    return request["path"] + " " + ",".join(j.get("id") or j["body"] for j in jobs)
+
+
+def main() -> None:
+    stub = Stub()
+    for name, options, answers, call, want, paths, (least, most) in CASES:
+        stub.answers, stub.requests = list(answers), []
+        start = time.monotonic()
+        got = call(Client(stub.url, token="s3cret", **options))
+        took = time.monotonic() - start
+        assert got == want, (name, got, want)
+        assert [sent(r) for r in stub.requests] == paths, (name, stub.requests)
+        assert all(r["auth"] == "Bearer s3cret" for r in stub.requests), (name, stub.requests)
+        assert least <= took <= most, (name, "took", took)
+        assert not stub.answers, (name, "answers left", stub.answers)
+    stub.shutdown()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
