@@ -160,8 +160,12 @@ func TestFileDescriptorExhaustion(t *testing.T) {
 	b := startBroker(t, srv.URL())
 	b.kill()
 	b.fileLimit = 64
+	// Caps set by hand (0, the default, would fit them to the 64 files).
+	if err := os.WriteFile(b.conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n[server]\nmax_connections = 20000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	b.start()
-	waitForLog(t, b, "max_connections") // the caps (3 x 20000) do not fit in 64 files: said at start
+	waitForLog(t, b, "max_connections") // the caps (4 x 20000) do not fit in 64 files: said at start
 	var held []net.Conn
 	for _, addr := range []string{b.beanstalk, b.rpc, b.kestrel, b.addr} {
 		for range 80 {
