@@ -5,7 +5,6 @@ wait plus the client's timeout, and is retried on 503 (see Client).
 """
 import json
 import logging
-import random
 import time
 import urllib.error
 import urllib.parse
@@ -16,9 +15,9 @@ __all__ = ["Client", "GmqError", "Job"]
 
 VERSION = "0.1.0"
 
-# BACKOFF is the first wait before retrying a 503 that names no Retry-After;
-# each further retry waits twice as long, up to the client's max_retry_delay.
-BACKOFF = 0.5
+# FIRST_BACKOFF is the wait before the first retry of a 503; each further
+# retry waits twice as long, up to the client's max_backoff (as the Go client).
+FIRST_BACKOFF = 0.1
 
 # MAX_ERROR is how much of a failure's text fail sends: a job keeps its last
 # error in Redis, so a huge exception message should not grow every job.
@@ -98,9 +97,9 @@ class Client:
     its wait on top, so a long poll is never cut short by the client.
 
     A 503 (Redis down or slow: the broker asks for a retry in Retry-After
-    seconds) is retried up to retries times, after Retry-After seconds or,
-    without one, after 0.5 s, 1 s, 2 s..., capped by max_retry_delay. A
-    503 promises nothing either way, so a retry may find that the earlier
+    seconds) is retried up to retries times, each after a backoff of 0.1 s,
+    0.2 s, 0.4 s... capped by max_backoff, or after the answer's
+    Retry-After when that is longer (the broker sends 1). A 503 promises nothing either way, so a retry may find that the earlier
     try went through after all; the calls that can tell take it as done:
     a push with a job_id that gets 409 (the id exists) returns the id as
     stored, and an ack that gets 404 (the job is gone) returns as acked.
@@ -110,14 +109,14 @@ class Client:
     """
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000", timeout: float = 10.0,
-                 token: Optional[str] = None, retries: int = 3, max_retry_delay: float = 10.0) -> None:
-        if retries < 0 or max_retry_delay < 0 or timeout <= 0:
-            raise ValueError("gmq: retries and max_retry_delay must be >= 0, timeout > 0")
+                 token: Optional[str] = None, retries: int = 3, max_backoff: float = 5.0) -> None:
+        if retries < 0 or max_backoff < 0 or timeout <= 0:
+            raise ValueError("gmq: retries and max_backoff must be >= 0, timeout > 0")
         self.base = base_url.rstrip("/")
         self.timeout = timeout  # added to a long poll's own wait
         self.token = token
         self.retries = retries
-        self.max_retry_delay = max_retry_delay
+        self.max_backoff = max_backoff
 
     def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
@@ -258,12 +257,11 @@ class Client:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _retry_delay(self, attempt: int, retry_after: Optional[float]) -> float:
-        """How long to wait before retry number attempt+1: what the broker
-        asked for, else a doubling backoff; capped, plus up to a tenth more
-        so that clients turned away together do not come back together."""
-        delay = retry_after if retry_after is not None else BACKOFF * 2 ** attempt
-        delay = min(delay, self.max_retry_delay)
-        return delay + random.uniform(0, delay / 10)
+        """How long to wait before retry number attempt+1: a backoff doubling
+        from FIRST_BACKOFF up to max_backoff, or the answer's Retry-After when
+        that is longer (the broker's is the time it expects to need)."""
+        backoff = min(FIRST_BACKOFF * 2 ** min(attempt, 30), self.max_backoff)
+        return max(backoff, retry_after or 0.0)
 
     def _send(self, method: str, path: str, payload: Any, wait: float = 0) -> Any:
         """One request: the decoded answer (None for 204), or GmqError."""
