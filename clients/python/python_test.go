@@ -35,6 +35,12 @@ func TestPython(t *testing.T) {
 		{"Examples", testExamples},
 		{"Token", testToken},
 		{"RetriesOn503", testRetriesOn503},
+		{"WorkerStub", testWorkerStub},
+		{"WorkerConcurrency", testWorkerConcurrency},
+		{"WorkerFailsOnException", testWorkerFailsOnException},
+		{"WorkerTouchesPastTTR", testWorkerTouchesPastTTR},
+		{"WorkerStopsOnSIGTERM", testWorkerStopsOnSIGTERM},
+		{"WorkerKilledJobComesBack", testWorkerKilledJobComesBack},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, py) })

@@ -1,13 +1,16 @@
-"""gmq's Python client: the HTTP API (Client), standard library only
-(Python 3.8+).
+"""gmq's Python client: the HTTP API (Client) and a worker loop (Worker),
+standard library only (Python 3.8+).
 
     from gmq_client import Client
     c = Client("http://127.0.0.1:8000", token="...")  # token: the broker's [web] token, if set
     c.push("mail", "hello", delay=10, ttr=30)
     job = c.pop(["mail"], timeout=5)   # None when the time is up
     c.ack(job["id"], job["attempt"])
+
+    c.worker(["mail"], lambda job: print(job["body"]), concurrency=4).run()
 """
 from gmq_client.client import VERSION, Client, GmqError, Job
+from gmq_client.worker import Handler, Worker
 
-__all__ = ["Client", "GmqError", "Job"]
+__all__ = ["Client", "GmqError", "Handler", "Job", "Worker"]
 __version__ = VERSION

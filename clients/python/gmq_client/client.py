@@ -9,7 +9,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, TypedDict, cast
+
+if TYPE_CHECKING:  # the worker imports this module, so only type checkers import it here
+    from gmq_client.worker import Handler, Worker
 
 __all__ = ["Client", "GmqError", "Job"]
 
@@ -239,6 +242,15 @@ class Client:
     def touch(self, job_id: str, attempt: int = 0) -> Job:
         """Give a popped job a fresh TTR."""
         return self._call("POST", _job_path(job_id, "touch"), {"attempt": attempt})
+
+    def worker(self, topics: Iterable[str], handler: "Handler", concurrency: int = 1, poll: float = 5.0,
+               handle_signals: bool = True, logger: Optional[logging.Logger] = None) -> "Worker":
+        """A Worker running handler on the jobs of topics with this client:
+        call its run(). See gmq_client.Worker for the options."""
+        from gmq_client.worker import Worker  # here: worker.py imports this module
+
+        return Worker(self, topics, handler, concurrency=concurrency, poll=poll,
+                      handle_signals=handle_signals, logger=logger)
 
     def _call(self, method: str, path: str, payload: Any, wait: float = 0,
               settled_by: Sequence[int] = ()) -> Any:

@@ -1,10 +1,10 @@
 """The token through the installed Python client: argv = base URL, topic,
 token. Without it (or with a wrong one) the broker answers 401; with it
-every call goes through. (Not token.py: a script of that
+every call goes through, the worker's too. (Not token.py: a script of that
 name would hide the standard library's token module.)"""
 import sys
 
-from gmq_client import Client, GmqError
+from gmq_client import Client, GmqError, Job
 
 url, topic, token = sys.argv[1:4]
 
@@ -28,5 +28,17 @@ assert job is not None and job["id"] == job_id and job["body"] == "hello", job
 c.touch(job_id, job["attempt"])
 c.ack(job_id, job["attempt"])
 
+c.push(topic, "for the worker")
+seen = []
+
+
+def handle(job: Job) -> None:
+    seen.append(job["body"])
+    worker.stop()
+
+
+worker = c.worker([topic], handle, poll=1, handle_signals=False)
+worker.run()
+assert seen == ["for the worker"], seen
 assert c.pop([topic], timeout=0) is None
 print("ok")

@@ -1,0 +1,242 @@
+"""The worker loop: threads that pop, run a handler, touch, ack or fail.
+
+    worker = client.worker(["mail"], send_mail, concurrency=4)
+    worker.run()   # until SIGTERM, SIGINT or worker.stop()
+"""
+import logging
+import signal
+import threading
+from typing import Any, Callable, Dict, Iterable, Optional
+
+from gmq_client.client import Client, GmqError, Job
+
+__all__ = ["Handler", "Worker"]
+
+Handler = Callable[[Job], Any]
+
+# POP_FATAL are a pop's answers that no retry mends: a wrong token, a bad
+# topic name. The worker stops on them and run() raises the error.
+POP_FATAL = (400, 401, 403, 404)
+
+# MAX_PAUSE caps the wait between pops that keep failing (a broker that is
+# down or restarting): 0.5 s, 1 s, 2 s... up to this.
+MAX_PAUSE = 10.0
+
+
+class Worker:
+    """Runs handler(job) on the jobs of topics, in concurrency threads.
+
+    Each thread pops with a long poll of poll seconds, runs the handler,
+    and then:
+    - on return, acks the job (popping the next in the same request);
+    - on an exception, fails the job with "Type: message", so it waits
+      its retry policy's backoff or goes to the dead set past max_attempts;
+    - while the handler runs, a thread touches the job every TTR/2, so a
+      handler may run past the TTR without the job being delivered again.
+
+    stop() (and SIGTERM or SIGINT, when run() is called in the main thread
+    and handle_signals is true) stops the pops; the jobs in hand finish and
+    are acked or failed, then run() returns. A pop already waiting when
+    the stop comes may still bring a job: that job is released at once,
+    ready for another worker, not run, so a stop takes at most poll seconds
+    plus the handlers in flight. A second signal is not caught: SIGTERM
+    then ends the process, SIGINT raises KeyboardInterrupt, and the jobs in
+    hand come back after their TTR.
+
+    A pop that fails for want of a broker (network error, 5xx) is retried
+    after a pause; one that no retry mends (400, 401, 403, 404) stops the
+    worker, and run() raises it once the jobs in hand are done.
+    """
+
+    def __init__(self, client: Client, topics: Iterable[str], handler: Handler, concurrency: int = 1,
+                 poll: float = 5.0, handle_signals: bool = True, logger: Optional[logging.Logger] = None) -> None:
+        self._topics = list(topics)
+        if not self._topics or concurrency < 1 or poll <= 0:
+            raise ValueError("gmq worker: give at least one topic, concurrency >= 1 and poll > 0")
+        self._client = client
+        self._handler = handler
+        self._concurrency = concurrency
+        self._poll = poll
+        self._handle_signals = handle_signals
+        self._log = logger or logging.getLogger("gmq_client")
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._started = False
+        self._fatal: Optional[BaseException] = None
+
+    def run(self) -> None:
+        """Work until stopped; return once the jobs in hand are done. Raises
+        what stopped the worker when that was an error (see Worker)."""
+        with self._lock:
+            if self._started:
+                raise RuntimeError("gmq worker: run() was already called")
+            self._started = True
+        restore = self._catch_signals() if self._handle_signals else _nothing
+        try:
+            threads = [threading.Thread(target=self._loop, name="gmq-worker-%d" % i, daemon=True)
+                       for i in range(self._concurrency)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()  # a signal's handler still runs while the main thread waits here
+        finally:
+            restore()
+        if self._fatal is not None:
+            raise self._fatal
+
+    def stop(self) -> None:
+        """Stop popping; run() returns once the jobs in hand are done. Safe
+        to call from any thread, a handler or a signal handler."""
+        self._stopping.set()
+
+    @property
+    def stopping(self) -> bool:
+        """Whether stop() was called (or a signal or an error stopped it)."""
+        return self._stopping.is_set()
+
+    def _catch_signals(self) -> Callable[[], None]:
+        """Make SIGTERM and SIGINT stop the worker, once; returns what puts
+        the previous handlers back. Only the main thread may set them."""
+        if threading.current_thread() is not threading.main_thread():
+            return _nothing
+        previous: Dict[int, Any] = {}
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            old = signal.getsignal(sig)
+            previous[sig] = old if old is not None else signal.SIG_DFL
+
+        def restore() -> None:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+        def on_signal(signum: int, frame: Any) -> None:
+            self._log.info("gmq worker: %s: no more pops; finishing the jobs in hand",
+                           signal.Signals(signum).name)
+            self.stop()
+            restore()  # a second signal acts as it would have
+
+        for sig in previous:
+            signal.signal(sig, on_signal)
+        return restore
+
+    def _loop(self) -> None:
+        """One thread's work: pop, handle, ack or fail, until stopped."""
+        job: Optional[Job] = None
+        while True:
+            if job is None:
+                job = self._pop()
+                if job is None:
+                    return
+            if self._stopping.is_set():
+                self._release(job)  # it came after the stop
+                return
+            job = self._work(job)
+
+    def _pop(self) -> Optional[Job]:
+        """Pop until a job comes (returned) or the worker stops (None)."""
+        failures = 0
+        while not self._stopping.is_set():
+            try:
+                job = self._client.pop(self._topics, timeout=self._poll)
+            except Exception as e:  # noqa: BLE001 - a worker outlives a broker's restart
+                if isinstance(e, GmqError) and e.status in POP_FATAL:
+                    self._give_up(e)
+                    return None
+                failures += 1
+                pause = min(MAX_PAUSE, 0.5 * 2 ** (failures - 1))
+                self._log.warning("gmq worker: pop from %s: %s (next try in %.1f s)", self._topics, e, pause)
+                self._stopping.wait(pause)
+                continue
+            if job is not None:
+                return job
+            failures = 0
+        return None
+
+    def _work(self, job: Job) -> Optional[Job]:
+        """Run the handler on job and settle it: ack (and pop the next in the
+        same request, returned, unless stopping) or fail."""
+        error = self._handle(job)
+        if error is not None:
+            self._settle("fail", job, lambda: self._client.fail(job["id"], job["attempt"], error))
+            return None
+        if self._stopping.is_set():
+            self._settle("ack", job, lambda: self._client.ack(job["id"], job["attempt"]))
+            return None
+        try:
+            return self._client.ack_and_pop(job["id"], job["attempt"], self._topics, timeout=self._poll)
+        except Exception as e:  # noqa: BLE001 - logged; the loop pops again
+            what = "pop after acking" if isinstance(e, GmqError) and e.acked else "ack"
+            self._log.warning("gmq worker: %s %s: %s", what, job["id"], e)
+            return None
+
+    def _handle(self, job: Job) -> Optional[str]:
+        """Run the handler, touching the job while it runs. Returns None, or
+        the error to fail the job with. An exit (SystemExit, KeyboardInterrupt)
+        fails the job too, and stops the worker: run() raises it."""
+        keeper = _Keeper(self._client, job, self._log)
+        try:
+            self._handler(job)
+            return None
+        except BaseException as e:  # noqa: BLE001 - every failure is reported to gmq
+            if isinstance(e, Exception):
+                self._log.exception("gmq worker: job %s failed", job["id"])
+            else:
+                self._give_up(e)
+            return "%s: %s" % (type(e).__name__, e)
+        finally:
+            keeper.stop()
+
+    def _release(self, job: Job) -> None:
+        self._log.info("gmq worker: releasing %s: it came after the stop", job["id"])
+        self._settle("release", job, lambda: self._client.release(job["id"], job["attempt"]))
+
+    def _settle(self, what: str, job: Job, call: Callable[[], Any]) -> None:
+        """Make a call that ends a job's delivery; if it fails the job comes
+        back after its TTR, so the error is logged, not raised."""
+        try:
+            call()
+        except Exception as e:  # noqa: BLE001
+            self._log.warning("gmq worker: %s %s: %s (it comes back after its TTR)", what, job["id"], e)
+
+    def _give_up(self, e: BaseException) -> None:
+        """Stop the worker for e, which run() raises (the first such)."""
+        self._log.error("gmq worker: stopping: %s", e)
+        with self._lock:
+            if self._fatal is None:
+                self._fatal = e
+        self.stop()
+
+
+class _Keeper:
+    """Touches one job every TTR/2 from a thread of its own, until stop()."""
+
+    def __init__(self, client: Client, job: Job, log: logging.Logger) -> None:
+        self._client, self._job, self._log = client, job, log
+        self._every = float(job.get("TTR") or 0) / 2
+        self._done = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        if self._every > 0:
+            self._thread = threading.Thread(target=self._run, name="gmq-touch-%s" % job["id"], daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop touching, waiting for a touch in flight, so that none comes
+        after the job's ack."""
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._done.wait(self._every):
+            try:
+                self._client.touch(self._job["id"], self._job["attempt"])
+            except GmqError as e:
+                if e.status in (404, 409):  # gone, or delivered again: no touch can help
+                    self._log.warning("gmq worker: touch %s: %s; its handler still runs", self._job["id"], e)
+                    return
+                self._log.warning("gmq worker: touch %s: %s", self._job["id"], e)
+            except OSError as e:
+                self._log.warning("gmq worker: touch %s: %s", self._job["id"], e)
+
+
+def _nothing() -> None:
+    pass
