@@ -1,35 +1,36 @@
-"""Pop, work on and ack jobs from gmq, stopping after -n jobs or when none
-came for --idle seconds:
-python3 clients/python/consumer.py --url http://127.0.0.1:8000 --topic mail -n 10"""
+"""Work on jobs from gmq with a worker loop, until SIGTERM or Ctrl-C (or -n jobs):
+python3 consumer.py --url http://127.0.0.1:8000 --topic mail --concurrency 4
+(the broker's token, if it has one, from $GMQ_TOKEN)."""
 import argparse
+import os
+import threading
 
-from gmq_client import Client
+from gmq_client import Client, Job
 
 
-def main():
+def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--url", default="http://127.0.0.1:8000")
+    p.add_argument("--url", default=os.environ.get("GMQ_URL", "http://127.0.0.1:8000"))
     p.add_argument("--topic", default="mail")
-    p.add_argument("-n", type=int, default=10)
-    p.add_argument("--idle", type=float, default=5)
+    p.add_argument("--concurrency", type=int, default=1)
+    p.add_argument("-n", type=int, default=0, help="stop after n jobs (0: never)")
     args = p.parse_args()
-    c = Client(args.url)
+    client = Client(args.url, token=os.environ.get("GMQ_TOKEN"))
+    lock = threading.Lock()
     done = 0
-    job = c.pop([args.topic], timeout=args.idle)
-    while job is not None:
-        # Long work would touch the job before its TTR runs out; a job that
-        # cannot be done now would be released, or buried to look at later.
-        c.touch(job["id"], job["attempt"])
-        done += 1
-        if done == args.n:
-            c.ack(job["id"], job["attempt"])
-            print("done %s: %s" % (job["id"], job["body"]))
-            return
-        # Ack this job and pop the next in one request.
-        following = c.ack_and_pop(job["id"], job["attempt"], [args.topic], timeout=args.idle)
-        print("done %s: %s" % (job["id"], job["body"]))
-        job = following
-    print("no job for", args.idle, "s")
+
+    def handle(job: Job) -> None:
+        # The work. Returning acks the job; an exception fails it (it is
+        # retried after its topic's backoff); a long one is touched for you.
+        nonlocal done
+        print("done %s: %s" % (job["id"], job["body"]), flush=True)
+        with lock:
+            done += 1
+            if done == args.n:
+                worker.stop()  # the jobs in hand finish, then run() returns
+
+    worker = client.worker([args.topic], handle, concurrency=args.concurrency)
+    worker.run()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 package python_test
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -132,15 +133,22 @@ func testBatches(t *testing.T, py string) {
 	run(t, py, "testdata/batch.py", b.URL, "batch-py")
 }
 
-// The producer and consumer examples, as the README of the repository
-// shows them, from a copy in another folder, so that they import the
-// installed package.
+// The producer and worker examples run as the README shows them: the
+// README holds each file whole. They run from a copy in another folder,
+// so that they import the installed package.
 func testExamples(t *testing.T, py string) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	for _, name := range []string{"producer.py", "consumer.py"} {
 		src, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !bytes.Contains(readme, []byte("```python\n"+string(src)+"```\n")) {
+			t.Errorf("README.md does not show %s as it is", name)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
 			t.Fatal(err)
@@ -150,16 +158,17 @@ func testExamples(t *testing.T, py string) {
 	example := func(args ...string) string {
 		cmd := pythonCommand(py, args...)
 		cmd.Dir = dir
+		cmd.Env = append(cmd.Env, "GMQ_URL="+b.URL)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", args[0], err, out)
 		}
 		return string(out)
 	}
-	if out := example("producer.py", "--url", b.URL, "--topic", "py-ex", "-n", "6"); strings.Count(out, "pushed ") != 6 {
+	if out := example("producer.py", "--topic", "py-ex", "-n", "6"); strings.Count(out, "pushed ") != 6 {
 		t.Fatalf("producer:\n%s", out)
 	}
-	if out := example("consumer.py", "--url", b.URL, "--topic", "py-ex", "-n", "6", "--idle", "2"); strings.Count(out, "done ") != 6 {
+	if out := example("consumer.py", "--url", b.URL, "--topic", "py-ex", "-n", "6"); strings.Count(out, "done ") != 6 {
 		t.Fatalf("consumer:\n%s", out)
 	}
 	if n := count(t, b, "py-ex"); n != 0 {
