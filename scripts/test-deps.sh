@@ -23,6 +23,7 @@ have composer || need+=(composer)
 have node || need+=(nodejs)
 have npm || need+=(npm)
 have systemd-analyze || need+=(systemd) # checks docs/gmq.service
+have nc || need+=(netcat-openbsd)       # the docs' protocol examples
 /usr/bin/python3 -c 'import pymemcache' 2>/dev/null || need+=(python3-pymemcache)
 have memccp || need+=(libmemcached-tools)
 have chromium || need+=(chromium)
