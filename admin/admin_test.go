@@ -45,6 +45,21 @@ func TestAdminRefusesBadValues(t *testing.T) {
 		{[]string{"pop", "t", "--timeout", "NaN"}, "--timeout NaN"},
 		{[]string{"pause", "t", "NaN"}, `SECONDS "NaN"`},
 		{[]string{"pause", "t", "1e300"}, `SECONDS "1e300"`},
+		{[]string{"ack", "1", "--attempt", "-1"}, "--attempt -1: want a whole number from 0 to 2147483647"},
+		{[]string{"ack", "1", "--attempt", "2147483648"}, "--attempt 2147483648"},
+		{[]string{"ack", "1", "--attempt", "1.5"}, `invalid value "1.5" for flag -attempt`},
+		{[]string{"ack", "1", "--delay", "5"}, "flag provided but not defined: -delay"}, // the API would refuse it too
+		{[]string{"ack"}, "0 argument(s), want ID"},
+		{[]string{"ack", "1", "2"}, `unexpected argument "2"`},
+		{[]string{"release", "1", "--delay", "-1"}, "--delay -1"},
+		{[]string{"release", "1", "--delay", "NaN"}, "--delay NaN"},
+		{[]string{"release", "1", "--priority", "4294967296"}, "--priority 4294967296"},
+		{[]string{"release", "1", "--attempt", "-3"}, "--attempt -3"},
+		{[]string{"bury", "1", "--priority", "-1"}, "--priority -1"},
+		{[]string{"bury", "1", "--delay", "5"}, "flag provided but not defined: -delay"},
+		{[]string{"touch", "1", "--attempt", "-1"}, "--attempt -1"},
+		{[]string{"touch", "1", "--priority", "5"}, "flag provided but not defined: -priority"},
+		{[]string{"stats", "extra"}, `unexpected argument "extra"`},
 	} {
 		code, _, stderr := gmq(b, tc.args[0], tc.args[1:]...)
 		if code != admin.ExitUsage || !strings.Contains(stderr, tc.says) || !strings.Contains(stderr, "usage: gmq "+tc.args[0]) {

@@ -76,12 +76,8 @@ func peek(c *call) error {
 // push stores a job and prints its id.
 func push(c *call) error {
 	body := map[string]any{"topic": c.args[0], "body": c.args[1], "delay": c.delay}
-	if c.ttr >= 0 {
-		body["ttr"] = c.ttr
-	}
-	if c.priority >= 0 {
-		body["priority"] = c.priority
-	}
+	c.put(body, "ttr", c.ttr)
+	c.put(body, "priority", c.priority)
 	answer, err := c.do("POST", "/jobs", body)
 	if err != nil {
 		return err
@@ -107,6 +103,47 @@ func pop(c *call) error {
 		}
 		writeMap(w, answer)
 	})
+}
+
+// ack finishes a reserved job (deletes it), fenced by --attempt.
+func ack(c *call) error {
+	body := map[string]any{}
+	c.put(body, "attempt", c.attempt)
+	return c.showMap("POST", "/jobs/"+c.path(0)+"/ack", body)
+}
+
+// release gives a reserved job back, ready now or after --delay, with a
+// new --priority or its own, and shows the job.
+func release(c *call) error {
+	body := map[string]any{}
+	c.put(body, "attempt", c.attempt)
+	c.put(body, "delay", c.delay)
+	c.put(body, "priority", c.priority)
+	return c.showMap("POST", "/jobs/"+c.path(0)+"/release", body)
+}
+
+// bury parks a reserved job until a kick, and shows it.
+func bury(c *call) error {
+	body := map[string]any{}
+	c.put(body, "attempt", c.attempt)
+	c.put(body, "priority", c.priority)
+	return c.showMap("POST", "/jobs/"+c.path(0)+"/bury", body)
+}
+
+// touch renews a reserved job's TTR, and shows the job (time_left).
+func touch(c *call) error {
+	body := map[string]any{}
+	c.put(body, "attempt", c.attempt)
+	return c.showMap("POST", "/jobs/"+c.path(0)+"/touch", body)
+}
+
+// put sets body[name] to v when the flag of that name is on the line: a
+// flag left out leaves the field out, so the broker applies its default
+// (the job's own priority, its topic's TTR, any attempt).
+func (c *call) put(body map[string]any, name string, v any) {
+	if c.given[name] {
+		body[name] = v
+	}
 }
 
 // kick makes up to N (default: all) buried (then dead) or else delayed

@@ -1,0 +1,98 @@
+package admin_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gmq/gmq/admin"
+	"github.com/gmq/gmq/broker/brokertest"
+)
+
+// reserved pushes a job to topic and pops it (attempt 1); it returns the id.
+func reserved(t *testing.T, b *brokertest.Broker, topic string) string {
+	t.Helper()
+	id := brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/jobs", `{"topic":"`+topic+`","body":"x","ttr":30,"priority":50}`)["id"].(string)
+	if got := brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/pop?topic="+topic, "")["id"]; got != id {
+		t.Fatalf("popped %v, want %s", got, id)
+	}
+	return id
+}
+
+// ack, release, bury and touch act on a job taken with pop, each with the
+// fields its flags give and no others: against a live broker, the job is
+// then where the command says.
+func TestAdminJobActions(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	for _, tc := range []struct {
+		name  string
+		args  []string // after the id
+		again bool     // the job is delivered a second time before the command
+		code  int
+		says  string
+		// the job afterwards: its state and priority, or gone (404)
+		state    string
+		priority float64
+	}{
+		{name: "ack", says: "acked", state: "gone"},
+		{name: "ack", args: []string{"--attempt", "1"}, says: "acked", state: "gone"},
+		{name: "ack", args: []string{"--attempt", "1"}, again: true, code: 1, says: "stale delivery", state: "reserved", priority: 50},
+		{name: "ack", args: []string{"--attempt", "0"}, again: true, says: "acked", state: "gone"}, // 0: whatever delivery
+		{name: "release", says: "ready", state: "ready", priority: 50},
+		{name: "release", args: []string{"--delay", "60", "--priority", "7", "--attempt", "1"}, says: "delayed", state: "delayed", priority: 7},
+		{name: "release", args: []string{"--delay", "0.5"}, says: "delayed", state: "delayed", priority: 50},
+		{name: "release", args: []string{"--attempt", "1"}, again: true, code: 1, says: "409", state: "reserved", priority: 50},
+		{name: "bury", says: "buried", state: "buried", priority: 50},
+		{name: "bury", args: []string{"--priority", "9", "--attempt", "1"}, says: "buried", state: "buried", priority: 9},
+		{name: "touch", args: []string{"--attempt", "1"}, says: "time_left", state: "reserved", priority: 50},
+		{name: "touch", args: []string{"--attempt", "2"}, again: true, says: "reserved", state: "reserved", priority: 50},
+	} {
+		topic := "act-" + tc.name
+		id := reserved(t, b, topic)
+		if tc.again {
+			brokertest.MustCall(t, 200, "POST", b.URL+"/api/v1/jobs/"+id+"/release", `{}`)
+			brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/pop?topic="+topic, "")
+		}
+		code, out, stderr := gmq(b, tc.name, append([]string{id}, tc.args...)...)
+		if code != tc.code || !strings.Contains(out+stderr, tc.says) {
+			t.Errorf("gmq %s ID %v: exit %d\n%s%s\nwant %d saying %q", tc.name, tc.args, code, out, stderr, tc.code, tc.says)
+		}
+		status, job := brokertest.Call(t, "GET", b.URL+"/api/v1/jobs/"+id, "")
+		switch {
+		case tc.state == "gone" && status != 404:
+			t.Errorf("gmq %s ID %v: the job is still there: %v", tc.name, tc.args, job)
+		case tc.state != "gone" && (job["state"] != tc.state || job["priority"] != tc.priority):
+			t.Errorf("gmq %s ID %v: the job is %v, priority %v; want %s, %v", tc.name, tc.args, job["state"], job["priority"], tc.state, tc.priority)
+		}
+		brokertest.Call(t, "DELETE", b.URL+"/api/v1/jobs/"+id, "")
+	}
+}
+
+// --json shows the API's answer to each action.
+func TestAdminJobActionsJSON(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	id := reserved(t, b, "j")
+	for _, step := range []struct {
+		name, key, want string
+	}{
+		{"touch", "state", "reserved"},
+		{"bury", "state", "buried"},
+	} {
+		code, out, stderr := gmq(b, step.name, id, "--json")
+		var answer map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &answer) != nil || answer[step.key] != step.want {
+			t.Fatalf("gmq %s --json: %d %s %s", step.name, code, out, stderr)
+		}
+	}
+	brokertest.MustCall(t, 200, "POST", b.URL+"/api/v1/topics/j/kick", `{}`)
+	brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/pop?topic=j", "")
+	code, out, _ := gmq(b, "ack", id, "--json")
+	if code != 0 || !strings.Contains(out, `"acked": "`+id+`"`) {
+		t.Fatalf("gmq ack --json: %d %s", code, out)
+	}
+	// A job that is not reserved: the broker's reason, exit 1.
+	code, _, stderr := gmq(b, "touch", id)
+	if code != admin.ExitError || !strings.Contains(stderr, "gmq touch: 404") {
+		t.Fatalf("gmq touch on a gone job: %d %s", code, stderr)
+	}
+}
