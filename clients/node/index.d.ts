@@ -1,0 +1,199 @@
+// Types of gmq-client. Every duration is in seconds (fractions allowed), as
+// on gmq's wire: a job's delay and TTR, a pop's timeout, the client's timeout.
+
+/** The client's options. */
+export interface ClientOptions {
+  /** The broker's base URL. Default "http://127.0.0.1:8000". */
+  url?: string;
+  /** The broker's [web] token, sent as "Authorization: Bearer <token>" on every request. */
+  token?: string;
+  /** Seconds a request may take; a waiting call (pop, ackAndPop…) gets its wait on top. Default 10. */
+  timeout?: number;
+  /** How many times a 503 is retried (Retry-After honoured). Default 3; 0: never. */
+  retries?: number;
+  /** The longest wait in seconds between two tries. Default 10. */
+  retryMaxDelay?: number;
+}
+
+/** A job's own retry policy; what it leaves out is its topic's. */
+export interface RetryPolicy {
+  /** Failures after which the job is dead; 0: retried for ever. */
+  maxAttempts?: number;
+  backoff?: 'fixed' | 'linear' | 'exponential';
+  /** Seconds. */
+  base?: number;
+  /** Seconds. */
+  max?: number;
+  jitter?: boolean;
+}
+
+/** What push takes beside a topic and a body. */
+export interface PushOptions {
+  /** A client id (1-200 bytes of A-Za-z0-9-+;.$_()@=:, at least one non-digit); gmq numbers the job without one. */
+  id?: string;
+  /** Seconds before the job is ready. */
+  delay?: number;
+  /** Seconds a consumer has to ack; 0 removes the job as it is popped. The broker's default (60) when left out. */
+  ttr?: number;
+  /** 0..4294967295, lower first; default 1024. */
+  priority?: number;
+  retry?: RetryPolicy;
+  /** Seconds from now after which the job is never delivered. */
+  expiresIn?: number;
+  /** The same as a Unix time in seconds. */
+  expiresAt?: number;
+  /** A W3C trace context, returned with the job on every pop. */
+  traceparent?: string;
+}
+
+/** A job for pushBatch. */
+export interface NewJob extends PushOptions {
+  topic: string;
+  body: string;
+}
+
+/** A job as gmq shows it (popped, or looked at). Durations are in seconds. */
+export interface Job {
+  id: string;
+  internal_id: number;
+  topic: string;
+  body: string;
+  state: 'ready' | 'delayed' | 'reserved' | 'buried' | 'dead' | string;
+  priority: number;
+  delay: number;
+  TTR: number;
+  /** The delivery: pass the job itself to ack, fail, touch, release, bury. */
+  attempt: number;
+  reserves: number;
+  consumeNum: number;
+  timeouts: number;
+  releases: number;
+  buries: number;
+  kicks: number;
+  /** RFC 3339. */
+  created: string;
+  age: number;
+  time_left: number;
+  /** When a reservation's TTR runs out (RFC 3339). */
+  due?: string;
+  expires?: string;
+  failures: number;
+  last_error?: string;
+  dead_at?: string;
+  traceparent?: string;
+}
+
+/** A job to act on: a popped job (its attempt fences the action to that delivery), or its id. */
+export type JobRef = string | { id: string; attempt?: number };
+
+/** A job of a batch that could not be acked or failed, and why. */
+export interface BatchFailure {
+  id: string;
+  status: number;
+  error: string;
+}
+
+/** What ackMany did. */
+export interface Acked {
+  acked: string[];
+  failed: BatchFailure[];
+  /** The next jobs, when ackMany was given a count. */
+  jobs?: Job[];
+}
+
+/** What failMany did. */
+export interface Failed {
+  /** The jobs failed, as they now are ("delayed" or "dead"). */
+  jobs: Job[];
+  failed: BatchFailure[];
+}
+
+export interface CallOptions {
+  /** Aborts the call: it then rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export interface WaitOptions extends CallOptions {
+  /** Seconds to wait for a job. Default 0. */
+  timeout?: number;
+}
+
+export interface AckManyOptions extends WaitOptions {
+  /** With count > 0, pop up to count more jobs of topics in the same request. */
+  topics?: string | string[];
+  count?: number;
+}
+
+/** The worker's options. */
+export interface WorkerOptions {
+  /** Loops popping and running jobs at once. Default 1. */
+  concurrency?: number;
+  /** Seconds each long poll waits for a job. Default 30. */
+  pollTimeout?: number;
+  /** Signals that stop the worker gracefully. Default ["SIGTERM", "SIGINT"]; [] or false: none. */
+  signals?: string[] | false;
+  /** Told of errors that are not the handler's (an ack refused, the broker down). Default: console.error. */
+  onError?: (err: unknown, job?: Job) => void;
+}
+
+/** An answer from gmq that is not a success; status 0 when there was no answer. */
+export class GmqError extends Error {
+  constructor(status: number, message: string, extra?: { body?: unknown; cause?: unknown });
+  name: 'GmqError';
+  /** The HTTP status (400, 401, 404, 409, 413, 429, 503…), 0 when there was no answer. */
+  status: number;
+  /** gmq's answer, with its other fields (a batch push's stored_ids, an ack's acked). */
+  body?: { error?: string; [field: string]: unknown };
+}
+
+export class Client {
+  /** @param options the broker's URL, or the options */
+  constructor(options?: string | ClientOptions);
+  readonly url: string;
+  /** Stores a job; returns its id. With a client id, a retry's 409 returns the id as stored. */
+  push(topic: string, body: string, options?: PushOptions & CallOptions): Promise<string>;
+  /** Stores several jobs, all or none; returns their ids in order. */
+  pushBatch(jobs: NewJob[], options?: CallOptions): Promise<string[]>;
+  /** Reserves a job, waiting up to timeout seconds; null when none came. */
+  pop(topics: string | string[], options?: WaitOptions): Promise<Job | null>;
+  /** Reserves up to count jobs, waiting up to timeout seconds for the first; [] when none came. */
+  popMany(topics: string | string[], count: number, options?: WaitOptions): Promise<Job[]>;
+  /** Finishes a popped job. */
+  ack(job: JobRef, options?: CallOptions): Promise<void>;
+  /** Acks a popped job and pops the next in the same request; null when none came. */
+  ackAndPop(job: JobRef, topics: string | string[], options?: WaitOptions): Promise<Job | null>;
+  /** Acks popped jobs, each on its own, and with a count pops more. */
+  ackMany(jobs: JobRef[], options?: AckManyOptions): Promise<Acked>;
+  /** Reports a popped job failed; returns it as it now is ("delayed" or "dead"). */
+  fail(job: JobRef, error?: string | Error, options?: CallOptions): Promise<Job>;
+  /** Reports several failures with one reason. */
+  failMany(jobs: JobRef[], error?: string | Error, options?: CallOptions): Promise<Failed>;
+  /** Gives a popped job a fresh TTR. */
+  touch(job: JobRef, options?: CallOptions): Promise<Job>;
+  /** Gives a popped job back, ready after delay seconds. */
+  release(job: JobRef, options?: CallOptions & { delay?: number; priority?: number }): Promise<Job>;
+  /** Parks a popped job until it is kicked. */
+  bury(job: JobRef, options?: CallOptions & { priority?: number }): Promise<Job>;
+  /** A job in any state, or null when gmq does not know it. */
+  getJob(id: string, options?: CallOptions): Promise<Job | null>;
+  /** Starts a worker: see Worker. */
+  worker(topics: string | string[], handler: (job: Job) => unknown, options?: WorkerOptions): Worker;
+}
+
+/**
+ * Loops that pop jobs and run a handler on each: touched every TTR/2 while it
+ * runs, acked when it returns, failed with the error's message when it throws.
+ */
+export class Worker {
+  /** Use Client.worker. */
+  constructor(client: Client, topics: string[], handler: (job: Job) => unknown, options?: WorkerOptions);
+  /** Resolves when the worker has stopped and the jobs in hand were acked or failed; rejects with a fatal error (401…). */
+  readonly done: Promise<void>;
+  /** stop() was called, a signal came, or a fatal error. */
+  readonly stopping: boolean;
+  /** Stops popping (aborting the long polls), lets the jobs in hand finish; returns done. */
+  stop(): Promise<void>;
+}
+
+export const defaults: Readonly<Required<Omit<ClientOptions, 'token'>>>;
+export const workerDefaults: Readonly<{ concurrency: number; pollTimeout: number; signals: readonly string[] }>;

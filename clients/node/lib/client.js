@@ -1,0 +1,271 @@
+// Client: every call of gmq's HTTP API a producer or a consumer makes, and
+// how each reads a retried call's answer (README's "Retrying safely").
+
+import { GmqError } from './errors.js';
+import { Transport } from './http.js';
+import { jobPath, jobRef, pushJob, reason, topicList } from './wire.js';
+import { Worker, defined } from './worker.js';
+
+/** The options' defaults, in seconds but for retries. */
+export const defaults = Object.freeze({
+  url: 'http://127.0.0.1:8000',
+  timeout: 10,
+  retries: 3,
+  retryMaxDelay: 10,
+});
+
+/**
+ * Client talks to one gmq. It holds no state beyond its options, so one
+ * client may serve any number of concurrent calls and workers.
+ *
+ * Every duration is in seconds (fractions allowed), as on the wire and in
+ * gmq's other clients: a job's delay and TTR, a pop's timeout, the client's
+ * timeout.
+ */
+export class Client {
+  #t;
+
+  /**
+   * @param {string | {url?: string, token?: string, timeout?: number, retries?: number,
+   *   retryMaxDelay?: number}} [options] the broker's URL, or the options
+   */
+  constructor(options = {}) {
+    const given = typeof options === 'string' ? { url: options } : options;
+    // An option given as undefined (url: process.env.GMQ_URL, unset) keeps its default.
+    const opts = { ...defaults, ...defined(given) };
+    for (const k of ['timeout', 'retries', 'retryMaxDelay']) {
+      if (!(typeof opts[k] === 'number' && opts[k] >= 0)) throw new TypeError(`${k} must be a number of at least 0, got ${opts[k]}`);
+    }
+    this.#t = new Transport(opts);
+  }
+
+  /** The broker's base URL. */
+  get url() {
+    return this.#t.base;
+  }
+
+  /**
+   * push stores a job and returns its id. With a client id (options.id), a
+   * retry after a 503 that answers 409 means an earlier try was stored after
+   * all: push returns the id as stored. A first try's 409 is thrown (the id
+   * is taken). Without a client id a retried push may store the job twice.
+   * @param {string} topic
+   * @param {string} body
+   * @param {object} [options] id, delay, ttr, priority, retry, expiresIn, expiresAt, traceparent, signal
+   * @returns {Promise<string>}
+   */
+  async push(topic, body, options = {}) {
+    const { signal, ...fields } = options;
+    const job = pushJob({ ...fields, topic, body });
+    const a = await this.#t.call({ method: 'POST', path: '/api/v1/jobs', payload: job, signal });
+    if (a.status === 409 && a.tries > 1 && job.id !== undefined) return job.id;
+    return ok(a, 201).id;
+  }
+
+  /**
+   * pushBatch stores several jobs, all or (on bad input) none, and returns
+   * their ids in order. A 503 is retried only when no job was stored; one
+   * that stored some is thrown with their ids in err.body.stored_ids.
+   * @param {object[]} jobs each {topic, body, ...push's options}
+   * @param {{signal?: AbortSignal}} [options]
+   * @returns {Promise<string[]>}
+   */
+  async pushBatch(jobs, { signal } = {}) {
+    const payload = { jobs: jobs.map(pushJob) };
+    const retryAs = (a, req) => (a.body?.stored_ids?.length ? null : req);
+    return ok(await this.#t.call({ method: 'POST', path: '/api/v1/jobs/batch', payload, signal, retryAs }), 201).ids;
+  }
+
+  /**
+   * pop reserves a job from the first listed topic that has one, waiting up
+   * to timeout seconds for one. It returns null when the time is up.
+   * @param {string | string[]} topics
+   * @param {{timeout?: number, signal?: AbortSignal}} [options]
+   */
+  async pop(topics, { timeout = 0, signal } = {}) {
+    const a = await this.#t.call(popRequest(topicList(topics), 0, timeout, signal));
+    return a.status === 204 ? null : ok(a, 200);
+  }
+
+  /**
+   * popMany reserves up to count jobs: it waits up to timeout seconds for
+   * the first, then takes as many as are ready. It returns [] when none came.
+   * @param {string | string[]} topics
+   * @param {number} count
+   * @param {{timeout?: number, signal?: AbortSignal}} [options]
+   */
+  async popMany(topics, count, { timeout = 0, signal } = {}) {
+    const a = await this.#t.call(popRequest(topicList(topics), count, timeout, signal));
+    return a.status === 204 ? [] : ok(a, 200).jobs;
+  }
+
+  /**
+   * ack finishes a popped job. A retry after a 503 that answers 404 means
+   * an earlier try acked it: ack returns as for a success.
+   * @param {string | {id: string, attempt?: number}} job a popped job, or an id
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  async ack(job, { signal } = {}) {
+    const { id, attempt } = jobRef(job);
+    const a = await this.#t.call({ method: 'POST', path: jobPath(id, 'ack'), payload: { attempt }, signal });
+    if (a.status === 404 && a.tries > 1) return;
+    ok(a, 200);
+  }
+
+  /**
+   * ackAndPop acks a popped job and pops the next in the same request,
+   * waiting up to timeout seconds: the next job, or null. If the ack fails
+   * (a GmqError), nothing was popped. A 503 after the ack went through is
+   * retried as a pop alone.
+   * @param {string | {id: string, attempt?: number}} job
+   * @param {string | string[]} topics
+   * @param {{timeout?: number, signal?: AbortSignal}} [options]
+   */
+  async ackAndPop(job, topics, { timeout = 0, signal } = {}) {
+    const { id, attempt } = jobRef(job);
+    const list = topicList(topics);
+    const pop = popRequest(list, 0, timeout, signal);
+    const a = await this.#t.call({ method: 'POST', path: jobPath(id, 'ack'), wait: timeout, signal,
+      payload: { attempt, next: { topics: list, timeout } }, retryAs: (answer, req) => (answer.body?.acked ? pop : req) });
+    if (a.status === 404 && a.tries > 1) return this.pop(list, { timeout, signal }); // an earlier try acked it
+    return a.status === 204 ? null : ok(a, 200);
+  }
+
+  /**
+   * ackMany acks popped jobs, each on its own, in one request and, with
+   * count > 0, pops up to count more as popMany does. The answer says which
+   * were acked and which failed, and why ({id, status, error}); jobs holds
+   * the next ones (with a count). On a retried request a 404 counts as acked.
+   * @param {Array<string | {id: string, attempt?: number}>} jobs
+   * @param {{topics?: string | string[], count?: number, timeout?: number, signal?: AbortSignal}} [options]
+   */
+  async ackMany(jobs, { topics, count = 0, timeout = 0, signal } = {}) {
+    const payload = { jobs: jobs.map(jobRef) };
+    /** @type {{acked: string[], failed?: object[]} | null} */
+    let acks = null; // what a 503 said was acked before its pop failed
+    let retryAs;
+    if (count > 0) {
+      const list = topicList(topics);
+      const pop = popRequest(list, count, timeout, signal);
+      payload.next = { topics: list, count, timeout };
+      retryAs = (answer, req) => {
+        if (!Array.isArray(answer.body?.acked)) return req;
+        acks = answer.body; // the acks stand: retry only the pop
+        return pop;
+      };
+    }
+    const a = await this.#t.call({ method: 'POST', path: '/api/v1/ack', payload, wait: count > 0 ? timeout : 0, signal, retryAs });
+    const body = a.status === 204 ? {} : ok(a, 200);
+    const out = acks ? { acked: acks.acked, failed: acks.failed ?? [] } : { acked: body.acked, failed: body.failed };
+    if (a.tries > 1) goneIsAcked(out);
+    if (count > 0) out.jobs = body.jobs ?? [];
+    return out;
+  }
+
+  /**
+   * fail reports that a popped job failed, with why: it waits its retry
+   * policy's backoff, or goes to its topic's dead set past max_attempts.
+   * Returns the job as it now is (state "delayed" or "dead").
+   * @param {string | {id: string, attempt?: number}} job
+   * @param {string | Error} error the reason, or an Error whose message is
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  async fail(job, error = '', { signal } = {}) {
+    const { id, attempt } = jobRef(job);
+    return this.#action(id, 'fail', { attempt, error: reason(error) }, signal);
+  }
+
+  /**
+   * failMany reports several failures in one request, all with one reason:
+   * jobs (as they now are) and failed ({id, status, error}).
+   * @param {Array<string | {id: string, attempt?: number}>} jobs
+   * @param {string | Error} error
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  async failMany(jobs, error = '', { signal } = {}) {
+    const why = reason(error);
+    const payload = { jobs: jobs.map((j) => ({ ...jobRef(j), error: why })) };
+    return ok(await this.#t.call({ method: 'POST', path: '/api/v1/fail', payload, signal }), 200);
+  }
+
+  /**
+   * touch gives a popped job a fresh TTR. Returns the job.
+   * @param {string | {id: string, attempt?: number}} job
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  async touch(job, { signal } = {}) {
+    const { id, attempt } = jobRef(job);
+    return this.#action(id, 'touch', { attempt }, signal);
+  }
+
+  /**
+   * release gives a popped job back, ready again after delay seconds, with
+   * a new priority if one is given. Returns the job.
+   * @param {string | {id: string, attempt?: number}} job
+   * @param {{delay?: number, priority?: number, signal?: AbortSignal}} [options]
+   */
+  async release(job, { delay = 0, priority, signal } = {}) {
+    const { id, attempt } = jobRef(job);
+    return this.#action(id, 'release', { attempt, delay, priority }, signal);
+  }
+
+  /**
+   * bury parks a popped job until it is kicked, with a new priority if one
+   * is given. Returns the job.
+   * @param {string | {id: string, attempt?: number}} job
+   * @param {{priority?: number, signal?: AbortSignal}} [options]
+   */
+  async bury(job, { priority, signal } = {}) {
+    const { id, attempt } = jobRef(job);
+    return this.#action(id, 'bury', { attempt, priority }, signal);
+  }
+
+  /**
+   * getJob returns a job in any state (its failures and last_error too), or
+   * null when gmq does not know it.
+   * @param {string} id
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  async getJob(id, { signal } = {}) {
+    const a = await this.#t.call({ method: 'GET', path: jobPath(jobRef(id).id), signal });
+    return a.status === 404 ? null : ok(a, 200);
+  }
+
+  /**
+   * worker starts a Worker: concurrency loops that pop jobs of topics and
+   * run handler on each (see Worker).
+   * @param {string | string[]} topics
+   * @param {(job: object) => unknown} handler
+   * @param {object} [options] see Worker
+   */
+  worker(topics, handler, options = {}) {
+    return new Worker(this, topicList(topics), handler, options);
+  }
+
+  async #action(id, action, payload, signal) {
+    return ok(await this.#t.call({ method: 'POST', path: jobPath(id, action), payload, signal }), 200);
+  }
+}
+
+function popRequest(topics, count, timeout, signal) {
+  const payload = count > 0 ? { topics, count, timeout } : { topics, timeout };
+  return { method: 'POST', path: '/api/v1/pop', payload, wait: timeout, signal };
+}
+
+/**
+ * ok returns an answer's body when its status is want, and throws it as a
+ * GmqError otherwise.
+ */
+function ok(answer, want) {
+  if (answer.status === want) return answer.body;
+  const body = answer.body ?? {};
+  throw new GmqError(answer.status, String(body.error ?? `unexpected HTTP ${answer.status}`), { body });
+}
+
+/** goneIsAcked moves a retried batch ack's 404s (acked by an earlier try) to acked. */
+function goneIsAcked(out) {
+  const gone = out.failed.filter((f) => f.status === 404);
+  if (gone.length === 0) return;
+  out.acked = [...out.acked, ...gone.map((f) => f.id)];
+  out.failed = out.failed.filter((f) => f.status !== 404);
+}

@@ -1,0 +1,25 @@
+/**
+ * GmqError is an answer from gmq that is not a success (status is its HTTP
+ * status and message gmq's own reason), or no answer at all (status 0: the
+ * broker could not be reached, or did not answer within the client's
+ * timeout; cause says why).
+ *
+ * Statuses gmq uses: 400 bad input, 401 no or wrong token, 404 unknown job or
+ * topic, 409 a duplicate id, a stale delivery or the wrong state, 413 too
+ * big, 429 too many wrong tokens or waiting consumers, 503 Redis unreachable
+ * or too slow (retried by the client first, see Client's retries).
+ */
+export class GmqError extends Error {
+  /**
+   * @param {number} status the HTTP status, 0 when there was no answer
+   * @param {string} message gmq's reason, or what went wrong on the way
+   * @param {{body?: any, cause?: unknown}} [extra] the answer's other fields
+   *   (a batch push's stored_ids, an ack's acked), and the underlying error
+   */
+  constructor(status, message, extra = {}) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = 'GmqError';
+    this.status = status;
+    if (extra.body !== undefined) this.body = extra.body;
+  }
+}

@@ -1,0 +1,66 @@
+// The JSON shapes gmq's HTTP API takes, built from the client's arguments.
+// Names JS writes in camelCase go on the wire as the broker spells them.
+
+/** The broker's names for the push fields JS writes in camelCase. */
+const jobNames = { ttr: 'TTR', expiresIn: 'expires_in', expiresAt: 'expires_at' };
+const retryNames = { maxAttempts: 'max_attempts' };
+
+/**
+ * pushJob is a job to push as the broker reads it. A field it does not know
+ * is sent as it is, so the broker refuses it by name (400) rather than the
+ * job being stored without it.
+ * @param {Record<string, unknown>} job
+ */
+export function pushJob(job) {
+  if (job === null || typeof job !== 'object') throw new TypeError('a job to push is an object with topic and body');
+  if (typeof job.body !== 'string') {
+    throw new TypeError(`a job's body is a string, got ${typeof job.body} (JSON.stringify it)`);
+  }
+  const out = rename(job, jobNames);
+  if (job.retry && typeof job.retry === 'object') out.retry = rename(job.retry, retryNames);
+  return out;
+}
+
+/**
+ * jobRef names a job for an action on it: a popped job ({id, attempt}),
+ * whose attempt fences the action to that delivery (a job delivered again
+ * since answers 409), or a bare id, which acts on the job as it is.
+ * @param {string | {id: string, attempt?: number}} job
+ * @returns {{id: string, attempt: number}}
+ */
+export function jobRef(job) {
+  if (typeof job === 'string' && job !== '') return { id: job, attempt: 0 };
+  if (job && typeof job === 'object' && typeof job.id === 'string' && job.id !== '') {
+    return { id: job.id, attempt: job.attempt ?? 0 };
+  }
+  throw new TypeError('a job is named by a popped job ({id, attempt}) or its id (a string)');
+}
+
+/** jobPath is the URL of an action on one job. */
+export function jobPath(id, action) {
+  return `/api/v1/jobs/${encodeURIComponent(id)}${action ? `/${action}` : ''}`;
+}
+
+/**
+ * topicList accepts one topic or several.
+ * @param {string | string[]} topics
+ */
+export function topicList(topics) {
+  const list = typeof topics === 'string' ? [topics] : topics;
+  if (!Array.isArray(list) || list.length === 0) throw new TypeError('give a topic, or a non-empty array of topics');
+  return [...list];
+}
+
+/** reason is what a failure is reported with: an Error's message, or the thrown value as text. */
+export function reason(err) {
+  if (err instanceof Error) return err.message || err.name;
+  return typeof err === 'string' ? err : String(err);
+}
+
+function rename(obj, names) {
+  const out = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (v !== undefined) out[names[k] ?? k] = v;
+  }
+  return out;
+}

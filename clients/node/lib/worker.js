@@ -1,0 +1,202 @@
+// Worker: the consumer loop every gmq user writes, written once. Each of its
+// loops pops a job with a long poll, runs the handler on it while keeping
+// its reservation alive, and acks or fails it; stop() ends the loops without
+// dropping a job in hand.
+
+import { pause } from './http.js';
+import { reason } from './wire.js';
+
+/** The worker's defaults (seconds). */
+export const workerDefaults = Object.freeze({
+  concurrency: 1,
+  pollTimeout: 30,
+  signals: Object.freeze(['SIGTERM', 'SIGINT']),
+});
+
+/** Pauses after a pop that failed (the broker unreachable): doubling, capped. */
+const firstPause = 0.5;
+const maxPause = 10;
+
+/**
+ * A Worker runs concurrency loops, each popping one job at a time from its
+ * topics with a long poll of pollTimeout seconds and awaiting
+ * handler(job):
+ * - while the handler runs, the job is touched every TTR/2 seconds, so a
+ *   handler may take longer than the job's TTR (the event loop must be free
+ *   for the timer to fire);
+ * - when the handler returns (or its promise resolves) the job is acked;
+ *   when it throws (or rejects), the job is failed with the error's message,
+ *   to be retried after its retry policy's backoff or go to the dead set;
+ * - a job of TTR 0 was removed as it was popped: it is neither touched nor
+ *   acked nor failed.
+ * stop(), or SIGTERM or SIGINT (unless options.signals says otherwise),
+ * ends the loops: no more pops (the long polls in flight are aborted), the
+ * jobs in hand finish and are acked or failed, then done resolves. After a
+ * first signal a second one gets Node's default (the process ends at once).
+ *
+ * Errors that are not the handler's (an ack refused, a pop that found the
+ * broker down) go to options.onError and the loops carry on, pausing after
+ * a failed pop. A pop refused for good (400, 401, 403 and other 4xx but
+ * 408, 409 and 429: a wrong token, a bad topic name) stops the worker, and
+ * done rejects with that error.
+ */
+export class Worker {
+  #client;
+  #topics;
+  #handler;
+  #pollTimeout;
+  #onError;
+  #stop = new AbortController();
+  #fatal = null;
+
+  /**
+   * done resolves when every loop has ended, after stop(): the jobs that
+   * were in hand were acked or failed. It rejects with the error that
+   * stopped the worker, if one did.
+   * @type {Promise<void>}
+   */
+  done;
+
+  /**
+   * Use Client.worker.
+   * @param {import('./client.js').Client} client
+   * @param {string[]} topics
+   * @param {(job: object) => unknown} handler
+   * @param {{concurrency?: number, pollTimeout?: number, signals?: string[] | false,
+   *   onError?: (err: unknown, job?: object) => void}} [options]
+   */
+  constructor(client, topics, handler, options = {}) {
+    const opts = { ...workerDefaults, onError: logError, ...defined(options) };
+    if (typeof handler !== 'function') throw new TypeError('a worker needs a handler: async (job) => { ... }');
+    if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) {
+      throw new TypeError(`concurrency must be a whole number of at least 1, got ${opts.concurrency}`);
+    }
+    if (!(typeof opts.pollTimeout === 'number' && opts.pollTimeout >= 0)) {
+      throw new TypeError(`pollTimeout must be a number of seconds, got ${opts.pollTimeout}`);
+    }
+    this.#client = client;
+    this.#topics = topics;
+    this.#handler = handler;
+    this.#pollTimeout = opts.pollTimeout;
+    this.#onError = opts.onError;
+    const unlisten = listen(opts.signals || [], () => this.stop());
+    const loops = Array.from({ length: opts.concurrency }, () => this.#loop());
+    this.done = Promise.all(loops).then(() => {
+      unlisten();
+      if (this.#fatal) throw this.#fatal;
+    });
+  }
+
+  /** stopping says stop() was called (or a signal came, or a fatal error). */
+  get stopping() {
+    return this.#stop.signal.aborted;
+  }
+
+  /**
+   * stop ends the worker gracefully: no more pops, the jobs in hand are
+   * finished and acked or failed. It returns done.
+   * @returns {Promise<void>}
+   */
+  stop() {
+    this.#stop.abort();
+    return this.done;
+  }
+
+  async #loop() {
+    const signal = this.#stop.signal;
+    let failures = 0;
+    while (!signal.aborted) {
+      let job;
+      try {
+        job = await this.#client.pop(this.#topics, { timeout: this.#pollTimeout, signal });
+        failures = 0;
+      } catch (err) {
+        if (signal.aborted) break; // stop() aborted the long poll
+        if (isFatal(err)) {
+          this.#fatal ??= err;
+          this.#stop.abort();
+          break;
+        }
+        this.#onError(err);
+        failures++;
+        await pause(Math.min(firstPause * 2 ** (failures - 1), maxPause), signal).catch(() => {});
+        continue;
+      }
+      if (job) await this.#run(job);
+    }
+  }
+
+  /** run runs the handler on job, keeping it reserved, then acks or fails it. */
+  async #run(job) {
+    const keepAlive = this.#keepAlive(job);
+    let failure = null;
+    try {
+      await this.#handler(job);
+    } catch (err) {
+      failure = { err };
+    } finally {
+      await keepAlive.stop();
+    }
+    if (!(job.TTR > 0)) return; // removed as it was popped: nothing to ack
+    try {
+      if (failure) await this.#client.fail(job, reason(failure.err));
+      else await this.#client.ack(job);
+    } catch (err) {
+      this.#onError(err, job);
+    }
+  }
+
+  /**
+   * keepAlive touches job every TTR/2 seconds until stopped, one touch at a
+   * time; stop waits for the touch in flight, so it cannot land after the
+   * ack.
+   */
+  #keepAlive(job) {
+    const every = (job.TTR * 1000) / 2;
+    if (!(every > 0)) return { stop: async () => {} };
+    let last = Promise.resolve();
+    const timer = setInterval(() => {
+      last = last.then(() => this.#client.touch(job)).catch((err) => this.#onError(err, job));
+    }, every);
+    return {
+      stop() {
+        clearInterval(timer);
+        return last;
+      },
+    };
+  }
+}
+
+/**
+ * listen calls onSignal on the first of signals, then forgets them all, so
+ * that a second signal ends the process as Node does by default. It returns
+ * a function that forgets them.
+ */
+function listen(signals, onSignal) {
+  const forget = () => {
+    for (const s of signals) process.removeListener(s, handler);
+  };
+  const handler = () => {
+    forget();
+    onSignal();
+  };
+  for (const s of signals) process.on(s, handler);
+  return forget;
+}
+
+/** defined is options without those given as undefined, which keep their defaults. */
+export function defined(options) {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+}
+
+/** isFatal says a pop will never succeed as it is: a 4xx but a timeout, a conflict or "too many". */
+function isFatal(err) {
+  const status = err?.status;
+  return typeof status === 'number' && status >= 400 && status < 500 && ![408, 409, 429].includes(status);
+}
+
+function logError(err, job) {
+  const where = job ? ` (job ${job.id})` : '';
+  const status = err?.status ? ` ${err.status}` : '';
+  console.error(`gmq worker${where}:${status} ${err?.message ?? err}`);
+}
