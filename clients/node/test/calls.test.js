@@ -1,0 +1,129 @@
+// Every call of the client against a live broker (GMQ_URL).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { GmqError } from 'gmq-client';
+import { client, noBroker, topic } from '../testdata/helpers.js';
+
+const c = client();
+
+/** popOne pops a job of t that must be there. */
+async function popOne(t) {
+  const job = await c.pop(t, { timeout: 2 });
+  assert.ok(job, `no job in ${t}`);
+  return job;
+}
+
+test('push, pop, ack', { skip: noBroker }, async () => {
+  const t = topic('basic');
+  const id = await c.push(t, 'hello', { ttr: 30, priority: 5 });
+  const job = await popOne(t);
+  assert.equal(job.id, id);
+  assert.equal(job.body, 'hello');
+  assert.equal(job.state, 'reserved');
+  assert.equal(job.TTR, 30);
+  assert.equal(job.priority, 5);
+  assert.equal(job.attempt, 1);
+  await c.ack(job);
+  assert.equal(await c.getJob(id), null);
+  assert.equal(await c.pop(t), null);
+});
+
+test('client ids: a second push of a live id is a 409', { skip: noBroker }, async () => {
+  const t = topic('ids');
+  const id = `order-${t}`;
+  assert.equal(await c.push(t, 'once', { id }), id);
+  await assert.rejects(c.push(t, 'twice', { id }), (err) => {
+    assert.ok(err instanceof GmqError);
+    assert.equal(err.status, 409);
+    assert.equal(err.message, `push "${id}": a live job already has this id`);
+    return true;
+  });
+  assert.equal((await c.getJob(id)).body, 'once');
+});
+
+// The broker refuses a field it does not know (400): maxAttempts or expiresIn
+// sent as they are written would fail the push.
+test('delay, and the retry policy and expiry pushed as camelCase', { skip: noBroker }, async () => {
+  const t = topic('delay');
+  const id = await c.push(t, 'later', { delay: 60, expiresIn: 3600, retry: { maxAttempts: 2, backoff: 'fixed', base: 1 } });
+  const job = await c.getJob(id);
+  assert.equal(job.state, 'delayed');
+  assert.ok(job.expires, 'no expiry');
+  assert.equal(await c.pop(t), null);
+});
+
+test('pushBatch, popMany, ackMany with a stale job and a next batch', { skip: noBroker }, async () => {
+  const t = topic('batch');
+  const ids = await c.pushBatch(['0', '1', '2', '3', '4'].map((body) => ({ topic: t, body })));
+  assert.equal(ids.length, 5);
+  const jobs = await c.popMany(t, 3, { timeout: 1 });
+  assert.deepEqual(jobs.map((j) => j.body), ['0', '1', '2']);
+  const stale = { ...jobs[2], attempt: 9 };
+  const answer = await c.ackMany([jobs[0], jobs[1], stale], { topics: [t], count: 10, timeout: 1 });
+  assert.deepEqual(answer.acked, [jobs[0].id, jobs[1].id]);
+  assert.equal(answer.failed.length, 1);
+  assert.equal(answer.failed[0].status, 409);
+  assert.deepEqual(answer.jobs.map((j) => j.body), ['3', '4']);
+  const rest = await c.ackMany([...answer.jobs, jobs[2]]);
+  assert.equal(rest.acked.length, 3);
+  assert.deepEqual(rest.failed, []);
+  assert.equal(rest.jobs, undefined);
+  assert.deepEqual(await c.popMany(t, 3, { timeout: 0.1 }), []);
+});
+
+test('ackAndPop acks and pops the next', { skip: noBroker }, async () => {
+  const t = topic('ackpop');
+  await c.pushBatch([{ topic: t, body: 'a' }, { topic: t, body: 'b' }]);
+  const a = await popOne(t);
+  const b = await c.ackAndPop(a, t, { timeout: 1 });
+  assert.equal(b.body, 'b');
+  assert.equal(await c.getJob(a.id), null);
+  assert.equal(await c.ackAndPop(b, [t], { timeout: 0.1 }), null);
+});
+
+test('fail records the message; failMany; past max_attempts the job is dead', { skip: noBroker }, async () => {
+  const t = topic('fail');
+  await c.push(t, 'flaky', { retry: { maxAttempts: 2, backoff: 'fixed', base: 0.01 } });
+  let job = await popOne(t);
+  const failed = await c.fail(job, new Error('smtp 550'));
+  assert.equal(failed.state, 'delayed');
+  assert.equal(failed.last_error, 'smtp 550');
+  assert.equal((await c.getJob(job.id)).failures, 1);
+  job = await popOne(t);
+  assert.equal(job.attempt, 2);
+  const answer = await c.failMany([job, 'nobody'], 'smtp 550 again');
+  assert.equal(answer.jobs[0].state, 'dead');
+  assert.equal(answer.jobs[0].last_error, 'smtp 550 again');
+  assert.equal(answer.failed[0].id, 'nobody');
+  assert.equal(answer.failed[0].status, 404);
+});
+
+test('touch, release, bury', { skip: noBroker }, async () => {
+  const t = topic('actions');
+  const id = await c.push(t, 'x', { ttr: 5 });
+  let job = await popOne(t);
+  const touched = await c.touch(job);
+  assert.equal(touched.state, 'reserved');
+  assert.ok(touched.time_left > 4, `time_left ${touched.time_left}`);
+  const released = await c.release(job, { delay: 60, priority: 7 });
+  assert.equal(released.state, 'delayed');
+  assert.equal(released.priority, 7);
+  await assert.rejects(c.release(job), (err) => err.status === 409); // not reserved any more
+  await c.push(t, 'y', { id: `${id}-b` });
+  job = await popOne(t);
+  const buried = await c.bury(job);
+  assert.equal(buried.state, 'buried');
+  assert.equal(await c.pop(t), null);
+});
+
+test("an unknown job's action is a GmqError with gmq's reason", { skip: noBroker }, async () => {
+  await assert.rejects(c.ack({ id: 'nobody', attempt: 1 }), (err) => {
+    assert.ok(err instanceof GmqError);
+    assert.equal(err.status, 404);
+    assert.equal(err.message, 'ack "nobody": not found');
+    return true;
+  });
+  assert.equal(await c.getJob('nobody'), null);
+  await assert.rejects(c.push(topic('bad'), 'x', { dealy: 5 }), (err) => err.status === 400 && /dealy/.test(err.message));
+});

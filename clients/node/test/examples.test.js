@@ -1,0 +1,90 @@
+// The README's examples, run as processes against a live broker (GMQ_URL):
+// the producer, the worker, a SIGTERM that lets the job in hand finish, and
+// a SIGKILL whose job comes back after its TTR.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { client, elapsed, noBroker, run, topic, until } from '../testdata/helpers.js';
+
+const producer = fileURLToPath(new URL('../examples/producer.js', import.meta.url));
+const worker = fileURLToPath(new URL('../examples/worker.js', import.meta.url));
+const c = client();
+
+/** mail is a job body the example worker takes. */
+const mail = (to) => JSON.stringify({ to, subject: 'test' });
+
+test('the producer pushes, the worker works every job, SIGTERM ends it with 0', { skip: noBroker }, async () => {
+  const env = { GMQ_TOPIC: topic('examples') };
+  const pushed = await run(producer, env).exit;
+  assert.equal(pushed.code, 0, pushed.stderr);
+  const ids = [...pushed.out.matchAll(/^pushed (\S+)$/gm)].map((m) => m[1]);
+  assert.equal(ids.length, 5, pushed.out);
+  assert.ok(ids.includes('receipt-order-42'));
+
+  const again = await run(producer, env).exit; // the client id is stored once
+  assert.match(again.out, /^receipt-order-42 is already queued$/m);
+
+  const w = run(worker, env);
+  try {
+    for (const id of ids) await w.waitFor(new RegExp(`^sent ${id}$`));
+    w.child.kill('SIGTERM');
+    const end = await w.exit;
+    assert.equal(end.code, 0, end.stderr);
+    assert.match(end.out, /^stopped$/m);
+    assert.equal(end.stderr, '');
+  } finally {
+    w.stop();
+  }
+});
+
+test('SIGTERM mid-job: the job finishes, is acked, and the worker exits 0', { skip: noBroker }, async () => {
+  const env = { GMQ_TOPIC: topic('sigterm') };
+  const id = await c.push(env.GMQ_TOPIC, mail('ada@example.com'));
+  const w = run(worker, env);
+  try {
+    await w.waitFor(new RegExp(`^sending ${id} `));
+    w.child.kill('SIGTERM');
+    const end = await w.exit;
+    assert.equal(end.code, 0, end.stderr);
+    assert.match(end.out, new RegExp(`^sent ${id}\nstopped$`, 'm'));
+    assert.equal(await c.getJob(id), null, 'not acked');
+  } finally {
+    w.stop();
+  }
+});
+
+test('a worker killed mid-job (SIGKILL): the job comes back after its TTR', { skip: noBroker }, async () => {
+  const env = { GMQ_TOPIC: topic('sigkill') };
+  const id = await c.push(env.GMQ_TOPIC, mail('alan@example.com'), { ttr: 1 });
+  const w = run(worker, env);
+  try {
+    await w.waitFor(new RegExp(`^sending ${id} `));
+    w.child.kill('SIGKILL');
+    assert.equal((await w.exit).signal, 'SIGKILL');
+  } finally {
+    w.stop();
+  }
+  const { result: again, ms } = await elapsed(() => c.pop(env.GMQ_TOPIC, { timeout: 5 }));
+  assert.ok(again, 'the job did not come back');
+  assert.equal(again.id, id);
+  assert.equal(again.attempt, 2);
+  assert.equal(again.timeouts, 1);
+  assert.ok(ms > 300, `back after ${ms} ms: before its TTR ran out?`);
+  await c.ack(again);
+});
+
+test('a body that is not JSON: the example fails the job with the parse error', { skip: noBroker }, async () => {
+  const env = { GMQ_TOPIC: topic('badbody') };
+  const id = await c.push(env.GMQ_TOPIC, 'not json');
+  const w = run(worker, env);
+  try {
+    const job = await until(async () => (await c.getJob(id))?.last_error && c.getJob(id), 5000, 'the failure');
+    assert.match(job.last_error, /JSON/);
+    assert.equal(job.failures, 1);
+    w.child.kill('SIGTERM');
+    assert.equal((await w.exit).code, 0);
+  } finally {
+    w.stop();
+  }
+});

@@ -1,0 +1,186 @@
+// The transport against a stub broker (no gmq needed): the token, retries
+// on 503 and how a retried call reads its answer, timeouts, aborts.
+
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import { Client, GmqError } from 'gmq-client';
+import { elapsed, stub } from '../testdata/helpers.js';
+
+const { version } = createRequire(import.meta.url)('gmq-client/package.json');
+const down = { status: 503, headers: { 'Retry-After': '0' }, body: { error: 'redis is unreachable' } };
+const job = { id: 'j1', topic: 't', body: 'x', attempt: 1, TTR: 60 };
+
+/**
+ * with runs body against a stub answering answers, with a client of quick
+ * retries (options over them), and closes the stub.
+ */
+async function withStub(answers, options, body) {
+  const s = await stub(answers);
+  try {
+    return await body(new Client({ url: s.url, retryMaxDelay: 0.05, ...options }), s.seen);
+  } finally {
+    s.close();
+  }
+}
+
+test('a 503 is retried after its Retry-After, with the token and the same body', async () => {
+  const answers = [{ ...down, headers: { 'Retry-After': '1' } }, { status: 201, body: { id: '7' } }];
+  await withStub(answers, { token: 's3cret', retryMaxDelay: 10 }, async (c, seen) => {
+    const { result, ms } = await elapsed(() => c.push('mail', 'hi', { ttr: 30 }));
+    assert.equal(result, '7');
+    assert.ok(ms >= 950, `retried after ${ms} ms, before the Retry-After of 1 s`);
+    assert.equal(seen.length, 2);
+    for (const r of seen) {
+      assert.equal(r.headers.authorization, 'Bearer s3cret');
+      assert.equal(r.headers['content-type'], 'application/json');
+      assert.equal(r.headers['user-agent'], `gmq-client-node/${version}`);
+      assert.deepEqual(r.body, { topic: 'mail', body: 'hi', TTR: 30 });
+    }
+  });
+});
+
+test('retries: n tries n+1 times, then throws the 503', async (t) => {
+  for (const retries of [0, 2]) {
+    await t.test(`retries ${retries}`, () =>
+      withStub([down], { retries }, async (c, seen) => {
+        await assert.rejects(c.pop('t'), (err) => err instanceof GmqError && err.status === 503 && err.message === 'redis is unreachable');
+        assert.equal(seen.length, retries + 1);
+      }),
+    );
+  }
+});
+
+test('how a retried call reads its answer', async (t) => {
+  const cases = [
+    {
+      name: "push with a client id: a retry's 409 is the id, stored by an earlier try",
+      answers: [down, { status: 409, body: { error: 'push "order-1": a live job already has this id' } }],
+      call: (c) => c.push('t', 'x', { id: 'order-1' }),
+      want: 'order-1',
+    },
+    {
+      name: "ack: a retry's 404 means an earlier try acked it",
+      answers: [down, { status: 404, body: { error: 'ack "j1": not found' } }],
+      call: (c) => c.ack(job),
+      want: undefined,
+    },
+    {
+      name: 'ackAndPop: a 503 after the ack retries only the pop',
+      answers: [{ ...down, body: { error: 'pop: redis is unreachable', acked: 'j1' } }, { status: 200, body: { ...job, id: 'j2' } }],
+      call: (c) => c.ackAndPop(job, 't', { timeout: 1 }),
+      want: { ...job, id: 'j2' },
+      sent: ['/api/v1/jobs/j1/ack', '/api/v1/pop'],
+    },
+    {
+      name: 'ackAndPop: a retry answering 404 was acked: it pops',
+      answers: [down, { status: 404, body: { error: 'ack "j1": not found' } }, { status: 204 }],
+      call: (c) => c.ackAndPop(job, 't', { timeout: 1 }),
+      want: null,
+      sent: ['/api/v1/jobs/j1/ack', '/api/v1/jobs/j1/ack', '/api/v1/pop'],
+    },
+    {
+      name: 'ackMany with a count: a 503 after the acks retries only the pop',
+      answers: [{ ...down, body: { error: 'redis is unreachable', acked: ['j1'], failed: [] } }, { status: 200, body: { jobs: [job] } }],
+      call: (c) => c.ackMany([job], { topics: 't', count: 5, timeout: 1 }),
+      want: { acked: ['j1'], failed: [], jobs: [job] },
+      sent: ['/api/v1/ack', '/api/v1/pop'],
+    },
+    {
+      name: "ackMany: a retry's 404s are acked",
+      answers: [down, { status: 200, body: { acked: ['j2'], failed: [{ id: 'j1', status: 404, error: 'not found' }] } }],
+      call: (c) => c.ackMany([job, 'j2']),
+      want: { acked: ['j2', 'j1'], failed: [] },
+    },
+  ];
+  for (const tc of cases) {
+    await t.test(tc.name, () =>
+      withStub(tc.answers, {}, async (c, seen) => {
+        assert.deepEqual(await tc.call(c), tc.want);
+        if (tc.sent) assert.deepEqual(seen.map((r) => r.url), tc.sent);
+      }),
+    );
+  }
+});
+
+test('answers that are thrown, not retried', async (t) => {
+  const cases = [
+    {
+      name: "push with a client id: a first try's 409 (the id is taken)",
+      answers: [{ status: 409, body: { error: 'push "order-1": a live job already has this id' } }],
+      call: (c) => c.push('t', 'x', { id: 'order-1' }),
+      status: 409,
+      message: 'push "order-1": a live job already has this id',
+    },
+    {
+      name: 'pushBatch: a 503 that stored some jobs, with their ids',
+      answers: [{ ...down, body: { error: 'redis is unreachable', stored_ids: ['1'] } }],
+      call: (c) => c.pushBatch([{ topic: 't', body: 'a' }, { topic: 't', body: 'b' }]),
+      status: 503,
+      message: 'redis is unreachable',
+      body: { error: 'redis is unreachable', stored_ids: ['1'] },
+    },
+    {
+      name: 'an answer that is not gmq\'s keeps its text',
+      answers: [{ status: 502, body: 'Bad Gateway\n' }],
+      call: (c) => c.pop('t'),
+      status: 502,
+      message: 'Bad Gateway',
+    },
+  ];
+  for (const tc of cases) {
+    await t.test(tc.name, () =>
+      withStub(tc.answers, {}, async (c, seen) => {
+        const err = await tc.call(c).then(
+          () => assert.fail('no error'),
+          (e) => e,
+        );
+        assert.ok(err instanceof GmqError, err);
+        assert.equal(err.status, tc.status);
+        assert.equal(err.message, tc.message);
+        if (tc.body) assert.deepEqual(err.body, tc.body);
+        assert.equal(seen.length, 1);
+      }),
+    );
+  }
+});
+
+test('no answer within the timeout is a GmqError of status 0', () =>
+  withStub([{ hang: true }], { timeout: 0.2 }, async (c) => {
+    const { result: err, ms } = await elapsed(() => c.touch(job).catch((e) => e));
+    assert.ok(err instanceof GmqError && err.status === 0, err);
+    assert.match(err.message, /^POST \/api\/v1\/jobs\/j1\/touch: no answer within 0.2 s$/);
+    assert.ok(ms < 1000, `gave up after ${ms} ms`);
+  }));
+
+test('a waiting call is allowed its wait plus the timeout', () =>
+  withStub([{ status: 204, after: 600 }], { timeout: 0.3 }, async (c, seen) => {
+    assert.equal(await c.pop('t', { timeout: 0.5 }), null);
+    assert.deepEqual(seen[0].body, { topics: ['t'], timeout: 0.5 });
+  }));
+
+test("the caller's signal aborts a call, and a wait between tries", async (t) => {
+  for (const [name, answers] of [
+    ['a long poll', [{ hang: true }]],
+    ['a retry wait', [{ ...down, headers: { 'Retry-After': '5' } }]],
+  ]) {
+    await t.test(name, () =>
+      withStub(answers, { retryMaxDelay: 10 }, async (c) => {
+        const ac = new AbortController();
+        setTimeout(() => ac.abort(), 100);
+        const { result: err, ms } = await elapsed(() => c.pop('t', { timeout: 5, signal: ac.signal }).catch((e) => e));
+        assert.equal(err.name, 'AbortError');
+        assert.ok(ms < 1000, `aborted after ${ms} ms`);
+      }),
+    );
+  }
+});
+
+test('bad arguments are refused before any request', async () => {
+  const c = new Client({ url: 'http://127.0.0.1:1' });
+  await assert.rejects(c.push('t', { to: 'ada' }), /body is a string, got object/);
+  await assert.rejects(c.ack({}), TypeError);
+  await assert.rejects(c.pop([]), TypeError);
+  assert.throws(() => new Client({ retries: -1 }), /retries must be a number/);
+  assert.throws(() => c.worker('t', 'not a function'), /needs a handler/);
+});
