@@ -101,10 +101,14 @@ func statsView(m, redis map[string]any, redisErr error) []section {
 	r.add(&local, "client ids left behind", "aliases_left", nil)
 	r.add(&local, "expired jobs refused", "expired_refused", nil)
 	r.add(&local, "Redis lost gmq's data", "store_data_lost", func(v any) string {
-		if at, ok := m["store_data_lost_at"].(string); ok {
-			return text(v) + " times, last at " + at
+		times := map[any]string{0.0: "never", 1.0: "once"}[v]
+		if times == "" {
+			times = text(v) + " times"
 		}
-		return text(v) + " times"
+		if at, ok := m["store_data_lost_at"].(string); ok {
+			times += ", last at " + at
+		}
+		return times
 	})
 	r.used["store_data_lost_at"] = true
 

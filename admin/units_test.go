@@ -68,7 +68,7 @@ func TestStatsView(t *testing.T) {
 	}
 	for _, want := range []string{"server\n", "  version   ", " 1.2\n", " 3h12m\n", "jobs by state\n", "  ready ", " 3\n",
 		"  pushed ", " 9\n", "beanstalk connections", "rpc connections", "10 in 4 script calls (2.5 a call)",
-		"1 times, last at 2026-01-02T03:04:05Z", "redis\n", "1.2 MiB", "0.25 ms", "node a:1 ", "master, 2.0 KiB, 0.50 ms",
+		"once, last at 2026-01-02T03:04:05Z", "redis\n", "1.2 MiB", "0.25 ms", "node a:1 ", "master, 2.0 KiB, 0.50 ms",
 		"master, 0 B, down", "other\n", "  something_new ", " 7\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the stats view lacks %q:\n%s", want, out.String())

@@ -22,7 +22,7 @@ const synopsis = `usage: gmq bench [--beanstalk ADDR,… | --http URL,… | --ke
        gmq bench --http URL --delay-rate N [--delay-for D] [--delay-max D] [--batch N] [--clients N] [--json]`
 
 // About says what `gmq bench` does, in one line, for gmq's usage.
-const About = "measure a running broker: push, pop+ack and full-cycle rate and latency; or how late delayed jobs come"
+const About = "measure a running broker: jobs/s and latency, or how late delayed jobs come"
 
 // Exit codes of Main, as gmq's other commands use them.
 const (
@@ -169,9 +169,9 @@ func (c *command) run(ctx context.Context, out, errOut io.Writer) error {
 	}
 	var runs [][]Result
 	for _, t := range c.targets() {
-		results, err := Run(ctx, t.name, t.dial, c.opts)
+		results, err := Run(ctx, t.name, t.dial, c.opts) // its errors name the target
 		if err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
+			return err
 		}
 		runs = append(runs, results)
 	}
