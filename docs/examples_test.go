@@ -32,9 +32,7 @@ import (
 
 // files are the documents whose examples run; PERFORMANCE.md's are
 // benchmarks (minutes each, run by hand) and ARCHITECTURE.md has none.
-// TODO(issue 21): cli.md and clients.md, once the CLI and the clients'
-// pages settle this session.
-var files = []string{"../README.md", "api.md", "topics.md", "protocols.md", "operations.md"}
+var files = []string{"../README.md", "api.md", "topics.md", "protocols.md", "operations.md", "cli.md", "clients.md"}
 
 // notRun are commands shown but not run here, each with why; anything else
 // a document shows is run.
@@ -68,22 +66,28 @@ func TestExamples(t *testing.T) {
 			addrs := strings.NewReplacer("localhost:8000", b.HTTPAddr, "127.0.0.1:8000", b.HTTPAddr,
 				"127.0.0.1:11300", b.BeanstalkAddr, "127.0.0.1:22133", b.KestrelAddr, "127.0.0.1:9503", b.RPCAddr,
 				"127.0.0.1 11300", spaced(b.BeanstalkAddr), "127.0.0.1 22133", spaced(b.KestrelAddr), "127.0.0.1 9503", spaced(b.RPCAddr))
+			state := filepath.Join(t.TempDir(), "state") // the shell's variables, from one example to the next
 			for _, ex := range examples {
-				run(t, ex, addrs, b.URL, gmq)
+				run(t, ex, addrs, b.URL, gmq, state)
 			}
 		})
 	}
 }
 
 // run runs one example and checks what it gave.
-func run(t *testing.T, ex example, addrs *strings.Replacer, url, gmq string) {
+func run(t *testing.T, ex example, addrs *strings.Replacer, url, gmq, state string) {
 	t.Helper()
 	command := addrs.Replace(ex.command)
-	command = regexp.MustCompile(`(^|\| *|; *)(\./)?gmq `).ReplaceAllString(command, "${1}"+gmq+" ")
-	// curl says its status on stderr after its own messages (-w %{stderr}).
-	script := `curl() { command curl -w '%{stderr}\n@status %{http_code}\n' "$@"; }` + "\n" + command
+	command = regexp.MustCompile(`(^|[|;(] *)\./gmq `).ReplaceAllString(command, "${1}gmq ") // the binary the test built, first on PATH
+	// curl says its status on stderr after its own messages (-w %{stderr});
+	// a document's variables (id=$(gmq push …)) carry on to its next
+	// examples through the state file.
+	script := "[ -f " + state + " ] && . " + state + "\nset -a\n" +
+		`curl() { command curl -w '%{stderr}\n@status %{http_code}\n' "$@"; }` + "\n" + command +
+		"\n__code=$?\nexport -p > " + state + "\nexit $__code"
 	cmd := exec.Command("bash", "-c", script)
-	cmd.Env = append(os.Environ(), "GMQ_URL="+url, "GMQ_TOKEN=")
+	cmd.Dir = ".." // the checkout's root, where the docs say to run them
+	cmd.Env = append(os.Environ(), "GMQ_URL="+url, "GMQ_TOKEN=", "PATH="+filepath.Dir(gmq)+":"+os.Getenv("PATH"))
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -24,6 +24,7 @@ have node || need+=(nodejs)
 have npm || need+=(npm)
 have systemd-analyze || need+=(systemd) # checks docs/gmq.service
 have nc || need+=(netcat-openbsd)       # the docs' protocol examples
+have jq || need+=(jq)                   # and the command line's
 /usr/bin/python3 -c 'import pymemcache' 2>/dev/null || need+=(python3-pymemcache)
 have memccp || need+=(libmemcached-tools)
 have chromium || need+=(chromium)
