@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -104,5 +105,21 @@ func TestFlagsBeforeTheCommand(t *testing.T) {
 	var out, errOut strings.Builder
 	if code := gmq([]string{"status"}, &out, &errOut); code != 0 || out.String() != "up\n" {
 		t.Errorf("GMQ_URL=%s gmq status: exit %d %q %q", b.addr, code, out.String(), errOut.String())
+	}
+}
+
+// docs/cli.md's usage block is what `gmq help` prints, word for word (the
+// README's bench usage once differed from the binary's).
+func TestCLIDocShowsTheUsage(t *testing.T) {
+	doc, err := os.ReadFile("docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	if code := gmq([]string{"help"}, &out, &errOut); code != 0 {
+		t.Fatalf("gmq help: exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(string(doc), "```\n"+out.String()+"```\n") {
+		t.Errorf("docs/cli.md's usage block is not gmq help's output:\n%s", out.String())
 	}
 }
