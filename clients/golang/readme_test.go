@@ -18,7 +18,7 @@ import (
 // README as written, and runs in a new module with the path filled in.
 var install = []string{
 	"go mod edit -replace github.com/gmq/gmq/client=/path/to/gmq/client",
-	"go get github.com/gmq/gmq/client",
+	"go get github.com/gmq/gmq/client@v0.0.0-00010101000000-000000000000",
 }
 
 // readmeExamples are the README's Go blocks, by the name of the command
@@ -66,7 +66,10 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	env := append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off")
+	// A proxy that refuses every connection, as an unpublished module's
+	// lookup fails: GOPROXY=off resolved even a version-less go get through
+	// the replace, and hid that a user's (proxy.golang.org: 403) fails.
+	env := append(os.Environ(), "GOPROXY=http://127.0.0.1:9", "GOFLAGS=-mod=mod", "GOWORK=off")
 	run := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command(args[0], args[1:]...)
