@@ -184,13 +184,14 @@ func requireAcked(t *testing.T, url, id string) {
 	}
 }
 
-// With concurrency 4, four worker processes share the jobs and ack each.
+// With concurrency 4, four worker processes share the jobs (100 ms each,
+// so that all four surely take part on a loaded machine) and ack each.
 func TestWorkerConcurrency(t *testing.T) {
 	const jobs = 40
 	b := fresh(t, nil)
 	batch := make([]string, jobs)
 	for i := range batch {
-		batch[i] = `{"topic":"conc","body":"{\"sleep\":0.05}"}`
+		batch[i] = `{"topic":"conc","body":"{\"sleep\":0.1}"}`
 	}
 	brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/jobs/batch", `{"jobs":[`+strings.Join(batch, ",")+`]}`)
 	w := worker(t, b.URL, "conc", 4, 1, 0)
