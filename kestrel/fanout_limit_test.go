@@ -40,10 +40,13 @@ func TestFanoutLimit(t *testing.T) {
 	if got := w.do("set P 0 0 5\r\nhello\r\n"); got != "STORED\r\n" {
 		t.Fatalf("set P: %q", got)
 	}
+	// A guard against the unbounded script coming back (146-222 ms), not a
+	// benchmark: 1.4 ms on a quiet machine (docs/PERFORMANCE.md, "Fanout"),
+	// 7 ms once under make test's load, so the bound is far above both.
 	slowest := slowestScript(t, redis)
 	t.Logf("a push to a parent with 64 children: its script took %d µs", slowest)
-	if slowest > 5000 {
-		t.Errorf("a push at the cap took %d µs in Redis, want under 5 ms", slowest)
+	if slowest > 50_000 {
+		t.Errorf("a push at the cap took %d µs in Redis, want well under the 146 ms of an unbounded fanout", slowest)
 	}
 	if ch := brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/topics/P", "")["children"].([]any); len(ch) != 64 {
 		t.Fatalf("P has %d children, want 64", len(ch))
