@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"embed"
 	"io/fs"
 	"net/http"
@@ -17,10 +18,29 @@ const dashboardPath = "/dashboard/"
 //go:embed dashboard
 var dashboardFiles embed.FS
 
+// dashboardCSP is the dashboard's Content-Security-Policy: its own files
+// only (no inline script or style), nothing framing it.
+const dashboardCSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+
+// The dashboard's page says whether this broker requires a token, in its
+// <html data-auth>: authNone as index.html is written, authToken when a
+// token is set. The page shows "Sign out" only with a token.
+var (
+	authNone  = []byte(`data-auth="none"`)
+	authToken = []byte(`data-auth="token"`)
+)
+
 func (s *Server) dashboardRoutes() {
 	files, err := fs.Sub(dashboardFiles, "dashboard")
 	if err != nil {
 		panic(err) // the embedded directory is fixed at compile time
+	}
+	index, err := fs.ReadFile(files, "index.html")
+	if err != nil || !bytes.Contains(index, authNone) {
+		panic("dashboard/index.html must hold " + string(authNone)) // fixed at compile time too
+	}
+	if s.opts.Token != "" {
+		index = bytes.Replace(index, authNone, authToken, 1)
 	}
 	static := http.StripPrefix(dashboardPath, http.FileServer(http.FS(files)))
 	s.engine.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, dashboardPath) })
@@ -47,7 +67,11 @@ func (s *Server) dashboardRoutes() {
 				return
 			}
 		}
-		c.Header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+		c.Header("Content-Security-Policy", dashboardCSP)
+		if c.Param("file") == "/" {
+			c.Data(http.StatusOK, "text/html; charset=utf-8", index)
+			return
+		}
 		static.ServeHTTP(c.Writer, c.Request)
 	})
 }

@@ -1,18 +1,23 @@
-// gmq's dashboard: polls the HTTP API every two seconds. Every value from the
-// server is written with textContent, never as HTML, so a job body holding
-// markup shows as text.
+// gmq's dashboard: pages of their own under the URL's #, each refreshed from
+// the HTTP API every two seconds:
+//   #/                         the overview (?page=N: the Nth 100 topics)
+//   #/topics/T/STATE           a topic's jobs in one state (ready, delayed,
+//                              reserved, buried, dead), 50 a page (?page=N)
+//   #/jobs/ID                  one job
+// The back button and a reload keep the page. parts.js holds the helpers.
 "use strict";
 
 const POLL_MS = 2000;
-const PAGE = 100;          // topics per page: never load them all
-const WINDOW_MS = 3600e3;  // the main chart: the last hour (seeded from the server's history)
-const TOPIC_WINDOW_MS = 300e3; // a topic's sparkline: the last 5 minutes
-let offset = 0;
-const serverHistory = [];        // {t, push, pop, fail} totals, server-wide
-let deadTopic = "";        // the topic whose dead jobs are shown
-const JOB_PAGE = 50;       // jobs per page of a job list
-const jobList = {topic: "", state: "ready", offset: 0}; // the job list shown
-const topicHistory = new Map(); // topic -> [{t, push, pop}]
+const TOPIC_PAGE = 100;    // topics per page: never load them all
+const JOB_PAGE = 50;       // jobs per page of a topic's list
+const WINDOW_MS = 3600e3;  // the main chart and the cards' sparklines: the last hour (from the server's history)
+const TOPIC_WINDOW_MS = 300e3; // a topic's sparkline: the last 5 minutes, sampled by this page
+const STATES = ["ready", "delayed", "reserved", "buried", "dead"];
+// {t, push, pop, fail, ready, delayed, reserved, buried, dead}, server-wide
+const serverHistory = [];
+const topicHistory = new Map(); // topic -> [{t, push, pop, ack, fail}]
+let view = {name: "overview", page: 1}; // the page shown (parseRoute)
+let shown = 0; // counts the pages shown, so that an answer for a page left is dropped
 
 async function api(method, path, body) {
   const opts = {method, headers: {}, credentials: "same-origin"};
@@ -27,125 +32,213 @@ async function api(method, path, body) {
   return data;
 }
 
-function el(tag, text, cls) {
-  const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = String(text);
-  if (cls) e.className = cls;
-  return e;
-}
+const enc = encodeURIComponent;
+const topicHref = (topic, state = "ready", page = 1) => `#/topics/${enc(topic)}/${state}${page > 1 ? `?page=${page}` : ""}`;
+const jobHref = id => `#/jobs/${enc(id)}`;
 
-function setText(id, v) { document.getElementById(id).textContent = String(v); }
-
-function duration(s) {
-  s = Math.floor(s);
-  const d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600), m = Math.floor(s % 3600 / 60);
-  return d ? `${d}d ${h}h` : h ? `${h}h ${m}m` : m ? `${m}m ${s % 60}s` : `${s}s`;
-}
-
-function bytes(n) {
-  const units = ["B", "KiB", "MiB", "GiB"];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
-  return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
-}
-
-// rates turns a list of {t, push, pop[, fail]} totals into per-second rates at each sample's time.
-function rates(samples) {
-  const out = [];
-  const rate = (i, k) => Math.max(0, ((samples[i][k] || 0) - (samples[i - 1][k] || 0)) / ((samples[i].t - samples[i - 1].t) / 1000 || 1));
-  for (let i = 1; i < samples.length; i++) out.push({t: samples[i].t, push: rate(i, "push"), pop: rate(i, "pop"), fail: rate(i, "fail")});
-  return out;
-}
-
-// remember adds a sample and drops those older than the window.
-function remember(list, sample, windowMs) {
-  list.push(sample);
-  while (list.length && list[0].t < sample.t - windowMs) list.shift();
-}
-
-// drawLines draws push and pop (and, on the main chart, failure) rates into
-// an SVG, scaled to its viewBox: now at the right edge, windowMs wide.
-function drawLines(svg, samples, w, h, windowMs) {
-  while (svg.firstChild) svg.removeChild(svg.firstChild);
-  const r = rates(samples);
-  const top = Math.max(1, ...r.map(x => Math.max(x.push, x.pop, x.fail)));
-  const ns = "http://www.w3.org/2000/svg";
-  const lines = w > 200 ? [["push", "push"], ["pop", "pop"], ["fail", "fail"]] : [["push", "push"], ["pop", "pop"]];
-  const now = Date.now();
-  for (const [key, cls] of lines) {
-    const pts = r.map(x => `${(w - (now - x.t) / windowMs * w).toFixed(1)},${h - (x[key] / top) * (h - 4) - 2}`);
-    const line = document.createElementNS(ns, "polyline");
-    line.setAttribute("points", pts.join(" "));
-    line.setAttribute("class", cls);
-    svg.appendChild(line);
+// parseRoute reads the page to show from the URL's #.
+function parseRoute() {
+  const [path, query = ""] = location.hash.replace(/^#/, "").split("?");
+  const page = Math.max(1, Number.parseInt(new URLSearchParams(query).get("page"), 10) || 1);
+  let parts;
+  try { parts = path.split("/").filter(Boolean).map(decodeURIComponent); } catch { parts = []; }
+  if (parts[0] === "topics" && (parts.length === 2 || (parts.length === 3 && STATES.includes(parts[2])))) {
+    return {name: "topic", topic: parts[1], state: parts[2] || "ready", page};
   }
-  if (w > 200) { // the main chart: say what its top line means
-    const label = document.createElementNS(ns, "text");
-    label.setAttribute("x", "4"); label.setAttribute("y", "12");
-    label.textContent = `${top.toFixed(1)}/s`;
-    svg.appendChild(label);
+  if (parts[0] === "jobs" && parts.length === 2) return {name: "job", id: parts[1]};
+  return {name: "overview", page};
+}
+
+// navigate shows the page the URL names: it takes the main area's place,
+// scrolled to its top, and its heading takes the focus (but the overview's
+// as the dashboard opens: moved is false then).
+async function navigate(moved) {
+  view = parseRoute();
+  const n = ++shown;
+  for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== `view-${view.name}`;
+  document.getElementById("nav-overview").toggleAttribute("aria-current", view.name === "overview");
+  if (view.name === "topic") startTopic(view);
+  if (view.name === "job") startJob(view);
+  await refresh();
+  if (n !== shown) return;
+  window.scrollTo(0, 0);
+  if (moved || view.name !== "overview") document.querySelector(`#view-${view.name} h2[tabindex]`).focus({preventScroll: true});
+}
+
+let refreshing = 0; // refreshes under way: a poll waits for them
+
+// refresh reloads the page shown, and the stats every page's header and
+// banner use.
+async function refresh() {
+  refreshing++;
+  const v = view, n = shown;
+  try {
+    const pages = {overview: refreshOverview, topic: refreshTopic, job: refreshJob};
+    const [stats] = await Promise.all([api("GET", "/stats"), pages[v.name](v, n)]);
+    renderStats(stats);
+    const status = document.getElementById("status");
+    status.textContent = "live";
+    status.title = `updated ${when(Date.now())}`;
+    status.className = "status ok";
+  } catch (e) {
+    setText("status", `error: ${e.message}`);
+    document.getElementById("status").className = "status bad";
+  } finally {
+    refreshing--;
   }
 }
 
-function actionButton(label, confirmText, run, cls) {
+// act asks before it runs an action (confirmText says what it will do),
+// then refreshes the page. A refusal is told in an alert, as the question
+// was asked: the page's own error line is the refreshes' and would lose it.
+async function act(confirmText, run) {
+  if (!confirm(confirmText)) return;
+  try {
+    await run();
+  } catch (e) {
+    alert(e.message);
+  }
+  await refresh();
+}
+
+function actionButton(label, cls, confirmText, run) {
   const b = el("button", label, cls);
-  b.addEventListener("click", async () => {
-    if (!confirm(confirmText)) return;
-    try { await run(); await refresh(); } catch (e) { alert(e.message); }
-  });
+  b.addEventListener("click", () => act(confirmText, run));
   return b;
 }
 
-function renderTopics(list) {
-  const tbody = document.querySelector("#topics tbody");
-  const rows = [];
+// ---- the overview ----
+
+async function refreshOverview(v, n) {
+  const [topics, buckets, redis] = await Promise.all([
+    api("GET", `/topics?offset=${(v.page - 1) * TOPIC_PAGE}&limit=${TOPIC_PAGE}`), api("GET", "/buckets"), api("GET", "/redis")]);
+  if (n !== shown) return;
+  renderTopics(topics, v.page);
+  renderBuckets(buckets);
+  renderRedis(redis);
+}
+
+function renderStats(stats) {
+  const state = document.getElementById("s-state");
+  setValue("s-state", stats.status);
+  state.className = stats.status === "up" ? "value" : "value warn";
+  setValue("s-version", stats.version);
+  setValue("s-uptime", duration(stats.uptime));
+  setValue("s-ready", stats.current_jobs_ready);
+  setValue("s-delayed", stats.current_jobs_delayed);
+  setValue("s-reserved", stats.current_jobs_reserved);
+  setValue("s-buried", stats.current_jobs_buried);
+  setValue("s-dead", stats.current_jobs_dead);
+  setValue("s-total", stats.total_jobs);
+  setValue("s-waiting", stats.current_waiting);
+  setValue("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
+  const lost = document.getElementById("data-lost");
+  lost.hidden = !stats.store_data_lost;
+  if (stats.store_data_lost) {
+    lost.textContent = `Redis lost gmq's data ${stats.store_data_lost === 1 ? "once" : stats.store_data_lost + " times"} while this broker ran ` +
+      `(last at ${when(stats.store_data_lost_at)}): the jobs it held are gone. ` +
+      "Turn on AOF (appendonly yes) so that a restart keeps them; see the broker's log.";
+  }
+  remember(serverHistory, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves, fail: stats.total_failures,
+    ready: stats.current_jobs_ready, delayed: stats.current_jobs_delayed, reserved: stats.current_jobs_reserved,
+    buried: stats.current_jobs_buried, dead: stats.current_jobs_dead}, WINDOW_MS);
+  drawCharts();
+}
+
+// drawCharts draws the main chart and each count's sparkline in its card,
+// over the last hour, or since the first sample when that is later (a
+// broker started 5 minutes ago fills the width with them).
+function drawCharts() {
+  const span = Math.min(WINDOW_MS, Math.max(10e3, Date.now() - (serverHistory.length ? serverHistory[0].t : 0)));
+  const top = drawLines(document.getElementById("chart"), serverHistory, 600, 120, span, ["push", "pop", "fail"]);
+  setText("chart-top", `${top.toFixed(1)}/s`);
+  setText("chart-span", span >= WINDOW_MS ? "last hour" : span < 90e3 ? `last ${Math.round(span / 1e3)} s` : `last ${Math.round(span / 60e3)} min`);
+  for (const card of document.querySelectorAll(".card[data-gauge]")) {
+    const key = card.dataset.gauge;
+    let svg = card.querySelector("svg");
+    if (!svg) card.appendChild(svg = sparkSVG(100, 20, `${key} jobs, last hour`));
+    drawGauge(svg, serverHistory, key, 100, 20, span);
+  }
+}
+
+function renderRedis(redis) {
+  setValue("s-memory", bytes(redis.used_memory));
+  setValue("s-redis", redis.url || "–");
+  setValue("s-rtt", `${redis.rtt_ms.toFixed(2)} ms`);
+  replaceRows(document.querySelector("#nodes tbody"), (redis.nodes || []).map(n => {
+    const tr = el("tr");
+    for (const v of [n.addr, n.error || n.role, n.used_memory ? bytes(n.used_memory) : "–",
+                     n.rtt_ms !== undefined ? `${n.rtt_ms.toFixed(2)} ms` : "–", n.slots || "–"]) tr.appendChild(el("td", v));
+    return tr;
+  }));
+}
+
+function renderTopics(list, page) {
+  const pages = Math.max(1, Math.ceil(list.total / TOPIC_PAGE));
+  if (page > pages) { location.replace(pages > 1 ? `#/?page=${pages}` : "#/"); return; }
   const now = Date.now();
-  for (const t of list.topics) {
+  replaceRows(document.querySelector("#topics tbody"), list.topics.map(t => {
     const hist = topicHistory.get(t.name) || [];
     remember(hist, {t: now, push: t.total_jobs, pop: t.total_reserves, ack: t.total_deletes, fail: t.total_failures}, TOPIC_WINDOW_MS);
     topicHistory.set(t.name, hist);
-    const tr = el("tr");
-    tr.dataset.topic = t.name;
-    tr.appendChild(el("td", t.name, "name"));
-    for (const k of ["ready", "delayed", "reserved", "buried", "dead"]) tr.appendChild(el("td", t[k], k));
-    tr.appendChild(el("td", limits(t.settings || {}), "limits"));
-    tr.appendChild(el("td", fanout(t), "fanout"));
-    tr.appendChild(el("td", topicRates(hist), "rates"));
-    tr.appendChild(el("td", t.ready > 0 ? duration(t.ready_age) : "–", "latency"));
-    tr.appendChild(el("td", t.paused ? `${Math.ceil(t.pause_time_left)}s` : "no", "paused"));
-    const spark = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-    spark.setAttribute("viewBox", "0 0 120 24");
-    spark.setAttribute("class", "spark");
-    drawLines(spark, hist, 120, 24, TOPIC_WINDOW_MS);
-    const sparkCell = el("td"); sparkCell.appendChild(spark); tr.appendChild(sparkCell);
-    const actions = el("td", undefined, "actions");
-    if (t.buried > 0) {
-      actions.appendChild(actionButton("Kick buried", `Kick the ${t.buried} buried jobs of ${t.name}?`,
-        () => api("POST", `/topics/${encodeURIComponent(t.name)}/kick`, {bound: t.buried}), "kick"));
-    }
-    const jobsButton = el("button", "Jobs", "jobs");
-    jobsButton.addEventListener("click", () => { Object.assign(jobList, {topic: t.name, state: "ready", offset: 0}); showJobs(); });
-    actions.appendChild(jobsButton);
-    if (t.dead > 0) {
-      const b = el("button", `Dead jobs (${t.dead})`, "dead");
-      b.addEventListener("click", () => showDead(t.name));
-      actions.appendChild(b);
-    }
-    actions.appendChild(t.paused
-      ? actionButton("Resume", `Resume ${t.name}?`, () => api("POST", `/topics/${encodeURIComponent(t.name)}/pause`, {seconds: 0}), "resume")
-      : actionButton("Pause 1h", `Pause ${t.name} for an hour? Pops skip it meanwhile.`,
-          () => api("POST", `/topics/${encodeURIComponent(t.name)}/pause`, {seconds: 3600}), "pause"));
-    tr.appendChild(actions);
-    rows.push(tr);
+    return topicRow(t, hist);
+  }));
+  for (const [name, hist] of topicHistory) { // forget the topics of other pages once their samples are old
+    if (hist[hist.length - 1].t < now - TOPIC_WINDOW_MS) topicHistory.delete(name);
   }
-  tbody.replaceChildren(...rows);
   setText("t-count", `${list.total} topics`);
-  setText("page", list.total ? `${offset + 1}–${Math.min(offset + PAGE, list.total)} of ${list.total}` : "");
-  document.getElementById("prev").disabled = offset === 0;
-  document.getElementById("next").disabled = offset + PAGE >= list.total;
+  renderPager(document.getElementById("topics-pager"), list.total, page, TOPIC_PAGE, p => p > 1 ? `#/?page=${p}` : "#/");
 }
 
-// limits describes a topic's settings in a few words ("–" when none is set).
+// topicRow is a topic's row: its name (a link to its page) over its
+// settings, its counts (each a link to its jobs in that state), rates,
+// latency, sparkline and actions.
+function topicRow(t, hist) {
+  const tr = el("tr");
+  tr.dataset.topic = t.name;
+  const name = el("td", undefined, "name");
+  name.appendChild(link(t.name, topicHref(t.name)));
+  const meta = [[limits(t.settings || {}), "limits"], [fanout(t), "fanout"],
+                [t.paused ? `paused, ${Math.ceil(t.pause_time_left)}s left` : "", "paused"]];
+  for (const [text, cls] of meta) if (text) name.appendChild(el("div", text, `meta ${cls}`));
+  tr.appendChild(name);
+  for (const k of STATES) {
+    const td = el("td", undefined, `n ${k}`);
+    td.appendChild(link(t[k], topicHref(t.name, k)));
+    tr.appendChild(td);
+  }
+  tr.appendChild(el("td", t.ready > 0 ? duration(t.ready_age) : "–", "latency"));
+  const activity = el("td", undefined, "activity");
+  const spark = activity.appendChild(sparkSVG(120, 24, `${t.name}: push and pop, last 5 minutes`));
+  if (hist.length < 2) {
+    spark.classList.add("empty");
+    spark.appendChild(document.createElementNS(SVG, "title")).textContent = "no rate yet: the page samples each topic every 2 s";
+  } else {
+    const span = Math.min(TOPIC_WINDOW_MS, Math.max(10e3, hist[hist.length - 1].t - hist[0].t)); // as drawCharts
+    drawLines(spark, hist, 120, 24, span, ["push", "pop"]);
+  }
+  activity.appendChild(el("div", topicRates(hist), "rates"));
+  tr.appendChild(activity);
+  tr.appendChild(topicActions(t));
+  return tr;
+}
+
+function topicActions(t) {
+  const td = el("td", undefined, "actions");
+  const box = td.appendChild(el("div", undefined, "buttons"));
+  const path = `/topics/${enc(t.name)}`;
+  if (t.buried > 0) {
+    box.appendChild(actionButton("Kick buried", "kick", `Kick the ${t.buried} buried jobs of ${t.name}? They become ready.`,
+      () => api("POST", `${path}/kick`, {bound: t.buried})));
+  }
+  box.appendChild(t.paused
+    ? actionButton("Resume", "resume", `Resume ${t.name}?`, () => api("POST", `${path}/pause`, {seconds: 0}))
+    : actionButton("Pause 1h", "pause", `Pause ${t.name} for an hour? Pops skip it meanwhile.`,
+        () => api("POST", `${path}/pause`, {seconds: 3600})));
+  return td;
+}
+
+// limits describes a topic's settings in a few words ("" when none is set).
 function limits(s) {
   const parts = [];
   if (s.max_items) parts.push(`≤ ${s.max_items} jobs`);
@@ -156,7 +249,15 @@ function limits(s) {
   if (s.expire_to) parts.push(`expired → ${s.expire_to}`);
   if (s.fanout_only) parts.push("fanout only");
   if (s.max_queue_age) parts.push(`forgotten ${s.max_queue_age}s after birth when empty`);
-  return parts.join(" · ") || "–";
+  return parts.join(" · ");
+}
+
+// fanout describes a topic's fanout children and its expired count.
+function fanout(t) {
+  const parts = [];
+  if (t.children && t.children.length) parts.push(`→ ${t.children.join(", ")}`);
+  if (t.total_expired) parts.push(`${t.total_expired} expired`);
+  return parts.join(" · ");
 }
 
 // topicRates is a topic's push, pop, ack and fail rates per second over its
@@ -171,205 +272,47 @@ function topicRates(hist) {
   return `push ${r("push")} · pop ${r("pop")} · ack ${r("ack")} · fail ${r("fail")}`;
 }
 
-// fanout describes a topic's fanout children and its expired count.
-function fanout(t) {
-  const parts = [];
-  if (t.children && t.children.length) parts.push(`→ ${t.children.join(", ")}`);
-  if (t.total_expired) parts.push(`${t.total_expired} expired`);
-  return parts.join(" · ") || "–";
-}
-
 function renderBuckets(data) {
-  const rows = data.buckets.map(b => {
+  replaceRows(document.querySelector("#buckets tbody"), data.buckets.map(b => {
     const tr = el("tr");
     tr.appendChild(el("td", b.bucket));
     tr.appendChild(el("td", b.topics));
-    tr.appendChild(el("td", b.next_due ? new Date(b.next_due).toLocaleTimeString() : "–"));
+    tr.appendChild(timeCell(b.next_due, "due"));
     tr.appendChild(el("td", b.node || "–", "node"));
     return tr;
-  });
-  document.querySelector("#buckets tbody").replaceChildren(...rows);
+  }));
 }
 
-async function refresh() {
-  try {
-    const [stats, topics, buckets, redis] = await Promise.all([
-      api("GET", "/stats"), api("GET", `/topics?offset=${offset}&limit=${PAGE}`), api("GET", "/buckets"), api("GET", "/redis")]);
-    setText("s-state", stats.status);
-    document.getElementById("s-state").className = stats.status === "up" ? "" : "warn";
-    setText("s-version", stats.version);
-    setText("s-uptime", duration(stats.uptime));
-    setText("s-ready", stats.current_jobs_ready);
-    setText("s-delayed", stats.current_jobs_delayed);
-    setText("s-reserved", stats.current_jobs_reserved);
-    setText("s-buried", stats.current_jobs_buried);
-    setText("s-dead", stats.current_jobs_dead);
-    setText("s-total", stats.total_jobs);
-    setText("s-waiting", stats.current_waiting);
-    setText("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
-    const lost = document.getElementById("data-lost");
-    lost.hidden = !stats.store_data_lost;
-    if (stats.store_data_lost) {
-      lost.textContent = `Redis lost gmq's data ${stats.store_data_lost === 1 ? "once" : stats.store_data_lost + " times"} while this broker ran ` +
-        `(last at ${new Date(stats.store_data_lost_at).toLocaleString()}): the jobs it held are gone. ` +
-        "Turn on AOF (appendonly yes) so that a restart keeps them; see the broker's log.";
-    }
-    setText("s-memory", bytes(redis.used_memory));
-    setText("s-redis", redis.url || "–");
-    document.querySelector("#nodes tbody").replaceChildren(...(redis.nodes || []).map(n => {
-      const tr = el("tr");
-      for (const v of [n.addr, n.error || n.role, n.used_memory ? bytes(n.used_memory) : "–",
-                       n.rtt_ms !== undefined ? `${n.rtt_ms.toFixed(2)} ms` : "–", n.slots || "–"]) tr.appendChild(el("td", v));
-      return tr;
-    }));
-    setText("s-rtt", `${redis.rtt_ms.toFixed(2)} ms`);
-    remember(serverHistory, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves, fail: stats.total_failures}, WINDOW_MS);
-    drawLines(document.getElementById("chart"), serverHistory, 600, 120, WINDOW_MS);
-    renderTopics(topics);
-    renderBuckets(buckets);
-    setText("status", `live · ${new Date().toLocaleTimeString()}`);
-    document.getElementById("status").className = "status ok";
-  } catch (e) {
-    setText("status", `error: ${e.message}`);
-    document.getElementById("status").className = "status bad";
-  }
-}
-
-// showJobs shows a page of the chosen topic's jobs in the chosen state,
-// bodies as text, each row with the actions its state allows.
-async function showJobs() {
-  const {topic, state, offset} = jobList;
-  setText("jobs-error", "");
-  try {
-    const list = await api("GET", `/topics/${encodeURIComponent(topic)}/jobs?state=${state}&offset=${offset}&limit=${JOB_PAGE}`);
-    setText("jobs-topic", topic);
-    setText("jobs-count", `${list.total} ${state}`);
-    for (const b of document.querySelectorAll("#jobs .tabs button[data-state]")) b.classList.toggle("on", b.dataset.state === state);
-    const rows = list.jobs.map(j => {
-      const tr = el("tr");
-      tr.dataset.id = j.id;
-      for (const [v, cls] of [[j.id, "id"], [j.priority, "priority"], [j.attempt, "attempt"], [j.failures, "failures"],
-                              [duration(j.age), "age"], [j.due ? new Date(j.due).toLocaleTimeString() : "–", "due"], [j.body, "body"]]) {
-        tr.appendChild(el("td", v, cls));
-      }
-      const actions = el("td", undefined, "actions");
-      const path = `/jobs/${encodeURIComponent(j.id)}`;
-      if (state === "buried" || state === "delayed" || state === "dead") {
-        actions.appendChild(actionButton("Kick", `Kick job ${j.id}? It becomes ready.`, async () => { await api("POST", `${path}/kick`); await showJobs(); }, "kick"));
-      }
-      actions.appendChild(actionButton("Delete", `Delete job ${j.id}? This cannot be undone.`, async () => { await api("DELETE", path); await showJobs(); }, "danger delete"));
-      tr.appendChild(actions);
-      return tr;
-    });
-    document.querySelector("#job-list tbody").replaceChildren(...rows);
-    setText("jobs-page", list.total ? `${offset + 1}–${Math.min(offset + JOB_PAGE, list.total)} of ${list.total}` : "");
-    document.getElementById("jobs-prev").disabled = offset === 0;
-    document.getElementById("jobs-next").disabled = offset + JOB_PAGE >= list.total;
-    document.getElementById("jobs").hidden = false;
-  } catch (e) {
-    setText("jobs-error", e.message);
-  }
-}
-
-for (const b of document.querySelectorAll("#jobs .tabs button[data-state]")) {
-  b.addEventListener("click", () => { jobList.state = b.dataset.state; jobList.offset = 0; showJobs(); });
-}
-document.getElementById("jobs-prev").addEventListener("click", () => { jobList.offset = Math.max(0, jobList.offset - JOB_PAGE); showJobs(); });
-document.getElementById("jobs-next").addEventListener("click", () => { jobList.offset += JOB_PAGE; showJobs(); });
-document.getElementById("jobs-close").addEventListener("click", () => { document.getElementById("jobs").hidden = true; jobList.topic = ""; });
-
-// showDead lists a topic's dead jobs (the oldest 100), each with a retry button.
-async function showDead(topic) {
-  deadTopic = topic;
-  setText("dead-error", "");
-  const path = `/topics/${encodeURIComponent(topic)}/dead`;
-  try {
-    const list = await api("GET", `${path}?limit=100`);
-    setText("dead-topic", topic);
-    setText("dead-count", `${list.total} dead`);
-    const rows = list.jobs.map(j => {
-      const tr = el("tr");
-      tr.dataset.id = j.id;
-      for (const [v, cls] of [[j.id, "id"], [j.failures, "failures"], [j.last_error, "last-error"],
-                              [new Date(j.dead_at).toLocaleString(), "died"], [j.body_preview, "body"]]) tr.appendChild(el("td", v, cls));
-      const actions = el("td", undefined, "actions");
-      actions.appendChild(actionButton("Retry", `Retry dead job ${j.id}? It becomes ready, its failures forgotten.`,
-        async () => { await api("POST", `${path}/retry`, {ids: [j.id]}); await showDead(topic); }, "retry"));
-      tr.appendChild(actions);
-      return tr;
-    });
-    document.querySelector("#dead-jobs tbody").replaceChildren(...rows);
-    document.getElementById("dead").hidden = false;
-  } catch (e) {
-    setText("dead-error", e.message);
-  }
-}
-
-document.getElementById("dead-retry-all").addEventListener("click", async () => {
-  if (!deadTopic || !confirm(`Retry every dead job of ${deadTopic}?`)) return;
-  try { await api("POST", `/topics/${encodeURIComponent(deadTopic)}/dead/retry`); await showDead(deadTopic); await refresh(); } catch (e) { setText("dead-error", e.message); }
-});
-document.getElementById("dead-delete-all").addEventListener("click", async () => {
-  if (!deadTopic || !confirm(`Delete every dead job of ${deadTopic}? This cannot be undone.`)) return;
-  try { await api("DELETE", `/topics/${encodeURIComponent(deadTopic)}/dead`); await showDead(deadTopic); await refresh(); } catch (e) { setText("dead-error", e.message); }
-});
-document.getElementById("dead-close").addEventListener("click", () => { document.getElementById("dead").hidden = true; deadTopic = ""; });
-
-function showJob(job) {
-  const dl = document.getElementById("job-fields");
-  const fields = [["id", job.id], ["number", job.internal_id], ["topic", job.topic], ["state", job.state],
-    ["priority", job.priority], ["delay", `${job.delay}s`], ["TTR", `${job.TTR}s`], ["attempt", job.attempt],
-    ["reserves", job.reserves], ["timeouts", job.timeouts], ["releases", job.releases], ["buries", job.buries],
-    ["kicks", job.kicks], ["failures", job.failures], ["last error", job.last_error || "–"],
-    ["created", job.created], ["age", duration(job.age)], ["time left", `${job.time_left}s`]];
-  dl.replaceChildren(...fields.flatMap(([k, v]) => [el("dt", k), el("dd", v, `f-${k.replace(" ", "-")}`)]));
-  document.getElementById("job-body").textContent = job.body;
-  document.getElementById("job").hidden = false;
-  document.getElementById("job").dataset.id = job.id;
-  document.getElementById("job-kick").disabled = !(job.state === "buried" || job.state === "delayed" || job.state === "dead");
-}
-
-async function lookup(id) {
-  setText("job-error", "");
-  try {
-    showJob(await api("GET", `/jobs/${encodeURIComponent(id)}`));
-  } catch (e) {
-    document.getElementById("job").hidden = true;
-    setText("job-error", e.message);
-  }
-}
+// ---- wiring ----
 
 document.getElementById("lookup").addEventListener("submit", ev => {
   ev.preventDefault();
-  lookup(document.getElementById("job-id").value.trim());
+  const id = document.getElementById("job-id").value.trim();
+  if (id) location.hash = jobHref(id);
 });
-document.getElementById("job-kick").addEventListener("click", async () => {
-  const id = document.getElementById("job").dataset.id;
-  if (!confirm(`Kick job ${id}?`)) return;
-  try { await api("POST", `/jobs/${encodeURIComponent(id)}/kick`); await lookup(id); await refresh(); } catch (e) { setText("job-error", e.message); }
-});
-document.getElementById("job-delete").addEventListener("click", async () => {
-  const id = document.getElementById("job").dataset.id;
-  if (!confirm(`Delete job ${id}? This cannot be undone.`)) return;
-  try { await api("DELETE", `/jobs/${encodeURIComponent(id)}`); await lookup(id); await refresh(); } catch (e) { setText("job-error", e.message); }
-});
-document.getElementById("set-status").addEventListener("change", async ev => {
+document.getElementById("set-status").addEventListener("change", ev => {
   const status = ev.target.value;
   ev.target.value = "";
-  if (!status || !confirm(`Set the server status of every broker on this Redis to ${status}?`)) return;
-  try { await api("PUT", "/status", {status}); await refresh(); } catch (e) { alert(e.message); }
+  if (status) act(`Set the server status of every broker on this Redis to ${status}?`, () => api("PUT", "/status", {status}));
 });
-document.getElementById("prev").addEventListener("click", () => { offset = Math.max(0, offset - PAGE); refresh(); });
-document.getElementById("next").addEventListener("click", () => { offset += PAGE; refresh(); });
+wireJobPage();
 
-// The chart starts from the server's history (the last hour, sampled by the
-// brokers into Redis), so a page opened now shows what happened before.
+// start shows "Sign out" only when the broker requires a token (it says so
+// in <html data-auth>), starts the chart and the cards' sparklines from the
+// server's history (the last hour, sampled by the brokers into Redis), so a
+// page opened now shows what happened before, then shows the page the URL
+// names and refreshes it every POLL_MS.
 async function start() {
+  document.getElementById("logout").hidden = document.documentElement.dataset.auth !== "token";
   try {
     const h = await api("GET", "/history");
-    for (const s of h.samples) serverHistory.push({t: s.t, push: s.pushed, pop: s.reserved, fail: s.failed});
-  } catch (e) { /* no history yet: the chart fills as the page polls */ }
-  await refresh();
-  setInterval(refresh, POLL_MS);
+    for (const s of h.samples) {
+      serverHistory.push({t: s.t, push: s.pushed, pop: s.reserved, fail: s.failed, ready: s.ready, delayed: s.delayed,
+        reserved: s.reserved_now, buried: s.buried, dead: s.dead});
+    }
+  } catch (e) { /* no history yet: the charts fill as the page polls */ }
+  window.addEventListener("hashchange", () => navigate(true));
+  await navigate(false);
+  setInterval(() => { if (!refreshing) refresh(); }, POLL_MS);
 }
 start();

@@ -1,0 +1,190 @@
+// The dashboard's pages of jobs: a topic's jobs in one state (#/topics/T/STATE)
+// and one job (#/jobs/ID). app.js routes to them and refreshes them.
+"use strict";
+
+// The columns of a topic's list, by state.
+const COLUMNS = {
+  ready: ["id", "priority", "attempt", "failures", "created", "body"],
+  delayed: ["id", "priority", "attempt", "failures", "created", "due", "body"],
+  reserved: ["id", "priority", "attempt", "created", "ttr-ends", "body"],
+  buried: ["id", "priority", "attempt", "failures", "created", "body"],
+  dead: ["id", "failures", "last-error", "died", "body"],
+};
+const HEADINGS = {"ttr-ends": "TTR ends", "last-error": "last error"};
+
+// startTopic readies a topic's page as it opens, before its jobs come: the
+// last topic's rows must not show under this one's name.
+function startTopic(v) {
+  setText("topic-name", v.topic);
+  setText("topic-count", "");
+  setText("topic-error", "");
+  document.querySelector("#job-list tbody").replaceChildren();
+  const head = el("tr");
+  for (const col of [...COLUMNS[v.state], ""]) head.appendChild(el("th", HEADINGS[col] || col, col));
+  document.querySelector("#job-list thead").replaceChildren(head);
+  for (const a of document.querySelectorAll("#topic-tabs a[data-state]")) {
+    a.href = topicHref(v.topic, a.dataset.state);
+    a.classList.toggle("on", a.dataset.state === v.state);
+    if (a.dataset.state === v.state) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  document.getElementById("dead-actions").hidden = true;
+  document.title = `${v.topic}: ${v.state} · gmq`;
+}
+
+// refreshTopic shows a page of a topic's jobs in one state, bodies as text,
+// each row with the actions its state allows, and the topic's counts.
+async function refreshTopic(v, n) {
+  const offset = (v.page - 1) * JOB_PAGE, path = `/topics/${enc(v.topic)}`;
+  let list, counts;
+  try {
+    [list, counts] = await Promise.all([
+      api("GET", v.state === "dead" ? `${path}/dead?offset=${offset}&limit=${JOB_PAGE}`
+        : `${path}/jobs?state=${v.state}&offset=${offset}&limit=${JOB_PAGE}`),
+      api("GET", path).catch(() => null)]); // the counts are a nicety: a list without them still shows
+  } catch (e) {
+    if (n === shown) setText("topic-error", e.message);
+    return;
+  }
+  if (n !== shown) return;
+  const pages = Math.max(1, Math.ceil(list.total / JOB_PAGE));
+  if (v.page > pages) { location.replace(topicHref(v.topic, v.state, pages)); return; } // the last page emptied
+  setText("topic-error", "");
+  setText("topic-count", `${list.total} ${v.state}`);
+  for (const a of document.querySelectorAll("#topic-tabs a[data-state]")) {
+    a.querySelector(".n").textContent = counts ? String(counts[a.dataset.state]) : "";
+  }
+  replaceRows(document.querySelector("#job-list tbody"), list.jobs.map(j => jobRow(j, v)));
+  const empty = document.getElementById("jobs-empty");
+  empty.hidden = list.total > 0;
+  empty.textContent = `${v.topic} has no ${v.state} job.`;
+  document.getElementById("dead-actions").hidden = v.state !== "dead" || list.total === 0;
+  for (const id of ["jobs-pager-top", "jobs-pager"]) { // a page of 50 is long: a pager above it and below
+    renderPager(document.getElementById(id), list.total, v.page, JOB_PAGE, p => topicHref(v.topic, v.state, p));
+  }
+}
+
+function jobRow(j, v) {
+  const tr = el("tr");
+  tr.dataset.id = j.id;
+  for (const col of COLUMNS[v.state]) tr.appendChild(jobCell(j, col));
+  const td = el("td", undefined, "actions");
+  const box = td.appendChild(el("div", undefined, "buttons"));
+  for (const b of jobActions(j, v.topic, v.state)) box.appendChild(b);
+  tr.appendChild(td);
+  return tr;
+}
+
+function jobCell(j, col) {
+  switch (col) {
+    case "id": {
+      const td = el("td", undefined, "id");
+      td.appendChild(link(j.id, jobHref(j.id)));
+      return td;
+    }
+    case "created": return timeCell(j.created, col);
+    case "due": return timeCell(j.due, col);
+    case "ttr-ends": return timeCell(Date.now() + j.time_left * 1000, col);
+    case "died": return timeCell(j.dead_at, col);
+    case "last-error": return el("td", j.last_error || "–", col);
+    case "body": {
+      const text = j.body ?? j.body_preview ?? "";
+      const td = el("td", undefined, "body");
+      td.appendChild(el("div", text, "clip")).title = text;
+      return td;
+    }
+  }
+  return el("td", j[col], col);
+}
+
+// jobActions are the buttons for one job: kick a buried or delayed job,
+// retry a dead one, delete any (asking first: it cannot be undone).
+function jobActions(j, topic, state) {
+  const path = `/jobs/${enc(j.id)}`, out = [];
+  if (state === "buried" || state === "delayed") {
+    out.push(actionButton("Kick", "kick", `Kick job ${j.id}? It becomes ready now.`, () => api("POST", `${path}/kick`)));
+  }
+  if (state === "dead") {
+    out.push(actionButton("Retry", "retry", `Retry dead job ${j.id}? It becomes ready, its failures forgotten.`,
+      () => api("POST", `/topics/${enc(topic)}/dead/retry`, {ids: [j.id]})));
+  }
+  const warn = state === "reserved" ? " Its consumer's ack will then fail." : "";
+  out.push(actionButton("Delete", "danger delete", `Delete job ${j.id} of ${topic}?${warn} This cannot be undone.`,
+    () => api("DELETE", path)));
+  return out;
+}
+
+// ---- one job ----
+
+function startJob(v) {
+  setText("job-title", v.id);
+  setText("job-error", "");
+  document.getElementById("job-found").hidden = true;
+  document.title = `job ${v.id} · gmq`;
+}
+
+async function refreshJob(v, n) {
+  let j;
+  try {
+    j = await api("GET", `/jobs/${enc(v.id)}`);
+  } catch (e) {
+    if (n !== shown) return;
+    document.getElementById("job-found").hidden = true;
+    setText("job-error", e.message);
+    return;
+  }
+  if (n !== shown) return;
+  setText("job-error", "");
+  renderJob(j);
+}
+
+function renderJob(j) {
+  const topicLink = document.getElementById("job-topic-link");
+  topicLink.textContent = j.topic;
+  topicLink.href = topicHref(j.topic, j.state);
+  const fields = [["id", j.id], ["number", j.internal_id], ["topic", link(j.topic, topicHref(j.topic))],
+    ["state", link(j.state, topicHref(j.topic, j.state))], ["priority", j.priority], ["delay", `${j.delay}s`],
+    ["TTR", `${j.TTR}s`], ["attempt", j.attempt], ["reserves", j.reserves], ["timeouts", j.timeouts],
+    ["releases", j.releases], ["buries", j.buries], ["kicks", j.kicks], ["failures", j.failures],
+    ["last error", j.last_error || "–"], ["created", when(j.created)], ["age", duration(j.age)]];
+  if (j.due) fields.push(["due", when(j.due)]);
+  if (j.state === "reserved") fields.push(["TTR ends", when(Date.now() + j.time_left * 1000)]);
+  if (j.expires) fields.push(["expires", when(j.expires)]);
+  if (j.dead_at) fields.push(["died", when(j.dead_at)]);
+  document.getElementById("job-fields").replaceChildren(...fields.flatMap(([k, v]) => {
+    const dd = el("dd", undefined, `f-${k.replace(" ", "-")}`);
+    if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v);
+    return [el("dt", k), dd];
+  }));
+  document.getElementById("job-body").textContent = j.body;
+  const found = document.getElementById("job-found");
+  found.hidden = false;
+  found.dataset.id = j.id;
+  found.dataset.topic = j.topic;
+  found.dataset.state = j.state;
+  document.getElementById("job-kick").hidden = !(j.state === "buried" || j.state === "delayed");
+  document.getElementById("job-retry").hidden = j.state !== "dead";
+}
+
+function wireJobPage() {
+  const found = document.getElementById("job-found");
+  document.getElementById("job-kick").addEventListener("click", () => {
+    const id = found.dataset.id;
+    act(`Kick job ${id}? It becomes ready now.`, () => api("POST", `/jobs/${enc(id)}/kick`));
+  });
+  document.getElementById("job-retry").addEventListener("click", () => {
+    const {id, topic} = found.dataset;
+    act(`Retry dead job ${id}? It becomes ready, its failures forgotten.`,
+      () => api("POST", `/topics/${enc(topic)}/dead/retry`, {ids: [id]}));
+  });
+  document.getElementById("job-delete").addEventListener("click", () => {
+    const {id, topic, state} = found.dataset;
+    act(`Delete job ${id} of ${topic}? This cannot be undone.`, async () => {
+      await api("DELETE", `/jobs/${enc(id)}`);
+      location.replace(topicHref(topic, state)); // its page is gone: back to the list it was in
+    });
+  });
+  document.getElementById("dead-retry-all").addEventListener("click", () =>
+    act(`Retry every dead job of ${view.topic}? They become ready.`, () => api("POST", `/topics/${enc(view.topic)}/dead/retry`)));
+  document.getElementById("dead-delete-all").addEventListener("click", () =>
+    act(`Delete every dead job of ${view.topic}? This cannot be undone.`, () => api("DELETE", `/topics/${enc(view.topic)}/dead`)));
+}
