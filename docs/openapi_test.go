@@ -1,4 +1,4 @@
-package web_test
+package docs_test
 
 import (
 	"bytes"
