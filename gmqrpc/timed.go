@@ -2,10 +2,10 @@ package gmqrpc
 
 import (
 	"net/rpc"
-
-	"github.com/gmq/gmq/internal/tcpserver"
 	"sync"
 	"time"
+
+	"github.com/gmq/gmq/internal/tcpserver"
 )
 
 // timedCodec tells Options.Observe how long each call took, from reading
@@ -22,6 +22,11 @@ type timedCall struct {
 	op    string
 	start time.Time
 }
+
+// errorCode is a failed call's code label: net/rpc hands the codec the
+// error's text only, which does not say whether the client or the store
+// failed (HTTP's status and the TCP ports' reply words do).
+const errorCode = "error"
 
 // methods are the calls gmq serves: anything else is "other", so a client
 // cannot make new series.
@@ -49,7 +54,7 @@ func (c *timedCodec) WriteResponse(r *rpc.Response, body any) error {
 	if ok {
 		code := tcpserver.OK // "empty" is a pop's answer, not a failure
 		if r.Error != "" && r.Error != "empty" {
-			code = "error" // the error's text does not say whose: the client's or the store's
+			code = errorCode // the error's text does not say whose: the client's or the store's
 		}
 		c.observe(call.op, code, time.Since(call.start))
 	}
