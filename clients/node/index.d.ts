@@ -134,6 +134,8 @@ export interface WorkerOptions {
   signals?: string[] | false;
   /** Told of errors that are not the handler's (an ack refused, the broker down). Default: console.error. */
   onError?: (err: unknown, job?: Job) => void;
+  /** Told of each job the handler failed (a throw or a rejection), after the job is failed. Default: console.error. */
+  onFailure?: (err: unknown, job: Job) => void;
 }
 
 /** An answer from gmq that is not a success; status 0 when there was no answer. */

@@ -46,6 +46,7 @@ export class Worker {
   #handler;
   #pollTimeout;
   #onError;
+  #onFailure;
   #stop = new AbortController();
   #fatal = null;
 
@@ -63,10 +64,10 @@ export class Worker {
    * @param {string[]} topics
    * @param {(job: object) => unknown} handler
    * @param {{concurrency?: number, pollTimeout?: number, signals?: string[] | false,
-   *   onError?: (err: unknown, job?: object) => void}} [options]
+   *   onError?: (err: unknown, job?: object) => void, onFailure?: (err: unknown, job: object) => void}} [options]
    */
   constructor(client, topics, handler, options = {}) {
-    const opts = { ...workerDefaults, onError: logError, ...defined(options) };
+    const opts = { ...workerDefaults, onError: logError, onFailure: logFailure, ...defined(options) };
     if (typeof handler !== 'function') throw new TypeError('a worker needs a handler: async (job) => { ... }');
     if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) {
       throw new TypeError(`concurrency must be a whole number of at least 1, got ${opts.concurrency}`);
@@ -79,6 +80,7 @@ export class Worker {
     this.#handler = handler;
     this.#pollTimeout = opts.pollTimeout;
     this.#onError = opts.onError;
+    this.#onFailure = opts.onFailure;
     const unlisten = listen(opts.signals || [], () => this.stop());
     const loops = Array.from({ length: opts.concurrency }, () => this.#loop());
     this.done = Promise.all(loops).then(() => {
@@ -144,6 +146,7 @@ export class Worker {
     } catch (err) {
       this.#onError(err, job);
     }
+    if (failure) this.#onFailure(failure.err, job);
   }
 
   /**
@@ -193,6 +196,11 @@ export function defined(options) {
 function isFatal(err) {
   const status = err?.status;
   return typeof status === 'number' && status >= 400 && status < 500 && ![408, 409, 429].includes(status);
+}
+
+/** logFailure is onFailure's default: a job the handler failed, said as the Go, Python and PHP workers say it. */
+function logFailure(err, job) {
+  console.error(`gmq worker: job ${job.id} (attempt ${job.attempt}) failed: ${reason(err)}`);
 }
 
 function logError(err, job) {

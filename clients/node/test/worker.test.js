@@ -72,11 +72,14 @@ test('a handler that throws or rejects fails the job with its message', { skip: 
         ran.fire();
         return tc.handler(job);
       };
-      await working(tp, handler, {}, async (w, errors) => {
+      const told = [];
+      await working(tp, handler, { onFailure: (err, job) => told.push([job.id, err]) }, async (w, errors) => {
         await ran.fired;
         await w.stop(); // the job in hand is failed before stop resolves
         assert.deepEqual(errors, []);
       });
+      assert.equal(told.length, 1); // the worker says so (it failed jobs silently)
+      assert.equal(told[0][0], id);
       const job = await c.getJob(id);
       assert.equal(job.failures, 1);
       assert.equal(job.last_error, tc.want);
