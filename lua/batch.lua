@@ -24,7 +24,7 @@
 --            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
 --   pop      mode ('first', 'best', 'peek' or 'take': 'first', the job removed as it is
 --            popped whatever its TTR) -> a pop reply (below)
---   pop_n    mode ('first' or 'best'), n: up to n pops -> {'JOBS', more, k, k job replies (16 fields each, flat)},
+--   pop_n    mode ('first' or 'best'), n: up to n pops -> {'JOBS', more, k, k job replies (lib's reply, flat)},
 --            or the EMPTY reply when there was none
 --   ack_pop  member, attempt: delete the job, then pop 'first' from the other topics
 --            -> {'OK', client id, pop reply...}, or delete's refusal (nothing popped then)
@@ -189,8 +189,9 @@ end
 local listed = {} -- topic name -> its keys: topics that got a job (added to the bucket's list)
 local function store(t, member, a, cid, expires)
   local delay = tonumber(a[4])
-  local job = {0, t.name, tonumber(a[2]), tonumber(a[3]), delay, now, 0, 0, 0, 0, 0, 0, cid, #a[5], expires,
-               0, '', 0, a[8], a[9]}
+  local job = new_record()
+  job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = t.name, tonumber(a[2]), tonumber(a[3]), delay, now
+  job[F_CID], job[F_SIZE], job[F_EXPIRES], job[F_RETRY], job[F_TRACE] = cid, #a[5], expires, a[8], a[9]
   settle(job, delay, now)
   gather('HSET', K_JOBS, member, cmsgpack.pack(job))
   gather('HSET', K_BODIES, member, a[5])

@@ -1,66 +1,15 @@
--- lib.lua is prepended to every topic-scoped script (see lua.go). It names the
--- shared KEYS layout, the job record and the helpers the transitions share.
---
--- KEYS layout of every topic-scoped script (all keys carry the bucket's hash tag):
---   KEYS[1]  jobs      hash   member -> cmsgpack job record
---   KEYS[2]  bodies    hash   member -> body
---   KEYS[3]  due       zset   topic  -> earliest due ms of its delayed/reserved jobs (may be early, never late)
---   KEYS[4]  stats     hash   bucket counters (current-* and totals)
---   KEYS[5]  topics    set    topic names of this bucket
---   KEYS[6]  defaults  hash   setting -> value: every topic's default settings (this bucket's copy)
---   KEYS[7]  outbox    zset   member -> ms: expired jobs waiting to be pushed to their topic's expire_to
---   KEYS[8]  fanout    hash   parent topic -> its fanout children's names (parent+child), space-separated, sorted
---   KEYS[9]  topic_index zset the names of KEYS[5], every score 0 (listed in byte order, a page at a time);
---                             add_topic and drop_topic keep the two alike
--- then, for each topic the script works on, ten keys:
---   ready (zset pri->member), delayed (zset due->member), reserved (zset deadline->member),
---   buried (zset seq->member), info (hash: paused_until, pause_ms, counters), waiting (string: pub/sub channel),
---   config (hash: "file.<setting>" and "run.<setting>" -> value), expires (zset expiry ms->member: every
---   ready or delayed job that has an expiry, and perhaps some that have since left those states),
---   parent_config (a fanout child's parent's config hash, whose settings it inherits; its own otherwise),
---   dead (zset dead-at ms->member: jobs that failed past their max_attempts)
+-- lib.lua is prepended to every topic-scoped script (see lua.go), after
+-- contract.lua, which is generated from lua/contract.go and names the KEYS
+-- layout (K_* and topic_keys), the job record's fields (F_*), the states,
+-- new_record and reply. lib.lua holds the helpers the transitions share.
 -- ARGV[1] of every topic-scoped script is the calling broker's origin id, sent with wake-ups.
 
-local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local ORIGIN = ARGV[1]
-
--- Job states, as stored and as returned. DEAD: failed past its retry
--- policy's max_attempts. EXPIRED is a job in the bucket's outbox, on its way
--- to another topic (expire_to); its record's topic is that one.
-local DELAYED, READY, RESERVED, BURIED, DEAD, EXPIRED = 1, 2, 3, 4, 5, 9
-local STATE_SET = {'delayed', 'ready', 'reserved', 'buried', 'dead'}
-local STATE_COUNTER = {'cur_delayed', 'cur_ready', 'cur_reserved', 'cur_buried', 'cur_dead'}
-
--- Job record fields (a cmsgpack array).
-local F_STATE, F_TOPIC, F_PRI, F_TTR, F_DELAY, F_CREATED, F_DUE = 1, 2, 3, 4, 5, 6, 7
-local F_RESERVES, F_TIMEOUTS, F_RELEASES, F_BURIES, F_KICKS, F_CID = 8, 9, 10, 11, 12, 13
--- F_SIZE is the body's length, kept so that removing a job can lower its
--- topic's byte count ('bytes' in the topic's info hash) without reading the
--- body (records written before it have none: 0, counted neither way).
-local F_SIZE = 14
--- F_EXPIRES is when the job expires (ms; 0 or missing: never).
-local F_EXPIRES = 15
--- Failures (issue 12): how many times a consumer failed the job (a fail, or
--- its TTR ran out), the last error, when it died (ms, 0: alive), and its own
--- retry policy ('' for its topic's; see retry_policy).
-local F_FAILURES, F_LAST_ERROR, F_DEAD_AT, F_RETRY = 16, 17, 18, 19
--- F_TRACE is the W3C traceparent the producer sent ('' or missing: none).
-local F_TRACE = 20
 
 -- OUTBOX_DUE is the outbox's name in the bucket's due zset: the timer that
 -- finds it due moves the outbox's jobs to their topics.
 local OUTBOX_DUE = '@outbox'
 
-
--- topic_keys returns the keys of the i-th topic (1-based) of this call: ten
--- after the bucket's nine (pool/keys.go's bucketKeyCount and topicKeyCount).
-local function topic_keys(i, name)
-  local b = 9 + (i - 1) * 10
-  return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3],
-          buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7],
-          expires = KEYS[b + 8], parent_config = KEYS[b + 9], dead = KEYS[b + 10]}
-end
 
 -- CONFIGURED, a field of the bucket's defaults, says some topic of the
 -- bucket has settings of its own (pool/config.go sets it, never removes it).
@@ -400,14 +349,6 @@ end
 local function place(t, member, job, delay, now)
   settle(job, delay, now)
   enter(t, member, job)
-end
-
--- reply renders a job for the caller: member, body (or false), now, then the record fields.
-local function reply(member, job, body, now)
-  return {member, body or false, now, job[F_STATE], job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY],
-          job[F_CREATED], job[F_DUE], job[F_RESERVES], job[F_TIMEOUTS], job[F_RELEASES], job[F_BURIES],
-          job[F_KICKS], job[F_CID], job[F_EXPIRES] or 0, job[F_FAILURES] or 0, job[F_LAST_ERROR] or '',
-          job[F_DEAD_AT] or 0, job[F_TRACE] or ''}
 end
 
 -- answer is a successful call's reply: 'OK' and the job as it now is, with

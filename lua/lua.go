@@ -1,8 +1,9 @@
 // Package lua holds gmq's Redis scripts, one file per job transition, embedded
 // into the binary. It owns nothing else: package pool decides when each runs.
 //
-// Every script that works on a topic shares the KEYS layout and helpers of
-// lib.lua, which Source prepends (and whose deferred writes it flushes after
+// Every script that works on a topic shares the KEYS layout and record of
+// contract.lua (generated from contract.go) and the helpers of lib.lua,
+// which Source prepends (and whose deferred writes it flushes after
 // the script's body); each file's header says what its KEYS and ARGV are and
 // what it returns.
 package lua
@@ -16,7 +17,7 @@ import (
 var files embed.FS
 
 // standalone scripts do not use lib.lua's layout.
-var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "lib": true,
+var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "lib": true, "contract": true,
 	"history": true, "next_ids": true, "topic_index": true}
 
 // Source returns the full text of the named script (without ".lua"), with
@@ -30,11 +31,15 @@ func Source(name string) string {
 	if standalone[name] {
 		return string(body)
 	}
+	contract, err := files.ReadFile(ContractFile)
+	if err != nil {
+		panic(fmt.Sprintf("lua: %s: %v (go generate ./lua)", ContractFile, err))
+	}
 	lib, err := files.ReadFile("lib.lua")
 	if err != nil {
 		panic(fmt.Sprintf("lua: lib.lua: %v", err))
 	}
 	// The body runs as a function so that, however it returns, lib.lua's
 	// deferred writes are flushed after it.
-	return string(lib) + "\nlocal function main()\n" + string(body) + "\nend\nlocal result = main()\nflush()\nreturn result\n"
+	return string(contract) + "\n" + string(lib) + "\nlocal function main()\n" + string(body) + "\nend\nlocal result = main()\nflush()\nreturn result\n"
 }

@@ -4,6 +4,8 @@ import (
 	"hash/crc32"
 	"strconv"
 	"strings"
+
+	"github.com/gmq/gmq/lua"
 )
 
 // keys builds every Redis key gmq uses; no other code names a key. All keys of
@@ -15,7 +17,7 @@ type keys struct {
 }
 
 // bucketKeys are one bucket's own keys, by name, and in the order the
-// scripts take them (lua/lib.lua's KEYS[1..bucketKeyCount]). defaults is
+// scripts take them (lua.BucketKeys, by name). defaults is
 // the bucket's copy of every topic's default settings (a script reads only
 // its slot); outbox holds expired jobs on their way to another topic
 // (expire_to); fanout lists each parent topic's children; topicIndex holds
@@ -27,11 +29,11 @@ type bucketKeys struct {
 }
 
 // bucketKeyCount is how many keys of its own a bucket passes to every
-// topic-scoped script, before each topic's topicKeyCount (lib.lua's
-// topic_keys reads them by these positions).
-const (
-	bucketKeyCount = 9
-	topicKeyCount  = 10
+// topic-scoped script, before each topic's topicKeyCount: lua/contract.go's
+// BucketKeys and TopicKeys, which name the scripts' KEYS (contract.lua).
+var (
+	bucketKeyCount = len(lua.BucketKeys)
+	topicKeyCount  = len(lua.TopicKeys)
 )
 
 func newKeys(prefix string, n int) keys {
@@ -41,12 +43,44 @@ func newKeys(prefix string, n int) keys {
 		bk := bucketKeys{jobs: tag + ":jobs", bodies: tag + ":bodies", due: tag + ":due", stats: tag + ":stats",
 			topics: tag + ":topics", defaults: tag + ":topic_defaults", outbox: tag + ":outbox", fanout: tag + ":fanout",
 			topicIndex: tag + ":topic_index"}
-		bk.scriptOrder = []string{bk.jobs, bk.bodies, bk.due, bk.stats, bk.topics, bk.defaults, bk.outbox, bk.fanout,
-			bk.topicIndex}
+		byName := map[string]string{"jobs": bk.jobs, "bodies": bk.bodies, "due": bk.due, "stats": bk.stats,
+			"topics": bk.topics, "defaults": bk.defaults, "outbox": bk.outbox, "fanout": bk.fanout,
+			"topic_index": bk.topicIndex}
+		for _, slot := range lua.BucketKeys {
+			key, ok := byName[slot.Name]
+			if !ok {
+				panic("pool: no key for the scripts' bucket key " + slot.Name) // TestKeysFollowTheContract
+			}
+			bk.scriptOrder = append(bk.scriptOrder, key)
+		}
 		k.buckets[b] = bk
 	}
 	return k
 }
+
+// topicSlot is how one of a topic's script keys is built: its bucket's tag,
+// then ":<kind>:<topic>", unless it is the topic's settings hash (config) or
+// its parent's (parentConfig), which the caller names.
+type topicSlot struct {
+	kind                 string
+	config, parentConfig bool
+}
+
+// topicSlots are lua.TopicKeys in their order, as topicSlot.
+var topicSlots = func() []topicSlot {
+	byName := map[string]topicSlot{"ready": {kind: "ready"}, "delayed": {kind: "delayed"}, "reserved": {kind: "reserved"},
+		"buried": {kind: "buried"}, "info": {kind: "topic"}, "waiting": {kind: "waiting"}, "config": {config: true},
+		"expires": {kind: "expires"}, "parent_config": {parentConfig: true}, "dead": {kind: "dead"}}
+	out := make([]topicSlot, len(lua.TopicKeys))
+	for i, slot := range lua.TopicKeys {
+		s, ok := byName[slot.Name]
+		if !ok {
+			panic("pool: no key for the scripts' topic key " + slot.Name) // TestKeysFollowTheContract
+		}
+		out[i] = s
+	}
+	return out
+}()
 
 func (k keys) tag(b int) string { return k.prefix + ":{b" + strconv.Itoa(b) + "}" }
 
@@ -87,8 +121,8 @@ func (k keys) topics(b int) string { return k.buckets[b].topics }
 // that it lists them in byte order (ZRANGE BYLEX).
 func (k keys) topicIndex(b int) string { return k.buckets[b].topicIndex }
 
-// withTopics returns the bucket's keys followed by each topic's ten keys, the
-// KEYS layout of lua/lib.lua. Every topic must belong to bucket b.
+// withTopics returns the bucket's keys followed by each topic's keys, the
+// KEYS layout of the scripts (lua/contract.go). Every topic must belong to bucket b.
 func (k keys) withTopics(b int, topics ...string) []string {
 	out := make([]string, 0, bucketKeyCount+topicKeyCount*len(topics))
 	out = append(out, k.buckets[b].scriptOrder...)
@@ -106,12 +140,21 @@ func (k keys) withTopicIn(b int, t string) []string {
 	return k.appendTopic(out, b, t, k.configIn(b, t), k.configIn(b, t))
 }
 
-// appendTopic appends topic t's ten keys in bucket b, in lib.lua's order.
+// appendTopic appends topic t's keys in bucket b, in the scripts' order
+// (topicSlots).
 func (k keys) appendTopic(out []string, b int, t, config, parentConfig string) []string {
 	tag := k.tag(b)
-	return append(out, tag+":ready:"+t, tag+":delayed:"+t, tag+":reserved:"+t,
-		tag+":buried:"+t, tag+":topic:"+t, tag+":waiting:"+t, config, tag+":expires:"+t,
-		parentConfig, tag+":dead:"+t)
+	for _, s := range topicSlots {
+		switch {
+		case s.config:
+			out = append(out, config)
+		case s.parentConfig:
+			out = append(out, parentConfig)
+		default:
+			out = append(out, tag+":"+s.kind+":"+t)
+		}
+	}
+	return out
 }
 
 // waiting is the marker a broker sets while it has consumers waiting on a topic.
@@ -141,6 +184,14 @@ func (k keys) status() string { return k.prefix + ":status" }
 // history is the list of samples of the server's counters (newest first),
 // for the dashboard's chart.
 func (k keys) history() string { return k.prefix + ":history" }
+
+// topicHistory is a topic's own list of samples of its counters (newest
+// first), for its sparkline on the dashboard: in its bucket's slot, so
+// that one script writes a bucket's topics' lists. It expires by itself
+// (see RecordTopicHistory), so no script that forgets a topic names it.
+func (k keys) topicHistory(topic string) string {
+	return k.tag(k.bucketOf(topic)) + ":history:" + topic
+}
 
 // meta holds deployment facts checked at start (the bucket count).
 func (k keys) meta() string { return k.prefix + ":meta" }

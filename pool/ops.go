@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 )
 
 // Popped is the outcome of a pop.
@@ -503,45 +504,51 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.J
 	return parseJob(reply[1:])
 }
 
-// jobFields is the length of a job reply (lua/lib.lua reply()).
-const jobFields = 21
+// jobFields is the length of a job reply (lua/contract.go).
+var jobFields = lua.ReplyLen
 
+// parseJob reads a job reply (lua.ReplyLen fields, the first ones of r) by
+// the names lua/contract.go gives its fields.
 func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	if len(r) < jobFields {
 		return nil, fmt.Errorf("job reply has %d fields, want %d", len(r), jobFields)
 	}
-	id, err := parseMember(strAt(r, 0))
+	id, err := parseMember(strAt(r, lua.ReplyMember))
 	if err != nil {
 		return nil, err
 	}
-	j := &job.Job{
-		ID:       id,
-		Body:     strAt(r, 1),
-		Now:      time.UnixMilli(intAt(r, 2)),
-		State:    job.State(intAt(r, 3)),
-		Topic:    strAt(r, 4),
-		Priority: uint32(intAt(r, 5)),
-		TTR:      time.Duration(intAt(r, 6)) * time.Millisecond,
-		Delay:    time.Duration(intAt(r, 7)) * time.Millisecond,
-		Created:  time.UnixMilli(intAt(r, 8)),
-		Reserves: int(intAt(r, 10)),
-		Timeouts: int(intAt(r, 11)),
-		Releases: int(intAt(r, 12)),
-		Buries:   int(intAt(r, 13)),
-		Kicks:    int(intAt(r, 14)),
-		ClientID: strAt(r, 15),
+	num := func(f lua.Field) int64 { return intAt(r, lua.ReplyIndex(f)) }
+	text := func(f lua.Field) string { return strAt(r, lua.ReplyIndex(f)) }
+	ms := func(f lua.Field) time.Duration { return time.Duration(num(f)) * time.Millisecond }
+	at := func(f lua.Field) time.Time { // 0: none
+		if v := num(f); v > 0 {
+			return time.UnixMilli(v)
+		}
+		return time.Time{}
 	}
-	if due := intAt(r, 9); due > 0 {
-		j.Due = time.UnixMilli(due)
-	}
-	if at := intAt(r, 16); at > 0 {
-		j.Expires = time.UnixMilli(at)
-	}
-	j.Failures, j.LastError, j.TraceParent = int(intAt(r, 17)), strAt(r, 18), strAt(r, 20)
-	if at := intAt(r, 19); at > 0 {
-		j.DeadAt = time.UnixMilli(at)
-	}
-	return j, nil
+	return &job.Job{
+		ID:          id,
+		Body:        strAt(r, lua.ReplyBody),
+		Now:         time.UnixMilli(intAt(r, lua.ReplyNow)),
+		State:       job.State(num(lua.FieldState)),
+		Topic:       text(lua.FieldTopic),
+		Priority:    uint32(num(lua.FieldPriority)),
+		TTR:         ms(lua.FieldTTR),
+		Delay:       ms(lua.FieldDelay),
+		Created:     time.UnixMilli(num(lua.FieldCreated)),
+		Due:         at(lua.FieldDue),
+		Expires:     at(lua.FieldExpires),
+		Reserves:    int(num(lua.FieldReserves)),
+		Timeouts:    int(num(lua.FieldTimeouts)),
+		Releases:    int(num(lua.FieldReleases)),
+		Buries:      int(num(lua.FieldBuries)),
+		Kicks:       int(num(lua.FieldKicks)),
+		ClientID:    text(lua.FieldClientID),
+		Failures:    int(num(lua.FieldFailures)),
+		LastError:   text(lua.FieldLastError),
+		DeadAt:      at(lua.FieldDeadAt),
+		TraceParent: text(lua.FieldTrace),
+	}, nil
 }
 
 // listPreview is how much of each body a job list carries.

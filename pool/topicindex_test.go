@@ -5,12 +5,10 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gmq/gmq/job"
-	"github.com/gmq/gmq/lua"
 )
 
 // TopicPage cuts the same pages as sorting every name would, whatever the
@@ -210,26 +208,4 @@ func TestTopicIndexRebuiltAtStart(t *testing.T) {
 		t.Fatalf("last page: %q of %d (%v)", page, total, err)
 	}
 	checkClean(t, p, ctx)
-}
-
-// lib.lua reads the bucket's keys and each topic's by the positions keys.go
-// passes them in.
-func TestKeyLayoutMatchesLib(t *testing.T) {
-	lib := lua.Source("lib")
-	k := newKeys("gmq", 1)
-	if n := len(k.withTopics(0, "a", "b")); n != bucketKeyCount+2*topicKeyCount {
-		t.Fatalf("withTopics gives %d keys for two topics", n)
-	}
-	for _, want := range []string{
-		fmt.Sprintf("KEYS[%d]\n", bucketKeyCount),
-		fmt.Sprintf("local b = %d + (i - 1) * %d\n", bucketKeyCount, topicKeyCount),
-		fmt.Sprintf("KEYS[b + %d]}", topicKeyCount),
-	} {
-		if !strings.Contains(lib, want) {
-			t.Errorf("lib.lua has no %q", want)
-		}
-	}
-	if past := fmt.Sprintf("KEYS[%d]", bucketKeyCount+1); strings.Contains(lib, past) {
-		t.Errorf("lib.lua names %s, past the bucket's %d keys", past, bucketKeyCount)
-	}
 }

@@ -1,0 +1,200 @@
+package lua
+
+import "github.com/gmq/gmq/job"
+
+// The contract between Go and the scripts, in one place: the job record's
+// fields, the job reply, the keys every topic-scoped script takes and the
+// states a record holds. contract.lua, which Source prepends to lib.lua, is
+// generated from these tables (go generate ./lua; TestContractIsGenerated
+// fails when it is stale), and package pool reads replies and orders keys
+// through them. Adding a field to the record is a constant and a row below,
+// then the code that uses the field: no position is written anywhere else.
+
+// Field is a field of the job record, a cmsgpack array: its position there
+// (1-based, as Lua counts). A field is only ever added at the end, since
+// records already stored keep their positions; Zero is what a record
+// written before the field was added reads as.
+type Field int
+
+// The job record's fields (fields says what each holds).
+const (
+	FieldState Field = iota + 1
+	FieldTopic
+	FieldPriority
+	FieldTTR
+	FieldDelay
+	FieldCreated
+	FieldDue
+	FieldReserves
+	FieldTimeouts
+	FieldReleases
+	FieldBuries
+	FieldKicks
+	FieldClientID
+	FieldSize
+	FieldExpires
+	FieldFailures
+	FieldLastError
+	FieldDeadAt
+	FieldRetry
+	FieldTrace
+	fieldEnd
+)
+
+// fieldSpec is how the scripts name and read a field.
+type fieldSpec struct {
+	lua   string // its constant in the scripts
+	doc   string
+	text  bool // a string ('' when unset), else a number (0)
+	added bool // added after records were stored: an older record has no value (read as unset)
+	reply bool // the job reply carries it
+}
+
+var fields = [fieldEnd]fieldSpec{
+	FieldState:     {lua: "F_STATE", reply: true, doc: "the job's state (its number below)"},
+	FieldTopic:     {lua: "F_TOPIC", text: true, reply: true, doc: "its topic (EXPIRED: the topic it is on its way to)"},
+	FieldPriority:  {lua: "F_PRI", reply: true, doc: "lower runs first"},
+	FieldTTR:       {lua: "F_TTR", reply: true, doc: "ms a consumer has to ack it (0: removed as it is popped)"},
+	FieldDelay:     {lua: "F_DELAY", reply: true, doc: "ms it waited (or waits) before it was ready"},
+	FieldCreated:   {lua: "F_CREATED", reply: true, doc: "ms, Redis's clock"},
+	FieldDue:       {lua: "F_DUE", reply: true, doc: "ms: delayed, when it is ready; reserved, when its TTR runs out; else 0"},
+	FieldReserves:  {lua: "F_RESERVES", reply: true, doc: "deliveries so far: the attempt an ack names"},
+	FieldTimeouts:  {lua: "F_TIMEOUTS", reply: true, doc: "deliveries whose TTR ran out"},
+	FieldReleases:  {lua: "F_RELEASES", reply: true, doc: "releases by consumers"},
+	FieldBuries:    {lua: "F_BURIES", reply: true, doc: "buries"},
+	FieldKicks:     {lua: "F_KICKS", reply: true, doc: "kicks"},
+	FieldClientID:  {lua: "F_CID", text: true, reply: true, doc: "the producer's id ('': gmq's number)"},
+	FieldSize:      {lua: "F_SIZE", added: true, doc: "the body's length: a removal lowers its topic's 'bytes' without reading the body"},
+	FieldExpires:   {lua: "F_EXPIRES", added: true, reply: true, doc: "ms it expires at (0: never)"},
+	FieldFailures:  {lua: "F_FAILURES", added: true, reply: true, doc: "fails, and TTRs that ran out"},
+	FieldLastError: {lua: "F_LAST_ERROR", text: true, added: true, reply: true, doc: "the last failure's error (at most 1 KiB)"},
+	FieldDeadAt:    {lua: "F_DEAD_AT", added: true, reply: true, doc: "ms it died at (0: alive)"},
+	FieldRetry:     {lua: "F_RETRY", text: true, added: true, doc: "its own retry policy (lib.lua retry_policy; '': its topic's)"},
+	FieldTrace:     {lua: "F_TRACE", text: true, added: true, reply: true, doc: "the producer's W3C traceparent ('': none)"},
+}
+
+// zero is the field's unset value, as a Lua literal.
+func (s fieldSpec) zero() string {
+	if s.text {
+		return "''"
+	}
+	return "0"
+}
+
+// The job reply (lib.lua reply) is the job's member, its body (false when
+// the reply carries none), Redis's clock, then the record's fields that
+// fields marks, in record order. ReplyLen is its length; ReplyIndex says
+// where a field is in it.
+const (
+	ReplyMember = 0
+	ReplyBody   = 1
+	ReplyNow    = 2
+	replyHead   = 3
+)
+
+var (
+	replyIndex [fieldEnd]int // 0: not in the reply
+	ReplyLen   = replyHead
+)
+
+func init() {
+	for f := FieldState; f < fieldEnd; f++ {
+		if fields[f].reply {
+			replyIndex[f] = ReplyLen
+			ReplyLen++
+		}
+	}
+}
+
+// ReplyIndex is where field f is in a job reply, or -1 if the reply does
+// not carry it.
+func ReplyIndex(f Field) int {
+	if f <= 0 || f >= fieldEnd || replyIndex[f] == 0 {
+		return -1
+	}
+	return replyIndex[f]
+}
+
+// Slot describes one key a topic-scoped script takes, by the name the
+// scripts (and package pool) call it.
+type Slot struct {
+	Name string // lib.lua's name: K_<NAME> for a bucket key, t.<name> for a topic key
+	Kind string // its Redis type
+	Doc  string
+}
+
+// BucketKeys are a bucket's own keys, KEYS[1..len] of every topic-scoped
+// script; pool passes them in this order.
+var BucketKeys = []Slot{
+	{"jobs", "hash", "member -> cmsgpack job record"},
+	{"bodies", "hash", "member -> body"},
+	{"due", "zset", "topic -> earliest due ms of its delayed/reserved jobs (may be early, never late)"},
+	{"stats", "hash", "bucket counters (current-* and totals)"},
+	{"topics", "set", "topic names of this bucket"},
+	{"defaults", "hash", "setting -> value: every topic's default settings (this bucket's copy)"},
+	{"outbox", "zset", "member -> ms: expired jobs waiting to be pushed to their topic's expire_to"},
+	{"fanout", "hash", "parent topic -> its fanout children's names (parent+child), space-separated, sorted"},
+	{"topic_index", "zset", "the names of topics, every score 0 (listed in byte order, a page at a time)"},
+}
+
+// TopicKeys are each topic's keys, after the bucket's, for every topic the
+// script works on, in this order.
+var TopicKeys = []Slot{
+	{"ready", "zset", "priority -> member"},
+	{"delayed", "zset", "due ms -> member"},
+	{"reserved", "zset", "TTR deadline ms -> member"},
+	{"buried", "zset", "sequence -> member"},
+	{"info", "hash", "paused_until, pause_ms, counters"},
+	{"waiting", "string", "the pub/sub channel of brokers with consumers waiting on the topic"},
+	{"config", "hash", `"file.<setting>" and "run.<setting>" -> value`},
+	{"expires", "zset", "expiry ms -> member: every ready or delayed job that has an expiry (and perhaps some that left)"},
+	{"parent_config", "hash", "a fanout child's parent's config (whose settings it inherits); its own otherwise"},
+	{"dead", "zset", "dead-at ms -> member: jobs that failed past their max_attempts"},
+}
+
+// SlotIndex is where the slot named name is in slots (-1: not there).
+func SlotIndex(slots []Slot, name string) int {
+	for i, s := range slots {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// StateExpired is the state of a job in its bucket's outbox, on its way to
+// another topic (expire_to): the scripts' own, never shown.
+const StateExpired job.State = 9
+
+// States are the states a record holds, by the scripts' names; each stored
+// one but EXPIRED has its own sorted set (t.<set>) and bucket counter.
+var States = []struct {
+	State   job.State
+	Lua     string
+	Set     string // the topic key that holds it ("" none)
+	Counter string // the bucket's current-count field ("" none)
+}{
+	{job.Delayed, "DELAYED", "delayed", "cur_delayed"},
+	{job.Ready, "READY", "ready", "cur_ready"},
+	{job.Reserved, "RESERVED", "reserved", "cur_reserved"},
+	{job.Buried, "BURIED", "buried", "cur_buried"},
+	{job.Dead, "DEAD", "dead", "cur_dead"},
+	{StateExpired, "EXPIRED", "", ""},
+}
+
+// Lua is the field's constant in the scripts (F_TOPIC...).
+func (f Field) Lua() string {
+	if f <= 0 || f >= fieldEnd {
+		return ""
+	}
+	return fields[f].lua
+}
+
+// Fields lists the record's fields in order.
+func Fields() []Field {
+	out := make([]Field, 0, fieldEnd-1)
+	for f := FieldState; f < fieldEnd; f++ {
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+package lua
+
+import (
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gmq/gmq/job"
+)
+
+// contract.lua is what ContractLua renders from contract.go: a change to
+// the tables that was not generated fails here (and so in make test).
+func TestContractIsGenerated(t *testing.T) {
+	got, err := files.ReadFile(ContractFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != ContractLua() {
+		t.Fatalf("%s is stale: run go generate ./lua", ContractFile)
+	}
+}
+
+// Every field has a name of its own, and the reply holds each replied field
+// once, after its head.
+func TestContractFields(t *testing.T) {
+	seen := map[string]bool{}
+	replied := 0
+	for f := FieldState; f < fieldEnd; f++ {
+		s := fields[f]
+		if !strings.HasPrefix(s.lua, "F_") || seen[s.lua] || s.doc == "" {
+			t.Errorf("field %d: Lua name %q (unique, F_...) and a doc wanted", f, s.lua)
+		}
+		seen[s.lua] = true
+		switch i := ReplyIndex(f); {
+		case s.reply && (i < replyHead || i >= ReplyLen):
+			t.Errorf("field %s at reply index %d, want within [%d, %d)", s.lua, i, replyHead, ReplyLen)
+		case s.reply:
+			replied++
+		case i != -1:
+			t.Errorf("field %s is not replied but has index %d", s.lua, i)
+		}
+	}
+	if replied != ReplyLen-replyHead {
+		t.Errorf("%d replied fields, reply length %d", replied, ReplyLen)
+	}
+	if ReplyIndex(0) != -1 || ReplyIndex(fieldEnd) != -1 {
+		t.Error("ReplyIndex answers for a field that does not exist")
+	}
+}
+
+// The scripts' states are package job's, each stored one kept in a topic
+// key of that name; EXPIRED is the scripts' own.
+func TestContractStates(t *testing.T) {
+	var stored []job.State
+	for _, s := range States {
+		if s.State == StateExpired {
+			if s.Set != "" {
+				t.Errorf("EXPIRED has a set %q: its jobs are in the outbox", s.Set)
+			}
+			continue
+		}
+		stored = append(stored, s.State)
+		if s.Lua != strings.ToUpper(s.State.String()) || s.Set != s.State.String() || SlotIndex(TopicKeys, s.Set) < 0 {
+			t.Errorf("state %d: Lua %q, set %q: want job's name, and a topic key of that name", s.State, s.Lua, s.Set)
+		}
+	}
+	if !slices.Equal(stored, job.Stored) {
+		t.Errorf("the scripts' stored states %v, job's %v", stored, job.Stored)
+	}
+	if _, ok := job.ParseState(StateExpired.String()); ok {
+		t.Errorf("StateExpired %d is one of job's states", StateExpired)
+	}
+}
+
+// The scripts name the record's fields and their keys: no topic-scoped
+// script reads KEYS or a record by position, or defines a contract name.
+func TestScriptsUseNames(t *testing.T) {
+	positional := regexp.MustCompile(`KEYS\[|\bjob\[\d|\brecord\[\d`)
+	defined := regexp.MustCompile(`local (F_[A-Z_]+|K_[A-Z_]+|DELAYED|READY|RESERVED|BURIED|DEAD|EXPIRED)\b`)
+	names, err := fs.Glob(files, "*.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		script := strings.TrimSuffix(name, ".lua")
+		if standalone[script] && script != "lib" {
+			continue
+		}
+		body, _ := files.ReadFile(name)
+		for i, line := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "--") {
+				continue
+			}
+			if m := positional.FindString(line); m != "" || defined.MatchString(line) {
+				t.Errorf("%s:%d: %q: name it through the contract (lua/contract.go)", name, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}
