@@ -10,17 +10,17 @@
 -- KEYS: the shared layout (lib.lua) with every topic the operations name.
 -- ARGV: origin, n, the n topic names (in KEYS order), then the operations,
 --   each as: kind, k, k topic numbers (1-based, into the names above), then
---   the kind's arguments:
---   push     member, priority, ttr ms, delay ms, body, client id ('' for none), expires (ms, 0: never;
---            the topic's max_age caps it), retry policy ('' the topic's; lib.lua retry_policy), W3C
---            traceparent ('' none), then a
---            member for each of its fanout children (its topics
---            after the first) -> {'OK', now ms, due ms (0 when ready), 1 if the topic kept a copy (0:
+--   the kind's arguments, named by OP_ARGS (lua/contract.go Ops) and read
+--   into op.a.<name>:
+--   push     member, priority, ttr (ms), delay (ms), body, client_id ('' for none), expires (ms, 0: never;
+--            the topic's max_age caps it), retry (its policy, '' the topic's; lib.lua retry_policy), trace
+--            (W3C traceparent, '' none), then a member for each of its fanout children (its topics after
+--            the first; op.children) -> {'OK', now ms, due ms (0 when ready), 1 if the topic kept a copy (0:
 --            fanout_only), then member and client id of each job discarded to make room}, or {'EXISTS'}
 --            when the member is taken, or the topic's limits' refusal: {'FULL', 'max_items' or 'max_size',
 --            the limit} or {'TOO_BIG', max_item_size}, or {'CHILDREN', names...} when the children given
 --            are not the topic's (nothing stored: ask again with those)
---   delete   member, attempt (0: unfenced), 'unreserved' to refuse a reserved job ('' otherwise)
+--   delete   member, attempt (0: unfenced), mode ('unreserved' to refuse a reserved job, '' otherwise)
 --            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
 --   pop      mode ('first', 'best', 'peek' or 'take': 'first', the job removed as it is
 --            popped whatever its TTR) -> a pop reply (below)
@@ -89,19 +89,24 @@ end
 local topics = {}
 local n = tonumber(ARGV[2])
 for i = 1, n do topics[i] = topic_keys(i, ARGV[2 + i]) end
-local arity = {push = 9, delete = 3, pop = 1, pop_n = 2, ack_pop = 2}
 local ops = {}
 local i = 3 + n
 while i <= #ARGV do
   local kind = ARGV[i]
-  if not arity[kind] then return redis.error_reply('batch: unknown operation ' .. tostring(kind)) end
+  local names = OP_ARGS[kind]
+  if not names then return redis.error_reply('batch: unknown operation ' .. tostring(kind)) end
   local op = {kind = kind, ts = {}, a = {}}
   for j = 1, tonumber(ARGV[i + 1]) do op.ts[j] = topics[tonumber(ARGV[i + 1 + j])] end
   i = i + 2 + #op.ts
-  local n_args = arity[kind]
-  if kind == 'push' then n_args = n_args + #op.ts - 1 end -- a member for each fanout child
-  for j = 1, n_args do op.a[j] = ARGV[i + j - 1] end
-  i = i + n_args
+  for j, name in ipairs(names) do op.a[name] = ARGV[i + j - 1] end
+  i = i + #names
+  if kind == 'push' then -- a member for each fanout child
+    op.children = {}
+    for j = 2, #op.ts do
+      op.children[j - 1] = ARGV[i]
+      i = i + 1
+    end
+  end
   ops[#ops + 1] = op
 end
 local now = now_ms()
@@ -188,22 +193,22 @@ end
 -- store writes a new job (its writes gathered) and counts it.
 local listed = {} -- topic name -> its keys: topics that got a job (added to the bucket's list)
 local function store(t, member, a, cid, expires)
-  local delay = tonumber(a[4])
+  local delay = tonumber(a.delay)
   local job = new_record()
-  job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = t.name, tonumber(a[2]), tonumber(a[3]), delay, now
-  job[F_CID], job[F_SIZE], job[F_EXPIRES], job[F_RETRY], job[F_TRACE] = cid, #a[5], expires, a[8], a[9]
+  job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = t.name, tonumber(a.priority), tonumber(a.ttr), delay, now
+  job[F_CID], job[F_SIZE], job[F_EXPIRES], job[F_RETRY], job[F_TRACE] = cid, #a.body, expires, a.retry, a.trace
   settle(job, delay, now)
   gather('HSET', K_JOBS, member, cmsgpack.pack(job))
-  gather('HSET', K_BODIES, member, a[5])
+  gather('HSET', K_BODIES, member, a.body)
   enter(t, member, job, gather)
   listed[t.name] = t
   count('total_jobs', 1)
   count_topic(t, 'total_jobs', 1)
   move_state(nil, job[F_STATE])
   if held[t.name] then held[t.name] = held[t.name] + 1 end
-  if #a[5] > 0 then
-    add(t.info, 'bytes', #a[5])
-    if bytes[t.name] then bytes[t.name] = bytes[t.name] + #a[5] end
+  if #a.body > 0 then
+    add(t.info, 'bytes', #a.body)
+    if bytes[t.name] then bytes[t.name] = bytes[t.name] + #a.body end
   end
   return job
 end
@@ -244,27 +249,27 @@ for _, op in ipairs(ops) do
 end
 if #pushes > 0 then
   local members = {}
-  for k, op in ipairs(pushes) do members[k] = op.a[1] end
+  for k, op in ipairs(pushes) do members[k] = op.a.member end
   local taken = hmget(K_JOBS, members)
   local seen = {}
   for k, op in ipairs(pushes) do
-    local t, a, member = op.ts[1], op.a, op.a[1]
+    local t, a, member = op.ts[1], op.a, op.a.member
     local keep = topic_config(t).fanout_only ~= 'true'
     discards = {}
     if taken[k] or seen[member] then
       op.reply = {'EXISTS'}
     else
       op.reply = fanout_refusal(op, t)
-      if not op.reply and keep then op.reply = admit(t, a[5]) end
+      if not op.reply and keep then op.reply = admit(t, a.body) end
     end
     if not op.reply then
       seen[member] = true
       local due = 0
-      if keep then due = store(t, member, a, a[6], expiry(t, tonumber(a[7])))[F_DUE] end
+      if keep then due = store(t, member, a, a.client_id, expiry(t, tonumber(a.expires)))[F_DUE] end
       for j = 2, #op.ts do
         local child = op.ts[j]
-        if not admit(child, a[5]) then
-          local copy = store(child, a[8 + j], a, '', expiry(child, tonumber(a[7])))
+        if not admit(child, a.body) then
+          local copy = store(child, op.children[j - 1], a, '', expiry(child, tonumber(a.expires)))
           if not keep then due = copy[F_DUE] end
         end
       end
@@ -286,15 +291,15 @@ for _, op in ipairs(ops) do
 end
 if #deletes > 0 then
   local members = {}
-  for k, op in ipairs(deletes) do members[k] = op.a[1] end
+  for k, op in ipairs(deletes) do members[k] = op.a.member end
   local records = hmget(K_JOBS, members)
   local gone = {}
   for k, op in ipairs(deletes) do
-    local t, member, attempt = op.ts[1], op.a[1], tonumber(op.a[2])
+    local t, member, attempt = op.ts[1], op.a.member, tonumber(op.a.attempt)
     local job = nil
     if records[k] and not gone[member] then job = cmsgpack.unpack(records[k]) end
     local refused = refusal(job, t.name, attempt)
-    if not refused and op.a[3] == 'unreserved' and job[F_STATE] == RESERVED then refused = {'STATE', RESERVED} end
+    if not refused and op.a.mode == 'unreserved' and job[F_STATE] == RESERVED then refused = {'STATE', RESERVED} end
     if refused then
       op.reply = refused
     else
@@ -374,13 +379,13 @@ end
 local pops = {}
 for _, op in ipairs(ops) do
   op.got = 0
-  if op.kind == 'pop' and op.a[1] == 'take' then
+  if op.kind == 'pop' and op.a.mode == 'take' then
     op.take = true -- removed as it is popped, whatever its TTR
     choose(op, op.ts, 'first', 1)
   elseif op.kind == 'pop' then
-    choose(op, op.ts, op.a[1], 1)
+    choose(op, op.ts, op.a.mode, 1)
   elseif op.kind == 'pop_n' then
-    choose(op, op.ts, op.a[1], tonumber(op.a[2]))
+    choose(op, op.ts, op.a.mode, tonumber(op.a.n))
   elseif op.kind == 'ack_pop' and op.acked then
     choose(op, {unpack(op.ts, 2)}, 'first', 1)
   end

@@ -1,6 +1,10 @@
 package lua
 
-import "github.com/gmq/gmq/job"
+import (
+	"fmt"
+
+	"github.com/gmq/gmq/job"
+)
 
 // The contract between Go and the scripts, in one place: the job record's
 // fields, the job reply, the keys every topic-scoped script takes and the
@@ -197,4 +201,109 @@ func Fields() []Field {
 		out = append(out, f)
 	}
 	return out
+}
+
+// Ops are batch.lua's operations: each kind's arguments by name, in the
+// order OpArgs puts them (batch.lua reads them into op.a.<name>). A push is
+// followed by a member for each of its fanout children (op.children).
+var Ops = map[string][]string{
+	"push":    {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace"},
+	"delete":  {"member", "attempt", "mode"},
+	"pop":     {"mode"},
+	"pop_n":   {"mode", "n"},
+	"ack_pop": {"member", "attempt"},
+}
+
+// opArgIndex is Ops as kind -> name -> position.
+var opArgIndex = func() map[string]map[string]int {
+	out := make(map[string]map[string]int, len(Ops))
+	for kind, names := range Ops {
+		out[kind] = make(map[string]int, len(names))
+		for i, n := range names {
+			out[kind][n] = i
+		}
+	}
+	return out
+}()
+
+// OpArgs lays out an operation's arguments, given as name, value pairs, in
+// the order batch.lua reads them. Every argument must be given once: a
+// missing, repeated or unknown one is a bug in the caller, and panics.
+func OpArgs(kind string, named ...string) []string {
+	index, ok := opArgIndex[kind]
+	if !ok || len(named) != 2*len(index) {
+		panic(fmt.Sprintf("lua: %s takes %v, got %q", kind, Ops[kind], named))
+	}
+	out := make([]string, len(index))
+	set := 0
+	for i := 0; i < len(named); i += 2 {
+		at, ok := index[named[i]]
+		if !ok || set&(1<<at) != 0 {
+			panic(fmt.Sprintf("lua: %s takes %v, got %q", kind, Ops[kind], named))
+		}
+		set |= 1 << at
+		out[at] = named[i+1]
+	}
+	return out
+}
+
+// TopicStat is a field of topic_stats.lua's reply for one topic: its
+// position there (0-based, as Go counts); the topic's effective settings
+// follow the last, as setting, value pairs.
+type TopicStat int
+
+// topic_stats.lua's fields (topicStats says what each holds).
+const (
+	StatKnown TopicStat = iota
+	StatNow
+	StatReady
+	StatUrgent
+	StatDelayed
+	StatReserved
+	StatBuried
+	StatPausedUntil
+	StatPauseMS
+	StatTotalJobs
+	StatTotalReserves
+	StatTotalDeletes
+	StatTotalPauses
+	StatBytes
+	StatTotalDiscarded
+	StatTotalExpired
+	StatOldestReady
+	StatChildren
+	StatDead
+	StatTotalFailures
+	StatTotalDead
+	StatDeadRetried
+	StatDeadDropped
+	// TopicStatsLen is where the settings start.
+	TopicStatsLen
+)
+
+// topicStats are the fields' constants in the scripts and what they hold.
+var topicStats = [TopicStatsLen][2]string{
+	StatKnown:          {"S_KNOWN", "1 if the topic is listed in its bucket, else 0 (the rest is then empty)"},
+	StatNow:            {"S_NOW", "Redis's clock, ms"},
+	StatReady:          {"S_READY", "ready jobs"},
+	StatUrgent:         {"S_URGENT", "ready jobs below the urgent priority"},
+	StatDelayed:        {"S_DELAYED", "delayed jobs"},
+	StatReserved:       {"S_RESERVED", "reserved jobs"},
+	StatBuried:         {"S_BURIED", "buried jobs"},
+	StatPausedUntil:    {"S_PAUSED_UNTIL", "ms the topic is paused until (0: not paused)"},
+	StatPauseMS:        {"S_PAUSE_MS", "the last pause's length, ms"},
+	StatTotalJobs:      {"S_TOTAL_JOBS", "jobs pushed"},
+	StatTotalReserves:  {"S_TOTAL_RESERVES", "deliveries"},
+	StatTotalDeletes:   {"S_TOTAL_DELETES", "acks and deletes"},
+	StatTotalPauses:    {"S_TOTAL_PAUSES", "pauses"},
+	StatBytes:          {"S_BYTES", "bytes of the bodies it holds"},
+	StatTotalDiscarded: {"S_TOTAL_DISCARDED", "jobs discarded to make room (discard_old_when_full)"},
+	StatTotalExpired:   {"S_TOTAL_EXPIRED", "jobs expired"},
+	StatOldestReady:    {"S_OLDEST_READY", "created ms of the next ready job (0: none)"},
+	StatChildren:       {"S_CHILDREN", "its fanout children, space-separated ('' none)"},
+	StatDead:           {"S_DEAD", "dead jobs"},
+	StatTotalFailures:  {"S_TOTAL_FAILURES", "failures"},
+	StatTotalDead:      {"S_TOTAL_DEAD", "jobs that died"},
+	StatDeadRetried:    {"S_DEAD_RETRIED", "dead jobs retried"},
+	StatDeadDropped:    {"S_DEAD_DROPPED", "dead jobs dropped (dead_retention, max_dead)"},
 }

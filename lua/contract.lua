@@ -65,6 +65,38 @@ local STATE_SET = {[DELAYED] = 'delayed', [READY] = 'ready', [RESERVED] = 'reser
 local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERVED] = 'cur_reserved',
   [BURIED] = 'cur_buried', [DEAD] = 'cur_dead'}
 
+-- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
+local OP_ARGS = {ack_pop = {'member', 'attempt'}, delete = {'member', 'attempt', 'mode'}, pop = {'mode'},
+  pop_n = {'mode', 'n'},
+  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace'}}
+
+-- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat
+-- counts from 0), then its effective settings as setting, value pairs.
+local S_KNOWN = 1 -- 1 if the topic is listed in its bucket, else 0 (the rest is then empty)
+local S_NOW = 2 -- Redis's clock, ms
+local S_READY = 3 -- ready jobs
+local S_URGENT = 4 -- ready jobs below the urgent priority
+local S_DELAYED = 5 -- delayed jobs
+local S_RESERVED = 6 -- reserved jobs
+local S_BURIED = 7 -- buried jobs
+local S_PAUSED_UNTIL = 8 -- ms the topic is paused until (0: not paused)
+local S_PAUSE_MS = 9 -- the last pause's length, ms
+local S_TOTAL_JOBS = 10 -- jobs pushed
+local S_TOTAL_RESERVES = 11 -- deliveries
+local S_TOTAL_DELETES = 12 -- acks and deletes
+local S_TOTAL_PAUSES = 13 -- pauses
+local S_BYTES = 14 -- bytes of the bodies it holds
+local S_TOTAL_DISCARDED = 15 -- jobs discarded to make room (discard_old_when_full)
+local S_TOTAL_EXPIRED = 16 -- jobs expired
+local S_OLDEST_READY = 17 -- created ms of the next ready job (0: none)
+local S_CHILDREN = 18 -- its fanout children, space-separated ('' none)
+local S_DEAD = 19 -- dead jobs
+local S_TOTAL_FAILURES = 20 -- failures
+local S_TOTAL_DEAD = 21 -- jobs that died
+local S_DEAD_RETRIED = 22 -- dead jobs retried
+local S_DEAD_DROPPED = 23 -- dead jobs dropped (dead_retention, max_dead)
+local TOPIC_STATS_LEN = 23
+
 -- new_record is a record with every field unset; set them by name.
 local function new_record()
   return {0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', 0, 0, 0, '', 0, '', ''}

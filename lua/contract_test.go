@@ -77,7 +77,7 @@ func TestContractStates(t *testing.T) {
 // The scripts name the record's fields and their keys: no topic-scoped
 // script reads KEYS or a record by position, or defines a contract name.
 func TestScriptsUseNames(t *testing.T) {
-	positional := regexp.MustCompile(`KEYS\[|\bjob\[\d|\brecord\[\d`)
+	positional := regexp.MustCompile(`KEYS\[|\bjob\[\d|\brecord\[\d|\.a\[\d`)
 	defined := regexp.MustCompile(`local (F_[A-Z_]+|K_[A-Z_]+|DELAYED|READY|RESERVED|BURIED|DEAD|EXPIRED)\b`)
 	names, err := fs.Glob(files, "*.lua")
 	if err != nil {
@@ -96,6 +96,53 @@ func TestScriptsUseNames(t *testing.T) {
 			if m := positional.FindString(line); m != "" || defined.MatchString(line) {
 				t.Errorf("%s:%d: %q: name it through the contract (lua/contract.go)", name, i+1, strings.TrimSpace(line))
 			}
+		}
+	}
+}
+
+// OpArgs puts each argument where OP_ARGS names it, and refuses a call
+// that misses, repeats or invents one.
+func TestOpArgs(t *testing.T) {
+	got := OpArgs("delete", "mode", "unreserved", "member", "m1", "attempt", "2")
+	if !slices.Equal(got, []string{"m1", "2", "unreserved"}) {
+		t.Fatalf("delete's arguments %q", got)
+	}
+	for _, bad := range [][]string{
+		{"member", "m1", "attempt", "2"},
+		{"member", "m1", "member", "m2", "attempt", "2"},
+		{"member", "m1", "attempt", "2", "colour", "red"},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("OpArgs(delete, %q) did not panic", bad)
+				}
+			}()
+			OpArgs("delete", bad...)
+		}()
+	}
+	for kind, names := range Ops {
+		if !strings.Contains(ContractLua(), kind+" = {'"+strings.Join(names, "', '")+"'}") {
+			t.Errorf("OP_ARGS does not name %s's arguments %q", kind, names)
+		}
+	}
+}
+
+// Every field of a topic's stats has a name, and topic_stats.lua sets each.
+func TestContractTopicStats(t *testing.T) {
+	script, err := files.ReadFile("topic_stats.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for f, st := range topicStats {
+		name := st[0]
+		if !strings.HasPrefix(name, "S_") || seen[name] || st[1] == "" {
+			t.Errorf("topic stat %d: name %q (unique, S_...) and a doc wanted", f, name)
+		}
+		seen[name] = true
+		if !regexp.MustCompile(`out\[` + name + `\]|, ` + name + `\}`).Match(script) {
+			t.Errorf("topic_stats.lua does not set %s", name)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package lua
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -66,6 +67,25 @@ func ContractLua() string {
 	w("local %s = %s", strings.Join(stateNames, ", "), strings.Join(stateNums, ", "))
 	w("local STATE_SET = {%s}", wrap(sets, "  "))
 	w("local STATE_COUNTER = {%s}", wrap(counters, "  "))
+	w("")
+	w("-- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).")
+	var kinds []string
+	for kind := range Ops {
+		kinds = append(kinds, kind)
+	}
+	sort.Strings(kinds)
+	var ops []string
+	for _, kind := range kinds {
+		ops = append(ops, fmt.Sprintf("%s = {'%s'}", kind, strings.Join(Ops[kind], "', '")))
+	}
+	w("local OP_ARGS = {%s}", wrap(ops, "  "))
+	w("")
+	w("-- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat")
+	w("-- counts from 0), then its effective settings as setting, value pairs.")
+	for i, st := range topicStats {
+		w("local %s = %d -- %s", st[0], i+1, st[1])
+	}
+	w("local TOPIC_STATS_LEN = %d", len(topicStats))
 	w("")
 	w("-- new_record is a record with every field unset; set them by name.")
 	w("local function new_record()")

@@ -3,32 +3,35 @@
 -- bucket in one call pays lib.lua's prelude (~20 us) once, not per topic.
 -- KEYS: the shared layout (lib.lua) with the topics read.
 -- ARGV: origin, urgent priority bound (jobs below it count as urgent), then the topics' names.
--- Returns, for each topic, {known (0/1), now, ready, urgent, delayed, reserved, buried, paused until ms,
---          pause ms, total jobs, total reserves, total deletes, total pauses, bytes of bodies,
---          total discarded, total expired, created ms of the next ready job (0: none), its fanout
---          children (space-separated, '' for none), dead, total failures, total dead, dead retried,
---          dead dropped (by retention or max_dead), then the topic's
---          effective settings as setting, value pairs}.
+-- Returns, for each topic, its fields by contract.lua's S_* names (Go's
+-- lua.TopicStat), then the topic's effective settings as setting, value pairs.
+-- INFO_STATS are the fields read from the topic's info hash: its counter's name, and where it goes.
+local INFO_STATS = {{'paused_until', S_PAUSED_UNTIL}, {'pause_ms', S_PAUSE_MS}, {'total_jobs', S_TOTAL_JOBS},
+                    {'total_reserves', S_TOTAL_RESERVES}, {'total_deletes', S_TOTAL_DELETES},
+                    {'total_pauses', S_TOTAL_PAUSES}, {'bytes', S_BYTES}, {'total_discarded', S_TOTAL_DISCARDED},
+                    {'total_expired', S_TOTAL_EXPIRED}, {'total_failures', S_TOTAL_FAILURES},
+                    {'total_dead', S_TOTAL_DEAD}, {'dead_retried', S_DEAD_RETRIED}, {'dead_dropped', S_DEAD_DROPPED}}
+local info_names = {}
+for k, f in ipairs(INFO_STATS) do info_names[k] = f[1] end
+
 local function stats(t, urgent)
-  local info = redis.call('HMGET', t.info, 'paused_until', 'pause_ms', 'total_jobs', 'total_reserves',
-                          'total_deletes', 'total_pauses', 'bytes', 'total_discarded', 'total_expired',
-                          'total_failures', 'total_dead', 'dead_retried', 'dead_dropped')
+  local out = {}
+  local info = redis.call('HMGET', t.info, unpack(info_names))
+  for k, f in ipairs(INFO_STATS) do out[f[2]] = tonumber(info[k] or '0') end
   local head, created = redis.call('ZRANGE', t.ready, 0, 0), 0
   if head[1] then
     local job = load(head[1])
     if job then created = job[F_CREATED] end
   end
-  local out = {redis.call('SISMEMBER', K_TOPICS, t.name), now_ms(),
-          redis.call('ZCARD', t.ready), redis.call('ZCOUNT', t.ready, '-inf', urgent),
-          redis.call('ZCARD', t.delayed), redis.call('ZCARD', t.reserved), redis.call('ZCARD', t.buried),
-          tonumber(info[1] or '0'), tonumber(info[2] or '0'), tonumber(info[3] or '0'),
-          tonumber(info[4] or '0'), tonumber(info[5] or '0'), tonumber(info[6] or '0'), tonumber(info[7] or '0'),
-          tonumber(info[8] or '0'), tonumber(info[9] or '0'), created,
-          redis.call('HGET', K_FANOUT, t.name) or '', redis.call('ZCARD', t.dead),
-          tonumber(info[10] or '0'), tonumber(info[11] or '0'), tonumber(info[12] or '0'), tonumber(info[13] or '0')}
+  out[S_KNOWN], out[S_NOW] = redis.call('SISMEMBER', K_TOPICS, t.name), now_ms()
+  out[S_READY], out[S_URGENT] = redis.call('ZCARD', t.ready), redis.call('ZCOUNT', t.ready, '-inf', urgent)
+  out[S_DELAYED], out[S_RESERVED] = redis.call('ZCARD', t.delayed), redis.call('ZCARD', t.reserved)
+  out[S_BURIED], out[S_DEAD] = redis.call('ZCARD', t.buried), redis.call('ZCARD', t.dead)
+  out[S_OLDEST_READY], out[S_CHILDREN] = created, redis.call('HGET', K_FANOUT, t.name) or ''
+  local n = TOPIC_STATS_LEN
   for k, v in pairs(topic_config(t)) do
-    out[#out + 1] = k
-    out[#out + 1] = v
+    out[n + 1], out[n + 2] = k, v
+    n = n + 2
   end
   return out
 end

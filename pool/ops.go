@@ -86,7 +86,7 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 			end++
 		}
 		chunk := min(n, popChunk)
-		reply, err := p.batch(ctx, b, opPopN, topics[start:end], popFirst, strconv.Itoa(chunk))
+		reply, err := p.batch(ctx, b, opPopN, topics[start:end], lua.OpArgs(opPopN, "mode", popFirst, "n", strconv.Itoa(chunk))...)
 		if err != nil {
 			if got.Job != nil {
 				return got, nil // the jobs reserved so far are the consumer's: never strand them
@@ -186,7 +186,7 @@ func (p *Pool) popOp(ctx context.Context, mode string, b int, group []string) ([
 	if err := p.checkChildren(ctx, group, true); err != nil {
 		return nil, err
 	}
-	reply, err := p.batch(ctx, b, opPop, group, mode)
+	reply, err := p.batch(ctx, b, opPop, group, lua.OpArgs(opPop, "mode", mode)...)
 	return reply, wrapRedis("pop", err)
 }
 
@@ -248,7 +248,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, topics []s
 			return got, nil
 		}
 	}
-	reply, err := p.onNumber(ctx, "ack", n, attempt, p.batched(opAckPop, topics, strconv.Itoa(attempt)))
+	reply, err := p.onNumber(ctx, "ack", n, attempt, p.batched(opAckPop, topics, "attempt", strconv.Itoa(attempt)))
 	if err != nil {
 		return Popped{}, err
 	}
@@ -292,7 +292,7 @@ func (p *Pool) Delete(ctx context.Context, id string, attempt int) error {
 
 // deleteNumber is Delete of job n in a delete mode.
 func (p *Pool) deleteNumber(ctx context.Context, n uint64, attempt int, mode string) error {
-	reply, err := p.onNumber(ctx, "delete", n, attempt, p.batched(opDelete, nil, strconv.Itoa(attempt), mode))
+	reply, err := p.onNumber(ctx, "delete", n, attempt, p.batched(opDelete, nil, "attempt", strconv.Itoa(attempt), "mode", mode))
 	if err != nil {
 		return err
 	}
@@ -363,10 +363,12 @@ func (p *Pool) scripted(script *rueidis.Lua, extra ...string) jobCall {
 }
 
 // batched is a jobCall that goes in the bucket's batch (batch.go) as an
-// operation of that kind, with the keys of more topics after the job's.
-func (p *Pool) batched(kind string, more []string, extra ...string) jobCall {
+// operation of that kind, with the keys of more topics after the job's and
+// its arguments after the member as name, value pairs (lua.OpArgs).
+func (p *Pool) batched(kind string, more []string, named ...string) jobCall {
 	return func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
-		return p.batch(ctx, b, kind, append([]string{topic}, more...), append([]string{m}, extra...)...)
+		args := lua.OpArgs(kind, append([]string{"member", m}, named...)...)
+		return p.batch(ctx, b, kind, append([]string{topic}, more...), args...)
 	}
 }
 

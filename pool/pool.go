@@ -234,9 +234,10 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueid
 	}
 	children := p.fanout.get(j.Topic)
 	for range 5 {
-		args := []string{m, strconv.FormatUint(uint64(j.Priority), 10), strconv.FormatInt(millis(j.TTR), 10),
-			strconv.FormatInt(millis(j.Delay), 10), j.Body, j.ClientID, strconv.FormatInt(epochMillis(j.Expires), 10),
-			j.Retry.Encode(), j.TraceParent}
+		args := lua.OpArgs(opPush, "member", m, "priority", strconv.FormatUint(uint64(j.Priority), 10),
+			"ttr", strconv.FormatInt(millis(j.TTR), 10), "delay", strconv.FormatInt(millis(j.Delay), 10),
+			"body", j.Body, "client_id", j.ClientID, "expires", strconv.FormatInt(epochMillis(j.Expires), 10),
+			"retry", j.Retry.Encode(), "trace", j.TraceParent)
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {

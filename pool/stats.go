@@ -12,6 +12,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 )
 
 var counterFields = map[string]func(*job.Counters) *int64{
@@ -124,7 +125,7 @@ func (p *Pool) readTopicStats(ctx context.Context, b int, topics []string) ([]jo
 		switch {
 		case rerr != nil:
 			errs[i] = wrapRedis("topic stats", rerr)
-		case intAt(r, 0) == 0:
+		case intAt(r, int(lua.StatKnown)) == 0:
 			errs[i] = fmt.Errorf("topic %q: %w", topic, job.ErrNotFound)
 		default:
 			stats[i] = topicStats(topic, r)
@@ -133,26 +134,31 @@ func (p *Pool) readTopicStats(ctx context.Context, b int, topics []string) ([]jo
 	return stats, errs
 }
 
-// topicStats decodes one topic's reply of topic_stats.lua.
+// topicStats decodes one topic's reply of topic_stats.lua, by the names
+// lua.TopicStat gives its fields.
 func topicStats(topic string, r []rueidis.RedisMessage) job.TopicStats {
-	s := job.TopicStats{Name: topic, Now: time.UnixMilli(intAt(r, 1)),
-		Ready: intAt(r, 2), Urgent: intAt(r, 3), Delayed: intAt(r, 4), Reserved: intAt(r, 5), Buried: intAt(r, 6),
-		Pause: time.Duration(intAt(r, 8)) * time.Millisecond,
-		Jobs:  intAt(r, 9), Reserves: intAt(r, 10), Deletes: intAt(r, 11), Pauses: intAt(r, 12), Bytes: intAt(r, 13),
-		Discarded: intAt(r, 14), Expired: intAt(r, 15)}
-	if ms := intAt(r, 16); ms > 0 {
-		s.OldestReady = time.UnixMilli(ms)
+	n := func(f lua.TopicStat) int64 { return intAt(r, int(f)) }
+	at := func(f lua.TopicStat) time.Time { // 0: none
+		if ms := n(f); ms > 0 {
+			return time.UnixMilli(ms)
+		}
+		return time.Time{}
 	}
-	s.Children = strings.Fields(strAt(r, 17))
-	s.Dead, s.Failures, s.DeadTotal, s.DeadRetried, s.DeadDropped = intAt(r, 18), intAt(r, 19), intAt(r, 20), intAt(r, 21), intAt(r, 22)
-	if len(r) > 23 {
-		s.Settings = make(job.TopicConfig, (len(r)-23)/2)
-		for i := 23; i+1 < len(r); i += 2 {
+	s := job.TopicStats{Name: topic, Now: time.UnixMilli(n(lua.StatNow)),
+		Ready: n(lua.StatReady), Urgent: n(lua.StatUrgent), Delayed: n(lua.StatDelayed), Reserved: n(lua.StatReserved),
+		Buried: n(lua.StatBuried), PausedUntil: at(lua.StatPausedUntil),
+		Pause: time.Duration(n(lua.StatPauseMS)) * time.Millisecond,
+		Jobs:  n(lua.StatTotalJobs), Reserves: n(lua.StatTotalReserves), Deletes: n(lua.StatTotalDeletes),
+		Pauses: n(lua.StatTotalPauses), Bytes: n(lua.StatBytes), Discarded: n(lua.StatTotalDiscarded),
+		Expired: n(lua.StatTotalExpired), OldestReady: at(lua.StatOldestReady),
+		Children: strings.Fields(strAt(r, int(lua.StatChildren))),
+		Dead:     n(lua.StatDead), Failures: n(lua.StatTotalFailures), DeadTotal: n(lua.StatTotalDead),
+		DeadRetried: n(lua.StatDeadRetried), DeadDropped: n(lua.StatDeadDropped)}
+	if len(r) > int(lua.TopicStatsLen) {
+		s.Settings = make(job.TopicConfig, (len(r)-int(lua.TopicStatsLen))/2)
+		for i := int(lua.TopicStatsLen); i+1 < len(r); i += 2 {
 			s.Settings[strAt(r, i)] = strAt(r, i+1)
 		}
-	}
-	if ms := intAt(r, 7); ms > 0 {
-		s.PausedUntil = time.UnixMilli(ms)
 	}
 	return s
 }
