@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	b.d = dispatcher.New(b.pool, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
 		MaxWaiting: cfg.MaxWaiting, BucketMaxSleep: cfg.BucketMaxSleep, TopicsPerRound: cfg.TopicsPerRound,
 		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
-		Log: opts.Log})
+		HistoryTopics: cfg.HistoryTopics, Log: opts.Log})
 
 	if err := b.d.ApplyTopicConfig(ctx, cfg.TopicDefaults, cfg.Topics); err != nil {
 		b.pool.Close()

@@ -117,6 +117,11 @@ type Config struct {
 	// HistoryKeep how many samples are kept: an hour's.
 	HistoryEvery time.Duration
 	HistoryKeep  int
+	// HistoryTopics is how many topics, the first of the listing (the
+	// dashboard's first page of 100), the broker that wrote a sample also
+	// samples into each one's own history, the last 5 minutes, for their
+	// sparklines: their cost does not grow with the number of topics.
+	HistoryTopics int
 }
 
 // Default returns the configuration used for every key conf.ini leaves out.
@@ -161,6 +166,7 @@ func Default() Config {
 		StatusPoll:          500 * time.Millisecond,
 		HistoryEvery:        5 * time.Second,
 		HistoryKeep:         720,
+		HistoryTopics:       100,
 	}
 }
 

@@ -31,7 +31,11 @@ type Options struct {
 	// HistoryEvery and HistoryKeep: see RecordHistory (0: no sampling).
 	HistoryEvery time.Duration
 	HistoryKeep  int
-	Log          *slog.Logger
+	// HistoryTopics is how many topics, the first of the listing (the
+	// dashboard's first page), get a history of their own: see
+	// sampleTopics (0: none).
+	HistoryTopics int
+	Log           *slog.Logger
 }
 
 // Dispatcher is the broker core. Create it with New, start it with Run.

@@ -123,6 +123,8 @@ func (d *Dispatcher) ObserveBatches(fn func(ops int)) { d.pool.ObserveBatches(fn
 // twice every HistoryEvery), for the dashboard's chart: the samples are
 // shared by every broker on the Redis (the first one due writes), so the
 // chart shows the last hour when a page opens, whichever broker serves it.
+// The broker that wrote the sample then samples the first topics too
+// (sampleTopics): one broker an interval, as for the server's.
 func (d *Dispatcher) sampleHistory(ctx context.Context) {
 	st, err := d.pool.Stats(ctx)
 	if err != nil {
@@ -130,10 +132,56 @@ func (d *Dispatcher) sampleHistory(ctx context.Context) {
 	}
 	values := map[string]int64{"pushed": st.Jobs, "reserved": st.Reserves, "deleted": st.Deletes, "failed": st.Failures,
 		"ready": st.Ready, "delayed": st.Delayed, "reserved_now": st.Reserved, "buried": st.Buried, "dead": st.Dead}
-	if err := d.pool.RecordHistory(ctx, d.opts.HistoryEvery, d.opts.HistoryKeep, values); err != nil && ctx.Err() == nil {
+	written, err := d.pool.AddHistory(ctx, d.opts.HistoryEvery, d.opts.HistoryKeep, values)
+	if err != nil && ctx.Err() == nil {
 		d.log.Debug("recording history failed", "err", err)
+	}
+	if written && d.opts.HistoryTopics > 0 {
+		d.sampleTopics(ctx)
+	}
+}
+
+// TopicHistoryWindow is how far back a topic's own history goes: the
+// dashboard's topic sparklines show the last 5 minutes.
+const TopicHistoryWindow = 5 * time.Minute
+
+// sampleTopics samples the totals of the first HistoryTopics topics of the
+// listing (the dashboard's first page) into each one's own history, which
+// keeps TopicHistoryWindow's worth of samples and expires a minute after
+// its last one. Its cost is that page's, however many topics there are
+// (docs/PERFORMANCE.md, "200,000 topics"); a topic past the first page has
+// no history, and its sparkline fills as the dashboard polls.
+func (d *Dispatcher) sampleTopics(ctx context.Context) {
+	names, _, err := d.pool.TopicPage(ctx, 0, d.opts.HistoryTopics)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Debug("sampling topics failed", "err", err)
+		}
+		return
+	}
+	stats, errs := d.pool.TopicStatsOf(ctx, names)
+	samples := make(map[string]map[string]int64, len(names))
+	for i, s := range stats {
+		if errs[i] == nil { // else forgotten meanwhile, or its node is down: a gap in its sparkline
+			samples[names[i]] = map[string]int64{"pushed": s.Jobs, "reserved": s.Reserves, "deleted": s.Deletes, "failed": s.Failures}
+		}
+	}
+	keep := int(TopicHistoryWindow/d.opts.HistoryEvery) + 1
+	if err := d.pool.RecordTopicHistory(ctx, keep, TopicHistoryWindow+time.Minute, samples); err != nil && ctx.Err() == nil {
+		d.log.Debug("recording topic history failed", "err", err)
 	}
 }
 
 // History returns the sampled counters, oldest first (see sampleHistory).
 func (d *Dispatcher) History(ctx context.Context) ([]pool.Sample, error) { return d.pool.History(ctx) }
+
+// TopicHistory returns the own history of each of topics, oldest first
+// (see sampleTopics): none for a topic that has none.
+func (d *Dispatcher) TopicHistory(ctx context.Context, topics []string) (map[string][]pool.Sample, error) {
+	for _, t := range topics {
+		if err := job.ValidateTopic(t); err != nil {
+			return nil, err
+		}
+	}
+	return d.pool.TopicHistory(ctx, topics)
+}
