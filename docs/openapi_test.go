@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/docs"
 	"github.com/gmq/gmq/web"
 )
@@ -89,7 +91,8 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	b := brokertest.Fresh(t, nil)
+	// Samples every 50 ms: the history's answers have some to validate.
+	b := brokertest.Fresh(t, func(c *config.Config) { c.HistoryEvery = 50 * time.Millisecond })
 	steps := []struct {
 		method, path, body string
 		want               int
@@ -132,6 +135,8 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 		{"DELETE", "/api/v1/topics/mail", "", 200},
 		{"GET", "/api/v1/stats", "", 200},
 		{"GET", "/api/v1/history", "", 200},
+		{"GET", "/api/v1/history?topic=sms&topic=mail", "", 200},
+		{"GET", "/api/v1/history?topic=-bad", "", 400},
 		{"GET", "/api/v1/status", "", 200},
 		{"PUT", "/api/v1/status", `{"status":"up"}`, 200},
 		{"GET", "/api/v1/buckets", "", 200},

@@ -263,21 +263,54 @@ func settingText(raw json.RawMessage) (string, error) {
 	return "", fmt.Errorf("want a number, true or false, or null, got %s", jobjson.Clip(raw))
 }
 
+// maxHistoryTopics is the most topics one GET /api/v1/history asks for
+// (the dashboard's page of topics): each is a read of its list.
+const maxHistoryTopics = 100
+
 // history answers the server's sampled counters, oldest first: the last
 // hour, a sample every few seconds, shared by every broker on the Redis
-// (the dashboard's chart starts from it).
+// (the dashboard's chart starts from it). With ?topic=T (up to
+// maxHistoryTopics), "topics" adds each one's own last 5 minutes, kept for
+// the first page of topics only (dispatcher.sampleTopics): the dashboard's
+// topic sparklines start from it.
 func (s *Server) history(c *gin.Context) (int, any, error) {
+	topics := c.QueryArray("topic")
+	if len(topics) > maxHistoryTopics {
+		return 0, nil, fmt.Errorf("%w: %d topic parameters, at most %d", errBadRequest, len(topics), maxHistoryTopics)
+	}
+	out := gin.H{}
+	if len(topics) > 0 {
+		perTopic, err := s.d.TopicHistory(c, topics)
+		if err != nil {
+			return 0, nil, err
+		}
+		views := make(gin.H, len(perTopic))
+		for t, list := range perTopic {
+			v := make([]gin.H, len(list))
+			for i, smp := range list {
+				v[i] = sampleView(smp.At, smp.Values)
+			}
+			views[t] = v
+		}
+		out["topics"] = views
+	}
 	samples, err := s.d.History(c)
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]gin.H, len(samples))
+	v := make([]gin.H, len(samples))
 	for i, smp := range samples {
-		m := gin.H{"t": smp.At.UnixMilli()}
-		for k, v := range smp.Values {
-			m[k] = v
-		}
-		out[i] = m
+		v[i] = sampleView(smp.At, smp.Values)
 	}
-	return http.StatusOK, gin.H{"samples": out}, nil
+	out["samples"] = v
+	return http.StatusOK, out, nil
+}
+
+// sampleView is a sample as the API shows it: {"t": ms, field: value...}.
+func sampleView(at time.Time, values map[string]int64) gin.H {
+	m := gin.H{"t": at.UnixMilli()}
+	for k, v := range values {
+		m[k] = v
+	}
+	return m
 }
