@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"strconv"
@@ -195,38 +197,88 @@ func (g *loginGuard) failed(addr string, now time.Time) int {
 	return g.wrong[addr]
 }
 
-// loginForm is the dashboard's only page that needs no token.
+// loginForm is the dashboard's only page that needs no token: the %s are
+// the dashboard address to show after signing in (see loginNext), a
+// problem with the last try, and loginScript.
 const loginForm = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>gmq · sign in</title>
 <link rel="stylesheet" href="/dashboard/style.css"></head>
 <body class="login"><form method="post" action="/dashboard/login">
 <h1>gmq</h1><p>This broker requires its token.</p>
 <input type="password" name="token" placeholder="token" autofocus required>
-<button type="submit">Sign in</button>%s</form></body></html>`
+<input type="hidden" name="next" value="%s">
+<button type="submit">Sign in</button>%s</form>
+<script>%s</script></body></html>`
 
-func (s *Server) loginPage(c *gin.Context) {
-	c.Data(http.StatusOK, "text/html; charset=utf-8", []byte(strings.Replace(loginForm, "%s", "", 1)))
+// loginScript copies the page's # into the form: the dashboard page that
+// sent the browser here (#/jobs/123), which it kept through the redirect
+// but never sends, so that signing in lands there rather than on the
+// overview. It leaves the value the server wrote alone when there is none
+// (the form again after a wrong token).
+const loginScript = `"use strict";
+if (/^#\/[\x21-\x7e]{0,1022}$/.test(location.hash)) document.querySelector('input[name="next"]').value = location.hash;`
+
+// maxLoginNext bounds the dashboard address a login carries (see loginNext).
+const maxLoginNext = 1024
+
+// loginCSP is the login page's Content-Security-Policy: its stylesheet,
+// loginScript alone (by its hash), nothing framing it.
+var loginCSP = func() string {
+	sum := sha256.Sum256([]byte(loginScript))
+	return "default-src 'self'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; frame-ancestors 'none'"
+}()
+
+// loginNext is the dashboard page to show after signing in, from the
+// form's next: one of the dashboard's own addresses after its # ("#/",
+// then printable ASCII, as a browser's location.hash is, at most
+// maxLoginNext bytes), or "" (the overview) for anything else, so that the
+// redirect never leaves the dashboard.
+func loginNext(next string) string {
+	if len(next) > maxLoginNext || !strings.HasPrefix(next, "#/") {
+		return ""
+	}
+	for i := range len(next) {
+		if next[i] < 0x21 || next[i] > 0x7e {
+			return ""
+		}
+	}
+	return next
 }
 
+// loginPageHTML is the login form carrying next, with problem (HTML) under it.
+func loginPageHTML(next, problem string) []byte {
+	return fmt.Appendf(nil, loginForm, html.EscapeString(next), problem, loginScript)
+}
+
+func (s *Server) loginPage(c *gin.Context) {
+	c.Header("Content-Security-Policy", loginCSP)
+	c.Data(http.StatusOK, "text/html; charset=utf-8", loginPageHTML("", ""))
+}
+
+// login checks the form's token and opens a session, then shows the
+// dashboard page the form carried (loginNext), or the overview.
 func (s *Server) login(c *gin.Context) {
+	next := loginNext(c.PostForm("next"))
 	// The token first: a right one always signs in (see requireToken).
 	if s.opts.Token == "" || !s.sameToken(c.PostForm("token")) {
 		addr := clientAddr(c)
 		s.wrongToken(addr)
+		c.Header("Content-Security-Policy", loginCSP)
 		if !s.logins.allow(addr, time.Now()) {
 			c.Header("Retry-After", "60")
-			page := strings.Replace(loginForm, "%s", `<p class="error">Too many wrong tokens: try again in a minute.</p>`, 1)
-			c.Data(http.StatusTooManyRequests, "text/html; charset=utf-8", []byte(page))
+			page := loginPageHTML(next, `<p class="error">Too many wrong tokens: try again in a minute.</p>`)
+			c.Data(http.StatusTooManyRequests, "text/html; charset=utf-8", page)
 			return
 		}
-		page := strings.Replace(loginForm, "%s", `<p class="error">Wrong token.</p>`, 1)
-		c.Data(http.StatusUnauthorized, "text/html; charset=utf-8", []byte(page))
+		c.Data(http.StatusUnauthorized, "text/html; charset=utf-8", loginPageHTML(next, `<p class="error">Wrong token.</p>`))
 		return
 	}
 	expiry := time.Now().Add(sessionLife)
 	http.SetCookie(c.Writer, &http.Cookie{Name: sessionCookie, Value: s.sessions.open(expiry), Path: "/",
 		Expires: expiry, HttpOnly: true, Secure: s.opts.TLS != nil, SameSite: http.SameSiteStrictMode})
-	c.Redirect(http.StatusSeeOther, dashboardPath)
+	// Not c.Redirect: http.Redirect cleans the path, # and all.
+	c.Header("Location", dashboardPath+next)
+	c.Status(http.StatusSeeOther)
 }
 
 // logout ends the dashboard's session and shows the login form.

@@ -11,11 +11,13 @@ const POLL_MS = 2000;
 const TOPIC_PAGE = 100;    // topics per page: never load them all
 const JOB_PAGE = 50;       // jobs per page of a topic's list
 const WINDOW_MS = 3600e3;  // the main chart and the cards' sparklines: the last hour (from the server's history)
-const TOPIC_WINDOW_MS = 300e3; // a topic's sparkline: the last 5 minutes, sampled by this page
+const TOPIC_WINDOW_MS = 300e3; // a topic's sparkline: the last 5 minutes (from the brokers' samples, then this page's)
 const STATES = ["ready", "delayed", "reserved", "buried", "dead"];
 // {t, push, pop, fail, ready, delayed, reserved, buried, dead}, server-wide
 const serverHistory = [];
 const topicHistory = new Map(); // topic -> [{t, push, pop, ack, fail}]
+const asked = new Set();       // topics whose samples the brokers were asked for (once each)
+const fromBrokers = new Set(); // topics whose sparkline started from them
 let view = {name: "overview", page: 1}; // the page shown (parseRoute)
 let shown = 0; // counts the pages shown, so that an answer for a page left is dropped
 
@@ -26,7 +28,8 @@ async function api(method, path, body) {
     opts.body = JSON.stringify(body);
   }
   const resp = await fetch("/api/v1" + path, opts);
-  if (resp.status === 401) { location.href = "/dashboard/login"; throw new Error("sign in"); }
+  // The login form carries the page's # through the sign-in, back here.
+  if (resp.status === 401) { location.href = "/dashboard/login" + location.hash; throw new Error("sign in"); }
   const data = resp.status === 204 ? null : await resp.json();
   if (!resp.ok) throw new Error(data && data.error ? data.error : resp.statusText);
   return data;
@@ -113,9 +116,34 @@ async function refreshOverview(v, n) {
   const [topics, buckets, redis] = await Promise.all([
     api("GET", `/topics?offset=${(v.page - 1) * TOPIC_PAGE}&limit=${TOPIC_PAGE}`), api("GET", "/buckets"), api("GET", "/redis")]);
   if (n !== shown) return;
+  await startTopics(topics.topics.map(t => t.name));
+  if (n !== shown) return;
   renderTopics(topics, v.page);
   renderBuckets(buckets);
   renderRedis(redis);
+}
+
+// startTopics starts the sparklines of the topics shown for the first time
+// from the brokers' samples of their last 5 minutes (GET /api/v1/history
+// ?topic=…), so that a topic busy before the page opened shows it at once.
+// The brokers sample only the first 100 topics (the first page); other
+// topics' sparklines fill as the page polls.
+async function startTopics(names) {
+  const fresh = names.filter(name => !asked.has(name));
+  if (!fresh.length) return;
+  for (const name of fresh) asked.add(name);
+  let h;
+  try {
+    h = await api("GET", "/history?" + fresh.map(name => `topic=${enc(name)}`).join("&"));
+  } catch (e) { return; } // no history: the sparklines fill as the page polls
+  for (const [name, samples] of Object.entries(h.topics || {})) {
+    const hist = topicHistory.get(name) || [];
+    const first = hist.length ? hist[0].t : Infinity;
+    const older = samples.filter(s => s.t < first).map(s => ({t: s.t, push: s.pushed, pop: s.reserved, ack: s.deleted, fail: s.failed}));
+    if (!older.length) continue;
+    topicHistory.set(name, older.concat(hist));
+    fromBrokers.add(name);
+  }
 }
 
 function renderStats(stats) {
@@ -184,7 +212,11 @@ function renderTopics(list, page) {
     return topicRow(t, hist);
   }));
   for (const [name, hist] of topicHistory) { // forget the topics of other pages once their samples are old
-    if (hist[hist.length - 1].t < now - TOPIC_WINDOW_MS) topicHistory.delete(name);
+    if (hist[hist.length - 1].t < now - TOPIC_WINDOW_MS) {
+      topicHistory.delete(name);
+      asked.delete(name); // shown again, it asks the brokers again
+      fromBrokers.delete(name);
+    }
   }
   setText("t-count", `${list.total} topics`);
   renderPager(document.getElementById("topics-pager"), list.total, page, TOPIC_PAGE, p => p > 1 ? `#/?page=${p}` : "#/");
@@ -212,15 +244,22 @@ function topicRow(t, hist) {
   const spark = activity.appendChild(sparkSVG(120, 24, `${t.name}: push and pop, last 5 minutes`));
   if (hist.length < 2) {
     spark.classList.add("empty");
-    spark.appendChild(document.createElementNS(SVG, "title")).textContent = "no rate yet: the page samples each topic every 2 s";
   } else {
     const span = Math.min(TOPIC_WINDOW_MS, Math.max(10e3, hist[hist.length - 1].t - hist[0].t)); // as drawCharts
     drawLines(spark, hist, 120, 24, span, ["push", "pop"]);
   }
+  spark.appendChild(document.createElementNS(SVG, "title")).textContent = (hist.length < 2 ? "no rate yet: " : "") + sparkSource(t.name);
   activity.appendChild(el("div", topicRates(hist), "rates"));
   tr.appendChild(activity);
   tr.appendChild(topicActions(t));
   return tr;
+}
+
+// sparkSource says where a topic's sparkline comes from (its tooltip).
+function sparkSource(name) {
+  return fromBrokers.has(name)
+    ? "push and pop, last 5 minutes: from the brokers' samples (every 5 s, of the first 100 topics), then this page's (every 2 s)"
+    : "push and pop since this page opened, sampled by it every 2 s: the brokers keep the last 5 minutes of the first 100 topics only, so this one fills as the page polls";
 }
 
 function topicActions(t) {
