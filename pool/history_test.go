@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,9 +83,10 @@ func TestTopicHistory(t *testing.T) {
 
 // BenchmarkTopicSampler times what the dispatcher's topic sampler does at
 // each interval (dispatcher.sampleTopics): the first page of 100 topics,
-// their stats, a sample into each one's history. GMQ_BENCH_TOPICS topics
-// (1,000 unless set) of one job each, 16 buckets, as bench/topics.sh makes
-// them; docs/PERFORMANCE.md ("200,000 topics") has the figures:
+// their stats, a sample into each one's history; and reports Redis's own
+// time for the stats and the writes. GMQ_BENCH_TOPICS topics (1,000 unless
+// set) of one job each, 16 buckets, as bench/topics.sh makes them;
+// docs/PERFORMANCE.md ("200,000 topics") has the figures:
 //
 //	GMQ_BENCH_TOPICS=200000 go test -run '^$' -bench TopicSampler -benchtime 200x ./pool
 func BenchmarkTopicSampler(b *testing.B) {
@@ -112,7 +114,9 @@ func BenchmarkTopicSampler(b *testing.B) {
 	if total, err := p.TopicCount(ctx); err != nil || total != n {
 		b.Fatalf("%d topics (%v), want %d", total, err, n)
 	}
-	b.ResetTimer()
+	if _, err := redis.Do("CONFIG", "RESETSTAT"); err != nil {
+		b.Fatal(err)
+	}
 	for b.Loop() {
 		names, _, err := p.TopicPage(ctx, 0, 100)
 		if err != nil || len(names) != 100 {
@@ -129,6 +133,21 @@ func BenchmarkTopicSampler(b *testing.B) {
 		if err := p.RecordTopicHistory(ctx, 61, 6*time.Minute, samples); err != nil {
 			b.Fatal(err)
 		}
+	}
+	reportRedisTime(b, p, ctx)
+}
+
+// reportRedisTime reports Redis's own time a round (INFO commandstats):
+// reading the stats (topic_stats.lua, EVALSHA_RO) and writing the samples
+// (history.lua, EVALSHA).
+func reportRedisTime(b *testing.B, p *Pool, ctx context.Context) {
+	info, err := p.client.Do(ctx, p.client.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`cmdstat_(evalsha|evalsha_ro):calls=\d+,usec=(\d+)`).FindAllStringSubmatch(info, -1) {
+		usec, _ := strconv.ParseFloat(m[2], 64)
+		b.ReportMetric(usec/1000/float64(b.N), "redis-ms-"+map[string]string{"evalsha": "writes", "evalsha_ro": "stats"}[m[1]]+"/op")
 	}
 }
 
