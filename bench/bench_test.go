@@ -510,7 +510,7 @@ func slowestCall(b *testing.B, client rueidis.Client, op func()) (longest int64,
 			continue
 		}
 		cmd, _ := fields[3].AsStrSlice()
-		if len(cmd) == 0 || !strings.HasPrefix(strings.ToUpper(cmd[0]), "EVAL") {
+		if len(cmd) == 0 || !(strings.HasPrefix(strings.ToUpper(cmd[0]), "EVAL") || strings.HasPrefix(strings.ToUpper(cmd[0]), "FCALL")) {
 			continue
 		}
 		us, _ := fields[2].AsInt64()
@@ -523,7 +523,8 @@ func slowestCall(b *testing.B, client rueidis.Client, op func()) (longest int64,
 	return longest, calls
 }
 
-// scriptCalls is how many script calls (EVAL, EVALSHA) Redis has run.
+// scriptCalls is how many script calls (EVAL, EVALSHA, and FCALL of gmq's
+// library of functions) Redis has run.
 func scriptCalls(b *testing.B, client rueidis.Client) int {
 	b.Helper()
 	info, err := client.Do(context.Background(), client.B().Info().Section("commandstats").Build()).ToString()
@@ -532,7 +533,7 @@ func scriptCalls(b *testing.B, client rueidis.Client) int {
 	}
 	n := 0
 	for _, line := range strings.Split(info, "\n") {
-		for _, cmd := range []string{"cmdstat_eval:", "cmdstat_evalsha:"} {
+		for _, cmd := range []string{"cmdstat_eval:", "cmdstat_evalsha:", "cmdstat_fcall:", "cmdstat_fcall_ro:"} {
 			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), cmd+"calls="); ok {
 				calls, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
 				n += calls

@@ -46,8 +46,15 @@ local F_TRACE = 20 -- the producer's W3C traceparent ('': none)
 --   +8 expires (zset): expiry ms -> member: every ready or delayed job that has an expiry (and perhaps some that left)
 --   +9 parent_config (hash): a fanout child's parent's config (whose settings it inherits); its own otherwise
 --   +10 dead (zset): dead-at ms -> member: jobs that failed past their max_attempts
-local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+-- KEYS and ARGV are the call's, and K_* its bucket's keys: bind sets them
+-- when a call begins (lib.lua begin), as a library is loaded before any call.
+local KEYS, ARGV
+local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX
+local function bind(keys, args)
+  KEYS, ARGV = keys, args
+  K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9]
+end
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.
 local function topic_keys(i, name)

@@ -36,7 +36,7 @@ func ContractLua() string {
 	for i, k := range BucketKeys {
 		w("--   KEYS[%d] %s (%s): %s", i+1, k.Name, k.Kind, k.Doc)
 		names = append(names, "K_"+strings.ToUpper(k.Name))
-		refs = append(refs, fmt.Sprintf("KEYS[%d]", i+1))
+		refs = append(refs, fmt.Sprintf("keys[%d]", i+1))
 	}
 	w("-- then, for each topic the script works on, %d keys (topic_keys):", len(TopicKeys))
 	var topicFields []string
@@ -44,8 +44,15 @@ func ContractLua() string {
 		w("--   +%d %s (%s): %s", i+1, k.Name, k.Kind, k.Doc)
 		topicFields = append(topicFields, fmt.Sprintf("%s = KEYS[b + %d]", k.Name, i+1))
 	}
-	w("local %s =", strings.Join(names, ", "))
-	w("  %s", strings.Join(refs, ", "))
+	w("-- KEYS and ARGV are the call's, and K_* its bucket's keys: bind sets them")
+	w("-- when a call begins (lib.lua begin), as a library is loaded before any call.")
+	w("local KEYS, ARGV")
+	w("local %s", strings.Join(names, ", "))
+	w("local function bind(keys, args)")
+	w("  KEYS, ARGV = keys, args")
+	w("  %s =", strings.Join(names, ", "))
+	w("    %s", strings.Join(refs, ", "))
+	w("end")
 	w("")
 	w("-- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.")
 	w("local function topic_keys(i, name)")

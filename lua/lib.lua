@@ -1,10 +1,14 @@
--- lib.lua is prepended to every topic-scoped script (see lua.go), after
--- contract.lua, which is generated from lua/contract.go and names the KEYS
--- layout (K_* and topic_keys), the job record's fields (F_*), the states,
--- new_record and reply. lib.lua holds the helpers the transitions share.
+-- lib.lua follows contract.lua, which is generated from lua/contract.go and
+-- names the KEYS layout (K_* and topic_keys), the job record's fields (F_*),
+-- the states, new_record and reply, in gmq's library of Redis Functions
+-- (library.go) and before a topic-scoped script run as one (lua.go Source).
+-- It holds the helpers the transitions share. A library is loaded once and
+-- its functions called many times, so what lib.lua keeps for one call (the
+-- call's keys, its clock, settings read, deferred writes) is set by begin,
+-- at the start of every call, never when the library is loaded.
 -- ARGV[1] of every topic-scoped script is the calling broker's origin id, sent with wake-ups.
 
-local ORIGIN = ARGV[1]
+local ORIGIN -- the call's ARGV[1] (begin)
 
 -- OUTBOX_DUE is the outbox's name in the bucket's due zset: the timer that
 -- finds it due moves the outbox's jobs to their topics.
@@ -36,7 +40,7 @@ end
 -- its run-time changes ("run."); a fanout child (parent+child) inherits its
 -- parent's two layers, under its own (kestrel's inheritance). Read once per
 -- script.
-local topic_settings = {}
+local topic_settings
 local function topic_config(t)
   local c = topic_settings[t.name]
   if c then return c end
@@ -81,13 +85,13 @@ end
 -- a script runs and written once at its end by flush (lua.go calls it after
 -- every script's body): a batch of n jobs costs one HINCRBY per counter, one
 -- ZADD per topic's due time and one wake-up per topic, not n of each.
-local deltas = {}    -- hash key -> field -> sum
-local due_hints = {} -- topic name -> earliest due ms
-local wakes = {}     -- topic name -> {waiting key, jobs made ready}
+local deltas    -- hash key -> field -> sum
+local due_hints -- topic name -> earliest due ms
+local wakes     -- topic name -> {waiting key, jobs made ready}
 -- expiring: topic info hash -> true when a job that expires entered the
 -- topic: flush marks the topic ('expiring' in its info), so that pops look
 -- for expired jobs only in topics that may have some.
-local expiring = {}
+local expiring
 
 local function add(key, field, n)
   local fields = deltas[key]
@@ -157,7 +161,7 @@ end
 -- its first '+'): it is listed under its parent in the bucket's fanout hash
 -- once referenced (pushed, popped, peeked, configured), and gets a copy of
 -- every job pushed to the parent from then on, until it is deleted.
-local children_of = {} -- parent name -> list of child names, read once per script
+local children_of -- parent name -> list of child names, read once per script
 
 -- parent_of is a child's parent's name, or nil for a topic that is no child.
 local function parent_of(name)
@@ -433,7 +437,7 @@ end
 
 -- Expiry. dropped_cids gathers the member and client id of each job a
 -- script expired, for the caller to drop the client ids (as after a delete).
-local dropped_cids = {}
+local dropped_cids
 
 -- expire_job ends a ready or delayed job whose time ran out: it leaves its
 -- topic (counted in total_expired) and is either removed or, when the topic
@@ -595,4 +599,15 @@ local function revive(t, member, job)
   move_state(DEAD, READY)
   save(member, job)
   wake(t, 1)
+end
+
+-- begin starts a call with its KEYS and ARGV: every variable above that
+-- holds something of one call starts afresh here (TestLibStateIsPerCall
+-- checks that each one is).
+local function begin(keys, args)
+  bind(keys, args)
+  ORIGIN = args[1]
+  default_settings, topic_settings, clock = nil, {}, nil
+  deltas, due_hints, wakes, expiring = {}, {}, {}, {}
+  children_of, dropped_cids = {}, {}
 end

@@ -40,6 +40,9 @@ func Source(name string) string {
 		panic(fmt.Sprintf("lua: lib.lua: %v", err))
 	}
 	// The body runs as a function so that, however it returns, lib.lua's
-	// deferred writes are flushed after it.
-	return string(contract) + "\n" + string(lib) + "\nlocal function main()\n" + string(body) + "\nend\nlocal result = main()\nflush()\nreturn result\n"
+	// deferred writes are flushed after it; contract.lua's KEYS and ARGV
+	// hide the script's own, which begin hands over.
+	return "local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + string(contract) + "\n" + string(lib) +
+		"\nbegin(SCRIPT_KEYS, SCRIPT_ARGV)\nlocal function main()\n" + string(body) +
+		"\nend\nlocal result = main()\nflush()\nreturn result\n"
 }

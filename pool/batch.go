@@ -170,7 +170,11 @@ func (bt *batcher) run(ops []*op) {
 		wait = bt.pool.newWaitClient()
 		client = wait
 	}
-	replies, err := batchScript.Exec(ctx, client, keys, args).ToArray()
+	script := batchFreeScript // nothing to refuse at maxmemory: acks and pops free memory
+	if holdsPush(live) {
+		script = batchScript
+	}
+	replies, err := script.Exec(ctx, client, keys, args).ToArray()
 	var unconfirmed error // the pushes' replicas did not confirm them
 	if wait != nil && err == nil {
 		unconfirmed = wait.shortfall()

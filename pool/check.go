@@ -7,11 +7,9 @@ import (
 	"slices"
 
 	"github.com/redis/rueidis"
-
-	"github.com/gmq/gmq/lua"
 )
 
-var checkScript = rueidis.NewLuaScriptReadOnly(lua.Source("check"))
+var checkScript = newFunction("check")
 
 // Check verifies that every job is in exactly one state: each stored job is in
 // exactly one of its topic's sets, the one its record names, the bucket

@@ -16,7 +16,8 @@ import (
 // contractScript runs body after the scripts' contract (contract.lua), so
 // that it reads keys and records by the names the scripts use.
 func contractScript(body string) *rueidis.Lua {
-	return rueidis.NewLuaScript(lua.ContractLua() + "\n" + body)
+	return rueidis.NewLuaScript("local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + lua.ContractLua() +
+		"\nbind(SCRIPT_KEYS, SCRIPT_ARGV)\n" + body)
 }
 
 // The keys Go passes are the ones the scripts' names mean: each name of

@@ -355,7 +355,7 @@ type jobCall func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisM
 
 // scripted is a jobCall of its own script, whose ARGV is origin, member,
 // topic, then extra.
-func (p *Pool) scripted(script *rueidis.Lua, extra ...string) jobCall {
+func (p *Pool) scripted(script *function, extra ...string) jobCall {
 	return func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
 		args := append([]string{p.opts.Origin, m, topic}, extra...)
 		return script.Exec(ctx, p.client, p.keys.withTopics(b, topic), args).ToArray()

@@ -59,33 +59,36 @@ type Pool struct {
 	owned          bool                          // the client is the pool's to close (Open)
 }
 
-// Scripts are built once; rueidis runs them with EVALSHA and falls back to EVAL.
+// The topic-scoped scripts are functions of gmq's library (function.go),
+// loaded once; the few standalone ones are scripts, built once, which
+// rueidis runs with EVALSHA, falling back to EVAL.
 var (
-	batchScript       = rueidis.NewLuaScript(lua.Source("batch"))
-	releaseScript     = rueidis.NewLuaScript(lua.Source("release"))
-	buryScript        = rueidis.NewLuaScript(lua.Source("bury"))
-	touchScript       = rueidis.NewLuaScript(lua.Source("touch"))
-	kickJobScript     = rueidis.NewLuaScript(lua.Source("kick_job"))
-	reserveJobScript  = rueidis.NewLuaScript(lua.Source("reserve_job"))
-	kickScript        = rueidis.NewLuaScript(lua.Source("kick"))
-	tickScript        = rueidis.NewLuaScript(lua.Source("tick"))
-	dueTopicsScript   = rueidis.NewLuaScript(lua.Source("due_topics"))
-	peekScript        = rueidis.NewLuaScriptReadOnly(lua.Source("peek"))
-	peekTopicScript   = rueidis.NewLuaScript(lua.Source("peek_topic"))
-	topicStatsScript  = rueidis.NewLuaScriptReadOnly(lua.Source("topic_stats"))
-	pauseScript       = rueidis.NewLuaScript(lua.Source("pause"))
-	forgetTopicScript = rueidis.NewLuaScript(lua.Source("forget_topic"))
-	purgeScript       = rueidis.NewLuaScript(lua.Source("purge"))
-	expireScript      = rueidis.NewLuaScript(lua.Source("expire"))
-	referenceScript   = rueidis.NewLuaScript(lua.Source("reference"))
-	failScript        = rueidis.NewLuaScript(lua.Source("fail"))
-	deadRetryScript   = rueidis.NewLuaScript(lua.Source("dead_retry"))
-	jobListScript     = rueidis.NewLuaScriptReadOnly(lua.Source("job_list"))
-	historyScript     = rueidis.NewLuaScript(lua.Source("history"))
-	outboxScript      = rueidis.NewLuaScript(lua.Source("outbox"))
-	settingsScript    = rueidis.NewLuaScript(lua.Source("settings"))
-	claimAliasScript  = rueidis.NewLuaScript(lua.Source("claim_alias"))
-	dropAliasScript   = rueidis.NewLuaScript(lua.Source("drop_alias"))
+	batchScript       runner = newFunction("batch")
+	batchFreeScript   runner = newFunction("batch" + lua.FreeSuffix) // a batch without pushes: allow-oom
+	releaseScript            = newFunction("release")
+	buryScript               = newFunction("bury")
+	touchScript              = newFunction("touch")
+	kickJobScript            = newFunction("kick_job")
+	reserveJobScript         = newFunction("reserve_job")
+	kickScript               = newFunction("kick")
+	tickScript               = newFunction("tick")
+	dueTopicsScript          = rueidis.NewLuaScript(lua.Source("due_topics"))
+	peekScript               = newFunction("peek")
+	peekTopicScript          = newFunction("peek_topic")
+	topicStatsScript         = newFunction("topic_stats")
+	pauseScript              = newFunction("pause")
+	forgetTopicScript        = newFunction("forget_topic")
+	purgeScript              = newFunction("purge")
+	expireScript             = newFunction("expire")
+	referenceScript          = newFunction("reference")
+	failScript               = newFunction("fail")
+	deadRetryScript          = newFunction("dead_retry")
+	jobListScript            = newFunction("job_list")
+	historyScript            = rueidis.NewLuaScript(lua.Source("history"))
+	outboxScript             = newFunction("outbox")
+	settingsScript           = rueidis.NewLuaScript(lua.Source("settings"))
+	claimAliasScript         = rueidis.NewLuaScript(lua.Source("claim_alias"))
+	dropAliasScript          = rueidis.NewLuaScript(lua.Source("drop_alias"))
 )
 
 // New returns a Pool over client. Call Init before use. Every option must be
@@ -118,6 +121,9 @@ func (p *Pool) Init(ctx context.Context) error {
 	if got != want {
 		return fmt.Errorf("init: %w: this Redis holds gmq data with %s buckets, the configuration says %s (set [redis] buckets = %s or use another prefix)",
 			job.ErrInvalid, got, want, got)
+	}
+	if err := loadLibrary(ctx, p.client); err != nil {
+		return fmt.Errorf("init: %w (gmq's scripts are a library of Redis Functions: Redis 7 or later, and a user allowed FUNCTION LOAD)", err)
 	}
 	if err := p.initEpoch(ctx); err != nil {
 		return err

@@ -30,8 +30,9 @@ import (
 // answered was the old node's.
 
 // waitClient is the pool's client for one script call whose writes must
-// reach replicas: its Do sends WAIT after the command (EVALSHA, and EVAL when
-// the script was not loaded) and keeps WAIT's answer.
+// reach replicas: its Do sends WAIT after the command (FCALL, made again
+// after the library was loaded when Redis did not have it) and keeps WAIT's
+// answer.
 type waitClient struct {
 	rueidis.Client
 	replicas, timeoutMillis int64

@@ -1,0 +1,132 @@
+package lua
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Library is gmq's topic-scoped scripts as one library of Redis Functions
+// (Redis 7): contract.lua and lib.lua are defined once, when the library is
+// loaded, and each script is a function of it. A script run with EVALSHA
+// defines them again on every call, which cost Redis more than the call
+// itself (BenchmarkScriptCost in package pool: docs/PERFORMANCE.md).
+//
+// Its name carries a hash of its code, so brokers of different versions on
+// one Redis each call their own; a Redis that lost it (a restart without
+// persistence, a new cluster node) answers that a function is not found,
+// and the pool loads it again.
+type Library struct {
+	Name string // gmq_ and the first 12 hex digits of the code's SHA-1
+	Code string // what FUNCTION LOAD takes
+}
+
+// Function is the name a script is called by (FCALL) in the library.
+func (l Library) Function(script string) string { return l.Name + "_" + script }
+
+// FreeSuffix names a script's second function, flagged allow-oom (see
+// functionFlags): batch_free runs a batch that pushes nothing.
+const FreeSuffix = "_free"
+
+// functionFlags are the flags a script's function is registered with
+// (Redis refuses a call the flags do not allow before it runs):
+//   - no-writes: it only reads (FCALL_RO, and it may run on a replica);
+//   - allow-oom: it may run when Redis is at maxmemory. Every script but
+//     batch frees memory or holds it level (an ack, a fail, a timer's
+//     move), and must keep working then, as it does as a script, which
+//     Redis refuses at maxmemory only at its first write that could grow
+//     memory. batch is registered twice: without flags (a push at
+//     maxmemory is refused, whole) and as batch_free, allow-oom, for a
+//     batch without pushes (pool/batch.go picks).
+var functionFlags = map[string][]string{
+	"check": {"no-writes"}, "topic_stats": {"no-writes"}, "peek": {"no-writes"}, "job_list": {"no-writes"},
+	"batch": nil,
+}
+
+// ReadOnly says whether a script's function only reads (call it with FCALL_RO).
+func ReadOnly(script string) bool {
+	f := functionFlags[script]
+	return len(f) == 1 && f[0] == "no-writes"
+}
+
+// Scripts lists the topic-scoped scripts, each a function of the library.
+func Scripts() []string {
+	names, err := fs.Glob(files, "*.lua")
+	if err != nil {
+		panic(err)
+	}
+	var out []string
+	for _, n := range names {
+		if name := strings.TrimSuffix(n, ".lua"); !standalone[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TheLibrary is the library of this build, made once.
+var TheLibrary = sync.OnceValue(func() Library {
+	var b strings.Builder
+	b.WriteString(ContractLua())
+	b.WriteString("\n")
+	b.WriteString(read("lib.lua"))
+	b.WriteString(`
+-- run is every function: begin the call, run the script's body, flush
+-- lib.lua's deferred writes, however the body returned.
+local function run(body, keys, args)
+  begin(keys, args)
+  local result = body()
+  flush()
+  return result
+end
+`)
+	type reg struct{ name, body, flags string }
+	var regs []reg
+	for _, name := range Scripts() {
+		fmt.Fprintf(&b, "\nlocal function script_%s()\n%s\nend\n", name, read(name+".lua"))
+		flags := functionFlags[name]
+		if _, listed := functionFlags[name]; !listed {
+			flags = []string{"allow-oom"}
+		}
+		regs = append(regs, reg{name, "script_" + name, luaList(flags)})
+		if name == "batch" {
+			regs = append(regs, reg{name + FreeSuffix, "script_" + name, luaList([]string{"allow-oom"})})
+		}
+	}
+	code := b.String()
+	h := sha1.New()
+	h.Write([]byte(code))
+	for _, r := range regs {
+		fmt.Fprintf(h, "%s %s %s\n", r.name, r.flags, r.body)
+	}
+	sum := h.Sum(nil)
+	lib := Library{Name: "gmq_" + hex.EncodeToString(sum[:])[:12]}
+	var out strings.Builder
+	fmt.Fprintf(&out, "#!lua name=%s\n%s\n", lib.Name, code)
+	for _, r := range regs {
+		fmt.Fprintf(&out, "redis.register_function{function_name = '%s', flags = %s,\n"+
+			"  callback = function(keys, args) return run(%s, keys, args) end}\n", lib.Function(r.name), r.flags, r.body)
+	}
+	lib.Code = out.String()
+	return lib
+})
+
+func read(name string) string {
+	body, err := files.ReadFile(name)
+	if err != nil {
+		panic(fmt.Sprintf("lua: %s: %v", name, err))
+	}
+	return string(body)
+}
+
+func luaList(items []string) string {
+	if len(items) == 0 {
+		return "{}"
+	}
+	return "{'" + strings.Join(items, "', '") + "'}"
+}

@@ -1,0 +1,84 @@
+package pool
+
+import (
+	"context"
+	"strings"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/lua"
+)
+
+// runner runs a script: a function of the library, or the same script run
+// with EVALSHA (a *rueidis.Lua: BenchmarkScriptCost compares the two).
+type runner interface {
+	Exec(ctx context.Context, c rueidis.Client, keys, args []string) rueidis.RedisResult
+}
+
+// function is a topic-scoped script, called as a function of gmq's library
+// of Redis Functions (lua.Library): FCALL, or FCALL_RO for one that only
+// reads. Exec is rueidis.Lua's, so a call site reads as a script's.
+type function struct {
+	name     string // the script's (lua.Scripts)
+	readOnly bool
+}
+
+func newFunction(script string) *function {
+	return &function{name: script, readOnly: lua.ReadOnly(script)}
+}
+
+// Exec calls the function with keys and args. A Redis that does not have
+// the library (restarted without persistence, flushed, a cluster node added
+// since) is given it, and the call made again.
+func (f *function) Exec(ctx context.Context, c rueidis.Client, keys, args []string) rueidis.RedisResult {
+	res := c.Do(ctx, f.command(c, keys, args))
+	if !missingFunction(res.Error()) {
+		return res
+	}
+	if err := loadLibrary(ctx, c); err != nil {
+		return rueidis.NewErrorResult(err)
+	}
+	return c.Do(ctx, f.command(c, keys, args))
+}
+
+func (f *function) command(c rueidis.Client, keys, args []string) rueidis.Completed {
+	name := lua.TheLibrary().Function(f.name)
+	if f.readOnly {
+		return c.B().FcallRo().Function(name).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	}
+	return c.B().Fcall().Function(name).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+}
+
+// missingFunction says whether err is Redis's answer to a call of a
+// function it does not have.
+func missingFunction(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	return ok && strings.Contains(re.Error(), "Function not found")
+}
+
+// loadLibrary loads gmq's library into every node the client knows: every
+// master of a cluster (a replica gets it from its master and refuses a
+// load), or the one Redis. A node that has it already says so, which is
+// fine.
+func loadLibrary(ctx context.Context, c rueidis.Client) error {
+	code := lua.TheLibrary().Code
+	loaded := 0
+	var firstErr error
+	for addr, node := range c.Nodes() {
+		err := node.Do(ctx, node.B().FunctionLoad().FunctionCode(code).Build()).Error()
+		re, isRedis := rueidis.IsRedisErr(err)
+		switch {
+		case err == nil || (isRedis && strings.Contains(re.Error(), "already exists")):
+			loaded++
+		case isRedis && strings.HasPrefix(re.Error(), "READONLY"):
+		default:
+			if firstErr == nil {
+				firstErr = wrapRedis("load gmq's functions into "+addr, err)
+			}
+		}
+	}
+	if loaded == 0 && firstErr != nil {
+		return firstErr
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package pool
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
+)
+
+// BenchmarkScriptCost is Redis's own time per script call (INFO
+// commandstats: the usec of eval and evalsha over their calls), the cost
+// issue 22's Redis goals are about, beside two baselines measured in the
+// same run: a bare script call with the keys of one topic ("return 1"), and
+// the scripts' shared prelude (contract.lua and lib.lua, then "return 1").
+// fcall and fcall+lib are the same two as Redis Functions (FUNCTION LOAD
+// once, then FCALL): the library defines the prelude once, when it is
+// loaded, not on every call as a script does. push, pop and ack run one job a call (nothing to batch with), so each is
+// the fixed cost of a call plus one operation. docs/PERFORMANCE.md has the
+// figures ("Redis time per script call"):
+//
+//	go test -run '^$' -bench ScriptCost -benchtime 20000x ./pool
+func BenchmarkScriptCost(b *testing.B) {
+	bare := rueidis.NewLuaScript("return 1")
+	prelude := rueidis.NewLuaScript("local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + lua.ContractLua() + "\n" +
+		lua.Source("lib") + "\nbegin(SCRIPT_KEYS, SCRIPT_ARGV)\nreturn 1")
+	for _, tc := range []struct {
+		name  string
+		setup func(p *Pool, ctx context.Context, n int) []uint64
+		run   func(p *Pool, ctx context.Context, ids []uint64, i int) error
+	}{
+		{"bare", nil, func(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+			return bare.Exec(ctx, p.client, p.keys.withTopics(p.keys.bucketOf("t"), "t"), []string{"o"}).Error()
+		}},
+		{"prelude", nil, func(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+			return prelude.Exec(ctx, p.client, p.keys.withTopics(p.keys.bucketOf("t"), "t"), []string{"o"}).Error()
+		}},
+		{"fcall", loadFunctions, func(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+			return fcall(ctx, p, "gmq_cost_bare")
+		}},
+		{"fcall+lib", loadFunctions, func(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+			return fcall(ctx, p, "gmq_cost_lib")
+		}},
+		{"push/script", asScripts, pushOne},
+		{"push/function", nil, pushOne},
+		{"pop/script", both(costJobs, asScripts), popOne},
+		{"pop/function", costJobs, popOne},
+		{"ack/script", both(reservedJobs, asScripts), ackOne},
+		{"ack/function", reservedJobs, ackOne},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			fn, freeFn := batchScript, batchFreeScript
+			defer func() { batchScript, batchFreeScript = fn, freeFn }()
+			redis.Flush(b)
+			p, ctx := costPool(b)
+			var ids []uint64
+			if tc.setup != nil {
+				ids = tc.setup(p, ctx, b.N)
+			}
+			if err := p.client.Do(ctx, p.client.B().ConfigResetstat().Build()).Error(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if err := tc.run(p, ctx, ids, i); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			calls, usec := scriptCalls(b, p, ctx)
+			b.ReportMetric(float64(usec)/float64(max(calls, 1)), "redis-us/call")
+			b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
+		})
+	}
+}
+
+func pushOne(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+	_, err := p.Push(ctx, costJob)
+	return err
+}
+
+func popOne(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+	_, err := p.Pop(ctx, []string{"t"})
+	return err
+}
+
+func ackOne(p *Pool, ctx context.Context, ids []uint64, i int) error {
+	return p.Delete(ctx, strconv.FormatUint(ids[i], 10), 1)
+}
+
+// reservedJobs pushes n jobs and pops them.
+func reservedJobs(p *Pool, ctx context.Context, n int) []uint64 {
+	ids := costJobs(p, ctx, n)
+	for range n {
+		if _, err := p.Pop(ctx, []string{"t"}); err != nil {
+			panic(err)
+		}
+	}
+	return ids
+}
+
+// asScripts runs batch.lua as a script (EVALSHA, as before the library)
+// until the benchmark ends.
+func asScripts(p *Pool, ctx context.Context, n int) []uint64 {
+	script := rueidis.NewLuaScript(lua.Source("batch"))
+	batchScript, batchFreeScript = script, script
+	return nil
+}
+
+// both runs two setups, returning the first's ids.
+func both(a, b func(*Pool, context.Context, int) []uint64) func(*Pool, context.Context, int) []uint64 {
+	return func(p *Pool, ctx context.Context, n int) []uint64 {
+		ids := a(p, ctx, n)
+		b(p, ctx, n)
+		return ids
+	}
+}
+
+var costJob = job.Spec{Topic: "t", Body: strings.Repeat("x", 100), TTR: time.Minute, Priority: job.DefaultPriority}
+
+// costJobs pushes n jobs to topic t, in batches.
+func costJobs(p *Pool, ctx context.Context, n int) []uint64 {
+	var ids []uint64
+	for start := 0; start < n; start += 1000 {
+		specs := make([]job.Spec, min(1000, n-start))
+		for i := range specs {
+			specs[i] = costJob
+		}
+		pushed, errs := p.PushBatch(ctx, specs)
+		for i, err := range errs {
+			if err != nil {
+				panic(err)
+			}
+			ids = append(ids, pushed[i].ID)
+		}
+	}
+	return ids
+}
+
+// costPool is a pool for a benchmark, over the package's Redis.
+func costPool(b *testing.B) (*Pool, context.Context) {
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redis.Addr}, DisableCache: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(client.Close)
+	p := New(client, withDefaults(Options{Prefix: "gmq", Origin: "bench", Buckets: 16, TickBatch: 10}))
+	ctx := context.Background()
+	if err := p.Init(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return p, ctx
+}
+
+// scriptCalls reads INFO commandstats: the calls of eval and evalsha since
+// the last CONFIG RESETSTAT (and of fcall), and the microseconds Redis spent in them.
+func scriptCalls(b *testing.B, p *Pool, ctx context.Context) (calls, usec int64) {
+	info, err := p.client.Do(ctx, p.client.B().Info().Section("commandstats").Build()).ToString()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_eval" && name != "cmdstat_fcall") {
+			continue
+		}
+		for _, kv := range strings.Split(stats, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "calls":
+				calls += n
+			case "usec":
+				usec += n
+			}
+		}
+	}
+	return calls, usec
+}
+
+// loadFunctions loads two libraries for the fcall cases: one whose
+// function returns 1, and one that defines contract.lua and lib.lua when it
+// is loaded (KEYS and ARGV are empty tables then: a function gets its own)
+// and whose function returns 1.
+func loadFunctions(p *Pool, ctx context.Context, _ int) []uint64 {
+	prelude := "local KEYS, ARGV = {}, {}\n" + lua.ContractLua() + "\n" + lua.Source("lib")
+	for name, body := range map[string]string{"gmq_cost_bare": "", "gmq_cost_lib": prelude} {
+		code := "#!lua name=" + name + "\n" + body + "\nredis.register_function('" + name + "', function() return 1 end)\n"
+		if err := p.client.Do(ctx, p.client.B().FunctionLoad().Replace().FunctionCode(code).Build()).Error(); err != nil {
+			panic(err)
+		}
+	}
+	return nil
+}
+
+// fcall calls function name with the keys of one topic.
+func fcall(ctx context.Context, p *Pool, name string) error {
+	keys := p.keys.withTopics(p.keys.bucketOf("t"), "t")
+	return p.client.Do(ctx, p.client.B().Fcall().Function(name).Numkeys(int64(len(keys))).Key(keys...).Arg("o").Build()).Error()
+}
