@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +27,7 @@ func StartCluster(tb testing.TB, masters, replicas int) *Cluster {
 	}
 	c := &Cluster{}
 	for i := range masters * (1 + replicas) {
-		port, err := freePort()
+		port, err := freeClusterPort()
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -241,4 +242,27 @@ func (s *Sentinels) URL() string {
 		u += "&addr=" + w.Addr
 	}
 	return u
+}
+
+// freeClusterPort is a free port whose cluster bus port (the port + 10000,
+// Redis's rule) is free too and below 65536: a node whose bus port is taken
+// or out of range fails at start, which made cluster tests flake when two
+// suites ran on one machine.
+func freeClusterPort() (int, error) {
+	for range 100 {
+		port, err := freePort()
+		if err != nil {
+			return 0, err
+		}
+		if port+10000 > 65535 {
+			continue
+		}
+		bus, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+10000))
+		if err != nil {
+			continue
+		}
+		bus.Close()
+		return port, nil
+	}
+	return 0, fmt.Errorf("no free port with a free cluster bus port after 100 tries")
 }
