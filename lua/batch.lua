@@ -42,6 +42,10 @@
 -- Expired jobs are never popped: a pop first sweeps each topic it looks at;
 -- if that sweep is cut short (a swarm of jobs expired at once) the topic is
 -- left for this call and the pop's EMPTY reply asks for a retry in 1 ms.
+--
+-- Where to look: parse reads the operations; push_phase, delete_phase and
+-- pop_phase run the phases; a pop is decided in choose (which topics are
+-- open, and which job each pop takes); main, at the end, runs them.
 
 -- Gathered writes: one command per (command, key), its members appended, made
 -- at the end of each phase. Long ones are split, as Lua's unpack is bounded.
@@ -85,31 +89,37 @@ local function paused_until(t)
   return ms
 end
 
--- Parse the operations.
-local topics = {}
-local n = tonumber(ARGV[2])
-for i = 1, n do topics[i] = topic_keys(i, ARGV[2 + i]) end
-local ops = {}
-local i = 3 + n
-while i <= #ARGV do
-  local kind = ARGV[i]
-  local names = OP_ARGS[kind]
-  if not names then return redis.error_reply('batch: unknown operation ' .. tostring(kind)) end
-  local op = {kind = kind, ts = {}, a = {}}
-  for j = 1, tonumber(ARGV[i + 1]) do op.ts[j] = topics[tonumber(ARGV[i + 1 + j])] end
-  i = i + 2 + #op.ts
-  for j, name in ipairs(names) do op.a[name] = ARGV[i + j - 1] end
-  i = i + #names
-  if kind == 'push' then -- a member for each fanout child
-    op.children = {}
-    for j = 2, #op.ts do
-      op.children[j - 1] = ARGV[i]
-      i = i + 1
-    end
-  end
-  ops[#ops + 1] = op
-end
+-- now is Redis's clock, one instant for the whole call.
 local now = now_ms()
+
+-- parse reads the operations of ARGV (above): each {kind, ts = its topics'
+-- keys, a = its arguments by name, children = a push's fanout members}.
+local function parse()
+  local topics = {}
+  local n = tonumber(ARGV[2])
+  for i = 1, n do topics[i] = topic_keys(i, ARGV[2 + i]) end
+  local ops = {}
+  local i = 3 + n
+  while i <= #ARGV do
+    local kind = ARGV[i]
+    local names = OP_ARGS[kind]
+    if not names then return nil, 'batch: unknown operation ' .. tostring(kind) end
+    local op = {kind = kind, ts = {}, a = {}}
+    for j = 1, tonumber(ARGV[i + 1]) do op.ts[j] = topics[tonumber(ARGV[i + 1 + j])] end
+    i = i + 2 + #op.ts
+    for j, name in ipairs(names) do op.a[name] = ARGV[i + j - 1] end
+    i = i + #names
+    if kind == 'push' then -- a member for each fanout child
+      op.children = {}
+      for j = 2, #op.ts do
+        op.children[j - 1] = ARGV[i]
+        i = i + 1
+      end
+    end
+    ops[#ops + 1] = op
+  end
+  return ops
+end
 
 -- A topic's limits (its settings: lib.lua topic_config). held counts the
 -- jobs a topic holds in any state (dead ones too), read once per call and kept as pushes
@@ -230,89 +240,95 @@ local function fanout_refusal(op, t)
   return r
 end
 
--- Every topic an operation names that is a fanout child is listed under its
+-- reference_named: every topic an operation names that is a fanout child is listed under its
 -- parent; not the children a push was given (a broker's list of them may be
 -- stale: one deleted since must not come back).
-for _, op in ipairs(ops) do
-  local named = #op.ts
-  if op.kind == 'push' then named = 1 end
-  for j = 1, named do reference(op.ts[j], now, op.kind ~= 'push') end
+local function reference_named(ops)
+  for _, op in ipairs(ops) do
+    local named = #op.ts
+    if op.kind == 'push' then named = 1 end
+    for j = 1, named do reference(op.ts[j], now, op.kind ~= 'push') end
+  end
 end
 
--- Phase 1: pushes, in order. A push to a parent topic stores a copy for
+-- push_phase runs the pushes, in order (phase 1). A push to a parent topic stores a copy for
 -- each child (each under the child's own limits: a child that refuses it
 -- misses it, as in kestrel), and none in the parent itself when the parent
 -- is fanout_only.
-local pushes = {}
-for _, op in ipairs(ops) do
-  if op.kind == 'push' then pushes[#pushes + 1] = op end
-end
-if #pushes > 0 then
-  local members = {}
-  for k, op in ipairs(pushes) do members[k] = op.a.member end
-  local taken = hmget(K_JOBS, members)
-  local seen = {}
-  for k, op in ipairs(pushes) do
-    local t, a, member = op.ts[1], op.a, op.a.member
-    local keep = topic_config(t).fanout_only ~= 'true'
-    discards = {}
-    if taken[k] or seen[member] then
-      op.reply = {'EXISTS'}
-    else
-      op.reply = fanout_refusal(op, t)
-      if not op.reply and keep then op.reply = admit(t, a.body) end
-    end
-    if not op.reply then
-      seen[member] = true
-      local due = 0
-      if keep then due = store(t, member, a, a.client_id, expiry(t, tonumber(a.expires)))[F_DUE] end
-      for j = 2, #op.ts do
-        local child = op.ts[j]
-        if not admit(child, a.body) then
-          local copy = store(child, op.children[j - 1], a, '', expiry(child, tonumber(a.expires)))
-          if not keep then due = copy[F_DUE] end
-        end
+local function push_phase(ops)
+  local pushes = {}
+  for _, op in ipairs(ops) do
+    if op.kind == 'push' then pushes[#pushes + 1] = op end
+  end
+  if #pushes > 0 then
+    local members = {}
+    for k, op in ipairs(pushes) do members[k] = op.a.member end
+    local taken = hmget(K_JOBS, members)
+    local seen = {}
+    for k, op in ipairs(pushes) do
+      local t, a, member = op.ts[1], op.a, op.a.member
+      local keep = topic_config(t).fanout_only ~= 'true'
+      discards = {}
+      if taken[k] or seen[member] then
+        op.reply = {'EXISTS'}
+      else
+        op.reply = fanout_refusal(op, t)
+        if not op.reply and keep then op.reply = admit(t, a.body) end
       end
-      op.reply = {'OK', now, due, keep and 1 or 0}
-      for _, d in ipairs(discards) do op.reply[#op.reply + 1] = d end
+      if not op.reply then
+        seen[member] = true
+        local due = 0
+        if keep then due = store(t, member, a, a.client_id, expiry(t, tonumber(a.expires)))[F_DUE] end
+        for j = 2, #op.ts do
+          local child = op.ts[j]
+          if not admit(child, a.body) then
+            local copy = store(child, op.children[j - 1], a, '', expiry(child, tonumber(a.expires)))
+            if not keep then due = copy[F_DUE] end
+          end
+        end
+        op.reply = {'OK', now, due, keep and 1 or 0}
+        for _, d in ipairs(discards) do op.reply[#op.reply + 1] = d end
+      end
     end
+    for _, t in pairs(listed) do
+      -- A topic new to the bucket's list may be a new topic: note its birth.
+      if add_topic(t) then created(t, now) end
+    end
+    write_gathered()
   end
-  for _, t in pairs(listed) do
-    -- A topic new to the bucket's list may be a new topic: note its birth.
-    if add_topic(t) then created(t, now) end
-  end
-  write_gathered()
 end
 
--- Phase 2: deletes, and the ack of each ack_pop, in order.
-local deletes = {}
-for _, op in ipairs(ops) do
-  if op.kind == 'delete' or op.kind == 'ack_pop' then deletes[#deletes + 1] = op end
-end
-if #deletes > 0 then
-  local members = {}
-  for k, op in ipairs(deletes) do members[k] = op.a.member end
-  local records = hmget(K_JOBS, members)
-  local gone = {}
-  for k, op in ipairs(deletes) do
-    local t, member, attempt = op.ts[1], op.a.member, tonumber(op.a.attempt)
-    local job = nil
-    if records[k] and not gone[member] then job = cmsgpack.unpack(records[k]) end
-    local refused = refusal(job, t.name, attempt)
-    if not refused and op.a.mode == 'unreserved' and job[F_STATE] == RESERVED then refused = {'STATE', RESERVED} end
-    if refused then
-      op.reply = refused
-    else
-      gone[member] = true
-      delete_job(t, member, job, gather)
-      op.acked, op.cid = true, job[F_CID]
-      if op.kind == 'delete' then op.reply = {'OK', job[F_CID]} end
-    end
+-- delete_phase runs the deletes, and the ack of each ack_pop, in order (phase 2).
+local function delete_phase(ops)
+  local deletes = {}
+  for _, op in ipairs(ops) do
+    if op.kind == 'delete' or op.kind == 'ack_pop' then deletes[#deletes + 1] = op end
   end
-  write_gathered()
+  if #deletes > 0 then
+    local members = {}
+    for k, op in ipairs(deletes) do members[k] = op.a.member end
+    local records = hmget(K_JOBS, members)
+    local gone = {}
+    for k, op in ipairs(deletes) do
+      local t, member, attempt = op.ts[1], op.a.member, tonumber(op.a.attempt)
+      local job = nil
+      if records[k] and not gone[member] then job = cmsgpack.unpack(records[k]) end
+      local refused = refusal(job, t.name, attempt)
+      if not refused and op.a.mode == 'unreserved' and job[F_STATE] == RESERVED then refused = {'STATE', RESERVED} end
+      if refused then
+        op.reply = refused
+      else
+        gone[member] = true
+        delete_job(t, member, job, gather)
+        op.acked, op.cid = true, job[F_CID]
+        if op.kind == 'delete' then op.reply = {'OK', job[F_CID]} end
+      end
+    end
+    write_gathered()
+  end
 end
 
--- Phase 3: pops. First each pop takes its members out of the ready sets
+-- Phase 3, the pops (pop_phase). First each pop takes its members out of the ready sets
 -- (so no other pop can take them), then all their records and bodies are
 -- read at once, reserved, and written back at once.
 local picks = {} -- {op, topic, member}, in pop order
@@ -376,79 +392,97 @@ local function choose(op, ts, mode, want)
   end
 end
 
-local pops = {}
-for _, op in ipairs(ops) do
-  op.got = 0
-  if op.kind == 'pop' and op.a.mode == 'take' then
-    op.take = true -- removed as it is popped, whatever its TTR
-    choose(op, op.ts, 'first', 1)
-  elseif op.kind == 'pop' then
-    choose(op, op.ts, op.a.mode, 1)
-  elseif op.kind == 'pop_n' then
-    choose(op, op.ts, op.a.mode, tonumber(op.a.n))
-  elseif op.kind == 'ack_pop' and op.acked then
-    choose(op, {unpack(op.ts, 2)}, 'first', 1)
+-- pop_phase decides every pop (choose), then reserves what they took at
+-- once; it returns the operations that popped, in order.
+local function pop_phase(ops)
+  local pops = {}
+  for _, op in ipairs(ops) do
+    op.got = 0
+    if op.kind == 'pop' and op.a.mode == 'take' then
+      op.take = true -- removed as it is popped, whatever its TTR
+      choose(op, op.ts, 'first', 1)
+    elseif op.kind == 'pop' then
+      choose(op, op.ts, op.a.mode, 1)
+    elseif op.kind == 'pop_n' then
+      choose(op, op.ts, op.a.mode, tonumber(op.a.n))
+    elseif op.kind == 'ack_pop' and op.acked then
+      choose(op, {unpack(op.ts, 2)}, 'first', 1)
+    end
+    if op.kind == 'pop' or op.kind == 'pop_n' or (op.kind == 'ack_pop' and op.acked) then pops[#pops + 1] = op end
   end
-  if op.kind == 'pop' or op.kind == 'pop_n' or (op.kind == 'ack_pop' and op.acked) then pops[#pops + 1] = op end
-end
-if #picks > 0 then
-  local members = {}
-  for k, p in ipairs(picks) do members[k] = p.member end
-  local records = hmget(K_JOBS, members)
-  local bodies = hmget(K_BODIES, members)
-  for k, p in ipairs(picks) do
-    if not records[k] then return redis.error_reply('batch: ' .. p.member .. ' was ready but has no record') end
-    local job = cmsgpack.unpack(records[k])
-    if p.op.take then job[F_TTR] = 0 end
-    reserve_record(p.t, p.member, job, READY, now, gather)
-    p.reply = reply(p.member, job, bodies[k], now)
-  end
-  write_gathered()
-  -- more: the topic still has ready jobs after this pop (a later pick from
-  -- it in this batch says so too).
-  local left = {}
-  for k = #picks, 1, -1 do
-    local p = picks[k]
-    if left[p.t.name] == nil then
-      left[p.t.name] = redis.call('ZCARD', p.t.ready) > 0
-      p.more = left[p.t.name]
-    else
-      p.more = true
+  if #picks > 0 then
+    local members = {}
+    for k, p in ipairs(picks) do members[k] = p.member end
+    local records = hmget(K_JOBS, members)
+    local bodies = hmget(K_BODIES, members)
+    for k, p in ipairs(picks) do
+      if not records[k] then return nil, 'batch: ' .. p.member .. ' was ready but has no record' end
+      local job = cmsgpack.unpack(records[k])
+      if p.op.take then job[F_TTR] = 0 end
+      reserve_record(p.t, p.member, job, READY, now, gather)
+      p.reply = reply(p.member, job, bodies[k], now)
+    end
+    write_gathered()
+    -- more: the topic still has ready jobs after this pop (a later pick from
+    -- it in this batch says so too).
+    local left = {}
+    for k = #picks, 1, -1 do
+      local p = picks[k]
+      if left[p.t.name] == nil then
+        left[p.t.name] = redis.call('ZCARD', p.t.ready) > 0
+        p.more = left[p.t.name]
+      else
+        p.more = true
+      end
     end
   end
+  return pops
 end
 
--- The pops' replies.
-local first_pick = {} -- op -> index of its first pick
-for k, p in ipairs(picks) do
-  if not first_pick[p.op] then first_pick[p.op] = k end
-end
-local function more_flag(p) if p.more then return 1 end return 0 end
-for _, op in ipairs(pops) do
-  local r = op.reply -- a PEEK reply
-  if not r then
-    if op.got == 0 then
-      r = {'EMPTY', op.pause_wait}
-    elseif op.kind == 'pop_n' then
-      local at = first_pick[op]
-      r = {'JOBS', more_flag(picks[at + op.got - 1]), op.got}
-      for k = at, at + op.got - 1 do
-        for _, v in ipairs(picks[k].reply) do r[#r + 1] = v end
+-- pop_replies renders each popping operation's reply (below the header:
+-- OK and more, JOBS, EMPTY, PEEK; an ack_pop's ack first).
+local function pop_replies(pops)
+  local first_pick = {} -- op -> index of its first pick
+  for k, p in ipairs(picks) do
+    if not first_pick[p.op] then first_pick[p.op] = k end
+  end
+  local function more_flag(p) if p.more then return 1 end return 0 end
+  for _, op in ipairs(pops) do
+    local r = op.reply -- a PEEK reply
+    if not r then
+      if op.got == 0 then
+        r = {'EMPTY', op.pause_wait}
+      elseif op.kind == 'pop_n' then
+        local at = first_pick[op]
+        r = {'JOBS', more_flag(picks[at + op.got - 1]), op.got}
+        for k = at, at + op.got - 1 do
+          for _, v in ipairs(picks[k].reply) do r[#r + 1] = v end
+        end
+      else
+        local p = picks[first_pick[op]]
+        r = p.reply
+        table.insert(r, 1, more_flag(p))
+        table.insert(r, 1, 'OK')
       end
-    else
-      local p = picks[first_pick[op]]
-      r = p.reply
-      table.insert(r, 1, more_flag(p))
+    end
+    if op.kind == 'ack_pop' then
+      table.insert(r, 1, op.cid)
       table.insert(r, 1, 'OK')
     end
+    op.reply = r
   end
-  if op.kind == 'ack_pop' then
-    table.insert(r, 1, op.cid)
-    table.insert(r, 1, 'OK')
-  end
-  op.reply = r
 end
 
+-- main: parse the operations, run the three phases, answer in order.
+local ops, err = parse()
+if not ops then return redis.error_reply(err) end
+reference_named(ops)
+push_phase(ops)
+delete_phase(ops)
+local pops
+pops, err = pop_phase(ops)
+if not pops then return redis.error_reply(err) end
+pop_replies(pops)
 local out = {}
 for k, op in ipairs(ops) do out[k] = op.reply end
 if #dropped_cids > 0 then
