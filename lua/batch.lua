@@ -7,13 +7,13 @@
 -- ZADD with every member...). So under load Redis pays for a script call, and
 -- for most of its commands, once per batch instead of once per job. Each
 -- operation is as atomic as the batch.
--- KEYS: the shared layout (lib.lua) with every topic the operations name.
+-- KEYS: the shared layout (contract.lua) with every topic the operations name.
 -- ARGV: origin, n, the n topic names (in KEYS order), then the operations,
 --   each as: kind, k, k topic numbers (1-based, into the names above), then
 --   the kind's arguments, named by OP_ARGS (lua/contract.go Ops) and read
 --   into op.a.<name>:
 --   push     member, priority, ttr (ms), delay (ms), body, client_id ('' for none), expires (ms, 0: never;
---            the topic's max_age caps it), retry (its policy, '' the topic's; lib.lua retry_policy), trace
+--            the topic's max_age caps it), retry (its policy, '' the topic's; lib_failures.lua retry_policy), trace
 --            (W3C traceparent, '' none), then a member for each of its fanout children (its topics after
 --            the first; op.children) -> {'OK', now ms, due ms (0 when ready), 1 if the topic kept a copy (0:
 --            fanout_only), then member and client id of each job discarded to make room}, or {'EXISTS'}

@@ -1,6 +1,6 @@
 -- bury.lua parks a reserved job until it is kicked. Buried jobs keep the order
 -- in which they were buried (a per-bucket sequence), the order kick takes them.
--- KEYS: the shared layout (lib.lua) with the job's topic.
+-- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: unfenced), priority ('' keeps it).
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
 local member = ARGV[2]

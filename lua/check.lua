@@ -3,7 +3,7 @@
 -- the state of the set it is in (so no job is in two sets), and the topic's
 -- byte count is the sum of its jobs' body sizes, and every ready or delayed
 -- job that expires is in the topic's expires set.
--- KEYS: the shared layout (lib.lua) with one topic.
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic.
 -- Returns {members per state (delayed, ready, reserved, buried, dead), problem...}.
 local t = topic_keys(1, ARGV[2])

@@ -8,7 +8,7 @@ import (
 
 // The contract between Go and the scripts, in one place: the job record's
 // fields, the job reply, the keys every topic-scoped script takes and the
-// states a record holds. contract.lua, which Source prepends to lib.lua, is
+// states a record holds. contract.lua, which opens the Prelude (lua.go), is
 // generated from these tables (go generate ./lua; TestContractIsGenerated
 // fails when it is stale), and package pool reads replies and orders keys
 // through them. Adding a field to the record is a constant and a row below,
@@ -73,7 +73,7 @@ var fields = [fieldEnd]fieldSpec{
 	FieldFailures:  {lua: "F_FAILURES", added: true, reply: true, doc: "fails, and TTRs that ran out"},
 	FieldLastError: {lua: "F_LAST_ERROR", text: true, added: true, reply: true, doc: "the last failure's error (at most 1 KiB)"},
 	FieldDeadAt:    {lua: "F_DEAD_AT", added: true, reply: true, doc: "ms it died at (0: alive)"},
-	FieldRetry:     {lua: "F_RETRY", text: true, added: true, doc: "its own retry policy (lib.lua retry_policy; '': its topic's)"},
+	FieldRetry:     {lua: "F_RETRY", text: true, added: true, doc: "its own retry policy (lib_failures.lua retry_policy; '': its topic's)"},
 	FieldTrace:     {lua: "F_TRACE", text: true, added: true, reply: true, doc: "the producer's W3C traceparent ('': none)"},
 }
 
@@ -85,7 +85,7 @@ func (s fieldSpec) zero() string {
 	return "0"
 }
 
-// The job reply (lib.lua reply) is the job's member, its body (false when
+// The job reply (contract.lua's reply) is the job's member, its body (false when
 // the reply carries none), Redis's clock, then the record's fields that
 // fields marks, in record order. ReplyLen is its length; ReplyIndex says
 // where a field is in it.
@@ -122,7 +122,7 @@ func ReplyIndex(f Field) int {
 // Slot describes one key a topic-scoped script takes, by the name the
 // scripts (and package pool) call it.
 type Slot struct {
-	Name string // lib.lua's name: K_<NAME> for a bucket key, t.<name> for a topic key
+	Name string // the scripts' name: K_<NAME> for a bucket key, t.<name> for a topic key
 	Kind string // its Redis type
 	Doc  string
 }

@@ -22,7 +22,7 @@ local F_EXPIRES = 15 -- ms it expires at (0: never)
 local F_FAILURES = 16 -- fails, and TTRs that ran out
 local F_LAST_ERROR = 17 -- the last failure's error (at most 1 KiB)
 local F_DEAD_AT = 18 -- ms it died at (0: alive)
-local F_RETRY = 19 -- its own retry policy (lib.lua retry_policy; '': its topic's)
+local F_RETRY = 19 -- its own retry policy (lib_failures.lua retry_policy; '': its topic's)
 local F_TRACE = 20 -- the producer's W3C traceparent ('': none)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):

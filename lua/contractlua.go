@@ -9,7 +9,7 @@ import (
 //go:generate go run ./gencontract
 
 // ContractFile is the generated script that carries the contract's tables
-// to the scripts (prepended to lib.lua).
+// to the scripts (the start of the Prelude).
 const ContractFile = "contract.lua"
 
 // ContractLua renders contract.go's tables as the Lua that ContractFile

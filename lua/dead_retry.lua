@@ -1,7 +1,7 @@
 -- dead_retry.lua puts dead jobs back to ready with their failures
 -- forgotten: the members named, or up to n of the oldest. One bounded step:
 -- the caller repeats an all-jobs retry while a step retries n.
--- KEYS: the shared layout (lib.lua) with one topic.
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n, then members ('' none: the oldest n).
 -- Returns the number retried.
 local t = topic_keys(1, ARGV[2])

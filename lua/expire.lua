@@ -1,7 +1,7 @@
 -- expire.lua expires up to n of a topic's jobs whose time ran out, one
 -- bounded step of kestrel's flush_expired; the caller repeats it while a step
 -- looks at n.
--- KEYS: the shared layout (lib.lua) with one topic.
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n.
 -- Returns {entries looked at, jobs expired, then member and client id of each expired job that had one}.
 local t = topic_keys(1, ARGV[2])

@@ -1,7 +1,7 @@
 -- fail.lua records a consumer's failure of a job it holds (fenced by the
 -- delivery, as an ack): the job waits out its retry policy's backoff
 -- (delayed), or, past max_attempts, goes to its topic's dead set.
--- KEYS: the shared layout (lib.lua) with the job's topic.
+-- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: any), error, r (a random number
 -- in [0, 1) for the jitter).
 -- Returns {'OK', job reply..., then the member and client id of each dead job

@@ -1,7 +1,7 @@
 -- forget_topic.lua drops a topic that holds no job and is not paused from its
 -- bucket's topic list, with its counters, as beanstalkd forgets an unused tube;
 -- with 'force', a paused one too (a topic deleted on purpose).
--- KEYS: the shared layout (lib.lua) with one topic.
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, '' or 'force'.
 -- Returns 1 if the topic was forgotten, 0 if it is still in use.
 local t = topic_keys(1, ARGV[2])

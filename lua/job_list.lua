@@ -2,7 +2,7 @@
 -- order (ready: the order pops take them; delayed: soonest due; reserved:
 -- soonest TTR end; buried: buried longest ago; dead: died longest ago), each
 -- with the first bytes of its body.
--- KEYS: the shared layout (lib.lua) with one topic.
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, state set name, offset, limit, preview bytes.
 -- Returns {total in the state, then a job reply per job}.
 local t = topic_keys(1, ARGV[2])

@@ -4,7 +4,7 @@
 -- first), as beanstalkd's kick does.
 -- The caller loops for bounds above one call's batch and passes the kind the first
 -- call chose, so a loop never mixes the two.
--- KEYS: the shared layout (lib.lua) with one topic.
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n (at most one batch), kind ('' to choose, 'buried' or 'delayed').
 -- Returns {kicked, kind}.
 local t = topic_keys(1, ARGV[2])

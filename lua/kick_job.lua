@@ -1,5 +1,5 @@
 -- kick_job.lua makes one buried or delayed job ready.
--- KEYS: the shared layout (lib.lua) with the job's topic.
+-- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic.
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE', state}.
 local member = ARGV[2]

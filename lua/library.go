@@ -11,7 +11,7 @@ import (
 )
 
 // Library is gmq's topic-scoped scripts as one library of Redis Functions
-// (Redis 7): contract.lua and lib.lua are defined once, when the library is
+// (Redis 7): the Prelude (contract.lua, the lib files) is defined once, when the library is
 // loaded, and each script is a function of it. A script run with EVALSHA
 // defines them again on every call, which cost Redis more than the call
 // itself (BenchmarkScriptCost in package pool: docs/PERFORMANCE.md).
@@ -72,9 +72,7 @@ func Scripts() []string {
 // TheLibrary is the library of this build, made once.
 var TheLibrary = sync.OnceValue(func() Library {
 	var b strings.Builder
-	b.WriteString(ContractLua())
-	b.WriteString("\n")
-	b.WriteString(read("lib.lua"))
+	b.WriteString(Prelude())
 	b.WriteString(`
 -- run is every function: begin the call, run the script's body, flush
 -- lib.lua's deferred writes, however the body returned.

@@ -6,30 +6,32 @@ import (
 	"testing"
 )
 
-// A library is loaded once and called many times, so lib.lua may keep
-// nothing of one call for the next: each of its top-level variables is a
+// A library is loaded once and called many times, so the lib files may
+// keep nothing of one call for the next: each of their top-level variables is a
 // constant (UPPER_CASE, a literal) or is declared without a value and set
 // by begin at the start of every call.
 func TestLibStateIsPerCall(t *testing.T) {
-	lib := read("lib.lua")
-	begin := lib[strings.Index(lib, "local function begin("):]
+	begin := read("lib.lua")
+	begin = begin[strings.Index(begin, "local function begin("):]
 	constant := regexp.MustCompile(`^local [A-Z][A-Z0-9_]* = ('[^']*'|\d+)\s*(--.*)?$`)
 	declared := regexp.MustCompile(`^local ([a-z][a-zA-Z0-9_]*(?:, [a-z][a-zA-Z0-9_]*)*)\s*(--.*)?$`)
-	for i, line := range strings.Split(lib, "\n") {
-		if !strings.HasPrefix(line, "local ") || strings.HasPrefix(line, "local function ") || constant.MatchString(line) {
-			continue
-		}
-		m := declared.FindStringSubmatch(line)
-		if m == nil && strings.HasPrefix(line, "local ORIGIN") {
-			continue // begin sets it from ARGV
-		}
-		if m == nil {
-			t.Errorf("lib.lua:%d: %q: a constant's value must be a literal; a call's state is declared bare and set by begin", i+1, line)
-			continue
-		}
-		for _, name := range strings.Split(m[1], ", ") {
-			if !regexp.MustCompile(`\b` + name + `\b[^\n]*=`).MatchString(begin) {
-				t.Errorf("lib.lua:%d: begin does not reset %s", i+1, name)
+	for _, file := range libFiles {
+		for i, line := range strings.Split(read(file), "\n") {
+			if !strings.HasPrefix(line, "local ") || strings.HasPrefix(line, "local function ") || constant.MatchString(line) {
+				continue
+			}
+			m := declared.FindStringSubmatch(line)
+			if m == nil && strings.HasPrefix(line, "local ORIGIN") {
+				continue // begin sets it from ARGV
+			}
+			if m == nil {
+				t.Errorf("%s:%d: %q: a constant's value must be a literal; a call's state is declared bare and set by begin", file, i+1, line)
+				continue
+			}
+			for _, name := range strings.Split(m[1], ", ") {
+				if !regexp.MustCompile(`\b` + name + `\b[^\n]*=`).MatchString(begin) {
+					t.Errorf("%s:%d: lib.lua's begin does not reset %s", file, i+1, name)
+				}
 			}
 		}
 	}

@@ -11,17 +11,20 @@ package lua
 import (
 	"embed"
 	"fmt"
+	"strings"
 )
 
 //go:embed *.lua
 var files embed.FS
 
-// standalone scripts do not use lib.lua's layout.
-var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "lib": true, "contract": true,
+// standalone scripts do not use the shared prelude (Prelude); its own
+// files are listed too.
+var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "contract": true,
+	"lib": true, "lib_topics": true, "lib_jobs": true, "lib_failures": true,
 	"history": true, "next_ids": true, "topic_index": true}
 
-// Source returns the full text of the named script (without ".lua"), with
-// lib.lua prepended where the script uses it. It panics on an unknown name:
+// Source returns the full text of the named script (without ".lua") as a
+// script: a topic-scoped one after the Prelude, begun and flushed. It panics on an unknown name:
 // the names are fixed at compile time and covered by tests.
 func Source(name string) string {
 	body, err := files.ReadFile(name + ".lua")
@@ -31,18 +34,26 @@ func Source(name string) string {
 	if standalone[name] {
 		return string(body)
 	}
-	contract, err := files.ReadFile(ContractFile)
-	if err != nil {
-		panic(fmt.Sprintf("lua: %s: %v (go generate ./lua)", ContractFile, err))
-	}
-	lib, err := files.ReadFile("lib.lua")
-	if err != nil {
-		panic(fmt.Sprintf("lua: lib.lua: %v", err))
-	}
 	// The body runs as a function so that, however it returns, lib.lua's
 	// deferred writes are flushed after it; contract.lua's KEYS and ARGV
 	// hide the script's own, which begin hands over.
-	return "local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + string(contract) + "\n" + string(lib) +
+	return "local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + Prelude() +
 		"\nbegin(SCRIPT_KEYS, SCRIPT_ARGV)\nlocal function main()\n" + string(body) +
 		"\nend\nlocal result = main()\nflush()\nreturn result\n"
+}
+
+// libFiles hold the helpers every topic-scoped script shares, in the order
+// they are defined (each may use those before it).
+var libFiles = []string{"lib.lua", "lib_topics.lua", "lib_jobs.lua", "lib_failures.lua"}
+
+// Prelude is contract.lua and the lib files: what every topic-scoped
+// script's body follows, defined once in the library.
+func Prelude() string {
+	var b strings.Builder
+	b.WriteString(read(ContractFile))
+	for _, f := range libFiles {
+		b.WriteString("\n")
+		b.WriteString(read(f))
+	}
+	return b.String()
 }

@@ -2,7 +2,7 @@
 -- (expire_to) to the bucket timer that pushes them there, and removes them
 -- once pushed. A crash between the push and 'done' pushes them again: an
 -- expired job is moved at least once, never lost.
--- KEYS: the shared layout (lib.lua), no topic.
+-- KEYS: the shared layout (contract.lua), no topic.
 -- ARGV: origin, 'take', n -> {member, topic, priority, ttr ms, body, traceparent, ...} of up to n jobs, oldest first
 --       origin, 'done', member... -> the number of jobs left in the outbox
 if ARGV[2] == 'take' then

@@ -1,6 +1,6 @@
 -- pause.lua stops pops from a topic for a while (0 resumes it now). Pushes,
 -- peeks, deletes and kicks are unaffected, as in beanstalkd's pause-tube.
--- KEYS: the shared layout (lib.lua) with one topic.
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, pause ms, '1' to pause a topic not known yet ('' to refuse it).
 -- Returns {'OK', paused until ms (0 when resumed)} or {'NOT_FOUND'} for an unknown topic.
 local t = topic_keys(1, ARGV[2])

@@ -1,5 +1,5 @@
 -- peek.lua reads one job by id, with its body, changing nothing.
--- KEYS: the shared layout (lib.lua), bucket keys only.
+-- KEYS: the shared layout (contract.lua), bucket keys only.
 -- ARGV: origin, member.
 -- Returns {'OK', job reply...} or {'NOT_FOUND'}.
 local member = ARGV[2]

@@ -2,8 +2,8 @@
 -- pop would take, ignoring pause), delayed (soonest due) or buried (buried
 -- longest ago). Peeking at ready or delayed jobs first expires the topic's
 -- jobs whose time ran out (kestrel's peek does), so none is shown. A peek at
--- a fanout child references it (lib.lua).
--- KEYS: the shared layout (lib.lua) with one topic.
+-- a fanout child references it (lib_topics.lua).
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, state set ('ready', 'delayed' or 'buried').
 -- Returns {'OK', job reply...} or {'NOT_FOUND'}, then the member and client id
 -- of each job it expired that had one.

@@ -3,7 +3,7 @@
 -- the caller repeats it until a step removes fewer than n, so no call holds
 -- Redis long whatever the topic's size, and a flush cut short by a crash is
 -- finished by running it again.
--- KEYS: the shared layout (lib.lua) with one topic.
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n, states (comma-separated set names: ready, delayed,
 -- reserved, buried, dead).
 -- Returns {removed, then member and client id of each removed job that had one}.

@@ -1,7 +1,7 @@
--- reference.lua lists a fanout child under its parent (lib.lua reference),
+-- reference.lua lists a fanout child under its parent (lib_topics.lua reference),
 -- for references that run no other topic script (a topic's settings read or
 -- changed).
--- KEYS: the shared layout (lib.lua) with one topic.
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic.
 -- Returns 1.
 reference(topic_keys(1, ARGV[2]), now_ms())

@@ -1,5 +1,5 @@
 -- release.lua gives a reserved job back: ready now, or delayed when a delay is given.
--- KEYS: the shared layout (lib.lua) with the job's topic.
+-- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: unfenced), priority ('' keeps it), delay ms,
 --       'uncounted' for a job given back by a closing connection (not a release).
 -- The delay becomes the job's delay, as in beanstalkd.

@@ -1,6 +1,6 @@
 -- reserve_job.lua reserves one job by id, whatever its topic and whether the
 -- topic is paused, if it is ready, delayed or buried (beanstalkd's reserve-job).
--- KEYS: the shared layout (lib.lua) with the job's topic.
+-- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic.
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE', 3} when it is reserved.
 local member = ARGV[2]

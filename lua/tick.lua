@@ -3,7 +3,7 @@
 -- due jobs to ready, delayed jobs whose time came and reservations whose TTR
 -- ran out (those count a timeout), then records the topic's exact next due
 -- time.
--- KEYS: the shared layout (lib.lua) with one topic.
+-- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n.
 -- Returns {moved, more (1 if due work remains), then the member and client
 -- id of each expired job that had one}.

@@ -1,7 +1,7 @@
 -- topic_stats.lua reads topics' counts and counters, each in one consistent
 -- view (all of them in one: the script is atomic). Reading many topics of a
--- bucket in one call pays lib.lua's prelude (~20 us) once, not per topic.
--- KEYS: the shared layout (lib.lua) with the topics read.
+-- bucket in one call pays the call's fixed cost once, not per topic.
+-- KEYS: the shared layout (contract.lua) with the topics read.
 -- ARGV: origin, urgent priority bound (jobs below it count as urgent), then the topics' names.
 -- Returns, for each topic, its fields by contract.lua's S_* names (Go's
 -- lua.TopicStat), then the topic's effective settings as setting, value pairs.

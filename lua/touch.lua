@@ -1,5 +1,5 @@
 -- touch.lua gives a reserved job a fresh TTR, counted from now.
--- KEYS: the shared layout (lib.lua) with the job's topic.
+-- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: unfenced).
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
 local member = ARGV[2]

@@ -27,8 +27,8 @@ import (
 //	go test -run '^$' -bench ScriptCost -benchtime 20000x ./pool
 func BenchmarkScriptCost(b *testing.B) {
 	bare := rueidis.NewLuaScript("return 1")
-	prelude := rueidis.NewLuaScript("local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + lua.ContractLua() + "\n" +
-		lua.Source("lib") + "\nbegin(SCRIPT_KEYS, SCRIPT_ARGV)\nreturn 1")
+	prelude := rueidis.NewLuaScript("local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + lua.Prelude() +
+		"\nbegin(SCRIPT_KEYS, SCRIPT_ARGV)\nreturn 1")
 	for _, tc := range []struct {
 		name  string
 		setup func(p *Pool, ctx context.Context, n int) []uint64
@@ -184,12 +184,10 @@ func scriptCalls(b *testing.B, p *Pool, ctx context.Context) (calls, usec int64)
 }
 
 // loadFunctions loads two libraries for the fcall cases: one whose
-// function returns 1, and one that defines contract.lua and lib.lua when it
-// is loaded (KEYS and ARGV are empty tables then: a function gets its own)
+// function returns 1, and one that defines the Prelude when it is loaded
 // and whose function returns 1.
 func loadFunctions(p *Pool, ctx context.Context, _ int) []uint64 {
-	prelude := "local KEYS, ARGV = {}, {}\n" + lua.ContractLua() + "\n" + lua.Source("lib")
-	for name, body := range map[string]string{"gmq_cost_bare": "", "gmq_cost_lib": prelude} {
+	for name, body := range map[string]string{"gmq_cost_bare": "", "gmq_cost_lib": lua.Prelude()} {
 		code := "#!lua name=" + name + "\n" + body + "\nredis.register_function('" + name + "', function() return 1 end)\n"
 		if err := p.client.Do(ctx, p.client.B().FunctionLoad().Replace().FunctionCode(code).Build()).Error(); err != nil {
 			panic(err)

@@ -1,0 +1,204 @@
+-- lib_jobs.lua, after lib_topics.lua (see lib.lua): a job's moves between states,
+-- reservation, delete and expiry.
+
+-- expiry indexing. Every ready or delayed job that has an expiry is in its
+-- topic's expires set, and the bucket's timer is told to look at the topic
+-- then. Jobs leave the set when they are removed; a job reserved or buried
+-- stays in it until a sweep finds it there (it cannot expire while a
+-- consumer holds it or it is buried) and is indexed again when it returns.
+local function index_expiry(t, member, job, write)
+  local at = job[F_EXPIRES] or 0
+  if at > 0 then
+    (write or redis.call)('ZADD', t.expires, at, member)
+    schedule(t, at)
+    expiring[t.info] = true
+  end
+end
+local function unindex_expiry(t, member, job, write)
+  if (job[F_EXPIRES] or 0) > 0 then (write or redis.call)('ZREM', t.expires, member) end
+end
+
+-- make_ready puts a job into its topic's ready queue.
+local function make_ready(t, member, job)
+  job[F_STATE] = READY
+  job[F_DUE] = 0
+  redis.call('ZADD', t.ready, job[F_PRI], member)
+  index_expiry(t, member, job)
+end
+
+-- wake tells other brokers that n jobs became ready in topic t, but only when
+-- some broker has said it has consumers waiting there (the waiting key holds
+-- the channel and expires when they are gone).
+local function wake(t, n)
+  local w = wakes[t.name]
+  if w then w[2] = w[2] + n else wakes[t.name] = {t.waiting, n} end
+end
+
+-- settle decides where a pushed or released job goes: delayed by `delay` ms
+-- from `now`, or ready when there is no delay.
+local function settle(job, delay, now)
+  if delay > 0 then
+    job[F_STATE] = DELAYED
+    job[F_DUE] = now + delay
+  else
+    job[F_STATE] = READY
+    job[F_DUE] = 0
+  end
+end
+
+-- The helpers that take `write` make their writes through it: redis.call
+-- when it is nil, or batch.lua's gather, which turns many jobs' writes into
+-- one command per key.
+
+-- enter adds a settled job to its state's set: a delayed one schedules its
+-- bucket's timer, a ready one is announced.
+local function enter(t, member, job, write)
+  write = write or redis.call
+  index_expiry(t, member, job, write)
+  if job[F_STATE] == DELAYED then
+    write('ZADD', t.delayed, job[F_DUE], member)
+    schedule(t, job[F_DUE])
+  else
+    write('ZADD', t.ready, job[F_PRI], member)
+    wake(t, 1)
+  end
+end
+
+-- place puts a released job where it belongs.
+local function place(t, member, job, delay, now)
+  settle(job, delay, now)
+  enter(t, member, job)
+end
+
+-- answer is a successful call's reply: 'OK' and the job as it now is, with
+-- its body, so callers need no second round trip to show it.
+local function answer(member, job)
+  local r = reply(member, job, redis.call('HGET', K_BODIES, member), now_ms())
+  table.insert(r, 1, 'OK')
+  return r
+end
+
+-- refusal says why an operation on a job (nil: there is none) that names
+-- the job's topic and a delivery (attempt, 0: any) cannot go ahead: the reply
+-- the script must return, or nil.
+local function refusal(job, topic, attempt)
+  if not job or job[F_STATE] == EXPIRED then return {'NOT_FOUND'} end -- an expired job is gone
+  if job[F_TOPIC] ~= topic then return {'TOPIC', job[F_TOPIC]} end
+  if attempt > 0 and attempt ~= job[F_RESERVES] then return {'STALE', job[F_RESERVES]} end
+end
+
+-- fetch loads a job for an operation that names its topic (whose keys were
+-- passed) and a delivery. It returns the job, or nil and the reply the
+-- script must return.
+local function fetch(member, topic, attempt)
+  local job = load(member)
+  local refused = refusal(job, topic, attempt)
+  if refused then return nil, refused end
+  return job
+end
+
+-- fetch_reserved is fetch for the operations that need a reservation.
+local function fetch_reserved(member, topic, attempt)
+  local job, err = fetch(member, topic, attempt)
+  if job and job[F_STATE] ~= RESERVED then return nil, {'STATE', job[F_STATE]} end
+  return job, err
+end
+
+-- reserve_record counts a delivery of a job just taken out of the set of
+-- state `from` and records it: reserved until now + TTR, or with a TTR of 0
+-- deleted (state 0 in the job). The caller reads the body first.
+local function reserve_record(t, member, job, from, now, write)
+  write = write or redis.call
+  job[F_RESERVES] = job[F_RESERVES] + 1
+  count('total_reserves', 1)
+  count_topic(t, 'total_reserves', 1)
+  if job[F_TTR] == 0 then
+    move_state(from, nil)
+    drop_bytes(t, job)
+    unindex_expiry(t, member, job, write)
+    job[F_STATE] = 0
+    write('HDEL', K_JOBS, member)
+    write('HDEL', K_BODIES, member)
+    return
+  end
+  move_state(from, RESERVED)
+  job[F_STATE] = RESERVED
+  job[F_DUE] = now + job[F_TTR]
+  schedule(t, job[F_DUE])
+  write('ZADD', t.reserved, job[F_DUE], member)
+  write('HSET', K_JOBS, member, cmsgpack.pack(job))
+end
+
+-- reserve gives a job (just taken out of the set of state `from`) to a
+-- consumer and returns the job reply.
+local function reserve(t, member, job, from, now)
+  local body = redis.call('HGET', K_BODIES, member)
+  reserve_record(t, member, job, from, now)
+  return reply(member, job, body, now)
+end
+
+-- delete_job removes a job in any state and counts the delete.
+local function delete_job(t, member, job, write)
+  write = write or redis.call
+  write('ZREM', t[STATE_SET[job[F_STATE]]], member)
+  write('HDEL', K_JOBS, member)
+  write('HDEL', K_BODIES, member)
+  move_state(job[F_STATE], nil)
+  drop_bytes(t, job)
+  unindex_expiry(t, member, job, write)
+  count('total_deletes', 1)
+  count_topic(t, 'total_deletes', 1)
+end
+
+-- expire_job ends a ready or delayed job whose time ran out: it leaves its
+-- topic (counted in total_expired) and is either removed or, when the topic
+-- has an expire_to, kept in the bucket's outbox (state EXPIRED, its record
+-- naming the new topic) until a bucket timer pushes it there afresh.
+local function expire_job(t, member, job, now)
+  local from = job[F_STATE]
+  redis.call('ZREM', t[STATE_SET[from]], member)
+  redis.call('ZREM', t.expires, member)
+  move_state(from, nil)
+  drop_bytes(t, job)
+  count('total_expired', 1)
+  count_topic(t, 'total_expired', 1)
+  local cid = job[F_CID] or ''
+  if cid ~= '' then
+    dropped_cids[#dropped_cids + 1] = member
+    dropped_cids[#dropped_cids + 1] = cid
+  end
+  local to = topic_config(t).expire_to or ''
+  if to ~= '' and to ~= t.name then
+    job[F_STATE] = EXPIRED
+    job[F_TOPIC] = to
+    job[F_DUE] = 0
+    job[F_CID] = ''
+    save(member, job)
+    redis.call('ZADD', K_OUTBOX, now, member)
+    redis.call('ZADD', K_DUE, 'LT', now, OUTBOX_DUE)
+    return
+  end
+  redis.call('HDEL', K_JOBS, member)
+  redis.call('HDEL', K_BODIES, member)
+end
+
+-- sweep_expired expires up to n of topic t's jobs whose time ran out and
+-- unlists the reserved, buried or gone ones it meets. It returns how many
+-- entries it looked at (fewer than n: none that is due is left) and how many
+-- jobs it expired.
+local function sweep_expired(t, now, n)
+  local due = redis.call('ZRANGEBYSCORE', t.expires, '-inf', now, 'LIMIT', 0, n)
+  if #due == 0 then return 0, 0 end
+  local records = redis.call('HMGET', K_JOBS, unpack(due))
+  local expired = 0
+  for k, member in ipairs(due) do
+    local job = records[k] and cmsgpack.unpack(records[k])
+    if job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED) then
+      expire_job(t, member, job, now)
+      expired = expired + 1
+    else
+      redis.call('ZREM', t.expires, member)
+    end
+  end
+  return #due, expired
+end

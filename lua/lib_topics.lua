@@ -1,0 +1,130 @@
+-- lib_topics.lua, after lib.lua (see there): fanout children and the bucket's list of topics.
+
+-- Fanout. A topic named parent+child is a child of parent (the name up to
+-- its first '+'): it is listed under its parent in the bucket's fanout hash
+-- once referenced (pushed, popped, peeked, configured), and gets a copy of
+-- every job pushed to the parent from then on, until it is deleted.
+-- (children_of, the children read in this call, is lib.lua's.)
+
+-- parent_of is a child's parent's name, or nil for a topic that is no child.
+local function parent_of(name)
+  local plus = string.find(name, '+', 2, true)
+  if plus then return string.sub(name, 1, plus - 1) end
+end
+
+-- children lists a parent's children. A push asks through fanout_children,
+-- which skips the lookup in a bucket where no topic ever had a child.
+local function children(parent)
+  local c = children_of[parent]
+  if not c then
+    c = {}
+    local v = redis.call('HGET', K_FANOUT, parent)
+    if v then
+      for name in string.gmatch(v, '%S+') do c[#c + 1] = name end
+    end
+    children_of[parent] = c
+  end
+  return c
+end
+
+local function fanout_children(parent)
+  if not bucket_defaults()[FANOUT_MARK] then return {} end
+  return children(parent)
+end
+
+-- set_children writes a parent's children.
+local function set_children(parent, c)
+  table.sort(c)
+  children_of[parent] = c
+  if #c == 0 then
+    redis.call('HDEL', K_FANOUT, parent)
+  else
+    redis.call('HSET', K_FANOUT, parent, table.concat(c, ' '))
+    if not bucket_defaults()[FANOUT_MARK] then
+      redis.call('HSET', K_DEFAULTS, FANOUT_MARK, '1')
+      default_settings[FANOUT_MARK] = '1'
+    end
+  end
+end
+
+-- add_topic lists topic t in its bucket (the set and its index) and says
+-- whether it was not listed yet. A topic already listed costs one SADD, so
+-- a push pays nothing more for the index.
+local function add_topic(t)
+  if redis.call('SADD', K_TOPICS, t.name) == 0 then return false end
+  redis.call('ZADD', K_TOPIC_INDEX, 0, t.name)
+  return true
+end
+
+-- drop_topic takes topic t off its bucket's list and its index.
+local function drop_topic(t)
+  redis.call('SREM', K_TOPICS, t.name)
+  redis.call('ZREM', K_TOPIC_INDEX, t.name)
+end
+
+-- created notes when topic t came to be (its first job, or its first
+-- reference as a fanout child), counts it, and schedules the check of its
+-- max_queue_age (tick.lua).
+local function created(t, now)
+  if redis.call('HSETNX', t.info, 'created', now) == 0 then return end
+  add(K_STATS, 'queue_creates', 1)
+  local age = tonumber(topic_config(t).max_queue_age or '0')
+  if age > 0 then
+    schedule(t, now + age * 1000)
+  end
+end
+
+-- reference lists topic t under its parent if it is a child and is not yet,
+-- within the parent's limits; by_read says a read (pop, peek) names it.
+local function reference(t, now, by_read)
+  local parent = parent_of(t.name)
+  if not parent then return end
+  local c = children(parent)
+  for _, name in ipairs(c) do
+    if name == t.name then return end
+  end
+  -- The parent's limits (a child inherits its settings): at most max_fanout
+  -- children (0: no limit), so a push's copies stay bounded; none made by a
+  -- read (a pop, a peek) when fanout_on_read is false. A child refused here
+  -- is an ordinary topic that gets no copies; the pool says why before.
+  local cfg = topic_config(t)
+  if by_read and cfg.fanout_on_read == 'false' then return end
+  local most = tonumber(cfg.max_fanout or DEFAULT_MAX_FANOUT)
+  if most > 0 and #c >= most then return end
+  local grown = {unpack(c)}
+  grown[#grown + 1] = t.name
+  set_children(parent, grown)
+  created(t, now)
+end
+
+-- unreference takes a deleted child off its parent's list.
+local function unreference(t)
+  local parent = parent_of(t.name)
+  if not parent then return end
+  local kept = {}
+  for _, name in ipairs(children(parent)) do
+    if name ~= t.name then kept[#kept + 1] = name end
+  end
+  set_children(parent, kept)
+end
+
+-- forget drops topic t, which holds no job, from its bucket: its listing,
+-- its info (pause, totals, birth), its expiry index and its place in the
+-- bucket's schedule. Its settings stay, and so does its place in its
+-- parent's fanout list: only a delete (or max_queue_age) stops a child, by
+-- unreference. The caller has checked it is empty.
+local function forget(t)
+  drop_topic(t)
+  redis.call('DEL', t.info, t.expires)
+  redis.call('ZREM', K_DUE, t.name)
+  due_hints[t.name] = nil
+  deltas[t.info] = nil
+end
+
+-- empty says topic t holds no job in any state.
+local function empty(t)
+  for _, set in ipairs({t.ready, t.delayed, t.reserved, t.buried, t.dead}) do
+    if redis.call('EXISTS', set) == 1 then return false end
+  end
+  return true
+end
