@@ -33,6 +33,7 @@ type TopicStats struct {
 	Failures, DeadTotal              int64       // failures (fails, TTRs run out); jobs that died
 	DeadRetried, DeadDropped         int64       // dead jobs retried; removed by dead_retention or max_dead
 	OldestReady                      time.Time   // created time of the next ready job; zero when none is ready
+	Created                          time.Time   // when the topic came to be, its counters from zero (zero: not noted)
 	Settings                         TopicConfig // the effective ones (nil: none set)
 	Now                              time.Time
 }

@@ -2,6 +2,8 @@ package lua
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/gmq/gmq/job"
 )
@@ -214,32 +216,22 @@ var Ops = map[string][]string{
 	"ack_pop": {"member", "attempt"},
 }
 
-// opArgIndex is Ops as kind -> name -> position.
-var opArgIndex = func() map[string]map[string]int {
-	out := make(map[string]map[string]int, len(Ops))
-	for kind, names := range Ops {
-		out[kind] = make(map[string]int, len(names))
-		for i, n := range names {
-			out[kind][n] = i
-		}
-	}
-	return out
-}()
-
 // OpArgs lays out an operation's arguments, given as name, value pairs, in
 // the order batch.lua reads them. Every argument must be given once: a
 // missing, repeated or unknown one is a bug in the caller, and panics.
 func OpArgs(kind string, named ...string) []string {
-	index, ok := opArgIndex[kind]
-	if !ok || len(named) != 2*len(index) {
-		panic(fmt.Sprintf("lua: %s takes %v, got %q", kind, Ops[kind], named))
+	names, ok := Ops[kind]
+	if !ok || len(named) != 2*len(names) {
+		panic(fmt.Sprintf("lua: %s takes %v, got %d values", kind, names, len(named)))
 	}
-	out := make([]string, len(index))
+	out := make([]string, len(names))
 	set := 0
 	for i := 0; i < len(named); i += 2 {
-		at, ok := index[named[i]]
-		if !ok || set&(1<<at) != 0 {
-			panic(fmt.Sprintf("lua: %s takes %v, got %q", kind, Ops[kind], named))
+		at := slices.Index(names, named[i]) // a few short names: cheaper than a map
+		if at < 0 || set&(1<<at) != 0 {
+			// named itself stays out of the message: it would escape, and
+			// every call would allocate it.
+			panic(fmt.Sprintf("lua: %s takes %v, got %q unknown or twice", kind, names, strings.Clone(named[i])))
 		}
 		set |= 1 << at
 		out[at] = named[i+1]
@@ -277,6 +269,7 @@ const (
 	StatTotalDead
 	StatDeadRetried
 	StatDeadDropped
+	StatCreated
 	// TopicStatsLen is where the settings start.
 	TopicStatsLen
 )
@@ -306,4 +299,5 @@ var topicStats = [TopicStatsLen][2]string{
 	StatTotalDead:      {"S_TOTAL_DEAD", "jobs that died"},
 	StatDeadRetried:    {"S_DEAD_RETRIED", "dead jobs retried"},
 	StatDeadDropped:    {"S_DEAD_DROPPED", "dead jobs dropped (dead_retention, max_dead)"},
+	StatCreated:        {"S_CREATED", "ms the topic came to be, its counters from zero (0: not noted)"},
 }

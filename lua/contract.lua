@@ -102,7 +102,8 @@ local S_TOTAL_FAILURES = 20 -- failures
 local S_TOTAL_DEAD = 21 -- jobs that died
 local S_DEAD_RETRIED = 22 -- dead jobs retried
 local S_DEAD_DROPPED = 23 -- dead jobs dropped (dead_retention, max_dead)
-local TOPIC_STATS_LEN = 23
+local S_CREATED = 24 -- ms the topic came to be, its counters from zero (0: not noted)
+local TOPIC_STATS_LEN = 24
 
 -- new_record is a record with every field unset; set them by name.
 local function new_record()

@@ -123,3 +123,18 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		t.Errorf("read %d fields: %v", len(got), fmt.Sprint(got))
 	}
 }
+
+// A field added to a topic's stats by name (lua.StatCreated, S_CREATED):
+// the time the topic came to be, read through the contract.
+func TestTopicStatCreated(t *testing.T) {
+	p, ctx := newPool(t)
+	before := time.Now().Add(-time.Second)
+	mustPush(t, p, ctx, job.Spec{Topic: "born", Body: "x", TTR: time.Minute})
+	st, err := p.TopicStats(ctx, "born")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Created.Before(before) || st.Created.After(time.Now().Add(time.Second)) || st.Jobs != 1 {
+		t.Fatalf("topic created %v with %d jobs, want just now and 1", st.Created, st.Jobs)
+	}
+}

@@ -25,6 +25,9 @@ func TestDashboardDeepLinkAndTopicHistory(t *testing.T) {
 	b := brokertest.Fresh(t, func(c *config.Config) { c.Token = "t0ken"; c.HistoryEvery = 200 * time.Millisecond })
 	api := tokenAPI(t, b.URL, "t0ken")
 	api("POST", "/jobs", `{"id":"deep-1","topic":"deep","body":"linked"}`)
+	// A new topic's whole burst comes before its first sample: the topic's
+	// birth, counted from zero, is its first point.
+	api("POST", "/jobs/batch", `{"jobs":[{"topic":"burst","body":"1"},{"topic":"burst","body":"2"},{"topic":"burst","body":"3"}]}`)
 	for i := range 6 { // traffic over more than one sample
 		var jobs []string
 		for k := range 3 + i {
@@ -85,5 +88,9 @@ func topicSparkAtLoad(t *testing.T, tb *tab, base string) {
 	if got["empty"] != false || got["lines"] != 2.0 || got["older"].(float64) < 8 ||
 		!strings.HasPrefix(got["title"].(string), "push and pop, last 5 minutes: from the brokers' samples") {
 		t.Fatalf("the busy topic's sparkline at its first render: %v", got)
+	}
+	burst := eval[map[string]any](t, tb, `(h => ({first: h[0].push, most: Math.max(...h.map(s => s.push)), n: h.length}))(topicHistory.get("burst"))`)
+	if burst["first"] != 0.0 || burst["most"] != 3.0 {
+		t.Fatalf("a topic whose burst came before its first sample: its points start %v, want 0 (its birth), then 3", burst)
 	}
 }

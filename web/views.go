@@ -64,7 +64,7 @@ func viewJob(j *job.Job) jobView {
 }
 
 func topicView(t job.TopicStats) gin.H {
-	return gin.H{
+	v := gin.H{
 		"name": t.Name, "ready": t.Ready, "urgent": t.Urgent, "delayed": t.Delayed, "reserved": t.Reserved,
 		"buried": t.Buried, "paused": t.Paused(), "pause": seconds(t.Pause), "pause_time_left": seconds(t.PauseLeft()),
 		"total_jobs": t.Jobs, "total_reserves": t.Reserves, "total_deletes": t.Deletes, "total_pauses": t.Pauses,
@@ -72,6 +72,10 @@ func topicView(t job.TopicStats) gin.H {
 		"dead": t.Dead, "total_failures": t.Failures, "total_dead": t.DeadTotal, "dead_retried": t.DeadRetried, "dead_dropped": t.DeadDropped, "ready_age": seconds(t.ReadyAge()),
 		"settings": settingsView(t.Settings),
 	}
+	if !t.Created.IsZero() {
+		v["created"] = t.Created.UTC().Format(time.RFC3339Nano)
+	}
+	return v
 }
 
 // seconds renders a duration as seconds with millisecond precision.

@@ -116,7 +116,7 @@ async function refreshOverview(v, n) {
   const [topics, buckets, redis] = await Promise.all([
     api("GET", `/topics?offset=${(v.page - 1) * TOPIC_PAGE}&limit=${TOPIC_PAGE}`), api("GET", "/buckets"), api("GET", "/redis")]);
   if (n !== shown) return;
-  await startTopics(topics.topics.map(t => t.name));
+  await startTopics(topics.topics);
   if (n !== shown) return;
   renderTopics(topics, v.page);
   renderBuckets(buckets);
@@ -127,9 +127,12 @@ async function refreshOverview(v, n) {
 // from the brokers' samples of their last 5 minutes (GET /api/v1/history
 // ?topic=…), so that a topic busy before the page opened shows it at once.
 // The brokers sample only the first 100 topics (the first page); other
-// topics' sparklines fill as the page polls.
-async function startTopics(names) {
-  const fresh = names.filter(name => !asked.has(name));
+// topics' sparklines fill as the page polls. A topic that came to be within
+// the samples' window counted from zero then: that is its first point, so
+// that what it did before its first sample shows.
+async function startTopics(topics) {
+  const born = new Map(topics.filter(t => t.created).map(t => [t.name, Date.parse(t.created)]));
+  const fresh = topics.map(t => t.name).filter(name => !asked.has(name));
   if (!fresh.length) return;
   for (const name of fresh) asked.add(name);
   let h;
@@ -141,6 +144,8 @@ async function startTopics(names) {
     const first = hist.length ? hist[0].t : Infinity;
     const older = samples.filter(s => s.t < first).map(s => ({t: s.t, push: s.pushed, pop: s.reserved, ack: s.deleted, fail: s.failed}));
     if (!older.length) continue;
+    const at = born.get(name);
+    if (at && at < older[0].t && at > Date.now() - TOPIC_WINDOW_MS) older.unshift({t: at, push: 0, pop: 0, ack: 0, fail: 0});
     topicHistory.set(name, older.concat(hist));
     fromBrokers.add(name);
   }
