@@ -38,12 +38,16 @@ type conn struct {
 	producer bool
 	worker   bool
 	outcome  string // of the command being handled: tcpserver.OK, or the error class it was answered
+	// deadline bounds each command's store calls by the request timeout
+	// (c.ctx without its cancel: a command read whole is carried out).
+	deadline *tcpserver.Deadline
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &conn{s: s, nc: nc, w: bufio.NewWriter(nc), ctx: ctx, hangUp: cancel,
-		use: "default", watch: []string{"default"}, reserved: map[uint64]reservation{}}
+		use: "default", watch: []string{"default"}, reserved: map[uint64]reservation{},
+		deadline: tcpserver.NewDeadline(context.WithoutCancel(ctx), s.opts.RequestTimeout)}
 }
 
 // serve runs the connection until the client hangs up or quits, then gives
@@ -54,6 +58,7 @@ func (c *conn) serve() {
 		req, err := readRequest(r, c.s.opts.MaxJobSize, hold)
 		return req, false, err
 	}, c.handle)
+	c.deadline.Stop()
 	c.releaseAll()
 	c.s.closeConn(c)
 }
@@ -128,8 +133,7 @@ func (c *conn) handle(req request) bool {
 	// A command read whole is carried out even if the client hangs up at
 	// once (`printf 'put ...' | nc`): the hang-up cancels only a reserve's
 	// wait, which has its own context (c.ctx).
-	ctx, cancel := c.s.ctx(context.WithoutCancel(c.ctx))
-	defer cancel()
+	ctx := c.deadline.Context()
 	switch cmd.op {
 	case opPut:
 		c.put(ctx, cmd, req.body)

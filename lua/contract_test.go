@@ -146,3 +146,12 @@ func TestContractTopicStats(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkOpArgs is a push's arguments laid out by name, as the pool does
+// for every push.
+func BenchmarkOpArgs(b *testing.B) {
+	for b.Loop() {
+		OpArgs("push", "member", "0000000000000042", "priority", "1024", "ttr", "60000", "delay", "0",
+			"body", "hello", "client_id", "", "expires", "0", "retry", "", "trace", "")
+	}
+}
