@@ -35,6 +35,8 @@ type conn struct {
 	hangUp context.CancelFunc
 
 	outcome string // of the command being handled: tcpserver.OK, or the error class it was answered
+	// deadline bounds the handler's writes by the request timeout (writeCtx).
+	deadline *tcpserver.Deadline
 
 	mu   sync.Mutex             // open, shared with the keeper
 	open map[string][]*openRead // per queue, oldest first
@@ -45,7 +47,8 @@ type conn struct {
 func newConn(s *Server, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(s.ctx)
 	return &conn{s: s, nc: nc, w: bufio.NewWriter(nc), ctx: ctx, hangUp: cancel,
-		open: map[string][]*openRead{}, kept: make(chan struct{})}
+		open: map[string][]*openRead{}, kept: make(chan struct{}),
+		deadline: tcpserver.NewDeadline(context.WithoutCancel(ctx), s.opts.RequestTimeout)}
 }
 
 // serve runs the connection until the client hangs up or quits, then gives
@@ -56,6 +59,7 @@ func (c *conn) serve() {
 		req, err := readRequest(r, c.s.opts.MaxItemSize, c.s.opts.MaxRequest, hold)
 		return req, req.closeAfter, err
 	}, c.handle)
+	c.deadline.Stop()
 	c.keep.Do(func() { close(c.kept) }) // no keeper was started
 	<-c.kept
 	c.abortAll()
@@ -220,8 +224,10 @@ func (c *conn) set(req request) bool {
 // `printf ... | nc` does, and a set with noreply may), or the client would
 // never learn its write was dropped. A hang-up cancels only what waits
 // (c.ctx: a get with /t=).
+// Only the handler calls it: one timer serves the connection's writes
+// (tcpserver.Deadline), so the cancel it returns does nothing.
 func (c *conn) writeCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(c.ctx), c.s.opts.RequestTimeout)
+	return c.deadline.Context(), func() {}
 }
 
 // reply answers line unless the client asked for no reply (memcache's
