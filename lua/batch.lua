@@ -240,6 +240,22 @@ local function fanout_refusal(op, t)
   return r
 end
 
+-- of_kinds lists the operations of kind a (or b), in order.
+local function of_kinds(ops, a, b)
+  local out = {}
+  for _, op in ipairs(ops) do
+    if op.kind == a or op.kind == b then out[#out + 1] = op end
+  end
+  return out
+end
+
+-- records_of reads the records of the jobs the operations name (op.a.member), at once.
+local function records_of(list)
+  local members = {}
+  for k, op in ipairs(list) do members[k] = op.a.member end
+  return hmget(K_JOBS, members)
+end
+
 -- reference_named: every topic an operation names that is a fanout child is listed under its
 -- parent; not the children a push was given (a broker's list of them may be
 -- stale: one deleted since must not come back).
@@ -256,14 +272,9 @@ end
 -- misses it, as in kestrel), and none in the parent itself when the parent
 -- is fanout_only.
 local function push_phase(ops)
-  local pushes = {}
-  for _, op in ipairs(ops) do
-    if op.kind == 'push' then pushes[#pushes + 1] = op end
-  end
+  local pushes = of_kinds(ops, 'push')
   if #pushes > 0 then
-    local members = {}
-    for k, op in ipairs(pushes) do members[k] = op.a.member end
-    local taken = hmget(K_JOBS, members)
+    local taken = records_of(pushes)
     local seen = {}
     for k, op in ipairs(pushes) do
       local t, a, member = op.ts[1], op.a, op.a.member
@@ -300,14 +311,9 @@ end
 
 -- delete_phase runs the deletes, and the ack of each ack_pop, in order (phase 2).
 local function delete_phase(ops)
-  local deletes = {}
-  for _, op in ipairs(ops) do
-    if op.kind == 'delete' or op.kind == 'ack_pop' then deletes[#deletes + 1] = op end
-  end
+  local deletes = of_kinds(ops, 'delete', 'ack_pop')
   if #deletes > 0 then
-    local members = {}
-    for k, op in ipairs(deletes) do members[k] = op.a.member end
-    local records = hmget(K_JOBS, members)
+    local records = records_of(deletes)
     local gone = {}
     for k, op in ipairs(deletes) do
       local t, member, attempt = op.ts[1], op.a.member, tonumber(op.a.attempt)
