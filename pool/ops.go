@@ -506,53 +506,6 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.J
 	return parseJob(reply[1:])
 }
 
-// jobFields is the length of a job reply (lua/contract.go).
-var jobFields = lua.ReplyLen
-
-// parseJob reads a job reply (lua.ReplyLen fields, the first ones of r) by
-// the names lua/contract.go gives its fields.
-func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
-	if len(r) < jobFields {
-		return nil, fmt.Errorf("job reply has %d fields, want %d", len(r), jobFields)
-	}
-	id, err := parseMember(strAt(r, lua.ReplyMember))
-	if err != nil {
-		return nil, err
-	}
-	num := func(f lua.Field) int64 { return intAt(r, lua.ReplyIndex(f)) }
-	text := func(f lua.Field) string { return strAt(r, lua.ReplyIndex(f)) }
-	ms := func(f lua.Field) time.Duration { return time.Duration(num(f)) * time.Millisecond }
-	at := func(f lua.Field) time.Time { // 0: none
-		if v := num(f); v > 0 {
-			return time.UnixMilli(v)
-		}
-		return time.Time{}
-	}
-	return &job.Job{
-		ID:          id,
-		Body:        strAt(r, lua.ReplyBody),
-		Now:         time.UnixMilli(intAt(r, lua.ReplyNow)),
-		State:       job.State(num(lua.FieldState)),
-		Topic:       text(lua.FieldTopic),
-		Priority:    uint32(num(lua.FieldPriority)),
-		TTR:         ms(lua.FieldTTR),
-		Delay:       ms(lua.FieldDelay),
-		Created:     time.UnixMilli(num(lua.FieldCreated)),
-		Due:         at(lua.FieldDue),
-		Expires:     at(lua.FieldExpires),
-		Reserves:    int(num(lua.FieldReserves)),
-		Timeouts:    int(num(lua.FieldTimeouts)),
-		Releases:    int(num(lua.FieldReleases)),
-		Buries:      int(num(lua.FieldBuries)),
-		Kicks:       int(num(lua.FieldKicks)),
-		ClientID:    text(lua.FieldClientID),
-		Failures:    int(num(lua.FieldFailures)),
-		LastError:   text(lua.FieldLastError),
-		DeadAt:      at(lua.FieldDeadAt),
-		TraceParent: text(lua.FieldTrace),
-	}, nil
-}
-
 // listPreview is how much of each body a job list carries.
 const listPreview = 200
 
