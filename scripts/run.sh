@@ -70,6 +70,14 @@ status=0
 while kill -0 "$gmq" 2>/dev/null; do
   wait "$gmq" || status=$?
 done
-echo "make run: stopping the Redis it started on $host:$port (GMQ_KEEP_REDIS=1 keeps it)"
-redis-cli -h "$host" -p "$port" shutdown >/dev/null 2>&1 || kill "$(cat data/redis.pid)" 2>/dev/null || true
+# Only the Redis it started: one that took its place since (data/redis.pid
+# names another process) is someone else's.
+started=$(cat data/redis.pid 2>/dev/null || true)
+running=$(redis-cli -h "$host" -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
+if [ -n "$started" ] && [ "$running" = "$started" ]; then
+  echo "make run: stopping the Redis it started on $host:$port (GMQ_KEEP_REDIS=1 keeps it)"
+  redis-cli -h "$host" -p "$port" shutdown >/dev/null 2>&1 || kill "$started" 2>/dev/null || true
+elif [ -n "$running" ]; then
+  echo "make run: the Redis it started has gone, and the one now on $host:$port is not its: left running"
+fi
 exit "$status"
