@@ -5,17 +5,20 @@
 #   - installs redis-server with apt-get when it is missing and we are root
 #     (otherwise prints the command to run);
 #   - uses the Redis of conf.ini's [redis] url (or $GMQ_REDIS) if it answers,
-#     else starts a local one with AOF on, its data under ./data.
+#     else starts a local one with AOF on, its data under ./data ($GMQ_DATA).
 # Variables (make run VAR=value, or in the environment):
 #   GMQ_CONF        the configuration file (conf.ini); a copy with other
 #                   ports runs a second broker beside the first
 #   GMQ_REDIS       the Redis URL, instead of conf.ini's [redis] url
 #   GMQ_KEEP_REDIS  1: leave the Redis this script started running after
 #                   gmq stops (stop it later: kill $(cat data/redis.pid))
+#   GMQ_DATA        the folder of the Redis it starts (data): its AOF, log
+#                   and pid file
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 conf=${GMQ_CONF:-conf.ini}
+data=${GMQ_DATA:-$PWD/data}
 url=${GMQ_REDIS:-$(sed -n 's/^[[:space:]]*url[[:space:]]*=[[:space:]]*//p' "$conf" | head -n1)}
 url=${url:-redis://127.0.0.1:6379/0}
 hostport=${url#*://}; hostport=${hostport#*@}; hostport=${hostport%%/*}
@@ -47,13 +50,13 @@ else
     echo "make run: the Redis at $host:$port does not answer, and it is not local, so it is not started here" >&2
     exit 1 ;;
   esac
-  mkdir -p data
+  mkdir -p "$data"
   started_redis=1
-  echo "make run: starting a local Redis on $host:$port (AOF on, data in ./data, log in ./data/redis.log)"
-  redis-server --bind 127.0.0.1 --port "$port" --dir "$PWD/data" --appendonly yes --appendfsync everysec \
-    --daemonize yes --pidfile "$PWD/data/redis.pid" --logfile "$PWD/data/redis.log"
+  echo "make run: starting a local Redis on $host:$port (AOF on, data in $data, log in $data/redis.log)"
+  redis-server --bind 127.0.0.1 --port "$port" --dir "$data" --appendonly yes --appendfsync everysec \
+    --daemonize yes --pidfile "$data/redis.pid" --logfile "$data/redis.log"
   for _ in $(seq 50); do answers && break; sleep 0.1; done
-  answers || { echo "make run: Redis did not start; see ./data/redis.log" >&2; exit 1; }
+  answers || { echo "make run: Redis did not start; see $data/redis.log" >&2; exit 1; }
 fi
 
 go build -o gmq .
@@ -66,14 +69,17 @@ fi
 ./gmq start -c "$conf" --redis "$url" &
 gmq=$!
 trap 'kill -TERM "$gmq" 2>/dev/null || true' INT TERM
+# A wait that Ctrl-C interrupts returns 130 while gmq still drains: wait
+# again, so that the status is gmq's own (0 after a clean stop).
 status=0
-while kill -0 "$gmq" 2>/dev/null; do
-  wait "$gmq" || status=$?
+while :; do
+  if wait "$gmq"; then status=0; else status=$?; fi
+  kill -0 "$gmq" 2>/dev/null || break
 done
-# Only the Redis it started: one that took its place since (data/redis.pid
+# Only the Redis it started: one that took its place since (redis.pid
 # names another process) is someone else's.
-started=$(cat data/redis.pid 2>/dev/null || true)
-running=$(redis-cli -h "$host" -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
+started=$(cat "$data/redis.pid" 2>/dev/null || true)
+running=$(redis-cli -h "$host" -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p' || true)
 if [ -n "$started" ] && [ "$running" = "$started" ]; then
   echo "make run: stopping the Redis it started on $host:$port (GMQ_KEEP_REDIS=1 keeps it)"
   redis-cli -h "$host" -p "$port" shutdown >/dev/null 2>&1 || kill "$started" 2>/dev/null || true

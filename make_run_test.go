@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// make run (scripts/run.sh) on ports of its own, as the README says to run
+// a second one: with no Redis there, it starts one (AOF on, in GMQ_DATA),
+// builds gmq and starts it, which serves a push and a pop; Ctrl-C (SIGINT
+// to the process group, as a terminal sends it) stops gmq, then that Redis.
+// A Redis that took the port meanwhile is someone else's: left running.
+func TestMakeRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gmq and starts a Redis")
+	}
+	for _, replaced := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replaced=%v", replaced), func(t *testing.T) {
+			conf, err := os.ReadFile("conf.ini")
+			if err != nil {
+				t.Fatal(err)
+			}
+			http := freeAddr(t)
+			ours := strings.NewReplacer("127.0.0.1:8000", http, "127.0.0.1:11300", freeAddr(t),
+				"127.0.0.1:9503", freeAddr(t), "127.0.0.1:22133", freeAddr(t)).Replace(string(conf))
+			confPath := filepath.Join(t.TempDir(), "run.ini")
+			if err := os.WriteFile(confPath, []byte(ours), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			redisAddr := freeAddr(t)
+			var out bytes.Buffer
+			cmd := exec.Command("bash", "scripts/run.sh")
+			cmd.Env = append(os.Environ(), "GMQ_CONF="+confPath, "GMQ_REDIS=redis://"+redisAddr+"/0", "GMQ_DATA="+t.TempDir(),
+				"GMQ_KEEP_REDIS=")
+			cmd.Stdout, cmd.Stderr = &out, &out
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+			waitHTTP(t, "http://"+http+"/readyz", exited, &out)
+
+			api := "http://" + http + "/api/v1"
+			if code := post(t, api+"/jobs", `{"topic":"make-run","body":"hello"}`); code != 201 {
+				t.Fatalf("push: %d\n%s", code, out.String())
+			}
+			if code := post(t, api+"/pop", `{"topics":["make-run"]}`); code != 200 {
+				t.Fatalf("pop: %d", code)
+			}
+			if replaced {
+				redisDo(t, redisAddr, "SHUTDOWN NOSAVE")
+				other := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", strings.Split(redisAddr, ":")[1],
+					"--save", "", "--dir", t.TempDir())
+				if err := other.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+				waitPort(t, redisAddr, true)
+			}
+			if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Fatalf("make run after Ctrl-C: %v\n%s", err, out.String())
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("make run still runs 30 s after Ctrl-C:\n%s", out.String())
+			}
+			said := "stopping the Redis it started"
+			if replaced {
+				said = "is not its: left running"
+			}
+			if !strings.Contains(out.String(), said) {
+				t.Fatalf("make run did not say %q:\n%s", said, out.String())
+			}
+			waitPort(t, redisAddr, replaced)
+		})
+	}
+}
+
+// waitHTTP waits until url answers 200, or make run exits, or a build and
+// start take longer than a minute and a half.
+func waitHTTP(t *testing.T, url string, exited <-chan error, out *bytes.Buffer) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			t.Fatalf("make run exited (%v):\n%s", err, out.String())
+		default:
+		}
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+	}
+	t.Fatalf("gmq did not answer at %s:\n%s", url, out.String())
+}
+
+func post(t *testing.T, url, body string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// redisDo sends one inline command to the Redis at addr and reads a line.
+func redisDo(t *testing.T, addr, command string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(command + "\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.Read(make([]byte, 64)) // SHUTDOWN answers by closing
+	waitPort(t, addr, false)
+}
+
+// waitPort waits until something listens on addr (open) or nothing does.
+func waitPort(t *testing.T, addr string, open bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		if (err == nil) == open {
+			return
+		}
+	}
+	t.Fatalf("%s: listening should be %v", addr, open)
+}
