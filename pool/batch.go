@@ -166,13 +166,13 @@ func (bt *batcher) run(ops []*op) {
 	defer cancel()
 	var client rueidis.Client = bt.pool.client
 	var wait *waitClient
-	if bt.pool.opts.WaitReplicas > 0 && holdsPush(live) {
-		wait = bt.pool.newWaitClient()
-		client = wait
-	}
 	script := batchFreeScript // nothing to refuse at maxmemory: acks and pops free memory
 	if holdsPush(live) {
 		script = batchScript
+		if bt.pool.opts.WaitReplicas > 0 {
+			wait = bt.pool.newWaitClient()
+			client = wait
+		}
 	}
 	replies, err := script.Exec(ctx, client, keys, args).ToArray()
 	var unconfirmed error // the pushes' replicas did not confirm them

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +54,22 @@ func TestPoolOnRedisCluster(t *testing.T) {
 	want := []string{"tc", "td", "te", "tf", "tg"}
 	if names, total, err := p.TopicPage(ctx, 2, 5); err != nil || total != 10 || !slices.Equal(names, want) {
 		t.Fatalf("topics 2 to 7 of the cluster: %q of %d (%v), want %q of 10", names, total, err, want)
+	}
+	// Every master loses gmq's library (a node restarted without its data,
+	// or added): the next calls, on every master, load it again and go on.
+	for addr, node := range p.client.Nodes() {
+		if err := node.Do(ctx, node.B().FunctionFlush().Build()).Error(); err != nil && !strings.HasPrefix(err.Error(), "READONLY") {
+			t.Fatalf("FUNCTION FLUSH on %s: %v", addr, err)
+		}
+	}
+	for i := range 10 {
+		j := mustPop(t, p, ctx, "t"+string(rune('a'+i)))
+		if j == nil {
+			t.Fatalf("pop t%c once the library was flushed: none", 'a'+i)
+		}
+		if err := p.Delete(ctx, j.PublicID(), j.Attempt()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	checkClean(t, p, ctx)
 }

@@ -2,6 +2,8 @@ package pool
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/redis/rueidis"
@@ -19,34 +21,36 @@ type runner interface {
 // of Redis Functions (lua.Library): FCALL, or FCALL_RO for one that only
 // reads. Exec is rueidis.Lua's, so a call site reads as a script's.
 type function struct {
-	name     string // the script's (lua.Scripts)
+	name     string // in the library: lua.Library.Function of the script's
 	readOnly bool
 }
 
 func newFunction(script string) *function {
-	return &function{name: script, readOnly: lua.ReadOnly(script)}
+	return &function{name: lua.TheLibrary().Function(script), readOnly: lua.ReadOnly(script)}
 }
 
 // Exec calls the function with keys and args. A Redis that does not have
 // the library (restarted without persistence, flushed, a cluster node added
-// since) is given it, and the call made again.
+// since) is given it, and the call made again; if that node still lacks
+// it, the error says why it was not loaded.
 func (f *function) Exec(ctx context.Context, c rueidis.Client, keys, args []string) rueidis.RedisResult {
 	res := c.Do(ctx, f.command(c, keys, args))
 	if !missingFunction(res.Error()) {
 		return res
 	}
-	if err := loadLibrary(ctx, c); err != nil {
-		return rueidis.NewErrorResult(err)
+	_, loadErr := loadLibrary(ctx, c)
+	res = c.Do(ctx, f.command(c, keys, args))
+	if loadErr != nil && missingFunction(res.Error()) {
+		return rueidis.NewErrorResult(fmt.Errorf("%w (%w)", res.Error(), loadErr))
 	}
-	return c.Do(ctx, f.command(c, keys, args))
+	return res
 }
 
 func (f *function) command(c rueidis.Client, keys, args []string) rueidis.Completed {
-	name := lua.TheLibrary().Function(f.name)
 	if f.readOnly {
-		return c.B().FcallRo().Function(name).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+		return c.B().FcallRo().Function(f.name).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}
-	return c.B().Fcall().Function(name).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	return c.B().Fcall().Function(f.name).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 }
 
 // missingFunction says whether err is Redis's answer to a call of a
@@ -59,11 +63,11 @@ func missingFunction(err error) bool {
 // loadLibrary loads gmq's library into every node the client knows: every
 // master of a cluster (a replica gets it from its master and refuses a
 // load), or the one Redis. A node that has it already says so, which is
-// fine.
-func loadLibrary(ctx context.Context, c rueidis.Client) error {
+// fine. It returns how many nodes have it, and why each other one (a
+// replica aside) does not.
+func loadLibrary(ctx context.Context, c rueidis.Client) (loaded int, err error) {
 	code := lua.TheLibrary().Code
-	loaded := 0
-	var firstErr error
+	var errs []error
 	for addr, node := range c.Nodes() {
 		err := node.Do(ctx, node.B().FunctionLoad().FunctionCode(code).Build()).Error()
 		re, isRedis := rueidis.IsRedisErr(err)
@@ -72,13 +76,8 @@ func loadLibrary(ctx context.Context, c rueidis.Client) error {
 			loaded++
 		case isRedis && strings.HasPrefix(re.Error(), "READONLY"):
 		default:
-			if firstErr == nil {
-				firstErr = wrapRedis("load gmq's functions into "+addr, err)
-			}
+			errs = append(errs, wrapRedis("load gmq's functions into "+addr, err))
 		}
 	}
-	if loaded == 0 && firstErr != nil {
-		return firstErr
-	}
-	return nil
+	return loaded, errors.Join(errs...)
 }

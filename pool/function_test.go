@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +66,32 @@ func TestInitNeedsFunctionLoad(t *testing.T) {
 	err = p.Init(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "FUNCTION LOAD") || !strings.Contains(err.Error(), "Redis 7") {
 		t.Fatalf("init as a user refused FUNCTION LOAD: %v, want an error naming what gmq needs", err)
+	}
+}
+
+// A Redis that lost the library, reached by a user who may call functions
+// but not load them: the call answers ErrUnavailable, and says why the
+// library was not loaded again, not only that a function is missing.
+func TestMissingLibraryNotLoadedSaysWhy(t *testing.T) {
+	p, ctx := newPool(t) // loads the library
+	if _, err := redis.Do("ACL", "SETUSER", "callonly", "on", ">pw", "~gmq:*", "&gmq:*", "+@all", "-function"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = redis.Do("ACL", "DELUSER", "callonly") })
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redis.Addr}, Username: "callonly",
+		Password: "pw", DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	caller := New(client, p.opts)
+	mustPush(t, caller, ctx, job.Spec{Topic: "lib", Body: "x", TTR: time.Minute})
+	if err := p.client.Do(ctx, p.client.B().FunctionFlush().Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = caller.Push(ctx, job.Spec{Topic: "lib", Body: "y", TTR: time.Minute})
+	if !errors.Is(err, job.ErrUnavailable) || !strings.Contains(err.Error(), "Function not found") ||
+		!strings.Contains(err.Error(), "load gmq's functions") || !strings.Contains(err.Error(), "NOPERM") {
+		t.Fatalf("push once the library is gone, as a user who may not load it: %v", err)
 	}
 }

@@ -122,7 +122,9 @@ func (p *Pool) Init(ctx context.Context) error {
 		return fmt.Errorf("init: %w: this Redis holds gmq data with %s buckets, the configuration says %s (set [redis] buckets = %s or use another prefix)",
 			job.ErrInvalid, got, want, got)
 	}
-	if err := loadLibrary(ctx, p.client); err != nil {
+	// A node down now (one of a cluster's) is given the library when it
+	// answers a call without it (function.Exec); none at all is an error.
+	if loaded, err := loadLibrary(ctx, p.client); loaded == 0 && err != nil {
 		return fmt.Errorf("init: %w (gmq's scripts are a library of Redis Functions: Redis 7 or later, and a user allowed FUNCTION LOAD)", err)
 	}
 	if err := p.initEpoch(ctx); err != nil {
