@@ -28,7 +28,7 @@ type Options struct {
 	// WaitingTTL is how long the mark that this broker has waiting consumers
 	// on a topic lives without a refresh (refreshed every third of it).
 	WaitingTTL time.Duration
-	// HistoryEvery and HistoryKeep: see RecordHistory (0: no sampling).
+	// HistoryEvery and HistoryKeep: see pool.AddHistory (0: no sampling).
 	HistoryEvery time.Duration
 	HistoryKeep  int
 	// HistoryTopics is how many topics, the first of the listing (the

@@ -191,7 +191,7 @@ func TestHistory(t *testing.T) {
 	other := New(p.client, p.opts)
 	for i := range 3 {
 		for _, q := range []*Pool{p, other} { // two brokers, each sampling
-			if err := q.RecordHistory(ctx, 30*time.Millisecond, 2, map[string]int64{"pushed": int64(i)}); err != nil {
+			if _, err := q.AddHistory(ctx, 30*time.Millisecond, 2, map[string]int64{"pushed": int64(i)}); err != nil {
 				t.Fatal(err)
 			}
 		}

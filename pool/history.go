@@ -21,12 +21,6 @@ type Sample struct {
 	Values map[string]int64
 }
 
-// RecordHistory is AddHistory without saying whether the sample was added.
-func (p *Pool) RecordHistory(ctx context.Context, every time.Duration, keep int, values map[string]int64) error {
-	_, err := p.AddHistory(ctx, every, keep, values)
-	return err
-}
-
 // AddHistory adds values to the history, unless a broker added a sample
 // less than every ago, and says whether it did; the history keeps the
 // newest keep samples. Every broker may call it: the samples come out one
