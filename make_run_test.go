@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gmq/gmq/broker/brokertest"
 )
 
 // make run (scripts/run.sh) on ports of its own, as the README says to run
@@ -53,12 +54,8 @@ func TestMakeRun(t *testing.T) {
 			waitHTTP(t, "http://"+http+"/readyz", exited, &out)
 
 			api := "http://" + http + "/api/v1"
-			if code := post(t, api+"/jobs", `{"topic":"make-run","body":"hello"}`); code != 201 {
-				t.Fatalf("push: %d\n%s", code, out.String())
-			}
-			if code := post(t, api+"/pop", `{"topics":["make-run"]}`); code != 200 {
-				t.Fatalf("pop: %d", code)
-			}
+			brokertest.MustCall(t, 201, "POST", api+"/jobs", `{"topic":"make-run","body":"hello"}`)
+			brokertest.MustCall(t, 200, "POST", api+"/pop", `{"topics":["make-run"]}`)
 			if replaced {
 				redisDo(t, redisAddr, "SHUTDOWN NOSAVE")
 				other := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", strings.Split(redisAddr, ":")[1],
@@ -110,20 +107,6 @@ func waitHTTP(t *testing.T, url string, exited <-chan error, out *bytes.Buffer) 
 		}
 	}
 	t.Fatalf("gmq did not answer at %s:\n%s", url, out.String())
-}
-
-func post(t *testing.T, url, body string) int {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
 }
 
 // redisDo sends one inline command to the Redis at addr and reads a line.
