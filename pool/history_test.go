@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,14 +140,9 @@ func BenchmarkTopicSampler(b *testing.B) {
 // reading the stats (topic_stats, a read-only function of the library:
 // FCALL_RO) and writing the samples (history.lua, a script: EVALSHA).
 func reportRedisTime(b *testing.B, p *Pool, ctx context.Context) {
-	info, err := p.client.Do(ctx, p.client.B().Info().Section("commandstats").Build()).ToString()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, m := range regexp.MustCompile(`cmdstat_(evalsha|fcall_ro):calls=\d+,usec=(\d+)`).FindAllStringSubmatch(info, -1) {
-		usec, _ := strconv.ParseFloat(m[2], 64)
-		b.ReportMetric(usec/1000/float64(b.N), "redis-ms-"+map[string]string{"evalsha": "writes", "fcall_ro": "stats"}[m[1]]+"/op")
-	}
+	stats := commandStats(b, p, ctx)
+	b.ReportMetric(float64(stats["evalsha"][1])/1000/float64(b.N), "redis-ms-writes/op")
+	b.ReportMetric(float64(stats["fcall_ro"][1])/1000/float64(b.N), "redis-ms-stats/op")
 }
 
 // benchPool is newPool for a benchmark, with the default 16 buckets.

@@ -56,8 +56,7 @@ func BenchmarkScriptCost(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			fn, freeFn := batchScript, batchFreeScript
 			defer func() { batchScript, batchFreeScript = fn, freeFn }()
-			redis.Flush(b)
-			p, ctx := costPool(b)
+			p, ctx := benchPool(b)
 			var ids []uint64
 			if tc.setup != nil {
 				ids = tc.setup(p, ctx, b.N)
@@ -142,43 +141,42 @@ func costJobs(p *Pool, ctx context.Context, n int) []uint64 {
 	return ids
 }
 
-// costPool is a pool for a benchmark, over the package's Redis.
-func costPool(b *testing.B) (*Pool, context.Context) {
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redis.Addr}, DisableCache: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(client.Close)
-	p := New(client, withDefaults(Options{Prefix: "gmq", Origin: "bench", Buckets: 16, TickBatch: 10}))
-	ctx := context.Background()
-	if err := p.Init(ctx); err != nil {
-		b.Fatal(err)
-	}
-	return p, ctx
-}
-
-// scriptCalls reads INFO commandstats: the calls of eval and evalsha since
-// the last CONFIG RESETSTAT (and of fcall), and the microseconds Redis spent in them.
-func scriptCalls(b *testing.B, p *Pool, ctx context.Context) (calls, usec int64) {
+// commandStats reads INFO commandstats: each command's calls since the
+// last CONFIG RESETSTAT, and the microseconds Redis spent in them.
+func commandStats(b *testing.B, p *Pool, ctx context.Context) map[string][2]int64 {
 	info, err := p.client.Do(ctx, p.client.B().Info().Section("commandstats").Build()).ToString()
 	if err != nil {
 		b.Fatal(err)
 	}
+	out := map[string][2]int64{}
 	for _, line := range strings.Split(info, "\n") {
 		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_eval" && name != "cmdstat_fcall") {
+		name, isCmd := strings.CutPrefix(name, "cmdstat_")
+		if !ok || !isCmd {
 			continue
 		}
+		var calls, usec int64
 		for _, kv := range strings.Split(stats, ",") {
 			k, v, _ := strings.Cut(kv, "=")
 			n, _ := strconv.ParseInt(v, 10, 64)
 			switch k {
 			case "calls":
-				calls += n
+				calls = n
 			case "usec":
-				usec += n
+				usec = n
 			}
 		}
+		out[name] = [2]int64{calls, usec}
+	}
+	return out
+}
+
+// scriptCalls is the calls of scripts and functions (eval, evalsha, fcall)
+// since the last CONFIG RESETSTAT, and the microseconds Redis spent in them.
+func scriptCalls(b *testing.B, p *Pool, ctx context.Context) (calls, usec int64) {
+	stats := commandStats(b, p, ctx)
+	for _, name := range []string{"eval", "evalsha", "fcall"} {
+		calls, usec = calls+stats[name][0], usec+stats[name][1]
 	}
 	return calls, usec
 }
