@@ -47,9 +47,13 @@
 -- pop_phase run the phases; a pop is decided in choose (which topics are
 -- open, and which job each pop takes); main, at the end, runs them.
 
+-- In gmq's library the file's functions are defined once, when the
+-- library is loaded, and main (at the end) runs on each call: so what one
+-- call keeps is declared bare here and set by main (TestScriptStateIsPerCall).
+
 -- Gathered writes: one command per (command, key), its members appended, made
 -- at the end of each phase. Long ones are split, as Lua's unpack is bounded.
-local gathered, gathered_at = {}, {}
+local gathered, gathered_at
 local function gather(cmd, key, a, b)
   local id = cmd .. ' ' .. key
   local c = gathered_at[id]
@@ -63,7 +67,7 @@ local function gather(cmd, key, a, b)
 end
 local function write_gathered()
   for _, c in ipairs(gathered) do redis.call(unpack(c)) end
-  gathered, gathered_at = {}, {}
+  gathered, gathered_at = renew(gathered), renew(gathered_at)
 end
 
 -- hmget reads the fields of hash key, in chunks (Lua's unpack is bounded).
@@ -76,8 +80,8 @@ local function hmget(key, fields)
   return out
 end
 
-local paused = {} -- topic name -> paused_until ms, read once per call
-local may_expire = {} -- topic name -> true when a job that expires ever entered it
+local paused -- topic name -> paused_until ms, read once per call
+local may_expire -- topic name -> true when a job that expires ever entered it
 local function paused_until(t)
   local ms = paused[t.name]
   if not ms then
@@ -90,7 +94,7 @@ local function paused_until(t)
 end
 
 -- now is Redis's clock, one instant for the whole call.
-local now = now_ms()
+local now
 
 -- parse reads the operations of ARGV (above): each {kind, ts = its topics'
 -- keys, a = its arguments by name, children = a push's fanout members}.
@@ -124,7 +128,7 @@ end
 -- A topic's limits (its settings: lib.lua topic_config). held counts the
 -- jobs a topic holds in any state (dead ones too), read once per call and kept as pushes
 -- and discards change it (the pushes' own writes are gathered, unread).
-local held, bytes = {}, {}
+local held, bytes
 -- size is the bytes of bodies topic t holds, read once per call and kept.
 local function size(t)
   if not bytes[t.name] then bytes[t.name] = tonumber(redis.call('HGET', t.info, 'bytes') or '0') end
@@ -201,7 +205,7 @@ local function expiry(t, at)
 end
 
 -- store writes a new job (its writes gathered) and counts it.
-local listed = {} -- topic name -> its keys: topics that got a job (added to the bucket's list)
+local listed -- topic name -> its keys: topics that got a job (added to the bucket's list)
 local function store(t, member, a, cid, expires)
   local delay = tonumber(a.delay)
   local job = new_record()
@@ -337,7 +341,7 @@ end
 -- Phase 3, the pops (pop_phase). First each pop takes its members out of the ready sets
 -- (so no other pop can take them), then all their records and bodies are
 -- read at once, reserved, and written back at once.
-local picks = {} -- {op, topic, member}, in pop order
+local picks -- {op, topic, member}, in pop order
 local function pick(op, t, member)
   picks[#picks + 1] = {op = op, t = t, member = member}
   op.got = op.got + 1
@@ -346,7 +350,7 @@ end
 -- swept expires topic t's jobs whose time ran out before a pop looks at it,
 -- once per call, at most POP_SWEEP of them: false when more are left.
 local POP_SWEEP = 1000
-local sweeps = {}
+local sweeps -- topic name -> whether its sweep this call left none due
 local function swept(t)
   if not may_expire[t.name] then return true end
   if sweeps[t.name] == nil then sweeps[t.name] = sweep_expired(t, now, POP_SWEEP) < POP_SWEEP end
@@ -479,20 +483,27 @@ local function pop_replies(pops)
   end
 end
 
--- main: parse the operations, run the three phases, answer in order.
-local ops, err = parse()
-if not ops then return redis.error_reply(err) end
-reference_named(ops)
-push_phase(ops)
-delete_phase(ops)
-local pops
-pops, err = pop_phase(ops)
-if not pops then return redis.error_reply(err) end
-pop_replies(pops)
-local out = {}
-for k, op in ipairs(ops) do out[k] = op.reply end
-if #dropped_cids > 0 then
-  table.insert(dropped_cids, 1, 'DROPPED')
-  out[#out + 1] = dropped_cids
+-- main: start the call's state, parse the operations, run the three
+-- phases, answer in order.
+local function main()
+  gathered, gathered_at, paused, may_expire, now = renew(gathered), renew(gathered_at), renew(paused), renew(may_expire), now_ms()
+  held, bytes, discards, listed = renew(held), renew(bytes), nil, renew(listed)
+  picks, sweeps = renew(picks), renew(sweeps)
+  local ops, err = parse()
+  if not ops then return redis.error_reply(err) end
+  reference_named(ops)
+  push_phase(ops)
+  delete_phase(ops)
+  local pops
+  pops, err = pop_phase(ops)
+  if not pops then return redis.error_reply(err) end
+  pop_replies(pops)
+  local out = {}
+  for k, op in ipairs(ops) do out[k] = op.reply end
+  if #dropped_cids > 0 then
+    table.insert(dropped_cids, 1, 'DROPPED')
+    out[#out + 1] = dropped_cids
+  end
+  return out
 end
-return out
+return main()

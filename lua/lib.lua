@@ -168,13 +168,31 @@ local children_of
 -- delete: lib_jobs.lua expire_job, lib_failures.lua drop_dead).
 local dropped_cids
 
+-- renew returns table t emptied for a new call, or a new table when there
+-- is none yet. A call's state is kept in the same tables from call to call:
+-- making them afresh (and collecting them) was a good part of a small
+-- call's cost (docs/PERFORMANCE.md). A table that held more than RENEW_MAX
+-- entries is replaced instead, since a table never shrinks and emptying
+-- one walks all its slots.
+local RENEW_MAX = 32
+local function renew(t)
+  if not t then return {} end
+  local n = 0
+  for k in pairs(t) do
+    n = n + 1
+    if n > RENEW_MAX then return {} end
+    t[k] = nil
+  end
+  return t
+end
+
 -- begin starts a call with its KEYS and ARGV: every variable above that
 -- holds something of one call starts afresh here (TestLibStateIsPerCall
 -- checks that each one is).
 local function begin(keys, args)
   bind(keys, args)
   ORIGIN = args[1]
-  default_settings, topic_settings, clock = nil, {}, nil
-  deltas, due_hints, wakes, expiring = {}, {}, {}, {}
-  children_of, dropped_cids = {}, {}
+  default_settings, topic_settings, clock = nil, renew(topic_settings), nil
+  deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
+  children_of, dropped_cids = renew(children_of), renew(dropped_cids)
 end

@@ -13,28 +13,63 @@ import (
 func TestLibStateIsPerCall(t *testing.T) {
 	begin := read("lib.lua")
 	begin = begin[strings.Index(begin, "local function begin("):]
+	for _, file := range libFiles {
+		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN")
+	}
+}
+
+// The same for a script whose functions the library defines once (hoist):
+// what it keeps for a call is set by its main.
+func TestScriptStateIsPerCall(t *testing.T) {
+	hoisted := 0
+	for _, name := range Scripts() {
+		text := read(name + ".lua")
+		if _, ok := hoist(text); !ok {
+			continue
+		}
+		hoisted++
+		main := text[strings.Index(text, "local function main("):]
+		checkStateIsReset(t, name+".lua", text, main, "its main")
+	}
+	if hoisted == 0 {
+		t.Error("no script is hoisted: batch.lua should be")
+	}
+}
+
+// checkStateIsReset fails for each top-level variable of file (its text)
+// that is neither a constant nor assigned in reset (the text from the
+// function that starts each call); exempt names are set otherwise.
+func checkStateIsReset(t *testing.T, file, text, reset, resetName string, exempt ...string) {
+	t.Helper()
 	constant := regexp.MustCompile(`^local [A-Z][A-Z0-9_]* = ('[^']*'|\d+)\s*(--.*)?$`)
 	declared := regexp.MustCompile(`^local ([a-z][a-zA-Z0-9_]*(?:, [a-z][a-zA-Z0-9_]*)*)\s*(--.*)?$`)
-	for _, file := range libFiles {
-		for i, line := range strings.Split(read(file), "\n") {
-			if !strings.HasPrefix(line, "local ") || strings.HasPrefix(line, "local function ") || constant.MatchString(line) {
-				continue
-			}
-			m := declared.FindStringSubmatch(line)
-			if m == nil && strings.HasPrefix(line, "local ORIGIN") {
-				continue // begin sets it from ARGV
-			}
-			if m == nil {
-				t.Errorf("%s:%d: %q: a constant's value must be a literal; a call's state is declared bare and set by begin", file, i+1, line)
-				continue
-			}
-			for _, name := range strings.Split(m[1], ", ") {
-				if !regexp.MustCompile(`\b` + name + `\b[^\n]*=`).MatchString(begin) {
-					t.Errorf("%s:%d: lib.lua's begin does not reset %s", file, i+1, name)
-				}
+	for i, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "local ") || strings.HasPrefix(line, "local function ") || constant.MatchString(line) {
+			continue
+		}
+		m := declared.FindStringSubmatch(line)
+		if m == nil && exemptLine(line, exempt) {
+			continue
+		}
+		if m == nil {
+			t.Errorf("%s:%d: %q: a constant's value must be a literal; a call's state is declared bare and set by %s", file, i+1, line, resetName)
+			continue
+		}
+		for _, name := range strings.Split(m[1], ", ") {
+			if !regexp.MustCompile(`\b` + name + `\b[^\n]*=`).MatchString(reset) {
+				t.Errorf("%s:%d: %s does not reset %s", file, i+1, resetName, name)
 			}
 		}
 	}
+}
+
+func exemptLine(line string, names []string) bool {
+	for _, n := range names {
+		if strings.HasPrefix(line, "local "+n) {
+			return true
+		}
+	}
+	return false
 }
 
 // The library registers every topic-scoped script as a function, batch

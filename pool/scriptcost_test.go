@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,9 +72,18 @@ func BenchmarkScriptCost(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			calls, usec := scriptCalls(b, p, ctx)
-			b.ReportMetric(float64(usec)/float64(max(calls, 1)), "redis-us/call")
+			stats := commandStats(b, p, ctx)
+			calls, usec := scriptCalls(stats)
+			cmds, cmdUsec := innerCommands(stats)
+			per := func(n int64) float64 { return float64(n) / float64(max(calls, 1)) }
+			b.ReportMetric(per(usec), "redis-us/call")
 			b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
+			// Where a call's time goes: the commands it makes (each
+			// command's own time) and the rest, Lua and the crossing
+			// between Lua and Redis (arguments in, replies out).
+			b.ReportMetric(per(cmds), "cmds/call")
+			b.ReportMetric(per(cmdUsec), "cmd-us/call")
+			b.ReportMetric(per(usec-cmdUsec), "lua-us/call")
 		})
 	}
 }
@@ -171,12 +181,27 @@ func commandStats(b *testing.B, p *Pool, ctx context.Context) map[string][2]int6
 	return out
 }
 
-// scriptCalls is the calls of scripts and functions (eval, evalsha, fcall)
-// since the last CONFIG RESETSTAT, and the microseconds Redis spent in them.
-func scriptCalls(b *testing.B, p *Pool, ctx context.Context) (calls, usec int64) {
-	stats := commandStats(b, p, ctx)
-	for _, name := range []string{"eval", "evalsha", "fcall"} {
+// scriptCommands are the calls of scripts and functions.
+var scriptCommands = []string{"eval", "evalsha", "fcall", "fcall_ro"}
+
+// scriptCalls is the calls of scripts and functions since the last CONFIG
+// RESETSTAT (commandStats), and the microseconds Redis spent in them.
+func scriptCalls(stats map[string][2]int64) (calls, usec int64) {
+	for _, name := range scriptCommands {
 		calls, usec = calls+stats[name][0], usec+stats[name][1]
+	}
+	return calls, usec
+}
+
+// innerCommands is the calls and microseconds of every other command but
+// the benchmark's own reads: under a benchmark that makes no command but
+// its script calls, the commands the scripts made.
+func innerCommands(stats map[string][2]int64) (calls, usec int64) {
+	for name, s := range stats {
+		if slices.Contains(scriptCommands, name) || name == "info" || name == "config|resetstat" || name == "function|load" {
+			continue
+		}
+		calls, usec = calls+s[0], usec+s[1]
 	}
 	return calls, usec
 }
