@@ -7,6 +7,7 @@
 #
 #   bench/ab.sh BEFORE_REV AFTER_REV      # ROUNDS=2 CLIENTS=32 JOBS=20000
 #   bench/ab.sh HEAD .                     # "." is the checkout, uncommitted changes too
+#   BINLOG=1 bench/ab.sh HEAD .            # beanstalkd with its binlog (-b), as gmq keeps an AOF
 #
 # Every process is started here on 127.0.0.1 and stopped at the end. It
 # prints each run's table to stdout, headed by the build and the round, with
@@ -42,7 +43,12 @@ for round in $(seq "$ROUNDS"); do
 			--beanstalk "127.0.0.1:$((PORT + 2))" --rpc "" --kestrel "" 2>"$dir/broker.log" &
 		pids+=("$!")
 		broker_pid=$!
-		beanstalkd -l 127.0.0.1 -p $((PORT + 3)) &
+		if [ -n "${BINLOG:-}" ]; then
+			mkdir -p "$dir/binlog-$round-$rev"
+			beanstalkd -l 127.0.0.1 -p $((PORT + 3)) -b "$dir/binlog-$round-$rev" &
+		else
+			beanstalkd -l 127.0.0.1 -p $((PORT + 3)) &
+		fi
 		pids+=("$!")
 		wait_port $((PORT + 2))
 		wait_port $((PORT + 3))

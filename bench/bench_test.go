@@ -430,6 +430,9 @@ func BenchmarkMemoryPerJob(b *testing.B) {
 		before := used()
 		fill(b, p, n)
 		gmqBytes := float64(used()-before) / float64(n)
+		for part, bytes := range memoryByPart(b, client) {
+			b.ReportMetric(float64(bytes)/float64(n), part+"-bytes/job")
+		}
 
 		redis.Flush(b)
 		before = used()
@@ -451,6 +454,29 @@ func BenchmarkMemoryPerJob(b *testing.B) {
 		b.ReportMetric(gmqBytes/listBytes, "ratio")
 		b.ReportMetric(0, "ns/op")
 	}
+}
+
+// memoryByPart sums MEMORY USAGE (every entry counted: SAMPLES 0) of the
+// keys of each part of a job: the bucket's record hash ("jobs"), its body
+// hash ("bodies") and the topics' ready sets ("ready"), so the per-job
+// figure says where the bytes go.
+func memoryByPart(b *testing.B, client rueidis.Client) map[string]int64 {
+	ctx := context.Background()
+	out := map[string]int64{}
+	for part, pattern := range map[string]string{"jobs": "*:jobs", "bodies": "*:bodies", "ready": "*:ready:*"} {
+		keys, err := client.Do(ctx, client.B().Keys().Pattern(pattern).Build()).AsStrSlice()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, k := range keys {
+			n, err := client.Do(ctx, client.B().MemoryUsage().Key(k).Samples(0).Build()).AsInt64()
+			if err != nil {
+				b.Fatal(err)
+			}
+			out[part] += n
+		}
+	}
+	return out
 }
 
 // BenchmarkFlushTopic flushes a topic of 1,000,000 jobs (GMQ_FLUSH_JOBS

@@ -7,16 +7,16 @@ go 1.26.8
 
 require (
 	github.com/gmq/gmq v0.0.0
+	github.com/gmq/gmq/client v0.0.0-00010101000000-000000000000
 	github.com/hibiken/asynq v0.26.0
+	github.com/redis/go-redis/v9 v9.14.1
 )
 
 require (
 	github.com/beanstalkd/go-beanstalk v0.2.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
-	github.com/gmq/gmq/client v0.0.0-00010101000000-000000000000 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/redis/go-redis/v9 v9.14.1 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

@@ -2,11 +2,15 @@
 // compared with, and gmq's HTTP API, in one run on one machine: asynq's
 // enqueue and processing rates, then gmq's push, pop+ack and full-cycle
 // rates, one job a request and -batch jobs a request, with the ratios. Each uses its own Redis database so neither sees the other.
+// With -memory N it measures Redis memory per pending job instead: N jobs
+// of gmq, of asynq and of a plain list, in one run (memory.go).
 //
 //	go run ./bench/asynq -redis 127.0.0.1:6379 -gmq http://127.0.0.1:8000 -jobs 20000 -clients 32
+//	go run ./bench/asynq -redis 127.0.0.1:6379 -gmq http://127.0.0.1:8000 -memory 1000000
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -28,10 +32,18 @@ func main() {
 	clients := flag.Int("clients", 32, "concurrent producers, and asynq's worker concurrency")
 	size := flag.Int("size", 100, "payload bytes")
 	batch := flag.Int("batch", 50, "jobs per request of gmq's batch rows (0: none)")
+	memory := flag.Int("memory", 0, "instead, Redis memory per pending job: this many jobs each of gmq, asynq and a plain list (database db+1)")
 	flag.Parse()
 
 	opt := asynq.RedisClientOpt{Addr: *redisAddr, DB: *db}
 	payload := make([]byte, *size)
+	if *memory > 0 {
+		body := bytes.Repeat([]byte("x"), *size)
+		if err := memoryRun(context.Background(), os.Stdout, *redisAddr, *db, *gmqURL, *memory, *clients, body); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	enqueue, err := asynqEnqueue(opt, *jobs, *clients, payload)
 	if err != nil {
 		log.Fatal(err)
