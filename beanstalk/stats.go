@@ -47,6 +47,27 @@ func (y *yaml) add(key string, v any) *yaml {
 
 func (y *yaml) String() string { return y.b.String() }
 
+// addLimits adds a tube's flow-control figures, gmq's extra keys of
+// stats-tube, when it has a limit: its rate and burst and the tokens left,
+// its max-reserved (current-jobs-reserved is the count against it), and the
+// reserves its limits held back.
+func (y *yaml) addLimits(t job.TopicStats) *yaml {
+	limited := false
+	for _, k := range []string{"rate", "burst", "max_reserved"} {
+		if v := t.Settings[k]; v != "" && v != "0" {
+			y.add(strings.ReplaceAll(k, "_", "-"), v)
+			limited = true
+		}
+	}
+	if tokens, ok := t.RateTokens(); ok {
+		y.add("tokens", tokens)
+	}
+	if limited || t.Limited > 0 {
+		y.add("total-limited", t.Limited)
+	}
+	return y
+}
+
 // allTubes is every tube that exists: "default", those holding jobs, those a
 // connection here refers to. "default" comes first, the rest by name.
 func (c *conn) allTubes(ctx context.Context) ([]job.TopicStats, []string, error) {
@@ -145,7 +166,8 @@ func (c *conn) statsTube(ctx context.Context, tube string) {
 		add("current-using", refs.using).add("current-watching", refs.watching).
 		add("current-waiting", refs.waiting).add("cmd-delete", t.Deletes).
 		add("cmd-pause-tube", t.Pauses).add("pause", secs(t.Pause)).
-		add("pause-time-left", secsLeft(t.PauseLeft())).String())
+		add("pause-time-left", secsLeft(t.PauseLeft())).
+		addLimits(t).String())
 }
 
 // cmdStats are the cmd-* counters stats prints, in beanstalkd's order.

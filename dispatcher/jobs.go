@@ -269,7 +269,10 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 		if wait <= 0 {
 			return pool.Popped{}, nil
 		}
-		if got.PauseWait > 0 {
+		if got.PauseWait > 0 && got.WaitTopic != "" {
+			// One timer a topic wakes the waiters as it opens, one at a time.
+			d.waiters.notifyAfter(got.WaitTopic, got.PauseWait)
+		} else if got.PauseWait > 0 {
 			wait = min(wait, got.PauseWait)
 		}
 		timer.Reset(wait)

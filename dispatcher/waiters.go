@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"container/list"
 	"sync"
+	"time"
 )
 
 // waiter is one consumer blocked in a long-poll pop. It is woken at most once
@@ -20,12 +21,50 @@ func newWaiter(topics []string) *waiter {
 // waitList holds the waiting consumers of this broker, in arrival order per
 // topic, so a ready job wakes one consumer (the one waiting longest), not all.
 type waitList struct {
-	mu      sync.Mutex
-	byTopic map[string]*list.List
-	count   int
+	mu       sync.Mutex
+	byTopic  map[string]*list.List
+	count    int
+	openings map[string]*opening // see notifyAfter
 }
 
-func newWaitList() *waitList { return &waitList{byTopic: make(map[string]*list.List)} }
+// opening is a timer that wakes one consumer waiting on a topic when the
+// topic opens: at a pause's end, or its rate's next token.
+type opening struct {
+	at    time.Time
+	timer *time.Timer
+}
+
+func newWaitList() *waitList {
+	return &waitList{byTopic: make(map[string]*list.List), openings: make(map[string]*opening)}
+}
+
+// notifyAfter wakes one consumer waiting on topic after d: when a pause
+// ends or a rate gives its next token (a pop's PauseWait). It keeps one
+// timer a topic on this broker, however many of its consumers wait, so they
+// do not each ask Redis again at every token: the one woken either takes a
+// job (and, the topic holding more, wakes the next) or learns the next
+// opening and sets the timer again.
+func (l *waitList) notifyAfter(topic string, d time.Duration) {
+	at := time.Now().Add(d)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if o := l.openings[topic]; o != nil {
+		if !o.at.After(at) {
+			return // it fires first
+		}
+		o.timer.Stop() // a wake it already began is one more look, no harm
+	}
+	o := &opening{at: at}
+	o.timer = time.AfterFunc(d, func() {
+		l.mu.Lock()
+		if l.openings[topic] == o {
+			delete(l.openings, topic)
+		}
+		l.mu.Unlock()
+		l.notify(topic, 1)
+	})
+	l.openings[topic] = o
+}
 
 // add registers w on each of its topics; a registered waiter stays as it is.
 func (l *waitList) add(w *waiter) {

@@ -34,8 +34,19 @@ type TopicStats struct {
 	DeadRetried, DeadDropped         int64       // dead jobs retried; removed by dead_retention or max_dead
 	OldestReady                      time.Time   // created time of the next ready job; zero when none is ready
 	Created                          time.Time   // when the topic came to be, its counters from zero (zero: not noted)
+	Tokens                           int64       // whole tokens its rate has now (-1: no rate)
+	Limited                          int64       // pops held back by its rate or max_reserved while it had ready jobs
 	Settings                         TopicConfig // the effective ones (nil: none set)
 	Now                              time.Time
+}
+
+// RateTokens is the whole tokens the topic's rate has now, and whether it
+// has a rate at all.
+func (s TopicStats) RateTokens() (int64, bool) {
+	if r := s.Settings["rate"]; r == "" || r == "0" || s.Tokens < 0 {
+		return 0, false
+	}
+	return s.Tokens, true
 }
 
 // Paused reports whether pops skip the topic now.

@@ -37,7 +37,12 @@ type TopicConfig map[string]string
 //     when unset (0: no limit), so that one push's copies stay bounded;
 //   - fanout_on_read: a read (a pop, a peek, kestrel's get) of parent+child
 //     may make a new child (true, the default, as kestrel does), or only a
-//     push or a settings change may (false).
+//     push or a settings change may (false);
+//   - rate: deliveries a second, at most (a decimal; 0: no limit), with
+//     burst: how many may go at once after a quiet spell (1 when unset): a
+//     token bucket in Redis that every pop takes from (lua/lib_limits.lua);
+//   - max_reserved: the most of the topic's jobs reserved at once, counted
+//     across every broker and front end (0: no limit).
 var topicSettings = map[string]func(string) (string, error){
 	"max_items":             wholeNumber,
 	"max_size":              wholeNumber,
@@ -57,6 +62,9 @@ var topicSettings = map[string]func(string) (string, error){
 	"max_dead":              wholeNumber,
 	"max_fanout":            wholeNumber,
 	"fanout_on_read":        boolean,
+	"rate":                  rate,
+	"burst":                 wholeNumber,
+	"max_reserved":          wholeNumber,
 }
 
 // TopicSettingNames lists the settings gmq knows, sorted.
@@ -119,6 +127,20 @@ func seconds(v string) (string, error) {
 		return "", fmt.Errorf("want a whole number of seconds from 0 to %d", int64(MaxSeconds))
 	}
 	return strconv.FormatInt(n, 10), nil
+}
+
+// MaxRate bounds a topic's rate: a million deliveries a second is beyond
+// what one Redis serves, and keeps the scripts' token arithmetic exact.
+const MaxRate = 1e6
+
+// rate is deliveries a second, a decimal from 0 to MaxRate, kept in Go's
+// shortest form ("0.5", "100").
+func rate(v string) (string, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > MaxRate {
+		return "", fmt.Errorf("want deliveries a second, a number from 0 to %d", int64(MaxRate))
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64), nil
 }
 
 func topicName(v string) (string, error) {

@@ -32,11 +32,14 @@
 -- A pop reply is {'OK', more, job reply...} where more is 1 when the topic
 -- still has ready jobs (a TTR of 0 deletes the job as it is popped: state 0
 -- in the reply); in peek mode {'PEEK', topic, priority, member}; otherwise
--- {'EMPTY', ms until the earliest pause with ready jobs ends, or -1}. Mode
+-- {'EMPTY', ms until the earliest pause with ready jobs ends, or -1, and
+-- that topic ('' none)}. Mode
 -- 'first' takes the best job of the first topic that has one (gmq's order),
 -- 'best' the lowest (priority, id) among them all (beanstalkd's), 'peek' only
 -- says which job 'best' would take. Within a topic: lowest priority first,
--- FIFO by id (members sort by id). Paused topics are skipped.
+-- FIFO by id (members sort by id). Paused topics are skipped, and so are
+-- topics whose rate or max_reserved holds (lib_limits.lua): the EMPTY
+-- reply's wait is then also until a limited topic's next token.
 -- Returns one reply per operation, in the operations' order, then, when a
 -- pop expired jobs that had client ids, {'DROPPED', member, client id, ...}.
 -- Expired jobs are never popped: a pop first sweeps each topic it looks at;
@@ -82,19 +85,28 @@ end
 
 local paused -- topic name -> paused_until ms, read once per call
 local may_expire -- topic name -> true when a job that expires ever entered it
+local token_fields -- topic name -> its info's tokens and tokens_at (lib_limits.lua)
 local function paused_until(t)
   local ms = paused[t.name]
   if not ms then
-    local info = redis.call('HMGET', t.info, 'paused_until', 'expiring')
+    local info = redis.call('HMGET', t.info, 'paused_until', 'expiring', 'tokens', 'tokens_at')
     ms = tonumber(info[1] or '0')
     paused[t.name] = ms
     may_expire[t.name] = info[2] ~= false or expiring[t.info]
+    token_fields[t.name] = {info[3], info[4]}
   end
   return ms
 end
 
 -- now is Redis's clock, one instant for the whole call.
 local now
+
+-- limits_for is topic t's limits in this call (lib_limits.lua limits).
+local function limits_for(t)
+  paused_until(t)
+  local f = token_fields[t.name]
+  return limits(t, f[1], f[2], now)
+end
 
 -- parse reads the operations of ARGV (above): each {kind, ts = its topics'
 -- keys, a = its arguments by name, children = a push's fanout members}.
@@ -329,6 +341,7 @@ local function delete_phase(ops)
         op.reply = refused
       else
         gone[member] = true
+        if job[F_STATE] == RESERVED then free_slot(t) end
         delete_job(t, member, job, gather)
         op.acked, op.cid = true, job[F_CID]
         if op.kind == 'delete' then op.reply = {'OK', job[F_CID]} end
@@ -357,18 +370,30 @@ local function swept(t)
   return sweeps[t.name]
 end
 
--- choose takes up to want jobs for op from topics ts, in mode's order.
+-- choose takes up to want jobs for op from topics ts, in mode's order:
+-- from the topics that are not paused and whose limits (lib_limits.lua)
+-- let it take one. op.pause_wait is how long until one that has ready jobs
+-- opens (its pause ends, its rate gives a token), or -1.
 local function choose(op, ts, mode, want)
   local open = {}
-  op.pause_wait = -1
+  op.pause_wait, op.pause_topic = -1, ''
+  local function wait_at_most(ms, t)
+    if ms >= 0 and (op.pause_wait < 0 or ms < op.pause_wait) then op.pause_wait, op.pause_topic = ms, t.name end
+  end
   for _, t in ipairs(ts) do
     local until_ms = paused_until(t)
     if until_ms <= now and not swept(t) then
-      op.pause_wait = 1 -- its expired jobs are not all gone yet: look again at once
+      wait_at_most(1, t) -- its expired jobs are not all gone yet: look again at once
     elseif until_ms <= now then
-      open[#open + 1] = t
-    elseif redis.call('ZCARD', t.ready) > 0 and (op.pause_wait < 0 or until_ms - now < op.pause_wait) then
-      op.pause_wait = until_ms - now
+      local n, wait = room(limits_for(t), op.take)
+      if n > 0 then
+        open[#open + 1] = t
+      elseif redis.call('ZCARD', t.ready) > 0 then
+        count_topic(t, 'total_limited', 1) -- held back by a limit
+        wait_at_most(wait, t)
+      end
+    elseif redis.call('ZCARD', t.ready) > 0 then
+      wait_at_most(until_ms - now, t)
     end
   end
   if mode == 'first' or (mode == 'best' and #open == 1) then
@@ -376,15 +401,18 @@ local function choose(op, ts, mode, want)
     for _, t in ipairs(open) do
       local left = want - op.got
       if left <= 0 then break end
-      local heads = redis.call('ZPOPMIN', t.ready, left)
+      local l = limits_of[t.name]
+      local heads = redis.call('ZPOPMIN', t.ready, math.min(left, (room(l, op.take))))
       for h = 1, #heads, 2 do pick(op, t, heads[h]) end
+      took(l, #heads / 2, op.take)
     end
     return
   end
   while op.got < want do
     local best, best_pri, member
     for _, t in ipairs(open) do
-      local head = redis.call('ZRANGE', t.ready, 0, 0, 'WITHSCORES')
+      local head = {}
+      if room(limits_of[t.name], op.take) > 0 then head = redis.call('ZRANGE', t.ready, 0, 0, 'WITHSCORES') end
       if head[1] then
         local pri = tonumber(head[2])
         if not best or pri < best_pri or (pri == best_pri and head[1] < member) then
@@ -399,6 +427,7 @@ local function choose(op, ts, mode, want)
     end
     redis.call('ZREM', best.ready, member)
     pick(op, best, member)
+    took(limits_of[best.name], 1, op.take)
   end
 end
 
@@ -433,7 +462,9 @@ local function pop_phase(ops)
       p.reply = reply(p.member, job, bodies[k], now)
     end
     write_gathered()
-    -- more: the topic still has ready jobs after this pop (a later pick from
+    spend(now)
+    -- more: the topic still has ready jobs after this pop (its limits may
+    -- hold them: the next consumer then learns when they open) (a later pick from
     -- it in this batch says so too).
     local left = {}
     for k = #picks, 1, -1 do
@@ -461,7 +492,7 @@ local function pop_replies(pops)
     local r = op.reply -- a PEEK reply
     if not r then
       if op.got == 0 then
-        r = {'EMPTY', op.pause_wait}
+        r = {'EMPTY', op.pause_wait, op.pause_topic}
       elseif op.kind == 'pop_n' then
         local at = first_pick[op]
         r = {'JOBS', more_flag(picks[at + op.got - 1]), op.got}
@@ -487,6 +518,7 @@ end
 -- phases, answer in order.
 local function main()
   gathered, gathered_at, paused, may_expire, now = renew(gathered), renew(gathered_at), renew(paused), renew(may_expire), now_ms()
+  token_fields = renew(token_fields)
   held, bytes, discards, listed = renew(held), renew(bytes), nil, renew(listed)
   picks, sweeps = renew(picks), renew(sweeps)
   local ops, err = parse()

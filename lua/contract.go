@@ -270,6 +270,8 @@ const (
 	StatDeadRetried
 	StatDeadDropped
 	StatCreated
+	StatTokens
+	StatTotalLimited
 	// TopicStatsLen is where the settings start.
 	TopicStatsLen
 )
@@ -300,4 +302,6 @@ var topicStats = [TopicStatsLen][2]string{
 	StatDeadRetried:    {"S_DEAD_RETRIED", "dead jobs retried"},
 	StatDeadDropped:    {"S_DEAD_DROPPED", "dead jobs dropped (dead_retention, max_dead)"},
 	StatCreated:        {"S_CREATED", "ms the topic came to be, its counters from zero (0: not noted)"},
+	StatTokens:         {"S_TOKENS", "whole tokens its rate has now (-1: no rate; lib_limits.lua)"},
+	StatTotalLimited:   {"S_TOTAL_LIMITED", "pops held back by its rate or max_reserved while it had ready jobs"},
 }

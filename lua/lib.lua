@@ -4,7 +4,8 @@
 -- (library.go) and before a topic-scoped script run as one (lua.go Source).
 -- It and the lib_*.lua files that follow it (lib_topics: fanout and the
 -- topic list; lib_jobs: a job's moves, reservation, delete and expiry;
--- lib_failures: retries and the dead) hold the helpers the transitions
+-- lib_failures: retries and the dead; lib_limits: rate and concurrency
+-- limits) hold the helpers the transitions
 -- share. This file holds what a call keeps: settings, the clock, deferred
 -- writes, counters, and begin. A library is loaded once and
 -- its functions called many times, so what lib.lua keeps for one call (the
@@ -13,6 +14,9 @@
 -- ARGV[1] of every topic-scoped script is the calling broker's origin id, sent with wake-ups.
 
 local ORIGIN -- the call's ARGV[1] (begin)
+-- EVERYONE stands for the origin of a wake-up every broker acts on, the
+-- calling one too (pool/timers.go: no broker's origin is '*').
+local EVERYONE = '*'
 
 -- OUTBOX_DUE is the outbox's name in the bucket's due zset: the timer that
 -- finds it due moves the outbox's jobs to their topics.
@@ -91,7 +95,7 @@ end
 -- ZADD per topic's due time and one wake-up per topic, not n of each.
 local deltas    -- hash key -> field -> sum
 local due_hints -- topic name -> earliest due ms
-local wakes     -- topic name -> {waiting key, jobs made ready}
+local wakes     -- topic name -> {waiting key, jobs made ready, true to wake this broker's consumers too}
 -- expiring: topic info hash -> true when a job that expires entered the
 -- topic: flush marks the topic ('expiring' in its info), so that pops look
 -- for expired jobs only in topics that may have some.
@@ -120,7 +124,11 @@ local function flush()
   end
   for name, w in pairs(wakes) do
     local channel = redis.call('GET', w[1])
-    if channel then redis.call('PUBLISH', channel, ORIGIN .. ' ' .. w[2] .. ' ' .. name) end
+    -- A broker skips its own wake-ups (it wakes its consumers itself after
+    -- a push), except those sent as EVERYONE's.
+    local from = ORIGIN
+    if w[3] then from = EVERYONE end
+    if channel then redis.call('PUBLISH', channel, from .. ' ' .. w[2] .. ' ' .. name) end
   end
 end
 
@@ -163,6 +171,8 @@ end
 
 -- children_of: a parent's children, read once per call (lib_topics.lua).
 local children_of
+-- limits_of: topic name -> its limits in this call, or false (lib_limits.lua).
+local limits_of
 -- dropped_cids gathers the member and client id of each job a call
 -- expired or dropped, for the caller to drop the client ids (as after a
 -- delete: lib_jobs.lua expire_job, lib_failures.lua drop_dead).
@@ -194,5 +204,5 @@ local function begin(keys, args)
   ORIGIN = args[1]
   default_settings, topic_settings, clock = nil, renew(topic_settings), nil
   deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
-  children_of, dropped_cids = renew(children_of), renew(dropped_cids)
+  children_of, dropped_cids, limits_of = renew(children_of), renew(dropped_cids), renew(limits_of)
 end

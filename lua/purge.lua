@@ -32,6 +32,7 @@ for name in string.gmatch(ARGV[4], '[^,]+') do
       end
     end
     count(STATE_COUNTER[state_of[name]], -#members)
+    if name == 'reserved' then free_slot(t, #members) end
     count('total_flushed', #members)
     count_topic(t, 'total_flushed', #members)
     out[1] = out[1] + #members

@@ -11,7 +11,7 @@ local INFO_STATS = {{'paused_until', S_PAUSED_UNTIL}, {'pause_ms', S_PAUSE_MS}, 
                     {'total_pauses', S_TOTAL_PAUSES}, {'bytes', S_BYTES}, {'total_discarded', S_TOTAL_DISCARDED},
                     {'total_expired', S_TOTAL_EXPIRED}, {'total_failures', S_TOTAL_FAILURES},
                     {'total_dead', S_TOTAL_DEAD}, {'dead_retried', S_DEAD_RETRIED}, {'dead_dropped', S_DEAD_DROPPED},
-                    {'created', S_CREATED}}
+                    {'created', S_CREATED}, {'total_limited', S_TOTAL_LIMITED}}
 local info_names = {}
 for k, f in ipairs(INFO_STATS) do info_names[k] = f[1] end
 
@@ -29,8 +29,14 @@ local function stats(t, urgent)
   out[S_DELAYED], out[S_RESERVED] = redis.call('ZCARD', t.delayed), redis.call('ZCARD', t.reserved)
   out[S_BURIED], out[S_DEAD] = redis.call('ZCARD', t.buried), redis.call('ZCARD', t.dead)
   out[S_OLDEST_READY], out[S_CHILDREN] = created, redis.call('HGET', K_FANOUT, t.name) or ''
+  local cfg = topic_config(t)
+  out[S_TOKENS] = -1
+  if tonumber(cfg.rate or '0') > 0 then
+    local f = redis.call('HMGET', t.info, 'tokens', 'tokens_at')
+    out[S_TOKENS] = math.floor(limits(t, f[1], f[2], now_ms()).tokens)
+  end
   local n = TOPIC_STATS_LEN
-  for k, v in pairs(topic_config(t)) do
+  for k, v in pairs(cfg) do
     out[n + 1], out[n + 2] = k, v
     n = n + 2
   end

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -133,6 +134,12 @@ var (
 		[]string{"topic"}, nil)
 	ageDesc = prometheus.NewDesc("gmq_oldest_ready_age_seconds", "How long the next ready job of a topic has waited: its queue latency.",
 		[]string{"topic"}, nil)
+	tokensDesc = prometheus.NewDesc("gmq_topic_tokens", "Whole tokens a topic's rate has now (topics with a rate).",
+		[]string{"topic"}, nil)
+	maxReservedDesc = prometheus.NewDesc("gmq_topic_max_reserved", "A topic's max_reserved, the most of its jobs reserved at once (topics with one); gmq_topic_jobs{state=\"reserved\"} is the count against it.",
+		[]string{"topic"}, nil)
+	limitedDesc = prometheus.NewDesc("gmq_topic_limited_total", "Pops held back by a topic's rate or max_reserved while it had ready jobs (topics with a limit).",
+		[]string{"topic"}, nil)
 	topicsDesc      = prometheus.NewDesc("gmq_topics", "Topics known now.", nil, nil)
 	rttDesc         = prometheus.NewDesc("gmq_redis_rtt_seconds", "One round trip to Redis, measured at the scrape.", nil, nil)
 	connectionsDesc = prometheus.NewDesc("gmq_connections", "Clients of this broker connected now, by front end.", []string{"front_end"}, nil)
@@ -238,6 +245,17 @@ func (s *store) topic(t job.TopicStats, gauge, counter emit) {
 	}
 	gauge(waitingDesc, float64(s.d.WaitingOn(t.Name)), t.Name)
 	gauge(ageDesc, t.ReadyAge().Seconds(), t.Name)
+	most, _ := strconv.ParseInt(t.Settings["max_reserved"], 10, 64)
+	tokens, rated := t.RateTokens()
+	if rated {
+		gauge(tokensDesc, float64(tokens), t.Name)
+	}
+	if most > 0 {
+		gauge(maxReservedDesc, float64(most), t.Name)
+	}
+	if rated || most > 0 || t.Limited > 0 {
+		counter(limitedDesc, float64(t.Limited), t.Name)
+	}
 }
 
 // key names a state's count or an event's total.

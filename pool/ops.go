@@ -18,8 +18,10 @@ type Popped struct {
 	Rest []*job.Job // PopN's jobs after Job, in the order they were popped
 	More bool       // the topic of the last job popped still has ready jobs
 	// PauseWait, when no job was found, is how long until a paused topic that
-	// holds ready jobs resumes (0: none is paused with jobs waiting).
+	// holds ready jobs resumes, or a topic whose rate held its ready jobs
+	// back gets its next token (0: none of either); WaitTopic is that topic.
 	PauseWait time.Duration
+	WaitTopic string
 }
 
 // Pop reserves the best ready job of the first listed topic that has one: the
@@ -41,7 +43,7 @@ func (p *Pool) Take(ctx context.Context, topics []string) (Popped, error) {
 
 // popFirst runs a pop in Pop's order (mode popFirst or popTake).
 func (p *Pool) popFirst(ctx context.Context, mode string, topics []string) (Popped, error) {
-	pauseWait := time.Duration(-1)
+	first := noOpening
 	for start := 0; start < len(topics); {
 		b := p.keys.bucketOf(topics[start])
 		end := start + 1
@@ -55,10 +57,10 @@ func (p *Pool) popFirst(ctx context.Context, mode string, topics []string) (Popp
 		if strAt(reply, 0) == replyOK {
 			return p.popped(ctx, reply)
 		}
-		pauseWait = minWait(pauseWait, reply)
+		first = first.sooner(reply)
 		start = end
 	}
-	return Popped{PauseWait: max(pauseWait, 0)}, nil
+	return first.popped(), nil
 }
 
 // Last is the last job popped, nil if none was.
@@ -78,7 +80,7 @@ const popChunk = 100
 // of one bucket's topics are one operation per popChunk jobs.
 func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error) {
 	var got Popped
-	pauseWait := time.Duration(-1)
+	first := noOpening
 	for start := 0; start < len(topics) && n > 0; {
 		b := p.keys.bucketOf(topics[start])
 		end := start + 1
@@ -118,12 +120,12 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 		case replyOK:
 			return got, fmt.Errorf("pop: unexpected reply %v", reply)
 		default:
-			pauseWait = minWait(pauseWait, reply)
+			first = first.sooner(reply)
 		}
 		start = end
 	}
 	if got.Job == nil {
-		got.PauseWait = max(pauseWait, 0)
+		got = first.popped()
 	}
 	return got, nil
 }
@@ -143,7 +145,7 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 		groups[b] = append(groups[b], t)
 	}
 	for range 3 {
-		b, pauseWait := order[0], time.Duration(-1)
+		b, first := order[0], noOpening
 		if len(order) > 1 {
 			var bestPri int64
 			var bestMember string
@@ -154,7 +156,7 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 					return Popped{}, err
 				}
 				if strAt(reply, 0) != replyPeek {
-					pauseWait = minWait(pauseWait, reply)
+					first = first.sooner(reply)
 					continue
 				}
 				pri, m := intAt(reply, 2), strAt(reply, 3)
@@ -163,7 +165,7 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 				}
 			}
 			if !found {
-				return Popped{PauseWait: max(pauseWait, 0)}, nil
+				return first.popped(), nil
 			}
 		}
 		reply, err := p.popOp(ctx, popBest, b, groups[b])
@@ -174,7 +176,7 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 			return p.popped(ctx, reply)
 		}
 		if len(order) == 1 {
-			return Popped{PauseWait: max(minWait(pauseWait, reply), 0)}, nil
+			return first.sooner(reply).popped(), nil
 		}
 	}
 	return Popped{}, nil // lost every race: the caller waits and tries again
@@ -213,12 +215,31 @@ func (p *Pool) reserved(ctx context.Context, r []rueidis.RedisMessage) (*job.Job
 	return j, nil
 }
 
-// minWait folds an EMPTY reply's pause wait into w (-1: none yet).
-func minWait(w time.Duration, reply []rueidis.RedisMessage) time.Duration {
-	if x := time.Duration(intAt(reply, 1)) * time.Millisecond; x >= 0 && (w < 0 || x < w) {
-		return x
+// opening is when the first of a pop's topics that held ready jobs back
+// opens (its pause ends, its rate gives a token): after wait (< 0: none),
+// topic.
+type opening struct {
+	wait  time.Duration
+	topic string
+}
+
+var noOpening = opening{wait: -1}
+
+// sooner is o or the opening an EMPTY (or PEEK-less) reply names, whichever
+// comes first: {'EMPTY', ms, topic}.
+func (o opening) sooner(reply []rueidis.RedisMessage) opening {
+	if x := time.Duration(intAt(reply, 1)) * time.Millisecond; x >= 0 && (o.wait < 0 || x < o.wait) {
+		return opening{wait: x, topic: strAt(reply, 2)}
 	}
-	return w
+	return o
+}
+
+// popped is a pop that found no job, with o's opening.
+func (o opening) popped() Popped {
+	if o.wait < 0 {
+		return Popped{}
+	}
+	return Popped{PauseWait: o.wait, WaitTopic: o.topic}
 }
 
 // AckAndPop acks a job (fenced by attempt when > 0) and pops the next job of
@@ -256,7 +277,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, topics []s
 	if strAt(reply, 2) == replyOK {
 		return p.popped(ctx, reply[2:])
 	}
-	return Popped{PauseWait: max(minWait(-1, reply[2:]), 0)}, nil
+	return noOpening.sooner(reply[2:]).popped(), nil
 }
 
 // ReserveJob reserves one job by id if it is ready, delayed or buried, in

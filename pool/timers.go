@@ -123,7 +123,9 @@ type Wake struct {
 	Topic  string
 }
 
-// Subscribe calls fn for each wake-up announced by other brokers, until ctx
+// Subscribe calls fn for each wake-up announced by other brokers, and those
+// a script sent to every broker (origin '*', as a freed max_reserved slot:
+// lua/lib.lua EVERYONE), until ctx
 // ends (it returns nil) or the subscription breaks (it returns the error; the
 // caller subscribes again). onSubscribed runs each time the subscription is
 // in place, so the caller can recheck what it may have missed meanwhile.

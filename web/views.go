@@ -70,7 +70,10 @@ func topicView(t job.TopicStats) gin.H {
 		"total_jobs": t.Jobs, "total_reserves": t.Reserves, "total_deletes": t.Deletes, "total_pauses": t.Pauses,
 		"bytes": t.Bytes, "total_discarded": t.Discarded, "total_expired": t.Expired, "children": nonNil(t.Children),
 		"dead": t.Dead, "total_failures": t.Failures, "total_dead": t.DeadTotal, "dead_retried": t.DeadRetried, "dead_dropped": t.DeadDropped, "ready_age": seconds(t.ReadyAge()),
-		"settings": settingsView(t.Settings),
+		"settings": settingsView(t.Settings), "total_limited": t.Limited,
+	}
+	if tokens, ok := t.RateTokens(); ok {
+		v["tokens"] = tokens // only with a rate
 	}
 	if !t.Created.IsZero() {
 		v["created"] = t.Created.UTC().Format(time.RFC3339Nano)
@@ -88,6 +91,8 @@ func settingsView(c job.TopicConfig) gin.H {
 	for k, v := range c {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			out[k] = n
+		} else if f, err := strconv.ParseFloat(v, 64); err == nil && k == "rate" {
+			out[k] = f
 		} else if b, err := strconv.ParseBool(v); err == nil {
 			out[k] = b
 		} else {

@@ -1,0 +1,66 @@
+package beanstalk_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/job"
+)
+
+// A tube's max_reserved holds a reserve back while that many of its jobs
+// are reserved, a delete frees the slot for the reserve waiting on it, and
+// stats-tube shows the limit and the reserves it held back (gmq's extra keys).
+func TestMaxReservedOverBeanstalkd(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.Topics = map[string]job.TopicConfig{"one": {"max_reserved": "1"}, "paced": {"rate": "2", "burst": "1"}}
+	})
+	w := dial(t, b.BeanstalkAddr)
+	w.must("use one\r\n", "USING one\r\n")
+	w.must("watch one\r\n", "WATCHING 2\r\n")
+	first := w.put(0, 0, 60, "a")
+	second := w.put(0, 0, 60, "b")
+	if got := w.do("reserve-with-timeout 0\r\n"); !strings.HasPrefix(got, fmt.Sprintf("RESERVED %d ", first)) {
+		t.Fatalf("reserve: %q", got)
+	}
+	other := dial(t, b.BeanstalkAddr)
+	other.must("watch one\r\n", "WATCHING 2\r\n")
+	other.must("reserve-with-timeout 0\r\n", "TIMED_OUT\r\n") // held back: one is reserved
+	got := make(chan string, 1)
+	go func() { got <- other.do("reserve-with-timeout 5\r\n") }()
+	time.Sleep(200 * time.Millisecond)
+	w.must(fmt.Sprintf("delete %d\r\n", first), "DELETED\r\n")
+	select {
+	case r := <-got:
+		if !strings.HasPrefix(r, fmt.Sprintf("RESERVED %d ", second)) {
+			t.Fatalf("the waiting reserve: %q", r)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the delete did not wake the waiting reserve")
+	}
+	stats := w.do("stats-tube one\r\n")
+	// Each pop a limit held back counts: the reserve that timed out, and the
+	// waiting one's looks before the delete.
+	for _, want := range []string{"current-jobs-reserved: 1\n", "max-reserved: 1\n", "total-limited: "} {
+		if !strings.Contains(stats, want) {
+			t.Errorf("stats-tube one lacks %q: %q", want, stats)
+		}
+	}
+	if strings.Contains(stats, "total-limited: 0\n") {
+		t.Errorf("stats-tube one counts no held-back reserve: %q", stats)
+	}
+
+	w.must("use paced\r\n", "USING paced\r\n")
+	w.must("watch paced\r\n", "WATCHING 3\r\n")
+	w.must("ignore one\r\n", "WATCHING 2\r\n")
+	w.put(0, 0, 60, "c")
+	stats = w.do("stats-tube paced\r\n")
+	for _, want := range []string{"rate: 2\n", "burst: 1\n", "tokens: 1\n", "total-limited: 0\n"} {
+		if !strings.Contains(stats, want) {
+			t.Errorf("stats-tube paced lacks %q: %q", want, stats)
+		}
+	}
+}

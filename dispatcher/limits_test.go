@@ -1,0 +1,82 @@
+package dispatcher_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/job"
+)
+
+// A consumer waiting on a topic held at max_reserved, on another broker, is
+// woken by the ack that frees a slot: not by a timer, and not later.
+func TestFreedSlotWakesWaiterOnAnotherBroker(t *testing.T) {
+	a := broker(t)
+	b := brokertest.Start(t, brokertest.Redis(), nil)
+	ctx := context.Background()
+	if err := a.Dispatcher.SetTopicConfig(ctx, "m", job.TopicConfig{"max_reserved": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	push(t, a, job.Spec{Topic: "m", Body: "1", TTR: time.Minute})
+	second := push(t, a, job.Spec{Topic: "m", Body: "2", TTR: time.Minute})
+	first, err := a.Dispatcher.Pop(ctx, []string{"m"}, 0)
+	if err != nil || first == nil {
+		t.Fatalf("pop: %+v %v", first, err)
+	}
+	got := make(chan *job.Job, 1)
+	go func() {
+		j, err := b.Dispatcher.Pop(ctx, []string{"m"}, 5*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- j
+	}()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case j := <-got:
+		t.Fatalf("a pop at max_reserved got %+v", j)
+	default:
+	}
+	start := time.Now()
+	if err := a.Dispatcher.Ack(ctx, strconv.FormatUint(first.ID, 10), first.Attempt()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case j := <-got:
+		if j == nil || j.ID != second {
+			t.Fatalf("got %+v, want job %d", j, second)
+		}
+		if took := time.Since(start); took > 100*time.Millisecond {
+			t.Fatalf("the waiting consumer woke %v after the ack", took)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the waiting consumer never woke")
+	}
+}
+
+// A consumer waiting on a topic its rate holds back gets the next job when
+// the next token comes.
+func TestRateWakesWaiterAtTheNextToken(t *testing.T) {
+	b := broker(t)
+	ctx := context.Background()
+	if err := b.Dispatcher.SetTopicConfig(ctx, "r", job.TopicConfig{"rate": "4"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		push(t, b, job.Spec{Topic: "r", Body: "x", TTR: time.Minute})
+	}
+	start := time.Now()
+	for i := range 3 {
+		j, err := b.Dispatcher.Pop(ctx, []string{"r"}, 3*time.Second)
+		if err != nil || j == nil {
+			t.Fatalf("pop %d: %+v %v", i, j, err)
+		}
+		// One at once (burst 1), then one every 250 ms.
+		want := time.Duration(i) * 250 * time.Millisecond
+		if took := time.Since(start); took < want-20*time.Millisecond || took > want+150*time.Millisecond {
+			t.Fatalf("pop %d came after %v, want about %v", i, took, want)
+		}
+	}
+}

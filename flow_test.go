@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/beanstalkd/go-beanstalk"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/pool"
+)
+
+// Flow control across brokers and front ends (issue 23): a topic's limits
+// live in Redis and every pop script obeys them, so they hold for any mix
+// of consumers on any number of brokers.
+
+// flowTTR is the TTR of the rate test's jobs: long enough that none is
+// delivered twice, and the reservation instant is the job's due less it.
+const flowTTR = 600 * time.Second
+
+// Two brokers, 50 consumers (HTTP long polls and beanstalkd reserves, on
+// both brokers), a topic with rate = 100 and burst = 10: over 20 s they are
+// given 100 jobs a second within 5%, no one-second window (on Redis's clock)
+// holds more than rate + burst, and Redis's commands a second while they
+// wait stay flat: a waiting consumer is woken when a token comes, not by
+// polling.
+func TestRateAcrossBrokersAndProtocols(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 20 s load test")
+	}
+	const (
+		rate, burst = 100, 10
+		runFor      = 20 * time.Second
+		consumers   = 50
+	)
+	// The brokers are built without the race detector: this measures
+	// delivery in time, which its slowdown would distort.
+	bin, err := plainBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := redistest.Start(t)
+	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}
+	for _, b := range brokers {
+		b.restartWith(bin, "[redis]\nbuckets = 4\n")
+	}
+	brokers[0].must(200, "PUT", "/api/v1/topics/limited/config", fmt.Sprintf(`{"rate": %d, "burst": %d}`, rate, burst))
+	for range 3 {
+		jobs := make([]string, 1000)
+		for i := range jobs {
+			jobs[i] = fmt.Sprintf(`{"topic":"limited","body":"x","ttr":%d}`, int(flowTTR.Seconds()))
+		}
+		brokers[1].must(201, "POST", "/api/v1/jobs/batch", `{"jobs":[`+strings.Join(jobs, ",")+`]}`)
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	fail := func(err error) {
+		if ctx.Err() == nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	}
+	for i := range consumers {
+		b := brokers[i%2]
+		if i%4 < 2 {
+			wg.Go(func() { // over HTTP
+				for ctx.Err() == nil {
+					if a, err := b.do("GET", "/api/v1/pop?topic=limited&timeout=2", ""); err != nil || (a.code != 200 && a.code != 204) {
+						fail(fmt.Errorf("HTTP pop: %d %v", a.code, err))
+						return
+					}
+				}
+			})
+			continue
+		}
+		wg.Go(func() { // over beanstalkd
+			conn, err := beanstalk.Dial("tcp", b.beanstalk)
+			if err != nil {
+				fail(err)
+				return
+			}
+			// Closed after the count: a beanstalkd connection's reserved
+			// jobs go back to ready when it closes.
+			t.Cleanup(func() { conn.Close() })
+			tubes := beanstalk.NewTubeSet(conn, "limited")
+			for ctx.Err() == nil {
+				if _, _, err := tubes.Reserve(2 * time.Second); err != nil && !strings.Contains(err.Error(), "timeout") {
+					fail(fmt.Errorf("beanstalkd reserve: %v", err))
+					return
+				}
+			}
+		})
+	}
+	// Redis's commands a second, over the second and the last quarter of the run.
+	client, err := pool.Dial(context.Background(), srv.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	commands := func() int64 {
+		info, err := client.Do(context.Background(), client.B().Info().Section("stats").Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return infoField(t, info, "total_commands_processed")
+	}
+	time.Sleep(runFor / 4)
+	c1 := commands()
+	time.Sleep(runFor / 4)
+	c2 := commands()
+	time.Sleep(runFor / 4)
+	c3 := commands()
+	time.Sleep(runFor / 4)
+	c4 := commands()
+	stop()
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatalf("consumers failed: %v", errs)
+	}
+	early, late := float64(c2-c1)/(runFor/4).Seconds(), float64(c4-c3)/(runFor/4).Seconds()
+
+	times := reservedAt(t, brokers[0], "limited")
+	if len(times) == 0 {
+		t.Fatal("nothing was delivered")
+	}
+	start := times[0]
+	in := 0
+	for _, at := range times {
+		if at.Before(start.Add(runFor)) {
+			in++
+		}
+	}
+	most, at := 0, time.Time{}
+	for i := range times {
+		j, _ := slices.BinarySearchFunc(times, times[i].Add(time.Second), func(a, b time.Time) int { return a.Compare(b) })
+		if j-i > most {
+			most, at = j-i, times[i]
+		}
+	}
+	t.Logf("%d jobs in the first %v (%.1f/s), at most %d in one second (from %v); Redis: %.0f commands/s in the second quarter, %.0f in the last",
+		in, runFor, float64(in)/runFor.Seconds(), most, at.Sub(start), early, late)
+	if got := float64(in) / runFor.Seconds(); got < rate*0.95 || got > rate*1.05 {
+		t.Errorf("delivered %.1f jobs a second, want %d within 5%%", got, rate)
+	}
+	if most > rate+burst {
+		t.Errorf("%d jobs in one second, want at most rate + burst = %d", most, rate+burst)
+	}
+	// Flat, and far below polling: 50 consumers each asking at every token
+	// would be 5,000 pops a second, each a script of about ten commands.
+	if late > early*1.5 || late > 10*consumers*rate {
+		t.Errorf("Redis ran %.0f commands a second in the second quarter and %.0f in the last: the waiting consumers poll", early, late)
+	}
+}
+
+// infoField reads a number from an INFO reply.
+func infoField(t *testing.T, info, field string) int64 {
+	t.Helper()
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			var n int64
+			fmt.Sscan(v, &n)
+			return n
+		}
+	}
+	t.Fatalf("INFO without %s: %q", field, info)
+	return 0
+}
+
+// reservedAt lists when each of the topic's reserved jobs was reserved, on
+// Redis's clock (its TTR deadline less flowTTR), sorted.
+func reservedAt(t *testing.T, b *brokerProc, topic string) []time.Time {
+	t.Helper()
+	var out []time.Time
+	for offset := 0; ; offset += 500 {
+		page := b.must(200, "GET", fmt.Sprintf("/api/v1/topics/%s/jobs?state=reserved&offset=%d&limit=500", topic, offset), "")
+		jobs, _ := page["jobs"].([]any)
+		for _, j := range jobs {
+			due, err := time.Parse(time.RFC3339Nano, fmt.Sprint(j.(map[string]any)["due"]))
+			if err != nil {
+				t.Fatalf("a reserved job's due: %v", err)
+			}
+			out = append(out, due.Add(-flowTTR))
+		}
+		if len(jobs) < 500 {
+			break
+		}
+	}
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
+}

@@ -1,0 +1,89 @@
+-- lib_limits.lua, after lib_failures.lua (see lib.lua): a topic's rate and
+-- concurrency limits, which every pop obeys (batch.lua choose), whichever
+-- front end and broker asks.
+--   rate, burst: a token bucket of burst tokens (1 when unset) that fills at
+--     rate tokens a second; a delivery takes one. Its state is two fields of
+--     the topic's info hash, 'tokens' and 'tokens_at' (ms), written when a
+--     pop takes tokens: the level at any other instant follows from them.
+--   max_reserved: at most this many of the topic's jobs reserved at once.
+-- A pop held back by a limit while the topic has ready jobs counts in the
+-- topic's 'total_limited'; held back by the rate, it says when the next token
+-- comes (the EMPTY reply's wait, so a waiting consumer's timer wakes it
+-- then); held back by max_reserved, it waits for a job to leave the reserved
+-- set, which wakes one waiting consumer (free_slot).
+-- (limits_of, the per-call state of this file, is lib.lua's.)
+
+-- limits returns topic t's limits for this call: {rate (tokens a second, 0:
+-- none), burst, most (max_reserved, 0: none), tokens (the level at the
+-- call's start, when rate > 0), reserved (when most > 0), picked (jobs this
+-- call's pops took), reserving (those of them reserved)}, or false when it
+-- has none. tokens and tokens_at are the topic's info fields, which the
+-- caller reads with its others.
+local function limits(t, tokens, tokens_at, now)
+  local l = limits_of[t.name]
+  if l ~= nil then return l end
+  local cfg = topic_config(t)
+  local rate, most = tonumber(cfg.rate or '0'), tonumber(cfg.max_reserved or '0')
+  if rate <= 0 and most <= 0 then
+    limits_of[t.name] = false
+    return false
+  end
+  l = {info = t.info, rate = rate, burst = math.max(tonumber(cfg.burst or '1'), 1), most = most, picked = 0,
+       reserving = 0}
+  if rate > 0 then
+    local at = tonumber(tokens_at or '0')
+    if at == 0 then
+      l.tokens = l.burst
+    else
+      l.tokens = math.min(l.burst, tonumber(tokens or '0') + math.max(now - at, 0) * rate / 1000)
+    end
+  end
+  if most > 0 then l.reserved = redis.call('ZCARD', t.reserved) end
+  limits_of[t.name] = l
+  return l
+end
+
+-- room says how many jobs topic t's limits let a pop take now (math.huge:
+-- no limit), and, when that is none, how many ms until the rate lets one
+-- more go (-1: not by time: a job must leave the reserved set first). take
+-- says the pop removes its jobs as it delivers them (they are never
+-- reserved, so max_reserved does not hold them back).
+local function room(l, take)
+  if not l then return math.huge, -1 end
+  local n, wait = math.huge, -1
+  if l.most > 0 and not take then n = l.most - l.reserved - l.reserving end
+  if l.rate > 0 then
+    local tokens = l.tokens - l.picked
+    if n > 0 and tokens < 1 then wait = math.ceil((1 - tokens) * 1000 / l.rate) end
+    n = math.min(n, math.floor(tokens))
+  end
+  return math.max(n, 0), wait
+end
+
+-- took notes that a pop took n of topic t's jobs (reserved ones count
+-- against max_reserved; take's do not).
+local function took(l, n, take)
+  if not l then return end
+  l.picked = l.picked + n
+  if not take then l.reserving = l.reserving + n end
+end
+
+-- spend writes each limited topic's tokens after this call's pops took some.
+local function spend(now)
+  for _, l in pairs(limits_of) do
+    if l and l.rate > 0 and l.picked > 0 then
+      redis.call('HSET', l.info, 'tokens', tostring(l.tokens - l.picked), 'tokens_at', now)
+    end
+  end
+end
+
+-- free_slot is told that n (1 when nil) of topic t's jobs left its
+-- reserved set (acked, deleted, failed, released, buried, flushed, or a TTR
+-- ran out): with max_reserved set, as many waiting consumers may now take
+-- the next jobs.
+local function free_slot(t, n)
+  if tonumber(topic_config(t).max_reserved or '0') > 0 then
+    wake(t, n or 1)
+    wakes[t.name][3] = true -- the calling broker's consumers too: it does not know
+  end
+end

@@ -1,0 +1,92 @@
+package pool
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// A topic's rate lets burst jobs go at once, then one a token; a pop held
+// back says when the next token comes, and the topic's stats count it.
+func TestRateLimitsPops(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "r", job.TopicConfig{"rate": "10", "burst": "3"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		mustPush(t, p, ctx, job.Spec{Topic: "r", Body: "x", TTR: time.Minute})
+	}
+	for i := range 3 {
+		if mustPop(t, p, ctx, "r") == nil {
+			t.Fatalf("pop %d of the burst found nothing", i+1)
+		}
+	}
+	got, err := p.Pop(ctx, []string{"r"})
+	if err != nil || got.Job != nil {
+		t.Fatalf("a pop past the burst: %+v, %v", got.Job, err)
+	}
+	if got.PauseWait <= 0 || got.PauseWait > 100*time.Millisecond {
+		t.Fatalf("held back by a rate of 10/s, the pop says wait %v", got.PauseWait)
+	}
+	time.Sleep(got.PauseWait)
+	if mustPop(t, p, ctx, "r") == nil {
+		t.Fatalf("no job after the wait for the next token")
+	}
+	st, err := p.TopicStats(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Tokens != 0 || st.Limited != 1 || st.Settings["rate"] != "10" {
+		t.Fatalf("stats: tokens %d, limited %d, settings %v", st.Tokens, st.Limited, st.Settings)
+	}
+	// A batch pop takes what the tokens allow, no more.
+	time.Sleep(250 * time.Millisecond) // two tokens
+	got, err = p.PopN(ctx, []string{"r"}, 5)
+	if err != nil || got.Job == nil || len(got.Rest) != 1 {
+		t.Fatalf("PopN(5) with two tokens: %+v, %d more, %v", got.Job, len(got.Rest), err)
+	}
+}
+
+// max_reserved holds pops back while that many jobs are reserved, with no
+// time to wait for (a job leaving the reserved set frees the slot), and
+// does not hold back a pop that removes its job (Take).
+func TestMaxReservedHoldsPops(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "c", job.TopicConfig{"max_reserved": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "x", TTR: time.Minute})
+	}
+	a, b := mustPop(t, p, ctx, "c"), mustPop(t, p, ctx, "c")
+	if a == nil || b == nil {
+		t.Fatal("the first two pops found nothing")
+	}
+	got, err := p.PopN(ctx, []string{"c"}, 3)
+	if err != nil || got.Job != nil || got.PauseWait != 0 {
+		t.Fatalf("a pop at max_reserved: %+v, wait %v, %v", got.Job, got.PauseWait, err)
+	}
+	if got, err := p.Take(ctx, []string{"c"}); err != nil || got.Job == nil {
+		t.Fatalf("a take at max_reserved: %+v, %v", got.Job, err)
+	}
+	if err := p.Delete(ctx, num(a.ID), a.Attempt()); err != nil {
+		t.Fatal(err)
+	}
+	if mustPop(t, p, ctx, "c") == nil {
+		t.Fatal("no pop after an ack freed a slot")
+	}
+	if _, err := p.Bury(ctx, num(b.ID), b.Attempt(), job.DefaultPriority); err != nil {
+		t.Fatal(err)
+	}
+	if mustPop(t, p, ctx, "c") == nil {
+		t.Fatal("no pop after a bury freed a slot")
+	}
+	st, err := p.TopicStats(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Reserved != 2 || st.Limited != 1 || st.Tokens != -1 {
+		t.Fatalf("stats: reserved %d, limited %d, tokens %d", st.Reserved, st.Limited, st.Tokens)
+	}
+}

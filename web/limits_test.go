@@ -1,0 +1,44 @@
+package web_test
+
+import (
+	"testing"
+)
+
+// A topic's rate, burst and max_reserved are set like its other settings,
+// each checked, and its stats show the rate's tokens and the pops its limits
+// held back.
+func TestLimitSettingsOverHTTP(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	for _, c := range []struct {
+		body string
+		code int
+	}{
+		{`{"rate": -1}`, 400},
+		{`{"rate": "fast"}`, 400},
+		{`{"rate": 2000000}`, 400},
+		{`{"burst": 1.5}`, 400},
+		{`{"max_reserved": -2}`, 400},
+		{`{"rate": 2.5, "burst": 3, "max_reserved": 2}`, 200},
+	} {
+		mustCall(t, c.code, "PUT", api+"/topics/paced/config", c.body)
+	}
+	for range 4 {
+		mustCall(t, 201, "POST", api+"/jobs", `{"topic":"paced","body":"x"}`)
+	}
+	mustCall(t, 200, "GET", api+"/pop?topic=paced", ``)
+	mustCall(t, 200, "GET", api+"/pop?topic=paced", ``)
+	mustCall(t, 204, "GET", api+"/pop?topic=paced", ``) // two reserved: max_reserved holds
+	st := mustCall(t, 200, "GET", api+"/topics/paced", ``)
+	settings, _ := st["settings"].(map[string]any)
+	if settings["rate"] != 2.5 || settings["burst"] != 3.0 || settings["max_reserved"] != 2.0 {
+		t.Errorf("settings %v", settings)
+	}
+	if st["tokens"] != 1.0 || st["total_limited"] != 1.0 || st["reserved"] != 2.0 {
+		t.Errorf("tokens %v, total_limited %v, reserved %v", st["tokens"], st["total_limited"], st["reserved"])
+	}
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"free","body":"x"}`)
+	if st := mustCall(t, 200, "GET", api+"/topics/free", ``); st["tokens"] != nil || st["total_limited"] != 0.0 {
+		t.Errorf("a topic without limits shows tokens %v, total_limited %v", st["tokens"], st["total_limited"])
+	}
+}
