@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -197,4 +198,120 @@ func reservedAt(t *testing.T, b *brokerProc, topic string) []time.Time {
 	}
 	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
 	return out
+}
+
+// max_reserved = 3 holds while brokers are SIGKILLed and TTRs run out: ten
+// consumers over HTTP and beanstalkd on two brokers, some acking and some
+// letting the TTR expire, never have more than 3 of the topic's jobs
+// reserved (sampled from Redis every few ms), the store stays consistent,
+// and every job is acked in the end.
+func TestMaxReservedThroughKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test")
+	}
+	const jobs, most = 200, 3
+	srv := redistest.Start(t)
+	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}
+	store := checker(t, srv.URL())
+	brokers[0].must(200, "PUT", "/api/v1/topics/capped/config", fmt.Sprintf(`{"max_reserved": %d}`, most))
+	batch := make([]string, jobs)
+	for i := range batch {
+		batch[i] = `{"topic":"capped","body":"x","ttr":1}`
+	}
+	brokers[1].must(201, "POST", "/api/v1/jobs/batch", `{"jobs":[`+strings.Join(batch, ",")+`]}`)
+
+	ctx, stop := context.WithTimeout(context.Background(), 60*time.Second)
+	defer stop()
+	var acked atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 10 {
+		b := brokers[i%2]
+		expire := i%5 == 0 // these let every third job's TTR run out
+		if i%3 == 0 {
+			wg.Go(func() { beanstalkConsumer(ctx, b, expire, &acked) })
+			continue
+		}
+		wg.Go(func() {
+			for n := 0; ctx.Err() == nil && acked.Load() < jobs; n++ {
+				a, err := b.do("GET", "/api/v1/pop?topic=capped&timeout=1", "")
+				if err != nil || a.code != 200 {
+					time.Sleep(50 * time.Millisecond) // a broker down, or nothing yet
+					continue
+				}
+				if expire && n%3 == 0 {
+					continue // its TTR runs out: ready again a second later
+				}
+				time.Sleep(time.Duration(n%4) * 20 * time.Millisecond)
+				id, attempt := fmt.Sprint(a.body["id"]), fmt.Sprint(a.body["attempt"])
+				if r, err := b.do("POST", "/api/v1/jobs/"+id+"/ack", `{"attempt":`+attempt+`}`); err == nil && r.code == 200 {
+					acked.Add(1)
+				}
+			}
+		})
+	}
+	// Sample the reserved count, and strike: a broker killed and started
+	// again every 1.5 s, in turn.
+	peak, faults := int64(0), 0
+	strike := time.NewTicker(1500 * time.Millisecond)
+	defer strike.Stop()
+	sample := time.NewTicker(5 * time.Millisecond)
+	defer sample.Stop()
+	for ctx.Err() == nil && acked.Load() < jobs {
+		select {
+		case <-sample.C:
+			if st, err := store.TopicStats(context.Background(), "capped"); err == nil && st.Reserved > peak {
+				peak = st.Reserved
+			}
+		case <-strike.C:
+			b := brokers[faults%2]
+			b.kill()
+			time.Sleep(100 * time.Millisecond)
+			b.start()
+			faults++
+		}
+	}
+	stop()
+	wg.Wait()
+	t.Logf("%d faults, %d jobs acked, at most %d reserved at once", faults, acked.Load(), peak)
+	if peak > most {
+		t.Errorf("%d jobs reserved at once, max_reserved is %d", peak, most)
+	}
+	if peak < most {
+		t.Errorf("at most %d reserved at once: the consumers never reached max_reserved = %d", peak, most)
+	}
+	if got := acked.Load(); got < jobs {
+		t.Errorf("%d of %d jobs acked", got, jobs)
+	}
+	mustBeConsistent(t, store, "after the kills")
+}
+
+// beanstalkConsumer reserves and deletes the topic "capped"'s jobs over
+// beanstalkd until ctx ends, dialling again when its broker is killed; with
+// expire it leaves every third job for its TTR to run out.
+func beanstalkConsumer(ctx context.Context, b *brokerProc, expire bool, acked *atomic.Int64) {
+	for n := 0; ctx.Err() == nil; {
+		conn, err := beanstalk.Dial("tcp", b.beanstalk)
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		tubes := beanstalk.NewTubeSet(conn, "capped")
+		for ctx.Err() == nil {
+			id, _, err := tubes.Reserve(time.Second)
+			if err != nil {
+				if strings.Contains(err.Error(), "timeout") || strings.Contains(err.Error(), "deadline soon") {
+					continue
+				}
+				break // the broker went away: dial again
+			}
+			n++
+			if expire && n%3 == 0 {
+				continue
+			}
+			if conn.Delete(id) == nil {
+				acked.Add(1)
+			}
+		}
+		conn.Close()
+	}
 }

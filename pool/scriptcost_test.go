@@ -53,6 +53,10 @@ func BenchmarkScriptCost(b *testing.B) {
 		{"pop/function", costJobs, popOne},
 		{"ack/script", both(reservedJobs, asScripts), ackOne},
 		{"ack/function", reservedJobs, ackOne},
+		// A topic with a rate and max_reserved that never hold (issue 23:
+		// what the limits cost a pop and an ack when they are set).
+		{"pop/limited", both(costJobs, limited), popOne},
+		{"ack/limited", both(reservedJobs, limited), ackOne},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			fn, freeFn := batchScript, batchFreeScript
@@ -111,6 +115,15 @@ func reservedJobs(p *Pool, ctx context.Context, n int) []uint64 {
 		}
 	}
 	return ids
+}
+
+// limited gives topic t a rate and a max_reserved too high to hold a
+// benchmark back, so a pop checks them and spends tokens.
+func limited(p *Pool, ctx context.Context, n int) []uint64 {
+	if err := p.SetTopicConfig(ctx, "t", job.TopicConfig{"rate": "1000000", "burst": "1000000", "max_reserved": "1000000000"}); err != nil {
+		panic(err)
+	}
+	return nil
 }
 
 // asScripts runs batch.lua as a script (EVALSHA, as before the library)

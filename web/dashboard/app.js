@@ -235,7 +235,7 @@ function topicRow(t, hist) {
   tr.dataset.topic = t.name;
   const name = el("td", undefined, "name");
   name.appendChild(link(t.name, topicHref(t.name)));
-  const meta = [[limits(t.settings || {}), "limits"], [fanout(t), "fanout"],
+  const meta = [[limits(t.settings || {}), "limits"], [flow(t), "flow"], [fanout(t), "fanout"],
                 [t.paused ? `paused, ${Math.ceil(t.pause_time_left)}s left` : "", "paused"]];
   for (const [text, cls] of meta) if (text) name.appendChild(el("div", text, `meta ${cls}`));
   tr.appendChild(name);
@@ -293,6 +293,17 @@ function limits(s) {
   if (s.expire_to) parts.push(`expired → ${s.expire_to}`);
   if (s.fanout_only) parts.push("fanout only");
   if (s.max_queue_age) parts.push(`forgotten ${s.max_queue_age}s after birth when empty`);
+  if (s.rate) parts.push(`≤ ${s.rate}/s` + (s.burst > 1 ? ` (burst ${s.burst})` : ""));
+  if (s.max_reserved) parts.push(`≤ ${s.max_reserved} reserved`);
+  return parts.join(" · ");
+}
+
+// flow says what a topic's limits hold now: its rate's tokens and the pops
+// they held back ("" for a topic without limits that never held one back).
+function flow(t) {
+  const parts = [];
+  if (t.tokens !== undefined) parts.push(t.tokens === 1 ? "1 token" : `${t.tokens} tokens`);
+  if (t.total_limited) parts.push(`${t.total_limited} pops held back`);
   return parts.join(" · ");
 }
 

@@ -28,6 +28,10 @@ function startTopic(v) {
     if (a.dataset.state === v.state) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   document.getElementById("dead-actions").hidden = true;
+  if (document.getElementById("limits").dataset.topic !== v.topic) { // another topic's: not this one's edits
+    delete document.getElementById("limits").dataset.dirty;
+    document.getElementById("limits").dataset.topic = v.topic;
+  }
   document.title = `${v.topic}: ${v.state} · gmq`;
 }
 
@@ -53,6 +57,7 @@ async function refreshTopic(v, n) {
   for (const a of document.querySelectorAll("#topic-tabs a[data-state]")) {
     a.querySelector(".n").textContent = counts ? String(counts[a.dataset.state]) : "";
   }
+  if (counts) showLimits(counts);
   replaceRows(document.querySelector("#job-list tbody"), list.jobs.map(j => jobRow(j, v)));
   const empty = document.getElementById("jobs-empty");
   empty.hidden = list.total > 0;
@@ -165,7 +170,37 @@ function renderJob(j) {
   document.getElementById("job-retry").hidden = j.state !== "dead";
 }
 
+// LIMITS are the flow-control settings the topic page's form sets, by input.
+const LIMITS = {"limit-rate": "rate", "limit-burst": "burst", "limit-max-reserved": "max_reserved"};
+
+// showLimits fills the limits form with the topic's settings, unless it is
+// being edited (typed in and not yet sent), and says what they hold now.
+function showLimits(t) {
+  const s = t.settings || {};
+  if (!document.getElementById("limits").dataset.dirty) {
+    for (const [id, key] of Object.entries(LIMITS)) document.getElementById(id).value = s[key] ? String(s[key]) : "";
+  }
+  setText("limit-state", flow(t));
+}
+
+// setLimits sends the form's limits: an empty input puts a setting back to
+// conf.ini's (null), and the topic's other settings stay.
+function setLimits(e) {
+  e.preventDefault();
+  delete e.target.dataset.dirty;
+  const changes = {};
+  for (const [id, key] of Object.entries(LIMITS)) {
+    const v = document.getElementById(id).value.trim();
+    changes[key] = v === "" ? null : Number(v);
+  }
+  act(`Set ${view.topic}'s limits: rate ${changes.rate ?? "none"}/s, burst ${changes.burst ?? 1}, max reserved ${changes.max_reserved ?? "none"}?`,
+    () => api("PUT", `/topics/${enc(view.topic)}/config`, changes));
+}
+
 function wireJobPage() {
+  const limits = document.getElementById("limits");
+  limits.addEventListener("submit", setLimits);
+  limits.addEventListener("input", () => { limits.dataset.dirty = "1"; });
   const found = document.getElementById("job-found");
   document.getElementById("job-kick").addEventListener("click", () => {
     const id = found.dataset.id;

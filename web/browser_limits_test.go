@@ -1,0 +1,39 @@
+package web_test
+
+import (
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// limitsForm sets a topic's flow control from its page and sees it on the
+// overview: the form shows the settings, an empty field puts one back.
+func limitsForm(t *testing.T, tb *tab, api apiFunc) {
+	tb.open(t, "#/topics/emails/ready")
+	tb.do(t, "set a topic's rate and max_reserved from its page",
+		poll(`document.getElementById("limit-rate").value === ""`),
+		chromedp.SendKeys(`#limit-rate`, "2.5"),
+		chromedp.SendKeys(`#limit-max-reserved`, "2"),
+		chromedp.Click(`#limits button[type="submit"]`),
+		poll(text("#limit-state")+` === "1 token"`)) // burst 1: one token at most
+	if asked := tb.lastDialog(); asked != "Set emails's limits: rate 2.5/s, burst 1, max reserved 2?" {
+		t.Errorf("the confirmation asked %q", asked)
+	}
+	got := api("GET", "/topics/emails/config", "")["run"].(map[string]any)
+	if got["rate"] != 2.5 || got["max_reserved"] != 2.0 || got["burst"] != nil {
+		t.Fatalf("the topic's run-time settings after the form: %v", got)
+	}
+	tb.open(t, "#/")
+	tb.do(t, "see the limits on the overview",
+		poll(`(`+text(`tr[data-topic="emails"] .limits`)+` || "").endsWith("≤ 2.5/s · ≤ 2 reserved")`),
+		poll(text(`tr[data-topic="emails"] .flow`)+` === "1 token"`))
+	tb.open(t, "#/topics/emails/ready")
+	tb.do(t, "take the rate back",
+		poll(`document.getElementById("limit-rate").value === "2.5"`),
+		// Emptied and sent at once: a refresh between the two would fill it again.
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("limit-rate").value = ""; document.getElementById("limits").requestSubmit()`),
+		poll(text("#limit-state")+` === ""`))
+	if got := api("GET", "/topics/emails/config", "")["run"].(map[string]any); got["rate"] != nil || got["max_reserved"] != 2.0 {
+		t.Fatalf("the run-time settings after the rate was emptied: %v", got)
+	}
+}
