@@ -55,6 +55,7 @@ var commands = []command{
 	{"release", "ID", [2]int{1, 1}, "give a reserved job back: ready again, or delayed", releaseFlags, release},
 	{"bury", "ID", [2]int{1, 1}, "park a reserved job until it is kicked", buryFlags, bury},
 	{"touch", "ID", [2]int{1, 1}, "give a reserved job its whole TTR again", attemptFlag, touch},
+	{"update", "ID", [2]int{1, 1}, "change a ready or delayed job's delay, priority or body", updateFlags, update},
 	{"kick", "TOPIC [N]", [2]int{1, 2}, "make up to N (default all) buried, else dead, else delayed jobs ready", nil, kick},
 	{"pause", "TOPIC SECONDS", [2]int{2, 2}, "stop pops from a topic for SECONDS (0 resumes it)", nil, pause},
 	{"delete", "ID", [2]int{1, 1}, "remove a job in any state", nil,

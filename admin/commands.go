@@ -130,6 +130,19 @@ func bury(c *call) error {
 	return c.showMap("POST", "/jobs/"+c.path(0)+"/bury", body)
 }
 
+// update changes a waiting job's delay, priority or body (the flags given),
+// and shows the job as it now is.
+func update(c *call) error {
+	body := map[string]any{}
+	c.put(body, "delay", c.delay)
+	c.put(body, "priority", c.priority)
+	c.put(body, "body", c.body)
+	if len(body) == 0 {
+		return usageError{"give --delay, --priority or --body"}
+	}
+	return c.showMap("PATCH", "/jobs/"+c.path(0), body)
+}
+
 // touch renews a reserved job's TTR, and shows the job (time_left).
 func touch(c *call) error {
 	body := map[string]any{}

@@ -96,3 +96,35 @@ func TestAdminJobActionsJSON(t *testing.T) {
 		t.Fatalf("gmq touch on a gone job: %d %s", code, stderr)
 	}
 }
+
+// update changes a waiting job by its flags, and refuses a reserved one.
+func TestAdminUpdate(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	id := brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/jobs", `{"topic":"up","body":"old","delay":600,"priority":50}`)["id"].(string)
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		says     string
+		state    string
+		priority float64
+		body     string
+	}{
+		{[]string{"--priority", "7"}, 0, "delayed", "delayed", 7, "old"},
+		{[]string{"--delay", "0", "--body", "new"}, 0, "ready", "ready", 7, "new"},
+		{nil, 2, "give --delay, --priority or --body", "ready", 7, "new"},
+		{[]string{"--delay", "-1"}, 2, "--delay -1", "ready", 7, "new"},
+	} {
+		code, out, stderr := gmq(b, "update", append([]string{id}, tc.args...)...)
+		if code != tc.code || !strings.Contains(out+stderr, tc.says) {
+			t.Errorf("gmq update ID %v: exit %d\n%s%s\nwant %d saying %q", tc.args, code, out, stderr, tc.code, tc.says)
+		}
+		job := brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/jobs/"+id, "")
+		if job["state"] != tc.state || job["priority"] != tc.priority || job["body"] != tc.body {
+			t.Errorf("gmq update ID %v: the job is %v", tc.args, job)
+		}
+	}
+	brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/pop?topic=up", "")
+	if code, out, stderr := gmq(b, "update", id, "--priority", "1"); code != 1 || !strings.Contains(out+stderr, "409") {
+		t.Errorf("gmq update of a reserved job: exit %d\n%s%s", code, out, stderr)
+	}
+}

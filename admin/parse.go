@@ -22,8 +22,9 @@ type call struct {
 	json        bool
 	args        []string
 	given       map[string]bool // the flags on the line
-	delay, ttr  float64         // push, release
-	priority    int64           // push, release, bury
+	delay, ttr  float64         // push, release, update
+	priority    int64           // push, release, bury, update
+	body        string          // update
 	timeout     float64         // pop
 	attempt     int64           // ack, release, bury, touch
 	out         io.Writer
@@ -52,6 +53,12 @@ func releaseFlags(f *flag.FlagSet, c *call) {
 	f.Int64Var(&c.priority, "priority", 0, "a new priority, 0 to 4294967295, lower first (default: the job keeps its own)")
 }
 
+func updateFlags(f *flag.FlagSet, c *call) {
+	f.Float64Var(&c.delay, "delay", 0, "seconds from now until the job is ready (0: ready at once; default: it keeps its due time)")
+	f.Int64Var(&c.priority, "priority", 0, "a new priority, 0 to 4294967295, lower first (default: the job keeps its own)")
+	f.StringVar(&c.body, "body", "", "a new body (default: the job keeps its own)")
+}
+
 func buryFlags(f *flag.FlagSet, c *call) {
 	attemptFlag(f, c)
 	f.Int64Var(&c.priority, "priority", 0, "a new priority, 0 to 4294967295, lower first (default: the job keeps its own)")
@@ -59,7 +66,7 @@ func buryFlags(f *flag.FlagSet, c *call) {
 
 // placeholders name each flag's value in the help (bool flags take none).
 var placeholders = map[string]string{"url": "URL", "token": "T", "delay": "S", "ttr": "S", "timeout": "S",
-	"priority": "N", "attempt": "N"}
+	"priority": "N", "attempt": "N", "body": "B"}
 
 // sharedFlags are the flags every command takes, after its own.
 var sharedFlags = []string{"url", "token", "json"}

@@ -220,6 +220,34 @@ func (c *Client) Touch(ctx context.Context, id string, attempt int) error {
 	return c.call(ctx, http.MethodPost, jobPath(id, "touch"), map[string]any{"attempt": attempt}, 0, nil)
 }
 
+// Update is what Client.Update changes of a waiting job; a nil field stays.
+type Update struct {
+	Delay    *time.Duration // due this long from now (0: ready at once)
+	Priority *uint32
+	Body     *string
+}
+
+// Update changes a ready or delayed job's delay, priority or body (those u
+// sets) in one step and returns the job as it now is. A reserved, buried or
+// dead job is not changed: an *Error with Status 409.
+func (c *Client) Update(ctx context.Context, id string, u Update) (*Job, error) {
+	args := map[string]any{}
+	if u.Delay != nil {
+		args["delay"] = u.Delay.Seconds()
+	}
+	if u.Priority != nil {
+		args["priority"] = *u.Priority
+	}
+	if u.Body != nil {
+		args["body"] = *u.Body
+	}
+	var j Job
+	if err := c.call(ctx, http.MethodPatch, "/api/v1/jobs/"+url.PathEscape(id), args, 0, &j); err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
 // Get returns a job as it now is, in whatever state: its LastError, its
 // Failures, its Attempt.
 func (c *Client) Get(ctx context.Context, id string) (*Job, error) {

@@ -74,6 +74,17 @@ type Spec struct {
 	TraceParent string
 }
 
+// Update is what a change of a waiting (ready or delayed) job sets; a nil
+// field is left as it is.
+type Update struct {
+	Delay    *time.Duration // due this long from now (0: ready at once); rounded up to whole milliseconds
+	Priority *uint32
+	Body     *string
+}
+
+// Empty says u changes nothing.
+func (u Update) Empty() bool { return u.Delay == nil && u.Priority == nil && u.Body == nil }
+
 // Job is a stored job as read at one instant (Now, Redis's clock).
 type Job struct {
 	ID       uint64

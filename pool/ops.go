@@ -358,6 +358,24 @@ func (p *Pool) KickJob(ctx context.Context, id string) (*job.Job, error) {
 	return p.jobAfter(ctx, "kick", id, 0, p.scripted(kickJobScript))
 }
 
+// UpdateJob changes a ready or delayed job's delay, priority or body (those
+// u sets) in one script and returns the job as it now is: a job in another
+// state gives a *job.StateError, a body over the topic's limits ErrTooBig
+// or ErrFull.
+func (p *Pool) UpdateJob(ctx context.Context, id string, u job.Update) (*job.Job, error) {
+	var delay, pri, body, given string
+	if u.Delay != nil {
+		delay = strconv.FormatInt(millis(*u.Delay), 10)
+	}
+	if u.Priority != nil {
+		pri = strconv.FormatUint(uint64(*u.Priority), 10)
+	}
+	if u.Body != nil {
+		body, given = *u.Body, "1"
+	}
+	return p.jobAfter(ctx, "update", id, 0, p.scripted(updateJobScript, delay, pri, body, given))
+}
+
 // jobAfter runs a transition on one job and reads the job its script returns.
 func (p *Pool) jobAfter(ctx context.Context, op string, id string, attempt int, call jobCall) (*job.Job, error) {
 	reply, err := p.onJob(ctx, op, id, attempt, call)
@@ -431,6 +449,10 @@ func (p *Pool) onNumber(ctx context.Context, op string, n uint64, attempt int, c
 			return nil, fmt.Errorf("%s job %d: %w", op, n, &job.StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
 		case replyState:
 			return nil, fmt.Errorf("job %d: %w", n, &job.StateError{Op: op, State: job.State(intAt(reply, 1))})
+		case replyFull:
+			return nil, fmt.Errorf("%s job %d: %w: its topic's %s is %d", op, n, job.ErrFull, strAt(reply, 1), intAt(reply, 2))
+		case replyTooBig:
+			return nil, fmt.Errorf("%s job %d: %w: its topic's max_item_size is %d", op, n, job.ErrTooBig, intAt(reply, 1))
 		}
 		return nil, fmt.Errorf("%s job %d: unexpected reply %v", op, n, reply)
 	}

@@ -69,6 +69,7 @@ var (
 	buryScript               = newFunction("bury")
 	touchScript              = newFunction("touch")
 	kickJobScript            = newFunction("kick_job")
+	updateJobScript          = newFunction("update_job")
 	reserveJobScript         = newFunction("reserve_job")
 	kickScript               = newFunction("kick")
 	tickScript               = newFunction("tick")

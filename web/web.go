@@ -172,6 +172,7 @@ func (s *Server) routes() {
 	api.POST("/jobs/batch", s.handle(s.pushBatch))
 	api.GET("/jobs/:id", s.handle(s.getJob))
 	api.DELETE("/jobs/:id", s.handle(s.deleteJob))
+	api.PATCH("/jobs/:id", s.handle(s.updateJob))
 	api.POST("/jobs/:id/release", s.handle(s.release))
 	api.POST("/jobs/:id/bury", s.handle(s.bury))
 	api.POST("/jobs/:id/touch", s.handle(s.touch))

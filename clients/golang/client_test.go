@@ -141,3 +141,25 @@ func TestGoClientFailures(t *testing.T) {
 		t.Fatalf("fail many: %+v %v", out, err)
 	}
 }
+
+// Update changes a waiting job in place; a reserved one is refused (409).
+func TestGoClientUpdate(t *testing.T) {
+	b := broker(t)
+	c := client.New(b.URL, nil)
+	ctx := context.Background()
+	id, err := c.Push(ctx, client.Job{Topic: "up", Body: "draft", Delay: 3600, Priority: client.Priority(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, body := time.Duration(0), "final"
+	job, err := c.Update(ctx, id, client.Update{Delay: &now, Priority: client.Priority(1), Body: &body})
+	if err != nil || job.State != "ready" || *job.Priority != 1 || job.Body != "final" {
+		t.Fatalf("update: %+v %v", job, err)
+	}
+	if job, err = c.Pop(ctx, []string{"up"}, time.Second); err != nil || job == nil || job.ID != id || job.Body != "final" {
+		t.Fatalf("pop after the update: %+v %v", job, err)
+	}
+	if _, err := c.Update(ctx, id, client.Update{Priority: client.Priority(5)}); !client.IsConflict(err) {
+		t.Fatalf("update of a reserved job: %v", err)
+	}
+}

@@ -194,6 +194,20 @@ class Client
         return $this->call('POST', $this->jobPath($id, 'bury'), $args);
     }
 
+    /**
+     * Changes a ready or delayed job's delay (seconds from now; 0: ready at
+     * once), priority or body, those given, in one step; returns the job as it
+     * now is. A reserved, buried or dead job throws a GmqException with status 409.
+     */
+    public function update(string $id, ?float $delay = null, ?int $priority = null, ?string $body = null): array
+    {
+        $args = [];
+        if ($delay !== null) $args['delay'] = $delay;
+        if ($priority !== null) $args['priority'] = $priority;
+        if ($body !== null) $args['body'] = $body;
+        return $this->call('PATCH', '/api/v1/jobs/' . rawurlencode($id), $args);
+    }
+
     /** Gives a popped job a fresh TTR; returns it as it now is. */
     public function touch(string $id, int $attempt = 0): array
     {

@@ -23,4 +23,17 @@ $job = $c->pop([$topic], 1);
 $job = $c->pop([$topic], 2);
 $answer = $c->failMany([$job, ['id' => 'nobody']], 'boom again');
 ($answer['jobs'][0]['state'] === 'dead' && $answer['failed'][0]['status'] === 404) or exit("failMany: " . json_encode($answer) . "\n");
+
+// A waiting job changed in place: ready now, first, its new body; a reserved one is refused.
+$id = $c->push($topic, 'draft', delay: 3600, priority: 10);
+$job = $c->update($id, delay: 0, priority: 1, body: 'final');
+($job['state'] === 'ready' && $job['priority'] === 1 && $job['body'] === 'final') or exit("update: " . json_encode($job) . "\n");
+$job = $c->pop([$topic], 1);
+($job['id'] === $id && $job['body'] === 'final') or exit("pop after update: " . json_encode($job) . "\n");
+try {
+    $c->update($id, priority: 5);
+    exit("a reserved job was changed\n");
+} catch (Gmq\GmqException $e) {
+    ($e->status === 409) or exit("update of a reserved job: " . $e->getMessage() . "\n");
+}
 echo "ok\n";

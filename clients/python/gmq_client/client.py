@@ -243,6 +243,20 @@ class Client:
         """Give a popped job a fresh TTR."""
         return self._call("POST", _job_path(job_id, "touch"), {"attempt": attempt})
 
+    def update(self, job_id: str, delay: Optional[float] = None, priority: Optional[int] = None,
+               body: Optional[str] = None) -> Job:
+        """Change a ready or delayed job's delay (seconds from now; 0: ready
+        at once), priority or body, those given, in one step; returns the job
+        as it now is. A reserved, buried or dead job raises GmqError 409."""
+        args: Dict[str, Any] = {}
+        if delay is not None:
+            args["delay"] = delay
+        if priority is not None:
+            args["priority"] = priority
+        if body is not None:
+            args["body"] = body
+        return self._call("PATCH", "/api/v1/jobs/%s" % urllib.parse.quote(str(job_id), safe=""), args)
+
     def worker(self, topics: Iterable[str], handler: "Handler", concurrency: int = 1, poll: float = 5.0,
                handle_signals: bool = True, logger: Optional[logging.Logger] = None) -> "Worker":
         """A Worker running handler on the jobs of topics with this client:

@@ -1,7 +1,7 @@
 """Batch pop and batch ack through the installed Python client: argv = base URL, topic."""
 import sys
 
-from gmq_client import Client
+from gmq_client import Client, GmqError
 
 c = Client(sys.argv[1])
 topic = sys.argv[2]
@@ -25,4 +25,16 @@ job = c.pop([topic], timeout=2)
 assert job is not None
 answer = c.fail_many([job, {"id": "nobody"}], "boom again")
 assert answer["jobs"][0]["state"] == "dead" and answer["failed"][0]["status"] == 404, answer
+
+# A waiting job changed in place: ready now, first, its new body; a reserved one is refused.
+job_id = c.push(topic, "draft", delay=3600, priority=10)
+job = c.update(job_id, delay=0, priority=1, body="final")
+assert job["state"] == "ready" and job["priority"] == 1 and job["body"] == "final", job
+job = c.pop([topic], timeout=1)
+assert job is not None and job["id"] == job_id and job["body"] == "final", job
+try:
+    c.update(job_id, priority=5)
+    raise AssertionError("a reserved job was changed")
+except GmqError as e:
+    assert e.status == 409, e
 print("ok")
