@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gmq/gmq/job"
 )
 
 // The shipped conf.ini must parse and say exactly the defaults.
@@ -173,5 +175,19 @@ func TestTokenFileAndSecretsInErrors(t *testing.T) {
 	_, err = Parse([]byte("[redis]\nurl = http://user:pa55word@host:1\n"))
 	if err == nil || strings.Contains(err.Error(), "pa55word") {
 		t.Fatalf("a bad Redis URL's error: %v, want one that does not show the password", err)
+	}
+}
+
+// conf.ini documents every topic setting gmq knows (the README says it
+// documents every setting): each is in its commented [topics] block.
+func TestConfIniListsEveryTopicSetting(t *testing.T) {
+	data, err := os.ReadFile("../conf.ini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range job.TopicSettingNames() {
+		if !strings.Contains(string(data), "\n; "+name+" =") {
+			t.Errorf("conf.ini does not list the topic setting %s", name)
+		}
 	}
 }

@@ -90,6 +90,8 @@ func Outcome(err error) (msg string, ok bool) {
 		return "the job is " + state.State.String(), true
 	case errors.Is(err, ErrNotFound):
 		return ErrNotFound.Error(), true
+	case errors.Is(err, ErrFull), errors.Is(err, ErrTooBig): // a new body refused (an update)
+		return err.Error(), true
 	}
 	return "", false
 }

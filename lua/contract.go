@@ -303,5 +303,5 @@ var topicStats = [TopicStatsLen][2]string{
 	StatDeadDropped:    {"S_DEAD_DROPPED", "dead jobs dropped (dead_retention, max_dead)"},
 	StatCreated:        {"S_CREATED", "ms the topic came to be, its counters from zero (0: not noted)"},
 	StatTokens:         {"S_TOKENS", "whole tokens its rate has now (-1: no rate; lib_limits.lua)"},
-	StatTotalLimited:   {"S_TOTAL_LIMITED", "pops held back by its rate or max_reserved while it had ready jobs"},
+	StatTotalLimited:   {"S_TOTAL_LIMITED", "looks of pops that found its ready jobs held back by its rate or max_reserved"},
 }

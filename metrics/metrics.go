@@ -138,7 +138,7 @@ var (
 		[]string{"topic"}, nil)
 	maxReservedDesc = prometheus.NewDesc("gmq_topic_max_reserved", "A topic's max_reserved, the most of its jobs reserved at once (topics with one); gmq_topic_jobs{state=\"reserved\"} is the count against it.",
 		[]string{"topic"}, nil)
-	limitedDesc = prometheus.NewDesc("gmq_topic_limited_total", "Pops held back by a topic's rate or max_reserved while it had ready jobs (topics with a limit).",
+	limitedDesc = prometheus.NewDesc("gmq_topic_limited_total", "Looks of pops that found a topic's ready jobs held back by its rate or max_reserved (topics with a limit; a waiting consumer's each look counts).",
 		[]string{"topic"}, nil)
 	topicsDesc      = prometheus.NewDesc("gmq_topics", "Topics known now.", nil, nil)
 	rttDesc         = prometheus.NewDesc("gmq_redis_rtt_seconds", "One round trip to Redis, measured at the scrape.", nil, nil)

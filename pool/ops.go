@@ -449,10 +449,10 @@ func (p *Pool) onNumber(ctx context.Context, op string, n uint64, attempt int, c
 			return nil, fmt.Errorf("%s job %d: %w", op, n, &job.StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
 		case replyState:
 			return nil, fmt.Errorf("job %d: %w", n, &job.StateError{Op: op, State: job.State(intAt(reply, 1))})
-		case replyFull:
-			return nil, fmt.Errorf("%s job %d: %w: its topic's %s is %d", op, n, job.ErrFull, strAt(reply, 1), intAt(reply, 2))
+		case replyFull: // in the job's terms, without its number (job.Outcome)
+			return nil, fmt.Errorf("%w: its topic's %s is %d", job.ErrFull, strAt(reply, 1), intAt(reply, 2))
 		case replyTooBig:
-			return nil, fmt.Errorf("%s job %d: %w: its topic's max_item_size is %d", op, n, job.ErrTooBig, intAt(reply, 1))
+			return nil, fmt.Errorf("%w: its topic's max_item_size is %d", job.ErrTooBig, intAt(reply, 1))
 		}
 		return nil, fmt.Errorf("%s job %d: unexpected reply %v", op, n, reply)
 	}

@@ -32,11 +32,13 @@ func clientMessage(c *gin.Context, err error) string {
 
 // jobVerb is the client's name for a request on one job: the action at the
 // end of its path (ack, release, bury, touch, kick, fail), delete for
-// DELETE, and "job" for a lookup.
+// DELETE, update for PATCH, and "job" for a lookup.
 func jobVerb(c *gin.Context) string {
 	switch {
 	case c.Request.Method == "DELETE":
 		return "delete"
+	case c.Request.Method == "PATCH":
+		return "update"
 	case strings.HasSuffix(c.FullPath(), "/:id"):
 		return "job"
 	}

@@ -37,7 +37,12 @@ func TestUpdateJobOverHTTP(t *testing.T) {
 	if popped["id"] != "report-1" {
 		t.Fatalf("popped %v, want report-1", popped["id"])
 	}
-	mustCall(t, 409, "PATCH", api+"/jobs/report-1", `{"priority":9}`) // reserved: its consumer holds it
+	// Refusals in the client's terms: its verb and its id.
+	if e := mustCall(t, 409, "PATCH", api+"/jobs/report-1", `{"priority":9}`); e["error"] != `update "report-1": the job is reserved` {
+		t.Errorf("a reserved job: %v", e["error"])
+	}
 	mustCall(t, 200, "PUT", api+"/topics/reports/config", `{"max_item_size": 3}`)
-	mustCall(t, 413, "PATCH", api+"/jobs/report-2", `{"body":"four"}`)
+	if e := mustCall(t, 413, "PATCH", api+"/jobs/report-2", `{"body":"four"}`); e["error"] != `update "report-2": job body too big: its topic's max_item_size is 3` {
+		t.Errorf("a body over max_item_size: %v", e["error"])
+	}
 }

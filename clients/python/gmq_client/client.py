@@ -248,13 +248,8 @@ class Client:
         """Change a ready or delayed job's delay (seconds from now; 0: ready
         at once), priority or body, those given, in one step; returns the job
         as it now is. A reserved, buried or dead job raises GmqError 409."""
-        args: Dict[str, Any] = {}
-        if delay is not None:
-            args["delay"] = delay
-        if priority is not None:
-            args["priority"] = priority
-        if body is not None:
-            args["body"] = body
+        given = (("delay", delay), ("priority", priority), ("body", body))
+        args = {name: value for name, value in given if value is not None}
         return self._call("PATCH", "/api/v1/jobs/%s" % urllib.parse.quote(str(job_id), safe=""), args)
 
     def worker(self, topics: Iterable[str], handler: "Handler", concurrency: int = 1, poll: float = 5.0,
