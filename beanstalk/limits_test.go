@@ -44,7 +44,7 @@ func TestMaxReservedOverBeanstalkd(t *testing.T) {
 	stats := w.do("stats-tube one\r\n")
 	// Each pop a limit held back counts: the reserve that timed out, and the
 	// waiting one's looks before the delete.
-	for _, want := range []string{"current-jobs-reserved: 1\n", "max-reserved: 1\n", "total-limited: "} {
+	for _, want := range []string{"current-jobs-reserved: 1\n", "max-reserved: 1\n", "total-limited: ", "limited-seconds: 0\n"} {
 		if !strings.Contains(stats, want) {
 			t.Errorf("stats-tube one lacks %q: %q", want, stats)
 		}

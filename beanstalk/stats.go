@@ -63,7 +63,7 @@ func (y *yaml) addLimits(t job.TopicStats) *yaml {
 		y.add("tokens", tokens)
 	}
 	if limited || t.Limited > 0 {
-		y.add("total-limited", t.Limited)
+		y.add("total-limited", t.Limited).add("limited-seconds", secs(t.LimitedTime))
 	}
 	return y
 }

@@ -250,6 +250,15 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	// heldBy is the topic whose limits first held this consumer back, and
+	// since when: the time it waited from then on counts in the topic's stats.
+	var heldBy string
+	var heldSince time.Time
+	defer func() {
+		if heldBy != "" {
+			d.noteHeld(ctx, heldBy, time.Since(heldSince))
+		}
+	}()
 	woke := ""
 	for {
 		// Register before looking, so a job made ready in between still wakes us.
@@ -264,6 +273,9 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 		if got.Job != nil {
 			d.handOn(w, woke, got)
 			return got, nil
+		}
+		if heldBy == "" && got.HeldBy != "" {
+			heldBy, heldSince = got.HeldBy, time.Now()
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
@@ -282,6 +294,16 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 		case <-ctx.Done():
 			return pool.Popped{}, ctx.Err()
 		}
+	}
+}
+
+// noteHeld adds the time a consumer's pop was held back by a topic's limits
+// to the topic's stats, best-effort: its consumer has its answer already.
+func (d *Dispatcher) noteHeld(ctx context.Context, topic string, held time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := d.pool.NoteHeld(ctx, topic, held); err != nil {
+		d.log.Debug("note the time a pop was held back", "topic", topic, "err", err)
 	}
 }
 

@@ -44,6 +44,11 @@ func TestFreedSlotWakesWaiterOnAnotherBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustWake(t, got, second, start, "the ack on the other broker")
+	// It was held back about 300 ms: the topic's stats count that time.
+	st, err := a.Dispatcher.TopicStats(ctx, "m")
+	if err != nil || st.LimitedTime < 250*time.Millisecond || st.LimitedTime > 2*time.Second {
+		t.Fatalf("the topic's time held back: %v, %v; want about 300ms", st.LimitedTime, err)
+	}
 }
 
 // A consumer waiting on a topic its rate holds back gets the next job when

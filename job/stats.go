@@ -25,18 +25,19 @@ type TopicStats struct {
 	PausedUntil                      time.Time // zero when not paused
 	Pause                            time.Duration
 	Jobs, Reserves, Deletes, Pauses  int64
-	Bytes                            int64       // of the bodies of its jobs, in any state
-	Discarded                        int64       // dropped to make room (discard_old_when_full)
-	Expired                          int64       // expired before delivery (removed, or moved by expire_to)
-	Children                         []string    // its fanout children (parent+child), sorted
-	Dead                             int64       // its dead jobs now
-	Failures, DeadTotal              int64       // failures (fails, TTRs run out); jobs that died
-	DeadRetried, DeadDropped         int64       // dead jobs retried; removed by dead_retention or max_dead
-	OldestReady                      time.Time   // created time of the next ready job; zero when none is ready
-	Created                          time.Time   // when the topic came to be, its counters from zero (zero: not noted)
-	Tokens                           int64       // whole tokens its rate has now (-1: no rate)
-	Limited                          int64       // pops held back by its rate or max_reserved while it had ready jobs
-	Settings                         TopicConfig // the effective ones (nil: none set)
+	Bytes                            int64         // of the bodies of its jobs, in any state
+	Discarded                        int64         // dropped to make room (discard_old_when_full)
+	Expired                          int64         // expired before delivery (removed, or moved by expire_to)
+	Children                         []string      // its fanout children (parent+child), sorted
+	Dead                             int64         // its dead jobs now
+	Failures, DeadTotal              int64         // failures (fails, TTRs run out); jobs that died
+	DeadRetried, DeadDropped         int64         // dead jobs retried; removed by dead_retention or max_dead
+	OldestReady                      time.Time     // created time of the next ready job; zero when none is ready
+	Created                          time.Time     // when the topic came to be, its counters from zero (zero: not noted)
+	Tokens                           int64         // whole tokens its rate has now (-1: no rate)
+	Limited                          int64         // looks of pops that found its ready jobs held back by its rate or max_reserved
+	LimitedTime                      time.Duration // what consumers' pops spent held back by its limits
+	Settings                         TopicConfig   // the effective ones (nil: none set)
 	Now                              time.Time
 }
 

@@ -32,8 +32,9 @@
 -- A pop reply is {'OK', more, job reply...} where more is 1 when the topic
 -- still has ready jobs (a TTR of 0 deletes the job as it is popped: state 0
 -- in the reply); in peek mode {'PEEK', topic, priority, member}; otherwise
--- {'EMPTY', ms until the earliest pause with ready jobs ends, or -1, and
--- that topic ('' none)}. Mode
+-- {'EMPTY', ms until the earliest pause with ready jobs ends, or -1, that
+-- topic ('' none), and the first topic whose limits held its ready jobs
+-- back ('' none)}. Mode
 -- 'first' takes the best job of the first topic that has one (gmq's order),
 -- 'best' the lowest (priority, id) among them all (beanstalkd's), 'peek' only
 -- says which job 'best' would take. Within a topic: lowest priority first,
@@ -376,7 +377,7 @@ end
 -- opens (its pause ends, its rate gives a token), or -1.
 local function choose(op, ts, mode, want)
   local open = {}
-  op.pause_wait, op.pause_topic = -1, ''
+  op.pause_wait, op.pause_topic, op.held_by = -1, '', ''
   local function wait_at_most(ms, t)
     if ms >= 0 and (op.pause_wait < 0 or ms < op.pause_wait) then op.pause_wait, op.pause_topic = ms, t.name end
   end
@@ -390,6 +391,7 @@ local function choose(op, ts, mode, want)
         open[#open + 1] = t
       elseif redis.call('ZCARD', t.ready) > 0 then
         count_topic(t, 'total_limited', 1) -- held back by a limit
+        if op.held_by == '' then op.held_by = t.name end
         wait_at_most(wait, t)
       end
     elseif redis.call('ZCARD', t.ready) > 0 then
@@ -492,7 +494,7 @@ local function pop_replies(pops)
     local r = op.reply -- a PEEK reply
     if not r then
       if op.got == 0 then
-        r = {'EMPTY', op.pause_wait, op.pause_topic}
+        r = {'EMPTY', op.pause_wait, op.pause_topic, op.held_by}
       elseif op.kind == 'pop_n' then
         local at = first_pick[op]
         r = {'JOBS', more_flag(picks[at + op.got - 1]), op.got}

@@ -272,6 +272,7 @@ const (
 	StatCreated
 	StatTokens
 	StatTotalLimited
+	StatLimitedMS
 	// TopicStatsLen is where the settings start.
 	TopicStatsLen
 )
@@ -304,4 +305,5 @@ var topicStats = [TopicStatsLen][2]string{
 	StatCreated:        {"S_CREATED", "ms the topic came to be, its counters from zero (0: not noted)"},
 	StatTokens:         {"S_TOKENS", "whole tokens its rate has now (-1: no rate; lib_limits.lua)"},
 	StatTotalLimited:   {"S_TOTAL_LIMITED", "looks of pops that found its ready jobs held back by its rate or max_reserved"},
+	StatLimitedMS:      {"S_LIMITED_MS", "ms consumers' pops spent held back by its limits (note_held.lua)"},
 }

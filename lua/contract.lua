@@ -105,7 +105,8 @@ local S_DEAD_DROPPED = 23 -- dead jobs dropped (dead_retention, max_dead)
 local S_CREATED = 24 -- ms the topic came to be, its counters from zero (0: not noted)
 local S_TOKENS = 25 -- whole tokens its rate has now (-1: no rate; lib_limits.lua)
 local S_TOTAL_LIMITED = 26 -- looks of pops that found its ready jobs held back by its rate or max_reserved
-local TOPIC_STATS_LEN = 26
+local S_LIMITED_MS = 27 -- ms consumers' pops spent held back by its limits (note_held.lua)
+local TOPIC_STATS_LEN = 27
 
 -- new_record is a record with every field unset; set them by name.
 local function new_record()

@@ -140,6 +140,8 @@ var (
 		[]string{"topic"}, nil)
 	limitedDesc = prometheus.NewDesc("gmq_topic_limited_total", "Looks of pops that found a topic's ready jobs held back by its rate or max_reserved (topics with a limit; a waiting consumer's each look counts).",
 		[]string{"topic"}, nil)
+	limitedTimeDesc = prometheus.NewDesc("gmq_topic_limited_seconds_total", "Time consumers' pops spent held back by a topic's rate or max_reserved (topics with a limit).",
+		[]string{"topic"}, nil)
 	topicsDesc      = prometheus.NewDesc("gmq_topics", "Topics known now.", nil, nil)
 	rttDesc         = prometheus.NewDesc("gmq_redis_rtt_seconds", "One round trip to Redis, measured at the scrape.", nil, nil)
 	connectionsDesc = prometheus.NewDesc("gmq_connections", "Clients of this broker connected now, by front end.", []string{"front_end"}, nil)
@@ -255,6 +257,7 @@ func (s *store) topic(t job.TopicStats, gauge, counter emit) {
 	}
 	if rated || most > 0 || t.Limited > 0 {
 		counter(limitedDesc, float64(t.Limited), t.Name)
+		counter(limitedTimeDesc, t.LimitedTime.Seconds(), t.Name)
 	}
 }
 

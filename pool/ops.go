@@ -22,6 +22,9 @@ type Popped struct {
 	// back gets its next token (0: none of either); WaitTopic is that topic.
 	PauseWait time.Duration
 	WaitTopic string
+	// HeldBy, when no job was found, is a topic whose rate or max_reserved
+	// held its ready jobs back ("": none did).
+	HeldBy string
 }
 
 // Pop reserves the best ready job of the first listed topic that has one: the
@@ -219,17 +222,21 @@ func (p *Pool) reserved(ctx context.Context, r []rueidis.RedisMessage) (*job.Job
 // opens (its pause ends, its rate gives a token): after wait (< 0: none),
 // topic.
 type opening struct {
-	wait  time.Duration
-	topic string
+	wait   time.Duration
+	topic  string
+	heldBy string // the first topic a limit held back (Popped.HeldBy)
 }
 
 var noOpening = opening{wait: -1}
 
 // sooner is o or the opening an EMPTY (or PEEK-less) reply names, whichever
-// comes first: {'EMPTY', ms, topic}.
+// comes first: {'EMPTY', ms, topic, held by}.
 func (o opening) sooner(reply []rueidis.RedisMessage) opening {
+	if o.heldBy == "" && len(reply) > 3 {
+		o.heldBy = strAt(reply, 3)
+	}
 	if x := time.Duration(intAt(reply, 1)) * time.Millisecond; x >= 0 && (o.wait < 0 || x < o.wait) {
-		return opening{wait: x, topic: strAt(reply, 2)}
+		o.wait, o.topic = x, strAt(reply, 2)
 	}
 	return o
 }
@@ -237,9 +244,9 @@ func (o opening) sooner(reply []rueidis.RedisMessage) opening {
 // popped is a pop that found no job, with o's opening.
 func (o opening) popped() Popped {
 	if o.wait < 0 {
-		return Popped{}
+		return Popped{HeldBy: o.heldBy}
 	}
-	return Popped{PauseWait: o.wait, WaitTopic: o.topic}
+	return Popped{PauseWait: o.wait, WaitTopic: o.topic, HeldBy: o.heldBy}
 }
 
 // AckAndPop acks a job (fenced by attempt when > 0) and pops the next job of
@@ -374,6 +381,15 @@ func (p *Pool) UpdateJob(ctx context.Context, id string, u job.Update) (*job.Job
 		body, given = *u.Body, "1"
 	}
 	return p.jobAfter(ctx, "update", id, 0, p.scripted(updateJobScript, delay, pri, body, given))
+}
+
+// NoteHeld adds d to the time consumers' pops were held back by topic's
+// limits (its stats' LimitedTime), unless the topic was forgotten meanwhile.
+func (p *Pool) NoteHeld(ctx context.Context, topic string, d time.Duration) error {
+	b := p.keys.bucketOf(topic)
+	err := noteHeldScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
+		[]string{p.opts.Origin, topic, strconv.FormatInt(d.Milliseconds(), 10)}).Error()
+	return wrapRedis("note held", err)
 }
 
 // jobAfter runs a transition on one job and reads the job its script returns.

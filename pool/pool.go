@@ -70,6 +70,7 @@ var (
 	touchScript              = newFunction("touch")
 	kickJobScript            = newFunction("kick_job")
 	updateJobScript          = newFunction("update_job")
+	noteHeldScript           = newFunction("note_held")
 	reserveJobScript         = newFunction("reserve_job")
 	kickScript               = newFunction("kick")
 	tickScript               = newFunction("tick")

@@ -154,7 +154,8 @@ func topicStats(topic string, r []rueidis.RedisMessage) job.TopicStats {
 		Children: strings.Fields(strAt(r, int(lua.StatChildren))),
 		Dead:     n(lua.StatDead), Failures: n(lua.StatTotalFailures), DeadTotal: n(lua.StatTotalDead),
 		DeadRetried: n(lua.StatDeadRetried), DeadDropped: n(lua.StatDeadDropped), Created: at(lua.StatCreated),
-		Tokens: n(lua.StatTokens), Limited: n(lua.StatTotalLimited)}
+		Tokens: n(lua.StatTokens), Limited: n(lua.StatTotalLimited),
+		LimitedTime: time.Duration(n(lua.StatLimitedMS)) * time.Millisecond}
 	if len(r) > int(lua.TopicStatsLen) {
 		s.Settings = make(job.TopicConfig, (len(r)-int(lua.TopicStatsLen))/2)
 		for i := int(lua.TopicStatsLen); i+1 < len(r); i += 2 {

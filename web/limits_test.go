@@ -34,8 +34,8 @@ func TestLimitSettingsOverHTTP(t *testing.T) {
 	if settings["rate"] != 2.5 || settings["burst"] != 3.0 || settings["max_reserved"] != 2.0 {
 		t.Errorf("settings %v", settings)
 	}
-	if st["tokens"] != 1.0 || st["total_limited"] != 1.0 || st["reserved"] != 2.0 {
-		t.Errorf("tokens %v, total_limited %v, reserved %v", st["tokens"], st["total_limited"], st["reserved"])
+	if st["tokens"] != 1.0 || st["total_limited"] != 1.0 || st["reserved"] != 2.0 || st["limited_seconds"] != 0.0 {
+		t.Errorf("tokens %v, total_limited %v, limited_seconds %v, reserved %v", st["tokens"], st["total_limited"], st["limited_seconds"], st["reserved"])
 	}
 	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"free","body":"x"}`)
 	if st := mustCall(t, 200, "GET", api+"/topics/free", ``); st["tokens"] != nil || st["total_limited"] != 0.0 {

@@ -70,7 +70,7 @@ func topicView(t job.TopicStats) gin.H {
 		"total_jobs": t.Jobs, "total_reserves": t.Reserves, "total_deletes": t.Deletes, "total_pauses": t.Pauses,
 		"bytes": t.Bytes, "total_discarded": t.Discarded, "total_expired": t.Expired, "children": nonNil(t.Children),
 		"dead": t.Dead, "total_failures": t.Failures, "total_dead": t.DeadTotal, "dead_retried": t.DeadRetried, "dead_dropped": t.DeadDropped, "ready_age": seconds(t.ReadyAge()),
-		"settings": settingsView(t.Settings), "total_limited": t.Limited,
+		"settings": settingsView(t.Settings), "total_limited": t.Limited, "limited_seconds": seconds(t.LimitedTime),
 	}
 	if tokens, ok := t.RateTokens(); ok {
 		v["tokens"] = tokens // only with a rate

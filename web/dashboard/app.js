@@ -303,7 +303,7 @@ function limits(s) {
 function flow(t) {
   const parts = [];
   if (t.tokens !== undefined) parts.push(t.tokens === 1 ? "1 token" : `${t.tokens} tokens`);
-  if (t.total_limited) parts.push(`${t.total_limited} pops held back`);
+  if (t.total_limited) parts.push(`held back ${duration(t.limited_seconds || 0)} (${t.total_limited} looks)`);
   return parts.join(" · ");
 }
 
