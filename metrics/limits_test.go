@@ -35,7 +35,7 @@ func TestLimitSeries(t *testing.T) {
 		{"gmq_topic_max_reserved", "few", 1},
 		{"gmq_topic_limited_total", "few", 1},
 		{"gmq_topic_limited_seconds_total", "few", 0}, // no consumer waited
-		{"gmq_topic_jobs", "few", 1}, // reserved, against the limit
+		{"gmq_topic_jobs", "few", 1},                  // reserved, against the limit
 	} {
 		labels := []string{"topic", c.topic}
 		if c.name == "gmq_topic_jobs" {
