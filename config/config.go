@@ -93,7 +93,9 @@ type Config struct {
 	KestrelAllowShutdown bool
 
 	// TopicDefaults ([topics]) are every topic's settings, and Topics
-	// ([topic.NAME]) each named topic's own, over the defaults (see
+	// ([topic.NAME]) each named topic's own, over the defaults; a NAME with
+	// '*' is a pattern, whose settings lie between the two for every topic
+	// it matches (job.PatternsFor) (see
 	// job.TopicConfig for the keys).
 	TopicDefaults job.TopicConfig
 	Topics        map[string]job.TopicConfig
@@ -418,7 +420,11 @@ func (c *Config) applyTopic(sec *ini.Section) error {
 		return c.applyAlias(sec)
 	case strings.HasPrefix(name, "topic."):
 		topic := strings.TrimPrefix(name, "topic.")
-		if err := job.ValidateTopic(topic); err != nil {
+		check := job.ValidateTopic
+		if job.IsTopicPattern(topic) { // [topic.crawl/*]: the settings of every topic it matches
+			check = job.ValidateTopicPattern
+		}
+		if err := check(topic); err != nil {
 			return fmt.Errorf("[%s]: %w", name, err)
 		}
 		if c.Topics == nil {

@@ -191,3 +191,31 @@ func TestConfIniListsEveryTopicSetting(t *testing.T) {
 		}
 	}
 }
+
+// [topic.PATTERN] sections: a name with '*' is a pattern, checked as a
+// topic name but for its '*'s.
+func TestTopicPatternSections(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		section, want string // want: "" parses, else the error says it
+	}{
+		{"[topic.crawl/*]\nmax_reserved = 3\n", ""},
+		{"[topic.*]\nrate = 2.5\n", ""},
+		{"[topic.crawl *]\nrate = 1\n", "topic pattern"},
+		{"[topic.crawl/*]\nrate = fast\n", "rate"},
+	} {
+		file := filepath.Join(dir, "c.ini")
+		if err := os.WriteFile(file, []byte(c.section), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(file)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: %v", c.section, err)
+		case c.want == "" && len(cfg.Topics) != 1:
+			t.Errorf("%q: topics %v", c.section, cfg.Topics)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%q: %v, want an error naming %q", c.section, err, c.want)
+		}
+	}
+}

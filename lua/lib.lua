@@ -43,9 +43,40 @@ local function bucket_defaults()
   end
   return default_settings
 end
+-- PATTERN starts the field of a topic pattern ([topic.crawl/*]) in the
+-- bucket's defaults: "@pattern GLOB" -> "setting=value ..." (topic_patterns.lua).
+local PATTERN = '@pattern '
+-- patterns returns the bucket's topic patterns, least specific first (the
+-- most characters besides '*' last, then by name: job.SortPatterns), each
+-- {re = its Lua pattern, settings}, read once per call.
+local bucket_patterns
+local function patterns()
+  if bucket_patterns then return bucket_patterns end
+  bucket_patterns = {}
+  for k, v in pairs(bucket_defaults()) do
+    if string.sub(k, 1, #PATTERN) == PATTERN then
+      local glob = string.sub(k, #PATTERN + 1)
+      local re = (string.gsub(glob, '[%^%$%(%)%%%.%[%]%+%-%?]', '%%%0'))
+      local p = {glob = glob, re = '^' .. (string.gsub(re, '%*', '.*')) .. '$', settings = {},
+                 rank = #glob - select(2, string.gsub(glob, '%*', ''))}
+      for word in string.gmatch(v, '%S+') do
+        local name, value = string.match(word, '^([^=]+)=(.*)$')
+        if name then p.settings[name] = value end
+      end
+      bucket_patterns[#bucket_patterns + 1] = p
+    end
+  end
+  table.sort(bucket_patterns, function(a, b)
+    if a.rank ~= b.rank then return a.rank < b.rank end
+    return a.glob < b.glob
+  end)
+  return bucket_patterns
+end
+
 -- topic_config returns topic t's effective settings (setting -> string):
--- the bucket's defaults, under the topic's conf.ini section ("file."), under
--- its run-time changes ("run."); a fanout child (parent+child) inherits its
+-- the bucket's defaults, under the patterns that match its name (the most
+-- specific on top), under its conf.ini section ("file."), under its
+-- run-time changes ("run."); a fanout child (parent+child) inherits its
 -- parent's two layers, under its own (kestrel's inheritance). Read once per
 -- script.
 local topic_settings
@@ -56,6 +87,11 @@ local function topic_config(t)
   c = {}
   for k, v in pairs(default_settings) do
     if string.sub(k, 1, 1) ~= '@' then c[k] = v end -- marks are not settings
+  end
+  for _, p in ipairs(patterns()) do
+    if string.find(t.name, p.re) then
+      for k, v in pairs(p.settings) do c[k] = v end
+    end
   end
   -- Most buckets have no topic with settings of its own: their defaults
   -- say so, and the topic's hash is not read.
@@ -202,7 +238,7 @@ end
 local function begin(keys, args)
   bind(keys, args)
   ORIGIN = args[1]
-  default_settings, topic_settings, clock = nil, renew(topic_settings), nil
+  default_settings, topic_settings, clock, bucket_patterns = nil, renew(topic_settings), nil, nil
   deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
   children_of, dropped_cids, limits_of = renew(children_of), renew(dropped_cids), renew(limits_of)
 end

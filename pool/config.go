@@ -19,24 +19,45 @@ const (
 	runLayer  = "run."
 )
 
+// patternField starts a topic pattern's field in a bucket's defaults
+// ("@pattern crawl/*" -> "rate=10 max_reserved=5"): lua/lib.lua PATTERN.
+const patternField = "@pattern "
+
 // TopicLayers are a topic's settings, layer by layer, and the result.
 type TopicLayers struct {
 	Defaults, File, Run, Effective job.TopicConfig
+	// Patterns are the settings of conf.ini's patterns that match the
+	// topic ([topic.crawl/*]), the most specific on top.
+	Patterns job.TopicConfig
 	// Parent is a fanout child's parent's own settings (its file and run
 	// layers), which the child inherits under its own; nil for other topics.
 	Parent job.TopicConfig
 }
 
-// ApplyTopicConfig writes conf.ini's topic settings: defaults into every
-// bucket's copy, each named topic's section into its file layer; topics
-// named before but not now lose their file layer. Run-time changes stay.
-// Each write is one script (settings.lua), so a push never sees a
+// ApplyTopicConfig writes conf.ini's topic settings: defaults and patterns
+// (a name with '*') into every bucket's copy, each named topic's section
+// into its file layer; topics named before but not now lose their file
+// layer, and patterns no longer named go. Run-time changes stay. Each write
+// is one script (settings.lua, topic_patterns.lua), so a push never sees a
 // half-written layer.
 func (p *Pool) ApplyTopicConfig(ctx context.Context, defaults job.TopicConfig, topics map[string]job.TopicConfig) error {
+	var patterns []string // glob, its settings as "setting=value" words, ...
+	for name, cfg := range topics {
+		if job.IsTopicPattern(name) {
+			words := make([]string, 0, len(cfg))
+			for k, v := range cfg {
+				words = append(words, k+"="+v)
+			}
+			patterns = append(patterns, name, strings.Join(words, " "))
+		}
+	}
 	for b := range p.opts.Buckets {
 		key := p.keys.buckets[b].defaults
 		if err := p.writeSettings(ctx, key, key, "", true, false, defaults); err != nil {
 			return wrapRedis("apply topic defaults", err)
+		}
+		if err := topicPatternsScript.Exec(ctx, p.client, []string{key}, patterns).Error(); err != nil {
+			return wrapRedis("apply topic patterns", err)
 		}
 	}
 	before, err := p.client.Do(ctx, p.client.B().Smembers().Key(p.keys.configured()).Build()).AsStrSlice()
@@ -48,9 +69,12 @@ func (p *Pool) ApplyTopicConfig(ctx context.Context, defaults job.TopicConfig, t
 		names[t] = true
 	}
 	for t := range topics {
-		names[t] = true
+		names[t] = !job.IsTopicPattern(t)
 	}
-	for t := range names {
+	for t, topic := range names {
+		if !topic {
+			continue // a pattern (written above)
+		}
 		if err := p.setLayer(ctx, t, fileLayer, topics[t], true); err != nil {
 			return err
 		}
@@ -111,16 +135,26 @@ func (p *Pool) TopicConfig(ctx context.Context, topic string) (TopicLayers, erro
 	if err != nil {
 		return TopicLayers{}, wrapRedis("topic settings", err)
 	}
-	for k := range defaults {
-		if strings.HasPrefix(k, "@") { // the bucket's marks (lua/lib.lua), not settings
+	patterns := map[string]job.TopicConfig{}
+	for k, v := range defaults {
+		if glob, ok := strings.CutPrefix(k, patternField); ok {
+			patterns[glob] = job.TopicConfig{}
+			for _, word := range strings.Fields(v) {
+				if name, value, ok := strings.Cut(word, "="); ok {
+					patterns[glob][name] = value
+				}
+			}
+		}
+		if strings.HasPrefix(k, "@") { // the bucket's marks and patterns (lua/lib.lua), not settings
 			delete(defaults, k)
 		}
 	}
-	l := TopicLayers{Defaults: defaults, File: job.TopicConfig{}, Run: job.TopicConfig{}}
+	l := TopicLayers{Defaults: defaults, File: job.TopicConfig{}, Run: job.TopicConfig{},
+		Patterns: job.PatternsFor(patterns, topic)}
 	if err := readLayers(res[1], l.File, l.Run); err != nil {
 		return TopicLayers{}, err
 	}
-	below := l.Defaults
+	below := l.Patterns.Over(l.Defaults)
 	if parent != topic {
 		file, run := job.TopicConfig{}, job.TopicConfig{}
 		if err := readLayers(res[2], file, run); err != nil {

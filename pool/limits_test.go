@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -88,5 +89,50 @@ func TestMaxReservedHoldsPops(t *testing.T) {
 	}
 	if st.Reserved != 2 || st.Limited != 1 || st.Tokens != -1 {
 		t.Fatalf("stats: reserved %d, limited %d, tokens %d", st.Reserved, st.Limited, st.Tokens)
+	}
+}
+
+// A pattern's settings ([topic.crawl/*]) hold for every topic it matches, in
+// every bucket, the most specific on top and each topic's own above them;
+// a reload without it takes it away.
+func TestTopicPatterns(t *testing.T) {
+	p, ctx := newPool(t)
+	conf := map[string]job.TopicConfig{
+		"crawl/*":    {"max_reserved": "1", "rate": "1000"},
+		"crawl/big*": {"max_reserved": "2"},
+		"crawl/big1": {"burst": "3"},
+		"v.1$(x)*":   {"max_reserved": "1"}, // Lua's magic characters, matched as themselves
+	}
+	if err := p.ApplyTopicConfig(ctx, job.TopicConfig{"max_items": "100"}, conf); err != nil {
+		t.Fatal(err)
+	}
+	l, err := p.TopicConfig(ctx, "crawl/big1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := job.TopicConfig{"max_items": "100", "max_reserved": "2", "rate": "1000", "burst": "3"}
+	if !reflect.DeepEqual(l.Effective, want) || l.Patterns["max_reserved"] != "2" || len(l.Defaults) != 1 {
+		t.Fatalf("crawl/big1's layers: %+v", l)
+	}
+	for topic, most := range map[string]int{"crawl/a": 1, "crawl/big1": 2, "other": 4, "v.1$(x)a": 1, "vx1$(x)a": 4} {
+		for range 4 {
+			mustPush(t, p, ctx, job.Spec{Topic: topic, Body: "x", TTR: time.Minute})
+		}
+		got := 0
+		for mustPop(t, p, ctx, topic) != nil {
+			got++
+		}
+		if got != most {
+			t.Errorf("%s: %d pops before its limit held them back, want %d", topic, got, most)
+		}
+	}
+	if err := p.ApplyTopicConfig(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := p.TopicConfig(ctx, "crawl/a"); err != nil || len(l.Effective) != 0 || len(l.Patterns) != 0 {
+		t.Fatalf("after a reload without patterns: %+v %v", l, err)
+	}
+	if mustPop(t, p, ctx, "crawl/a") == nil {
+		t.Fatal("crawl/a is still held back after its pattern went")
 	}
 }

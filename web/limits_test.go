@@ -2,6 +2,10 @@ package web_test
 
 import (
 	"testing"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/job"
 )
 
 // A topic's rate, burst and max_reserved are set like its other settings,
@@ -40,5 +44,18 @@ func TestLimitSettingsOverHTTP(t *testing.T) {
 	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"free","body":"x"}`)
 	if st := mustCall(t, 200, "GET", api+"/topics/free", ``); st["tokens"] != nil || st["total_limited"] != 0.0 {
 		t.Errorf("a topic without limits shows tokens %v, total_limited %v", st["tokens"], st["total_limited"])
+	}
+}
+
+// A topic's config shows the conf.ini patterns that match it.
+func TestTopicConfigShowsPatterns(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.Topics = map[string]job.TopicConfig{"crawl/*": {"max_reserved": "1"}}
+	})
+	got := mustCall(t, 200, "GET", b.URL+"/api/v1/topics/crawl%2Fsite/config", ``)
+	patterns, _ := got["patterns"].(map[string]any)
+	settings, _ := got["settings"].(map[string]any)
+	if patterns["max_reserved"] != 1.0 || settings["max_reserved"] != 1.0 {
+		t.Fatalf("crawl/site's config: %v", got)
 	}
 }

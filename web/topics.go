@@ -124,7 +124,7 @@ func (s *Server) topicConfig(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, gin.H{"topic": c.Param("topic"), "settings": settingsView(l.Effective),
-		"defaults": settingsView(l.Defaults), "file": settingsView(l.File), "run": settingsView(l.Run)}, nil
+		"defaults": settingsView(l.Defaults), "patterns": settingsView(l.Patterns), "file": settingsView(l.File), "run": settingsView(l.Run)}, nil
 }
 
 // setTopicConfig changes settings at run time, for every broker at once:
