@@ -423,6 +423,9 @@ func (c *Config) applyTopic(sec *ini.Section) error {
 		check := job.ValidateTopic
 		if job.IsTopicPattern(topic) { // [topic.crawl/*]: the settings of every topic it matches
 			check = job.ValidateTopicPattern
+			if c.Topics[topic] == nil && c.countPatterns() >= job.MaxTopicPatterns {
+				return fmt.Errorf("[%s]: more than %d topic patterns (each is matched on every call that reads settings)", name, job.MaxTopicPatterns)
+			}
 		}
 		if err := check(topic); err != nil {
 			return fmt.Errorf("[%s]: %w", name, err)
@@ -445,6 +448,17 @@ func (c *Config) applyTopic(sec *ini.Section) error {
 		into[k.Name()] = v
 	}
 	return nil
+}
+
+// countPatterns is how many topic patterns c holds.
+func (c *Config) countPatterns() int {
+	n := 0
+	for name := range c.Topics {
+		if job.IsTopicPattern(name) {
+			n++
+		}
+	}
+	return n
 }
 
 // applyAlias reads [alias.NAME]: destinations, a comma-separated list of

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -203,6 +204,7 @@ func TestTopicPatternSections(t *testing.T) {
 		{"[topic.*]\nrate = 2.5\n", ""},
 		{"[topic.crawl *]\nrate = 1\n", "topic pattern"},
 		{"[topic.crawl/*]\nrate = fast\n", "rate"},
+		{strings.Repeat("[topic.p*]\nrate = 1\n", 2) + manyPatterns(64), "more than 64 topic patterns"},
 	} {
 		file := filepath.Join(dir, "c.ini")
 		if err := os.WriteFile(file, []byte(c.section), 0o644); err != nil {
@@ -218,4 +220,13 @@ func TestTopicPatternSections(t *testing.T) {
 			t.Errorf("%q: %v, want an error naming %q", c.section, err, c.want)
 		}
 	}
+}
+
+// manyPatterns is n [topic.pN*] sections.
+func manyPatterns(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("[topic.q" + strconv.Itoa(i) + "*]\nrate = 1\n")
+	}
+	return b.String()
 }

@@ -35,7 +35,17 @@ func (d *Dispatcher) SetTopicConfig(ctx context.Context, topic string, changes j
 		}
 		checked[k] = c
 	}
-	return d.pool.SetTopicConfig(ctx, topic, checked)
+	if err := d.pool.SetTopicConfig(ctx, topic, checked); err != nil {
+		return err
+	}
+	// A limit raised or lifted lets the consumers it held back take jobs
+	// now: wake them, here and on every broker (best-effort: at worst they
+	// wait for their next look).
+	d.waiters.notify(topic, d.waiters.len())
+	if err := d.pool.WakeEveryone(ctx, topic); err != nil {
+		d.log.Debug("wake the consumers of a topic whose settings changed", "topic", topic, "err", err)
+	}
+	return nil
 }
 
 // ApplyTopicConfig writes conf.ini's topic settings for every broker (at
@@ -45,5 +55,6 @@ func (d *Dispatcher) ApplyTopicConfig(ctx context.Context, defaults job.TopicCon
 		return fmt.Errorf("topic settings: %w", err)
 	}
 	d.rememberTopicConfig(defaults, topics)
+	d.waiters.notifyAll() // a limit may have been raised: its waiters look again
 	return nil
 }

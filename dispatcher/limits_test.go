@@ -75,3 +75,33 @@ func TestRateWakesWaiterAtTheNextToken(t *testing.T) {
 		}
 	}
 }
+
+// A limit raised at run time wakes the consumers it held back, on every
+// broker, instead of leaving them to their timeout.
+func TestRaisedLimitWakesWaiters(t *testing.T) {
+	a := broker(t)
+	b := brokertest.Start(t, brokertest.Redis(), nil)
+	ctx := context.Background()
+	if err := a.Dispatcher.SetTopicConfig(ctx, "raise", job.TopicConfig{"max_reserved": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	push(t, a, job.Spec{Topic: "raise", Body: "1", TTR: time.Minute})
+	second := push(t, a, job.Spec{Topic: "raise", Body: "2", TTR: time.Minute})
+	if j, err := a.Dispatcher.Pop(ctx, []string{"raise"}, 0); err != nil || j == nil {
+		t.Fatalf("pop: %+v %v", j, err)
+	}
+	got := make(chan *job.Job, 1)
+	go func() {
+		j, err := b.Dispatcher.Pop(ctx, []string{"raise"}, 5*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- j
+	}()
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	if err := a.Dispatcher.SetTopicConfig(ctx, "raise", job.TopicConfig{"max_reserved": "5"}); err != nil {
+		t.Fatal(err)
+	}
+	mustWake(t, got, second, start, "max_reserved raised on the other broker")
+}

@@ -12,6 +12,10 @@ import (
 // of several that match, the most specific (the most characters besides
 // '*') lies on top (lua/lib.lua topic_config does the same).
 
+// MaxTopicPatterns bounds conf.ini's patterns: every script call that reads
+// a topic's settings matches the name against each of them.
+const MaxTopicPatterns = 64
+
 // IsTopicPattern says whether name is a pattern (has a '*').
 func IsTopicPattern(name string) bool { return strings.Contains(name, "*") }
 
@@ -19,6 +23,9 @@ func IsTopicPattern(name string) bool { return strings.Contains(name, "*") }
 func ValidateTopicPattern(pattern string) error {
 	if !IsTopicPattern(pattern) {
 		return fmt.Errorf("%w: topic pattern %q has no '*'", ErrInvalid, pattern)
+	}
+	if i := topicBytes.firstOutside(strings.ReplaceAll(pattern, "*", "x")); i >= 0 {
+		return fmt.Errorf("%w: topic pattern %q has a character outside A-Za-z0-9-+/;.$_() and '*' at byte %d", ErrInvalid, pattern, i)
 	}
 	if err := ValidateTopic(strings.ReplaceAll(pattern, "*", "x")); err != nil {
 		return fmt.Errorf("topic pattern %q: %w", pattern, err)

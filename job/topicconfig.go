@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // TopicConfig is a topic's settings, or a layer of them (conf.ini's defaults
@@ -63,7 +64,7 @@ var topicSettings = map[string]func(string) (string, error){
 	"max_fanout":            wholeNumber,
 	"fanout_on_read":        boolean,
 	"rate":                  rate,
-	"burst":                 wholeNumber,
+	"burst":                 burst,
 	"max_reserved":          wholeNumber,
 }
 
@@ -131,16 +132,34 @@ func seconds(v string) (string, error) {
 
 // MaxRate bounds a topic's rate: a million deliveries a second is beyond
 // what one Redis serves, and keeps the scripts' token arithmetic exact.
-const MaxRate = 1e6
+// MinRate is the slowest but none: one delivery in about 11.6 days (a
+// smaller number, 1e-400, would read as 0, which is no limit at all).
+const (
+	MaxRate = 1e6
+	MinRate = 1e-6
+)
 
-// rate is deliveries a second, a decimal from 0 to MaxRate, kept in Go's
-// shortest form ("0.5", "100").
+// rate is deliveries a second, 0 (no limit) or a decimal from MinRate to
+// MaxRate, kept in Go's shortest form ("0.5", "100").
 func rate(v string) (string, error) {
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f > MaxRate {
-		return "", fmt.Errorf("want deliveries a second, a number from 0 to %d", int64(MaxRate))
+	mantissa, _, _ := strings.Cut(strings.ToLower(v), "e")
+	if err != nil || math.IsNaN(f) || f > MaxRate || f < 0 || (f < MinRate && strings.ContainsAny(mantissa, "123456789")) {
+		return "", fmt.Errorf("want deliveries a second: 0 (no limit) or a number from %g to %d", MinRate, int64(MaxRate))
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64), nil
+}
+
+// MaxBurst bounds a topic's burst: tokens stay exact in the scripts' numbers.
+const MaxBurst = 1_000_000_000
+
+// burst is a whole number of tokens, 0 to MaxBurst (0 is taken as 1).
+func burst(v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > MaxBurst {
+		return "", fmt.Errorf("want a whole number from 0 to %d", MaxBurst)
+	}
+	return strconv.FormatInt(n, 10), nil
 }
 
 func topicName(v string) (string, error) {

@@ -17,6 +17,12 @@ func TestCheckTopicSetting(t *testing.T) {
 		{"rate", "0", "0", true},
 		{"rate", "1000000", "1000000", true},
 		{"rate", "1000000.5", "", false},
+		{"rate", "0.000001", "0.000001", true},
+		{"rate", "0.0000001", "", false},
+		{"rate", "1e-400", "", false}, // reads as 0: no limit, which it does not mean
+		{"rate", "0e5", "0", true},
+		{"burst", "1000000000", "1000000000", true},
+		{"burst", "1000000001", "", false},
 		{"rate", "-1", "", false},
 		{"rate", "NaN", "", false},
 		{"rate", "fast", "", false},

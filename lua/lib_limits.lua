@@ -54,7 +54,8 @@ local function room(l, take)
   if l.most > 0 and not take then n = l.most - l.reserved - l.reserving end
   if l.rate > 0 then
     local tokens = l.tokens - l.picked
-    if n > 0 and tokens < 1 then wait = math.ceil((1 - tokens) * 1000 / l.rate) end
+    -- At most a day: a rate's wait past that is one more look, no harm.
+    if n > 0 and tokens < 1 then wait = math.min(math.ceil((1 - tokens) * 1000 / l.rate), 86400000) end
     n = math.min(n, math.floor(tokens))
   end
   return math.max(n, 0), wait

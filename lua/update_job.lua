@@ -6,6 +6,7 @@
 -- ARGV: origin, member, topic, delay ms ('' unchanged), priority (''
 -- unchanged), body ('' with body_given '' unchanged), body_given ('1': set
 -- the body, even to '').
+-- A job whose expiry passed (no sweep removed it yet) is expired now.
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE',
 -- state}, or the topic's limits' refusal of the new body: {'TOO_BIG',
 -- max_item_size} or {'FULL', 'max_size', the limit}.
@@ -15,6 +16,10 @@ local job, err = fetch(member, ARGV[3], 0)
 if not job then return err end
 local from = job[F_STATE]
 if from ~= READY and from ~= DELAYED then return {'STATE', from} end
+if (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now_ms() then
+  expire_job(t, member, job, now_ms()) -- its time ran out before a sweep found it: gone, as for a pop
+  return {'NOT_FOUND'}
+end
 local delay, pri, body, new_body = ARGV[4], ARGV[5], ARGV[6], ARGV[7] == '1'
 
 if new_body then

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +103,9 @@ func TestTopicPatterns(t *testing.T) {
 		"crawl/big*": {"max_reserved": "2"},
 		"crawl/big1": {"burst": "3"},
 		"v.1$(x)*":   {"max_reserved": "1"}, // Lua's magic characters, matched as themselves
+		// Several '*'s and a long name that misses them: a backtracking match
+		// took Redis seconds (a new topic's push, its pops, its timer).
+		"*_*_*_*_*_dlq": {"max_reserved": "1"},
 	}
 	if err := p.ApplyTopicConfig(ctx, job.TopicConfig{"max_items": "100"}, conf); err != nil {
 		t.Fatal(err)
@@ -125,6 +129,12 @@ func TestTopicPatterns(t *testing.T) {
 		if got != most {
 			t.Errorf("%s: %d pops before its limit held them back, want %d", topic, got, most)
 		}
+	}
+	long := strings.Repeat("_", 190)
+	start := time.Now()
+	mustPush(t, p, ctx, job.Spec{Topic: long, Body: "x", TTR: time.Minute})
+	if mustPop(t, p, ctx, long) == nil || time.Since(start) > 500*time.Millisecond {
+		t.Errorf("a push and a pop of a 190-byte name that misses a pattern of five '*'s took %v", time.Since(start))
 	}
 	if err := p.ApplyTopicConfig(ctx, nil, nil); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -381,6 +382,21 @@ func (p *Pool) UpdateJob(ctx context.Context, id string, u job.Update) (*job.Job
 		body, given = *u.Body, "1"
 	}
 	return p.jobAfter(ctx, "update", id, 0, p.scripted(updateJobScript, delay, pri, body, given))
+}
+
+// WakeEveryone asks every broker's consumers waiting on topic to look
+// again (a wake-up from origin '*', which the sender acts on too: lua/lib.lua
+// EVERYONE), when some broker has consumers waiting there.
+func (p *Pool) WakeEveryone(ctx context.Context, topic string) error {
+	channel, err := p.client.Do(ctx, p.client.B().Get().Key(p.keys.waiting(topic)).Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		return nil
+	}
+	if err != nil {
+		return wrapRedis("wake", err)
+	}
+	msg := "* " + strconv.Itoa(math.MaxInt32) + " " + topic
+	return wrapRedis("wake", p.client.Do(ctx, p.client.B().Publish().Channel(channel).Message(msg).Build()).Error())
 }
 
 // NoteHeld adds d to the time consumers' pops were held back by topic's

@@ -59,3 +59,19 @@ func TestUpdateJob(t *testing.T) {
 		t.Fatalf("the store after the updates: %v %v", problems, err)
 	}
 }
+
+// A job whose time ran out before a sweep found it is expired by an update,
+// as by a pop: it is not there to change.
+func TestUpdateOfExpiredJob(t *testing.T) {
+	p, ctx := newPool(t)
+	id := num(mustPush(t, p, ctx, job.Spec{Topic: "xp", Body: "x", TTR: time.Minute, Expires: time.Now().Add(100 * time.Millisecond)}))
+	time.Sleep(200 * time.Millisecond)
+	pri := uint32(7)
+	if _, err := p.UpdateJob(ctx, id, job.Update{Priority: &pri}); !errors.Is(err, job.ErrNotFound) {
+		t.Fatalf("update of an expired job: %v, want not found", err)
+	}
+	st, err := p.TopicStats(ctx, "xp")
+	if err != nil || st.Ready != 0 || st.Expired != 1 {
+		t.Fatalf("after the update: ready %d, expired %d, %v", st.Ready, st.Expired, err)
+	}
+}
