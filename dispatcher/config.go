@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/pool"
@@ -57,4 +58,14 @@ func (d *Dispatcher) ApplyTopicConfig(ctx context.Context, defaults job.TopicCon
 	d.rememberTopicConfig(defaults, topics)
 	d.waiters.notifyAll() // a limit may have been raised: its waiters look again
 	return nil
+}
+
+// noteHeld adds the time a consumer's pop was held back by a topic's limits
+// to the topic's stats, best-effort: its consumer has its answer already.
+func (d *Dispatcher) noteHeld(ctx context.Context, topic string, held time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := d.pool.NoteHeld(ctx, topic, held); err != nil {
+		d.log.Debug("note the time a pop was held back", "topic", topic, "err", err)
+	}
 }

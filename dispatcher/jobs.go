@@ -297,16 +297,6 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 	}
 }
 
-// noteHeld adds the time a consumer's pop was held back by a topic's limits
-// to the topic's stats, best-effort: its consumer has its answer already.
-func (d *Dispatcher) noteHeld(ctx context.Context, topic string, held time.Duration) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	if err := d.pool.NoteHeld(ctx, topic, held); err != nil {
-		d.log.Debug("note the time a pop was held back", "topic", topic, "err", err)
-	}
-}
-
 // handOn passes on wake-ups a successful pop did not use: one meant for
 // another of its topics, and the news that its topic has more ready jobs.
 func (d *Dispatcher) handOn(w *waiter, woke string, got pool.Popped) {
@@ -507,28 +497,6 @@ func (d *Dispatcher) placed(j *job.Job) {
 	case job.Delayed:
 		d.nudge(j.Topic, j.Due, j.Now)
 	}
-}
-
-// UpdateJob changes a ready or delayed job's delay, priority or body and
-// returns it as it now is.
-func (d *Dispatcher) UpdateJob(ctx context.Context, id string, u job.Update) (*job.Job, error) {
-	if err := d.allow("update", writing); err != nil {
-		return nil, err
-	}
-	switch {
-	case u.Empty():
-		return nil, fmt.Errorf("%w: nothing to change: give a delay, a priority or a body", job.ErrInvalid)
-	case u.Body != nil && len(*u.Body) > d.opts.MaxBody:
-		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", job.ErrTooBig, len(*u.Body), d.opts.MaxBody)
-	case u.Delay != nil && (*u.Delay < 0 || *u.Delay > job.MaxSeconds*time.Second):
-		return nil, fmt.Errorf("%w: delay must be from 0 to %d seconds", job.ErrInvalid, int64(job.MaxSeconds))
-	}
-	j, err := d.pool.UpdateJob(ctx, id, u)
-	if err != nil {
-		return nil, err
-	}
-	d.placed(j)
-	return j, nil
 }
 
 // KickJob makes a buried or delayed job ready and returns it.

@@ -3,7 +3,6 @@ package pool
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -219,37 +218,6 @@ func (p *Pool) reserved(ctx context.Context, r []rueidis.RedisMessage) (*job.Job
 	return j, nil
 }
 
-// opening is when the first of a pop's topics that held ready jobs back
-// opens (its pause ends, its rate gives a token): after wait (< 0: none),
-// topic.
-type opening struct {
-	wait   time.Duration
-	topic  string
-	heldBy string // the first topic a limit held back (Popped.HeldBy)
-}
-
-var noOpening = opening{wait: -1}
-
-// sooner is o or the opening an EMPTY (or PEEK-less) reply names, whichever
-// comes first: {'EMPTY', ms, topic, held by}.
-func (o opening) sooner(reply []rueidis.RedisMessage) opening {
-	if o.heldBy == "" && len(reply) > 3 {
-		o.heldBy = strAt(reply, 3)
-	}
-	if x := time.Duration(intAt(reply, 1)) * time.Millisecond; x >= 0 && (o.wait < 0 || x < o.wait) {
-		o.wait, o.topic = x, strAt(reply, 2)
-	}
-	return o
-}
-
-// popped is a pop that found no job, with o's opening.
-func (o opening) popped() Popped {
-	if o.wait < 0 {
-		return Popped{HeldBy: o.heldBy}
-	}
-	return Popped{PauseWait: o.wait, WaitTopic: o.topic, HeldBy: o.heldBy}
-}
-
 // AckAndPop acks a job (fenced by attempt when > 0) and pops the next job of
 // topics in the consumer's order. When every topic is in the job's bucket it
 // is one script; otherwise an ack, then a pop. A pop that would make a
@@ -382,30 +350,6 @@ func (p *Pool) UpdateJob(ctx context.Context, id string, u job.Update) (*job.Job
 		body, given = *u.Body, "1"
 	}
 	return p.jobAfter(ctx, "update", id, 0, p.scripted(updateJobScript, delay, pri, body, given))
-}
-
-// WakeEveryone asks every broker's consumers waiting on topic to look
-// again (a wake-up from origin '*', which the sender acts on too: lua/lib.lua
-// EVERYONE), when some broker has consumers waiting there.
-func (p *Pool) WakeEveryone(ctx context.Context, topic string) error {
-	channel, err := p.client.Do(ctx, p.client.B().Get().Key(p.keys.waiting(topic)).Build()).ToString()
-	if rueidis.IsRedisNil(err) {
-		return nil
-	}
-	if err != nil {
-		return wrapRedis("wake", err)
-	}
-	msg := "* " + strconv.Itoa(math.MaxInt32) + " " + topic
-	return wrapRedis("wake", p.client.Do(ctx, p.client.B().Publish().Channel(channel).Message(msg).Build()).Error())
-}
-
-// NoteHeld adds d to the time consumers' pops were held back by topic's
-// limits (its stats' LimitedTime), unless the topic was forgotten meanwhile.
-func (p *Pool) NoteHeld(ctx context.Context, topic string, d time.Duration) error {
-	b := p.keys.bucketOf(topic)
-	err := noteHeldScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.opts.Origin, topic, strconv.FormatInt(d.Milliseconds(), 10)}).Error()
-	return wrapRedis("note held", err)
 }
 
 // jobAfter runs a transition on one job and reads the job its script returns.

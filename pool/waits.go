@@ -1,0 +1,69 @@
+package pool
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// What a pop that found no job tells its waiting consumer (when a topic
+// opens: a pause's end, a rate's next token; which topic's limits held it
+// back), and the wake-ups and stats of consumers that wait.
+
+// opening is when the first of a pop's topics that held ready jobs back
+// opens (its pause ends, its rate gives a token): after wait (< 0: none),
+// topic.
+type opening struct {
+	wait   time.Duration
+	topic  string
+	heldBy string // the first topic a limit held back (Popped.HeldBy)
+}
+
+var noOpening = opening{wait: -1}
+
+// sooner is o or the opening an EMPTY (or PEEK-less) reply names, whichever
+// comes first: {'EMPTY', ms, topic, held by}.
+func (o opening) sooner(reply []rueidis.RedisMessage) opening {
+	if o.heldBy == "" && len(reply) > 3 {
+		o.heldBy = strAt(reply, 3)
+	}
+	if x := time.Duration(intAt(reply, 1)) * time.Millisecond; x >= 0 && (o.wait < 0 || x < o.wait) {
+		o.wait, o.topic = x, strAt(reply, 2)
+	}
+	return o
+}
+
+// popped is a pop that found no job, with o's opening.
+func (o opening) popped() Popped {
+	if o.wait < 0 {
+		return Popped{HeldBy: o.heldBy}
+	}
+	return Popped{PauseWait: o.wait, WaitTopic: o.topic, HeldBy: o.heldBy}
+}
+
+// WakeEveryone asks every broker's consumers waiting on topic to look
+// again (a wake-up from origin '*', which the sender acts on too: lua/lib.lua
+// EVERYONE), when some broker has consumers waiting there.
+func (p *Pool) WakeEveryone(ctx context.Context, topic string) error {
+	channel, err := p.client.Do(ctx, p.client.B().Get().Key(p.keys.waiting(topic)).Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		return nil
+	}
+	if err != nil {
+		return wrapRedis("wake", err)
+	}
+	msg := "* " + strconv.Itoa(math.MaxInt32) + " " + topic
+	return wrapRedis("wake", p.client.Do(ctx, p.client.B().Publish().Channel(channel).Message(msg).Build()).Error())
+}
+
+// NoteHeld adds d to the time consumers' pops were held back by topic's
+// limits (its stats' LimitedTime), unless the topic was forgotten meanwhile.
+func (p *Pool) NoteHeld(ctx context.Context, topic string, d time.Duration) error {
+	b := p.keys.bucketOf(topic)
+	err := noteHeldScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
+		[]string{p.opts.Origin, topic, strconv.FormatInt(d.Milliseconds(), 10)}).Error()
+	return wrapRedis("note held", err)
+}
