@@ -176,6 +176,8 @@ export class Client {
   release(job: JobRef, options?: CallOptions & { delay?: number; priority?: number }): Promise<Job>;
   /** Parks a popped job until it is kicked. */
   bury(job: JobRef, options?: CallOptions & { priority?: number }): Promise<Job>;
+  /** Changes a waiting (ready or delayed) job in place: delay (seconds from now; 0: ready at once), priority, body. A reserved one: GmqError 409. */
+  update(job: JobRef, changes?: CallOptions & { delay?: number; priority?: number; body?: string }): Promise<Job>;
   /** A job in any state, or null when gmq does not know it. */
   getJob(id: string, options?: CallOptions): Promise<Job | null>;
   /** Starts a worker: see Worker. */

@@ -221,6 +221,19 @@ export class Client {
   }
 
   /**
+   * update changes a waiting (ready or delayed) job in place, the fields
+   * given: its delay (seconds from now; 0: ready at once), priority or body.
+   * Returns the job as it now is; a reserved, buried or dead job is not
+   * changed: a GmqError with status 409.
+   * @param {string | {id: string}} job
+   * @param {{delay?: number, priority?: number, body?: string, signal?: AbortSignal}} [changes]
+   */
+  async update(job, { delay, priority, body, signal } = {}) {
+    const payload = { delay, priority, body };
+    return ok(await this.#t.call({ method: 'PATCH', path: jobPath(jobRef(job).id), payload, signal }), 200);
+  }
+
+  /**
    * getJob returns a job in any state (its failures and last_error too), or
    * null when gmq does not know it.
    * @param {string} id

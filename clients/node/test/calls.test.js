@@ -117,6 +117,18 @@ test('touch, release, bury', { skip: noBroker }, async () => {
   assert.equal(await c.pop(t), null);
 });
 
+test('update a waiting job', { skip: noBroker }, async () => {
+  const t = topic('update');
+  const id = await c.push(t, 'draft', { delay: 3600, priority: 10 });
+  const job = await c.update(id, { delay: 0, priority: 1, body: 'final' });
+  assert.equal(job.state, 'ready');
+  assert.equal(job.priority, 1);
+  assert.equal(job.body, 'final');
+  const popped = await popOne(t);
+  assert.equal(popped.id, id);
+  await assert.rejects(c.update(popped, { priority: 5 }), (err) => err.status === 409 && err.message.startsWith(`update "${id}"`));
+});
+
 test("an unknown job's action is a GmqError with gmq's reason", { skip: noBroker }, async () => {
   await assert.rejects(c.ack({ id: 'nobody', attempt: 1 }), (err) => {
     assert.ok(err instanceof GmqError);
