@@ -230,7 +230,10 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 // The example alert rules and Grafana dashboard in docs/ name only metrics
 // gmq has.
 func TestDocsNameRealMetrics(t *testing.T) {
-	b := brokertest.Fresh(t, func(c *config.Config) { c.MetricsCache = 0 })
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.MetricsCache = 0
+		c.Topics = map[string]job.TopicConfig{"t": {"rate": "10", "max_reserved": "5"}} // the flow-control series too
+	})
 	if _, err := b.Broker.Dispatcher().Push(t.Context(), job.Spec{Topic: "t", Body: "x"}); err != nil {
 		t.Fatal(err)
 	}
