@@ -218,6 +218,44 @@ func (s *Service) Fail(args FailArgs, reply *string) error {
 	return nil
 }
 
+// UpdateArgs change a waiting job: {"id": "...", "delay", "priority",
+// "body"}, the fields given (as HTTP's PATCH /api/v1/jobs/{id}).
+type UpdateArgs struct {
+	ID     string
+	Update job.Update
+	err    error // returned by Update, so the client gets it as the call's error
+}
+
+func (a *UpdateArgs) UnmarshalJSON(data []byte) error {
+	f, err := jobjson.Decode(data)
+	if err == nil {
+		a.ID, _, err = f.Str("id")
+	}
+	if err == nil {
+		a.Update, err = f.Update("Service.Update", "id")
+	}
+	a.err = err
+	return nil
+}
+
+// Update changes a ready or delayed job's delay (seconds from now; 0:
+// ready at once), priority or body in one step. The result is the job's
+// state after it ("ready" or "delayed"); a reserved, buried or dead job is
+// not changed (an error saying its state).
+func (s *Service) Update(args UpdateArgs, reply *string) error {
+	if args.err != nil {
+		return args.err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
+	defer cancel()
+	j, err := s.d.UpdateJob(ctx, args.ID, args.Update)
+	if err != nil {
+		return inClientTerms("update", args.ID, err)
+	}
+	*reply = j.State.String()
+	return nil
+}
+
 // inClientTerms words an expected outcome of a call on one job with the
 // client's verb and id (`ack "order-42": not found`), not the store's
 // (`delete job 40: ...`); any other error is passed on as it is. The client

@@ -156,3 +156,26 @@ func dialRPC(t *testing.T, addr string) *rpc.Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// Service.Update changes a waiting job as HTTP's PATCH does.
+func TestUpdateOverRPC(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	c := dialRPC(t, b.RPCAddr)
+	var reply string
+	if err := c.Call("Service.Push", map[string]string{"id": "up_1", "topic": "up", "body": "draft", "delay": "3600"}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call("Service.Update", map[string]any{"id": "up_1", "delay": 0, "priority": 1, "body": "final"}, &reply); err != nil || reply != "ready" {
+		t.Fatalf("update: %q %v", reply, err)
+	}
+	var job map[string]string
+	if err := c.Call("Service.Pop", []string{"up"}, &job); err != nil || job["id"] != "up_1" || job["body"] != "final" || job["priority"] != "1" {
+		t.Fatalf("pop after the update: %v %v", job, err)
+	}
+	if err := c.Call("Service.Update", map[string]any{"id": "up_1", "priority": 5}, &reply); err == nil || err.Error() != `update "up_1": the job is reserved` {
+		t.Fatalf("update of a reserved job: %v", err)
+	}
+	if err := c.Call("Service.Update", map[string]any{"id": "up_1", "ttr": 5}, &reply); err == nil || !strings.Contains(err.Error(), "ttr") {
+		t.Fatalf("an unknown field: %v", err)
+	}
+}

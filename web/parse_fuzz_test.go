@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gmq/gmq/job"
 )
@@ -96,6 +97,29 @@ func FuzzParseJobCall(f *testing.F) {
 			if c.Attempt < 0 || c.Delay < 0 || (c.Priority < 0 && c.Priority != job.KeepPriority) || c.Priority > maxSeconds {
 				t.Fatalf("%s: accepted %+v", action, c)
 			}
+		}
+	})
+}
+
+// A PATCH's change of a waiting job: refused as a bad request, or within
+// every bound.
+func FuzzParseUpdate(f *testing.F) {
+	for _, s := range []string{``, `{}`, `{"delay":0,"priority":1,"body":"x"}`, `{"pri":"7","delay":"1e3"}`, `{"body":null}`, `{"delay":-1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		u, err := parseUpdate(data)
+		if err != nil {
+			if !errors.Is(err, errBadRequest) {
+				t.Fatalf("error %v is not a bad request", err)
+			}
+			return
+		}
+		if u.Delay != nil && (*u.Delay < 0 || *u.Delay > maxSeconds*time.Second) {
+			t.Fatalf("accepted a delay of %v", *u.Delay)
+		}
+		if u.Body != nil && !utf8.ValidString(*u.Body) {
+			t.Fatalf("accepted a body that is not UTF-8: %q", *u.Body)
 		}
 	})
 }

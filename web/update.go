@@ -10,9 +10,6 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
-// updateFields are what PATCH /jobs/:id may change of a waiting job.
-var updateFields = []string{"delay", "priority", "pri", "body"}
-
 // updateJob changes a ready or delayed job's delay, priority or body
 // (PATCH /api/v1/jobs/:id) and answers with the job as it now is; a job in
 // another state is 409, as its consumer or its failure holds it.
@@ -31,32 +28,12 @@ func (s *Server) updateJob(c *gin.Context) (int, any, error) {
 // parseUpdate reads a PATCH's JSON object: the fields it names change, the
 // others stay.
 func parseUpdate(data []byte) (job.Update, error) {
-	var u job.Update
 	if len(bytes.TrimSpace(data)) == 0 {
-		return u, errors.Join(errBadRequest, errors.New("give a JSON object of the changes: delay, priority, body"))
+		return job.Update{}, errors.Join(errBadRequest, errors.New("give a JSON object of the changes: delay, priority, body"))
 	}
 	f, err := jobjson.Decode(data)
-	if err == nil {
-		err = f.Only("a job's update", updateFields...)
-	}
 	if err != nil {
-		return u, err
+		return job.Update{}, err
 	}
-	if d, ok, err := f.Seconds("delay"); err != nil {
-		return u, err
-	} else if ok {
-		u.Delay = &d
-	}
-	if p, ok, err := f.Priority(); err != nil {
-		return u, err
-	} else if ok {
-		pri := uint32(p)
-		u.Priority = &pri
-	}
-	if b, ok, err := f.Str("body"); err != nil {
-		return u, err
-	} else if ok {
-		u.Body = &b
-	}
-	return u, nil
+	return f.Update("a job's update")
 }

@@ -382,3 +382,33 @@ func Clip(raw json.RawMessage) string {
 	}
 	return string(raw)
 }
+
+// UpdateFields are what a change of a waiting job may name.
+var UpdateFields = []string{"delay", "priority", "pri", "body"}
+
+// Update reads a change of a waiting job (HTTP's PATCH, JSON-RPC's
+// Service.Update): the fields given change, the others stay. Fields other
+// than UpdateFields (and extra, the caller's own) are refused.
+func (f Fields) Update(what string, extra ...string) (job.Update, error) {
+	var u job.Update
+	if err := f.Only(what, append(UpdateFields, extra...)...); err != nil {
+		return u, err
+	}
+	if d, ok, err := f.Seconds("delay"); err != nil {
+		return u, err
+	} else if ok {
+		u.Delay = &d
+	}
+	if p, ok, err := f.Priority(); err != nil {
+		return u, err
+	} else if ok {
+		pri := uint32(p)
+		u.Priority = &pri
+	}
+	if b, ok, err := f.Str("body"); err != nil {
+		return u, err
+	} else if ok {
+		u.Body = &b
+	}
+	return u, nil
+}
