@@ -61,7 +61,9 @@ func (d *Dispatcher) ApplyTopicConfig(ctx context.Context, defaults job.TopicCon
 }
 
 // noteHeld adds the time a consumer's pop was held back by a topic's limits
-// to the topic's stats, best-effort: its consumer has its answer already.
+// to the topic's stats: one round trip before the answer of a pop that was
+// held back (it waited anyway), best-effort (a failure is only logged: the
+// consumer's pop stands).
 func (d *Dispatcher) noteHeld(ctx context.Context, topic string, held time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()

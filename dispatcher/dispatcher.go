@@ -99,6 +99,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		wg.Go(func() { every(ctx, d.opts.HistoryEvery/2, d.sampleHistory) })
 	}
 	wg.Wait()
+	d.waiters.stopOpenings()
 }
 
 // every calls chore each interval until ctx ends: the dispatcher's periodic

@@ -10,24 +10,26 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
-// A consumer waiting on a topic held at max_reserved, on another broker, is
-// woken by the ack that frees a slot: not by a timer, and not later.
-func TestFreedSlotWakesWaiterOnAnotherBroker(t *testing.T) {
-	a := broker(t)
-	b := brokertest.Start(t, brokertest.Redis(), nil)
+// heldAtMaxReserved sets topic's max_reserved to 1 on broker a, pushes two
+// jobs and reserves the first there, then starts a consumer waiting on b
+// (longer than anything the test waits for) and checks that it is held
+// back. It returns the first job, the second's id, and where the waiting
+// consumer's job comes.
+func heldAtMaxReserved(t *testing.T, a, b *brokertest.Broker, topic string) (*job.Job, uint64, <-chan *job.Job) {
+	t.Helper()
 	ctx := context.Background()
-	if err := a.Dispatcher.SetTopicConfig(ctx, "m", job.TopicConfig{"max_reserved": "1"}); err != nil {
+	if err := a.Dispatcher.SetTopicConfig(ctx, topic, job.TopicConfig{"max_reserved": "1"}); err != nil {
 		t.Fatal(err)
 	}
-	push(t, a, job.Spec{Topic: "m", Body: "1", TTR: time.Minute})
-	second := push(t, a, job.Spec{Topic: "m", Body: "2", TTR: time.Minute})
-	first, err := a.Dispatcher.Pop(ctx, []string{"m"}, 0)
+	push(t, a, job.Spec{Topic: topic, Body: "1", TTR: time.Minute})
+	second := push(t, a, job.Spec{Topic: topic, Body: "2", TTR: time.Minute})
+	first, err := a.Dispatcher.Pop(ctx, []string{topic}, 0)
 	if err != nil || first == nil {
 		t.Fatalf("pop: %+v %v", first, err)
 	}
 	got := make(chan *job.Job, 1)
 	go func() {
-		j, err := b.Dispatcher.Pop(ctx, []string{"m"}, 5*time.Second)
+		j, err := b.Dispatcher.Pop(ctx, []string{topic}, 10*time.Second)
 		if err != nil {
 			t.Error(err)
 		}
@@ -39,6 +41,16 @@ func TestFreedSlotWakesWaiterOnAnotherBroker(t *testing.T) {
 		t.Fatalf("a pop at max_reserved got %+v", j)
 	default:
 	}
+	return first, second, got
+}
+
+// A consumer waiting on a topic held at max_reserved, on another broker, is
+// woken by the ack that frees a slot: not by a timer, and not later.
+func TestFreedSlotWakesWaiterOnAnotherBroker(t *testing.T) {
+	a := broker(t)
+	b := brokertest.Start(t, brokertest.Redis(), nil)
+	ctx := context.Background()
+	first, second, got := heldAtMaxReserved(t, a, b, "m")
 	start := time.Now()
 	if err := a.Dispatcher.Ack(ctx, strconv.FormatUint(first.ID, 10), first.Attempt()); err != nil {
 		t.Fatal(err)
@@ -81,26 +93,9 @@ func TestRateWakesWaiterAtTheNextToken(t *testing.T) {
 func TestRaisedLimitWakesWaiters(t *testing.T) {
 	a := broker(t)
 	b := brokertest.Start(t, brokertest.Redis(), nil)
-	ctx := context.Background()
-	if err := a.Dispatcher.SetTopicConfig(ctx, "raise", job.TopicConfig{"max_reserved": "1"}); err != nil {
-		t.Fatal(err)
-	}
-	push(t, a, job.Spec{Topic: "raise", Body: "1", TTR: time.Minute})
-	second := push(t, a, job.Spec{Topic: "raise", Body: "2", TTR: time.Minute})
-	if j, err := a.Dispatcher.Pop(ctx, []string{"raise"}, 0); err != nil || j == nil {
-		t.Fatalf("pop: %+v %v", j, err)
-	}
-	got := make(chan *job.Job, 1)
-	go func() {
-		j, err := b.Dispatcher.Pop(ctx, []string{"raise"}, 5*time.Second)
-		if err != nil {
-			t.Error(err)
-		}
-		got <- j
-	}()
-	time.Sleep(300 * time.Millisecond)
+	_, second, got := heldAtMaxReserved(t, a, b, "raise")
 	start := time.Now()
-	if err := a.Dispatcher.SetTopicConfig(ctx, "raise", job.TopicConfig{"max_reserved": "5"}); err != nil {
+	if err := a.Dispatcher.SetTopicConfig(context.Background(), "raise", job.TopicConfig{"max_reserved": "5"}); err != nil {
 		t.Fatal(err)
 	}
 	mustWake(t, got, second, start, "max_reserved raised on the other broker")

@@ -38,6 +38,17 @@ func newWaitList() *waitList {
 	return &waitList{byTopic: make(map[string]*list.List), openings: make(map[string]*opening)}
 }
 
+// stopOpenings stops every opening timer (the dispatcher's Run, as it
+// ends): none fires into a dispatcher that has stopped.
+func (l *waitList) stopOpenings() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for topic, o := range l.openings {
+		o.timer.Stop()
+		delete(l.openings, topic)
+	}
+}
+
 // notifyAfter wakes one consumer waiting on topic after d: when a pause
 // ends or a rate gives its next token (a pop's PauseWait). It keeps one
 // timer a topic on this broker, however many of its consumers wait, so they

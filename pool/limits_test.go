@@ -146,3 +146,11 @@ func TestTopicPatterns(t *testing.T) {
 		t.Fatal("crawl/a is still held back after its pattern went")
 	}
 }
+
+// A wake-up Go sends (WakeEveryone) reads back as the scripts' do.
+func TestWakeMessage(t *testing.T) {
+	w := Wake{Origin: everyone, N: 7, Topic: "crawl/a b"}
+	if got, err := parseWake(w.String()); err != nil || got != w {
+		t.Fatalf("%q reads back as %+v, %v", w.String(), got, err)
+	}
+}

@@ -159,6 +159,14 @@ func (p *Pool) Subscribe(ctx context.Context, onSubscribed func(), fn func(Wake)
 	}
 }
 
+// everyone is the origin of a wake-up every broker acts on, the sender too
+// (lua/lib.lua EVERYONE): no broker's origin is '*'.
+const everyone = "*"
+
+// String is w as a wake-up message, as the scripts publish them (lib.lua
+// flush) and parseWake reads them: "origin n topic".
+func (w Wake) String() string { return w.Origin + " " + strconv.Itoa(w.N) + " " + w.Topic }
+
 func parseWake(s string) (Wake, error) {
 	parts := strings.SplitN(s, " ", 3)
 	if len(parts) != 3 {

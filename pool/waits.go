@@ -55,7 +55,7 @@ func (p *Pool) WakeEveryone(ctx context.Context, topic string) error {
 	if err != nil {
 		return wrapRedis("wake", err)
 	}
-	msg := "* " + strconv.Itoa(math.MaxInt32) + " " + topic
+	msg := Wake{Origin: everyone, N: math.MaxInt32, Topic: topic}.String()
 	return wrapRedis("wake", p.client.Do(ctx, p.client.B().Publish().Channel(channel).Message(msg).Build()).Error())
 }
 

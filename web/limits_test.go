@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
@@ -57,5 +58,25 @@ func TestTopicConfigShowsPatterns(t *testing.T) {
 	settings, _ := got["settings"].(map[string]any)
 	if patterns["max_reserved"] != 1.0 || settings["max_reserved"] != 1.0 {
 		t.Fatalf("crawl/site's config: %v", got)
+	}
+}
+
+// A long poll held back by a rate for longer than request_timeout gets its
+// job when the token comes, not a 503 (the long polls of 5 s or more that
+// once answered 503 waited past it too).
+func TestRateLimitedLongPollPastRequestTimeout(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.RequestTimeout = 500 * time.Millisecond })
+	api := b.URL + "/api/v1"
+	mustCall(t, 200, "PUT", api+"/topics/slow/config", `{"rate": 0.5}`) // a token every 2 s
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"slow","body":"1"}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"slow","body":"2"}`)
+	mustCall(t, 200, "GET", api+"/pop?topic=slow", ``)
+	start := time.Now()
+	j := mustCall(t, 200, "GET", api+"/pop?topic=slow&timeout=6", ``)
+	if took := time.Since(start); j["body"] != "2" || took < 1500*time.Millisecond || took > 3*time.Second {
+		t.Fatalf("got %v after %v, want job 2 about 2 s later", j["body"], took)
+	}
+	if st := mustCall(t, 200, "GET", api+"/topics/slow", ``); st["limited_seconds"].(float64) < 1.5 {
+		t.Fatalf("the topic counts %v s held back, want about 2", st["limited_seconds"])
 	}
 }
