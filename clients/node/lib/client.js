@@ -228,9 +228,11 @@ export class Client {
    * @param {string | {id: string}} job
    * @param {{delay?: number, priority?: number, body?: string, signal?: AbortSignal}} [changes]
    */
-  async update(job, { delay, priority, body, signal } = {}) {
-    const payload = { delay, priority, body };
-    return ok(await this.#t.call({ method: 'PATCH', path: jobPath(jobRef(job).id), payload, signal }), 200);
+  async update(job, options = {}) {
+    // Every option but signal goes to gmq, which refuses a name it does not
+    // know ({dealy: 5}), as push does, rather than dropping it here.
+    const { signal, ...changes } = options;
+    return ok(await this.#t.call({ method: 'PATCH', path: jobPath(jobRef(job).id), payload: changes, signal }), 200);
   }
 
   /**

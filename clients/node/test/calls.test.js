@@ -127,6 +127,8 @@ test('update a waiting job', { skip: noBroker }, async () => {
   const popped = await popOne(t);
   assert.equal(popped.id, id);
   await assert.rejects(c.update(popped, { priority: 5 }), (err) => err.status === 409 && err.message.startsWith(`update "${id}"`));
+  // A misspelt change is refused by name, not dropped.
+  await assert.rejects(c.update(id, { priority: 2, dealy: 0 }), (err) => err.status === 400 && err.message.includes('dealy'));
 });
 
 test("an unknown job's action is a GmqError with gmq's reason", { skip: noBroker }, async () => {
