@@ -80,7 +80,10 @@ func deepLink(t *testing.T, tb *tab, base string) {
 // row as soon as it is drawn: its sparkline has lines, from samples older
 // than the page, and its tooltip says where they came from.
 func topicSparkAtLoad(t *testing.T, tb *tab, base string) {
+	// WaitVisible first: a poll begun while the page's context is still being
+	// replaced fails ("Cannot find context with specified id"), as CI saw.
 	tb.do(t, "open the overview anew", chromedp.Navigate("about:blank"), chromedp.Navigate(base+"/dashboard/#/"),
+		chromedp.WaitVisible(`#topics`),
 		poll(`(svg => svg !== null && (window.firstSpark = {empty: svg.classList.contains("empty"), lines: svg.querySelectorAll("polyline").length, `+
 			`title: svg.querySelector("title").textContent, older: topicHistory.get("busy").filter(s => s.t < performance.timeOrigin).length}))`+
 			`(document.querySelector('tr[data-topic="busy"] svg.spark'))`))
