@@ -192,8 +192,15 @@ func (c *conn) handle(req request) bool {
 func (c *conn) put(ctx context.Context, cmd command, body []byte) {
 	c.producer = true
 	ttr := max(cmd.ttr, 1) // beanstalkd's minimum TTR
-	id, err := c.s.d.Push(ctx, job.Spec{Topic: c.use, Body: string(body), Priority: cmd.pri,
+	got, err := c.s.d.Push(ctx, job.Spec{Topic: c.use, Body: string(body), Priority: cmd.pri,
 		Delay: time.Duration(cmd.delay) * time.Second, TTR: time.Duration(ttr) * time.Second})
+	var held *job.UniqueError
+	if errors.As(err, &held) {
+		// The tube's unique_from holds this body: the job that holds it is
+		// the one the producer meant (beanstalkd has no word for a refusal).
+		c.replyf("INSERTED %d\r\n", held.ID)
+		return
+	}
 	if errors.Is(err, job.ErrRefused) {
 		c.reply(msgDraining) // beanstalkd's answer to a put while it drains
 		return
@@ -211,7 +218,7 @@ func (c *conn) put(ctx context.Context, cmd command, body []byte) {
 		c.reply(msgInternalError)
 		return
 	}
-	c.replyf("INSERTED %d\r\n", id)
+	c.replyf("INSERTED %d\r\n", got.ID)
 }
 
 // safetyMargin is beanstalkd's: in the last second before a reservation runs

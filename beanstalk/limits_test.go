@@ -64,3 +64,37 @@ func TestMaxReservedOverBeanstalkd(t *testing.T) {
 		}
 	}
 }
+
+// A tube with unique_from = body keeps one job per body: a second put of the
+// same body answers INSERTED with the first job's id (beanstalkd has no word
+// for a refusal), and a replace gives the waiting job the new priority.
+func TestUniqueFromBodyOverBeanstalkd(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.Topics = map[string]job.TopicConfig{"dedup": {"unique_from": "body", "unique_for": "60"},
+			"latest": {"unique_from": "body", "unique_mode": "replace"}}
+	})
+	w := dial(t, b.BeanstalkAddr)
+	w.must("use dedup\r\n", "USING dedup\r\n")
+	first := w.put(0, 0, 60, "same")
+	if again := w.put(0, 0, 60, "same"); again != first {
+		t.Fatalf("the same body again: job %d, want %d", again, first)
+	}
+	if other := w.put(0, 0, 60, "other"); other == first {
+		t.Fatalf("another body: job %d, the first's id", other)
+	}
+	w.must("use latest\r\n", "USING latest\r\n")
+	held := w.put(100, 30, 60, "x")
+	if again := w.put(5, 0, 60, "x"); again != held {
+		t.Fatalf("replace: job %d, want %d", again, held)
+	}
+	stats := w.do(fmt.Sprintf("stats-job %d\r\n", held))
+	for _, want := range []string{"pri: 5\n", "state: ready\n"} {
+		if !strings.Contains(stats, want) {
+			t.Errorf("the replaced job's stats lack %q: %q", want, stats)
+		}
+	}
+	stats = w.do("stats-tube dedup\r\n")
+	if !strings.Contains(stats, "current-jobs-ready: 2\n") {
+		t.Errorf("stats-tube dedup: %q, want 2 ready", stats)
+	}
+}

@@ -23,7 +23,7 @@ func TestHTTPToTCPPortsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	victim := strconv.FormatUint(number, 10)
+	victim := strconv.FormatUint(number.ID, 10)
 	bodies := map[string]string{
 		"beanstalk": "put 0 0 60 4\r\nevil\r\ndelete " + victim + "\r\n",
 		"kestrel":   "set evil 0 0 4\r\nevil\r\nflush_all\r\n",

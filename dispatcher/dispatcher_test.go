@@ -27,7 +27,7 @@ func push(t *testing.T, b *brokertest.Broker, j job.Spec) uint64 {
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
-	return id
+	return id.ID
 }
 
 func TestLongPollWakesOnPush(t *testing.T) {

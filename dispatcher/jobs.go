@@ -13,23 +13,26 @@ import (
 
 // Push validates and stores a job. It returns the job's number; a ready job
 // wakes a consumer waiting on its topic, a delayed one nudges its bucket.
-func (d *Dispatcher) Push(ctx context.Context, j job.Spec) (uint64, error) {
+func (d *Dispatcher) Push(ctx context.Context, j job.Spec) (job.Pushed, error) {
 	if err := d.allow("push", writing); err != nil {
-		return 0, err
+		return job.Pushed{}, err
 	}
 	if err := d.validate(j); err != nil {
-		return 0, err
+		return job.Pushed{}, err
 	}
 	if _, ok := d.alias(j.Topic); ok {
 		ids, err := d.store(ctx, []job.Spec{j})
-		return ids[0], err
+		return job.Pushed{ID: ids[0], ClientID: j.ClientID}, err
 	}
 	got, err := d.pool.Push(ctx, j)
 	if err != nil {
-		return 0, err
+		return job.Pushed{}, err
 	}
 	d.pushed(j, got)
-	return got.ID, nil
+	if got.Unique != "" {
+		return job.Pushed{ID: got.ID, ClientID: got.ClientID, Unique: got.Unique}, nil
+	}
+	return job.Pushed{ID: got.ID, ClientID: j.ClientID}, nil
 }
 
 // pushed tells the waiting consumers or the bucket's timer about a new job.
@@ -56,10 +59,19 @@ func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]uint64, 
 	if err := d.allow("push", writing); err != nil {
 		return nil, err
 	}
-	first := make(map[string]int) // client id -> the job that has it
+	first := make(map[string]int)       // client id -> the job that has it
+	firstKey := make(map[[2]string]int) // topic and unique key -> the job that has it
 	for i, j := range jobs {
 		if err := d.validate(j); err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
+		}
+		if j.Unique != nil {
+			// A batch's jobs are stored concurrently: which of two took the key would be chance.
+			tk := [2]string{j.Topic, j.Unique.Key}
+			if k, dup := firstKey[tk]; dup {
+				return nil, fmt.Errorf("job %d: %w: its unique key %q is job %d's too; a batch may not repeat a key", i, job.ErrInvalid, j.Unique.Key, k)
+			}
+			firstKey[tk] = i
 		}
 		if j.ClientID == "" {
 			continue
@@ -133,6 +145,14 @@ func (d *Dispatcher) validate(j job.Spec) error {
 	}
 	if j.ClientID != "" {
 		if err := job.ValidateClientID(j.ClientID); err != nil {
+			return err
+		}
+	}
+	if j.Unique != nil {
+		if dests, ok := d.alias(j.Topic); ok {
+			return fmt.Errorf("%w: %q is an alias of %d topics: a push to it cannot be unique", job.ErrInvalid, j.Topic, len(dests))
+		}
+		if err := j.Unique.Check(); err != nil {
 			return err
 		}
 	}

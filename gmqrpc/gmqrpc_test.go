@@ -179,3 +179,29 @@ func TestUpdateOverRPC(t *testing.T) {
 		t.Fatalf("an unknown field: %v", err)
 	}
 }
+
+// Service.Push takes "unique" as HTTP does: a held key is an error naming
+// the job that holds it; a replace answers "success" and changes that job.
+func TestUniquePushOverRPC(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	c := dialRPC(t, b.RPCAddr)
+	var reply string
+	push := func(body, mode string) error {
+		return c.Call("Service.Push", map[string]any{"topic": "un", "body": body, "id": "",
+			"unique": map[string]any{"key": "user-42", "for": 60, "mode": mode}}, &reply)
+	}
+	if err := c.Call("Service.Push", map[string]any{"id": "un_1", "topic": "un", "body": "first",
+		"unique": map[string]any{"key": "user-42", "for": 60}}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	if err := push("second", "reject"); err == nil || !strings.Contains(err.Error(), `held by job un_1`) {
+		t.Fatalf("a held key: %v", err)
+	}
+	if err := push("third", "replace"); err != nil || reply != "success" {
+		t.Fatalf("replace: %q %v", reply, err)
+	}
+	var job map[string]string
+	if err := c.Call("Service.Pop", []string{"un"}, &job); err != nil || job["id"] != "un_1" || job["body"] != "third" {
+		t.Fatalf("pop after the replace: %v %v", job, err)
+	}
+}

@@ -72,6 +72,8 @@ type Spec struct {
 	// TraceParent is the producer's W3C trace context (traceparent), kept
 	// with the job and handed to its consumers, so a trace crosses the queue.
 	TraceParent string
+	// Unique, when not nil, makes the push one of its kind (Unique).
+	Unique *Unique
 }
 
 // Update is what a change of a waiting (ready or delayed) job sets; a nil

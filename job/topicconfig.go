@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // TopicConfig is a topic's settings, or a layer of them (conf.ini's defaults
@@ -43,7 +44,13 @@ type TopicConfig map[string]string
 //     burst: how many may go at once after a quiet spell (1 when unset): a
 //     token bucket in Redis that every pop takes from (lua/lib_limits.lua);
 //   - max_reserved: the most of the topic's jobs reserved at once, counted
-//     across every broker and front end (0: no limit).
+//     across every broker and front end (0: no limit);
+//   - unique_from: body makes every push that carries no unique key of its
+//     own unique by a hash of its body (for beanstalkd and memcache puts,
+//     which have no field for one); none (the default) does not;
+//   - unique_for: that key's window, seconds (3600 when unset);
+//   - unique_mode: what a push does while its key is held: reject (the
+//     default), replace or debounce (Unique).
 var topicSettings = map[string]func(string) (string, error){
 	"max_items":             wholeNumber,
 	"max_size":              wholeNumber,
@@ -66,6 +73,9 @@ var topicSettings = map[string]func(string) (string, error){
 	"rate":                  rate,
 	"burst":                 burst,
 	"max_reserved":          wholeNumber,
+	"unique_from":           oneOf("body", "none"),
+	"unique_for":            uniqueFor,
+	"unique_mode":           oneOf(string(UniqueReject), string(UniqueReplace), string(UniqueDebounce)),
 }
 
 // TopicSettingNames lists the settings gmq knows, sorted.
@@ -160,6 +170,30 @@ func burst(v string) (string, error) {
 		return "", fmt.Errorf("want a whole number from 0 to %d", MaxBurst)
 	}
 	return strconv.FormatInt(n, 10), nil
+}
+
+// DefaultUniqueFor is unique_for when unset: an hour.
+const DefaultUniqueFor = time.Hour
+
+// uniqueFor is a unique key's window: whole seconds, 1 to MaxUniqueFor.
+func uniqueFor(v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > int64(MaxUniqueFor/time.Second) {
+		return "", fmt.Errorf("want a whole number of seconds from 1 to %d", int64(MaxUniqueFor/time.Second))
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+// oneOf is a setting that takes one of words.
+func oneOf(words ...string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		for _, w := range words {
+			if v == w {
+				return v, nil
+			}
+		}
+		return "", fmt.Errorf("want one of %s", strings.Join(words, ", "))
+	}
 }
 
 func topicName(v string) (string, error) {

@@ -207,7 +207,9 @@ func (c *conn) set(req request) bool {
 	defer cancel()
 	_, err = c.s.d.Push(ctx, job.Spec{Topic: args.queue, Body: string(req.data), Priority: job.DefaultPriority,
 		TTR: c.s.opts.DefaultTTR, Expires: expiry(args.exp, time.Now())})
+	var held *job.UniqueError
 	switch {
+	case errors.As(err, &held): // the queue's unique_from holds this item: the job that holds it stands for it
 	case errors.Is(err, job.ErrTooBig), errors.Is(err, job.ErrFull), errors.Is(err, job.ErrOutOfMemory):
 		c.reply("NOT_STORED", req.noreply)
 		return true

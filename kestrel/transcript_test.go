@@ -358,3 +358,22 @@ func TestLibmemcachedTools(t *testing.T) {
 		t.Errorf("memccat got an expired item: %q", out)
 	}
 }
+
+// A queue with unique_from = body keeps one item per body: a set of a body
+// that is held answers STORED (the item that holds it stands for it).
+func TestUniqueFromBodyOverMemcache(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.Topics = map[string]job.TopicConfig{"once": {"unique_from": "body"}}
+	})
+	w := dial(t, b.KestrelAddr)
+	for _, s := range []struct{ send, want string }{
+		{"set once 0 0 1\r\na\r\n", "STORED\r\n"},
+		{"set once 0 0 1\r\na\r\n", "STORED\r\n"},
+		{"set once 0 0 1\r\nb\r\n", "STORED\r\n"},
+		{"get once\r\n", value("once", "a")},
+		{"get once\r\n", value("once", "b")},
+		{"get once\r\n", "END\r\n"},
+	} {
+		w.must(s.send, s.want)
+	}
+}

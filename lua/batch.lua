@@ -257,6 +257,58 @@ local function fanout_refusal(op, t)
   return r
 end
 
+-- unique_refusal says, for a push to topic t, {'UNIQUE_FROM', 'body' or
+-- 'none'} when its key does not follow t's unique_from now (the pool,
+-- whose memory of the setting was stale, asks again), or {'UNIQUE_FANOUT'}
+-- for a unique push to a topic with fanout children (a key names one job),
+-- or nil.
+local function unique_refusal(op, t)
+  local a = op.a
+  local by_body = topic_config(t).unique_from == 'body'
+  if a.unique_mode == 'topic' and not by_body then return {'UNIQUE_FROM', 'none'} end
+  if by_body and a.unique_key == '' then return {'UNIQUE_FROM', 'body'} end
+  if a.unique_key ~= '' and #op.ts > 1 then return {'UNIQUE_FANOUT'} end
+end
+
+-- by_key settles a unique push (op.a.unique_key: its key's place in KEYS)
+-- with the job that holds its key, if one does. It returns the reply when
+-- that settles it: {'UNIQUE', holder, its client id} (mode reject),
+-- {'REPLACED' or 'DEBOUNCED', holder, now, due ms (0: ready), its client
+-- id} (a waiting job changed, the key held for its window again), or the
+-- topic's refusal of a replacing body. nil: the push stores a fresh job,
+-- which takes the key (op.ukey, for op.ufor ms). pushed: the members this
+-- call stored (their records are among the gathered writes).
+local function by_key(op, t, pushed)
+  local a = op.a
+  local key, mode, window = op_key(a.unique_key), a.unique_mode, tonumber(a.unique_for)
+  if mode == 'topic' then -- the body's hash, as t's unique_from says: t's window and mode
+    local cfg = topic_config(t)
+    mode, window = cfg.unique_mode or 'reject', tonumber(cfg.unique_for or DEFAULT_UNIQUE_FOR) * 1000
+  end
+  local holder = redis.call('GET', key)
+  if holder then
+    if pushed[holder] then write_gathered() end
+    local job = load(holder)
+    local cid = job and job[F_CID] or ''
+    if mode == 'reject' then return {'UNIQUE', holder, cid} end
+    local waiting = job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED)
+    if waiting and (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now then
+      expire_job(t, holder, job, now) -- its time ran out before a sweep found it: gone
+      waiting = false
+    end
+    if waiting then -- a reserved or finished job is never changed: a fresh one takes the key
+      local pri, body, status = nil, nil, 'DEBOUNCED'
+      if mode == 'replace' then pri, body, status = tonumber(a.priority), a.body, 'REPLACED' end
+      local refused, grown = change_waiting(t, holder, job, tonumber(a.delay), pri, body, now, size)
+      if refused then return refused end
+      if bytes[t.name] then bytes[t.name] = bytes[t.name] + grown end
+      redis.call('PEXPIRE', key, window)
+      return {status, holder, now, job[F_DUE], cid}
+    end
+  end
+  op.ukey, op.ufor = key, window
+end
+
 -- of_kinds lists the operations of kind a (or b), in order.
 local function of_kinds(ops, a, b)
   local out = {}
@@ -300,13 +352,15 @@ local function push_phase(ops)
       if taken[k] or seen[member] then
         op.reply = {'EXISTS'}
       else
-        op.reply = fanout_refusal(op, t)
+        op.reply = fanout_refusal(op, t) or unique_refusal(op, t)
+        if not op.reply and a.unique_key ~= '' then op.reply = by_key(op, t, seen) end
         if not op.reply and keep then op.reply = admit(t, a.body) end
       end
       if not op.reply then
         seen[member] = true
         local due = 0
         if keep then due = store(t, member, a, a.client_id, expiry(t, tonumber(a.expires)))[F_DUE] end
+        if keep and op.ukey then redis.call('SET', op.ukey, member, 'PX', op.ufor) end
         for j = 2, #op.ts do
           local child = op.ts[j]
           if not admit(child, a.body) then

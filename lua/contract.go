@@ -209,11 +209,21 @@ func Fields() []Field {
 // order OpArgs puts them (batch.lua reads them into op.a.<name>). A push is
 // followed by a member for each of its fanout children (op.children).
 var Ops = map[string][]string{
-	"push":    {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace"},
+	"push": {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace",
+		"unique_key", "unique_mode", "unique_for"},
 	"delete":  {"member", "attempt", "mode"},
 	"pop":     {"mode"},
 	"pop_n":   {"mode", "n"},
 	"ack_pop": {"member", "attempt"},
+}
+
+// OpArgIndex is where argument name is among kind's (OpArgs's order).
+func OpArgIndex(kind, name string) int {
+	at := slices.Index(Ops[kind], name)
+	if at < 0 {
+		panic(fmt.Sprintf("lua: %s takes no %s", kind, name))
+	}
+	return at
 }
 
 // OpArgs lays out an operation's arguments, given as name, value pairs, in

@@ -64,6 +64,10 @@ local function topic_keys(i, name)
           parent_config = KEYS[b + 9], dead = KEYS[b + 10]}
 end
 
+-- op_key returns a key an operation brings of its own (a unique push's):
+-- the pool puts such keys after the topics' and gives each one's place.
+local function op_key(at) return KEYS[tonumber(at)] end
+
 -- Job states, as stored and as returned; STATE_SET names the topic key that
 -- holds a state's jobs, STATE_COUNTER the bucket's count of them.
 local DELAYED, READY, RESERVED, BURIED, DEAD, EXPIRED = 1, 2, 3, 4, 5, 9
@@ -75,7 +79,7 @@ local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERV
 -- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
 local OP_ARGS = {ack_pop = {'member', 'attempt'}, delete = {'member', 'attempt', 'mode'}, pop = {'mode'},
   pop_n = {'mode', 'n'},
-  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace'}}
+  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for'}}
 
 -- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat
 -- counts from 0), then its effective settings as setting, value pairs.

@@ -60,6 +60,10 @@ func ContractLua() string {
 	w("  return {%s}", wrap(append([]string{"name = name"}, topicFields...), "          "))
 	w("end")
 	w("")
+	w("-- op_key returns a key an operation brings of its own (a unique push's):")
+	w("-- the pool puts such keys after the topics' and gives each one's place.")
+	w("local function op_key(at) return KEYS[tonumber(at)] end")
+	w("")
 	w("-- Job states, as stored and as returned; STATE_SET names the topic key that")
 	w("-- holds a state's jobs, STATE_COUNTER the bucket's count of them.")
 	var stateNames, stateNums, sets, counters []string

@@ -32,6 +32,9 @@ local CONFIGURED = '@configured'
 local FANOUT_MARK = '@fanout'
 -- DEFAULT_MAX_FANOUT is max_fanout unset: pool/fanout.go's defaultMaxFanout.
 local DEFAULT_MAX_FANOUT = '64'
+-- DEFAULT_UNIQUE_FOR is unique_for unset, seconds: job.DefaultUniqueFor
+-- (TestDefaultUniqueFor).
+local DEFAULT_UNIQUE_FOR = '3600'
 local default_settings
 -- bucket_defaults returns the bucket's defaults hash (settings and marks),
 -- read once per script.

@@ -70,6 +70,41 @@ local function place(t, member, job, delay, now)
   enter(t, member, job)
 end
 
+-- change_waiting changes a waiting (ready or delayed) job of topic t: its
+-- body (nil: unchanged), its priority (nil: unchanged), its delay (ms, nil:
+-- unchanged; else due now + delay, ready at once when 0). size(t) is the
+-- bytes of bodies t holds now. It returns the topic's refusal of the new
+-- body ({'TOO_BIG', max_item_size} or {'FULL', 'max_size', the limit}) and
+-- changes nothing then; else nil and how many bytes the body grew by.
+-- update_job.lua (PATCH) and a unique push's replace or debounce use it.
+local function change_waiting(t, member, job, delay, pri, body, now, size)
+  local from, grown = job[F_STATE], 0
+  if body then
+    local cfg = topic_config(t)
+    local max_item = tonumber(cfg.max_item_size or '0')
+    if max_item > 0 and #body > max_item then return {'TOO_BIG', max_item} end
+    grown = #body - (job[F_SIZE] or 0)
+    local max_bytes = tonumber(cfg.max_size or '0')
+    if max_bytes > 0 and grown > 0 and size(t) + grown > max_bytes then return {'FULL', 'max_size', max_bytes} end
+    redis.call('HSET', K_BODIES, member, body)
+    job[F_SIZE] = #body
+    if grown ~= 0 then add(t.info, 'bytes', grown) end
+  end
+  if pri then job[F_PRI] = pri end
+  if delay then
+    -- Placed afresh: out of its set, settled by the new delay, in again.
+    remove_from_state(t, member, job)
+    job[F_DELAY] = delay
+    settle(job, delay, now)
+    enter(t, member, job)
+    move_state(from, job[F_STATE])
+  elseif pri and from == READY then
+    redis.call('ZADD', t.ready, job[F_PRI], member) -- its place in the queue
+  end
+  save(member, job)
+  return nil, grown
+end
+
 -- answer is a successful call's reply: 'OK' and the job as it now is, with
 -- its body, so callers need no second round trip to show it.
 local function answer(member, job)

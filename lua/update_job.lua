@@ -20,31 +20,10 @@ if (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now_ms() then
   expire_job(t, member, job, now_ms()) -- its time ran out before a sweep found it: gone, as for a pop
   return {'NOT_FOUND'}
 end
-local delay, pri, body, new_body = ARGV[4], ARGV[5], ARGV[6], ARGV[7] == '1'
-
-if new_body then
-  local cfg = topic_config(t)
-  local max_item = tonumber(cfg.max_item_size or '0')
-  if max_item > 0 and #body > max_item then return {'TOO_BIG', max_item} end
-  local grown = #body - (job[F_SIZE] or 0)
-  local max_bytes = tonumber(cfg.max_size or '0')
-  if max_bytes > 0 and grown > 0 and tonumber(redis.call('HGET', t.info, 'bytes') or '0') + grown > max_bytes then
-    return {'FULL', 'max_size', max_bytes}
-  end
-  redis.call('HSET', K_BODIES, member, body)
-  job[F_SIZE] = #body
-  if grown ~= 0 then add(t.info, 'bytes', grown) end
-end
-if pri ~= '' then job[F_PRI] = tonumber(pri) end
-if delay ~= '' then
-  -- Placed afresh: out of its set, settled by the new delay, in again.
-  remove_from_state(t, member, job)
-  job[F_DELAY] = tonumber(delay)
-  settle(job, job[F_DELAY], now_ms())
-  enter(t, member, job)
-  move_state(from, job[F_STATE])
-elseif pri ~= '' and from == READY then
-  redis.call('ZADD', t.ready, job[F_PRI], member) -- its place in the queue
-end
-save(member, job)
+local function arg(v) if v ~= '' then return tonumber(v) end end
+local body = nil
+if ARGV[7] == '1' then body = ARGV[6] end
+local function size() return tonumber(redis.call('HGET', t.info, 'bytes') or '0') end
+local refused = change_waiting(t, member, job, arg(ARGV[4]), arg(ARGV[5]), body, now_ms(), size)
+if refused then return refused end
 return answer(member, job)

@@ -38,6 +38,11 @@ type op struct {
 	kind   string
 	topics []string // the topics whose keys it needs, the job's first
 	args   []string
+	// key, when not "", is one more key the operation needs (a unique
+	// push's): encode passes it after the topics' and puts its place in
+	// KEYS in the argument keyArg.
+	key    string
+	keyArg int
 
 	reply []rueidis.RedisMessage
 	err   error
@@ -76,7 +81,12 @@ func (p *Pool) BatchStats() BatchStats {
 // batch runs one operation on bucket b through its batcher and returns the
 // operation's own reply.
 func (p *Pool) batch(ctx context.Context, b int, kind string, topics []string, args ...string) ([]rueidis.RedisMessage, error) {
-	o := &op{ctx: ctx, kind: kind, topics: topics, args: args}
+	return p.batchOp(ctx, b, &op{ctx: ctx, kind: kind, topics: topics, args: args})
+}
+
+// batchOp is batch for an operation built by its caller.
+func (p *Pool) batchOp(ctx context.Context, b int, o *op) ([]rueidis.RedisMessage, error) {
+	o.ctx = ctx
 	if p.opts.MaxOpsPerCall == 1 {
 		p.batchers[b].run([]*op{o})
 		return o.reply, o.err
@@ -235,7 +245,12 @@ func (bt *batcher) encode(ops []*op) (keys, args []string) {
 		for _, t := range o.topics {
 			args = append(args, index[t])
 		}
+		at := len(args)
 		args = append(args, o.args...)
+		if o.key != "" {
+			keys = append(keys, o.key)
+			args[at+o.keyArg] = strconv.Itoa(len(keys))
+		}
 	}
 	return keys, args
 }

@@ -169,6 +169,18 @@ func (k keys) config(topic string) string { return k.configIn(k.bucketOf(topic),
 // configIn is a topic's settings hash as kept in bucket b.
 func (k keys) configIn(b int, topic string) string { return k.tag(b) + ":config:" + topic }
 
+// unique is the key of a unique push to topic (in the topic's slot): it
+// holds the member of the job that took it, for the key's window. byBody:
+// key is the hash of a body (unique_from = body), kept apart from the keys
+// producers name.
+func (k keys) unique(topic, key string, byBody bool) string {
+	kind := ":unique:"
+	if byBody {
+		kind = ":unique-body:"
+	}
+	return k.tag(k.bucketOf(topic)) + kind + topic + ":" + key
+}
+
 // configured lists the topics that have a config hash (for reloads and listings).
 func (k keys) configured() string { return k.prefix + ":configured" }
 

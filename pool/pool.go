@@ -54,6 +54,7 @@ type Pool struct {
 	// refusedExpired counts expired jobs their expire_to topic refused (moveExpired).
 	refusedExpired atomic.Int64
 	fanout         fanoutCache
+	uniqueBody     uniqueBodyCache
 	epoch          atomic.Pointer[string]        // gmq:meta's epoch at the last Init (epoch.go)
 	batchObserver  atomic.Pointer[func(ops int)] // see ObserveBatches
 	owned          bool                          // the client is the pool's to close (Open)
@@ -161,6 +162,10 @@ type Pushed struct {
 	// Children are the topic's fanout children, each sent a copy (unless
 	// its own limits refused it).
 	Children []string
+	// Unique is what a unique push did to the waiting job that held its
+	// key: "replaced" or "debounced" (ID is then that job's), or "".
+	Unique   string
+	ClientID string // with Unique: the changed job's client id
 }
 
 // Push stores a new job. A client id that a live job already has gives
@@ -208,6 +213,10 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 	if err != nil {
 		return Pushed{}, err
 	}
+	if got, settled, err := p.uniqueOutcome(j, reply); settled {
+		p.dropAlias(ctx, j.ClientID, id) // claimed for a job that will not be
+		return got, err
+	}
 	switch status := strAt(reply, 0); status {
 	case replyOK:
 	case replyFull, replyTooBig:
@@ -244,11 +253,14 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueid
 		return nil, nil, fmt.Errorf("push: %w", err)
 	}
 	children := p.fanout.get(j.Topic)
+	byBody := p.uniqueBody.get(j.Topic)
 	for range 5 {
+		key, mode, window := p.uniqueArgs(j, byBody)
 		args := lua.OpArgs(opPush, "member", m, "priority", strconv.FormatUint(uint64(j.Priority), 10),
 			"ttr", strconv.FormatInt(millis(j.TTR), 10), "delay", strconv.FormatInt(millis(j.Delay), 10),
 			"body", j.Body, "client_id", j.ClientID, "expires", strconv.FormatInt(epochMillis(j.Expires), 10),
-			"retry", j.Retry.Encode(), "trace", j.TraceParent)
+			"retry", j.Retry.Encode(), "trace", j.TraceParent,
+			"unique_key", "", "unique_mode", mode, "unique_for", window)
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {
@@ -258,11 +270,17 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueid
 				args = append(args, member(seq*uint64(p.opts.Buckets)+uint64(b)))
 			}
 		}
-		reply, err := p.batch(ctx, b, opPush, append([]string{j.Topic}, children...), args...)
+		reply, err := p.batchOp(ctx, b, &op{kind: opPush, topics: append([]string{j.Topic}, children...), args: args, key: key, keyArg: uniqueKeyArg})
 		if err != nil {
 			return nil, nil, wrapRedis("push", err)
 		}
-		if strAt(reply, 0) != replyChildren {
+		switch strAt(reply, 0) {
+		case replyUniqueFrom:
+			byBody = strAt(reply, 1) == "body"
+			p.uniqueBody.set(j.Topic, byBody)
+			continue
+		case replyChildren:
+		default:
 			return reply, children, nil
 		}
 		children = children[:0:0]

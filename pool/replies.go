@@ -29,6 +29,12 @@ const (
 	replyFull     = "FULL"      // a push refused: the topic holds max_items (next) jobs
 	replyTooBig   = "TOO_BIG"   // a push refused: the body is over the topic's max_item_size (next)
 	replyChildren = "CHILDREN"  // a push refused: its fanout children are not those given (the real ones next)
+	// A unique push (unique.go).
+	replyUnique       = "UNIQUE"        // refused: its key is held by a job (its member and client id next)
+	replyReplaced     = "REPLACED"      // a waiting job's body, delay and priority replaced (its member, now, due, client id next)
+	replyDebounced    = "DEBOUNCED"     // a waiting job's due time moved (as REPLACED)
+	replyUniqueFrom   = "UNIQUE_FROM"   // refused: the key does not follow the topic's unique_from ('body' or 'none' next): ask again
+	replyUniqueFanout = "UNIQUE_FANOUT" // refused: the topic has fanout children
 )
 
 // Operation kinds in a batch (batch.lua runs each kind in its phase).

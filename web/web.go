@@ -341,11 +341,20 @@ func (s *Server) push(c *gin.Context) (int, any, error) {
 	if j.TraceParent == "" { // the request's own trace context, as W3C's header
 		j.TraceParent = c.GetHeader("traceparent")
 	}
-	id, err := s.d.Push(c, j)
+	got, err := s.d.Push(c, j)
+	var held *job.UniqueError
+	if errors.As(err, &held) { // its key is held: name the job that holds it
+		return 0, gin.H{"id": job.PublicID(held.ClientID, held.ID), "internal_id": held.ID}, err
+	}
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, gin.H{"id": job.PublicID(j.ClientID, id), "internal_id": id}, nil
+	out := gin.H{"id": job.PublicID(got.ClientID, got.ID), "internal_id": got.ID}
+	if got.Unique != "" { // a waiting job with its key was changed: no job was made
+		out["unique"] = got.Unique
+		return http.StatusOK, out, nil
+	}
+	return http.StatusCreated, out, nil
 }
 
 func (s *Server) pushBatch(c *gin.Context) (int, any, error) {

@@ -151,7 +151,7 @@ func (f Fields) Only(what string, names ...string) error {
 // JobFields are the fields of a pushed job: gmq's (id, topic, body, delay,
 // TTR, as the original gmq's producers send them) and this broker's.
 var JobFields = []string{"id", "topic", "body", "delay", "ttr", "priority", "pri",
-	"expires_in", "expires_at", "retry", "traceparent"}
+	"expires_in", "expires_at", "retry", "traceparent", "unique"}
 
 // Has reports whether the field is present.
 func (f Fields) Has(name string) bool { _, ok := f[name]; return ok }
@@ -299,8 +299,48 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	if j.Retry, err = f.Retry(); err != nil {
 		return j, err
 	}
-	j.TraceParent, _, err = f.Str("traceparent")
+	if j.TraceParent, _, err = f.Str("traceparent"); err != nil {
+		return j, err
+	}
+	j.Unique, err = f.Unique()
 	return j, err
+}
+
+// Unique reads "unique": {"key": "user-42", "for": 600, "mode": "reject"}
+// (for in seconds; mode reject when left out, or replace or debounce). nil
+// when absent.
+func (f Fields) Unique() (*job.Unique, error) {
+	raw, ok := f["unique"]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	u, err := Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("unique: %w", err)
+	}
+	if err := u.Only("unique", "key", "for", "mode"); err != nil {
+		return nil, fmt.Errorf("unique: %w", err)
+	}
+	out := job.Unique{Mode: job.UniqueReject}
+	if out.Key, ok, err = u.Str("key"); err != nil {
+		return nil, fmt.Errorf("unique: %w", err)
+	} else if !ok {
+		return nil, fmt.Errorf("%w: unique: key is missing", ErrBadRequest)
+	}
+	if out.For, ok, err = u.Seconds("for"); err != nil {
+		return nil, fmt.Errorf("unique: %w", err)
+	} else if !ok {
+		return nil, fmt.Errorf("%w: unique: for is missing (the seconds its key is held)", ErrBadRequest)
+	}
+	if mode, ok, err := u.Str("mode"); err != nil {
+		return nil, fmt.Errorf("unique: %w", err)
+	} else if ok {
+		out.Mode = job.UniqueMode(mode)
+	}
+	if err := out.Check(); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // Retry reads "retry", a job's own retry policy: {"max_attempts": 5,
@@ -342,7 +382,7 @@ func (f Fields) Retry() (*job.RetryPolicy, error) {
 		p.Jitter = &b
 	}
 	if err := p.Check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		return nil, err
 	}
 	return p, nil
 }
