@@ -113,3 +113,24 @@ func TestAdminTopicsPagesThroughAll(t *testing.T) {
 		t.Fatalf("gmq topics --json: %d, total %d, %d topics; want %d", code, answer.Total, len(answer.Topics), n)
 	}
 }
+
+// gmq push --unique: a new job prints its id, a held key exits non-zero
+// naming the job that holds it, a replace prints that job's id and what it
+// did; --unique alone is a usage error.
+func TestAdminPushUnique(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	code, first, stderr := gmq(b, "push", "mail", "hi", "--unique", "user-42", "--unique-for", "600")
+	if code != 0 {
+		t.Fatalf("first push: %d %s %s", code, first, stderr)
+	}
+	id := strings.TrimSpace(first)
+	if code, out, stderr := gmq(b, "push", "mail", "again", "--unique", "user-42", "--unique-for", "600"); code != admin.ExitError || !strings.Contains(stderr, "held by job "+id) {
+		t.Fatalf("a held key: %d %s %s", code, out, stderr)
+	}
+	if code, out, stderr := gmq(b, "push", "mail", "new", "--unique", "user-42", "--unique-for", "600", "--unique-mode", "replace"); code != 0 || strings.TrimSpace(out) != id+" (replaced)" {
+		t.Fatalf("replace: %d %q %s", code, out, stderr)
+	}
+	if code, _, stderr := gmq(b, "push", "mail", "x", "--unique", "k"); code != 2 || !strings.Contains(stderr, "--unique-for") {
+		t.Fatalf("--unique alone: %d %s", code, stderr)
+	}
+}

@@ -78,12 +78,26 @@ func push(c *call) error {
 	body := map[string]any{"topic": c.args[0], "body": c.args[1], "delay": c.delay}
 	c.put(body, "ttr", c.ttr)
 	c.put(body, "priority", c.priority)
+	if c.given["unique"] || c.given["unique-for"] || c.given["unique-mode"] {
+		if !c.given["unique"] || !c.given["unique-for"] {
+			return usageError{"--unique KEY and --unique-for S go together"}
+		}
+		unique := map[string]any{"key": c.unique, "for": c.uniqueFor}
+		if c.given["unique-mode"] {
+			unique["mode"] = c.uniqueMode
+		}
+		body["unique"] = unique
+	}
 	answer, err := c.do("POST", "/jobs", body)
 	if err != nil {
 		return err
 	}
 	return c.show(answer, func(w io.Writer) {
 		m, _ := answer.(map[string]any)
+		if done, ok := m["unique"]; ok { // a waiting job with the key was changed
+			fmt.Fprintf(w, "%s (%s)\n", text(m["id"]), text(done))
+			return
+		}
 		fmt.Fprintln(w, text(m["id"]))
 	})
 }

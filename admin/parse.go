@@ -25,6 +25,9 @@ type call struct {
 	delay, ttr  float64         // push, release, update
 	priority    int64           // push, release, bury, update
 	body        string          // update
+	unique      string          // push: a unique key
+	uniqueFor   float64         // push: seconds the key is held
+	uniqueMode  string          // push: reject, replace or debounce
 	timeout     float64         // pop
 	attempt     int64           // ack, release, bury, touch
 	out         io.Writer
@@ -36,6 +39,9 @@ func pushFlags(f *flag.FlagSet, c *call) {
 	f.Float64Var(&c.delay, "delay", 0, "seconds before the job is ready (default 0: ready at once)")
 	f.Float64Var(&c.ttr, "ttr", 0, "seconds a consumer has to ack the job before it is delivered again (default: the broker's [jobs] default_ttr)")
 	f.Int64Var(&c.priority, "priority", 0, "0 to 4294967295, lower first (default: the broker's [jobs] default_priority)")
+	f.StringVar(&c.unique, "unique", "", "a unique key: one job per key while it is held (with --unique-for; docs/topics.md)")
+	f.Float64Var(&c.uniqueFor, "unique-for", 0, "seconds the unique key is held (needed with --unique)")
+	f.StringVar(&c.uniqueMode, "unique-mode", "", "what a push does while the key is held: reject, replace or debounce (default reject)")
 }
 
 func popFlags(f *flag.FlagSet, c *call) {
@@ -66,7 +72,7 @@ func buryFlags(f *flag.FlagSet, c *call) {
 
 // placeholders name each flag's value in the help (bool flags take none).
 var placeholders = map[string]string{"url": "URL", "token": "T", "delay": "S", "ttr": "S", "timeout": "S",
-	"priority": "N", "attempt": "N", "body": "B"}
+	"priority": "N", "attempt": "N", "body": "B", "unique": "KEY", "unique-for": "S", "unique-mode": "M"}
 
 // sharedFlags are the flags every command takes, after its own.
 var sharedFlags = []string{"url", "token", "json"}
