@@ -148,6 +148,11 @@ func (d *Dispatcher) validate(j job.Spec) error {
 			return err
 		}
 	}
+	if j.Group != "" {
+		if err := job.ValidateGroup(j.Group); err != nil {
+			return err
+		}
+	}
 	if j.Unique != nil {
 		if dests, ok := d.alias(j.Topic); ok {
 			return fmt.Errorf("%w: %q is an alias of %d topics: a push to it cannot be unique", job.ErrInvalid, j.Topic, len(dests))

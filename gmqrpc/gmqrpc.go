@@ -157,6 +157,9 @@ func (s *Service) Pop(topics []string, reply *map[string]string) error {
 	if j.TraceParent != "" {
 		(*reply)["traceparent"] = j.TraceParent
 	}
+	if j.Group != "" {
+		(*reply)["group"] = j.Group
+	}
 	return nil
 }
 

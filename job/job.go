@@ -74,6 +74,9 @@ type Spec struct {
 	TraceParent string
 	// Unique, when not nil, makes the push one of its kind (Unique).
 	Unique *Unique
+	// Group, when not "", is the job's fair group: a grouped topic's pops
+	// take groups in turn (docs/topics.md, Fair groups).
+	Group string
 }
 
 // Update is what a change of a waiting (ready or delayed) job sets; a nil
@@ -106,6 +109,7 @@ type Job struct {
 	LastError   string
 	DeadAt      time.Time
 	TraceParent string // the producer's W3C traceparent, "" for none
+	Group       string // its fair group, "" for none
 	Now         time.Time
 
 	Reserves, Timeouts, Releases, Buries, Kicks int

@@ -37,8 +37,16 @@ type TopicStats struct {
 	Tokens                           int64         // whole tokens its rate has now (-1: no rate)
 	Limited                          int64         // looks of pops that found its ready jobs held back by its rate or max_reserved
 	LimitedTime                      time.Duration // what consumers' pops spent held back by its limits
+	Groups                           int64         // its groups with ready jobs (0: none, or not grouped)
+	BusiestGroups                    []GroupStats  // the (at most 10) groups with the most ready jobs, most first
 	Settings                         TopicConfig   // the effective ones (nil: none set)
 	Now                              time.Time
+}
+
+// GroupStats are one fair group's counts.
+type GroupStats struct {
+	Name            string
+	Ready, Reserved int64
 }
 
 // RateTokens is the whole tokens the topic's rate has now, and whether it

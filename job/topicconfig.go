@@ -50,7 +50,13 @@ type TopicConfig map[string]string
 //     which have no field for one); none (the default) does not;
 //   - unique_for: that key's window, seconds (3600 when unset);
 //   - unique_mode: what a push does while its key is held: reject (the
-//     default), replace or debounce (Unique).
+//     default), replace or debounce (Unique);
+//   - group_from: a field of a JSON body whose value is the job's group when
+//     the push names none (for beanstalkd and memcache puts);
+//   - group_max_reserved: the most jobs of one group reserved at once (0: no
+//     limit; 1: a group's jobs run one at a time, in order);
+//   - group_rate: deliveries a second of one group, at most (0: no limit),
+//     evenly spaced.
 var topicSettings = map[string]func(string) (string, error){
 	"max_items":             wholeNumber,
 	"max_size":              wholeNumber,
@@ -76,6 +82,9 @@ var topicSettings = map[string]func(string) (string, error){
 	"unique_from":           oneOf("body", "none"),
 	"unique_for":            uniqueFor,
 	"unique_mode":           oneOf(string(UniqueReject), string(UniqueReplace), string(UniqueDebounce)),
+	"group_from":            fieldName,
+	"group_max_reserved":    wholeNumber,
+	"group_rate":            rate,
 }
 
 // TopicSettingNames lists the settings gmq knows, sorted.
@@ -182,6 +191,19 @@ func uniqueFor(v string) (string, error) {
 		return "", fmt.Errorf("want a whole number of seconds from 1 to %d", int64(MaxUniqueFor/time.Second))
 	}
 	return strconv.FormatInt(n, 10), nil
+}
+
+// fieldName is a JSON object's field name: 1 to 64 bytes, printable ASCII.
+func fieldName(v string) (string, error) {
+	if len(v) > 64 {
+		return "", fmt.Errorf("want a field name of 1 to 64 printable ASCII characters")
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] <= 0x20 || v[i] >= 0x7f {
+			return "", fmt.Errorf("want a field name of 1 to 64 printable ASCII characters")
+		}
+	}
+	return v, nil
 }
 
 // oneOf is a setting that takes one of words.

@@ -3,6 +3,7 @@ package job
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxNameLen is the longest topic name and client id, beanstalkd's tube limit.
@@ -68,6 +69,24 @@ func ValidateClientID(id string) error {
 	}
 	if i := clientIDBytes.firstOutside(id); i >= 0 {
 		return fmt.Errorf("%w: id %q has a character outside A-Za-z0-9-+;.$_()@=: at byte %d", ErrInvalid, id, i)
+	}
+	return nil
+}
+
+// MaxGroup is the longest group name, bytes (lib_groups.lua's MAX_GROUP).
+const MaxGroup = 200
+
+// ValidateGroup checks a job's group: 1 to MaxGroup bytes of UTF-8 without
+// control characters (a group's name is printed in stats and on the
+// dashboard).
+func ValidateGroup(g string) error {
+	if g == "" || len(g) > MaxGroup || !utf8.ValidString(g) {
+		return fmt.Errorf("%w: group: want 1 to %d bytes of UTF-8", ErrInvalid, MaxGroup)
+	}
+	for i := 0; i < len(g); i++ {
+		if g[i] < 0x20 || g[i] == 0x7f {
+			return fmt.Errorf("%w: group %q has a control character at byte %d", ErrInvalid, g, i)
+		}
 	}
 	return nil
 }

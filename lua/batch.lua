@@ -175,6 +175,7 @@ local function discard_head(t)
   local cid = ''
   if record then
     local job = cmsgpack.unpack(record)
+    groups.remove(t, member, job)
     cid = job[F_CID] or ''
     drop_bytes(t, job)
     unindex_expiry(t, member, job)
@@ -219,9 +220,10 @@ end
 
 -- store writes a new job (its writes gathered) and counts it.
 local listed -- topic name -> its keys: topics that got a job (added to the bucket's list)
-local function store(t, member, a, cid, expires)
+local function store(t, member, a, cid, expires, group)
   local delay = tonumber(a.delay)
   local job = new_record()
+  job[F_GROUP] = group
   job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = t.name, tonumber(a.priority), tonumber(a.ttr), delay, now
   job[F_CID], job[F_SIZE], job[F_EXPIRES], job[F_RETRY], job[F_TRACE] = cid, #a.body, expires, a.retry, a.trace
   settle(job, delay, now)
@@ -309,6 +311,22 @@ local function by_key(op, t, pushed)
   op.ukey, op.ufor = key, window
 end
 
+-- group_of is the group of a push to topic t: the producer's, or, with
+-- none and the topic's group_from naming a field, that field of the body
+-- when the body is a JSON object and the field a string or number that
+-- makes a group name ('' otherwise: no group).
+local function group_of(t, a)
+  if a.group ~= '' then return a.group end
+  local field = topic_config(t).group_from or ''
+  if field == '' then return '' end
+  local ok, doc = pcall(cjson.decode, a.body)
+  if not ok or type(doc) ~= 'table' then return '' end
+  local v = doc[field]
+  if type(v) == 'number' then v = tostring(v) end
+  if type(v) ~= 'string' or #v == 0 or #v > groups.MAX or string.find(v, '%c') then return '' end
+  return v
+end
+
 -- of_kinds lists the operations of kind a (or b), in order.
 local function of_kinds(ops, a, b)
   local out = {}
@@ -355,16 +373,21 @@ local function push_phase(ops)
         op.reply = fanout_refusal(op, t) or unique_refusal(op, t)
         if not op.reply and a.unique_key ~= '' then op.reply = by_key(op, t, seen) end
         if not op.reply and keep then op.reply = admit(t, a.body) end
+        if not op.reply and keep then
+          op.group = group_of(t, a)
+          if op.group ~= '' then op.reply = groups.make(t) end
+        end
       end
       if not op.reply then
         seen[member] = true
         local due = 0
-        if keep then due = store(t, member, a, a.client_id, expiry(t, tonumber(a.expires)))[F_DUE] end
+        if keep then due = store(t, member, a, a.client_id, expiry(t, tonumber(a.expires)), op.group)[F_DUE] end
         if keep and op.ukey then redis.call('SET', op.ukey, member, 'PX', op.ufor) end
         for j = 2, #op.ts do
           local child = op.ts[j]
-          if not admit(child, a.body) then
-            local copy = store(child, op.children[j - 1], a, '', expiry(child, tonumber(a.expires)))
+          local group = group_of(child, a)
+          if not admit(child, a.body) and (group == '' or not groups.make(child)) then
+            local copy = store(child, op.children[j - 1], a, '', expiry(child, tonumber(a.expires)), group)
             if not keep then due = copy[F_DUE] end
           end
         end
@@ -396,7 +419,7 @@ local function delete_phase(ops)
         op.reply = refused
       else
         gone[member] = true
-        if job[F_STATE] == RESERVED then free_slot(t) end
+        if job[F_STATE] == RESERVED then free_slot(t, job) end
         delete_job(t, member, job, gather)
         op.acked, op.cid = true, job[F_CID]
         if op.kind == 'delete' then op.reply = {'OK', job[F_CID]} end
@@ -435,6 +458,14 @@ local function choose(op, ts, mode, want)
   local function wait_at_most(ms, t)
     if ms >= 0 and (op.pause_wait < 0 or ms < op.pause_wait) then op.pause_wait, op.pause_topic = ms, t.name end
   end
+  -- held_back notes that grouped topic t's ready jobs are all in groups
+  -- their limits hold back (the next token in wait ms, or -1).
+  local function held_back(t, wait)
+    if redis.call('ZCARD', t.group_ready) == 0 then return end
+    count_topic(t, 'total_limited', 1)
+    if op.held_by == '' then op.held_by = t.name end
+    wait_at_most(wait, t)
+  end
   for _, t in ipairs(ts) do
     local until_ms = paused_until(t)
     if until_ms <= now and not swept(t) then
@@ -458,17 +489,45 @@ local function choose(op, ts, mode, want)
       local left = want - op.got
       if left <= 0 then break end
       local l = limits_of[t.name]
-      local heads = redis.call('ZPOPMIN', t.ready, math.min(left, (room(l, op.take))))
-      for h = 1, #heads, 2 do pick(op, t, heads[h]) end
-      took(l, #heads / 2, op.take)
+      local n = math.min(left, (room(l, op.take)))
+      if groups.on(t) then -- round-robin over its groups (lib_groups.lua)
+        local got = 0
+        while got < n do
+          local entry, wait = groups.head(t, now, op.take)
+          if not entry then
+            if got == 0 then held_back(t, wait) end
+            break
+          end
+          pick(op, t, groups.take(t, entry, now, op.take))
+          got = got + 1
+        end
+        took(l, got, op.take)
+      else
+        local heads = redis.call('ZPOPMIN', t.ready, n)
+        for h = 1, #heads, 2 do pick(op, t, heads[h]) end
+        took(l, #heads / 2, op.take)
+      end
     end
     return
   end
   while op.got < want do
     local best, best_pri, member
+    local entries = {} -- grouped topic name -> the queue entry of its candidate
     for _, t in ipairs(open) do
       local head = {}
-      if room(limits_of[t.name], op.take) > 0 then head = redis.call('ZRANGE', t.ready, 0, 0, 'WITHSCORES') end
+      if room(limits_of[t.name], op.take) > 0 then
+        if groups.on(t) then
+          local entry, wait = groups.head(t, now, op.take)
+          if entry then
+            local _, pri, m = groups.parts(entry)
+            head, entries[t.name] = {m, pri}, entry
+          elseif op.got == 0 then
+            held_back(t, wait)
+          end
+        else
+          head = redis.call('ZRANGE', t.ready, 0, 0, 'WITHSCORES')
+        end
+      end
       if head[1] then
         local pri = tonumber(head[2])
         if not best or pri < best_pri or (pri == best_pri and head[1] < member) then
@@ -481,7 +540,11 @@ local function choose(op, ts, mode, want)
       op.reply = {'PEEK', best.name, best_pri, member}
       return
     end
-    redis.call('ZREM', best.ready, member)
+    if entries[best.name] then
+      groups.take(best, entries[best.name], now, op.take)
+    else
+      redis.call('ZREM', best.ready, member)
+    end
     pick(op, best, member)
     took(limits_of[best.name], 1, op.take)
   end

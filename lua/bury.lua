@@ -8,7 +8,7 @@ local t = topic_keys(1, ARGV[3])
 local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
 if not job then return err end
 redis.call('ZREM', t.reserved, member)
-free_slot(t)
+free_slot(t, job)
 job[F_STATE] = BURIED
 job[F_DUE] = 0
 if ARGV[5] ~= '' then job[F_PRI] = tonumber(ARGV[5]) end

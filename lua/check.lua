@@ -2,7 +2,11 @@
 -- topic's four sets has a record and a body, its record names this topic and
 -- the state of the set it is in (so no job is in two sets), and the topic's
 -- byte count is the sum of its jobs' body sizes, and every ready or delayed
--- job that expires is in the topic's expires set.
+-- job that expires is in the topic's expires set. For a grouped topic
+-- (lib_groups.lua): its ready jobs are its group queues' entries, each
+-- group's ready count is right, every group with ready jobs is in the ring
+-- and no other is there but one parked by its group_rate, and each group's
+-- reserved count is its reserved jobs'.
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic.
 -- Returns {members per state (delayed, ready, reserved, buried, dead), problem...}.
@@ -25,6 +29,53 @@ for state, set in ipairs(STATE_SET) do
       table.insert(out, m .. ' expires but is not in ' .. t.name .. "'s expires set")
     end
     if job then bytes = bytes + (job[F_SIZE] or 0) end
+  end
+end
+if groups.on(t) then
+  local ready, reserved = {}, {} -- group -> count
+  for _, m in ipairs(redis.call('ZRANGE', t.ready, 0, -1)) do
+    local job = load(m)
+    if job then
+      local g = job[F_GROUP] or ''
+      ready[g] = (ready[g] or 0) + 1
+      local entry = g .. '\0' .. string.format('%010d', job[F_PRI]) .. '\0' .. m
+      if not redis.call('ZSCORE', t.group_jobs, entry) then table.insert(out, m .. ' is ready but not in its group ' .. g .. "'s queue") end
+    end
+  end
+  for _, m in ipairs(redis.call('ZRANGE', t.reserved, 0, -1)) do
+    local job = load(m)
+    if job then reserved[job[F_GROUP] or ''] = (reserved[job[F_GROUP] or ''] or 0) + 1 end
+  end
+  local queued = redis.call('ZCARD', t.group_jobs)
+  if queued ~= out[READY] then table.insert(out, 'its group queues hold ' .. queued .. ' jobs, ' .. out[READY] .. ' are ready') end
+  local counts = redis.call('ZRANGE', t.group_ready, 0, -1, 'WITHSCORES')
+  local seen = {}
+  for k = 1, #counts, 2 do
+    local g, n = counts[k], tonumber(counts[k + 1])
+    seen[g] = true
+    if ready[g] ~= n then table.insert(out, 'group ' .. g .. ' counts ' .. n .. ' ready, it has ' .. tostring(ready[g] or 0)) end
+    if not redis.call('ZSCORE', t.group_ring, g) then table.insert(out, 'group ' .. g .. ' has ready jobs but is not in the ring') end
+  end
+  for g, n in pairs(ready) do
+    if not seen[g] then table.insert(out, 'group ' .. g .. ' has ' .. n .. ' ready jobs but no count') end
+  end
+  local ring = redis.call('ZRANGE', t.group_ring, 0, -1, 'WITHSCORES')
+  for k = 1, #ring, 2 do
+    local score = tonumber(ring[k + 1])
+    if not seen[ring[k]] and (score < 4e15 or score >= 8e15) then
+      table.insert(out, 'group ' .. ring[k] .. ' is in the ring with no ready job')
+    end
+  end
+  local state = redis.call('HGETALL', t.group_state)
+  local counted = {}
+  for k = 1, #state, 2 do
+    if string.sub(state[k], 1, 2) == 'r:' then counted[string.sub(state[k], 3)] = tonumber(state[k + 1]) end
+  end
+  for g, n in pairs(reserved) do
+    if counted[g] ~= n then table.insert(out, 'group ' .. g .. ' counts ' .. tostring(counted[g] or 0) .. ' reserved, it has ' .. n) end
+  end
+  for g, n in pairs(counted) do
+    if not reserved[g] then table.insert(out, 'group ' .. g .. ' counts ' .. n .. ' reserved, it has none') end
   end
 end
 local counted = tonumber(redis.call('HGET', t.info, 'bytes') or '0')

@@ -44,6 +44,7 @@ const (
 	FieldDeadAt
 	FieldRetry
 	FieldTrace
+	FieldGroup
 	fieldEnd
 )
 
@@ -77,6 +78,7 @@ var fields = [fieldEnd]fieldSpec{
 	FieldDeadAt:    {lua: "F_DEAD_AT", added: true, reply: true, doc: "ms it died at (0: alive)"},
 	FieldRetry:     {lua: "F_RETRY", text: true, added: true, doc: "its own retry policy (lib_failures.lua retry_policy; '': its topic's)"},
 	FieldTrace:     {lua: "F_TRACE", text: true, added: true, reply: true, doc: "the producer's W3C traceparent ('': none)"},
+	FieldGroup:     {lua: "F_GROUP", text: true, added: true, reply: true, doc: "its fair group ('': none; lib_groups.lua)"},
 }
 
 // zero is the field's unset value, as a Lua literal.
@@ -156,6 +158,10 @@ var TopicKeys = []Slot{
 	{"expires", "zset", "expiry ms -> member: every ready or delayed job that has an expiry (and perhaps some that left)"},
 	{"parent_config", "hash", "a fanout child's parent's config (whose settings it inherits); its own otherwise"},
 	{"dead", "zset", "dead-at ms -> member: jobs that failed past their max_attempts"},
+	{"group_ring", "zset", "group -> its turn (lib_groups.lua): the groups with ready jobs, least recently served first; parked ones scored past PARKED"},
+	{"group_jobs", "zset", "every ready job of a grouped topic, score 0, as group NUL priority NUL member: each group's queue, read BYLEX"},
+	{"group_ready", "zset", "group -> its ready jobs (groups with none are not there)"},
+	{"group_state", "hash", "r:<group> -> its reserved jobs; t:<group>, a:<group> -> its group_rate tokens and when they were taken"},
 }
 
 // SlotIndex is where the slot named name is in slots (-1: not there).
@@ -210,7 +216,7 @@ func Fields() []Field {
 // followed by a member for each of its fanout children (op.children).
 var Ops = map[string][]string{
 	"push": {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace",
-		"unique_key", "unique_mode", "unique_for"},
+		"unique_key", "unique_mode", "unique_for", "group"},
 	"delete":  {"member", "attempt", "mode"},
 	"pop":     {"mode"},
 	"pop_n":   {"mode", "n"},
@@ -283,6 +289,8 @@ const (
 	StatTokens
 	StatTotalLimited
 	StatLimitedMS
+	StatGroups
+	StatBusiestGroups
 	// TopicStatsLen is where the settings start.
 	TopicStatsLen
 )
@@ -316,4 +324,6 @@ var topicStats = [TopicStatsLen][2]string{
 	StatTokens:         {"S_TOKENS", "whole tokens its rate has now (-1: no rate; lib_limits.lua)"},
 	StatTotalLimited:   {"S_TOTAL_LIMITED", "looks of pops that found its ready jobs held back by its rate or max_reserved"},
 	StatLimitedMS:      {"S_LIMITED_MS", "ms consumers' pops spent held back by its limits (note_held.lua)"},
+	StatGroups:         {"S_GROUPS", "its groups with ready jobs (0: none, or not grouped; lib_groups.lua)"},
+	StatBusiestGroups:  {"S_BUSIEST_GROUPS", "its groups with the most ready jobs, at most 10, most first: name TAB ready TAB reserved, a line each"},
 }

@@ -24,6 +24,7 @@ local F_LAST_ERROR = 17 -- the last failure's error (at most 1 KiB)
 local F_DEAD_AT = 18 -- ms it died at (0: alive)
 local F_RETRY = 19 -- its own retry policy (lib_failures.lua retry_policy; '': its topic's)
 local F_TRACE = 20 -- the producer's W3C traceparent ('': none)
+local F_GROUP = 21 -- its fair group ('': none; lib_groups.lua)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record
@@ -35,7 +36,7 @@ local F_TRACE = 20 -- the producer's W3C traceparent ('': none)
 --   KEYS[7] outbox (zset): member -> ms: expired jobs waiting to be pushed to their topic's expire_to
 --   KEYS[8] fanout (hash): parent topic -> its fanout children's names (parent+child), space-separated, sorted
 --   KEYS[9] topic_index (zset): the names of topics, every score 0 (listed in byte order, a page at a time)
--- then, for each topic the script works on, 10 keys (topic_keys):
+-- then, for each topic the script works on, 14 keys (topic_keys):
 --   +1 ready (zset): priority -> member
 --   +2 delayed (zset): due ms -> member
 --   +3 reserved (zset): TTR deadline ms -> member
@@ -46,6 +47,10 @@ local F_TRACE = 20 -- the producer's W3C traceparent ('': none)
 --   +8 expires (zset): expiry ms -> member: every ready or delayed job that has an expiry (and perhaps some that left)
 --   +9 parent_config (hash): a fanout child's parent's config (whose settings it inherits); its own otherwise
 --   +10 dead (zset): dead-at ms -> member: jobs that failed past their max_attempts
+--   +11 group_ring (zset): group -> its turn (lib_groups.lua): the groups with ready jobs, least recently served first; parked ones scored past PARKED
+--   +12 group_jobs (zset): every ready job of a grouped topic, score 0, as group NUL priority NUL member: each group's queue, read BYLEX
+--   +13 group_ready (zset): group -> its ready jobs (groups with none are not there)
+--   +14 group_state (hash): r:<group> -> its reserved jobs; t:<group>, a:<group> -> its group_rate tokens and when they were taken
 -- KEYS and ARGV are the call's, and K_* its bucket's keys: bind sets them
 -- when a call begins (lib.lua begin), as a library is loaded before any call.
 local KEYS, ARGV
@@ -58,10 +63,11 @@ end
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.
 local function topic_keys(i, name)
-  local b = 9 + (i - 1) * 10
+  local b = 9 + (i - 1) * 14
   return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3], buried = KEYS[b + 4],
           info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7], expires = KEYS[b + 8],
-          parent_config = KEYS[b + 9], dead = KEYS[b + 10]}
+          parent_config = KEYS[b + 9], dead = KEYS[b + 10], group_ring = KEYS[b + 11],
+          group_jobs = KEYS[b + 12], group_ready = KEYS[b + 13], group_state = KEYS[b + 14]}
 end
 
 -- op_key returns a key an operation brings of its own (a unique push's):
@@ -79,7 +85,7 @@ local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERV
 -- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
 local OP_ARGS = {ack_pop = {'member', 'attempt'}, delete = {'member', 'attempt', 'mode'}, pop = {'mode'},
   pop_n = {'mode', 'n'},
-  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for'}}
+  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group'}}
 
 -- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat
 -- counts from 0), then its effective settings as setting, value pairs.
@@ -110,11 +116,13 @@ local S_CREATED = 24 -- ms the topic came to be, its counters from zero (0: not 
 local S_TOKENS = 25 -- whole tokens its rate has now (-1: no rate; lib_limits.lua)
 local S_TOTAL_LIMITED = 26 -- looks of pops that found its ready jobs held back by its rate or max_reserved
 local S_LIMITED_MS = 27 -- ms consumers' pops spent held back by its limits (note_held.lua)
-local TOPIC_STATS_LEN = 27
+local S_GROUPS = 28 -- its groups with ready jobs (0: none, or not grouped; lib_groups.lua)
+local S_BUSIEST_GROUPS = 29 -- its groups with the most ready jobs, at most 10, most first: name TAB ready TAB reserved, a line each
+local TOPIC_STATS_LEN = 29
 
 -- new_record is a record with every field unset; set them by name.
 local function new_record()
-  return {0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', 0, 0, 0, '', 0, '', ''}
+  return {0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', 0, 0, 0, '', 0, '', '', ''}
 end
 
 -- reply renders a job for the caller: its member, its body (or false),
@@ -123,5 +131,5 @@ local function reply(member, job, body, now)
   return {member, body or false, now, job[F_STATE], job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY],
           job[F_CREATED], job[F_DUE], job[F_RESERVES], job[F_TIMEOUTS], job[F_RELEASES],
           job[F_BURIES], job[F_KICKS], job[F_CID], job[F_EXPIRES] or 0, job[F_FAILURES] or 0,
-          job[F_LAST_ERROR] or '', job[F_DEAD_AT] or 0, job[F_TRACE] or ''}
+          job[F_LAST_ERROR] or '', job[F_DEAD_AT] or 0, job[F_TRACE] or '', job[F_GROUP] or ''}
 end

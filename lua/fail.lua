@@ -13,7 +13,7 @@ local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
 if not job then return err end
 local now = now_ms()
 redis.call('ZREM', t.reserved, member)
-free_slot(t)
+free_slot(t, job)
 fail_record(t, job, ARGV[5])
 local p = retry_policy(t, job)
 if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then

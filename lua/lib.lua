@@ -3,7 +3,8 @@
 -- the states, new_record and reply, in gmq's library of Redis Functions
 -- (library.go) and before a topic-scoped script run as one (lua.go Source).
 -- It and the lib_*.lua files that follow it (lib_topics: fanout and the
--- topic list; lib_jobs: a job's moves, reservation, delete and expiry;
+-- topic list; lib_groups: fair groups; lib_jobs: a job's moves,
+-- reservation, delete and expiry;
 -- lib_failures: retries and the dead; lib_limits: rate and concurrency
 -- limits) hold the helpers the transitions
 -- share. This file holds what a call keeps: settings, the clock, deferred
@@ -226,10 +227,6 @@ local function move_state(from, to)
   if to then count(STATE_COUNTER[to], 1) end
 end
 
--- remove_from_state takes the member out of the set that holds it in its current state.
-local function remove_from_state(t, member, job)
-  redis.call('ZREM', t[STATE_SET[job[F_STATE]]], member)
-end
 
 -- schedule makes the bucket's timer look at topic t no later than at ms.
 local function schedule(t, ms)
@@ -241,6 +238,11 @@ end
 local children_of
 -- limits_of: topic name -> its limits in this call, or false (lib_limits.lua).
 local limits_of
+-- groups holds lib_groups.lua's functions (made when the library loads)
+-- and its per-call state: of, topic name -> whether it is grouped; picks,
+-- topic NUL group -> the jobs this call's pops took from the group (not
+-- yet counted reserved).
+local groups = {}
 -- dropped_cids gathers the member and client id of each job a call
 -- expired or dropped, for the caller to drop the client ids (as after a
 -- delete: lib_jobs.lua expire_job, lib_failures.lua drop_dead).
@@ -273,4 +275,5 @@ local function begin(keys, args)
   default_settings, topic_settings, clock, bucket_patterns = nil, renew(topic_settings), nil, nil
   deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
   children_of, dropped_cids, limits_of = renew(children_of), renew(dropped_cids), renew(limits_of)
+  groups.of, groups.picks = renew(groups.of), renew(groups.picks)
 end

@@ -18,11 +18,29 @@ local function unindex_expiry(t, member, job, write)
   if (job[F_EXPIRES] or 0) > 0 then (write or redis.call)('ZREM', t.expires, member) end
 end
 
+-- ready_add puts a job in topic t's ready set (and its group's queue:
+-- lib_groups.lua); ready_remove takes it out, other than by a pop. Every
+-- path in or out of the ready state goes through them.
+local function ready_add(t, member, job, write)
+  (write or redis.call)('ZADD', t.ready, job[F_PRI], member)
+  groups.add(t, member, job)
+end
+local function ready_remove(t, member, job, write)
+  (write or redis.call)('ZREM', t.ready, member)
+  groups.remove(t, member, job)
+end
+
+-- remove_from_state takes the member out of the set that holds it in its current state.
+local function remove_from_state(t, member, job, write)
+  if job[F_STATE] == READY then return ready_remove(t, member, job, write) end
+  (write or redis.call)('ZREM', t[STATE_SET[job[F_STATE]]], member)
+end
+
 -- make_ready puts a job into its topic's ready queue.
 local function make_ready(t, member, job)
   job[F_STATE] = READY
   job[F_DUE] = 0
-  redis.call('ZADD', t.ready, job[F_PRI], member)
+  ready_add(t, member, job)
   index_expiry(t, member, job)
 end
 
@@ -59,7 +77,7 @@ local function enter(t, member, job, write)
     write('ZADD', t.delayed, job[F_DUE], member)
     schedule(t, job[F_DUE])
   else
-    write('ZADD', t.ready, job[F_PRI], member)
+    ready_add(t, member, job, write)
     wake(t, 1)
   end
 end
@@ -90,16 +108,17 @@ local function change_waiting(t, member, job, delay, pri, body, now, size)
     job[F_SIZE] = #body
     if grown ~= 0 then add(t.info, 'bytes', grown) end
   end
-  if pri then job[F_PRI] = pri end
-  if delay then
-    -- Placed afresh: out of its set, settled by the new delay, in again.
+  if pri or delay then
+    -- Placed afresh: out of its set (with its old priority, which its
+    -- group's queue entry names), settled by the new delay, in again.
     remove_from_state(t, member, job)
-    job[F_DELAY] = delay
-    settle(job, delay, now)
+    if pri then job[F_PRI] = pri end
+    if delay then
+      job[F_DELAY] = delay
+      settle(job, delay, now)
+    end
     enter(t, member, job)
     move_state(from, job[F_STATE])
-  elseif pri and from == READY then
-    redis.call('ZADD', t.ready, job[F_PRI], member) -- its place in the queue
   end
   save(member, job)
   return nil, grown
@@ -157,6 +176,7 @@ local function reserve_record(t, member, job, from, now, write)
     return
   end
   move_state(from, RESERVED)
+  groups.reserved(t, job[F_GROUP] or '', 1)
   job[F_STATE] = RESERVED
   job[F_DUE] = now + job[F_TTR]
   schedule(t, job[F_DUE])
@@ -175,7 +195,7 @@ end
 -- delete_job removes a job in any state and counts the delete.
 local function delete_job(t, member, job, write)
   write = write or redis.call
-  write('ZREM', t[STATE_SET[job[F_STATE]]], member)
+  remove_from_state(t, member, job, write)
   write('HDEL', K_JOBS, member)
   write('HDEL', K_BODIES, member)
   move_state(job[F_STATE], nil)
@@ -191,7 +211,7 @@ end
 -- naming the new topic) until a bucket timer pushes it there afresh.
 local function expire_job(t, member, job, now)
   local from = job[F_STATE]
-  redis.call('ZREM', t[STATE_SET[from]], member)
+  remove_from_state(t, member, job)
   redis.call('ZREM', t.expires, member)
   move_state(from, nil)
   drop_bytes(t, job)

@@ -78,13 +78,15 @@ local function spend(now)
   end
 end
 
--- free_slot is told that n (1 when nil) of topic t's jobs left its
--- reserved set (acked, deleted, failed, released, buried, flushed, or a TTR
--- ran out): with max_reserved set, as many waiting consumers may now take
--- the next jobs.
-local function free_slot(t, n)
-  if tonumber(topic_config(t).max_reserved or '0') > 0 then
-    wake(t, n or 1)
+-- free_slot is told that job, of topic t, left its reserved set (acked,
+-- deleted, failed, released, buried, flushed, or its TTR ran out): its
+-- group's count goes down (lib_groups.lua), and with max_reserved or
+-- group_max_reserved set, a waiting consumer may now take the next job.
+local function free_slot(t, job)
+  groups.reserved(t, job[F_GROUP] or '', -1)
+  local cfg = topic_config(t)
+  if tonumber(cfg.max_reserved or '0') > 0 or tonumber(cfg.group_max_reserved or '0') > 0 then
+    wake(t, 1)
     wakes[t.name][3] = true -- the calling broker's consumers too: it does not know
   end
 end

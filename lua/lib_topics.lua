@@ -115,7 +115,7 @@ end
 -- unreference. The caller has checked it is empty.
 local function forget(t)
   drop_topic(t)
-  redis.call('DEL', t.info, t.expires)
+  redis.call('DEL', t.info, t.expires, t.group_ring, t.group_jobs, t.group_ready, t.group_state)
   redis.call('ZREM', K_DUE, t.name)
   due_hints[t.name] = nil
   deltas[t.info] = nil

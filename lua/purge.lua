@@ -22,6 +22,8 @@ for name in string.gmatch(ARGV[4], '[^,]+') do
     for i, member in ipairs(members) do
       if records[i] then
         local job = cmsgpack.unpack(records[i])
+        if name == 'ready' then groups.remove(t, member, job) end
+        if name == 'reserved' then free_slot(t, job) end
         drop_bytes(t, job)
         unindex_expiry(t, member, job)
         local cid = job[F_CID]
@@ -32,7 +34,6 @@ for name in string.gmatch(ARGV[4], '[^,]+') do
       end
     end
     count(STATE_COUNTER[state_of[name]], -#members)
-    if name == 'reserved' then free_slot(t, #members) end
     count('total_flushed', #members)
     count_topic(t, 'total_flushed', #members)
     out[1] = out[1] + #members

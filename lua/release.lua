@@ -9,7 +9,7 @@ local t = topic_keys(1, ARGV[3])
 local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
 if not job then return err end
 redis.call('ZREM', t.reserved, member)
-free_slot(t)
+free_slot(t, job)
 if ARGV[5] ~= '' then job[F_PRI] = tonumber(ARGV[5]) end
 if ARGV[7] ~= 'uncounted' then
   job[F_RELEASES] = job[F_RELEASES] + 1

@@ -36,7 +36,7 @@ if moved < n then
   for _, member in ipairs(expired) do
     local job = load(member)
     redis.call('ZREM', t.reserved, member)
-    free_slot(t)
+    free_slot(t, job)
     job[F_TIMEOUTS] = job[F_TIMEOUTS] + 1
     fail_record(t, job, 'ttr expired')
     local p = retry_policy(t, job)

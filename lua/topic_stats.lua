@@ -35,6 +35,16 @@ local function stats(t, urgent)
     local f = redis.call('HMGET', t.info, 'tokens', 'tokens_at')
     out[S_TOKENS] = math.floor(limits(t, f[1], f[2], now_ms()).tokens)
   end
+  out[S_GROUPS], out[S_BUSIEST_GROUPS] = 0, ''
+  if groups.on(t) then
+    out[S_GROUPS] = redis.call('ZCARD', t.group_ready)
+    local busiest, lines = redis.call('ZREVRANGE', t.group_ready, 0, 9, 'WITHSCORES'), {}
+    for k = 1, #busiest, 2 do
+      local g = busiest[k]
+      lines[#lines + 1] = g .. '\t' .. busiest[k + 1] .. '\t' .. (redis.call('HGET', t.group_state, 'r:' .. g) or '0')
+    end
+    out[S_BUSIEST_GROUPS] = table.concat(lines, '\n')
+  end
   local n = TOPIC_STATS_LEN
   for k, v in pairs(cfg) do
     out[n + 1], out[n + 2] = k, v

@@ -33,7 +33,8 @@ func TestKeysFollowTheContract(t *testing.T) {
 	wantTopic := map[string]string{"ready": tag + ":ready:kids+b", "delayed": tag + ":delayed:kids+b",
 		"reserved": tag + ":reserved:kids+b", "buried": tag + ":buried:kids+b", "info": tag + ":topic:kids+b",
 		"waiting": k.waiting("kids+b"), "config": k.config("kids+b"), "expires": tag + ":expires:kids+b",
-		"parent_config": k.config("kids"), "dead": tag + ":dead:kids+b"}
+		"parent_config": k.config("kids"), "dead": tag + ":dead:kids+b", "group_ring": tag + ":group_ring:kids+b",
+		"group_jobs": tag + ":group_jobs:kids+b", "group_ready": tag + ":group_ready:kids+b", "group_state": tag + ":group_state:kids+b"}
 	var names []string
 	for _, s := range lua.BucketKeys {
 		names = append(names, "K_"+strings.ToUpper(s.Name))
@@ -70,7 +71,7 @@ func TestRecordFollowsTheContract(t *testing.T) {
 	attempts := 5
 	spec := job.Spec{Topic: "rec", Body: "twelve bytes", ClientID: "order-7", Priority: 7, TTR: time.Minute,
 		Expires: time.Now().Add(time.Hour), Retry: &job.RetryPolicy{MaxAttempts: &attempts, Backoff: "fixed", Base: time.Millisecond},
-		TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+		TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Group: "tenant-1"}
 	pushed, err := p.Push(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		lua.FieldReserves: "2", lua.FieldTimeouts: "0", lua.FieldReleases: "0", lua.FieldBuries: "0",
 		lua.FieldKicks: "0", lua.FieldClientID: "order-7", lua.FieldSize: strconv.Itoa(len(spec.Body)),
 		lua.FieldExpires: ms(j.Expires), lua.FieldFailures: "1", lua.FieldLastError: "boom", lua.FieldDeadAt: "0",
-		lua.FieldRetry: spec.Retry.Encode(), lua.FieldTrace: spec.TraceParent,
+		lua.FieldRetry: spec.Retry.Encode(), lua.FieldTrace: spec.TraceParent, lua.FieldGroup: spec.Group,
 	}
 	if j.ClientID != "order-7" || j.Priority != 7 || j.Failures != 1 || j.LastError != "boom" ||
 		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() {

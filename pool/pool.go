@@ -260,7 +260,7 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueid
 			"ttr", strconv.FormatInt(millis(j.TTR), 10), "delay", strconv.FormatInt(millis(j.Delay), 10),
 			"body", j.Body, "client_id", j.ClientID, "expires", strconv.FormatInt(epochMillis(j.Expires), 10),
 			"retry", j.Retry.Encode(), "trace", j.TraceParent,
-			"unique_key", "", "unique_mode", mode, "unique_for", window)
+			"unique_key", "", "unique_mode", mode, "unique_for", window, "group", j.Group)
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {

@@ -104,5 +104,6 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		LastError:   text(lua.FieldLastError),
 		DeadAt:      at(lua.FieldDeadAt),
 		TraceParent: text(lua.FieldTrace),
+		Group:       text(lua.FieldGroup),
 	}, nil
 }

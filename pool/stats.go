@@ -155,7 +155,14 @@ func topicStats(topic string, r []rueidis.RedisMessage) job.TopicStats {
 		Dead:     n(lua.StatDead), Failures: n(lua.StatTotalFailures), DeadTotal: n(lua.StatTotalDead),
 		DeadRetried: n(lua.StatDeadRetried), DeadDropped: n(lua.StatDeadDropped), Created: at(lua.StatCreated),
 		Tokens: n(lua.StatTokens), Limited: n(lua.StatTotalLimited),
-		LimitedTime: time.Duration(n(lua.StatLimitedMS)) * time.Millisecond}
+		LimitedTime: time.Duration(n(lua.StatLimitedMS)) * time.Millisecond, Groups: n(lua.StatGroups)}
+	for _, line := range strings.Split(strAt(r, int(lua.StatBusiestGroups)), "\n") {
+		if f := strings.Split(line, "\t"); len(f) == 3 {
+			ready, _ := strconv.ParseInt(f[1], 10, 64)
+			reserved, _ := strconv.ParseInt(f[2], 10, 64)
+			s.BusiestGroups = append(s.BusiestGroups, job.GroupStats{Name: f[0], Ready: ready, Reserved: reserved})
+		}
+	}
 	if len(r) > int(lua.TopicStatsLen) {
 		s.Settings = make(job.TopicConfig, (len(r)-int(lua.TopicStatsLen))/2)
 		for i := int(lua.TopicStatsLen); i+1 < len(r); i += 2 {

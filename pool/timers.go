@@ -72,10 +72,11 @@ func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, er
 	}
 	var members []string
 	var specs []job.Spec
-	for i := 0; i+5 < len(r); i += 6 {
+	for i := 0; i+6 < len(r); i += 7 {
 		members = append(members, strAt(r, i))
 		specs = append(specs, job.Spec{Topic: strAt(r, i+1), Priority: uint32(intAt(r, i+2)),
-			TTR: time.Duration(intAt(r, i+3)) * time.Millisecond, Body: strAt(r, i+4), TraceParent: strAt(r, i+5)})
+			TTR: time.Duration(intAt(r, i+3)) * time.Millisecond, Body: strAt(r, i+4), TraceParent: strAt(r, i+5),
+			Group: strAt(r, i+6)})
 	}
 	if len(specs) == 0 {
 		return nil, false, nil

@@ -38,6 +38,8 @@ type jobView struct {
 	DeadAt     string  `json:"dead_at,omitempty"`
 	// TraceParent is the producer's W3C trace context, for the consumer's span.
 	TraceParent string `json:"traceparent,omitempty"`
+	// Group is the job's fair group (docs/topics.md, Fair groups).
+	Group string `json:"group,omitempty"`
 }
 
 func viewJob(j *job.Job) jobView {
@@ -56,7 +58,7 @@ func viewJob(j *job.Job) jobView {
 	if !j.Expires.IsZero() {
 		v.Expires = j.Expires.UTC().Format(time.RFC3339Nano)
 	}
-	v.Failures, v.LastError, v.TraceParent = j.Failures, j.LastError, j.TraceParent
+	v.Failures, v.LastError, v.TraceParent, v.Group = j.Failures, j.LastError, j.TraceParent, j.Group
 	if !j.DeadAt.IsZero() {
 		v.DeadAt = j.DeadAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -74,6 +76,13 @@ func topicView(t job.TopicStats) gin.H {
 	}
 	if tokens, ok := t.RateTokens(); ok {
 		v["tokens"] = tokens // only with a rate
+	}
+	if t.Groups > 0 { // a grouped topic with ready jobs: its busiest groups
+		busiest := make([]gin.H, len(t.BusiestGroups))
+		for i, g := range t.BusiestGroups {
+			busiest[i] = gin.H{"group": g.Name, "ready": g.Ready, "reserved": g.Reserved}
+		}
+		v["groups"], v["busiest_groups"] = t.Groups, busiest
 	}
 	if !t.Created.IsZero() {
 		v["created"] = t.Created.UTC().Format(time.RFC3339Nano)

@@ -151,7 +151,7 @@ func (f Fields) Only(what string, names ...string) error {
 // JobFields are the fields of a pushed job: gmq's (id, topic, body, delay,
 // TTR, as the original gmq's producers send them) and this broker's.
 var JobFields = []string{"id", "topic", "body", "delay", "ttr", "priority", "pri",
-	"expires_in", "expires_at", "retry", "traceparent", "unique"}
+	"expires_in", "expires_at", "retry", "traceparent", "unique", "group"}
 
 // Has reports whether the field is present.
 func (f Fields) Has(name string) bool { _, ok := f[name]; return ok }
@@ -302,7 +302,10 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	if j.TraceParent, _, err = f.Str("traceparent"); err != nil {
 		return j, err
 	}
-	j.Unique, err = f.Unique()
+	if j.Unique, err = f.Unique(); err != nil {
+		return j, err
+	}
+	j.Group, _, err = f.Str("group")
 	return j, err
 }
 

@@ -1,0 +1,220 @@
+-- lib_groups.lua, after lib_topics.lua (see lib.lua): fair groups.
+-- A job may carry a group (F_GROUP: a producer's "group", or for a push
+-- without one the field of its JSON body that the topic's group_from
+-- names). A topic that has had a grouped job is grouped: its info's
+-- 'grouped' is 1, and the bucket's defaults carry GROUPED_MARK, so that
+-- the topics of buckets with no grouped topic read nothing more. Every
+-- ready job of a grouped topic is also in its group's queue (t.group_jobs,
+-- entries group NUL priority NUL member, read BYLEX: priority, then id,
+-- within a group; a job without a group is in the group ''), each group's
+-- ready count is in t.group_ready, and each group with ready jobs is in
+-- t.group_ring, scored by its turn: the topic's count of turns
+-- (t.group_state's '@turn') when it was last served or came. A pop takes the best job of the
+-- ring's first group and gives the group the next turn (batch.lua
+-- choose), so groups are served round-robin whatever their sizes. A group
+-- leaves the ring in the script that takes or removes its last ready job,
+-- so a pop's cost does not grow with idle groups.
+-- group_max_reserved (jobs of one group reserved at once) and group_rate
+-- (its deliveries a second, a bucket of one token) hold a group back: it
+-- stays in the ring, parked (scored from PARKED: until its next token; from
+-- PARKED_CAP: until one of its jobs leaves the reserved set). A group's
+-- reserved jobs are counted in t.group_state ('r:G', dropped at 0). A
+-- group_rate's only state is the parked score: past it, the group's bucket
+-- is full again.
+-- (groups.of and groups.picks are the per-call state: lib.lua's begin sets them.)
+
+-- The library is one Lua chunk, whose main function may hold at most 200
+-- locals: this file's own are in a block, and what the others call is a
+-- field of lib.lua's groups (groups.on, groups.add...).
+do
+  local GROUPED_MARK = '@grouped'
+  -- groups.MAX is the longest group name, bytes: job.MaxGroup.
+  groups.MAX = 200
+  local PARKED = 4e15
+  local PARKED_CAP = 8e15
+  -- GROUP_BACKFILL is the most ready jobs a topic may hold when its first
+  -- grouped job comes: they are put in the group '' in that script.
+  local GROUP_BACKFILL = 10000
+  -- GROUP_LOOKS bounds the groups one pick parks before it gives up for this call.
+  local GROUP_LOOKS = 64
+
+  -- groups.on says whether topic t is grouped, read once per call.
+  function groups.on(t)
+    local on = groups.of[t.name]
+    if on == nil then
+      on = bucket_defaults()[GROUPED_MARK] ~= nil and redis.call('HGET', t.info, 'grouped') == '1'
+      groups.of[t.name] = on
+    end
+    return on
+  end
+
+  -- queue_entry is a ready job's entry in its group's queue.
+  local function queue_entry(job, member)
+    return (job[F_GROUP] or '') .. '\0' .. string.format('%010d', job[F_PRI]) .. '\0' .. member
+  end
+
+  -- groups.parts splits a queue entry into its group, priority and member.
+  function groups.parts(entry)
+    local g, pri, member = string.match(entry, '^(.-)%z(%d+)%z(.*)$')
+    return g, tonumber(pri), member
+  end
+
+  -- next_turn is the score of a group of topic t served (or come) now:
+  -- behind every group served before (the topic's count of turns).
+  local function next_turn(t)
+    return redis.call('HINCRBY', t.group_state, '@turn', 1)
+  end
+
+  -- groups.add puts a job that became ready in topic t in its group's queue,
+  -- and a group that had no ready job in the ring, behind the others (a
+  -- parked one keeps its score: NX).
+  function groups.add(t, member, job)
+    if not groups.on(t) then return end
+    local g = job[F_GROUP] or ''
+    redis.call('ZADD', t.group_jobs, 0, queue_entry(job, member))
+    if tonumber(redis.call('ZINCRBY', t.group_ready, 1, g)) == 1 then
+      redis.call('ZADD', t.group_ring, 'NX', next_turn(t), g)
+    end
+  end
+
+  -- group_left notes that group g of topic t lost a ready job (its entry is
+  -- out of the queue already); with none left, the group leaves the ring,
+  -- unless its group_rate parked it: it stays until its next token, or it
+  -- could take another job at once.
+  local function group_left(t, g)
+    if tonumber(redis.call('ZINCRBY', t.group_ready, -1, g)) <= 0 then
+      redis.call('ZREM', t.group_ready, g)
+      local score = tonumber(redis.call('ZSCORE', t.group_ring, g) or '0')
+      if score < PARKED or score >= PARKED_CAP then redis.call('ZREM', t.group_ring, g) end
+    end
+  end
+
+  -- groups.remove takes a job that left topic t's ready set other than by a pop
+  -- (a delete, an expiry, a change of its delay or priority) out of its
+  -- group's queue.
+  function groups.remove(t, member, job)
+    if not groups.on(t) then return end
+    if redis.call('ZREM', t.group_jobs, queue_entry(job, member)) == 1 then group_left(t, job[F_GROUP] or '') end
+  end
+
+  -- groups.make makes topic t grouped, at its first grouped job: its ready
+  -- jobs (none has a group: none could) go in the group ''. It returns
+  -- {'GROUP_BACKLOG', ready jobs, GROUP_BACKFILL} when t holds too many for
+  -- one script, or nil.
+  function groups.make(t)
+    if groups.on(t) then return nil end
+    local n = redis.call('ZCARD', t.ready)
+    if n > GROUP_BACKFILL then return {'GROUP_BACKLOG', n, GROUP_BACKFILL} end
+    redis.call('HSET', t.info, 'grouped', '1')
+    redis.call('HSET', K_DEFAULTS, GROUPED_MARK, '1')
+    bucket_defaults()[GROUPED_MARK] = '1'
+    groups.of[t.name] = true
+    if n > 0 then
+      local ready = redis.call('ZRANGE', t.ready, 0, -1, 'WITHSCORES')
+      local args = {'ZADD', t.group_jobs}
+      for k = 1, #ready, 2 do
+        args[#args + 1] = 0
+        args[#args + 1] = '\0' .. string.format('%010d', tonumber(ready[k + 1])) .. '\0' .. ready[k]
+        if #args >= 2000 then
+          redis.call(unpack(args))
+          args = {'ZADD', t.group_jobs}
+        end
+      end
+      if #args > 2 then redis.call(unpack(args)) end
+      redis.call('ZADD', t.group_ready, n, '')
+      redis.call('ZADD', t.group_ring, next_turn(t), '')
+    end
+    return nil
+  end
+
+  -- group_limits are topic t's group_max_reserved and group_rate (0: none).
+  local function group_limits(t)
+    local cfg = topic_config(t)
+    return tonumber(cfg.group_max_reserved or '0'), tonumber(cfg.group_rate or '0')
+  end
+
+  -- group_hold says whether group g of topic t is at its
+  -- group_max_reserved (PARKED_CAP: where it is parked then), or nil. take:
+  -- the pop removes its job, which is never reserved.
+  local function group_hold(t, g, take)
+    local cap = group_limits(t)
+    if cap <= 0 or take then return nil end
+    local reserved = tonumber(redis.call('HGET', t.group_state, 'r:' .. g) or '0')
+    if reserved + (groups.picks[t.name .. '\0' .. g] or 0) >= cap then return PARKED_CAP end
+    return nil
+  end
+
+  -- groups.head finds the job a pop of grouped topic t takes next: the best
+  -- job of the first group in the ring that its limits let go (groups they
+  -- hold are parked on the way, and those whose token came are let back
+  -- first). It returns the job's queue entry, or nil and the ms until a
+  -- parked group's token comes (-1: none comes by time; a slot must free).
+  function groups.head(t, now, take)
+    -- Groups whose token came take their turn again (those with no job left go).
+    local due = redis.call('ZRANGEBYSCORE', t.group_ring, PARKED, PARKED + now, 'LIMIT', 0, GROUP_LOOKS)
+    for _, g in ipairs(due) do
+      if redis.call('ZSCORE', t.group_ready, g) then
+        redis.call('ZADD', t.group_ring, next_turn(t), g)
+      else
+        redis.call('ZREM', t.group_ring, g)
+      end
+    end
+    for _ = 1, GROUP_LOOKS do
+      local first = redis.call('ZRANGE', t.group_ring, 0, 0, 'WITHSCORES')
+      if not first[1] then return nil, -1 end
+      local score = tonumber(first[2])
+      if score >= PARKED_CAP then return nil, -1 end
+      if score >= PARKED then return nil, math.max(score - PARKED - now, 1) end
+      local g = first[1]
+      local parked = group_hold(t, g, take)
+      if not parked then
+        local head = redis.call('ZRANGE', t.group_jobs, '[' .. g .. '\0', '(' .. g .. '\1', 'BYLEX', 'LIMIT', 0, 1)
+        if head[1] then return head[1] end
+        redis.call('ZREM', t.group_ring, g) -- no queue: not a group with ready jobs (cannot happen)
+        redis.call('ZREM', t.group_ready, g)
+      else
+        redis.call('ZADD', t.group_ring, parked, g)
+      end
+    end
+    return nil, 1 -- many groups held back at once: look again soon
+  end
+
+  -- groups.take takes the job of entry (groups.head's) out of its group's
+  -- queue and its topic's ready set for a pop. The group is then parked
+  -- until its next token with a group_rate (a bucket of one token: one job
+  -- each 1/rate s), or at its group_max_reserved; or it has the next turn;
+  -- with no job left, it leaves the ring. It returns the job's member.
+  function groups.take(t, entry, now, take)
+    local g, _, member = groups.parts(entry)
+    redis.call('ZREM', t.group_jobs, entry)
+    redis.call('ZREM', t.ready, member)
+    local cap, rate = group_limits(t)
+    if cap > 0 and not take then
+      local k = t.name .. '\0' .. g
+      groups.picks[k] = (groups.picks[k] or 0) + 1
+    end
+    local left = tonumber(redis.call('ZINCRBY', t.group_ready, -1, g))
+    if left <= 0 then redis.call('ZREM', t.group_ready, g) end
+    if rate > 0 then
+      redis.call('ZADD', t.group_ring, PARKED + now + math.ceil(1000 / rate), g)
+    elseif left <= 0 then
+      redis.call('ZREM', t.group_ring, g)
+    else
+      redis.call('ZADD', t.group_ring, group_hold(t, g, take) or next_turn(t), g)
+    end
+    return member
+  end
+
+  -- groups.reserved counts n of topic t's jobs of group g that entered (n >
+  -- 0) or left (n < 0) the reserved set; a group parked by its
+  -- group_max_reserved is let back into the ring when one leaves.
+  function groups.reserved(t, g, n)
+    if not groups.on(t) then return end
+    local left = tonumber(redis.call('HINCRBY', t.group_state, 'r:' .. g, n))
+    if left <= 0 then redis.call('HDEL', t.group_state, 'r:' .. g) end
+    if n < 0 then
+      local score = redis.call('ZSCORE', t.group_ring, g)
+      if score and tonumber(score) >= PARKED_CAP then redis.call('ZADD', t.group_ring, next_turn(t), g) end
+    end
+  end
+end
