@@ -6,6 +6,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -160,27 +161,70 @@ func TestBackoffIsCapped(t *testing.T) {
 }
 
 // A push with an id that a retry finds stored was stored by the earlier try;
-// the same 409 to a first try is a duplicate.
+// the same 409 to a first try is a duplicate. A unique push's 409 names the
+// job that holds its key: stored only when that is the push's own id.
 func TestPushConflictOnRetry(t *testing.T) {
 	conflict := answer{status: 409, body: `{"error":"duplicate id"}`}
+	held := func(by string) answer {
+		return answer{status: 409, body: `{"error":"unique key \"k\" of topic \"t\" is held by job ` + by + `","id":"` + by + `","internal_id":7}`}
+	}
+	key := &Unique{Key: "k", For: time.Minute}
 	for _, tc := range []struct {
-		name    string
-		id      string
-		answers []answer
-		wantID  string
-		wantErr bool
+		name       string
+		id         string
+		unique     *Unique
+		answers    []answer
+		wantID     string
+		wantErr    bool
+		wantHolder string
 	}{
-		{"stored by the earlier try", "mine", []answer{unavailable, conflict}, "mine", false},
-		{"a duplicate", "mine", []answer{conflict}, "", true},
-		{"no id: nothing to tell", "", []answer{unavailable, conflict}, "", true},
+		{"stored by the earlier try", "mine", nil, []answer{unavailable, conflict}, "mine", false, ""},
+		{"a duplicate", "mine", nil, []answer{conflict}, "", true, ""},
+		{"no id: nothing to tell", "", nil, []answer{unavailable, conflict}, "", true, ""},
+		{"unique: the id's 409 to a retry, stored", "mine", key, []answer{unavailable, conflict}, "mine", false, ""},
+		{"unique: held by the job itself, stored", "mine", key, []answer{unavailable, held("mine")}, "mine", false, ""},
+		{"unique: held by another job on a retry", "mine", key, []answer{unavailable, held("theirs")}, "", true, "theirs"},
+		{"unique: held by the job's own id at once", "mine", key, []answer{held("mine")}, "", true, "mine"},
+		{"unique without an id: held, maybe by the first try's job", "", key, []answer{unavailable, held("7")}, "", true, "7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := serve(t, Options{}, tc.answers...)
-			id, err := c.Push(context.Background(), Job{ID: tc.id, Topic: "t", Body: "x"})
-			if id != tc.wantID || (err != nil) != tc.wantErr {
-				t.Fatalf("%q %v; want %q, error %v", id, err, tc.wantID, tc.wantErr)
+			p, err := c.Push(context.Background(), Job{ID: tc.id, Topic: "t", Body: "x", Unique: tc.unique})
+			if p.ID != tc.wantID || (err != nil) != tc.wantErr || HeldBy(err) != tc.wantHolder {
+				t.Fatalf("%+v %v (held by %q); want %q, error %v, held by %q", p, err, HeldBy(err), tc.wantID, tc.wantErr, tc.wantHolder)
+			}
+			if err != nil && (!IsConflict(err) || asError(err).Retried != (len(tc.answers) > 1)) {
+				t.Fatalf("%v: want a 409, Retried %v", err, len(tc.answers) > 1)
 			}
 		})
+	}
+}
+
+// What a unique push sends, and what its answer says.
+func TestPushUnique(t *testing.T) {
+	c, f := serve(t, Options{}, answer{status: 200, body: `{"id":"r1","internal_id":5,"unique":"replaced"}`})
+	p, err := c.Push(context.Background(), Job{ID: "r2", Topic: "t", Body: "v2",
+		Unique: &Unique{Key: "daily", For: 1500 * time.Millisecond, Mode: UniqueReplace}})
+	if err != nil || p != (Pushed{ID: "r1", InternalID: 5, Unique: UniqueReplaced}) {
+		t.Fatalf("%+v %v", p, err)
+	}
+	if want := `"unique":{"key":"daily","for":1.5,"mode":"replace"}`; !strings.Contains(f.got[0].body, want) {
+		t.Fatalf("sent %s, want it to hold %s", f.got[0].body, want)
+	}
+	c, f = serve(t, Options{}, created)
+	if _, err := c.Push(context.Background(), Job{Topic: "t", Unique: &Unique{Key: "k", For: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `"unique":{"key":"k","for":3600}`; !strings.Contains(f.got[0].body, want) {
+		t.Fatalf("sent %s, want it to hold %s (no mode: gmq's default)", f.got[0].body, want)
+	}
+	var u Unique
+	if err := json.Unmarshal([]byte(`{"key":"k","for":0.25,"mode":"debounce"}`), &u); err != nil ||
+		u != (Unique{Key: "k", For: 250 * time.Millisecond, Mode: UniqueDebounce}) {
+		t.Fatalf("read back: %+v %v", u, err)
+	}
+	if err := json.Unmarshal([]byte(`{"key":"k","for":1e300}`), &u); err == nil {
+		t.Fatal("a window past time.Duration's range was read")
 	}
 }
 
@@ -196,6 +240,12 @@ func TestPushBatchPartlyStored(t *testing.T) {
 	}
 	if want := []string{"/api/v1/jobs/batch", "/api/v1/jobs", "/api/v1/jobs"}; !slices.Equal(f.paths(), want) {
 		t.Fatalf("sent %v, want %v", f.paths(), want)
+	}
+	// A unique job carried on alone that replaced a waiting job: that job's id.
+	c, _ = serve(t, Options{}, partly, answer{status: 200, body: `{"id":"held","internal_id":3,"unique":"replaced"}`})
+	ids, err = c.PushBatch(ctx, []Job{{ID: "a", Topic: "t"}, {ID: "b", Topic: "t", Unique: &Unique{Key: "k", For: time.Minute, Mode: UniqueReplace}}})
+	if err != nil || !slices.Equal(ids, []string{"a", "held"}) {
+		t.Fatalf("a unique job that replaced another: %v %v", ids, err)
 	}
 	c, f = serve(t, Options{}, partly)
 	ids, err = c.PushBatch(ctx, []Job{{Topic: "t"}, {Topic: "t"}})

@@ -28,7 +28,8 @@ type Job struct {
 	Delay    float64 `json:"delay,omitempty"` // seconds
 	TTR      float64 `json:"TTR,omitempty"`   // seconds; the server's default when 0 on push
 	Priority *uint32 `json:"priority,omitempty"`
-	Retry    *Retry  `json:"retry,omitempty"` // the job's own retry policy; nil: its topic's
+	Retry    *Retry  `json:"retry,omitempty"`  // the job's own retry policy; nil: its topic's
+	Unique   *Unique `json:"unique,omitempty"` // on push: one job per key while the key is held (see Push)
 
 	// Set on popped jobs.
 	State    string     `json:"state,omitempty"`
@@ -62,6 +63,9 @@ type Error struct {
 	// many wrong tokens, 503 Redis down or busy.
 	Status  int
 	Message string // gmq's reason
+	// HeldBy is, for a 409 to a unique push (mode reject), the id of the
+	// job that holds its key (see HeldBy); "" otherwise.
+	HeldBy string
 	// Retried says the answer came to a retry: an earlier try answered 503,
 	// which does not always mean it did nothing (a request timeout may fall
 	// after the work). See Push and Ack for what the client makes of it.
@@ -81,7 +85,8 @@ func (e *Error) Error() string {
 // IsNotFound reports whether err is gmq's 404.
 func IsNotFound(err error) bool { return status(err) == http.StatusNotFound }
 
-// IsConflict reports whether err is gmq's 409 (duplicate id, stale delivery, wrong state).
+// IsConflict reports whether err is gmq's 409 (duplicate id, unique key
+// held, stale delivery, wrong state).
 func IsConflict(err error) bool { return status(err) == http.StatusConflict }
 
 // IsUnauthorized reports whether err is gmq's 401: the broker requires a

@@ -10,7 +10,21 @@ import (
 	"time"
 )
 
-// Push stores a job and returns its id.
+// Pushed is what Push did: the job it stored, or the waiting job a unique
+// push changed instead.
+type Pushed struct {
+	ID string `json:"id"` // the job's id: its own ID, or gmq's number
+	// InternalID is gmq's number for the job; 0 when a retry found the job
+	// stored by an earlier try (see Push), whose answer was lost.
+	InternalID uint64 `json:"internal_id"`
+	// Unique is "" for a new job. For a push with Unique in mode replace or
+	// debounce whose key a waiting job held, it is what the push did to that
+	// job, UniqueReplaced or UniqueDebounced: ID names that job, and no new
+	// job was made (the push's own ID is not used).
+	Unique string `json:"unique,omitempty"`
+}
+
+// Push stores a job and says what it did.
 //
 // A retry after a 503 may find the job stored already: the 503 can come
 // after the store (a request timeout, say). A job with an ID then gets a 409
@@ -18,19 +32,53 @@ import (
 // error; the same 409 to a first try is a duplicate, returned as an error.
 // A job without an ID has nothing to tell the two apart, and may be stored
 // twice that way: give jobs IDs where that matters.
-func (c *Client) Push(ctx context.Context, j Job) (string, error) { return c.push(ctx, j, false) }
+//
+// A unique push (Job.Unique) whose key is held, in mode reject, is an
+// *Error with Status 409 whose HeldBy names the job that holds the key.
+// gmq checks a job's ID before its key, so the retries stay sound:
+//   - With an ID, a retry whose first try stored the job gets the id's 409
+//     (no HeldBy): stored, as above. A retry's 409 naming a holder is taken
+//     as stored only when the holder is the job's own ID; any other holder
+//     is returned as the error (Retried set). The first try may still have
+//     stored the job if it was done and gone before the retry: gmq then
+//     names it by its number, and the error is that 409, the job done once.
+//   - Without an ID, a retry's 409 may name the job the first try stored:
+//     the error has Retried set and HeldBy that job or another. Either way
+//     the key was taken once and the push was not stored twice.
+//   - In mode replace or debounce a retry changes again, with the same
+//     body, delay and priority, the job its first try stored or changed
+//     (without an ID, it answers UniqueReplaced or UniqueDebounced naming
+//     the job the first try stored): no second job. But a job popped
+//     between the tries (reserved, or done) is not changed: the retry
+//     stores a fresh one, as any later push with the key would.
+func (c *Client) Push(ctx context.Context, j Job) (Pushed, error) { return c.push(ctx, j, false) }
 
 // push is Push; tried says an earlier request (a batch's) may have stored j,
 // so that a 409 for its id means it is stored.
-func (c *Client) push(ctx context.Context, j Job, tried bool) (string, error) {
-	var out struct {
+func (c *Client) push(ctx context.Context, j Job, tried bool) (Pushed, error) {
+	var out Pushed
+	err := c.call(ctx, http.MethodPost, "/api/v1/jobs", j, 0, &out)
+	e := asError(err)
+	if e == nil || e.Status != http.StatusConflict {
+		return out, err
+	}
+	e.HeldBy = holder(e.body)
+	if j.ID != "" && (e.Retried || tried) && (e.HeldBy == "" || e.HeldBy == j.ID) {
+		return Pushed{ID: j.ID}, nil // an earlier try stored it
+	}
+	return Pushed{}, err
+}
+
+// holder is the "id" of a push's 409: the job that holds its unique key,
+// "" in the 409 for a taken ID.
+func holder(answer []byte) string {
+	var held struct {
 		ID string `json:"id"`
 	}
-	err := c.call(ctx, http.MethodPost, "/api/v1/jobs", j, 0, &out)
-	if e := asError(err); e != nil && j.ID != "" && e.Status == http.StatusConflict && (e.Retried || tried) {
-		return j.ID, nil
+	if json.Unmarshal(answer, &held) != nil {
+		return ""
 	}
-	return out.ID, err
+	return held.ID
 }
 
 // PushBatch stores several jobs, all or (on bad input) none, and returns their
@@ -41,6 +89,12 @@ func (c *Client) push(ctx context.Context, j Job, tried bool) (string, error) {
 // carried on one job at a time as Push does, a 409 taken as the job stored
 // (an earlier try stored it). Without IDs a partly stored batch is returned
 // as an error with the ids stored, for the caller to push the rest.
+//
+// Jobs may carry Unique, each with a key of its own (a batch that repeats a
+// key is refused, 400). A key held in mode reject fails the batch with a
+// 409 once the other jobs are stored (their ids come back with it); gmq's
+// answer to a batch names neither the holder nor what a replace or debounce
+// did, so push a unique job with Push when you need to know.
 func (c *Client) PushBatch(ctx context.Context, jobs []Job) ([]string, error) {
 	var out struct {
 		IDs []string `json:"ids"`
@@ -70,17 +124,20 @@ func (c *Client) pushRest(ctx context.Context, jobs []Job, stored []string) ([]s
 	}
 	ids := make([]string, 0, len(jobs))
 	for i, j := range jobs {
-		if !done[j.ID] {
-			if _, err := c.push(ctx, j, true); err != nil {
-				for _, rest := range jobs[i+1:] {
-					if done[rest.ID] {
-						ids = append(ids, rest.ID)
-					}
-				}
-				return ids, fmt.Errorf("gmq: job %d of the batch: %w", i, err)
-			}
+		if done[j.ID] {
+			ids = append(ids, j.ID)
+			continue
 		}
-		ids = append(ids, j.ID)
+		p, err := c.push(ctx, j, true)
+		if err != nil {
+			for _, rest := range jobs[i+1:] {
+				if done[rest.ID] {
+					ids = append(ids, rest.ID)
+				}
+			}
+			return ids, fmt.Errorf("gmq: job %d of the batch: %w", i, err)
+		}
+		ids = append(ids, p.ID) // a unique push's may be the job it changed
 	}
 	return ids, nil
 }

@@ -16,9 +16,9 @@ func TestGoClient(t *testing.T) {
 	b := broker(t)
 	c := client.New(b.URL, nil)
 	ctx := context.Background()
-	id, err := c.Push(ctx, client.Job{ID: "go-1", Topic: "t", Body: "x", TTR: 30, Priority: client.Priority(5)})
-	if err != nil || id != "go-1" {
-		t.Fatalf("push: %q %v", id, err)
+	pushed, err := c.Push(ctx, client.Job{ID: "go-1", Topic: "t", Body: "x", TTR: 30, Priority: client.Priority(5)})
+	if err != nil || pushed.ID != "go-1" || pushed.InternalID == 0 || pushed.Unique != "" {
+		t.Fatalf("push: %+v %v", pushed, err)
 	}
 	if _, err := c.Push(ctx, client.Job{ID: "go-1", Topic: "t", Body: "x"}); !client.IsConflict(err) {
 		t.Fatalf("duplicate push: %v", err)
@@ -147,10 +147,11 @@ func TestGoClientUpdate(t *testing.T) {
 	b := broker(t)
 	c := client.New(b.URL, nil)
 	ctx := context.Background()
-	id, err := c.Push(ctx, client.Job{Topic: "up", Body: "draft", Delay: 3600, Priority: client.Priority(10)})
+	pushed, err := c.Push(ctx, client.Job{Topic: "up", Body: "draft", Delay: 3600, Priority: client.Priority(10)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := pushed.ID
 	now, body := time.Duration(0), "final"
 	job, err := c.Update(ctx, id, client.Update{Delay: &now, Priority: client.Priority(1), Body: &body})
 	if err != nil || job.State != "ready" || *job.Priority != 1 || job.Body != "final" {

@@ -89,10 +89,11 @@ func TestWorkerProcessStopped(t *testing.T) {
 			b := brokerWithToken(t, nil)
 			c := client.NewWithOptions(b.URL, client.Options{Token: token})
 			ctx := context.Background()
-			id, err := c.Push(ctx, client.Job{ID: "mid-job", Topic: "proc", Body: "x", TTR: ttr.Seconds()})
+			pushed, err := c.Push(ctx, client.Job{ID: "mid-job", Topic: "proc", Body: "x", TTR: ttr.Seconds()})
 			if err != nil {
 				t.Fatal(err)
 			}
+			id := pushed.ID
 			p := startWorker(t, bin, b.URL, "proc")
 			if line := p.next(t, 10*time.Second); line != "started "+id+" 1" {
 				t.Fatalf("the worker printed %q; want it to start the job", line)

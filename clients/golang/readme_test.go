@@ -22,7 +22,7 @@ var install = []string{
 }
 
 // readmeExamples are the README's Go blocks, by the name of the command
-// each is ("producer", "worker").
+// each is ("producer", "unique", "worker").
 func readmeExamples(t *testing.T) (readme string, blocks map[string]string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(clientDir, "README.md"))
@@ -37,8 +37,8 @@ func readmeExamples(t *testing.T) (readme string, blocks map[string]string) {
 		}
 		blocks[name[1]] = m[1]
 	}
-	if len(blocks) != 2 || blocks["producer"] == "" || blocks["worker"] == "" {
-		t.Fatalf("the README's Go blocks are %d, want a producer and a worker", len(blocks))
+	if len(blocks) != 3 || blocks["producer"] == "" || blocks["unique"] == "" || blocks["worker"] == "" {
+		t.Fatalf("the README's Go blocks are %d, want a producer, unique pushes and a worker", len(blocks))
 	}
 	return string(data), blocks
 }
@@ -58,7 +58,8 @@ func TestReadmeWorkerIsTheExample(t *testing.T) {
 // The README's producer and worker, copied into a module of their own set up
 // as its Install says (offline), build and run against a broker with a
 // token: the producer pushes three mails, the worker sends them, and SIGTERM
-// stops it with exit 0.
+// stops it with exit 0. Its unique pushes, run twice, queue a digest and a
+// signup mail, then update the digest and find the signup's key held.
 func TestReadmeExamples(t *testing.T) {
 	readme, blocks := readmeExamples(t)
 	clientPath, err := filepath.Abs(clientDir)
@@ -106,6 +107,24 @@ func TestReadmeExamples(t *testing.T) {
 	var ids []string
 	for line := range strings.Lines(string(out)) {
 		ids = append(ids, strings.TrimSpace(strings.TrimPrefix(line, "pushed ")))
+	}
+	unique := func() string {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(dir, "bin", "unique"))
+		cmd.Env = runEnv
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("unique: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	first, second := unique(), unique()
+	digest := regexp.MustCompile(`(?m)^queued the digest (\S+)\nqueued the signup mail\n$`).FindStringSubmatch(first)
+	if digest == nil {
+		t.Fatalf("unique, first run:\n%s", first)
+	}
+	if !regexp.MustCompile(`(?m)^updated the waiting digest ` + regexp.QuoteMeta(digest[1]) + `\nthe signup mail is job \S+ already\n$`).MatchString(second) {
+		t.Fatalf("unique, second run:\n%s", second)
 	}
 
 	worker := exec.Command(filepath.Join(dir, "bin", "worker"))

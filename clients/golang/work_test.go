@@ -151,11 +151,12 @@ func TestWorkFailsTheJob(t *testing.T) {
 			b := brokerWithToken(t, nil)
 			c := client.NewWithOptions(b.URL, client.Options{Token: token})
 			one := 1 // dead at its first failure: not delivered again during the test
-			id, err := c.Push(context.Background(), client.Job{Topic: "fails", Body: "x", TTR: 30,
+			pushed, err := c.Push(context.Background(), client.Job{Topic: "fails", Body: "x", TTR: 30,
 				Retry: &client.Retry{MaxAttempts: &one}})
 			if err != nil {
 				t.Fatal(err)
 			}
+			id := pushed.ID
 			w := work(t, c, []string{"fails"}, tc.handler, client.WorkOptions{Wait: time.Second})
 			var j *client.Job
 			eventually(t, 5*time.Second, "the job failed", func() bool {
@@ -178,10 +179,11 @@ func TestWorkTouchesPastTheTTR(t *testing.T) {
 	const ttr, takes = 2 * time.Second, 3 * time.Second
 	b := brokerWithToken(t, nil)
 	c := client.NewWithOptions(b.URL, client.Options{Token: token})
-	id, err := c.Push(context.Background(), client.Job{Topic: "long", Body: "x", TTR: ttr.Seconds()})
+	pushed, err := c.Push(context.Background(), client.Job{Topic: "long", Body: "x", TTR: ttr.Seconds()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := pushed.ID
 	var deliveries atomic.Int32
 	finished := make(chan struct{})
 	w := work(t, c, []string{"long"}, func(ctx context.Context, j *client.Job) error {

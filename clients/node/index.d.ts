@@ -27,6 +27,32 @@ export interface RetryPolicy {
   jitter?: boolean;
 }
 
+/**
+ * One job per key in a topic while the key is held: for seconds after the
+ * push that took it. Another push with the key is refused (mode reject, the
+ * default: a GmqError 409 naming the holder in heldBy), or changes the
+ * waiting job that holds it (replace: its body, delay and priority;
+ * debounce: its due time). A reserved or finished job is never changed: a
+ * fresh job takes the key.
+ */
+export interface Unique {
+  /** 1 to 256 bytes. */
+  key: string;
+  /** Seconds the key is held: 0.001 to 2592000 (30 days). */
+  for: number;
+  mode?: 'reject' | 'replace' | 'debounce';
+}
+
+/** What a push with unique did: gmq's answer. */
+export interface Pushed {
+  /** The job stored, or (with unique set) the waiting job that was changed instead. */
+  id: string;
+  /** gmq's number for it; left out when a retry found the job stored by an earlier try. */
+  internal_id?: number;
+  /** Set when the waiting job that held the key was changed and no job was made. */
+  unique?: 'replaced' | 'debounced';
+}
+
 /** What push takes beside a topic and a body. */
 export interface PushOptions {
   /** A client id (1-200 bytes of A-Za-z0-9-+;.$_()@=:, at least one non-digit); gmq numbers the job without one. */
@@ -44,6 +70,8 @@ export interface PushOptions {
   expiresAt?: number;
   /** A W3C trace context, returned with the job on every pop. */
   traceparent?: string;
+  /** One job per key while the key is held; push then resolves to a Pushed. */
+  unique?: Unique;
 }
 
 /** A job for pushBatch. */
@@ -146,14 +174,20 @@ export class GmqError extends Error {
   status: number;
   /** gmq's answer, with its other fields (a batch push's stored_ids, an ack's acked). */
   body?: { error?: string; [field: string]: unknown };
+  /** For a 409 to a unique push (mode reject): the id of the job that holds its key. */
+  readonly heldBy: string | undefined;
 }
 
 export class Client {
   /** @param options the broker's URL, or the options */
   constructor(options?: string | ClientOptions);
   readonly url: string;
+  /** Stores a unique job; resolves to gmq's answer: the job, or the waiting job it replaced or debounced. A held key (reject): GmqError 409 with heldBy. */
+  push(topic: string, body: string, options: PushOptions & CallOptions & { unique: Unique }): Promise<Pushed>;
   /** Stores a job; returns its id. With a client id, a retry's 409 returns the id as stored. */
-  push(topic: string, body: string, options?: PushOptions & CallOptions): Promise<string>;
+  push(topic: string, body: string, options?: Omit<PushOptions, 'unique'> & CallOptions & { unique?: undefined }): Promise<string>;
+  /** push with options whose unique may or may not be set: the id, or (with unique) a Pushed. */
+  push(topic: string, body: string, options?: PushOptions & CallOptions): Promise<string | Pushed>;
   /** Stores several jobs, all or none; returns their ids in order. */
   pushBatch(jobs: NewJob[], options?: CallOptions): Promise<string[]>;
   /** Reserves a job, waiting up to timeout seconds; null when none came. */

@@ -168,13 +168,14 @@ func environ() []string {
 	return append(env, "NO_COLOR=1")
 }
 
-// The README's producer and worker are the examples the tests run, whole.
+// The README's producer, worker and unique pushes are the examples the
+// tests run, whole.
 func TestReadmeQuotesTheExamples(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range []string{"examples/producer.js", "examples/worker.js"} {
+	for _, file := range []string{"examples/producer.js", "examples/worker.js", "examples/unique.js"} {
 		code, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -193,6 +193,12 @@ func TestBatches(t *testing.T) {
 	run(t, "testdata/batch.php", b.URL, "batch-php")
 }
 
+// Unique pushes: reject ($heldBy), replace, debounce, bad input.
+func TestUnique(t *testing.T) {
+	b := fresh(t, nil)
+	run(t, "testdata/unique.php", b.URL, "unique-php")
+}
+
 // The producer and consumer examples of this folder run as the README
 // shows them, from the installed package.
 func TestExamples(t *testing.T) {

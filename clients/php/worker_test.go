@@ -390,13 +390,13 @@ func TestWorkerStopsOnAWrongToken(t *testing.T) {
 	}
 }
 
-// The README's copy-paste producer and worker, run as they are, against a
-// broker with a token given through the environment.
+// The README's copy-paste producer, worker and unique pushes, run as they
+// are, against a broker with a token given through the environment.
 func TestReadmeExamples(t *testing.T) {
 	const token = "readme-token-long-enough"
 	b := fresh(t, func(c *config.Config) { c.Token = token })
 	dir := project(t)
-	for _, name := range []string{"producer.php", "worker.php"} {
+	for _, name := range []string{"producer.php", "worker.php", "unique.php"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(readmeBlock(name)), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -411,6 +411,19 @@ func TestReadmeExamples(t *testing.T) {
 	out, err = command(t, env, "producer.php").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "welcome-bob is already queued") {
 		t.Fatalf("producer, again: %v\n%s", err, out)
+	}
+	// unique.php twice: the digest queued, then updated; the signup's key held.
+	first, err := command(t, env, "unique.php").CombinedOutput()
+	if err != nil {
+		t.Fatalf("unique.php: %v\n%s", err, first)
+	}
+	digest := regexp.MustCompile(`^queued the digest (\S+)\nqueued the signup mail\n$`).FindSubmatch(first)
+	if digest == nil {
+		t.Fatalf("unique.php, first run:\n%s", first)
+	}
+	second, err := command(t, env, "unique.php").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`^updated the waiting digest `+regexp.QuoteMeta(string(digest[1]))+`\nthe signup mail is job \S+ already\n$`).Match(second) {
+		t.Fatalf("unique.php, second run: %v\n%s", err, second)
 	}
 	w := start(t, env, "worker.php")
 	for range 7 { // 4, then 3 more: welcome-bob once

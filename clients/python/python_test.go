@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,7 @@ func TestPython(t *testing.T) {
 	}{
 		{"LongPollPastRequestTimeout", testLongPollPastRequestTimeout},
 		{"Batches", testBatches},
+		{"Unique", testUnique},
 		{"Examples", testExamples},
 		{"Token", testToken},
 		{"RetriesOn503", testRetriesOn503},
@@ -133,16 +135,22 @@ func testBatches(t *testing.T, py string) {
 	run(t, py, "testdata/batch.py", b.URL, "batch-py")
 }
 
-// The producer and worker examples run as the README shows them: the
-// README holds each file whole. They run from a copy in another folder,
-// so that they import the installed package.
+// Unique pushes: reject (held_by), replace, debounce, bad input.
+func testUnique(t *testing.T, py string) {
+	b := brokertest.Fresh(t, nil)
+	run(t, py, "testdata/unique.py", b.URL, "unique-py")
+}
+
+// The producer, worker and unique examples run as the README shows them:
+// the README holds each file whole. They run from a copy in another
+// folder, so that they import the installed package.
 func testExamples(t *testing.T, py string) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"producer.py", "consumer.py"} {
+	for _, name := range []string{"producer.py", "consumer.py", "unique.py"} {
 		src, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -173,6 +181,14 @@ func testExamples(t *testing.T, py string) {
 	}
 	if n := count(t, b, "py-ex"); n != 0 {
 		t.Errorf("%d jobs left after the consumer", n)
+	}
+	first, second := example("unique.py"), example("unique.py")
+	digest := regexp.MustCompile(`^queued the digest (\S+)\nqueued the signup mail\n$`).FindStringSubmatch(first)
+	if digest == nil {
+		t.Fatalf("unique.py, first run:\n%s", first)
+	}
+	if !regexp.MustCompile(`^updated the waiting digest ` + regexp.QuoteMeta(digest[1]) + `\nthe signup mail is job \S+ already\n$`).MatchString(second) {
+		t.Fatalf("unique.py, second run:\n%s", second)
 	}
 }
 

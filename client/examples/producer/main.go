@@ -27,11 +27,11 @@ func main() {
 	// One by one, then the rest as one batch.
 	half := *n / 2
 	for i := range half {
-		id, err := c.Push(ctx, client.Job{Topic: *topic, Body: fmt.Sprintf("job %d", i), TTR: 30})
+		p, err := c.Push(ctx, client.Job{Topic: *topic, Body: fmt.Sprintf("job %d", i), TTR: 30})
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println("pushed", id)
+		fmt.Println("pushed", p.ID)
 	}
 	var batch []client.Job
 	for i := half; i < *n; i++ {

@@ -49,17 +49,33 @@ export class Client {
    * retry after a 503 that answers 409 means an earlier try was stored after
    * all: push returns the id as stored. A first try's 409 is thrown (the id
    * is taken). Without a client id a retried push may store the job twice.
+   *
+   * options.unique ({key, for: seconds, mode: 'reject' | 'replace' |
+   * 'debounce'}) keeps one job per key in the topic while the key is held,
+   * and makes push return gmq's answer, not the bare id: {id, internal_id},
+   * plus unique: 'replaced' or 'debounced' when the waiting job that held
+   * the key was changed instead (id is that job's; no new job was made). A
+   * held key in mode reject throws a GmqError 409 whose heldBy names the job
+   * that holds it. gmq checks a client id before a key, so a retry's 409 is
+   * taken as stored only when it is the id's or names the id as the key's
+   * holder; without an id a retry's 409 may name the job the first try
+   * stored, and a retried replace or debounce changes that job again (see
+   * the README's Retries).
    * @param {string} topic
    * @param {string} body
-   * @param {object} [options] id, delay, ttr, priority, retry, expiresIn, expiresAt, traceparent, signal
-   * @returns {Promise<string>}
+   * @param {object} [options] id, delay, ttr, priority, retry, expiresIn, expiresAt, traceparent, unique, signal
+   * @returns {Promise<string | {id: string, internal_id?: number, unique?: string}>}
    */
   async push(topic, body, options = {}) {
     const { signal, ...fields } = options;
     const job = pushJob({ ...fields, topic, body });
     const a = await this.#t.call({ method: 'POST', path: '/api/v1/jobs', payload: job, signal });
-    if (a.status === 409 && a.tries > 1 && job.id !== undefined) return job.id;
-    return ok(a, 201).id;
+    // A retry's 409 for the id (it names no holder), or for a key this id holds: an earlier try stored it.
+    if (a.status === 409 && a.tries > 1 && job.id !== undefined && [undefined, job.id].includes(a.body?.id)) {
+      return job.unique == null ? job.id : { id: job.id };
+    }
+    if (job.unique == null) return ok(a, 201).id;
+    return ok(a, a.status === 200 ? 200 : 201); // 200: the waiting job holding the key was changed
   }
 
   /**

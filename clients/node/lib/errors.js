@@ -5,9 +5,10 @@
  * timeout; cause says why).
  *
  * Statuses gmq uses: 400 bad input, 401 no or wrong token, 404 unknown job or
- * topic, 409 a duplicate id, a stale delivery or the wrong state, 413 too
- * big, 429 too many wrong tokens or waiting consumers, 503 Redis unreachable
- * or too slow (retried by the client first, see Client's retries).
+ * topic, 409 a duplicate id, a unique key held (see heldBy), a stale
+ * delivery or the wrong state, 413 too big, 429 too many wrong tokens or
+ * waiting consumers, 503 Redis unreachable or too slow (retried by the
+ * client first, see Client's retries).
  */
 export class GmqError extends Error {
   /**
@@ -21,5 +22,16 @@ export class GmqError extends Error {
     this.name = 'GmqError';
     this.status = status;
     if (extra.body !== undefined) this.body = extra.body;
+  }
+
+  /**
+   * For a 409 to a unique push (mode reject): the id of the job that holds
+   * its key, which may be done already (the key is held for its window
+   * whatever becomes of the job); undefined for any other error.
+   * @returns {string | undefined}
+   */
+  get heldBy() {
+    const id = this.body?.id;
+    return this.status === 409 && typeof id === 'string' ? id : undefined;
   }
 }

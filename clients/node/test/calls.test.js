@@ -131,6 +131,42 @@ test('update a waiting job', { skip: noBroker }, async () => {
   await assert.rejects(c.update(id, { priority: 2, dealy: 0 }), (err) => err.status === 400 && err.message.includes('dealy'));
 });
 
+test('unique pushes: a held key is a 409 naming its holder; replace and debounce change the waiting job', { skip: noBroker }, async () => {
+  const t = topic('unique');
+  const first = await c.push(t, 'hi', { id: `welcome-${t}`, unique: { key: 'user-42', for: 600 } });
+  assert.equal(first.id, `welcome-${t}`);
+  assert.ok(first.internal_id > 0);
+  assert.equal(first.unique, undefined);
+  await assert.rejects(c.push(t, 'hi again', { unique: { key: 'user-42', for: 600, mode: 'reject' } }), (err) => {
+    assert.ok(err instanceof GmqError);
+    assert.equal(err.status, 409);
+    assert.equal(err.heldBy, `welcome-${t}`);
+    return true;
+  });
+
+  const daily = { key: 'daily', for: 600, mode: 'replace' };
+  const report = await c.push(`${t}-reports`, 'v1', { delay: 3600, unique: daily });
+  const again = await c.push(`${t}-reports`, 'v2', { id: `not-used-${t}`, unique: daily });
+  assert.deepEqual(again, { id: report.id, internal_id: report.internal_id, unique: 'replaced' });
+  const popped = await popOne(`${t}-reports`);
+  assert.equal(popped.id, report.id);
+  assert.equal(popped.body, 'v2');
+  const debounce = { key: 'index', for: 60, mode: 'debounce' };
+  const index = await c.push(`${t}-index`, 'x', { delay: 5, unique: debounce });
+  assert.equal((await c.push(`${t}-index`, 'x', { delay: 5, unique: debounce })).unique, 'debounced');
+  assert.equal((await c.getJob(index.id)).state, 'delayed');
+
+  // A reserved holder is not changed: a fresh job takes the key.
+  const fresh = await c.push(`${t}-reports`, 'v3', { unique: daily });
+  assert.notEqual(fresh.id, report.id);
+  assert.equal(fresh.unique, undefined);
+
+  // gmq refuses a malformed unique by name; a batch may not repeat a key.
+  await assert.rejects(c.push(t, 'x', { unique: { key: 'k', for: 60, windw: 5 } }), (err) => err.status === 400 && /windw/.test(err.message) && err.heldBy === undefined);
+  await assert.rejects(c.push(t, 'x', { unique: { key: 'k' } }), (err) => err.status === 400 && /for is missing/.test(err.message));
+  await assert.rejects(c.pushBatch(['a', 'b'].map((body) => ({ topic: t, body, unique: { key: 'k', for: 60 } }))), (err) => err.status === 400);
+});
+
 test("an unknown job's action is a GmqError with gmq's reason", { skip: noBroker }, async () => {
   await assert.rejects(c.ack({ id: 'nobody', attempt: 1 }), (err) => {
     assert.ok(err instanceof GmqError);

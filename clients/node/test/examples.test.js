@@ -1,6 +1,6 @@
 // The README's examples, run as processes against a live broker (GMQ_URL):
-// the producer, the worker, a SIGTERM that lets the job in hand finish, and
-// a SIGKILL whose job comes back after its TTR.
+// the producer, the worker, a SIGTERM that lets the job in hand finish, a
+// SIGKILL whose job comes back after its TTR, and the unique pushes.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -9,6 +9,7 @@ import { client, elapsed, noBroker, run, topic, until } from '../testdata/helper
 
 const producer = fileURLToPath(new URL('../examples/producer.js', import.meta.url));
 const worker = fileURLToPath(new URL('../examples/worker.js', import.meta.url));
+const unique = fileURLToPath(new URL('../examples/unique.js', import.meta.url));
 const c = client();
 
 /** mail is a job body the example worker takes. */
@@ -36,6 +37,16 @@ test('the producer pushes, the worker works every job, SIGTERM ends it with 0', 
   } finally {
     w.stop();
   }
+});
+
+test('unique pushes, run twice: the digest queued then updated, the signup key held', { skip: noBroker }, async () => {
+  const first = await run(unique).exit;
+  assert.equal(first.code, 0, first.stderr);
+  const digest = first.out.match(/^queued the digest (\S+)\nqueued the signup mail$/);
+  assert.ok(digest, first.out);
+  const second = await run(unique).exit;
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.out, new RegExp(`^updated the waiting digest ${digest[1]}\nthe signup mail is job \\S+ already$`));
 });
 
 test('SIGTERM mid-job: the job finishes, is acked, and the worker exits 0', { skip: noBroker }, async () => {

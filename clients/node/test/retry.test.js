@@ -10,6 +10,9 @@ import { elapsed, stub } from '../testdata/helpers.js';
 const { version } = createRequire(import.meta.url)('gmq-client/package.json');
 const down = { status: 503, headers: { 'Retry-After': '0' }, body: { error: 'redis is unreachable' } };
 const job = { id: 'j1', topic: 't', body: 'x', attempt: 1, TTR: 60 };
+const unique = { key: 'k', for: 60 };
+/** held is a unique push's 409: its key is held by job by. */
+const held = (by) => ({ status: 409, body: { error: `unique key "k" of topic "t" is held by job ${by}`, id: by, internal_id: 7 } });
 
 /**
  * with runs body against a stub answering answers, with a client of quick
@@ -60,6 +63,24 @@ test('how a retried call reads its answer', async (t) => {
       want: 'order-1',
     },
     {
+      name: "a unique push with a client id: a retry's 409 for the id is stored",
+      answers: [down, { status: 409, body: { error: 'push "order-1": a live job already has this id' } }],
+      call: (c) => c.push('t', 'x', { id: 'order-1', unique }),
+      want: { id: 'order-1' },
+    },
+    {
+      name: "a unique push with a client id: a retry's 409 naming the id as the holder is stored",
+      answers: [down, held('order-1')],
+      call: (c) => c.push('t', 'x', { id: 'order-1', unique }),
+      want: { id: 'order-1' },
+    },
+    {
+      name: "a unique push that replaced a waiting job: gmq's answer",
+      answers: [{ status: 200, body: { id: 'r1', internal_id: 5, unique: 'replaced' } }],
+      call: (c) => c.push('t', 'x', { id: 'r2', unique: { ...unique, mode: 'replace' } }),
+      want: { id: 'r1', internal_id: 5, unique: 'replaced' },
+    },
+    {
       name: "ack: a retry's 404 means an earlier try acked it",
       answers: [down, { status: 404, body: { error: 'ack "j1": not found' } }],
       call: (c) => c.ack(job),
@@ -103,7 +124,7 @@ test('how a retried call reads its answer', async (t) => {
   }
 });
 
-test('answers that are thrown, not retried', async (t) => {
+test('answers that are thrown', async (t) => {
   const cases = [
     {
       name: "push with a client id: a first try's 409 (the id is taken)",
@@ -111,6 +132,24 @@ test('answers that are thrown, not retried', async (t) => {
       call: (c) => c.push('t', 'x', { id: 'order-1' }),
       status: 409,
       message: 'push "order-1": a live job already has this id',
+    },
+    {
+      name: "a unique push with a client id: a retry's 409 naming another holder",
+      answers: [down, held('theirs')],
+      call: (c) => c.push('t', 'x', { id: 'order-1', unique }),
+      status: 409,
+      message: 'unique key "k" of topic "t" is held by job theirs',
+      heldBy: 'theirs',
+      tries: 2,
+    },
+    {
+      name: "a unique push without a client id: a retry's 409 names the holder (maybe the first try's job)",
+      answers: [down, held('7')],
+      call: (c) => c.push('t', 'x', { unique }),
+      status: 409,
+      message: 'unique key "k" of topic "t" is held by job 7',
+      heldBy: '7',
+      tries: 2,
     },
     {
       name: 'pushBatch: a 503 that stored some jobs, with their ids',
@@ -139,7 +178,8 @@ test('answers that are thrown, not retried', async (t) => {
         assert.equal(err.status, tc.status);
         assert.equal(err.message, tc.message);
         if (tc.body) assert.deepEqual(err.body, tc.body);
-        assert.equal(seen.length, 1);
+        assert.equal(err.heldBy, tc.heldBy);
+        assert.equal(seen.length, tc.tries ?? 1);
       }),
     );
   }

@@ -52,29 +52,67 @@ class Client
      * all, and the id is returned as stored. (If another producer pushed the
      * same id in between, it is the same answer: ids are yours to keep unique.)
      * Without an $id a retried 503 may store the job twice.
+     *
+     * $unique (['key' => ..., 'for' => seconds, 'mode' => 'reject',
+     * 'replace' or 'debounce']) keeps one job per key in the topic while the
+     * key is held ('for' seconds after the push that took it), and makes
+     * push return gmq's answer, not the bare id: ['id' => ..., 'internal_id'
+     * => ...], plus 'unique' => 'replaced' or 'debounced' when the waiting
+     * job that held the key was changed instead (the id is that job's; no
+     * new job was made). A held key in mode reject throws a GmqException 409
+     * whose $heldBy names the job that holds it. A reserved or finished job
+     * is never changed: a fresh job takes the key.
+     *
+     * gmq checks an $id before a key, so a retried unique push stays one
+     * job: a retry's 409 is taken as stored when it is the id's, or names
+     * $id as the key's holder; another holder is thrown. Without an $id a
+     * retry's 409 may name the job the first try stored (the key was taken
+     * once), and a retried replace or debounce changes that job again with
+     * the same data, unless it was popped in between: then a fresh job takes
+     * the key. In mode reject a job done and gone before the retry is named
+     * by its number: that 409 is thrown even with an $id (the job ran once).
      */
-    public function push(string $topic, string $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null): string
+    public function push(string $topic, string $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null): string|array
     {
         $job = ['topic' => $topic, 'body' => $body, 'delay' => $delay];
         if ($ttr !== null) $job['TTR'] = $ttr;
         if ($priority !== null) $job['priority'] = $priority;
         if ($id !== null) $job['id'] = $id;
         if ($retry !== null) $job['retry'] = $retry;
+        if ($unique !== null) $job['unique'] = $unique;
+        $answer = $this->pushOne($job, false);
+        return $unique === null ? $answer['id'] : $answer;
+    }
+
+    /**
+     * Pushes one job (push's fields) and returns gmq's answer, or just its
+     * id when a 409 says an earlier try stored it: a 409 for its client id
+     * (it names no holder) or a unique key held by that id, on a retry or
+     * when $tried says an earlier request (a batch's) may have stored it.
+     */
+    private function pushOne(array $job, bool $tried): array
+    {
         $response = $this->http->retrying(fn () => $this->http->send('POST', '/api/v1/jobs', $job));
-        if ($id !== null && $response->status === 409 && $response->tries > 1) {
-            return $id;
+        $id = isset($job['id']) ? (string) $job['id'] : null;
+        if ($id !== null && $response->status === 409 && ($tried || $response->tries > 1)
+            && in_array($response->answer['id'] ?? null, [null, $id], true)) {
+            return ['id' => $id];
         }
-        return $response->ok()['id'];
+        return $response->ok();
     }
 
     /**
      * Stores several jobs (arrays with topic, body, and optionally id, delay,
-     * TTR, priority, retry) and returns their ids in order: all, or on bad
-     * input none. A 503 part way says which were stored ("stored_ids"): when
-     * every job has a client id, the retry sends only the others, and a 409
-     * on a retry counts the duplicates as stored, as push does. Without
-     * client ids a 503 after some were stored is not retried (the retry
-     * would store them twice): the GmqException's answer has "stored_ids".
+     * TTR, priority, retry, unique) and returns their ids in order: all, or
+     * on bad input none. A 503 part way says which were stored
+     * ("stored_ids"): when every job has a client id, the retry sends only
+     * the others, and after a 409 to a retry each job that answer did not
+     * store is pushed on its own, its 409 read as push reads it (the id's:
+     * stored; a unique key held by another job: thrown). Without client ids
+     * a 503 after some were stored is not retried (the retry would store
+     * them twice): the GmqException's answer has "stored_ids". gmq's answer
+     * to a batch does not say what a unique job did (replaced, debounced):
+     * push those with push() when you need to know.
      */
     public function pushBatch(array $jobs): array
     {
@@ -97,6 +135,12 @@ class Client
             return $last = $this->http->send('POST', '/api/v1/jobs/batch', ['jobs' => $left]);
         });
         if ($withIds && $response->status === 409 && $response->tries > 1) {
+            $done = array_merge($stored, $response->answer['stored_ids'] ?? []);
+            foreach ($jobs as $i => $job) {
+                if (!in_array($ids[$i], $done, true)) {
+                    $ids[$i] = $this->pushOne($job, true)['id']; // a unique job's may be the job it changed
+                }
+            }
             return $ids;
         }
         $answer = $response->ok();

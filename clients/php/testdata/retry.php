@@ -51,6 +51,25 @@ try {
     check($e->status === 409, '409 at once', $e->getMessage());
 }
 
+// A unique push: its 409 on a retry is "stored" when it is the id's, or
+// names the pushed id as the key's holder; another holder is thrown, named.
+$held = fn (string $by) => [409, [], json_encode(['error' => "unique key \"k\" of topic \"mail\" is held by job $by", 'id' => $by, 'internal_id' => 7])];
+$key = ['key' => 'k', 'for' => 60];
+plan($dir, BUSY_NOW, [409, [], '{"error":"push \"order-42\": a live job already has this id"}']);
+check($c->push('mail', 'hi', id: 'order-42', unique: $key) === ['id' => 'order-42'], "unique: the id's 409 on a retry");
+plan($dir, BUSY_NOW, $held('order-42'));
+check($c->push('mail', 'hi', id: 'order-42', unique: $key) === ['id' => 'order-42'], 'unique: held by itself on a retry');
+check(requests($dir)[0]['body']['unique'] === $key, 'unique sent', requests($dir));
+foreach (['order-42' => 'theirs', '' => '7'] as $id => $by) {
+    plan($dir, BUSY_NOW, $held($by));
+    try {
+        $c->push('mail', 'hi', id: $id === '' ? null : $id, unique: $key);
+        exit("unique: held by $by on a retry: no error\n");
+    } catch (GmqException $e) {
+        check($e->status === 409 && $e->heldBy === $by, "unique: held by $by on a retry", [$e->getMessage(), $e->heldBy]);
+    }
+}
+
 // The default is 3 retries: 4 tries, then the 503 is thrown with its answer.
 plan($dir, BUSY_NOW, BUSY_NOW, BUSY_NOW, BUSY_NOW, [201, [], '{"id":"never"}']);
 try {
@@ -91,6 +110,24 @@ try {
 plan($dir, [503, ['Retry-After: 0'], '{"error":"redis went away","stored_ids":["a"]}'], [201, [], '{"ids":["b"]}']);
 check($c->pushBatch([['id' => 'a', 'topic' => 't', 'body' => '1'], ['id' => 'b', 'topic' => 't', 'body' => '2']]) === ['a', 'b'], 'batch ids');
 check(array_column(requests($dir)[1]['body']['jobs'], 'id') === ['b'], 'batch retry', requests($dir));
+// A 409 to a retried batch: each job that answer did not store is pushed on
+// its own, its 409 read as push reads it; a unique job that replaced a
+// waiting job is that job.
+plan($dir, BUSY_NOW, [409, [], '{"error":"job 0: push \"a\": a live job already has this id","stored_ids":["c"]}'],
+    [409, [], '{"error":"push \"a\": a live job already has this id"}'], [200, [], '{"id":"held","internal_id":3,"unique":"replaced"}']);
+$batch = [['id' => 'a', 'topic' => 't', 'body' => '1'], ['id' => 'b', 'topic' => 't', 'body' => '2', 'unique' => ['key' => 'k', 'for' => 60, 'mode' => 'replace']],
+    ['id' => 'c', 'topic' => 't', 'body' => '3']];
+check($c->pushBatch($batch) === ['a', 'held', 'c'], 'batch 409 on a retry', requests($dir));
+check(array_column(requests($dir), 'path') === ['/api/v1/jobs/batch', '/api/v1/jobs/batch', '/api/v1/jobs', '/api/v1/jobs'], 'batch 409 carried on alone', requests($dir));
+// ... and a key held by another job is thrown.
+plan($dir, BUSY_NOW, [409, [], '{"error":"job 0: unique key \"k\" of topic \"t\" is held by job theirs","stored_ids":[]}'], $held('theirs'));
+try {
+    $c->pushBatch([['id' => 'b', 'topic' => 't', 'body' => '2', 'unique' => $key]]);
+    exit("batch: held by another on a retry: no error\n");
+} catch (GmqException $e) {
+    check($e->status === 409 && $e->heldBy === 'theirs', 'batch: held by another on a retry', $e->getMessage());
+}
+
 // Without client ids, a 503 after some were stored is not retried: it would store them twice.
 plan($dir, [503, ['Retry-After: 0'], '{"error":"redis went away","stored_ids":["9"]}'], [201, [], '{"ids":["10"]}']);
 try {

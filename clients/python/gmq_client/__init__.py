@@ -9,8 +9,8 @@ standard library only (Python 3.8+).
 
     c.worker(["mail"], lambda job: print(job["body"]), concurrency=4).run()
 """
-from gmq_client.client import VERSION, Client, GmqError, Job
+from gmq_client.client import VERSION, Client, GmqError, Job, Pushed
 from gmq_client.worker import Handler, Worker
 
-__all__ = ["Client", "GmqError", "Handler", "Job", "Worker"]
+__all__ = ["Client", "GmqError", "Handler", "Job", "Pushed", "Worker"]
 __version__ = VERSION

@@ -9,12 +9,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, TypedDict, cast
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, TypedDict,
+                    cast, overload)
 
 if TYPE_CHECKING:  # the worker imports this module, so only type checkers import it here
     from gmq_client.worker import Handler, Worker
 
-__all__ = ["Client", "GmqError", "Job"]
+__all__ = ["Client", "GmqError", "Job", "Pushed"]
 
 VERSION = "0.1.0"
 
@@ -64,11 +65,23 @@ class Job(_Shown, total=False):
     traceparent: str
 
 
+class Pushed(TypedDict, total=False):
+    """What a push with unique did: gmq's answer. id names the job stored,
+    or, when unique is "replaced" or "debounced", the waiting job that held
+    the key and was changed instead (no new job was made). internal_id is
+    left out when a retry found the job stored by an earlier try."""
+
+    id: str
+    internal_id: int
+    unique: str  # "replaced" or "debounced"; absent for a new job
+
+
 class GmqError(Exception):
     """An answer from gmq that is not a success: its HTTP status, gmq's
     reason, and the whole answer (body) for the fields some errors carry:
     "acked" when an ack went through but the pop that followed it failed,
-    "stored_ids" when a batch push failed part way."""
+    "stored_ids" when a batch push failed part way, "id" when a unique
+    push's key is held (see held_by)."""
 
     def __init__(self, status: int, message: str, body: Optional[Dict[str, Any]] = None,
                  retry_after: Optional[float] = None) -> None:
@@ -83,6 +96,14 @@ class GmqError(Exception):
         """The id of the job whose ack went through before this error, if any."""
         acked = self.body.get("acked")
         return acked if isinstance(acked, str) else None
+
+    @property
+    def held_by(self) -> Optional[str]:
+        """For a 409 to a unique push (mode reject): the id of the job that
+        holds the key, which may be done already (the key is held for its
+        window whatever becomes of the job); None for any other error."""
+        held = self.body.get("id")
+        return held if self.status == 409 and isinstance(held, str) else None
 
 
 # SETTLED is what _call returns when a retry's error says an earlier try of
@@ -102,13 +123,14 @@ class Client:
     A 503 (Redis down or slow: the broker asks for a retry in Retry-After
     seconds) is retried up to retries times, each after a backoff of 0.1 s,
     0.2 s, 0.4 s... capped by max_backoff, or after the answer's
-    Retry-After when that is longer (the broker sends 1). A 503 promises nothing either way, so a retry may find that the earlier
-    try went through after all; the calls that can tell take it as done:
+    Retry-After when that is longer (the broker sends 1). A 503 promises
+    nothing either way, so a retry may find that the earlier try went
+    through after all; the calls that can tell take it as done:
     a push with a job_id that gets 409 (the id exists) returns the id as
     stored, and an ack that gets 404 (the job is gone) returns as acked.
     A push without a job_id cannot tell, so its retry may store the job
-    twice: give an id to push exactly once. Network errors (OSError,
-    urllib.error.URLError) are raised, not retried.
+    twice: give an id to push exactly once (a unique push: see push).
+    Network errors (OSError, urllib.error.URLError) are raised, not retried.
     """
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000", timeout: float = 10.0,
@@ -121,20 +143,53 @@ class Client:
         self.retries = retries
         self.max_backoff = max_backoff
 
+    @overload
     def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
-             retry: Optional[Mapping[str, Any]] = None) -> str:
+             retry: Optional[Mapping[str, Any]] = None, *, unique: None = None) -> str: ...
+
+    @overload
+    def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
+             priority: Optional[int] = None, job_id: Optional[str] = None,
+             retry: Optional[Mapping[str, Any]] = None, *, unique: Mapping[str, Any]) -> Pushed: ...
+
+    def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
+             priority: Optional[int] = None, job_id: Optional[str] = None,
+             retry: Optional[Mapping[str, Any]] = None, *, unique: Optional[Mapping[str, Any]] = None) -> Any:
         """Store a job; returns its id. retry is the job's own retry policy
         ({"max_attempts", "backoff", "base", "max", "jitter"}), else its topic's.
         A job_id makes retries safe (see Client); a live job with the same id
-        makes the first try fail with 409."""
+        makes the first try fail with 409.
+
+        unique ({"key", "for": seconds, "mode": "reject", "replace" or
+        "debounce"}) keeps one job per key in the topic while the key is held
+        ("for" seconds after the push that took it). push then returns gmq's
+        answer (Pushed), not the bare id: a held key in mode reject raises
+        GmqError 409, whose held_by names the job that holds it; a replace or
+        debounce of the waiting job that holds it returns that job's id with
+        "unique": "replaced" or "debounced". A reserved or finished job is
+        never changed: a fresh job takes the key.
+
+        gmq checks a job_id before a key, so a retried unique push stays one
+        job. With a job_id, a retry's 409 is taken as stored only when it is
+        the id's, or names the job_id as the holder; another holder is raised.
+        (A job done and gone before the retry is named by its number: that
+        409 is raised though the job ran once.) Without a job_id a retry's
+        409 may name the job the first try stored: the key was taken once.
+        A retried replace or debounce changes that job again with the same
+        data, unless it was popped in between: then a fresh job is stored."""
         job = _job(topic, body, delay, ttr, priority, job_id)
         if retry is not None:
             job["retry"] = dict(retry)
-        answer = self._call("POST", "/api/v1/jobs", job, settled_by=(409,) if job_id is not None else ())
+        if unique is not None:
+            job["unique"] = dict(unique)
+        settled = _stored_as(job_id) if job_id is not None else None
+        answer = self._call("POST", "/api/v1/jobs", job, settled_by=settled)
         if answer is _SETTLED:
-            return str(job_id)
-        return str(answer["id"])
+            answer = {"id": str(job_id)}
+        if unique is None:
+            return str(answer["id"])
+        return cast(Pushed, answer)
 
     def push_batch(self, jobs: Sequence[Mapping[str, Any]]) -> List[str]:
         """Store several jobs (dicts with topic, body and optional delay, TTR,
@@ -169,7 +224,7 @@ class Client:
 
     def ack(self, job_id: str, attempt: int = 0) -> None:
         """Finish a popped job; attempt fences the ack to that delivery."""
-        self._call("POST", _job_path(job_id, "ack"), {"attempt": attempt}, settled_by=(404,))
+        self._call("POST", _job_path(job_id, "ack"), {"attempt": attempt}, settled_by=_gone)
 
     def ack_and_pop(self, job_id: str, attempt: int, topics: Iterable[str], timeout: float = 0) -> Optional[Job]:
         """Finish a popped job and pop the next in the same request, waiting
@@ -181,7 +236,7 @@ class Client:
         topics = list(topics)
         payload = {"attempt": attempt, "next": {"topics": topics, "timeout": timeout}}
         try:
-            answer = self._call("POST", _job_path(job_id, "ack"), payload, wait=timeout, settled_by=(404,))
+            answer = self._call("POST", _job_path(job_id, "ack"), payload, wait=timeout, settled_by=_gone)
         except GmqError as e:
             if e.acked is None or e.status != 503:
                 raise
@@ -262,15 +317,15 @@ class Client:
                       handle_signals=handle_signals, logger=logger)
 
     def _call(self, method: str, path: str, payload: Any, wait: float = 0,
-              settled_by: Sequence[int] = ()) -> Any:
-        """Send a request, retrying a 503 (see Client). An error whose status
-        is in settled_by on a retry means an earlier try went through: _call
-        then returns _SETTLED."""
+              settled_by: Optional[Callable[[GmqError], bool]] = None) -> Any:
+        """Send a request, retrying a 503 (see Client). An error on a retry
+        that settled_by says is "done" means an earlier try went through:
+        _call then returns _SETTLED."""
         for attempt in range(self.retries + 1):
             try:
                 return self._send(method, path, payload, wait)
             except GmqError as e:
-                if attempt > 0 and e.status in settled_by:
+                if attempt > 0 and settled_by is not None and settled_by(e):
                     return _SETTLED
                 if e.status != 503 or attempt == self.retries or e.acked is not None:
                     raise
@@ -301,6 +356,18 @@ class Client:
                 return json.loads(resp.read().decode("utf-8"))
         except urllib.error.HTTPError as e:
             raise _error(e) from None
+
+
+def _gone(e: GmqError) -> bool:
+    """Whether a retried ack's error says an earlier try acked it: 404."""
+    return e.status == 404
+
+
+def _stored_as(job_id: str) -> Callable[[GmqError], bool]:
+    """Whether a retried push's error says an earlier try stored job_id: a
+    409 for the id (it names no holder), or a unique push's 409 naming
+    job_id as the job that holds the key. Another holder is another job."""
+    return lambda e: e.status == 409 and e.held_by in (None, job_id)
 
 
 def _error(e: urllib.error.HTTPError) -> GmqError:

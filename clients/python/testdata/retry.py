@@ -27,6 +27,22 @@ def batch_raises(c: Client) -> Any:
     return "returned"
 
 
+def unique_push(job_id: Any) -> Callable[[Client], Any]:
+    """A unique push (with job_id, or None), and what came of it: gmq's
+    answer, or the GmqError's status and held_by."""
+    def call(c: Client) -> Any:
+        try:
+            return c.push("t", "x", job_id=job_id, unique={"key": "k", "for": 60})
+        except GmqError as e:
+            return ("raised", e.status, e.held_by)
+    return call
+
+
+def held(by: str) -> Dict[str, Any]:
+    """A unique push's 409: its key is held by job by."""
+    return {"error": "unique key \"k\" of topic \"t\" is held by job " + by, "id": by, "internal_id": 7}
+
+
 JOB = {"id": "j2", "topic": "t", "body": "next", "attempt": 1, "TTR": 60}
 # name, client options, answers, call, result, the requests (sent), (least, most) seconds taken
 CASES = [
@@ -35,6 +51,18 @@ CASES = [
      lambda c: c.push("t", "x"), "7", ["/api/v1/jobs"] * 2, (1.0, 1.5)),
     ("a retried push with an id that gets 409 was stored", {}, [(503, DOWN, NOW), (409, {"error": "duplicate"}, {})],
      lambda c: c.push("t", "x", job_id="order-1"), "order-1", ["/api/v1/jobs"] * 2, (0, 0.5)),
+    ("a retried unique push with an id whose 409 is the id's was stored", {},
+     [(503, DOWN, NOW), (409, {"error": "duplicate"}, {})],
+     unique_push("order-1"), {"id": "order-1"}, ["/api/v1/jobs"] * 2, (0, 0.5)),
+    ("a retried unique push with an id whose key it holds itself was stored", {},
+     [(503, DOWN, NOW), (409, held("order-1"), {})],
+     unique_push("order-1"), {"id": "order-1"}, ["/api/v1/jobs"] * 2, (0, 0.5)),
+    ("a retried unique push with an id whose key another job holds is raised", {},
+     [(503, DOWN, NOW), (409, held("theirs"), {})],
+     unique_push("order-1"), ("raised", 409, "theirs"), ["/api/v1/jobs"] * 2, (0, 0.5)),
+    ("a retried unique push without an id whose key is held is raised, naming the holder", {},
+     [(503, DOWN, NOW), (409, held("7"), {})],
+     unique_push(None), ("raised", 409, "7"), ["/api/v1/jobs"] * 2, (0, 0.5)),
     ("a first try's 409 is raised", {}, [(409, {"error": "duplicate"}, {})],
      raises(409), ("raised", 409), ["/api/v1/jobs"], (0, 0.5)),
     ("a retried ack that gets 404 was acked", {}, [(503, DOWN, NOW), (404, {"error": "no such job"}, {})],
