@@ -22,7 +22,7 @@ func (d *Dispatcher) Push(ctx context.Context, j job.Spec) (job.Pushed, error) {
 	}
 	if _, ok := d.alias(j.Topic); ok {
 		ids, err := d.store(ctx, []job.Spec{j})
-		return job.Pushed{ID: ids[0], ClientID: j.ClientID}, err
+		return ids[0], err
 	}
 	got, err := d.pool.Push(ctx, j)
 	if err != nil {
@@ -55,7 +55,7 @@ func (d *Dispatcher) pushed(j job.Spec, got pool.Pushed) {
 // that were stored come back with the error, in the batch's order, 0 for the
 // others. A job pushed to an alias is a copy for each of its destinations,
 // stored with the batch; its id is the first destination's.
-func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]uint64, error) {
+func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]job.Pushed, error) {
 	if err := d.allow("push", writing); err != nil {
 		return nil, err
 	}
@@ -87,9 +87,10 @@ func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]uint64, 
 // store pushes validated jobs with one pool.PushBatch, an alias's job as a
 // copy for each of its destinations (they may live in different buckets: the
 // copies are stored each on its own, so one failing leaves the others). It
-// returns each job's id (an alias's: its first stored copy's) and the first
-// failure, named by the job's place in jobs.
-func (d *Dispatcher) store(ctx context.Context, jobs []job.Spec) ([]uint64, error) {
+// returns what each push did (its job's id, an alias's: its first stored
+// copy's; a unique push's: the waiting job it changed; ID 0: not stored)
+// and the first failure, named by the job's place in jobs.
+func (d *Dispatcher) store(ctx context.Context, jobs []job.Spec) ([]job.Pushed, error) {
 	specs, owner := jobs, []int(nil) // owner[k]: the job specs[k] came from (nil: specs is jobs)
 	for _, j := range jobs {
 		if _, ok := d.alias(j.Topic); ok {
@@ -112,12 +113,22 @@ func (d *Dispatcher) store(ctx context.Context, jobs []job.Spec) ([]uint64, erro
 		}
 	}
 	got, errs := d.pool.PushBatch(ctx, specs)
-	ids := make([]uint64, len(jobs))
+	ids := make([]job.Pushed, len(jobs))
 	var firstErr error
 	for k, err := range errs {
 		i := k
 		if owner != nil {
 			i = owner[k]
+		}
+		var held *job.UniqueError
+		if owner != nil && errors.As(err, &held) {
+			// A destination's unique_from holds this body: the job that holds
+			// it stands for this copy (as beanstalkd's put answers), so the
+			// alias's push is not refused while its other copies are stored.
+			if ids[i].ID == 0 {
+				ids[i] = job.Pushed{ID: held.ID, ClientID: held.ClientID}
+			}
+			continue
 		}
 		if err != nil {
 			if firstErr == nil {
@@ -128,8 +139,11 @@ func (d *Dispatcher) store(ctx context.Context, jobs []job.Spec) ([]uint64, erro
 			}
 			continue
 		}
-		if ids[i] == 0 { // numbers start above 0: unset, this is the job's first stored copy
-			ids[i] = got[k].ID
+		if ids[i].ID == 0 { // numbers start above 0: unset, this is the job's first stored copy
+			ids[i] = job.Pushed{ID: got[k].ID, ClientID: jobs[i].ClientID}
+			if got[k].Unique != "" {
+				ids[i] = job.Pushed{ID: got[k].ID, ClientID: got[k].ClientID, Unique: got[k].Unique}
+			}
 		}
 		d.pushed(specs[k], got[k])
 	}

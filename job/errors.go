@@ -32,6 +32,9 @@ var (
 	// ErrFull: the topic holds as many jobs as its max_items allows; retry
 	// when consumers have taken some.
 	ErrFull = errors.New("topic is full")
+	// ErrConflict: the topic's state does not allow the operation (a
+	// grouped push to a topic with too many ungrouped ready jobs).
+	ErrConflict = errors.New("conflict")
 	// ErrTooManyWaiting: as many consumers as allowed already wait in a long poll.
 	ErrTooManyWaiting = errors.New("too many waiting consumers")
 )

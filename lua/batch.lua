@@ -262,14 +262,19 @@ end
 -- unique_refusal says, for a push to topic t, {'UNIQUE_FROM', 'body' or
 -- 'none'} when its key does not follow t's unique_from now (the pool,
 -- whose memory of the setting was stale, asks again), or {'UNIQUE_FANOUT'}
--- for a unique push to a topic with fanout children (a key names one job),
--- or nil.
+-- for a unique push to a topic with fanout children (a key names one job;
+-- a key from unique_from is then not used: op.keyless), or nil.
 local function unique_refusal(op, t)
   local a = op.a
   local by_body = topic_config(t).unique_from == 'body'
   if a.unique_mode == 'topic' and not by_body then return {'UNIQUE_FROM', 'none'} end
   if by_body and a.unique_key == '' then return {'UNIQUE_FROM', 'body'} end
-  if a.unique_key ~= '' and #op.ts > 1 then return {'UNIQUE_FANOUT'} end
+  if a.unique_key ~= '' and #op.ts > 1 then
+    -- A key names one job and this push makes several: a push's own key is
+    -- refused; the topic's unique_from does not apply (op.keyless).
+    if a.unique_mode ~= 'topic' then return {'UNIQUE_FANOUT'} end
+    op.keyless = true
+  end
 end
 
 -- by_key settles a unique push (op.a.unique_key: its key's place in KEYS)
@@ -287,22 +292,36 @@ local function by_key(op, t, pushed)
     local cfg = topic_config(t)
     mode, window = cfg.unique_mode or 'reject', tonumber(cfg.unique_for or DEFAULT_UNIQUE_FOR) * 1000
   end
-  local holder = redis.call('GET', key)
-  if holder then
+  local taken = redis.call('GET', key) -- the holder's member and client id (so a 409 names it when it is gone)
+  if taken then
+    local holder, cid = string.match(taken, '^(%S+) ?(.*)$')
     if pushed[holder] then write_gathered() end
     local job = load(holder)
-    local cid = job and job[F_CID] or ''
     if mode == 'reject' then return {'UNIQUE', holder, cid} end
     local waiting = job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED)
     if waiting and (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now then
+      local before = size(t) -- read before the expiry, whose byte count is a deferred write
       expire_job(t, holder, job, now) -- its time ran out before a sweep found it: gone
+      bytes[t.name] = before - (job[F_SIZE] or 0)
+      if held[t.name] then held[t.name] = held[t.name] - 1 end
       waiting = false
     end
     if waiting then -- a reserved or finished job is never changed: a fresh one takes the key
-      local pri, body, status = nil, nil, 'DEBOUNCED'
-      if mode == 'replace' then pri, body, status = tonumber(a.priority), a.body, 'REPLACED' end
+      local pri, body, status, expires = nil, nil, 'DEBOUNCED', job[F_EXPIRES]
+      if mode == 'replace' then
+        -- The push's job in the waiting one's place: its body, delay,
+        -- priority, TTR, expiry and retry policy, its failures forgotten.
+        pri, body, status = tonumber(a.priority), a.body, 'REPLACED'
+        unindex_expiry(t, holder, job)
+        job[F_TTR], job[F_EXPIRES], job[F_RETRY] = tonumber(a.ttr), expiry(t, tonumber(a.expires)), a.retry
+        job[F_FAILURES], job[F_LAST_ERROR] = 0, ''
+      end
       local refused, grown = change_waiting(t, holder, job, tonumber(a.delay), pri, body, now, size)
-      if refused then return refused end
+      if refused then -- nothing saved: its expiry indexed again
+        job[F_EXPIRES] = expires
+        index_expiry(t, holder, job)
+        return refused
+      end
       if bytes[t.name] then bytes[t.name] = bytes[t.name] + grown end
       redis.call('PEXPIRE', key, window)
       return {status, holder, now, job[F_DUE], cid}
@@ -371,7 +390,7 @@ local function push_phase(ops)
         op.reply = {'EXISTS'}
       else
         op.reply = fanout_refusal(op, t) or unique_refusal(op, t)
-        if not op.reply and a.unique_key ~= '' then op.reply = by_key(op, t, seen) end
+        if not op.reply and a.unique_key ~= '' and not op.keyless then op.reply = by_key(op, t, seen) end
         if not op.reply and keep then op.reply = admit(t, a.body) end
         if not op.reply and keep then
           op.group = group_of(t, a)
@@ -382,7 +401,7 @@ local function push_phase(ops)
         seen[member] = true
         local due = 0
         if keep then due = store(t, member, a, a.client_id, expiry(t, tonumber(a.expires)), op.group)[F_DUE] end
-        if keep and op.ukey then redis.call('SET', op.ukey, member, 'PX', op.ufor) end
+        if keep and op.ukey then redis.call('SET', op.ukey, member .. ' ' .. a.client_id, 'PX', op.ufor) end
         for j = 2, #op.ts do
           local child = op.ts[j]
           local group = group_of(child, a)

@@ -206,11 +206,15 @@ func (bt *batcher) run(ops []*op) {
 			continue
 		}
 		o.reply, o.err = replies[i].ToArray()
-		if unconfirmed != nil && o.kind == opPush && o.err == nil && strAt(o.reply, 0) == replyOK {
+		if unconfirmed != nil && o.kind == opPush && o.err == nil && changedByPush[strAt(o.reply, 0)] {
 			o.reply, o.err = nil, unconfirmed
 		}
 	}
 }
+
+// changedByPush are the replies of a push that wrote a job: a new one, or
+// a waiting one a unique push changed (wait_replicas waits for both).
+var changedByPush = map[string]bool{replyOK: true, replyReplaced: true, replyDebounced: true}
 
 // holdsPush says whether ops store a job: the operations that wait_replicas
 // waits for (replicate.go). A pop, ack or delete undone by a failover

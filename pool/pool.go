@@ -219,6 +219,10 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 	}
 	switch status := strAt(reply, 0); status {
 	case replyOK:
+	case replyGroupBacklog:
+		p.dropAlias(ctx, j.ClientID, id)
+		return Pushed{}, fmt.Errorf("push to %q: %w: its first grouped job, and it holds %d ready jobs without a group (at most %d can join the group \"\" at once): let them drain first, or use another topic",
+			j.Topic, job.ErrConflict, intAt(reply, 1), intAt(reply, 2))
 	case replyFull, replyTooBig:
 		p.dropAlias(ctx, j.ClientID, id) // claimed for a job that will not be
 		if status == replyFull {
@@ -289,7 +293,7 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueid
 		}
 		p.fanout.set(j.Topic, children)
 	}
-	return nil, nil, fmt.Errorf("push to %q: %w: its fanout children kept changing", j.Topic, job.ErrBusy)
+	return nil, nil, fmt.Errorf("push to %q: %w: its fanout children or its unique_from kept changing", j.Topic, job.ErrBusy)
 }
 
 // claimAlias points a client id at member m. An alias whose job is live

@@ -152,3 +152,15 @@ func TestWaitReplicasWithoutReplicas(t *testing.T) {
 		t.Fatal("the refused pushes are not on the master, as the 503 says they are")
 	}
 }
+
+// A unique push that replaces a waiting job writes it as a push does: with
+// wait_replicas unmet, it is refused the same way, not answered "replaced".
+func TestWaitReplicasCoversReplace(t *testing.T) {
+	p, ctx := newPoolWith(t, Options{WaitReplicas: 1, WaitTimeout: 50 * time.Millisecond})
+	rep := &job.Unique{Key: "k", For: time.Minute, Mode: job.UniqueReplace}
+	for range 2 { // the first stores, the second replaces: both unconfirmed
+		if got, err := p.Push(ctx, job.Spec{Topic: "alone", Body: "x", TTR: time.Minute, Unique: rep}); !errors.Is(err, job.ErrUnavailable) {
+			t.Fatalf("a unique push to a master without replicas: %+v %v", got, err)
+		}
+	}
+}

@@ -35,6 +35,7 @@ const (
 	replyDebounced    = "DEBOUNCED"     // a waiting job's due time moved (as REPLACED)
 	replyUniqueFrom   = "UNIQUE_FROM"   // refused: the key does not follow the topic's unique_from ('body' or 'none' next): ask again
 	replyUniqueFanout = "UNIQUE_FANOUT" // refused: the topic has fanout children
+	replyGroupBacklog = "GROUP_BACKLOG" // a grouped push refused: the topic holds too many ready jobs without a group (their count, the most, next)
 )
 
 // Operation kinds in a batch (batch.lua runs each kind in its phase).

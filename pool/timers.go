@@ -91,7 +91,11 @@ func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, er
 			if pushed[i].Due.IsZero() {
 				ready[specs[i].Topic]++
 			}
-		case errors.Is(err, job.ErrFull), errors.Is(err, job.ErrTooBig):
+		case errors.Is(err, job.ErrFull), errors.Is(err, job.ErrTooBig), errors.Is(err, job.ErrDuplicate),
+			errors.Is(err, job.ErrInvalid), errors.Is(err, job.ErrConflict):
+			// Refused for good (full, too big, its unique key held by a job
+			// that stands for it, or its topic's state): retrying would
+			// stall the bucket's timer behind it. Dropped, as expired.
 			p.refusedExpired.Add(1)
 		default:
 			failed = errors.Join(failed, err)

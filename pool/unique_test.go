@@ -207,3 +207,78 @@ func TestDefaultUniqueFor(t *testing.T) {
 		t.Fatalf("the key's time to live %d ms (%v), want about %v", ms, err, job.DefaultUniqueFor)
 	}
 }
+
+// A replace puts the push's job in the waiting one's place: its TTR, expiry
+// and retry policy too, its failures forgotten; a replace refused (too big)
+// changes nothing, its expiry still indexed.
+func TestUniqueReplaceTakesThePushsJob(t *testing.T) {
+	p, ctx := newPool(t)
+	rep := uniq("r", job.UniqueReplace)
+	first := mustPush(t, p, ctx, job.Spec{Topic: "rt", Body: "old", TTR: time.Minute, Expires: time.Now().Add(time.Hour), Unique: rep})
+	if err := p.SetTopicConfig(ctx, "rt", job.TopicConfig{"max_item_size": "8"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Push(ctx, job.Spec{Topic: "rt", Body: "far too long", Unique: rep}); !errors.Is(err, job.ErrTooBig) {
+		t.Fatalf("too big: %v", err)
+	}
+	checkStore(t, p, ctx)
+	attempts := 9
+	got, err := p.Push(ctx, job.Spec{Topic: "rt", Body: "new", TTR: 5 * time.Second, Unique: rep,
+		Retry: &job.RetryPolicy{MaxAttempts: &attempts}})
+	if err != nil || got.ID != first {
+		t.Fatalf("replace: %+v %v", got, err)
+	}
+	j, err := p.Peek(ctx, num(first))
+	if err != nil || j.Body != "new" || j.TTR != 5*time.Second || !j.Expires.IsZero() {
+		t.Fatalf("the replaced job: %+v %v, want the push's TTR and no expiry", j, err)
+	}
+	checkStore(t, p, ctx)
+}
+
+// A holder that expired before a sweep found it is expired by the push,
+// whose limits then count it gone (not a false "full").
+func TestUniqueExpiredHolderFreesItsRoom(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "room", job.TopicConfig{"max_size": "10"}); err != nil {
+		t.Fatal(err)
+	}
+	rep := uniq("k", job.UniqueReplace)
+	first := mustPush(t, p, ctx, job.Spec{Topic: "room", Body: "12345678", Delay: 5 * time.Second, Expires: time.Now().Add(30 * time.Millisecond), Unique: rep})
+	time.Sleep(60 * time.Millisecond)
+	got, err := p.Push(ctx, job.Spec{Topic: "room", Body: "abcdefgh", Unique: rep})
+	if err != nil || got.ID == first {
+		t.Fatalf("a push after its holder expired: %+v %v, want a fresh job", got, err)
+	}
+	checkStore(t, p, ctx)
+}
+
+// The 409 names the holder by its client id even once the holder is gone.
+func TestUniqueNamesAGoneHolderByItsClientID(t *testing.T) {
+	p, ctx := newPool(t)
+	mustPush(t, p, ctx, job.Spec{Topic: "n", Body: "x", ClientID: "welcome-42", Unique: uniq("k", job.UniqueReject)})
+	if err := p.Delete(ctx, "welcome-42", 0); err != nil {
+		t.Fatal(err)
+	}
+	var held *job.UniqueError
+	if _, err := p.Push(ctx, job.Spec{Topic: "n", Body: "x", Unique: uniq("k", job.UniqueReject)}); !errors.As(err, &held) || held.ClientID != "welcome-42" {
+		t.Fatalf("409 after the holder is gone: %v", err)
+	}
+}
+
+// A topic with unique_from = body and fanout children takes pushes (each
+// copy a job of its own, the key not used): a read that makes a child must
+// not make the topic refuse its producers.
+func TestUniqueFromBodyWithFanout(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "dd", job.TopicConfig{"unique_from": "body"}); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, p, ctx, job.Spec{Topic: "dd", Body: "y"})
+	if _, err := p.TopicConfig(ctx, "dd+c1"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		mustPush(t, p, ctx, job.Spec{Topic: "dd", Body: "y"})
+	}
+	checkStore(t, p, ctx)
+}

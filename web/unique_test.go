@@ -3,6 +3,10 @@ package web_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/job"
 )
 
 // A unique push over HTTP: 201 for a new job, 409 naming the job that holds
@@ -47,4 +51,39 @@ func TestUniquePushOverHTTP(t *testing.T) {
 	}
 	// A batch may not repeat a key: which job took it would be chance.
 	mustCall(t, 400, "POST", api+"/jobs/batch", `[{"topic":"m","body":"a","unique":{"key":"k","for":60}},{"topic":"m","body":"b","unique":{"key":"k","for":60}}]`)
+}
+
+// A push to an alias whose destination has unique_from = body and holds
+// the body is not refused: that destination's holder stands for its copy
+// (its other destinations stored theirs, so a 409 would make a producer
+// push them twice).
+func TestUniqueFromBodyBehindAnAlias(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.Aliases = map[string][]string{"al": {"ad1", "ad2"}}
+		c.Topics = map[string]job.TopicConfig{"ad1": {"unique_from": "body"}}
+	})
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"al","body":"same"}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"al","body":"same"}`)
+	if st := mustCall(t, 200, "GET", api+"/topics/ad1", ``); st["ready"] != 1.0 {
+		t.Fatalf("ad1 holds %v ready jobs, want 1", st["ready"])
+	}
+	if st := mustCall(t, 200, "GET", api+"/topics/ad2", ``); st["ready"] != 2.0 {
+		t.Fatalf("ad2 holds %v ready jobs, want 2", st["ready"])
+	}
+}
+
+// A batch's ids name the job each push went to: a replace's, the waiting
+// job it changed, by that job's own id.
+func TestUniqueReplaceInABatch(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"r1","topic":"rb","body":"v1","delay":60,"unique":{"key":"k","for":60,"mode":"replace"}}`)
+	got := mustCall(t, 201, "POST", api+"/jobs/batch", `{"jobs":[{"id":"r2","topic":"rb","body":"v2","unique":{"key":"k","for":60,"mode":"replace"}},{"topic":"rb","body":"other"}]}`)
+	if ids, _ := got["ids"].([]any); len(ids) != 2 || ids[0] != "r1" {
+		t.Fatalf("batch answered %v, want r1 first", got)
+	}
+	if j := mustCall(t, 200, "GET", api+"/jobs/r1", ``); j["body"] != "v2" {
+		t.Fatalf("r1: %v", j)
+	}
 }

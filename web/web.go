@@ -303,7 +303,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, job.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, job.ErrDuplicate), errors.Is(err, job.ErrStale), errors.Is(err, job.ErrNotReserved):
+	case errors.Is(err, job.ErrDuplicate), errors.Is(err, job.ErrStale), errors.Is(err, job.ErrNotReserved), errors.Is(err, job.ErrConflict):
 		return http.StatusConflict
 	case errors.Is(err, errBadRequest), errors.Is(err, job.ErrInvalid):
 		return http.StatusBadRequest
@@ -366,11 +366,11 @@ func (s *Server) pushBatch(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	nums, err := s.d.PushBatch(c, jobs)
-	ids := make([]string, 0, len(nums))
-	for i, n := range nums {
-		if n != 0 {
-			ids = append(ids, job.PublicID(jobs[i].ClientID, n))
+	pushed, err := s.d.PushBatch(c, jobs)
+	ids := make([]string, 0, len(pushed))
+	for _, p := range pushed {
+		if p.ID != 0 { // a replaced or debounced job's own id for a unique push that changed it
+			ids = append(ids, job.PublicID(p.ClientID, p.ID))
 		}
 	}
 	if err != nil {
