@@ -98,3 +98,29 @@ func TestUniqueFromBodyOverBeanstalkd(t *testing.T) {
 		t.Errorf("stats-tube dedup: %q, want 2 ready", stats)
 	}
 }
+
+// A tube with group_from takes a put's group from its JSON body: reserves
+// take the groups in turn.
+func TestGroupFromOverBeanstalkd(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.Topics = map[string]job.TopicConfig{"fair": {"group_from": "tenant"}}
+	})
+	w := dial(t, b.BeanstalkAddr)
+	w.must("use fair\r\n", "USING fair\r\n")
+	w.must("watch fair\r\n", "WATCHING 2\r\n")
+	for _, body := range []string{`{"tenant":"a","n":1}`, `{"tenant":"a","n":2}`, `{"tenant":"a","n":3}`, `{"tenant":"b","n":1}`} {
+		w.put(0, 0, 60, body)
+	}
+	var order []string
+	for range 4 {
+		got := w.do("reserve-with-timeout 0\r\n")
+		lines := strings.Split(got, "\r\n")
+		if len(lines) < 2 {
+			t.Fatalf("reserve: %q", got)
+		}
+		order = append(order, lines[1])
+	}
+	if order[0] != `{"tenant":"a","n":1}` || order[1] != `{"tenant":"b","n":1}` {
+		t.Fatalf("reserved in the order %q, want a's first, then b's", order)
+	}
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/beanstalkd/go-beanstalk"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/job"
+)
+
+// Fair groups across brokers (issue 23): a grouped topic's ring lives in
+// Redis and the pop script takes groups in turn, so a tenant with 10,000
+// jobs does not starve tenants with ten, whichever broker and protocol pops.
+
+// pushGroupJobs pushes n jobs of group g to topic through b, in batches.
+func pushGroupJobs(t *testing.T, b *brokerProc, topic, g string, n int) {
+	t.Helper()
+	for from := 0; from < n; from += 1000 {
+		jobs := make([]string, 0, 1000)
+		for i := from; i < min(from+1000, n); i++ {
+			jobs = append(jobs, fmt.Sprintf(`{"topic":%q,"body":%q,"group":%q,"ttr":600}`, topic, g, g))
+		}
+		b.must(201, "POST", "/api/v1/jobs/batch", `{"jobs":[`+strings.Join(jobs, ",")+`]}`)
+	}
+}
+
+// One heavy group of 10,000 jobs, pushed first, and 20 light groups of 10:
+// the first 300 pops, taken in turn over HTTP and beanstalkd on two
+// brokers, serve every light job.
+func TestGroupsHeavyDoesNotStarveLight(t *testing.T) {
+	srv := redistest.Start(t)
+	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}
+	pushGroupJobs(t, brokers[0], "tenants", "heavy", 10000)
+	for g := range 20 {
+		pushGroupJobs(t, brokers[g%2], "tenants", fmt.Sprintf("light-%02d", g), 10)
+	}
+	conns := make([]*beanstalk.TubeSet, 2)
+	for i, b := range brokers {
+		c, err := beanstalk.Dial("tcp", b.beanstalk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = beanstalk.NewTubeSet(c, "tenants")
+	}
+	served := map[string]int{}
+	for n := range 300 {
+		var body string
+		switch b := brokers[n%2]; n % 4 {
+		case 0, 1:
+			a := b.must(200, "GET", "/api/v1/pop?topic=tenants", "")
+			body = fmt.Sprint(a["body"])
+		default:
+			_, data, err := conns[n%2].Reserve(5 * time.Second)
+			if err != nil {
+				t.Fatalf("reserve %d: %v", n, err)
+			}
+			body = string(data)
+		}
+		served[body]++
+	}
+	for g := range 20 {
+		if name := fmt.Sprintf("light-%02d", g); served[name] != 10 {
+			t.Errorf("%s: %d of its 10 jobs served in the first 300 pops", name, served[name])
+		}
+	}
+	if served["heavy"] != 100 {
+		t.Errorf("heavy: %d served, want the other 100", served["heavy"])
+	}
+	st := brokers[1].must(200, "GET", "/api/v1/topics/tenants", "")
+	if st["groups"] != 1.0 {
+		t.Errorf("groups with ready jobs: %v, want 1 (heavy)", st["groups"])
+	}
+	mustBeConsistent(t, checker(t, srv.URL()), "after the pops")
+}
+
+// group_max_reserved = 1 across two brokers and two protocols, with TTRs
+// running out: sampled from Redis every few ms, no group ever has two jobs
+// reserved, every job is acked in the end, and the store stays consistent.
+func TestGroupMaxReservedAcrossBrokers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test")
+	}
+	const groups, perGroup = 8, 15
+	srv := redistest.Start(t)
+	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}
+	store := checker(t, srv.URL())
+	brokers[0].must(200, "PUT", "/api/v1/topics/serial/config", `{"group_max_reserved": 1}`)
+	var jobs []string
+	for i := range groups * perGroup {
+		jobs = append(jobs, fmt.Sprintf(`{"topic":"serial","body":"x","group":"g%d","ttr":1}`, i%groups))
+	}
+	brokers[1].must(201, "POST", "/api/v1/jobs/batch", `{"jobs":[`+strings.Join(jobs, ",")+`]}`)
+
+	ctx, stop := context.WithTimeout(context.Background(), 60*time.Second)
+	defer stop()
+	var acked atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 12 {
+		b := brokers[i%2]
+		expire := i%4 == 0 // these let every third job's TTR run out
+		if i%3 == 0 {
+			wg.Go(func() { groupBeanstalkConsumer(ctx, b, expire, &acked) })
+			continue
+		}
+		wg.Go(func() {
+			for n := 0; ctx.Err() == nil; n++ {
+				a, err := b.do("GET", "/api/v1/pop?topic=serial&timeout=1", "")
+				if err != nil || a.code != 200 {
+					continue
+				}
+				if expire && n%3 == 0 {
+					continue
+				}
+				time.Sleep(time.Duration(n%3) * 10 * time.Millisecond)
+				id, attempt := fmt.Sprint(a.body["id"]), fmt.Sprint(a.body["attempt"])
+				if r, err := b.do("POST", "/api/v1/jobs/"+id+"/ack", `{"attempt":`+attempt+`}`); err == nil && r.code == 200 {
+					acked.Add(1)
+				}
+			}
+		})
+	}
+	peak, samples := 0, 0
+	for ctx.Err() == nil {
+		reserved, _, err := store.ListJobs(context.Background(), "serial", job.Reserved, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := map[string]int{}
+		for _, j := range reserved {
+			per[j.Group]++
+			peak = max(peak, per[j.Group])
+		}
+		samples++
+		st, err := store.TopicStats(context.Background(), "serial")
+		if err == nil && st.Ready+st.Delayed+st.Reserved == 0 {
+			break
+		}
+		time.Sleep(3 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+	st, err := store.TopicStats(context.Background(), "serial")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d samples, %d acks answered, %d deletes, at most %d of one group reserved at once", samples, acked.Load(), st.Deletes, peak)
+	if peak > 1 {
+		t.Errorf("%d jobs of one group reserved at once, group_max_reserved is 1", peak)
+	}
+	if st.Deletes != groups*perGroup {
+		t.Errorf("%d deletes, want %d", st.Deletes, groups*perGroup)
+	}
+	mustBeConsistent(t, store, "after the consumers")
+}
+
+// groupBeanstalkConsumer reserves and deletes "serial"'s jobs over
+// beanstalkd until ctx ends; with expire it leaves every third job for its
+// TTR to run out.
+func groupBeanstalkConsumer(ctx context.Context, b *brokerProc, expire bool, acked *atomic.Int64) {
+	conn, err := net.Dial("tcp", b.beanstalk)
+	if err != nil {
+		return
+	}
+	c := beanstalk.NewConn(conn)
+	defer c.Close()
+	tubes := beanstalk.NewTubeSet(c, "serial")
+	for n := 0; ctx.Err() == nil; n++ {
+		id, _, err := tubes.Reserve(time.Second)
+		if err != nil {
+			continue
+		}
+		if expire && n%3 == 0 {
+			continue
+		}
+		if c.Delete(id) == nil {
+			acked.Add(1)
+		}
+	}
+}
