@@ -228,6 +228,23 @@ func TestPushUnique(t *testing.T) {
 	}
 }
 
+// A job's group is sent as "group" when set, and not at all when "" (a
+// broker from before groups refuses a field it does not know).
+func TestPushGroup(t *testing.T) {
+	c, f := serve(t, Options{}, created)
+	for _, g := range []string{"tenant-42", ""} {
+		if _, err := c.Push(context.Background(), Job{Topic: "t", Body: "x", Group: g}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := `"group":"tenant-42"`; !strings.Contains(f.got[0].body, want) {
+		t.Errorf("sent %s, want it to hold %s", f.got[0].body, want)
+	}
+	if strings.Contains(f.got[1].body, "group") {
+		t.Errorf("a job without a group sent %s", f.got[1].body)
+	}
+}
+
 // A batch of jobs with ids, partly stored before a 503, is carried on one
 // job at a time; without ids it is returned with the ids stored.
 func TestPushBatchPartlyStored(t *testing.T) {

@@ -30,6 +30,12 @@ type Job struct {
 	Priority *uint32 `json:"priority,omitempty"`
 	Retry    *Retry  `json:"retry,omitempty"`  // the job's own retry policy; nil: its topic's
 	Unique   *Unique `json:"unique,omitempty"` // on push: one job per key while the key is held (see Push)
+	// Group is the job's fair group ("" for none, and not sent): 1 to 200
+	// bytes of UTF-8 without control characters, else the push is a 400
+	// (encoding/json sends invalid UTF-8 as U+FFFD). A topic that has
+	// grouped jobs pops its groups in turn, priority ordering the jobs
+	// within a group; popped and looked-at jobs carry it.
+	Group string `json:"group,omitempty"`
 
 	// Set on popped jobs.
 	State    string     `json:"state,omitempty"`

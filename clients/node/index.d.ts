@@ -72,6 +72,8 @@ export interface PushOptions {
   traceparent?: string;
   /** One job per key while the key is held; push then resolves to a Pushed. */
   unique?: Unique;
+  /** The job's fair group: 1 to 200 bytes of UTF-8, no control characters. A topic with grouped jobs pops its groups in turn, priority ordering the jobs within a group. */
+  group?: string;
 }
 
 /** A job for pushBatch. */
@@ -109,6 +111,8 @@ export interface Job {
   last_error?: string;
   dead_at?: string;
   traceparent?: string;
+  /** Its fair group, when it has one. */
+  group?: string;
 }
 
 /** A job to act on: a popped job (its attempt fences the action to that delivery), or its id. */

@@ -199,6 +199,12 @@ func TestUnique(t *testing.T) {
 	run(t, "testdata/unique.php", b.URL, "unique-php")
 }
 
+// Fair groups: the group pushed (one, a batch), popped in turn, bad ones.
+func TestGroups(t *testing.T) {
+	b := fresh(t, nil)
+	run(t, "testdata/groups.php", b.URL, "groups-php")
+}
+
 // The producer and consumer examples of this folder run as the README
 // shows them, from the installed package.
 func TestExamples(t *testing.T) {

@@ -35,6 +35,7 @@ func TestPython(t *testing.T) {
 		{"LongPollPastRequestTimeout", testLongPollPastRequestTimeout},
 		{"Batches", testBatches},
 		{"Unique", testUnique},
+		{"Groups", testGroups},
 		{"Examples", testExamples},
 		{"Token", testToken},
 		{"RetriesOn503", testRetriesOn503},
@@ -139,6 +140,12 @@ func testBatches(t *testing.T, py string) {
 func testUnique(t *testing.T, py string) {
 	b := brokertest.Fresh(t, nil)
 	run(t, py, "testdata/unique.py", b.URL, "unique-py")
+}
+
+// Fair groups: the group pushed (one, a batch), popped in turn, bad ones.
+func testGroups(t *testing.T, py string) {
+	b := brokertest.Fresh(t, nil)
+	run(t, py, "testdata/groups.py", b.URL, "groups-py")
 }
 
 // The producer, worker and unique examples run as the README shows them:

@@ -63,7 +63,7 @@ export class Client {
    * the README's Retries).
    * @param {string} topic
    * @param {string} body
-   * @param {object} [options] id, delay, ttr, priority, retry, expiresIn, expiresAt, traceparent, unique, signal
+   * @param {object} [options] id, delay, ttr, priority, retry, expiresIn, expiresAt, traceparent, unique, group, signal
    * @returns {Promise<string | {id: string, internal_id?: number, unique?: string}>}
    */
   async push(topic, body, options = {}) {

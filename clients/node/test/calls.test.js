@@ -167,6 +167,40 @@ test('unique pushes: a held key is a 409 naming its holder; replace and debounce
   await assert.rejects(c.pushBatch(['a', 'b'].map((body) => ({ topic: t, body, unique: { key: 'k', for: 60 } }))), (err) => err.status === 400);
 });
 
+test('groups: pushed (one, a batch), popped in turn, shown; a bad group is a 400 naming it', { skip: noBroker }, async () => {
+  const t = topic('groups');
+  // tenant-a has three jobs, tenant-b two: the pops take the groups in
+  // turn, priority ordering a group's own jobs.
+  await c.push(t, 'a3', { priority: 30, group: 'tenant-a' });
+  await c.push(t, 'a1', { priority: 10, group: 'tenant-a' });
+  await c.push(t, 'b1', { priority: 50, group: 'tenant-b', unique: { key: 'b1', for: 60 } });
+  const [, b2] = await c.pushBatch([
+    { topic: t, body: 'a2', priority: 20, group: 'tenant-a' },
+    { topic: t, body: 'b2', priority: 60, group: 'tenant-b' },
+  ]);
+  assert.equal((await c.getJob(b2)).group, 'tenant-b');
+  const popped = [];
+  for (let i = 0; i < 5; i++) {
+    const job = await popOne(t);
+    popped.push(`${job.group}/${job.body}`);
+  }
+  assert.deepEqual(popped, ['tenant-a/a1', 'tenant-b/b1', 'tenant-a/a2', 'tenant-b/b2', 'tenant-a/a3']);
+
+  // popMany's jobs carry their groups; a job without one has no group.
+  await c.push(`${t}-mail`, 'x', { group: 'tenant-é' });
+  await c.push(`${t}-mail`, 'y');
+  const jobs = Object.fromEntries((await c.popMany(`${t}-mail`, 2, { timeout: 1 })).map((j) => [j.body, j]));
+  assert.equal(jobs.x.group, 'tenant-é');
+  assert.equal('group' in jobs.y, false);
+
+  // A bad group is a 400 naming it; 200 bytes is good; gmq refuses a misspelt option by name.
+  for (const bad of ['g'.repeat(201), 'tenant\n42', 'tenant\x7f']) {
+    await assert.rejects(c.push(t, 'x', { group: bad }), (err) => err.status === 400 && /group/.test(err.message));
+  }
+  assert.ok(await c.push(`${t}-long`, 'x', { group: 'g'.repeat(200) }));
+  await assert.rejects(c.push(t, 'x', { grup: 'tenant-a' }), (err) => err.status === 400 && /grup/.test(err.message));
+});
+
 test("an unknown job's action is a GmqError with gmq's reason", { skip: noBroker }, async () => {
   await assert.rejects(c.ack({ id: 'nobody', attempt: 1 }), (err) => {
     assert.ok(err instanceof GmqError);

@@ -19,7 +19,7 @@ namespace Gmq;
  *
  * Popped jobs are arrays with gmq's fields: id, topic, body, TTR (seconds),
  * attempt (pass it back to ack, fail, touch...), state, priority, due,
- * failures, last_error, ...
+ * failures, last_error, group (when it has one), ...
  */
 class Client
 {
@@ -53,6 +53,11 @@ class Client
      * same id in between, it is the same answer: ids are yours to keep unique.)
      * Without an $id a retried 503 may store the job twice.
      *
+     * $group is the job's fair group (1 to 200 bytes of UTF-8, no control
+     * characters; else a GmqException 400): a topic with grouped jobs pops
+     * its groups in turn, priority ordering the jobs within a group, and a
+     * popped job has its 'group'.
+     *
      * $unique (['key' => ..., 'for' => seconds, 'mode' => 'reject',
      * 'replace' or 'debounce']) keeps one job per key in the topic while the
      * key is held ('for' seconds after the push that took it), and makes
@@ -72,7 +77,7 @@ class Client
      * the key. In mode reject a job done and gone before the retry is named
      * by its number: that 409 is thrown even with an $id (the job ran once).
      */
-    public function push(string $topic, string $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null): string|array
+    public function push(string $topic, string $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null): string|array
     {
         $job = ['topic' => $topic, 'body' => $body, 'delay' => $delay];
         if ($ttr !== null) $job['TTR'] = $ttr;
@@ -80,6 +85,7 @@ class Client
         if ($id !== null) $job['id'] = $id;
         if ($retry !== null) $job['retry'] = $retry;
         if ($unique !== null) $job['unique'] = $unique;
+        if ($group !== null) $job['group'] = $group;
         $answer = $this->pushOne($job, false);
         return $unique === null ? $answer['id'] : $answer;
     }
@@ -103,7 +109,7 @@ class Client
 
     /**
      * Stores several jobs (arrays with topic, body, and optionally id, delay,
-     * TTR, priority, retry, unique) and returns their ids in order: all, or
+     * TTR, priority, retry, unique, group) and returns their ids in order: all, or
      * on bad input none. A 503 part way says which were stored
      * ("stored_ids"): when every job has a client id, the retry sends only
      * the others, and after a 409 to a retry each job that answer did not

@@ -63,6 +63,7 @@ class Job(_Shown, total=False):
     last_error: str
     dead_at: str
     traceparent: str
+    group: str  # its fair group
 
 
 class Pushed(TypedDict, total=False):
@@ -146,20 +147,28 @@ class Client:
     @overload
     def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
-             retry: Optional[Mapping[str, Any]] = None, *, unique: None = None) -> str: ...
+             retry: Optional[Mapping[str, Any]] = None, *, unique: None = None,
+             group: Optional[str] = None) -> str: ...
 
     @overload
     def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
-             retry: Optional[Mapping[str, Any]] = None, *, unique: Mapping[str, Any]) -> Pushed: ...
+             retry: Optional[Mapping[str, Any]] = None, *, unique: Mapping[str, Any],
+             group: Optional[str] = None) -> Pushed: ...
 
     def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
-             retry: Optional[Mapping[str, Any]] = None, *, unique: Optional[Mapping[str, Any]] = None) -> Any:
+             retry: Optional[Mapping[str, Any]] = None, *, unique: Optional[Mapping[str, Any]] = None,
+             group: Optional[str] = None) -> Any:
         """Store a job; returns its id. retry is the job's own retry policy
         ({"max_attempts", "backoff", "base", "max", "jitter"}), else its topic's.
         A job_id makes retries safe (see Client); a live job with the same id
         makes the first try fail with 409.
+
+        group is the job's fair group (1 to 200 bytes of UTF-8, no control
+        characters; else GmqError 400): a topic with grouped jobs pops its
+        groups in turn, priority ordering the jobs within a group, and a
+        popped job shows its "group".
 
         unique ({"key", "for": seconds, "mode": "reject", "replace" or
         "debounce"}) keeps one job per key in the topic while the key is held
@@ -183,6 +192,8 @@ class Client:
             job["retry"] = dict(retry)
         if unique is not None:
             job["unique"] = dict(unique)
+        if group is not None:
+            job["group"] = group
         settled = _stored_as(job_id) if job_id is not None else None
         answer = self._call("POST", "/api/v1/jobs", job, settled_by=settled)
         if answer is _SETTLED:
@@ -193,7 +204,8 @@ class Client:
 
     def push_batch(self, jobs: Sequence[Mapping[str, Any]]) -> List[str]:
         """Store several jobs (dicts with topic, body and optional delay, TTR,
-        priority, id): all, or on bad input none. Returns their ids.
+        priority, id, retry, unique, group): all, or on bad input none.
+        Returns their ids.
 
         A 503 after part of the batch was stored names the stored jobs; a
         retry then sends only the rest when it can tell which those are
