@@ -14,18 +14,19 @@ func limitsForm(t *testing.T, tb *tab, api apiFunc) {
 		poll(`document.getElementById("limit-rate").value === ""`),
 		chromedp.SendKeys(`#limit-rate`, "2.5"),
 		chromedp.SendKeys(`#limit-max-reserved`, "2"),
+		chromedp.SendKeys(`#limit-group-max-reserved`, "1"),
 		chromedp.Click(`#limits button[type="submit"]`),
 		poll(text("#limit-state")+` === "1 token"`)) // burst 1: one token at most
-	if asked := tb.lastDialog(); asked != "Set emails's limits: rate 2.5/s, burst 1, max reserved 2?" {
+	if asked := tb.lastDialog(); asked != "Set emails's limits: rate 2.5/s, burst 1, max reserved 2; per group: max reserved 1, rate none/s?" {
 		t.Errorf("the confirmation asked %q", asked)
 	}
 	got := api("GET", "/topics/emails/config", "")["run"].(map[string]any)
-	if got["rate"] != 2.5 || got["max_reserved"] != 2.0 || got["burst"] != nil {
+	if got["rate"] != 2.5 || got["max_reserved"] != 2.0 || got["burst"] != nil || got["group_max_reserved"] != 1.0 {
 		t.Fatalf("the topic's run-time settings after the form: %v", got)
 	}
 	tb.open(t, "#/")
 	tb.do(t, "see the limits on the overview",
-		poll(`(`+text(`tr[data-topic="emails"] .limits`)+` || "").endsWith("≤ 2.5/s · ≤ 2 reserved")`),
+		poll(`(`+text(`tr[data-topic="emails"] .limits`)+` || "").endsWith("≤ 2.5/s · ≤ 2 reserved · ≤ 1 reserved a group")`),
 		poll(text(`tr[data-topic="emails"] .flow`)+` === "1 token"`))
 	tb.open(t, "#/topics/emails/ready")
 	tb.do(t, "take the rate back",
@@ -36,4 +37,8 @@ func limitsForm(t *testing.T, tb *tab, api apiFunc) {
 	if got := api("GET", "/topics/emails/config", "")["run"].(map[string]any); got["rate"] != nil || got["max_reserved"] != 2.0 {
 		t.Fatalf("the run-time settings after the rate was emptied: %v", got)
 	}
+	api("POST", "/jobs/batch", `{"jobs":[{"topic":"fair","body":"a","group":"tenant-a"},{"topic":"fair","body":"a","group":"tenant-a"},{"topic":"fair","body":"b","group":"tenant-b"}]}`)
+	tb.open(t, "#/topics/fair/ready")
+	tb.do(t, "see a grouped topic's busiest groups",
+		poll(text("#topic-groups")+` === "2 groups with ready jobs; busiest: tenant-a: 2 ready, 0 reserved · tenant-b: 1 ready, 0 reserved"`))
 }

@@ -295,6 +295,8 @@ function limits(s) {
   if (s.max_queue_age) parts.push(`forgotten ${s.max_queue_age}s after birth when empty`);
   if (s.rate) parts.push(`≤ ${s.rate}/s` + (s.burst > 1 ? ` (burst ${s.burst})` : ""));
   if (s.max_reserved) parts.push(`≤ ${s.max_reserved} reserved`);
+  if (s.group_max_reserved) parts.push(`≤ ${s.group_max_reserved} reserved a group`);
+  if (s.group_rate) parts.push(`≤ ${s.group_rate}/s a group`);
   return parts.join(" · ");
 }
 

@@ -171,7 +171,8 @@ function renderJob(j) {
 }
 
 // LIMITS are the flow-control settings the topic page's form sets, by input.
-const LIMITS = {"limit-rate": "rate", "limit-burst": "burst", "limit-max-reserved": "max_reserved"};
+const LIMITS = {"limit-rate": "rate", "limit-burst": "burst", "limit-max-reserved": "max_reserved",
+  "limit-group-max-reserved": "group_max_reserved", "limit-group-rate": "group_rate"};
 
 // showLimits fills the limits form with the topic's settings, unless it is
 // being edited (typed in and not yet sent), and says what they hold now.
@@ -181,6 +182,13 @@ function showLimits(t) {
     for (const [id, key] of Object.entries(LIMITS)) document.getElementById(id).value = s[key] ? String(s[key]) : "";
   }
   setText("limit-state", flow(t));
+  // A grouped topic's busiest groups (the stats carry the ten with the most ready jobs).
+  const groups = document.getElementById("topic-groups");
+  groups.hidden = !t.groups;
+  if (t.groups) {
+    const list = (t.busiest_groups || []).map(g => `${g.group || "(no group)"}: ${g.ready} ready, ${g.reserved} reserved`);
+    setText("topic-groups", `${t.groups} groups with ready jobs; busiest: ${list.join(" · ")}`);
+  }
 }
 
 // setLimits sends the form's limits: an empty input puts a setting back to
@@ -193,7 +201,8 @@ function setLimits(e) {
     const v = document.getElementById(id).value.trim();
     changes[key] = v === "" ? null : Number(v);
   }
-  act(`Set ${view.topic}'s limits: rate ${changes.rate ?? "none"}/s, burst ${changes.burst ?? 1}, max reserved ${changes.max_reserved ?? "none"}?`,
+  act(`Set ${view.topic}'s limits: rate ${changes.rate ?? "none"}/s, burst ${changes.burst ?? 1}, max reserved ${changes.max_reserved ?? "none"}; ` +
+    `per group: max reserved ${changes.group_max_reserved ?? "none"}, rate ${changes.group_rate ?? "none"}/s?`,
     () => api("PUT", `/topics/${enc(view.topic)}/config`, changes));
 }
 
