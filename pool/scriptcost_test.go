@@ -57,6 +57,11 @@ func BenchmarkScriptCost(b *testing.B) {
 		// what the limits cost a pop and an ack when they are set).
 		{"pop/limited", both(costJobs, limited), popOne},
 		{"ack/limited", both(reservedJobs, limited), ackOne},
+		// A grouped topic (100 groups) and a unique push (a key of its own
+		// each): what fair groups and unique keys cost when used.
+		{"push/unique", nil, pushUnique},
+		{"pop/grouped", groupedJobs, popOne},
+		{"ack/grouped", both(groupedJobs, popAll), ackOne},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			fn, freeFn := batchScript, batchFreeScript
@@ -104,6 +109,44 @@ func popOne(p *Pool, ctx context.Context, _ []uint64, _ int) error {
 
 func ackOne(p *Pool, ctx context.Context, ids []uint64, i int) error {
 	return p.Delete(ctx, strconv.FormatUint(ids[i], 10), 1)
+}
+
+// pushUnique pushes costJob with a unique key of its own (reject).
+func pushUnique(p *Pool, ctx context.Context, _ []uint64, i int) error {
+	j := costJob
+	j.Unique = &job.Unique{Key: "k" + strconv.Itoa(i), For: time.Minute, Mode: job.UniqueReject}
+	_, err := p.Push(ctx, j)
+	return err
+}
+
+// groupedJobs pushes n jobs to topic t in 100 groups, in batches.
+func groupedJobs(p *Pool, ctx context.Context, n int) []uint64 {
+	var ids []uint64
+	for start := 0; start < n; start += 1000 {
+		specs := make([]job.Spec, min(1000, n-start))
+		for i := range specs {
+			specs[i] = costJob
+			specs[i].Group = "g" + strconv.Itoa((start+i)%100)
+		}
+		pushed, errs := p.PushBatch(ctx, specs)
+		for i, err := range errs {
+			if err != nil {
+				panic(err)
+			}
+			ids = append(ids, pushed[i].ID)
+		}
+	}
+	return ids
+}
+
+// popAll pops n jobs of topic t.
+func popAll(p *Pool, ctx context.Context, n int) []uint64 {
+	for range n {
+		if _, err := p.Pop(ctx, []string{"t"}); err != nil {
+			panic(err)
+		}
+	}
+	return nil
 }
 
 // reservedJobs pushes n jobs and pops them.
