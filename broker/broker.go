@@ -22,6 +22,7 @@ import (
 	"github.com/gmq/gmq/docs"
 	"github.com/gmq/gmq/gmqrpc"
 	"github.com/gmq/gmq/internal/budget"
+	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/kestrel"
@@ -111,13 +112,17 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	b.d = dispatcher.New(b.pool, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
 		MaxWaiting: cfg.MaxWaiting, BucketMaxSleep: cfg.BucketMaxSleep, TopicsPerRound: cfg.TopicsPerRound,
 		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
-		HistoryTopics: cfg.HistoryTopics, Log: opts.Log})
+		HistoryTopics: cfg.HistoryTopics, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Log: opts.Log})
 
 	if err := b.d.ApplyTopicConfig(ctx, cfg.TopicDefaults, cfg.Topics); err != nil {
 		b.pool.Close()
 		return nil, err
 	}
 	b.d.SetAliases(cfg.Aliases)
+	if err := applySchedules(ctx, b.d, cfg.Schedules); err != nil {
+		b.pool.Close()
+		return nil, err
+	}
 	others := map[string]web.Counter{} // the HTTP stats count the other front ends' clients
 	m := metrics.New(b.d, metrics.Options{MaxTopics: cfg.MetricsMaxTopics, CacheFor: cfg.MetricsCache,
 		Connections: b.connections, Version: opts.Version})
@@ -243,8 +248,24 @@ func (b *Broker) Reload(ctx context.Context) error {
 		return fmt.Errorf("reload: %w", err)
 	}
 	b.d.SetAliases(cfg.Aliases)
-	b.log.Info("reloaded the topic settings and aliases")
+	if err := applySchedules(ctx, b.d, cfg.Schedules); err != nil {
+		return fmt.Errorf("reload: %w", err)
+	}
+	b.log.Info("reloaded the topic settings, aliases and schedules")
 	return nil
+}
+
+// applySchedules writes conf.ini's [schedule.NAME] sections for every broker.
+func applySchedules(ctx context.Context, d *dispatcher.Dispatcher, sections map[string]map[string]string) error {
+	file := make(map[string]jobjson.Fields, len(sections))
+	for name, keys := range sections {
+		f, err := dispatcher.ScheduleFromINI(keys)
+		if err != nil {
+			return fmt.Errorf("[schedule.%s] %w", name, err)
+		}
+		file[name] = f
+	}
+	return d.ApplySchedules(ctx, file)
 }
 
 // shutdownHook is what kestrel's shutdown command calls: nil (refused)

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +104,9 @@ type Config struct {
 	// pushes: a push to one pushes to each destination topic; a pop from
 	// one finds it empty (kestrel's queue aliases).
 	Aliases map[string][]string
+	// Schedules ([schedule.NAME]) are cron schedules, each key as written
+	// (ScheduleKeys); the dispatcher reads them as a schedule's definition.
+	Schedules map[string]map[string]string
 
 	// Not in conf.ini: internals with one sensible value (measured, see
 	// docs/PERFORMANCE.md and docs/ARCHITECTURE.md), here so that every
@@ -418,6 +422,8 @@ func (c *Config) applyTopic(sec *ini.Section) error {
 		into = c.TopicDefaults
 	case strings.HasPrefix(name, "alias."):
 		return c.applyAlias(sec)
+	case strings.HasPrefix(name, "schedule."):
+		return c.applySchedule(sec)
 	case strings.HasPrefix(name, "topic."):
 		topic := strings.TrimPrefix(name, "topic.")
 		check := job.ValidateTopic
@@ -490,6 +496,32 @@ func (c *Config) applyAlias(sec *ini.Section) error {
 		c.Aliases = map[string][]string{}
 	}
 	c.Aliases[alias] = dests
+	return nil
+}
+
+// ScheduleKeys are the keys of a [schedule.NAME] section: when it fires
+// (cron, tz, overlap, paused) and the job it pushes (topic, body, priority,
+// ttr, delay, group).
+var ScheduleKeys = []string{"cron", "tz", "overlap", "paused", "topic", "body", "priority", "ttr", "delay", "group"}
+
+// applySchedule reads [schedule.NAME]; its values are checked as a whole
+// by the dispatcher when the schedule is written.
+func (c *Config) applySchedule(sec *ini.Section) error {
+	name := strings.TrimPrefix(sec.Name(), "schedule.")
+	if err := job.ValidateScheduleName(name); err != nil {
+		return fmt.Errorf("[%s]: %w", sec.Name(), err)
+	}
+	keys := map[string]string{}
+	for _, k := range sec.Keys() {
+		if !slices.Contains(ScheduleKeys, k.Name()) {
+			return fmt.Errorf("[%s] %s: unknown key (a schedule has %s)", sec.Name(), k.Name(), strings.Join(ScheduleKeys, ", "))
+		}
+		keys[k.Name()] = strings.TrimSpace(k.Value())
+	}
+	if c.Schedules == nil {
+		c.Schedules = map[string]map[string]string{}
+	}
+	c.Schedules[name] = keys
 	return nil
 }
 

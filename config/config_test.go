@@ -149,6 +149,8 @@ func TestTopicSections(t *testing.T) {
 		{"[alias.all]\ndestinations = a, b c\n", "[alias.all] destinations"},
 		{"[alias.all]\nmembers = a\n", "unknown key"},
 		{"[alias.all]\ndestinations = a, some\n[alias.some]\ndestinations = b\n", `"some" is an alias`},
+		{"[schedule.nightly]\ncron = 0 3 * * *\nqueue = x\n", "[schedule.nightly] queue: unknown key"},
+		{"[schedule.bad~name]\ncron = 0 3 * * *\n", "[schedule.bad~name]"},
 	} {
 		if _, err := Parse([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v, want an error naming %q", bad.text, err, bad.want)

@@ -35,7 +35,12 @@ type Options struct {
 	// dashboard's first page), get a history of their own: see
 	// sampleTopics (0: none).
 	HistoryTopics int
-	Log           *slog.Logger
+	// DefaultTTR and DefaultPriority fill a scheduled job's TTR and
+	// priority when its schedule leaves them out, as the front ends do for
+	// a push ([jobs] default_ttr, default_priority).
+	DefaultTTR      time.Duration
+	DefaultPriority uint32
+	Log             *slog.Logger
 }
 
 // Dispatcher is the broker core. Create it with New, start it with Run.

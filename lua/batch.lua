@@ -138,10 +138,42 @@ local function parse()
   return ops
 end
 
+-- of_kinds lists the operations of kind a (or b), in order.
+local function of_kinds(ops, a, b)
+  local out = {}
+  for _, op in ipairs(ops) do
+    if op.kind == a or op.kind == b then out[#out + 1] = op end
+  end
+  return out
+end
+
+-- records_of reads the records of the jobs the operations name (op.a.member), at once.
+local function records_of(list)
+  local members = {}
+  for k, op in ipairs(list) do members[k] = op.a.member end
+  return hmget(K_JOBS, members)
+end
+
+-- reference_named: every topic an operation names that is a fanout child is listed under its
+-- parent; not the children a push was given (a broker's list of them may be
+-- stale: one deleted since must not come back).
+local function reference_named(ops)
+  for _, op in ipairs(ops) do
+    local named = #op.ts
+    if op.kind == 'push' then named = 1 end
+    for j = 1, named do reference(op.ts[j], now, op.kind ~= 'push') end
+  end
+end
+
+-- The push phase's helpers are in a block: the library's main function may hold 200 locals.
+local held, bytes, discards, listed -- a push phase's state (below)
+local push_phase
+
+do
 -- A topic's limits (its settings: lib.lua topic_config). held counts the
 -- jobs a topic holds in any state (dead ones too), read once per call and kept as pushes
 -- and discards change it (the pushes' own writes are gathered, unread).
-local held, bytes
+-- (held, bytes: declared above the block)
 -- size is the bytes of bodies topic t holds, read once per call and kept.
 local function size(t)
   if not bytes[t.name] then bytes[t.name] = tonumber(redis.call('HGET', t.info, 'bytes') or '0') end
@@ -187,7 +219,7 @@ end
 -- admit says why a push of body to topic t is refused ({'TOO_BIG', limit}
 -- or {'FULL', limit}), or nil; with discard_old_when_full it makes room by
 -- discarding the topic's head (recorded in op.discarded by the caller).
-local discards -- the current push's discarded member, client id pairs
+-- discards: the current push's discarded member, client id pairs (declared above the block)
 local function admit(t, body)
   local cfg = topic_config(t)
   local max_item = tonumber(cfg.max_item_size or '0')
@@ -219,7 +251,7 @@ local function expiry(t, at)
 end
 
 -- store writes a new job (its writes gathered) and counts it.
-local listed -- topic name -> its keys: topics that got a job (added to the bucket's list)
+-- listed: topic name -> its keys: topics that got a job (declared above the block)
 local function store(t, member, a, cid, expires, group)
   local delay = tonumber(a.delay)
   local job = new_record()
@@ -346,38 +378,46 @@ local function group_of(t, a)
   return v
 end
 
--- of_kinds lists the operations of kind a (or b), in order.
-local function of_kinds(ops, a, b)
-  local out = {}
-  for _, op in ipairs(ops) do
-    if op.kind == a or op.kind == b then out[#out + 1] = op end
-  end
-  return out
-end
+-- refused says reply status r is a push its topic refused: a schedule's
+-- fire that gets one made no job.
+local function refused(r) return r == 'FULL' or r == 'TOO_BIG' or r == 'UNIQUE' or r == 'GROUP_BACKLOG' end
 
--- records_of reads the records of the jobs the operations name (op.a.member), at once.
-local function records_of(list)
-  local members = {}
-  for k, op in ipairs(list) do members[k] = op.a.member end
-  return hmget(K_JOBS, members)
-end
-
--- reference_named: every topic an operation names that is a fanout child is listed under its
--- parent; not the children a push was given (a broker's list of them may be
--- stale: one deleted since must not come back).
-local function reference_named(ops)
-  for _, op in ipairs(ops) do
-    local named = #op.ts
-    if op.kind == 'push' then named = 1 end
-    for j = 1, named do reference(op.ts[j], now, op.kind ~= 'push') end
+-- fire_refusal makes a push that is a schedule's fire (op.a.schedule_key:
+-- the place of the schedule's hash in KEYS) happen once: {'FIRED'} when
+-- the schedule's next fire is no longer the one its broker read (another
+-- fired it, or it was changed); else the schedule moves to its next fire
+-- (its due entry with it) and its lateness is counted, and with overlap
+-- skip, {'SKIPPED', member} while its last job waits or is reserved. A
+-- fire that goes on is noted in op.fired (its job is noted once stored).
+local function fire_refusal(op, t)
+  local a = op.a
+  if a.schedule_key == '' then return nil end
+  local key = op_key(a.schedule_key)
+  if redis.call('HGET', key, 'next') ~= a.schedule_due then return {'FIRED'} end
+  local due = SCHEDULE_DUE .. a.schedule_name
+  redis.call('HSET', key, 'next', a.schedule_next)
+  if tonumber(a.schedule_next) > 0 then
+    redis.call('ZADD', K_DUE, a.schedule_next, due)
+  else
+    redis.call('ZREM', K_DUE, due)
   end
+  redis.call('HINCRBY', key, 'late_ms', math.max(now - tonumber(a.schedule_due), 0))
+  if a.overlap == 'skip' then
+    local last = redis.call('HGET', key, 'last_id')
+    local job = last and load(last)
+    if job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED or job[F_STATE] == RESERVED) then
+      redis.call('HINCRBY', key, 'skips', 1)
+      return {'SKIPPED', last}
+    end
+  end
+  op.fired = key
 end
 
 -- push_phase runs the pushes, in order (phase 1). A push to a parent topic stores a copy for
 -- each child (each under the child's own limits: a child that refuses it
 -- misses it, as in kestrel), and none in the parent itself when the parent
 -- is fanout_only.
-local function push_phase(ops)
+function push_phase(ops)
   local pushes = of_kinds(ops, 'push')
   if #pushes > 0 then
     local taken = records_of(pushes)
@@ -389,19 +429,27 @@ local function push_phase(ops)
       if taken[k] or seen[member] then
         op.reply = {'EXISTS'}
       else
-        op.reply = fanout_refusal(op, t) or unique_refusal(op, t)
+        -- The refusals that ask the pool to push again come before a
+        -- schedule's fire, which happens once (a push asked again would
+        -- find it fired).
+        op.reply = fanout_refusal(op, t) or unique_refusal(op, t) or fire_refusal(op, t)
         if not op.reply and a.unique_key ~= '' and not op.keyless then op.reply = by_key(op, t, seen) end
         if not op.reply and keep then op.reply = admit(t, a.body) end
         if not op.reply and keep then
           op.group = group_of(t, a)
           if op.group ~= '' then op.reply = groups.make(t) end
         end
+        if op.reply and op.fired and refused(op.reply[1]) then redis.call('HINCRBY', op.fired, 'refused', 1) end
       end
       if not op.reply then
         seen[member] = true
         local due = 0
         if keep then due = store(t, member, a, a.client_id, expiry(t, tonumber(a.expires)), op.group)[F_DUE] end
         if keep and op.ukey then redis.call('SET', op.ukey, member .. ' ' .. a.client_id, 'PX', op.ufor) end
+        if op.fired then
+          redis.call('HSET', op.fired, 'last', now, 'last_id', member)
+          redis.call('HINCRBY', op.fired, 'fires', 1)
+        end
         for j = 2, #op.ts do
           local child = op.ts[j]
           local group = group_of(child, a)
@@ -420,6 +468,7 @@ local function push_phase(ops)
     end
     write_gathered()
   end
+end
 end
 
 -- delete_phase runs the deletes, and the ack of each ack_pop, in order (phase 2).
@@ -448,10 +497,15 @@ local function delete_phase(ops)
   end
 end
 
+-- The pop phase's helpers are in a block too.
+local picks, sweeps -- the pop phase's state (below)
+local pop_phase, pop_replies
+
+do
 -- Phase 3, the pops (pop_phase). First each pop takes its members out of the ready sets
 -- (so no other pop can take them), then all their records and bodies are
 -- read at once, reserved, and written back at once.
-local picks -- {op, topic, member}, in pop order
+-- picks: {op, topic, member}, in pop order (declared above the block)
 local function pick(op, t, member)
   picks[#picks + 1] = {op = op, t = t, member = member}
   op.got = op.got + 1
@@ -460,7 +514,7 @@ end
 -- swept expires topic t's jobs whose time ran out before a pop looks at it,
 -- once per call, at most POP_SWEEP of them: false when more are left.
 local POP_SWEEP = 1000
-local sweeps -- topic name -> whether its sweep this call left none due
+-- sweeps: topic name -> whether its sweep this call left none due (declared above the block)
 local function swept(t)
   if not may_expire[t.name] then return true end
   if sweeps[t.name] == nil then sweeps[t.name] = sweep_expired(t, now, POP_SWEEP) < POP_SWEEP end
@@ -571,7 +625,7 @@ end
 
 -- pop_phase decides every pop (choose), then reserves what they took at
 -- once; it returns the operations that popped, in order.
-local function pop_phase(ops)
+function pop_phase(ops)
   local pops = {}
   for _, op in ipairs(ops) do
     op.got = 0
@@ -620,7 +674,7 @@ end
 
 -- pop_replies renders each popping operation's reply (below the header:
 -- OK and more, JOBS, EMPTY, PEEK; an ack_pop's ack first).
-local function pop_replies(pops)
+function pop_replies(pops)
   local first_pick = {} -- op -> index of its first pick
   for k, p in ipairs(picks) do
     if not first_pick[p.op] then first_pick[p.op] = k end
@@ -650,6 +704,7 @@ local function pop_replies(pops)
     end
     op.reply = r
   end
+end
 end
 
 -- main: start the call's state, parse the operations, run the three

@@ -216,7 +216,8 @@ func Fields() []Field {
 // followed by a member for each of its fanout children (op.children).
 var Ops = map[string][]string{
 	"push": {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace",
-		"unique_key", "unique_mode", "unique_for", "group"},
+		"unique_key", "unique_mode", "unique_for", "group",
+		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap"},
 	"delete":  {"member", "attempt", "mode"},
 	"pop":     {"mode"},
 	"pop_n":   {"mode", "n"},

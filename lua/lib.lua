@@ -20,8 +20,10 @@ local ORIGIN -- the call's ARGV[1] (begin)
 local EVERYONE = '*'
 
 -- OUTBOX_DUE is the outbox's name in the bucket's due zset: the timer that
--- finds it due moves the outbox's jobs to their topics.
+-- finds it due moves the outbox's jobs to their topics. SCHEDULE_DUE starts
+-- a schedule's (pool/schedules.go scheduleDue).
 local OUTBOX_DUE = '@outbox'
+local SCHEDULE_DUE = '@schedule '
 
 
 -- CONFIGURED, a field of the bucket's defaults, says some topic of the

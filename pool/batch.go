@@ -38,11 +38,11 @@ type op struct {
 	kind   string
 	topics []string // the topics whose keys it needs, the job's first
 	args   []string
-	// key, when not "", is one more key the operation needs (a unique
-	// push's): encode passes it after the topics' and puts its place in
-	// KEYS in the argument keyArg.
-	key    string
-	keyArg int
+	// keys are more keys the operation needs (a unique push's key, a
+	// schedule's hash): encode passes each after the topics' and puts its
+	// place in KEYS in the argument keyArgs says ("" keys are left out).
+	keys    []string
+	keyArgs []int
 
 	reply []rueidis.RedisMessage
 	err   error
@@ -251,9 +251,11 @@ func (bt *batcher) encode(ops []*op) (keys, args []string) {
 		}
 		at := len(args)
 		args = append(args, o.args...)
-		if o.key != "" {
-			keys = append(keys, o.key)
-			args[at+o.keyArg] = strconv.Itoa(len(keys))
+		for i, k := range o.keys {
+			if k != "" {
+				keys = append(keys, k)
+				args[at+o.keyArgs[i]] = strconv.Itoa(len(keys))
+			}
 		}
 	}
 	return keys, args

@@ -183,6 +183,14 @@ func (k keys) unique(topic, key string, byBody bool) string {
 	return k.tag(k.bucketOf(topic)) + kind + topic + ":" + key
 }
 
+// schedule is schedule name's hash, in its job topic's bucket (schedules.go).
+func (k keys) schedule(topic, name string) string {
+	return k.tag(k.bucketOf(topic)) + ":schedule:" + name
+}
+
+// schedules maps each schedule's name to its job's topic.
+func (k keys) schedules() string { return k.prefix + ":schedules" }
+
 // configured lists the topics that have a config hash (for reloads and listings).
 func (k keys) configured() string { return k.prefix + ":configured" }
 

@@ -175,7 +175,7 @@ func (p *Pool) Push(ctx context.Context, j job.Spec) (Pushed, error) {
 	if err != nil {
 		return Pushed{}, wrapRedis("push: allocate id", err)
 	}
-	return p.push(ctx, j, seqs[0])
+	return p.push(ctx, j, seqs[0], scheduleFire{})
 }
 
 // PushBatch stores jobs as Push does, at once, so that they share script
@@ -193,14 +193,15 @@ func (p *Pool) PushBatch(ctx context.Context, jobs []job.Spec) ([]Pushed, []erro
 	}
 	var wg sync.WaitGroup
 	for i, j := range jobs {
-		wg.Go(func() { out[i], errs[i] = p.push(ctx, j, seqs[i]) })
+		wg.Go(func() { out[i], errs[i] = p.push(ctx, j, seqs[i], scheduleFire{}) })
 	}
 	wg.Wait()
 	return out, errs
 }
 
-// push stores job j under sequence number seq.
-func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error) {
+// push stores job j under sequence number seq; fire, when its key is
+// set, makes it a schedule's fire (schedules.go).
+func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64, fire scheduleFire) (Pushed, error) {
 	b := p.keys.bucketOf(j.Topic)
 	id := seq*uint64(p.opts.Buckets) + uint64(b)
 	m := member(id)
@@ -209,9 +210,15 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 			return Pushed{}, err
 		}
 	}
-	reply, children, err := p.pushOp(ctx, b, j, m)
+	reply, children, err := p.pushOp(ctx, b, j, m, fire)
 	if err != nil {
 		return Pushed{}, err
+	}
+	switch strAt(reply, 0) {
+	case replyFired:
+		return Pushed{}, errFiredElsewhere
+	case replySkipped:
+		return Pushed{}, errSkipped
 	}
 	if got, settled, err := p.uniqueOutcome(j, reply); settled {
 		p.dropAlias(ctx, j.ClientID, id) // claimed for a job that will not be
@@ -252,7 +259,7 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64) (Pushed, error)
 // list of the children may be stale: the script then names the current
 // ones, and the push is asked again with them. It returns the reply and the
 // children the push was made with.
-func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueidis.RedisMessage, []string, error) {
+func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire scheduleFire) ([]rueidis.RedisMessage, []string, error) {
 	if err := p.checkChild(ctx, j.Topic, false); err != nil {
 		return nil, nil, fmt.Errorf("push: %w", err)
 	}
@@ -264,7 +271,8 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueid
 			"ttr", strconv.FormatInt(millis(j.TTR), 10), "delay", strconv.FormatInt(millis(j.Delay), 10),
 			"body", j.Body, "client_id", j.ClientID, "expires", strconv.FormatInt(epochMillis(j.Expires), 10),
 			"retry", j.Retry.Encode(), "trace", j.TraceParent,
-			"unique_key", "", "unique_mode", mode, "unique_for", window, "group", j.Group)
+			"unique_key", "", "unique_mode", mode, "unique_for", window, "group", j.Group,
+			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "")
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {
@@ -274,7 +282,12 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string) ([]rueid
 				args = append(args, member(seq*uint64(p.opts.Buckets)+uint64(b)))
 			}
 		}
-		reply, err := p.batchOp(ctx, b, &op{kind: opPush, topics: append([]string{j.Topic}, children...), args: args, key: key, keyArg: uniqueKeyArg})
+		o := &op{kind: opPush, topics: append([]string{j.Topic}, children...), args: args,
+			keys: []string{key, fire.key}, keyArgs: []int{uniqueKeyArg, scheduleKeyArg}}
+		if fire.key != "" {
+			copy(o.args[scheduleDueArg:], []string{fire.due, fire.next, fire.name, fire.overlap})
+		}
+		reply, err := p.batchOp(ctx, b, o)
 		if err != nil {
 			return nil, nil, wrapRedis("push", err)
 		}

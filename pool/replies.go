@@ -35,6 +35,8 @@ const (
 	replyDebounced    = "DEBOUNCED"     // a waiting job's due time moved (as REPLACED)
 	replyUniqueFrom   = "UNIQUE_FROM"   // refused: the key does not follow the topic's unique_from ('body' or 'none' next): ask again
 	replyUniqueFanout = "UNIQUE_FANOUT" // refused: the topic has fanout children
+	replyFired        = "FIRED"         // a schedule's fire refused: another broker fired it (its next fire moved)
+	replySkipped      = "SKIPPED"       // a schedule's fire made no job: its last one still waits or is reserved (overlap skip)
 	replyGroupBacklog = "GROUP_BACKLOG" // a grouped push refused: the topic holds too many ready jobs without a group (their count, the most, next)
 )
 

@@ -44,6 +44,9 @@ func (p *Pool) Tick(ctx context.Context, b int, topic string) (ready map[string]
 	if topic == outboxDue {
 		return p.moveExpired(ctx, b)
 	}
+	if name, ok := strings.CutPrefix(topic, scheduleDue); ok {
+		return p.fireSchedule(ctx, b, name)
+	}
 	reply, err := tickScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
 		[]string{p.opts.Origin, topic, strconv.Itoa(p.opts.TickBatch)}).ToArray()
 	if err != nil {

@@ -1,0 +1,183 @@
+package dispatcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gmq/gmq/internal/jobjson"
+	"github.com/gmq/gmq/job"
+)
+
+// Schedules are cron schedules that push a job at each fire. They live in
+// Redis and the bucket timers of every broker fire them, each fire once
+// (pool/schedules.go); a schedule's definition has two layers, as topic
+// settings do: conf.ini's [schedule.NAME] and run-time changes over it.
+
+// Schedules lists every schedule.
+func (d *Dispatcher) Schedules(ctx context.Context) ([]job.Schedule, error) {
+	return d.pool.Schedules(ctx)
+}
+
+// Schedule is one schedule; ErrNotFound when there is none.
+func (d *Dispatcher) Schedule(ctx context.Context, name string) (job.Schedule, error) {
+	if err := job.ValidateScheduleName(name); err != nil {
+		return job.Schedule{}, err
+	}
+	all, err := d.pool.Schedules(ctx)
+	if err != nil {
+		return job.Schedule{}, err
+	}
+	for _, s := range all {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return job.Schedule{}, fmt.Errorf("schedule %q: %w", name, job.ErrNotFound)
+}
+
+// SetSchedule makes or changes schedule name at run time: changes (its
+// fields: cron, tz, job, overlap, paused; null removes one) lie over its
+// run-time layer, which lies over conf.ini's. Its next fire is counted
+// from now.
+func (d *Dispatcher) SetSchedule(ctx context.Context, name string, changes jobjson.Fields) (job.Schedule, error) {
+	if err := d.allow("schedule", writing); err != nil {
+		return job.Schedule{}, err
+	}
+	if err := job.ValidateScheduleName(name); err != nil {
+		return job.Schedule{}, err
+	}
+	cur, err := d.Schedule(ctx, name)
+	if err != nil && !errors.Is(err, job.ErrNotFound) {
+		return job.Schedule{}, err
+	}
+	file, err := layer(cur.File)
+	if err != nil {
+		return job.Schedule{}, err
+	}
+	run, err := layer(cur.Run)
+	if err != nil {
+		return job.Schedule{}, err
+	}
+	return d.writeSchedule(ctx, name, file, jobjson.MergeLayers(run, changes))
+}
+
+// ApplySchedules writes conf.ini's schedules (their file layers) at start
+// and at reload; a schedule conf.ini no longer names loses its file layer,
+// and with no run-time layer either, it is deleted.
+func (d *Dispatcher) ApplySchedules(ctx context.Context, file map[string]jobjson.Fields) error {
+	all, err := d.pool.Schedules(ctx)
+	if err != nil {
+		return fmt.Errorf("schedules: %w", err)
+	}
+	runs := map[string]jobjson.Fields{}
+	for _, s := range all {
+		run, err := layer(s.Run)
+		if err != nil {
+			return err
+		}
+		runs[s.Name] = run
+		if _, kept := file[s.Name]; !kept && s.File != "" {
+			if len(run) == 0 {
+				if err := d.pool.DeleteSchedule(ctx, s.Name); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := d.writeSchedule(ctx, s.Name, nil, run); err != nil {
+				return fmt.Errorf("schedule %q: %w", s.Name, err)
+			}
+		}
+	}
+	for name, f := range file {
+		if _, err := d.writeSchedule(ctx, name, f, runs[name]); err != nil {
+			return fmt.Errorf("[schedule.%s]: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// DeleteSchedule removes schedule name (conf.ini's comes back at the next
+// reload).
+func (d *Dispatcher) DeleteSchedule(ctx context.Context, name string) error {
+	if err := d.allow("schedule", writing); err != nil {
+		return err
+	}
+	if err := job.ValidateScheduleName(name); err != nil {
+		return err
+	}
+	return d.pool.DeleteSchedule(ctx, name)
+}
+
+// writeSchedule checks the definition the two layers make and stores it,
+// its next fire counted from now (none while paused).
+func (d *Dispatcher) writeSchedule(ctx context.Context, name string, file, run jobjson.Fields) (job.Schedule, error) {
+	spec, err := jobjson.Schedule(jobjson.Defaults{TTR: d.opts.DefaultTTR, Priority: d.opts.DefaultPriority}, file, run)
+	if err != nil {
+		return job.Schedule{}, err
+	}
+	if err := d.validate(spec.Job); err != nil {
+		return job.Schedule{}, err
+	}
+	when, err := job.ParseWhen(spec.Cron, spec.TZ)
+	if err != nil {
+		return job.Schedule{}, err
+	}
+	var next time.Time
+	if !spec.Paused {
+		next = when.Next(time.Now())
+	}
+	fileText, runText := encodeLayer(file), encodeLayer(run)
+	if err := d.pool.WriteSchedule(ctx, name, spec, fileText, runText, next); err != nil {
+		return job.Schedule{}, err
+	}
+	return job.Schedule{Name: name, Spec: spec, Next: next, File: fileText, Run: runText}, nil
+}
+
+// layer decodes a stored layer ("" is none).
+func layer(text string) (jobjson.Fields, error) {
+	if text == "" {
+		return jobjson.Fields{}, nil
+	}
+	f, err := jobjson.Decode([]byte(text))
+	if err != nil {
+		return nil, fmt.Errorf("a stored schedule layer: %w", err)
+	}
+	return f, nil
+}
+
+// encodeLayer is a layer as stored ("" when empty).
+func encodeLayer(f jobjson.Fields) string {
+	if len(f) == 0 {
+		return ""
+	}
+	data, _ := json.Marshal(f) // raw messages and strings: cannot fail
+	return string(data)
+}
+
+// ScheduleFromINI turns a [schedule.NAME] section's keys (config.ScheduleKeys)
+// into a schedule's fields: the job's keys in its job.
+func ScheduleFromINI(keys map[string]string) (jobjson.Fields, error) {
+	f, j := jobjson.Fields{}, map[string]string{}
+	for k, v := range keys {
+		switch k {
+		case "cron", "tz", "overlap":
+			f[k], _ = json.Marshal(v)
+		case "paused":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("paused = %s: want true or false", v)
+			}
+			f[k], _ = json.Marshal(b)
+		default: // the job's: numbers are read from their text, as a push's strings are
+			j[k] = v
+		}
+	}
+	if len(j) > 0 {
+		f["job"], _ = json.Marshal(j)
+	}
+	return f, nil
+}

@@ -1,0 +1,224 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
+)
+
+// Schedules (cron, leaderless). A schedule lives in the bucket of its job's
+// topic: its hash (keys.schedule: the effective spec as JSON, its conf.ini
+// and run-time layers, its next fire and what its fires did) and its next
+// fire in the bucket's due zset as "@schedule NAME", so the bucket's timers
+// on every broker find it due. The first timer there fires it: one push
+// whose script advances the schedule only if its next fire is still the
+// one the timer read (batch.lua fire_refusal), so each fire happens once
+// however many brokers run, and a broker killed at the instant leaves it
+// due for the others. gmq:schedules (keys.schedules) names each schedule's
+// topic, to find its bucket.
+
+// scheduleDue starts a schedule's member in its bucket's due zset (lib.lua SCHEDULE_DUE).
+const scheduleDue = "@schedule "
+
+// scheduleKeyArg and scheduleDueArg are where a push's schedule arguments
+// are: its hash's place in KEYS, then due, next, name and overlap.
+var (
+	scheduleKeyArg = lua.OpArgIndex(opPush, "schedule_key")
+	scheduleDueArg = lua.OpArgIndex(opPush, "schedule_due")
+)
+
+// scheduleFire is a push that is a schedule's fire (key "": a plain push).
+type scheduleFire struct{ key, due, next, name, overlap string }
+
+var scheduleScript = newFunction("schedule")
+
+// Schedule fires' outcomes other than a job stored.
+var (
+	errFiredElsewhere = errors.New("fired by another broker")
+	errSkipped        = errors.New("skipped: its last job is still waiting or reserved (overlap skip)")
+)
+
+// WriteSchedule stores schedule name: its effective spec, its layers (JSON
+// objects, "" none) and its next fire (zero: none, paused). A schedule whose
+// topic moved to another bucket leaves the old one.
+func (p *Pool) WriteSchedule(ctx context.Context, name string, spec job.ScheduleSpec, file, run string, next time.Time) error {
+	old, err := p.scheduleTopic(ctx, name)
+	if err != nil {
+		return err
+	}
+	if old != "" && p.keys.bucketOf(old) != p.keys.bucketOf(spec.Job.Topic) {
+		if err := p.deleteScheduleIn(ctx, old, name); err != nil {
+			return err
+		}
+	}
+	if err := p.client.Do(ctx, p.client.B().Hset().Key(p.keys.schedules()).FieldValue().FieldValue(name, spec.Job.Topic).Build()).Error(); err != nil {
+		return wrapRedis("write schedule", err)
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return fmt.Errorf("write schedule %q: %w", name, err)
+	}
+	return wrapRedis("write schedule", scheduleScript.Exec(ctx, p.client, p.scheduleKeys(spec.Job.Topic, name),
+		[]string{p.opts.Origin, "set", name, string(data), file, run, strconv.FormatInt(epochMillis(next), 10)}).Error())
+}
+
+// DeleteSchedule removes schedule name; ErrNotFound when there is none.
+func (p *Pool) DeleteSchedule(ctx context.Context, name string) error {
+	topic, err := p.scheduleTopic(ctx, name)
+	if err != nil {
+		return err
+	}
+	if topic == "" {
+		return fmt.Errorf("schedule %q: %w", name, job.ErrNotFound)
+	}
+	if err := p.deleteScheduleIn(ctx, topic, name); err != nil {
+		return err
+	}
+	return wrapRedis("delete schedule", p.client.Do(ctx, p.client.B().Hdel().Key(p.keys.schedules()).Field(name).Build()).Error())
+}
+
+func (p *Pool) deleteScheduleIn(ctx context.Context, topic, name string) error {
+	return wrapRedis("delete schedule", scheduleScript.Exec(ctx, p.client, p.scheduleKeys(topic, name),
+		[]string{p.opts.Origin, "delete", name}).Error())
+}
+
+// scheduleKeys are the bucket's keys, then the schedule's hash.
+func (p *Pool) scheduleKeys(topic, name string) []string {
+	return append(p.keys.withTopics(p.keys.bucketOf(topic)), p.keys.schedule(topic, name))
+}
+
+// scheduleTopic is the topic schedule name pushes to ("": no such schedule).
+func (p *Pool) scheduleTopic(ctx context.Context, name string) (string, error) {
+	topic, err := p.client.Do(ctx, p.client.B().Hget().Key(p.keys.schedules()).Field(name).Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		return "", nil
+	}
+	return topic, wrapRedis("schedule", err)
+}
+
+// Schedules lists every schedule, with what its fires did.
+func (p *Pool) Schedules(ctx context.Context) ([]job.Schedule, error) {
+	names, err := p.client.Do(ctx, p.client.B().Hgetall().Key(p.keys.schedules()).Build()).AsStrMap()
+	if err != nil {
+		return nil, wrapRedis("schedules", err)
+	}
+	var order []string
+	cmds := make(rueidis.Commands, 0, len(names))
+	for name, topic := range names {
+		order = append(order, name)
+		cmds = append(cmds, p.client.B().Hgetall().Key(p.keys.schedule(topic, name)).Build())
+	}
+	out := make([]job.Schedule, 0, len(order))
+	for i, r := range p.client.DoMulti(ctx, cmds...) {
+		fields, err := r.AsStrMap()
+		if err != nil {
+			return nil, wrapRedis("schedules", err)
+		}
+		if len(fields) == 0 {
+			continue // being written or deleted
+		}
+		s, err := readSchedule(order[i], fields)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// readSchedule decodes a schedule's hash.
+func readSchedule(name string, f map[string]string) (job.Schedule, error) {
+	s := job.Schedule{Name: name, File: f["file"], Run: f["run"]}
+	if err := json.Unmarshal([]byte(f["spec"]), &s.Spec); err != nil {
+		return s, fmt.Errorf("schedule %q: its spec: %w", name, err)
+	}
+	ms := func(k string) time.Time {
+		if n, _ := strconv.ParseInt(f[k], 10, 64); n > 0 {
+			return time.UnixMilli(n)
+		}
+		return time.Time{}
+	}
+	n := func(k string) int64 { v, _ := strconv.ParseInt(f[k], 10, 64); return v }
+	s.Next, s.Last = ms("next"), ms("last")
+	if id, err := parseMember(f["last_id"]); err == nil {
+		s.LastID = id
+	}
+	s.Fires, s.Skips, s.Refused = n("fires"), n("skips"), n("refused")
+	s.Late = time.Duration(n("late_ms")) * time.Millisecond
+	return s, nil
+}
+
+// fireSchedule fires schedule name of bucket b if it is due: one push
+// whose script first checks that the schedule's next fire is still the one
+// read here (another broker may have fired it) and moves it to the next
+// fire after now, by Redis's clock (a fire missed while no broker ran is
+// made once, not once per tick missed). It reports the topic that got a
+// ready job.
+func (p *Pool) fireSchedule(ctx context.Context, b int, name string) (map[string]int, bool, error) {
+	topic, err := p.scheduleTopic(ctx, name)
+	if err != nil {
+		return nil, false, err
+	}
+	member := scheduleDue + name
+	if topic == "" || p.keys.bucketOf(topic) != b { // deleted or moved: a stale due entry
+		return nil, false, wrapRedis("fire schedule", p.client.Do(ctx, p.client.B().Zrem().Key(p.keys.due(b)).Member(member).Build()).Error())
+	}
+	res := p.client.DoMulti(ctx, p.client.B().Hgetall().Key(p.keys.schedule(topic, name)).Build(), p.client.B().Time().Build())
+	fields, err := res[0].AsStrMap()
+	if err != nil {
+		return nil, false, wrapRedis("fire schedule", err)
+	}
+	clock, err := res[1].AsStrSlice()
+	if err != nil || len(clock) != 2 {
+		return nil, false, wrapRedis("fire schedule: time", err)
+	}
+	secs, _ := strconv.ParseInt(clock[0], 10, 64)
+	usecs, _ := strconv.ParseInt(clock[1], 10, 64)
+	now := time.Unix(secs, usecs*1000)
+	s, err := readSchedule(name, fields)
+	if err != nil {
+		return nil, false, err
+	}
+	if s.Next.IsZero() || s.Spec.Paused {
+		return nil, false, wrapRedis("fire schedule", p.client.Do(ctx, p.client.B().Zrem().Key(p.keys.due(b)).Member(member).Build()).Error())
+	}
+	if s.Next.After(now) { // not due yet (moved since the timer looked): the script sets its due entry right
+		return nil, false, nil
+	}
+	when, err := job.ParseWhen(s.Spec.Cron, s.Spec.TZ)
+	if err != nil {
+		return nil, false, fmt.Errorf("schedule %q: %w", name, err)
+	}
+	next := when.Next(now)
+	seqs, err := p.ids.next(ctx, p.client, 1)
+	if err != nil {
+		return nil, false, wrapRedis("fire schedule: allocate id", err)
+	}
+	fire := scheduleFire{key: p.keys.schedule(topic, name), due: fields["next"],
+		next: strconv.FormatInt(epochMillis(next), 10), name: name, overlap: s.Spec.Overlap}
+	got, err := p.push(ctx, s.Spec.Job, seqs[0], fire)
+	switch {
+	case errors.Is(err, errFiredElsewhere), errors.Is(err, errSkipped):
+		return nil, false, nil
+	case err != nil:
+		// Refused by its topic (full, too big, a held key...): the fire
+		// happened, with no job (counted in the schedule's refused).
+		if errors.Is(err, job.ErrFull) || errors.Is(err, job.ErrTooBig) || errors.Is(err, job.ErrDuplicate) ||
+			errors.Is(err, job.ErrConflict) || errors.Is(err, job.ErrInvalid) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("fire schedule %q: %w", name, err)
+	}
+	if got.Due.IsZero() && got.Kept {
+		return map[string]int{topic: 1}, false, nil
+	}
+	return nil, false, nil
+}

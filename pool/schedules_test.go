@@ -1,0 +1,94 @@
+package pool
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// A due schedule fired by several brokers' timers at once pushes one job,
+// and moves on to its next fire; with overlap skip, a fire while its last
+// job still waits pushes none.
+func TestScheduleFiresOnce(t *testing.T) {
+	p, ctx := newPool(t)
+	others := []*Pool{p, New(p.client, p.opts), New(p.client, p.opts)}
+	spec := job.ScheduleSpec{Cron: "0 0 * * *", Job: job.Spec{Topic: "cron", Body: "tick", TTR: time.Minute, Priority: 1}}
+	due := func(overlap string) {
+		t.Helper()
+		spec.Overlap = overlap
+		if err := p.WriteSchedule(ctx, "nightly", spec, "", `{"cron":"0 0 * * *"}`, time.Now().Add(-time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fireAll := func() {
+		t.Helper()
+		var wg sync.WaitGroup
+		for _, q := range others {
+			wg.Go(func() {
+				if _, _, err := q.Tick(ctx, q.BucketOf("cron"), scheduleDue+"nightly"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	due("")
+	fireAll()
+	st, err := p.TopicStats(ctx, "cron")
+	if err != nil || st.Ready != 1 {
+		t.Fatalf("three timers fired it: %d ready (%v), want 1", st.Ready, err)
+	}
+	all, err := p.Schedules(ctx)
+	if err != nil || len(all) != 1 || all[0].Fires != 1 || !all[0].Next.After(time.Now()) || all[0].LastID == 0 {
+		t.Fatalf("the schedule after its fire: %+v %v", all, err)
+	}
+	due(job.OverlapSkip)
+	fireAll()
+	if st, _ := p.TopicStats(ctx, "cron"); st.Ready != 1 {
+		t.Fatalf("overlap skip pushed while the last job waits: %d ready", st.Ready)
+	}
+	if all, _ := p.Schedules(ctx); all[0].Skips != 1 {
+		t.Fatalf("skips %d, want 1", all[0].Skips)
+	}
+	if err := p.DeleteSchedule(ctx, "nightly"); err != nil {
+		t.Fatal(err)
+	}
+	if topics, _, _ := p.DueTopics(ctx, p.BucketOf("cron"), 10); len(topics) != 0 {
+		t.Fatalf("due after the delete: %v", topics)
+	}
+	checkStore(t, p, ctx)
+}
+
+// A paused schedule is not due; a schedule whose topic moved to another
+// bucket leaves the old one.
+func TestSchedulePausedAndMoved(t *testing.T) {
+	p, ctx := newPool(t)
+	spec := job.ScheduleSpec{Cron: "* * * * *", Job: job.Spec{Topic: "a", Body: "x"}, Paused: true}
+	if err := p.WriteSchedule(ctx, "s", spec, "", "", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if topics, _, _ := p.DueTopics(ctx, p.BucketOf("a"), 10); len(topics) != 0 {
+		t.Fatalf("a paused schedule is due: %v", topics)
+	}
+	var other string
+	for _, name := range []string{"b", "c", "d", "e", "f", "g", "h"} {
+		if p.BucketOf(name) != p.BucketOf("a") {
+			other = name
+			break
+		}
+	}
+	spec.Job.Topic, spec.Paused = other, false
+	if err := p.WriteSchedule(ctx, "s", spec, "", "", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := p.client.Do(ctx, p.client.B().Exists().Key(p.keys.schedule("a", "s")).Build()).AsInt64()
+	if err != nil || n != 0 {
+		t.Fatalf("the old bucket's hash is left: %d %v", n, err)
+	}
+	if all, err := p.Schedules(ctx); err != nil || len(all) != 1 || all[0].Spec.Job.Topic != other {
+		t.Fatalf("schedules: %+v %v", all, err)
+	}
+}
+

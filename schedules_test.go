@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/job"
+)
+
+// Cron schedules without a leader (issue 23): every broker's bucket timers
+// may fire a schedule, and its push script makes each fire happen once.
+
+// runSchedule runs a schedule of one job a second on brokers for about
+// runFor, calling strike at each second's instant, and returns the whole
+// seconds it ran.
+func runSchedule(t *testing.T, brokers []*brokerProc, runFor time.Duration, strike func(n int)) (seconds int) {
+	t.Helper()
+	brokers[0].must(200, "PUT", "/api/v1/schedules/tick", `{"cron":"* * * * * *","job":{"topic":"ticks","body":"tick"}}`)
+	start := time.Now()
+	for n := 0; time.Since(start) < runFor; n++ {
+		next := time.Now().Truncate(time.Second).Add(time.Second)
+		time.Sleep(time.Until(next))
+		if strike != nil {
+			strike(n)
+		}
+	}
+	for paused := false; !paused; { // through a broker that is up
+		for _, b := range brokers {
+			if a, err := b.do("PUT", "/api/v1/schedules/tick", `{"paused":true}`); err == nil && a.code == 200 {
+				paused = true
+				break
+			}
+		}
+	}
+	return int(time.Since(start).Seconds())
+}
+
+// tickJobs lists the ready jobs of "ticks" and the seconds (Redis's clock) they were made in.
+func tickJobs(t *testing.T, redisURL string) map[int64]int {
+	t.Helper()
+	store := checker(t, redisURL)
+	jobs, _, err := store.ListJobs(context.Background(), "ticks", job.Ready, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[int64]int{}
+	for _, j := range jobs {
+		per[j.Created.Unix()]++
+	}
+	mustBeConsistent(t, store, "after the schedule")
+	return per
+}
+
+// checkTicks says whether per (jobs by the second they were made in) has
+// one job a second over about seconds, none missed, none twice.
+func checkTicks(t *testing.T, per map[int64]int, seconds int) {
+	t.Helper()
+	total, first, last := 0, int64(0), int64(0)
+	for s, n := range per {
+		total += n
+		if first == 0 || s < first {
+			first = s
+		}
+		last = max(last, s)
+	}
+	t.Logf("%d jobs over %d s: %v", total, seconds, per)
+	if total < seconds-1 || total > seconds+1 {
+		t.Errorf("%d jobs in about %d s of a schedule of one a second", total, seconds)
+	}
+	for s := first; s <= last; s++ {
+		if per[s] != 1 {
+			t.Errorf("second %d: %d jobs, want 1", s-first, per[s])
+		}
+	}
+}
+
+// "* * * * * *" on three broker processes for 10 s: 10 jobs, not 30.
+func TestScheduleOnThreeBrokers(t *testing.T) {
+	srv := redistest.Start(t)
+	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL()), startBroker(t, srv.URL())}
+	seconds := runSchedule(t, brokers, 10*time.Second, nil)
+	checkTicks(t, tickJobs(t, srv.URL()), seconds)
+}
+
+// A broker SIGKILLed at the instant of a fire, each second in turn, on
+// three brokers: no fire is lost and none happens twice.
+func TestScheduleSurvivesKillsAtTheFire(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test")
+	}
+	srv := redistest.Start(t)
+	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL()), startBroker(t, srv.URL())}
+	seconds := runSchedule(t, brokers, 8*time.Second, func(n int) {
+		b := brokers[n%3]
+		b.kill()
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			b.start()
+		}()
+	})
+	time.Sleep(time.Second) // the last restart
+	checkTicks(t, tickJobs(t, srv.URL()), seconds)
+
+}

@@ -1,0 +1,82 @@
+package web_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
+)
+
+// PUT /api/v1/schedules/{name} makes a schedule that the broker's bucket
+// timers fire; GET lists it with its next and last fire and its last job;
+// a pause stops it, DELETE removes it; bad definitions are 400s that say why.
+func TestSchedulesOverHTTP(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	sc := mustCall(t, 200, "PUT", api+"/schedules/every-second", `{"cron":"* * * * * *","job":{"topic":"ticks","body":"tick","ttr":30}}`)
+	if sc["next"] == nil || sc["tz"] != "UTC" || sc["overlap"] != "allow" {
+		t.Fatalf("the new schedule: %v", sc)
+	}
+	j := mustCall(t, 200, "GET", api+"/pop?topic=ticks&timeout=3", ``)
+	if j["body"] != "tick" || j["TTR"] != 30.0 {
+		t.Fatalf("its job: %v", j)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		got := mustCall(t, 200, "GET", api+"/schedules/every-second", ``)
+		if got["fires"].(float64) >= 1 && got["last_id"] != nil && got["last"] != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a fire: %v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if paused := mustCall(t, 200, "PUT", api+"/schedules/every-second", `{"paused":true}`); paused["next"] != nil || paused["paused"] != true {
+		t.Fatalf("paused: %v", paused)
+	}
+	list := mustCall(t, 200, "GET", api+"/schedules", ``)
+	if all, _ := list["schedules"].([]any); len(all) != 1 {
+		t.Fatalf("list: %v", list)
+	}
+	mustCall(t, 200, "DELETE", api+"/schedules/every-second", ``)
+	mustCall(t, 404, "GET", api+"/schedules/every-second", ``)
+	mustCall(t, 404, "DELETE", api+"/schedules/every-second", ``)
+	for _, c := range []struct{ body, says string }{
+		{`{"job":{"topic":"t","body":"x"}}`, "cron is missing"},
+		{`{"cron":"61 * * * *","job":{"topic":"t","body":"x"}}`, "cron"},
+		{`{"cron":"* * * * *","tz":"Mars/Olympus","job":{"topic":"t","body":"x"}}`, "tz"},
+		{`{"cron":"* * * * *"}`, "job is missing"},
+		{`{"cron":"* * * * *","job":{"topic":"t","body":"x","id":"a-1"}}`, `unknown field "id"`},
+		{`{"cron":"* * * * *","job":{"topic":"t","body":"x"},"overlap":"never"}`, "overlap"},
+		{`{"cron":"* * * * *","job":{"topic":"t","body":"x"},"every":5}`, `unknown field "every"`},
+		{`{}`, "no field given"},
+	} {
+		got := mustCall(t, 400, "PUT", api+"/schedules/bad", c.body)
+		if msg, _ := got["error"].(string); !strings.Contains(msg, c.says) {
+			t.Errorf("%s: %q, want it to say %q", c.body, msg, c.says)
+		}
+	}
+	mustCall(t, 400, "PUT", api+"/schedules/bad~name", `{"cron":"* * * * *","job":{"topic":"t","body":"x"}}`)
+}
+
+// conf.ini's [schedule.NAME] is a schedule's file layer: a run-time change
+// lies over it, and null takes it back.
+func TestScheduleFromConfIni(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.Schedules = map[string]map[string]string{"nightly": {"cron": "0 3 * * *", "tz": "Europe/Berlin", "topic": "reports", "body": "build", "priority": "5"}}
+	})
+	api := b.URL + "/api/v1"
+	sc := mustCall(t, 200, "GET", api+"/schedules/nightly", ``)
+	if sc["cron"] != "0 3 * * *" || sc["tz"] != "Europe/Berlin" || sc["job"].(map[string]any)["priority"] != 5.0 {
+		t.Fatalf("from conf.ini: %v", sc)
+	}
+	if sc := mustCall(t, 200, "PUT", api+"/schedules/nightly", `{"cron":"0 4 * * *"}`); sc["cron"] != "0 4 * * *" || sc["job"].(map[string]any)["topic"] != "reports" {
+		t.Fatalf("a run-time change over it: %v", sc)
+	}
+	if sc := mustCall(t, 200, "PUT", api+"/schedules/nightly", `{"cron":null}`); sc["cron"] != "0 3 * * *" {
+		t.Fatalf("taken back: %v", sc)
+	}
+}
