@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gmq/gmq/job"
@@ -38,6 +39,14 @@ func (d *Dispatcher) SetTopicConfig(ctx context.Context, topic string, changes j
 	}
 	if err := d.pool.SetTopicConfig(ctx, topic, checked); err != nil {
 		return err
+	}
+	for k := range checked {
+		if strings.HasPrefix(k, "group_") { // groups parked under the old limits go back in the ring
+			if _, err := d.pool.UnparkGroups(ctx, topic); err != nil {
+				return err
+			}
+			break
+		}
 	}
 	// A limit raised or lifted lets the consumers it held back take jobs
 	// now: wake them, here and on every broker (best-effort: at worst they

@@ -362,6 +362,14 @@ local function by_key(op, t, pushed)
   op.ukey, op.ufor = key, window
 end
 
+-- make_grouped is groups.make after this call's gathered writes: the
+-- topic's ready jobs that join the group '' include this call's pushes.
+local function make_grouped(t)
+  if groups.on(t) then return nil end
+  write_gathered()
+  return groups.make(t)
+end
+
 -- group_of is the group of a push to topic t: the producer's, or, with
 -- none and the topic's group_from naming a field, that field of the body
 -- when the body is a JSON object and the field a string or number that
@@ -373,7 +381,11 @@ local function group_of(t, a)
   local ok, doc = pcall(cjson.decode, a.body)
   if not ok or type(doc) ~= 'table' then return '' end
   local v = doc[field]
-  if type(v) == 'number' then v = tostring(v) end
+  if type(v) == 'number' then -- a whole number JSON holds exactly, written out in full
+    if v ~= v or math.floor(v) ~= v or math.abs(v) >= 2 ^ 53 then return '' end
+    v = string.format('%.0f', v)
+    if v == '-0' then v = '0' end
+  end
   if type(v) ~= 'string' or #v == 0 or #v > groups.MAX or string.find(v, '%c') then return '' end
   return v
 end
@@ -434,11 +446,11 @@ function push_phase(ops)
         -- find it fired).
         op.reply = fanout_refusal(op, t) or unique_refusal(op, t) or fire_refusal(op, t)
         if not op.reply and a.unique_key ~= '' and not op.keyless then op.reply = by_key(op, t, seen) end
-        if not op.reply and keep then op.reply = admit(t, a.body) end
         if not op.reply and keep then
           op.group = group_of(t, a)
-          if op.group ~= '' then op.reply = groups.make(t) end
+          if op.group ~= '' then op.reply = make_grouped(t) end
         end
+        if not op.reply and keep then op.reply = admit(t, a.body) end
         if op.reply and op.fired and refused(op.reply[1]) then redis.call('HINCRBY', op.fired, 'refused', 1) end
       end
       if not op.reply then
@@ -453,7 +465,7 @@ function push_phase(ops)
         for j = 2, #op.ts do
           local child = op.ts[j]
           local group = group_of(child, a)
-          if not admit(child, a.body) and (group == '' or not groups.make(child)) then
+          if (group == '' or not make_grouped(child)) and not admit(child, a.body) then
             local copy = store(child, op.children[j - 1], a, '', expiry(child, tonumber(a.expires)), group)
             if not keep then due = copy[F_DUE] end
           end

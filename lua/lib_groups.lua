@@ -109,6 +109,9 @@ do
     redis.call('HSET', K_DEFAULTS, GROUPED_MARK, '1')
     bucket_defaults()[GROUPED_MARK] = '1'
     groups.of[t.name] = true
+    -- Its reserved jobs (none has a group) are the group ''s.
+    local reserved = redis.call('ZCARD', t.reserved)
+    if reserved > 0 then redis.call('HSET', t.group_state, 'r:', reserved) end
     if n > 0 then
       local ready = redis.call('ZRANGE', t.ready, 0, -1, 'WITHSCORES')
       local args = {'ZADD', t.group_jobs}
@@ -163,10 +166,11 @@ do
       local first = redis.call('ZRANGE', t.group_ring, 0, 0, 'WITHSCORES')
       if not first[1] then return nil, -1 end
       local score = tonumber(first[2])
-      if score >= PARKED_CAP then return nil, -1 end
-      if score >= PARKED then return nil, math.max(score - PARKED - now, 1) end
+      if score >= PARKED_CAP and not take then return nil, -1 end
+      if score >= PARKED and score < PARKED_CAP then return nil, math.max(score - PARKED - now, 1) end
       local g = first[1]
-      local parked = group_hold(t, g, take)
+      local parked = nil -- a take's job is never reserved: group_max_reserved does not hold it
+      if score < PARKED_CAP then parked = group_hold(t, g, take) end
       if not parked then
         local head = redis.call('ZRANGE', t.group_jobs, '[' .. g .. '\0', '(' .. g .. '\1', 'BYLEX', 'LIMIT', 0, 1)
         if head[1] then return head[1] end
@@ -203,6 +207,34 @@ do
       redis.call('ZADD', t.group_ring, group_hold(t, g, take) or next_turn(t), g)
     end
     return member
+  end
+
+  -- groups.untake is told that a job a pop took from group g of topic t
+  -- was removed as it was popped (its TTR was 0): it was never reserved,
+  -- so it does not count against group_max_reserved, and a group parked
+  -- for it goes back in the ring.
+  function groups.untake(t, g)
+    local k = t.name .. '\0' .. g
+    if (groups.picks[k] or 0) > 0 then groups.picks[k] = groups.picks[k] - 1 end
+    local score = redis.call('ZSCORE', t.group_ring, g)
+    if score and tonumber(score) >= PARKED_CAP then redis.call('ZADD', t.group_ring, next_turn(t), g) end
+  end
+
+  -- groups.unpark lets every parked group of topic t back into the ring
+  -- (its group settings changed: they hold otherwise now); one with no
+  -- ready job leaves it. It returns how many it let back.
+  function groups.unpark(t)
+    local parked = redis.call('ZRANGEBYSCORE', t.group_ring, PARKED, '+inf')
+    local back = 0
+    for _, g in ipairs(parked) do
+      if redis.call('ZSCORE', t.group_ready, g) then
+        redis.call('ZADD', t.group_ring, next_turn(t), g)
+        back = back + 1
+      else
+        redis.call('ZREM', t.group_ring, g)
+      end
+    end
+    return back
   end
 
   -- groups.reserved counts n of topic t's jobs of group g that entered (n >

@@ -167,6 +167,7 @@ local function reserve_record(t, member, job, from, now, write)
   count('total_reserves', 1)
   count_topic(t, 'total_reserves', 1)
   if job[F_TTR] == 0 then
+    if from == READY and groups.on(t) then groups.untake(t, job[F_GROUP] or '') end
     move_state(from, nil)
     drop_bytes(t, job)
     unindex_expiry(t, member, job, write)

@@ -189,3 +189,97 @@ func TestGroupFrom(t *testing.T) {
 	}
 	checkStore(t, p, ctx)
 }
+
+// From an attack on groups: each of these once left jobs that no pop could
+// take, or broke group_max_reserved.
+func TestGroupsAttacked(t *testing.T) {
+	t.Run("ungrouped jobs pushed in the call that makes the topic grouped", func(t *testing.T) {
+		p, ctx := newPool(t)
+		specs := make([]job.Spec, 41)
+		for i := range specs {
+			specs[i] = job.Spec{Topic: "fresh", Body: "x", TTR: time.Minute}
+		}
+		specs[40].Group = "a"
+		if _, errs := p.PushBatch(ctx, specs); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		checkStore(t, p, ctx)
+		if got := popBodies(t, p, ctx, "fresh", 50); len(got) != 41 {
+			t.Fatalf("popped %d of 41", len(got))
+		}
+	})
+	t.Run("a TTR of 0 under group_max_reserved", func(t *testing.T) {
+		p, ctx := newPool(t)
+		if err := p.SetTopicConfig(ctx, "cap0", job.TopicConfig{"group_max_reserved": "1"}); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			mustPush(t, p, ctx, job.Spec{Topic: "cap0", Body: "a", Group: "a"})
+		}
+		if got := popBodies(t, p, ctx, "cap0", 4); len(got) != 3 {
+			t.Fatalf("popped %d of 3 jobs that are never reserved", len(got))
+		}
+		checkStore(t, p, ctx)
+	})
+	t.Run("jobs reserved before the topic became grouped", func(t *testing.T) {
+		p, ctx := newPool(t)
+		if err := p.SetTopicConfig(ctx, "pre", job.TopicConfig{"group_max_reserved": "1"}); err != nil {
+			t.Fatal(err)
+		}
+		pushGroup(t, p, ctx, "pre", "", 2)
+		mustPop(t, p, ctx, "pre")
+		pushGroup(t, p, ctx, "pre", "g", 1)
+		checkStore(t, p, ctx)
+		if got := popBodies(t, p, ctx, "pre", 3); len(got) != 1 || got[0] != "g" {
+			t.Fatalf("popped %q: the group '' has one reserved already", got)
+		}
+	})
+	t.Run("group settings changed while groups are parked", func(t *testing.T) {
+		p, ctx := newPool(t)
+		if err := p.SetTopicConfig(ctx, "ch", job.TopicConfig{"group_max_reserved": "1", "group_rate": "0.001"}); err != nil {
+			t.Fatal(err)
+		}
+		pushGroup(t, p, ctx, "ch", "a", 2)
+		mustPop(t, p, ctx, "ch")
+		if j := mustPop(t, p, ctx, "ch"); j != nil {
+			t.Fatalf("held back: %+v", j)
+		}
+		if err := p.SetTopicConfig(ctx, "ch", job.TopicConfig{"group_max_reserved": "", "group_rate": ""}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := p.UnparkGroups(ctx, "ch"); err != nil || n != 1 {
+			t.Fatalf("unparked %d (%v)", n, err)
+		}
+		if j := mustPop(t, p, ctx, "ch"); j == nil {
+			t.Fatal("still held back after the limits were lifted")
+		}
+	})
+	t.Run("a take is not held by group_max_reserved", func(t *testing.T) {
+		p, ctx := newPool(t)
+		if err := p.SetTopicConfig(ctx, "tk", job.TopicConfig{"group_max_reserved": "1"}); err != nil {
+			t.Fatal(err)
+		}
+		pushGroup(t, p, ctx, "tk", "a", 2)
+		mustPop(t, p, ctx, "tk")
+		if got, err := p.Take(ctx, []string{"tk"}); err != nil || got.Job == nil {
+			t.Fatalf("take: %+v %v", got, err)
+		}
+		checkStore(t, p, ctx)
+	})
+	t.Run("group_from keeps long numbers whole", func(t *testing.T) {
+		p, ctx := newPool(t)
+		if err := p.SetTopicConfig(ctx, "num", job.TopicConfig{"group_from": "tenant"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, body := range []string{`{"tenant":100000000000001}`, `{"tenant":100000000000002}`, `{"tenant":1.5}`} {
+			mustPush(t, p, ctx, job.Spec{Topic: "num", Body: body, TTR: time.Minute})
+		}
+		groups := map[string]bool{}
+		for range 3 {
+			groups[mustPop(t, p, ctx, "num").Group] = true
+		}
+		if !groups["100000000000001"] || !groups["100000000000002"] || !groups[""] {
+			t.Fatalf("groups %v", groups)
+		}
+	})
+}
