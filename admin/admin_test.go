@@ -134,3 +134,20 @@ func TestAdminPushUnique(t *testing.T) {
 		t.Fatalf("--unique alone: %d %s", code, stderr)
 	}
 }
+
+// gmq push --group: the job carries its group.
+func TestAdminPushGroup(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	code, out, stderr := gmq(b, "push", "exports", "report", "--group", "tenant-42", "--json")
+	if code != 0 {
+		t.Fatalf("push: %d %s %s", code, out, stderr)
+	}
+	var pushed map[string]any
+	if err := json.Unmarshal([]byte(out), &pushed); err != nil {
+		t.Fatal(err)
+	}
+	j := brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/jobs/"+fmt.Sprint(pushed["id"]), "")
+	if j["group"] != "tenant-42" {
+		t.Fatalf("the job: %v", j)
+	}
+}

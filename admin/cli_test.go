@@ -180,7 +180,7 @@ func TestAdminHelp(t *testing.T) {
 		args []string
 		says []string
 	}{
-		{"push", []string{"--help"}, []string{"usage: gmq push TOPIC BODY [--delay S] [--priority N] [--ttr S] [--unique KEY] [--unique-for S] [--unique-mode M] [--url URL] [--token T] [--json]", "--ttr S ", "default_ttr"}},
+		{"push", []string{"--help"}, []string{"usage: gmq push TOPIC BODY [--delay S] [--group G] [--priority N] [--ttr S] [--unique KEY] [--unique-for S] [--unique-mode M] [--url URL] [--token T] [--json]", "--ttr S ", "default_ttr"}},
 		{"push", []string{"t", "b", "-h"}, []string{"usage: gmq push"}},
 		{"pop", []string{"-help", "t"}, []string{"--timeout S "}},
 		{"ack", []string{"-h"}, []string{"usage: gmq ack ID [--attempt N]", "409"}},

@@ -78,6 +78,9 @@ func push(c *call) error {
 	body := map[string]any{"topic": c.args[0], "body": c.args[1], "delay": c.delay}
 	c.put(body, "ttr", c.ttr)
 	c.put(body, "priority", c.priority)
+	if c.given["group"] {
+		body["group"] = c.group
+	}
 	if c.given["unique"] || c.given["unique-for"] || c.given["unique-mode"] {
 		if !c.given["unique"] || !c.given["unique-for"] {
 			return usageError{"--unique KEY and --unique-for S go together"}

@@ -28,6 +28,7 @@ type call struct {
 	unique      string          // push: a unique key
 	uniqueFor   float64         // push: seconds the key is held
 	uniqueMode  string          // push: reject, replace or debounce
+	group       string          // push: the job's fair group
 	timeout     float64         // pop
 	attempt     int64           // ack, release, bury, touch
 	out         io.Writer
@@ -42,6 +43,7 @@ func pushFlags(f *flag.FlagSet, c *call) {
 	f.StringVar(&c.unique, "unique", "", "a unique key: one job per key while it is held (with --unique-for; docs/topics.md)")
 	f.Float64Var(&c.uniqueFor, "unique-for", 0, "seconds the unique key is held (needed with --unique)")
 	f.StringVar(&c.uniqueMode, "unique-mode", "", "what a push does while the key is held: reject, replace or debounce (default reject)")
+	f.StringVar(&c.group, "group", "", "the job's fair group: a grouped topic's pops take its groups in turn (default: none)")
 }
 
 func popFlags(f *flag.FlagSet, c *call) {
@@ -72,7 +74,7 @@ func buryFlags(f *flag.FlagSet, c *call) {
 
 // placeholders name each flag's value in the help (bool flags take none).
 var placeholders = map[string]string{"url": "URL", "token": "T", "delay": "S", "ttr": "S", "timeout": "S",
-	"priority": "N", "attempt": "N", "body": "B", "unique": "KEY", "unique-for": "S", "unique-mode": "M"}
+	"priority": "N", "attempt": "N", "body": "B", "unique": "KEY", "unique-for": "S", "unique-mode": "M", "group": "G"}
 
 // sharedFlags are the flags every command takes, after its own.
 var sharedFlags = []string{"url", "token", "json"}

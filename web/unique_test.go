@@ -87,3 +87,12 @@ func TestUniqueReplaceInABatch(t *testing.T) {
 		t.Fatalf("r1: %v", j)
 	}
 }
+
+// A topic's group_rate shows as a number, as its rate does.
+func TestGroupRateIsANumber(t *testing.T) {
+	b := broker(t)
+	got := mustCall(t, 200, "PUT", b.URL+"/api/v1/topics/gr/config", `{"group_rate": 0.5, "rate": 2.5}`)
+	if s := got["settings"].(map[string]any); s["group_rate"] != 0.5 || s["rate"] != 2.5 {
+		t.Fatalf("settings: %v", s)
+	}
+}

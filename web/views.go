@@ -100,7 +100,7 @@ func settingsView(c job.TopicConfig) gin.H {
 	for k, v := range c {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			out[k] = n
-		} else if f, err := strconv.ParseFloat(v, 64); err == nil && k == "rate" {
+		} else if f, err := strconv.ParseFloat(v, 64); err == nil && (k == "rate" || k == "group_rate") {
 			out[k] = f
 		} else if b, err := strconv.ParseBool(v); err == nil {
 			out[k] = b

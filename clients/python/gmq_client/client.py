@@ -231,7 +231,10 @@ class Client:
 
     def pop(self, topics: Iterable[str], timeout: float = 0) -> Optional[Job]:
         """Reserve a job from the first listed topic that has one, waiting up
-        to timeout seconds. Returns the job, or None."""
+        to timeout seconds (topics: a list, or one topic's name). Returns the
+        job, or None."""
+        if isinstance(topics, str):
+            topics = [topics]
         return self._call("POST", "/api/v1/pop", {"topics": list(topics), "timeout": timeout}, wait=timeout)
 
     def ack(self, job_id: str, attempt: int = 0) -> None:
@@ -264,6 +267,8 @@ class Client:
     def pop_many(self, topics: Iterable[str], count: int, timeout: float = 0) -> List[Job]:
         """Reserve up to count jobs: wait up to timeout seconds for one, then
         take as many as are ready. Returns a list (empty when none came)."""
+        if isinstance(topics, str):
+            topics = [topics]
         payload = {"topics": list(topics), "count": count, "timeout": timeout}
         answer = self._call("POST", "/api/v1/pop", payload, wait=timeout)
         return list(answer["jobs"]) if answer else []
