@@ -151,3 +151,14 @@ func TestAdminPushGroup(t *testing.T) {
 		t.Fatalf("the job: %v", j)
 	}
 }
+
+// gmq schedules lists each schedule on a line of its own.
+func TestAdminSchedules(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	brokertest.MustCall(t, 200, "PUT", b.URL+"/api/v1/schedules/nightly", `{"cron":"0 3 * * *","tz":"Europe/Berlin","job":{"topic":"reports","body":"x"}}`)
+	code, out, stderr := gmq(b, "schedules")
+	if code != 0 || !strings.Contains(out, "SCHEDULE") || !strings.Contains(out, "nightly") || !strings.Contains(out, "0 3 * * *") ||
+		!strings.Contains(out, "Europe/Berlin") || !strings.Contains(out, "reports") {
+		t.Fatalf("gmq schedules: %d %q %s", code, out, stderr)
+	}
+}

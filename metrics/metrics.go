@@ -142,6 +142,10 @@ var (
 		[]string{"topic"}, nil)
 	limitedTimeDesc = prometheus.NewDesc("gmq_topic_limited_seconds_total", "Time consumers' pops spent held back by a topic's rate or max_reserved (topics with a limit).",
 		[]string{"topic"}, nil)
+	scheduleFiresDesc = prometheus.NewDesc("gmq_schedule_fires_total", "Fires of a cron schedule, by what each did: pushed a job, skipped (overlap skip), or refused by its topic (full, too big).",
+		[]string{"schedule", "outcome"}, nil)
+	scheduleLateDesc = prometheus.NewDesc("gmq_schedule_lateness_seconds_total", "The sum of a schedule's fires' lateness (Redis's clock): divided by its fires, how late a fire comes.",
+		[]string{"schedule"}, nil)
 	topicsDesc      = prometheus.NewDesc("gmq_topics", "Topics known now.", nil, nil)
 	rttDesc         = prometheus.NewDesc("gmq_redis_rtt_seconds", "One round trip to Redis, measured at the scrape.", nil, nil)
 	connectionsDesc = prometheus.NewDesc("gmq_connections", "Clients of this broker connected now, by front end.", []string{"front_end"}, nil)
@@ -206,6 +210,14 @@ func (s *store) readStore(ctx context.Context, gauge, counter emit) error {
 		gauge(rttDesc, info.RTT.Seconds())
 	}
 	gauge(topicsDesc, float64(total))
+	if schedules, err := s.d.Schedules(ctx); err == nil { // a handful, the operator's own: one series each
+		for _, sc := range schedules {
+			counter(scheduleFiresDesc, float64(sc.Fires), sc.Name, "pushed")
+			counter(scheduleFiresDesc, float64(sc.Skips), sc.Name, "skipped")
+			counter(scheduleFiresDesc, float64(sc.Refused), sc.Name, "refused")
+			counter(scheduleLateDesc, sc.Late.Seconds(), sc.Name)
+		}
+	}
 	for event, v := range map[string]int64{"timed_out": st.Timeouts, "released": st.Releases, "buried": st.Buries,
 		"kicked": st.Kicks, "touched": st.Touches, "flushed": st.Flushed, "queue_created": st.QueueCreates,
 		"queue_deleted": st.QueueDeletes, "queue_expired": st.QueueExpires} {

@@ -258,3 +258,23 @@ func TestDocsNameRealMetrics(t *testing.T) {
 		}
 	}
 }
+
+// A cron schedule's fires and lateness are series of their own.
+func TestScheduleMetrics(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.MetricsCache = 0 })
+	brokertest.MustCall(t, 200, "PUT", b.URL+"/api/v1/schedules/tick", `{"cron":"* * * * * *","job":{"topic":"ticks","body":"x"}}`)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		have := scrape(t, b.URL, "")
+		if f, ok := have["gmq_schedule_fires_total"]; ok && len(f.Metric) == 3 && f.Metric[0].GetCounter().GetValue()+f.Metric[1].GetCounter().GetValue()+f.Metric[2].GetCounter().GetValue() >= 1 {
+			if _, ok := have["gmq_schedule_lateness_seconds_total"]; !ok {
+				t.Fatal("no lateness series")
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no fire counted in 5 s: %v", have["gmq_schedule_fires_total"])
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
