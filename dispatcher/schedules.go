@@ -100,6 +100,27 @@ func (d *Dispatcher) ApplySchedules(ctx context.Context, file map[string]jobjson
 	return nil
 }
 
+// FireSchedule fires schedule name now, outside its cron, and returns its
+// job's id: counted as its last fire, its next fire unchanged.
+func (d *Dispatcher) FireSchedule(ctx context.Context, name string) (uint64, error) {
+	if err := d.allow("schedule", writing); err != nil {
+		return 0, err
+	}
+	if err := job.ValidateScheduleName(name); err != nil {
+		return 0, err
+	}
+	got, err := d.pool.FireNow(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	if got.Due.IsZero() && got.Kept {
+		if sc, err := d.Schedule(ctx, name); err == nil {
+			d.waiters.notify(sc.Spec.Job.Topic, 1)
+		}
+	}
+	return got.ID, nil
+}
+
 // DeleteSchedule removes schedule name (conf.ini's comes back at the next
 // reload).
 func (d *Dispatcher) DeleteSchedule(ctx context.Context, name string) error {

@@ -156,6 +156,47 @@ func readSchedule(name string, f map[string]string) (job.Schedule, error) {
 	return s, nil
 }
 
+// FireNow fires schedule name at once, outside its cron (an operator's
+// "fire now"): its job is pushed and counted as its last fire, and its next
+// fire stays as it was. With overlap skip, a fire while its last job waits
+// or is reserved is refused (ErrConflict, saying so).
+func (p *Pool) FireNow(ctx context.Context, name string) (Pushed, error) {
+	topic, err := p.scheduleTopic(ctx, name)
+	if err != nil {
+		return Pushed{}, err
+	}
+	if topic == "" {
+		return Pushed{}, fmt.Errorf("schedule %q: %w", name, job.ErrNotFound)
+	}
+	for range 5 { // a timer's fire in between moves next: read again
+		fields, err := p.client.Do(ctx, p.client.B().Hgetall().Key(p.keys.schedule(topic, name)).Build()).AsStrMap()
+		if err != nil {
+			return Pushed{}, wrapRedis("fire schedule", err)
+		}
+		if len(fields) == 0 {
+			return Pushed{}, fmt.Errorf("schedule %q: %w", name, job.ErrNotFound)
+		}
+		s, err := readSchedule(name, fields)
+		if err != nil {
+			return Pushed{}, err
+		}
+		seqs, err := p.ids.next(ctx, p.client, 1)
+		if err != nil {
+			return Pushed{}, wrapRedis("fire schedule: allocate id", err)
+		}
+		fire := scheduleFire{key: p.keys.schedule(topic, name), due: fields["next"], next: fields["next"], name: name, overlap: s.Spec.Overlap}
+		got, err := p.push(ctx, s.Spec.Job, seqs[0], fire)
+		switch {
+		case errors.Is(err, errFiredElsewhere):
+			continue
+		case errors.Is(err, errSkipped):
+			return Pushed{}, fmt.Errorf("schedule %q: %w: overlap skip, and its last job still waits or is reserved", name, job.ErrConflict)
+		}
+		return got, err
+	}
+	return Pushed{}, fmt.Errorf("fire schedule %q: %w: it kept firing meanwhile", name, job.ErrBusy)
+}
+
 // fireSchedule fires schedule name of bucket b if it is due: one push
 // whose script first checks that the schedule's next fire is still the one
 // read here (another broker may have fired it) and moves it to the next

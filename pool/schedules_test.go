@@ -91,4 +91,3 @@ func TestSchedulePausedAndMoved(t *testing.T) {
 		t.Fatalf("schedules: %+v %v", all, err)
 	}
 }
-

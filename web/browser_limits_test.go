@@ -42,3 +42,23 @@ func limitsForm(t *testing.T, tb *tab, api apiFunc) {
 	tb.do(t, "see a grouped topic's busiest groups",
 		poll(text("#topic-groups")+` === "2 groups with ready jobs; busiest: tenant-a: 2 ready, 0 reserved · tenant-b: 1 ready, 0 reserved"`))
 }
+
+// schedulesPage lists the schedules with their next fire; Pause, Resume and
+// Fire now act on one, each asked first.
+func schedulesPage(t *testing.T, tb *tab, api apiFunc) {
+	api("PUT", "/schedules/nightly", `{"cron":"0 3 * * *","tz":"Europe/Berlin","job":{"topic":"reports","body":"build"}}`)
+	tb.open(t, "#/schedules")
+	row := `tr[data-schedule="nightly"]`
+	tb.do(t, "see the schedule and its next fire",
+		poll(text(row+` td:nth-child(2)`)+` === "0 3 * * * (Europe/Berlin)"`),
+		poll(`(`+text(row+` .next`)+` || "").includes("(in ")`))
+	tb.do(t, "pause it", chromedp.Click(row+` button.pause`), poll(text(row+` .next`)+` === "paused"`))
+	if asked := tb.lastDialog(); asked != "Pause schedule nightly?" {
+		t.Errorf("the confirmation asked %q", asked)
+	}
+	tb.do(t, "fire it now", chromedp.Click(row+` button.fire`), poll(text(row+` .fires`)+` === "1"`))
+	if got := api("GET", "/topics/reports", ""); got["ready"] != 1.0 {
+		t.Fatalf("reports after a fire now: %v", got)
+	}
+	tb.do(t, "resume it", chromedp.Click(row+` button.pause`), poll(`(`+text(row+` .next`)+` || "").includes("(in ")`))
+}

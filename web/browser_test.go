@@ -130,6 +130,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	tb.viewport(t, 1400)
 	t.Run("topics", func(t *testing.T) { topicRows(t, tb, api) })
 	t.Run("limits", func(t *testing.T) { limitsForm(t, tb, api) })
+	t.Run("schedules", func(t *testing.T) { schedulesPage(t, tb, api) })
 	t.Run("topics pager", func(t *testing.T) { topicsPager(t, tb, api) })
 	t.Run("no token", func(t *testing.T) { withoutToken(t, tb) })
 	t.Run("data lost", func(t *testing.T) {

@@ -53,6 +53,15 @@ func (s *Server) setSchedule(c *gin.Context) (int, any, error) {
 	return http.StatusOK, scheduleView(sc), nil
 }
 
+// fireSchedule pushes a schedule's job now ("fire now"), outside its cron.
+func (s *Server) fireSchedule(c *gin.Context) (int, any, error) {
+	id, err := s.d.FireSchedule(c, c.Param("name"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, gin.H{"id": job.PublicID("", id), "internal_id": id}, nil
+}
+
 func (s *Server) deleteSchedule(c *gin.Context) (int, any, error) {
 	if err := s.d.DeleteSchedule(c, c.Param("name")); err != nil {
 		return 0, nil, err
@@ -97,4 +106,3 @@ func rawLayer(text string) json.RawMessage {
 	}
 	return json.RawMessage(text)
 }
-

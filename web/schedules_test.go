@@ -80,3 +80,21 @@ func TestScheduleFromConfIni(t *testing.T) {
 		t.Fatalf("taken back: %v", sc)
 	}
 }
+
+// POST /api/v1/schedules/{name}/fire pushes its job now: counted as its
+// last fire; with overlap skip, refused (409) while that job waits.
+func TestScheduleFireNow(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 200, "PUT", api+"/schedules/manual", `{"cron":"0 0 1 1 *","job":{"topic":"manual","body":"now"},"overlap":"skip","paused":true}`)
+	fired := mustCall(t, 201, "POST", api+"/schedules/manual/fire", ``)
+	sc := mustCall(t, 200, "GET", api+"/schedules/manual", ``)
+	if sc["fires"] != 1.0 || sc["last_id"] != fired["id"] || sc["next"] != nil {
+		t.Fatalf("after a fire now: %v (fired %v)", sc, fired)
+	}
+	mustCall(t, 409, "POST", api+"/schedules/manual/fire", ``)
+	j := mustCall(t, 200, "GET", api+"/pop?topic=manual", ``)
+	mustCall(t, 200, "POST", api+"/jobs/"+j["id"].(string)+"/ack", ``)
+	mustCall(t, 201, "POST", api+"/schedules/manual/fire", ``)
+	mustCall(t, 404, "POST", api+"/schedules/nothing/fire", ``)
+}

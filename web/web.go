@@ -197,6 +197,7 @@ func (s *Server) routes() {
 	api.GET("/schedules/:name", s.handle(s.schedule))
 	api.PUT("/schedules/:name", s.handle(s.setSchedule))
 	api.DELETE("/schedules/:name", s.handle(s.deleteSchedule))
+	api.POST("/schedules/:name/fire", s.handle(s.fireSchedule))
 	api.GET("/stats", s.handle(s.stats))
 	api.GET("/history", s.handle(s.history))
 	api.GET("/status", s.handle(s.status))

@@ -49,6 +49,7 @@ function parseRoute() {
     return {name: "topic", topic: parts[1], state: parts[2] || "ready", page};
   }
   if (parts[0] === "jobs" && parts.length === 2) return {name: "job", id: parts[1]};
+  if (parts[0] === "schedules" && parts.length === 1) return {name: "schedules"};
   return {name: "overview", page};
 }
 
@@ -60,6 +61,7 @@ async function navigate(moved) {
   const n = ++shown;
   for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== `view-${view.name}`;
   document.getElementById("nav-overview").toggleAttribute("aria-current", view.name === "overview");
+  document.getElementById("nav-schedules").toggleAttribute("aria-current", view.name === "schedules");
   if (view.name === "topic") startTopic(view);
   if (view.name === "job") startJob(view);
   await refresh();
@@ -76,7 +78,7 @@ async function refresh() {
   refreshing++;
   const v = view, n = shown;
   try {
-    const pages = {overview: refreshOverview, topic: refreshTopic, job: refreshJob};
+    const pages = {overview: refreshOverview, topic: refreshTopic, job: refreshJob, schedules: refreshSchedules};
     const [stats] = await Promise.all([api("GET", "/stats"), pages[v.name](v, n)]);
     renderStats(stats);
     const status = document.getElementById("status");
