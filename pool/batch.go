@@ -43,6 +43,7 @@ type op struct {
 	// place in KEYS in the argument keyArgs says ("" keys are left out).
 	keys    []string
 	keyArgs []int
+	queued  func() // when not nil, called once the operation is queued (PushBatch keeps its order)
 
 	reply []rueidis.RedisMessage
 	err   error
@@ -87,7 +88,11 @@ func (p *Pool) batch(ctx context.Context, b int, kind string, topics []string, a
 // batchOp is batch for an operation built by its caller.
 func (p *Pool) batchOp(ctx context.Context, b int, o *op) ([]rueidis.RedisMessage, error) {
 	o.ctx = ctx
+	o.queued, _ = ctx.Value(queuedKey{}).(func())
 	if p.opts.MaxOpsPerCall == 1 {
+		if o.queued != nil {
+			o.queued()
+		}
 		p.batchers[b].run([]*op{o})
 		return o.reply, o.err
 	}
@@ -98,6 +103,9 @@ func (bt *batcher) do(o *op) ([]rueidis.RedisMessage, error) {
 	o.wake = make(chan bool, 2) // at most one hand-over and the result
 	bt.mu.Lock()
 	bt.queue = append(bt.queue, o)
+	if o.queued != nil {
+		o.queued()
+	}
 	lead := bt.running < bt.pool.opts.BatchSlots
 	if lead {
 		bt.running++

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -282,4 +283,24 @@ func TestGroupsAttacked(t *testing.T) {
 			t.Fatalf("groups %v", groups)
 		}
 	})
+}
+
+// A batch's groups take their turns in the batch's order (its pushes are
+// queued for the scripts in order), as a new user tried: a-1, a-2, a-3 of
+// one group and b-1 of another pop a-1, then b-1.
+func TestGroupsOfABatchInOrder(t *testing.T) {
+	p, ctx := newPool(t)
+	for n := range 10 {
+		topic := "order" + strconv.Itoa(n)
+		specs := []job.Spec{{Body: "a-1", Group: "a"}, {Body: "a-2", Group: "a"}, {Body: "a-3", Group: "a"}, {Body: "b-1", Group: "b"}}
+		for i := range specs {
+			specs[i].Topic, specs[i].TTR = topic, time.Minute
+		}
+		if _, errs := p.PushBatch(ctx, specs); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		if got := popBodies(t, p, ctx, topic, 4); len(got) != 4 || got[0] != "a-1" || got[1] != "b-1" || got[2] != "a-2" {
+			t.Fatalf("try %d: popped %q", n, got)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -180,7 +181,10 @@ func (p *Pool) Push(ctx context.Context, j job.Spec) (Pushed, error) {
 
 // PushBatch stores jobs as Push does, at once, so that they share script
 // calls. Their numbers are taken in the batch's order, so jobs of one topic
-// and priority are popped in that order. It returns each job's outcome.
+// and priority are popped in that order. A batch with grouped jobs is
+// queued for the scripts in its order too (each push waits for the one
+// before it to be queued, not stored), so groups first seen in it take
+// their turns in the batch's order. It returns each job's outcome.
 func (p *Pool) PushBatch(ctx context.Context, jobs []job.Spec) ([]Pushed, []error) {
 	out := make([]Pushed, len(jobs))
 	errs := make([]error, len(jobs))
@@ -191,13 +195,29 @@ func (p *Pool) PushBatch(ctx context.Context, jobs []job.Spec) ([]Pushed, []erro
 		}
 		return out, errs
 	}
+	ordered := slices.ContainsFunc(jobs, func(j job.Spec) bool { return j.Group != "" })
 	var wg sync.WaitGroup
 	for i, j := range jobs {
-		wg.Go(func() { out[i], errs[i] = p.push(ctx, j, seqs[i], scheduleFire{}) })
+		if !ordered {
+			wg.Go(func() { out[i], errs[i] = p.push(ctx, j, seqs[i], scheduleFire{}) })
+			continue
+		}
+		queued := make(chan struct{})
+		var once sync.Once
+		signal := func() { once.Do(func() { close(queued) }) }
+		wg.Go(func() {
+			defer signal() // a push that ends before it is queued lets the next one go
+			out[i], errs[i] = p.push(context.WithValue(ctx, queuedKey{}, signal), j, seqs[i], scheduleFire{})
+		})
+		<-queued
 	}
 	wg.Wait()
 	return out, errs
 }
+
+// queuedKey is a context value: a function a batched operation calls once
+// it is in its batcher's queue (PushBatch's order).
+type queuedKey struct{}
 
 // push stores job j under sequence number seq; fire, when its key is
 // set, makes it a schedule's fire (schedules.go).
