@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -106,4 +107,18 @@ func (p *Pool) uniqueOutcome(j job.Spec, reply []rueidis.RedisMessage) (Pushed, 
 		out.Due = time.UnixMilli(due)
 	}
 	return out, true, nil
+}
+
+// ReleaseUnique frees topic's unique key before its window ends (an
+// operator's, after the job it held for is dealt with); ErrNotFound when
+// the key is not held.
+func (p *Pool) ReleaseUnique(ctx context.Context, topic, key string) error {
+	n, err := p.client.Do(ctx, p.client.B().Del().Key(p.keys.unique(topic, key, false)).Build()).AsInt64()
+	if err != nil {
+		return wrapRedis("release unique key", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("unique key %q of topic %q: %w", key, topic, job.ErrNotFound)
+	}
+	return nil
 }

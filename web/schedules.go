@@ -53,6 +53,14 @@ func (s *Server) setSchedule(c *gin.Context) (int, any, error) {
 	return http.StatusOK, scheduleView(sc), nil
 }
 
+// releaseUnique frees a topic's unique key before its window ends.
+func (s *Server) releaseUnique(c *gin.Context) (int, any, error) {
+	if err := s.d.ReleaseUnique(c, c.Param("topic"), c.Param("key")); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, gin.H{"released": c.Param("key")}, nil
+}
+
 // fireSchedule pushes a schedule's job now ("fire now"), outside its cron.
 func (s *Server) fireSchedule(c *gin.Context) (int, any, error) {
 	id, err := s.d.FireSchedule(c, c.Param("name"))

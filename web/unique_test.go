@@ -96,3 +96,15 @@ func TestGroupRateIsANumber(t *testing.T) {
 		t.Fatalf("settings: %v", s)
 	}
 }
+
+// DELETE /api/v1/topics/{t}/unique/{key} frees a held key: the next push
+// with it makes a job.
+func TestReleaseUniqueKey(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"rel","body":"x","unique":{"key":"user-42","for":600}}`)
+	mustCall(t, 409, "POST", api+"/jobs", `{"topic":"rel","body":"x","unique":{"key":"user-42","for":600}}`)
+	mustCall(t, 200, "DELETE", api+"/topics/rel/unique/user-42", ``)
+	mustCall(t, 404, "DELETE", api+"/topics/rel/unique/user-42", ``)
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"rel","body":"x","unique":{"key":"user-42","for":600}}`)
+}

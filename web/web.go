@@ -198,6 +198,7 @@ func (s *Server) routes() {
 	api.PUT("/schedules/:name", s.handle(s.setSchedule))
 	api.DELETE("/schedules/:name", s.handle(s.deleteSchedule))
 	api.POST("/schedules/:name/fire", s.handle(s.fireSchedule))
+	api.DELETE("/topics/:topic/unique/:key", s.handle(s.releaseUnique))
 	api.GET("/stats", s.handle(s.stats))
 	api.GET("/history", s.handle(s.history))
 	api.GET("/status", s.handle(s.status))
