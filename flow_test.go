@@ -230,26 +230,10 @@ func TestMaxReservedThroughKills(t *testing.T) {
 		b := brokers[i%2]
 		expire := i%5 == 0 // these let every third job's TTR run out
 		if i%3 == 0 {
-			wg.Go(func() { beanstalkConsumer(ctx, b, expire, &acked) })
+			wg.Go(func() { beanstalkConsumer(ctx, b, "capped", expire, &acked) })
 			continue
 		}
-		wg.Go(func() {
-			for n := 0; ctx.Err() == nil; n++ {
-				a, err := b.do("GET", "/api/v1/pop?topic=capped&timeout=1", "")
-				if err != nil || a.code != 200 {
-					time.Sleep(50 * time.Millisecond) // a broker down, or nothing yet
-					continue
-				}
-				if expire && n%3 == 0 {
-					continue // its TTR runs out: ready again a second later
-				}
-				time.Sleep(time.Duration(n%4) * 20 * time.Millisecond)
-				id, attempt := fmt.Sprint(a.body["id"]), fmt.Sprint(a.body["attempt"])
-				if r, err := b.do("POST", "/api/v1/jobs/"+id+"/ack", `{"attempt":`+attempt+`}`); err == nil && r.code == 200 {
-					acked.Add(1)
-				}
-			}
-		})
+		wg.Go(func() { httpConsumer(ctx, b, "capped", expire, &acked) })
 	}
 	// Sample the reserved count until the topic is empty, and strike: a
 	// broker killed and started again every 1.5 s, in turn, eight times.
@@ -293,17 +277,38 @@ func TestMaxReservedThroughKills(t *testing.T) {
 	mustBeConsistent(t, store, "after the kills")
 }
 
-// beanstalkConsumer reserves and deletes the topic "capped"'s jobs over
-// beanstalkd until ctx ends, dialling again when its broker is killed; with
-// expire it leaves every third job for its TTR to run out.
-func beanstalkConsumer(ctx context.Context, b *brokerProc, expire bool, acked *atomic.Int64) {
+// httpConsumer pops and acks topic's jobs over HTTP until ctx ends, holding
+// each a little; with expire it leaves every third job for its TTR to run
+// out.
+func httpConsumer(ctx context.Context, b *brokerProc, topic string, expire bool, acked *atomic.Int64) {
+	for n := 0; ctx.Err() == nil; n++ {
+		a, err := b.do("GET", "/api/v1/pop?topic="+topic+"&timeout=1", "")
+		if err != nil || a.code != 200 {
+			time.Sleep(50 * time.Millisecond) // a broker down, or nothing yet
+			continue
+		}
+		if expire && n%3 == 0 {
+			continue // its TTR runs out: ready again a second later
+		}
+		time.Sleep(time.Duration(n%4) * 20 * time.Millisecond)
+		id, attempt := fmt.Sprint(a.body["id"]), fmt.Sprint(a.body["attempt"])
+		if r, err := b.do("POST", "/api/v1/jobs/"+id+"/ack", `{"attempt":`+attempt+`}`); err == nil && r.code == 200 {
+			acked.Add(1)
+		}
+	}
+}
+
+// beanstalkConsumer reserves and deletes topic's jobs over beanstalkd
+// until ctx ends, dialling again when its broker is killed; with expire it
+// leaves every third job for its TTR to run out.
+func beanstalkConsumer(ctx context.Context, b *brokerProc, topic string, expire bool, acked *atomic.Int64) {
 	for n := 0; ctx.Err() == nil; {
 		conn, err := beanstalk.Dial("tcp", b.beanstalk)
 		if err != nil {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		tubes := beanstalk.NewTubeSet(conn, "capped")
+		tubes := beanstalk.NewTubeSet(conn, topic)
 		for ctx.Err() == nil {
 			id, _, err := tubes.Reserve(time.Second)
 			if err != nil {

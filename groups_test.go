@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,25 +107,10 @@ func TestGroupMaxReservedAcrossBrokers(t *testing.T) {
 		b := brokers[i%2]
 		expire := i%4 == 0 // these let every third job's TTR run out
 		if i%3 == 0 {
-			wg.Go(func() { groupBeanstalkConsumer(ctx, b, expire, &acked) })
+			wg.Go(func() { beanstalkConsumer(ctx, b, "serial", expire, &acked) })
 			continue
 		}
-		wg.Go(func() {
-			for n := 0; ctx.Err() == nil; n++ {
-				a, err := b.do("GET", "/api/v1/pop?topic=serial&timeout=1", "")
-				if err != nil || a.code != 200 {
-					continue
-				}
-				if expire && n%3 == 0 {
-					continue
-				}
-				time.Sleep(time.Duration(n%3) * 10 * time.Millisecond)
-				id, attempt := fmt.Sprint(a.body["id"]), fmt.Sprint(a.body["attempt"])
-				if r, err := b.do("POST", "/api/v1/jobs/"+id+"/ack", `{"attempt":`+attempt+`}`); err == nil && r.code == 200 {
-					acked.Add(1)
-				}
-			}
-		})
+		wg.Go(func() { httpConsumer(ctx, b, "serial", expire, &acked) })
 	}
 	peak, samples := 0, 0
 	for ctx.Err() == nil {
@@ -160,29 +144,4 @@ func TestGroupMaxReservedAcrossBrokers(t *testing.T) {
 		t.Errorf("%d deletes, want %d", st.Deletes, groups*perGroup)
 	}
 	mustBeConsistent(t, store, "after the consumers")
-}
-
-// groupBeanstalkConsumer reserves and deletes "serial"'s jobs over
-// beanstalkd until ctx ends; with expire it leaves every third job for its
-// TTR to run out.
-func groupBeanstalkConsumer(ctx context.Context, b *brokerProc, expire bool, acked *atomic.Int64) {
-	conn, err := net.Dial("tcp", b.beanstalk)
-	if err != nil {
-		return
-	}
-	c := beanstalk.NewConn(conn)
-	defer c.Close()
-	tubes := beanstalk.NewTubeSet(c, "serial")
-	for n := 0; ctx.Err() == nil; n++ {
-		id, _, err := tubes.Reserve(time.Second)
-		if err != nil {
-			continue
-		}
-		if expire && n%3 == 0 {
-			continue
-		}
-		if c.Delete(id) == nil {
-			acked.Add(1)
-		}
-	}
 }

@@ -121,22 +121,11 @@ func pushUnique(p *Pool, ctx context.Context, _ []uint64, i int) error {
 
 // groupedJobs pushes n jobs to topic t in 100 groups, in batches.
 func groupedJobs(p *Pool, ctx context.Context, n int) []uint64 {
-	var ids []uint64
-	for start := 0; start < n; start += 1000 {
-		specs := make([]job.Spec, min(1000, n-start))
-		for i := range specs {
-			specs[i] = costJob
-			specs[i].Group = "g" + strconv.Itoa((start+i)%100)
-		}
-		pushed, errs := p.PushBatch(ctx, specs)
-		for i, err := range errs {
-			if err != nil {
-				panic(err)
-			}
-			ids = append(ids, pushed[i].ID)
-		}
-	}
-	return ids
+	return pushSpecs(p, ctx, n, func(i int) job.Spec {
+		j := costJob
+		j.Group = "g" + strconv.Itoa(i%100)
+		return j
+	})
 }
 
 // popAll pops n jobs of topic t.
@@ -190,11 +179,16 @@ var costJob = job.Spec{Topic: "t", Body: strings.Repeat("x", 100), TTR: time.Min
 
 // costJobs pushes n jobs to topic t, in batches.
 func costJobs(p *Pool, ctx context.Context, n int) []uint64 {
+	return pushSpecs(p, ctx, n, func(int) job.Spec { return costJob })
+}
+
+// pushSpecs pushes n jobs, the i-th spec(i), in batches of 1,000.
+func pushSpecs(p *Pool, ctx context.Context, n int, spec func(i int) job.Spec) []uint64 {
 	var ids []uint64
 	for start := 0; start < n; start += 1000 {
 		specs := make([]job.Spec, min(1000, n-start))
 		for i := range specs {
-			specs[i] = costJob
+			specs[i] = spec(start + i)
 		}
 		pushed, errs := p.PushBatch(ctx, specs)
 		for i, err := range errs {
