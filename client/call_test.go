@@ -28,7 +28,8 @@ type answer struct {
 
 // request is what the fake broker was sent.
 type request struct {
-	path, auth, body string
+	method, path, auth, body string
+	rawPath                  string // as sent, escapes kept
 }
 
 // fake answers each request with the next of its answers (the last once
@@ -42,7 +43,8 @@ type fake struct {
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
-	f.got = append(f.got, request{r.URL.Path, r.Header.Get("Authorization"), string(body)})
+	f.got = append(f.got, request{method: r.Method, path: r.URL.Path, auth: r.Header.Get("Authorization"),
+		body: string(body), rawPath: r.URL.EscapedPath()})
 	a := f.answers[0]
 	if len(f.answers) > 1 {
 		f.answers = f.answers[1:]

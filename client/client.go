@@ -1,7 +1,8 @@
 // Package client is a Go client for gmq's HTTP API: push (one job or a
 // batch), pop with long polling (one job or a batch), ack (with the next pop
-// in the same request), fail, release, bury and touch, and Work, a worker
-// loop that runs a handler on each job popped.
+// in the same request), fail, release, bury and touch, Work, a worker loop
+// that runs a handler on each job popped, and cron schedules (SetSchedule,
+// FireSchedule...).
 //
 // A Client holds no state beyond an http.Client and its options, and is safe
 // for concurrent use. Every request carries the token when one is set, is
@@ -92,7 +93,7 @@ func (e *Error) Error() string {
 func IsNotFound(err error) bool { return status(err) == http.StatusNotFound }
 
 // IsConflict reports whether err is gmq's 409 (duplicate id, unique key
-// held, stale delivery, wrong state).
+// held, stale delivery, wrong state, a schedule's overlap skip).
 func IsConflict(err error) bool { return status(err) == http.StatusConflict }
 
 // IsUnauthorized reports whether err is gmq's 401: the broker requires a

@@ -1,10 +1,13 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -73,4 +76,17 @@ func HeldBy(err error) string {
 		return e.HeldBy
 	}
 	return ""
+}
+
+// ReleaseUnique frees topic's unique key before its window ends, whatever
+// became of the job that took it: the next push with the key takes it
+// afresh. gmq's 404 (IsNotFound) when the key is not held. A retry after a
+// 503 that finds it not held was answered by the earlier try: released.
+func (c *Client) ReleaseUnique(ctx context.Context, topic, key string) error {
+	path := "/api/v1/topics/" + url.PathEscape(topic) + "/unique/" + url.PathEscape(key)
+	err := c.call(ctx, http.MethodDelete, path, nil, 0, nil)
+	if e := asError(err); e != nil && e.Retried && e.Status == http.StatusNotFound {
+		return nil
+	}
+	return err
 }

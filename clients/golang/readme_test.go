@@ -22,7 +22,7 @@ var install = []string{
 }
 
 // readmeExamples are the README's Go blocks, by the name of the command
-// each is ("producer", "unique", "worker").
+// each is ("producer", "unique", "schedule", "worker").
 func readmeExamples(t *testing.T) (readme string, blocks map[string]string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(clientDir, "README.md"))
@@ -37,8 +37,8 @@ func readmeExamples(t *testing.T) (readme string, blocks map[string]string) {
 		}
 		blocks[name[1]] = m[1]
 	}
-	if len(blocks) != 3 || blocks["producer"] == "" || blocks["unique"] == "" || blocks["worker"] == "" {
-		t.Fatalf("the README's Go blocks are %d, want a producer, unique pushes and a worker", len(blocks))
+	if len(blocks) != 4 || blocks["producer"] == "" || blocks["unique"] == "" || blocks["schedule"] == "" || blocks["worker"] == "" {
+		t.Fatalf("the README's Go blocks are %d, want a producer, unique pushes, a schedule and a worker", len(blocks))
 	}
 	return string(data), blocks
 }
@@ -59,7 +59,8 @@ func TestReadmeWorkerIsTheExample(t *testing.T) {
 // as its Install says (offline), build and run against a broker with a
 // token: the producer pushes three mails, the worker sends them, and SIGTERM
 // stops it with exit 0. Its unique pushes, run twice, queue a digest and a
-// signup mail, then update the digest and find the signup's key held.
+// signup mail, then update the digest and find the signup's key held. Its
+// schedule, run twice, fires the report once, then finds it waiting.
 func TestReadmeExamples(t *testing.T) {
 	readme, blocks := readmeExamples(t)
 	clientPath, err := filepath.Abs(clientDir)
@@ -108,23 +109,38 @@ func TestReadmeExamples(t *testing.T) {
 	for line := range strings.Lines(string(out)) {
 		ids = append(ids, strings.TrimSpace(strings.TrimPrefix(line, "pushed ")))
 	}
-	unique := func() string {
+	command := func(name string) string {
 		t.Helper()
-		cmd := exec.Command(filepath.Join(dir, "bin", "unique"))
+		cmd := exec.Command(filepath.Join(dir, "bin", name))
 		cmd.Env = runEnv
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("unique: %v\n%s", err, out)
+			t.Fatalf("%s: %v\n%s", name, err, out)
 		}
 		return string(out)
 	}
-	first, second := unique(), unique()
+	first, second := command("unique"), command("unique")
 	digest := regexp.MustCompile(`(?m)^queued the digest (\S+)\nqueued the signup mail\n$`).FindStringSubmatch(first)
 	if digest == nil {
 		t.Fatalf("unique, first run:\n%s", first)
 	}
 	if !regexp.MustCompile(`(?m)^updated the waiting digest ` + regexp.QuoteMeta(digest[1]) + `\nthe signup mail is job \S+ already\n$`).MatchString(second) {
 		t.Fatalf("unique, second run:\n%s", second)
+	}
+
+	first, second = command("schedule"), command("schedule")
+	fired := regexp.MustCompile(`^daily-report fires next at \d{4}-\d\d-\d\dT0[78]:00:00Z\nfired daily-report now: job (\S+)\n` +
+		`daily-report: "0 9 \* \* \*" in Europe/Berlin, 1 fires, 0 skips, last job "(\S+)"\n$`).FindStringSubmatch(first)
+	if fired == nil || fired[1] != fired[2] {
+		t.Fatalf("schedule, first run:\n%s", first)
+	}
+	// The second run's fire now, refused (409), counts as a skip.
+	if !regexp.MustCompile(`^daily-report fires next at \S+\nthe last report still waits\n` +
+		`daily-report: "0 9 \* \* \*" in Europe/Berlin, 1 fires, 1 skips, last job "` + fired[1] + `"\n$`).MatchString(second) {
+		t.Fatalf("schedule, second run:\n%s", second)
+	}
+	if j, err := client.NewWithOptions(b.URL, client.Options{Token: token}).Get(t.Context(), fired[1]); err != nil || j.Topic != "reports" {
+		t.Fatalf("the fired report: %+v %v", j, err)
 	}
 
 	worker := exec.Command(filepath.Join(dir, "bin", "worker"))

@@ -115,6 +115,64 @@ export interface Job {
   group?: string;
 }
 
+/** What a cron schedule's fires push, as gmq shows it (its retry policy and unique key, if any, are in file and run). */
+export interface ScheduledJob {
+  topic: string;
+  body: string;
+  priority: number;
+  TTR: number;
+  delay: number;
+  /** Its fair group, when it has one. */
+  group?: string;
+}
+
+/** A cron schedule as gmq shows it. Times are RFC 3339, in UTC. */
+export interface Schedule {
+  name: string;
+  /** Five fields, or six with seconds first; @daily, @every 1h30m. */
+  cron: string;
+  /** The IANA zone the fields are read in ("UTC" when none was set). */
+  tz: string;
+  job: ScheduledJob;
+  overlap: 'allow' | 'skip';
+  paused: boolean;
+  /** Its next fire; absent while it is paused. */
+  next?: string;
+  /** Its last fire that pushed a job, and that job's id. */
+  last?: string;
+  last_id?: string;
+  /** Fires that pushed a job (a fireSchedule counts as a fire). */
+  fires: number;
+  /** Fires that overlap 'skip' held back. */
+  skips: number;
+  /** Fires whose push the topic refused (full, too big, a unique key held). */
+  refused: number;
+  /** How late its fires were, summed (Redis's clock). */
+  lateness_seconds: number;
+  /** conf.ini's [schedule.NAME], as fields ({} for none). */
+  file: Record<string, unknown>;
+  /** The run-time layer over it: what setSchedule sets. */
+  run: Record<string, unknown>;
+}
+
+/**
+ * What setSchedule lays over a schedule's run-time layer: each field given
+ * replaces its own, those left out stay, null takes one back to conf.ini's.
+ * A new schedule needs cron and job.
+ */
+export interface ScheduleChanges {
+  /** Five fields (minute hour day-of-month month day-of-week), or six with seconds first; @hourly, @every 1h30m. */
+  cron?: string | null;
+  /** The IANA zone cron is read in ("Europe/Berlin"); UTC when none. */
+  tz?: string | null;
+  /** What each fire pushes: a job as pushBatch takes it, but no id (each fire is a new job) and no expiry. */
+  job?: Omit<NewJob, 'id' | 'expiresIn' | 'expiresAt'> | null;
+  /** allow (the default): every fire pushes. skip: a fire while the last fire's job waits or is reserved pushes nothing. */
+  overlap?: 'allow' | 'skip' | null;
+  /** true: no fires until false. */
+  paused?: boolean | null;
+}
+
 /** A job to act on: a popped job (its attempt fences the action to that delivery), or its id. */
 export type JobRef = string | { id: string; attempt?: number };
 
@@ -218,6 +276,18 @@ export class Client {
   update(job: JobRef, changes?: CallOptions & { delay?: number; priority?: number; body?: string }): Promise<Job>;
   /** A job in any state, or null when gmq does not know it. */
   getJob(id: string, options?: CallOptions): Promise<Job | null>;
+  /** Frees a topic's unique key before its window ends: the next push with it makes a new job. Not held: GmqError 404. */
+  releaseUnique(topic: string, key: string, options?: CallOptions): Promise<void>;
+  /** Every cron schedule, by name. */
+  schedules(options?: CallOptions): Promise<Schedule[]>;
+  /** A cron schedule, or null when there is none. */
+  getSchedule(name: string, options?: CallOptions): Promise<Schedule | null>;
+  /** Makes or changes a cron schedule (null takes a field back to conf.ini's); resolves to it as it now is. A bad one: GmqError 400. */
+  setSchedule(name: string, changes: ScheduleChanges & CallOptions): Promise<Schedule>;
+  /** Removes a cron schedule. None: GmqError 404. */
+  deleteSchedule(name: string, options?: CallOptions): Promise<void>;
+  /** Pushes a schedule's job now, counted as its last fire. None: 404; overlap skip while its last job waits: 409. */
+  fireSchedule(name: string, options?: CallOptions): Promise<{ id: string; internal_id: number }>;
   /** Starts a worker: see Worker. */
   worker(topics: string | string[], handler: (job: Job) => unknown, options?: WorkerOptions): Worker;
 }

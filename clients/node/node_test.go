@@ -49,7 +49,7 @@ func TestClient(t *testing.T) {
 			env: []string{"GMQ_TOKEN=s3cret"}},
 		{file: "retry.test.js"}, // a stub answers 503s, 409s, nothing
 		{file: "worker.test.js", broker: true},
-		{file: "examples.test.js", broker: true}, // the README's producer and worker, SIGTERM, SIGKILL
+		{file: "examples.test.js", broker: true}, // the README's producer, worker, unique pushes and schedule; SIGTERM, SIGKILL
 	}
 	files, err := filepath.Glob("test/*.test.js")
 	if err != nil {
@@ -168,14 +168,14 @@ func environ() []string {
 	return append(env, "NO_COLOR=1")
 }
 
-// The README's producer, worker and unique pushes are the examples the
+// The README's producer, worker, unique pushes and schedule are the examples the
 // tests run, whole.
 func TestReadmeQuotesTheExamples(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range []string{"examples/producer.js", "examples/worker.js", "examples/unique.js"} {
+	for _, file := range []string{"examples/producer.js", "examples/worker.js", "examples/unique.js", "examples/schedule.js"} {
 		code, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

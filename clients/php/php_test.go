@@ -205,6 +205,14 @@ func TestGroups(t *testing.T) {
 	run(t, "testdata/groups.php", b.URL, "groups-php")
 }
 
+// Cron schedules: one every second pushes its job; paused, fired now,
+// refused under overlap skip, a field reset, deleted (404s), bad ones (400);
+// and a unique key released.
+func TestSchedules(t *testing.T) {
+	b := fresh(t, nil)
+	run(t, "testdata/schedules.php", b.URL, "schedules-php")
+}
+
 // The producer and consumer examples of this folder run as the README
 // shows them, from the installed package.
 func TestExamples(t *testing.T) {

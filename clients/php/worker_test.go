@@ -390,13 +390,13 @@ func TestWorkerStopsOnAWrongToken(t *testing.T) {
 	}
 }
 
-// The README's copy-paste producer, worker and unique pushes, run as they
+// The README's copy-paste producer, worker, unique pushes and schedule, run as they
 // are, against a broker with a token given through the environment.
 func TestReadmeExamples(t *testing.T) {
 	const token = "readme-token-long-enough"
 	b := fresh(t, func(c *config.Config) { c.Token = token })
 	dir := project(t)
-	for _, name := range []string{"producer.php", "worker.php", "unique.php"} {
+	for _, name := range []string{"producer.php", "worker.php", "unique.php", "schedule.php"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(readmeBlock(name)), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -424,6 +424,19 @@ func TestReadmeExamples(t *testing.T) {
 	second, err := command(t, env, "unique.php").CombinedOutput()
 	if err != nil || !regexp.MustCompile(`^updated the waiting digest `+regexp.QuoteMeta(string(digest[1]))+`\nthe signup mail is job \S+ already\n$`).Match(second) {
 		t.Fatalf("unique.php, second run: %v\n%s", err, second)
+	}
+	// schedule.php twice: the report fired, then found waiting (a refused
+	// fire now counts as a skip).
+	first, err = command(t, env, "schedule.php").CombinedOutput()
+	fired := regexp.MustCompile(`^daily-report fires next at \d{4}-\d\d-\d\dT0[78]:00:00Z\nfired daily-report now: job (\S+)\n` +
+		`daily-report: '0 9 \* \* \*' in Europe/Berlin, 1 fires, 0 skips, last job (\S+)\n$`).FindSubmatch(first)
+	if err != nil || fired == nil || string(fired[1]) != string(fired[2]) {
+		t.Fatalf("schedule.php, first run: %v\n%s", err, first)
+	}
+	second, err = command(t, env, "schedule.php").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`^daily-report fires next at \S+\nthe last report still waits\n`+
+		`daily-report: '0 9 \* \* \*' in Europe/Berlin, 1 fires, 1 skips, last job `+regexp.QuoteMeta(string(fired[1]))+`\n$`).Match(second) {
+		t.Fatalf("schedule.php, second run: %v\n%s", err, second)
 	}
 	w := start(t, env, "worker.php")
 	for range 7 { // 4, then 3 more: welcome-bob once

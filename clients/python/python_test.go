@@ -36,6 +36,7 @@ func TestPython(t *testing.T) {
 		{"Batches", testBatches},
 		{"Unique", testUnique},
 		{"Groups", testGroups},
+		{"Schedules", testSchedules},
 		{"Examples", testExamples},
 		{"Token", testToken},
 		{"RetriesOn503", testRetriesOn503},
@@ -148,7 +149,15 @@ func testGroups(t *testing.T, py string) {
 	run(t, py, "testdata/groups.py", b.URL, "groups-py")
 }
 
-// The producer, worker and unique examples run as the README shows them:
+// Cron schedules: one every second pushes its job; paused, fired now,
+// refused under overlap skip, a field reset, deleted (404s), bad ones (400);
+// and a unique key released.
+func testSchedules(t *testing.T, py string) {
+	b := brokertest.Fresh(t, nil)
+	run(t, py, "testdata/schedules.py", b.URL, "schedules-py")
+}
+
+// The producer, worker, unique and schedule examples run as the README shows them:
 // the README holds each file whole. They run from a copy in another
 // folder, so that they import the installed package.
 func testExamples(t *testing.T, py string) {
@@ -157,7 +166,7 @@ func testExamples(t *testing.T, py string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"producer.py", "consumer.py", "unique.py"} {
+	for _, name := range []string{"producer.py", "consumer.py", "unique.py", "schedule.py"} {
 		src, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -196,6 +205,18 @@ func testExamples(t *testing.T, py string) {
 	}
 	if !regexp.MustCompile(`^updated the waiting digest ` + regexp.QuoteMeta(digest[1]) + `\nthe signup mail is job \S+ already\n$`).MatchString(second) {
 		t.Fatalf("unique.py, second run:\n%s", second)
+	}
+	// schedule.py twice: the report fired, then found waiting (a refused
+	// fire now counts as a skip).
+	first, second = example("schedule.py"), example("schedule.py")
+	fired := regexp.MustCompile(`^daily-report fires next at \d{4}-\d\d-\d\dT0[78]:00:00Z\nfired daily-report now: job (\S+)\n` +
+		`daily-report: '0 9 \* \* \*' in Europe/Berlin, 1 fires, 0 skips, last job (\S+)\n$`).FindStringSubmatch(first)
+	if fired == nil || fired[1] != fired[2] {
+		t.Fatalf("schedule.py, first run:\n%s", first)
+	}
+	if !regexp.MustCompile(`^daily-report fires next at \S+\nthe last report still waits\n` +
+		`daily-report: '0 9 \* \* \*' in Europe/Berlin, 1 fires, 1 skips, last job ` + fired[1] + `\n$`).MatchString(second) {
+		t.Fatalf("schedule.py, second run:\n%s", second)
 	}
 }
 

@@ -1,5 +1,6 @@
-// Client: every call of gmq's HTTP API a producer or a consumer makes, and
-// how each reads a retried call's answer (README's "Retrying safely").
+// Client: every call of gmq's HTTP API a producer or a consumer makes, cron
+// schedules', and how each reads a retried call's answer (README's
+// "Retrying safely").
 
 import { GmqError } from './errors.js';
 import { Transport } from './http.js';
@@ -263,6 +264,83 @@ export class Client {
   }
 
   /**
+   * releaseUnique frees topic's unique key before its window ends, whatever
+   * became of the job that took it: the next push with the key makes a new
+   * job. A key not held is a GmqError 404; a retry's 404 means an earlier
+   * try released it.
+   * @param {string} topic
+   * @param {string} key
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  async releaseUnique(topic, key, { signal } = {}) {
+    await this.#delete(`/api/v1/topics/${encodeURIComponent(topic)}/unique/${encodeURIComponent(key)}`, signal);
+  }
+
+  /**
+   * schedules lists every cron schedule, by name, as gmq shows them.
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  async schedules({ signal } = {}) {
+    return ok(await this.#t.call({ method: 'GET', path: '/api/v1/schedules', signal }), 200).schedules;
+  }
+
+  /**
+   * getSchedule returns a cron schedule as gmq shows it (its next and last
+   * fire, its counts, its layers), or null when there is none.
+   * @param {string} name
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  async getSchedule(name, { signal } = {}) {
+    const a = await this.#t.call({ method: 'GET', path: schedulePath(name), signal });
+    return a.status === 404 ? null : ok(a, 200);
+  }
+
+  /**
+   * setSchedule makes cron schedule name, or changes it, and returns it as
+   * it now is. Each field given (cron, tz, job, overlap, paused) lies over
+   * its run-time layer, those left out stay, and null takes one back to
+   * conf.ini's [schedule.NAME] (or its default). A new schedule needs cron
+   * and job; job is what each fire pushes, written as push's options are
+   * ({topic, body, ttr, retry: {maxAttempts}...}) but with no id. Its next
+   * fire is counted from now. A bad definition is a GmqError 400 that says
+   * what is wrong (a field gmq does not know is named, not dropped).
+   * @param {string} name
+   * @param {{cron?: string | null, tz?: string | null, job?: object | null,
+   *   overlap?: 'allow' | 'skip' | null, paused?: boolean | null, signal?: AbortSignal}} options
+   */
+  async setSchedule(name, options = {}) {
+    const { signal, ...changes } = options;
+    if (changes.job != null) changes.job = pushJob(changes.job);
+    return ok(await this.#t.call({ method: 'PUT', path: schedulePath(name), payload: changes, signal }), 200);
+  }
+
+  /**
+   * deleteSchedule removes cron schedule name (one of conf.ini's comes back
+   * at the broker's next reload). None is a GmqError 404; a retry's 404
+   * means an earlier try deleted it.
+   * @param {string} name
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  async deleteSchedule(name, { signal } = {}) {
+    await this.#delete(schedulePath(name), signal);
+  }
+
+  /**
+   * fireSchedule pushes cron schedule name's job now, outside its cron, and
+   * resolves to {id, internal_id} of the job: counted as its last fire, its
+   * next fire unchanged (a paused schedule fires too). None is a GmqError
+   * 404; a 409 when its overlap is 'skip' and its last job still waits or
+   * is reserved (counted as a skip), or when its job's unique key is held.
+   * A fire is not safe to repeat: a retry after a 503 may fire it twice
+   * (under overlap 'skip' the retry gets the 409 instead).
+   * @param {string} name
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  async fireSchedule(name, { signal } = {}) {
+    return ok(await this.#t.call({ method: 'POST', path: `${schedulePath(name)}/fire`, signal }), 201);
+  }
+
+  /**
    * worker starts a Worker: concurrency loops that pop jobs of topics and
    * run handler on each (see Worker).
    * @param {string | string[]} topics
@@ -276,6 +354,17 @@ export class Client {
   async #action(id, action, payload, signal) {
     return ok(await this.#t.call({ method: 'POST', path: jobPath(id, action), payload, signal }), 200);
   }
+
+  /** #delete sends a DELETE; a retry's 404 means an earlier try did it. */
+  async #delete(path, signal) {
+    const a = await this.#t.call({ method: 'DELETE', path, signal });
+    if (a.status === 404 && a.tries > 1) return;
+    ok(a, 200);
+  }
+}
+
+function schedulePath(name) {
+  return `/api/v1/schedules/${encodeURIComponent(name)}`;
 }
 
 function popRequest(topics, count, timeout, signal) {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { GmqError } from 'gmq-client';
-import { client, noBroker, topic } from '../testdata/helpers.js';
+import { client, noBroker, topic, until } from '../testdata/helpers.js';
 
 const c = client();
 
@@ -199,6 +199,100 @@ test('groups: pushed (one, a batch), popped in turn, shown; a bad group is a 400
   }
   assert.ok(await c.push(`${t}-long`, 'x', { group: 'g'.repeat(200) }));
   await assert.rejects(c.push(t, 'x', { grup: 'tenant-a' }), (err) => err.status === 400 && /grup/.test(err.message));
+});
+
+test('cron schedules: fires, pause, fire now, overlap skip, reset, delete', { skip: noBroker }, async () => {
+  const t = topic('schedules');
+  const tick = `tick-${t}`;
+  // A schedule every second pushes its job (written as push's options: ttr); the schedule shows the fire.
+  let s = await c.setSchedule(tick, { cron: '* * * * * *', job: { topic: t, body: 'tick', ttr: 30, priority: 7, group: 'clock' } });
+  assert.equal(s.name, tick);
+  assert.equal(s.tz, 'UTC');
+  assert.equal(s.overlap, 'allow');
+  assert.equal(s.paused, false);
+  assert.ok(s.next, 'no next fire');
+  assert.deepEqual(s.job, { topic: t, body: 'tick', TTR: 30, priority: 7, delay: 0, group: 'clock' });
+  let job = await c.pop(t, { timeout: 3 });
+  assert.ok(job, 'the schedule pushed nothing');
+  assert.equal(job.body, 'tick');
+  assert.equal(job.TTR, 30);
+  assert.equal(job.group, 'clock');
+  await c.ack(job);
+  s = await until(async () => {
+    const got = await c.getSchedule(tick);
+    return got.fires >= 1 && got.last_id && got.last && got;
+  }, 3000, 'the fire shown');
+
+  // Paused: no next fire and no job from the cron; a fire now still pushes.
+  s = await c.setSchedule(tick, { paused: true });
+  assert.equal(s.paused, true);
+  assert.equal(s.next, undefined);
+  while ((job = await c.pop(t))) await c.ack(job); // a fire may have come between the ack and the pause
+  assert.equal(await c.pop(t, { timeout: 1.5 }), null, 'a paused schedule pushed');
+  const fired = await c.fireSchedule(tick);
+  assert.ok(fired.id && fired.internal_id > 0, JSON.stringify(fired));
+  job = await popOne(t);
+  assert.equal(job.id, fired.id);
+  await c.ack(job);
+  s = await c.getSchedule(tick);
+  assert.equal(s.last_id, fired.id);
+  assert.equal(s.next, undefined);
+
+  // Overlap skip: while the last fire's job waits, a fire now is a 409.
+  await c.setSchedule(tick, { overlap: 'skip' });
+  const first = await c.fireSchedule(tick);
+  await assert.rejects(c.fireSchedule(tick), (err) => err instanceof GmqError && err.status === 409 && /overlap skip/.test(err.message));
+  job = await popOne(t);
+  assert.equal(job.id, first.id);
+  await c.ack(job);
+  await c.fireSchedule(tick);
+
+  // null takes a field out of the run-time layer: overlap back to allow.
+  s = await c.setSchedule(tick, { cron: '0 0 1 1 *', overlap: null });
+  assert.equal(s.overlap, 'allow');
+  assert.equal(s.cron, '0 0 1 1 *');
+  assert.equal('overlap' in s.run, false);
+  await c.setSchedule(`other-${t}`, { cron: '@daily', tz: 'Europe/Berlin', job: { topic: t, body: 'x' } });
+  const mine = (await c.schedules()).filter((x) => x.name.endsWith(t)).map((x) => [x.name, x.tz]);
+  assert.deepEqual(mine, [[`other-${t}`, 'Europe/Berlin'], [tick, 'UTC']]);
+
+  // Deleted: getSchedule is null, the others a 404.
+  await c.deleteSchedule(tick);
+  assert.equal(await c.getSchedule(tick), null);
+  await assert.rejects(c.deleteSchedule(tick), (err) => err.status === 404);
+  await assert.rejects(c.fireSchedule(tick), (err) => err.status === 404);
+});
+
+test('a bad schedule is a 400 that says what is wrong', { skip: noBroker }, async () => {
+  const t = topic('badschedule');
+  const job = { topic: t, body: 'x' };
+  for (const [changes, says] of [
+    [{ job }, /cron is missing/],
+    [{ cron: '@daily' }, /job is missing/],
+    [{ cron: '61 * * * *', job }, /cron/],
+    [{ cron: '@daily', tz: 'Mars/Olympus', job }, /tz/],
+    [{ cron: '@daily', job, overlap: 'never' }, /overlap/],
+    [{ cron: '@daily', job: { ...job, id: 'a-1' } }, /"id"/],
+    [{ cron: '@daily', job, every: 5 }, /"every"/],
+    [{}, /no field given/],
+  ]) {
+    await assert.rejects(c.setSchedule(`bad-${t}`, changes), (err) => err.status === 400 && says.test(err.message), JSON.stringify(changes));
+  }
+  await assert.rejects(c.setSchedule('bad~name', { cron: '@daily', job }), (err) => err.status === 400);
+  await assert.rejects(c.setSchedule(`bad-${t}`, { cron: '@daily', job: { topic: t, body: {} } }), TypeError);
+});
+
+test('releaseUnique frees a held key: the next push makes a new job; a key not held is a 404', { skip: noBroker }, async () => {
+  const t = topic('release');
+  for (const key of ['user-42', 'a/b c%']) {
+    const unique = { key, for: 3600 };
+    const held = await c.push(t, 'hi', { unique });
+    await assert.rejects(c.push(t, 'hi', { unique }), (err) => err.status === 409 && err.heldBy === held.id);
+    await c.releaseUnique(t, key);
+    const again = await c.push(t, 'hi', { unique });
+    assert.notEqual(again.id, held.id);
+  }
+  await assert.rejects(c.releaseUnique(t, 'nobody'), (err) => err instanceof GmqError && err.status === 404);
 });
 
 test("an unknown job's action is a GmqError with gmq's reason", { skip: noBroker }, async () => {

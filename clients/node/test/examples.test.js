@@ -1,6 +1,7 @@
 // The README's examples, run as processes against a live broker (GMQ_URL):
 // the producer, the worker, a SIGTERM that lets the job in hand finish, a
-// SIGKILL whose job comes back after its TTR, and the unique pushes.
+// SIGKILL whose job comes back after its TTR, the unique pushes and the
+// schedule.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -10,6 +11,7 @@ import { client, elapsed, noBroker, run, topic, until } from '../testdata/helper
 const producer = fileURLToPath(new URL('../examples/producer.js', import.meta.url));
 const worker = fileURLToPath(new URL('../examples/worker.js', import.meta.url));
 const unique = fileURLToPath(new URL('../examples/unique.js', import.meta.url));
+const schedule = fileURLToPath(new URL('../examples/schedule.js', import.meta.url));
 const c = client();
 
 /** mail is a job body the example worker takes. */
@@ -47,6 +49,19 @@ test('unique pushes, run twice: the digest queued then updated, the signup key h
   const second = await run(unique).exit;
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.out, new RegExp(`^updated the waiting digest ${digest[1]}\nthe signup mail is job \\S+ already$`));
+});
+
+test('the schedule, run twice: the report fired, then found waiting (a refused fire now counts as a skip)', { skip: noBroker }, async () => {
+  const first = await run(schedule).exit;
+  assert.equal(first.code, 0, first.stderr);
+  const fired = first.out.match(
+    /^daily-report fires next at \d{4}-\d\d-\d\dT0[78]:00:00Z\nfired daily-report now: job (\S+)\ndaily-report: '0 9 \* \* \*' in Europe\/Berlin, 1 fires, 0 skips, last job (\S+)$/,
+  );
+  assert.ok(fired && fired[1] === fired[2], first.out);
+  const second = await run(schedule).exit;
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.out, new RegExp(`^daily-report fires next at \\S+\nthe last report still waits\ndaily-report: '0 9 \\* \\* \\*' in Europe/Berlin, 1 fires, 1 skips, last job ${fired[1]}$`));
+  assert.equal((await c.getJob(fired[1])).topic, 'reports');
 });
 
 test('SIGTERM mid-job: the job finishes, is acked, and the worker exits 0', { skip: noBroker }, async () => {

@@ -108,6 +108,20 @@ test('how a retried call reads its answer', async (t) => {
       sent: ['/api/v1/ack', '/api/v1/pop'],
     },
     {
+      name: "deleteSchedule: a retry's 404 means an earlier try deleted it",
+      answers: [down, { status: 404, body: { error: 'schedule "a b": not found' } }],
+      call: (c) => c.deleteSchedule('a b'),
+      want: undefined,
+      sent: ['/api/v1/schedules/a%20b', '/api/v1/schedules/a%20b'],
+    },
+    {
+      name: "releaseUnique: a retry's 404 means an earlier try released it",
+      answers: [down, { status: 404, body: { error: 'unique key "k/1" of topic "t": not found' } }],
+      call: (c) => c.releaseUnique('t', 'k/1'),
+      want: undefined,
+      sent: ['/api/v1/topics/t/unique/k%2F1', '/api/v1/topics/t/unique/k%2F1'],
+    },
+    {
       name: "ackMany: a retry's 404s are acked",
       answers: [down, { status: 200, body: { acked: ['j2'], failed: [{ id: 'j1', status: 404, error: 'not found' }] } }],
       call: (c) => c.ackMany([job, 'j2']),
@@ -158,6 +172,21 @@ test('answers that are thrown', async (t) => {
       status: 503,
       message: 'redis is unreachable',
       body: { error: 'redis is unreachable', stored_ids: ['1'] },
+    },
+    {
+      name: 'deleteSchedule: a first try\'s 404 (none)',
+      answers: [{ status: 404, body: { error: 'schedule "s": not found' } }],
+      call: (c) => c.deleteSchedule('s'),
+      status: 404,
+      message: 'schedule "s": not found',
+    },
+    {
+      name: "fireSchedule: a fire is not taken as done; a retry's 409 is thrown",
+      answers: [down, { status: 409, body: { error: 'schedule "s": conflict: overlap skip' } }],
+      call: (c) => c.fireSchedule('s'),
+      status: 409,
+      message: 'schedule "s": conflict: overlap skip',
+      tries: 2,
     },
     {
       name: 'an answer that is not gmq\'s keeps its text',

@@ -8,8 +8,9 @@ namespace Gmq;
  * An answer from gmq that is not a success, or no answer at all.
  *
  * $status is the HTTP status: 400 bad input, 401 no or wrong token, 404 an
- * unknown job or topic, 409 a duplicate id, a unique key held (see
- * $heldBy), a stale delivery or the wrong state, 413 too big, 503 Redis
+ * unknown job, topic, schedule or unique key, 409 a duplicate id, a unique
+ * key held (see $heldBy), a stale delivery, the wrong state or a schedule's
+ * overlap skip, 413 too big, 503 Redis
  * unreachable (after the client's retries); 0 when no answer came (refused,
  * timed out, not JSON). $answer is gmq's whole JSON answer when there was
  * one, for what a half-done request did: a batch push's "stored_ids", an

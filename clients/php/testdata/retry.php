@@ -106,6 +106,30 @@ try {
     check($e->status === 404, 'ack 404', $e->getMessage());
 }
 
+// A 404 on a retried deleteSchedule or releaseUnique: the first try did it
+// (names escaped in the path); at once it is an error.
+plan($dir, BUSY_NOW, [404, [], '{"error":"schedule \"a b\": not found"}']);
+$c->deleteSchedule('a b');
+check(array_column(requests($dir), 'path') === ['/api/v1/schedules/a%20b', '/api/v1/schedules/a%20b'], 'deleteSchedule path', requests($dir));
+plan($dir, BUSY_NOW, [404, [], '{"error":"unique key \"k/1\" of topic \"t\": not found"}']);
+$c->releaseUnique('t', 'k/1');
+check(array_column(requests($dir), 'method') === ['DELETE', 'DELETE'] && requests($dir)[1]['path'] === '/api/v1/topics/t/unique/k%2F1', 'releaseUnique', requests($dir));
+plan($dir, [404, [], '{"error":"schedule \"s\": not found"}']);
+try {
+    $c->deleteSchedule('s');
+    exit("deleteSchedule 404 at once: no error\n");
+} catch (GmqException $e) {
+    check($e->status === 404, 'deleteSchedule 404', $e->getMessage());
+}
+// A fire is not taken as done: a retry's 409 is thrown.
+plan($dir, BUSY_NOW, [409, [], '{"error":"overlap skip"}']);
+try {
+    $c->fireSchedule('s');
+    exit("fireSchedule: a retry's 409, no error\n");
+} catch (GmqException $e) {
+    check($e->status === 409 && count(requests($dir)) === 2, "fireSchedule: a retry's 409", $e->getMessage());
+}
+
 // A batch with client ids: the retry resends only what the 503 says was not stored.
 plan($dir, [503, ['Retry-After: 0'], '{"error":"redis went away","stored_ids":["a"]}'], [201, [], '{"ids":["b"]}']);
 check($c->pushBatch([['id' => 'a', 'topic' => 't', 'body' => '1'], ['id' => 'b', 'topic' => 't', 'body' => '2']]) === ['a', 'b'], 'batch ids');

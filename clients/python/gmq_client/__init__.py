@@ -8,9 +8,12 @@ standard library only (Python 3.8+).
     c.ack(job["id"], job["attempt"])
 
     c.worker(["mail"], lambda job: print(job["body"]), concurrency=4).run()
+
+    c.set_schedule("heartbeat", cron="*/5 * * * * *", job={"topic": "beats", "body": "ping"})
 """
 from gmq_client.client import VERSION, Client, GmqError, Job, Pushed
+from gmq_client.schedules import Schedule, ScheduledJob
 from gmq_client.worker import Handler, Worker
 
-__all__ = ["Client", "GmqError", "Handler", "Job", "Pushed", "Worker"]
+__all__ = ["Client", "GmqError", "Handler", "Job", "Pushed", "Schedule", "ScheduledJob", "Worker"]
 __version__ = VERSION

@@ -12,6 +12,8 @@ import urllib.request
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, TypedDict,
                     cast, overload)
 
+from gmq_client.schedules import ScheduleCalls
+
 if TYPE_CHECKING:  # the worker imports this module, so only type checkers import it here
     from gmq_client.worker import Handler, Worker
 
@@ -112,9 +114,10 @@ class GmqError(Exception):
 _SETTLED: Any = object()
 
 
-class Client:
+class Client(ScheduleCalls):
     """A client of one broker's HTTP API. It is safe to share between
-    threads: each call is a request of its own.
+    threads: each call is a request of its own. Its calls of cron schedules
+    (set_schedule, fire_schedule...) and release_unique are ScheduleCalls'.
 
     token is the broker's [web] token, sent as "Authorization: Bearer" on
     every request (without it such a broker answers 401). timeout bounds a

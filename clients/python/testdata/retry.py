@@ -38,6 +38,17 @@ def unique_push(job_id: Any) -> Callable[[Client], Any]:
     return call
 
 
+def status_of(call: Callable[[Client], Any]) -> Callable[[Client], Any]:
+    """call, and the status of the GmqError it raised (None if none)."""
+    def run(c: Client) -> Any:
+        try:
+            call(c)
+        except GmqError as e:
+            return ("raised", e.status)
+        return None
+    return run
+
+
 def held(by: str) -> Dict[str, Any]:
     """A unique push's 409: its key is held by job by."""
     return {"error": "unique key \"k\" of topic \"t\" is held by job " + by, "id": by, "internal_id": 7}
@@ -67,6 +78,15 @@ CASES = [
      raises(409), ("raised", 409), ["/api/v1/jobs"], (0, 0.5)),
     ("a retried ack that gets 404 was acked", {}, [(503, DOWN, NOW), (404, {"error": "no such job"}, {})],
      lambda c: c.ack("j1", 1), None, ["/api/v1/jobs/j1/ack"] * 2, (0, 0.5)),
+    ("a retried delete_schedule that gets 404 was deleted", {}, [(503, DOWN, NOW), (404, {"error": "not found"}, {})],
+     status_of(lambda c: c.delete_schedule("a b")), None, ["/api/v1/schedules/a%20b"] * 2, (0, 0.5)),
+    ("a first try's 404 to delete_schedule is raised", {}, [(404, {"error": "not found"}, {})],
+     status_of(lambda c: c.delete_schedule("s")), ("raised", 404), ["/api/v1/schedules/s"], (0, 0.5)),
+    ("a retried release_unique that gets 404 was released", {}, [(503, DOWN, NOW), (404, {"error": "not found"}, {})],
+     status_of(lambda c: c.release_unique("t", "k/1")), None, ["/api/v1/topics/t/unique/k%2F1"] * 2, (0, 0.5)),
+    ("a fire is not taken as done: a retry's 409 is raised", {},
+     [(503, DOWN, NOW), (409, {"error": "overlap skip"}, {})],
+     status_of(lambda c: c.fire_schedule("s")), ("raised", 409), ["/api/v1/schedules/s/fire"] * 2, (0, 0.5)),
     ("retries run out", {"retries": 2}, [(503, DOWN, NOW)] * 3,
      raises(503), ("raised", 503), ["/api/v1/jobs"] * 3, (0, 0.5)),
     ("no retries", {"retries": 0}, [(503, DOWN, NOW)],

@@ -33,8 +33,10 @@ class Stub(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         stub = cast(Stub, self.server)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        stub.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length)) if length else {}
+        stub.requests.append({"method": self.command, "path": self.path, "body": body,
+                              "auth": self.headers.get("Authorization")})
         answer = stub.answers.pop(0)
         status, reply, headers = answer() if callable(answer) else answer
         data = json.dumps(reply).encode() if reply is not None else b""
@@ -45,6 +47,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    do_DELETE = do_POST
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
