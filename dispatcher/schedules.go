@@ -102,23 +102,23 @@ func (d *Dispatcher) ApplySchedules(ctx context.Context, file map[string]jobjson
 
 // FireSchedule fires schedule name now, outside its cron, and returns its
 // job's id: counted as its last fire, its next fire unchanged.
-func (d *Dispatcher) FireSchedule(ctx context.Context, name string) (uint64, error) {
+func (d *Dispatcher) FireSchedule(ctx context.Context, name string) (job.Pushed, error) {
 	if err := d.allow("schedule", writing); err != nil {
-		return 0, err
+		return job.Pushed{}, err
 	}
 	if err := job.ValidateScheduleName(name); err != nil {
-		return 0, err
+		return job.Pushed{}, err
 	}
 	got, err := d.pool.FireNow(ctx, name)
 	if err != nil {
-		return 0, err
+		return job.Pushed{}, err
 	}
 	if got.Due.IsZero() && got.Kept {
 		if sc, err := d.Schedule(ctx, name); err == nil {
 			d.waiters.notify(sc.Spec.Job.Topic, 1)
 		}
 	}
-	return got.ID, nil
+	return job.Pushed{ID: got.ID, ClientID: got.ClientID, Unique: got.Unique}, nil
 }
 
 // DeleteSchedule removes schedule name (conf.ini's comes back at the next
@@ -154,6 +154,9 @@ func (d *Dispatcher) writeSchedule(ctx context.Context, name string, file, run j
 	fileText, runText := encodeLayer(file), encodeLayer(run)
 	if err := d.pool.WriteSchedule(ctx, name, spec, fileText, runText, next); err != nil {
 		return job.Schedule{}, err
+	}
+	if sc, err := d.Schedule(ctx, name); err == nil { // as stored, with what its fires did
+		return sc, nil
 	}
 	return job.Schedule{Name: name, Spec: spec, Next: next, File: fileText, Run: runText}, nil
 }

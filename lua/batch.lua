@@ -413,7 +413,9 @@ local function fire_refusal(op, t)
   else
     redis.call('ZREM', K_DUE, due)
   end
-  redis.call('HINCRBY', key, 'late_ms', math.max(now - tonumber(a.schedule_due), 0))
+  if tonumber(a.schedule_due) > 0 and a.schedule_next ~= a.schedule_due then -- not a fire now: it has no due time
+    redis.call('HINCRBY', key, 'late_ms', math.max(now - tonumber(a.schedule_due), 0))
+  end
   if a.overlap == 'skip' then
     local last = redis.call('HGET', key, 'last_id')
     local job = last and load(last)
@@ -452,6 +454,11 @@ function push_phase(ops)
         end
         if not op.reply and keep then op.reply = admit(t, a.body) end
         if op.reply and op.fired and refused(op.reply[1]) then redis.call('HINCRBY', op.fired, 'refused', 1) end
+        if op.reply and op.fired and (op.reply[1] == 'REPLACED' or op.reply[1] == 'DEBOUNCED') then
+          -- its job's unique key changed the waiting job that holds it: that job is this fire's
+          redis.call('HSET', op.fired, 'last', now, 'last_id', op.reply[2])
+          redis.call('HINCRBY', op.fired, 'fires', 1)
+        end
       end
       if not op.reply then
         seen[member] = true

@@ -63,11 +63,16 @@ func (s *Server) releaseUnique(c *gin.Context) (int, any, error) {
 
 // fireSchedule pushes a schedule's job now ("fire now"), outside its cron.
 func (s *Server) fireSchedule(c *gin.Context) (int, any, error) {
-	id, err := s.d.FireSchedule(c, c.Param("name"))
+	got, err := s.d.FireSchedule(c, c.Param("name"))
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, gin.H{"id": job.PublicID("", id), "internal_id": id}, nil
+	out := gin.H{"id": job.PublicID(got.ClientID, got.ID), "internal_id": got.ID}
+	if got.Unique != "" { // its job's unique key changed a waiting job: no new job
+		out["unique"] = got.Unique
+		return http.StatusOK, out, nil
+	}
+	return http.StatusCreated, out, nil
 }
 
 func (s *Server) deleteSchedule(c *gin.Context) (int, any, error) {

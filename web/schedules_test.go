@@ -89,8 +89,11 @@ func TestScheduleFireNow(t *testing.T) {
 	mustCall(t, 200, "PUT", api+"/schedules/manual", `{"cron":"0 0 1 1 *","job":{"topic":"manual","body":"now"},"overlap":"skip","paused":true}`)
 	fired := mustCall(t, 201, "POST", api+"/schedules/manual/fire", ``)
 	sc := mustCall(t, 200, "GET", api+"/schedules/manual", ``)
-	if sc["fires"] != 1.0 || sc["last_id"] != fired["id"] || sc["next"] != nil {
+	if sc["fires"] != 1.0 || sc["last_id"] != fired["id"] || sc["next"] != nil || sc["lateness_seconds"] != 0.0 {
 		t.Fatalf("after a fire now: %v (fired %v)", sc, fired)
+	}
+	if put := mustCall(t, 200, "PUT", api+"/schedules/manual", `{"tz":"Europe/Berlin"}`); put["fires"] != 1.0 || put["last_id"] != fired["id"] {
+		t.Fatalf("a change answers the schedule as stored, its fires kept: %v", put)
 	}
 	mustCall(t, 409, "POST", api+"/schedules/manual/fire", ``)
 	j := mustCall(t, 200, "GET", api+"/pop?topic=manual", ``)
