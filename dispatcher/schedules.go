@@ -27,16 +27,7 @@ func (d *Dispatcher) Schedule(ctx context.Context, name string) (job.Schedule, e
 	if err := job.ValidateScheduleName(name); err != nil {
 		return job.Schedule{}, err
 	}
-	all, err := d.pool.Schedules(ctx)
-	if err != nil {
-		return job.Schedule{}, err
-	}
-	for _, s := range all {
-		if s.Name == name {
-			return s, nil
-		}
-	}
-	return job.Schedule{}, fmt.Errorf("schedule %q: %w", name, job.ErrNotFound)
+	return d.pool.Schedule(ctx, name)
 }
 
 // SetSchedule makes or changes schedule name at run time: changes (its
@@ -81,7 +72,10 @@ func (d *Dispatcher) ApplySchedules(ctx context.Context, file map[string]jobjson
 		}
 		runs[s.Name] = run
 		if _, kept := file[s.Name]; !kept && s.File != "" {
-			if len(run) == 0 {
+			// Its conf.ini section is gone: what is left is its run-time
+			// layer, if that is a whole schedule (a pause alone is not).
+			if _, err := jobjson.Schedule(d.scheduleDefaults(), run); err != nil {
+				d.log.Warn("schedule: conf.ini no longer has it, and its run-time changes are not a schedule alone: deleted", "schedule", s.Name)
 				if err := d.pool.DeleteSchedule(ctx, s.Name); err != nil {
 					return err
 				}
@@ -136,12 +130,15 @@ func (d *Dispatcher) DeleteSchedule(ctx context.Context, name string) error {
 // writeSchedule checks the definition the two layers make and stores it,
 // its next fire counted from now (none while paused).
 func (d *Dispatcher) writeSchedule(ctx context.Context, name string, file, run jobjson.Fields) (job.Schedule, error) {
-	spec, err := jobjson.Schedule(jobjson.Defaults{TTR: d.opts.DefaultTTR, Priority: d.opts.DefaultPriority}, file, run)
+	spec, err := jobjson.Schedule(d.scheduleDefaults(), file, run)
 	if err != nil {
 		return job.Schedule{}, err
 	}
 	if err := d.validate(spec.Job); err != nil {
 		return job.Schedule{}, err
+	}
+	if dests, ok := d.alias(spec.Job.Topic); ok {
+		return job.Schedule{}, fmt.Errorf("%w: schedule's job: %q is an alias of %d topics: give a schedule to each", job.ErrInvalid, spec.Job.Topic, len(dests))
 	}
 	when, err := job.ParseWhen(spec.Cron, spec.TZ)
 	if err != nil {
@@ -151,14 +148,26 @@ func (d *Dispatcher) writeSchedule(ctx context.Context, name string, file, run j
 	if !spec.Paused {
 		next = when.Next(time.Now())
 	}
+	// A rewrite that changes nothing of when it fires (a reload, a new
+	// body) keeps its next fire: recounted from now, a fire due (after
+	// downtime) would be lost, and one racing the rewrite could be made twice.
+	keep := false
+	if cur, err := d.pool.Schedule(ctx, name); err == nil {
+		keep = cur.Spec.Cron == spec.Cron && cur.Spec.TZ == spec.TZ && !cur.Spec.Paused && !spec.Paused
+	}
 	fileText, runText := encodeLayer(file), encodeLayer(run)
-	if err := d.pool.WriteSchedule(ctx, name, spec, fileText, runText, next); err != nil {
+	if err := d.pool.WriteSchedule(ctx, name, spec, fileText, runText, next, keep); err != nil {
 		return job.Schedule{}, err
 	}
 	if sc, err := d.Schedule(ctx, name); err == nil { // as stored, with what its fires did
 		return sc, nil
 	}
 	return job.Schedule{Name: name, Spec: spec, Next: next, File: fileText, Run: runText}, nil
+}
+
+// scheduleDefaults fill a scheduled job's TTR and priority, as a push's.
+func (d *Dispatcher) scheduleDefaults() jobjson.Defaults {
+	return jobjson.Defaults{TTR: d.opts.DefaultTTR, Priority: d.opts.DefaultPriority}
 }
 
 // layer decodes a stored layer ("" is none).

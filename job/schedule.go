@@ -64,6 +64,9 @@ func ParseWhen(expr, tz string) (When, error) {
 		return When{}, fmt.Errorf("%w: cron %q: %v", ErrInvalid, expr, err)
 	}
 	loc := time.UTC
+	if tz == "Local" { // each broker's own zone: one schedule, different times
+		return When{}, fmt.Errorf("%w: tz %q: name the zone (Europe/Berlin, UTC...)", ErrInvalid, tz)
+	}
 	if tz != "" {
 		if loc, err = time.LoadLocation(tz); err != nil {
 			return When{}, fmt.Errorf("%w: tz %q: %v", ErrInvalid, tz, err)
@@ -85,7 +88,9 @@ func ParseWhen(expr, tz string) (When, error) {
 func (w When) Next(t time.Time) time.Time {
 	t = t.In(w.loc)
 	wall := wallUTC(t)
-	for range 1000 { // each round moves on by at least a second of wall time
+	// Each round moves on by at least a second of wall time; a time in the
+	// second pass of a repeated hour may need a round for each second of it.
+	for range 10000 {
 		next := w.schedule.Next(wall)
 		if next.IsZero() {
 			return time.Time{}
@@ -110,6 +115,12 @@ func wallUTC(t time.Time) time.Time {
 // exist there, the instant it would have been.
 func firstInstant(wall time.Time, loc *time.Location) time.Time {
 	at := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), wall.Nanosecond(), loc)
+	if !wallUTC(at).Equal(wall) {
+		// A wall time the clocks skipped: read it with the offset before the
+		// change (Go picks either side, by zone), the instant it would have been.
+		_, before := at.Add(-12 * time.Hour).Zone()
+		return wall.Add(-time.Duration(before) * time.Second).In(loc)
+	}
 	for _, back := range []time.Duration{2 * time.Hour, time.Hour, 30 * time.Minute} { // Go may give the later of two
 		if earlier := at.Add(-back); wallUTC(earlier).Equal(wall) {
 			return earlier

@@ -2,22 +2,39 @@
 -- its hash and its next fire in the bucket's due zset, in one step.
 -- KEYS: the shared layout (contract.lua) with no topic, then the schedule's hash.
 -- ARGV: origin, 'set', name, spec (JSON), file layer, run layer ('' none:
--- removed), next fire ms (0: none, paused) -> 1; or origin, 'delete', name -> 1.
+-- removed), next fire ms (0: none, paused), keep ('1': a schedule whose
+-- next fire is set keeps it, so a rewrite that changes nothing of when it
+-- fires neither loses a fire that is due nor races one) -> 1;
+-- origin, 'delete', name -> 1;
+-- origin, 'advance', name, due ms, next ms: a fire that could not be made
+-- (its push refused before the fire was counted) moves the schedule on and
+-- counts it refused, if its next fire is still due -> 1 or 0.
 -- A rewrite keeps what the schedule's fires did (last, last_id, fires...).
 local key = op_key(#KEYS)
 local due = SCHEDULE_DUE .. ARGV[3]
+local function set_next(ms)
+  redis.call('HSET', key, 'next', ms)
+  if tonumber(ms) > 0 then
+    redis.call('ZADD', K_DUE, ms, due)
+  else
+    redis.call('ZREM', K_DUE, due)
+  end
+end
 if ARGV[2] == 'delete' then
   redis.call('DEL', key)
   redis.call('ZREM', K_DUE, due)
   return 1
 end
-redis.call('HSET', key, 'spec', ARGV[4], 'next', ARGV[7])
+if ARGV[2] == 'advance' then
+  if redis.call('HGET', key, 'next') ~= ARGV[4] then return 0 end
+  set_next(ARGV[5])
+  redis.call('HINCRBY', key, 'refused', 1)
+  return 1
+end
+redis.call('HSET', key, 'spec', ARGV[4])
 for i, layer in ipairs({'file', 'run'}) do
   if ARGV[4 + i] == '' then redis.call('HDEL', key, layer) else redis.call('HSET', key, layer, ARGV[4 + i]) end
 end
-if tonumber(ARGV[7]) > 0 then
-  redis.call('ZADD', K_DUE, ARGV[7], due)
-else
-  redis.call('ZREM', K_DUE, due)
-end
+local cur = tonumber(redis.call('HGET', key, 'next') or '0')
+if not (ARGV[8] == '1' and cur > 0) then set_next(ARGV[7]) end
 return 1

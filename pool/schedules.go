@@ -47,9 +47,10 @@ var (
 )
 
 // WriteSchedule stores schedule name: its effective spec, its layers (JSON
-// objects, "" none) and its next fire (zero: none, paused). A schedule whose
-// topic moved to another bucket leaves the old one.
-func (p *Pool) WriteSchedule(ctx context.Context, name string, spec job.ScheduleSpec, file, run string, next time.Time) error {
+// objects, "" none) and its next fire (zero: none, paused); with keep, a
+// schedule that has a next fire keeps it (nothing of when it fires
+// changed). A schedule whose topic moved to another bucket leaves the old one.
+func (p *Pool) WriteSchedule(ctx context.Context, name string, spec job.ScheduleSpec, file, run string, next time.Time, keep bool) error {
 	old, err := p.scheduleTopic(ctx, name)
 	if err != nil {
 		return err
@@ -67,7 +68,14 @@ func (p *Pool) WriteSchedule(ctx context.Context, name string, spec job.Schedule
 		return fmt.Errorf("write schedule %q: %w", name, err)
 	}
 	return wrapRedis("write schedule", scheduleScript.Exec(ctx, p.client, p.scheduleKeys(spec.Job.Topic, name),
-		[]string{p.opts.Origin, "set", name, string(data), file, run, strconv.FormatInt(epochMillis(next), 10)}).Error())
+		[]string{p.opts.Origin, "set", name, string(data), file, run, strconv.FormatInt(epochMillis(next), 10), flag(keep)}).Error())
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return ""
 }
 
 // DeleteSchedule removes schedule name; ErrNotFound when there is none.
@@ -102,6 +110,24 @@ func (p *Pool) scheduleTopic(ctx context.Context, name string) (string, error) {
 		return "", nil
 	}
 	return topic, wrapRedis("schedule", err)
+}
+
+// Schedule reads schedule name; ErrNotFound when there is none.
+func (p *Pool) Schedule(ctx context.Context, name string) (job.Schedule, error) {
+	topic, err := p.scheduleTopic(ctx, name)
+	if err != nil {
+		return job.Schedule{}, err
+	}
+	if topic != "" {
+		fields, err := p.client.Do(ctx, p.client.B().Hgetall().Key(p.keys.schedule(topic, name)).Build()).AsStrMap()
+		if err != nil {
+			return job.Schedule{}, wrapRedis("schedule", err)
+		}
+		if len(fields) > 0 {
+			return readSchedule(name, fields)
+		}
+	}
+	return job.Schedule{}, fmt.Errorf("schedule %q: %w", name, job.ErrNotFound)
 }
 
 // Schedules lists every schedule, with what its fires did.
@@ -217,6 +243,9 @@ func (p *Pool) fireSchedule(ctx context.Context, b int, name string) (map[string
 	if err != nil {
 		return nil, false, wrapRedis("fire schedule", err)
 	}
+	if len(fields) == 0 { // deleted since the timer looked
+		return nil, false, wrapRedis("fire schedule", p.client.Do(ctx, p.client.B().Zrem().Key(p.keys.due(b)).Member(member).Build()).Error())
+	}
 	clock, err := res[1].AsStrSlice()
 	if err != nil || len(clock) != 2 {
 		return nil, false, wrapRedis("fire schedule: time", err)
@@ -250,11 +279,16 @@ func (p *Pool) fireSchedule(ctx context.Context, b int, name string) (map[string
 	case errors.Is(err, errFiredElsewhere), errors.Is(err, errSkipped):
 		return nil, false, nil
 	case err != nil:
-		// Refused by its topic (full, too big, a held key...): the fire
-		// happened, with no job (counted in the schedule's refused).
+		// Refused for good (full, too big, a held key, a unique key on a
+		// topic with fanout children, a child past max_fanout...): the
+		// fire is made with no job. A refusal the script made after the
+		// fire counted it already; one before (or in the pool) did not, and
+		// left it due: move it on here, or every timer would try it again
+		// at once, for ever.
 		if errors.Is(err, job.ErrFull) || errors.Is(err, job.ErrTooBig) || errors.Is(err, job.ErrDuplicate) ||
 			errors.Is(err, job.ErrConflict) || errors.Is(err, job.ErrInvalid) {
-			return nil, false, nil
+			return nil, false, wrapRedis("fire schedule", scheduleScript.Exec(ctx, p.client, p.scheduleKeys(topic, name),
+				[]string{p.opts.Origin, "advance", name, fire.due, fire.next}).Error())
 		}
 		return nil, false, fmt.Errorf("fire schedule %q: %w", name, err)
 	}

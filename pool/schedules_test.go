@@ -18,7 +18,7 @@ func TestScheduleFiresOnce(t *testing.T) {
 	due := func(overlap string) {
 		t.Helper()
 		spec.Overlap = overlap
-		if err := p.WriteSchedule(ctx, "nightly", spec, "", `{"cron":"0 0 * * *"}`, time.Now().Add(-time.Millisecond)); err != nil {
+		if err := p.WriteSchedule(ctx, "nightly", spec, "", `{"cron":"0 0 * * *"}`, time.Now().Add(-time.Millisecond), false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,7 +66,7 @@ func TestScheduleFiresOnce(t *testing.T) {
 func TestSchedulePausedAndMoved(t *testing.T) {
 	p, ctx := newPool(t)
 	spec := job.ScheduleSpec{Cron: "* * * * *", Job: job.Spec{Topic: "a", Body: "x"}, Paused: true}
-	if err := p.WriteSchedule(ctx, "s", spec, "", "", time.Time{}); err != nil {
+	if err := p.WriteSchedule(ctx, "s", spec, "", "", time.Time{}, false); err != nil {
 		t.Fatal(err)
 	}
 	if topics, _, _ := p.DueTopics(ctx, p.BucketOf("a"), 10); len(topics) != 0 {
@@ -80,7 +80,7 @@ func TestSchedulePausedAndMoved(t *testing.T) {
 		}
 	}
 	spec.Job.Topic, spec.Paused = other, false
-	if err := p.WriteSchedule(ctx, "s", spec, "", "", time.Now().Add(time.Hour)); err != nil {
+	if err := p.WriteSchedule(ctx, "s", spec, "", "", time.Now().Add(time.Hour), false); err != nil {
 		t.Fatal(err)
 	}
 	n, err := p.client.Do(ctx, p.client.B().Exists().Key(p.keys.schedule("a", "s")).Build()).AsInt64()
@@ -89,5 +89,30 @@ func TestSchedulePausedAndMoved(t *testing.T) {
 	}
 	if all, err := p.Schedules(ctx); err != nil || len(all) != 1 || all[0].Spec.Job.Topic != other {
 		t.Fatalf("schedules: %+v %v", all, err)
+	}
+}
+
+// A fire its push refuses before the fire is counted (a unique job on a
+// topic with fanout children) moves the schedule on all the same, counted
+// refused: left due, every broker's timer tried it again at once, for ever.
+func TestScheduleFireRefusedEarlyMovesOn(t *testing.T) {
+	p, ctx := newPool(t)
+	if _, err := p.TopicConfig(ctx, "fp+a"); err != nil { // fp gets a fanout child
+		t.Fatal(err)
+	}
+	spec := job.ScheduleSpec{Cron: "0 0 * * *", Job: job.Spec{Topic: "fp", Body: "u",
+		Unique: &job.Unique{Key: "k", For: time.Second, Mode: job.UniqueReject}}}
+	if err := p.WriteSchedule(ctx, "uf", spec, "", "", time.Now().Add(-time.Millisecond), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Tick(ctx, p.BucketOf("fp"), scheduleDue+"uf"); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := p.Schedule(ctx, "uf")
+	if err != nil || sc.Refused != 1 || !sc.Next.After(time.Now()) {
+		t.Fatalf("after a refused fire: %+v %v", sc, err)
+	}
+	if topics, _, _ := p.DueTopics(ctx, p.BucketOf("fp"), 10); len(topics) != 0 {
+		t.Fatalf("still due: %v", topics)
 	}
 }

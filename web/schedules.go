@@ -39,8 +39,17 @@ func (s *Server) schedule(c *gin.Context) (int, any, error) {
 // "paused"}, each over the schedule's run-time layer (null: back to
 // conf.ini's).
 func (s *Server) setSchedule(c *gin.Context) (int, any, error) {
-	f, err := s.onlyFields(c, "a schedule", jobjson.ScheduleFields...)
+	data, err := s.body(c, s.pushLimit()) // its job's body may be as large as a push's
 	if err != nil {
+		return 0, nil, err
+	}
+	f := jobjson.Fields{}
+	if len(data) > 0 {
+		if f, err = jobjson.Decode(data); err != nil {
+			return 0, nil, err
+		}
+	}
+	if err := f.Only("a schedule", jobjson.ScheduleFields...); err != nil {
 		return 0, nil, err
 	}
 	if len(f) == 0 {

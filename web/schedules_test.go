@@ -7,6 +7,7 @@ import (
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/internal/jobjson"
 )
 
 // PUT /api/v1/schedules/{name} makes a schedule that the broker's bucket
@@ -100,4 +101,42 @@ func TestScheduleFireNow(t *testing.T) {
 	mustCall(t, 200, "POST", api+"/jobs/"+j["id"].(string)+"/ack", ``)
 	mustCall(t, 201, "POST", api+"/schedules/manual/fire", ``)
 	mustCall(t, 404, "POST", api+"/schedules/nothing/fire", ``)
+}
+
+// conf.ini's schedules, from attacks on them: a reload keeps a schedule's
+// next fire when its cron is the same (a fire due after downtime is not
+// lost); a section removed whose run-time layer is only a pause deletes
+// the schedule instead of failing every reload; an alias is refused.
+func TestScheduleReloads(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	d := b.Broker.Dispatcher()
+	section := map[string]jobjson.Fields{"cz": {"cron": []byte(`"0 3 * * *"`), "job": []byte(`{"topic":"r","body":"x"}`)}}
+	if err := d.ApplySchedules(t.Context(), section); err != nil {
+		t.Fatal(err)
+	}
+	first := mustCall(t, 200, "GET", api+"/schedules/cz", ``)["next"]
+	time.Sleep(10 * time.Millisecond)
+	section["cz"]["job"] = []byte(`{"topic":"r","body":"y"}`)
+	if err := d.ApplySchedules(t.Context(), section); err != nil {
+		t.Fatal(err)
+	}
+	if again := mustCall(t, 200, "GET", api+"/schedules/cz", ``); again["next"] != first || again["job"].(map[string]any)["body"] != "y" {
+		t.Fatalf("a reload with the same cron: %v, next was %v", again, first)
+	}
+	mustCall(t, 200, "PUT", api+"/schedules/cz", `{"paused":true}`)
+	if err := d.ApplySchedules(t.Context(), nil); err != nil {
+		t.Fatalf("the section removed, a pause left: %v", err)
+	}
+	mustCall(t, 404, "GET", api+"/schedules/cz", ``)
+}
+
+// A schedule's job may not go to an alias: its fires would not be split
+// over the destinations.
+func TestScheduleRefusesAnAlias(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.Aliases = map[string][]string{"everyone": {"ma", "sm"}} })
+	got := mustCall(t, 400, "PUT", b.URL+"/api/v1/schedules/all", `{"cron":"* * * * *","job":{"topic":"everyone","body":"x"}}`)
+	if msg, _ := got["error"].(string); !strings.Contains(msg, "alias") {
+		t.Fatalf("%v", got)
+	}
 }
