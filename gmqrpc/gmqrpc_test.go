@@ -205,3 +205,17 @@ func TestUniquePushOverRPC(t *testing.T) {
 		t.Fatalf("pop after the replace: %v %v", job, err)
 	}
 }
+
+// Service.Push takes "group"; Service.Pop's job shows it.
+func TestGroupOverRPC(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	c := dialRPC(t, b.RPCAddr)
+	var reply string
+	if err := c.Call("Service.Push", map[string]any{"id": "g_1", "topic": "gr", "body": "x", "group": "tenant-42"}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	var job map[string]string
+	if err := c.Call("Service.Pop", []string{"gr"}, &job); err != nil || job["group"] != "tenant-42" {
+		t.Fatalf("pop: %v %v", job, err)
+	}
+}

@@ -377,3 +377,23 @@ func TestUniqueFromBodyOverMemcache(t *testing.T) {
 		w.must(s.send, s.want)
 	}
 }
+
+// A queue with group_from takes a set's group from its JSON body: gets take
+// the groups in turn.
+func TestGroupFromOverMemcache(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.Topics = map[string]job.TopicConfig{"fair": {"group_from": "tenant"}}
+	})
+	w := dial(t, b.KestrelAddr)
+	a1, a2, b1 := `{"tenant":"a","n":1}`, `{"tenant":"a","n":2}`, `{"tenant":"b","n":1}`
+	for _, s := range []struct{ send, want string }{
+		{fmt.Sprintf("set fair 0 0 %d\r\n%s\r\n", len(a1), a1), "STORED\r\n"},
+		{fmt.Sprintf("set fair 0 0 %d\r\n%s\r\n", len(a2), a2), "STORED\r\n"},
+		{fmt.Sprintf("set fair 0 0 %d\r\n%s\r\n", len(b1), b1), "STORED\r\n"},
+		{"get fair\r\n", value("fair", a1)},
+		{"get fair\r\n", value("fair", b1)},
+		{"get fair\r\n", value("fair", a2)},
+	} {
+		w.must(s.send, s.want)
+	}
+}
