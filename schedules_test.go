@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +137,30 @@ func TestScheduleCatchesUpOnce(t *testing.T) {
 	// most two whole seconds begin); the four missed would make at least five.
 	if made < 1 || made > 3 {
 		t.Errorf("%d jobs after the downtime, want the catch-up fire and those on time (1 to 3)", made)
+	}
+}
+
+// A reload whose conf.ini has a bad schedule applies nothing of it (the
+// topic settings neither), says why, and keeps the schedules there were.
+func TestReloadWithABadScheduleChangesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	b.kill()
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(b.conf, []byte("[redis]\nbuckets = 4\n"+text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("[schedule.good]\ncron = 0 3 * * *\ntopic = r\nbody = x\n")
+	b.start()
+	b.must(200, "GET", "/api/v1/schedules/good", "")
+	write("[topic.abc]\nmax_items = 5\n[schedule.bad]\ncron = 0 3 * *\ntopic = r\nbody = x\n")
+	if line, err := exchange(b.kestrel, "reload\r\n"); err != nil || !strings.Contains(line, "schedule.bad") {
+		t.Fatalf("kestrel reload: %q %v", line, err)
+	}
+	b.must(200, "GET", "/api/v1/schedules/good", "")
+	if cfg := b.must(200, "GET", "/api/v1/topics/abc/config", ""); len(cfg["file"].(map[string]any)) != 0 {
+		t.Fatalf("abc's settings were applied: %v", cfg)
 	}
 }

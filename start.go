@@ -145,7 +145,7 @@ func run(ctx context.Context, cfg config.Config, reload func() (config.Config, e
 				if sig == syscall.SIGUSR1 {
 					b.Drain()
 				} else if err := b.Reload(ctx); err != nil {
-					log.Warn("SIGHUP: the topic settings were not reloaded", "err", err)
+					log.Warn("SIGHUP: conf.ini was not reloaded (nothing of it was applied)", "err", err)
 				}
 			}
 		}

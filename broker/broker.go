@@ -114,6 +114,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
 		HistoryTopics: cfg.HistoryTopics, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Log: opts.Log})
 
+	b.d.SetAliases(cfg.Aliases) // the schedules are checked against them
+	if _, err := scheduleSections(b.d, cfg.Schedules); err != nil { // before anything is written
+		b.pool.Close()
+		return nil, err
+	}
 	if err := b.d.ApplyTopicConfig(ctx, cfg.TopicDefaults, cfg.Topics); err != nil {
 		b.pool.Close()
 		return nil, err
@@ -234,8 +239,10 @@ func (b *Broker) Pool() *pool.Pool { return b.pool }
 
 // Reload reads the configuration again and applies what can change while
 // the broker runs: the topic settings (conf.ini's [topics] and
-// [topic.NAME]), for every broker sharing the Redis, run-time changes
-// staying over them; and this broker's aliases ([alias.NAME]). The rest of the file takes effect at the next start.
+// [topic.NAME]) and the schedules ([schedule.NAME]), for every broker
+// sharing the Redis, run-time changes staying over them; and this broker's
+// aliases ([alias.NAME]). A bad schedule stops it before anything is
+// applied. The rest of the file takes effect at the next start.
 func (b *Broker) Reload(ctx context.Context) error {
 	cfg := b.cfg
 	if b.opts.Reload != nil {
@@ -243,6 +250,9 @@ func (b *Broker) Reload(ctx context.Context) error {
 		if cfg, err = b.opts.Reload(); err != nil {
 			return fmt.Errorf("reload: %w", err)
 		}
+	}
+	if _, err := scheduleSections(b.d, cfg.Schedules); err != nil { // before anything is applied
+		return fmt.Errorf("reload: %w", err)
 	}
 	if err := b.d.ApplyTopicConfig(ctx, cfg.TopicDefaults, cfg.Topics); err != nil {
 		return fmt.Errorf("reload: %w", err)
@@ -257,15 +267,26 @@ func (b *Broker) Reload(ctx context.Context) error {
 
 // applySchedules writes conf.ini's [schedule.NAME] sections for every broker.
 func applySchedules(ctx context.Context, d *dispatcher.Dispatcher, sections map[string]map[string]string) error {
+	file, err := scheduleSections(d, sections)
+	if err != nil {
+		return err
+	}
+	return d.ApplySchedules(ctx, file)
+}
+
+// scheduleSections reads conf.ini's [schedule.NAME] sections and checks each
+// is a whole schedule, so that a bad one stops a start or a reload before
+// anything is applied.
+func scheduleSections(d *dispatcher.Dispatcher, sections map[string]map[string]string) (map[string]jobjson.Fields, error) {
 	file := make(map[string]jobjson.Fields, len(sections))
 	for name, keys := range sections {
 		f, err := dispatcher.ScheduleFromINI(keys)
 		if err != nil {
-			return fmt.Errorf("[schedule.%s] %w", name, err)
+			return nil, fmt.Errorf("[schedule.%s] %w", name, err)
 		}
 		file[name] = f
 	}
-	return d.ApplySchedules(ctx, file)
+	return file, d.CheckSchedules(file)
 }
 
 // shutdownHook is what kestrel's shutdown command calls: nil (refused)

@@ -60,6 +60,9 @@ func (d *Dispatcher) SetSchedule(ctx context.Context, name string, changes jobjs
 // and at reload; a schedule conf.ini no longer names loses its file layer,
 // and with no run-time layer either, it is deleted.
 func (d *Dispatcher) ApplySchedules(ctx context.Context, file map[string]jobjson.Fields) error {
+	if err := d.CheckSchedules(file); err != nil {
+		return err
+	}
 	all, err := d.pool.Schedules(ctx)
 	if err != nil {
 		return fmt.Errorf("schedules: %w", err)
@@ -113,6 +116,28 @@ func (d *Dispatcher) FireSchedule(ctx context.Context, name string) (job.Pushed,
 		}
 	}
 	return job.Pushed{ID: got.ID, ClientID: got.ClientID, Unique: got.Unique}, nil
+}
+
+// CheckSchedules says whether conf.ini's schedules are each a whole,
+// valid schedule, before anything of a start or a reload is applied: a bad
+// section must change nothing (conf.ini's layer alone: a run-time layer
+// over it may only change fields).
+func (d *Dispatcher) CheckSchedules(file map[string]jobjson.Fields) error {
+	for name, f := range file {
+		spec, err := jobjson.Schedule(d.scheduleDefaults(), f)
+		if err == nil {
+			err = d.validate(spec.Job)
+		}
+		if err == nil {
+			if dests, ok := d.alias(spec.Job.Topic); ok {
+				err = fmt.Errorf("%w: schedule's job: %q is an alias of %d topics", job.ErrInvalid, spec.Job.Topic, len(dests))
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("[schedule.%s]: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // DeleteSchedule removes schedule name (conf.ini's comes back at the next

@@ -133,7 +133,7 @@ func firstInstant(wall time.Time, loc *time.Location) time.Time {
 // is named in URLs and conf.ini sections).
 func ValidateScheduleName(name string) error {
 	if err := ValidateClientID(name); err != nil {
-		return fmt.Errorf("schedule name: %w", err)
+		return fmt.Errorf("%w: schedule name %q: 1-200 bytes of A-Za-z0-9-+;.$_()@=: with at least one non-digit", ErrInvalid, name)
 	}
 	return nil
 }

@@ -72,6 +72,9 @@ func (s *Server) releaseUnique(c *gin.Context) (int, any, error) {
 
 // fireSchedule pushes a schedule's job now ("fire now"), outside its cron.
 func (s *Server) fireSchedule(c *gin.Context) (int, any, error) {
+	if _, err := s.onlyFields(c, "a fire"); err != nil { // it takes no field: a body would be silently lost
+		return 0, nil, err
+	}
 	got, err := s.d.FireSchedule(c, c.Param("name"))
 	if err != nil {
 		return 0, nil, err

@@ -21,7 +21,7 @@ function scheduleRow(s) {
   topic.append(link(s.job.topic, topicHref(s.job.topic)));
   tr.append(topic);
   tr.append(s.paused ? el("td", "paused", "next muted") : timeCell(s.next, "next"), timeCell(s.last, "last"));
-  tr.append(el("td", s.fires, "num fires"), el("td", s.skips, "num skips"));
+  tr.append(el("td", s.fires, "num fires"), el("td", s.skips, "num skips"), el("td", s.refused, "num refused"));
   const actions = el("td");
   const change = s.paused ? "Resume" : "Pause";
   actions.append(
