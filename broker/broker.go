@@ -114,7 +114,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
 		HistoryTopics: cfg.HistoryTopics, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Log: opts.Log})
 
-	b.d.SetAliases(cfg.Aliases) // the schedules are checked against them
+	b.d.SetAliases(cfg.Aliases)                                     // the schedules are checked against them
 	if _, err := scheduleSections(b.d, cfg.Schedules); err != nil { // before anything is written
 		b.pool.Close()
 		return nil, err
