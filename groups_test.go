@@ -35,6 +35,7 @@ func pushGroupJobs(t *testing.T, b *brokerProc, topic, g string, n int) {
 // the first 300 pops, taken in turn over HTTP and beanstalkd on two
 // brokers, serve every light job.
 func TestGroupsHeavyDoesNotStarveLight(t *testing.T) {
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
 	srv := redistest.Start(t)
 	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}
 	pushGroupJobs(t, brokers[0], "tenants", "heavy", 10000)
@@ -88,6 +89,7 @@ func TestGroupMaxReservedAcrossBrokers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test")
 	}
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
 	const groups, perGroup = 8, 15
 	srv := redistest.Start(t)
 	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}

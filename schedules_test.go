@@ -143,6 +143,7 @@ func TestScheduleCatchesUpOnce(t *testing.T) {
 // A reload whose conf.ini has a bad schedule applies nothing of it (the
 // topic settings neither), says why, and keeps the schedules there were.
 func TestReloadWithABadScheduleChangesNothing(t *testing.T) {
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
 	srv := redistest.Start(t)
 	b := startBroker(t, srv.URL())
 	b.kill()

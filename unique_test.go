@@ -59,6 +59,7 @@ func raceUnique(t *testing.T, brokers []*brokerProc, topic, mode string, delay i
 // other answer names that job (409 for reject, 200 "replaced" or
 // "debounced"); the bodies and due times are the pushes'.
 func TestUniqueAcrossBrokers(t *testing.T) {
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
 	srv := redistest.Start(t)
 	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}
 	store := checker(t, srv.URL())
@@ -115,6 +116,7 @@ func TestUniqueReplaceWhileConsumed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test")
 	}
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
 	srv := redistest.Start(t)
 	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}
 	store := checker(t, srv.URL())
@@ -207,6 +209,7 @@ func TestUniqueReplaceWhileConsumed(t *testing.T) {
 // A tube with unique_from = body, put to over beanstalkd on two brokers at
 // once: one job per body, and every put answers its id.
 func TestUniqueFromBodyAcrossBrokers(t *testing.T) {
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
 	srv := redistest.Start(t)
 	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}
 	brokers[0].must(200, "PUT", "/api/v1/topics/dedup/config", `{"unique_from": "body"}`)
