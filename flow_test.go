@@ -277,6 +277,22 @@ func TestMaxReservedThroughKills(t *testing.T) {
 	mustBeConsistent(t, store, "after the kills")
 }
 
+// drained says whether topic holds no ready, delayed or reserved job now.
+func drained(store *pool.Pool, topic string) bool {
+	st, err := store.TopicStats(context.Background(), topic)
+	return err == nil && st.Ready+st.Delayed+st.Reserved == 0
+}
+
+// topicStats reads topic's stats from the store.
+func topicStats(t *testing.T, store *pool.Pool, topic string) job.TopicStats {
+	t.Helper()
+	st, err := store.TopicStats(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // httpConsumer pops and acks topic's jobs over HTTP until ctx ends, holding
 // each a little; with expire it leaves every third job for its TTR to run
 // out.

@@ -126,18 +126,14 @@ func TestGroupMaxReservedAcrossBrokers(t *testing.T) {
 			peak = max(peak, per[j.Group])
 		}
 		samples++
-		st, err := store.TopicStats(context.Background(), "serial")
-		if err == nil && st.Ready+st.Delayed+st.Reserved == 0 {
+		if drained(store, "serial") {
 			break
 		}
 		time.Sleep(3 * time.Millisecond)
 	}
 	stop()
 	wg.Wait()
-	st, err := store.TopicStats(context.Background(), "serial")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := topicStats(t, store, "serial")
 	t.Logf("%d samples, %d acks answered, %d deletes, at most %d of one group reserved at once", samples, acked.Load(), st.Deletes, peak)
 	if peak > 1 {
 		t.Errorf("%d jobs of one group reserved at once, group_max_reserved is 1", peak)

@@ -171,19 +171,12 @@ func TestUniqueReplaceWhileConsumed(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	brokers[0].start()
 	producers.Wait()
-	for ctx.Err() == nil { // drain: the TTRs of acks lost to the kill run out
-		st, err := store.TopicStats(context.Background(), "live")
-		if err == nil && st.Ready+st.Delayed+st.Reserved == 0 {
-			break
-		}
+	for ctx.Err() == nil && !drained(store, "live") { // the TTRs of acks lost to the kill run out
 		time.Sleep(100 * time.Millisecond)
 	}
 	stop()
 	consumers.Wait()
-	st, err := store.TopicStats(context.Background(), "live")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := topicStats(t, store, "live")
 	t.Logf("%d pushes made jobs, %d replaced a waiting job, %d lost their answer to the kill; %d acks answered, %d deletes counted",
 		created.Load(), replaced.Load(), failed.Load(), acked.Load(), st.Deletes)
 	if st.Ready+st.Delayed+st.Reserved+st.Buried+st.Dead != 0 {
