@@ -74,6 +74,36 @@ func TestOnRedisCluster(t *testing.T) {
 	case <-time.After(6 * time.Second):
 		t.Fatal("the long poll was not woken")
 	}
+	// Issue 23's keys on the cluster, each in its topic's slot: a unique key,
+	// a grouped topic's queues and ring, a schedule's hash and due entry.
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"u","body":"x","unique":{"key":"k","for":60}}`)
+	mustCall(t, 409, "POST", bapi+"/jobs", `{"topic":"u","body":"x","unique":{"key":"k","for":60}}`)
+	mustCall(t, 201, "POST", api+"/jobs/batch", `{"jobs":[{"topic":"g","body":"a","group":"a"},{"topic":"g","body":"a","group":"a"},{"topic":"g","body":"b","group":"b"}]}`)
+	if first, second := mustCall(t, 200, "GET", bapi+"/pop?topic=g", ``), mustCall(t, 200, "GET", bapi+"/pop?topic=g", ``); first["body"] != "a" || second["body"] != "b" {
+		t.Fatalf("groups in turn on the cluster: %v then %v", first["body"], second["body"])
+	}
+	mustCall(t, 200, "PUT", api+"/schedules/s", `{"cron":"* * * * * *","job":{"topic":"sch","body":"tick"}}`)
+	mustCall(t, 200, "GET", bapi+"/pop?topic=sch&timeout=3", ``)
+	mustCall(t, 200, "PUT", bapi+"/schedules/s", `{"paused":true}`)
+	for _, topic := range []string{"u", "g", "sch"} {
+		for {
+			code, j := call(t, "GET", bapi+"/pop?topic="+topic, ``)
+			if code == 204 {
+				break
+			}
+			mustCall(t, 200, "POST", bapi+"/jobs/"+j["id"].(string)+"/ack", ``)
+		}
+	}
+	for _, topic := range []string{"g", "sch"} { // the ones popped above, still reserved
+		for {
+			code, j := call(t, "GET", bapi+"/topics/"+topic+"/jobs?state=reserved", ``)
+			list, _ := j["jobs"].([]any)
+			if code != 200 || len(list) == 0 {
+				break
+			}
+			mustCall(t, 200, "DELETE", bapi+"/jobs/"+list[0].(map[string]any)["id"].(string), ``)
+		}
+	}
 	// Every topic drained: every job in exactly one state, on the cluster.
 	time.Sleep(300 * time.Millisecond) // the delayed and released jobs, the pause
 	for i := range 8 {
