@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -59,15 +60,22 @@ type brokerProc struct {
 	mu        sync.Mutex
 }
 
-// freeAddr finds a free 127.0.0.1 port for the broker to listen on.
+// freeAddr finds a free 127.0.0.1 port for the broker to listen on, below
+// Linux's ephemeral range (32768 and up): a broker killed and started again
+// binds its port anew, and a port of that range may meanwhile be taken as
+// the local port of any outgoing connection on the machine (a chaos test
+// once failed so, "address already in use", while other packages' tests ran).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 1000 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			l.Close()
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free port below 32768")
+	return ""
 }
 
 func startBroker(t *testing.T, redisURL string) *brokerProc {
