@@ -38,7 +38,7 @@ if groups.on(t) then
     if job then
       local g = job[F_GROUP] or ''
       ready[g] = (ready[g] or 0) + 1
-      local entry = g .. '\0' .. string.format('%010d', job[F_PRI]) .. '\0' .. m
+      local entry = groups.entry(g, job[F_PRI], m)
       if not redis.call('ZSCORE', t.group_jobs, entry) then table.insert(out, m .. ' is ready but not in its group ' .. g .. "'s queue") end
     end
   end
@@ -62,7 +62,7 @@ if groups.on(t) then
   local ring = redis.call('ZRANGE', t.group_ring, 0, -1, 'WITHSCORES')
   for k = 1, #ring, 2 do
     local score = tonumber(ring[k + 1])
-    if not seen[ring[k]] and (score < 4e15 or score >= 8e15) then
+    if not seen[ring[k]] and not groups.waits_token(score) then
       table.insert(out, 'group ' .. ring[k] .. ' is in the ring with no ready job')
     end
   end

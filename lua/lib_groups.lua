@@ -48,9 +48,19 @@ do
     return on
   end
 
-  -- queue_entry is a ready job's entry in its group's queue.
+  -- groups.entry is the entry of a ready job (member, of group g and
+  -- priority pri) in its group's queue; queue_entry, a record's.
+  function groups.entry(g, pri, member)
+    return g .. '\0' .. string.format('%010d', pri) .. '\0' .. member
+  end
   local function queue_entry(job, member)
-    return (job[F_GROUP] or '') .. '\0' .. string.format('%010d', job[F_PRI]) .. '\0' .. member
+    return groups.entry(job[F_GROUP] or '', job[F_PRI], member)
+  end
+
+  -- groups.waits_token says whether a ring score parks its group until a
+  -- token (group_rate), which keeps it in the ring with no ready job.
+  function groups.waits_token(score)
+    return score >= PARKED and score < PARKED_CAP
   end
 
   -- groups.parts splits a queue entry into its group, priority and member.
@@ -85,7 +95,7 @@ do
     if tonumber(redis.call('ZINCRBY', t.group_ready, -1, g)) <= 0 then
       redis.call('ZREM', t.group_ready, g)
       local score = tonumber(redis.call('ZSCORE', t.group_ring, g) or '0')
-      if score < PARKED or score >= PARKED_CAP then redis.call('ZREM', t.group_ring, g) end
+      if not groups.waits_token(score) then redis.call('ZREM', t.group_ring, g) end
     end
   end
 
@@ -117,7 +127,7 @@ do
       local args = {'ZADD', t.group_jobs}
       for k = 1, #ready, 2 do
         args[#args + 1] = 0
-        args[#args + 1] = '\0' .. string.format('%010d', tonumber(ready[k + 1])) .. '\0' .. ready[k]
+        args[#args + 1] = groups.entry('', tonumber(ready[k + 1]), ready[k])
         if #args >= 2000 then
           redis.call(unpack(args))
           args = {'ZADD', t.group_jobs}
@@ -167,7 +177,7 @@ do
       if not first[1] then return nil, -1 end
       local score = tonumber(first[2])
       if score >= PARKED_CAP and not take then return nil, -1 end
-      if score >= PARKED and score < PARKED_CAP then return nil, math.max(score - PARKED - now, 1) end
+      if groups.waits_token(score) then return nil, math.max(score - PARKED - now, 1) end
       local g = first[1]
       local parked = nil -- a take's job is never reserved: group_max_reserved does not hold it
       if score < PARKED_CAP then parked = group_hold(t, g, take) end
