@@ -124,20 +124,27 @@ func (d *Dispatcher) FireSchedule(ctx context.Context, name string) (job.Pushed,
 // over it may only change fields).
 func (d *Dispatcher) CheckSchedules(file map[string]jobjson.Fields) error {
 	for name, f := range file {
-		spec, err := jobjson.Schedule(d.scheduleDefaults(), f)
-		if err == nil {
-			err = d.validate(spec.Job)
-		}
-		if err == nil {
-			if dests, ok := d.alias(spec.Job.Topic); ok {
-				err = fmt.Errorf("%w: schedule's job: %q is an alias of %d topics", job.ErrInvalid, spec.Job.Topic, len(dests))
-			}
-		}
-		if err != nil {
+		if _, err := d.scheduleSpec(f, nil); err != nil {
 			return fmt.Errorf("[schedule.%s]: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// scheduleSpec is the definition a schedule's layers make, checked: a
+// whole schedule whose job a push would take, to a topic (not an alias).
+func (d *Dispatcher) scheduleSpec(file, run jobjson.Fields) (job.ScheduleSpec, error) {
+	spec, err := jobjson.Schedule(d.scheduleDefaults(), file, run)
+	if err != nil {
+		return spec, err
+	}
+	if err := d.validate(spec.Job); err != nil {
+		return spec, err
+	}
+	if dests, ok := d.alias(spec.Job.Topic); ok {
+		return spec, fmt.Errorf("%w: schedule's job: %q is an alias of %d topics: give a schedule to each", job.ErrInvalid, spec.Job.Topic, len(dests))
+	}
+	return spec, nil
 }
 
 // DeleteSchedule removes schedule name (conf.ini's comes back at the next
@@ -155,15 +162,9 @@ func (d *Dispatcher) DeleteSchedule(ctx context.Context, name string) error {
 // writeSchedule checks the definition the two layers make and stores it,
 // its next fire counted from now (none while paused).
 func (d *Dispatcher) writeSchedule(ctx context.Context, name string, file, run jobjson.Fields) (job.Schedule, error) {
-	spec, err := jobjson.Schedule(d.scheduleDefaults(), file, run)
+	spec, err := d.scheduleSpec(file, run)
 	if err != nil {
 		return job.Schedule{}, err
-	}
-	if err := d.validate(spec.Job); err != nil {
-		return job.Schedule{}, err
-	}
-	if dests, ok := d.alias(spec.Job.Topic); ok {
-		return job.Schedule{}, fmt.Errorf("%w: schedule's job: %q is an alias of %d topics: give a schedule to each", job.ErrInvalid, spec.Job.Topic, len(dests))
 	}
 	when, err := job.ParseWhen(spec.Cron, spec.TZ)
 	if err != nil {
