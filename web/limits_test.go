@@ -80,3 +80,31 @@ func TestRateLimitedLongPollPastRequestTimeout(t *testing.T) {
 		t.Fatalf("the topic counts %v s held back, want about 2", st["limited_seconds"])
 	}
 }
+
+// The same for the group limits: long polls held by group_rate (a token
+// every 2 s) and by group_max_reserved (a slot freed by an ack 1.5 s in),
+// each past request_timeout, get their job, not a 503.
+func TestGroupLimitedLongPollsPastRequestTimeout(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.RequestTimeout = 500 * time.Millisecond })
+	api := b.URL + "/api/v1"
+	mustCall(t, 200, "PUT", api+"/topics/paced/config", `{"group_rate": 0.5}`)
+	mustCall(t, 200, "PUT", api+"/topics/capped/config", `{"group_max_reserved": 1}`)
+	for _, topic := range []string{"paced", "capped"} {
+		mustCall(t, 201, "POST", api+"/jobs", `{"topic":"`+topic+`","body":"1","group":"g"}`)
+		mustCall(t, 201, "POST", api+"/jobs", `{"topic":"`+topic+`","body":"2","group":"g"}`)
+	}
+	mustCall(t, 200, "GET", api+"/pop?topic=paced", ``)
+	start := time.Now()
+	if j := mustCall(t, 200, "GET", api+"/pop?topic=paced&timeout=6", ``); j["body"] != "2" || time.Since(start) < 1500*time.Millisecond {
+		t.Fatalf("group_rate: %v after %v, want job 2 about 2 s later", j["body"], time.Since(start))
+	}
+	held := mustCall(t, 200, "GET", api+"/pop?topic=capped", ``)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		brokertest.Do("POST", api+"/jobs/"+held["id"].(string)+"/ack", ``)
+	}()
+	start = time.Now()
+	if j := mustCall(t, 200, "GET", api+"/pop?topic=capped&timeout=6", ``); j["body"] != "2" || time.Since(start) < time.Second || time.Since(start) > 4*time.Second {
+		t.Fatalf("group_max_reserved: %v after %v, want job 2 once the ack frees the slot", j["body"], time.Since(start))
+	}
+}
