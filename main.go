@@ -19,8 +19,10 @@ import (
 	"github.com/gmq/gmq/load"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version is the broker's release, semantic versioning (CHANGELOG.md names
+// each release; version_test.go checks they agree). A build may set it with
+// -ldflags "-X main.version=...".
+var version = "0.1.0"
 
 func main() { os.Exit(gmq(os.Args[1:], os.Stdout, os.Stderr)) }
 

@@ -67,6 +67,7 @@ func (c *Client) try(ctx context.Context, method, path string, body []byte, wait
 	if err != nil {
 		return nil, fmt.Errorf("gmq: %w", err)
 	}
+	req.Header.Set("User-Agent", userAgent)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -202,9 +202,10 @@ func (s *Server) connections() map[string]int {
 	return out
 }
 
-// status answers the server status this broker obeys: {"status": "up"}.
+// status answers the server status this broker obeys and the broker's
+// version: {"status": "up", "version": "0.1.0"}.
 func (s *Server) status(c *gin.Context) (int, any, error) {
-	return http.StatusOK, gin.H{"status": s.d.Status().String()}, nil
+	return http.StatusOK, gin.H{"status": s.d.Status().String(), "version": s.opts.Version}, nil
 }
 
 // setStatus sets the status of every broker sharing the Redis:

@@ -309,3 +309,5 @@ export class Worker {
 
 export const defaults: Readonly<Required<Omit<ClientOptions, 'token'>>>;
 export const workerDefaults: Readonly<{ concurrency: number; pollTimeout: number; signals: readonly string[] }>;
+/** This client's release (package.json's version). */
+export const version: string;

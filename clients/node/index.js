@@ -2,3 +2,4 @@
 export { Client, defaults } from './lib/client.js';
 export { Worker, workerDefaults } from './lib/worker.js';
 export { GmqError } from './lib/errors.js';
+export const version = '0.1.0'; // package.json's version (gmq's version_test.go checks)
