@@ -1,9 +1,11 @@
 package web
 
 import (
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,4 +96,17 @@ func headAsGet(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// methodNotAllowed answers a request whose path takes other methods: 405,
+// with Allow (which gin has set) naming them, HEAD too wherever GET is
+// (headAsGet serves it).
+func methodNotAllowed(c *gin.Context) {
+	allow := strings.Split(c.Writer.Header().Get("Allow"), ", ")
+	if slices.Contains(allow, http.MethodGet) && !slices.Contains(allow, http.MethodHead) {
+		allow = append(allow, http.MethodHead)
+	}
+	c.Header("Allow", strings.Join(allow, ", "))
+	c.JSON(http.StatusMethodNotAllowed, gin.H{"error": fmt.Sprintf("method %s is not allowed on %s; it takes %s",
+		c.Request.Method, c.Request.URL.Path, strings.Join(allow, ", "))})
 }

@@ -158,6 +158,10 @@ func (s *Server) routes() {
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "no such endpoint: " + c.Request.URL.Path})
 	})
+	// A path that exists under another method is a 405 naming the ones it
+	// takes (gin sets Allow), not a 404 that reads as a wrong path.
+	r.HandleMethodNotAllowed = true
+	r.NoMethod(methodNotAllowed)
 	// Ordinary requests: each under the request timeout, so a Redis that
 	// stops answering turns into a 503, not a hung client.
 	plain := r.Group("", s.deadline)
