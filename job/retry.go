@@ -12,6 +12,12 @@ import (
 // and all.
 var Backoffs = []string{"fixed", "linear", "exponential"}
 
+// DefaultMaxAttempts is max_attempts when no layer of a topic's settings
+// sets it: a job that keeps failing (fails, TTRs that run out) is dead after
+// this many, as asynq's and Sidekiq's are after 25. 0, set explicitly, keeps
+// retrying for ever. The scripts hold it too (lib_failures.lua).
+const DefaultMaxAttempts = 25
+
 // RetryPolicy is a job's own retry policy; a field left at its zero (or
 // nil) value is taken from the job's topic's settings (max_attempts,
 // backoff, backoff_base, backoff_max, backoff_jitter).

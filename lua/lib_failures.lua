@@ -4,9 +4,14 @@
 -- (max_attempts, backoff, backoff_base, backoff_max in seconds,
 -- backoff_jitter) under the job's own (F_RETRY: five words, max attempts,
 -- backoff, base ms, max ms, jitter 0/1, each '-' to keep the topic's).
+--
+-- max_attempts is 25 when no layer sets it (asynq's and Sidekiq's choice): a
+-- job that keeps failing ends in the dead set rather than being retried for
+-- ever; 0, set explicitly, still means for ever (job.DefaultMaxAttempts).
+local DEFAULT_MAX_ATTEMPTS = '25'
 local function retry_policy(t, job)
   local cfg = topic_config(t)
-  local p = {max_attempts = tonumber(cfg.max_attempts or '0'), backoff = cfg.backoff or 'exponential',
+  local p = {max_attempts = tonumber(cfg.max_attempts or DEFAULT_MAX_ATTEMPTS), backoff = cfg.backoff or 'exponential',
              base = tonumber(cfg.backoff_base or '1') * 1000, max = tonumber(cfg.backoff_max or '3600') * 1000,
              jitter = cfg.backoff_jitter == 'true'}
   local own = job[F_RETRY] or ''
