@@ -139,3 +139,43 @@ func waitPort(t *testing.T, addr string, open bool) {
 	}
 	t.Fatalf("%s: listening should be %v", addr, open)
 }
+
+// A second make run while one runs (here: its HTTP port taken) stops before
+// it builds or starts anything, and says which setting to change: it used to
+// rebuild ./gmq under the running broker, then fail on "address already in
+// use".
+func TestMakeRunRefusesAPortInUse(t *testing.T) {
+	conf, err := os.ReadFile("conf.ini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := net.Listen("tcp", freeAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	ours := strings.NewReplacer("127.0.0.1:8000", freeAddr(t), "127.0.0.1:11300", freeAddr(t),
+		"127.0.0.1:9503", freeAddr(t), "127.0.0.1:22133", busy.Addr().String()).Replace(string(conf))
+	confPath := filepath.Join(t.TempDir(), "run.ini")
+	if err := os.WriteFile(confPath, []byte(ours), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	built, _ := os.Stat("gmq")
+	cmd := exec.Command("bash", "scripts/run.sh")
+	cmd.Env = append(os.Environ(), "GMQ_CONF="+confPath, "GMQ_REDIS=redis://"+freeAddr(t)+"/0", "GMQ_DATA="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("make run with a port in use: exit %d (%v), want 1:\n%s", code, err, out)
+	}
+	for _, says := range []string{busy.Addr().String() + " ([kestrel] addr in " + confPath + ") is already in use", "GMQ_CONF="} {
+		if !strings.Contains(string(out), says) {
+			t.Errorf("make run did not say %q:\n%s", says, out)
+		}
+	}
+	if strings.Contains(string(out), "Redis") {
+		t.Errorf("make run went on to Redis:\n%s", out)
+	}
+	if now, _ := os.Stat("gmq"); built != nil && (now == nil || !now.ModTime().Equal(built.ModTime())) {
+		t.Errorf("make run rebuilt ./gmq")
+	}
+}

@@ -34,6 +34,28 @@ fi
 
 answers() { (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; }
 
+# The ports gmq will listen on must be free, checked before anything is
+# built: a second make run would fail with "address already in use" after
+# rebuilding ./gmq under the broker that runs. ini SECTION KEY prints
+# "=VALUE" when conf sets it (VALUE may be empty: that front end is off).
+ini() { awk -v s="[$1]" -v k="$2" '
+  /^[[:space:]]*\[/ { in_s = ($1 == s) }
+  in_s && $0 ~ "^[[:space:]]*" k "[[:space:]]*=" { sub(/^[^=]*=[[:space:]]*/, ""); sub(/[[:space:]]*;.*$/, ""); print "=" $0; exit }
+' "$conf"; }
+for setting in "server http 127.0.0.1:8000" "beanstalk addr 127.0.0.1:11300" "rpc addr 127.0.0.1:9503" \
+  "kestrel addr 127.0.0.1:22133" "metrics addr"; do
+  set -- $setting
+  addr=$(ini "$1" "$2"); if [ -n "$addr" ]; then addr=${addr#=}; else addr=${3:-}; fi
+  [ -n "$addr" ] || continue
+  p=${addr##*:}; h=${addr%:*}
+  case "$h" in ""|0.0.0.0|"[::]"|"::") h=127.0.0.1 ;; esac
+  if (exec 3<>"/dev/tcp/$h/$p") 2>/dev/null; then
+    echo "make run: $addr ([$1] $2 in $conf) is already in use: is gmq already running?" >&2
+    echo "make run: to run another beside it, copy $conf with other ports and run GMQ_CONF=that.ini make run" >&2
+    exit 1
+  fi
+done
+
 if answers; then
   echo "make run: using the Redis at $host:$port"
 else
