@@ -22,6 +22,7 @@ func TestChaosFailingConsumers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test")
 	}
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
 	jobs, every := chaosSettings(t)
 	jobs /= 2
 	srv := redistest.Start(t)
@@ -92,7 +93,7 @@ func TestChaosFailingConsumers(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		b.start()
 	}
-	faults := strikeWhile(&producing, every, strike)
+	faults := strikeWhile(&producing, every, 0, strike)
 	if faults == 0 {
 		strike() // the pushes outran the first fault: strike while the consumers work
 		faults++

@@ -211,6 +211,7 @@ func TestMaxReservedThroughKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test")
 	}
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
 	const jobs, most = 200, 3
 	srv := redistest.Start(t)
 	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}

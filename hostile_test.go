@@ -56,6 +56,7 @@ const hostileRSSLimit = 256 << 20
 // [server] body_memory, the rest waits in the kernel, oversized lengths are
 // refused unread, and read_timeout closes them all.
 func TestHostileConnectionsMemory(t *testing.T) {
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
 	b := plainBroker(t, "[redis]\nbuckets = 4\n[server]\nread_timeout = 4s\n")
 	pid := b.cmd.Process.Pid
 	before := procStatus(t, pid, "VmRSS")

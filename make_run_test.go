@@ -128,7 +128,7 @@ func redisDo(t *testing.T, addr, command string) {
 // waitPort waits until something listens on addr (open) or nothing does.
 func waitPort(t *testing.T, addr string, open bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			c.Close()
