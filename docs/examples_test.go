@@ -83,8 +83,15 @@ func run(t *testing.T, ex example, addrs *strings.Replacer, url, gmq, state stri
 	// curl says its status on stderr after its own messages (-w %{stderr});
 	// a document's variables (id=$(gmq push …)) carry on to its next
 	// examples through the state file.
-	script := "[ -f " + state + " ] && . " + state + "\nset -a\n" +
-		`curl() { command curl -w '%{stderr}\n@status %{http_code}\n' "$@"; }` + "\n" + command +
+	// An example that prints its status itself (-w ' %{http_code}\n', as the
+	// first ones do so that a reader sees it) is run as written, and its
+	// status read from the end of what it printed.
+	wrap := `curl() { command curl -w '%{stderr}\n@status %{http_code}\n' "$@"; }`
+	printsStatus := strings.Contains(command, "%{http_code}")
+	if printsStatus {
+		wrap = ""
+	}
+	script := "[ -f " + state + " ] && . " + state + "\nset -a\n" + wrap + "\n" + command +
 		"\n__code=$?\nexport -p > " + state + "\nexit $__code"
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = ".." // the checkout's root, where the docs say to run them
@@ -101,6 +108,9 @@ func run(t *testing.T, ex example, addrs *strings.Replacer, url, gmq, state stri
 	got := fmt.Sprintf("exit %d", code)
 	if ex.status != 0 {
 		status := regexp.MustCompile(`@status (\d+)`).FindAllStringSubmatch(stderr.String(), -1)
+		if printsStatus {
+			status = regexp.MustCompile(`(\d{3})\s*$`).FindAllStringSubmatch(stdout.String(), -1)
+		}
 		got = "no status"
 		if len(status) > 0 {
 			got = status[len(status)-1][1]
