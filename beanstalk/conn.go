@@ -481,12 +481,10 @@ func (c *conn) watching(tube string) bool {
 	return false
 }
 
-// tubeExists: a tube exists while a job or a connection refers to it.
+// tubeExists: a tube exists while a job or a connection refers to it, and
+// "default" always (c.tube, which stats-tube and list-tubes follow too).
 func (c *conn) tubeExists(ctx context.Context, tube string) (bool, error) {
-	if _, ok := c.s.refs(tube); ok {
-		return true, nil
-	}
-	_, err := c.s.d.TopicStats(ctx, tube)
+	_, _, err := c.tube(ctx, tube)
 	if errors.Is(err, job.ErrNotFound) {
 		return false, nil
 	}

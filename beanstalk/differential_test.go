@@ -70,6 +70,44 @@ var scenarios = map[string][]step{
 		{cmd: "list-tubes-watched\r\n"}, {cmd: "stats-tube t1\r\n"}, {cmd: "stats-tube t2\r\n"},
 		{cmd: "stats-tube nothing\r\n"}, {cmd: "pause-tube nothing 1\r\n"},
 	},
+	// A tube exists while a connection uses or watches it or a job of any
+	// state is in it; "default" always. pheanstalk's testListTubes is the
+	// first: gmq kept listing the emptied t4.
+	"an emptied tube leaves list-tubes": {
+		{cmd: "use t4\r\n"}, {cmd: "put 1 0 10 1\r\nx\r\n"}, {cmd: "watch t4\r\n"}, {cmd: "reserve\r\n"},
+		{cmd: "delete $1\r\n"}, {cmd: "use default\r\n"}, {cmd: "list-tubes\r\n"}, {cmd: "ignore t4\r\n"},
+		{cmd: "list-tubes\r\n"}, {cmd: "stats-tube t4\r\n"}, {cmd: "stats\r\n"}, {cmd: "pause-tube t4 1\r\n"},
+	},
+	"a watch alone keeps a tube": {
+		{cmd: "watch w\r\n"}, {conn: 1, cmd: "use w\r\n"}, {conn: 1, cmd: "put 1 0 10 1\r\nx\r\n"},
+		{conn: 1, cmd: "use default\r\n"}, {cmd: "reserve\r\n"}, {cmd: "delete $1\r\n"},
+		{cmd: "list-tubes\r\n"}, {cmd: "stats-tube w\r\n"}, {cmd: "ignore w\r\n"}, {cmd: "list-tubes\r\n"},
+		{cmd: "stats-tube w\r\n"}, {cmd: "list-tubes-watched\r\n"},
+	},
+	"a buried job keeps its tube": {
+		{cmd: "use b\r\n"}, {cmd: "put 1 0 10 1\r\nx\r\n"}, {cmd: "watch b\r\n"}, {cmd: "ignore default\r\n"},
+		{cmd: "reserve\r\n"}, {cmd: "bury $1 1\r\n"}, {cmd: "watch default\r\n"}, {cmd: "ignore b\r\n"},
+		{cmd: "use default\r\n"}, {cmd: "list-tubes\r\n"}, {cmd: "stats-tube b\r\n"}, {cmd: "stats\r\n"},
+		{cmd: "delete $1\r\n"}, {cmd: "list-tubes\r\n"}, {cmd: "stats-tube b\r\n"}, {cmd: "stats\r\n"},
+	},
+	"a delayed job keeps its tube": {
+		{cmd: "use d\r\n"}, {cmd: "put 1 100 10 1\r\nx\r\n"}, {cmd: "use default\r\n"}, {cmd: "list-tubes\r\n"},
+		{cmd: "stats-tube d\r\n"}, {cmd: "delete $1\r\n"}, {cmd: "list-tubes\r\n"}, {cmd: "stats-tube d\r\n"},
+	},
+	"default exists with no job and no connection": {
+		{cmd: "use x\r\n"}, {cmd: "watch x\r\n"}, {cmd: "ignore default\r\n"},
+		{cmd: "stats-tube default\r\n"}, {cmd: "list-tubes\r\n"}, {cmd: "stats\r\n"},
+		{cmd: "pause-tube default 0\r\n"}, {cmd: "stats-tube default\r\n"}, {cmd: "list-tubes\r\n"},
+	},
+	// Leaving is use or ignore, not quit: a quit's reply is the connection's
+	// end, which a server may show before it has forgotten the connection.
+	"two connections leave a tube in turn": {
+		{cmd: "use s\r\n"}, {cmd: "put 1 0 10 1\r\nx\r\n"}, {conn: 1, cmd: "watch s\r\n"},
+		{conn: 1, cmd: "reserve\r\n"}, {conn: 1, cmd: "delete $1\r\n"}, {cmd: "list-tubes\r\n"},
+		{cmd: "use default\r\n"}, {cmd: "list-tubes\r\n"}, {conn: 1, cmd: "stats-tube s\r\n"},
+		{conn: 1, cmd: "ignore s\r\n"}, {cmd: "list-tubes\r\n"}, {conn: 1, cmd: "list-tubes\r\n"},
+		{cmd: "stats-tube s\r\n"}, {cmd: "stats\r\n"},
+	},
 	"malformed and unknown commands": {
 		{cmd: "\r\n"}, {cmd: "PUT 1 0 1 1\r\n"}, {cmd: "delete\r\n"}, {cmd: "peek\r\n"}, {cmd: "use\r\n"},
 		{cmd: "reserve-with-timeout\r\n"}, {cmd: "statsx\r\n"}, {cmd: "list-tubes extra\r\n"},

@@ -68,31 +68,46 @@ func (y *yaml) addLimits(t job.TopicStats) *yaml {
 	return y
 }
 
-// allTubes is every tube that exists: "default", those holding jobs, those a
-// connection here refers to. "default" comes first, the rest by name.
+// allTubes returns the stats of every topic the store holds, and the names
+// of the tubes that exist as beanstalkd counts them: "default" first, then
+// by name every tube that holds a job or that a connection here uses or
+// watches. beanstalkd frees a tube when its last job and its last
+// connection leave it; gmq keeps the emptied topic in Redis (its counters,
+// settings and pause), and a listing must not delete it, so the listing
+// filters instead. Only this server's connections are known: a tube that a
+// connection to another broker on the same Redis uses, and no job holds, is
+// not listed here.
 func (c *conn) allTubes(ctx context.Context) ([]job.TopicStats, []string, error) {
 	stats, _, err := c.s.d.Topics(ctx, 0, math.MaxInt32)
 	if err != nil {
 		return nil, nil, err
 	}
-	seen := map[string]bool{"default": true}
-	names := []string{}
+	live := map[string]bool{"default": true}
 	for _, t := range stats {
-		seen[t.Name] = true
-		if t.Name != "default" {
-			names = append(names, t.Name)
+		if holdsJobs(t) {
+			live[t.Name] = true
 		}
 	}
 	c.s.mu.Lock()
 	for t := range c.s.tubes {
-		if !seen[t] {
-			seen[t] = true
+		live[t] = true
+	}
+	c.s.mu.Unlock()
+	names := make([]string, 0, len(live))
+	for t := range live {
+		if t != "default" {
 			names = append(names, t)
 		}
 	}
-	c.s.mu.Unlock()
 	slices.Sort(names)
 	return stats, append([]string{"default"}, names...), nil
+}
+
+// holdsJobs says whether a topic has a job in any state: ready, reserved,
+// delayed, buried or dead (buried to beanstalkd). Such a topic is a tube
+// that exists whoever refers to it.
+func holdsJobs(t job.TopicStats) bool {
+	return t.Ready+t.Reserved+t.Delayed+t.Buried+t.Dead > 0
 }
 
 func (c *conn) listTubes(ctx context.Context) {
@@ -149,12 +164,28 @@ func (c *conn) statsJob(ctx context.Context, id uint64) {
 		add("kicks", j.Kicks).String())
 }
 
-func (c *conn) statsTube(ctx context.Context, tube string) {
-	t, err := c.s.d.TopicStats(ctx, tube)
-	refs, referenced := c.s.refs(tube)
-	if errors.Is(err, job.ErrNotFound) && referenced {
-		t, err = job.TopicStats{Name: tube}, nil // used or watched here, no job yet
+// tube reads a tube as beanstalkd knows it: its stats and this server's
+// references to it, or job.ErrNotFound when it does not exist. It exists
+// while a connection here uses or watches it or a job is in it, and
+// "default" always (beanstalkd never frees it); one that exists before the
+// store has held a job of it reads as zeros. An emptied topic that no
+// connection here refers to is not found, as beanstalkd has freed it,
+// though gmq keeps it in Redis (see allTubes).
+func (c *conn) tube(ctx context.Context, name string) (job.TopicStats, tubeRefs, error) {
+	t, err := c.s.d.TopicStats(ctx, name)
+	refs, referenced := c.s.refs(name)
+	exists := referenced || name == "default"
+	switch {
+	case errors.Is(err, job.ErrNotFound) && exists:
+		return job.TopicStats{Name: name}, refs, nil
+	case err == nil && !exists && !holdsJobs(t):
+		return job.TopicStats{}, refs, fmt.Errorf("tube %q: emptied and left: %w", name, job.ErrNotFound)
 	}
+	return t, refs, err
+}
+
+func (c *conn) statsTube(ctx context.Context, name string) {
+	t, refs, err := c.tube(ctx, name)
 	if err != nil {
 		c.fail(err)
 		return
