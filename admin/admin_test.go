@@ -43,6 +43,8 @@ func TestAdminRefusesBadValues(t *testing.T) {
 		{[]string{"pop", "t", "--timeout", "1e10"}, "--timeout 1e+10: want seconds from 0 to 4294967295"},
 		{[]string{"pop", "t", "--timeout", "-1"}, "--timeout -1"},
 		{[]string{"pop", "t", "--timeout", "NaN"}, "--timeout NaN"},
+		{[]string{"push", "t", "x", "--unique", "k", "--unique-for", "NaN"}, "--unique-for NaN: want seconds"},
+		{[]string{"push", "t", "x", "--unique", "k", "--unique-for", "-1"}, "--unique-for -1"},
 		{[]string{"pause", "t", "NaN"}, `SECONDS "NaN"`},
 		{[]string{"pause", "t", "1e300"}, `SECONDS "1e300"`},
 		{[]string{"ack", "1", "--attempt", "-1"}, "--attempt -1: want a whole number from 0 to 2147483647"},

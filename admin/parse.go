@@ -164,6 +164,7 @@ func (c *call) checkFlags() error {
 		{"delay", func() error { return checkSeconds("--delay", c.delay) }},
 		{"ttr", func() error { return checkSeconds("--ttr", c.ttr) }},
 		{"timeout", func() error { return checkSeconds("--timeout", c.timeout) }},
+		{"unique-for", func() error { return checkSeconds("--unique-for", c.uniqueFor) }},
 		{"priority", func() error { return checkWhole("--priority", c.priority, maxPriority) }},
 		{"attempt", func() error { return checkWhole("--attempt", c.attempt, maxAttempt) }},
 	}
