@@ -246,9 +246,17 @@ func (c *Config) settings() []setting {
 }
 
 // Load reads a conf.ini over the defaults. Unknown sections and keys are
-// errors (a misspelt key would otherwise be silently ignored).
+// errors (a misspelt key would otherwise be silently ignored), and so is a
+// section given twice.
 func Load(path string) (Config, error) {
-	f, err := ini.Load(path)
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := checkSections(text); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	f, err := ini.Load(text)
 	if err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -261,6 +269,9 @@ func Load(path string) (Config, error) {
 
 // Parse reads conf.ini text over the defaults (for tests and fuzzing).
 func Parse(text []byte) (Config, error) {
+	if err := checkSections(text); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
 	f, err := ini.Load(text)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)

@@ -151,6 +151,9 @@ func TestTopicSections(t *testing.T) {
 		{"[alias.all]\ndestinations = a, some\n[alias.some]\ndestinations = b\n", `"some" is an alias`},
 		{"[schedule.nightly]\ncron = 0 3 * * *\nqueue = x\n", "[schedule.nightly] queue: unknown key"},
 		{"[schedule.bad~name]\ncron = 0 3 * * *\n", "[schedule.bad~name]"},
+		{"[schedule...]\ncron = 0 3 * * *\ntopic = r\nbody = x\n", `schedule name ".."`},
+		{"[schedule.x]\ncron = 0 3 * * *\n\n[topics]\n[schedule.x] ; again\ncron = 0 4 * * *\n", "section [schedule.x] appears twice (lines 1 and 5)"},
+		{"[topic.a]\nmax_items = 1\n[topic.a]\nmax_items = 2\n", "section [topic.a] appears twice"},
 	} {
 		if _, err := Parse([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v, want an error naming %q", bad.text, err, bad.want)
@@ -206,7 +209,7 @@ func TestTopicPatternSections(t *testing.T) {
 		{"[topic.*]\nrate = 2.5\n", ""},
 		{"[topic.crawl *]\nrate = 1\n", "topic pattern"},
 		{"[topic.crawl/*]\nrate = fast\n", "rate"},
-		{strings.Repeat("[topic.p*]\nrate = 1\n", 2) + manyPatterns(64), "more than 64 topic patterns"},
+		{"[topic.p*]\nrate = 1\n" + manyPatterns(64), "more than 64 topic patterns"},
 	} {
 		file := filepath.Join(dir, "c.ini")
 		if err := os.WriteFile(file, []byte(c.section), 0o644); err != nil {

@@ -130,8 +130,12 @@ func firstInstant(wall time.Time, loc *time.Location) time.Time {
 }
 
 // ValidateScheduleName checks a schedule's name: a client id's rules (it
-// is named in URLs and conf.ini sections).
+// is named in URLs and conf.ini sections), but not "." or "..", which a
+// URL's path cannot name (/schedules/../fire is /fire).
 func ValidateScheduleName(name string) error {
+	if name == "." || name == ".." {
+		return fmt.Errorf("%w: schedule name %q: a path cannot name it; use another", ErrInvalid, name)
+	}
 	if err := ValidateClientID(name); err != nil {
 		return fmt.Errorf("%w: schedule name %q: 1-200 bytes of A-Za-z0-9-+;.$_()@=: with at least one non-digit", ErrInvalid, name)
 	}

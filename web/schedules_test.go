@@ -61,6 +61,12 @@ func TestSchedulesOverHTTP(t *testing.T) {
 		}
 	}
 	mustCall(t, 400, "PUT", api+"/schedules/bad~name", `{"cron":"* * * * *","job":{"topic":"t","body":"x"}}`)
+	// "." and ".." cannot be named in a path: %2E%2E reaches the handler.
+	for _, name := range []string{"%2E", "%2E%2E"} {
+		if out := mustCall(t, 400, "PUT", api+"/schedules/"+name, `{"cron":"* * * * *","job":{"topic":"t","body":"x"}}`); !strings.Contains(out["error"].(string), "a path cannot name it") {
+			t.Fatalf("PUT /schedules/%s: %v", name, out)
+		}
+	}
 }
 
 // conf.ini's [schedule.NAME] is a schedule's file layer: a run-time change
