@@ -44,6 +44,7 @@ var commands = []command{
 	{"stats", "", [2]int{0, 0}, "jobs by state, totals, consumers and connections, the server and its Redis", nil, stats},
 	{"topics", "", [2]int{0, 0}, "every topic with its jobs by state", nil, topics},
 	{"schedules", "", [2]int{0, 0}, "every cron schedule: its cron, next and last fire, fires and skips", nil, schedules},
+	{"schedule", "NAME [pause|resume|fire]", [2]int{1, 2}, "one cron schedule; or pause it, resume it, or fire it now", nil, schedule},
 	{"topic", "TOPIC", [2]int{1, 1}, "one topic's counts and settings", nil,
 		func(c *call) error { return c.showMap("GET", "/topics/"+c.path(0), nil) }},
 	{"dead", "TOPIC", [2]int{1, 1}, "a topic's dead jobs (the oldest 100)", nil, dead},

@@ -163,4 +163,24 @@ func TestAdminSchedules(t *testing.T) {
 		!strings.Contains(out, "Europe/Berlin") || !strings.Contains(out, "reports") {
 		t.Fatalf("gmq schedules: %d %q %s", code, out, stderr)
 	}
+	// One schedule; pause, resume and fire it from the command line.
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"schedule", "nightly", "--json"}, 0, `"paused": false`},
+		{[]string{"schedule", "nightly", "pause", "--json"}, 0, `"paused": true`},
+		{[]string{"schedule", "nightly", "resume", "--json"}, 0, `"paused": false`},
+		{[]string{"schedule", "nightly", "fire", "--json"}, 0, `"id"`},
+		{[]string{"schedule", "nightly", "stop"}, 2, `"stop": want pause, resume or fire`},
+		{[]string{"schedule", "nobody"}, 1, "404"},
+	} {
+		if code, out, stderr := gmq(b, tc.args[0], tc.args[1:]...); code != tc.code || !strings.Contains(out+stderr, tc.says) {
+			t.Errorf("gmq %v: %d %q %q, want %d with %q", tc.args, code, out, stderr, tc.code, tc.says)
+		}
+	}
+	if st := brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/topics/reports", ``); st["ready"] != 1.0 {
+		t.Errorf("after gmq schedule nightly fire: %v, want its job ready", st)
+	}
 }

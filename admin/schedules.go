@@ -29,3 +29,20 @@ func schedules(c *call) error {
 		}
 	})
 }
+
+// schedule shows one schedule, or pauses, resumes or fires it (the
+// dashboard's buttons): PUT {"paused": …} changes only that, and a fire
+// now pushes its job at once, its next fire as it was.
+func schedule(c *call) error {
+	path := "/schedules/" + c.path(0)
+	if len(c.args) == 1 {
+		return c.showMap("GET", path, nil)
+	}
+	switch c.args[1] {
+	case "pause", "resume":
+		return c.showMap("PUT", path, map[string]any{"paused": c.args[1] == "pause"})
+	case "fire":
+		return c.showMap("POST", path+"/fire", nil)
+	}
+	return usageError{fmt.Sprintf("%q: want pause, resume or fire", c.args[1])}
+}
