@@ -221,3 +221,47 @@ func (b *beanstalkConn) block(ok string) string {
 	}
 	return string(buf[:n])
 }
+
+// conf.ini's schedules come back after Redis loses its data, on every
+// broker, as its topic settings do, and fire again; a schedule made with
+// PUT is lost with the data, as jobs are (issue 31: the list stayed empty
+// and nothing fired until a SIGHUP or a restart).
+func TestConfSchedulesRestoredAfterDataLoss(t *testing.T) {
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
+	srv := redistest.Start(t)
+	conf := "[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n" +
+		"[schedule.beat]\ncron = * * * * * *\ntopic = beats\nbody = x\n"
+	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}
+	for _, b := range brokers {
+		b.restartWith("", conf)
+	}
+	brokers[0].must(200, "PUT", "/api/v1/schedules/made", `{"cron":"0 3 * * *","job":{"topic":"r","body":"x"}}`)
+	waitUntil(t, "beat fires", func() bool {
+		return brokers[0].must(200, "GET", "/api/v1/schedules/beat", "")["fires"].(float64) >= 1
+	})
+
+	if err := srv.RestartEmpty(); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range brokers {
+		waitUntil(t, "beat listed again", func() bool {
+			a, err := b.do("GET", "/api/v1/schedules", "")
+			if err != nil || a.code != 200 {
+				return false
+			}
+			list, _ := a.body["schedules"].([]any)
+			return len(list) == 1 && list[0].(map[string]any)["name"] == "beat"
+		})
+	}
+	// It fires again: a job of beats is made after the loss.
+	waitUntil(t, "beat's job after the loss", func() bool {
+		a, err := brokers[1].do("GET", "/api/v1/topics/beats", "")
+		return err == nil && a.code == 200 && a.body["ready"].(float64) >= 1
+	})
+	brokers[1].must(404, "GET", "/api/v1/schedules/made", "")
+	for _, b := range brokers {
+		if !strings.Contains(b.log.String(), "writing conf.ini's topic settings and schedules again") {
+			t.Errorf("a broker's log does not say it writes the schedules again:\n%s", b.log)
+		}
+	}
+}

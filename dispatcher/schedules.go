@@ -58,8 +58,17 @@ func (d *Dispatcher) SetSchedule(ctx context.Context, name string, changes jobjs
 
 // ApplySchedules writes conf.ini's schedules (their file layers) at start
 // and at reload; a schedule conf.ini no longer names loses its file layer,
-// and with no run-time layer either, it is deleted.
+// and with no run-time layer either, it is deleted. They are written again
+// after Redis loses gmq's data (checkStore).
 func (d *Dispatcher) ApplySchedules(ctx context.Context, file map[string]jobjson.Fields) error {
+	if err := d.applySchedules(ctx, file); err != nil {
+		return err
+	}
+	d.rememberSchedules(file)
+	return nil
+}
+
+func (d *Dispatcher) applySchedules(ctx context.Context, file map[string]jobjson.Fields) error {
 	if err := d.CheckSchedules(file); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/job"
 )
 
@@ -20,9 +21,11 @@ type storeWatch struct {
 
 	mu      sync.Mutex // held through a check, which a reload's rememberTopicConfig waits for
 	pending bool       // the loss is seen but the store not yet made whole again
-	// defaults and topics are the topic settings last applied, to apply again.
-	defaults job.TopicConfig
-	topics   map[string]job.TopicConfig
+	// defaults and topics are the topic settings last applied, and
+	// schedules conf.ini's schedules (their file layers), to apply again.
+	defaults  job.TopicConfig
+	topics    map[string]job.TopicConfig
+	schedules map[string]jobjson.Fields
 }
 
 // StoreLosses says how many times this broker has seen Redis lose gmq's
@@ -43,11 +46,20 @@ func (d *Dispatcher) rememberTopicConfig(defaults job.TopicConfig, topics map[st
 	d.watch.defaults, d.watch.topics = defaults, topics
 }
 
+// rememberSchedules keeps conf.ini's schedules ApplySchedules wrote, for
+// checkStore to write again.
+func (d *Dispatcher) rememberSchedules(file map[string]jobjson.Fields) {
+	d.watch.mu.Lock()
+	defer d.watch.mu.Unlock()
+	d.watch.schedules = file
+}
+
 // checkStore looks for a lost store (Run calls it every StatusPoll): it logs
 // the loss as an error and counts it, then records the store anew (Init,
 // which adopts an epoch another broker recorded first) and writes conf.ini's
-// topic settings again; a step that fails is tried again next time, without
-// counting the loss twice. Run-time topic settings are lost with the data.
+// topic settings and schedules again; a step that fails is tried again next
+// time, without counting the loss twice. Run-time topic settings, and
+// schedules made at run time (PUT), are lost with the data, as jobs are.
 func (d *Dispatcher) checkStore(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, max(d.opts.StatusPoll, time.Second))
 	defer cancel()
@@ -63,7 +75,7 @@ func (d *Dispatcher) checkStore(ctx context.Context) {
 		d.watch.losses.Add(1)
 		d.log.Error("Redis lost gmq's data: its meta record is gone or was made anew since this broker started; "+
 			"the jobs it held are gone. Job numbers go on above the lost ones, so consumers' late acks of lost jobs answer not found. "+
-			"Recording the store anew and writing conf.ini's topic settings again (run-time settings are lost); "+
+			"Recording the store anew and writing conf.ini's topic settings and schedules again (run-time settings and schedules are lost); "+
 			"turn on AOF (appendonly yes) so a restart keeps the jobs", "old_epoch", d.pool.Epoch())
 	}
 	if err := d.pool.Init(rctx); err != nil {
@@ -72,6 +84,12 @@ func (d *Dispatcher) checkStore(ctx context.Context) {
 	}
 	if err := d.pool.ApplyTopicConfig(rctx, d.watch.defaults, d.watch.topics); err != nil {
 		d.log.Error("Redis lost gmq's data: writing the topic settings again failed; retrying", "err", err)
+		return
+	}
+	if d.watch.schedules == nil {
+		// None applied yet (a dispatcher without conf.ini): none to restore.
+	} else if err := d.applySchedules(rctx, d.watch.schedules); err != nil {
+		d.log.Error("Redis lost gmq's data: writing conf.ini's schedules again failed; retrying", "err", err)
 		return
 	}
 	d.watch.pending = false
