@@ -38,7 +38,7 @@ var files = []string{"../README.md", "api.md", "topics.md", "protocols.md", "ope
 // a document shows is run.
 var notRun = map[string]string{
 	"make run":                  "the test starts the broker itself; TestMakeRun runs make run on ports of its own",
-	"kill -HUP $(pidof gmq)":    "the broker under test is in-process; TestReload covers SIGHUP",
+	"kill -HUP":                 "the broker under test is in-process; TestReload covers SIGHUP",
 	"redis-cli ACL SETUSER gmq": "the ACL is tested on a Redis of its own (broker/acl_test.go)",
 	"redis-cli FUNCTION LIST":   "it reads the operator's Redis; pool's TestLibraryReloaded loads and lists the library",
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -173,6 +174,7 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 	lost, lostAt := s.d.StoreLosses()
 	out := gin.H{
 		"version": s.opts.Version, "status": s.d.Status().String(), "uptime": seconds(st.Uptime), "buckets": st.Buckets, "topics": st.Topics,
+		"pid":                os.Getpid(), // this broker's process, for a signal (kill -HUP: reload), as beanstalkd's stats say
 		"current_waiting":    st.Waiting,
 		"current_jobs_ready": st.Ready, "current_jobs_delayed": st.Delayed,
 		"current_jobs_reserved": st.Reserved, "current_jobs_buried": st.Buried,
