@@ -386,7 +386,7 @@ local function group_of(t, a)
     v = string.format('%.0f', v)
     if v == '-0' then v = '0' end
   end
-  if type(v) ~= 'string' or #v == 0 or #v > groups.MAX or string.find(v, '%c') then return '' end
+  if type(v) ~= 'string' or not groups.name_ok(v) then return '' end
   return v
 end
 

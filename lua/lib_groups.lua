@@ -30,6 +30,42 @@ do
   local GROUPED_MARK = '@grouped'
   -- groups.MAX is the longest group name, bytes: job.MaxGroup.
   groups.MAX = 200
+
+  -- groups.name_ok says s makes a group name by job.ValidateGroup's rule, the
+  -- one a producer's group is held to on every front end: 1 to MAX bytes of
+  -- UTF-8 (RFC 3629: no overlong forms, surrogates or code points past
+  -- U+10FFFF, as Go's utf8.ValidString) without ASCII control characters.
+  -- group_from reads it from a body, which beanstalkd and memcache producers
+  -- send as any bytes.
+  function groups.name_ok(s)
+    local n = #s
+    if n == 0 or n > groups.MAX or string.find(s, '%c') then return false end
+    local i = 1
+    while i <= n do
+      local c = string.byte(s, i)
+      local len, lo, hi = 1, 0x80, 0xBF -- lo, hi: the second byte's range
+      if c < 0x80 then len = 1
+      elseif c >= 0xC2 and c <= 0xDF then len = 2
+      elseif c == 0xE0 then len, lo = 3, 0xA0
+      elseif c == 0xED then len, hi = 3, 0x9F
+      elseif c >= 0xE1 and c <= 0xEF then len = 3
+      elseif c == 0xF0 then len, lo = 4, 0x90
+      elseif c >= 0xF1 and c <= 0xF3 then len = 4
+      elseif c == 0xF4 then len, hi = 4, 0x8F
+      else return false end
+      if i + len - 1 > n then return false end
+      for k = 1, len - 1 do
+        local b = string.byte(s, i + k)
+        if k == 1 then
+          if b < lo or b > hi then return false end
+        elseif b < 0x80 or b > 0xBF then
+          return false
+        end
+      end
+      i = i + len
+    end
+    return true
+  end
   local PARKED = 4e15
   local PARKED_CAP = 8e15
   -- GROUP_BACKFILL is the most ready jobs a topic may hold when its first

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -303,4 +304,47 @@ func TestGroupsOfABatchInOrder(t *testing.T) {
 			t.Fatalf("try %d: popped %q", n, got)
 		}
 	}
+}
+
+// group_from holds a body's field to the rule a producer's own group is
+// held to on every front end (job.ValidateGroup): a beanstalkd body's
+// {"tenant":"\xff"} made a group HTTP would refuse, and two such groups
+// both showed as "�". Whole numbers make a group below 2^53 only.
+func TestGroupFromFollowsTheGroupRule(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "utf", job.TopicConfig{"group_from": "tenant"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, field string // field: the JSON value, as sent
+		group       string // "" : no group
+	}{
+		{"UTF-8", `"tenant-α日本"`, "tenant-α日本"},
+		{"escaped UTF-8", `"\u00e9"`, "é"},
+		{"a byte that starts nothing", "\"\xff\"", ""},
+		{"a lone continuation byte", "\"a\x80\"", ""},
+		{"an overlong slash", "\"\xc0\xaf\"", ""},
+		{"an overlong three-byte form", "\"\xe0\x80\xaf\"", ""},
+		{"a surrogate's bytes", "\"\xed\xa0\x80\"", ""},
+		{"an escaped lone surrogate", `"\ud800"`, ""},
+		{"past U+10FFFF", "\"\xf4\x90\x80\x80\"", ""},
+		{"the last code point", "\"\xf4\x8f\xbf\xbf\"", "\xf4\x8f\xbf\xbf"},
+		{"cut short", "\"\xe2\x82\"", ""},
+		{"DEL", "\"a\x7f\"", ""},
+		{"200 bytes", `"` + strings.Repeat("é", 100) + `"`, strings.Repeat("é", 100)},
+		{"201 bytes", `"x` + strings.Repeat("é", 100) + `"`, ""},
+		{"2^53 - 1", `9007199254740991`, "9007199254740991"},
+		{"2^53", `9007199254740992`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if (job.ValidateGroup(tc.group) == nil) != (tc.group != "") {
+				t.Fatalf("the case disagrees with job.ValidateGroup(%q)", tc.group)
+			}
+			mustPush(t, p, ctx, job.Spec{Topic: "utf", Body: `{"tenant":` + tc.field + `}`, TTR: time.Minute})
+			if got := mustPop(t, p, ctx, "utf"); got.Group != tc.group {
+				t.Fatalf("group %q, want %q", got.Group, tc.group)
+			}
+		})
+	}
+	checkStore(t, p, ctx)
 }
