@@ -269,8 +269,12 @@ do
   -- groups.unpark lets every parked group of topic t back into the ring
   -- (its group settings changed: they hold otherwise now); one with no
   -- ready job leaves it. It returns how many it let back.
-  function groups.unpark(t)
-    local parked = redis.call('ZRANGEBYSCORE', t.group_ring, PARKED, '+inf')
+  -- groups.unpark looks at up to n parked groups (a bounded step: the pool
+  -- calls again while a step finds n, so 500,000 parked groups do not hold
+  -- Redis in one call) and returns how many came back and how many it
+  -- looked at; each leaves the parked range either way.
+  function groups.unpark(t, n)
+    local parked = redis.call('ZRANGEBYSCORE', t.group_ring, PARKED, '+inf', 'LIMIT', 0, n)
     local back = 0
     for _, g in ipairs(parked) do
       if redis.call('ZSCORE', t.group_ready, g) then
@@ -280,7 +284,7 @@ do
         redis.call('ZREM', t.group_ring, g)
       end
     end
-    return back
+    return {back, #parked}
   end
 
   -- groups.reserved counts n of topic t's jobs of group g that entered (n >

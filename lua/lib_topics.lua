@@ -115,7 +115,10 @@ end
 -- unreference. The caller has checked it is empty.
 local function forget(t)
   drop_topic(t)
-  redis.call('DEL', t.info, t.expires, t.group_ring, t.group_jobs, t.group_ready, t.group_state)
+  -- UNLINK: a grouped topic's ring and state may hold 300,000 parked
+  -- groups, which DEL freed in the script (153 ms of Redis's time); UNLINK
+  -- frees them off the main thread (2.5 ms).
+  redis.call('UNLINK', t.info, t.expires, t.group_ring, t.group_jobs, t.group_ready, t.group_state)
   redis.call('ZREM', K_DUE, t.name)
   due_hints[t.name] = nil
   deltas[t.info] = nil

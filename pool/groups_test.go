@@ -256,6 +256,51 @@ func TestGroupsAttacked(t *testing.T) {
 			t.Fatal("still held back after the limits were lifted")
 		}
 	})
+	t.Run("many parked groups unpark in bounded steps", func(t *testing.T) {
+		// Issue 31: one call unparked every group, holding Redis 857 ms at
+		// 500,000; now each call looks at unparkStep, and the pool calls
+		// again while a step is full.
+		p, ctx := newPool(t)
+		if err := p.SetTopicConfig(ctx, "many", job.TopicConfig{"group_rate": "0.001"}); err != nil {
+			t.Fatal(err)
+		}
+		groups := 2*unparkStep + 500
+		specs := make([]job.Spec, 0, 2*groups)
+		for g := range groups {
+			for range 2 {
+				specs = append(specs, job.Spec{Topic: "many", Body: "x", Group: "g" + strconv.Itoa(g), TTR: time.Minute})
+			}
+		}
+		for i := 0; i < len(specs); i += 1000 {
+			if _, errs := p.PushBatch(ctx, specs[i:min(i+1000, len(specs))]); errs[0] != nil {
+				t.Fatal(errs[0])
+			}
+		}
+		for range groups { // each group's first job: its token taken, the group parked
+			if mustPop(t, p, ctx, "many") == nil {
+				t.Fatal("a group's first job held back")
+			}
+		}
+		if j := mustPop(t, p, ctx, "many"); j != nil {
+			t.Fatalf("a second job of a parked group: %+v", j)
+		}
+		if err := p.SetTopicConfig(ctx, "many", job.TopicConfig{"group_rate": ""}); err != nil {
+			t.Fatal(err)
+		}
+		// One call is one step: it looks at unparkStep groups, no more.
+		step, err := unparkGroupsScript.Exec(ctx, p.client, p.keys.withTopics(p.keys.bucketOf("many"), "many"),
+			[]string{p.opts.Origin, "many", strconv.Itoa(unparkStep)}).AsIntSlice()
+		if err != nil || len(step) != 2 || step[0] != unparkStep || step[1] != unparkStep {
+			t.Fatalf("one step: %v %v, want %d back of %d looked at", step, err, unparkStep, unparkStep)
+		}
+		if n, err := p.UnparkGroups(ctx, "many"); err != nil || n != int64(groups-unparkStep) {
+			t.Fatalf("unparked %d of the %d left (%v)", n, groups-unparkStep, err)
+		}
+		if got := popBodies(t, p, ctx, "many", groups+1); len(got) != groups {
+			t.Fatalf("popped %d after the unpark, want every group's second job (%d)", len(got), groups)
+		}
+		checkStore(t, p, ctx)
+	})
 	t.Run("a take is not held by group_max_reserved", func(t *testing.T) {
 		p, ctx := newPool(t)
 		if err := p.SetTopicConfig(ctx, "tk", job.TopicConfig{"group_max_reserved": "1"}); err != nil {
