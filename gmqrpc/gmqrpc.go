@@ -7,6 +7,7 @@ package gmqrpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -104,8 +105,9 @@ type Service struct {
 
 // Push stores a job: params [{"id", "topic", "body", "delay", "TTR"}], values
 // strings (as gmq's producers send them) or numbers; "priority" is optional.
-// The fields follow the HTTP API's rules (package jobjson). The result is
-// "success", as gmq answered; failures are JSON-RPC errors.
+// The body is a string, or a JSON object or array (Pop gives it back as
+// one). The fields follow the HTTP API's rules (package jobjson). The
+// result is "success", as gmq answered; failures are JSON-RPC errors.
 func (s *Service) Push(args JobArgs, reply *string) error {
 	if args.err != nil {
 		return args.err
@@ -137,9 +139,10 @@ func (a *JobArgs) UnmarshalJSON(data []byte) error {
 }
 
 // Pop reserves a job from the first listed topic that has one: params
-// [["topic_1", "topic_2"]]. The result is the job as a map of strings; with
-// nothing ready after a short wait, the error "empty".
-func (s *Service) Pop(topics []string, reply *map[string]string) error {
+// [["topic_1", "topic_2"]]. The result is the job as a map of strings, as
+// gmq's was, but for a body pushed as a JSON object or array, which is that
+// JSON; with nothing ready after a short wait, the error "empty".
+func (s *Service) Pop(topics []string, reply *map[string]any) error {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.PopWait+s.opts.RequestTimeout)
 	defer cancel()
 	j, err := s.d.Pop(ctx, topics, s.opts.PopWait)
@@ -149,8 +152,8 @@ func (s *Service) Pop(topics []string, reply *map[string]string) error {
 	if j == nil {
 		return errors.New("empty")
 	}
-	*reply = map[string]string{
-		"id": j.PublicID(), "topic": j.Topic, "body": j.Body,
+	*reply = map[string]any{
+		"id": j.PublicID(), "topic": j.Topic, "body": body(j),
 		"delay": seconds(j.Delay), "TTR": seconds(j.TTR), "priority": strconv.FormatUint(uint64(j.Priority), 10),
 		"attempt": strconv.Itoa(j.Attempt()), "consumeNum": strconv.Itoa(j.Reserves), "state": j.State.String(),
 	}
@@ -268,6 +271,17 @@ func inClientTerms(verb, id string, err error) error {
 		return fmt.Errorf("%s %q: %s", verb, id, msg)
 	}
 	return err
+}
+
+// body is a job's body as Pop shows it: JSON when it was pushed as a JSON
+// object or array, else a string.
+func body(j *job.Job) any {
+	if j.BodyJSON {
+		if b := []byte(j.Body); json.Valid(b) {
+			return json.RawMessage(b)
+		}
+	}
+	return j.Body
 }
 
 // seconds renders a duration in seconds, as gmq's strings were.

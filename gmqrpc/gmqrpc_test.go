@@ -10,6 +10,7 @@ import (
 	"net/rpc/jsonrpc"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -217,5 +218,40 @@ func TestGroupOverRPC(t *testing.T) {
 	var job map[string]string
 	if err := c.Call("Service.Pop", []string{"gr"}, &job); err != nil || job["group"] != "tenant-42" {
 		t.Fatalf("pop: %v %v", job, err)
+	}
+}
+
+// Service.Push takes a JSON object or array as the body, and Service.Pop
+// gives it back as JSON; a string stays a string, even one holding JSON.
+// Service.Update sets a body alike; a number is refused by what a body may be.
+func TestJSONBodyOverRPC(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	c := dialRPC(t, b.RPCAddr)
+	var reply string
+	for _, body := range []any{map[string]any{"to": "a", "n": []any{1.0}}, []any{"x", map[string]any{}}, `{"to":"a"}`} {
+		if err := c.Call("Service.Push", map[string]any{"topic": "js", "body": body}, &reply); err != nil {
+			t.Fatal(err)
+		}
+		var job map[string]any
+		if err := c.Call("Service.Pop", []string{"js"}, &job); err != nil || !reflect.DeepEqual(job["body"], body) {
+			t.Fatalf("pop of %#v: %#v %v", body, job["body"], err)
+		}
+		if job["TTR"] != "60" {
+			t.Fatalf("the other fields are strings still: %#v", job)
+		}
+	}
+	if err := c.Call("Service.Push", map[string]any{"id": "js_1", "topic": "js", "body": "x", "delay": 3600}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call("Service.Update", map[string]any{"id": "js_1", "delay": 0, "body": map[string]any{"v": 2.0}}, &reply); err != nil {
+		t.Fatal(err)
+	}
+	var job map[string]any
+	if err := c.Call("Service.Pop", []string{"js"}, &job); err != nil || !reflect.DeepEqual(job["body"], map[string]any{"v": 2.0}) {
+		t.Fatalf("pop after an update to an object: %#v %v", job, err)
+	}
+	const says = "body must be a string, an object or an array, got 5"
+	if err := c.Call("Service.Push", map[string]any{"topic": "js", "body": 5}, &reply); err == nil || !strings.Contains(err.Error(), says) {
+		t.Fatalf("a number as the body: %v", err)
 	}
 }

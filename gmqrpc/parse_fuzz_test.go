@@ -20,6 +20,7 @@ func FuzzParseJob(f *testing.F) {
 		`{"id":"a_1","topic":"t","body":"x","delay":"1800","TTR":"30"}`, `{"topic":"t","body":"","TTR":1.5,"priority":"7"}`,
 		`{"topic":1}`, `{"delay":"NaN","topic":"t"}`, `{"topic":"t","priority":4294967296}`,
 		`{"topic":"a","Topic":"b","body":""}`, `{"topic":"t","body":"","delay":"0x1p4"}`,
+		`{"topic":"t","body":{"to": "a", "n":[1,{}]}}`, `{"topic":"t","body":[]}`, `{"topic":"t","body":true}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -35,6 +36,9 @@ func FuzzParseJob(f *testing.F) {
 		}
 		if j.Delay < 0 || j.TTR < 0 || j.Delay > (1<<32)*time.Second || j.TTR > (1<<32)*time.Second {
 			t.Fatalf("accepted %+v from %s", j, data)
+		}
+		if j.BodyJSON && (!json.Valid([]byte(j.Body)) || j.Body[0] != '{' && j.Body[0] != '[') {
+			t.Fatalf("a JSON body that is no object or array: %q from %s", j.Body, data)
 		}
 	})
 }

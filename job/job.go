@@ -60,6 +60,11 @@ type Spec struct {
 	ClientID string // optional; "" lets gmq number the job
 	Topic    string
 	Body     string
+	// BodyJSON says Body is the compact text of a JSON object or array
+	// (json.Compact), pushed as JSON: the JSON front ends give it back as
+	// JSON, the others as these bytes. False: Body is a string, whatever it
+	// holds.
+	BodyJSON bool
 	Priority uint32
 	Delay    time.Duration // rounded up to whole milliseconds
 	TTR      time.Duration // 0: removed when popped; rounded up to whole milliseconds
@@ -85,6 +90,7 @@ type Update struct {
 	Delay    *time.Duration // due this long from now (0: ready at once); rounded up to whole milliseconds
 	Priority *uint32
 	Body     *string
+	BodyJSON bool // with Body: it is a JSON object or array's compact text (Spec.BodyJSON)
 }
 
 // Empty says u changes nothing.
@@ -96,6 +102,7 @@ type Job struct {
 	ClientID string
 	Topic    string
 	Body     string
+	BodyJSON bool // Body is a JSON object or array's compact text (Spec.BodyJSON)
 	Priority uint32
 	Delay    time.Duration
 	TTR      time.Duration

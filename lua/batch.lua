@@ -14,12 +14,14 @@
 --   into op.a.<name>:
 --   push     member, priority, ttr (ms), delay (ms), body, client_id ('' for none), expires (ms, 0: never;
 --            the topic's max_age caps it), retry (its policy, '' the topic's; lib_failures.lua retry_policy), trace
---            (W3C traceparent, '' none), then a member for each of its fanout children (its topics after
---            the first; op.children) -> {'OK', now ms, due ms (0 when ready), 1 if the topic kept a copy (0:
---            fanout_only), then member and client id of each job discarded to make room}, or {'EXISTS'}
---            when the member is taken, or the topic's limits' refusal: {'FULL', 'max_items' or 'max_size',
---            the limit} or {'TOO_BIG', max_item_size}, or {'CHILDREN', names...} when the children given
---            are not the topic's (nothing stored: ask again with those)
+--            (W3C traceparent, '' none), ..., json ('1': the body is a JSON object or array's text, F_JSON;
+--            a fanout child's copy and a replaced job take it with the body), then a member for each of
+--            its fanout children (its topics after the first; op.children) -> {'OK', now ms, due ms (0
+--            when ready), 1 if the topic kept a copy (0: fanout_only), then member and client id of each
+--            job discarded to make room}, or {'EXISTS'} when the member is taken, or the topic's limits'
+--            refusal: {'FULL', 'max_items' or 'max_size', the limit} or {'TOO_BIG', max_item_size}, or
+--            {'CHILDREN', names...} when the children given are not the topic's (nothing stored: ask
+--            again with those)
 --   delete   member, attempt (0: unfenced), mode ('unreserved' to refuse a reserved job, '' otherwise)
 --            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
 --   pop      mode ('first', 'best', 'peek' or 'take': 'first', the job removed as it is
@@ -258,6 +260,7 @@ local function store(t, member, a, cid, expires, group)
   job[F_GROUP] = group
   job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = t.name, tonumber(a.priority), tonumber(a.ttr), delay, now
   job[F_CID], job[F_SIZE], job[F_EXPIRES], job[F_RETRY], job[F_TRACE] = cid, #a.body, expires, a.retry, a.trace
+  if a.json == '1' then job[F_JSON] = 1 end
   settle(job, delay, now)
   gather('HSET', K_JOBS, member, cmsgpack.pack(job))
   gather('HSET', K_BODIES, member, a.body)
@@ -348,7 +351,7 @@ local function by_key(op, t, pushed)
         job[F_TTR], job[F_EXPIRES], job[F_RETRY] = tonumber(a.ttr), expiry(t, tonumber(a.expires)), a.retry
         job[F_FAILURES], job[F_LAST_ERROR] = 0, ''
       end
-      local refused, grown = change_waiting(t, holder, job, tonumber(a.delay), pri, body, now, size)
+      local refused, grown = change_waiting(t, holder, job, tonumber(a.delay), pri, body, a.json == '1' and 1 or 0, now, size)
       if refused then -- nothing saved: its expiry indexed again
         job[F_EXPIRES] = expires
         index_expiry(t, holder, job)

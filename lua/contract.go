@@ -45,6 +45,7 @@ const (
 	FieldRetry
 	FieldTrace
 	FieldGroup
+	FieldBodyJSON
 	fieldEnd
 )
 
@@ -79,6 +80,7 @@ var fields = [fieldEnd]fieldSpec{
 	FieldRetry:     {lua: "F_RETRY", text: true, added: true, doc: "its own retry policy (lib_failures.lua retry_policy; '': its topic's)"},
 	FieldTrace:     {lua: "F_TRACE", text: true, added: true, reply: true, doc: "the producer's W3C traceparent ('': none)"},
 	FieldGroup:     {lua: "F_GROUP", text: true, added: true, reply: true, doc: "its fair group ('': none; lib_groups.lua)"},
+	FieldBodyJSON:  {lua: "F_JSON", added: true, reply: true, doc: "1: its body is a JSON object or array's compact text, shown as JSON; 0: a string"},
 }
 
 // zero is the field's unset value, as a Lua literal.
@@ -217,7 +219,7 @@ func Fields() []Field {
 var Ops = map[string][]string{
 	"push": {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace",
 		"unique_key", "unique_mode", "unique_for", "group",
-		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap"},
+		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap", "json"},
 	"delete":  {"member", "attempt", "mode"},
 	"pop":     {"mode"},
 	"pop_n":   {"mode", "n"},

@@ -25,6 +25,7 @@ local F_DEAD_AT = 18 -- ms it died at (0: alive)
 local F_RETRY = 19 -- its own retry policy (lib_failures.lua retry_policy; '': its topic's)
 local F_TRACE = 20 -- the producer's W3C traceparent ('': none)
 local F_GROUP = 21 -- its fair group ('': none; lib_groups.lua)
+local F_JSON = 22 -- 1: its body is a JSON object or array's compact text, shown as JSON; 0: a string
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record
@@ -85,7 +86,7 @@ local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERV
 -- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
 local OP_ARGS = {ack_pop = {'member', 'attempt'}, delete = {'member', 'attempt', 'mode'}, pop = {'mode'},
   pop_n = {'mode', 'n'},
-  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap'}}
+  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json'}}
 
 -- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat
 -- counts from 0), then its effective settings as setting, value pairs.
@@ -122,7 +123,7 @@ local TOPIC_STATS_LEN = 29
 
 -- new_record is a record with every field unset; set them by name.
 local function new_record()
-  return {0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', 0, 0, 0, '', 0, '', '', ''}
+  return {0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', 0, 0, 0, '', 0, '', '', '', 0}
 end
 
 -- reply renders a job for the caller: its member, its body (or false),
@@ -131,5 +132,6 @@ local function reply(member, job, body, now)
   return {member, body or false, now, job[F_STATE], job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY],
           job[F_CREATED], job[F_DUE], job[F_RESERVES], job[F_TIMEOUTS], job[F_RELEASES],
           job[F_BURIES], job[F_KICKS], job[F_CID], job[F_EXPIRES] or 0, job[F_FAILURES] or 0,
-          job[F_LAST_ERROR] or '', job[F_DEAD_AT] or 0, job[F_TRACE] or '', job[F_GROUP] or ''}
+          job[F_LAST_ERROR] or '', job[F_DEAD_AT] or 0, job[F_TRACE] or '', job[F_GROUP] or '',
+          job[F_JSON] or 0}
 end

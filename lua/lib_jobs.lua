@@ -89,13 +89,14 @@ local function place(t, member, job, delay, now)
 end
 
 -- change_waiting changes a waiting (ready or delayed) job of topic t: its
--- body (nil: unchanged), its priority (nil: unchanged), its delay (ms, nil:
--- unchanged; else due now + delay, ready at once when 0). size(t) is the
+-- body (nil: unchanged) and with it F_JSON (json: 1 when the new body is a
+-- JSON object or array's text, else 0), its priority (nil: unchanged), its
+-- delay (ms, nil: unchanged; else due now + delay, ready at once when 0). size(t) is the
 -- bytes of bodies t holds now. It returns the topic's refusal of the new
 -- body ({'TOO_BIG', max_item_size} or {'FULL', 'max_size', the limit}) and
 -- changes nothing then; else nil and how many bytes the body grew by.
 -- update_job.lua (PATCH) and a unique push's replace or debounce use it.
-local function change_waiting(t, member, job, delay, pri, body, now, size)
+local function change_waiting(t, member, job, delay, pri, body, json, now, size)
   local from, grown = job[F_STATE], 0
   if body then
     local cfg = topic_config(t)
@@ -106,6 +107,8 @@ local function change_waiting(t, member, job, delay, pri, body, now, size)
     if max_bytes > 0 and grown > 0 and size(t) + grown > max_bytes then return {'FULL', 'max_size', max_bytes} end
     redis.call('HSET', K_BODIES, member, body)
     job[F_SIZE] = #body
+    -- A record written before F_JSON lacks it: given only when it says JSON.
+    if json == 1 or job[F_JSON] then job[F_JSON] = json end
     if grown ~= 0 then add(t.info, 'bytes', grown) end
   end
   if pri or delay then

@@ -3,7 +3,8 @@
 -- once pushed. A crash between the push and 'done' pushes them again: an
 -- expired job is moved at least once, never lost.
 -- KEYS: the shared layout (contract.lua), no topic.
--- ARGV: origin, 'take', n -> {member, topic, priority, ttr ms, body, traceparent, group, ...} of up to n jobs, oldest first
+-- ARGV: origin, 'take', n -> {member, topic, priority, ttr ms, body, traceparent, group, json (F_JSON: 1 or
+--       0), ...} of up to n jobs, oldest first (pool.moveExpired reads them by these places)
 --       origin, 'done', member... -> the number of jobs left in the outbox
 if ARGV[2] == 'take' then
   local out = {}
@@ -11,7 +12,7 @@ if ARGV[2] == 'take' then
     local job = load(member)
     if job and job[F_STATE] == EXPIRED then
       for _, v in ipairs({member, job[F_TOPIC], job[F_PRI], job[F_TTR], redis.call('HGET', K_BODIES, member) or '',
-                          job[F_TRACE] or '', job[F_GROUP] or ''}) do
+                          job[F_TRACE] or '', job[F_GROUP] or '', job[F_JSON] or 0}) do
         out[#out + 1] = v
       end
     else

@@ -5,7 +5,8 @@
 -- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic, delay ms ('' unchanged), priority (''
 -- unchanged), body ('' with body_given '' unchanged), body_given ('1': set
--- the body, even to '').
+-- the body, even to ''), json ('1': the new body is a JSON object or
+-- array's text, shown as JSON; F_JSON).
 -- A job whose expiry passed (no sweep removed it yet) is expired now.
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE',
 -- state}, or the topic's limits' refusal of the new body: {'TOO_BIG',
@@ -24,6 +25,8 @@ local function arg(v) if v ~= '' then return tonumber(v) end end
 local body = nil
 if ARGV[7] == '1' then body = ARGV[6] end
 local function size() return tonumber(redis.call('HGET', t.info, 'bytes') or '0') end
-local refused = change_waiting(t, member, job, arg(ARGV[4]), arg(ARGV[5]), body, now_ms(), size)
+local json = 0
+if ARGV[8] == '1' then json = 1 end
+local refused = change_waiting(t, member, job, arg(ARGV[4]), arg(ARGV[5]), body, json, now_ms(), size)
 if refused then return refused end
 return answer(member, job)

@@ -69,7 +69,7 @@ func TestKeysFollowTheContract(t *testing.T) {
 func TestRecordFollowsTheContract(t *testing.T) {
 	p, ctx := newPool(t)
 	attempts := 5
-	spec := job.Spec{Topic: "rec", Body: "twelve bytes", ClientID: "order-7", Priority: 7, TTR: time.Minute,
+	spec := job.Spec{Topic: "rec", Body: `{"n":"twelve bytes"}`, BodyJSON: true, ClientID: "order-7", Priority: 7, TTR: time.Minute,
 		Expires: time.Now().Add(time.Hour), Retry: &job.RetryPolicy{MaxAttempts: &attempts, Backoff: "fixed", Base: time.Millisecond},
 		TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Group: "tenant-1"}
 	pushed, err := p.Push(ctx, spec)
@@ -98,9 +98,10 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		lua.FieldKicks: "0", lua.FieldClientID: "order-7", lua.FieldSize: strconv.Itoa(len(spec.Body)),
 		lua.FieldExpires: ms(j.Expires), lua.FieldFailures: "1", lua.FieldLastError: "boom", lua.FieldDeadAt: "0",
 		lua.FieldRetry: spec.Retry.Encode(), lua.FieldTrace: spec.TraceParent, lua.FieldGroup: spec.Group,
+		lua.FieldBodyJSON: "1",
 	}
 	if j.ClientID != "order-7" || j.Priority != 7 || j.Failures != 1 || j.LastError != "boom" ||
-		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() {
+		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() || !j.BodyJSON {
 		t.Fatalf("Go read the reply as %+v", j)
 	}
 	var reads []string

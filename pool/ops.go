@@ -339,7 +339,7 @@ func (p *Pool) KickJob(ctx context.Context, id string) (*job.Job, error) {
 // state gives a *job.StateError, a body over the topic's limits ErrTooBig
 // or ErrFull.
 func (p *Pool) UpdateJob(ctx context.Context, id string, u job.Update) (*job.Job, error) {
-	var delay, pri, body, given string
+	var delay, pri, body, given, asJSON string
 	if u.Delay != nil {
 		delay = strconv.FormatInt(millis(*u.Delay), 10)
 	}
@@ -347,9 +347,9 @@ func (p *Pool) UpdateJob(ctx context.Context, id string, u job.Update) (*job.Job
 		pri = strconv.FormatUint(uint64(*u.Priority), 10)
 	}
 	if u.Body != nil {
-		body, given = *u.Body, "1"
+		body, given, asJSON = *u.Body, "1", flag(u.BodyJSON)
 	}
-	return p.jobAfter(ctx, "update", id, 0, p.scripted(updateJobScript, delay, pri, body, given))
+	return p.jobAfter(ctx, "update", id, 0, p.scripted(updateJobScript, delay, pri, body, given, asJSON))
 }
 
 // jobAfter runs a transition on one job and reads the job its script returns.

@@ -292,7 +292,8 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 			"body", j.Body, "client_id", j.ClientID, "expires", strconv.FormatInt(epochMillis(j.Expires), 10),
 			"retry", j.Retry.Encode(), "trace", j.TraceParent,
 			"unique_key", "", "unique_mode", mode, "unique_for", window, "group", j.Group,
-			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "")
+			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "",
+			"json", flag(j.BodyJSON))
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {

@@ -108,5 +108,6 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		DeadAt:      at(lua.FieldDeadAt),
 		TraceParent: text(lua.FieldTrace),
 		Group:       text(lua.FieldGroup),
+		BodyJSON:    num(lua.FieldBodyJSON) == 1,
 	}, nil
 }

@@ -59,6 +59,10 @@ func (p *Pool) Tick(ctx context.Context, b int, topic string) (ready map[string]
 	return ready, intAt(reply, 1) == 1, nil
 }
 
+// outboxJob is how many values outbox.lua's take gives a job: member,
+// topic, priority, TTR ms, body, traceparent, group, json.
+const outboxJob = 8
+
 // moveExpired pushes one batch of bucket b's expired jobs to their topics
 // (expire_to) as fresh jobs, with no expiry but their new topic's max_age,
 // all at once (PushBatch: they share id blocks and script calls), then
@@ -75,11 +79,11 @@ func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, er
 	}
 	var members []string
 	var specs []job.Spec
-	for i := 0; i+6 < len(r); i += 7 {
+	for i := 0; i+outboxJob <= len(r); i += outboxJob {
 		members = append(members, strAt(r, i))
 		specs = append(specs, job.Spec{Topic: strAt(r, i+1), Priority: uint32(intAt(r, i+2)),
 			TTR: time.Duration(intAt(r, i+3)) * time.Millisecond, Body: strAt(r, i+4), TraceParent: strAt(r, i+5),
-			Group: strAt(r, i+6)})
+			Group: strAt(r, i+6), BodyJSON: intAt(r, i+7) == 1})
 	}
 	if len(specs) == 0 {
 		return nil, false, nil

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -16,6 +18,8 @@ func FuzzParsePush(f *testing.F) {
 	for _, s := range []string{
 		`{"id":"a_1","topic":"t","body":"x","delay":"1800","TTR":"30","priority":5}`,
 		`{"topic":"t","body":"x","ttr":0.5}`, `{"topic":"t"}`, `[]`, `{`, `null`, `{"delay":1e400}`,
+		`{"topic":"t","body":{"to":"a", "n": [1, 2.5e3, {"x":null}]}}`, `{"topic":"t","body":[ ]}`,
+		`{"topic":"t","body":"{\"to\":\"a\"}"}`, `{"topic":"t","body":7}`, `{"topic":"t","body":null}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -31,7 +35,24 @@ func FuzzParsePush(f *testing.F) {
 		if j.Delay < 0 || j.TTR < 0 || j.Delay > maxSeconds*time.Second || j.TTR > maxSeconds*time.Second {
 			t.Fatalf("accepted out-of-range durations: %+v", j)
 		}
+		checkBody(t, j.Body, j.BodyJSON)
 	})
+}
+
+// checkBody fails unless a body read as JSON is a compact object or array
+// (what the line protocols' consumers get as bytes) and any other is UTF-8.
+func checkBody(t *testing.T, body string, asJSON bool) {
+	t.Helper()
+	if !utf8.ValidString(body) {
+		t.Fatalf("accepted a body that is not UTF-8: %q", body)
+	}
+	if !asJSON {
+		return
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(body)); err != nil || compact.String() != body || (body[0] != '{' && body[0] != '[') {
+		t.Fatalf("a JSON body that is not a compact object or array: %q (%v)", body, err)
+	}
 }
 
 func FuzzParsePop(f *testing.F) {
@@ -104,7 +125,8 @@ func FuzzParseJobCall(f *testing.F) {
 // A PATCH's change of a waiting job: refused as a bad request, or within
 // every bound.
 func FuzzParseUpdate(f *testing.F) {
-	for _, s := range []string{``, `{}`, `{"delay":0,"priority":1,"body":"x"}`, `{"pri":"7","delay":"1e3"}`, `{"body":null}`, `{"delay":-1}`} {
+	for _, s := range []string{``, `{}`, `{"delay":0,"priority":1,"body":"x"}`, `{"pri":"7","delay":"1e3"}`, `{"body":null}`, `{"delay":-1}`,
+		`{"body":{"a": [1, "b"]}}`, `{"body":"[1]"}`, `{"body":false}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -118,8 +140,10 @@ func FuzzParseUpdate(f *testing.F) {
 		if u.Delay != nil && (*u.Delay < 0 || *u.Delay > maxSeconds*time.Second) {
 			t.Fatalf("accepted a delay of %v", *u.Delay)
 		}
-		if u.Body != nil && !utf8.ValidString(*u.Body) {
-			t.Fatalf("accepted a body that is not UTF-8: %q", *u.Body)
+		if u.Body != nil {
+			checkBody(t, *u.Body, u.BodyJSON)
+		} else if u.BodyJSON {
+			t.Fatalf("BodyJSON without a body: %+v", u)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -16,7 +17,7 @@ type jobView struct {
 	ID         string  `json:"id"`
 	InternalID uint64  `json:"internal_id"`
 	Topic      string  `json:"topic"`
-	Body       string  `json:"body"`
+	Body       any     `json:"body"` // bodyView's
 	State      string  `json:"state"`
 	Priority   uint32  `json:"priority"`
 	Delay      float64 `json:"delay"`
@@ -44,7 +45,7 @@ type jobView struct {
 
 func viewJob(j *job.Job) jobView {
 	v := jobView{
-		ID: j.PublicID(), InternalID: j.ID, Topic: j.Topic, Body: j.Body,
+		ID: j.PublicID(), InternalID: j.ID, Topic: j.Topic, Body: bodyView(j.Body, j.BodyJSON),
 		State: j.State.String(), Priority: j.Priority,
 		Delay: seconds(j.Delay), TTR: seconds(j.TTR),
 		Attempt: j.Attempt(), Reserves: j.Reserves, ConsumeNum: j.Reserves,
@@ -63,6 +64,18 @@ func viewJob(j *job.Job) jobView {
 		v.DeadAt = j.DeadAt.UTC().Format(time.RFC3339Nano)
 	}
 	return v
+}
+
+// bodyView is a body as the API shows it: a body pushed as a JSON object or
+// array is that JSON, any other a string. A list's preview of a JSON body
+// cut short (the first 200 bytes of a longer one) is no JSON: a string.
+func bodyView(body string, asJSON bool) any {
+	if asJSON {
+		if b := []byte(body); json.Valid(b) {
+			return json.RawMessage(b)
+		}
+	}
+	return body
 }
 
 func topicView(t job.TopicStats) gin.H {

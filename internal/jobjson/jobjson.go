@@ -168,6 +168,47 @@ func (f Fields) Str(name string) (s string, ok bool, err error) {
 	return s, true, nil
 }
 
+// Body reads a job's "body": a string, kept as it is (asJSON false, even
+// when its text is JSON), or a JSON object or array, kept as its compact
+// text (json.Compact: the bytes a line protocol's consumer gets, and what
+// the size limits count) with asJSON set, so that the JSON front ends give
+// it back as JSON. A number, true, false or null is refused: a body is data
+// a consumer reads, and those are more likely a mistake than a message.
+// ok is false when the field is absent.
+func (f Fields) Body() (body string, asJSON, ok bool, err error) {
+	raw, ok := f["body"]
+	if !ok {
+		return "", false, false, nil
+	}
+	switch first(raw) {
+	case '"':
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return "", false, false, fmt.Errorf("%w: body: %v", ErrBadRequest, err)
+		}
+		return body, false, true, nil
+	case '{', '[':
+		var b bytes.Buffer
+		b.Grow(len(raw))
+		if err := json.Compact(&b, raw); err != nil {
+			return "", false, false, fmt.Errorf("%w: body: %v", ErrBadRequest, err)
+		}
+		return b.String(), true, true, nil
+	}
+	return "", false, false, fmt.Errorf("%w: body must be a string, an object or an array, got %s", ErrBadRequest, Clip(raw))
+}
+
+// first is the first byte of a JSON value that is not white space (0: none).
+func first(raw json.RawMessage) byte {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
 // Number reads a numeric field given as a JSON number or as a string holding
 // one, as gmq's producers send "delay": "1800".
 func (f Fields) Number(name string) (v float64, ok bool, err error) {
@@ -275,7 +316,7 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	} else if !ok {
 		return j, fmt.Errorf("%w: topic is missing", ErrBadRequest)
 	}
-	if j.Body, ok, err = f.Str("body"); err != nil {
+	if j.Body, j.BodyJSON, ok, err = f.Body(); err != nil {
 		return j, err
 	} else if !ok {
 		return j, fmt.Errorf("%w: body is missing", ErrBadRequest)
@@ -448,10 +489,10 @@ func (f Fields) Update(what string, extra ...string) (job.Update, error) {
 		pri := uint32(p)
 		u.Priority = &pri
 	}
-	if b, ok, err := f.Str("body"); err != nil {
+	if b, asJSON, ok, err := f.Body(); err != nil {
 		return u, err
 	} else if ok {
-		u.Body = &b
+		u.Body, u.BodyJSON = &b, asJSON
 	}
 	return u, nil
 }

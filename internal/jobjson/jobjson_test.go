@@ -63,3 +63,67 @@ func TestUnknownFieldsNamed(t *testing.T) {
 		}
 	}
 }
+
+// A body is a string, kept as it is whatever its text, or a JSON object or
+// array, kept as its compact text and marked JSON; anything else is refused
+// by what a body may be. A change (PATCH, Service.Update) reads it alike.
+func TestBody(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       string
+		asJSON     bool
+		says       string // the error's text; "" when accepted
+	}{
+		{"a string", `"hello"`, "hello", false, ""},
+		{"an empty string", `""`, "", false, ""},
+		{"a string holding JSON", `"{\"to\":\"a\"}"`, `{"to":"a"}`, false, ""},
+		{"an object", `{"to":"a","n":1}`, `{"to":"a","n":1}`, true, ""},
+		{"an object, compacted", "{ \"to\" : \"a\",\n\t\"tags\": [ 1, 2 ] }", `{"to":"a","tags":[1,2]}`, true, ""},
+		{"escapes kept as given", `{"s":"caf\u00e9 \"q\""}`, `{"s":"caf\u00e9 \"q\""}`, true, ""},
+		{"an empty object", `{}`, `{}`, true, ""},
+		{"an array", `[1, "two", {"three": 3}]`, `[1,"two",{"three":3}]`, true, ""},
+		{"an empty array", `[ ]`, `[]`, true, ""},
+		{"a number", `42`, "", false, "body must be a string, an object or an array, got 42"},
+		{"true", `true`, "", false, "body must be a string, an object or an array, got true"},
+		{"false", `false`, "", false, "body must be a string, an object or an array, got false"},
+		{"null", `null`, "", false, "body must be a string, an object or an array, got null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Decode([]byte(`{"topic":"t","body":` + tt.body + `}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := Job(f, Defaults{})
+			u, uerr := f.Update("a job's update", "topic")
+			for _, got := range []struct {
+				body   string
+				asJSON bool
+				err    error
+			}{{j.Body, j.BodyJSON, err}, {deref(u.Body), u.BodyJSON, uerr}} {
+				switch {
+				case tt.says != "" && (got.err == nil || !errors.Is(got.err, ErrBadRequest) || !strings.Contains(got.err.Error(), tt.says)):
+					t.Errorf("%s: %v, want a bad request saying %q", tt.body, got.err, tt.says)
+				case tt.says == "" && got.err != nil:
+					t.Errorf("%s: %v, want it accepted", tt.body, got.err)
+				case tt.says == "" && (got.body != tt.want || got.asJSON != tt.asJSON):
+					t.Errorf("%s: body %q (JSON %v), want %q (JSON %v)", tt.body, got.body, got.asJSON, tt.want, tt.asJSON)
+				}
+			}
+		})
+	}
+	f, err := Decode([]byte(`{"topic":"t"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Job(f, Defaults{}); err == nil || !strings.Contains(err.Error(), "body is missing") {
+		t.Errorf("a job without a body: %v, want body is missing", err)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -92,13 +92,19 @@ function jobCell(j, col) {
     case "died": return timeCell(j.dead_at, col);
     case "last-error": return el("td", j.last_error || "–", col);
     case "body": {
-      const text = j.body ?? j.body_preview ?? "";
+      const text = bodyText(j.body ?? j.body_preview ?? "");
       const td = el("td", undefined, "body");
       td.appendChild(el("div", text, "clip")).title = text;
       return td;
     }
   }
   return el("td", j[col], col);
+}
+
+// bodyText shows a body as text: a body pushed as a JSON object or array
+// comes as that JSON, shown as its compact text.
+function bodyText(body) {
+  return typeof body === "string" ? body : JSON.stringify(body);
 }
 
 // jobActions are the buttons for one job: kick a buried or delayed job,
@@ -160,7 +166,7 @@ function renderJob(j) {
     if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v);
     return [el("dt", k), dd];
   }));
-  document.getElementById("job-body").textContent = j.body;
+  document.getElementById("job-body").textContent = bodyText(j.body);
   const found = document.getElementById("job-found");
   found.hidden = false;
   found.dataset.id = j.id;
