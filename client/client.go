@@ -21,11 +21,27 @@ import (
 	"time"
 )
 
-// Job is a job to push, or one popped.
+// Job is a job to push, or one popped. Its body is a string (Body), or a
+// JSON object or array (JSON on push; on a popped job, Body with BodyJSON
+// set): see MarshalJSON and UnmarshalJSON.
 type Job struct {
-	ID       string  `json:"id,omitempty"` // optional on push: gmq numbers jobs without one
-	Topic    string  `json:"topic"`
-	Body     string  `json:"body"`
+	ID    string `json:"id,omitempty"` // optional on push: gmq numbers jobs without one
+	Topic string `json:"topic"`
+	// Body is the job's body as text: on push, sent as a string (unless
+	// BodyJSON is set or JSON is given); on a popped job, the string pushed,
+	// or the compact text of the JSON object or array pushed (BodyJSON set).
+	Body string `json:"body"`
+	// BodyJSON says Body is the text of a JSON object or array: set on a
+	// popped job whose body was pushed as JSON, and on push, Body is then
+	// sent as that JSON (so a popped job pushes again as it came).
+	BodyJSON bool `json:"-"`
+	// JSON, when not nil on push, is the body as a JSON value, sent as JSON
+	// in place of Body: anything encoding/json makes an object or an array
+	// of (a struct, a map, a slice, a json.RawMessage). gmq keeps its
+	// compact text and gives it back as JSON: a popped job has it in Body,
+	// with BodyJSON set (JSON stays nil). A value that encodes as a string
+	// is a string body; a number, a boolean or null is refused (400).
+	JSON     any     `json:"-"`
 	Delay    float64 `json:"delay,omitempty"` // seconds
 	TTR      float64 `json:"TTR,omitempty"`   // seconds; the server's default when 0 on push
 	Priority *uint32 `json:"priority,omitempty"`

@@ -281,7 +281,10 @@ func (c *Client) Touch(ctx context.Context, id string, attempt int) error {
 type Update struct {
 	Delay    *time.Duration // due this long from now (0: ready at once)
 	Priority *uint32
-	Body     *string
+	Body     *string // a new body, a string (even one whose text is JSON)
+	// JSON, when not nil, is a new body as a JSON value (an object or an
+	// array, as Job.JSON), in place of Body.
+	JSON any
 }
 
 // Update changes a ready or delayed job's delay, priority or body (those u
@@ -297,6 +300,9 @@ func (c *Client) Update(ctx context.Context, id string, u Update) (*Job, error) 
 	}
 	if u.Body != nil {
 		args["body"] = *u.Body
+	}
+	if u.JSON != nil {
+		args["body"] = u.JSON
 	}
 	var j Job
 	if err := c.call(ctx, http.MethodPatch, "/api/v1/jobs/"+url.PathEscape(id), args, 0, &j); err != nil {

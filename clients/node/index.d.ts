@@ -53,6 +53,13 @@ export interface Pushed {
   unique?: 'replaced' | 'debounced';
 }
 
+/**
+ * A job's body: a string, or an object or an array, sent as JSON. gmq keeps
+ * a JSON body's compact text and gives it back as it came: an object or an
+ * array as one, a string as a string (even one whose text is JSON).
+ */
+export type Body = string | { [field: string]: unknown } | unknown[];
+
 /** What push takes beside a topic and a body. */
 export interface PushOptions {
   /** A client id (1-200 bytes of A-Za-z0-9-+;.$_()@=:, at least one non-digit); gmq numbers the job without one. */
@@ -79,7 +86,7 @@ export interface PushOptions {
 /** A job for pushBatch. */
 export interface NewJob extends PushOptions {
   topic: string;
-  body: string;
+  body: Body;
 }
 
 /** A job as gmq shows it (popped, or looked at). Durations are in seconds. */
@@ -87,7 +94,8 @@ export interface Job {
   id: string;
   internal_id: number;
   topic: string;
-  body: string;
+  /** As pushed: a string, or the object or array pushed as JSON. */
+  body: Body;
   state: 'ready' | 'delayed' | 'reserved' | 'buried' | 'dead' | string;
   priority: number;
   delay: number;
@@ -118,7 +126,7 @@ export interface Job {
 /** What a cron schedule's fires push, as gmq shows it (its retry policy and unique key, if any, are in file and run). */
 export interface ScheduledJob {
   topic: string;
-  body: string;
+  body: Body;
   priority: number;
   TTR: number;
   delay: number;
@@ -245,11 +253,11 @@ export class Client {
   constructor(options?: string | ClientOptions);
   readonly url: string;
   /** Stores a unique job; resolves to gmq's answer: the job, or the waiting job it replaced or debounced. A held key (reject): GmqError 409 with heldBy. */
-  push(topic: string, body: string, options: PushOptions & CallOptions & { unique: Unique }): Promise<Pushed>;
+  push(topic: string, body: Body, options: PushOptions & CallOptions & { unique: Unique }): Promise<Pushed>;
   /** Stores a job; returns its id. With a client id, a retry's 409 returns the id as stored. */
-  push(topic: string, body: string, options?: Omit<PushOptions, 'unique'> & CallOptions & { unique?: undefined }): Promise<string>;
+  push(topic: string, body: Body, options?: Omit<PushOptions, 'unique'> & CallOptions & { unique?: undefined }): Promise<string>;
   /** push with options whose unique may or may not be set: the id, or (with unique) a Pushed. */
-  push(topic: string, body: string, options?: PushOptions & CallOptions): Promise<string | Pushed>;
+  push(topic: string, body: Body, options?: PushOptions & CallOptions): Promise<string | Pushed>;
   /** Stores several jobs, all or none; returns their ids in order. */
   pushBatch(jobs: NewJob[], options?: CallOptions): Promise<string[]>;
   /** Reserves a job, waiting up to timeout seconds; null when none came. */
@@ -273,7 +281,7 @@ export class Client {
   /** Parks a popped job until it is kicked. */
   bury(job: JobRef, options?: CallOptions & { priority?: number }): Promise<Job>;
   /** Changes a waiting (ready or delayed) job in place: delay (seconds from now; 0: ready at once), priority, body. A reserved one: GmqError 409. */
-  update(job: JobRef, changes?: CallOptions & { delay?: number; priority?: number; body?: string }): Promise<Job>;
+  update(job: JobRef, changes?: CallOptions & { delay?: number; priority?: number; body?: Body }): Promise<Job>;
   /** A job in any state, or null when gmq does not know it. */
   getJob(id: string, options?: CallOptions): Promise<Job | null>;
   /** Frees a topic's unique key before its window ends: the next push with it makes a new job. Not held: GmqError 404. */

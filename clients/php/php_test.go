@@ -193,6 +193,13 @@ func TestBatches(t *testing.T) {
 	run(t, "testdata/batch.php", b.URL, "batch-php")
 }
 
+// JSON bodies: an array or object pushed (one, a batch, an update) pops
+// back as arrays; a string stays a string.
+func TestJSONBodies(t *testing.T) {
+	b := fresh(t, nil)
+	run(t, "testdata/json_body.php", b.URL, "json-php")
+}
+
 // Unique pushes: reject ($heldBy), replace, debounce, bad input.
 func TestUnique(t *testing.T) {
 	b := fresh(t, nil)

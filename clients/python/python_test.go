@@ -34,6 +34,7 @@ func TestPython(t *testing.T) {
 	}{
 		{"LongPollPastRequestTimeout", testLongPollPastRequestTimeout},
 		{"Batches", testBatches},
+		{"JSONBodies", testJSONBodies},
 		{"Unique", testUnique},
 		{"Groups", testGroups},
 		{"Schedules", testSchedules},
@@ -135,6 +136,13 @@ func testLongPollPastRequestTimeout(t *testing.T, py string) {
 func testBatches(t *testing.T, py string) {
 	b := brokertest.Fresh(t, nil)
 	run(t, py, "testdata/batch.py", b.URL, "batch-py")
+}
+
+// JSON bodies: a dict or list pushed (one, a batch, an update, a
+// schedule's job) pops back as a dict or list; a string stays a string.
+func testJSONBodies(t *testing.T, py string) {
+	b := brokertest.Fresh(t, nil)
+	run(t, py, "testdata/json_body.py", b.URL, "json-py")
 }
 
 // Unique pushes: reject (held_by), replace, debounce, bad input.

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log"
 	"os"
@@ -35,8 +36,18 @@ func main() {
 // send does one job. Returning nil acks it; an error fails it, to be tried
 // again after its retry policy's backoff, or to go to the dead set.
 func send(ctx context.Context, j *client.Job) error {
-	log.Printf("sending %s (attempt %d): %s", j.ID, j.Attempt, j.Body)
-	if j.Body == "" {
+	to := j.Body
+	if j.BodyJSON { // pushed as a JSON object: {"to": "..."}
+		var mail struct {
+			To string `json:"to"`
+		}
+		if err := json.Unmarshal([]byte(j.Body), &mail); err != nil {
+			return err
+		}
+		to = mail.To
+	}
+	log.Printf("sending %s (attempt %d) to %s", j.ID, j.Attempt, to)
+	if to == "" {
 		return errors.New("no recipient")
 	}
 	// Send the mail here, bounded by ctx (its deadline, if you set one).

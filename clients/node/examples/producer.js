@@ -6,9 +6,10 @@ const client = new Client({ url: process.env.GMQ_URL, token: process.env.GMQ_TOK
 const topic = process.env.GMQ_TOPIC ?? 'mail';
 
 // One job, with a client id: gmq keeps one live job per id, so a push sent
-// twice (a retry, a second run) stores it once.
+// twice (a retry, a second run) stores it once. An object (or an array) is
+// a JSON body: the worker pops it back as an object.
 try {
-  const id = await client.push(topic, JSON.stringify({ to: 'ada@example.com', subject: 'Your receipt' }), {
+  const id = await client.push(topic, { to: 'ada@example.com', subject: 'Your receipt' }, {
     id: 'receipt-order-42',
     ttr: 30, // seconds the worker has before the job is given to another (the worker touches it)
   });
@@ -22,7 +23,7 @@ try {
 const ids = await client.pushBatch(
   ['grace', 'alan', 'edsger', 'barbara'].map((name) => ({
     topic,
-    body: JSON.stringify({ to: `${name}@example.com`, subject: 'Newsletter' }),
+    body: { to: `${name}@example.com`, subject: 'Newsletter' },
     ttr: 30,
   })),
 );

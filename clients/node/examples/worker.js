@@ -15,9 +15,11 @@ async function send(mail) {
 const worker = client.worker(
   topic,
   async (job) => {
-    // A throw (here, or a body that is not JSON) fails the job with the
-    // error's message: gmq retries it after a backoff, or marks it dead.
-    const mail = JSON.parse(job.body);
+    // A body pushed as an object pops as one; a string (JSON.stringify'd by
+    // an older producer) is parsed. A throw (here, or a string that is not
+    // JSON) fails the job with the error's message: gmq retries it after a
+    // backoff, or marks it dead.
+    const mail = typeof job.body === 'string' ? JSON.parse(job.body) : job.body;
     console.log(`sending ${job.id} to ${mail.to}`);
     await send(mail);
     console.log(`sent ${job.id}`); // returning acks the job

@@ -4,7 +4,7 @@
 
 import { GmqError } from './errors.js';
 import { Transport } from './http.js';
-import { jobPath, jobRef, pushJob, reason, topicList } from './wire.js';
+import { checkBody, jobPath, jobRef, pushJob, reason, topicList } from './wire.js';
 import { Worker, defined } from './worker.js';
 
 /** The options' defaults, in seconds but for retries. */
@@ -62,8 +62,12 @@ export class Client {
    * holder; without an id a retry's 409 may name the job the first try
    * stored, and a retried replace or debounce changes that job again (see
    * the README's Retries).
+   *
+   * body is a string, or an object or an array, sent as JSON: a popped job
+   * gives it back as it came (an object or array as one, a string as a
+   * string, even one whose text is JSON).
    * @param {string} topic
-   * @param {string} body
+   * @param {string | object | unknown[]} body
    * @param {object} [options] id, delay, ttr, priority, retry, expiresIn, expiresAt, traceparent, unique, group, signal
    * @returns {Promise<string | {id: string, internal_id?: number, unique?: string}>}
    */
@@ -239,16 +243,18 @@ export class Client {
 
   /**
    * update changes a waiting (ready or delayed) job in place, the fields
-   * given: its delay (seconds from now; 0: ready at once), priority or body.
+   * given: its delay (seconds from now; 0: ready at once), priority or body
+   * (a string, or an object or an array, as push's).
    * Returns the job as it now is; a reserved, buried or dead job is not
    * changed: a GmqError with status 409.
    * @param {string | {id: string}} job
-   * @param {{delay?: number, priority?: number, body?: string, signal?: AbortSignal}} [changes]
+   * @param {{delay?: number, priority?: number, body?: string | object | unknown[], signal?: AbortSignal}} [changes]
    */
   async update(job, options = {}) {
     // Every option but signal goes to gmq, which refuses a name it does not
     // know ({dealy: 5}), as push does, rather than dropping it here.
     const { signal, ...changes } = options;
+    if (changes.body !== undefined) checkBody(changes.body);
     return ok(await this.#t.call({ method: 'PATCH', path: jobPath(jobRef(job).id), payload: changes, signal }), 200);
   }
 

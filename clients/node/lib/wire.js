@@ -13,12 +13,22 @@ const retryNames = { maxAttempts: 'max_attempts' };
  */
 export function pushJob(job) {
   if (job === null || typeof job !== 'object') throw new TypeError('a job to push is an object with topic and body');
-  if (typeof job.body !== 'string') {
-    throw new TypeError(`a job's body is a string, got ${typeof job.body} (JSON.stringify it)`);
-  }
+  checkBody(job.body);
   const out = rename(job, jobNames);
   if (job.retry && typeof job.retry === 'object') out.retry = rename(job.retry, retryNames);
   return out;
+}
+
+/**
+ * checkBody refuses, before any request, a body gmq would refuse: a body is
+ * a string, or an object or an array, sent as JSON (gmq keeps its compact
+ * text and gives it back as that JSON; a string stays a string).
+ * @param {unknown} body
+ */
+export function checkBody(body) {
+  if (typeof body === 'string' || (typeof body === 'object' && body !== null)) return;
+  const got = body === null ? 'null' : typeof body;
+  throw new TypeError(`a job's body is a string, an object or an array, got ${got}`);
 }
 
 /**

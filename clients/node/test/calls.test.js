@@ -279,7 +279,7 @@ test('a bad schedule is a 400 that says what is wrong', { skip: noBroker }, asyn
     await assert.rejects(c.setSchedule(`bad-${t}`, changes), (err) => err.status === 400 && says.test(err.message), JSON.stringify(changes));
   }
   await assert.rejects(c.setSchedule('bad~name', { cron: '@daily', job }), (err) => err.status === 400);
-  await assert.rejects(c.setSchedule(`bad-${t}`, { cron: '@daily', job: { topic: t, body: {} } }), TypeError);
+  await assert.rejects(c.setSchedule(`bad-${t}`, { cron: '@daily', job: { topic: t, body: 42 } }), TypeError);
 });
 
 test('releaseUnique frees a held key: the next push makes a new job; a key not held is a 404', { skip: noBroker }, async () => {
@@ -304,4 +304,40 @@ test("an unknown job's action is a GmqError with gmq's reason", { skip: noBroker
   });
   assert.equal(await c.getJob('nobody'), null);
   await assert.rejects(c.push(topic('bad'), 'x', { dealy: 5 }), (err) => err.status === 400 && /dealy/.test(err.message));
+});
+
+test('JSON bodies: an object or array pops back as one; a string stays a string', { skip: noBroker }, async () => {
+  const t = topic('json');
+  const bodies = [
+    { to: 'ada', tags: ['new'], n: 1.5, ok: true, none: null, name: 'Zoë' },
+    [1, 'two', {}],
+    {},
+    '{"to":"ada"}', // a string holding JSON
+    '[1, 2]',
+  ];
+  for (const body of bodies) await c.push(t, body);
+  await c.pushBatch([{ topic: t, body: { batch: 1 } }, { topic: t, body: 'plain' }]);
+  for (const want of bodies) {
+    const job = await popOne(t);
+    assert.deepEqual(job.body, want);
+    await c.ack(job);
+  }
+  const jobs = await c.popMany(t, 5, { timeout: 1 });
+  assert.deepEqual(jobs.map((j) => j.body), [{ batch: 1 }, 'plain']);
+  await c.ackMany(jobs);
+
+  // A waiting job's body changed to JSON, and back to a string.
+  const id = await c.push(t, 'draft', { delay: 3600 });
+  assert.deepEqual((await c.update(id, { body: { final: true } })).body, { final: true });
+  assert.equal((await c.update(id, { body: '{"final":true}' })).body, '{"final":true}');
+  await c.update(id, { delay: 0, body: ['last'] });
+  assert.deepEqual((await popOne(t)).body, ['last']);
+
+  // A schedule's job with a JSON body: shown and fired as one.
+  const name = `json-${t}`;
+  const s = await c.setSchedule(name, { cron: '0 0 1 1 *', job: { topic: t, body: { kind: 'yearly' } } });
+  assert.deepEqual(s.job.body, { kind: 'yearly' });
+  await c.fireSchedule(name);
+  assert.deepEqual((await popOne(t)).body, { kind: 'yearly' });
+  await c.deleteSchedule(name);
 });

@@ -247,7 +247,9 @@ test("the caller's signal aborts a call, and a wait between tries", async (t) =>
 
 test('bad arguments are refused before any request', async () => {
   const c = new Client({ url: 'http://127.0.0.1:1' });
-  await assert.rejects(c.push('t', { to: 'ada' }), /body is a string, got object/);
+  await assert.rejects(c.push('t', 42), /body is a string, an object or an array, got number/);
+  await assert.rejects(c.push('t', null), /body is a string, an object or an array, got null/);
+  await assert.rejects(c.update('j', { body: true }), /body is a string, an object or an array, got boolean/);
   await assert.rejects(c.ack({}), TypeError);
   await assert.rejects(c.pop([]), TypeError);
   assert.throws(() => new Client({ retries: -1 }), /retries must be a number/);

@@ -21,6 +21,13 @@ namespace Gmq;
  * attempt (pass it back to ack, fail, touch...), state, priority, due,
  * failures, last_error, group (when it has one), ...
  *
+ * A body is a string, or an array or object sent as JSON (json_encode: a
+ * list as a JSON array, an associative array, a stdClass or a
+ * JsonSerializable as an object). gmq keeps its compact text and gives it
+ * back as it came: a popped job's body is then that JSON decoded as
+ * arrays (json_decode(..., true): an empty object comes back as []), while
+ * a string stays a string, even one whose text is JSON.
+ *
  * Cron schedules (setSchedule, fireSchedule, ...) live in gmq's Redis and
  * every broker fires them, each fire once.
  */
@@ -46,9 +53,10 @@ class Client
     }
 
     /**
-     * Stores a job and returns its id. $delay and $ttr are seconds; $retry is
-     * the job's own retry policy (max_attempts, backoff, base, max, jitter),
-     * else its topic's.
+     * Stores a job and returns its id. $body is a string, or an array or
+     * object sent as a JSON body (see the class's comment); $delay and $ttr
+     * are seconds; $retry is the job's own retry policy (max_attempts,
+     * backoff, base, max, jitter), else its topic's.
      *
      * With a client $id the push is safe to retry: when a retry after a 503
      * gets 409 (a live job has this id), the earlier try was stored after
@@ -80,7 +88,7 @@ class Client
      * the key. In mode reject a job done and gone before the retry is named
      * by its number: that 409 is thrown even with an $id (the job ran once).
      */
-    public function push(string $topic, string $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null): string|array
+    public function push(string $topic, string|array|object $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null): string|array
     {
         $job = ['topic' => $topic, 'body' => $body, 'delay' => $delay];
         if ($ttr !== null) $job['TTR'] = $ttr;
@@ -249,10 +257,11 @@ class Client
 
     /**
      * Changes a ready or delayed job's delay (seconds from now; 0: ready at
-     * once), priority or body, those given, in one step; returns the job as it
+     * once), priority or body (a string, or an array or object: a JSON body,
+     * as push's), those given, in one step; returns the job as it
      * now is. A reserved, buried or dead job throws a GmqException with status 409.
      */
-    public function update(string $id, ?float $delay = null, ?int $priority = null, ?string $body = null): array
+    public function update(string $id, ?float $delay = null, ?int $priority = null, string|array|object|null $body = null): array
     {
         $args = [];
         if ($delay !== null) $args['delay'] = $delay;

@@ -4,6 +4,7 @@ standard library only (Python 3.8+).
     from gmq_client import Client
     c = Client("http://127.0.0.1:8000", token="...")  # token: the broker's [web] token, if set
     c.push("mail", "hello", delay=10, ttr=30)
+    c.push("signup", {"user": "ada", "plan": "pro"})  # a dict or list: a JSON body, popped as one
     job = c.pop(["mail"], timeout=5)   # None when the time is up
     c.ack(job["id"], job["attempt"])
 
@@ -11,9 +12,9 @@ standard library only (Python 3.8+).
 
     c.set_schedule("heartbeat", cron="*/5 * * * * *", job={"topic": "beats", "body": "ping"})
 """
-from gmq_client.client import VERSION, Client, GmqError, Job, Pushed
+from gmq_client.client import VERSION, Body, Client, GmqError, Job, Pushed
 from gmq_client.schedules import Schedule, ScheduledJob
 from gmq_client.worker import Handler, Worker
 
-__all__ = ["Client", "GmqError", "Handler", "Job", "Pushed", "Schedule", "ScheduledJob", "Worker"]
+__all__ = ["Body", "Client", "GmqError", "Handler", "Job", "Pushed", "Schedule", "ScheduledJob", "Worker"]
 __version__ = VERSION

@@ -10,14 +10,20 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, TypedDict,
-                    cast, overload)
+                    Union, cast, overload)
 
 from gmq_client.schedules import ScheduleCalls
 
 if TYPE_CHECKING:  # the worker imports this module, so only type checkers import it here
     from gmq_client.worker import Handler, Worker
 
-__all__ = ["Client", "GmqError", "Job", "Pushed"]
+__all__ = ["Body", "Client", "GmqError", "Job", "Pushed"]
+
+# Body is a job's body: a string, or a dict or list, sent as a JSON object or
+# array. gmq keeps a JSON body's compact text and gives it back as it came
+# (a dict or list to this client; a string stays a string, even one whose
+# text is JSON); it refuses a number, a bool or None as a body (400).
+Body = Union[str, Dict[str, Any], List[Any]]
 
 VERSION = "0.1.0"
 
@@ -36,7 +42,7 @@ class _Shown(TypedDict):
     id: str
     internal_id: int
     topic: str
-    body: str
+    body: Body  # as pushed: a str, or a dict or list for a JSON object or array
     state: str  # ready, delayed, reserved, buried or dead
     priority: int
     delay: float  # seconds
@@ -148,23 +154,26 @@ class Client(ScheduleCalls):
         self.max_backoff = max_backoff
 
     @overload
-    def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
+    def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: None = None,
              group: Optional[str] = None) -> str: ...
 
     @overload
-    def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
+    def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: Mapping[str, Any],
              group: Optional[str] = None) -> Pushed: ...
 
-    def push(self, topic: str, body: str, delay: float = 0, ttr: Optional[float] = None,
+    def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: Optional[Mapping[str, Any]] = None,
              group: Optional[str] = None) -> Any:
-        """Store a job; returns its id. retry is the job's own retry policy
-        ({"max_attempts", "backoff", "base", "max", "jitter"}), else its topic's.
+        """Store a job; returns its id. body is a string, or a dict or list,
+        sent as a JSON object or array: a popped job gives it back as it came
+        (a string stays a string, even one whose text is JSON). retry is the
+        job's own retry policy ({"max_attempts", "backoff", "base", "max",
+        "jitter"}), else its topic's.
         A job_id makes retries safe (see Client); a live job with the same id
         makes the first try fail with 409.
 
@@ -206,8 +215,9 @@ class Client(ScheduleCalls):
         return cast(Pushed, answer)
 
     def push_batch(self, jobs: Sequence[Mapping[str, Any]]) -> List[str]:
-        """Store several jobs (dicts with topic, body and optional delay, TTR,
-        priority, id, retry, unique, group): all, or on bad input none.
+        """Store several jobs (dicts with topic, body (a string, a dict or a
+        list, as push's) and optional delay, TTR, priority, id, retry,
+        unique, group): all, or on bad input none.
         Returns their ids.
 
         A 503 after part of the batch was stored names the stored jobs; a
@@ -319,9 +329,10 @@ class Client(ScheduleCalls):
         return self._call("POST", _job_path(job_id, "touch"), {"attempt": attempt})
 
     def update(self, job_id: str, delay: Optional[float] = None, priority: Optional[int] = None,
-               body: Optional[str] = None) -> Job:
+               body: Optional[Body] = None) -> Job:
         """Change a ready or delayed job's delay (seconds from now; 0: ready
-        at once), priority or body, those given, in one step; returns the job
+        at once), priority or body (a string, or a dict or list: a JSON
+        object or array, as push's), those given, in one step; returns the job
         as it now is. A reserved, buried or dead job raises GmqError 409."""
         given = (("delay", delay), ("priority", priority), ("body", body))
         args = {name: value for name, value in given if value is not None}
@@ -425,7 +436,7 @@ def _merge_ids(jobs: Sequence[Mapping[str, Any]], stored: Set[str], ids: List[st
     return [str(j["id"]) if j.get("id") in stored else str(next(rest)) for j in jobs]
 
 
-def _job(topic: str, body: str, delay: float, ttr: Optional[float], priority: Optional[int],
+def _job(topic: str, body: Body, delay: float, ttr: Optional[float], priority: Optional[int],
          job_id: Optional[str]) -> Dict[str, Any]:
     job: Dict[str, Any] = {"topic": topic, "body": body, "delay": delay}
     if ttr is not None:

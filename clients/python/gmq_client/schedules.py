@@ -2,7 +2,7 @@
 them in. A schedule lives in gmq's Redis and every broker fires it, each
 fire once: it pushes its job at each fire of its cron expression."""
 import urllib.parse
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, TypedDict, Union
 
 __all__ = ["KEEP", "Schedule", "ScheduledJob"]
 
@@ -16,7 +16,7 @@ class ScheduledJob(TypedDict, total=False):
     key, if it has them, are in the schedule's "file" and "run")."""
 
     topic: str
-    body: str
+    body: Union[str, Dict[str, Any], List[Any]]  # as given: a str, or a dict or list (a JSON object or array)
     priority: int
     TTR: float  # seconds
     delay: float  # seconds
@@ -74,8 +74,8 @@ class ScheduleCalls:
         cron is five fields (minute hour day-of-month month day-of-week), or
         six with seconds first, or @hourly, @daily, @every 1h30m; tz the
         IANA zone it is read in ("Europe/Berlin"; UTC when none); job what
-        each fire pushes: a push's fields (topic, body, delay, TTR,
-        priority, retry, unique, group), but no id; overlap "allow" (every
+        each fire pushes: a push's fields (topic, body: a string, a dict or a
+        list, delay, TTR, priority, retry, unique, group), but no id; overlap "allow" (every
         fire pushes) or "skip" (a fire while the last fire's job still waits
         or is reserved pushes nothing, and counts a skip); paused True stops
         the fires until False. Its next fire is counted from now.

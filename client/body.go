@@ -1,0 +1,73 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// jobFields is Job without its methods, so that MarshalJSON and
+// UnmarshalJSON can read and write its other fields as encoding/json does.
+type jobFields Job
+
+// MarshalJSON writes j as gmq's push reads it: its body as a JSON string
+// (Body), or as JSON (JSON when it is set, else Body when BodyJSON is).
+func (j Job) MarshalJSON() ([]byte, error) {
+	body, err := j.body()
+	if err != nil {
+		return nil, err
+	}
+	// The fields in Job's order: id and topic over jobFields' own, then body.
+	return json.Marshal(struct {
+		ID    string          `json:"id,omitempty"`
+		Topic string          `json:"topic"`
+		Body  json.RawMessage `json:"body"`
+		jobFields
+	}{j.ID, j.Topic, body, jobFields(j)})
+}
+
+// body is j's body as JSON, as MarshalJSON sends it.
+func (j Job) body() (json.RawMessage, error) {
+	switch {
+	case j.JSON != nil:
+		data, err := json.Marshal(j.JSON)
+		if err != nil {
+			return nil, fmt.Errorf("gmq: the job's JSON body: %w", err)
+		}
+		return data, nil
+	case j.BodyJSON:
+		if !json.Valid([]byte(j.Body)) {
+			return nil, fmt.Errorf("gmq: the job's BodyJSON is set, but its Body is not JSON: %.40q", j.Body)
+		}
+		return json.RawMessage(j.Body), nil
+	}
+	return json.Marshal(j.Body)
+}
+
+// UnmarshalJSON reads a job as gmq shows it. A body that is a JSON object
+// or array (pushed as one) is kept in Body as its compact text, with
+// BodyJSON set; a string body is Body, BodyJSON false.
+func (j *Job) UnmarshalJSON(data []byte) error {
+	var in struct {
+		*jobFields
+		Body json.RawMessage `json:"body"`
+	}
+	in.jobFields = (*jobFields)(j)
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	body := bytes.TrimSpace(in.Body)
+	switch {
+	case len(body) == 0 || string(body) == "null": // no body: left as it is
+	case body[0] == '"':
+		j.BodyJSON = false
+		return json.Unmarshal(body, &j.Body)
+	default:
+		var b bytes.Buffer
+		if err := json.Compact(&b, body); err != nil {
+			return err
+		}
+		j.Body, j.BodyJSON = b.String(), true
+	}
+	return nil
+}
