@@ -288,8 +288,8 @@ export class Client {
   releaseUnique(topic: string, key: string, options?: CallOptions): Promise<void>;
   /** Every cron schedule, by name. */
   schedules(options?: CallOptions): Promise<Schedule[]>;
-  /** A cron schedule, or null when there is none. */
-  getSchedule(name: string, options?: CallOptions): Promise<Schedule | null>;
+  /** A cron schedule. None: GmqError 404. */
+  getSchedule(name: string, options?: CallOptions): Promise<Schedule>;
   /** Makes or changes a cron schedule (null takes a field back to conf.ini's); resolves to it as it now is. A bad one: GmqError 400. */
   setSchedule(name: string, changes: ScheduleChanges & CallOptions): Promise<Schedule>;
   /** Removes a cron schedule. None: GmqError 404. */

@@ -292,13 +292,13 @@ export class Client {
 
   /**
    * getSchedule returns a cron schedule as gmq shows it (its next and last
-   * fire, its counts, its layers), or null when there is none.
+   * fire, its counts, its layers); none is a GmqError 404, as in the Go,
+   * Python and PHP clients.
    * @param {string} name
    * @param {{signal?: AbortSignal}} [options]
    */
   async getSchedule(name, { signal } = {}) {
-    const a = await this.#t.call({ method: 'GET', path: schedulePath(name), signal });
-    return a.status === 404 ? null : ok(a, 200);
+    return ok(await this.#t.call({ method: 'GET', path: schedulePath(name), signal }), 200);
   }
 
   /**

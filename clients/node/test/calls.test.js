@@ -256,9 +256,10 @@ test('cron schedules: fires, pause, fire now, overlap skip, reset, delete', { sk
   const mine = (await c.schedules()).filter((x) => x.name.endsWith(t)).map((x) => [x.name, x.tz]);
   assert.deepEqual(mine, [[`other-${t}`, 'Europe/Berlin'], [tick, 'UTC']]);
 
-  // Deleted: getSchedule is null, the others a 404.
+  // Deleted: a 404 from each, getSchedule too (it was null, where the
+  // other clients raise).
   await c.deleteSchedule(tick);
-  assert.equal(await c.getSchedule(tick), null);
+  await assert.rejects(c.getSchedule(tick), (err) => err.status === 404);
   await assert.rejects(c.deleteSchedule(tick), (err) => err.status === 404);
   await assert.rejects(c.fireSchedule(tick), (err) => err.status === 404);
 });
