@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -177,4 +179,72 @@ func TestReloadWithABadScheduleChangesNothing(t *testing.T) {
 	if cfg := b.must(200, "GET", "/api/v1/topics/abc/config", ""); len(cfg["file"].(map[string]any)) != 0 {
 		t.Fatalf("abc's settings were applied: %v", cfg)
 	}
+}
+
+// Three clients PUT one every-second schedule 100 times each through two
+// brokers, moving its job across topics of different buckets (issue 31:
+// orphan hashes stayed behind, unlisted, which DELETE did not remove, and a
+// later PUT that moved the schedule into an orphan's bucket kept its stale
+// next with no due entry: it never fired again). After the race exactly one
+// hash is left, in the bucket the index names, due; DELETE leaves none; a
+// new PUT fires.
+func TestScheduleRacingPutsLeaveOneSchedule(t *testing.T) {
+	t.Parallel() // correctness, not timing: it may share the cores with the others like it
+	srv := redistest.Start(t)
+	brokers := []*brokerProc{startBroker(t, srv.URL()), startBroker(t, srv.URL())}
+	hashes := func() []string { // every bucket's hash of the schedule "race"
+		out, err := exec.Command("redis-cli", "-u", srv.URL(), "--scan", "--pattern", "gmq:{b*}:schedule:race").Output()
+		if err != nil {
+			t.Fatalf("redis-cli --scan: %v", err)
+		}
+		return strings.Fields(string(out))
+	}
+	// Sixteen buckets, as by default, and the three clients' PUTs of each
+	// round started together, each to a topic of its own.
+	for _, b := range brokers {
+		b.kill()
+	}
+	if out, err := exec.Command("redis-cli", "-u", srv.URL(), "FLUSHALL").CombinedOutput(); err != nil { // the store was made with 4
+		t.Fatalf("FLUSHALL: %v %s", err, out)
+	}
+	for _, b := range brokers {
+		b.restartWith("", "[redis]\nbuckets = 16\n[bucket]\nmax_sleep = 200ms\n")
+	}
+	for round := range 100 {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for c := range 3 {
+			wg.Go(func() {
+				<-start
+				body := fmt.Sprintf(`{"cron":"* * * * * *","job":{"topic":"race-%d","body":"x"}}`, (round*3+c)%32)
+				if a, err := brokers[c%2].do("PUT", "/api/v1/schedules/race", body); err != nil || a.code != 200 {
+					t.Errorf("PUT of round %d, client %d: %d %v %v", round, c, a.code, a.body, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+	s := brokers[0].must(200, "GET", "/api/v1/schedules/race", "")
+	topic := s["job"].(map[string]any)["topic"].(string)
+	t.Logf("hashes after the race: %v (topic %s)", hashes(), topic)
+	if left := hashes(); len(left) != 1 {
+		t.Fatalf("after the race, the schedule's hashes: %v, want one (of %s's bucket)", left, topic)
+	}
+	// It fires: a job of its topic, though it moved 300 times.
+	waitUntil(t, "the raced schedule fires", func() bool {
+		a, err := brokers[1].do("GET", "/api/v1/topics/"+topic, "")
+		return err == nil && a.code == 200 && a.body["ready"].(float64) >= 1
+	})
+	brokers[1].must(200, "DELETE", "/api/v1/schedules/race", "")
+	if left := hashes(); len(left) != 0 {
+		t.Fatalf("after DELETE: %v", left)
+	}
+	brokers[0].must(404, "GET", "/api/v1/schedules/race", "")
+	brokers[0].must(200, "PUT", "/api/v1/schedules/race", `{"cron":"* * * * * *","job":{"topic":"race-new","body":"x"}}`)
+	waitUntil(t, "a new PUT fires", func() bool {
+		a, err := brokers[1].do("GET", "/api/v1/topics/race-new", "")
+		return err == nil && a.code == 200 && a.body["ready"].(float64) >= 1
+	})
+	mustBeConsistent(t, checker(t, srv.URL()), "after the race")
 }

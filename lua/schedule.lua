@@ -35,6 +35,12 @@ redis.call('HSET', key, 'spec', ARGV[4])
 for i, layer in ipairs({'file', 'run'}) do
   if ARGV[4 + i] == '' then redis.call('HDEL', key, layer) else redis.call('HSET', key, layer, ARGV[4 + i]) end
 end
-local cur = tonumber(redis.call('HGET', key, 'next') or '0')
-if not (ARGV[8] == '1' and cur > 0) then set_next(ARGV[7]) end
+local cur = redis.call('HGET', key, 'next') or '0'
+if ARGV[8] == '1' and tonumber(cur) > 0 then
+  -- Kept, and due in the bucket's zset too: the hash may be one a write
+  -- cut short left here with no due entry, which then never fired.
+  set_next(cur)
+else
+  set_next(ARGV[7])
+end
 return 1

@@ -185,8 +185,15 @@ func (k keys) unique(topic, key string, byBody bool) string {
 
 // schedule is schedule name's hash, in its job topic's bucket (schedules.go).
 func (k keys) schedule(topic, name string) string {
-	return k.tag(k.bucketOf(topic)) + ":schedule:" + name
+	return k.scheduleIn(k.bucketOf(topic), name)
 }
+
+// scheduleIn is schedule name's hash in bucket b (a sweep looks in each).
+func (k keys) scheduleIn(b int, name string) string { return k.tag(b) + ":schedule:" + name }
+
+// scheduleLock is held by the one broker writing schedule name (a PUT or a
+// DELETE), so that writes of one name take turns.
+func (k keys) scheduleLock(name string) string { return k.prefix + ":schedule_lock:" + name }
 
 // schedules maps each schedule's name to its job's topic.
 func (k keys) schedules() string { return k.prefix + ":schedules" }

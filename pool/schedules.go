@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -24,6 +25,15 @@ import (
 // however many brokers run, and a broker killed at the instant leaves it
 // due for the others. gmq:schedules (keys.schedules) names each schedule's
 // topic, to find its bucket.
+//
+// A write that moves a schedule to another bucket is three steps (its hash
+// in the new bucket, the index, the old bucket's hash gone): the index is
+// outside every bucket's slot, so no one script can do it. Writers of one
+// name therefore take turns (lockSchedule), and each write ends by removing
+// the schedule from every bucket but the one the index names (sweep), so a
+// write cut short by a crash leaves no more than an orphan hash, unlisted,
+// which the next write or delete of the name removes, and which a bucket
+// timer removes when its due entry comes (fireSchedule).
 
 // scheduleDue starts a schedule's member in its bucket's due zset (lib.lua SCHEDULE_DUE).
 const scheduleDue = "@schedule "
@@ -51,24 +61,82 @@ var (
 // schedule that has a next fire keeps it (nothing of when it fires
 // changed). A schedule whose topic moved to another bucket leaves the old one.
 func (p *Pool) WriteSchedule(ctx context.Context, name string, spec job.ScheduleSpec, file, run string, next time.Time, keep bool) error {
-	old, err := p.scheduleTopic(ctx, name)
-	if err != nil {
-		return err
-	}
-	if old != "" && p.keys.bucketOf(old) != p.keys.bucketOf(spec.Job.Topic) {
-		if err := p.deleteScheduleIn(ctx, old, name); err != nil {
-			return err
-		}
-	}
-	if err := p.client.Do(ctx, p.client.B().Hset().Key(p.keys.schedules()).FieldValue().FieldValue(name, spec.Job.Topic).Build()).Error(); err != nil {
-		return wrapRedis("write schedule", err)
-	}
 	data, err := json.Marshal(spec)
 	if err != nil {
 		return fmt.Errorf("write schedule %q: %w", name, err)
 	}
-	return wrapRedis("write schedule", scheduleScript.Exec(ctx, p.client, p.scheduleKeys(spec.Job.Topic, name),
-		[]string{p.opts.Origin, "set", name, string(data), file, run, strconv.FormatInt(epochMillis(next), 10), flag(keep)}).Error())
+	unlock, err := p.lockSchedule(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// The new bucket's hash first, then the index: a write cut short between
+	// them leaves the old schedule named, and the new hash an orphan.
+	if err := scheduleScript.Exec(ctx, p.client, p.scheduleKeys(spec.Job.Topic, name),
+		[]string{p.opts.Origin, "set", name, string(data), file, run, strconv.FormatInt(epochMillis(next), 10), flag(keep)}).Error(); err != nil {
+		return wrapRedis("write schedule", err)
+	}
+	if err := p.client.Do(ctx, p.client.B().Hset().Key(p.keys.schedules()).FieldValue().FieldValue(name, spec.Job.Topic).Build()).Error(); err != nil {
+		return wrapRedis("write schedule", err)
+	}
+	return p.sweepSchedule(ctx, name, p.keys.bucketOf(spec.Job.Topic))
+}
+
+// scheduleLockTTL is how long a broker that died while writing a schedule
+// holds its name; scheduleLockWait how long a write waits for another's.
+const (
+	scheduleLockTTL  = 5 * time.Second
+	scheduleLockWait = 10 * time.Second
+)
+
+var unlockScript = rueidis.NewLuaScript(lua.Source("unlock"))
+
+// lockSchedule claims schedule name for one write, waiting while another
+// broker's write holds it (at most scheduleLockWait: then ErrBusy, a 503
+// to retry), and returns its release.
+func (p *Pool) lockSchedule(ctx context.Context, name string) (unlock func(), err error) {
+	key := p.keys.scheduleLock(name)
+	token := p.opts.Origin + ":" + strconv.FormatUint(rand.Uint64(), 36)
+	deadline := time.Now().Add(scheduleLockWait)
+	for {
+		err := p.client.Do(ctx, p.client.B().Set().Key(key).Value(token).Nx().Px(scheduleLockTTL).Build()).Error()
+		if err == nil {
+			return func() {
+				// A fresh context: the write's may be done; a failed release
+				// only makes the next writer wait out the TTL.
+				rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				_ = unlockScript.Exec(rctx, p.client, []string{key}, []string{token}).Error()
+			}, nil
+		}
+		if !rueidis.IsRedisNil(err) {
+			return nil, wrapRedis("write schedule", err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("schedule %q: %w: another broker is writing it", name, job.ErrBusy)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, wrapRedis("write schedule", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// sweepSchedule removes schedule name from every bucket but keep (-1: from
+// every one): an old bucket it moved from, and any orphan an older write
+// left. Under the name's lock, so no write is under way.
+func (p *Pool) sweepSchedule(ctx context.Context, name string, keep int) error {
+	for b := range p.opts.Buckets {
+		if b == keep {
+			continue
+		}
+		if err := scheduleScript.Exec(ctx, p.client, append(p.keys.withTopics(b), p.keys.scheduleIn(b, name)),
+			[]string{p.opts.Origin, "delete", name}).Error(); err != nil {
+			return wrapRedis("write schedule: remove it from the other buckets", err)
+		}
+	}
+	return nil
 }
 
 func flag(b bool) string {
@@ -78,25 +146,51 @@ func flag(b bool) string {
 	return ""
 }
 
-// DeleteSchedule removes schedule name; ErrNotFound when there is none.
+// DeleteSchedule removes schedule name, from every bucket (an orphan a
+// write cut short left too); ErrNotFound when the index names none.
 func (p *Pool) DeleteSchedule(ctx context.Context, name string) error {
+	unlock, err := p.lockSchedule(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	topic, err := p.scheduleTopic(ctx, name)
 	if err != nil {
+		return err
+	}
+	if err := p.client.Do(ctx, p.client.B().Hdel().Key(p.keys.schedules()).Field(name).Build()).Error(); err != nil {
+		return wrapRedis("delete schedule", err)
+	}
+	if err := p.sweepSchedule(ctx, name, -1); err != nil {
 		return err
 	}
 	if topic == "" {
 		return fmt.Errorf("schedule %q: %w", name, job.ErrNotFound)
 	}
-	if err := p.deleteScheduleIn(ctx, topic, name); err != nil {
-		return err
-	}
-	return wrapRedis("delete schedule", p.client.Do(ctx, p.client.B().Hdel().Key(p.keys.schedules()).Field(name).Build()).Error())
+	return nil
 }
 
-func (p *Pool) deleteScheduleIn(ctx context.Context, topic, name string) error {
-	return wrapRedis("delete schedule", scheduleScript.Exec(ctx, p.client, p.scheduleKeys(topic, name),
-		[]string{p.opts.Origin, "delete", name}).Error())
+// dropOrphan handles a due entry of schedule name in bucket b that the
+// index does not name (deleted, or moved to another bucket): with no write
+// of the name under way it is an orphan, and its hash and due entry go;
+// during one it may be the write's new hash, not yet named, so it is only
+// put off a moment (ZADD XX INCR: a due entry gone meanwhile stays gone).
+func (p *Pool) dropOrphan(ctx context.Context, b int, name string) error {
+	member := scheduleDue + name
+	err := p.client.Do(ctx, p.client.B().Get().Key(p.keys.scheduleLock(name)).Build()).Error()
+	switch {
+	case err == nil: // a write holds the name
+		return wrapRedis("fire schedule", p.client.Do(ctx, p.client.B().Zadd().Key(p.keys.due(b)).Xx().Incr().
+			ScoreMember().ScoreMember(float64(orphanPutOff.Milliseconds()), member).Build()).Error())
+	case !rueidis.IsRedisNil(err):
+		return wrapRedis("fire schedule", err)
+	}
+	return wrapRedis("fire schedule: drop an orphan", scheduleScript.Exec(ctx, p.client,
+		append(p.keys.withTopics(b), p.keys.scheduleIn(b, name)), []string{p.opts.Origin, "delete", name}).Error())
 }
+
+// orphanPutOff is how long a due entry met during a write of its schedule waits.
+const orphanPutOff = 200 * time.Millisecond
 
 // scheduleKeys are the bucket's keys, then the schedule's hash.
 func (p *Pool) scheduleKeys(topic, name string) []string {
@@ -235,8 +329,8 @@ func (p *Pool) fireSchedule(ctx context.Context, b int, name string) (map[string
 		return nil, false, err
 	}
 	member := scheduleDue + name
-	if topic == "" || p.keys.bucketOf(topic) != b { // deleted or moved: a stale due entry
-		return nil, false, wrapRedis("fire schedule", p.client.Do(ctx, p.client.B().Zrem().Key(p.keys.due(b)).Member(member).Build()).Error())
+	if topic == "" || p.keys.bucketOf(topic) != b { // deleted or moved: an orphan, or a write under way
+		return nil, false, p.dropOrphan(ctx, b, name)
 	}
 	res := p.client.DoMulti(ctx, p.client.B().Hgetall().Key(p.keys.schedule(topic, name)).Build(), p.client.B().Time().Build())
 	fields, err := res[0].AsStrMap()
