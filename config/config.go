@@ -57,6 +57,7 @@ type Config struct {
 	MaxPopTimeout   time.Duration // [jobs] max_pop_timeout: longest long poll
 	MaxBatch        int           // [jobs] max_batch: jobs per batch push
 	MaxWaiting      int           // [jobs] max_waiting: consumers waiting in a long poll at once
+	MaxSchedules    int           // [jobs] max_schedules: cron schedules on the Redis, at most (a PUT of one more: 507)
 
 	TickBatch      int           // [bucket] batch: due jobs one script moves
 	BucketMaxSleep time.Duration // [bucket] max_sleep
@@ -155,6 +156,7 @@ func Default() Config {
 		MaxPopTimeout:       60 * time.Second,
 		MaxBatch:            1000,
 		MaxWaiting:          20000,
+		MaxSchedules:        1000,
 		TickBatch:           100,
 		BucketMaxSleep:      time.Second,
 		BeanstalkAddr:       "127.0.0.1:11300",
@@ -218,6 +220,7 @@ func (c *Config) settings() []setting {
 		{"jobs", "max_pop_timeout", durationTo(&c.MaxPopTimeout, 0, time.Hour)},
 		{"jobs", "max_batch", intTo(&c.MaxBatch, 1, 100_000)},
 		{"jobs", "max_waiting", intTo(&c.MaxWaiting, 1, 10_000_000)},
+		{"jobs", "max_schedules", intTo(&c.MaxSchedules, 1, 1_000_000)},
 		{"bucket", "batch", intTo(&c.TickBatch, 1, 100_000)},
 		{"bucket", "max_sleep", durationTo(&c.BucketMaxSleep, time.Millisecond, time.Minute)},
 		{"beanstalk", "addr", optionalAddrTo(&c.BeanstalkAddr)},

@@ -22,6 +22,7 @@ type Options struct {
 	MaxBody        int           // bytes
 	MaxPopTimeout  time.Duration // longest long-poll a consumer may ask for
 	MaxWaiting     int           // most consumers waiting at once (0: no limit)
+	MaxSchedules   int           // most cron schedules a PUT may make (0: no limit)
 	BucketMaxSleep time.Duration // see bucket.Options.MaxSleep
 	TopicsPerRound int           // see bucket.Options.TopicsPerRound
 	StatusPoll     time.Duration // how often the shared server status is read

@@ -42,7 +42,10 @@ func (d *Dispatcher) SetSchedule(ctx context.Context, name string, changes jobjs
 		return job.Schedule{}, err
 	}
 	cur, err := d.Schedule(ctx, name)
-	if err != nil && !errors.Is(err, job.ErrNotFound) {
+	if errors.Is(err, job.ErrNotFound) {
+		err = d.roomForSchedule(ctx)
+	}
+	if err != nil {
 		return job.Schedule{}, err
 	}
 	file, err := layer(cur.File)
@@ -55,6 +58,34 @@ func (d *Dispatcher) SetSchedule(ctx context.Context, name string, changes jobjs
 	}
 	return d.writeSchedule(ctx, name, file, jobjson.MergeLayers(run, changes))
 }
+
+// roomForSchedule refuses a new schedule past MaxSchedules: each is read by
+// every broker's timers and has series in /metrics, and anyone who may PUT
+// picks their number. Two brokers making the last ones at once may both
+// get room (a count, then a write): the cap holds give or take those.
+func (d *Dispatcher) roomForSchedule(ctx context.Context) error {
+	if d.opts.MaxSchedules <= 0 {
+		return nil
+	}
+	n, err := d.pool.ScheduleCount(ctx)
+	if err != nil {
+		return err
+	}
+	if n >= int64(d.opts.MaxSchedules) {
+		return scheduleCapError{d.opts.MaxSchedules}
+	}
+	return nil
+}
+
+// scheduleCapError is a new schedule past [jobs] max_schedules: a full
+// store, as a full topic is (HTTP 507).
+type scheduleCapError struct{ max int }
+
+func (e scheduleCapError) Error() string {
+	return fmt.Sprintf("there are %d schedules, [jobs] max_schedules: delete one first, or raise it", e.max)
+}
+
+func (e scheduleCapError) Is(target error) bool { return target == job.ErrFull }
 
 // ApplySchedules writes conf.ini's schedules (their file layers) at start
 // and at reload; a schedule conf.ini no longer names loses its file layer,

@@ -13,7 +13,9 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -210,13 +212,8 @@ func (s *store) readStore(ctx context.Context, gauge, counter emit) error {
 		gauge(rttDesc, info.RTT.Seconds())
 	}
 	gauge(topicsDesc, float64(total))
-	if schedules, err := s.d.Schedules(ctx); err == nil { // a handful, the operator's own: one series each
-		for _, sc := range schedules {
-			counter(scheduleFiresDesc, float64(sc.Fires), sc.Name, "pushed")
-			counter(scheduleFiresDesc, float64(sc.Skips), sc.Name, "skipped")
-			counter(scheduleFiresDesc, float64(sc.Refused), sc.Name, "refused")
-			counter(scheduleLateDesc, sc.Late.Seconds(), sc.Name)
-		}
+	if schedules, err := s.d.Schedules(ctx); err == nil {
+		s.schedules(schedules, counter)
 	}
 	for event, v := range map[string]int64{"timed_out": st.Timeouts, "released": st.Releases, "buried": st.Buries,
 		"kicked": st.Kicks, "touched": st.Touches, "flushed": st.Flushed, "queue_created": st.QueueCreates,
@@ -246,6 +243,33 @@ func (s *store) readStore(ctx context.Context, gauge, counter emit) error {
 		gauge(waitingDesc, float64(s.d.WaitingElsewhere(names)), Other)
 	}
 	return nil
+}
+
+// schedules emits the schedules' series: the first MaxTopics by name each
+// their own, as topics have; the rest (up to [jobs] max_schedules, which
+// anyone who may PUT chooses the number of) summed under schedule="_other".
+func (s *store) schedules(list []job.Schedule, counter emit) {
+	slices.SortFunc(list, func(a, b job.Schedule) int { return strings.Compare(a.Name, b.Name) })
+	var other job.Schedule
+	for i, sc := range list {
+		if i >= s.opts.MaxTopics {
+			other.Name = Other
+			other.Fires, other.Skips, other.Refused, other.Late = other.Fires+sc.Fires, other.Skips+sc.Skips,
+				other.Refused+sc.Refused, other.Late+sc.Late
+			continue
+		}
+		scheduleSeries(sc, counter)
+	}
+	if other.Name != "" {
+		scheduleSeries(other, counter)
+	}
+}
+
+func scheduleSeries(sc job.Schedule, counter emit) {
+	counter(scheduleFiresDesc, float64(sc.Fires), sc.Name, "pushed")
+	counter(scheduleFiresDesc, float64(sc.Skips), sc.Name, "skipped")
+	counter(scheduleFiresDesc, float64(sc.Refused), sc.Name, "refused")
+	counter(scheduleLateDesc, sc.Late.Seconds(), sc.Name)
 }
 
 // topic emits one topic's series.

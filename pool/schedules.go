@@ -224,6 +224,12 @@ func (p *Pool) Schedule(ctx context.Context, name string) (job.Schedule, error) 
 	return job.Schedule{}, fmt.Errorf("schedule %q: %w", name, job.ErrNotFound)
 }
 
+// ScheduleCount is how many schedules the index names.
+func (p *Pool) ScheduleCount(ctx context.Context) (int64, error) {
+	n, err := p.client.Do(ctx, p.client.B().Hlen().Key(p.keys.schedules()).Build()).AsInt64()
+	return n, wrapRedis("schedules", err)
+}
+
 // Schedules lists every schedule, with what its fires did.
 func (p *Pool) Schedules(ctx context.Context) ([]job.Schedule, error) {
 	names, err := p.client.Do(ctx, p.client.B().Hgetall().Key(p.keys.schedules()).Build()).AsStrMap()
