@@ -78,11 +78,16 @@ func readFull(r *bufio.Reader, b []byte) (int, error) {
 	return n, nil
 }
 
+// replyWait is how long do waits for a reply: only a reply that never
+// comes waits that long, and a loaded machine may take seconds over one (or
+// over the job a reserve-with-timeout waits for).
+const replyWait = time.Minute
+
 // do sends a command and returns its reply.
 func (w *wire) do(s string) string {
 	w.t.Helper()
 	w.send(s)
-	return w.reply(3 * time.Second)
+	return w.reply(replyWait)
 }
 
 func (w *wire) must(send, want string) {

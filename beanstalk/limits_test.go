@@ -30,15 +30,15 @@ func TestMaxReservedOverBeanstalkd(t *testing.T) {
 	other.must("watch one\r\n", "WATCHING 2\r\n")
 	other.must("reserve-with-timeout 0\r\n", "TIMED_OUT\r\n") // held back: one is reserved
 	got := make(chan string, 1)
-	go func() { got <- other.do("reserve-with-timeout 5\r\n") }()
-	time.Sleep(200 * time.Millisecond)
+	go func() { got <- other.do("reserve-with-timeout 60\r\n") }() // 60: only a failure waits it out
+	brokertest.Eventually(t, "the reserve waiting", func() bool { return b.Dispatcher.WaitingOn("one") == 1 })
 	w.must(fmt.Sprintf("delete %d\r\n", first), "DELETED\r\n")
 	select {
 	case r := <-got:
 		if !strings.HasPrefix(r, fmt.Sprintf("RESERVED %d ", second)) {
 			t.Fatalf("the waiting reserve: %q", r)
 		}
-	case <-time.After(3 * time.Second):
+	case <-time.After(90 * time.Second):
 		t.Fatal("the delete did not wake the waiting reserve")
 	}
 	stats := w.do("stats-tube one\r\n")

@@ -28,10 +28,12 @@ func TestRestrictedRedisUser(t *testing.T) {
 		mustCall(t, 201, "POST", api+"/jobs", fmt.Sprintf(`{"id":"acl-%d","topic":"acl","body":"x","delay":%v}`, i, float64(i%2)*0.1))
 	}
 	mustCall(t, 200, "PUT", api+"/topics/acl/config", `{"max_attempts":1}`)
-	j := mustCall(t, 200, "GET", api+"/pop?topic=acl&timeout=1", ``)
+	// A pop waits up to a minute for the delayed jobs (0.1 s): it answers
+	// as soon as one is ready, so only a failure waits that long.
+	j := mustCall(t, 200, "GET", api+"/pop?topic=acl&timeout=60", ``)
 	mustCall(t, 200, "POST", api+"/jobs/"+j["id"].(string)+"/fail", `{"error":"no"}`)
 	for range 4 {
-		j := mustCall(t, 200, "GET", api+"/pop?topic=acl&timeout=1", ``)
+		j := mustCall(t, 200, "GET", api+"/pop?topic=acl&timeout=60", ``)
 		mustCall(t, 200, "POST", api+"/jobs/"+j["id"].(string)+"/ack", ``)
 	}
 	for _, path := range []string{"/stats", "/topics", "/redis", "/buckets", "/history", "/topics/acl/dead"} {

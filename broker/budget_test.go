@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
@@ -34,12 +33,16 @@ func TestBodyBudgetSharedByEveryPort(t *testing.T) {
 		fmt.Fprintf(c, "put 0 0 60 65535\r\n%s", strings.Repeat("h", 65000))
 		hogs = append(hogs, c)
 	}
-	time.Sleep(time.Second) // read as far as the budget lets them
-	// Each refusal comes after budget.Wait (2 s): read answers for longer
-	// than that, under whatever load the test machine has.
-	lines := func(t *testing.T, addr, send string, n int) []string {
-		return brokertest.LinesWithin(t, addr, send, n, 10*time.Second)
-	}
+	// Wait until the broker has read them as far as the budget lets them:
+	// a small HTTP push is refused once it is spent (after budget.Wait, 2 s).
+	// Until then a push passes, leaving a job in t that nothing checks.
+	brokertest.Eventually(t, "the unfinished puts spend the budget", func() bool {
+		code, _ := brokertest.Call(t, "POST", b.URL+"/api/v1/jobs", `{"topic":"t","body":"x"}`)
+		return code == 503
+	})
+	// Each refusal comes after budget.Wait (2 s): brokertest.Lines reads
+	// answers for a minute, far longer, under whatever load the machine has.
+	lines := brokertest.Lines
 
 	body := strings.Repeat("x", big)
 	checks := []struct {
@@ -76,10 +79,16 @@ func TestBodyBudgetSharedByEveryPort(t *testing.T) {
 	for _, c := range hogs {
 		c.Close()
 	}
-	time.Sleep(100 * time.Millisecond) // the broker sees the hang-ups
-	if code, out := brokertest.Call(t, "POST", b.URL+"/api/v1/jobs", `{"topic":"t","body":"x"}`); code != 201 {
-		t.Errorf("HTTP push with the budget free: %d %v", code, out)
-	}
+	// The broker sees the hang-ups and gives their budget back: soon, but
+	// later on a loaded machine, so wait for a push to pass (each refused
+	// one waits out budget.Wait first).
+	brokertest.Eventually(t, "HTTP push with the budget free", func() bool {
+		code, out := brokertest.Call(t, "POST", b.URL+"/api/v1/jobs", `{"topic":"t","body":"x"}`)
+		if code != 201 && code != 503 {
+			t.Fatalf("HTTP push with the budget free: %d %v", code, out)
+		}
+		return code == 201
+	})
 	if got := lines(t, b.BeanstalkAddr, fmt.Sprintf("put 0 0 60 %d\r\n%s\r\n", big, body), 1)[0]; !strings.HasPrefix(got, "INSERTED") {
 		t.Errorf("beanstalkd put of 60 KB with the budget free: %q", got)
 	}

@@ -35,7 +35,8 @@ func TestWritesOutliveAHangUp(t *testing.T) {
 				c.Close()
 			}
 			var ready float64
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			// A minute: only writes that were lost wait for all of it.
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 				if code, out := brokertest.Call(t, "GET", b.URL+"/api/v1/topics/"+tt.topic, ""); code == 200 {
 					if ready, _ = out["ready"].(float64); ready == tries {
 						return

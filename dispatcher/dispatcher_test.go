@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/job"
 )
 
@@ -16,6 +17,21 @@ func TestMain(m *testing.M) { brokertest.Main(m) }
 func broker(t *testing.T) *brokertest.Broker {
 	t.Helper()
 	return brokertest.Fresh(t, nil)
+}
+
+// slowTimers lets the bucket timers sleep up to a minute between rounds
+// (brokertest's default is 200 ms): in a test that checks that a consumer
+// is woken by something (a push, an ack, a due time), no idle round can
+// have done it instead, however long a loaded machine takes over it.
+func slowTimers(c *config.Config) { c.BucketMaxSleep = time.Minute }
+
+// waiting waits until n consumers wait on topic in a long poll on b, so
+// what the test does next happens while they wait.
+func waiting(t *testing.T, b *brokertest.Broker, topic string, n int) {
+	t.Helper()
+	brokertest.Eventually(t, fmt.Sprintf("%d consumers waiting on %s", n, topic), func() bool {
+		return b.Dispatcher.WaitingOn(topic) == n
+	})
 }
 
 func push(t *testing.T, b *brokertest.Broker, j job.Spec) uint64 {
@@ -31,24 +47,26 @@ func push(t *testing.T, b *brokertest.Broker, j job.Spec) uint64 {
 }
 
 func TestLongPollWakesOnPush(t *testing.T) {
-	b := broker(t)
+	b := brokertest.Fresh(t, slowTimers)
 	got := make(chan *job.Job, 1)
 	go func() {
-		j, err := b.Dispatcher.Pop(context.Background(), []string{"wake"}, 5*time.Second)
+		j, err := b.Dispatcher.Pop(context.Background(), []string{"wake"}, time.Minute)
 		if err != nil {
 			t.Error(err)
 		}
 		got <- j
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waiting(t, b, "wake", 1)
 	start := time.Now()
 	id := push(t, b, job.Spec{Topic: "wake", Body: "x", TTR: time.Minute})
 	mustWake(t, got, id, start, "the push")
 }
 
-// mustWake waits for a waiting consumer's job on got: job want, within
-// 100 ms of start, when what (the push, the ack...) happened: woken by it,
-// not by a timer.
+// mustWake waits for a waiting consumer's job on got: job want, when what
+// (the push, the ack...) happened at start: woken by it, not by a timer.
+// The consumer waits a minute and the broker's timers (slowTimers) sleep a
+// minute, so only a wake-up answers within 30 s; that margin, and not a
+// tight one, is what lets a loaded machine pass (it takes milliseconds).
 func mustWake(t *testing.T, got <-chan *job.Job, want uint64, start time.Time, what string) {
 	t.Helper()
 	select {
@@ -56,10 +74,10 @@ func mustWake(t *testing.T, got <-chan *job.Job, want uint64, start time.Time, w
 		if j == nil || j.ID != want {
 			t.Fatalf("got %+v, want job %d", j, want)
 		}
-		if took := time.Since(start); took > 100*time.Millisecond {
+		if took := time.Since(start); took > 30*time.Second {
 			t.Fatalf("the waiting consumer woke %v after %s", took, what)
 		}
-	case <-time.After(3 * time.Second):
+	case <-time.After(90 * time.Second):
 		t.Fatalf("the waiting consumer never woke after %s", what)
 	}
 }
@@ -71,27 +89,29 @@ func TestLongPollTimesOut(t *testing.T) {
 	if err != nil || j != nil {
 		t.Fatalf("got %+v %v, want nothing", j, err)
 	}
-	if took := time.Since(start); took < 300*time.Millisecond || took > time.Second {
+	// Not before 300 ms; the upper bound only says it did time out rather
+	// than hang, generous for a loaded machine.
+	if took := time.Since(start); took < 300*time.Millisecond || took > 30*time.Second {
 		t.Fatalf("timed out after %v, want 300ms", took)
 	}
 }
 
 func TestLongPollAcrossBrokers(t *testing.T) {
-	a := broker(t)
-	b := brokertest.Start(t, brokertest.Redis(), nil)
+	a := brokertest.Fresh(t, slowTimers)
+	b := brokertest.Start(t, brokertest.Redis(), slowTimers)
 	for _, topic := range []string{"x1", "x2", "x3"} {
 		got := make(chan *job.Job, 1)
 		go func() {
-			j, err := b.Dispatcher.Pop(context.Background(), []string{topic}, 5*time.Second)
+			j, err := b.Dispatcher.Pop(context.Background(), []string{topic}, time.Minute)
 			if err != nil {
 				t.Error(err)
 			}
 			got <- j
 		}()
-		time.Sleep(100 * time.Millisecond) // let it register and mark the topic
+		waiting(t, b, topic, 1)
 		start := time.Now()
 		id := push(t, a, job.Spec{Topic: topic, Body: "x", TTR: time.Minute})
-		// Far below the bucket timer's 200ms cap: the wake-up came by pub/sub.
+		// Far below the bucket timers' one-minute cap: the wake-up came by pub/sub.
 		mustWake(t, got, id, start, "a push through broker A")
 	}
 }
@@ -112,12 +132,24 @@ func TestTwoBrokersNeverDeliverTwice(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[uint64]int{}
+	// Until every job has come, a consumer waits up to a minute for the
+	// next (a loaded machine's timers may move the delayed ones late); then
+	// all is cancelled and each looks on for 500 ms more, for a second delivery.
+	all, allSeen := context.WithCancel(context.Background())
+	defer allSeen()
 	var wg sync.WaitGroup
 	for c := range 16 {
 		br := []*brokertest.Broker{a, b}[c%2]
 		wg.Go(func() {
 			for {
-				j, err := br.Dispatcher.Pop(context.Background(), []string{"race"}, 500*time.Millisecond)
+				ctx, wait := all, time.Minute
+				if all.Err() != nil {
+					ctx, wait = context.Background(), 500*time.Millisecond
+				}
+				j, err := br.Dispatcher.Pop(ctx, []string{"race"}, wait)
+				if err != nil && ctx.Err() != nil {
+					continue // every job seen meanwhile: look on without the minute
+				}
 				if err != nil {
 					t.Error(err)
 					return
@@ -127,6 +159,9 @@ func TestTwoBrokersNeverDeliverTwice(t *testing.T) {
 				}
 				mu.Lock()
 				seen[j.ID]++
+				if len(seen) == n {
+					allSeen()
+				}
 				mu.Unlock()
 				if err := br.Dispatcher.Ack(context.Background(), j.PublicID(), j.Attempt()); err != nil {
 					t.Error(err)
@@ -145,17 +180,18 @@ func TestTwoBrokersNeverDeliverTwice(t *testing.T) {
 	}
 }
 
-// A delayed job is never delivered before its due time, and (in a test run)
-// at most 50ms after it, measured on Redis's clock.
+// A delayed job is never delivered before its due time, and it is moved at
+// its due time, not at a timer's idle round, measured on Redis's clock.
 func TestDelayNeverEarly(t *testing.T) {
-	b := broker(t)
+	b := brokertest.Fresh(t, slowTimers)
 	const n = 40
 	for i := range n {
 		push(t, b, job.Spec{Topic: "later", Body: fmt.Sprint(i), TTR: time.Minute,
 			Delay: time.Duration(100+i*13) * time.Millisecond})
 	}
 	for range n {
-		j, err := b.Dispatcher.Pop(context.Background(), []string{"later"}, 3*time.Second)
+		asked := time.Now() // Redis runs on this machine: one clock
+		j, err := b.Dispatcher.Pop(context.Background(), []string{"later"}, time.Minute)
 		if err != nil || j == nil {
 			t.Fatalf("pop: %+v %v", j, err)
 		}
@@ -164,13 +200,26 @@ func TestDelayNeverEarly(t *testing.T) {
 		if reservedAt.Before(due) {
 			t.Fatalf("job %d delivered %v early", j.ID, due.Sub(reservedAt))
 		}
-		if late := reservedAt.Sub(due); late > 50*time.Millisecond {
+		// Late counts from when it was both due and asked for (a slow test
+		// loop asks late). The timers sleep a minute when idle (slowTimers),
+		// so a job within 5 s came at its due time; it takes milliseconds,
+		// and 5 s is the margin for a loaded machine.
+		if late := reservedAt.Sub(later(due, asked)); late > 5*time.Second {
 			t.Fatalf("job %d delivered %v late", j.ID, late)
 		}
 	}
 }
 
-// A reservation whose TTR runs out is delivered again within 100ms.
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// A reservation whose TTR runs out is delivered again, not before it ran out
+// and soon after.
 func TestTTRRedelivery(t *testing.T) {
 	b := broker(t)
 	id := push(t, b, job.Spec{Topic: "slow", Body: "x", TTR: 300 * time.Millisecond})
@@ -178,16 +227,25 @@ func TestTTRRedelivery(t *testing.T) {
 	if err != nil || first == nil {
 		t.Fatalf("first pop: %+v %v", first, err)
 	}
-	second, err := b.Dispatcher.Pop(context.Background(), []string{"slow"}, 3*time.Second)
+	asked := time.Now() // Redis runs on this machine: one clock
+	second, err := b.Dispatcher.Pop(context.Background(), []string{"slow"}, time.Minute)
 	if err != nil || second == nil || second.ID != id {
 		t.Fatalf("redelivery: %+v %v", second, err)
 	}
 	if second.Attempt() != 2 || second.Timeouts != 1 {
 		t.Fatalf("redelivered job %+v, want attempt 2 and one timeout", second)
 	}
+	// Never before the TTR ran out; late counts from when it both ran out
+	// and was asked for. A pop does not nudge the timer with its TTR: the
+	// timers' next round (200 ms at most, brokertest's bucket_max_sleep)
+	// schedules it, so slowTimers would not do here. It takes under 100 ms
+	// on an idle machine; 5 s is the margin for a loaded one.
 	redeliveredAt := second.Due.Add(-second.TTR)
-	if late := redeliveredAt.Sub(first.Due); late < 0 || late > 100*time.Millisecond {
-		t.Fatalf("redelivered %v after the TTR ran out, want 0..100ms", late)
+	if early := first.Due.Sub(redeliveredAt); early > 0 {
+		t.Fatalf("redelivered %v before the TTR ran out", early)
+	}
+	if late := redeliveredAt.Sub(later(first.Due, asked)); late > 5*time.Second {
+		t.Fatalf("redelivered %v after the TTR ran out, want within 5 s", late)
 	}
 	if err := b.Dispatcher.Ack(context.Background(), first.PublicID(), first.Attempt()); err == nil {
 		t.Fatal("the first delivery's ack was accepted after redelivery")
@@ -206,14 +264,14 @@ func TestThousandWaitersBoundedConnections(t *testing.T) {
 	results := make(chan *job.Job, n)
 	for range n {
 		go func() {
-			j, err := b.Dispatcher.Pop(context.Background(), []string{"crowd"}, 10*time.Second)
+			j, err := b.Dispatcher.Pop(context.Background(), []string{"crowd"}, time.Minute)
 			if err != nil {
 				t.Error(err)
 			}
 			results <- j
 		}()
 	}
-	time.Sleep(500 * time.Millisecond)
+	waiting(t, b, "crowd", n)
 	during, err := brokertest.Redis().ConnectedClients()
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +290,7 @@ func TestThousandWaitersBoundedConnections(t *testing.T) {
 				t.Fatalf("consumer got %+v (nil or a job another got)", j)
 			}
 			seen[j.ID] = true
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatalf("only %d of %d waiting consumers got a job", len(seen), n)
 		}
 	}
@@ -241,15 +299,18 @@ func TestThousandWaitersBoundedConnections(t *testing.T) {
 func TestPausedTopicWakesWaiterWhenItResumes(t *testing.T) {
 	b := broker(t)
 	push(t, b, job.Spec{Topic: "p", Body: "x", TTR: time.Minute})
+	start := time.Now() // before the pause: it ends at least 300 ms after this
 	if _, err := b.Dispatcher.Pause(context.Background(), "p", 300*time.Millisecond, false); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	j, err := b.Dispatcher.Pop(context.Background(), []string{"p"}, 3*time.Second)
+	j, err := b.Dispatcher.Pop(context.Background(), []string{"p"}, time.Minute)
 	if err != nil || j == nil {
 		t.Fatalf("pop: %+v %v", j, err)
 	}
-	if took := time.Since(start); took < 250*time.Millisecond || took > 500*time.Millisecond {
+	// Not before the pause ended; woken when it ended, not at the pop's
+	// one-minute timeout: it takes milliseconds past 300, and 30 s is the
+	// margin for a loaded machine.
+	if took := time.Since(start); took < 250*time.Millisecond || took > 30*time.Second {
 		t.Fatalf("got the job after %v, want when the 300ms pause ended", took)
 	}
 }
@@ -260,16 +321,17 @@ func TestWakeUpHandedOn(t *testing.T) {
 	b := broker(t)
 	got := make(chan *job.Job, 2)
 	pop := func(topics ...string) {
-		j, err := b.Dispatcher.Pop(context.Background(), topics, 3*time.Second)
+		// A minute: a consumer left waiting gets nothing only at its timeout.
+		j, err := b.Dispatcher.Pop(context.Background(), topics, time.Minute)
 		if err != nil {
 			t.Error(err)
 		}
 		got <- j
 	}
 	go pop("first", "second")
-	time.Sleep(50 * time.Millisecond)
+	waiting(t, b, "second", 1)
 	go pop("second")
-	time.Sleep(50 * time.Millisecond)
+	waiting(t, b, "second", 2)
 	// A ready job in "first" that woke nobody (straight into the store), then a
 	// push to "second" that wakes the first consumer, the longest waiting
 	// there. It pops "first" (its topic order) and must hand "second" on.
@@ -283,7 +345,7 @@ func TestWakeUpHandedOn(t *testing.T) {
 			if j == nil {
 				t.Fatal("a consumer got nothing while a job was ready")
 			}
-		case <-time.After(2 * time.Second):
+		case <-time.After(90 * time.Second):
 			t.Fatal("a ready job was left with a consumer waiting for it")
 		}
 	}
@@ -296,16 +358,16 @@ func TestPeekReadyWaits(t *testing.T) {
 	ctx := context.Background()
 	peeked := make(chan *job.Job, 1)
 	go func() {
-		j, _ := b.Dispatcher.PeekReady(ctx, "pw", 5*time.Second)
+		j, _ := b.Dispatcher.PeekReady(ctx, "pw", time.Minute)
 		peeked <- j
 	}()
-	time.Sleep(200 * time.Millisecond) // the peek waits first
+	waiting(t, b, "pw", 1) // the peek waits first
 	popped := make(chan *job.Job, 1)
 	go func() {
-		j, _ := b.Dispatcher.Pop(ctx, []string{"pw"}, 5*time.Second)
+		j, _ := b.Dispatcher.Pop(ctx, []string{"pw"}, time.Minute)
 		popped <- j
 	}()
-	time.Sleep(200 * time.Millisecond)
+	waiting(t, b, "pw", 2)
 	if _, err := b.Dispatcher.Push(ctx, job.Spec{Topic: "pw", Body: "x", TTR: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +380,7 @@ func TestPeekReadyWaits(t *testing.T) {
 			if j == nil || j.Body != "x" {
 				t.Fatalf("%s: %+v", w.name, j)
 			}
-		case <-time.After(3 * time.Second):
+		case <-time.After(90 * time.Second):
 			t.Fatalf("%s was not woken by the push", w.name)
 		}
 	}

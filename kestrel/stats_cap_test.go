@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
@@ -47,7 +46,7 @@ func dumped(t *testing.T, w *wire, send string) string {
 	}
 	var queues []string
 	for {
-		line := w.reply(3 * time.Second)
+		line := w.reply(replyWait)
 		if q, ok := strings.CutPrefix(line, "queue '"); ok {
 			queues = append(queues, strings.TrimSuffix(q, "' {\r\n"))
 		}

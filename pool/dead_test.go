@@ -191,11 +191,13 @@ func TestHistory(t *testing.T) {
 	other := New(p.client, p.opts)
 	for i := range 3 {
 		for _, q := range []*Pool{p, other} { // two brokers, each sampling
-			if _, err := q.AddHistory(ctx, 30*time.Millisecond, 2, map[string]int64{"pushed": int64(i)}); err != nil {
+			// The second broker must write within the interval of the first:
+			// half a second is the margin for a loaded machine.
+			if _, err := q.AddHistory(ctx, 500*time.Millisecond, 2, map[string]int64{"pushed": int64(i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(40 * time.Millisecond)
+		time.Sleep(550 * time.Millisecond) // past the interval: a lower bound
 	}
 	got, err := p.History(ctx)
 	if err != nil || len(got) != 2 || got[0].Values["pushed"] != 1 || got[1].Values["pushed"] != 2 || !got[0].At.Before(got[1].At) {

@@ -15,12 +15,17 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
+// replicaWait is the wait_timeout of newReplicatedPool: long enough that
+// what must not wait for the replica (a pop, a push that does not ask it)
+// is told apart from what does, with room for a loaded machine.
+const replicaWait = 2 * time.Second
+
 // newReplicatedPool is a pool on master (which has a replica of its own)
 // with the given wait_replicas.
 func newReplicatedPool(t *testing.T, master *redistest.Server, replicas int) (*Pool, context.Context) {
 	t.Helper()
 	return openPool(t, rueidis.ClientOption{InitAddress: []string{master.Addr}},
-		Options{WaitReplicas: replicas, WaitTimeout: 300 * time.Millisecond})
+		Options{WaitReplicas: replicas, WaitTimeout: replicaWait})
 }
 
 // With wait_replicas, a push is answered once the replica holds it; while
@@ -51,30 +56,35 @@ func TestWaitReplicas(t *testing.T) {
 		t.Fatalf("a push with the replica up: %v", err)
 	}
 
-	resumed, err := replica.Pause(1500 * time.Millisecond)
+	// Frozen until the checks are done, however long a loaded machine takes
+	// over them (a fixed pause could end before the last one).
+	thaw, err := replica.Freeze()
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer thaw() // a failed check: let the replica go on for the clean-up
 	start := time.Now()
 	_, err = waiting.Push(ctx, job.Spec{Topic: "w0", Body: "unconfirmed", TTR: time.Minute})
 	if !errors.Is(err, job.ErrUnavailable) || !strings.Contains(err.Error(), "0 of the 1 replicas") {
 		t.Fatalf("a push the replica cannot confirm: %v", err)
 	}
-	if took := time.Since(start); took < 300*time.Millisecond {
+	if took := time.Since(start); took < replicaWait {
 		t.Fatalf("refused after %v, before wait_timeout: the WAIT did not follow the push", took)
 	}
 	if _, errs := waiting.PushBatch(ctx, []job.Spec{{Topic: "w1", Body: "a"}, {Topic: "w2", Body: "b"}}); !errors.Is(errs[0], job.ErrUnavailable) || !errors.Is(errs[1], job.ErrUnavailable) {
 		t.Fatalf("a batch push the replica cannot confirm: %v", errs)
 	}
+	// Neither waits wait_timeout for the replica: each takes milliseconds,
+	// under replicaWait on any machine that runs the test.
 	start = time.Now()
-	if _, err := plain.Push(ctx, job.Spec{Topic: "w0", Body: "plain", TTR: time.Minute}); err != nil || time.Since(start) > 200*time.Millisecond {
+	if _, err := plain.Push(ctx, job.Spec{Topic: "w0", Body: "plain", TTR: time.Minute}); err != nil || time.Since(start) >= replicaWait {
 		t.Fatalf("a push without wait_replicas: %v after %v", err, time.Since(start))
 	}
 	start = time.Now()
-	if j := mustPop(t, waiting, ctx, "w1"); j == nil || time.Since(start) > 200*time.Millisecond {
+	if j := mustPop(t, waiting, ctx, "w1"); j == nil || time.Since(start) >= replicaWait {
 		t.Fatalf("a pop waited for the replica (%v) or found nothing", time.Since(start))
 	}
-	if err := resumed(); err != nil {
+	if err := thaw(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -121,17 +131,19 @@ func TestWaitReplicasOnCluster(t *testing.T) {
 			t.Fatalf("push to %s with every replica up: %v", topic, err)
 		}
 	}
-	resumed, err := replica.Pause(1200 * time.Millisecond)
+	// Frozen until both pushes are done, however long a loaded machine takes.
+	thaw, err := replica.Freeze()
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer thaw() // a failed check: let the replica go on for the clean-up
 	if _, err := p.Push(ctx, job.Spec{Topic: "a", Body: "x", TTR: time.Minute}); !errors.Is(err, job.ErrUnavailable) {
 		t.Fatalf("a push to the frozen replica's master: %v", err)
 	}
 	if _, err := p.Push(ctx, job.Spec{Topic: other, Body: "x", TTR: time.Minute}); err != nil {
 		t.Fatalf("a push to another master: %v", err)
 	}
-	if err := resumed(); err != nil {
+	if err := thaw(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -37,7 +37,7 @@ func TestDashboardDeepLinkAndTopicHistory(t *testing.T) {
 		api("POST", "/pop", `{"topics":["busy"],"count":2}`)
 		time.Sleep(250 * time.Millisecond)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) { // a minute: only a failure waits it out
 		if h := api("GET", "/history?topic=busy", "")["topics"].(map[string]any); len(h["busy"].([]any)) >= 8 {
 			break
 		}

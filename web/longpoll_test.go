@@ -14,9 +14,10 @@ import (
 // around it. Before, the request deadline was installed on every route as
 // well as on the waiting ones, so every long poll of request_timeout or
 // more answered 503 "context deadline exceeded" (issue 20). The request
-// timeout here is not the default, and the waits are three times it.
+// timeout here is not the default, and the waits are ten times it (a late
+// job comes at twice it: the rest is margin for a loaded machine).
 func TestLongPollsOutlastRequestTimeout(t *testing.T) {
-	const requestTimeout, wait = 500 * time.Millisecond, 1500 * time.Millisecond
+	const requestTimeout, wait = 500 * time.Millisecond, 5 * time.Second
 	b := brokertest.Fresh(t, func(c *config.Config) { c.RequestTimeout = requestTimeout })
 	api := b.URL + "/api/v1"
 	secs := wait.Seconds()
@@ -72,7 +73,9 @@ func TestLongPollsOutlastRequestTimeout(t *testing.T) {
 			method, url, body := r.request(t, topic)
 			start := time.Now()
 			out := mustCall(t, r.empty, method, url, body)
-			if took := time.Since(start); took < wait-50*time.Millisecond || took > wait+requestTimeout {
+			// Not cut short; the upper bound only says it did answer,
+			// generous for a loaded machine.
+			if took := time.Since(start); took < wait-50*time.Millisecond || took > wait+30*time.Second {
 				t.Errorf("answered after %v, want the %v wait", took, wait)
 			}
 			if jobs, _ := out["jobs"].([]any); r.empty == 200 && (out["jobs"] == nil || len(jobs) != 0) {

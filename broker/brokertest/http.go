@@ -65,13 +65,14 @@ func MustCall(t testing.TB, want int, method, url, body string) map[string]any {
 // Lines sends a request on a new TCP connection (a line protocol's: the
 // beanstalkd, memcache or JSON-RPC port) and returns the first n lines of
 // the answer, "EOF" for each that never came because the connection was
-// closed.
+// closed. It waits up to a minute for them: only an answer that never comes
+// waits that long, and a loaded machine may take seconds over one.
 func Lines(t testing.TB, addr, send string, n int) []string {
 	t.Helper()
-	return LinesWithin(t, addr, send, n, 3*time.Second)
+	return LinesWithin(t, addr, send, n, time.Minute)
 }
 
-// LinesWithin is Lines for an answer that may take up to wait (Lines waits 3 s).
+// LinesWithin is Lines for an answer that may take up to wait (Lines waits a minute).
 func LinesWithin(t testing.TB, addr, send string, n int, wait time.Duration) []string {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -93,6 +94,23 @@ func LinesWithin(t testing.TB, addr, send string, n int, wait time.Duration) []s
 		out[i] = got
 	}
 	return out
+}
+
+// Patience is how long Eventually waits: only a condition that never holds
+// waits that long, so it is generous enough for a loaded machine.
+const Patience = time.Minute
+
+// Eventually checks ok until it holds, failing the test with what if it
+// has not held after Patience. A test waits with it for what a broker does
+// in the background (a timer's round, another broker's status poll) rather
+// than sleeping for a time a slow machine can overrun.
+func Eventually(t testing.TB, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(Patience); !ok(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", Patience, what)
+		}
+	}
 }
 
 // Settle waits until missing says none are left, or its count has not

@@ -164,6 +164,23 @@ func (s *Server) Stall(d time.Duration) error {
 // /proc is T), so the caller can act while it is frozen; resumed waits
 // until it runs again.
 func (s *Server) Pause(d time.Duration) (resumed func() error, err error) {
+	thaw, err := s.Freeze()
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { // owned by the caller of resumed; ends after d whatever happens
+		time.Sleep(d)
+		done <- thaw()
+	}()
+	return func() error { return <-done }, nil
+}
+
+// Freeze stops the server with SIGSTOP and returns once it is stopped (its
+// state in /proc is T); it stays frozen until thaw (SIGCONT). A test that
+// checks what happens while Redis is frozen uses it rather than Pause, so a
+// slow machine cannot thaw Redis before the checks are done.
+func (s *Server) Freeze() (thaw func() error, err error) {
 	pid := s.cmd.Process.Pid
 	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		return nil, fmt.Errorf("stall redis-server: %w", err)
@@ -175,16 +192,12 @@ func (s *Server) Pause(d time.Duration) (resumed func() error, err error) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	done := make(chan error, 1)
-	go func() { // owned by the caller of resumed; ends after d whatever happens
-		time.Sleep(d)
+	return func() error {
 		if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-			done <- fmt.Errorf("resume redis-server: %w", err)
-			return
+			return fmt.Errorf("resume redis-server: %w", err)
 		}
-		done <- nil
-	}()
-	return func() error { return <-done }, nil
+		return nil
+	}, nil
 }
 
 // StartAgain starts a stopped server on the same port and data directory.

@@ -26,19 +26,25 @@ func TestLimitListenerRefusesOverTheLimit(t *testing.T) {
 		}
 		held = append(held, c)
 	}
-	time.Sleep(50 * time.Millisecond)
+	// The server counts both before the third comes (at once, or later on a
+	// loaded machine); a minute is only for a failure.
+	for deadline := time.Now().Add(time.Minute); s.Connections() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections counted, want 2", s.Connections())
+		}
+	}
 	third, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := third.SetReadDeadline(time.Now().Add(2 * time.Second)); err != nil {
+	if err := third.SetReadDeadline(time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if line, err := bufio.NewReader(third).ReadString('\n'); err != nil || line != "FULL\r\n" {
 		t.Fatalf("third connection: %q %v, want the refusal", line, err)
 	}
 	held[0].Close()
-	for deadline := time.Now().Add(2 * time.Second); s.Connections() > 1; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); s.Connections() > 1; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the closed connection was not released")
 		}
@@ -48,9 +54,10 @@ func TestLimitListenerRefusesOverTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	time.Sleep(50 * time.Millisecond)
-	if s.Connections() != 2 {
-		t.Fatalf("%d connections after one freed a place, want 2", s.Connections())
+	for deadline := time.Now().Add(time.Minute); s.Connections() != 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections after one freed a place, want 2", s.Connections())
+		}
 	}
 	held[1].Close()
 }
