@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // path is the i-th argument as a path segment.
@@ -95,14 +98,34 @@ func writeMap(w io.Writer, v any) {
 	}
 }
 
+// escapeControls escapes s's control characters (and invalid UTF-8) as Go
+// would quote them, so a body cannot move the terminal's cursor; anything
+// else, quotes and backslashes and letters of any script, shows as it is.
+func escapeControls(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1: // a byte that is not UTF-8
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case unicode.IsControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
 // text renders a JSON value for a table cell.
 func text(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "-"
 	case string:
-		q := strconv.Quote(x) // control characters escaped: a body cannot move the cursor
-		return q[1 : len(q)-1]
+		return escapeControls(x)
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case map[string]any, []any:

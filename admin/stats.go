@@ -65,6 +65,7 @@ func statsView(m, redis map[string]any, redisErr error) []section {
 	r.add(&server, "version", "version", nil)
 	r.add(&server, "status", "status", nil)
 	r.add(&server, "uptime", "uptime", humanDuration)
+	r.add(&server, "pid", "pid", nil)
 	r.add(&server, "topics", "topics", nil)
 	r.add(&server, "buckets", "buckets", nil)
 

@@ -178,3 +178,22 @@ func TestSplit(t *testing.T) {
 		}
 	}
 }
+
+// A body in a table: control characters and bytes that are not UTF-8 are
+// escaped, so a body cannot move the cursor; quotes, backslashes and any
+// script show as they are (a new user's trial: `say "hi"` showed as
+// `say \"hi\"`, which is not what was pushed).
+func TestEscapeControls(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`say "hi" ünï`, `say "hi" ünï`},
+		{"a\tb\nc", `a\tb\nc`},
+		{"\x1b[2J", `\x1b[2J`},
+		{`back\slash`, `back\slash`},
+		{"bad \xff byte", `bad \xff byte`},
+		{`{"a":1}`, `{"a":1}`},
+	} {
+		if got := escapeControls(tc.in); got != tc.want {
+			t.Errorf("escapeControls(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

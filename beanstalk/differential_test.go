@@ -56,8 +56,10 @@ var scenarios = map[string][]step{
 		{cmd: "put 1 0 60 1\r\nx\r\n"}, {cmd: "reserve\r\n"},
 		{conn: 1, cmd: "delete $1\r\n"}, {conn: 1, cmd: "release $1 1 0\r\n"}, {conn: 1, cmd: "bury $1 1\r\n"},
 		{conn: 1, cmd: "touch $1\r\n"}, {conn: 1, cmd: "reserve-job $1\r\n"}, {conn: 1, cmd: "reserve-with-timeout 0\r\n"},
-		{cmd: "touch $1\r\n"}, {cmd: "quit\r\n", wait: 200 * time.Millisecond},
-		{conn: 1, cmd: "reserve-with-timeout 2\r\n"}, {conn: 1, cmd: "stats-job $1\r\n"},
+		{cmd: "touch $1\r\n"}, {cmd: "quit\r\n", wait: time.Minute}, // the close answers at once
+		// The quitter's job comes back when the server sees the close: soon,
+		// but later than 2 s on a loaded machine; both answer at once.
+		{conn: 1, cmd: "reserve-with-timeout 30\r\n", wait: time.Minute}, {conn: 1, cmd: "stats-job $1\r\n"},
 	},
 	"reserve-job takes ready, delayed and buried jobs": {
 		{cmd: "put 1 100 10 1\r\nd\r\n"}, {cmd: "reserve-job $1\r\n"}, {cmd: "reserve-job $1\r\n"},
@@ -117,7 +119,7 @@ var scenarios = map[string][]step{
 		{cmd: "put  1  0  1  1\r\nz\r\n"}, {cmd: "put 1 0 1 3\r\nabcde"}, {cmd: "release 1 2\r\n"},
 		{cmd: "kick\r\n"}, {cmd: "kick x\r\n"}, {cmd: "kick 1x\r\n"}, {cmd: "pause-tube default\r\n"},
 		{cmd: "pause-tube default x\r\n"}, {cmd: "stats-job\r\n"}, {cmd: "touch x\r\n"},
-		{cmd: strings.Repeat("a", 230) + "\r\n"}, {cmd: "bury 1\r\n"}, {cmd: "quitter\r\n", wait: 200 * time.Millisecond},
+		{cmd: strings.Repeat("a", 230) + "\r\n"}, {cmd: "bury 1\r\n"}, {cmd: "quitter\r\n", wait: time.Minute},
 	},
 	"too big, and exactly the limit": {
 		{cmd: "put 1 0 1 65536\r\n" + strings.Repeat("y", 65536) + "\r\n"},
@@ -218,12 +220,14 @@ func run(t *testing.T, addr string, steps []step) []string {
 		w.send(n.command(s.cmd))
 		wait := s.wait
 		if wait == 0 {
-			wait = 3 * time.Second
+			wait = time.Minute // only a reply that never comes waits it out
 		}
 		out = append(out, n.reply(w.reply(wait)))
-		// a reply that a bad put's body may trigger as a second command
+		// a reply that a bad put's body may trigger as a second command:
+		// waited for 3 s (a loaded machine's server may be slow to send
+		// it), which a command that has none spends in full
 		if strings.Contains(s.cmd, "extra") {
-			out = append(out, n.reply(w.reply(time.Second)))
+			out = append(out, n.reply(w.reply(3*time.Second)))
 		}
 	}
 	return out
@@ -264,7 +268,7 @@ func tryBeanstalkd(t *testing.T, bin string) (string, bool) {
 		_ = cmd.Process.Kill() // already gone is fine
 		_ = cmd.Wait()         // its exit status after a kill says nothing
 	})
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			continue

@@ -90,7 +90,7 @@ func requireJSON(c *gin.Context) {
 // except a GET pop, which would reserve a job nobody sees.
 func headAsGet(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodHead && r.URL.Path != "/api/v1/pop" {
+		if r.Method == http.MethodHead && headServedAsGet(r.URL.Path) {
 			r = r.Clone(r.Context())
 			r.Method = http.MethodGet
 		}
@@ -98,12 +98,16 @@ func headAsGet(next http.Handler) http.Handler {
 	})
 }
 
+// headServedAsGet says headAsGet answers a HEAD of path as its GET: every
+// path but the pop, whose GET takes a job.
+func headServedAsGet(path string) bool { return path != "/api/v1/pop" }
+
 // methodNotAllowed answers a request whose path takes other methods: 405,
-// with Allow (which gin has set) naming them, HEAD too wherever GET is
-// (headAsGet serves it).
+// with Allow (which gin has set) naming them, HEAD too wherever GET is and
+// headAsGet serves it.
 func methodNotAllowed(c *gin.Context) {
 	allow := strings.Split(c.Writer.Header().Get("Allow"), ", ")
-	if slices.Contains(allow, http.MethodGet) && !slices.Contains(allow, http.MethodHead) {
+	if slices.Contains(allow, http.MethodGet) && !slices.Contains(allow, http.MethodHead) && headServedAsGet(c.Request.URL.Path) {
 		allow = append(allow, http.MethodHead)
 	}
 	c.Header("Allow", strings.Join(allow, ", "))

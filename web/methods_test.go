@@ -24,7 +24,7 @@ func TestWrongMethodIs405WithAllow(t *testing.T) {
 				out = append(out, method)
 			}
 		}
-		if slices.Contains(out, "GET") && !slices.Contains(out, "HEAD") {
+		if slices.Contains(out, "GET") && !slices.Contains(out, "HEAD") && path != "/api/v1/pop" {
 			out = append(out, "HEAD")
 		}
 		slices.Sort(out)
@@ -35,7 +35,7 @@ func TestWrongMethodIs405WithAllow(t *testing.T) {
 		_, pattern, _ := strings.Cut(r, " ")
 		path := concrete(pattern)
 		allowed := takes(path)
-		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"} {
 			if slices.Contains(allowed, method) {
 				continue
 			}
