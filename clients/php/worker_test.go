@@ -304,16 +304,22 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	w.expect(t, `^start `+id+` 1 `, 10*time.Second)
 	w.signal(t, syscall.SIGKILL)
 	killed := time.Now()
-	for syscall.Kill(-w.pid, 0) == nil { // the heartbeat, left alone in the group
-		if time.Since(killed) > 2*time.Second {
-			t.Fatal("the heartbeat process outlived its worker by 2 s")
+	// The heartbeat, left alone in the group, notices and ends: within
+	// 10 s, a margin a loaded machine cannot overtake (it takes a moment).
+	for syscall.Kill(-w.pid, 0) == nil {
+		if time.Since(killed) > 10*time.Second {
+			t.Fatal("the heartbeat process outlived its worker by 10 s")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	j := brokertest.MustCall(t, 200, "POST", b.URL+"/api/v1/pop", `{"topics":["killed"],"timeout":5}`)
+	gone := time.Since(killed)
+	j := brokertest.MustCall(t, 200, "POST", b.URL+"/api/v1/pop", `{"topics":["killed"],"timeout":60}`)
 	took := time.Since(killed)
-	if j["id"] != id || j["attempt"] != 2.0 || j["last_error"] != "ttr expired" || took < time.Second || took > 3*time.Second {
-		t.Errorf("after %v: %v, want %s again on attempt 2 after its TTR", took, j, id)
+	// Back when its TTR (2 s) ran out after the last touch, which came at
+	// the latest as the heartbeat ended: "ttr expired" says it was the TTR,
+	// not a release; the bound allows a loaded machine 5 s more.
+	if j["id"] != id || j["attempt"] != 2.0 || j["last_error"] != "ttr expired" || took > gone+7*time.Second {
+		t.Errorf("after %v (heartbeat gone after %v): %v, want %s again on attempt 2 after its TTR", took, gone, j, id)
 	}
 }
 
