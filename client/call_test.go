@@ -327,8 +327,10 @@ func TestAckManyRetries(t *testing.T) {
 
 // Each request may take its wait plus the client's timeout, whatever the
 // http.Client's own Timeout; a request that waits for nothing, the timeout.
+// Each margin is a second (was 100 ms), which a loaded machine's scheduling
+// does not overtake.
 func TestTimeoutsOutlastTheWait(t *testing.T) {
-	const timeout, wait = 200 * time.Millisecond, 500 * time.Millisecond
+	const timeout, wait = 2 * time.Second, time.Second
 	slow := answer{status: 204, delay: wait + timeout/2}
 	ctx := context.Background()
 	c, _ := serve(t, Options{HTTPClient: &http.Client{Timeout: timeout}}, slow)
