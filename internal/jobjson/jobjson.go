@@ -192,9 +192,40 @@ func (f Fields) Body() (body string, asJSON, ok bool, err error) {
 		if err := json.Compact(&b, raw); err != nil {
 			return "", false, false, fmt.Errorf("%w: body: %v", ErrBadRequest, err)
 		}
+		if d := depth(b.Bytes()); d > MaxBodyDepth {
+			return "", false, false, fmt.Errorf("%w: body: objects and arrays nested %d deep, at most %d", ErrBadRequest, d, MaxBodyDepth)
+		}
 		return b.String(), true, true, nil
 	}
 	return "", false, false, fmt.Errorf("%w: body must be a string, an object or an array, got %s", ErrBadRequest, Clip(raw))
+}
+
+// MaxBodyDepth is how deep a body's objects and arrays may nest. Every
+// client must read a popped job back: PHP's json_decode stops at 512 and
+// Python's json at about 1,000 (a RecursionError), so a deeper body was a
+// poison message that failed every pop of its batch until its TTRs killed
+// the jobs popped with it. 64 is past what data needs.
+const MaxBodyDepth = 64
+
+// depth is how deep compact JSON's objects and arrays nest (strings read
+// as strings: a '[' in one is text).
+func depth(compact []byte) int {
+	most, d, inString := 0, 0, false
+	for i := 0; i < len(compact); i++ {
+		switch c := compact[i]; {
+		case inString && c == '\\':
+			i++ // the escaped byte
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			d++
+			most = max(most, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return most
 }
 
 // first is the first byte of a JSON value that is not white space (0: none).

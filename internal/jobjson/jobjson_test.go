@@ -87,6 +87,9 @@ func TestBody(t *testing.T) {
 		{"true", `true`, "", false, "body must be a string, an object or an array, got true"},
 		{"false", `false`, "", false, "body must be a string, an object or an array, got false"},
 		{"null", `null`, "", false, "body must be a string, an object or an array, got null"},
+		{"nested 64 deep", strings.Repeat("[", 64) + strings.Repeat("]", 64), strings.Repeat("[", 64) + strings.Repeat("]", 64), true, ""},
+		{"nested 65 deep", strings.Repeat("[", 65) + strings.Repeat("]", 65), "", false, "nested 65 deep, at most 64"},
+		{"brackets in strings do not nest", `{"s":"` + strings.Repeat("[{", 100) + `\"["}`, `{"s":"` + strings.Repeat("[{", 100) + `\"["}`, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
