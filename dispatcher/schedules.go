@@ -3,13 +3,13 @@ package dispatcher
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/pool"
 )
 
 // Schedules are cron schedules that push a job at each fire. They live in
@@ -41,28 +41,27 @@ func (d *Dispatcher) SetSchedule(ctx context.Context, name string, changes jobjs
 	if err := job.ValidateScheduleName(name); err != nil {
 		return job.Schedule{}, err
 	}
-	cur, err := d.Schedule(ctx, name)
-	if errors.Is(err, job.ErrNotFound) {
-		err = d.roomForSchedule(ctx)
-	}
-	if err != nil {
-		return job.Schedule{}, err
-	}
-	file, err := layer(cur.File)
-	if err != nil {
-		return job.Schedule{}, err
-	}
-	run, err := layer(cur.Run)
-	if err != nil {
-		return job.Schedule{}, err
-	}
-	return d.writeSchedule(ctx, name, file, jobjson.MergeLayers(run, changes))
+	return d.writeSchedule(ctx, name, func(cur job.Schedule, found bool) (file, run jobjson.Fields, err error) {
+		if !found {
+			if err := d.roomForSchedule(ctx); err != nil {
+				return nil, nil, err
+			}
+		}
+		if file, err = layer(cur.File); err != nil {
+			return nil, nil, err
+		}
+		if run, err = layer(cur.Run); err != nil {
+			return nil, nil, err
+		}
+		return file, jobjson.MergeLayers(run, changes), nil
+	})
 }
 
 // roomForSchedule refuses a new schedule past MaxSchedules: each is read by
 // every broker's timers and has series in /metrics, and anyone who may PUT
-// picks their number. Two brokers making the last ones at once may both
-// get room (a count, then a write): the cap holds give or take those.
+// picks their number. PUTs of new names racing at the cap may each get
+// room (a count, then a write; the lock is a name's): the cap holds give
+// or take those in flight (64 at once went 14 past it).
 func (d *Dispatcher) roomForSchedule(ctx context.Context) error {
 	if d.opts.MaxSchedules <= 0 {
 		return nil
@@ -82,7 +81,7 @@ func (d *Dispatcher) roomForSchedule(ctx context.Context) error {
 type scheduleCapError struct{ max int }
 
 func (e scheduleCapError) Error() string {
-	return fmt.Sprintf("there are %d schedules, [jobs] max_schedules: delete one first, or raise it", e.max)
+	return fmt.Sprintf("[jobs] max_schedules is %d, and there are that many: delete one first, or raise it", e.max)
 }
 
 func (e scheduleCapError) Is(target error) bool { return target == job.ErrFull }
@@ -107,13 +106,11 @@ func (d *Dispatcher) applySchedules(ctx context.Context, file map[string]jobjson
 	if err != nil {
 		return fmt.Errorf("schedules: %w", err)
 	}
-	runs := map[string]jobjson.Fields{}
 	for _, s := range all {
 		run, err := layer(s.Run)
 		if err != nil {
 			return err
 		}
-		runs[s.Name] = run
 		if _, kept := file[s.Name]; !kept && s.File != "" {
 			// Its conf.ini section is gone: what is left is its run-time
 			// layer, if that is a whole schedule (a pause alone is not).
@@ -124,13 +121,19 @@ func (d *Dispatcher) applySchedules(ctx context.Context, file map[string]jobjson
 				}
 				continue
 			}
-			if _, err := d.writeSchedule(ctx, s.Name, nil, run); err != nil {
+			if _, err := d.writeSchedule(ctx, s.Name, func(cur job.Schedule, _ bool) (jobjson.Fields, jobjson.Fields, error) {
+				run, err := layer(cur.Run) // as it is now, under the lock
+				return nil, run, err
+			}); err != nil {
 				return fmt.Errorf("schedule %q: %w", s.Name, err)
 			}
 		}
 	}
 	for name, f := range file {
-		if _, err := d.writeSchedule(ctx, name, f, runs[name]); err != nil {
+		if _, err := d.writeSchedule(ctx, name, func(cur job.Schedule, _ bool) (jobjson.Fields, jobjson.Fields, error) {
+			run, err := layer(cur.Run)
+			return f, run, err
+		}); err != nil {
 			return fmt.Errorf("[schedule.%s]: %w", name, err)
 		}
 	}
@@ -199,36 +202,44 @@ func (d *Dispatcher) DeleteSchedule(ctx context.Context, name string) error {
 	return d.pool.DeleteSchedule(ctx, name)
 }
 
-// writeSchedule checks the definition the two layers make and stores it,
-// its next fire counted from now (none while paused).
-func (d *Dispatcher) writeSchedule(ctx context.Context, name string, file, run jobjson.Fields) (job.Schedule, error) {
-	spec, err := d.scheduleSpec(file, run)
+// writeSchedule stores schedule name as the two layers that layers makes
+// of it as it is make it: read, merged and written under the name's lock
+// (pool.ChangeSchedule), its next fire counted from then (none while
+// paused).
+func (d *Dispatcher) writeSchedule(ctx context.Context, name string,
+	layers func(cur job.Schedule, found bool) (file, run jobjson.Fields, err error)) (job.Schedule, error) {
+	var w pool.ScheduleWrite
+	err := d.pool.ChangeSchedule(ctx, name, func(cur job.Schedule, found bool) (pool.ScheduleWrite, error) {
+		file, run, err := layers(cur, found)
+		if err != nil {
+			return w, err
+		}
+		spec, err := d.scheduleSpec(file, run)
+		if err != nil {
+			return w, err
+		}
+		when, err := job.ParseWhen(spec.Cron, spec.TZ)
+		if err != nil {
+			return w, err
+		}
+		w = pool.ScheduleWrite{Spec: spec, File: encodeLayer(file), Run: encodeLayer(run)}
+		if !spec.Paused {
+			w.Next = when.Next(time.Now())
+		}
+		// A rewrite that changes nothing of when it fires (a reload, a new
+		// body, a move to another topic) keeps its next fire: recounted from
+		// now, a fire due (after downtime) would be lost, and one racing the
+		// rewrite could be made twice.
+		w.Keep = found && cur.Spec.Cron == spec.Cron && cur.Spec.TZ == spec.TZ && !cur.Spec.Paused && !spec.Paused
+		return w, nil
+	})
 	if err != nil {
-		return job.Schedule{}, err
-	}
-	when, err := job.ParseWhen(spec.Cron, spec.TZ)
-	if err != nil {
-		return job.Schedule{}, err
-	}
-	var next time.Time
-	if !spec.Paused {
-		next = when.Next(time.Now())
-	}
-	// A rewrite that changes nothing of when it fires (a reload, a new
-	// body) keeps its next fire: recounted from now, a fire due (after
-	// downtime) would be lost, and one racing the rewrite could be made twice.
-	keep := false
-	if cur, err := d.pool.Schedule(ctx, name); err == nil {
-		keep = cur.Spec.Cron == spec.Cron && cur.Spec.TZ == spec.TZ && !cur.Spec.Paused && !spec.Paused
-	}
-	fileText, runText := encodeLayer(file), encodeLayer(run)
-	if err := d.pool.WriteSchedule(ctx, name, spec, fileText, runText, next, keep); err != nil {
 		return job.Schedule{}, err
 	}
 	if sc, err := d.Schedule(ctx, name); err == nil { // as stored, with what its fires did
 		return sc, nil
 	}
-	return job.Schedule{Name: name, Spec: spec, Next: next, File: fileText, Run: runText}, nil
+	return job.Schedule{Name: name, Spec: w.Spec, Next: w.Next, File: w.File, Run: w.Run}, nil
 }
 
 // scheduleDefaults fill a scheduled job's TTR and priority, as a push's.

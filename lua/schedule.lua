@@ -5,7 +5,8 @@
 -- removed), next fire ms (0: none, paused), keep ('1': a schedule whose
 -- next fire is set keeps it, so a rewrite that changes nothing of when it
 -- fires neither loses a fire that is due nor races one) -> 1;
--- origin, 'delete', name -> 1;
+-- origin, 'delete', name -> its next fire ms, as it was (0: none, or no
+-- schedule here): a move carries it to the new bucket;
 -- origin, 'advance', name, due ms, next ms: a fire that could not be made
 -- (its push refused before the fire was counted) moves the schedule on and
 -- counts it refused, if its next fire is still due -> 1 or 0.
@@ -21,9 +22,10 @@ local function set_next(ms)
   end
 end
 if ARGV[2] == 'delete' then
+  local was = tonumber(redis.call('HGET', key, 'next') or '0')
   redis.call('DEL', key)
   redis.call('ZREM', K_DUE, due)
-  return 1
+  return was
 end
 if ARGV[2] == 'advance' then
   if redis.call('HGET', key, 'next') ~= ARGV[4] then return 0 end

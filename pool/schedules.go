@@ -56,30 +56,90 @@ var (
 	errSkipped        = errors.New("skipped: its last job is still waiting or reserved (overlap skip)")
 )
 
-// WriteSchedule stores schedule name: its effective spec, its layers (JSON
-// objects, "" none) and its next fire (zero: none, paused); with keep, a
-// schedule that has a next fire keeps it (nothing of when it fires
-// changed). A schedule whose topic moved to another bucket leaves the old one.
-func (p *Pool) WriteSchedule(ctx context.Context, name string, spec job.ScheduleSpec, file, run string, next time.Time, keep bool) error {
-	data, err := json.Marshal(spec)
-	if err != nil {
-		return fmt.Errorf("write schedule %q: %w", name, err)
-	}
+// ScheduleWrite is what a change of a schedule stores: its effective
+// spec, its layers (JSON objects, "" none) and its next fire (zero: none,
+// paused). With Keep (nothing of when it fires changed), the next fire it
+// has stays, wherever it moves.
+type ScheduleWrite struct {
+	Spec      job.ScheduleSpec
+	File, Run string
+	Next      time.Time
+	Keep      bool
+}
+
+// ChangeSchedule changes schedule name under its lock: change gets the
+// schedule as it is then (found false: there is none) and says what to
+// store, so two changes of one name never lose each other's (a read, a
+// merge and a write by each, in turn). An error of change's is returned as
+// it is, and nothing is written.
+func (p *Pool) ChangeSchedule(ctx context.Context, name string, change func(cur job.Schedule, found bool) (ScheduleWrite, error)) error {
 	unlock, err := p.lockSchedule(ctx, name)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	// The new bucket's hash first, then the index: a write cut short between
-	// them leaves the old schedule named, and the new hash an orphan.
-	if err := scheduleScript.Exec(ctx, p.client, p.scheduleKeys(spec.Job.Topic, name),
-		[]string{p.opts.Origin, "set", name, string(data), file, run, strconv.FormatInt(epochMillis(next), 10), flag(keep)}).Error(); err != nil {
+	cur, err := p.Schedule(ctx, name)
+	found := err == nil
+	if err != nil && !errors.Is(err, job.ErrNotFound) {
+		return err
+	}
+	w, err := change(cur, found)
+	if err != nil {
+		return err
+	}
+	return p.writeSchedule(ctx, name, w)
+}
+
+// WriteSchedule stores schedule name as w says, whatever it was (a test's
+// or a store's own write; a change of what is there is ChangeSchedule's).
+func (p *Pool) WriteSchedule(ctx context.Context, name string, spec job.ScheduleSpec, file, run string, next time.Time, keep bool) error {
+	unlock, err := p.lockSchedule(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return p.writeSchedule(ctx, name, ScheduleWrite{Spec: spec, File: file, Run: run, Next: next, Keep: keep})
+}
+
+// writeSchedule stores w under the name's lock. A move to another bucket
+// first takes the schedule out of its old one, in one script that also
+// says its next fire then: a fire the old bucket's timer makes meanwhile
+// either came before (and moved next on, which is what is carried) or
+// finds no schedule, so a kept fire is neither lost nor made twice. Then
+// the new bucket's hash, the index, and every other bucket swept. A write
+// cut short after the first step leaves the schedule unnamed until the
+// write is made again (its client saw it fail; conf.ini's come back at a
+// reload).
+func (p *Pool) writeSchedule(ctx context.Context, name string, w ScheduleWrite) error {
+	data, err := json.Marshal(w.Spec)
+	if err != nil {
+		return fmt.Errorf("write schedule %q: %w", name, err)
+	}
+	to := p.keys.bucketOf(w.Spec.Job.Topic)
+	next := epochMillis(w.Next)
+	old, err := p.scheduleTopic(ctx, name)
+	if err != nil {
+		return err
+	}
+	keep := w.Keep // in the bucket it is in: the script keeps the next fire it finds
+	if old != "" && p.keys.bucketOf(old) != to {
+		was, err := scheduleScript.Exec(ctx, p.client, p.scheduleKeys(old, name), []string{p.opts.Origin, "delete", name}).AsInt64()
+		if err != nil {
+			return wrapRedis("write schedule: take it from its old bucket", err)
+		}
+		if w.Keep && was > 0 {
+			next = was
+		}
+		keep = false // what the new bucket may hold is an orphan's, not its
+	}
+	if err := scheduleScript.Exec(ctx, p.client, p.scheduleKeys(w.Spec.Job.Topic, name),
+		[]string{p.opts.Origin, "set", name, string(data), w.File, w.Run, strconv.FormatInt(next, 10), flag(keep)}).Error(); err != nil {
 		return wrapRedis("write schedule", err)
 	}
-	if err := p.client.Do(ctx, p.client.B().Hset().Key(p.keys.schedules()).FieldValue().FieldValue(name, spec.Job.Topic).Build()).Error(); err != nil {
+	if err := p.client.Do(ctx, p.client.B().Hset().Key(p.keys.schedules()).FieldValue().FieldValue(name, w.Spec.Job.Topic).Build()).Error(); err != nil {
 		return wrapRedis("write schedule", err)
 	}
-	return p.sweepSchedule(ctx, name, p.keys.bucketOf(spec.Job.Topic))
+	return p.sweepSchedule(ctx, name, to)
 }
 
 // scheduleLockTTL is how long a broker that died while writing a schedule

@@ -218,3 +218,48 @@ func TestScheduleOrphans(t *testing.T) {
 	}
 	checkStore(t, p, ctx)
 }
+
+// A change that keeps when a schedule fires carries its next fire when it
+// moves to another bucket, taken from the old bucket in the script that
+// removes it there (an attack found moves that lost a due fire, and made
+// one twice when the old bucket's timer fired it meanwhile).
+func TestScheduleMoveKeepsItsNextFire(t *testing.T) {
+	p, ctx := newPool(t)
+	spec := job.ScheduleSpec{Cron: "*/5 * * * * *", Job: job.Spec{Topic: "a", Body: "x"}}
+	due := time.Now().Add(-time.Second).Truncate(time.Millisecond) // a fire due, not yet made
+	if err := p.WriteSchedule(ctx, "m", spec, "", "", due, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"b", "c", "d", "e", "f", "g", "h"} {
+		if p.BucketOf(topic) != p.BucketOf("a") {
+			spec.Job.Topic = topic
+			break
+		}
+	}
+	err := p.ChangeSchedule(ctx, "m", func(cur job.Schedule, found bool) (ScheduleWrite, error) {
+		if !found || !cur.Next.Equal(due) {
+			t.Errorf("the change saw %+v (found %v), want next %v", cur, found, due)
+		}
+		return ScheduleWrite{Spec: spec, Next: time.Now().Add(time.Hour), Keep: true}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Schedule(ctx, "m")
+	if err != nil || s.Spec.Job.Topic != spec.Job.Topic || !s.Next.Equal(due) {
+		t.Fatalf("moved: %+v %v, want topic %s and the due fire %v kept", s, err, spec.Job.Topic, due)
+	}
+	if topics, _, _ := p.DueTopics(ctx, p.BucketOf(spec.Job.Topic), 10); len(topics) == 0 {
+		t.Fatal("the kept fire is not due in the new bucket")
+	}
+	if topics, _, _ := p.DueTopics(ctx, p.BucketOf("a"), 10); len(topics) != 0 {
+		t.Fatalf("the old bucket still has it due: %v", topics)
+	}
+	// An error of the change writes nothing.
+	if err := p.ChangeSchedule(ctx, "m", func(job.Schedule, bool) (ScheduleWrite, error) {
+		return ScheduleWrite{}, job.ErrInvalid
+	}); !errors.Is(err, job.ErrInvalid) {
+		t.Fatalf("a change's error: %v", err)
+	}
+	checkStore(t, p, ctx)
+}
