@@ -3,6 +3,8 @@ package dispatcher
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,12 +63,77 @@ func (d *Dispatcher) SetTopicConfig(ctx context.Context, topic string, changes j
 // ApplyTopicConfig writes conf.ini's topic settings for every broker (at
 // start and at reload); run-time changes stay over them.
 func (d *Dispatcher) ApplyTopicConfig(ctx context.Context, defaults job.TopicConfig, topics map[string]job.TopicConfig) error {
+	d.watch.mu.Lock()
+	oldDefaults, oldTopics := d.watch.defaults, d.watch.topics
+	d.watch.mu.Unlock()
 	if err := d.pool.ApplyTopicConfig(ctx, defaults, topics); err != nil {
 		return fmt.Errorf("topic settings: %w", err)
 	}
 	d.rememberTopicConfig(defaults, topics)
+	if err := d.unparkChanged(ctx, oldDefaults, oldTopics, defaults, topics); err != nil {
+		return fmt.Errorf("topic settings: %w", err)
+	}
 	d.waiters.notifyAll() // a limit may have been raised: its waiters look again
 	return nil
+}
+
+// unparkChanged lets parked groups back into their rings where a reload
+// changed a group_* setting, as a run-time change does (SetTopicConfig): a
+// group parked under the old group_rate would wait out its old token. A
+// topic's own section changed: that topic; [topics] or a pattern section
+// changed: every topic (a reload is rare, and a topic that is not grouped
+// answers at once).
+func (d *Dispatcher) unparkChanged(ctx context.Context, oldDefaults job.TopicConfig, oldTopics map[string]job.TopicConfig,
+	defaults job.TopicConfig, topics map[string]job.TopicConfig) error {
+	changed, all := []string{}, !sameGroupSettings(oldDefaults, defaults)
+	for _, name := range slices.Sorted(maps.Keys(joinKeys(oldTopics, topics))) {
+		if sameGroupSettings(oldTopics[name], topics[name]) {
+			continue
+		}
+		if strings.Contains(name, "*") {
+			all = true
+		}
+		changed = append(changed, name)
+	}
+	if all {
+		var err error
+		if changed, err = d.pool.Topics(ctx); err != nil {
+			return err
+		}
+	}
+	for _, topic := range changed {
+		if _, err := d.pool.UnparkGroups(ctx, topic); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameGroupSettings says a and b set the group_* settings alike.
+func sameGroupSettings(a, b job.TopicConfig) bool {
+	for k, v := range a {
+		if strings.HasPrefix(k, "group_") && b[k] != v {
+			return false
+		}
+	}
+	for k, v := range b {
+		if strings.HasPrefix(k, "group_") && a[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// joinKeys is the set of a's and b's names.
+func joinKeys(a, b map[string]job.TopicConfig) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
 }
 
 // noteHeld adds the time a consumer's pop was held back by a topic's limits
