@@ -19,7 +19,23 @@ cd "$(dirname "$0")/.."
 
 conf=${GMQ_CONF:-conf.ini}
 data=${GMQ_DATA:-$PWD/data}
-url=${GMQ_REDIS:-$(sed -n 's/^[[:space:]]*url[[:space:]]*=[[:space:]]*//p' "$conf" | head -n1)}
+
+# ini SECTION KEY prints "=VALUE" when conf sets KEY in [SECTION] (VALUE may
+# be empty), read as gmq's ini library reads it: KEY = or KEY :, a comment
+# from a ';' or '#' on, or a value in "" or ``.
+ini() { awk -v s="[$1]" -v k="$2" '
+  /^[[:space:]]*\[/ { in_s = ($1 == s) }
+  in_s && $0 ~ "^[[:space:]]*" k "[[:space:]]*[=:]" {
+    v = $0; sub(/^[^=:]*[=:][[:space:]]*/, "", v)
+    if (v ~ /^"/) { sub(/^"/, "", v); sub(/".*$/, "", v) }
+    else if (v ~ /^`/) { sub(/^`/, "", v); sub(/`.*$/, "", v) }
+    else { sub(/[;#].*$/, "", v); sub(/[[:space:]]+$/, "", v) }
+    print "=" v; exit
+  }
+' "$conf"; }
+
+url=${GMQ_REDIS:-$(ini redis url)}
+url=${url#=}
 url=${url:-redis://127.0.0.1:6379/0}
 hostport=${url#*://}; hostport=${hostport#*@}; hostport=${hostport%%/*}
 host=${hostport%:*}; port=${hostport##*:}
@@ -36,12 +52,8 @@ answers() { (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; }
 
 # The ports gmq will listen on must be free, checked before anything is
 # built: a second make run would fail with "address already in use" after
-# rebuilding ./gmq under the broker that runs. ini SECTION KEY prints
-# "=VALUE" when conf sets it (VALUE may be empty: that front end is off).
-ini() { awk -v s="[$1]" -v k="$2" '
-  /^[[:space:]]*\[/ { in_s = ($1 == s) }
-  in_s && $0 ~ "^[[:space:]]*" k "[[:space:]]*=" { sub(/^[^=]*=[[:space:]]*/, ""); sub(/[[:space:]]*;.*$/, ""); print "=" $0; exit }
-' "$conf"; }
+# rebuilding ./gmq under the broker that runs. An address set empty turns
+# its front end off.
 for setting in "server http 127.0.0.1:8000" "beanstalk addr 127.0.0.1:11300" "rpc addr 127.0.0.1:9503" \
   "kestrel addr 127.0.0.1:22133" "metrics addr"; do
   set -- $setting
@@ -49,6 +61,7 @@ for setting in "server http 127.0.0.1:8000" "beanstalk addr 127.0.0.1:11300" "rp
   [ -n "$addr" ] || continue
   p=${addr##*:}; h=${addr%:*}
   case "$h" in ""|0.0.0.0|"[::]"|"::") h=127.0.0.1 ;; esac
+  h=${h#[}; h=${h%]} # [::1] is ::1 to bash's /dev/tcp
   if (exec 3<>"/dev/tcp/$h/$p") 2>/dev/null; then
     echo "make run: $addr ([$1] $2 in $conf) is already in use: is gmq already running?" >&2
     echo "make run: to run another beside it, copy $conf with other ports and run GMQ_CONF=that.ini make run" >&2
