@@ -19,7 +19,9 @@ import (
 // new job with the same id). Now the running broker notices the loss (log,
 // stats, metric) and writes conf.ini's topic settings again, and job numbers
 // never repeat, so no stale ack, touch, fail or release reaches a new job,
-// even after the broker restarts.
+// even after the broker restarts. Client ids may repeat (a producer pushes
+// its job again): a late call carrying its delivery's token reaches nothing
+// (issue 31), one without it reaches the new job of that id.
 func TestRedisDataLoss(t *testing.T) {
 	t.Parallel() // correctness, not timing: it may share the cores with the others like it
 	srv := redistest.Start(t)
@@ -42,6 +44,17 @@ func TestRedisDataLoss(t *testing.T) {
 		b.must(201, "POST", "/api/v1/jobs", `{"topic":"t","body":"old","ttr":60}`)
 		j := b.must(200, "POST", "/api/v1/pop", `{"topics":["t"],"timeout":1}`)
 		heldHTTP = append(heldHTTP, held{j["id"].(string), j["attempt"].(float64)})
+	}
+	// The HTTP consumer also holds two jobs its producer named (client ids),
+	// and keeps each one's token.
+	tokens := map[string]string{}
+	for _, id := range []string{"order-42", "order-43"} {
+		b.must(201, "POST", "/api/v1/jobs", `{"id":"`+id+`","topic":"orders","body":"old","ttr":60}`)
+		j := b.must(200, "POST", "/api/v1/pop", `{"topics":["orders"],"timeout":1}`)
+		if j["id"] != id || j["attempt"] != 1.0 || j["token"] == nil {
+			t.Fatalf("pop of %s: %v", id, j)
+		}
+		tokens[id] = j["token"].(string)
 	}
 	oldConn := dialBeanstalk(t, b.beanstalk)
 	oldConn.must("use bt", "USING bt")
@@ -141,6 +154,43 @@ func TestRedisDataLoss(t *testing.T) {
 		newConn.must("bury "+id+" 0", "NOT_FOUND")
 		newConn.must("kick-job "+id, "NOT_FOUND")
 	}
+
+	// A client id is the producer's name for a job, and the docs tell a
+	// producer to push again what it is not sure was stored: after the loss
+	// "order-42" is a new job, at attempt 1 once popped, as the lost one
+	// was. The old consumer's late calls carry its token, which names the
+	// lost job by its number: they find nothing, and never reach the new one.
+	const order = "/api/v1/jobs/order-42/"
+	late := tokens["order-42"]
+	b.must(201, "POST", "/api/v1/jobs", `{"id":"order-42","topic":"orders","body":"new","ttr":60}`)
+	b.must(404, "POST", order+"ack", `{"attempt":1,"token":"`+late+`"}`)
+	if j := b.must(200, "GET", "/api/v1/jobs/order-42", ""); j["state"] != "ready" || j["body"] != "new" {
+		t.Fatalf("the new order-42 after a late ack with the lost job's token: %v", j)
+	}
+	j := b.must(200, "POST", "/api/v1/pop", `{"topics":["orders"],"timeout":1}`)
+	if j["id"] != "order-42" || j["attempt"] != 1.0 || j["token"] == late {
+		t.Fatalf("pop of the new order-42: %v (the lost one's token: %s)", j, late)
+	}
+	for _, verb := range []string{"ack", "touch", "release", "bury", "fail"} {
+		b.must(404, "POST", order+verb+"?token="+late, `{"attempt":1}`)
+	}
+	if got := b.must(200, "GET", "/api/v1/jobs/order-42", ""); got["state"] != "reserved" || got["attempt"] != 1.0 {
+		t.Fatalf("the new order-42 after the lost one's late calls: %v", got)
+	}
+	b.must(200, "POST", order+"ack", `{"attempt":1,"token":"`+j["token"].(string)+`"}`)
+	b.must(404, "GET", "/api/v1/jobs/order-42", "")
+
+	// The hazard tokens close, kept as the contrast: a late ack WITHOUT its
+	// token names only the client id and the attempt, which the new
+	// "order-43" shares once a new consumer pops it, so it deletes that job
+	// unprocessed. (Clients send the token for this reason; a call without
+	// one acts on the job as the id names it now, as it always did.)
+	b.must(201, "POST", "/api/v1/jobs", `{"id":"order-43","topic":"orders","body":"new","ttr":60}`)
+	if j := b.must(200, "POST", "/api/v1/pop", `{"topics":["orders"],"timeout":1}`); j["id"] != "order-43" || j["attempt"] != 1.0 {
+		t.Fatalf("pop of the new order-43: %v", j)
+	}
+	b.must(200, "POST", "/api/v1/jobs/order-43/ack", `{"attempt":1}`) // the lost job's consumer, late
+	b.must(404, "GET", "/api/v1/jobs/order-43", "")                   // the new job is gone, never done
 
 	// No new job was touched: the new consumer acks each of its own, and the
 	// beanstalkd tube holds all it was given.

@@ -15,7 +15,7 @@ type Acked struct {
 	Next   []Job     `json:"jobs"` // AckMany's next batch
 }
 
-// AckMany acks popped jobs (each fenced by its Attempt) in one request and,
+// AckMany acks popped jobs (each fenced by its Token and Attempt) in one request and,
 // with n > 0, pops up to n more as PopMany does: a batch consumer's round
 // trip per batch.
 //
@@ -71,10 +71,11 @@ func (c *Client) ackRound(ctx context.Context, jobs []Job, next map[string]any, 
 	type ack struct {
 		ID      string `json:"id"`
 		Attempt int    `json:"attempt"`
+		Token   string `json:"token,omitempty"`
 	}
 	acks := make([]ack, len(jobs))
 	for i, j := range jobs {
-		acks[i] = ack{j.ID, j.Attempt}
+		acks[i] = ack{j.ID, j.Attempt, j.Token}
 	}
 	req := map[string]any{"jobs": acks}
 	if next != nil {

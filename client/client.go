@@ -55,12 +55,20 @@ type Job struct {
 	Group string `json:"group,omitempty"`
 
 	// Set on popped jobs.
-	State    string     `json:"state,omitempty"`
-	Created  time.Time  `json:"created,omitzero"`
-	Due      *time.Time `json:"due,omitempty"`     // when a reservation's TTR runs out (Redis's clock)
-	Attempt  int        `json:"attempt,omitempty"` // pass it back to Ack, Release, Bury, Touch
-	Reserves int        `json:"reserves,omitempty"`
-	Timeouts int        `json:"timeouts,omitempty"`
+	State   string     `json:"state,omitempty"`
+	Created time.Time  `json:"created,omitzero"`
+	Due     *time.Time `json:"due,omitempty"`     // when a reservation's TTR runs out (Redis's clock)
+	Attempt int        `json:"attempt,omitempty"` // pass it back to Ack, Release, Bury, Touch
+	// Token names the delivery the pop made (opaque: send it back as it
+	// came). The calls given the popped Job (AckJob, TouchJob, ReleaseJob,
+	// BuryJob, FailJob, AckJobAndPop, AckMany, FailMany, and Work) send it,
+	// so that they reach this delivery of this job and no other: a job
+	// pushed again with the same ID (after Redis lost its data) is another
+	// job, which a late ack given only the ID and Attempt would reach.
+	// Empty from a broker too old to hand one out: then none is sent.
+	Token    string `json:"token,omitempty"`
+	Reserves int    `json:"reserves,omitempty"`
+	Timeouts int    `json:"timeouts,omitempty"`
 	// Failures is how many times consumers failed it; LastError the last reason.
 	Failures  int    `json:"failures,omitempty"`
 	LastError string `json:"last_error,omitempty"`

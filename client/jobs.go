@@ -175,7 +175,11 @@ func popped(j *Job, err error) (*Job, error) {
 // a 503 that finds the job gone (404) is taken as acked: the earlier try
 // went through.
 func (c *Client) Ack(ctx context.Context, id string, attempt int) error {
-	err := c.call(ctx, http.MethodPost, jobPath(id, "ack"), map[string]any{"attempt": attempt}, 0, nil)
+	return c.ack(ctx, delivery{id: id, attempt: attempt})
+}
+
+func (c *Client) ack(ctx context.Context, d delivery) error {
+	err := c.call(ctx, http.MethodPost, jobPath(d.id, "ack"), d.args(), 0, nil)
 	if e := asError(err); e != nil && e.Retried && e.Status == http.StatusNotFound {
 		return nil
 	}
@@ -188,9 +192,14 @@ func (c *Client) Ack(ctx context.Context, id string, attempt int) error {
 // nothing was popped. When the ack went through and the pop failed (503),
 // only the pop is tried again.
 func (c *Client) AckAndPop(ctx context.Context, id string, attempt int, topics []string, timeout time.Duration) (*Job, error) {
+	return c.ackAndPop(ctx, delivery{id: id, attempt: attempt}, topics, timeout)
+}
+
+func (c *Client) ackAndPop(ctx context.Context, d delivery, topics []string, timeout time.Duration) (*Job, error) {
 	var j Job
-	err := c.call(ctx, http.MethodPost, jobPath(id, "ack"), map[string]any{"attempt": attempt,
-		"next": map[string]any{"topics": topics, "timeout": timeout.Seconds()}}, timeout, &j)
+	args := d.args()
+	args["next"] = map[string]any{"topics": topics, "timeout": timeout.Seconds()}
+	err := c.call(ctx, http.MethodPost, jobPath(d.id, "ack"), args, timeout, &j)
 	if e := asError(err); e != nil && (partlyDone(e) || e.Retried && e.Status == http.StatusNotFound) {
 		return c.Pop(ctx, topics, timeout)
 	}
@@ -222,8 +231,14 @@ type Failure struct {
 // policy's backoff, or goes to its topic's dead set past max_attempts. The
 // answer is the job as it now is ("delayed" or "dead").
 func (c *Client) Fail(ctx context.Context, id string, attempt int, reason string) (*Job, error) {
+	return c.fail(ctx, delivery{id: id, attempt: attempt}, reason)
+}
+
+func (c *Client) fail(ctx context.Context, d delivery, reason string) (*Job, error) {
 	var j Job
-	if err := c.call(ctx, http.MethodPost, jobPath(id, "fail"), map[string]any{"attempt": attempt, "error": reason}, 0, &j); err != nil {
+	args := d.args()
+	args["error"] = reason
+	if err := c.call(ctx, http.MethodPost, jobPath(d.id, "fail"), args, 0, &j); err != nil {
 		return nil, err
 	}
 	return &j, nil
@@ -236,17 +251,19 @@ type Failed struct {
 	Failed []Failure `json:"failed"`
 }
 
-// FailMany reports several failures at once, all with the same reason. A
-// 503 to the whole request is retried; one job's own failure is in Failed.
+// FailMany reports several failures at once, all with the same reason,
+// each fenced by its job's Token and Attempt. A 503 to the whole request is
+// retried; one job's own failure is in Failed.
 func (c *Client) FailMany(ctx context.Context, jobs []Job, reason string) (Failed, error) {
 	type fail struct {
 		ID      string `json:"id"`
 		Attempt int    `json:"attempt"`
+		Token   string `json:"token,omitempty"`
 		Error   string `json:"error"`
 	}
 	fails := make([]fail, len(jobs))
 	for i, j := range jobs {
-		fails[i] = fail{j.ID, j.Attempt, reason}
+		fails[i] = fail{j.ID, j.Attempt, j.Token, reason}
 	}
 	var out Failed
 	err := c.call(ctx, http.MethodPost, "/api/v1/fail", map[string]any{"jobs": fails}, 0, &out)
@@ -256,25 +273,38 @@ func (c *Client) FailMany(ctx context.Context, jobs []Job, reason string) (Faile
 // Release gives a popped job back, ready again after delay. A nil priority
 // keeps the job's.
 func (c *Client) Release(ctx context.Context, id string, attempt int, priority *uint32, delay time.Duration) error {
-	args := map[string]any{"attempt": attempt, "delay": delay.Seconds()}
+	return c.release(ctx, delivery{id: id, attempt: attempt}, priority, delay)
+}
+
+func (c *Client) release(ctx context.Context, d delivery, priority *uint32, delay time.Duration) error {
+	args := d.args()
+	args["delay"] = delay.Seconds()
 	if priority != nil {
 		args["priority"] = *priority
 	}
-	return c.call(ctx, http.MethodPost, jobPath(id, "release"), args, 0, nil)
+	return c.call(ctx, http.MethodPost, jobPath(d.id, "release"), args, 0, nil)
 }
 
 // Bury parks a popped job until it is kicked. A nil priority keeps the job's.
 func (c *Client) Bury(ctx context.Context, id string, attempt int, priority *uint32) error {
-	args := map[string]any{"attempt": attempt}
+	return c.bury(ctx, delivery{id: id, attempt: attempt}, priority)
+}
+
+func (c *Client) bury(ctx context.Context, d delivery, priority *uint32) error {
+	args := d.args()
 	if priority != nil {
 		args["priority"] = *priority
 	}
-	return c.call(ctx, http.MethodPost, jobPath(id, "bury"), args, 0, nil)
+	return c.call(ctx, http.MethodPost, jobPath(d.id, "bury"), args, 0, nil)
 }
 
 // Touch gives a popped job a fresh TTR.
 func (c *Client) Touch(ctx context.Context, id string, attempt int) error {
-	return c.call(ctx, http.MethodPost, jobPath(id, "touch"), map[string]any{"attempt": attempt}, 0, nil)
+	return c.touch(ctx, delivery{id: id, attempt: attempt})
+}
+
+func (c *Client) touch(ctx context.Context, d delivery) error {
+	return c.call(ctx, http.MethodPost, jobPath(d.id, "touch"), d.args(), 0, nil)
 }
 
 // Update is what Client.Update changes of a waiting job; a nil field stays.

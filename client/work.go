@@ -58,9 +58,10 @@ func (o WorkOptions) withDefaults() WorkOptions {
 // handler on each, opts.Concurrency at a time, until ctx is done.
 //
 //   - A job done (handler returns nil) is acked, and the next is popped in
-//     the same request when one is ready (AckAndPop).
+//     the same request when one is ready (AckJobAndPop). Every ack, fail
+//     and touch carries the job's Token, so it reaches that delivery only.
 //   - A job that failed (an error, or a panic) is failed with the error's
-//     text as its last_error (Fail).
+//     text as its last_error (FailJob).
 //   - While a handler runs past half the job's TTR, Work touches the job
 //     every TTR/2, so that a long job is not delivered to another worker.
 //     A touch that finds the job lost cancels the handler's context (cause
@@ -152,15 +153,15 @@ func (w *worker) run(ctx context.Context, j *Job) *Job {
 	case errors.Is(err, ErrLostJob):
 		log.Warn("gmq: the job's reservation was lost (its TTR ran out): left to whoever has it now", "err", err)
 	case err != nil:
-		if _, ferr := w.c.Fail(settle, j.ID, j.Attempt, reason(err)); ferr != nil {
+		if _, ferr := w.c.FailJob(settle, j, reason(err)); ferr != nil {
 			log.Warn("gmq: could not fail the job: it comes back after its TTR", "reason", err, "err", ferr)
 		}
 	case ctx.Err() != nil:
-		if aerr := w.c.Ack(settle, j.ID, j.Attempt); aerr != nil {
+		if aerr := w.c.AckJob(settle, j); aerr != nil {
 			log.Warn("gmq: could not ack the job done: it comes back after its TTR", "err", aerr)
 		}
 	default:
-		next, aerr := w.c.AckAndPop(settle, j.ID, j.Attempt, w.topics, 0)
+		next, aerr := w.c.AckJobAndPop(settle, j, w.topics, 0)
 		if aerr != nil {
 			log.Warn("gmq: could not ack the job done, or pop the next", "err", aerr)
 		}
@@ -227,7 +228,7 @@ func (w *worker) keepAlive(ctx context.Context, lose context.CancelCauseFunc, j 
 				return
 			case <-t.C:
 			}
-			err := w.c.Touch(ctx, j.ID, j.Attempt)
+			err := w.c.TouchJob(ctx, j)
 			switch {
 			case err == nil, ctx.Err() != nil:
 			case IsNotFound(err) || IsConflict(err):

@@ -21,10 +21,12 @@ func (d *Dispatcher) Fail(ctx context.Context, id string, attempt int, reason st
 	return j, nil
 }
 
-// Fail names one failed delivery: the job, the attempt (0: any) and why.
+// Fail names one failed delivery: the job, the attempt (0: any) or the
+// token (zero: none; see Delivery), and why.
 type Fail struct {
 	ID      string
 	Attempt int
+	Token   job.Delivery
 	Error   string
 }
 
@@ -34,7 +36,14 @@ func (d *Dispatcher) FailMany(ctx context.Context, fails []Fail) (jobs []*job.Jo
 	jobs, errs = make([]*job.Job, len(fails)), make([]error, len(fails))
 	var wg sync.WaitGroup
 	for i, f := range fails {
-		wg.Go(func() { jobs[i], errs[i] = d.Fail(ctx, f.ID, f.Attempt, f.Error) })
+		wg.Go(func() {
+			a, err := d.Delivery(ctx, Ack{ID: f.ID, Attempt: f.Attempt, Token: f.Token})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			jobs[i], errs[i] = d.Fail(ctx, a.ID, a.Attempt, f.Error)
+		})
 	}
 	wg.Wait()
 	return jobs, errs

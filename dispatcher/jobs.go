@@ -376,11 +376,13 @@ func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
 	return d.pool.Delete(ctx, id, attempt)
 }
 
-// Ack names one delivery to ack: a job's public id and, when > 0, the
-// delivery (attempt) it was.
+// Ack names one delivery to ack (or touch, release, bury, fail): a job's
+// public id and, when > 0, the delivery (attempt) it was; with a Token, the
+// delivery its pop handed out (see Delivery).
 type Ack struct {
 	ID      string
 	Attempt int
+	Token   job.Delivery // zero: none
 }
 
 // PopRequest is what a consumer asks for: up to Count jobs (0: one, as Pop)
@@ -397,7 +399,11 @@ func (d *Dispatcher) AckMany(ctx context.Context, acks []Ack) (errs []error) {
 	errs = make([]error, len(acks))
 	var wg sync.WaitGroup
 	for i, a := range acks {
-		wg.Go(func() { errs[i] = d.Ack(ctx, a.ID, a.Attempt) })
+		wg.Go(func() {
+			if a, errs[i] = d.Delivery(ctx, a); errs[i] == nil {
+				errs[i] = d.Ack(ctx, a.ID, a.Attempt)
+			}
+		})
 	}
 	wg.Wait()
 	return errs
@@ -411,6 +417,9 @@ func (d *Dispatcher) AckMany(ctx context.Context, acks []Ack) (errs []error) {
 func (d *Dispatcher) AckAndPop(ctx context.Context, ack Ack, next PopRequest) ([]*job.Job, error) {
 	topics, err := d.checkTopics(next.Topics)
 	if err != nil {
+		return nil, err
+	}
+	if ack, err = d.Delivery(ctx, ack); err != nil {
 		return nil, err
 	}
 	if next.Count > 0 {

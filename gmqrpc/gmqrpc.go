@@ -1,7 +1,8 @@
 // Package gmqrpc speaks the original gmq's JSON-RPC 1.0 over TCP (one JSON
 // object per line, Go's net/rpc/jsonrpc), so gmq producers and consumers
 // written for it work unchanged: Service.Push, Service.Pop and Service.Ack; Service.Fail
-// reports a failure (retries and the dead set).
+// reports a failure (retries and the dead set). A pop's "token" names its
+// delivery: Ack and Fail given it reach that delivery and no other job.
 // It parses and formats; the dispatcher decides.
 package gmqrpc
 
@@ -141,7 +142,8 @@ func (a *JobArgs) UnmarshalJSON(data []byte) error {
 // Pop reserves a job from the first listed topic that has one: params
 // [["topic_1", "topic_2"]]. The result is the job as a map of strings, as
 // gmq's was, but for a body pushed as a JSON object or array, which is that
-// JSON; with nothing ready after a short wait, the error "empty".
+// JSON; with nothing ready after a short wait, the error "empty". Its
+// "token" names the delivery, for Ack and Fail.
 func (s *Service) Pop(topics []string, reply *map[string]any) error {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.PopWait+s.opts.RequestTimeout)
 	defer cancel()
@@ -156,6 +158,7 @@ func (s *Service) Pop(topics []string, reply *map[string]any) error {
 		"id": j.PublicID(), "topic": j.Topic, "body": body(j),
 		"delay": seconds(j.Delay), "TTR": seconds(j.TTR), "priority": strconv.FormatUint(uint64(j.Priority), 10),
 		"attempt": strconv.Itoa(j.Attempt()), "consumeNum": strconv.Itoa(j.Reserves), "state": j.State.String(),
+		"token": j.Delivery().Token(),
 	}
 	if j.TraceParent != "" {
 		(*reply)["traceparent"] = j.TraceParent
@@ -166,23 +169,73 @@ func (s *Service) Pop(topics []string, reply *map[string]any) error {
 	return nil
 }
 
-// Ack finishes a job: params ["<job id>"]. The result is "success".
-func (s *Service) Ack(id string, reply *string) error {
+// Ack finishes a job: params ["<job id>"], as gmq's, or [{"id": "...",
+// "token": "...", "attempt": n}] (token and attempt optional, as for
+// HTTP's ack: with the token Pop gave, the ack reaches that delivery and
+// no other job). The result is "success".
+func (s *Service) Ack(args AckArgs, reply *string) error {
+	if args.err != nil {
+		return args.err
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
-	if err := s.d.Ack(ctx, id, 0); err != nil {
-		return inClientTerms("ack", id, err)
+	a, err := s.d.Delivery(ctx, dispatcher.Ack{ID: args.ID, Attempt: args.Attempt, Token: args.Token})
+	if err == nil {
+		err = s.d.Ack(ctx, a.ID, a.Attempt)
+	}
+	if err != nil {
+		return inClientTerms("ack", args.ID, err)
 	}
 	*reply = "success"
 	return nil
 }
 
+// AckArgs name the delivery to ack: a job's id as a string (gmq's), or
+// {"id", "token", "attempt"}, read as FailArgs are.
+type AckArgs struct {
+	ID      string
+	Attempt int
+	Token   job.Delivery
+	err     error // returned by Ack, so the client gets it as the call's error
+}
+
+func (a *AckArgs) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, &a.ID); err == nil {
+		return nil
+	}
+	f, err := jobjson.Decode(data)
+	if err == nil {
+		err = f.Only("Service.Ack", "id", "attempt", "token")
+	}
+	if err == nil {
+		a.ID, a.Attempt, a.Token, err = delivery(f)
+	}
+	a.err = err
+	return nil
+}
+
+// delivery reads the "id", "attempt" and "token" of Ack's and Fail's
+// object params.
+func delivery(f jobjson.Fields) (id string, attempt int, token job.Delivery, err error) {
+	id, _, err = f.Str("id")
+	if err != nil {
+		return
+	}
+	n, _, err := f.Whole("attempt", 0, math.MaxInt32)
+	if err != nil {
+		return
+	}
+	token, err = f.Token()
+	return id, int(n), token, err
+}
+
 // FailArgs name a failed job and why: {"id": "...", "error": "..."}
-// (attempt optional, as for HTTP's fail). Names are read without regard to
-// case, and any other field is refused by name, as Push's are.
+// (attempt and token optional, as for HTTP's fail). Names are read without
+// regard to case, and any other field is refused by name, as Push's are.
 type FailArgs struct {
 	ID      string
 	Attempt int
+	Token   job.Delivery
 	Error   string
 	err     error // returned by Fail, so the client gets it as the call's error
 }
@@ -190,15 +243,10 @@ type FailArgs struct {
 func (a *FailArgs) UnmarshalJSON(data []byte) error {
 	f, err := jobjson.Decode(data)
 	if err == nil {
-		err = f.Only("Service.Fail", "id", "attempt", "error")
-	}
-	var attempt int64
-	if err == nil {
-		a.ID, _, err = f.Str("id")
+		err = f.Only("Service.Fail", "id", "attempt", "token", "error")
 	}
 	if err == nil {
-		attempt, _, err = f.Whole("attempt", 0, math.MaxInt32)
-		a.Attempt = int(attempt)
+		a.ID, a.Attempt, a.Token, err = delivery(f)
 	}
 	if err == nil {
 		a.Error, _, err = f.Str("error")
@@ -216,7 +264,11 @@ func (s *Service) Fail(args FailArgs, reply *string) error {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
-	j, err := s.d.Fail(ctx, args.ID, args.Attempt, args.Error)
+	a, err := s.d.Delivery(ctx, dispatcher.Ack{ID: args.ID, Attempt: args.Attempt, Token: args.Token})
+	var j *job.Job
+	if err == nil {
+		j, err = s.d.Fail(ctx, a.ID, a.Attempt, args.Error)
+	}
 	if err != nil {
 		return inClientTerms("fail", args.ID, err)
 	}

@@ -35,6 +35,9 @@ var (
 	// ErrConflict: the topic's state does not allow the operation (a
 	// grouped push to a topic with too many ungrouped ready jobs).
 	ErrConflict = errors.New("conflict")
+	// ErrOtherJob: a call names a job by one id and its delivery by a token
+	// of another job (a client id whose job the token's is not).
+	ErrOtherJob = errors.New("the token is a delivery of another job")
 	// ErrTooManyWaiting: as many consumers as allowed already wait in a long poll.
 	ErrTooManyWaiting = errors.New("too many waiting consumers")
 )
@@ -93,6 +96,8 @@ func Outcome(err error) (msg string, ok bool) {
 		return "the job is " + state.State.String(), true
 	case errors.Is(err, ErrNotFound):
 		return ErrNotFound.Error(), true
+	case errors.Is(err, ErrOtherJob):
+		return err.Error(), true
 	case errors.Is(err, ErrFull), errors.Is(err, ErrTooBig): // a new body refused (an update)
 		return err.Error(), true
 	}

@@ -51,7 +51,7 @@ func TestFullTopic(t *testing.T) {
 	if _, err := p.Push(ctx, job.Spec{Topic: "full", Body: "3", ClientID: "third"}); !errors.Is(err, job.ErrFull) {
 		t.Fatalf("push to a full topic: %v", err)
 	}
-	if _, err := p.resolve(ctx, "third"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "third"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("a refused push's client id stays claimed: %v", err)
 	}
 	if _, err := p.Push(ctx, job.Spec{Topic: "full", Body: "toolong"}); !errors.Is(err, job.ErrTooBig) {
@@ -78,7 +78,7 @@ func TestFullTopic(t *testing.T) {
 	if err != nil || st.Ready != 2 {
 		t.Fatalf("ring holds %+v %v, want 2", st, err)
 	}
-	if _, err := p.resolve(ctx, "r-0"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "r-0"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("a discarded job's client id stays: %v", err)
 	}
 	if c, err := p.Stats(ctx); err != nil || c.Discarded != 3 {

@@ -40,7 +40,7 @@ func (p *Pool) RetryDead(ctx context.Context, topic string, ids []string) (int, 
 	if len(ids) > 0 {
 		args := []string{p.opts.Origin, topic, "0"}
 		for _, id := range ids {
-			n, err := p.resolve(ctx, id)
+			n, err := p.Resolve(ctx, id)
 			if err != nil || int(n%uint64(p.opts.Buckets)) != b {
 				continue // not found, or another topic's
 			}

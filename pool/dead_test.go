@@ -218,10 +218,10 @@ func TestMaxDeadDropsClientIDs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := p.resolve(ctx, "first"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "first"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("the dropped dead job's client id still resolves: %v", err)
 	}
-	if _, err := p.resolve(ctx, "second"); err != nil {
+	if _, err := p.Resolve(ctx, "second"); err != nil {
 		t.Fatalf("the kept dead job's client id: %v", err)
 	}
 	checkClean(t, p, ctx)

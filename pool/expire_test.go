@@ -44,7 +44,7 @@ func TestExpiredJobsAreNeverPopped(t *testing.T) {
 	if err != nil || st.Expired != 3 || st.Delayed != 0 || st.Ready != 0 {
 		t.Fatalf("stats: %+v %v, want 3 expired (the delayed one too)", st, err)
 	}
-	if _, err := p.resolve(ctx, "exp-1"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "exp-1"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("an expired job's client id still resolves: %v", err)
 	}
 	// A reserved job does not expire under its consumer; released, it does.
@@ -120,7 +120,7 @@ func TestExpireTo(t *testing.T) {
 	if j == nil || j.Body != "moved" || j.Priority != 7 || j.TTR != time.Minute || !j.Expires.IsZero() || j.ClientID != "" {
 		t.Fatalf("the moved job: %+v, want a fresh push with no expiry", j)
 	}
-	if _, err := p.resolve(ctx, "mover"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "mover"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("the expired job's client id still resolves: %v", err)
 	}
 	if topics, _, _ := p.DueTopics(ctx, b, 10); slices.Contains(topics, outboxDue) {

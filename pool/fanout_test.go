@@ -100,7 +100,7 @@ func TestFanoutOnly(t *testing.T) {
 			t.Fatalf("pop %s: %+v", c, j)
 		}
 	}
-	if _, err := p.resolve(ctx, "copied"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "copied"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("a fanout_only push's client id resolves: %v", err)
 	}
 	checkClean(t, p, ctx)

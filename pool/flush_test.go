@@ -31,7 +31,7 @@ func TestPurgeAndDeleteTopic(t *testing.T) {
 	if err != nil || st.Ready != 0 || st.Delayed != 0 || st.Reserved != 1 || st.Buried != 1 {
 		t.Fatalf("after the purge: %+v %v", st, err)
 	}
-	if _, err := p.resolve(ctx, "c-500"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "c-500"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("a purged job's client id still resolves: %v", err)
 	}
 	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {

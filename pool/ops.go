@@ -228,7 +228,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, topics []s
 	if err := p.checkChildren(ctx, topics, true); err != nil {
 		return Popped{}, err // before the ack: a pop refused refuses the whole call
 	}
-	n, err := p.resolve(ctx, id)
+	n, err := p.Resolve(ctx, id)
 	if err != nil {
 		return Popped{}, err
 	}
@@ -270,7 +270,7 @@ func (p *Pool) ReserveJob(ctx context.Context, id string) (*job.Job, error) {
 // DeleteUnreserved removes a job unless it is reserved (a StateError then),
 // as beanstalkd's delete does for a job another connection holds.
 func (p *Pool) DeleteUnreserved(ctx context.Context, id string) error {
-	n, err := p.resolve(ctx, id)
+	n, err := p.Resolve(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (p *Pool) DeleteUnreserved(ctx context.Context, id string) error {
 // Delete removes a job in any state. With attempt > 0 it is an ack fenced to
 // that delivery: ErrStale if the job was delivered again since.
 func (p *Pool) Delete(ctx context.Context, id string, attempt int) error {
-	n, err := p.resolve(ctx, id)
+	n, err := p.Resolve(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -390,7 +390,7 @@ func (p *Pool) batched(kind string, more []string, named ...string) jobCall {
 // onJob runs an operation on one job, found by its public id (gmq's number
 // or a client id, resolved here, once).
 func (p *Pool) onJob(ctx context.Context, op, id string, attempt int, call jobCall) ([]rueidis.RedisMessage, error) {
-	n, err := p.resolve(ctx, id)
+	n, err := p.Resolve(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -483,7 +483,7 @@ func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration, create 
 
 // Peek reads a job by its public id, with its body.
 func (p *Pool) Peek(ctx context.Context, id string) (*job.Job, error) {
-	n, err := p.resolve(ctx, id)
+	n, err := p.Resolve(ctx, id)
 	if err != nil {
 		return nil, err
 	}

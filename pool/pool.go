@@ -430,9 +430,12 @@ func (p *Pool) LeftAliases() int64 { return p.leftAliases.Load() }
 // expire_to topic refused them (full, or the body too big for it).
 func (p *Pool) RefusedExpired() int64 { return p.refusedExpired.Load() }
 
-// resolve turns a public id (gmq's number or a client-supplied id) into the
-// job's number: a client id is looked up in its alias hash.
-func (p *Pool) resolve(ctx context.Context, public string) (uint64, error) {
+// Resolve turns a public id (gmq's number or a client-supplied id) into the
+// job's number: a client id is looked up in its alias hash (one HGET), a
+// number costs nothing. Every operation on one job resolves its id so; the
+// dispatcher does it first only to check a delivery's token against the id
+// (and then passes the number on, which costs nothing again).
+func (p *Pool) Resolve(ctx context.Context, public string) (uint64, error) {
 	if job.IsNumber(public) {
 		id, err := strconv.ParseUint(public, 10, 64)
 		if err != nil {

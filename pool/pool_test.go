@@ -110,7 +110,7 @@ func TestTTRZeroRemovesOnPop(t *testing.T) {
 	if _, err := p.Peek(ctx, num(id)); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("peek: %v, want ErrNotFound", err)
 	}
-	if _, err := p.resolve(ctx, "once-1"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "once-1"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("alias of a popped TTR-0 job: %v, want ErrNotFound", err)
 	}
 	// The id is free again.
@@ -317,7 +317,7 @@ func TestClientIDs(t *testing.T) {
 	if _, err := p.Push(ctx, job.Spec{Topic: "other", Body: "dup", ClientID: "order-42"}); !errors.Is(err, job.ErrDuplicate) {
 		t.Fatalf("duplicate push: %v, want ErrDuplicate", err)
 	}
-	got, err := p.resolve(ctx, "order-42")
+	got, err := p.Resolve(ctx, "order-42")
 	if err != nil || got != id {
 		t.Fatalf("resolve: %d %v, want %d", got, err, id)
 	}
@@ -327,7 +327,7 @@ func TestClientIDs(t *testing.T) {
 	if err := p.Delete(ctx, num(id), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.resolve(ctx, "order-42"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "order-42"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("resolve after delete: %v", err)
 	}
 	mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "second", ClientID: "order-42"})
@@ -340,7 +340,7 @@ func TestStaleAliasTakenOver(t *testing.T) {
 	if err := p.claimAlias(ctx, "ghost", member(999)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.resolve(ctx, "ghost"); err != nil {
+	if _, err := p.Resolve(ctx, "ghost"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Peek(ctx, num(999)); !errors.Is(err, job.ErrNotFound) {
@@ -352,7 +352,7 @@ func TestStaleAliasTakenOver(t *testing.T) {
 	if took := time.Since(start); took < 150*time.Millisecond {
 		t.Fatalf("took over a fresh claim after %v, before the grace", took)
 	}
-	if got, err := p.resolve(ctx, "ghost"); err != nil || got != id {
+	if got, err := p.Resolve(ctx, "ghost"); err != nil || got != id {
 		t.Fatalf("resolve: %d %v, want %d", got, err, id)
 	}
 }
@@ -633,7 +633,7 @@ func TestAckAndPop(t *testing.T) {
 	if err != nil || got.Job == nil || got.Job.ID != second || j.ID != first {
 		t.Fatalf("same bucket: %+v %v", got.Job, err)
 	}
-	if _, err := p.resolve(ctx, "c-1"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "c-1"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("the acked job's client id still resolves: %v", err)
 	}
 	got, err = p.AckAndPop(ctx, num(second), 1, []string{"a", other}) // two steps
@@ -682,7 +682,7 @@ func TestTake(t *testing.T) {
 	if err != nil || got.Job == nil || got.Job.State != job.Gone || got.Job.Body != "x" {
 		t.Fatalf("take: %+v %v", got.Job, err)
 	}
-	if _, err := p.resolve(ctx, "take-1"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Resolve(ctx, "take-1"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("a taken job's client id stays: %v", err)
 	}
 	if st, err := p.TopicStats(ctx, "k"); err != nil || st.Ready+st.Reserved != 0 || st.Bytes != 0 {

@@ -13,18 +13,23 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
-// fail reports a consumer's failure of a job: {"attempt": n, "error": "..."}.
+// fail reports a consumer's failure of a job: {"attempt": n, "token": "...",
+// "error": "..."}.
 // The answer is the job as it now is: delayed for its next attempt, or dead.
 func (s *Server) fail(c *gin.Context) (int, any, error) {
 	call, err := s.jobCall(c, "fail")
 	if err != nil {
 		return 0, nil, err
 	}
-	return answerJob(s.d.Fail(c, c.Param("id"), call.Attempt, call.Error))
+	a, err := s.delivery(c, call)
+	if err != nil {
+		return 0, nil, err
+	}
+	return answerJob(s.d.Fail(c, a.ID, a.Attempt, call.Error))
 }
 
 // failMany reports several failures, each on its own:
-// {"jobs": [{"id", "attempt", "error"}, ...]} -> {"jobs": [the jobs as they
+// {"jobs": [{"id", "attempt", "token", "error"}, ...]} -> {"jobs": [the jobs as they
 // now are], "failed": [{"id", "status", "error"}]}.
 func (s *Server) failMany(c *gin.Context) (int, any, error) {
 	data, err := s.body(c, 1<<20)
@@ -51,7 +56,7 @@ func (s *Server) failMany(c *gin.Context) (int, any, error) {
 // parseFails reads a batch of failures, as parseAcks reads acks, with each
 // one's "error".
 func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
-	_, items, err := jobsArray(data, limit, "a fail", `{"id": ..., "attempt": n, "error": "..."}`, "jobs")
+	_, items, err := jobsArray(data, limit, "a fail", `{"id": ..., "attempt": n, "token": "...", "error": "..."}`, "jobs")
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +65,7 @@ func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
 		jf, err := jobjson.Decode(item)
 		var a ackItem
 		if err == nil {
-			err = jf.Only("a failed job", "id", "attempt", "error")
+			err = jf.Only("a failed job", "id", "attempt", "token", "error")
 		}
 		if err == nil {
 			a, err = parseAckItem(jf)
@@ -72,7 +77,7 @@ func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
 		if err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
 		}
-		out[i] = dispatcher.Fail{ID: a.ID, Attempt: a.Attempt, Error: reason}
+		out[i] = dispatcher.Fail{ID: a.ID, Attempt: a.Attempt, Token: a.Token, Error: reason}
 	}
 	return out, nil
 }

@@ -114,9 +114,10 @@ func jobsArray(data []byte, limit int, kind, shape string, fields ...string) (jo
 }
 
 // parseAcks decodes the body of POST /api/v1/ack: {"jobs": [{"id": ..,
-// "attempt": n}, ...], "next": {pop request}}; ids may be numbers.
+// "attempt": n, "token": "..."}, ...], "next": {pop request}}; ids may be
+// numbers.
 func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
-	f, items, err := jobsArray(data, limit, "an ack", `{"id": ..., "attempt": n}`, "jobs", "next")
+	f, items, err := jobsArray(data, limit, "an ack", `{"id": ..., "attempt": n, "token": "..."}`, "jobs", "next")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +125,7 @@ func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
 	for i, item := range items {
 		jf, err := jobjson.Decode(item)
 		if err == nil {
-			err = jf.Only("an acked job", "id", "attempt")
+			err = jf.Only("an acked job", "id", "attempt", "token")
 		}
 		if err == nil {
 			acks[i], err = parseAckItem(jf)
@@ -160,14 +161,19 @@ func parseAckItem(f jobjson.Fields) (ackItem, error) {
 		return a, fmt.Errorf("%w: id is empty", errBadRequest)
 	}
 	attempt, _, err := f.Whole("attempt", 0, math.MaxInt32)
+	if err != nil {
+		return a, err
+	}
 	a.Attempt = int(attempt)
+	a.Token, err = f.Token()
 	return a, err
 }
 
-// jobCall holds the optional arguments of ack, release, bury and touch.
+// jobCall holds the optional arguments of ack, release, bury, touch and fail.
 type jobCall struct {
 	Attempt  int
-	Priority int64 // job.KeepPriority when not given
+	Token    job.Delivery // the delivery's token (zero: none given)
+	Priority int64        // job.KeepPriority when not given
 	Delay    time.Duration
 	Next     *popRequest // ack only: pop the next job in the same request
 	Error    string      // fail only: why
@@ -177,11 +183,11 @@ type jobCall struct {
 // field another action takes ({"delay": 5} on an ack) is refused too, not
 // ignored.
 var jobCallFields = map[string][]string{
-	"ack":     {"attempt", "next"},
-	"release": {"attempt", "delay", "priority", "pri"},
-	"bury":    {"attempt", "priority", "pri"},
-	"touch":   {"attempt"},
-	"fail":    {"attempt", "error"},
+	"ack":     {"attempt", "token", "next"},
+	"release": {"attempt", "token", "delay", "priority", "pri"},
+	"bury":    {"attempt", "token", "priority", "pri"},
+	"touch":   {"attempt", "token"},
+	"fail":    {"attempt", "token", "error"},
 }
 
 // parseJobCall decodes the optional body of a job action (a key of
@@ -202,6 +208,9 @@ func parseJobCall(data []byte, action string) (jobCall, error) {
 		return call, err
 	} else {
 		call.Attempt = int(a)
+	}
+	if call.Token, err = f.Token(); err != nil {
+		return call, err
 	}
 	if pri, ok, err := f.Priority(); err != nil {
 		return call, err

@@ -77,6 +77,7 @@ func FuzzParseAcks(f *testing.F) {
 	for _, s := range []string{
 		`{"jobs":[{"id":"a-1","attempt":2},{"id":17}]}`, `{"jobs":[{"id":"x"}],"next":{"topic":"t","count":5,"timeout":1}}`,
 		`{"jobs":[]}`, `{"jobs":[{"id":""}]}`, `{"jobs":[{"id":1.5}]}`, `{"jobs":{}}`,
+		`{"jobs":[{"id":"a-1","token":"228769930762696001.2"}]}`, `{"jobs":[{"id":"a-1","token":"1.0"}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -92,7 +93,7 @@ func FuzzParseAcks(f *testing.F) {
 			t.Fatalf("accepted %d acks", len(acks))
 		}
 		for _, a := range acks {
-			if a.ID == "" || a.Attempt < 0 {
+			if a.ID == "" || a.Attempt < 0 || !a.Token.IsZero() && (a.Token.ID == 0 || a.Token.Attempt < 1) {
 				t.Fatalf("accepted %+v", a)
 			}
 		}
@@ -103,7 +104,8 @@ func FuzzParseAcks(f *testing.F) {
 }
 
 func FuzzParseJobCall(f *testing.F) {
-	for _, s := range []string{``, `{"attempt":2}`, `{"priority":"7","delay":"1.5"}`, `{"attempt":-1}`} {
+	for _, s := range []string{``, `{"attempt":2}`, `{"priority":"7","delay":"1.5"}`, `{"attempt":-1}`,
+		`{"token":"228769930762696001.2","attempt":2}`, `{"token":"17.0"}`, `{"token":17}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -115,7 +117,7 @@ func FuzzParseJobCall(f *testing.F) {
 				}
 				continue
 			}
-			if c.Attempt < 0 || c.Delay < 0 || (c.Priority < 0 && c.Priority != job.KeepPriority) || c.Priority > maxSeconds {
+			if c.Attempt < 0 || c.Delay < 0 || !c.Token.IsZero() && (c.Token.ID == 0 || c.Token.Attempt < 1) || (c.Priority < 0 && c.Priority != job.KeepPriority) || c.Priority > maxSeconds {
 				t.Fatalf("%s: accepted %+v", action, c)
 			}
 		}

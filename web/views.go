@@ -41,6 +41,10 @@ type jobView struct {
 	TraceParent string `json:"traceparent,omitempty"`
 	// Group is the job's fair group (docs/topics.md, Fair groups).
 	Group string `json:"group,omitempty"`
+	// Token names the delivery a pop made (job.Delivery), for the consumer
+	// to send back with its ack, touch, release, bury or fail; only pops
+	// show it.
+	Token string `json:"token,omitempty"`
 }
 
 func viewJob(j *job.Job) jobView {
@@ -63,6 +67,13 @@ func viewJob(j *job.Job) jobView {
 	if !j.DeadAt.IsZero() {
 		v.DeadAt = j.DeadAt.UTC().Format(time.RFC3339Nano)
 	}
+	return v
+}
+
+// viewPopped is a job as a pop hands it out: with its delivery's token.
+func viewPopped(j *job.Job) jobView {
+	v := viewJob(j)
+	v.Token = j.Delivery().Token()
 	return v
 }
 

@@ -313,7 +313,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, job.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, job.ErrDuplicate), errors.Is(err, job.ErrStale), errors.Is(err, job.ErrNotReserved), errors.Is(err, job.ErrConflict):
+	case errors.Is(err, job.ErrDuplicate), errors.Is(err, job.ErrStale), errors.Is(err, job.ErrNotReserved), errors.Is(err, job.ErrConflict),
+		errors.Is(err, job.ErrOtherJob):
 		return http.StatusConflict
 	case errors.Is(err, errBadRequest), errors.Is(err, job.ErrInvalid):
 		return http.StatusBadRequest
@@ -452,12 +453,16 @@ func popped(jobs []*job.Job, many bool, out gin.H, err error) (int, any, error) 
 	case len(jobs) == 0 && out == nil:
 		return http.StatusNoContent, nil, nil
 	case !many:
-		return http.StatusOK, viewJob(jobs[0]), nil
+		return http.StatusOK, viewPopped(jobs[0]), nil
 	}
 	if out == nil {
 		out = gin.H{}
 	}
-	out["jobs"] = viewJobs(jobs)
+	views := make([]jobView, len(jobs))
+	for i, j := range jobs {
+		views[i] = viewPopped(j)
+	}
+	out["jobs"] = views
 	return http.StatusOK, out, nil
 }
 
@@ -472,14 +477,6 @@ func (s *Server) checkCount(n int) error {
 		return fmt.Errorf("%w: count %d is over the limit of %d jobs a request ([jobs] max_batch)", errBadRequest, n, s.opts.MaxBatch)
 	}
 	return nil
-}
-
-func viewJobs(jobs []*job.Job) []jobView {
-	out := make([]jobView, len(jobs))
-	for i, j := range jobs {
-		out[i] = viewJob(j)
-	}
-	return out
 }
 
 // answerJob answers with the job as an operation left it.
@@ -499,116 +496,6 @@ func (s *Server) deleteJob(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, gin.H{"deleted": c.Param("id")}, nil
-}
-
-// jobCall reads the optional arguments of a job action from the body or the query.
-func (s *Server) jobCall(c *gin.Context, action string) (jobCall, error) {
-	data, err := s.body(c, 64<<10)
-	if err != nil {
-		return jobCall{}, err
-	}
-	call, err := parseJobCall(data, action)
-	if err == nil && c.Query("attempt") != "" {
-		call.Attempt, err = strconv.Atoi(c.Query("attempt"))
-		if err != nil || call.Attempt < 0 {
-			err = errors.Join(errBadRequest, errors.New("attempt must be a whole number"))
-		}
-	}
-	return call, err
-}
-
-// ack acks the job. With "next" it then answers like a pop: the next job
-// (200) or nothing within the timeout (204), or with a count, like a batch
-// pop; a failed ack pops nothing.
-func (s *Server) ack(c *gin.Context) (int, any, error) {
-	call, err := s.jobCall(c, "ack")
-	if err != nil {
-		return 0, nil, err
-	}
-	a := dispatcher.Ack{ID: c.Param("id"), Attempt: call.Attempt}
-	if call.Next == nil {
-		ctx, cancel := s.waiting(c, 0)
-		defer cancel()
-		if err := s.d.Ack(ctx, a.ID, a.Attempt); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusOK, gin.H{"acked": a.ID}, nil
-	}
-	if err := s.checkCount(call.Next.Count); err != nil {
-		return 0, nil, err
-	}
-	ctx, cancel := s.waiting(c, call.Next.Timeout)
-	defer cancel()
-	jobs, err := s.d.AckAndPop(ctx, a, *call.Next)
-	return popped(jobs, call.Next.Count > 0, nil, err)
-}
-
-// ackMany acks several jobs at once (a batch consumer's ack), each on its
-// own: 200 with the ids acked and, for the others, why not. With "next" it
-// then pops like a batch pop and adds "jobs" (empty when none came).
-func (s *Server) ackMany(c *gin.Context) (int, any, error) {
-	data, err := s.body(c, 1<<20)
-	if err != nil {
-		return 0, nil, err
-	}
-	acks, next, err := parseAcks(data, s.opts.MaxBatch)
-	if err == nil && next != nil {
-		err = s.checkCount(next.Count)
-	}
-	if err != nil {
-		return 0, nil, err
-	}
-	var jobs []*job.Job
-	var errs []error
-	if next == nil {
-		ctx, cancel := s.waiting(c, 0)
-		defer cancel()
-		errs = s.d.AckMany(ctx, acks)
-	} else {
-		ctx, cancel := s.waiting(c, next.Timeout)
-		defer cancel()
-		jobs, errs, err = s.d.AckManyAndPop(ctx, acks, *next)
-	}
-	acked := make([]string, 0, len(acks))
-	failed := []gin.H{}
-	for i, err := range errs {
-		if err != nil {
-			failed = append(failed, gin.H{"id": acks[i].ID, "status": statusOf(err), "error": publicMessage(err)})
-		} else {
-			acked = append(acked, acks[i].ID)
-		}
-	}
-	out := gin.H{"acked": acked, "failed": failed}
-	if next == nil {
-		return http.StatusOK, out, nil
-	}
-	// A failed pop: the acks above stand; out says which went through, so
-	// that only the pop is retried.
-	return popped(jobs, true, out, err)
-}
-
-func (s *Server) release(c *gin.Context) (int, any, error) {
-	call, err := s.jobCall(c, "release")
-	if err != nil {
-		return 0, nil, err
-	}
-	return answerJob(s.d.Release(c, c.Param("id"), call.Attempt, call.Priority, call.Delay))
-}
-
-func (s *Server) bury(c *gin.Context) (int, any, error) {
-	call, err := s.jobCall(c, "bury")
-	if err != nil {
-		return 0, nil, err
-	}
-	return answerJob(s.d.Bury(c, c.Param("id"), call.Attempt, call.Priority))
-}
-
-func (s *Server) touch(c *gin.Context) (int, any, error) {
-	call, err := s.jobCall(c, "touch")
-	if err != nil {
-		return 0, nil, err
-	}
-	return answerJob(s.d.Touch(c, c.Param("id"), call.Attempt))
 }
 
 func (s *Server) kickJob(c *gin.Context) (int, any, error) {

@@ -75,8 +75,7 @@ func TestGoClientBatches(t *testing.T) {
 	if err != nil || len(got) != 3 || got[0].Body != "0" || got[2].Body != "2" || got[1].Attempt != 1 {
 		t.Fatalf("pop 3: %+v %v", got, err)
 	}
-	stale := got[2]
-	stale.Attempt = 9
+	stale := client.Job{ID: got[2].ID, Attempt: 9} // an older (here: unknown) delivery, by attempt alone
 	acked, err := c.AckMany(ctx, []client.Job{got[0], got[1], stale}, []string{"batch"}, 10, time.Second)
 	if err != nil || len(acked.IDs) != 2 || len(acked.Failed) != 1 || acked.Failed[0].Status != 409 {
 		t.Fatalf("ack 3, one stale: %+v %v", acked, err)

@@ -121,6 +121,12 @@ export interface Job {
   traceparent?: string;
   /** Its fair group, when it has one. */
   group?: string;
+  /**
+   * A popped job's: names its delivery (opaque). Every call given the job
+   * sends it, so a late ack never reaches a new job pushed again with the
+   * same id; a call given only an id sends none.
+   */
+  token?: string;
 }
 
 /** What a cron schedule's fires push, as gmq shows it (its retry policy and unique key, if any, are in file and run). */
@@ -181,8 +187,8 @@ export interface ScheduleChanges {
   paused?: boolean | null;
 }
 
-/** A job to act on: a popped job (its attempt fences the action to that delivery), or its id. */
-export type JobRef = string | { id: string; attempt?: number };
+/** A job to act on: a popped job (its attempt and token fence the action to that delivery), or its id. */
+export type JobRef = string | { id: string; attempt?: number; token?: string };
 
 /** A job of a batch that could not be acked or failed, and why. */
 export interface BatchFailure {

@@ -193,6 +193,14 @@ func TestBatches(t *testing.T) {
 	run(t, "testdata/batch.php", b.URL, "batch-php")
 }
 
+// Delivery tokens: every call on a popped job's delivery carries its token
+// (the worker's too), so a late one reaches no new job pushed again with
+// the same id.
+func TestDeliveryTokens(t *testing.T) {
+	b := fresh(t, nil)
+	run(t, "testdata/delivery_token.php", b.URL, "delivery-token-php")
+}
+
 // JSON bodies: an array or object pushed (one, a batch, an update) pops
 // back as arrays; a string stays a string.
 func TestJSONBodies(t *testing.T) {

@@ -34,6 +34,7 @@ func TestPython(t *testing.T) {
 	}{
 		{"LongPollPastRequestTimeout", testLongPollPastRequestTimeout},
 		{"Batches", testBatches},
+		{"Tokens", testTokens},
 		{"JSONBodies", testJSONBodies},
 		{"Unique", testUnique},
 		{"Groups", testGroups},
@@ -136,6 +137,14 @@ func testLongPollPastRequestTimeout(t *testing.T, py string) {
 func testBatches(t *testing.T, py string) {
 	b := brokertest.Fresh(t, nil)
 	run(t, py, "testdata/batch.py", b.URL, "batch-py")
+}
+
+// Delivery tokens: every call on a popped job's delivery carries its
+// token (the worker's too), so a late one reaches no new job pushed again
+// with the same id.
+func testTokens(t *testing.T, py string) {
+	b := brokertest.Fresh(t, nil)
+	run(t, py, "testdata/delivery_token.py", b.URL, "token-py")
 }
 
 // JSON bodies: a dict or list pushed (one, a batch, an update, a

@@ -527,3 +527,45 @@ func (f Fields) Update(what string, extra ...string) (job.Update, error) {
 	}
 	return u, nil
 }
+
+// ParseToken reads a delivery's token as a pop hands it out (job.Delivery's
+// Token): two whole numbers joined by a dot, the job's number (1 or more,
+// at most 2^64-1) and the attempt (1 to 2^31-1), digits only. Anything
+// else is an ErrBadRequest naming the token.
+func ParseToken(s string) (job.Delivery, error) {
+	bad := func(why string) (job.Delivery, error) {
+		return job.Delivery{}, fmt.Errorf("%w: token must be what a pop returned (%s), got %q", ErrBadRequest, why, clipString(s))
+	}
+	num, att, ok := strings.Cut(s, ".")
+	if !ok || !job.IsNumber(num) || !job.IsNumber(att) {
+		return bad("two whole numbers joined by a dot")
+	}
+	id, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || id == 0 {
+		return bad("a job number from 1 to 18446744073709551615")
+	}
+	attempt, err := strconv.ParseInt(att, 10, 32)
+	if err != nil || attempt < 1 {
+		return bad("an attempt from 1 to 2147483647")
+	}
+	return job.Delivery{ID: id, Attempt: int(attempt)}, nil
+}
+
+// Token reads the "token" field (ParseToken); the zero Delivery when absent
+// or null.
+func (f Fields) Token() (job.Delivery, error) {
+	s, ok, err := f.Str("token")
+	if err != nil || !ok {
+		return job.Delivery{}, err
+	}
+	return ParseToken(s)
+}
+
+// clipString shortens a client's text for an error message.
+func clipString(s string) string {
+	const n = 60
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

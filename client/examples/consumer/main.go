@@ -26,20 +26,21 @@ func main() {
 	ctx := context.Background()
 	job, err := c.Pop(ctx, []string{*topic}, *idle)
 	for done := 1; err == nil && job != nil; done++ {
-		// Long work would Touch the job before its TTR runs out; a job that
+		// Long work would touch the job before its TTR runs out; a job that
 		// cannot be done now would be released, or buried to look at later.
-		if err := c.Touch(ctx, job.ID, job.Attempt); err != nil {
+		// The calls given the popped job send its delivery's token.
+		if err := c.TouchJob(ctx, job); err != nil {
 			log.Fatal(err)
 		}
 		if done == *n {
-			if err := c.Ack(ctx, job.ID, job.Attempt); err != nil {
+			if err := c.AckJob(ctx, job); err != nil {
 				log.Fatal(err)
 			}
 			fmt.Printf("done %s: %s\n", job.ID, job.Body)
 			return
 		}
 		// Ack this job and pop the next in one request.
-		next, ackErr := c.AckAndPop(ctx, job.ID, job.Attempt, []string{*topic}, *idle)
+		next, ackErr := c.AckJobAndPop(ctx, job, []string{*topic}, *idle)
 		if ackErr != nil {
 			log.Fatal(ackErr)
 		}

@@ -123,12 +123,12 @@ export class Client {
   /**
    * ack finishes a popped job. A retry after a 503 that answers 404 means
    * an earlier try acked it: ack returns as for a success.
-   * @param {string | {id: string, attempt?: number}} job a popped job, or an id
+   * @param {string | {id: string, attempt?: number, token?: string}} job a popped job, or an id
    * @param {{signal?: AbortSignal}} [options]
    */
   async ack(job, { signal } = {}) {
-    const { id, attempt } = jobRef(job);
-    const a = await this.#t.call({ method: 'POST', path: jobPath(id, 'ack'), payload: { attempt }, signal });
+    const { id, attempt, token } = jobRef(job);
+    const a = await this.#t.call({ method: 'POST', path: jobPath(id, 'ack'), payload: { attempt, token }, signal });
     if (a.status === 404 && a.tries > 1) return;
     ok(a, 200);
   }
@@ -138,16 +138,16 @@ export class Client {
    * waiting up to timeout seconds: the next job, or null. If the ack fails
    * (a GmqError), nothing was popped. A 503 after the ack went through is
    * retried as a pop alone.
-   * @param {string | {id: string, attempt?: number}} job
+   * @param {string | {id: string, attempt?: number, token?: string}} job
    * @param {string | string[]} topics
    * @param {{timeout?: number, signal?: AbortSignal}} [options]
    */
   async ackAndPop(job, topics, { timeout = 0, signal } = {}) {
-    const { id, attempt } = jobRef(job);
+    const { id, attempt, token } = jobRef(job);
     const list = topicList(topics);
     const pop = popRequest(list, 0, timeout, signal);
     const a = await this.#t.call({ method: 'POST', path: jobPath(id, 'ack'), wait: timeout, signal,
-      payload: { attempt, next: { topics: list, timeout } }, retryAs: (answer, req) => (answer.body?.acked ? pop : req) });
+      payload: { attempt, token, next: { topics: list, timeout } }, retryAs: (answer, req) => (answer.body?.acked ? pop : req) });
     if (a.status === 404 && a.tries > 1) return this.pop(list, { timeout, signal }); // an earlier try acked it
     return a.status === 204 ? null : ok(a, 200);
   }
@@ -187,13 +187,13 @@ export class Client {
    * fail reports that a popped job failed, with why: it waits its retry
    * policy's backoff, or goes to its topic's dead set past max_attempts.
    * Returns the job as it now is (state "delayed" or "dead").
-   * @param {string | {id: string, attempt?: number}} job
+   * @param {string | {id: string, attempt?: number, token?: string}} job
    * @param {string | Error} error the reason, or an Error whose message is
    * @param {{signal?: AbortSignal}} [options]
    */
   async fail(job, error = '', { signal } = {}) {
-    const { id, attempt } = jobRef(job);
-    return this.#action(id, 'fail', { attempt, error: reason(error) }, signal);
+    const { id, attempt, token } = jobRef(job);
+    return this.#action(id, 'fail', { attempt, token, error: reason(error) }, signal);
   }
 
   /**
@@ -211,34 +211,34 @@ export class Client {
 
   /**
    * touch gives a popped job a fresh TTR. Returns the job.
-   * @param {string | {id: string, attempt?: number}} job
+   * @param {string | {id: string, attempt?: number, token?: string}} job
    * @param {{signal?: AbortSignal}} [options]
    */
   async touch(job, { signal } = {}) {
-    const { id, attempt } = jobRef(job);
-    return this.#action(id, 'touch', { attempt }, signal);
+    const { id, attempt, token } = jobRef(job);
+    return this.#action(id, 'touch', { attempt, token }, signal);
   }
 
   /**
    * release gives a popped job back, ready again after delay seconds, with
    * a new priority if one is given. Returns the job.
-   * @param {string | {id: string, attempt?: number}} job
+   * @param {string | {id: string, attempt?: number, token?: string}} job
    * @param {{delay?: number, priority?: number, signal?: AbortSignal}} [options]
    */
   async release(job, { delay = 0, priority, signal } = {}) {
-    const { id, attempt } = jobRef(job);
-    return this.#action(id, 'release', { attempt, delay, priority }, signal);
+    const { id, attempt, token } = jobRef(job);
+    return this.#action(id, 'release', { attempt, token, delay, priority }, signal);
   }
 
   /**
    * bury parks a popped job until it is kicked, with a new priority if one
    * is given. Returns the job.
-   * @param {string | {id: string, attempt?: number}} job
+   * @param {string | {id: string, attempt?: number, token?: string}} job
    * @param {{priority?: number, signal?: AbortSignal}} [options]
    */
   async bury(job, { priority, signal } = {}) {
-    const { id, attempt } = jobRef(job);
-    return this.#action(id, 'bury', { attempt, priority }, signal);
+    const { id, attempt, token } = jobRef(job);
+    return this.#action(id, 'bury', { attempt, token, priority }, signal);
   }
 
   /**

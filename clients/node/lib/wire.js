@@ -41,7 +41,12 @@ export function checkBody(body) {
 export function jobRef(job) {
   if (typeof job === 'string' && job !== '') return { id: job, attempt: 0 };
   if (job && typeof job === 'object' && typeof job.id === 'string' && job.id !== '') {
-    return { id: job.id, attempt: job.attempt ?? 0 };
+    // A popped job's token names its delivery: the call then reaches that
+    // delivery of that job, never a new job pushed again with the same id.
+    // (None from a broker too old to hand one out: none is sent.)
+    const ref = { id: job.id, attempt: job.attempt ?? 0 };
+    if (typeof job.token === 'string' && job.token !== '') ref.token = job.token;
+    return ref;
   }
   throw new TypeError('a job is named by a popped job ({id, attempt}) or its id (a string)');
 }

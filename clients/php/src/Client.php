@@ -18,8 +18,10 @@ namespace Gmq;
  * done; the calls below say how they read that.
  *
  * Popped jobs are arrays with gmq's fields: id, topic, body, TTR (seconds),
- * attempt (pass it back to ack, fail, touch...), state, priority, due,
- * failures, last_error, group (when it has one), ...
+ * attempt and token (pass them back to ack, fail, touch...: the token
+ * names this delivery, so a late call never reaches a job pushed again
+ * with the same id; ackMany, failMany and the worker send it themselves),
+ * state, priority, due, failures, last_error, group (when it has one), ...
  *
  * A body is a string, or an array or object sent as JSON (json_encode: a
  * list as a JSON array, an associative array, a stdClass or a
@@ -178,12 +180,15 @@ class Client
     }
 
     /**
-     * Finishes a popped job; $attempt fences the ack to that delivery (0: any).
+     * Finishes a popped job; $attempt fences the ack to that delivery (0: any),
+     * and $token (the popped job's 'token') to that job: a 404 when it is
+     * gone, whatever job its id names now (one pushed again with the id).
      * A 404 on a retry means the earlier try acked it: taken as acked.
      */
-    public function ack(string $id, int $attempt = 0): void
+    public function ack(string $id, int $attempt = 0, ?string $token = null): void
     {
-        $response = $this->http->retrying(fn () => $this->http->send('POST', $this->jobPath($id, 'ack'), ['attempt' => $attempt]));
+        $args = self::delivery($attempt, $token);
+        $response = $this->http->retrying(fn () => $this->http->send('POST', $this->jobPath($id, 'ack'), $args));
         if ($response->status === 404 && $response->tries > 1) {
             return;
         }
@@ -195,14 +200,14 @@ class Client
      * none came within $timeout seconds. When the ack went through but the
      * pop answered 503 (gmq says "acked"), the retry only pops.
      */
-    public function ackAndPop(string $id, int $attempt, array $topics, float $timeout = 0): ?array
+    public function ackAndPop(string $id, int $attempt, array $topics, float $timeout = 0, ?string $token = null): ?array
     {
         $next = ['topics' => array_values($topics), 'timeout' => $timeout];
-        return $this->ackThenPop($this->jobPath($id, 'ack'), ['attempt' => $attempt, 'next' => $next], $next, $timeout);
+        return $this->ackThenPop($this->jobPath($id, 'ack'), self::delivery($attempt, $token) + ['next' => $next], $next, $timeout);
     }
 
     /**
-     * Finishes popped jobs (each fenced by its attempt) in one request and,
+     * Finishes popped jobs (each fenced by its attempt and token) in one request and,
      * with $count > 0, pops up to $count more. Returns gmq's answer: 'acked'
      * (ids), 'failed' ([id, status, error]) and, with $count, 'jobs'. As with
      * ackAndPop, a pop that failed after the acks (503) is retried alone;
@@ -210,7 +215,7 @@ class Client
      */
     public function ackMany(array $jobs, array $topics = [], int $count = 0, float $timeout = 0): array
     {
-        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id'], 'attempt' => $j['attempt'] ?? 0], array_values($jobs))];
+        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id']] + self::delivery($j['attempt'] ?? 0, $j['token'] ?? null), array_values($jobs))];
         if ($count <= 0) {
             return $this->call('POST', '/api/v1/ack', $payload);
         }
@@ -227,30 +232,30 @@ class Client
      * policy's backoff, or goes to its topic's dead set past max_attempts.
      * Returns the job as it now is (state "delayed" or "dead").
      */
-    public function fail(string $id, int $attempt = 0, string $error = ''): array
+    public function fail(string $id, int $attempt = 0, string $error = '', ?string $token = null): array
     {
-        return $this->call('POST', $this->jobPath($id, 'fail'), ['attempt' => $attempt, 'error' => $error]);
+        return $this->call('POST', $this->jobPath($id, 'fail'), self::delivery($attempt, $token) + ['error' => $error]);
     }
 
-    /** Reports several failures in one request: "jobs" (as they now are) and "failed". */
+    /** Reports several failures in one request (each fenced by its attempt and token): "jobs" (as they now are) and "failed". */
     public function failMany(array $jobs, string $error = ''): array
     {
-        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id'], 'attempt' => $j['attempt'] ?? 0, 'error' => $error], array_values($jobs))];
+        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id']] + self::delivery($j['attempt'] ?? 0, $j['token'] ?? null) + ['error' => $error], array_values($jobs))];
         return $this->call('POST', '/api/v1/fail', $payload);
     }
 
     /** Gives a popped job back, ready again after $delay seconds; returns it as it now is. */
-    public function release(string $id, int $attempt = 0, float $delay = 0, ?int $priority = null): array
+    public function release(string $id, int $attempt = 0, float $delay = 0, ?int $priority = null, ?string $token = null): array
     {
-        $args = ['attempt' => $attempt, 'delay' => $delay];
+        $args = self::delivery($attempt, $token) + ['delay' => $delay];
         if ($priority !== null) $args['priority'] = $priority;
         return $this->call('POST', $this->jobPath($id, 'release'), $args);
     }
 
     /** Parks a popped job until it is kicked; returns it as it now is. */
-    public function bury(string $id, int $attempt = 0, ?int $priority = null): array
+    public function bury(string $id, int $attempt = 0, ?int $priority = null, ?string $token = null): array
     {
-        $args = ['attempt' => $attempt];
+        $args = self::delivery($attempt, $token);
         if ($priority !== null) $args['priority'] = $priority;
         return $this->call('POST', $this->jobPath($id, 'bury'), $args);
     }
@@ -271,9 +276,9 @@ class Client
     }
 
     /** Gives a popped job a fresh TTR; returns it as it now is. */
-    public function touch(string $id, int $attempt = 0): array
+    public function touch(string $id, int $attempt = 0, ?string $token = null): array
     {
-        return $this->call('POST', $this->jobPath($id, 'touch'), ['attempt' => $attempt]);
+        return $this->call('POST', $this->jobPath($id, 'touch'), self::delivery($attempt, $token));
     }
 
     /** Looks at a job in any state (state, attempt, failures, last_error, ...); 404 once it is acked or deleted. */
@@ -376,6 +381,15 @@ class Client
     public function worker(array $topics, callable $handler, int $concurrency = 1, float $wait = 5.0, int $maxJobs = 0, ?callable $log = null): Worker
     {
         return new Worker($this, $topics, $handler, $concurrency, $wait, $maxJobs, $log);
+    }
+
+    /**
+     * The fields of a call on a popped job's delivery: its attempt, and its
+     * token when it has one (a broker too old to hand one out gives none).
+     */
+    private static function delivery(int $attempt, ?string $token): array
+    {
+        return $token === null || $token === '' ? ['attempt' => $attempt] : ['attempt' => $attempt, 'token' => $token];
     }
 
     private function jobPath(string $id, string $action): string

@@ -65,7 +65,7 @@ final class Heartbeat
     public function begin(array $job): void
     {
         $line = json_encode(['id' => (string) $job['id'], 'attempt' => (int) ($job['attempt'] ?? 0),
-            'ttr' => (float) ($job['TTR'] ?? 0)], JSON_THROW_ON_ERROR) . "\n";
+            'token' => $job['token'] ?? null, 'ttr' => (float) ($job['TTR'] ?? 0)], JSON_THROW_ON_ERROR) . "\n";
         if (@fwrite($this->socket, $line) !== strlen($line)) {
             throw new GmqException(0, 'the heartbeat process is gone');
         }

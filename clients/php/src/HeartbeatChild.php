@@ -15,7 +15,7 @@ final class HeartbeatChild
     private const MIN_INTERVAL = 0.2;
 
     private string $buffer = '';
-    /** @var null|array{id: string, attempt: int, ttr: float} the job in hand */
+    /** @var null|array{id: string, attempt: int, token: ?string, ttr: float} the job in hand */
     private ?array $job = null;
     private float $next = INF;
 
@@ -86,7 +86,7 @@ final class HeartbeatChild
     {
         $this->next = microtime(true) + $this->interval();
         try {
-            $this->client->touch($this->job['id'], $this->job['attempt']);
+            $this->client->touch($this->job['id'], $this->job['attempt'], $this->job['token']);
         } catch (GmqException $e) {
             ($this->log)("touch of job {$this->job['id']} failed: {$e->getMessage()}");
             if ($e->status === 404 || $e->status === 409) {

@@ -166,7 +166,7 @@ final class Worker
     private function giveBack(array $job): void
     {
         try {
-            $this->client->release((string) $job['id'], (int) $job['attempt']);
+            $this->client->release((string) $job['id'], (int) $job['attempt'], token: $job['token'] ?? null);
         } catch (GmqException $e) {
             ($this->log)("release of job {$job['id']} (popped while stopping) failed, it comes back after its TTR: {$e->getMessage()}");
         }
@@ -207,14 +207,14 @@ final class Worker
 
     private function finish(array $job, ?string $error): void
     {
-        [$id, $attempt] = [(string) $job['id'], (int) $job['attempt']];
+        [$id, $attempt, $token] = [(string) $job['id'], (int) $job['attempt'], $job['token'] ?? null];
         try {
             if ($error === null) {
-                $this->client->ack($id, $attempt);
+                $this->client->ack($id, $attempt, $token);
                 return;
             }
             ($this->log)("job $id failed: $error");
-            $this->client->fail($id, $attempt, $error);
+            $this->client->fail($id, $attempt, $error, $token);
         } catch (GmqException $e) {
             // A 409: its TTR ran out before this (no touches?) and it went back.
             ($this->log)(($error === null ? 'ack' : 'fail') . " of job $id failed: {$e->getMessage()}");

@@ -7,8 +7,7 @@ $topic = $argv[2];
 $c->pushBatch(array_map(fn ($i) => ['topic' => $topic, 'body' => (string) $i], range(0, 4)));
 $jobs = $c->popMany([$topic], 3, 1);
 (array_column($jobs, 'body') === ['0', '1', '2']) or exit("pop 3: " . json_encode($jobs) . "\n");
-$stale = $jobs[2];
-$stale['attempt'] = 9;
+$stale = ['id' => $jobs[2]['id'], 'attempt' => 9]; // an older (here: unknown) delivery, by attempt alone
 $answer = $c->ackMany([$jobs[0], $jobs[1], $stale], [$topic], 10, 1);
 (count($answer['acked']) === 2 && $answer['failed'][0]['status'] === 409) or exit("ack 3: " . json_encode($answer) . "\n");
 (array_column($answer['jobs'], 'body') === ['3', '4']) or exit("next: " . json_encode($answer) . "\n");

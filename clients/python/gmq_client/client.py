@@ -61,10 +61,13 @@ class _Shown(TypedDict):
 
 
 class Job(_Shown, total=False):
-    """A job as gmq shows it (a popped one is "reserved"). Pass its id and
-    attempt back to ack, fail, touch, release and bury: the attempt fences
-    the call to this delivery, so a worker whose TTR ran out cannot ack the
-    job that a later delivery holds. The fields below are shown when set."""
+    """A job as gmq shows it (a popped one is "reserved"). Pass its id,
+    attempt and token back to ack, fail, touch, release and bury: the
+    attempt fences the call to this delivery, so a worker whose TTR ran out
+    cannot ack the job that a later delivery holds, and the token (a pop's
+    only) to this job, so a late ack cannot reach a new job pushed again
+    with the same id (after Redis lost its data). ack_many, fail_many and
+    the worker send it themselves. The fields below are shown when set."""
 
     due: str
     expires: str
@@ -72,6 +75,7 @@ class Job(_Shown, total=False):
     dead_at: str
     traceparent: str
     group: str  # its fair group
+    token: str  # a popped job's: names its delivery (opaque: send it back as it came)
 
 
 class Pushed(TypedDict, total=False):
@@ -250,11 +254,14 @@ class Client(ScheduleCalls):
             topics = [topics]
         return self._call("POST", "/api/v1/pop", {"topics": list(topics), "timeout": timeout}, wait=timeout)
 
-    def ack(self, job_id: str, attempt: int = 0) -> None:
-        """Finish a popped job; attempt fences the ack to that delivery."""
-        self._call("POST", _job_path(job_id, "ack"), {"attempt": attempt}, settled_by=_gone)
+    def ack(self, job_id: str, attempt: int = 0, token: Optional[str] = None) -> None:
+        """Finish a popped job; attempt fences the ack to that delivery, and
+        token (the popped job's "token") to that job: a 404 when it is gone,
+        whatever job its id names now."""
+        self._call("POST", _job_path(job_id, "ack"), _delivery(attempt, token), settled_by=_gone)
 
-    def ack_and_pop(self, job_id: str, attempt: int, topics: Iterable[str], timeout: float = 0) -> Optional[Job]:
+    def ack_and_pop(self, job_id: str, attempt: int, topics: Iterable[str], timeout: float = 0,
+                    token: Optional[str] = None) -> Optional[Job]:
         """Finish a popped job and pop the next in the same request, waiting
         up to timeout seconds. Returns the next job, or None.
 
@@ -262,7 +269,8 @@ class Client(ScheduleCalls):
         through and only the pop failed with a 503, the pop is retried on
         its own; any error after a good ack has the id in its acked."""
         topics = list(topics)
-        payload = {"attempt": attempt, "next": {"topics": topics, "timeout": timeout}}
+        payload = _delivery(attempt, token)
+        payload["next"] = {"topics": topics, "timeout": timeout}
         try:
             answer = self._call("POST", _job_path(job_id, "ack"), payload, wait=timeout, settled_by=_gone)
         except GmqError as e:
@@ -288,45 +296,51 @@ class Client(ScheduleCalls):
 
     def ack_many(self, jobs: Iterable[Mapping[str, Any]], topics: Optional[Iterable[str]] = None,
                  count: int = 0, timeout: float = 0) -> Dict[str, Any]:
-        """Finish popped jobs (each fenced by its attempt) in one request and,
+        """Finish popped jobs (each fenced by its attempt and token) in one request and,
         with count > 0, pop up to count more. Returns the answer: "acked"
         (ids), "failed" ([{"id", "status", "error"}]) and, with count, "jobs"."""
-        payload: Dict[str, Any] = {"jobs": [{"id": j["id"], "attempt": j.get("attempt", 0)} for j in jobs]}
+        acks = [dict(_delivery(j.get("attempt", 0), j.get("token")), id=j["id"]) for j in jobs]
+        payload: Dict[str, Any] = {"jobs": acks}
         if count > 0:
             payload["next"] = {"topics": list(topics or []), "count": count, "timeout": timeout}
         return self._call("POST", "/api/v1/ack", payload, wait=timeout)
 
-    def fail(self, job_id: str, attempt: int = 0, error: str = "") -> Job:
+    def fail(self, job_id: str, attempt: int = 0, error: str = "", token: Optional[str] = None) -> Job:
         """Report that a popped job failed, with why: it waits its retry
         policy's backoff, or goes to its topic's dead set past max_attempts.
         Returns the job as it now is (state "delayed" or "dead")."""
-        return self._call("POST", _job_path(job_id, "fail"), {"attempt": attempt, "error": error[:MAX_ERROR]})
+        args = _delivery(attempt, token)
+        args["error"] = error[:MAX_ERROR]
+        return self._call("POST", _job_path(job_id, "fail"), args)
 
     def fail_many(self, jobs: Iterable[Mapping[str, Any]], error: str = "") -> Dict[str, Any]:
         """Report several failures in one request (each fenced by its
-        attempt). Returns "jobs" (as they now are) and "failed"
+        attempt and token). Returns "jobs" (as they now are) and "failed"
         ([{"id", "status", "error"}])."""
         error = error[:MAX_ERROR]
-        payload = {"jobs": [{"id": j["id"], "attempt": j.get("attempt", 0), "error": error} for j in jobs]}
+        fails = [dict(_delivery(j.get("attempt", 0), j.get("token")), id=j["id"], error=error) for j in jobs]
+        payload = {"jobs": fails}
         return self._call("POST", "/api/v1/fail", payload)
 
-    def release(self, job_id: str, attempt: int = 0, delay: float = 0, priority: Optional[int] = None) -> Job:
+    def release(self, job_id: str, attempt: int = 0, delay: float = 0, priority: Optional[int] = None,
+                token: Optional[str] = None) -> Job:
         """Give a popped job back, ready again after delay seconds."""
-        args: Dict[str, Any] = {"attempt": attempt, "delay": delay}
+        args = _delivery(attempt, token)
+        args["delay"] = delay
         if priority is not None:
             args["priority"] = priority
         return self._call("POST", _job_path(job_id, "release"), args)
 
-    def bury(self, job_id: str, attempt: int = 0, priority: Optional[int] = None) -> Job:
+    def bury(self, job_id: str, attempt: int = 0, priority: Optional[int] = None, token: Optional[str] = None) -> Job:
         """Park a popped job until it is kicked."""
-        args: Dict[str, Any] = {"attempt": attempt}
+        args = _delivery(attempt, token)
         if priority is not None:
             args["priority"] = priority
         return self._call("POST", _job_path(job_id, "bury"), args)
 
-    def touch(self, job_id: str, attempt: int = 0) -> Job:
+    def touch(self, job_id: str, attempt: int = 0, token: Optional[str] = None) -> Job:
         """Give a popped job a fresh TTR."""
-        return self._call("POST", _job_path(job_id, "touch"), {"attempt": attempt})
+        return self._call("POST", _job_path(job_id, "touch"), _delivery(attempt, token))
 
     def update(self, job_id: str, delay: Optional[float] = None, priority: Optional[int] = None,
                body: Optional[Body] = None) -> Job:
@@ -446,6 +460,15 @@ def _job(topic: str, body: Body, delay: float, ttr: Optional[float], priority: O
     if job_id is not None:
         job["id"] = job_id
     return job
+
+
+def _delivery(attempt: Any, token: Any) -> Dict[str, Any]:
+    """The fields of a call on a popped job's delivery: its attempt, and its
+    token when there is one (a broker too old to hand one out gives none)."""
+    args: Dict[str, Any] = {"attempt": attempt}
+    if token:
+        args["token"] = token
+    return args
 
 
 def _job_path(job_id: str, action: str) -> str:

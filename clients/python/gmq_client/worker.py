@@ -156,13 +156,15 @@ class Worker:
         same request, returned, unless stopping) or fail."""
         error = self._handle(job)
         if error is not None:
-            self._settle("fail", job, lambda: self._client.fail(job["id"], job["attempt"], error))
+            token = job.get("token")
+            self._settle("fail", job, lambda: self._client.fail(job["id"], job["attempt"], error, token=token))
             return None
         if self._stopping.is_set():
-            self._settle("ack", job, lambda: self._client.ack(job["id"], job["attempt"]))
+            self._settle("ack", job, lambda: self._client.ack(job["id"], job["attempt"], token=job.get("token")))
             return None
         try:
-            return self._client.ack_and_pop(job["id"], job["attempt"], self._topics, timeout=self._poll)
+            return self._client.ack_and_pop(job["id"], job["attempt"], self._topics, timeout=self._poll,
+                                            token=job.get("token"))
         except Exception as e:  # noqa: BLE001 - logged; the loop pops again
             what = "pop after acking" if isinstance(e, GmqError) and e.acked else "ack"
             self._log.warning("gmq worker: %s %s: %s", what, job["id"], e)
@@ -187,7 +189,7 @@ class Worker:
 
     def _release(self, job: Job) -> None:
         self._log.info("gmq worker: releasing %s: it came after the stop", job["id"])
-        self._settle("release", job, lambda: self._client.release(job["id"], job["attempt"]))
+        self._settle("release", job, lambda: self._client.release(job["id"], job["attempt"], token=job.get("token")))
 
     def _settle(self, what: str, job: Job, call: Callable[[], Any]) -> None:
         """Make a call that ends a job's delivery; if it fails the job comes
@@ -228,7 +230,7 @@ class _Keeper:
     def _run(self) -> None:
         while not self._done.wait(self._every):
             try:
-                self._client.touch(self._job["id"], self._job["attempt"])
+                self._client.touch(self._job["id"], self._job["attempt"], token=self._job.get("token"))
             except GmqError as e:
                 if e.status in (404, 409):  # gone, or delivered again: no touch can help
                     self._log.warning("gmq worker: touch %s: %s; its handler still runs", self._job["id"], e)

@@ -8,7 +8,7 @@ topic = sys.argv[2]
 c.push_batch([{"topic": topic, "body": str(i)} for i in range(5)])
 jobs = c.pop_many([topic], 3, timeout=1)
 assert [j["body"] for j in jobs] == ["0", "1", "2"], jobs
-stale = dict(jobs[2], attempt=9)
+stale = {"id": jobs[2]["id"], "attempt": 9}  # an older (here: unknown) delivery, by attempt alone
 answer = c.ack_many([jobs[0], jobs[1], stale], [topic], count=10, timeout=1)
 assert len(answer["acked"]) == 2 and answer["failed"][0]["status"] == 409, answer
 assert [j["body"] for j in answer["jobs"]] == ["3", "4"], answer

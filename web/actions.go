@@ -1,0 +1,153 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/jobjson"
+	"github.com/gmq/gmq/job"
+)
+
+// The actions on a popped job's delivery: ack (alone, with the next pop, in
+// batches), release, bury and touch (fail is in failures.go). Each names
+// its delivery by attempt or by the pop's token (dispatcher.Delivery).
+
+// jobCall reads the optional arguments of a job action from the body or
+// the query (?attempt=, ?token=: the query's win).
+func (s *Server) jobCall(c *gin.Context, action string) (jobCall, error) {
+	data, err := s.body(c, 64<<10)
+	if err != nil {
+		return jobCall{}, err
+	}
+	call, err := parseJobCall(data, action)
+	if err == nil && c.Query("attempt") != "" {
+		call.Attempt, err = strconv.Atoi(c.Query("attempt"))
+		if err != nil || call.Attempt < 0 {
+			err = errors.Join(errBadRequest, errors.New("attempt must be a whole number"))
+		}
+	}
+	if token, ok := c.GetQuery("token"); err == nil && ok {
+		call.Token, err = jobjson.ParseToken(token)
+	}
+	return call, err
+}
+
+// delivery is the job and attempt a job action acts on: the path's id and
+// the call's attempt, or the delivery its token names (dispatcher.Delivery).
+func (s *Server) delivery(c *gin.Context, call jobCall) (dispatcher.Ack, error) {
+	return s.d.Delivery(c, dispatcher.Ack{ID: c.Param("id"), Attempt: call.Attempt, Token: call.Token})
+}
+
+// ack acks the job. With "next" it then answers like a pop: the next job
+// (200) or nothing within the timeout (204), or with a count, like a batch
+// pop; a failed ack pops nothing.
+func (s *Server) ack(c *gin.Context) (int, any, error) {
+	call, err := s.jobCall(c, "ack")
+	if err != nil {
+		return 0, nil, err
+	}
+	a := dispatcher.Ack{ID: c.Param("id"), Attempt: call.Attempt, Token: call.Token}
+	if call.Next == nil {
+		ctx, cancel := s.waiting(c, 0)
+		defer cancel()
+		d, err := s.d.Delivery(ctx, a)
+		if err == nil {
+			err = s.d.Ack(ctx, d.ID, d.Attempt)
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, gin.H{"acked": a.ID}, nil
+	}
+	if err := s.checkCount(call.Next.Count); err != nil {
+		return 0, nil, err
+	}
+	ctx, cancel := s.waiting(c, call.Next.Timeout)
+	defer cancel()
+	jobs, err := s.d.AckAndPop(ctx, a, *call.Next)
+	return popped(jobs, call.Next.Count > 0, nil, err)
+}
+
+// ackMany acks several jobs at once (a batch consumer's ack), each on its
+// own: 200 with the ids acked and, for the others, why not. With "next" it
+// then pops like a batch pop and adds "jobs" (empty when none came).
+func (s *Server) ackMany(c *gin.Context) (int, any, error) {
+	data, err := s.body(c, 1<<20)
+	if err != nil {
+		return 0, nil, err
+	}
+	acks, next, err := parseAcks(data, s.opts.MaxBatch)
+	if err == nil && next != nil {
+		err = s.checkCount(next.Count)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	var jobs []*job.Job
+	var errs []error
+	if next == nil {
+		ctx, cancel := s.waiting(c, 0)
+		defer cancel()
+		errs = s.d.AckMany(ctx, acks)
+	} else {
+		ctx, cancel := s.waiting(c, next.Timeout)
+		defer cancel()
+		jobs, errs, err = s.d.AckManyAndPop(ctx, acks, *next)
+	}
+	acked := make([]string, 0, len(acks))
+	failed := []gin.H{}
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, gin.H{"id": acks[i].ID, "status": statusOf(err), "error": publicMessage(err)})
+		} else {
+			acked = append(acked, acks[i].ID)
+		}
+	}
+	out := gin.H{"acked": acked, "failed": failed}
+	if next == nil {
+		return http.StatusOK, out, nil
+	}
+	// A failed pop: the acks above stand; out says which went through, so
+	// that only the pop is retried.
+	return popped(jobs, true, out, err)
+}
+
+func (s *Server) release(c *gin.Context) (int, any, error) {
+	call, err := s.jobCall(c, "release")
+	if err != nil {
+		return 0, nil, err
+	}
+	a, err := s.delivery(c, call)
+	if err != nil {
+		return 0, nil, err
+	}
+	return answerJob(s.d.Release(c, a.ID, a.Attempt, call.Priority, call.Delay))
+}
+
+func (s *Server) bury(c *gin.Context) (int, any, error) {
+	call, err := s.jobCall(c, "bury")
+	if err != nil {
+		return 0, nil, err
+	}
+	a, err := s.delivery(c, call)
+	if err != nil {
+		return 0, nil, err
+	}
+	return answerJob(s.d.Bury(c, a.ID, a.Attempt, call.Priority))
+}
+
+func (s *Server) touch(c *gin.Context) (int, any, error) {
+	call, err := s.jobCall(c, "touch")
+	if err != nil {
+		return 0, nil, err
+	}
+	a, err := s.delivery(c, call)
+	if err != nil {
+		return 0, nil, err
+	}
+	return answerJob(s.d.Touch(c, a.ID, a.Attempt))
+}
