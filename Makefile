@@ -25,7 +25,7 @@ vet:
 # installs what a fresh Debian machine lacks (scripts/test-deps.sh). Each
 # part runs even when one before it failed (a failing package does not hide
 # the client module's tests or the fuzz targets); make test fails at the end
-# if any did, naming them. It takes about 9 minutes on 2 cores (README.md).
+# if any did, naming them. It takes about 6.5 minutes on 2 cores (README.md).
 # The timeout is a hang's backstop, not a speed limit: a loaded machine takes
 # twice as long (make test-loaded).
 TEST_TIMEOUT ?= 25m
