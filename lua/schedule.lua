@@ -7,6 +7,10 @@
 -- fires neither loses a fire that is due nor races one) -> 1;
 -- origin, 'delete', name -> its next fire ms, as it was (0: none, or no
 -- schedule here): a move carries it to the new bucket;
+-- origin, 'orphan', name, fresh ms, put-off ms: the bucket's due entry of a
+-- schedule the index does not name: a hash written within fresh ms may be
+-- a write's under way (its new bucket, not yet named), so its due entry is
+-- put off; an older one (or none) is an orphan, and goes -> 0 put off, 1 gone;
 -- origin, 'advance', name, due ms, next ms: a fire that could not be made
 -- (its push refused before the fire was counted) moves the schedule on and
 -- counts it refused, if its next fire is still due -> 1 or 0.
@@ -27,13 +31,23 @@ if ARGV[2] == 'delete' then
   redis.call('ZREM', K_DUE, due)
   return was
 end
+if ARGV[2] == 'orphan' then
+  local written = tonumber(redis.call('HGET', key, 'written') or '0')
+  if written > 0 and now_ms() - written < tonumber(ARGV[4]) then
+    redis.call('ZADD', K_DUE, 'XX', 'INCR', ARGV[5], due)
+    return 0
+  end
+  redis.call('DEL', key)
+  redis.call('ZREM', K_DUE, due)
+  return 1
+end
 if ARGV[2] == 'advance' then
   if redis.call('HGET', key, 'next') ~= ARGV[4] then return 0 end
   set_next(ARGV[5])
   redis.call('HINCRBY', key, 'refused', 1)
   return 1
 end
-redis.call('HSET', key, 'spec', ARGV[4])
+redis.call('HSET', key, 'spec', ARGV[4], 'written', now_ms())
 for i, layer in ipairs({'file', 'run'}) do
   if ARGV[4 + i] == '' then redis.call('HDEL', key, layer) else redis.call('HSET', key, layer, ARGV[4 + i]) end
 end

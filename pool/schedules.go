@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -185,14 +186,23 @@ func (p *Pool) lockSchedule(ctx context.Context, name string) (unlock func(), er
 
 // sweepSchedule removes schedule name from every bucket but keep (-1: from
 // every one): an old bucket it moved from, and any orphan an older write
-// left. Under the name's lock, so no write is under way.
+// left. Under the name's lock, so no write is under way. The buckets' calls
+// go at once (rueidis pipelines them): one round trip, not one a bucket.
 func (p *Pool) sweepSchedule(ctx context.Context, name string, keep int) error {
+	errs := make([]error, p.opts.Buckets)
+	var wg sync.WaitGroup
 	for b := range p.opts.Buckets {
 		if b == keep {
 			continue
 		}
-		if err := scheduleScript.Exec(ctx, p.client, append(p.keys.withTopics(b), p.keys.scheduleIn(b, name)),
-			[]string{p.opts.Origin, "delete", name}).Error(); err != nil {
+		wg.Go(func() {
+			errs[b] = scheduleScript.Exec(ctx, p.client, append(p.keys.withTopics(b), p.keys.scheduleIn(b, name)),
+				[]string{p.opts.Origin, "delete", name}).Error()
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil { // the first: wrapRedis reads what Redis said from it
 			return wrapRedis("write schedule: remove it from the other buckets", err)
 		}
 	}
@@ -231,22 +241,16 @@ func (p *Pool) DeleteSchedule(ctx context.Context, name string) error {
 }
 
 // dropOrphan handles a due entry of schedule name in bucket b that the
-// index does not name (deleted, or moved to another bucket): with no write
-// of the name under way it is an orphan, and its hash and due entry go;
-// during one it may be the write's new hash, not yet named, so it is only
-// put off a moment (ZADD XX INCR: a due entry gone meanwhile stays gone).
+// index does not name (deleted, or moved to another bucket), in one script
+// (schedule.lua 'orphan'): a hash written less than a lock's lifetime ago
+// may be a write's under way, its new bucket not yet named, so its due
+// entry is put off a moment; an older one is an orphan, and goes. (A check
+// of the lock, then a delete, let a write that took the lock in between
+// lose its new hash.)
 func (p *Pool) dropOrphan(ctx context.Context, b int, name string) error {
-	member := scheduleDue + name
-	err := p.client.Do(ctx, p.client.B().Get().Key(p.keys.scheduleLock(name)).Build()).Error()
-	switch {
-	case err == nil: // a write holds the name
-		return wrapRedis("fire schedule", p.client.Do(ctx, p.client.B().Zadd().Key(p.keys.due(b)).Xx().Incr().
-			ScoreMember().ScoreMember(float64(orphanPutOff.Milliseconds()), member).Build()).Error())
-	case !rueidis.IsRedisNil(err):
-		return wrapRedis("fire schedule", err)
-	}
 	return wrapRedis("fire schedule: drop an orphan", scheduleScript.Exec(ctx, p.client,
-		append(p.keys.withTopics(b), p.keys.scheduleIn(b, name)), []string{p.opts.Origin, "delete", name}).Error())
+		append(p.keys.withTopics(b), p.keys.scheduleIn(b, name)), []string{p.opts.Origin, "orphan", name,
+			strconv.FormatInt(scheduleLockTTL.Milliseconds(), 10), strconv.FormatInt(orphanPutOff.Milliseconds(), 10)}).Error())
 }
 
 // orphanPutOff is how long a due entry met during a write of its schedule waits.
