@@ -155,7 +155,7 @@ func (s *Service) Pop(topics []string, reply *map[string]any) error {
 		return errors.New("empty")
 	}
 	*reply = map[string]any{
-		"id": j.PublicID(), "topic": j.Topic, "body": body(j),
+		"id": j.PublicID(), "topic": j.Topic, "body": job.BodyValue(j.Body, j.BodyJSON),
 		"delay": seconds(j.Delay), "TTR": seconds(j.TTR), "priority": strconv.FormatUint(uint64(j.Priority), 10),
 		"attempt": strconv.Itoa(j.Attempt()), "consumeNum": strconv.Itoa(j.Reserves), "state": j.State.String(),
 		"token": j.Delivery().Token(),
@@ -323,17 +323,6 @@ func inClientTerms(verb, id string, err error) error {
 		return fmt.Errorf("%s %q: %s", verb, id, msg)
 	}
 	return err
-}
-
-// body is a job's body as Pop shows it: JSON when it was pushed as a JSON
-// object or array, else a string.
-func body(j *job.Job) any {
-	if j.BodyJSON {
-		if b := []byte(j.Body); json.Valid(b) {
-			return json.RawMessage(b)
-		}
-	}
-	return j.Body
 }
 
 // seconds renders a duration in seconds, as gmq's strings were.

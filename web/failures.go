@@ -97,7 +97,7 @@ func (s *Server) dead(c *gin.Context) (int, any, error) {
 	views := make([]gin.H, len(list))
 	for i, d := range list {
 		views[i] = gin.H{"id": d.PublicID(), "internal_id": d.ID, "failures": d.Failures, "last_error": d.LastError,
-			"dead_at": d.DeadAt.UTC().Format(time.RFC3339Nano), "priority": d.Priority, "body_preview": bodyView(d.Body, d.BodyJSON)}
+			"dead_at": d.DeadAt.UTC().Format(time.RFC3339Nano), "priority": d.Priority, "body_preview": job.BodyValue(d.Body, d.BodyJSON)}
 	}
 	return http.StatusOK, gin.H{"topic": c.Param("topic"), "total": total, "offset": p.offset, "jobs": views}, nil
 }

@@ -97,7 +97,7 @@ func (s *Server) deleteSchedule(c *gin.Context) (int, any, error) {
 // scheduleView shows a schedule: its definition, its layers, and its fires.
 func scheduleView(sc job.Schedule) gin.H {
 	j := sc.Spec.Job
-	jobView := gin.H{"topic": j.Topic, "body": bodyView(j.Body, j.BodyJSON), "priority": j.Priority, "TTR": seconds(j.TTR), "delay": seconds(j.Delay)}
+	jobView := gin.H{"topic": j.Topic, "body": job.BodyValue(j.Body, j.BodyJSON), "priority": j.Priority, "TTR": seconds(j.TTR), "delay": seconds(j.Delay)}
 	if j.Group != "" {
 		jobView["group"] = j.Group
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -17,7 +16,7 @@ type jobView struct {
 	ID         string  `json:"id"`
 	InternalID uint64  `json:"internal_id"`
 	Topic      string  `json:"topic"`
-	Body       any     `json:"body"` // bodyView's
+	Body       any     `json:"body"` // job.BodyValue
 	State      string  `json:"state"`
 	Priority   uint32  `json:"priority"`
 	Delay      float64 `json:"delay"`
@@ -49,7 +48,7 @@ type jobView struct {
 
 func viewJob(j *job.Job) jobView {
 	v := jobView{
-		ID: j.PublicID(), InternalID: j.ID, Topic: j.Topic, Body: bodyView(j.Body, j.BodyJSON),
+		ID: j.PublicID(), InternalID: j.ID, Topic: j.Topic, Body: job.BodyValue(j.Body, j.BodyJSON),
 		State: j.State.String(), Priority: j.Priority,
 		Delay: seconds(j.Delay), TTR: seconds(j.TTR),
 		Attempt: j.Attempt(), Reserves: j.Reserves, ConsumeNum: j.Reserves,
@@ -75,18 +74,6 @@ func viewPopped(j *job.Job) jobView {
 	v := viewJob(j)
 	v.Token = j.Delivery().Token()
 	return v
-}
-
-// bodyView is a body as the API shows it: a body pushed as a JSON object or
-// array is that JSON, any other a string. A list's preview of a JSON body
-// cut short (the first 200 bytes of a longer one) is no JSON: a string.
-func bodyView(body string, asJSON bool) any {
-	if asJSON {
-		if b := []byte(body); json.Valid(b) {
-			return json.RawMessage(b)
-		}
-	}
-	return body
 }
 
 func topicView(t job.TopicStats) gin.H {

@@ -534,7 +534,7 @@ func (f Fields) Update(what string, extra ...string) (job.Update, error) {
 // else is an ErrBadRequest naming the token.
 func ParseToken(s string) (job.Delivery, error) {
 	bad := func(why string) (job.Delivery, error) {
-		return job.Delivery{}, fmt.Errorf("%w: token must be what a pop returned (%s), got %q", ErrBadRequest, why, clipString(s))
+		return job.Delivery{}, fmt.Errorf("%w: token must be what a pop returned (%s), got %q", ErrBadRequest, why, Clip([]byte(s)))
 	}
 	num, att, ok := strings.Cut(s, ".")
 	if !ok || !job.IsNumber(num) || !job.IsNumber(att) {
@@ -559,13 +559,4 @@ func (f Fields) Token() (job.Delivery, error) {
 		return job.Delivery{}, err
 	}
 	return ParseToken(s)
-}
-
-// clipString shortens a client's text for an error message.
-func clipString(s string) string {
-	const n = 60
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }
