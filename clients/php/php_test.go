@@ -187,45 +187,30 @@ func TestLongPollPastRequestTimeout(t *testing.T) {
 	run(t, "testdata/longpoll.php", b.URL, "php", strconv.FormatFloat(wait.Seconds(), 'f', -1, 64))
 }
 
-// Batch pop and batch ack.
-func TestBatches(t *testing.T) {
-	b := fresh(t, nil)
-	run(t, "testdata/batch.php", b.URL, "batch-php")
-}
-
-// Delivery tokens: every call on a popped job's delivery carries its token
-// (the worker's too), so a late one reaches no new job pushed again with
-// the same id.
-func TestDeliveryTokens(t *testing.T) {
-	b := fresh(t, nil)
-	run(t, "testdata/delivery_token.php", b.URL, "delivery-token-php")
-}
-
-// JSON bodies: an array or object pushed (one, a batch, an update) pops
-// back as arrays; a string stays a string.
-func TestJSONBodies(t *testing.T) {
-	b := fresh(t, nil)
-	run(t, "testdata/json_body.php", b.URL, "json-php")
-}
-
-// Unique pushes: reject ($heldBy), replace, debounce, bad input.
-func TestUnique(t *testing.T) {
-	b := fresh(t, nil)
-	run(t, "testdata/unique.php", b.URL, "unique-php")
-}
-
-// Fair groups: the group pushed (one, a batch), popped in turn, bad ones.
-func TestGroups(t *testing.T) {
-	b := fresh(t, nil)
-	run(t, "testdata/groups.php", b.URL, "groups-php")
-}
-
-// Cron schedules: one every second pushes its job; paused, fired now,
-// refused under overlap skip, a field reset, deleted (404s), bad ones (400);
-// and a unique key released.
-func TestSchedules(t *testing.T) {
-	b := fresh(t, nil)
-	run(t, "testdata/schedules.php", b.URL, "schedules-php")
+// The scripts of testdata/, each run against a fresh broker; each says what
+// it checks in its own words, and exits non-zero on the first failure.
+func TestScripts(t *testing.T) {
+	for _, c := range []struct{ name, script, topic string }{
+		{"Batches", "batch.php", "batch-php"}, // batch pop and batch ack
+		// delivery tokens: every call on a popped job's delivery carries its
+		// token (the worker's too), so a late one reaches no new job pushed
+		// again with the same id
+		{"DeliveryTokens", "delivery_token.php", "delivery-token-php"},
+		// JSON bodies: an array or object pushed (one, a batch, an update)
+		// pops back as arrays; a string stays a string
+		{"JSONBodies", "json_body.php", "json-php"},
+		{"Unique", "unique.php", "unique-php"}, // reject ($heldBy), replace, debounce, bad input
+		{"Groups", "groups.php", "groups-php"}, // pushed (one, a batch), popped in turn, bad ones
+		// cron schedules: one every second pushes its job; paused, fired now,
+		// refused under overlap skip, a field reset, deleted (404s), bad ones
+		// (400); and a unique key released
+		{"Schedules", "schedules.php", "schedules-php"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := fresh(t, nil)
+			run(t, "testdata/"+c.script, b.URL, c.topic)
+		})
+	}
 }
 
 // The producer and consumer examples of this folder run as the README

@@ -33,12 +33,7 @@ func TestPython(t *testing.T) {
 		run  func(t *testing.T, py string)
 	}{
 		{"LongPollPastRequestTimeout", testLongPollPastRequestTimeout},
-		{"Batches", testBatches},
-		{"Tokens", testTokens},
-		{"JSONBodies", testJSONBodies},
-		{"Unique", testUnique},
-		{"Groups", testGroups},
-		{"Schedules", testSchedules},
+		{"Scripts", testScripts},
 		{"Examples", testExamples},
 		{"Token", testToken},
 		{"RetriesOn503", testRetriesOn503},
@@ -133,45 +128,30 @@ func testLongPollPastRequestTimeout(t *testing.T, py string) {
 	run(t, py, "testdata/longpoll.py", b.URL, "py", strconv.FormatFloat(wait.Seconds(), 'f', -1, 64))
 }
 
-// Batch pop and batch ack.
-func testBatches(t *testing.T, py string) {
-	b := brokertest.Fresh(t, nil)
-	run(t, py, "testdata/batch.py", b.URL, "batch-py")
-}
-
-// Delivery tokens: every call on a popped job's delivery carries its
-// token (the worker's too), so a late one reaches no new job pushed again
-// with the same id.
-func testTokens(t *testing.T, py string) {
-	b := brokertest.Fresh(t, nil)
-	run(t, py, "testdata/delivery_token.py", b.URL, "token-py")
-}
-
-// JSON bodies: a dict or list pushed (one, a batch, an update, a
-// schedule's job) pops back as a dict or list; a string stays a string.
-func testJSONBodies(t *testing.T, py string) {
-	b := brokertest.Fresh(t, nil)
-	run(t, py, "testdata/json_body.py", b.URL, "json-py")
-}
-
-// Unique pushes: reject (held_by), replace, debounce, bad input.
-func testUnique(t *testing.T, py string) {
-	b := brokertest.Fresh(t, nil)
-	run(t, py, "testdata/unique.py", b.URL, "unique-py")
-}
-
-// Fair groups: the group pushed (one, a batch), popped in turn, bad ones.
-func testGroups(t *testing.T, py string) {
-	b := brokertest.Fresh(t, nil)
-	run(t, py, "testdata/groups.py", b.URL, "groups-py")
-}
-
-// Cron schedules: one every second pushes its job; paused, fired now,
-// refused under overlap skip, a field reset, deleted (404s), bad ones (400);
-// and a unique key released.
-func testSchedules(t *testing.T, py string) {
-	b := brokertest.Fresh(t, nil)
-	run(t, py, "testdata/schedules.py", b.URL, "schedules-py")
+// The scripts of testdata/, each run against a fresh broker; each says what
+// it checks in its own words, and exits non-zero on the first failure.
+func testScripts(t *testing.T, py string) {
+	for _, c := range []struct{ name, script, topic string }{
+		{"Batches", "batch.py", "batch-py"}, // batch pop and batch ack
+		// delivery tokens: every call on a popped job's delivery carries its
+		// token (the worker's too), so a late one reaches no new job pushed
+		// again with the same id
+		{"Tokens", "delivery_token.py", "token-py"},
+		// JSON bodies: a dict or list pushed (one, a batch, an update, a
+		// schedule's job) pops back as a dict or list; a string stays a string
+		{"JSONBodies", "json_body.py", "json-py"},
+		{"Unique", "unique.py", "unique-py"}, // reject (held_by), replace, debounce, bad input
+		{"Groups", "groups.py", "groups-py"}, // pushed (one, a batch), popped in turn, bad ones
+		// cron schedules: one every second pushes its job; paused, fired now,
+		// refused under overlap skip, a field reset, deleted (404s), bad ones
+		// (400); and a unique key released
+		{"Schedules", "schedules.py", "schedules-py"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := brokertest.Fresh(t, nil)
+			run(t, py, "testdata/"+c.script, b.URL, c.topic)
+		})
+	}
 }
 
 // The producer, worker, unique and schedule examples run as the README shows them:
