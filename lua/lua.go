@@ -36,10 +36,16 @@ func Source(name string) string {
 	}
 	// The body runs as a function so that, however it returns, lib.lua's
 	// deferred writes are flushed after it; contract.lua's KEYS and ARGV
-	// hide the script's own, which begin hands over.
-	return "local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + Prelude() +
-		"\nbegin(SCRIPT_KEYS, SCRIPT_ARGV)\nlocal function main()\n" + string(body) +
-		"\nend\nlocal result = main()\nflush()\nreturn result\n"
+	// hide the script's own, which begin hands over. A script that ends by
+	// calling its main is split as in the library (hoist): wrapped whole,
+	// batch.lua's body would be one function with more than Lua's 60
+	// upvalues.
+	head := "local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + Prelude()
+	tail := "\nbegin(SCRIPT_KEYS, SCRIPT_ARGV)\nlocal result = script_main()\nflush()\nreturn result\n"
+	if defs, hoisted := hoist(string(body)); hoisted {
+		return head + "\nlocal script_main\ndo\n" + defs + "\nscript_main = main\nend" + tail
+	}
+	return head + "\nlocal function script_main()\n" + string(body) + "\nend" + tail
 }
 
 // libFiles hold the helpers every topic-scoped script shares, in the order
