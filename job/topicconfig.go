@@ -56,7 +56,11 @@ type TopicConfig map[string]string
 //   - group_max_reserved: the most jobs of one group reserved at once (0: no
 //     limit; 1: a group's jobs run one at a time, in order);
 //   - group_rate: deliveries a second of one group, at most (0: no limit),
-//     evenly spaced.
+//     evenly spaced;
+//   - group_max_parked: the most groups with no ready job that group_rate
+//     holds until their next token (100000 when unset; 0: no limit): each
+//     is a producer's to make, so past it the one whose token comes first
+//     is forgotten.
 var topicSettings = map[string]func(string) (string, error){
 	"max_items":             wholeNumber,
 	"max_size":              wholeNumber,
@@ -85,6 +89,7 @@ var topicSettings = map[string]func(string) (string, error){
 	"group_from":            fieldName,
 	"group_max_reserved":    wholeNumber,
 	"group_rate":            rate,
+	"group_max_parked":      wholeNumber,
 }
 
 // TopicSettingNames lists the settings gmq knows, sorted.

@@ -62,8 +62,10 @@ if groups.on(t) then
   local ring = redis.call('ZRANGE', t.group_ring, 0, -1, 'WITHSCORES')
   for k = 1, #ring, 2 do
     local score = tonumber(ring[k + 1])
-    if not seen[ring[k]] and not groups.waits_token(score) then
+    if not seen[ring[k]] and not groups.waits_token(score) and not groups.idle(score) then
       table.insert(out, 'group ' .. ring[k] .. ' is in the ring with no ready job')
+    elseif seen[ring[k]] and groups.idle(score) then
+      table.insert(out, 'group ' .. ring[k] .. ' has ready jobs but is idle')
     end
   end
   local state = redis.call('HGETALL', t.group_state)

@@ -160,7 +160,7 @@ var TopicKeys = []Slot{
 	{"expires", "zset", "expiry ms -> member: every ready or delayed job that has an expiry (and perhaps some that left)"},
 	{"parent_config", "hash", "a fanout child's parent's config (whose settings it inherits); its own otherwise"},
 	{"dead", "zset", "dead-at ms -> member: jobs that failed past their max_attempts"},
-	{"group_ring", "zset", "group -> its turn (lib_groups.lua): the groups with ready jobs, least recently served first; parked ones scored past PARKED"},
+	{"group_ring", "zset", "group -> its turn (lib_groups.lua): the groups with ready jobs, least recently served first; idle ones (a group_rate token pending, no ready job) scored past IDLE, parked ones past PARKED"},
 	{"group_jobs", "zset", "every ready job of a grouped topic, score 0, as group NUL priority NUL member: each group's queue, read BYLEX"},
 	{"group_ready", "zset", "group -> its ready jobs (groups with none are not there)"},
 	{"group_state", "hash", "r:<group> -> its reserved jobs; t:<group>, a:<group> -> its group_rate tokens and when they were taken"},

@@ -20,7 +20,13 @@
 -- PARKED_CAP: until one of its jobs leaves the reserved set). A group's
 -- reserved jobs are counted in t.group_state ('r:G', dropped at 0). A
 -- group_rate's only state is the parked score: past it, the group's bucket
--- is full again.
+-- is full again. A group whose token is pending but that has no ready job
+-- is idle: scored from IDLE (until its token), after every group with a
+-- turn and before the parked ones, so that a pop never looks at it. The
+-- idle are what a producer can multiply (each group it names is one), so
+-- a topic keeps at most group_max_parked of them (0: no limit): past that, the one whose
+-- token comes first is forgotten (it may take its next job that much
+-- early), and each group that goes idle drops two whose token has come.
 -- (groups.of and groups.picks are the per-call state: lib.lua's begin sets them.)
 
 -- The library is one Lua chunk, whose main function may hold at most 200
@@ -66,8 +72,11 @@ do
     end
     return true
   end
+  local IDLE = 2e15
   local PARKED = 4e15
   local PARKED_CAP = 8e15
+  -- GROUP_MAX_PARKED is group_max_parked when unset: ~11 MB of a topic's ring.
+  local GROUP_MAX_PARKED = 100000
   -- GROUP_BACKFILL is the most ready jobs a topic may hold when its first
   -- grouped job comes: they are put in the group '' in that script.
   local GROUP_BACKFILL = 10000
@@ -99,6 +108,14 @@ do
     return score >= PARKED and score < PARKED_CAP
   end
 
+  -- idle says whether a ring score is an idle group's (a token pending, no
+  -- ready job).
+  local function idle(score)
+    return score >= IDLE and score < PARKED
+  end
+
+  groups.idle = idle
+
   -- groups.parts splits a queue entry into its group, priority and member.
   function groups.parts(entry)
     local g, pri, member = string.match(entry, '^(.-)%z(%d+)%z(.*)$')
@@ -112,26 +129,56 @@ do
   end
 
   -- groups.add puts a job that became ready in topic t in its group's queue,
-  -- and a group that had no ready job in the ring, behind the others (a
-  -- parked one keeps its score: NX).
+  -- and a group that had no ready job in the ring, behind the others; an
+  -- idle one is parked until its token (groups.head lets it back when the
+  -- token has come already).
   function groups.add(t, member, job)
     if not groups.on(t) then return end
     local g = job[F_GROUP] or ''
     redis.call('ZADD', t.group_jobs, 0, queue_entry(job, member))
     if tonumber(redis.call('ZINCRBY', t.group_ready, 1, g)) == 1 then
-      redis.call('ZADD', t.group_ring, 'NX', next_turn(t), g)
+      local score = redis.call('ZSCORE', t.group_ring, g)
+      score = score and tonumber(score)
+      if not score then
+        redis.call('ZADD', t.group_ring, next_turn(t), g)
+      elseif idle(score) then
+        redis.call('ZADD', t.group_ring, score - IDLE + PARKED, g)
+      end
+    end
+  end
+
+  -- park_idle keeps group g of topic t, which has no ready job left, in the
+  -- ring until its token (ms; its group_rate's) comes: idle. Two idle
+  -- groups whose token has come (by now, ms, when the caller knows it) go,
+  -- and the topic's idle groups past group_max_parked go, first token first.
+  local function park_idle(t, g, token, now)
+    redis.call('ZADD', t.group_ring, IDLE + token, g)
+    if now then
+      local done = redis.call('ZRANGEBYSCORE', t.group_ring, IDLE, IDLE + now, 'LIMIT', 0, 2)
+      if done[1] then redis.call('ZREM', t.group_ring, unpack(done)) end
+    end
+    local most = tonumber(topic_config(t).group_max_parked or GROUP_MAX_PARKED)
+    if most <= 0 then return end -- 0: no limit
+    local over = redis.call('ZCOUNT', t.group_ring, IDLE, '(' .. PARKED) - most
+    if over > 0 then
+      local gone = redis.call('ZRANGEBYSCORE', t.group_ring, IDLE, '(' .. PARKED, 'LIMIT', 0, math.min(over, GROUP_LOOKS))
+      redis.call('ZREM', t.group_ring, unpack(gone))
     end
   end
 
   -- group_left notes that group g of topic t lost a ready job (its entry is
   -- out of the queue already); with none left, the group leaves the ring,
-  -- unless its group_rate parked it: it stays until its next token, or it
-  -- could take another job at once.
+  -- unless its group_rate parked it: it stays, idle, until its next token,
+  -- or it could take another job at once.
   local function group_left(t, g)
     if tonumber(redis.call('ZINCRBY', t.group_ready, -1, g)) <= 0 then
       redis.call('ZREM', t.group_ready, g)
       local score = tonumber(redis.call('ZSCORE', t.group_ring, g) or '0')
-      if not groups.waits_token(score) then redis.call('ZREM', t.group_ring, g) end
+      if groups.waits_token(score) then
+        park_idle(t, g, score - PARKED)
+      else
+        redis.call('ZREM', t.group_ring, g)
+      end
     end
   end
 
@@ -210,6 +257,9 @@ do
     end
     for _ = 1, GROUP_LOOKS do
       local first = redis.call('ZRANGE', t.group_ring, 0, 0, 'WITHSCORES')
+      if first[1] and idle(tonumber(first[2])) then -- no group has a turn: the first parked one's token
+        first = redis.call('ZRANGEBYSCORE', t.group_ring, PARKED, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+      end
       if not first[1] then return nil, -1 end
       local score = tonumber(first[2])
       if score >= PARKED_CAP and not take then return nil, -1 end
@@ -245,8 +295,10 @@ do
     end
     local left = tonumber(redis.call('ZINCRBY', t.group_ready, -1, g))
     if left <= 0 then redis.call('ZREM', t.group_ready, g) end
-    if rate > 0 then
+    if rate > 0 and left > 0 then
       redis.call('ZADD', t.group_ring, PARKED + now + math.ceil(1000 / rate), g)
+    elseif rate > 0 then
+      park_idle(t, g, now + math.ceil(1000 / rate), now)
     elseif left <= 0 then
       redis.call('ZREM', t.group_ring, g)
     else
@@ -266,15 +318,14 @@ do
     if score and tonumber(score) >= PARKED_CAP then redis.call('ZADD', t.group_ring, next_turn(t), g) end
   end
 
-  -- groups.unpark lets every parked group of topic t back into the ring
-  -- (its group settings changed: they hold otherwise now); one with no
-  -- ready job leaves it. It returns how many it let back.
-  -- groups.unpark looks at up to n parked groups (a bounded step: the pool
-  -- calls again while a step finds n, so 500,000 parked groups do not hold
-  -- Redis in one call) and returns how many came back and how many it
-  -- looked at; each leaves the parked range either way.
+  -- groups.unpark lets parked groups of topic t back into the ring (its
+  -- group settings changed: they hold otherwise now); an idle one (no
+  -- ready job) leaves it. It looks at up to n idle or parked groups (a
+  -- bounded step: the pool calls again while a step finds n, so 500,000
+  -- parked groups do not hold Redis in one call) and returns how many came
+  -- back and how many it looked at; each leaves the parked range either way.
   function groups.unpark(t, n)
-    local parked = redis.call('ZRANGEBYSCORE', t.group_ring, PARKED, '+inf', 'LIMIT', 0, n)
+    local parked = redis.call('ZRANGEBYSCORE', t.group_ring, IDLE, '+inf', 'LIMIT', 0, n)
     local back = 0
     for _, g in ipairs(parked) do
       if redis.call('ZSCORE', t.group_ready, g) then

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -300,6 +301,81 @@ func TestGroupsAttacked(t *testing.T) {
 		}
 		if got := popBodies(t, p, ctx, "many", groups+1); len(got) != groups {
 			t.Fatalf("popped %d after the unpark, want every group's second job (%d)", len(got), groups)
+		}
+		checkStore(t, p, ctx)
+	})
+	t.Run("idle groups held by group_rate are bounded", func(t *testing.T) {
+		// Issue 31: every group served under group_rate stayed in the ring
+		// until its token (11.6 days at 1e-6), however many a producer made.
+		p, ctx := newPool(t)
+		if err := p.SetTopicConfig(ctx, "idle", job.TopicConfig{"group_rate": "0.000001", "group_max_parked": "10"}); err != nil {
+			t.Fatal(err)
+		}
+		ring := p.keys.tag(p.keys.bucketOf("idle")) + ":group_ring:idle"
+		for g := range 25 { // served one at a time: g0's token comes first
+			pushGroup(t, p, ctx, "idle", "g"+strconv.Itoa(g), 1)
+			if j := mustPop(t, p, ctx, "idle"); j == nil {
+				t.Fatalf("group g%d's first job held back", g)
+			}
+		}
+		n, err := p.client.Do(ctx, p.client.B().Zcard().Key(ring).Build()).AsInt64()
+		if err != nil || n != 10 {
+			t.Fatalf("the ring holds %d idle groups (%v), want group_max_parked's 10", n, err)
+		}
+		// g0 was forgotten (its token came first): it is served at once;
+		// g24 is still held to its rate.
+		pushGroup(t, p, ctx, "idle", "g0", 1)
+		pushGroup(t, p, ctx, "idle", "g24", 1)
+		if got := popBodies(t, p, ctx, "idle", 2); len(got) != 1 || got[0] != "g0" {
+			t.Fatalf("popped %q, want g0 only", got)
+		}
+		checkStore(t, p, ctx)
+	})
+	t.Run("idle groups whose token came leave as others park", func(t *testing.T) {
+		p, ctx := newPool(t)
+		if err := p.SetTopicConfig(ctx, "fast", job.TopicConfig{"group_rate": "20"}); err != nil { // a token each 50 ms
+			t.Fatal(err)
+		}
+		ring := p.keys.tag(p.keys.bucketOf("fast")) + ":group_ring:fast"
+		for _, g := range []string{"a", "b", "c"} {
+			pushGroup(t, p, ctx, "fast", g, 1)
+		}
+		popBodies(t, p, ctx, "fast", 3)
+		time.Sleep(100 * time.Millisecond) // past a, b and c's tokens: a slow machine only sleeps longer
+		pushGroup(t, p, ctx, "fast", "d", 1)
+		mustPop(t, p, ctx, "fast")
+		pushGroup(t, p, ctx, "fast", "e", 1)
+		mustPop(t, p, ctx, "fast")
+		left, err := p.client.Do(ctx, p.client.B().Zrange().Key(ring).Min("0").Max("-1").Build()).AsStrSlice()
+		if err != nil || !slices.Contains(left, "e") || slices.Contains(left, "a") || slices.Contains(left, "b") || slices.Contains(left, "c") {
+			t.Fatalf("the ring holds %q (%v), want e and not a, b, c", left, err)
+		}
+		checkStore(t, p, ctx)
+	})
+	t.Run("a job for an idle group waits for its token", func(t *testing.T) {
+		p, ctx := newPool(t)
+		if err := p.SetTopicConfig(ctx, "wait", job.TopicConfig{"group_rate": "0.001"}); err != nil {
+			t.Fatal(err)
+		}
+		pushGroup(t, p, ctx, "wait", "a", 1)
+		mustPop(t, p, ctx, "wait")
+		pushGroup(t, p, ctx, "wait", "a", 1)
+		pushGroup(t, p, ctx, "wait", "b", 1)
+		if got := popBodies(t, p, ctx, "wait", 2); len(got) != 1 || got[0] != "b" {
+			t.Fatalf("popped %q, want b only: a waits for its token", got)
+		}
+		r, err := p.Pop(ctx, []string{"wait"})
+		if err != nil || r.Job != nil || r.PauseWait < 900*time.Second {
+			t.Fatalf("a's job: %+v %v, want held for about 1,000 s", r, err)
+		}
+		if err := p.SetTopicConfig(ctx, "wait", job.TopicConfig{"group_rate": ""}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.UnparkGroups(ctx, "wait"); err != nil {
+			t.Fatal(err)
+		}
+		if got := popBodies(t, p, ctx, "wait", 2); len(got) != 1 || got[0] != "a" {
+			t.Fatalf("after the unpark: %q", got)
 		}
 		checkStore(t, p, ctx)
 	})

@@ -62,6 +62,12 @@ func BenchmarkScriptCost(b *testing.B) {
 		{"push/unique", nil, pushUnique},
 		{"pop/grouped", groupedJobs, popOne},
 		{"ack/grouped", both(groupedJobs, popAll), ackOne},
+		// A push that brings its group its first ready job, and a pop under
+		// group_rate that takes a group's last one (the group is then idle,
+		// kept until its token: issue 31).
+		{"push/new-group", groupedTopic, pushNewGroup},
+		{"pop/group-rate", both(oneJobAGroup, groupRated), popOne},
+		{"pop/group-rate-full", both(oneJobAGroup, groupRatedFull), popOne},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			fn, freeFn := batchScript, batchFreeScript
@@ -126,6 +132,50 @@ func groupedJobs(p *Pool, ctx context.Context, n int) []uint64 {
 		j.Group = "g" + strconv.Itoa(i%100)
 		return j
 	})
+}
+
+// groupedTopic makes topic t grouped, with one job of the group "".
+func groupedTopic(p *Pool, ctx context.Context, _ int) []uint64 {
+	j := costJob
+	j.Group = "first"
+	if _, err := p.Push(ctx, j); err != nil {
+		panic(err)
+	}
+	return nil
+}
+
+// pushNewGroup pushes costJob in a group of its own.
+func pushNewGroup(p *Pool, ctx context.Context, _ []uint64, i int) error {
+	j := costJob
+	j.Group = "n" + strconv.Itoa(i)
+	_, err := p.Push(ctx, j)
+	return err
+}
+
+// oneJobAGroup pushes n jobs to topic t, each in a group of its own.
+func oneJobAGroup(p *Pool, ctx context.Context, n int) []uint64 {
+	return pushSpecs(p, ctx, n, func(i int) job.Spec {
+		j := costJob
+		j.Group = "g" + strconv.Itoa(i)
+		return j
+	})
+}
+
+// groupRated sets a group_rate on topic t that holds each group a day.
+func groupRated(p *Pool, ctx context.Context, _ int) []uint64 {
+	if err := p.SetTopicConfig(ctx, "t", job.TopicConfig{"group_rate": "0.00001"}); err != nil {
+		panic(err)
+	}
+	return nil
+}
+
+// groupRatedFull is groupRated with group_max_parked 100: from the 101st
+// pop on, each forgets the idle group whose token comes first.
+func groupRatedFull(p *Pool, ctx context.Context, _ int) []uint64 {
+	if err := p.SetTopicConfig(ctx, "t", job.TopicConfig{"group_rate": "0.00001", "group_max_parked": "100"}); err != nil {
+		panic(err)
+	}
+	return nil
 }
 
 // popAll pops n jobs of topic t.
