@@ -101,7 +101,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	if err != nil {
 		return nil, err
 	}
-	b.pool, err = pool.Open(ctx, cfg.RedisURL, cfg.ConnectTimeout, tlsConf, PoolOptions(cfg, opts.Origin), opts.Log)
+	popts := PoolOptions(cfg, opts.Origin)
+	popts.Version = opts.Version
+	b.pool, err = pool.Open(ctx, cfg.RedisURL, cfg.ConnectTimeout, tlsConf, popts, opts.Log)
 	if err != nil {
 		return nil, fmt.Errorf("%w (is redis-server running? `make run` starts one)", err)
 	}
@@ -339,6 +341,11 @@ func (b *Broker) Run(ctx context.Context) error {
 	}
 	stopDispatcher()
 	wg.Wait()
+	rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	if rerr := b.pool.Retire(rctx); rerr != nil { // else its record holds a format raise back until it lapses
+		b.log.Warn("could not remove this broker's record from the store", "err", rerr)
+	}
+	cancel()
 	b.pool.Close()
 	if err != nil {
 		return err

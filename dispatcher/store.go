@@ -2,12 +2,14 @@ package dispatcher
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/pool"
 )
 
 // storeWatch notices a Redis that lost gmq's data while this broker ran
@@ -21,6 +23,7 @@ type storeWatch struct {
 
 	mu      sync.Mutex // held through a check, which a reload's rememberTopicConfig waits for
 	pending bool       // the loss is seen but the store not yet made whole again
+	tooNew  bool       // the store's format is newer than this broker reads (announce)
 	// defaults and topics are the topic settings last applied, and
 	// schedules conf.ini's schedules (their file layers), to apply again.
 	defaults  job.TopicConfig
@@ -65,6 +68,7 @@ func (d *Dispatcher) checkStore(ctx context.Context) {
 	defer cancel()
 	d.watch.mu.Lock()
 	defer d.watch.mu.Unlock()
+	d.announce(rctx)
 	if !d.watch.pending {
 		changed, err := d.pool.EpochChanged(rctx)
 		if err != nil || !changed {
@@ -94,4 +98,23 @@ func (d *Dispatcher) checkStore(ctx context.Context) {
 	}
 	d.watch.pending = false
 	d.log.Warn("store recorded anew after the data loss", "epoch", d.pool.Epoch())
+}
+
+// announce renews this broker's record in the store (pool/format.go), which
+// lets the store's format be raised only when every broker reads the new
+// one. A store found newer than this broker reads (its record lapsed while
+// it was paused, and a newer broker raised the format) makes the pool
+// refuse every call; that is logged once, and its end too.
+func (d *Dispatcher) announce(ctx context.Context) {
+	_, err := d.pool.Announce(ctx)
+	tooNew := errors.Is(err, pool.ErrStoreTooNew)
+	if tooNew && !d.watch.tooNew {
+		d.log.Error("refusing every request: a newer broker raised the store's format while this one was not recorded; "+
+			"stop this broker and upgrade it", "err", err)
+	} else if !tooNew && d.watch.tooNew {
+		d.log.Warn("the store's format is one this broker reads again")
+	}
+	if err == nil || tooNew {
+		d.watch.tooNew = tooNew
+	}
 }

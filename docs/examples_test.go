@@ -37,10 +37,11 @@ var files = []string{"../README.md", "api.md", "topics.md", "protocols.md", "ope
 // notRun are commands shown but not run here, each with why; anything else
 // a document shows is run.
 var notRun = map[string]string{
-	"make run":                  "the test starts the broker itself; TestMakeRun runs make run on ports of its own",
-	"kill -HUP":                 "the broker under test is in-process; TestReload covers SIGHUP",
-	"redis-cli ACL SETUSER gmq": "the ACL is tested on a Redis of its own (broker/acl_test.go)",
-	"redis-cli FUNCTION LIST":   "it reads the operator's Redis; pool's TestLibraryReloaded loads and lists the library",
+	"make run":                   "the test starts the broker itself; TestMakeRun runs make run on ports of its own",
+	"kill -HUP":                  "the broker under test is in-process; TestReload covers SIGHUP",
+	"redis-cli ACL SETUSER gmq":  "the ACL is tested on a Redis of its own (broker/acl_test.go)",
+	"redis-cli FUNCTION LIST":    "it reads the operator's Redis; pool's TestLibraryReloaded loads and lists the library",
+	"redis-cli HGETALL gmq:meta": "it reads the operator's Redis; TestStoreFormatWithBrokers reads the format and the brokers' records",
 }
 
 func TestMain(m *testing.M) { brokertest.Main(m) }

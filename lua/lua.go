@@ -21,7 +21,7 @@ var files embed.FS
 // files are listed too.
 var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "contract": true,
 	"lib": true, "lib_topics": true, "lib_jobs": true, "lib_failures": true, "lib_limits": true, "lib_groups": true,
-	"history": true, "next_ids": true, "topic_index": true, "topic_patterns": true, "unlock": true}
+	"history": true, "next_ids": true, "announce": true, "topic_index": true, "topic_patterns": true, "unlock": true}
 
 // Source returns the full text of the named script (without ".lua") as a
 // script: a topic-scoped one after the Prelude, begun and flushed. It panics on an unknown name:

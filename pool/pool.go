@@ -40,6 +40,13 @@ type Options struct {
 	// replicas have it, for at most WaitTimeout (replicate.go).
 	WaitReplicas int
 	WaitTimeout  time.Duration
+	// Version is the broker's, recorded with it in the store (format.go).
+	Version string
+	// AnnounceTTL is how long the broker's record lasts unless renewed
+	// (DefaultAnnounceTTL when 0); ReadsFormat, when over 0, plays a broker
+	// that reads formats up to it (tests).
+	AnnounceTTL time.Duration
+	ReadsFormat int
 }
 
 // Pool is the job store over one Redis (or Redis Cluster) client.
@@ -57,6 +64,7 @@ type Pool struct {
 	fanout         fanoutCache
 	uniqueBody     uniqueBodyCache
 	epoch          atomic.Pointer[string]        // gmq:meta's epoch at the last Init (epoch.go)
+	guard          formatGuard                   // the store's format when newer than this pool reads (format.go)
 	batchObserver  atomic.Pointer[func(ops int)] // see ObserveBatches
 	owned          bool                          // the client is the pool's to close (Open)
 }
@@ -100,8 +108,9 @@ var (
 // set (the defaults are config.Default's).
 func New(client rueidis.Client, opts Options) *Pool {
 	k := newKeys(opts.Prefix, opts.Buckets)
-	p := &Pool{client: client, opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000, floorRate: idFloorRate(opts.Buckets)},
+	p := &Pool{opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000, floorRate: idFloorRate(opts.Buckets)},
 		topicOf: newTopicCache(opts.TopicCache), batchers: make([]*batcher, opts.Buckets)}
+	p.client = guardedClient{Client: client, p: p}
 	for b := range p.batchers {
 		p.batchers[b] = &batcher{pool: p, bucket: b}
 	}
@@ -115,6 +124,10 @@ func New(client rueidis.Client, opts Options) *Pool {
 // with its set (topicindex.go). Run again after EpochChanged, it makes the
 // record anew.
 func (p *Pool) Init(ctx context.Context) error {
+	// First: a store newer than this broker reads is not written to.
+	if _, err := p.Announce(ctx); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
 	want := strconv.Itoa(p.opts.Buckets)
 	if err := p.client.Do(ctx, p.client.B().Hsetnx().Key(p.keys.meta()).Field("buckets").Value(want).Build()).Error(); err != nil {
 		return wrapRedis("init", err)

@@ -1,0 +1,138 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/lua"
+)
+
+// What gmq stores has a format, a number in gmq:meta ('format'). A broker
+// reads the formats up to the one it was built for and writes the store's,
+// and the store's format is raised only when every broker recorded reads
+// the new one (announce.lua): a rolling upgrade never puts a record in
+// front of a broker that cannot read it. A broker records itself at Init
+// and then every status poll (Announce); a record lasts AnnounceTTL, so a
+// broker that stopped without a word holds a raise back for that long.
+//
+// Brokers before 0.2.0 record nothing: stop them before a broker of a
+// newer format starts (docs/operations.md, "Upgrades").
+
+// StoreFormat is the newest store format this build reads and writes.
+// Format 1 is the store of gmq 0.1: a record (the F_* fields of
+// lua/contract.go) in the bucket's jobs hash, its body in the bodies hash.
+const StoreFormat = 1
+
+// DefaultAnnounceTTL is how long a broker's record lasts unless renewed.
+const DefaultAnnounceTTL = 15 * time.Second
+
+// ErrStoreTooNew is the error of a broker that meets a store whose format
+// is newer than it reads.
+var ErrStoreTooNew = errors.New("the store's format is newer than this broker reads")
+
+var announceScript = rueidis.NewLuaScript(lua.Source("announce"))
+
+// Format is what Announce learnt: the store's format, and the brokers
+// recorded that read only older ones (which hold a raise back).
+type Format struct {
+	Store  int
+	Behind []string
+}
+
+// reads is the newest format this pool reads (Options.ReadsFormat, for
+// tests that play a newer broker; StoreFormat otherwise).
+func (p *Pool) reads() int {
+	if p.opts.ReadsFormat > 0 {
+		return p.opts.ReadsFormat
+	}
+	return StoreFormat
+}
+
+// Announce records this broker (its origin, the newest format it reads,
+// its version) for AnnounceTTL and raises the store's format to the newest
+// every recorded broker reads. On a store newer than it reads it records
+// nothing, and the pool refuses every call after (ErrStoreTooNew).
+func (p *Pool) Announce(ctx context.Context) (Format, error) {
+	ttl := p.opts.AnnounceTTL
+	if ttl <= 0 {
+		ttl = DefaultAnnounceTTL
+	}
+	c := p.client.(guardedClient).Client // the guard's own check must pass it
+	got, err := announceScript.Exec(ctx, c, []string{p.keys.meta()},
+		[]string{p.opts.Origin, strconv.Itoa(p.reads()), strconv.FormatInt(ttl.Milliseconds(), 10), p.opts.Version}).ToArray()
+	if err != nil {
+		return Format{}, wrapRedis("announce", err)
+	}
+	if len(got) < 2 {
+		return Format{}, fmt.Errorf("announce: reply of %d values", len(got))
+	}
+	store, err1 := got[0].AsInt64()
+	recorded, err2 := got[1].AsInt64()
+	if err := errors.Join(err1, err2); err != nil {
+		return Format{}, fmt.Errorf("announce: %w", err)
+	}
+	f := Format{Store: int(store)}
+	for _, v := range got[2:] {
+		if name, err := v.ToString(); err == nil {
+			f.Behind = append(f.Behind, name)
+		}
+	}
+	if recorded == 0 {
+		p.guard.tooNew.Store(store)
+		return f, p.tooNewError(int(store))
+	}
+	p.guard.tooNew.Store(0)
+	return f, nil
+}
+
+// Retire removes this broker's record (a clean stop), so that it does not
+// hold a raise of the format back for AnnounceTTL.
+func (p *Pool) Retire(ctx context.Context) error {
+	c := p.client.(guardedClient).Client
+	return wrapRedis("retire", c.Do(ctx, c.B().Hdel().Key(p.keys.meta()).Field("broker "+p.opts.Origin).Build()).Error())
+}
+
+func (p *Pool) tooNewError(store int) error {
+	version := p.opts.Version
+	if version == "" {
+		version = "this build"
+	}
+	return fmt.Errorf("%w: this Redis holds gmq data in store format %d; this broker (gmq %s) reads formats up to %d: "+
+		"upgrade the broker (docs/operations.md, \"Upgrades\"), or use another [redis] prefix", ErrStoreTooNew, store, version, p.reads())
+}
+
+// formatGuard is what a guardedClient checks: the store's format when it is
+// newer than the pool reads, 0 otherwise.
+type formatGuard struct{ tooNew atomic.Int64 }
+
+// guardedClient refuses every command while the store is newer than its
+// pool reads: a broker that was paused while a newer one raised the format
+// (its record lapsed) must not read the new records or write old ones.
+type guardedClient struct {
+	rueidis.Client
+	p *Pool
+}
+
+func (g guardedClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if store := g.p.guard.tooNew.Load(); store != 0 {
+		return rueidis.NewErrorResult(g.p.tooNewError(int(store)))
+	}
+	return g.Client.Do(ctx, cmd)
+}
+
+func (g guardedClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	if store := g.p.guard.tooNew.Load(); store != 0 {
+		out := make([]rueidis.RedisResult, len(cmds))
+		for i := range out {
+			out[i] = rueidis.NewErrorResult(g.p.tooNewError(int(store)))
+		}
+		return out
+	}
+	return g.Client.DoMulti(ctx, cmds...)
+}
