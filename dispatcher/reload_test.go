@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/job"
 )
 
@@ -40,5 +42,28 @@ func TestReloadUnparksGroups(t *testing.T) {
 				t.Fatalf("pop after the reload lifted group_rate: %v %v, want the job", j, err)
 			}
 		})
+	}
+}
+
+// A start or a reload that writes the group settings as they are keeps
+// every held group held (an attack: restarting a broker with the same
+// conf.ini let every group of a [topic.x] with group_rate go at once).
+func TestSameSettingsKeepGroupsHeld(t *testing.T) {
+	topics := map[string]job.TopicConfig{"held": {"group_rate": "0.001"}}
+	conf := func(c *config.Config) { c.Topics = topics }
+	b := brokertest.Fresh(t, conf)
+	d, ctx := b.Dispatcher, t.Context()
+	for range 3 {
+		push(t, b, job.Spec{Topic: "held", Body: "x", Group: "a", TTR: time.Minute})
+	}
+	if j, err := d.Pop(ctx, []string{"held"}, 0); err != nil || j == nil {
+		t.Fatalf("first pop: %v %v", j, err)
+	}
+	brokertest.Start(t, brokertest.Redis(), conf) // another broker starts with the same conf.ini
+	if err := d.ApplyTopicConfig(ctx, nil, topics); err != nil { // and this one reloads it
+		t.Fatal(err)
+	}
+	if j, err := d.Pop(ctx, []string{"held"}, 0); err != nil || j != nil {
+		t.Fatalf("pop after a start and a reload that changed nothing: %v %v, want none (held)", j, err)
 	}
 }

@@ -161,8 +161,14 @@ do
     if most <= 0 then return end -- 0: no limit
     local over = redis.call('ZCOUNT', t.group_ring, IDLE, '(' .. PARKED) - most
     if over > 0 then
-      local gone = redis.call('ZRANGEBYSCORE', t.group_ring, IDLE, '(' .. PARKED, 'LIMIT', 0, math.min(over, GROUP_LOOKS))
-      redis.call('ZREM', t.group_ring, unpack(gone))
+      -- Never g itself: a job that left the ready set to come back at
+      -- once (a change of its priority or delay) would free its group.
+      local first = redis.call('ZRANGEBYSCORE', t.group_ring, IDLE, '(' .. PARKED, 'LIMIT', 0, math.min(over, GROUP_LOOKS) + 1)
+      local gone = {}
+      for _, name in ipairs(first) do
+        if name ~= g and #gone < over then gone[#gone + 1] = name end
+      end
+      if gone[1] then redis.call('ZREM', t.group_ring, unpack(gone)) end
     end
   end
 

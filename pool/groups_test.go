@@ -249,11 +249,9 @@ func TestGroupsAttacked(t *testing.T) {
 		if j := mustPop(t, p, ctx, "ch"); j != nil {
 			t.Fatalf("held back: %+v", j)
 		}
+		// The change lets the parked group back (SetTopicConfig unparks).
 		if err := p.SetTopicConfig(ctx, "ch", job.TopicConfig{"group_max_reserved": "", "group_rate": ""}); err != nil {
 			t.Fatal(err)
-		}
-		if n, err := p.UnparkGroups(ctx, "ch"); err != nil || n != 1 {
-			t.Fatalf("unparked %d (%v)", n, err)
 		}
 		if j := mustPop(t, p, ctx, "ch"); j == nil {
 			t.Fatal("still held back after the limits were lifted")
@@ -286,9 +284,6 @@ func TestGroupsAttacked(t *testing.T) {
 		}
 		if j := mustPop(t, p, ctx, "many"); j != nil {
 			t.Fatalf("a second job of a parked group: %+v", j)
-		}
-		if err := p.SetTopicConfig(ctx, "many", job.TopicConfig{"group_rate": ""}); err != nil {
-			t.Fatal(err)
 		}
 		// One call is one step: it looks at unparkStep groups, no more.
 		step, err := unparkGroupsScript.Exec(ctx, p.client, p.keys.withTopics(p.keys.bucketOf("many"), "many"),
@@ -368,14 +363,63 @@ func TestGroupsAttacked(t *testing.T) {
 		if err != nil || r.Job != nil || r.PauseWait < 900*time.Second {
 			t.Fatalf("a's job: %+v %v, want held for about 1,000 s", r, err)
 		}
-		if err := p.SetTopicConfig(ctx, "wait", job.TopicConfig{"group_rate": ""}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.UnparkGroups(ctx, "wait"); err != nil {
+		if err := p.SetTopicConfig(ctx, "wait", job.TopicConfig{"group_rate": ""}); err != nil { // unparks a
 			t.Fatal(err)
 		}
 		if got := popBodies(t, p, ctx, "wait", 2); len(got) != 1 || got[0] != "a" {
 			t.Fatalf("after the unpark: %q", got)
+		}
+		checkStore(t, p, ctx)
+	})
+	t.Run("a held group whose job changes priority stays held", func(t *testing.T) {
+		// From an attack: at group_max_parked, the change took the group's
+		// last ready job out and back, and its hold was the one forgotten.
+		p, ctx := newPool(t)
+		if err := p.SetTopicConfig(ctx, "pri", job.TopicConfig{"group_rate": "0.000001", "group_max_parked": "2"}); err != nil {
+			t.Fatal(err)
+		}
+		pushGroup(t, p, ctx, "pri", "a", 2)
+		mustPop(t, p, ctx, "pri") // a is held, one job ready
+		for _, g := range []string{"b0", "b1"} {
+			pushGroup(t, p, ctx, "pri", g, 1)
+			mustPop(t, p, ctx, "pri") // idle, their tokens after a's
+		}
+		peeked, err := p.PeekTopic(ctx, "pri", job.Ready)
+		if err != nil || peeked == nil {
+			t.Fatalf("peek: %+v %v", peeked, err)
+		}
+		pri := uint32(5)
+		if _, err := p.UpdateJob(ctx, strconv.FormatUint(peeked.ID, 10), job.Update{Priority: &pri}); err != nil {
+			t.Fatal(err)
+		}
+		if j := mustPop(t, p, ctx, "pri"); j != nil {
+			t.Fatalf("a's job went 11 days early: %+v", j)
+		}
+		checkStore(t, p, ctx)
+	})
+	t.Run("settings written again as they were hold every group", func(t *testing.T) {
+		// From an attack: a restart with the same conf.ini, or a PUT of
+		// the value a setting has, let every held group go at once.
+		p, ctx := newPool(t)
+		write := func(parked string) {
+			t.Helper()
+			if err := p.ApplyTopicConfig(ctx, job.TopicConfig{}, map[string]job.TopicConfig{"same": {"group_rate": "0.001"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.SetTopicConfig(ctx, "same", job.TopicConfig{"group_max_parked": parked}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("1000")
+		pushGroup(t, p, ctx, "same", "a", 2)
+		mustPop(t, p, ctx, "same")
+		write("1000") // a restart, or a reload and a PUT that change nothing
+		if j := mustPop(t, p, ctx, "same"); j != nil {
+			t.Fatalf("a's next job went before its token: %+v", j)
+		}
+		write("999") // a change lets the held groups back
+		if j := mustPop(t, p, ctx, "same"); j == nil {
+			t.Fatal("a change of a group setting did not let the held group back")
 		}
 		checkStore(t, p, ctx)
 	})
