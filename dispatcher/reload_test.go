@@ -59,8 +59,9 @@ func TestSameSettingsKeepGroupsHeld(t *testing.T) {
 	if j, err := d.Pop(ctx, []string{"held"}, 0); err != nil || j == nil {
 		t.Fatalf("first pop: %v %v", j, err)
 	}
-	brokertest.Start(t, brokertest.Redis(), conf) // another broker starts with the same conf.ini
-	if err := d.ApplyTopicConfig(ctx, nil, topics); err != nil { // and this one reloads it
+	// Another broker starts with the same conf.ini, and this one reloads it.
+	brokertest.Start(t, brokertest.Redis(), conf)
+	if err := d.ApplyTopicConfig(ctx, nil, topics); err != nil {
 		t.Fatal(err)
 	}
 	if j, err := d.Pop(ctx, []string{"held"}, 0); err != nil || j != nil {
