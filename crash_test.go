@@ -80,12 +80,19 @@ func freeAddr(t *testing.T) string {
 
 func startBroker(t *testing.T, redisURL string) *brokerProc {
 	t.Helper()
+	return startBrokerOf(t, redisURL, "")
+}
+
+// startBrokerOf is startBroker with bin as the broker's binary ("": this
+// build's).
+func startBrokerOf(t *testing.T, redisURL, bin string) *brokerProc {
+	t.Helper()
 	addr := freeAddr(t)
 	conf := filepath.Join(t.TempDir(), "conf.ini")
 	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), rpc: freeAddr(t), kestrel: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}}
+	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), rpc: freeAddr(t), kestrel: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}, bin: bin}
 	b.start()
 	t.Cleanup(b.kill)
 	return b

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,8 +41,8 @@ func TestStoreFormatWithBrokers(t *testing.T) {
 		}
 		return out
 	}
-	if got, err := client.Do(ctx, client.B().Hget().Key("gmq:meta").Field("format").Build()).ToString(); err != nil || got != "1" {
-		t.Fatalf("format %q (%v), want 1", got, err)
+	if got, err := client.Do(ctx, client.B().Hget().Key("gmq:meta").Field("format").Build()).ToString(); err != nil || got != strconv.Itoa(pool.StoreFormat) {
+		t.Fatalf("format %q (%v), want %d", got, err, pool.StoreFormat)
 	}
 	if got := brokers(); len(got) != 1 {
 		t.Fatalf("%d broker records, want 1", len(got))
@@ -58,7 +60,7 @@ func TestStoreFormatWithBrokers(t *testing.T) {
 	}
 	out, err := exec.Command(binary, "start", "-c", b.conf, "--http", b.addr, "--beanstalk", b.beanstalk, "--rpc", b.rpc,
 		"--kestrel", b.kestrel, "--redis", b.redis).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "store format 99") || !strings.Contains(string(out), "reads formats up to 1") {
+	if err == nil || !strings.Contains(string(out), "store format 99") || !strings.Contains(string(out), fmt.Sprintf("reads formats up to %d", pool.StoreFormat)) {
 		t.Fatalf("start on a store of format 99: %v\n%s", err, out)
 	}
 }

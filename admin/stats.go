@@ -68,6 +68,14 @@ func statsView(m, redis map[string]any, redisErr error) []section {
 	r.add(&server, "pid", "pid", nil)
 	r.add(&server, "topics", "topics", nil)
 	r.add(&server, "buckets", "buckets", nil)
+	r.add(&server, "store format", "store_format", func(v any) string {
+		out := text(v)
+		if done, ok := r.m["store_migrated"].(bool); ok && !done {
+			out += fmt.Sprintf(" (migrating: %s bodies moved by this broker)", text(r.m["store_bodies_migrated"]))
+		}
+		return out
+	})
+	r.used["store_migrated"], r.used["store_bodies_migrated"] = true, true
 
 	jobs := section{title: "jobs by state"}
 	for _, state := range []string{"ready", "delayed", "reserved", "buried", "dead"} {

@@ -26,6 +26,9 @@ type Options struct {
 	BucketMaxSleep time.Duration // see bucket.Options.MaxSleep
 	TopicsPerRound int           // see bucket.Options.TopicsPerRound
 	StatusPoll     time.Duration // how often the shared server status is read
+	// MigrateAfter is how long after this broker first sees a newer store
+	// format it begins to migrate (migrate.go; pool.DefaultAnnounceTTL when 0).
+	MigrateAfter time.Duration
 	// WaitingTTL is how long the mark that this broker has waiting consumers
 	// on a topic lives without a refresh (refreshed every third of it).
 	WaitingTTL time.Duration
@@ -64,7 +67,8 @@ type Dispatcher struct {
 	markMu sync.Mutex
 	marked map[string]time.Time // topic -> when this broker last marked it as waited on
 
-	watch storeWatch // see checkStore
+	watch     storeWatch // see checkStore
+	migration migration  // see migrate
 }
 
 // jobStore is what the dispatcher passes through from the pool unchanged.
@@ -100,6 +104,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	wg.Go(func() { every(ctx, d.opts.WaitingTTL/3, d.refreshMarks) })
 	wg.Go(func() { every(ctx, d.opts.StatusPoll, d.readStatus) })
 	wg.Go(func() { every(ctx, d.opts.StatusPoll, d.checkStore) })
+	wg.Go(func() { every(ctx, d.opts.StatusPoll, d.migrate) })
 	if d.opts.HistoryEvery > 0 {
 		// Two looks an interval: a sample is at most half one late.
 		wg.Go(func() { every(ctx, d.opts.HistoryEvery/2, d.sampleHistory) })

@@ -1,9 +1,10 @@
 -- announce.lua records a broker in the store's meta hash and keeps the
 -- store's format (pool/format.go): the newest format that every broker
 -- recorded reads, so that no broker meets a record it cannot read.
--- KEYS[1]: the meta hash: 'format' -> the store's format (1 when absent: a
---   store made before formats were recorded is format 1), and one field
---   'broker ORIGIN' -> 'READS UNTIL_MS VERSION' a broker.
+-- KEYS[1]: the meta hash: 'format' -> the store's format (when absent: 1
+--   for a store made before formats were recorded, one with 'buckets'; the
+--   broker's newest for a fresh one, with 'migrated' too: nothing to move),
+--   and one field 'broker ORIGIN' -> 'READS UNTIL_MS VERSION' a broker.
 -- ARGV: the broker's origin, the newest format it reads, how long its
 --   record lasts (ms; the broker renews it well before), its version.
 -- Returns {the store's format, 1 if the broker is recorded, then the
@@ -14,7 +15,15 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local meta, origin, reads = KEYS[1], ARGV[1], tonumber(ARGV[2])
-redis.call('HSETNX', meta, 'format', '1')
+if not redis.call('HGET', meta, 'format') then
+  if redis.call('HEXISTS', meta, 'buckets') == 0 then
+    -- A fresh store (or one that lost its data): the newest format, with
+    -- nothing to migrate.
+    redis.call('HSET', meta, 'format', reads, 'migrated', reads)
+  else
+    redis.call('HSET', meta, 'format', '1') -- a store made before formats were recorded
+  end
+end
 local format = tonumber(redis.call('HGET', meta, 'format'))
 if format > reads then return {format, 0} end
 redis.call('HSET', meta, 'broker ' .. origin, reads .. ' ' .. (now + tonumber(ARGV[3])) .. ' ' .. ARGV[4])

@@ -201,7 +201,7 @@ local function discard_head(t)
   local member = head[1]
   local record = redis.call('HGET', K_JOBS, member)
   redis.call('HDEL', K_JOBS, member)
-  redis.call('HDEL', K_BODIES, member)
+  if not record then jobbody.drop(member, nil) end
   move_state(READY, nil)
   count('total_discarded', 1)
   count_topic(t, 'total_discarded', 1)
@@ -209,6 +209,7 @@ local function discard_head(t)
   local cid = ''
   if record then
     local job = cmsgpack.unpack(record)
+    jobbody.drop(member, job)
     groups.remove(t, member, job)
     cid = job[F_CID] or ''
     drop_bytes(t, job)
@@ -262,8 +263,8 @@ local function store(t, member, a, cid, expires, group)
   job[F_CID], job[F_SIZE], job[F_EXPIRES], job[F_RETRY], job[F_TRACE] = cid, #a.body, expires, a.retry, a.trace
   if a.json == '1' then job[F_JSON] = 1 end
   settle(job, delay, now)
+  jobbody.keep(member, job, a.body, true, gather)
   gather('HSET', K_JOBS, member, cmsgpack.pack(job))
-  gather('HSET', K_BODIES, member, a.body)
   enter(t, member, job, gather)
   listed[t.name] = t
   count('total_jobs', 1)
@@ -667,13 +668,23 @@ function pop_phase(ops)
     local members = {}
     for k, p in ipairs(picks) do members[k] = p.member end
     local records = hmget(K_JOBS, members)
-    local bodies = hmget(K_BODIES, members)
+    local jobs, in_hash = {}, {} -- the records, and the members whose body is in the bodies hash
     for k, p in ipairs(picks) do
       if not records[k] then return nil, 'batch: ' .. p.member .. ' was ready but has no record' end
-      local job = cmsgpack.unpack(records[k])
+      jobs[k] = cmsgpack.unpack(records[k])
+      if jobs[k][F_BODY] == nil then in_hash[#in_hash + 1] = p.member end
+    end
+    local bodies = {}
+    if #in_hash > 0 then
+      local got = hmget(K_BODIES, in_hash)
+      for k, member in ipairs(in_hash) do bodies[member] = got[k] end
+    end
+    for k, p in ipairs(picks) do
+      local job = jobs[k]
+      local body = job[F_BODY] or bodies[p.member]
       if p.op.take then job[F_TTR] = 0 end
       reserve_record(p.t, p.member, job, READY, now, gather)
-      p.reply = reply(p.member, job, bodies[k], now)
+      p.reply = reply(p.member, job, body, now)
     end
     write_gathered()
     spend(now)

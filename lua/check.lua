@@ -23,8 +23,10 @@ for state, set in ipairs(STATE_SET) do
       table.insert(out, m .. ' is in ' .. set .. ' but its record says ' .. tostring(STATE_SET[job[F_STATE]]))
     elseif job[F_TOPIC] ~= t.name then
       table.insert(out, m .. ' is in ' .. t.name .. ' but its record says ' .. job[F_TOPIC])
-    elseif redis.call('HEXISTS', K_BODIES, m) == 0 then
+    elseif job[F_BODY] == nil and redis.call('HEXISTS', K_BODIES, m) == 0 then
       table.insert(out, m .. ' has no body')
+    elseif job[F_BODY] ~= nil and redis.call('HEXISTS', K_BODIES, m) == 1 then
+      table.insert(out, m .. ' has a body in its record and another in the bodies hash')
     elseif (state == READY or state == DELAYED) and (job[F_EXPIRES] or 0) > 0 and not redis.call('ZSCORE', t.expires, m) then
       table.insert(out, m .. ' expires but is not in ' .. t.name .. "'s expires set")
     end

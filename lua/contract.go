@@ -46,6 +46,7 @@ const (
 	FieldTrace
 	FieldGroup
 	FieldBodyJSON
+	FieldBody
 	fieldEnd
 )
 
@@ -55,7 +56,10 @@ type fieldSpec struct {
 	doc   string
 	text  bool // a string ('' when unset), else a number (0)
 	added bool // added after records were stored: an older record has no value (read as unset)
-	reply bool // the job reply carries it
+	// absent: unset means not in the record at all (nil: new_record leaves it
+	// out), as its zero would be a value; only last fields may be absent.
+	absent bool
+	reply  bool // the job reply carries it
 }
 
 var fields = [fieldEnd]fieldSpec{
@@ -81,6 +85,7 @@ var fields = [fieldEnd]fieldSpec{
 	FieldTrace:     {lua: "F_TRACE", text: true, added: true, reply: true, doc: "the producer's W3C traceparent ('': none)"},
 	FieldGroup:     {lua: "F_GROUP", text: true, added: true, reply: true, doc: "its fair group ('': none; lib_groups.lua)"},
 	FieldBodyJSON:  {lua: "F_JSON", added: true, reply: true, doc: "1: its body is a JSON object or array's compact text, shown as JSON; 0: a string"},
+	FieldBody:      {lua: "F_BODY", text: true, added: true, absent: true, doc: "its body, when the record holds it (store format 2, a body of at most INLINE_BODY bytes); nil: in the bucket's bodies hash"},
 }
 
 // zero is the field's unset value, as a Lua literal.

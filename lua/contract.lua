@@ -26,6 +26,7 @@ local F_RETRY = 19 -- its own retry policy (lib_failures.lua retry_policy; '': i
 local F_TRACE = 20 -- the producer's W3C traceparent ('': none)
 local F_GROUP = 21 -- its fair group ('': none; lib_groups.lua)
 local F_JSON = 22 -- 1: its body is a JSON object or array's compact text, shown as JSON; 0: a string
+local F_BODY = 23 -- its body, when the record holds it (store format 2, a body of at most INLINE_BODY bytes); nil: in the bucket's bodies hash
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record

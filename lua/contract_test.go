@@ -155,3 +155,16 @@ func BenchmarkOpArgs(b *testing.B) {
 			"body", "hello", "client_id", "", "expires", "0", "retry", "", "trace", "")
 	}
 }
+
+// A field whose unset value is "not in the record" (absent) is among the
+// last: new_record leaves it out, and a Lua array has no holes.
+func TestAbsentFieldsAreLast(t *testing.T) {
+	seen := false
+	for f := FieldState; f < fieldEnd; f++ {
+		if fields[f].absent {
+			seen = true
+		} else if seen {
+			t.Errorf("%s follows an absent field", fields[f].lua)
+		}
+	}
+}

@@ -28,7 +28,9 @@ func ContractLua() string {
 	for f := FieldState; f < fieldEnd; f++ {
 		s := fields[f]
 		w("local %s = %d -- %s", s.lua, f, s.doc)
-		zeros = append(zeros, s.zero())
+		if !s.absent {
+			zeros = append(zeros, s.zero())
+		}
 	}
 	w("")
 	w("-- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):")

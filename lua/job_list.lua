@@ -19,7 +19,7 @@ local now = now_ms()
 for _, member in ipairs(redis.call('ZRANGE', set, offset, math.min(offset + limit, total) - 1)) do
   local job = load(member)
   if job then
-    local body = redis.call('HGET', K_BODIES, member) or ''
+    local body = jobbody.read(member, job) or ''
     for _, v in ipairs(reply(member, job, string.sub(body, 1, preview), now)) do out[#out + 1] = v end
   end
 end

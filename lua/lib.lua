@@ -12,9 +12,11 @@
 -- its functions called many times, so what lib.lua keeps for one call (the
 -- call's keys, its clock, settings read, deferred writes) is set by begin,
 -- at the start of every call, never when the library is loaded.
--- ARGV[1] of every topic-scoped script is the calling broker's origin id, sent with wake-ups.
+-- ARGV[1] of every topic-scoped script is the calling broker's origin id,
+-- sent with wake-ups, then '/' and the store's format when it is over 1
+-- ('host-1-ab/2'): the format the call writes (pool/format.go).
 
-local ORIGIN -- the call's ARGV[1] (begin)
+local ORIGIN -- the call's ARGV[1] (begin), without its format
 -- EVERYONE stands for the origin of a wake-up every broker acts on, the
 -- calling one too (pool/timers.go: no broker's origin is '*').
 local EVERYONE = '*'
@@ -213,6 +215,51 @@ local function save(member, job)
   redis.call('HSET', K_JOBS, member, cmsgpack.pack(job))
 end
 
+-- jobbody holds where bodies are (a table: the library's main function
+-- holds at most 200 locals). Store format 2 keeps a short body in its
+-- record (F_BODY); format 1, and a long body, the bucket's bodies hash:
+-- both are read, always. jobbody.format is the store's format as the
+-- calling broker last read it, the one the call writes (begin).
+local jobbody = {}
+do
+  -- INLINE is the longest body a record holds in store format 2: a longer
+  -- one stays in the bodies hash, where a transition does not copy it (a
+  -- record is written whole at each), and its own entry's ~80 bytes are
+  -- little beside it.
+  local INLINE = 4096
+  jobbody.INLINE = INLINE
+
+  -- jobbody.read is the body of job (its record, read), member.
+  function jobbody.read(member, job)
+    local body = job[F_BODY]
+    if body then return body end
+    return redis.call('HGET', K_BODIES, member)
+  end
+
+  -- jobbody.keep gives job (member) body, where the call's format says: its
+  -- record (which the caller saves), or the bodies hash (by write, as
+  -- redis.call). fresh: a new record, with no body anywhere yet.
+  function jobbody.keep(member, job, body, fresh, write)
+    write = write or redis.call
+    local inline = jobbody.format >= 2 and #body <= INLINE
+    if inline and not fresh and job[F_BODY] == nil then
+      write('HDEL', K_BODIES, member) -- it was in the hash: moved to the record
+    end
+    if inline then
+      job[F_BODY] = body
+    else
+      job[F_BODY] = nil
+      write('HSET', K_BODIES, member, body)
+    end
+  end
+
+  -- jobbody.drop removes the body of a job (member; its record, or nil)
+  -- being removed, unless its record held it.
+  function jobbody.drop(member, job, write)
+    if job == nil or job[F_BODY] == nil then (write or redis.call)('HDEL', K_BODIES, member) end
+  end
+end
+
 -- count adds n to a bucket counter; count_topic to one of topic t's.
 local function count(field, n) add(K_STATS, field, n) end
 local function count_topic(t, field, n) add(t.info, field, n) end
@@ -273,7 +320,12 @@ end
 -- checks that each one is).
 local function begin(keys, args)
   bind(keys, args)
-  ORIGIN = args[1]
+  local origin, format = string.match(args[1], '^(.*)/(%d+)$')
+  if origin then
+    ORIGIN, jobbody.format = origin, tonumber(format)
+  else
+    ORIGIN, jobbody.format = args[1], 1
+  end
   default_settings, topic_settings, clock, bucket_patterns = nil, renew(topic_settings), nil, nil
   deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
   children_of, dropped_cids, limits_of = renew(children_of), renew(dropped_cids), renew(limits_of)

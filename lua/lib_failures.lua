@@ -58,7 +58,7 @@ local function drop_dead(t, member)
   local job = load(member)
   redis.call('ZREM', t.dead, member)
   redis.call('HDEL', K_JOBS, member)
-  redis.call('HDEL', K_BODIES, member)
+  jobbody.drop(member, job)
   move_state(DEAD, nil)
   count_topic(t, 'dead_dropped', 1)
   if job then

@@ -105,7 +105,7 @@ local function change_waiting(t, member, job, delay, pri, body, json, now, size)
     grown = #body - (job[F_SIZE] or 0)
     local max_bytes = tonumber(cfg.max_size or '0')
     if max_bytes > 0 and grown > 0 and size(t) + grown > max_bytes then return {'FULL', 'max_size', max_bytes} end
-    redis.call('HSET', K_BODIES, member, body)
+    jobbody.keep(member, job, body) -- saved with the record below
     job[F_SIZE] = #body
     -- A record written before F_JSON lacks it: given only when it says JSON.
     if json == 1 or job[F_JSON] then job[F_JSON] = json end
@@ -130,7 +130,7 @@ end
 -- answer is a successful call's reply: 'OK' and the job as it now is, with
 -- its body, so callers need no second round trip to show it.
 local function answer(member, job)
-  local r = reply(member, job, redis.call('HGET', K_BODIES, member), now_ms())
+  local r = reply(member, job, jobbody.read(member, job), now_ms())
   table.insert(r, 1, 'OK')
   return r
 end
@@ -176,7 +176,7 @@ local function reserve_record(t, member, job, from, now, write)
     unindex_expiry(t, member, job, write)
     job[F_STATE] = 0
     write('HDEL', K_JOBS, member)
-    write('HDEL', K_BODIES, member)
+    jobbody.drop(member, job, write)
     return
   end
   move_state(from, RESERVED)
@@ -191,7 +191,7 @@ end
 -- reserve gives a job (just taken out of the set of state `from`) to a
 -- consumer and returns the job reply.
 local function reserve(t, member, job, from, now)
-  local body = redis.call('HGET', K_BODIES, member)
+  local body = jobbody.read(member, job)
   reserve_record(t, member, job, from, now)
   return reply(member, job, body, now)
 end
@@ -201,7 +201,7 @@ local function delete_job(t, member, job, write)
   write = write or redis.call
   remove_from_state(t, member, job, write)
   write('HDEL', K_JOBS, member)
-  write('HDEL', K_BODIES, member)
+  jobbody.drop(member, job, write)
   move_state(job[F_STATE], nil)
   drop_bytes(t, job)
   unindex_expiry(t, member, job, write)
@@ -238,7 +238,7 @@ local function expire_job(t, member, job, now)
     return
   end
   redis.call('HDEL', K_JOBS, member)
-  redis.call('HDEL', K_BODIES, member)
+  jobbody.drop(member, job)
 end
 
 -- sweep_expired expires up to n of topic t's jobs whose time ran out and

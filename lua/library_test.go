@@ -14,8 +14,8 @@ func TestLibStateIsPerCall(t *testing.T) {
 	begin := read("lib.lua")
 	begin = begin[strings.Index(begin, "local function begin("):]
 	for _, file := range libFiles {
-		// groups is a table of functions; its per-call fields are set by begin.
-		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN", "groups")
+		// groups and jobbody are tables of functions; their per-call fields are set by begin.
+		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN", "groups", "jobbody")
 	}
 }
 

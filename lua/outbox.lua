@@ -11,7 +11,7 @@ if ARGV[2] == 'take' then
   for _, member in ipairs(redis.call('ZRANGE', K_OUTBOX, 0, tonumber(ARGV[3]) - 1)) do
     local job = load(member)
     if job and job[F_STATE] == EXPIRED then
-      for _, v in ipairs({member, job[F_TOPIC], job[F_PRI], job[F_TTR], redis.call('HGET', K_BODIES, member) or '',
+      for _, v in ipairs({member, job[F_TOPIC], job[F_PRI], job[F_TTR], jobbody.read(member, job) or '',
                           job[F_TRACE] or '', job[F_GROUP] or '', job[F_JSON] or 0}) do
         out[#out + 1] = v
       end
@@ -24,8 +24,9 @@ end
 for i = 3, #ARGV do
   local member = ARGV[i]
   if redis.call('ZREM', K_OUTBOX, member) == 1 then
+    local job = load(member)
     redis.call('HDEL', K_JOBS, member)
-    redis.call('HDEL', K_BODIES, member)
+    jobbody.drop(member, job)
   end
 end
 local left = redis.call('ZCARD', K_OUTBOX)

@@ -67,12 +67,26 @@ func New(d *dispatcher.Dispatcher, opts Options) *Metrics {
 		Name: "gmq_store_data_lost_total",
 		Help: "Times this broker saw Redis lose gmq's data (its meta record gone or made anew): the jobs it held are gone.",
 	}, func() float64 { n, _ := d.StoreLosses(); return float64(n) })
+	format := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gmq_store_format", Help: "The store's format, as this broker last read it (docs/operations.md, \"Upgrades\").",
+	}, func() float64 { f, _, _ := d.Migration(); return float64(f) })
+	migrated := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gmq_store_migrated", Help: "1 when the store's migration to its format is over, 0 while it runs.",
+	}, func() float64 {
+		if _, done, _ := d.Migration(); done {
+			return 1
+		}
+		return 0
+	})
+	moved := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "gmq_store_bodies_migrated_total", Help: "Bodies this broker moved into their records for store format 2.",
+	}, func() float64 { _, _, n := d.Migration(); return float64(n) })
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "gmq_build_info", Help: "Always 1: the broker's version, the commit it was built from and its Go, as labels.",
 		ConstLabels: prometheus.Labels{"version": opts.Version, "revision": revision(), "goversion": runtime.Version()},
 	})
 	build.Set(1)
-	reg.MustRegister(m.requests, batches, lost, build, &store{d: d, opts: opts},
+	reg.MustRegister(m.requests, batches, lost, format, migrated, moved, build, &store{d: d, opts: opts},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -250,7 +250,7 @@ func (bt *batcher) encode(ops []*op) (keys, args []string) {
 	}
 	keys = bt.pool.keys.withTopics(bt.bucket, names...)
 	args = make([]string, 0, 2+len(names)+len(ops)*10)
-	args = append(args, bt.pool.opts.Origin, strconv.Itoa(len(names)))
+	args = append(args, bt.pool.caller(), strconv.Itoa(len(names)))
 	args = append(args, names...)
 	for _, o := range ops {
 		args = append(args, o.kind, strconv.Itoa(len(o.topics)))

@@ -98,7 +98,7 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		lua.FieldKicks: "0", lua.FieldClientID: "order-7", lua.FieldSize: strconv.Itoa(len(spec.Body)),
 		lua.FieldExpires: ms(j.Expires), lua.FieldFailures: "1", lua.FieldLastError: "boom", lua.FieldDeadAt: "0",
 		lua.FieldRetry: spec.Retry.Encode(), lua.FieldTrace: spec.TraceParent, lua.FieldGroup: spec.Group,
-		lua.FieldBodyJSON: "1",
+		lua.FieldBodyJSON: "1", lua.FieldBody: spec.Body,
 	}
 	if j.ClientID != "order-7" || j.Priority != 7 || j.Failures != 1 || j.LastError != "boom" ||
 		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() || !j.BodyJSON {

@@ -38,7 +38,7 @@ func (p *Pool) RetryDead(ctx context.Context, topic string, ids []string) (int, 
 	b := p.keys.bucketOf(topic)
 	keys := p.keys.withTopics(b, topic)
 	if len(ids) > 0 {
-		args := []string{p.opts.Origin, topic, "0"}
+		args := []string{p.caller(), topic, "0"}
 		for _, id := range ids {
 			n, err := p.Resolve(ctx, id)
 			if err != nil || int(n%uint64(p.opts.Buckets)) != b {
@@ -54,7 +54,7 @@ func (p *Pool) RetryDead(ctx context.Context, topic string, ids []string) (int, 
 	}
 	done := 0
 	for {
-		n, err := deadRetryScript.Exec(ctx, p.client, keys, []string{p.opts.Origin, topic, strconv.Itoa(deadStep)}).AsInt64()
+		n, err := deadRetryScript.Exec(ctx, p.client, keys, []string{p.caller(), topic, strconv.Itoa(deadStep)}).AsInt64()
 		done += int(n)
 		if err != nil {
 			return done, wrapRedis("retry dead jobs", err)

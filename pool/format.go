@@ -25,9 +25,14 @@ import (
 // newer format starts (docs/operations.md, "Upgrades").
 
 // StoreFormat is the newest store format this build reads and writes.
-// Format 1 is the store of gmq 0.1: a record (the F_* fields of
-// lua/contract.go) in the bucket's jobs hash, its body in the bodies hash.
-const StoreFormat = 1
+//   - 1, the store of gmq 0.1: a record (the F_* fields of lua/contract.go)
+//     in the bucket's jobs hash, its body in the bodies hash.
+//   - 2: a body of up to 4 KiB in its record (F_BODY; lib.lua INLINE_BODY),
+//     a longer one in the bodies hash: a pending job of 100 bytes takes ~80
+//     bytes less, and a push, a pop and an ack a command less each. A broker
+//     reads both; once the store is raised to 2, migrate.lua moves format 1's
+//     bodies into their records (Migrate).
+const StoreFormat = 2
 
 // DefaultAnnounceTTL is how long a broker's record lasts unless renewed.
 const DefaultAnnounceTTL = 15 * time.Second
@@ -38,9 +43,9 @@ var ErrStoreTooNew = errors.New("the store's format is newer than this broker re
 
 var announceScript = rueidis.NewLuaScript(lua.Source("announce"))
 
-// Format is what Announce learnt: the store's format, and the brokers
+// Announced is what Announce learnt: the store's format, and the brokers
 // recorded that read only older ones (which hold a raise back).
-type Format struct {
+type Announced struct {
 	Store  int
 	Behind []string
 }
@@ -58,7 +63,7 @@ func (p *Pool) reads() int {
 // its version) for AnnounceTTL and raises the store's format to the newest
 // every recorded broker reads. On a store newer than it reads it records
 // nothing, and the pool refuses every call after (ErrStoreTooNew).
-func (p *Pool) Announce(ctx context.Context) (Format, error) {
+func (p *Pool) Announce(ctx context.Context) (Announced, error) {
 	ttl := p.opts.AnnounceTTL
 	if ttl <= 0 {
 		ttl = DefaultAnnounceTTL
@@ -67,17 +72,17 @@ func (p *Pool) Announce(ctx context.Context) (Format, error) {
 	got, err := announceScript.Exec(ctx, c, []string{p.keys.meta()},
 		[]string{p.opts.Origin, strconv.Itoa(p.reads()), strconv.FormatInt(ttl.Milliseconds(), 10), p.opts.Version}).ToArray()
 	if err != nil {
-		return Format{}, wrapRedis("announce", err)
+		return Announced{}, wrapRedis("announce", err)
 	}
 	if len(got) < 2 {
-		return Format{}, fmt.Errorf("announce: reply of %d values", len(got))
+		return Announced{}, fmt.Errorf("announce: reply of %d values", len(got))
 	}
 	store, err1 := got[0].AsInt64()
 	recorded, err2 := got[1].AsInt64()
 	if err := errors.Join(err1, err2); err != nil {
-		return Format{}, fmt.Errorf("announce: %w", err)
+		return Announced{}, fmt.Errorf("announce: %w", err)
 	}
-	f := Format{Store: int(store)}
+	f := Announced{Store: int(store)}
 	for _, v := range got[2:] {
 		if name, err := v.ToString(); err == nil {
 			f.Behind = append(f.Behind, name)
@@ -88,7 +93,21 @@ func (p *Pool) Announce(ctx context.Context) (Format, error) {
 		return f, p.tooNewError(int(store))
 	}
 	p.guard.tooNew.Store(0)
+	p.format.Store(store)
 	return f, nil
+}
+
+// Format is the store's format as this pool last read it (Announce): the
+// one its scripts write.
+func (p *Pool) Format() int { return int(p.format.Load()) }
+
+// caller is ARGV[1] of a topic-scoped script: the origin, and the format
+// the call writes when it is over 1 ("host-1-ab/2": lib.lua begin).
+func (p *Pool) caller() string {
+	if f := p.format.Load(); f > 1 {
+		return p.opts.Origin + "/" + strconv.FormatInt(f, 10)
+	}
+	return p.opts.Origin
 }
 
 // Retire removes this broker's record (a clean stop), so that it does not

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,13 +40,13 @@ func metaField(t *testing.T, p *Pool, ctx context.Context, field string) string 
 // than it reads, and the format is raised only when every broker recorded
 // reads the new one.
 func TestStoreFormat(t *testing.T) {
-	t.Run("a fresh store is format 1, and the broker is recorded", func(t *testing.T) {
+	t.Run("a fresh store takes the newest format, and the broker is recorded", func(t *testing.T) {
 		p, ctx := newPool(t)
-		if got := metaField(t, p, ctx, "format"); got != "1" {
-			t.Fatalf("format %q, want 1", got)
+		if got := metaField(t, p, ctx, "format"); got != strconv.Itoa(StoreFormat) {
+			t.Fatalf("format %q, want %d", got, StoreFormat)
 		}
-		if got := metaField(t, p, ctx, "broker test"); !strings.HasPrefix(got, "1 ") {
-			t.Fatalf("the broker's record %q, want it to read format 1", got)
+		if got := metaField(t, p, ctx, "broker test"); !strings.HasPrefix(got, strconv.Itoa(StoreFormat)+" ") {
+			t.Fatalf("the broker's record %q, want it to read format %d", got, StoreFormat)
 		}
 	})
 	t.Run("a store newer than the broker reads stops its start and is not written", func(t *testing.T) {
@@ -53,13 +54,13 @@ func TestStoreFormat(t *testing.T) {
 		if err := p.client.Do(ctx, p.client.B().Del().Key(p.keys.meta()).Build()).Error(); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.client.Do(ctx, p.client.B().Hset().Key(p.keys.meta()).FieldValue().FieldValue("format", "2").Build()).Error(); err != nil {
+		if err := p.client.Do(ctx, p.client.B().Hset().Key(p.keys.meta()).FieldValue().FieldValue("format", "3").Build()).Error(); err != nil {
 			t.Fatal(err)
 		}
-		old := brokerPool(t, "old", 1, time.Minute)
+		old := brokerPool(t, "old", 2, time.Minute)
 		err := old.Init(ctx)
-		if !errors.Is(err, ErrStoreTooNew) || !strings.Contains(err.Error(), "store format 2") ||
-			!strings.Contains(err.Error(), "gmq 9.9.9) reads formats up to 1") {
+		if !errors.Is(err, ErrStoreTooNew) || !strings.Contains(err.Error(), "store format 3") ||
+			!strings.Contains(err.Error(), "gmq 9.9.9) reads formats up to 2") {
 			t.Fatalf("init: %v, want ErrStoreTooNew naming both formats", err)
 		}
 		if got := metaField(t, p, ctx, "buckets"); got != "" {
@@ -70,7 +71,12 @@ func TestStoreFormat(t *testing.T) {
 		}
 	})
 	t.Run("a newer broker raises the format when the older one has gone", func(t *testing.T) {
-		p, ctx := newPool(t) // reads 1, recorded as "test"
+		redis.Flush(t)
+		ctx := context.Background()
+		p := brokerPool(t, "test", 1, time.Minute) // reads 1 only
+		if err := p.Init(ctx); err != nil {
+			t.Fatal(err)
+		}
 		newer := brokerPool(t, "newer", 2, time.Minute)
 		if err := newer.Init(ctx); err != nil {
 			t.Fatal(err)

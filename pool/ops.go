@@ -372,7 +372,7 @@ type jobCall func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisM
 // topic, then extra.
 func (p *Pool) scripted(script *function, extra ...string) jobCall {
 	return func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
-		args := append([]string{p.opts.Origin, m, topic}, extra...)
+		args := append([]string{p.caller(), m, topic}, extra...)
 		return script.Exec(ctx, p.client, p.keys.withTopics(b, topic), args).ToArray()
 	}
 }
@@ -444,7 +444,7 @@ func (p *Pool) Kick(ctx context.Context, topic string, n int) (int, error) {
 	kicked, kind := 0, ""
 	for kicked < n {
 		batch := min(n-kicked, p.opts.TickBatch)
-		reply, err := kickScript.Exec(ctx, p.client, keys, []string{p.opts.Origin, topic, strconv.Itoa(batch), kind}).ToArray()
+		reply, err := kickScript.Exec(ctx, p.client, keys, []string{p.caller(), topic, strconv.Itoa(batch), kind}).ToArray()
 		if err != nil {
 			return kicked, wrapRedis("kick", err)
 		}
@@ -468,7 +468,7 @@ func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration, create 
 		flag = "1"
 	}
 	reply, err := pauseScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.opts.Origin, topic, strconv.FormatInt(millis(d), 10), flag}).ToArray()
+		[]string{p.caller(), topic, strconv.FormatInt(millis(d), 10), flag}).ToArray()
 	if err != nil {
 		return time.Time{}, wrapRedis("pause", err)
 	}
@@ -493,7 +493,7 @@ func (p *Pool) Peek(ctx context.Context, id string) (*job.Job, error) {
 // peekNumber reads job n, with its body.
 func (p *Pool) peekNumber(ctx context.Context, n uint64) (*job.Job, error) {
 	b := int(n % uint64(p.opts.Buckets))
-	reply, err := peekScript.Exec(ctx, p.client, p.keys.bucket(b), []string{p.opts.Origin, member(n)}).ToArray()
+	reply, err := peekScript.Exec(ctx, p.client, p.keys.bucket(b), []string{p.caller(), member(n)}).ToArray()
 	if err != nil {
 		return nil, wrapRedis("peek", err)
 	}
@@ -513,7 +513,7 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.J
 	}
 	b := p.keys.bucketOf(topic)
 	reply, err := peekTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.opts.Origin, topic, setName(s)}).ToArray()
+		[]string{p.caller(), topic, setName(s)}).ToArray()
 	if err != nil {
 		return nil, wrapRedis("peek", err)
 	}
@@ -536,7 +536,7 @@ func (p *Pool) ListJobs(ctx context.Context, topic string, s job.State, offset, 
 		return nil, 0, fmt.Errorf("list %s jobs: %w: no jobs are %s", topic, job.ErrInvalid, s)
 	}
 	b := p.keys.bucketOf(topic)
-	r, err := jobListScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.opts.Origin, topic, setName(s),
+	r, err := jobListScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.caller(), topic, setName(s),
 		strconv.Itoa(offset), strconv.Itoa(limit), strconv.Itoa(listPreview)}).ToArray()
 	if err != nil {
 		return nil, 0, wrapRedis("list jobs", err)

@@ -48,7 +48,7 @@ func (p *Pool) Tick(ctx context.Context, b int, topic string) (ready map[string]
 		return p.fireSchedule(ctx, b, name)
 	}
 	reply, err := tickScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.opts.Origin, topic, strconv.Itoa(p.opts.TickBatch)}).ToArray()
+		[]string{p.caller(), topic, strconv.Itoa(p.opts.TickBatch)}).ToArray()
 	if err != nil {
 		return nil, false, wrapRedis("tick "+topic, err)
 	}
@@ -73,7 +73,7 @@ const outboxJob = 8
 // again (at least once, never lost).
 func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, error) {
 	keys := p.keys.withTopics(b)
-	r, err := outboxScript.Exec(ctx, p.client, keys, []string{p.opts.Origin, "take", strconv.Itoa(p.opts.TickBatch)}).ToArray()
+	r, err := outboxScript.Exec(ctx, p.client, keys, []string{p.caller(), "take", strconv.Itoa(p.opts.TickBatch)}).ToArray()
 	if err != nil {
 		return nil, false, wrapRedis("move expired jobs", err)
 	}
@@ -90,7 +90,7 @@ func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, er
 	}
 	pushed, errs := p.PushBatch(ctx, specs)
 	ready := map[string]int{}
-	done := []string{p.opts.Origin, "done"}
+	done := []string{p.caller(), "done"}
 	var failed error
 	for i, err := range errs {
 		switch {

@@ -64,6 +64,6 @@ func (p *Pool) WakeEveryone(ctx context.Context, topic string) error {
 func (p *Pool) NoteHeld(ctx context.Context, topic string, d time.Duration) error {
 	b := p.keys.bucketOf(topic)
 	err := noteHeldScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.opts.Origin, topic, strconv.FormatInt(d.Milliseconds(), 10)}).Error()
+		[]string{p.caller(), topic, strconv.FormatInt(d.Milliseconds(), 10)}).Error()
 	return wrapRedis("note held", err)
 }

@@ -188,6 +188,9 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		"batched_operations": st.Batched.Ops, "batch_script_calls": st.Batched.Calls,
 		"aliases_left": st.LeftAliases, "expired_refused": st.RefusedExpired,
 	}
+	// The store's format, and whether its migration to it is over
+	// (pool/format.go): how many bodies this broker moved.
+	out["store_format"], out["store_migrated"], out["store_bodies_migrated"] = s.d.Migration()
 	// How often this broker saw Redis lose gmq's data, and when last.
 	out["store_data_lost"], out["store_data_lost_at"] = lost, nil
 	if lost > 0 {

@@ -174,6 +174,12 @@ function renderStats(stats) {
       `(last at ${when(stats.store_data_lost_at)}): the jobs it held are gone. ` +
       "Turn on AOF (appendonly yes) so that a restart keeps them; see the broker's log.";
   }
+  const migrating = document.getElementById("migrating");
+  migrating.hidden = stats.store_migrated !== false;
+  if (stats.store_migrated === false) {
+    migrating.textContent = `The store is moving to format ${stats.store_format}: ${stats.store_bodies_migrated} bodies moved ` +
+      "into their records by this broker so far. Jobs are served meanwhile (docs/operations.md, \"Upgrades\").";
+  }
   remember(serverHistory, {t: Date.now(), push: stats.total_jobs, pop: stats.total_reserves, fail: stats.total_failures,
     ready: stats.current_jobs_ready, delayed: stats.current_jobs_delayed, reserved: stats.current_jobs_reserved,
     buried: stats.current_jobs_buried, dead: stats.current_jobs_dead}, WINDOW_MS);
