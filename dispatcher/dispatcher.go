@@ -89,6 +89,9 @@ func New(p *pool.Pool, opts Options) *Dispatcher {
 	for i := range d.buckets {
 		d.buckets[i] = bucket.New(i, p, bucket.Options{MaxSleep: opts.BucketMaxSleep, TopicsPerRound: opts.TopicsPerRound, OnReady: d.waiters.notify, Log: opts.Log})
 	}
+	// A pop asks whether its topic has more ready jobs only to hand the
+	// news on to a waiting consumer (handOn): with none waiting, it does not.
+	p.SetWaiting(func() bool { return d.waiters.len() > 0 })
 	return d
 }
 

@@ -25,10 +25,11 @@
 --   delete   member, attempt (0: unfenced), mode ('unreserved' to refuse a reserved job, '' otherwise)
 --            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
 --   pop      mode ('first', 'best', 'peek' or 'take': 'first', the job removed as it is
---            popped whatever its TTR) -> a pop reply (below)
---   pop_n    mode ('first' or 'best'), n: up to n pops -> {'JOBS', more, k, k job replies (lib's reply, flat)},
---            or the EMPTY reply when there was none
---   ack_pop  member, attempt: delete the job, then pop 'first' from the other topics
+--            popped whatever its TTR), more ('1': say whether the topic has more ready jobs, else
+--            more is 0) -> a pop reply (below)
+--   pop_n    mode ('first' or 'best'), n, more: up to n pops -> {'JOBS', more, k, k job replies (lib's
+--            reply, flat)}, or the EMPTY reply when there was none
+--   ack_pop  member, attempt, more: delete the job, then pop 'first' from the other topics
 --            -> {'OK', client id, pop reply...}, or delete's refusal (nothing popped then)
 --   The first topic of push, delete and ack_pop is the job's.
 -- A pop reply is {'OK', more, job reply...} where more is 1 when the topic
@@ -690,16 +691,17 @@ function pop_phase(ops)
     spend(now)
     -- more: the topic still has ready jobs after this pop (its limits may
     -- hold them: the next consumer then learns when they open) (a later pick from
-    -- it in this batch says so too).
-    local left = {}
+    -- it in this batch says so too). Only a pop that asks (op.a.more '1':
+    -- its broker has consumers waiting, to hand the news on to) is told.
+    local later = {}
     for k = #picks, 1, -1 do
       local p = picks[k]
-      if left[p.t.name] == nil then
-        left[p.t.name] = redis.call('ZCARD', p.t.ready) > 0
-        p.more = left[p.t.name]
-      else
+      if later[p.t.name] then
         p.more = true
+      else
+        p.more = p.op.a.more == '1' and redis.call('ZCARD', p.t.ready) > 0
       end
+      later[p.t.name] = true
     end
   end
   return pops

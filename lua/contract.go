@@ -226,9 +226,9 @@ var Ops = map[string][]string{
 		"unique_key", "unique_mode", "unique_for", "group",
 		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap", "json"},
 	"delete":  {"member", "attempt", "mode"},
-	"pop":     {"mode"},
-	"pop_n":   {"mode", "n"},
-	"ack_pop": {"member", "attempt"},
+	"pop":     {"mode", "more"},
+	"pop_n":   {"mode", "n", "more"},
+	"ack_pop": {"member", "attempt", "more"},
 }
 
 // OpArgIndex is where argument name is among kind's (OpArgs's order).

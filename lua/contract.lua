@@ -85,8 +85,8 @@ local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERV
   [BURIED] = 'cur_buried', [DEAD] = 'cur_dead'}
 
 -- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
-local OP_ARGS = {ack_pop = {'member', 'attempt'}, delete = {'member', 'attempt', 'mode'}, pop = {'mode'},
-  pop_n = {'mode', 'n'},
+local OP_ARGS = {ack_pop = {'member', 'attempt', 'more'}, delete = {'member', 'attempt', 'mode'},
+  pop = {'mode', 'more'}, pop_n = {'mode', 'n', 'more'},
   push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json'}}
 
 -- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat

@@ -91,7 +91,7 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 			end++
 		}
 		chunk := min(n, popChunk)
-		reply, err := p.batch(ctx, b, opPopN, topics[start:end], lua.OpArgs(opPopN, "mode", popFirst, "n", strconv.Itoa(chunk))...)
+		reply, err := p.batch(ctx, b, opPopN, topics[start:end], lua.OpArgs(opPopN, "mode", popFirst, "n", strconv.Itoa(chunk), "more", p.askMore())...)
 		if err != nil {
 			if got.Job != nil {
 				return got, nil // the jobs reserved so far are the consumer's: never strand them
@@ -191,7 +191,7 @@ func (p *Pool) popOp(ctx context.Context, mode string, b int, group []string) ([
 	if err := p.checkChildren(ctx, group, true); err != nil {
 		return nil, err
 	}
-	reply, err := p.batch(ctx, b, opPop, group, lua.OpArgs(opPop, "mode", mode)...)
+	reply, err := p.batch(ctx, b, opPop, group, lua.OpArgs(opPop, "mode", mode, "more", p.askMore())...)
 	return reply, wrapRedis("pop", err)
 }
 
@@ -245,7 +245,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, topics []s
 			return got, nil
 		}
 	}
-	reply, err := p.onNumber(ctx, "ack", n, attempt, p.batched(opAckPop, topics, "attempt", strconv.Itoa(attempt)))
+	reply, err := p.onNumber(ctx, "ack", n, attempt, p.batched(opAckPop, topics, "attempt", strconv.Itoa(attempt), "more", p.askMore()))
 	if err != nil {
 		return Popped{}, err
 	}
@@ -550,4 +550,19 @@ func (p *Pool) ListJobs(ctx context.Context, topic string, s job.State, offset, 
 		out = append(out, j)
 	}
 	return out, int(intAt(r, 0)), nil
+}
+
+// SetWaiting tells the pool how to learn whether consumers of this broker
+// wait in a long poll: a pop then asks its script whether its topic has
+// more ready jobs, to hand the news on to one of them (Popped.More). With
+// none waiting the question is not asked (a command less a pop), and a
+// consumer that starts to wait looks for itself first. Unset, every pop asks.
+func (p *Pool) SetWaiting(waiting func() bool) { p.waiting.Store(&waiting) }
+
+// askMore is a pop's "more" argument: "1" to be told, "" not to.
+func (p *Pool) askMore() string {
+	if w := p.waiting.Load(); w != nil && !(*w)() {
+		return ""
+	}
+	return "1"
 }

@@ -51,6 +51,9 @@ func BenchmarkScriptCost(b *testing.B) {
 		{"push/function", nil, pushOne},
 		{"pop/script", both(costJobs, asScripts), popOne},
 		{"pop/function", costJobs, popOne},
+		// A broker with no consumer waiting does not ask whether the topic
+		// has more ready jobs (Pool.SetWaiting).
+		{"pop/none-waiting", both(costJobs, noneWaiting), popOne},
 		{"ack/script", both(reservedJobs, asScripts), ackOne},
 		{"ack/function", reservedJobs, ackOne},
 		// A topic with a rate and max_reserved that never hold (issue 23:
@@ -132,6 +135,12 @@ func groupedJobs(p *Pool, ctx context.Context, n int) []uint64 {
 		j.Group = "g" + strconv.Itoa(i%100)
 		return j
 	})
+}
+
+// noneWaiting tells the pool that no consumer waits.
+func noneWaiting(p *Pool, _ context.Context, _ int) []uint64 {
+	p.SetWaiting(func() bool { return false })
+	return nil
 }
 
 // groupedTopic makes topic t grouped, with one job of the group "".
