@@ -73,6 +73,29 @@ func TestBodiesInRecords(t *testing.T) {
 		}
 		checkStore(t, p, ctx)
 	})
+	t.Run("a changed body moves between the record and the hash by its length", func(t *testing.T) {
+		p, ctx := newPool(t)
+		id := strconv.FormatUint(mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "short", TTR: time.Minute}), 10)
+		for _, tc := range []struct {
+			body   string
+			inHash int64
+		}{{long, 1}, {"short again", 0}, {"", 0}, {long + long, 1}} {
+			body := tc.body
+			if _, err := p.UpdateJob(ctx, id, job.Update{Body: &body}); err != nil {
+				t.Fatal(err)
+			}
+			if n := bodiesInHash(t, p, ctx); n != tc.inHash {
+				t.Fatalf("a body of %d bytes: %d in the hash, want %d", len(body), n, tc.inHash)
+			}
+			if j, err := p.Peek(ctx, id); err != nil || j.Body != body {
+				t.Fatalf("peek after a body of %d bytes: %v", len(body), err)
+			}
+			checkStore(t, p, ctx)
+		}
+		if j := mustPop(t, p, ctx, "c"); j == nil || j.Body != long+long {
+			t.Fatalf("popped %+v", j)
+		}
+	})
 	t.Run("a store raised from format 1 reads both, and the migration moves the short bodies", func(t *testing.T) {
 		redis.Flush(t)
 		ctx := context.Background()
