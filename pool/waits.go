@@ -67,3 +67,18 @@ func (p *Pool) NoteHeld(ctx context.Context, topic string, d time.Duration) erro
 		[]string{p.caller(), topic, strconv.FormatInt(d.Milliseconds(), 10)}).Error()
 	return wrapRedis("note held", err)
 }
+
+// SetWaiting tells the pool how to learn whether consumers of this broker
+// wait in a long poll: a pop then asks its script whether its topic has
+// more ready jobs, to hand the news on to one of them (Popped.More). With
+// none waiting the question is not asked (a command less a pop), and a
+// consumer that starts to wait looks for itself first. Unset, every pop asks.
+func (p *Pool) SetWaiting(waiting func() bool) { p.waiting.Store(&waiting) }
+
+// askMore is a pop's "more" argument: "1" to be told, "" not to.
+func (p *Pool) askMore() string {
+	if w := p.waiting.Load(); w != nil && !(*w)() {
+		return ""
+	}
+	return "1"
+}
