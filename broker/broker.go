@@ -103,6 +103,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	}
 	popts := PoolOptions(cfg, opts.Origin)
 	popts.Version = opts.Version
+	// A broker's record in the store must outlive the time between two of
+	// its renewals (every status_poll), or a live broker would look gone.
+	popts.AnnounceTTL = max(pool.DefaultAnnounceTTL, 3*cfg.StatusPoll)
 	b.pool, err = pool.Open(ctx, cfg.RedisURL, cfg.ConnectTimeout, tlsConf, popts, opts.Log)
 	if err != nil {
 		return nil, fmt.Errorf("%w (is redis-server running? `make run` starts one)", err)
@@ -113,7 +116,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	}
 	b.d = dispatcher.New(b.pool, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
 		MaxWaiting: cfg.MaxWaiting, MaxSchedules: cfg.MaxSchedules, BucketMaxSleep: cfg.BucketMaxSleep, TopicsPerRound: cfg.TopicsPerRound,
-		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
+		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, MigrateAfter: popts.AnnounceTTL, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
 		HistoryTopics: cfg.HistoryTopics, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Log: opts.Log})
 
 	b.d.SetAliases(cfg.Aliases)                                     // the schedules are checked against them
