@@ -39,6 +39,7 @@ type TopicStats struct {
 	LimitedTime                      time.Duration // what consumers' pops spent held back by its limits
 	Groups                           int64         // its groups with ready jobs (0: none, or not grouped)
 	BusiestGroups                    []GroupStats  // the (at most 10) groups with the most ready jobs, most first
+	GroupsForgotten                  int64         // idle groups whose group_rate hold was forgotten at group_max_parked
 	Settings                         TopicConfig   // the effective ones (nil: none set)
 	Now                              time.Time
 }

@@ -120,7 +120,8 @@ local S_TOTAL_LIMITED = 26 -- looks of pops that found its ready jobs held back 
 local S_LIMITED_MS = 27 -- ms consumers' pops spent held back by its limits (note_held.lua)
 local S_GROUPS = 28 -- its groups with ready jobs (0: none, or not grouped; lib_groups.lua)
 local S_BUSIEST_GROUPS = 29 -- its groups with the most ready jobs, at most 10, most first: name TAB ready TAB reserved, a line each
-local TOPIC_STATS_LEN = 29
+local S_GROUPS_FORGOTTEN = 30 -- idle groups whose group_rate hold was forgotten at group_max_parked (lib_groups.lua)
+local TOPIC_STATS_LEN = 30
 
 -- new_record is a record with every field unset; set them by name.
 local function new_record()

@@ -168,7 +168,10 @@ do
       for _, name in ipairs(first) do
         if name ~= g and #gone < over then gone[#gone + 1] = name end
       end
-      if gone[1] then redis.call('ZREM', t.group_ring, unpack(gone)) end
+      if gone[1] then
+        redis.call('ZREM', t.group_ring, unpack(gone))
+        count_topic(t, 'groups_forgotten', #gone) -- the bound is hit: stats say so
+      end
     end
   end
 

@@ -11,7 +11,8 @@ local INFO_STATS = {{'paused_until', S_PAUSED_UNTIL}, {'pause_ms', S_PAUSE_MS}, 
                     {'total_pauses', S_TOTAL_PAUSES}, {'bytes', S_BYTES}, {'total_discarded', S_TOTAL_DISCARDED},
                     {'total_expired', S_TOTAL_EXPIRED}, {'total_failures', S_TOTAL_FAILURES},
                     {'total_dead', S_TOTAL_DEAD}, {'dead_retried', S_DEAD_RETRIED}, {'dead_dropped', S_DEAD_DROPPED},
-                    {'created', S_CREATED}, {'total_limited', S_TOTAL_LIMITED}, {'limited_ms', S_LIMITED_MS}}
+                    {'created', S_CREATED}, {'total_limited', S_TOTAL_LIMITED}, {'limited_ms', S_LIMITED_MS},
+                    {'groups_forgotten', S_GROUPS_FORGOTTEN}}
 local info_names = {}
 for k, f in ipairs(INFO_STATS) do info_names[k] = f[1] end
 

@@ -317,6 +317,9 @@ func TestGroupsAttacked(t *testing.T) {
 		if err != nil || n != 10 {
 			t.Fatalf("the ring holds %d idle groups (%v), want group_max_parked's 10", n, err)
 		}
+		if st, err := p.TopicStats(ctx, "idle"); err != nil || st.GroupsForgotten != 15 {
+			t.Fatalf("stats say %d groups forgotten (%v), want 15", st.GroupsForgotten, err)
+		}
 		// g0 was forgotten (its token came first): it is served at once;
 		// g24 is still held to its rate.
 		pushGroup(t, p, ctx, "idle", "g0", 1)

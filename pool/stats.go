@@ -155,7 +155,8 @@ func topicStats(topic string, r []rueidis.RedisMessage) job.TopicStats {
 		Dead:     n(lua.StatDead), Failures: n(lua.StatTotalFailures), DeadTotal: n(lua.StatTotalDead),
 		DeadRetried: n(lua.StatDeadRetried), DeadDropped: n(lua.StatDeadDropped), Created: at(lua.StatCreated),
 		Tokens: n(lua.StatTokens), Limited: n(lua.StatTotalLimited),
-		LimitedTime: time.Duration(n(lua.StatLimitedMS)) * time.Millisecond, Groups: n(lua.StatGroups)}
+		LimitedTime: time.Duration(n(lua.StatLimitedMS)) * time.Millisecond, Groups: n(lua.StatGroups),
+		GroupsForgotten: n(lua.StatGroupsForgotten)}
 	for _, line := range strings.Split(strAt(r, int(lua.StatBusiestGroups)), "\n") {
 		if f := strings.Split(line, "\t"); len(f) == 3 {
 			ready, _ := strconv.ParseInt(f[1], 10, 64)

@@ -95,6 +95,9 @@ func topicView(t job.TopicStats) gin.H {
 		}
 		v["groups"], v["busiest_groups"] = t.Groups, busiest
 	}
+	if t.GroupsForgotten > 0 { // group_max_parked was reached
+		v["groups_forgotten"] = t.GroupsForgotten
+	}
 	if !t.Created.IsZero() {
 		v["created"] = t.Created.UTC().Format(time.RFC3339Nano)
 	}
