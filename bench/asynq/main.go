@@ -3,10 +3,13 @@
 // enqueue and processing rates, then gmq's push, pop+ack and full-cycle
 // rates, one job a request and -batch jobs a request, with the ratios. Each uses its own Redis database so neither sees the other.
 // With -memory N it measures Redis memory per pending job instead: N jobs
-// of gmq, of asynq and of a plain list, in one run (memory.go).
+// of gmq, of asynq and of a plain list, in one run (memory.go). With -peer
+// SIDE it runs one side of bench/peers.sh instead: N jobs enqueued, then
+// processed, by asynq or by gmq, and prints one line of JSON (peer.go).
 //
 //	go run ./bench/asynq -redis 127.0.0.1:6379 -gmq http://127.0.0.1:8000 -jobs 20000 -clients 32
 //	go run ./bench/asynq -redis 127.0.0.1:6379 -gmq http://127.0.0.1:8000 -memory 1000000
+//	go run ./bench/asynq -peer asynq -redis 127.0.0.1:6379 -db 1 -jobs 20000 -clients 32
 package main
 
 import (
@@ -33,10 +36,26 @@ func main() {
 	size := flag.Int("size", 100, "payload bytes")
 	batch := flag.Int("batch", 50, "jobs per request of gmq's batch rows (0: none)")
 	memory := flag.Int("memory", 0, "instead, Redis memory per pending job: this many jobs each of gmq, asynq and a plain list (database db+1)")
+	peer := flag.String("peer", "", "instead, one side of bench/peers.sh as JSON: asynq, gmq-beanstalk, gmq-http or gmq-http-chained")
+	beanstalkAddr := flag.String("beanstalk", "127.0.0.1:11300", "gmq's beanstalkd port (-peer gmq-beanstalk)")
 	flag.Parse()
 
 	opt := asynq.RedisClientOpt{Addr: *redisAddr, DB: *db}
 	payload := make([]byte, *size)
+	if *peer != "" {
+		// A side's like-for-like row is one job a request: -batch applies
+		// only when given.
+		peerBatch := 1
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "batch" {
+				peerBatch = *batch
+			}
+		})
+		if err := peerRun(os.Stdout, *peer, *redisAddr, *db, *beanstalkAddr, *gmqURL, *jobs, *clients, *size, peerBatch); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if *memory > 0 {
 		body := bytes.Repeat([]byte("x"), *size)
 		if err := memoryRun(context.Background(), os.Stdout, *redisAddr, *db, *gmqURL, *memory, *clients, body); err != nil {
