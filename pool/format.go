@@ -21,17 +21,17 @@ import (
 // and then every status poll (Announce); a record lasts AnnounceTTL, so a
 // broker that stopped without a word holds a raise back for that long.
 //
-// Brokers before 0.2.0 record nothing: stop them before a broker of a
-// newer format starts (docs/operations.md, "Upgrades").
+// Brokers of gmq 0.1.0 as released record nothing: stop them before a
+// broker of a newer format starts (docs/operations.md, "Upgrades").
 
 // StoreFormat is the newest store format this build reads and writes.
 //   - 1, the store of gmq 0.1: a record (the F_* fields of lua/contract.go)
 //     in the bucket's jobs hash, its body in the bodies hash.
-//   - 2: a body of up to 4 KiB in its record (F_BODY; lib.lua INLINE_BODY),
-//     a longer one in the bodies hash: a pending job of 100 bytes takes ~80
+//   - 2: a body of up to 4 KiB in its record (F_BODY; lib.lua jobbody), a
+//     longer one in the bodies hash: a pending job of 100 bytes takes ~70
 //     bytes less, and a push, a pop and an ack a command less each. A broker
 //     reads both; once the store is raised to 2, migrate.lua moves format 1's
-//     bodies into their records (Migrate).
+//     bodies into their records (migrate.go).
 const StoreFormat = 2
 
 // DefaultAnnounceTTL is how long a broker's record lasts unless renewed.
