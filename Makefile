@@ -63,7 +63,7 @@ test-deps:
 FUZZ_TARGETS = ./web:FuzzParsePush ./web:FuzzParsePop ./web:FuzzParseJobCall ./web:FuzzParseAcks \
 	./web:FuzzParsePage ./web:FuzzParseUpdate ./config:FuzzParse ./beanstalk:FuzzReadRequest \
 	./gmqrpc:FuzzParseJob ./gmqrpc:FuzzReadValue ./kestrel:FuzzReadRequest ./internal/tcpserver:FuzzLooksLikeHTTP \
-	./internal/jobjson:FuzzParseToken
+	./internal/jobjson:FuzzParseToken ./pool:FuzzDecodeRecord
 fuzz:
 	@failed=""; \
 	for t in $(FUZZ_TARGETS); do \

@@ -682,10 +682,9 @@ function pop_phase(ops)
     end
     for k, p in ipairs(picks) do
       local job = jobs[k]
-      local body = job[F_BODY] or bodies[p.member]
+      local body = bodies[p.member] -- nil: the record holds it
       if p.op.take then job[F_TTR] = 0 end
-      reserve_record(p.t, p.member, job, READY, now, gather)
-      p.reply = reply(p.member, job, body, now)
+      p.reply = reply(p.member, job, body, now, reserve_record(p.t, p.member, job, READY, now, gather))
     end
     write_gathered()
     spend(now)

@@ -50,6 +50,10 @@ const (
 	fieldEnd
 )
 
+// FieldCount is one past the last field's number: an array indexed by a
+// field's number has room for all.
+const FieldCount = int(fieldEnd)
+
 // fieldSpec is how the scripts name and read a field.
 type fieldSpec struct {
 	lua   string // its constant in the scripts
@@ -59,32 +63,31 @@ type fieldSpec struct {
 	// absent: unset means not in the record at all (nil: new_record leaves it
 	// out), as its zero would be a value; only last fields may be absent.
 	absent bool
-	reply  bool // the job reply carries it
 }
 
 var fields = [fieldEnd]fieldSpec{
-	FieldState:     {lua: "F_STATE", reply: true, doc: "the job's state (its number below)"},
-	FieldTopic:     {lua: "F_TOPIC", text: true, reply: true, doc: "its topic (EXPIRED: the topic it is on its way to)"},
-	FieldPriority:  {lua: "F_PRI", reply: true, doc: "lower runs first"},
-	FieldTTR:       {lua: "F_TTR", reply: true, doc: "ms a consumer has to ack it (0: removed as it is popped)"},
-	FieldDelay:     {lua: "F_DELAY", reply: true, doc: "ms it waited (or waits) before it was ready"},
-	FieldCreated:   {lua: "F_CREATED", reply: true, doc: "ms, Redis's clock"},
-	FieldDue:       {lua: "F_DUE", reply: true, doc: "ms: delayed, when it is ready; reserved, when its TTR runs out; else 0"},
-	FieldReserves:  {lua: "F_RESERVES", reply: true, doc: "deliveries so far: the attempt an ack names"},
-	FieldTimeouts:  {lua: "F_TIMEOUTS", reply: true, doc: "deliveries whose TTR ran out"},
-	FieldReleases:  {lua: "F_RELEASES", reply: true, doc: "releases by consumers"},
-	FieldBuries:    {lua: "F_BURIES", reply: true, doc: "buries"},
-	FieldKicks:     {lua: "F_KICKS", reply: true, doc: "kicks"},
-	FieldClientID:  {lua: "F_CID", text: true, reply: true, doc: "the producer's id ('': gmq's number)"},
+	FieldState:     {lua: "F_STATE", doc: "the job's state (its number below)"},
+	FieldTopic:     {lua: "F_TOPIC", text: true, doc: "its topic (EXPIRED: the topic it is on its way to)"},
+	FieldPriority:  {lua: "F_PRI", doc: "lower runs first"},
+	FieldTTR:       {lua: "F_TTR", doc: "ms a consumer has to ack it (0: removed as it is popped)"},
+	FieldDelay:     {lua: "F_DELAY", doc: "ms it waited (or waits) before it was ready"},
+	FieldCreated:   {lua: "F_CREATED", doc: "ms, Redis's clock"},
+	FieldDue:       {lua: "F_DUE", doc: "ms: delayed, when it is ready; reserved, when its TTR runs out; else 0"},
+	FieldReserves:  {lua: "F_RESERVES", doc: "deliveries so far: the attempt an ack names"},
+	FieldTimeouts:  {lua: "F_TIMEOUTS", doc: "deliveries whose TTR ran out"},
+	FieldReleases:  {lua: "F_RELEASES", doc: "releases by consumers"},
+	FieldBuries:    {lua: "F_BURIES", doc: "buries"},
+	FieldKicks:     {lua: "F_KICKS", doc: "kicks"},
+	FieldClientID:  {lua: "F_CID", text: true, doc: "the producer's id ('': gmq's number)"},
 	FieldSize:      {lua: "F_SIZE", added: true, doc: "the body's length: a removal lowers its topic's 'bytes' without reading the body"},
-	FieldExpires:   {lua: "F_EXPIRES", added: true, reply: true, doc: "ms it expires at (0: never)"},
-	FieldFailures:  {lua: "F_FAILURES", added: true, reply: true, doc: "fails, and TTRs that ran out"},
-	FieldLastError: {lua: "F_LAST_ERROR", text: true, added: true, reply: true, doc: "the last failure's error (at most 1 KiB)"},
-	FieldDeadAt:    {lua: "F_DEAD_AT", added: true, reply: true, doc: "ms it died at (0: alive)"},
+	FieldExpires:   {lua: "F_EXPIRES", added: true, doc: "ms it expires at (0: never)"},
+	FieldFailures:  {lua: "F_FAILURES", added: true, doc: "fails, and TTRs that ran out"},
+	FieldLastError: {lua: "F_LAST_ERROR", text: true, added: true, doc: "the last failure's error (at most 1 KiB)"},
+	FieldDeadAt:    {lua: "F_DEAD_AT", added: true, doc: "ms it died at (0: alive)"},
 	FieldRetry:     {lua: "F_RETRY", text: true, added: true, doc: "its own retry policy (lib_failures.lua retry_policy; '': its topic's)"},
-	FieldTrace:     {lua: "F_TRACE", text: true, added: true, reply: true, doc: "the producer's W3C traceparent ('': none)"},
-	FieldGroup:     {lua: "F_GROUP", text: true, added: true, reply: true, doc: "its fair group ('': none; lib_groups.lua)"},
-	FieldBodyJSON:  {lua: "F_JSON", added: true, reply: true, doc: "1: its body is a JSON object or array's compact text, shown as JSON; 0: a string"},
+	FieldTrace:     {lua: "F_TRACE", text: true, added: true, doc: "the producer's W3C traceparent ('': none)"},
+	FieldGroup:     {lua: "F_GROUP", text: true, added: true, doc: "its fair group ('': none; lib_groups.lua)"},
+	FieldBodyJSON:  {lua: "F_JSON", added: true, doc: "1: its body is a JSON object or array's compact text, shown as JSON; 0: a string"},
 	FieldBody:      {lua: "F_BODY", text: true, added: true, absent: true, doc: "its body, when the record holds it (store format 2, a body of at most INLINE_BODY bytes); nil: in the bucket's bodies hash"},
 }
 
@@ -96,39 +99,19 @@ func (s fieldSpec) zero() string {
 	return "0"
 }
 
-// The job reply (contract.lua's reply) is the job's member, its body (false when
-// the reply carries none), Redis's clock, then the record's fields that
-// fields marks, in record order. ReplyLen is its length; ReplyIndex says
-// where a field is in it.
+// The job reply (contract.lua's reply) is the job's member, its body
+// (false when the record holds it, or when the reply carries none), Redis's
+// clock, and the job's record as stored: a cmsgpack array of the fields
+// above, by their numbers (pool.decodeRecord). One string instead of a
+// field each: Redis turns a reply's every element into RESP, and rueidis
+// every one into a message, for each job a pop returns.
 const (
 	ReplyMember = 0
 	ReplyBody   = 1
 	ReplyNow    = 2
-	replyHead   = 3
+	ReplyRecord = 3
+	ReplyLen    = 4
 )
-
-var (
-	replyIndex [fieldEnd]int // 0: not in the reply
-	ReplyLen   = replyHead
-)
-
-func init() {
-	for f := FieldState; f < fieldEnd; f++ {
-		if fields[f].reply {
-			replyIndex[f] = ReplyLen
-			ReplyLen++
-		}
-	}
-}
-
-// ReplyIndex is where field f is in a job reply, or -1 if the reply does
-// not carry it.
-func ReplyIndex(f Field) int {
-	if f <= 0 || f >= fieldEnd || replyIndex[f] == 0 {
-		return -1
-	}
-	return replyIndex[f]
-}
 
 // Slot describes one key a topic-scoped script takes, by the name the
 // scripts (and package pool) call it.
@@ -210,6 +193,9 @@ func (f Field) Lua() string {
 }
 
 // Fields lists the record's fields in order.
+// Text says whether the field holds a string ('' when unset), else a number.
+func (f Field) Text() bool { return fields[f].text }
+
 func Fields() []Field {
 	out := make([]Field, 0, fieldEnd-1)
 	for f := FieldState; f < fieldEnd; f++ {

@@ -128,12 +128,10 @@ local function new_record()
   return {0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', 0, 0, 0, '', 0, '', '', '', 0}
 end
 
--- reply renders a job for the caller: its member, its body (or false),
--- Redis's clock, then the fields Go reads (pool.parseJob, by lua.ReplyIndex).
-local function reply(member, job, body, now)
-  return {member, body or false, now, job[F_STATE], job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY],
-          job[F_CREATED], job[F_DUE], job[F_RESERVES], job[F_TIMEOUTS], job[F_RELEASES],
-          job[F_BURIES], job[F_KICKS], job[F_CID], job[F_EXPIRES] or 0, job[F_FAILURES] or 0,
-          job[F_LAST_ERROR] or '', job[F_DEAD_AT] or 0, job[F_TRACE] or '', job[F_GROUP] or '',
-          job[F_JSON] or 0}
+-- reply renders a job for the caller (lua.ReplyLen values): its member,
+-- its body (false: the record holds it, or the reply carries none), Redis's
+-- clock, and the record packed (pool.decodeRecord reads it by the F_*
+-- numbers): packed is the caller's when it has packed the record already.
+local function reply(member, job, body, now, packed)
+  return {member, body or false, now, packed or cmsgpack.pack(job)}
 end

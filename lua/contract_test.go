@@ -22,31 +22,18 @@ func TestContractIsGenerated(t *testing.T) {
 	}
 }
 
-// Every field has a name of its own, and the reply holds each replied field
-// once, after its head.
+// Every field has a name of its own and a doc.
 func TestContractFields(t *testing.T) {
 	seen := map[string]bool{}
-	replied := 0
 	for f := FieldState; f < fieldEnd; f++ {
 		s := fields[f]
 		if !strings.HasPrefix(s.lua, "F_") || seen[s.lua] || s.doc == "" {
 			t.Errorf("field %d: Lua name %q (unique, F_...) and a doc wanted", f, s.lua)
 		}
 		seen[s.lua] = true
-		switch i := ReplyIndex(f); {
-		case s.reply && (i < replyHead || i >= ReplyLen):
-			t.Errorf("field %s at reply index %d, want within [%d, %d)", s.lua, i, replyHead, ReplyLen)
-		case s.reply:
-			replied++
-		case i != -1:
-			t.Errorf("field %s is not replied but has index %d", s.lua, i)
-		}
 	}
-	if replied != ReplyLen-replyHead {
-		t.Errorf("%d replied fields, reply length %d", replied, ReplyLen)
-	}
-	if ReplyIndex(0) != -1 || ReplyIndex(fieldEnd) != -1 {
-		t.Error("ReplyIndex answers for a field that does not exist")
+	if FieldCount != len(Fields())+1 {
+		t.Errorf("FieldCount %d, %d fields", FieldCount, len(Fields()))
 	}
 }
 

@@ -105,22 +105,12 @@ func ContractLua() string {
 	w("  return {%s}", strings.Join(zeros, ", "))
 	w("end")
 	w("")
-	w("-- reply renders a job for the caller: its member, its body (or false),")
-	w("-- Redis's clock, then the fields Go reads (pool.parseJob, by lua.ReplyIndex).")
-	reply := []string{"member", "body or false", "now"}
-	for f := FieldState; f < fieldEnd; f++ {
-		s := fields[f]
-		if !s.reply {
-			continue
-		}
-		v := "job[" + s.lua + "]"
-		if s.added {
-			v += " or " + s.zero()
-		}
-		reply = append(reply, v)
-	}
-	w("local function reply(member, job, body, now)")
-	w("  return {%s}", wrap(reply, "          "))
+	w("-- reply renders a job for the caller (lua.ReplyLen values): its member,")
+	w("-- its body (false: the record holds it, or the reply carries none), Redis's")
+	w("-- clock, and the record packed (pool.decodeRecord reads it by the F_*")
+	w("-- numbers): packed is the caller's when it has packed the record already.")
+	w("local function reply(member, job, body, now, packed)")
+	w("  return {member, body or false, now, packed or cmsgpack.pack(job)}")
 	w("end")
 	return b.String()
 }

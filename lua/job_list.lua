@@ -20,6 +20,7 @@ for _, member in ipairs(redis.call('ZRANGE', set, offset, math.min(offset + limi
   local job = load(member)
   if job then
     local body = jobbody.read(member, job) or ''
+    job[F_BODY] = nil -- the preview goes instead
     for _, v in ipairs(reply(member, job, string.sub(body, 1, preview), now)) do out[#out + 1] = v end
   end
 end

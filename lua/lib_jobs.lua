@@ -130,7 +130,7 @@ end
 -- answer is a successful call's reply: 'OK' and the job as it now is, with
 -- its body, so callers need no second round trip to show it.
 local function answer(member, job)
-  local r = reply(member, job, jobbody.read(member, job), now_ms())
+  local r = reply(member, job, job[F_BODY] == nil and jobbody.read(member, job), now_ms())
   table.insert(r, 1, 'OK')
   return r
 end
@@ -163,7 +163,8 @@ end
 
 -- reserve_record counts a delivery of a job just taken out of the set of
 -- state `from` and records it: reserved until now + TTR, or with a TTR of 0
--- deleted (state 0 in the job). The caller reads the body first.
+-- deleted (state 0 in the job). The caller reads the body first. It
+-- returns the record as packed and stored (nil when deleted), for reply.
 local function reserve_record(t, member, job, from, now, write)
   write = write or redis.call
   job[F_RESERVES] = job[F_RESERVES] + 1
@@ -185,15 +186,16 @@ local function reserve_record(t, member, job, from, now, write)
   job[F_DUE] = now + job[F_TTR]
   schedule(t, job[F_DUE])
   write('ZADD', t.reserved, job[F_DUE], member)
-  write('HSET', K_JOBS, member, cmsgpack.pack(job))
+  local packed = cmsgpack.pack(job)
+  write('HSET', K_JOBS, member, packed)
+  return packed
 end
 
 -- reserve gives a job (just taken out of the set of state `from`) to a
 -- consumer and returns the job reply.
 local function reserve(t, member, job, from, now)
-  local body = jobbody.read(member, job)
-  reserve_record(t, member, job, from, now)
-  return reply(member, job, body, now)
+  local body = job[F_BODY] == nil and jobbody.read(member, job) -- false: the record holds it
+  return reply(member, job, body, now, reserve_record(t, member, job, from, now))
 end
 
 -- delete_job removes a job in any state and counts the delete.

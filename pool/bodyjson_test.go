@@ -14,13 +14,13 @@ import (
 // A body pushed as JSON is marked so in its record (F_JSON), and every path
 // that makes a job of it or moves it keeps the mark with the body.
 
-// record reads job member's record (in topic's bucket) through the
+// readRecord reads job member's record (in topic's bucket) through the
 // contract's names: how many fields it has, its F_JSON and the field after
 // the last this version knows ("nil" where there is none). With change
 // "strip" it first takes F_JSON off the end, as a broker from before the
 // field wrote it; with "extend", it first adds a field after it, holding
 // "future", as a newer broker might.
-func record(t *testing.T, p *Pool, ctx context.Context, topic string, id uint64, change string) (n int, asJSON, next string) {
+func readRecord(t *testing.T, p *Pool, ctx context.Context, topic string, id uint64, change string) (n int, asJSON, next string) {
 	t.Helper()
 	script := contractScript(`local job = cmsgpack.unpack(redis.call('HGET', K_JOBS, ARGV[1]))
 if ARGV[2] == 'strip' then job[F_JSON] = nil end
@@ -170,14 +170,14 @@ func TestRecordWithoutBodyJSON(t *testing.T) {
 	p, ctx := newPoolWith(t, Options{ReadsFormat: 1})
 	fields := fields - 1
 	id := mustPush(t, p, ctx, job.Spec{Topic: "old", Body: `{"a":1}`, BodyJSON: true, TTR: time.Minute})
-	if n, asJSON, _ := record(t, p, ctx, "old", id, "strip"); n != fields-1 || asJSON != "nil" {
+	if n, asJSON, _ := readRecord(t, p, ctx, "old", id, "strip"); n != fields-1 || asJSON != "nil" {
 		t.Fatalf("stripped record: %d fields, F_JSON %s", n, asJSON)
 	}
 	if j, err := p.Peek(ctx, num(id)); err != nil || j.Body != `{"a":1}` || j.BodyJSON {
 		t.Fatalf("an older record: %+v %v, want a string body", j, err)
 	}
 	moveAround(t, p, ctx, "old", id)
-	if n, _, _ := record(t, p, ctx, "old", id, ""); n != fields-1 {
+	if n, _, _ := readRecord(t, p, ctx, "old", id, ""); n != fields-1 {
 		t.Fatalf("after its moves the record has %d fields, want %d", n, fields-1)
 	}
 	text := "plain"
@@ -188,7 +188,7 @@ func TestRecordWithoutBodyJSON(t *testing.T) {
 	if j, err := p.UpdateJob(ctx, num(id), job.Update{Body: &obj, BodyJSON: true}); err != nil || !j.BodyJSON {
 		t.Fatalf("a JSON body: %+v %v", j, err)
 	}
-	if n, asJSON, _ := record(t, p, ctx, "old", id, ""); n != fields || asJSON != "1" {
+	if n, asJSON, _ := readRecord(t, p, ctx, "old", id, ""); n != fields || asJSON != "1" {
 		t.Fatalf("after a JSON body: %d fields, F_JSON %s", n, asJSON)
 	}
 	checkStore(t, p, ctx)
@@ -201,13 +201,13 @@ func TestRecordWithoutBodyJSON(t *testing.T) {
 func TestRecordWithALaterField(t *testing.T) {
 	p, ctx := newPool(t)
 	id := mustPush(t, p, ctx, job.Spec{Topic: "new", Body: `{"a":1}`, BodyJSON: true, TTR: time.Minute})
-	record(t, p, ctx, "new", id, "extend")
+	readRecord(t, p, ctx, "new", id, "extend")
 	moveAround(t, p, ctx, "new", id)
 	pri := uint32(9)
 	if _, err := p.UpdateJob(ctx, num(id), job.Update{Priority: &pri}); err != nil {
 		t.Fatal(err)
 	}
-	if n, asJSON, next := record(t, p, ctx, "new", id, ""); n != fields+1 || asJSON != "1" || next != "future" {
+	if n, asJSON, next := readRecord(t, p, ctx, "new", id, ""); n != fields+1 || asJSON != "1" || next != "future" {
 		t.Fatalf("after its moves: %d fields, F_JSON %s, then %s; want %d, 1, future", n, asJSON, next, fields+1)
 	}
 	if j, err := p.Peek(ctx, num(id)); err != nil || !j.BodyJSON || j.Priority != 9 {

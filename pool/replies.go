@@ -66,18 +66,27 @@ const (
 // jobFields is the length of a job reply (lua/contract.go).
 var jobFields = lua.ReplyLen
 
-// parseJob reads a job reply (lua.ReplyLen fields, the first ones of r) by
-// the names lua/contract.go gives its fields.
+// parseJob reads a job reply (lua.ReplyLen values, the first ones of r):
+// the member, the body (nil: the record's, or none), Redis's clock and the
+// record packed (decodeRecord).
 func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	if len(r) < jobFields {
-		return nil, fmt.Errorf("job reply has %d fields, want %d", len(r), jobFields)
+		return nil, fmt.Errorf("job reply has %d values, want %d", len(r), jobFields)
 	}
 	id, err := parseMember(strAt(r, lua.ReplyMember))
 	if err != nil {
 		return nil, err
 	}
-	num := func(f lua.Field) int64 { return intAt(r, lua.ReplyIndex(f)) }
-	text := func(f lua.Field) string { return strAt(r, lua.ReplyIndex(f)) }
+	packed, err := r[lua.ReplyRecord].ToString()
+	if err != nil {
+		return nil, fmt.Errorf("job reply: its record: %w", err)
+	}
+	rec, err := decodeRecord([]byte(packed))
+	if err != nil {
+		return nil, err
+	}
+	num := func(f lua.Field) int64 { return rec.num[f] }
+	text := func(f lua.Field) string { return rec.text[f] }
 	ms := func(f lua.Field) time.Duration { return time.Duration(num(f)) * time.Millisecond }
 	at := func(f lua.Field) time.Time { // 0: none
 		if v := num(f); v > 0 {
@@ -85,9 +94,13 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		}
 		return time.Time{}
 	}
+	body, err := r[lua.ReplyBody].ToString()
+	if err != nil { // false: the record holds it (or the reply carries none)
+		body = text(lua.FieldBody)
+	}
 	return &job.Job{
 		ID:          id,
-		Body:        strAt(r, lua.ReplyBody),
+		Body:        body,
 		Now:         time.UnixMilli(intAt(r, lua.ReplyNow)),
 		State:       job.State(num(lua.FieldState)),
 		Topic:       text(lua.FieldTopic),

@@ -51,6 +51,9 @@ func BenchmarkScriptCost(b *testing.B) {
 		{"push/function", nil, pushOne},
 		{"pop/script", both(costJobs, asScripts), popOne},
 		{"pop/function", costJobs, popOne},
+		// 50 jobs a call (PopN): what a popped job costs once a call's own
+		// cost is shared.
+		{"pop/n50", costJobs50, pop50},
 		// A broker with no consumer waiting does not ask whether the topic
 		// has more ready jobs (Pool.SetWaiting).
 		{"pop/none-waiting", both(costJobs, noneWaiting), popOne},
@@ -135,6 +138,13 @@ func groupedJobs(p *Pool, ctx context.Context, n int) []uint64 {
 		j.Group = "g" + strconv.Itoa(i%100)
 		return j
 	})
+}
+
+func costJobs50(p *Pool, ctx context.Context, n int) []uint64 { return costJobs(p, ctx, 50*n) }
+
+func pop50(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+	_, err := p.PopN(ctx, []string{"t"}, 50)
+	return err
 }
 
 // noneWaiting tells the pool that no consumer waits.
