@@ -193,7 +193,7 @@ func (f Field) Lua() string {
 }
 
 // Fields lists the record's fields in order.
-// Text says whether the field holds a string ('' when unset), else a number.
+// Text says whether the field holds a string (” when unset), else a number.
 func (f Field) Text() bool { return fields[f].text }
 
 func Fields() []Field {
