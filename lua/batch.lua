@@ -124,10 +124,10 @@ local function parse()
     local kind = ARGV[i]
     local names = OP_ARGS[kind]
     if not names then return nil, 'batch: unknown operation ' .. tostring(kind) end
-    local op = {kind = kind, ts = {}, a = {}}
+    local op = {kind = kind, ts = {}}
     for j = 1, tonumber(ARGV[i + 1]) do op.ts[j] = topics[tonumber(ARGV[i + 1 + j])] end
     i = i + 2 + #op.ts
-    for j, name in ipairs(names) do op.a[name] = ARGV[i + j - 1] end
+    op.a = names.read(ARGV, i)
     i = i + #names
     if kind == 'push' then -- a member for each fanout child
       op.children = {}

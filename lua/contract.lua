@@ -88,6 +88,18 @@ local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERV
 local OP_ARGS = {ack_pop = {'member', 'attempt', 'more'}, delete = {'member', 'attempt', 'mode'},
   pop = {'mode', 'more'}, pop_n = {'mode', 'n', 'more'},
   push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json'}}
+-- OP_ARGS[kind].read reads those arguments from args at i into a table by
+-- name in one constructor (sized once, where a loop grows it key by key).
+OP_ARGS.ack_pop.read = function(args, i) return {member = args[i], attempt = args[i + 1], more = args[i + 2]} end
+OP_ARGS.delete.read = function(args, i) return {member = args[i], attempt = args[i + 1], mode = args[i + 2]} end
+OP_ARGS.pop.read = function(args, i) return {mode = args[i], more = args[i + 1]} end
+OP_ARGS.pop_n.read = function(args, i) return {mode = args[i], n = args[i + 1], more = args[i + 2]} end
+OP_ARGS.push.read = function(args, i) return {member = args[i], priority = args[i + 1], ttr = args[i + 2], delay = args[i + 3], body = args[i + 4],
+  client_id = args[i + 5], expires = args[i + 6], retry = args[i + 7], trace = args[i + 8],
+  unique_key = args[i + 9], unique_mode = args[i + 10], unique_for = args[i + 11],
+  group = args[i + 12], schedule_key = args[i + 13], schedule_due = args[i + 14],
+  schedule_next = args[i + 15], schedule_name = args[i + 16], overlap = args[i + 17],
+  json = args[i + 18]} end
 
 -- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat
 -- counts from 0), then its effective settings as setting, value pairs.

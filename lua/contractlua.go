@@ -92,6 +92,19 @@ func ContractLua() string {
 		ops = append(ops, fmt.Sprintf("%s = {'%s'}", kind, strings.Join(Ops[kind], "', '")))
 	}
 	w("local OP_ARGS = {%s}", wrap(ops, "  "))
+	w("-- OP_ARGS[kind].read reads those arguments from args at i into a table by")
+	w("-- name in one constructor (sized once, where a loop grows it key by key).")
+	for _, kind := range kinds {
+		var fieldsRead []string
+		for i, name := range Ops[kind] {
+			if i == 0 {
+				fieldsRead = append(fieldsRead, fmt.Sprintf("%s = args[i]", name))
+			} else {
+				fieldsRead = append(fieldsRead, fmt.Sprintf("%s = args[i + %d]", name, i))
+			}
+		}
+		w("OP_ARGS.%s.read = function(args, i) return {%s} end", kind, wrap(fieldsRead, "  "))
+	}
 	w("")
 	w("-- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat")
 	w("-- counts from 0), then its effective settings as setting, value pairs.")

@@ -49,6 +49,9 @@ func BenchmarkScriptCost(b *testing.B) {
 		}},
 		{"push/script", asScripts, pushOne},
 		{"push/function", nil, pushOne},
+		// 50 jobs a batch push (PushBatch: ~16 a call under MaxOpsPerCall):
+		// what a push costs once a call's own cost is shared.
+		{"push/n50", nil, push50},
 		{"pop/script", both(costJobs, asScripts), popOne},
 		{"pop/function", costJobs, popOne},
 		// 50 jobs a call (PopN): what a popped job costs once a call's own
@@ -138,6 +141,11 @@ func groupedJobs(p *Pool, ctx context.Context, n int) []uint64 {
 		j.Group = "g" + strconv.Itoa(i%100)
 		return j
 	})
+}
+
+func push50(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+	_, errs := p.PushBatch(ctx, slices.Repeat([]job.Spec{costJob}, 50))
+	return errs[0]
 }
 
 func costJobs50(p *Pool, ctx context.Context, n int) []uint64 { return costJobs(p, ctx, 50*n) }
