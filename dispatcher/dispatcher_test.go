@@ -221,7 +221,7 @@ func later(a, b time.Time) time.Time {
 // A reservation whose TTR runs out is delivered again, not before it ran out
 // and soon after.
 func TestTTRRedelivery(t *testing.T) {
-	b := broker(t)
+	b := brokertest.Fresh(t, slowTimers)
 	id := push(t, b, job.Spec{Topic: "slow", Body: "x", TTR: 300 * time.Millisecond})
 	first, err := b.Dispatcher.Pop(context.Background(), []string{"slow"}, time.Second)
 	if err != nil || first == nil {
@@ -236,10 +236,10 @@ func TestTTRRedelivery(t *testing.T) {
 		t.Fatalf("redelivered job %+v, want attempt 2 and one timeout", second)
 	}
 	// Never before the TTR ran out; late counts from when it both ran out
-	// and was asked for. A pop does not nudge the timer with its TTR: the
-	// timers' next round (200 ms at most, brokertest's bucket_max_sleep)
-	// schedules it, so slowTimers would not do here. It takes under 100 ms
-	// on an idle machine; 5 s is the margin for a loaded one.
+	// and was asked for. The timers sleep a minute when idle (slowTimers):
+	// the pop nudged its bucket's timer to the TTR's end, or the job would
+	// come back up to a minute late. It takes under 100 ms on an idle
+	// machine; 5 s is the margin for a loaded one.
 	redeliveredAt := second.Due.Add(-second.TTR)
 	if early := first.Due.Sub(redeliveredAt); early > 0 {
 		t.Fatalf("redelivered %v before the TTR ran out", early)

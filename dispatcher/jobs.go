@@ -265,6 +265,7 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 	if topics = d.withoutAliases(topics); len(topics) == 0 {
 		return pool.Popped{}, waitOut(ctx, timeout)
 	}
+	pop = d.watchingTTR(pop)
 	if timeout <= 0 || !waited {
 		// A job ready now needs no waiting: pop before registering as a
 		// waiter (the loop below looks again after registering, so a job
@@ -441,6 +442,7 @@ func (d *Dispatcher) AckAndPop(ctx context.Context, ack Ack, next PopRequest) ([
 	if err != nil {
 		return nil, err
 	}
+	d.reserved(got)
 	if got.Job != nil {
 		if got.More {
 			d.waiters.notify(got.Job.Topic, 1)
