@@ -1,9 +1,9 @@
 package pool
 
 import (
-	"bytes"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
@@ -25,11 +25,11 @@ type record struct {
 // decodeRecord reads a packed record. cmsgpack packs a Lua array as a
 // msgpack array, or as a map of its indexes when it has a hole (a field
 // set past an unset one): both are read.
-func decodeRecord(b []byte) (record, error) {
+func decodeRecord(packed string) (record, error) {
 	var r record
 	dec := msgpack.GetDecoder()
 	defer msgpack.PutDecoder(dec)
-	dec.Reset(bytes.NewReader(b))
+	dec.Reset(strings.NewReader(packed)) // the reply's string as it is: no copy
 	c, err := dec.PeekCode()
 	if err != nil {
 		return r, fmt.Errorf("job record: %w", err)

@@ -38,7 +38,7 @@ func TestDecodeRecord(t *testing.T) {
 		{"a string where a number goes", pack([]any{"x"}), 0, "", "", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := decodeRecord(tc.packed)
+			r, err := decodeRecord(string(tc.packed))
 			if (err != nil) != tc.wantError {
 				t.Fatalf("error %v, want one: %v", err, tc.wantError)
 			}
@@ -59,6 +59,6 @@ func FuzzDecodeRecord(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = decodeRecord(b)
+		_, _ = decodeRecord(string(b))
 	})
 }

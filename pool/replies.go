@@ -81,7 +81,7 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job reply: its record: %w", err)
 	}
-	rec, err := decodeRecord([]byte(packed))
+	rec, err := decodeRecord(packed)
 	if err != nil {
 		return nil, err
 	}
