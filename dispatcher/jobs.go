@@ -265,13 +265,15 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 	if topics = d.withoutAliases(topics); len(topics) == 0 {
 		return pool.Popped{}, waitOut(ctx, timeout)
 	}
-	pop = d.watchingTTR(pop)
 	if timeout <= 0 || !waited {
 		// A job ready now needs no waiting: pop before registering as a
 		// waiter (the loop below looks again after registering, so a job
 		// made ready in between is not missed).
 		got, err := pop(ctx, topics)
 		if err != nil || got.Job != nil || timeout <= 0 {
+			if err == nil {
+				d.reserved(got)
+			}
 			if err == nil && got.More {
 				d.waiters.notify(got.Last().Topic, 1)
 			}
@@ -311,6 +313,7 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 			return pool.Popped{}, err
 		}
 		if got.Job != nil {
+			d.reserved(got)
 			d.handOn(w, woke, got)
 			return got, nil
 		}
