@@ -93,7 +93,13 @@ func (p *Pool) Announce(ctx context.Context) (Announced, error) {
 		return f, p.tooNewError(int(store))
 	}
 	p.guard.tooNew.Store(0)
-	p.format.Store(store)
+	if p.format.Swap(store) != store {
+		caller := p.opts.Origin
+		if store > 1 {
+			caller += "/" + strconv.FormatInt(store, 10)
+		}
+		p.callerArg.Store(&caller)
+	}
 	return f, nil
 }
 
@@ -103,9 +109,10 @@ func (p *Pool) Format() int { return int(p.format.Load()) }
 
 // caller is ARGV[1] of a topic-scoped script: the origin, and the format
 // the call writes when it is over 1 ("host-1-ab/2": lib.lua begin).
+// It is made once a format (Announce), not at every call.
 func (p *Pool) caller() string {
-	if f := p.format.Load(); f > 1 {
-		return p.opts.Origin + "/" + strconv.FormatInt(f, 10)
+	if c := p.callerArg.Load(); c != nil {
+		return *c
 	}
 	return p.opts.Origin
 }

@@ -66,6 +66,7 @@ type Pool struct {
 	epoch          atomic.Pointer[string]        // gmq:meta's epoch at the last Init (epoch.go)
 	guard          formatGuard                   // the store's format when newer than this pool reads (format.go)
 	format         atomic.Int64                  // the store's format at the last Announce: the one the scripts write (format.go)
+	callerArg      atomic.Pointer[string]        // the scripts' ARGV[1] for that format (caller)
 	waiting        atomic.Pointer[func() bool]   // says whether consumers wait here (SetWaiting; askMore)
 	batchObserver  atomic.Pointer[func(ops int)] // see ObserveBatches
 	owned          bool                          // the client is the pool's to close (Open)
