@@ -22,9 +22,8 @@ type migration struct {
 	mu      sync.Mutex // held through a call of migrate
 	format  int        // the format being migrated to (0: none)
 	seen    time.Time  // when this broker first saw the store at it
-	cursors []string   // each bucket's HSCAN cursor
-	started []bool     // the bucket's pass has begun
-	passed  []bool     // and is over
+	cursors []string   // each bucket's HSCAN cursor ("0": from the start)
+	passed  []bool     // the bucket's pass is over
 	lastLog time.Time
 
 	moved atomic.Int64 // bodies this broker moved
@@ -49,7 +48,10 @@ func (d *Dispatcher) migrate(ctx context.Context) {
 	if m.format != f {
 		n := d.pool.Buckets()
 		m.format, m.seen = f, time.Now()
-		m.cursors, m.started, m.passed = make([]string, n), make([]bool, n), make([]bool, n)
+		m.cursors, m.passed = make([]string, n), make([]bool, n)
+		for b := range m.cursors {
+			m.cursors[b] = "0"
+		}
 	}
 	after := d.opts.MigrateAfter
 	if after <= 0 {
@@ -66,7 +68,7 @@ func (d *Dispatcher) migrate(ctx context.Context) {
 	if time.Since(m.seen) < after {
 		return
 	}
-	if !m.started[0] && m.lastLog.IsZero() {
+	if m.lastLog.IsZero() {
 		m.lastLog = time.Now()
 		d.log.Info("store migration begins: moving format 1's short bodies into their records", "format", f, "buckets", len(m.cursors))
 	}
@@ -75,17 +77,13 @@ func (d *Dispatcher) migrate(ctx context.Context) {
 		if m.passed[b] {
 			continue
 		}
-		cursor := m.cursors[b]
-		if !m.started[b] {
-			cursor = "0"
-		}
-		next, n, err := d.pool.MigrateStep(rctx, b, cursor)
+		next, n, err := d.pool.MigrateStep(rctx, b, m.cursors[b])
 		if err != nil {
 			d.log.Warn("store migration: a step failed; trying again", "format", f, "bucket", b, "err", err)
 			return
 		}
 		m.moved.Add(n)
-		m.started[b], m.cursors[b] = true, next
+		m.cursors[b] = next
 		if next == "0" {
 			m.passed[b] = true
 		} else {
