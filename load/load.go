@@ -47,6 +47,9 @@ type Options struct {
 	// more than one, each client handles an equal share of the jobs, so
 	// every topic gets as many pops as pushes.
 	Topics int
+	// Modes are the modes to run, in Modes' order (nil: all of them); push
+	// and pop+ack alone are one job life each (bench/asynq -peer).
+	Modes []string
 }
 
 // Result is one mode's measurement against one target.
@@ -108,6 +111,9 @@ func Run(ctx context.Context, target string, dial Dialer, opts Options) ([]Resul
 	}
 	var out []Result
 	for _, mode := range Modes {
+		if opts.Modes != nil && !slices.Contains(opts.Modes, mode) {
+			continue
+		}
 		r, err := measure(ctx, target, mode, clients, opts, ops[mode])
 		if err != nil {
 			return out, err

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -79,9 +77,14 @@ func peerRun(w io.Writer, side, redisAddr string, db int, beanstalkAddr, gmqURL 
 			r.LibraryDetail = "gmq's Go client to " + gmqURL + ", ack-and-pop"
 			dial = load.HTTPChained(gmqURL)
 		}
-		if enqueue, process, err = gmqLives(dial, n, clients, r.Batch, payload); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		results, err := load.Run(ctx, side, dial, load.Options{Clients: clients, Jobs: n, Size: size, Batch: r.Batch,
+			Modes: []string{"push", "pop+ack"}})
+		if err != nil {
 			return err
 		}
+		enqueue, process = results[0].Rate, results[1].Rate
 	default:
 		return fmt.Errorf("-peer %q: want asynq, gmq-beanstalk, gmq-http or gmq-http-chained", side)
 	}
@@ -102,59 +105,4 @@ func cpuSeconds() (float64, error) {
 		return 0, err
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), nil
-}
-
-// gmqLives pushes n jobs from clients connections, then pops and acks them
-// with the same connections, batch jobs a call, and returns both rates.
-// Closing the clients is part of processing: a batch consumer acks the
-// jobs it still holds when it closes.
-func gmqLives(dial load.Dialer, n, clients, batch int, body []byte) (enqueue, process float64, err error) {
-	topic := fmt.Sprintf("peers-%d", time.Now().UnixNano())
-	conns := make([]load.Client, clients)
-	for i := range conns {
-		if conns[i], err = dial(topic); err != nil {
-			for _, c := range conns[:i] {
-				c.Close()
-			}
-			return 0, 0, fmt.Errorf("connect: %w", err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	phase := func(op func(load.Client, int) error) (float64, error) {
-		var next atomic.Int64
-		var firstErr error
-		var once sync.Once
-		var wg sync.WaitGroup
-		start := time.Now()
-		for _, c := range conns {
-			wg.Go(func() {
-				for {
-					k := min(int64(batch), int64(n)-(next.Add(int64(batch))-int64(batch)))
-					if k <= 0 {
-						return
-					}
-					if err := op(c, int(k)); err != nil {
-						once.Do(func() { firstErr = err })
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		return float64(n) / time.Since(start).Seconds(), firstErr
-	}
-	if enqueue, err = phase(func(c load.Client, k int) error { return c.Put(ctx, body, k) }); err != nil {
-		return 0, 0, fmt.Errorf("push: %w", err)
-	}
-	start := time.Now()
-	if _, err = phase(func(c load.Client, k int) error { return c.PopAck(ctx, k) }); err != nil {
-		return 0, 0, fmt.Errorf("pop+ack: %w", err)
-	}
-	for _, c := range conns {
-		if cerr := c.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close: %w", cerr)
-		}
-	}
-	return enqueue, float64(n) / time.Since(start).Seconds(), err
 }
