@@ -68,11 +68,10 @@ func (d *Dispatcher) checkStore(ctx context.Context) {
 	defer cancel()
 	d.watch.mu.Lock()
 	defer d.watch.mu.Unlock()
-	d.announce(rctx)
+	a, err := d.announce(rctx) // one look at gmq:meta for the format and the epoch
 	if !d.watch.pending {
-		changed, err := d.pool.EpochChanged(rctx)
-		if err != nil || !changed {
-			return // Redis away: the calls themselves fail meanwhile
+		if err != nil || !d.pool.EpochChanged(a) {
+			return // Redis away (the calls themselves fail meanwhile), or a newer store (refused)
 		}
 		d.watch.pending = true
 		d.watch.lastLoss.Store(time.Now().UnixMilli())
@@ -105,8 +104,8 @@ func (d *Dispatcher) checkStore(ctx context.Context) {
 // one. A store found newer than this broker reads (its record lapsed while
 // it was paused, and a newer broker raised the format) makes the pool
 // refuse every call; that is logged once, and its end too.
-func (d *Dispatcher) announce(ctx context.Context) {
-	_, err := d.pool.Announce(ctx)
+func (d *Dispatcher) announce(ctx context.Context) (pool.Announced, error) {
+	a, err := d.pool.Announce(ctx)
 	tooNew := errors.Is(err, pool.ErrStoreTooNew)
 	if tooNew && !d.watch.tooNew {
 		d.log.Error("refusing every request: a newer broker raised the store's format while this one was not recorded; "+
@@ -117,4 +116,5 @@ func (d *Dispatcher) announce(ctx context.Context) {
 	if err == nil || tooNew {
 		d.watch.tooNew = tooNew
 	}
+	return a, err
 }

@@ -7,9 +7,10 @@
 --   and one field 'broker ORIGIN' -> 'READS UNTIL_MS VERSION' a broker.
 -- ARGV: the broker's origin, the newest format it reads, how long its
 --   record lasts (ms; the broker renews it well before), its version.
--- Returns {the store's format, 1 if the broker is recorded, then the
--- origins of the brokers that read an older format than it}: 0, and the
--- broker not recorded, when the store's format is newer than it reads. A
+-- Returns {the store's format, 1 if the broker is recorded, the store's
+-- epoch ('' when it has none: pool/epoch.go), then the origins of the
+-- brokers that read an older format than it}: {format, 0}, and the broker
+-- not recorded, when the store's format is newer than it reads. A
 -- record past its time is removed; the format is raised, in this call, to
 -- the newest that every recorded broker reads.
 local t = redis.call('TIME')
@@ -45,6 +46,6 @@ if all > format then
   redis.call('HSET', meta, 'format', all)
   format = all
 end
-local out = {format, 1}
+local out = {format, 1, redis.call('HGET', meta, 'epoch') or ''}
 for _, name in ipairs(behind) do out[#out + 1] = name end
 return out

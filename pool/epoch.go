@@ -65,21 +65,13 @@ func (p *Pool) initEpoch(ctx context.Context) error {
 	return nil
 }
 
-// EpochChanged says whether gmq:meta's epoch is no longer the one this pool
-// saw at its last Init: the record has gone (Redis lost its data) or been
-// made anew (another broker saw it gone first). Call Init to take the new
-// one. It answers false, with the error, when Redis cannot be read.
-func (p *Pool) EpochChanged(ctx context.Context) (bool, error) {
-	c := p.client
-	got, err := c.Do(ctx, c.B().Hget().Key(p.keys.meta()).Field("epoch").Build()).ToString()
-	if rueidis.IsRedisNil(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, wrapRedis("read epoch", err)
-	}
+// EpochChanged says whether the epoch an Announce read (the broker's
+// regular look at gmq:meta) is no longer the one this pool saw at its last
+// Init: the record has gone (Redis lost its data) or been made anew
+// (another broker saw it gone first). Call Init to take the new one.
+func (p *Pool) EpochChanged(a Announced) bool {
 	known := p.epoch.Load()
-	return known == nil || *known != got, nil
+	return known == nil || *known != a.Epoch
 }
 
 // Epoch is the epoch this pool saw at its last Init.

@@ -43,10 +43,12 @@ var ErrStoreTooNew = errors.New("the store's format is newer than this broker re
 
 var announceScript = rueidis.NewLuaScript(lua.Source("announce"))
 
-// Announced is what Announce learnt: the store's format, and the brokers
-// recorded that read only older ones (which hold a raise back).
+// Announced is what Announce learnt: the store's format, its epoch ("":
+// none, epoch.go), and the brokers recorded that read only older ones
+// (which hold a raise back).
 type Announced struct {
 	Store  int
+	Epoch  string
 	Behind []string
 }
 
@@ -83,7 +85,10 @@ func (p *Pool) Announce(ctx context.Context) (Announced, error) {
 		return Announced{}, fmt.Errorf("announce: %w", err)
 	}
 	f := Announced{Store: int(store)}
-	for _, v := range got[2:] {
+	if len(got) > 2 {
+		f.Epoch, _ = got[2].ToString()
+	}
+	for _, v := range got[min(3, len(got)):] {
 		if name, err := v.ToString(); err == nil {
 			f.Behind = append(f.Behind, name)
 		}
