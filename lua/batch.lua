@@ -170,6 +170,7 @@ end
 
 -- The push phase's helpers are in a block: the library's main function may hold 200 locals.
 local held, bytes, discards, listed -- a push phase's state (below)
+local plain_of -- topic name -> whether a push to it may take the short path (plain_topic, below)
 local push_phase
 
 do
@@ -395,10 +396,6 @@ local function group_of(t, a)
   return v
 end
 
--- refused says reply status r is a push its topic refused: a schedule's
--- fire that gets one made no job.
-local function refused(r) return r == 'FULL' or r == 'TOO_BIG' or r == 'UNIQUE' or r == 'GROUP_BACKLOG' end
-
 -- fire_refusal makes a push that is a schedule's fire (op.a.schedule_key:
 -- the place of the schedule's hash in KEYS) happen once: {'FIRED'} when
 -- the schedule's next fire is no longer the one its broker read (another
@@ -432,6 +429,22 @@ local function fire_refusal(op, t)
   op.fired = key
 end
 
+
+-- plain_topic says, once a call, whether topic t uses no setting a push
+-- looks at and has no fanout children: then a push that brings no unique
+-- key, no group and no schedule needs none of the refusals and limits
+-- above, and only stores its job.
+local function plain_topic(t)
+  local p = plain_of[t.name]
+  if p == nil then
+    local cfg = topic_config(t)
+    p = not (cfg.max_item_size or cfg.max_items or cfg.max_size or cfg.max_age or cfg.group_from or cfg.unique_from
+      or cfg.fanout_only) and #fanout_children(t.name) == 0
+    plain_of[t.name] = p
+  end
+  return p
+end
+
 -- push_phase runs the pushes, in order (phase 1). A push to a parent topic stores a copy for
 -- each child (each under the child's own limits: a child that refuses it
 -- misses it, as in kestrel), and none in the parent itself when the parent
@@ -445,8 +458,13 @@ function push_phase(ops)
       local t, a, member = op.ts[1], op.a, op.a.member
       local keep = topic_config(t).fanout_only ~= 'true'
       discards = {}
+      local short = #op.ts == 1 and a.unique_key == '' and a.schedule_key == '' and a.group == '' and plain_topic(t)
       if taken[k] or seen[member] then
         op.reply = {'EXISTS'}
+      elseif short then
+        seen[member] = true
+        local due = store(t, member, a, a.client_id, tonumber(a.expires), '')[F_DUE]
+        op.reply = {'OK', now, due, 1}
       else
         -- The refusals that ask the pool to push again come before a
         -- schedule's fire, which happens once (a push asked again would
@@ -458,14 +476,17 @@ function push_phase(ops)
           if op.group ~= '' then op.reply = make_grouped(t) end
         end
         if not op.reply and keep then op.reply = admit(t, a.body) end
-        if op.reply and op.fired and refused(op.reply[1]) then redis.call('HINCRBY', op.fired, 'refused', 1) end
+        local status = op.reply and op.reply[1]
+        if op.fired and (status == 'FULL' or status == 'TOO_BIG' or status == 'UNIQUE' or status == 'GROUP_BACKLOG') then
+          redis.call('HINCRBY', op.fired, 'refused', 1) -- a refusal: the schedule's fire made no job
+        end
         if op.reply and op.fired and (op.reply[1] == 'REPLACED' or op.reply[1] == 'DEBOUNCED') then
           -- its job's unique key changed the waiting job that holds it: that job is this fire's
           redis.call('HSET', op.fired, 'last', now, 'last_id', op.reply[2])
           redis.call('HINCRBY', op.fired, 'fires', 1)
         end
       end
-      if not op.reply then
+      if not op.reply and not short then
         seen[member] = true
         local due = 0
         if keep then due = store(t, member, a, a.client_id, expiry(t, tonumber(a.expires)), op.group)[F_DUE] end
@@ -487,8 +508,15 @@ function push_phase(ops)
       end
     end
     for _, t in pairs(listed) do
-      -- A topic new to the bucket's list may be a new topic: note its birth.
-      if add_topic(t) then created(t, now) end
+      -- Registration once: the topic's count of pushes, written here
+      -- rather than with the call's other counters, says whether its info
+      -- was there before. A listed topic has it (forget removes both
+      -- together), so only a count that starts at this call's pushes
+      -- lists the topic; then one new to the bucket's list may be a new
+      -- topic: note its birth.
+      local n = deltas[t.info].total_jobs
+      deltas[t.info].total_jobs = nil
+      if redis.call('HINCRBY', t.info, 'total_jobs', n) == n and add_topic(t) then created(t, now) end
     end
     write_gathered()
   end
@@ -746,7 +774,7 @@ end
 local function main()
   gathered, gathered_at, paused, may_expire, now = renew(gathered), renew(gathered_at), renew(paused), renew(may_expire), now_ms()
   token_fields = renew(token_fields)
-  held, bytes, discards, listed = renew(held), renew(bytes), nil, renew(listed)
+  held, bytes, discards, listed, plain_of = renew(held), renew(bytes), nil, renew(listed), renew(plain_of)
   picks, sweeps = renew(picks), renew(sweeps)
   local ops, err = parse()
   if not ops then return redis.error_reply(err) end

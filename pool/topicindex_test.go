@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -208,4 +209,54 @@ func TestTopicIndexRebuiltAtStart(t *testing.T) {
 		t.Fatalf("last page: %q of %d (%v)", page, total, err)
 	}
 	checkClean(t, p, ctx)
+}
+
+// A push lists its topic (and counts its birth) only when the topic's count
+// of pushes starts with it: once for many pushes, again after the topic is
+// forgotten, and not again for a topic a pause listed (batch.lua).
+func TestPushListsItsTopicOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		steps   func(t *testing.T, p *Pool, ctx context.Context)
+		creates int64
+	}{
+		{"many pushes", func(t *testing.T, p *Pool, ctx context.Context) {
+			for range 3 {
+				mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "x"})
+			}
+		}, 1},
+		{"pushed after it was forgotten", func(t *testing.T, p *Pool, ctx context.Context) {
+			id := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "x"})
+			if err := p.Delete(ctx, num(id), 0); err != nil {
+				t.Fatal(err)
+			}
+			if forgot, err := p.ForgetTopic(ctx, "t"); err != nil || !forgot {
+				t.Fatalf("forget: %v %v", forgot, err)
+			}
+			if names, err := p.Topics(ctx); err != nil || len(names) != 0 {
+				t.Fatalf("topics after forget: %v %v", names, err)
+			}
+			mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "x"})
+		}, 2},
+		{"listed by a pause first", func(t *testing.T, p *Pool, ctx context.Context) {
+			if _, err := p.Pause(ctx, "t", time.Millisecond, true); err != nil {
+				t.Fatal(err)
+			}
+			mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "x"})
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, ctx := newPool(t)
+			tc.steps(t, p, ctx)
+			if names, err := p.Topics(ctx); err != nil || !slices.Equal(names, []string{"t"}) {
+				t.Fatalf("topics %v %v, want [t]", names, err)
+			}
+			if c, err := p.Stats(ctx); err != nil || c.QueueCreates != tc.creates {
+				t.Fatalf("queue_creates %d %v, want %d", c.QueueCreates, err, tc.creates)
+			}
+			if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+				t.Fatalf("check: %v %v", problems, err)
+			}
+		})
+	}
 }
