@@ -769,14 +769,18 @@ function pop_replies(pops)
 end
 end
 
--- main: start the call's state, parse the operations, run the three
--- phases, answer in order.
+-- main: take the short path when it may (lib_lean.lua); else start the
+-- call's state, parse the operations, run the three phases, answer in order.
 local function main()
+  local short, err = lean.run() -- a call of plain operations only (lib_lean.lua)
+  if err then return redis.error_reply(err) end
+  if short then return short end
   gathered, gathered_at, paused, may_expire, now = renew(gathered), renew(gathered_at), renew(paused), renew(may_expire), now_ms()
   token_fields = renew(token_fields)
   held, bytes, discards, listed, plain_of = renew(held), renew(bytes), nil, renew(listed), renew(plain_of)
   picks, sweeps = renew(picks), renew(sweeps)
-  local ops, err = parse()
+  local ops
+  ops, err = parse()
   if not ops then return redis.error_reply(err) end
   reference_named(ops)
   push_phase(ops)

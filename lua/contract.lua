@@ -100,40 +100,52 @@ OP_ARGS.push.read = function(args, i) return {member = args[i], priority = args[
   group = args[i + 12], schedule_key = args[i + 13], schedule_due = args[i + 14],
   schedule_next = args[i + 15], schedule_name = args[i + 16], overlap = args[i + 17],
   json = args[i + 18]} end
+-- OP_ARGS[kind].at is each argument's place after the first (lib_lean.lua
+-- reads a few of them where it stands, with no table).
+OP_ARGS.ack_pop.at = {member = 0, attempt = 1, more = 2}
+OP_ARGS.delete.at = {member = 0, attempt = 1, mode = 2}
+OP_ARGS.pop.at = {mode = 0, more = 1}
+OP_ARGS.pop_n.at = {mode = 0, n = 1, more = 2}
+OP_ARGS.push.at = {member = 0, priority = 1, ttr = 2, delay = 3, body = 4, client_id = 5, expires = 6, retry = 7,
+  trace = 8, unique_key = 9, unique_mode = 10, unique_for = 11, group = 12, schedule_key = 13,
+  schedule_due = 14, schedule_next = 15, schedule_name = 16, overlap = 17, json = 18}
 
 -- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat
--- counts from 0), then its effective settings as setting, value pairs.
-local S_KNOWN = 1 -- 1 if the topic is listed in its bucket, else 0 (the rest is then empty)
-local S_NOW = 2 -- Redis's clock, ms
-local S_READY = 3 -- ready jobs
-local S_URGENT = 4 -- ready jobs below the urgent priority
-local S_DELAYED = 5 -- delayed jobs
-local S_RESERVED = 6 -- reserved jobs
-local S_BURIED = 7 -- buried jobs
-local S_PAUSED_UNTIL = 8 -- ms the topic is paused until (0: not paused)
-local S_PAUSE_MS = 9 -- the last pause's length, ms
-local S_TOTAL_JOBS = 10 -- jobs pushed
-local S_TOTAL_RESERVES = 11 -- deliveries
-local S_TOTAL_DELETES = 12 -- acks and deletes
-local S_TOTAL_PAUSES = 13 -- pauses
-local S_BYTES = 14 -- bytes of the bodies it holds
-local S_TOTAL_DISCARDED = 15 -- jobs discarded to make room (discard_old_when_full)
-local S_TOTAL_EXPIRED = 16 -- jobs expired
-local S_OLDEST_READY = 17 -- created ms of the next ready job (0: none)
-local S_CHILDREN = 18 -- its fanout children, space-separated ('' none)
-local S_DEAD = 19 -- dead jobs
-local S_TOTAL_FAILURES = 20 -- failures
-local S_TOTAL_DEAD = 21 -- jobs that died
-local S_DEAD_RETRIED = 22 -- dead jobs retried
-local S_DEAD_DROPPED = 23 -- dead jobs dropped (dead_retention, max_dead)
-local S_CREATED = 24 -- ms the topic came to be, its counters from zero (0: not noted)
-local S_TOKENS = 25 -- whole tokens its rate has now (-1: no rate; lib_limits.lua)
-local S_TOTAL_LIMITED = 26 -- looks of pops that found its ready jobs held back by its rate or max_reserved
-local S_LIMITED_MS = 27 -- ms consumers' pops spent held back by its limits (note_held.lua)
-local S_GROUPS = 28 -- its groups with ready jobs (0: none, or not grouped; lib_groups.lua)
-local S_BUSIEST_GROUPS = 29 -- its groups with the most ready jobs, at most 10, most first: name TAB ready TAB reserved, a line each
-local S_GROUPS_FORGOTTEN = 30 -- idle groups whose group_rate hold was forgotten at group_max_parked (lib_groups.lua)
-local TOPIC_STATS_LEN = 30
+-- counts from 0), then its effective settings as setting, value pairs. A
+-- table, not a local each: the library's main function may hold 200 locals.
+local S = {
+  KNOWN = 1, -- 1 if the topic is listed in its bucket, else 0 (the rest is then empty)
+  NOW = 2, -- Redis's clock, ms
+  READY = 3, -- ready jobs
+  URGENT = 4, -- ready jobs below the urgent priority
+  DELAYED = 5, -- delayed jobs
+  RESERVED = 6, -- reserved jobs
+  BURIED = 7, -- buried jobs
+  PAUSED_UNTIL = 8, -- ms the topic is paused until (0: not paused)
+  PAUSE_MS = 9, -- the last pause's length, ms
+  TOTAL_JOBS = 10, -- jobs pushed
+  TOTAL_RESERVES = 11, -- deliveries
+  TOTAL_DELETES = 12, -- acks and deletes
+  TOTAL_PAUSES = 13, -- pauses
+  BYTES = 14, -- bytes of the bodies it holds
+  TOTAL_DISCARDED = 15, -- jobs discarded to make room (discard_old_when_full)
+  TOTAL_EXPIRED = 16, -- jobs expired
+  OLDEST_READY = 17, -- created ms of the next ready job (0: none)
+  CHILDREN = 18, -- its fanout children, space-separated ('' none)
+  DEAD = 19, -- dead jobs
+  TOTAL_FAILURES = 20, -- failures
+  TOTAL_DEAD = 21, -- jobs that died
+  DEAD_RETRIED = 22, -- dead jobs retried
+  DEAD_DROPPED = 23, -- dead jobs dropped (dead_retention, max_dead)
+  CREATED = 24, -- ms the topic came to be, its counters from zero (0: not noted)
+  TOKENS = 25, -- whole tokens its rate has now (-1: no rate; lib_limits.lua)
+  TOTAL_LIMITED = 26, -- looks of pops that found its ready jobs held back by its rate or max_reserved
+  LIMITED_MS = 27, -- ms consumers' pops spent held back by its limits (note_held.lua)
+  GROUPS = 28, -- its groups with ready jobs (0: none, or not grouped; lib_groups.lua)
+  BUSIEST_GROUPS = 29, -- its groups with the most ready jobs, at most 10, most first: name TAB ready TAB reserved, a line each
+  GROUPS_FORGOTTEN = 30, -- idle groups whose group_rate hold was forgotten at group_max_parked (lib_groups.lua)
+  LEN = 30, -- the fields before the settings
+}
 
 -- new_record is a record with every field unset; set them by name.
 local function new_record()

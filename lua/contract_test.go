@@ -128,7 +128,8 @@ func TestContractTopicStats(t *testing.T) {
 			t.Errorf("topic stat %d: name %q (unique, S_...) and a doc wanted", f, name)
 		}
 		seen[name] = true
-		if !regexp.MustCompile(`out\[` + name + `\]|, ` + name + `\}`).Match(script) {
+		field := regexp.QuoteMeta("S." + strings.TrimPrefix(name, "S_"))
+		if !regexp.MustCompile(`out\[` + field + `\]|, ` + field + `\}`).Match(script) {
 			t.Errorf("topic_stats.lua does not set %s", name)
 		}
 	}

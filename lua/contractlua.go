@@ -105,13 +105,25 @@ func ContractLua() string {
 		}
 		w("OP_ARGS.%s.read = function(args, i) return {%s} end", kind, wrap(fieldsRead, "  "))
 	}
+	w("-- OP_ARGS[kind].at is each argument's place after the first (lib_lean.lua")
+	w("-- reads a few of them where it stands, with no table).")
+	for _, kind := range kinds {
+		var at []string
+		for i, name := range Ops[kind] {
+			at = append(at, fmt.Sprintf("%s = %d", name, i))
+		}
+		w("OP_ARGS.%s.at = {%s}", kind, wrap(at, "  "))
+	}
 	w("")
 	w("-- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat")
-	w("-- counts from 0), then its effective settings as setting, value pairs.")
+	w("-- counts from 0), then its effective settings as setting, value pairs. A")
+	w("-- table, not a local each: the library's main function may hold 200 locals.")
+	w("local S = {")
 	for i, st := range topicStats {
-		w("local %s = %d -- %s", st[0], i+1, st[1])
+		w("  %s = %d, -- %s", strings.TrimPrefix(st[0], "S_"), i+1, st[1])
 	}
-	w("local TOPIC_STATS_LEN = %d", len(topicStats))
+	w("  LEN = %d, -- the fields before the settings", len(topicStats))
+	w("}")
 	w("")
 	w("-- new_record is a record with every field unset; set them by name.")
 	w("local function new_record()")

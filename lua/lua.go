@@ -50,7 +50,7 @@ func Source(name string) string {
 
 // libFiles hold the helpers every topic-scoped script shares, in the order
 // they are defined (each may use those before it).
-var libFiles = []string{"lib.lua", "lib_topics.lua", "lib_groups.lua", "lib_jobs.lua", "lib_failures.lua", "lib_limits.lua"}
+var libFiles = []string{"lib.lua", "lib_topics.lua", "lib_groups.lua", "lib_jobs.lua", "lib_failures.lua", "lib_limits.lua", "lib_lean.lua"}
 
 // Prelude is contract.lua and the lib files: what every topic-scoped
 // script's body follows, defined once in the library.

@@ -3,16 +3,16 @@
 -- bucket in one call pays the call's fixed cost once, not per topic.
 -- KEYS: the shared layout (contract.lua) with the topics read.
 -- ARGV: origin, urgent priority bound (jobs below it count as urgent), then the topics' names.
--- Returns, for each topic, its fields by contract.lua's S_* names (Go's
+-- Returns, for each topic, its fields by contract.lua's S names (Go's
 -- lua.TopicStat), then the topic's effective settings as setting, value pairs.
 -- INFO_STATS are the fields read from the topic's info hash: its counter's name, and where it goes.
-local INFO_STATS = {{'paused_until', S_PAUSED_UNTIL}, {'pause_ms', S_PAUSE_MS}, {'total_jobs', S_TOTAL_JOBS},
-                    {'total_reserves', S_TOTAL_RESERVES}, {'total_deletes', S_TOTAL_DELETES},
-                    {'total_pauses', S_TOTAL_PAUSES}, {'bytes', S_BYTES}, {'total_discarded', S_TOTAL_DISCARDED},
-                    {'total_expired', S_TOTAL_EXPIRED}, {'total_failures', S_TOTAL_FAILURES},
-                    {'total_dead', S_TOTAL_DEAD}, {'dead_retried', S_DEAD_RETRIED}, {'dead_dropped', S_DEAD_DROPPED},
-                    {'created', S_CREATED}, {'total_limited', S_TOTAL_LIMITED}, {'limited_ms', S_LIMITED_MS},
-                    {'groups_forgotten', S_GROUPS_FORGOTTEN}}
+local INFO_STATS = {{'paused_until', S.PAUSED_UNTIL}, {'pause_ms', S.PAUSE_MS}, {'total_jobs', S.TOTAL_JOBS},
+                    {'total_reserves', S.TOTAL_RESERVES}, {'total_deletes', S.TOTAL_DELETES},
+                    {'total_pauses', S.TOTAL_PAUSES}, {'bytes', S.BYTES}, {'total_discarded', S.TOTAL_DISCARDED},
+                    {'total_expired', S.TOTAL_EXPIRED}, {'total_failures', S.TOTAL_FAILURES},
+                    {'total_dead', S.TOTAL_DEAD}, {'dead_retried', S.DEAD_RETRIED}, {'dead_dropped', S.DEAD_DROPPED},
+                    {'created', S.CREATED}, {'total_limited', S.TOTAL_LIMITED}, {'limited_ms', S.LIMITED_MS},
+                    {'groups_forgotten', S.GROUPS_FORGOTTEN}}
 local info_names = {}
 for k, f in ipairs(INFO_STATS) do info_names[k] = f[1] end
 
@@ -25,28 +25,28 @@ local function stats(t, urgent)
     local job = load(head[1])
     if job then created = job[F_CREATED] end
   end
-  out[S_KNOWN], out[S_NOW] = redis.call('SISMEMBER', K_TOPICS, t.name), now_ms()
-  out[S_READY], out[S_URGENT] = redis.call('ZCARD', t.ready), redis.call('ZCOUNT', t.ready, '-inf', urgent)
-  out[S_DELAYED], out[S_RESERVED] = redis.call('ZCARD', t.delayed), redis.call('ZCARD', t.reserved)
-  out[S_BURIED], out[S_DEAD] = redis.call('ZCARD', t.buried), redis.call('ZCARD', t.dead)
-  out[S_OLDEST_READY], out[S_CHILDREN] = created, redis.call('HGET', K_FANOUT, t.name) or ''
+  out[S.KNOWN], out[S.NOW] = redis.call('SISMEMBER', K_TOPICS, t.name), now_ms()
+  out[S.READY], out[S.URGENT] = redis.call('ZCARD', t.ready), redis.call('ZCOUNT', t.ready, '-inf', urgent)
+  out[S.DELAYED], out[S.RESERVED] = redis.call('ZCARD', t.delayed), redis.call('ZCARD', t.reserved)
+  out[S.BURIED], out[S.DEAD] = redis.call('ZCARD', t.buried), redis.call('ZCARD', t.dead)
+  out[S.OLDEST_READY], out[S.CHILDREN] = created, redis.call('HGET', K_FANOUT, t.name) or ''
   local cfg = topic_config(t)
-  out[S_TOKENS] = -1
+  out[S.TOKENS] = -1
   if tonumber(cfg.rate or '0') > 0 then
     local f = redis.call('HMGET', t.info, 'tokens', 'tokens_at')
-    out[S_TOKENS] = math.floor(limits(t, f[1], f[2], now_ms()).tokens)
+    out[S.TOKENS] = math.floor(limits(t, f[1], f[2], now_ms()).tokens)
   end
-  out[S_GROUPS], out[S_BUSIEST_GROUPS] = 0, ''
+  out[S.GROUPS], out[S.BUSIEST_GROUPS] = 0, ''
   if groups.on(t) then
-    out[S_GROUPS] = redis.call('ZCARD', t.group_ready)
+    out[S.GROUPS] = redis.call('ZCARD', t.group_ready)
     local busiest, lines = redis.call('ZREVRANGE', t.group_ready, 0, 9, 'WITHSCORES'), {}
     for k = 1, #busiest, 2 do
       local g = busiest[k]
       lines[#lines + 1] = g .. '\t' .. busiest[k + 1] .. '\t' .. (redis.call('HGET', t.group_state, 'r:' .. g) or '0')
     end
-    out[S_BUSIEST_GROUPS] = table.concat(lines, '\n')
+    out[S.BUSIEST_GROUPS] = table.concat(lines, '\n')
   end
-  local n = TOPIC_STATS_LEN
+  local n = S.LEN
   for k, v in pairs(cfg) do
     out[n + 1], out[n + 2] = k, v
     n = n + 2

@@ -74,6 +74,14 @@ func BenchmarkScriptCost(b *testing.B) {
 		// A push that brings its group its first ready job, and a pop under
 		// group_rate that takes a group's last one (the group is then idle,
 		// kept until its token: issue 31).
+		// Issue 32's row a feature each: a job that expires (indexed by
+		// its expiry, and a pop then sweeps its topic), a topic with
+		// max_items and max_size (a push counts what the topic holds), and
+		// a parent with two fanout children (a push makes two copies).
+		{"push/expiring", nil, pushExpiring},
+		{"pop/expiring", expiringJobs, popOne},
+		{"push/limited", maxItems, pushOne},
+		{"push/fanout", twoChildren, pushOne},
 		{"push/new-group", groupedTopic, pushNewGroup},
 		{"pop/group-rate", both(oneJobAGroup, groupRated), popOne},
 		{"pop/group-rate-full", both(oneJobAGroup, groupRatedFull), popOne},
@@ -231,6 +239,45 @@ func reservedJobs(p *Pool, ctx context.Context, n int) []uint64 {
 func limited(p *Pool, ctx context.Context, n int) []uint64 {
 	if err := p.SetTopicConfig(ctx, "t", job.TopicConfig{"rate": "1000000", "burst": "1000000", "max_reserved": "1000000000"}); err != nil {
 		panic(err)
+	}
+	return nil
+}
+
+// pushExpiring pushes costJob expiring in an hour.
+func pushExpiring(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+	j := costJob
+	j.Expires = time.Now().Add(time.Hour)
+	_, err := p.Push(ctx, j)
+	return err
+}
+
+// expiringJobs pushes n jobs to topic t that expire in an hour.
+func expiringJobs(p *Pool, ctx context.Context, n int) []uint64 {
+	at := time.Now().Add(time.Hour)
+	return pushSpecs(p, ctx, n, func(int) job.Spec {
+		j := costJob
+		j.Expires = at
+		return j
+	})
+}
+
+// maxItems gives topic t a max_items and a max_size too high to refuse a
+// benchmark's push, so a push counts what the topic holds.
+func maxItems(p *Pool, ctx context.Context, _ int) []uint64 {
+	if err := p.SetTopicConfig(ctx, "t", job.TopicConfig{"max_items": "1000000000", "max_size": "1000000000000"}); err != nil {
+		panic(err)
+	}
+	return nil
+}
+
+// twoChildren makes topics t+a and t+b fanout children of topic t.
+func twoChildren(p *Pool, ctx context.Context, _ int) []uint64 {
+	for _, child := range []string{"t+a", "t+b"} {
+		j := costJob
+		j.Topic = child
+		if _, err := p.Push(ctx, j); err != nil {
+			panic(err)
+		}
 	}
 	return nil
 }

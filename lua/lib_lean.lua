@@ -1,0 +1,261 @@
+-- lib_lean.lua, after lib_limits.lua (see lib.lua): batch.lua's short path.
+-- A call whose operations are all plain, on topics that use no feature,
+-- runs here: straight through, with the data model's commands, the
+-- counters and the wake-ups, and none of the general path's tables of
+-- operations, phases and refusals, which cost a call more than its
+-- commands do (docs/PERFORMANCE.md, "The short path"). It runs the same
+-- library functions on each job (settle, enter, reserve_record,
+-- delete_job...), in the general path's order (pushes, deletes, pops), so
+-- its answers and writes are the general path's for the same operations
+-- (pool TestShortPathAgreesWithGeneral); a call with anything else goes
+-- there, before anything is written.
+--
+-- Plain operations: a push of one topic (no fanout copies) with no unique
+-- key, group, schedule or expiry; a delete; a pop of one topic in mode
+-- first, best or take. Plain topics: not a fanout child (a '+' in the name:
+-- every call references those), none of the settings in lean.settings,
+-- not grouped; for a push, no fanout children; for a pop, not paused and
+-- never given a job that expires (its pops sweep). A bucket's defaults
+-- with '@short_path' = 'off' send all its calls the general way (the tests
+-- compare the two paths by it; an operator may do the same).
+local lean = {}
+do
+  local AT_PUSH, AT_DELETE, AT_POP = OP_ARGS.push.at, OP_ARGS.delete.at, OP_ARGS.pop.at
+  local PUSH_ARGS, DELETE_ARGS, POP_ARGS = #OP_ARGS.push, #OP_ARGS.delete, #OP_ARGS.pop
+  -- lean.settings are those a plain topic has none of: a push's limits
+  -- and keys (batch.lua admit, unique_refusal, group_of, expiry), a pop's
+  -- and an ack's limits (lib_limits.lua).
+  lean.settings = {'max_item_size', 'max_items', 'max_size', 'max_age', 'group_from', 'unique_from', 'fanout_only',
+    'rate', 'max_reserved', 'group_max_reserved'}
+
+  -- The call's writes, gathered as batch.lua gathers them: one command per
+  -- (command, key), its members appended, made at the end of each phase.
+  local gathered
+  local function write(cmd, key, a, b)
+    local c
+    for k = #gathered, 1, -1 do
+      local g = gathered[k]
+      if g[1] == cmd and g[2] == key then
+        c = g
+        break
+      end
+    end
+    if not c or #c >= 1000 then
+      c = {cmd, key}
+      gathered[#gathered + 1] = c
+    end
+    c[#c + 1] = a
+    if b ~= nil then c[#c + 1] = b end
+  end
+  local function write_all()
+    for _, c in ipairs(gathered) do redis.call(unpack(c)) end
+    gathered = {}
+  end
+
+  -- hmget reads fields of hash key, in chunks (Lua's unpack is bounded).
+  local function hmget(key, fields)
+    if #fields <= 1000 then return redis.call('HMGET', key, unpack(fields)) end
+    local out = {}
+    for from = 1, #fields, 1000 do
+      local got = redis.call('HMGET', key, unpack(fields, from, math.min(from + 999, #fields)))
+      for k = 1, #got do out[from + k - 1] = got[k] end
+    end
+    return out
+  end
+
+  -- plain says whether topic t uses none of the features the short path
+  -- leaves out (above).
+  local function plain(t)
+    if string.find(t.name, '+', 2, true) then return false end
+    local cfg = topic_config(t)
+    for _, name in ipairs(lean.settings) do
+      if cfg[name] then return false end
+    end
+    return not groups.on(t)
+  end
+
+  -- open says whether a pop may take topic t's head the short way: not
+  -- paused, and no job that expires ever entered it.
+  local function open(t, now)
+    local info = redis.call('HMGET', t.info, 'paused_until', 'expiring')
+    return tonumber(info[1] or '0') <= now and not info[2]
+  end
+
+  -- store is batch.lua's store for a plain push (arguments at ARGV[at...]).
+  local function store(t, member, at, now)
+    local body, delay = ARGV[at + AT_PUSH.body], tonumber(ARGV[at + AT_PUSH.delay])
+    local job = new_record()
+    job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = t.name,
+      tonumber(ARGV[at + AT_PUSH.priority]), tonumber(ARGV[at + AT_PUSH.ttr]), delay, now
+    job[F_CID], job[F_SIZE], job[F_RETRY], job[F_TRACE] = ARGV[at + AT_PUSH.client_id], #body,
+      ARGV[at + AT_PUSH.retry], ARGV[at + AT_PUSH.trace]
+    if ARGV[at + AT_PUSH.json] == '1' then job[F_JSON] = 1 end
+    settle(job, delay, now)
+    jobbody.keep(member, job, body, true, write)
+    write('HSET', K_JOBS, member, cmsgpack.pack(job))
+    enter(t, member, job, write)
+    count('total_jobs', 1)
+    count_topic(t, 'total_jobs', 1)
+    move_state(nil, job[F_STATE])
+    if #body > 0 then add(t.info, 'bytes', #body) end
+    return job[F_DUE]
+  end
+
+  -- lean.run runs the call's operations (batch.lua's ARGV) when every one
+  -- is plain and returns their replies; nil, having written nothing, when
+  -- one is not; or nil and an error.
+  function lean.run()
+    if bucket_defaults()['@short_path'] == 'off' then return nil end
+    local now = now_ms()
+    -- The operations: kind, the place of its first argument and its topic, each.
+    local kinds, ats, topics = {}, {}, {}
+    local i, n = 3 + tonumber(ARGV[2]), 0
+    while i <= #ARGV do
+      local kind, at = ARGV[i], i + 3
+      if ARGV[i + 1] ~= '1' then return nil end -- fanout copies, or an ack_pop's other topics
+      n = n + 1
+      kinds[n], ats[n], topics[n] = kind, at, tonumber(ARGV[i + 2])
+      if kind == 'push' then
+        if ARGV[at + AT_PUSH.unique_key] ~= '' or ARGV[at + AT_PUSH.group] ~= '' or
+          ARGV[at + AT_PUSH.schedule_key] ~= '' or ARGV[at + AT_PUSH.expires] ~= '0' then return nil end
+        i = at + PUSH_ARGS
+      elseif kind == 'delete' then
+        i = at + DELETE_ARGS
+      elseif kind == 'pop' then
+        local mode = ARGV[at + AT_POP.mode]
+        if mode ~= 'first' and mode ~= 'best' and mode ~= 'take' then return nil end
+        i = at + POP_ARGS
+      else
+        return nil
+      end
+    end
+    -- The topics, each looked at once: plain, and as each kind needs.
+    local ts, pushed, popped = {}, {}, {}
+    for k = 1, n do
+      local ti = topics[k]
+      local t = ts[ti]
+      if not t then
+        t = topic_keys(ti, ARGV[2 + ti])
+        if not plain(t) then return nil end
+        ts[ti] = t
+      end
+      if kinds[k] == 'push' and not pushed[ti] then
+        if #fanout_children(t.name) > 0 then return nil end
+        pushed[ti] = true
+      elseif kinds[k] == 'pop' and not popped[ti] then
+        if not open(t, now) then return nil end
+        popped[ti] = true
+      end
+    end
+    gathered = {}
+    local replies = {}
+
+    -- The pushes, in order (batch.lua push_phase).
+    local members, at_of = {}, {}
+    for k = 1, n do
+      if kinds[k] == 'push' then
+        members[#members + 1] = ARGV[ats[k] + AT_PUSH.member]
+        at_of[#members] = k
+      end
+    end
+    if #members > 0 then
+      local taken, seen, counted = hmget(K_JOBS, members), {}, {}
+      for m, member in ipairs(members) do
+        local k = at_of[m]
+        if taken[m] or seen[member] then
+          replies[k] = {'EXISTS'}
+        else
+          seen[member] = true
+          local t = ts[topics[k]]
+          replies[k] = {'OK', now, store(t, member, ats[k], now), 1}
+          counted[t.name] = t
+        end
+      end
+      for _, t in pairs(counted) do -- registration once: batch.lua push_phase says why
+        local c = deltas[t.info].total_jobs
+        deltas[t.info].total_jobs = nil
+        if redis.call('HINCRBY', t.info, 'total_jobs', c) == c and add_topic(t) then created(t, now) end
+      end
+      write_all()
+    end
+
+    -- The deletes, in order (batch.lua delete_phase).
+    members, at_of = {}, {}
+    for k = 1, n do
+      if kinds[k] == 'delete' then
+        members[#members + 1] = ARGV[ats[k] + AT_DELETE.member]
+        at_of[#members] = k
+      end
+    end
+    if #members > 0 then
+      local records, gone = hmget(K_JOBS, members), {}
+      for m, member in ipairs(members) do
+        local k = at_of[m]
+        local t, at = ts[topics[k]], ats[k]
+        local job = nil
+        if records[m] and not gone[member] then job = cmsgpack.unpack(records[m]) end
+        local refused = refusal(job, t.name, tonumber(ARGV[at + AT_DELETE.attempt]))
+        if not refused and ARGV[at + AT_DELETE.mode] == 'unreserved' and job[F_STATE] == RESERVED then
+          refused = {'STATE', RESERVED}
+        end
+        if refused then
+          replies[k] = refused
+        else
+          gone[member] = true
+          if job[F_STATE] == RESERVED then free_slot(t, job) end
+          delete_job(t, member, job, write)
+          replies[k] = {'OK', job[F_CID]}
+        end
+      end
+      write_all()
+    end
+
+    -- The pops, in order (batch.lua pop_phase): each takes its topic's head.
+    members, at_of = {}, {}
+    for k = 1, n do
+      if kinds[k] == 'pop' then
+        local head = redis.call('ZPOPMIN', ts[topics[k]].ready)
+        if head[1] then
+          members[#members + 1] = head[1]
+          at_of[#members] = k
+        else
+          replies[k] = {'EMPTY', -1, '', ''}
+        end
+      end
+    end
+    if #members > 0 then
+      local records, in_hash = hmget(K_JOBS, members), {}
+      local jobs = {}
+      for m, member in ipairs(members) do
+        if not records[m] then return nil, 'batch: ' .. member .. ' was ready but has no record' end
+        jobs[m] = cmsgpack.unpack(records[m])
+        if jobs[m][F_BODY] == nil then in_hash[#in_hash + 1] = member end
+      end
+      local bodies = {}
+      if #in_hash > 0 then
+        local got = hmget(K_BODIES, in_hash)
+        for m, member in ipairs(in_hash) do bodies[member] = got[m] end
+      end
+      for m, member in ipairs(members) do
+        local k, job = at_of[m], jobs[m]
+        local t = ts[topics[k]]
+        if ARGV[ats[k] + AT_POP.mode] == 'take' then job[F_TTR] = 0 end
+        replies[k] = reply(member, job, bodies[member], now, reserve_record(t, member, job, READY, now, write))
+      end
+      write_all()
+      -- more: the topic still has ready jobs (a later pop of it in this
+      -- call says so too), told only to a pop that asks.
+      local later = {}
+      for m = #members, 1, -1 do
+        local k = at_of[m]
+        local t = ts[topics[k]]
+        local more = 0
+        if later[t.name] or (ARGV[ats[k] + AT_POP.more] == '1' and redis.call('ZCARD', t.ready) > 0) then more = 1 end
+        later[t.name] = true
+        local r = replies[k]
+        replies[k] = {'OK', more, r[1], r[2], r[3], r[4]}
+      end
+    end
+    return replies
+  end
+end

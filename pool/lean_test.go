@@ -1,0 +1,271 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/lua"
+)
+
+// batch.lua's short path (lib_lean.lua) answers and writes as its general
+// path does. Two pools on one Redis, under prefixes of their own, run the
+// same random calls of pushes, deletes and pops on plain topics, each
+// operation built as the pool builds it; every call of the second carries
+// one more operation, a peek of an empty topic, which the short path does
+// not take, so the second's calls all go the general way. After each call
+// the replies agree, and at the end every key of the two stores does
+// (times aside: the two run a few milliseconds apart).
+func TestShortPathAgreesWithGeneral(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			redis.Flush(t)
+			short, ctx := prefixedPool(t, "s")
+			general, _ := prefixedPool(t, "g")
+			b := short.keys.bucketOf("a")
+			topics := sameBucket(short, b, 4) // three for jobs, the last left empty
+			rng := rand.New(rand.NewPCG(seed, 32))
+			var members []string // every member pushed (or tried)
+			for call := range 300 {
+				var ops []*op
+				for range 1 + rng.IntN(6) {
+					ops = append(ops, randomOp(rng, topics[:3], &members))
+				}
+				got := runOps(ctx, short, b, ops)
+				want := runOps(ctx, general, b, append(cloneOps(ops), peekOp(topics[3])))
+				for i := range got {
+					if g, w := normalReply(t, got[i]), normalReply(t, want[i]); g != w {
+						t.Fatalf("call %d, operation %d (%s %v): short path %s, general %s", call, i, ops[i].kind, ops[i].args, g, w)
+					}
+				}
+			}
+			if g, w := storeDump(t, ctx, short, "s"), storeDump(t, ctx, general, "g"); g != w {
+				t.Fatalf("the stores differ:\nshort path:\n%s\ngeneral:\n%s", g, w)
+			}
+		})
+	}
+}
+
+// prefixedPool is a pool of the test Redis under prefix (not flushed).
+func prefixedPool(t *testing.T, prefix string) (*Pool, context.Context) {
+	t.Helper()
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redis.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	p := New(client, withDefaults(Options{Prefix: prefix, Origin: "test", Buckets: 4, TickBatch: 10}))
+	ctx := context.Background()
+	if err := p.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p, ctx
+}
+
+// sameBucket returns n topic names of bucket b.
+func sameBucket(p *Pool, b, n int) []string {
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		if name := "t" + strconv.Itoa(i); p.keys.bucketOf(name) == b {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// randomOp is a push (a new member, now and then one taken), a delete (of
+// a member pushed, or not) or a pop, as the pool makes them.
+func randomOp(rng *rand.Rand, topics []string, members *[]string) *op {
+	topic := topics[rng.IntN(len(topics))]
+	pick := func() string {
+		if len(*members) == 0 || rng.IntN(10) == 0 {
+			return member(uint64(900000 + rng.IntN(1000)))
+		}
+		return (*members)[rng.IntN(len(*members))]
+	}
+	switch r := rng.IntN(20); {
+	case r < 8:
+		m := member(uint64(len(*members) + 1))
+		if len(*members) > 0 && rng.IntN(20) == 0 {
+			m = pick()
+		}
+		*members = append(*members, m)
+		body := strings.Repeat("b", []int{0, 5, 100, 5000}[rng.IntN(4)])
+		return &op{kind: opPush, topics: []string{topic}, args: lua.OpArgs(opPush, "member", m,
+			"priority", strconv.Itoa([]int{1, 5, 1024}[rng.IntN(3)]), "ttr", []string{"0", "60000", "60000"}[rng.IntN(3)],
+			"delay", []string{"0", "0", "0", "60000"}[rng.IntN(4)], "body", body, "client_id", []string{"", "cid-" + m}[rng.IntN(2)],
+			"expires", "0", "retry", "", "trace", "", "unique_key", "", "unique_mode", "", "unique_for", "0", "group", "",
+			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "",
+			"json", []string{"0", "1"}[rng.IntN(2)])}
+	case r < 13:
+		return &op{kind: opDelete, topics: []string{topic}, args: lua.OpArgs(opDelete, "member", pick(),
+			"attempt", strconv.Itoa(rng.IntN(3)), "mode", []string{"", "", "unreserved"}[rng.IntN(3)])}
+	default:
+		return &op{kind: opPop, topics: []string{topic}, args: lua.OpArgs(opPop,
+			"mode", []string{popFirst, "best", "take"}[rng.IntN(3)], "more", []string{"0", "1"}[rng.IntN(2)])}
+	}
+}
+
+// peekOp is a pop that only looks: the short path never takes it.
+func peekOp(topic string) *op {
+	return &op{kind: opPop, topics: []string{topic}, args: lua.OpArgs(opPop, "mode", "peek", "more", "0")}
+}
+
+func cloneOps(ops []*op) []*op {
+	out := make([]*op, len(ops))
+	for i, o := range ops {
+		out[i] = &op{kind: o.kind, topics: o.topics, args: o.args}
+	}
+	return out
+}
+
+// runOps runs ops as one call of bucket b's batch and returns each reply
+// (or its error).
+func runOps(ctx context.Context, p *Pool, b int, ops []*op) [][]rueidis.RedisMessage {
+	for _, o := range ops {
+		o.ctx = ctx
+	}
+	p.batchers[b].run(ops)
+	out := make([][]rueidis.RedisMessage, len(ops))
+	for i, o := range ops {
+		out[i] = o.reply
+		if o.err != nil {
+			out[i] = []rueidis.RedisMessage{}
+		}
+	}
+	return out
+}
+
+// normalReply renders a reply with Redis's clock left out: a push's now
+// (its due, as the delay), a popped job's now, and its record's times.
+func normalReply(t *testing.T, r []rueidis.RedisMessage) string {
+	t.Helper()
+	var parts []string
+	for _, m := range r {
+		s, err := m.ToString()
+		if err != nil {
+			n, ierr := m.AsInt64()
+			if ierr != nil {
+				s = "nil"
+			} else {
+				s = strconv.FormatInt(n, 10)
+			}
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 4 && parts[0] == "OK" && len(r) == 4 && parts[3] == "1" { // a push: OK, now, due, kept
+		now, _ := strconv.ParseInt(parts[1], 10, 64)
+		if due, _ := strconv.ParseInt(parts[2], 10, 64); due > 0 {
+			parts[2] = "+" + strconv.FormatInt(due-now, 10)
+		}
+		parts[1] = "now"
+	}
+	record := ""
+	if len(parts) == 2+lua.ReplyLen && parts[0] == "OK" { // a pop: OK, more, then the job reply
+		parts[2+lua.ReplyNow] = "now"
+		record = normalRecord(t, parts[2+lua.ReplyRecord])
+		parts = parts[:2+lua.ReplyRecord]
+	}
+	for i, s := range parts {
+		parts[i] = short(s)
+	}
+	return strings.Join(parts, " | ") + " " + record
+}
+
+// normalRecord renders a packed record with its times made relative to its creation.
+func normalRecord(t *testing.T, packed string) string {
+	t.Helper()
+	r, err := decodeRecord(packed)
+	if err != nil {
+		t.Fatalf("record %q: %v", packed, err)
+	}
+	r.num[lua.FieldCreated] = 0
+	if r.num[lua.FieldDue] > 0 {
+		r.num[lua.FieldDue] = 1 // a time: only whether there is one
+	}
+	for i, s := range r.text {
+		r.text[i] = strings.ReplaceAll(short(s), "|", "/")
+	}
+	return fmt.Sprintf("%v %q %v", r.num, r.text, r.has)
+}
+
+// short is s, or its length when it is long.
+func short(s string) string {
+	if len(s) > 40 {
+		return fmt.Sprintf("<%d bytes>", len(s))
+	}
+	return s
+}
+
+// storeDump renders every key of a pool's store (its prefix left out), times aside.
+func storeDump(t *testing.T, ctx context.Context, p *Pool, prefix string) string {
+	t.Helper()
+	keys, err := p.client.Do(ctx, p.client.B().Keys().Pattern(prefix+":*").Build()).AsStrSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		name := strings.TrimPrefix(k, prefix+":")
+		if strings.HasPrefix(name, "meta") || strings.HasPrefix(name, "ids") || strings.Contains(name, "status") {
+			continue // the brokers' records and the id counters
+		}
+		typ, err := p.client.Do(ctx, p.client.B().Type().Key(k).Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v string
+		switch typ {
+		case "hash":
+			m, err := p.client.Do(ctx, p.client.B().Hgetall().Key(k).Build()).AsStrMap()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fields []string
+			for f, val := range m {
+				switch {
+				case strings.HasSuffix(name, ":jobs"):
+					val = normalRecord(t, val)
+				case f == "created":
+					val = "time"
+				}
+				fields = append(fields, f+"="+val)
+			}
+			slices.Sort(fields)
+			v = strings.Join(fields, ", ")
+		case "zset":
+			z, err := p.client.Do(ctx, p.client.B().Zrange().Key(k).Min("0").Max("-1").Withscores().Build()).AsZScores()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var entries []string
+			for _, e := range z {
+				if strings.Contains(name, ":ready:") {
+					entries = append(entries, fmt.Sprintf("%s@%v", e.Member, e.Score))
+				} else {
+					entries = append(entries, e.Member) // a time: its member only
+				}
+			}
+			slices.Sort(entries)
+			v = strings.Join(entries, ", ")
+		case "set":
+			s, err := p.client.Do(ctx, p.client.B().Smembers().Key(k).Build()).AsStrSlice()
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(s)
+			v = strings.Join(s, ", ")
+		default:
+			v = typ
+		}
+		out = append(out, name+": "+v)
+	}
+	return strings.Join(out, "\n")
+}
