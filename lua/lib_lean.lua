@@ -2,8 +2,8 @@
 -- A call whose operations are all plain, on topics that use no feature,
 -- runs here: straight through, with the data model's commands, the
 -- counters and the wake-ups, and none of the general path's tables of
--- operations, phases and refusals, which cost a call more than its
--- commands do (docs/PERFORMANCE.md, "The short path"). It runs the same
+-- operations, phases and refusals, whose Lua a plain call does not need
+-- (docs/PERFORMANCE.md, "The short path"). It runs the same
 -- library functions on each job (settle, enter, reserve_record,
 -- delete_job...), in the general path's order (pushes, deletes, pops), so
 -- its answers and writes are the general path's for the same operations
@@ -12,16 +12,15 @@
 --
 -- Plain operations: a push of one topic (no fanout copies) with no unique
 -- key, group, schedule or expiry; a delete; a pop of one topic in mode
--- first, best or take. Plain topics: not a fanout child (a '+' in the name:
--- every call references those), none of the settings in lean.settings,
--- not grouped; for a push, no fanout children; for a pop, not paused and
--- never given a job that expires (its pops sweep). A bucket's defaults
--- with '@short_path' = 'off' send all its calls the general way (the tests
--- compare the two paths by it; an operator may do the same).
+-- first, best or take; a pop_n of one topic, first or best. Plain topics:
+-- not a fanout child (a '+' in the name: every call references those),
+-- none of the settings in lean.settings, not grouped; for a push, no
+-- fanout children; for a pop, not paused and never given a job that
+-- expires (its pops sweep).
 local lean = {}
 do
-  local AT_PUSH, AT_DELETE, AT_POP = OP_ARGS.push.at, OP_ARGS.delete.at, OP_ARGS.pop.at
-  local PUSH_ARGS, DELETE_ARGS, POP_ARGS = #OP_ARGS.push, #OP_ARGS.delete, #OP_ARGS.pop
+  local AT_PUSH, AT_DELETE, AT_POP, AT_POP_N = OP_ARGS.push.at, OP_ARGS.delete.at, OP_ARGS.pop.at, OP_ARGS.pop_n.at
+  local PUSH_ARGS, DELETE_ARGS, POP_ARGS, POP_N_ARGS = #OP_ARGS.push, #OP_ARGS.delete, #OP_ARGS.pop, #OP_ARGS.pop_n
   -- lean.settings are those a plain topic has none of: a push's limits
   -- and keys (batch.lua admit, unique_refusal, group_of, expiry), a pop's
   -- and an ack's limits (lib_limits.lua).
@@ -105,7 +104,6 @@ do
   -- is plain and returns their replies; nil, having written nothing, when
   -- one is not; or nil and an error.
   function lean.run()
-    if bucket_defaults()['@short_path'] == 'off' then return nil end
     local now = now_ms()
     -- The operations: kind, the place of its first argument and its topic, each.
     local kinds, ats, topics = {}, {}, {}
@@ -125,6 +123,10 @@ do
         local mode = ARGV[at + AT_POP.mode]
         if mode ~= 'first' and mode ~= 'best' and mode ~= 'take' then return nil end
         i = at + POP_ARGS
+      elseif kind == 'pop_n' then
+        local mode = ARGV[at + AT_POP_N.mode]
+        if mode ~= 'first' and mode ~= 'best' then return nil end
+        i = at + POP_N_ARGS
       else
         return nil
       end
@@ -142,7 +144,7 @@ do
       if kinds[k] == 'push' and not pushed[ti] then
         if #fanout_children(t.name) > 0 then return nil end
         pushed[ti] = true
-      elseif kinds[k] == 'pop' and not popped[ti] then
+      elseif (kinds[k] == 'pop' or kinds[k] == 'pop_n') and not popped[ti] then
         if not open(t, now) then return nil end
         popped[ti] = true
       end
@@ -210,17 +212,23 @@ do
       write_all()
     end
 
-    -- The pops, in order (batch.lua pop_phase): each takes its topic's head.
+    -- The pops, in order (batch.lua pop_phase): each takes its topic's
+    -- head; a pop_n up to n of them.
     members, at_of = {}, {}
+    local first, got = {}, {} -- operation -> its first pick, and how many it took
     for k = 1, n do
-      if kinds[k] == 'pop' then
-        local head = redis.call('ZPOPMIN', ts[topics[k]].ready)
-        if head[1] then
-          members[#members + 1] = head[1]
+      local kind = kinds[k]
+      if kind == 'pop' or kind == 'pop_n' then
+        local want = 1
+        if kind == 'pop_n' then want = tonumber(ARGV[ats[k] + AT_POP_N.n]) end
+        local heads = {}
+        if want > 0 then heads = redis.call('ZPOPMIN', ts[topics[k]].ready, want) end
+        first[k], got[k] = #members + 1, #heads / 2
+        for h = 1, #heads, 2 do
+          members[#members + 1] = heads[h]
           at_of[#members] = k
-        else
-          replies[k] = {'EMPTY', -1, '', ''}
         end
+        if got[k] == 0 then replies[k] = {'EMPTY', -1, '', ''} end
       end
     end
     if #members > 0 then
@@ -233,27 +241,44 @@ do
       end
       local bodies = {}
       if #in_hash > 0 then
-        local got = hmget(K_BODIES, in_hash)
-        for m, member in ipairs(in_hash) do bodies[member] = got[m] end
+        local hashed = hmget(K_BODIES, in_hash)
+        for m, member in ipairs(in_hash) do bodies[member] = hashed[m] end
       end
+      local picked = {} -- each pick's job reply
       for m, member in ipairs(members) do
         local k, job = at_of[m], jobs[m]
         local t = ts[topics[k]]
-        if ARGV[ats[k] + AT_POP.mode] == 'take' then job[F_TTR] = 0 end
-        replies[k] = reply(member, job, bodies[member], now, reserve_record(t, member, job, READY, now, write))
+        if kinds[k] == 'pop' and ARGV[ats[k] + AT_POP.mode] == 'take' then job[F_TTR] = 0 end
+        picked[m] = reply(member, job, bodies[member], now, reserve_record(t, member, job, READY, now, write))
       end
       write_all()
-      -- more: the topic still has ready jobs (a later pop of it in this
-      -- call says so too), told only to a pop that asks.
-      local later = {}
+      -- more: the topic still has ready jobs after a pick (a later pick
+      -- from it in this call says so too), told only to a pop that asks.
+      local later, more = {}, {}
       for m = #members, 1, -1 do
         local k = at_of[m]
         local t = ts[topics[k]]
-        local more = 0
-        if later[t.name] or (ARGV[ats[k] + AT_POP.more] == '1' and redis.call('ZCARD', t.ready) > 0) then more = 1 end
+        local asks = ARGV[ats[k] + (kinds[k] == 'pop' and AT_POP.more or AT_POP_N.more)] == '1'
+        more[m] = 0
+        if later[t.name] or (asks and redis.call('ZCARD', t.ready) > 0) then more[m] = 1 end
         later[t.name] = true
-        local r = replies[k]
-        replies[k] = {'OK', more, r[1], r[2], r[3], r[4]}
+      end
+      for k = 1, n do
+        local c = got[k]
+        if c and c > 0 then
+          local at = first[k]
+          if kinds[k] == 'pop' then
+            local r = picked[at]
+            replies[k] = {'OK', more[at], r[1], r[2], r[3], r[4]}
+          else
+            local r = {'JOBS', more[at + c - 1], c}
+            for m = at, at + c - 1 do
+              local p = picked[m]
+              r[#r + 1], r[#r + 2], r[#r + 3], r[#r + 4] = p[1], p[2], p[3], p[4]
+            end
+            replies[k] = r
+          end
+        end
       end
     end
     return replies

@@ -80,7 +80,7 @@ func sameBucket(p *Pool, b, n int) []string {
 }
 
 // randomOp is a push (a new member, now and then one taken), a delete (of
-// a member pushed, or not) or a pop, as the pool makes them.
+// a member pushed, or not), a pop or a pop of several, as the pool makes them.
 func randomOp(rng *rand.Rand, topics []string, members *[]string) *op {
 	topic := topics[rng.IntN(len(topics))]
 	pick := func() string {
@@ -106,9 +106,13 @@ func randomOp(rng *rand.Rand, topics []string, members *[]string) *op {
 	case r < 13:
 		return &op{kind: opDelete, topics: []string{topic}, args: lua.OpArgs(opDelete, "member", pick(),
 			"attempt", strconv.Itoa(rng.IntN(3)), "mode", []string{"", "", "unreserved"}[rng.IntN(3)])}
-	default:
+	case r < 17:
 		return &op{kind: opPop, topics: []string{topic}, args: lua.OpArgs(opPop,
 			"mode", []string{popFirst, "best", "take"}[rng.IntN(3)], "more", []string{"0", "1"}[rng.IntN(2)])}
+	default:
+		return &op{kind: opPopN, topics: []string{topic}, args: lua.OpArgs(opPopN,
+			"mode", []string{popFirst, "best"}[rng.IntN(2)], "n", strconv.Itoa([]int{1, 2, 5}[rng.IntN(3)]),
+			"more", []string{"0", "1"}[rng.IntN(2)])}
 	}
 }
 
@@ -165,6 +169,14 @@ func normalReply(t *testing.T, r []rueidis.RedisMessage) string {
 			parts[2] = "+" + strconv.FormatInt(due-now, 10)
 		}
 		parts[1] = "now"
+	}
+	if len(parts) > 3 && parts[0] == "JOBS" { // a pop of several: JOBS, more, count, then each job's reply
+		out := parts[:3]
+		for at := 3; at+lua.ReplyLen <= len(parts); at += lua.ReplyLen {
+			job := parts[at : at+lua.ReplyLen]
+			out = append(out, job[0], short(job[1]), normalRecord(t, job[lua.ReplyRecord]))
+		}
+		return strings.Join(out, " | ")
 	}
 	record := ""
 	if len(parts) == 2+lua.ReplyLen && parts[0] == "OK" { // a pop: OK, more, then the job reply
