@@ -11,8 +11,9 @@
 -- there, before anything is written.
 --
 -- Plain operations: a push of one topic (no fanout copies) with no unique
--- key, group, schedule or expiry; a delete; a pop of one topic in mode
--- first, best or take; a pop_n of one topic, first or best. Plain topics:
+-- key, group, schedule or expiry; a delete; a pop in mode first or take (of
+-- any number of topics) or best (of one); a pop_n of one topic, first or
+-- best; an ack_pop (an ack, then a first pop of its other topics). Plain topics:
 -- not a fanout child (a '+' in the name: every call references those),
 -- none of the settings in lean.settings, not grouped; for a push, no
 -- fanout children; for a pop, not paused and never given a job that
@@ -20,7 +21,9 @@
 local lean = {}
 do
   local AT_PUSH, AT_DELETE, AT_POP, AT_POP_N = OP_ARGS.push.at, OP_ARGS.delete.at, OP_ARGS.pop.at, OP_ARGS.pop_n.at
+  local AT_ACK_POP = OP_ARGS.ack_pop.at
   local PUSH_ARGS, DELETE_ARGS, POP_ARGS, POP_N_ARGS = #OP_ARGS.push, #OP_ARGS.delete, #OP_ARGS.pop, #OP_ARGS.pop_n
+  local ACK_POP_ARGS = #OP_ARGS.ack_pop
   -- lean.settings are those a plain topic has none of: a push's limits
   -- and keys (batch.lua admit, unique_refusal, group_of, expiry), a pop's
   -- and an ack's limits (lib_limits.lua).
@@ -105,28 +108,33 @@ do
   -- one is not; or nil and an error.
   function lean.run()
     local now = now_ms()
-    -- The operations: kind, the place of its first argument and its topic, each.
-    local kinds, ats, topics = {}, {}, {}
+    -- The operations: kind, the place of its first argument, of its first
+    -- topic's number and how many topics it names (the job's topic first;
+    -- an ack_pop's others, and a pop's, are popped in their order), each.
+    local kinds, ats, tat, tk = {}, {}, {}, {}
     local i, n = 3 + tonumber(ARGV[2]), 0
     while i <= #ARGV do
-      local kind, at = ARGV[i], i + 3
-      if ARGV[i + 1] ~= '1' then return nil end -- fanout copies, or an ack_pop's other topics
+      local kind, k = ARGV[i], tonumber(ARGV[i + 1])
+      local at = i + 2 + k
       n = n + 1
-      kinds[n], ats[n], topics[n] = kind, at, tonumber(ARGV[i + 2])
+      kinds[n], ats[n], tat[n], tk[n] = kind, at, i + 2, k
       if kind == 'push' then
-        if ARGV[at + AT_PUSH.unique_key] ~= '' or ARGV[at + AT_PUSH.group] ~= '' or
+        if k ~= 1 or ARGV[at + AT_PUSH.unique_key] ~= '' or ARGV[at + AT_PUSH.group] ~= '' or
           ARGV[at + AT_PUSH.schedule_key] ~= '' or ARGV[at + AT_PUSH.expires] ~= '0' then return nil end
         i = at + PUSH_ARGS
       elseif kind == 'delete' then
         i = at + DELETE_ARGS
       elseif kind == 'pop' then
         local mode = ARGV[at + AT_POP.mode]
-        if mode ~= 'first' and mode ~= 'best' and mode ~= 'take' then return nil end
+        if mode ~= 'first' and mode ~= 'take' and (mode ~= 'best' or k ~= 1) then return nil end
         i = at + POP_ARGS
       elseif kind == 'pop_n' then
         local mode = ARGV[at + AT_POP_N.mode]
-        if mode ~= 'first' and mode ~= 'best' then return nil end
+        if k ~= 1 or (mode ~= 'first' and mode ~= 'best') then return nil end
         i = at + POP_N_ARGS
+      elseif kind == 'ack_pop' then
+        if k < 2 then return nil end
+        i = at + ACK_POP_ARGS
       else
         return nil
       end
@@ -134,21 +142,26 @@ do
     -- The topics, each looked at once: plain, and as each kind needs.
     local ts, pushed, popped = {}, {}, {}
     for k = 1, n do
-      local ti = topics[k]
-      local t = ts[ti]
-      if not t then
-        t = topic_keys(ti, ARGV[2 + ti])
-        if not plain(t) then return nil end
-        ts[ti] = t
-      end
-      if kinds[k] == 'push' and not pushed[ti] then
-        if #fanout_children(t.name) > 0 then return nil end
-        pushed[ti] = true
-      elseif (kinds[k] == 'pop' or kinds[k] == 'pop_n') and not popped[ti] then
-        if not open(t, now) then return nil end
-        popped[ti] = true
+      local kind = kinds[k]
+      for j = 0, tk[k] - 1 do
+        local ti = tonumber(ARGV[tat[k] + j])
+        local t = ts[ti]
+        if not t then
+          t = topic_keys(ti, ARGV[2 + ti])
+          if not plain(t) then return nil end
+          ts[ti] = t
+        end
+        if kind == 'push' and not pushed[ti] then
+          if #fanout_children(t.name) > 0 then return nil end
+          pushed[ti] = true
+        elseif (kind == 'pop' or kind == 'pop_n' or (kind == 'ack_pop' and j > 0)) and not popped[ti] then
+          if not open(t, now) then return nil end
+          popped[ti] = true
+        end
       end
     end
+    -- topic(k, j) is operation k's j-th topic (0: its first).
+    local function topic(k, j) return ts[tonumber(ARGV[tat[k] + j])] end
     gathered = {}
     local replies = {}
 
@@ -168,7 +181,7 @@ do
           replies[k] = {'EXISTS'}
         else
           seen[member] = true
-          local t = ts[topics[k]]
+          local t = topic(k, 0)
           replies[k] = {'OK', now, store(t, member, ats[k], now), 1}
           counted[t.name] = t
         end
@@ -181,23 +194,26 @@ do
       write_all()
     end
 
-    -- The deletes, in order (batch.lua delete_phase).
+    -- The deletes and ack_pops' acks, in order (batch.lua delete_phase).
     members, at_of = {}, {}
     for k = 1, n do
-      if kinds[k] == 'delete' then
-        members[#members + 1] = ARGV[ats[k] + AT_DELETE.member]
+      if kinds[k] == 'delete' or kinds[k] == 'ack_pop' then
+        members[#members + 1] = ARGV[ats[k]] -- the member, first of both
         at_of[#members] = k
       end
     end
+    local acked = {} -- ack_pop -> its job's client id, once acked
     if #members > 0 then
       local records, gone = hmget(K_JOBS, members), {}
       for m, member in ipairs(members) do
         local k = at_of[m]
-        local t, at = ts[topics[k]], ats[k]
+        local t, at = topic(k, 0), ats[k]
         local job = nil
         if records[m] and not gone[member] then job = cmsgpack.unpack(records[m]) end
-        local refused = refusal(job, t.name, tonumber(ARGV[at + AT_DELETE.attempt]))
-        if not refused and ARGV[at + AT_DELETE.mode] == 'unreserved' and job[F_STATE] == RESERVED then
+        local attempt = kinds[k] == 'delete' and ARGV[at + AT_DELETE.attempt] or ARGV[at + AT_ACK_POP.attempt]
+        local refused = refusal(job, t.name, tonumber(attempt))
+        if not refused and kinds[k] == 'delete' and ARGV[at + AT_DELETE.mode] == 'unreserved' and
+          job[F_STATE] == RESERVED then
           refused = {'STATE', RESERVED}
         end
         if refused then
@@ -206,27 +222,33 @@ do
           gone[member] = true
           if job[F_STATE] == RESERVED then free_slot(t, job) end
           delete_job(t, member, job, write)
-          replies[k] = {'OK', job[F_CID]}
+          if kinds[k] == 'delete' then replies[k] = {'OK', job[F_CID]} else acked[k] = job[F_CID] end
         end
       end
       write_all()
     end
 
-    -- The pops, in order (batch.lua pop_phase): each takes its topic's
-    -- head; a pop_n up to n of them.
+    -- The pops, in order (batch.lua pop_phase): each takes the head of the
+    -- first of its topics that has one (an ack_pop's after the job's, once
+    -- acked); a pop_n up to n of its topic's.
     members, at_of = {}, {}
-    local first, got = {}, {} -- operation -> its first pick, and how many it took
+    local from, first, got = {}, {}, {} -- each pick's topic; operation -> its first pick, how many it took
     for k = 1, n do
       local kind = kinds[k]
-      if kind == 'pop' or kind == 'pop_n' then
-        local want = 1
+      if kind == 'pop' or kind == 'pop_n' or (kind == 'ack_pop' and acked[k]) then
+        local want, j = 1, 0
         if kind == 'pop_n' then want = tonumber(ARGV[ats[k] + AT_POP_N.n]) end
-        local heads = {}
-        if want > 0 then heads = redis.call('ZPOPMIN', ts[topics[k]].ready, want) end
-        first[k], got[k] = #members + 1, #heads / 2
-        for h = 1, #heads, 2 do
-          members[#members + 1] = heads[h]
-          at_of[#members] = k
+        if kind == 'ack_pop' then j = 1 end
+        first[k], got[k] = #members + 1, 0
+        while want > 0 and j < tk[k] and got[k] == 0 do
+          local t = topic(k, j)
+          local heads = redis.call('ZPOPMIN', t.ready, want)
+          for h = 1, #heads, 2 do
+            members[#members + 1] = heads[h]
+            at_of[#members], from[#members] = k, t
+          end
+          got[k] = #heads / 2
+          j = j + 1
         end
         if got[k] == 0 then replies[k] = {'EMPTY', -1, '', ''} end
       end
@@ -247,39 +269,43 @@ do
       local picked = {} -- each pick's job reply
       for m, member in ipairs(members) do
         local k, job = at_of[m], jobs[m]
-        local t = ts[topics[k]]
         if kinds[k] == 'pop' and ARGV[ats[k] + AT_POP.mode] == 'take' then job[F_TTR] = 0 end
-        picked[m] = reply(member, job, bodies[member], now, reserve_record(t, member, job, READY, now, write))
+        picked[m] = reply(member, job, bodies[member], now, reserve_record(from[m], member, job, READY, now, write))
       end
       write_all()
       -- more: the topic still has ready jobs after a pick (a later pick
       -- from it in this call says so too), told only to a pop that asks.
       local later, more = {}, {}
+      local MORE = {pop = AT_POP.more, pop_n = AT_POP_N.more, ack_pop = AT_ACK_POP.more}
       for m = #members, 1, -1 do
-        local k = at_of[m]
-        local t = ts[topics[k]]
-        local asks = ARGV[ats[k] + (kinds[k] == 'pop' and AT_POP.more or AT_POP_N.more)] == '1'
+        local k, t = at_of[m], from[m]
         more[m] = 0
-        if later[t.name] or (asks and redis.call('ZCARD', t.ready) > 0) then more[m] = 1 end
+        if later[t.name] or (ARGV[ats[k] + MORE[kinds[k]]] == '1' and redis.call('ZCARD', t.ready) > 0) then more[m] = 1 end
         later[t.name] = true
       end
       for k = 1, n do
         local c = got[k]
         if c and c > 0 then
           local at = first[k]
-          if kinds[k] == 'pop' then
-            local r = picked[at]
-            replies[k] = {'OK', more[at], r[1], r[2], r[3], r[4]}
-          else
+          if kinds[k] == 'pop_n' then
             local r = {'JOBS', more[at + c - 1], c}
             for m = at, at + c - 1 do
               local p = picked[m]
               r[#r + 1], r[#r + 2], r[#r + 3], r[#r + 4] = p[1], p[2], p[3], p[4]
             end
             replies[k] = r
+          else
+            local r = picked[at]
+            replies[k] = {'OK', more[at], r[1], r[2], r[3], r[4]}
           end
         end
       end
+    end
+    -- An ack_pop answers its ack, then its pop (batch.lua pop_replies).
+    for k, cid in pairs(acked) do
+      local r = replies[k]
+      table.insert(r, 1, cid)
+      table.insert(r, 1, 'OK')
     end
     return replies
   end

@@ -80,7 +80,8 @@ func sameBucket(p *Pool, b, n int) []string {
 }
 
 // randomOp is a push (a new member, now and then one taken), a delete (of
-// a member pushed, or not), a pop or a pop of several, as the pool makes them.
+// a member pushed, or not), a pop (of one topic or two), an ack then a pop
+// (ack_pop), or a pop of several jobs, as the pool makes them.
 func randomOp(rng *rand.Rand, topics []string, members *[]string) *op {
 	topic := topics[rng.IntN(len(topics))]
 	pick := func() string {
@@ -89,7 +90,7 @@ func randomOp(rng *rand.Rand, topics []string, members *[]string) *op {
 		}
 		return (*members)[rng.IntN(len(*members))]
 	}
-	switch r := rng.IntN(20); {
+	switch r := rng.IntN(21); {
 	case r < 8:
 		m := member(uint64(len(*members) + 1))
 		if len(*members) > 0 && rng.IntN(20) == 0 {
@@ -106,9 +107,17 @@ func randomOp(rng *rand.Rand, topics []string, members *[]string) *op {
 	case r < 13:
 		return &op{kind: opDelete, topics: []string{topic}, args: lua.OpArgs(opDelete, "member", pick(),
 			"attempt", strconv.Itoa(rng.IntN(3)), "mode", []string{"", "", "unreserved"}[rng.IntN(3)])}
-	case r < 17:
-		return &op{kind: opPop, topics: []string{topic}, args: lua.OpArgs(opPop,
-			"mode", []string{popFirst, "best", "take"}[rng.IntN(3)], "more", []string{"0", "1"}[rng.IntN(2)])}
+	case r < 16:
+		// One topic in any mode; two (the second a random one, maybe the
+		// same) first or take.
+		mode, popped := []string{popFirst, "best", "take"}[rng.IntN(3)], []string{topic}
+		if mode != "best" && rng.IntN(2) == 0 {
+			popped = append(popped, topics[rng.IntN(len(topics))])
+		}
+		return &op{kind: opPop, topics: popped, args: lua.OpArgs(opPop, "mode", mode, "more", []string{"0", "1"}[rng.IntN(2)])}
+	case r < 18:
+		return &op{kind: opAckPop, topics: []string{topic, topics[rng.IntN(len(topics))], topics[rng.IntN(len(topics))]},
+			args: lua.OpArgs(opAckPop, "member", pick(), "attempt", strconv.Itoa(rng.IntN(3)), "more", []string{"0", "1"}[rng.IntN(2)])}
 	default:
 		return &op{kind: opPopN, topics: []string{topic}, args: lua.OpArgs(opPopN,
 			"mode", []string{popFirst, "best"}[rng.IntN(2)], "n", strconv.Itoa([]int{1, 2, 5}[rng.IntN(3)]),
@@ -169,6 +178,11 @@ func normalReply(t *testing.T, r []rueidis.RedisMessage) string {
 			parts[2] = "+" + strconv.FormatInt(due-now, 10)
 		}
 		parts[1] = "now"
+	}
+	if len(parts) >= 3 && parts[0] == "OK" && (parts[2] == "OK" || parts[2] == "EMPTY") { // an ack_pop: OK, client id, then its pop's reply
+		rest := make([]rueidis.RedisMessage, 0, len(r)-2)
+		rest = append(rest, r[2:]...)
+		return parts[0] + " | " + short(parts[1]) + " | " + normalReply(t, rest)
 	}
 	if len(parts) > 3 && parts[0] == "JOBS" { // a pop of several: JOBS, more, count, then each job's reply
 		out := parts[:3]

@@ -61,6 +61,9 @@ func BenchmarkScriptCost(b *testing.B) {
 		// has more ready jobs (Pool.SetWaiting).
 		{"pop/none-waiting", both(costJobs, noneWaiting), popOne},
 		{"ack/script", both(reservedJobs, asScripts), ackOne},
+		// An ack then a pop in one call (AckAndPop: the Go client's
+		// worker loop, HTTP's ack with next).
+		{"ackpop/function", reservedHalf, ackPopOne},
 		{"ack/function", reservedJobs, ackOne},
 		// A topic with a rate and max_reserved that never hold (issue 23:
 		// what the limits cost a pop and an ack when they are set).
@@ -232,6 +235,22 @@ func reservedJobs(p *Pool, ctx context.Context, n int) []uint64 {
 		}
 	}
 	return ids
+}
+
+// reservedHalf pushes 2n jobs and pops n of them, whose ids it returns.
+func reservedHalf(p *Pool, ctx context.Context, n int) []uint64 {
+	ids := costJobs(p, ctx, 2*n)
+	for range n {
+		if _, err := p.Pop(ctx, []string{"t"}); err != nil {
+			panic(err)
+		}
+	}
+	return ids[:n]
+}
+
+func ackPopOne(p *Pool, ctx context.Context, ids []uint64, i int) error {
+	_, err := p.AckAndPop(ctx, strconv.FormatUint(ids[i], 10), 1, []string{"t"})
+	return err
 }
 
 // limited gives topic t a rate and a max_reserved too high to hold a
