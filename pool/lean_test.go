@@ -2,15 +2,18 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/rueidis"
 
+	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/lua"
 )
 
@@ -294,4 +297,75 @@ func storeDump(t *testing.T, ctx context.Context, p *Pool, prefix string) string
 		out = append(out, name+": "+v)
 	}
 	return strings.Join(out, "\n")
+}
+
+// A topic that takes the short path leaves it at the next call once a
+// feature is turned on, whichever broker turns it on: each call looks at
+// the settings and the topic's state it reads anyway. Each case pushes to
+// a plain topic, turns a feature on from a second pool (another broker),
+// and checks that the first pool's next calls obey it.
+func TestShortPathLeftAtOnce(t *testing.T) {
+	spec := job.Spec{Topic: "t", Body: "x", TTR: time.Minute, Priority: job.DefaultPriority}
+	for _, tc := range []struct {
+		name  string
+		turn  func(p *Pool, ctx context.Context) error
+		check func(t *testing.T, p *Pool, ctx context.Context)
+	}{
+		{"max_items refuses the next push", func(p *Pool, ctx context.Context) error {
+			return p.SetTopicConfig(ctx, "t", job.TopicConfig{"max_items": "1"})
+		}, func(t *testing.T, p *Pool, ctx context.Context) {
+			if _, err := p.Push(ctx, spec); !errors.Is(err, job.ErrFull) {
+				t.Fatalf("push past max_items: %v, want ErrFull", err)
+			}
+		}},
+		{"a pause holds the next pop", func(p *Pool, ctx context.Context) error {
+			_, err := p.Pause(ctx, "t", time.Hour, false)
+			return err
+		}, func(t *testing.T, p *Pool, ctx context.Context) {
+			got, err := p.Pop(ctx, []string{"t"})
+			if err != nil || got.Job != nil || got.PauseWait <= 0 {
+				t.Fatalf("pop of a paused topic: %+v %v, want none and a wait", got, err)
+			}
+		}},
+		{"max_reserved holds the second pop", func(p *Pool, ctx context.Context) error {
+			if _, err := p.Push(ctx, spec); err != nil {
+				return err
+			}
+			return p.SetTopicConfig(ctx, "t", job.TopicConfig{"max_reserved": "1"})
+		}, func(t *testing.T, p *Pool, ctx context.Context) {
+			if got, err := p.Pop(ctx, []string{"t"}); err != nil || got.Job == nil {
+				t.Fatalf("first pop: %+v %v", got, err)
+			}
+			got, err := p.Pop(ctx, []string{"t"})
+			if err != nil || got.Job != nil || got.HeldBy != "t" {
+				t.Fatalf("second pop under max_reserved 1: %+v %v, want none, held by t", got, err)
+			}
+		}},
+		{"a grouped push makes the next plain pushes join group ''", func(p *Pool, ctx context.Context) error {
+			g := spec
+			g.Group = "g"
+			_, err := p.Push(ctx, g)
+			return err
+		}, func(t *testing.T, p *Pool, ctx context.Context) {
+			mustPush(t, p, ctx, spec)
+			st, err := p.TopicStats(ctx, "t")
+			if err != nil || st.Groups != 2 {
+				t.Fatalf("groups %d %v, want 2 (g and '')", st.Groups, err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, ctx := newPool(t)
+			// another broker's pool, on the same store
+			other, _ := openPool(t, rueidis.ClientOption{InitAddress: []string{redis.Addr}}, Options{})
+			mustPush(t, p, ctx, spec) // on the short path
+			if err := tc.turn(other, ctx); err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, p, ctx)
+			if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+				t.Fatalf("check: %v %v", problems, err)
+			}
+		})
+	}
 }
