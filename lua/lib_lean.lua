@@ -11,9 +11,9 @@
 -- there, before anything is written.
 --
 -- Plain operations: a push of one topic (no fanout copies) with no unique
--- key, group, schedule or expiry; a delete; a pop in mode first or take (of
--- any number of topics) or best (of one); a pop_n of one topic, first or
--- best; an ack_pop (an ack, then a first pop of its other topics). Plain topics:
+-- key, group, schedule or expiry; a delete; a pop of any number of topics,
+-- first, take or best; a pop_n of one topic, first or best; an ack_pop (an
+-- ack, then a first pop of its other topics). Plain topics:
 -- not a fanout child (a '+' in the name: every call references those),
 -- none of the settings in lean.settings, not grouped; for a push, no
 -- fanout children; for a pop, not paused and never given a job that
@@ -126,7 +126,7 @@ do
         i = at + DELETE_ARGS
       elseif kind == 'pop' then
         local mode = ARGV[at + AT_POP.mode]
-        if mode ~= 'first' and mode ~= 'take' and (mode ~= 'best' or k ~= 1) then return nil end
+        if mode ~= 'first' and mode ~= 'take' and mode ~= 'best' then return nil end
         i = at + POP_ARGS
       elseif kind == 'pop_n' then
         local mode = ARGV[at + AT_POP_N.mode]
@@ -240,6 +240,28 @@ do
         if kind == 'pop_n' then want = tonumber(ARGV[ats[k] + AT_POP_N.n]) end
         if kind == 'ack_pop' then j = 1 end
         first[k], got[k] = #members + 1, 0
+        if kind == 'pop' and tk[k] > 1 and ARGV[ats[k] + AT_POP.mode] == 'best' then
+          -- beanstalkd's order: the lowest (priority, member) among all the
+          -- topics' heads (batch.lua choose)
+          local best, best_pri, member
+          for j = 0, tk[k] - 1 do
+            local t = topic(k, j)
+            local head = redis.call('ZRANGE', t.ready, 0, 0, 'WITHSCORES')
+            if head[1] then
+              local pri = tonumber(head[2])
+              if not best or pri < best_pri or (pri == best_pri and head[1] < member) then
+                best, best_pri, member = t, pri, head[1]
+              end
+            end
+          end
+          if best then
+            redis.call('ZREM', best.ready, member)
+            members[#members + 1] = member
+            at_of[#members], from[#members] = k, best
+            got[k] = 1
+          end
+          want = 0
+        end
         while want > 0 and j < tk[k] and got[k] == 0 do
           local t = topic(k, j)
           local heads = redis.call('ZPOPMIN', t.ready, want)

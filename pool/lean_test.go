@@ -111,10 +111,9 @@ func randomOp(rng *rand.Rand, topics []string, members *[]string) *op {
 		return &op{kind: opDelete, topics: []string{topic}, args: lua.OpArgs(opDelete, "member", pick(),
 			"attempt", strconv.Itoa(rng.IntN(3)), "mode", []string{"", "", "unreserved"}[rng.IntN(3)])}
 	case r < 16:
-		// One topic in any mode; two (the second a random one, maybe the
-		// same) first or take.
+		// One topic or two (the second a random one, maybe the same).
 		mode, popped := []string{popFirst, "best", "take"}[rng.IntN(3)], []string{topic}
-		if mode != "best" && rng.IntN(2) == 0 {
+		if rng.IntN(2) == 0 {
 			popped = append(popped, topics[rng.IntN(len(topics))])
 		}
 		return &op{kind: opPop, topics: popped, args: lua.OpArgs(opPop, "mode", mode, "more", []string{"0", "1"}[rng.IntN(2)])}
