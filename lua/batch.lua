@@ -58,35 +58,6 @@
 -- library is loaded, and main (at the end) runs on each call: so what one
 -- call keeps is declared bare here and set by main (TestScriptStateIsPerCall).
 
--- Gathered writes: one command per (command, key), its members appended, made
--- at the end of each phase. Long ones are split, as Lua's unpack is bounded.
-local gathered, gathered_at
-local function gather(cmd, key, a, b)
-  local id = cmd .. ' ' .. key
-  local c = gathered_at[id]
-  if not c or #c >= 1000 then
-    c = {cmd, key}
-    gathered_at[id] = c
-    gathered[#gathered + 1] = c
-  end
-  c[#c + 1] = a
-  if b ~= nil then c[#c + 1] = b end
-end
-local function write_gathered()
-  for _, c in ipairs(gathered) do redis.call(unpack(c)) end
-  gathered, gathered_at = renew(gathered), renew(gathered_at)
-end
-
--- hmget reads the fields of hash key, in chunks (Lua's unpack is bounded).
-local function hmget(key, fields)
-  local out = {}
-  for from = 1, #fields, 1000 do
-    local got = redis.call('HMGET', key, unpack(fields, from, math.min(from + 999, #fields)))
-    for k = 1, #got do out[from + k - 1] = got[k] end
-  end
-  return out
-end
-
 local paused -- topic name -> paused_until ms, read once per call
 local may_expire -- topic name -> true when a job that expires ever entered it
 local token_fields -- topic name -> its info's tokens and tokens_at (lib_limits.lua)
@@ -196,7 +167,7 @@ end
 local function discard_head(t)
   local head = redis.call('ZPOPMIN', t.ready)
   if not head[1] then
-    write_gathered() -- this call's earlier pushes may be the head: write them, look again
+    gathers.flush() -- this call's earlier pushes may be the head: write them, look again
     head = redis.call('ZPOPMIN', t.ready)
   end
   if not head[1] then return nil end
@@ -265,9 +236,9 @@ local function store(t, member, a, cid, expires, group)
   job[F_CID], job[F_SIZE], job[F_EXPIRES], job[F_RETRY], job[F_TRACE] = cid, #a.body, expires, a.retry, a.trace
   if a.json == '1' then job[F_JSON] = 1 end
   settle(job, delay, now)
-  jobbody.keep(member, job, a.body, true, gather)
-  gather('HSET', K_JOBS, member, cmsgpack.pack(job))
-  enter(t, member, job, gather)
+  jobbody.keep(member, job, a.body, true, gathers.add)
+  gathers.add('HSET', K_JOBS, member, cmsgpack.pack(job))
+  enter(t, member, job, gathers.add)
   listed[t.name] = t
   count('total_jobs', 1)
   count_topic(t, 'total_jobs', 1)
@@ -333,7 +304,7 @@ local function by_key(op, t, pushed)
   local taken = redis.call('GET', key) -- the holder's member and client id (so a 409 names it when it is gone)
   if taken then
     local holder, cid = string.match(taken, '^(%S+) ?(.*)$')
-    if pushed[holder] then write_gathered() end
+    if pushed[holder] then gathers.flush() end
     local job = load(holder)
     if mode == 'reject' then return {'UNIQUE', holder, cid} end
     local waiting = job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED)
@@ -372,7 +343,7 @@ end
 -- topic's ready jobs that join the group '' include this call's pushes.
 local function make_grouped(t)
   if groups.on(t) then return nil end
-  write_gathered()
+  gathers.flush()
   return groups.make(t)
 end
 
@@ -518,7 +489,7 @@ function push_phase(ops)
       deltas[t.info].total_jobs = nil
       if redis.call('HINCRBY', t.info, 'total_jobs', n) == n and add_topic(t) then created(t, now) end
     end
-    write_gathered()
+    gathers.flush()
   end
 end
 end
@@ -540,12 +511,12 @@ local function delete_phase(ops)
       else
         gone[member] = true
         if job[F_STATE] == RESERVED then free_slot(t, job) end
-        delete_job(t, member, job, gather)
+        delete_job(t, member, job, gathers.add)
         op.acked, op.cid = true, job[F_CID]
         if op.kind == 'delete' then op.reply = {'OK', job[F_CID]} end
       end
     end
-    write_gathered()
+    gathers.flush()
   end
 end
 
@@ -655,9 +626,7 @@ local function choose(op, ts, mode, want)
       end
       if head[1] then
         local pri = tonumber(head[2])
-        if not best or pri < best_pri or (pri == best_pri and head[1] < member) then
-          best, best_pri, member = t, pri, head[1]
-        end
+        if goes_before(pri, head[1], best_pri, member) then best, best_pri, member = t, pri, head[1] end
       end
     end
     if not best then return end
@@ -712,9 +681,9 @@ function pop_phase(ops)
       local job = jobs[k]
       local body = bodies[p.member] -- nil: the record holds it
       if p.op.take then job[F_TTR] = 0 end
-      p.reply = reply(p.member, job, body, now, reserve_record(p.t, p.member, job, READY, now, gather))
+      p.reply = reply(p.member, job, body, now, reserve_record(p.t, p.member, job, READY, now, gathers.add))
     end
-    write_gathered()
+    gathers.flush()
     spend(now)
     -- more: the topic still has ready jobs after this pop (its limits may
     -- hold them: the next consumer then learns when they open) (a later pick from
@@ -775,7 +744,7 @@ local function main()
   local short, err = lean.run() -- a call of plain operations only (lib_lean.lua)
   if err then return redis.error_reply(err) end
   if short then return short end
-  gathered, gathered_at, paused, may_expire, now = renew(gathered), renew(gathered_at), renew(paused), renew(may_expire), now_ms()
+  paused, may_expire, now = renew(paused), renew(may_expire), now_ms()
   token_fields = renew(token_fields)
   held, bytes, discards, listed, plain_of = renew(held), renew(bytes), nil, renew(listed), renew(plain_of)
   picks, sweeps = renew(picks), renew(sweeps)

@@ -315,6 +315,40 @@ local function renew(t)
   return t
 end
 
+-- gathers gathers a call's writes (a table: the library's main function
+-- holds at most 200 locals): one command per (command, key), its members
+-- appended, made by gathers.flush (batch.lua at the end of each phase;
+-- lib_lean.lua the same). A long one is split, as Lua's unpack is bounded.
+-- gathers.add has redis.call's shape, so the helpers that take `write`
+-- take it. Its list and index are set by begin.
+local gathers = {}
+function gathers.add(cmd, key, a, b)
+  local id = cmd .. ' ' .. key
+  local c = gathers.at[id]
+  if not c or #c >= 1000 then
+    c = {cmd, key}
+    gathers.at[id] = c
+    gathers.list[#gathers.list + 1] = c
+  end
+  c[#c + 1] = a
+  if b ~= nil then c[#c + 1] = b end
+end
+function gathers.flush()
+  for _, c in ipairs(gathers.list) do redis.call(unpack(c)) end
+  gathers.list, gathers.at = renew(gathers.list), renew(gathers.at)
+end
+
+-- hmget reads the fields of hash key, in chunks (Lua's unpack is bounded).
+local function hmget(key, fields)
+  if #fields <= 1000 then return redis.call('HMGET', key, unpack(fields)) end
+  local out = {}
+  for from = 1, #fields, 1000 do
+    local got = redis.call('HMGET', key, unpack(fields, from, math.min(from + 999, #fields)))
+    for k = 1, #got do out[from + k - 1] = got[k] end
+  end
+  return out
+end
+
 -- begin starts a call with its KEYS and ARGV: every variable above that
 -- holds something of one call starts afresh here (TestLibStateIsPerCall
 -- checks that each one is).
@@ -330,4 +364,5 @@ local function begin(keys, args)
   deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
   children_of, dropped_cids, limits_of = renew(children_of), renew(dropped_cids), renew(limits_of)
   groups.of, groups.picks = renew(groups.of), renew(groups.picks)
+  gathers.list, gathers.at = renew(gathers.list), renew(gathers.at)
 end

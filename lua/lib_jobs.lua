@@ -52,6 +52,13 @@ local function wake(t, n)
   if w then w[2] = w[2] + n else wakes[t.name] = {t.waiting, n} end
 end
 
+-- goes_before says whether a ready job of priority pri and member goes
+-- before one of priority other_pri and member other (nil: none): the lower
+-- priority first, then the lower member (FIFO: members sort by id).
+local function goes_before(pri, member, other_pri, other)
+  return other == nil or pri < other_pri or (pri == other_pri and member < other)
+end
+
 -- settle decides where a pushed or released job goes: delayed by `delay` ms
 -- from `now`, or ready when there is no delay.
 local function settle(job, delay, now)

@@ -30,41 +30,6 @@ do
   lean.settings = {'max_item_size', 'max_items', 'max_size', 'max_age', 'group_from', 'unique_from', 'fanout_only',
     'rate', 'max_reserved', 'group_max_reserved'}
 
-  -- The call's writes, gathered as batch.lua gathers them: one command per
-  -- (command, key), its members appended, made at the end of each phase.
-  local gathered
-  local function write(cmd, key, a, b)
-    local c
-    for k = #gathered, 1, -1 do
-      local g = gathered[k]
-      if g[1] == cmd and g[2] == key then
-        c = g
-        break
-      end
-    end
-    if not c or #c >= 1000 then
-      c = {cmd, key}
-      gathered[#gathered + 1] = c
-    end
-    c[#c + 1] = a
-    if b ~= nil then c[#c + 1] = b end
-  end
-  local function write_all()
-    for _, c in ipairs(gathered) do redis.call(unpack(c)) end
-    gathered = {}
-  end
-
-  -- hmget reads fields of hash key, in chunks (Lua's unpack is bounded).
-  local function hmget(key, fields)
-    if #fields <= 1000 then return redis.call('HMGET', key, unpack(fields)) end
-    local out = {}
-    for from = 1, #fields, 1000 do
-      local got = redis.call('HMGET', key, unpack(fields, from, math.min(from + 999, #fields)))
-      for k = 1, #got do out[from + k - 1] = got[k] end
-    end
-    return out
-  end
-
   -- plain says whether topic t uses none of the features the short path
   -- leaves out (above).
   local function plain(t)
@@ -93,9 +58,9 @@ do
       ARGV[at + AT_PUSH.retry], ARGV[at + AT_PUSH.trace]
     if ARGV[at + AT_PUSH.json] == '1' then job[F_JSON] = 1 end
     settle(job, delay, now)
-    jobbody.keep(member, job, body, true, write)
-    write('HSET', K_JOBS, member, cmsgpack.pack(job))
-    enter(t, member, job, write)
+    jobbody.keep(member, job, body, true, gathers.add)
+    gathers.add('HSET', K_JOBS, member, cmsgpack.pack(job))
+    enter(t, member, job, gathers.add)
     count('total_jobs', 1)
     count_topic(t, 'total_jobs', 1)
     move_state(nil, job[F_STATE])
@@ -162,7 +127,6 @@ do
     end
     -- topic(k, j) is operation k's j-th topic (0: its first).
     local function topic(k, j) return ts[tonumber(ARGV[tat[k] + j])] end
-    gathered = {}
     local replies = {}
 
     -- The pushes, in order (batch.lua push_phase).
@@ -191,7 +155,7 @@ do
         deltas[t.info].total_jobs = nil
         if redis.call('HINCRBY', t.info, 'total_jobs', c) == c and add_topic(t) then created(t, now) end
       end
-      write_all()
+      gathers.flush()
     end
 
     -- The deletes and ack_pops' acks, in order (batch.lua delete_phase).
@@ -221,11 +185,11 @@ do
         else
           gone[member] = true
           if job[F_STATE] == RESERVED then free_slot(t, job) end
-          delete_job(t, member, job, write)
+          delete_job(t, member, job, gathers.add)
           if kinds[k] == 'delete' then replies[k] = {'OK', job[F_CID]} else acked[k] = job[F_CID] end
         end
       end
-      write_all()
+      gathers.flush()
     end
 
     -- The pops, in order (batch.lua pop_phase): each takes the head of the
@@ -249,9 +213,7 @@ do
             local head = redis.call('ZRANGE', t.ready, 0, 0, 'WITHSCORES')
             if head[1] then
               local pri = tonumber(head[2])
-              if not best or pri < best_pri or (pri == best_pri and head[1] < member) then
-                best, best_pri, member = t, pri, head[1]
-              end
+              if goes_before(pri, head[1], best_pri, member) then best, best_pri, member = t, pri, head[1] end
             end
           end
           if best then
@@ -292,9 +254,9 @@ do
       for m, member in ipairs(members) do
         local k, job = at_of[m], jobs[m]
         if kinds[k] == 'pop' and ARGV[ats[k] + AT_POP.mode] == 'take' then job[F_TTR] = 0 end
-        picked[m] = reply(member, job, bodies[member], now, reserve_record(from[m], member, job, READY, now, write))
+        picked[m] = reply(member, job, bodies[member], now, reserve_record(from[m], member, job, READY, now, gathers.add))
       end
-      write_all()
+      gathers.flush()
       -- more: the topic still has ready jobs after a pick (a later pick
       -- from it in this call says so too), told only to a pop that asks.
       local later, more = {}, {}

@@ -14,9 +14,9 @@ func TestLibStateIsPerCall(t *testing.T) {
 	begin := read("lib.lua")
 	begin = begin[strings.Index(begin, "local function begin("):]
 	for _, file := range libFiles {
-		// groups, jobbody and lean are tables of functions; groups' and
-		// jobbody's per-call fields are set by begin, lean's by lean.run.
-		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN", "groups", "jobbody", "lean")
+		// groups, jobbody, gathers and lean are tables of functions; the
+		// per-call fields of the first three are set by begin (lean has none).
+		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN", "groups", "jobbody", "gathers", "lean")
 	}
 }
 

@@ -54,6 +54,8 @@ func BenchmarkScriptCost(b *testing.B) {
 		{"push/n50", nil, push50},
 		{"pop/script", both(costJobs, asScripts), popOne},
 		{"pop/function", costJobs, popOne},
+		// beanstalkd's reserve over a watch list of two tubes (one bucket).
+		{"pop/best-of-two", costJobs, popBestOfTwo},
 		// 50 jobs a call (PopN): what a popped job costs once a call's own
 		// cost is shared.
 		{"pop/n50", costJobs50, pop50},
@@ -130,6 +132,13 @@ func pushOne(p *Pool, ctx context.Context, _ []uint64, _ int) error {
 
 func popOne(p *Pool, ctx context.Context, _ []uint64, _ int) error {
 	_, err := p.Pop(ctx, []string{"t"})
+	return err
+}
+
+// popBestOfTwo pops the best job of topic t and another of its bucket
+// (empty), in one call.
+func popBestOfTwo(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+	_, err := p.PopBest(ctx, []string{sameBucket(p, p.keys.bucketOf("t"), 1)[0], "t"})
 	return err
 }
 
