@@ -323,11 +323,15 @@ end
 -- take it. Its list and index are set by begin.
 local gathers = {}
 function gathers.add(cmd, key, a, b)
-  local id = cmd .. ' ' .. key
-  local c = gathers.at[id]
+  local by = gathers.at[key] -- command -> its gathered command, of this key
+  if not by then
+    by = {}
+    gathers.at[key] = by
+  end
+  local c = by[cmd]
   if not c or #c >= 1000 then
     c = {cmd, key}
-    gathers.at[id] = c
+    by[cmd] = c
     gathers.list[#gathers.list + 1] = c
   end
   c[#c + 1] = a

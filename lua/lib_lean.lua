@@ -105,7 +105,9 @@ do
       end
     end
     -- The topics, each looked at once: plain, and as each kind needs.
-    local ts, pushed, popped = {}, {}, {}
+    -- firsts: operation -> its first topic's keys; others: operation -> its
+    -- other topics' (by place, from 1), for one that names several.
+    local ts, pushed, popped, firsts, others = {}, {}, {}, {}, {}
     for k = 1, n do
       local kind = kinds[k]
       for j = 0, tk[k] - 1 do
@@ -115,6 +117,12 @@ do
           t = topic_keys(ti, ARGV[2 + ti])
           if not plain(t) then return nil end
           ts[ti] = t
+        end
+        if j == 0 then
+          firsts[k] = t
+        else
+          others[k] = others[k] or {}
+          others[k][j] = t
         end
         if kind == 'push' and not pushed[ti] then
           if #fanout_children(t.name) > 0 then return nil end
@@ -126,7 +134,10 @@ do
       end
     end
     -- topic(k, j) is operation k's j-th topic (0: its first).
-    local function topic(k, j) return ts[tonumber(ARGV[tat[k] + j])] end
+    local function topic(k, j)
+      if j == 0 then return firsts[k] end
+      return others[k][j]
+    end
     local replies = {}
 
     -- The pushes, in order (batch.lua push_phase).
@@ -145,7 +156,7 @@ do
           replies[k] = {'EXISTS'}
         else
           seen[member] = true
-          local t = topic(k, 0)
+          local t = firsts[k]
           replies[k] = {'OK', now, store(t, member, ats[k], now), 1}
           counted[t.name] = t
         end
@@ -171,7 +182,7 @@ do
       local records, gone = hmget(K_JOBS, members), {}
       for m, member in ipairs(members) do
         local k = at_of[m]
-        local t, at = topic(k, 0), ats[k]
+        local t, at = firsts[k], ats[k]
         local job = nil
         if records[m] and not gone[member] then job = cmsgpack.unpack(records[m]) end
         local attempt = kinds[k] == 'delete' and ARGV[at + AT_DELETE.attempt] or ARGV[at + AT_ACK_POP.attempt]
