@@ -24,6 +24,7 @@ do
   local AT_ACK_POP = OP_ARGS.ack_pop.at
   local PUSH_ARGS, DELETE_ARGS, POP_ARGS, POP_N_ARGS = #OP_ARGS.push, #OP_ARGS.delete, #OP_ARGS.pop, #OP_ARGS.pop_n
   local ACK_POP_ARGS = #OP_ARGS.ack_pop
+  local MORE_AT = {pop = AT_POP.more, pop_n = AT_POP_N.more, ack_pop = AT_ACK_POP.more} -- each popping kind's more
   -- lean.settings are those a plain topic has none of: a push's limits
   -- and keys (batch.lua admit, unique_refusal, group_of, expiry), a pop's
   -- and an ack's limits (lib_limits.lua).
@@ -79,7 +80,8 @@ do
     local kinds, ats, tat, tk = {}, {}, {}, {}
     local i, n = 3 + tonumber(ARGV[2]), 0
     while i <= #ARGV do
-      local kind, k = ARGV[i], tonumber(ARGV[i + 1])
+      local kind, k = ARGV[i], 1
+      if ARGV[i + 1] ~= '1' then k = tonumber(ARGV[i + 1]) end -- most name one topic: no conversion
       local at = i + 2 + k
       n = n + 1
       kinds[n], ats[n], tat[n], tk[n] = kind, at, i + 2, k
@@ -132,11 +134,6 @@ do
           popped[ti] = true
         end
       end
-    end
-    -- topic(k, j) is operation k's j-th topic (0: its first).
-    local function topic(k, j)
-      if j == 0 then return firsts[k] end
-      return others[k][j]
     end
     local replies = {}
 
@@ -220,7 +217,7 @@ do
           -- topics' heads (batch.lua choose)
           local best, best_pri, member
           for j = 0, tk[k] - 1 do
-            local t = topic(k, j)
+            local t = j == 0 and firsts[k] or others[k][j]
             local head = redis.call('ZRANGE', t.ready, 0, 0, 'WITHSCORES')
             if head[1] then
               local pri = tonumber(head[2])
@@ -236,7 +233,7 @@ do
           want = 0
         end
         while want > 0 and j < tk[k] and got[k] == 0 do
-          local t = topic(k, j)
+          local t = j == 0 and firsts[k] or others[k][j]
           local heads = redis.call('ZPOPMIN', t.ready, want)
           for h = 1, #heads, 2 do
             members[#members + 1] = heads[h]
@@ -271,11 +268,10 @@ do
       -- more: the topic still has ready jobs after a pick (a later pick
       -- from it in this call says so too), told only to a pop that asks.
       local later, more = {}, {}
-      local MORE = {pop = AT_POP.more, pop_n = AT_POP_N.more, ack_pop = AT_ACK_POP.more}
       for m = #members, 1, -1 do
         local k, t = at_of[m], from[m]
         more[m] = 0
-        if later[t.name] or (ARGV[ats[k] + MORE[kinds[k]]] == '1' and redis.call('ZCARD', t.ready) > 0) then more[m] = 1 end
+        if later[t.name] or (ARGV[ats[k] + MORE_AT[kinds[k]]] == '1' and redis.call('ZCARD', t.ready) > 0) then more[m] = 1 end
         later[t.name] = true
       end
       for k = 1, n do
