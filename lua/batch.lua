@@ -236,18 +236,10 @@ local function store(t, member, a, cid, expires, group)
   job[F_CID], job[F_SIZE], job[F_EXPIRES], job[F_RETRY], job[F_TRACE] = cid, #a.body, expires, a.retry, a.trace
   if a.json == '1' then job[F_JSON] = 1 end
   settle(job, delay, now)
-  jobbody.keep(member, job, a.body, true, gathers.add)
-  gathers.add('HSET', K_JOBS, member, cmsgpack.pack(job))
-  enter(t, member, job, gathers.add)
+  push_job(t, member, job, a.body, gathers.add)
   listed[t.name] = t
-  count('total_jobs', 1)
-  count_topic(t, 'total_jobs', 1)
-  move_state(nil, job[F_STATE])
   if held[t.name] then held[t.name] = held[t.name] + 1 end
-  if #a.body > 0 then
-    add(t.info, 'bytes', #a.body)
-    if bytes[t.name] then bytes[t.name] = bytes[t.name] + #a.body end
-  end
+  if bytes[t.name] then bytes[t.name] = bytes[t.name] + #a.body end
   return job
 end
 
@@ -408,9 +400,7 @@ end
 local function plain_topic(t)
   local p = plain_of[t.name]
   if p == nil then
-    local cfg = topic_config(t)
-    p = not (cfg.max_item_size or cfg.max_items or cfg.max_size or cfg.max_age or cfg.group_from or cfg.unique_from
-      or cfg.fanout_only) and #fanout_children(t.name) == 0
+    p = not lean.sets_any(topic_config(t), lean.push_settings) and #fanout_children(t.name) == 0
     plain_of[t.name] = p
   end
   return p
@@ -478,17 +468,7 @@ function push_phase(ops)
         for _, d in ipairs(discards) do op.reply[#op.reply + 1] = d end
       end
     end
-    for _, t in pairs(listed) do
-      -- Registration once: the topic's count of pushes, written here
-      -- rather than with the call's other counters, says whether its info
-      -- was there before. A listed topic has it (forget removes both
-      -- together), so only a count that starts at this call's pushes
-      -- lists the topic; then one new to the bucket's list may be a new
-      -- topic: note its birth.
-      local n = deltas[t.info].total_jobs
-      deltas[t.info].total_jobs = nil
-      if redis.call('HINCRBY', t.info, 'total_jobs', n) == n and add_topic(t) then created(t, now) end
-    end
+    for _, t in pairs(listed) do count_pushes(t, now) end -- registration once (lib_topics.lua)
     gathers.flush()
   end
 end
@@ -501,19 +481,15 @@ local function delete_phase(ops)
     local records = records_of(deletes)
     local gone = {}
     for k, op in ipairs(deletes) do
-      local t, member, attempt = op.ts[1], op.a.member, tonumber(op.a.attempt)
-      local job = nil
-      if records[k] and not gone[member] then job = cmsgpack.unpack(records[k]) end
-      local refused = refusal(job, t.name, attempt)
-      if not refused and op.a.mode == 'unreserved' and job[F_STATE] == RESERVED then refused = {'STATE', RESERVED} end
+      local member = op.a.member
+      local cid, refused = ack_job(op.ts[1], member, not gone[member] and records[k] or nil, tonumber(op.a.attempt),
+        op.a.mode == 'unreserved', gathers.add)
       if refused then
         op.reply = refused
       else
         gone[member] = true
-        if job[F_STATE] == RESERVED then free_slot(t, job) end
-        delete_job(t, member, job, gathers.add)
-        op.acked, op.cid = true, job[F_CID]
-        if op.kind == 'delete' then op.reply = {'OK', job[F_CID]} end
+        op.acked, op.cid = true, cid
+        if op.kind == 'delete' then op.reply = {'OK', cid} end
       end
     end
     gathers.flush()
@@ -665,18 +641,8 @@ function pop_phase(ops)
   if #picks > 0 then
     local members = {}
     for k, p in ipairs(picks) do members[k] = p.member end
-    local records = hmget(K_JOBS, members)
-    local jobs, in_hash = {}, {} -- the records, and the members whose body is in the bodies hash
-    for k, p in ipairs(picks) do
-      if not records[k] then return nil, 'batch: ' .. p.member .. ' was ready but has no record' end
-      jobs[k] = cmsgpack.unpack(records[k])
-      if jobs[k][F_BODY] == nil then in_hash[#in_hash + 1] = p.member end
-    end
-    local bodies = {}
-    if #in_hash > 0 then
-      local got = hmget(K_BODIES, in_hash)
-      for k, member in ipairs(in_hash) do bodies[member] = got[k] end
-    end
+    local jobs, bodies = read_popped(members)
+    if not jobs then return nil, bodies end
     for k, p in ipairs(picks) do
       local job = jobs[k]
       local body = bodies[p.member] -- nil: the record holds it

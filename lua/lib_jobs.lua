@@ -89,6 +89,19 @@ local function enter(t, member, job, write)
   end
 end
 
+-- push_job stores a pushed job (its record made and settled) of topic t
+-- with its body, enters it and counts it, its writes through write: what
+-- a push does to its job on both of batch.lua's paths.
+local function push_job(t, member, job, body, write)
+  jobbody.keep(member, job, body, true, write)
+  write('HSET', K_JOBS, member, cmsgpack.pack(job))
+  enter(t, member, job, write)
+  count('total_jobs', 1)
+  count_topic(t, 'total_jobs', 1)
+  move_state(nil, job[F_STATE])
+  if #body > 0 then add(t.info, 'bytes', #body) end
+end
+
 -- place puts a released job where it belongs.
 local function place(t, member, job, delay, now)
   settle(job, delay, now)
@@ -166,6 +179,25 @@ local function fetch_reserved(member, topic, attempt)
   local job, err = fetch(member, topic, attempt)
   if job and job[F_STATE] ~= RESERVED then return nil, {'STATE', job[F_STATE]} end
   return job, err
+end
+
+-- read_popped reads the records of the jobs just taken out of a ready set
+-- (members, in order) and the bodies their records do not hold: it
+-- returns the jobs and member -> body (nil: the record holds it), or nil
+-- and an error when a ready member has no record.
+local function read_popped(members)
+  local records, jobs, in_hash = hmget(K_JOBS, members), {}, {}
+  for k, member in ipairs(members) do
+    if not records[k] then return nil, 'batch: ' .. member .. ' was ready but has no record' end
+    jobs[k] = cmsgpack.unpack(records[k])
+    if jobs[k][F_BODY] == nil then in_hash[#in_hash + 1] = member end
+  end
+  local bodies = {}
+  if #in_hash > 0 then
+    local got = hmget(K_BODIES, in_hash)
+    for k, member in ipairs(in_hash) do bodies[member] = got[k] end
+  end
+  return jobs, bodies
 end
 
 -- reserve_record counts a delivery of a job just taken out of the set of

@@ -15,7 +15,7 @@
 -- first, take or best; a pop_n of one topic, first or best; an ack_pop (an
 -- ack, then a first pop of its other topics). Plain topics:
 -- not a fanout child (a '+' in the name: every call references those),
--- none of the settings in lean.settings, not grouped; for a push, no
+-- none of lean.push_settings and lean.limits, not grouped; for a push, no
 -- fanout children; for a pop, not paused and never given a job that
 -- expires (its pops sweep).
 local lean = {}
@@ -25,21 +25,26 @@ do
   local PUSH_ARGS, DELETE_ARGS, POP_ARGS, POP_N_ARGS = #OP_ARGS.push, #OP_ARGS.delete, #OP_ARGS.pop, #OP_ARGS.pop_n
   local ACK_POP_ARGS = #OP_ARGS.ack_pop
   local MORE_AT = {pop = AT_POP.more, pop_n = AT_POP_N.more, ack_pop = AT_ACK_POP.more} -- each popping kind's more
-  -- lean.settings are those a plain topic has none of: a push's limits
-  -- and keys (batch.lua admit, unique_refusal, group_of, expiry), a pop's
-  -- and an ack's limits (lib_limits.lua).
-  lean.settings = {'max_item_size', 'max_items', 'max_size', 'max_age', 'group_from', 'unique_from', 'fanout_only',
-    'rate', 'max_reserved', 'group_max_reserved'}
+  -- lean.push_settings are the settings a push looks at (batch.lua admit,
+  -- unique_refusal, group_of, expiry; fanout_only), lean.limits a pop's
+  -- and an ack's (lib_limits.lua): a plain topic has none of either.
+  lean.push_settings = {'max_item_size', 'max_items', 'max_size', 'max_age', 'group_from', 'unique_from', 'fanout_only'}
+  lean.limits = {'rate', 'max_reserved', 'group_max_reserved'}
+
+  -- lean.sets_any says whether settings cfg set any of names.
+  function lean.sets_any(cfg, names)
+    for _, name in ipairs(names) do
+      if cfg[name] then return true end
+    end
+    return false
+  end
 
   -- plain says whether topic t uses none of the features the short path
   -- leaves out (above).
   local function plain(t)
     if string.find(t.name, '+', 2, true) then return false end
     local cfg = topic_config(t)
-    for _, name in ipairs(lean.settings) do
-      if cfg[name] then return false end
-    end
-    return not groups.on(t)
+    return not (lean.sets_any(cfg, lean.push_settings) or lean.sets_any(cfg, lean.limits) or groups.on(t))
   end
 
   -- open says whether a pop may take topic t's head the short way: not
@@ -59,13 +64,7 @@ do
       ARGV[at + AT_PUSH.retry], ARGV[at + AT_PUSH.trace]
     if ARGV[at + AT_PUSH.json] == '1' then job[F_JSON] = 1 end
     settle(job, delay, now)
-    jobbody.keep(member, job, body, true, gathers.add)
-    gathers.add('HSET', K_JOBS, member, cmsgpack.pack(job))
-    enter(t, member, job, gathers.add)
-    count('total_jobs', 1)
-    count_topic(t, 'total_jobs', 1)
-    move_state(nil, job[F_STATE])
-    if #body > 0 then add(t.info, 'bytes', #body) end
+    push_job(t, member, job, body, gathers.add)
     return job[F_DUE]
   end
 
@@ -158,11 +157,7 @@ do
           counted[t.name] = t
         end
       end
-      for _, t in pairs(counted) do -- registration once: batch.lua push_phase says why
-        local c = deltas[t.info].total_jobs
-        deltas[t.info].total_jobs = nil
-        if redis.call('HINCRBY', t.info, 'total_jobs', c) == c and add_topic(t) then created(t, now) end
-      end
+      for _, t in pairs(counted) do count_pushes(t, now) end
       gathers.flush()
     end
 
@@ -179,22 +174,15 @@ do
       local records, gone = hmget(K_JOBS, members), {}
       for m, member in ipairs(members) do
         local k = at_of[m]
-        local t, at = firsts[k], ats[k]
-        local job = nil
-        if records[m] and not gone[member] then job = cmsgpack.unpack(records[m]) end
-        local attempt = kinds[k] == 'delete' and ARGV[at + AT_DELETE.attempt] or ARGV[at + AT_ACK_POP.attempt]
-        local refused = refusal(job, t.name, tonumber(attempt))
-        if not refused and kinds[k] == 'delete' and ARGV[at + AT_DELETE.mode] == 'unreserved' and
-          job[F_STATE] == RESERVED then
-          refused = {'STATE', RESERVED}
-        end
+        local at, delete = ats[k], kinds[k] == 'delete'
+        local attempt = delete and ARGV[at + AT_DELETE.attempt] or ARGV[at + AT_ACK_POP.attempt]
+        local cid, refused = ack_job(firsts[k], member, not gone[member] and records[m] or nil, tonumber(attempt),
+          delete and ARGV[at + AT_DELETE.mode] == 'unreserved', gathers.add)
         if refused then
           replies[k] = refused
         else
           gone[member] = true
-          if job[F_STATE] == RESERVED then free_slot(t, job) end
-          delete_job(t, member, job, gathers.add)
-          if kinds[k] == 'delete' then replies[k] = {'OK', job[F_CID]} else acked[k] = job[F_CID] end
+          if delete then replies[k] = {'OK', cid} else acked[k] = cid end
         end
       end
       gathers.flush()
@@ -246,18 +234,8 @@ do
       end
     end
     if #members > 0 then
-      local records, in_hash = hmget(K_JOBS, members), {}
-      local jobs = {}
-      for m, member in ipairs(members) do
-        if not records[m] then return nil, 'batch: ' .. member .. ' was ready but has no record' end
-        jobs[m] = cmsgpack.unpack(records[m])
-        if jobs[m][F_BODY] == nil then in_hash[#in_hash + 1] = member end
-      end
-      local bodies = {}
-      if #in_hash > 0 then
-        local hashed = hmget(K_BODIES, in_hash)
-        for m, member in ipairs(in_hash) do bodies[member] = hashed[m] end
-      end
+      local jobs, bodies = read_popped(members)
+      if not jobs then return nil, bodies end
       local picked = {} -- each pick's job reply
       for m, member in ipairs(members) do
         local k, job = at_of[m], jobs[m]

@@ -90,3 +90,18 @@ local function free_slot(t, job)
     wakes[t.name][3] = true -- the calling broker's consumers too: it does not know
   end
 end
+
+-- ack_job deletes the job of topic t a delete or an ack names (member, its
+-- record as read, nil when there is none; attempt, 0: unfenced;
+-- unreserved: refuse a reserved job), freeing its slot, its writes through
+-- write: both of batch.lua's paths. It returns the job's client id, or nil
+-- and the refusal the operation answers. (Here, after free_slot.)
+local function ack_job(t, member, record, attempt, unreserved, write)
+  local job = record and cmsgpack.unpack(record)
+  local refused = refusal(job, t.name, attempt)
+  if not refused and unreserved and job[F_STATE] == RESERVED then refused = {'STATE', RESERVED} end
+  if refused then return nil, refused end
+  if job[F_STATE] == RESERVED then free_slot(t, job) end
+  delete_job(t, member, job, write)
+  return job[F_CID]
+end

@@ -74,6 +74,16 @@ local function created(t, now)
   end
 end
 
+-- count_pushes writes topic t's count of this call's pushes (held back
+-- from flush) and lists the topic when the count starts with them:
+-- registration once. forget removes the count and the listing together,
+-- so a count already there means a listed topic, and a push pays no SADD.
+local function count_pushes(t, now)
+  local n = deltas[t.info].total_jobs
+  deltas[t.info].total_jobs = nil
+  if redis.call('HINCRBY', t.info, 'total_jobs', n) == n and add_topic(t) then created(t, now) end
+end
+
 -- reference lists topic t under its parent if it is a child and is not yet,
 -- within the parent's limits; by_read says a read (pop, peek) names it.
 local function reference(t, now, by_read)
