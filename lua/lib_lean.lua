@@ -72,7 +72,7 @@ do
   -- is plain and returns their replies; nil, having written nothing, when
   -- one is not; or nil and an error.
   function lean.run()
-    local now = now_ms()
+    local now -- Redis's clock, read unless every operation is a delete (an ack needs none)
     -- The operations: kind, the place of its first argument, of its first
     -- topic's number and how many topics it names (the job's topic first;
     -- an ack_pop's others, and a pop's, are popped in their order), each.
@@ -104,6 +104,7 @@ do
       else
         return nil
       end
+      if kind ~= 'delete' and not now then now = now_ms() end
     end
     -- The topics, each looked at once: plain, and as each kind needs.
     -- firsts: operation -> its first topic's keys; others: operation -> its
