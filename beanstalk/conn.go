@@ -38,6 +38,7 @@ type conn struct {
 	producer bool
 	worker   bool
 	outcome  string // of the command being handled: tcpserver.OK, or the error class it was answered
+	stat     string // the command being handled, by its stats name ("cmd-put"): the answers table's verb
 	// deadline bounds each command's store calls by the request timeout
 	// (c.ctx without its cancel: a command read whole is carried out).
 	deadline *tcpserver.Deadline
@@ -94,25 +95,13 @@ func (c *conn) replyJob(word string, j *job.Job) {
 	c.w.WriteString("\r\n")
 }
 
-// fail answers a store error: NOT_FOUND for the expected outcomes, DRAINING
-// when the server status refuses the command, else INTERNAL_ERROR with the
-// cause in the log.
+// fail answers a store error by the answers table (answers.go), with the
+// cause in the log when it is the server's.
 func (c *conn) fail(err error) {
-	if errors.Is(err, job.ErrNotFound) || errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotReserved) {
-		c.reply(msgNotFound)
-		return
+	if logged(job.KindOf(err)) {
+		c.s.log.Warn("beanstalk: "+strings.TrimPrefix(c.stat, "cmd-")+" failed", "err", err)
 	}
-	if errors.Is(err, job.ErrTooManyWaiting) {
-		c.s.log.Warn("beanstalk: reserve refused", "err", err)
-		c.reply(msgOutOfMemory) // beanstalkd's word for a server out of room
-		return
-	}
-	if errors.Is(err, job.ErrRefused) {
-		c.reply(msgDraining) // the server status (ReadOnly, Quiescent) refuses it
-		return
-	}
-	c.s.log.Warn("beanstalk: command failed", "err", err)
-	c.reply(msgInternalError)
+	c.reply(answer(c.stat, err))
 }
 
 // handle runs one request; false closes the connection.
@@ -126,6 +115,7 @@ func (c *conn) handle(req request) bool {
 		return false
 	}
 	c.s.count(cmd.stat)
+	c.stat = cmd.stat
 	if observe := c.s.opts.Observe; observe != nil {
 		c.outcome = tcpserver.OK
 		defer func(start time.Time) { observe(strings.TrimPrefix(cmd.stat, "cmd-"), c.outcome, time.Since(start)) }(time.Now())
@@ -201,21 +191,8 @@ func (c *conn) put(ctx context.Context, cmd command, body []byte) {
 		c.replyf("INSERTED %d\r\n", held.ID)
 		return
 	}
-	if errors.Is(err, job.ErrRefused) {
-		c.reply(msgDraining) // beanstalkd's answer to a put while it drains
-		return
-	}
-	if errors.Is(err, job.ErrFull) {
-		c.reply(msgOutOfMemory) // the tube is full ([topic] max_items)
-		return
-	}
-	if errors.Is(err, job.ErrTooBig) {
-		c.reply(msgJobTooBig) // over the tube's max_item_size
-		return
-	}
 	if err != nil {
-		c.s.log.Warn("beanstalk: put failed", "err", err)
-		c.reply(msgInternalError)
+		c.fail(err)
 		return
 	}
 	c.replyf("INSERTED %d\r\n", got.ID)

@@ -9,7 +9,6 @@ package gmqrpc
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -109,7 +108,9 @@ type Service struct {
 // The body is a string, or a JSON object or array (Pop gives it back as
 // one). The fields follow the HTTP API's rules (package jobjson). The
 // result is "success", as gmq answered; failures are JSON-RPC errors.
-func (s *Service) Push(args JobArgs, reply *string) error {
+func (s *Service) Push(args JobArgs, reply *string) error { return coded(s.push(args, reply)) }
+
+func (s *Service) push(args JobArgs, reply *string) error {
 	if args.err != nil {
 		return args.err
 	}
@@ -145,6 +146,10 @@ func (a *JobArgs) UnmarshalJSON(data []byte) error {
 // JSON; with nothing ready after a short wait, the error "empty". Its
 // "token" names the delivery, for Ack and Fail.
 func (s *Service) Pop(topics []string, reply *map[string]any) error {
+	return coded(s.pop(topics, reply))
+}
+
+func (s *Service) pop(topics []string, reply *map[string]any) error {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.PopWait+s.opts.RequestTimeout)
 	defer cancel()
 	j, err := s.d.Pop(ctx, topics, s.opts.PopWait)
@@ -152,7 +157,7 @@ func (s *Service) Pop(topics []string, reply *map[string]any) error {
 		return err
 	}
 	if j == nil {
-		return errors.New("empty")
+		return errEmpty
 	}
 	*reply = map[string]any{
 		"id": j.PublicID(), "topic": j.Topic, "body": job.BodyValue(j.Body, j.BodyJSON),
@@ -173,7 +178,9 @@ func (s *Service) Pop(topics []string, reply *map[string]any) error {
 // "token": "...", "attempt": n}] (token and attempt optional, as for
 // HTTP's ack: with the token Pop gave, the ack reaches that delivery and
 // no other job). The result is "success".
-func (s *Service) Ack(args AckArgs, reply *string) error {
+func (s *Service) Ack(args AckArgs, reply *string) error { return coded(s.ack(args, reply)) }
+
+func (s *Service) ack(args AckArgs, reply *string) error {
 	if args.err != nil {
 		return args.err
 	}
@@ -258,7 +265,9 @@ func (a *FailArgs) UnmarshalJSON(data []byte) error {
 // Fail reports that a job failed: it waits its retry policy's backoff, or
 // goes to its topic's dead set past max_attempts. The result is the job's
 // state after it ("delayed" or "dead").
-func (s *Service) Fail(args FailArgs, reply *string) error {
+func (s *Service) Fail(args FailArgs, reply *string) error { return coded(s.fail(args, reply)) }
+
+func (s *Service) fail(args FailArgs, reply *string) error {
 	if args.err != nil {
 		return args.err
 	}
@@ -300,7 +309,9 @@ func (a *UpdateArgs) UnmarshalJSON(data []byte) error {
 // ready at once), priority or body in one step. The result is the job's
 // state after it ("ready" or "delayed"); a reserved, buried or dead job is
 // not changed (an error saying its state).
-func (s *Service) Update(args UpdateArgs, reply *string) error {
+func (s *Service) Update(args UpdateArgs, reply *string) error { return coded(s.update(args, reply)) }
+
+func (s *Service) update(args UpdateArgs, reply *string) error {
 	if args.err != nil {
 		return args.err
 	}
@@ -320,10 +331,20 @@ func (s *Service) Update(args UpdateArgs, reply *string) error {
 // gets only the text: net/rpc sends err.Error().
 func inClientTerms(verb, id string, err error) error {
 	if msg, ok := job.Outcome(err); ok {
-		return fmt.Errorf("%s %q: %s", verb, id, msg)
+		return &clientTerms{msg: fmt.Sprintf("%s %q: %s", verb, id, msg), err: err}
 	}
 	return err
 }
+
+// clientTerms is an error told in the client's terms that keeps its cause,
+// whose kind the answer's code says (coded).
+type clientTerms struct {
+	msg string
+	err error
+}
+
+func (e *clientTerms) Error() string { return e.msg }
+func (e *clientTerms) Unwrap() error { return e.err }
 
 // seconds renders a duration in seconds, as gmq's strings were.
 func seconds(d time.Duration) string {

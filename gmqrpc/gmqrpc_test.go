@@ -173,7 +173,7 @@ func TestUpdateOverRPC(t *testing.T) {
 	if err := c.Call("Service.Pop", []string{"up"}, &job); err != nil || job["id"] != "up_1" || job["body"] != "final" || job["priority"] != "1" {
 		t.Fatalf("pop after the update: %v %v", job, err)
 	}
-	if err := c.Call("Service.Update", map[string]any{"id": "up_1", "priority": 5}, &reply); err == nil || err.Error() != `update "up_1": the job is reserved` {
+	if err := c.Call("Service.Update", map[string]any{"id": "up_1", "priority": 5}, &reply); err == nil || err.Error() != `conflict: update "up_1": the job is reserved` {
 		t.Fatalf("update of a reserved job: %v", err)
 	}
 	if err := c.Call("Service.Update", map[string]any{"id": "up_1", "ttr": 5}, &reply); err == nil || !strings.Contains(err.Error(), "ttr") {

@@ -70,9 +70,9 @@ func TestErrorsInTheClientsTerms(t *testing.T) {
 		args   any
 		want   string
 	}{
-		{"Service.Ack", "order-41", `ack "order-41": not found`},
-		{"Service.Fail", map[string]any{"id": "order-42", "error": "e"}, `fail "order-42": the job is ready`},
-		{"Service.Fail", map[string]any{"id": "order-41", "error": "e"}, `fail "order-41": not found`},
+		{"Service.Ack", "order-41", `not_found: ack "order-41": not found`},
+		{"Service.Fail", map[string]any{"id": "order-42", "error": "e"}, `conflict: fail "order-42": the job is ready`},
+		{"Service.Fail", map[string]any{"id": "order-41", "error": "e"}, `not_found: fail "order-41": not found`},
 	} {
 		if err := c.Call(tt.method, tt.args, &reply); err == nil || err.Error() != tt.want {
 			t.Errorf("%s %v: %v, want %q", tt.method, tt.args, err, tt.want)
@@ -83,7 +83,7 @@ func TestErrorsInTheClientsTerms(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := c.Call("Service.Fail", map[string]any{"id": "order-42", "attempt": 2, "error": "e"}, &reply); err == nil ||
-		err.Error() != `fail "order-42": stale delivery: attempt 2, the job is on attempt 1` {
+		err.Error() != `conflict: fail "order-42": stale delivery: attempt 2, the job is on attempt 1` {
 		t.Errorf("a fail of another delivery: %v", err)
 	}
 }

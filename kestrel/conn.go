@@ -106,7 +106,7 @@ func (c *conn) handle(req request) bool {
 		ctx, cancel := c.writeCtx()
 		defer cancel()
 		if _, err := c.s.d.FlushAll(ctx); err != nil {
-			return c.storeFailure("flush_all", err)
+			return c.storeFailure("flush_all", err, false)
 		}
 		c.line("Flushed all queues.")
 		return true
@@ -120,7 +120,7 @@ func (c *conn) handle(req request) bool {
 		ctx, cancel := c.writeCtx()
 		defer cancel()
 		if err := c.s.opts.Reload(ctx); err != nil {
-			return c.storeFailure("reload", err)
+			return c.storeFailure("reload", err, false)
 		}
 		c.line("Reloaded config.")
 		return true
@@ -156,18 +156,21 @@ func (c *conn) line(s string) {
 	c.w.WriteString("\r\n")
 }
 
-// storeFailure answers a store call's failure: SERVER_ERROR, which kestrel's
-// clients retry, and a closed connection, as kestrel does when it cannot
-// serve; a refusal of the request itself (job.ErrInvalid: a limit, a bad
-// value) is a CLIENT_ERROR, and the connection reads on.
-func (c *conn) storeFailure(op string, err error) bool {
-	if errors.Is(err, job.ErrInvalid) { // the client's request, not the store: say so and read on
-		c.line("CLIENT_ERROR " + err.Error())
-		return true
+// storeFailure answers command op's store call's failure by the answers
+// table (answers.go), with the cause in the log when it closes the
+// connection. It says whether the connection reads on.
+func (c *conn) storeFailure(op string, err error, noreply bool) bool {
+	a := answerTo(op, err)
+	if a.closes {
+		c.s.log.Warn("kestrel: "+op+" failed", "err", err)
 	}
-	c.s.log.Warn("kestrel: "+op+" failed", "err", err)
-	c.line("SERVER_ERROR " + err.Error())
-	return false
+	switch {
+	case a.message:
+		c.line(a.word + " " + err.Error())
+	default:
+		c.reply(a.word, noreply)
+	}
+	return !a.closes
 }
 
 // flushExpired expires a queue's items whose time ran out (flush_expired
@@ -189,7 +192,7 @@ func (c *conn) flushExpired(req request) bool {
 	defer cancel()
 	n, err := c.s.d.FlushExpired(ctx, queue)
 	if err != nil {
-		return c.storeFailure(req.verb, err)
+		return c.storeFailure(req.verb, err, false)
 	}
 	c.line(strconv.Itoa(n))
 	return true
@@ -208,13 +211,8 @@ func (c *conn) set(req request) bool {
 	_, err = c.s.d.Push(ctx, job.Spec{Topic: args.queue, Body: string(req.data), Priority: job.DefaultPriority,
 		TTR: c.s.opts.DefaultTTR, Expires: expiry(args.exp, time.Now())})
 	var held *job.UniqueError
-	switch {
-	case errors.As(err, &held): // the queue's unique_from holds this item: the job that holds it stands for it
-	case errors.Is(err, job.ErrTooBig), errors.Is(err, job.ErrFull), errors.Is(err, job.ErrOutOfMemory):
-		c.reply("NOT_STORED", req.noreply)
-		return true
-	case err != nil:
-		return c.storeFailure("set", err)
+	if err != nil && !errors.As(err, &held) { // held: the queue's unique_from holds this item, and its job stands for it
+		return c.storeFailure("set", err, req.noreply)
 	}
 	c.reply("STORED", req.noreply)
 	return true
@@ -257,7 +255,7 @@ func (c *conn) status(args []string) bool {
 	ctx, cancel := c.writeCtx()
 	defer cancel()
 	if err := c.s.d.SetStatus(ctx, st); err != nil {
-		return c.storeFailure("status", err)
+		return c.storeFailure("status", err, false)
 	}
 	c.line("END")
 	return true
@@ -279,7 +277,7 @@ func (c *conn) flush(verb, queue string, noreply bool) bool {
 		_, err = c.s.d.FlushTopic(ctx, queue)
 	}
 	if err != nil {
-		return c.storeFailure(verb, err)
+		return c.storeFailure(verb, err, false)
 	}
 	if verb == "delete" {
 		c.reply("DELETED", noreply)
@@ -301,14 +299,14 @@ func (c *conn) get(key string) bool {
 	defer cancel()
 	if o.abort {
 		if err := c.abort(ctx, o.queue); err != nil {
-			return c.storeFailure("abort", err)
+			return c.storeFailure("abort", err, false)
 		}
 		c.line("END")
 		return true
 	}
 	if o.close {
 		if err := c.closeRead(ctx, o.queue); err != nil {
-			return c.storeFailure("close", err)
+			return c.storeFailure("close", err, false)
 		}
 		if !o.open {
 			c.line("END")
@@ -325,7 +323,7 @@ func (c *conn) get(key string) bool {
 		c.s.count("cmd_peek")
 		j, err := c.s.d.PeekReady(ctx, o.queue, o.timeout)
 		if err != nil {
-			return c.storeFailure("peek", err)
+			return c.storeFailure("peek", err, false)
 		}
 		c.value(key, j)
 		return true
@@ -340,7 +338,7 @@ func (c *conn) get(key string) bool {
 		if c.ctx.Err() != nil {
 			return false // the client hung up, or the server is closing
 		}
-		return c.storeFailure("get", err)
+		return c.storeFailure("get", err, false)
 	}
 	if j != nil && o.open && j.TTR > 0 {
 		c.hold(o.queue, j)
@@ -545,7 +543,7 @@ func (c *conn) dumpStats(names []string) bool {
 	if len(names) == 0 {
 		all, _, err := c.s.d.Topics(ctx, 0, c.s.opts.StatsQueues)
 		if err != nil {
-			return c.storeFailure("dump_stats", err)
+			return c.storeFailure("dump_stats", err, false)
 		}
 		topics = all
 	}
@@ -554,7 +552,7 @@ func (c *conn) dumpStats(names []string) bool {
 		if errors.Is(err, job.ErrNotFound) || errors.Is(err, job.ErrInvalid) {
 			t = job.TopicStats{Name: name} // kestrel makes the queue it is asked about
 		} else if err != nil {
-			return c.storeFailure("dump_stats", err)
+			return c.storeFailure("dump_stats", err, false)
 		}
 		topics = append(topics, t)
 	}
@@ -600,7 +598,7 @@ func (c *conn) monitor(args []string) bool {
 			if c.ctx.Err() != nil {
 				return false
 			}
-			return c.storeFailure("monitor", err)
+			return c.storeFailure("monitor", err, false)
 		}
 		if j == nil {
 			break
@@ -637,7 +635,7 @@ func (c *conn) confirm(args []string) bool {
 	defer cancel()
 	for range n {
 		if err := c.closeRead(ctx, args[0]); err != nil {
-			return c.storeFailure("confirm", err)
+			return c.storeFailure("confirm", err, false)
 		}
 	}
 	c.line("END")

@@ -308,31 +308,6 @@ func publicMessage(err error) string {
 	return oneLine(err.Error())
 }
 
-func statusOf(err error) int {
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.Is(err, job.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, job.ErrDuplicate), errors.Is(err, job.ErrStale), errors.Is(err, job.ErrNotReserved), errors.Is(err, job.ErrConflict),
-		errors.Is(err, job.ErrOtherJob):
-		return http.StatusConflict
-	case errors.Is(err, errBadRequest), errors.Is(err, job.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, job.ErrTooBig), errors.As(err, &tooLarge):
-		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, errBodyTimeout):
-		return http.StatusRequestTimeout
-	case errors.Is(err, job.ErrTooManyWaiting):
-		return http.StatusTooManyRequests
-	case errors.Is(err, job.ErrFull):
-		return http.StatusInsufficientStorage
-	case errors.Is(err, job.ErrUnavailable), errors.Is(err, job.ErrOutOfMemory), errors.Is(err, job.ErrBusy), errors.Is(err, job.ErrRefused),
-		errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
-
 // pushLimit bounds one push request.
 func (s *Server) pushLimit() int64 { return jobjson.PushLimit(s.opts.MaxBody) }
 

@@ -20,8 +20,15 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
-// ErrBadRequest marks client mistakes in a request body (400).
-var ErrBadRequest = errors.New("bad request")
+// ErrBadRequest marks client mistakes in a request body (400). It is a
+// job.ErrInvalid too (errors.Is), so every front end answers it as one
+// (job.KindOf).
+var ErrBadRequest error = badRequest{}
+
+type badRequest struct{}
+
+func (badRequest) Error() string { return "bad request" }
+func (badRequest) Unwrap() error { return job.ErrInvalid }
 
 // MaxSeconds is beanstalkd's limit for delays and TTRs, and every
 // duration's in gmq: an unsigned 32-bit count of seconds.

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+)
+
+// The conformance suite: one table of scenarios (what the client meets) by
+// front ends (how each protocol answers it), run against one broker process
+// and a real Redis. Each front end answers a kind of error through its own
+// answers table (web, beanstalk, kestrel, gmqrpc answers.go; job.Kind); this
+// is what those tables say on the wire, side by side. A new front end joins
+// by adding its column: a field of conformance, filled for every scenario
+// it has a request for, and its case in TestConformance's run.
+
+// wire is one request on a TCP front end and its answer: send on a new
+// connection, the answer's first line after skip lines (a beanstalkd `use`
+// answered before the put), and whether the server closes the connection
+// after it.
+type wire struct {
+	send   string
+	skip   int
+	want   string // the answer's line, or its start when it ends in "..."
+	closes bool
+}
+
+// call is one HTTP request and its status, and a word its error says.
+type call struct {
+	method, path, body string
+	status             int
+	says               string
+}
+
+// rpcCall is one JSON-RPC call and the start of its error ("" : none) or
+// its result.
+type rpcCall struct {
+	method, params string
+	err            string
+}
+
+type conformance struct {
+	name      string
+	setup     func(t *testing.T, b *brokerProc, redis *redistest.Server) // nil: none; undone by t.Cleanup
+	http      call
+	beanstalk wire
+	kestrel   wire
+	rpc       rpcCall
+}
+
+var conformanceTable = []conformance{
+	{
+		name:      "an unknown job",
+		http:      call{"POST", "/api/v1/jobs/nope-1/ack", `{}`, 404, `ack "nope-1": not found`},
+		beanstalk: wire{send: "delete 999999999\r\n", want: "NOT_FOUND"},
+		// kestrel names no job: a close of a read it never opened is END.
+		kestrel: wire{send: "get c-unknown/close\r\n", want: "END"},
+		rpc:     rpcCall{"Service.Ack", `["nope-1"]`, `not_found: ack "nope-1": not found`},
+	},
+	{
+		name: "a stale attempt",
+		setup: func(t *testing.T, b *brokerProc, _ *redistest.Server) {
+			b.must(201, "POST", "/api/v1/jobs", `{"id":"c-stale","topic":"c-stale","body":"x","ttr":600}`)
+			b.must(200, "POST", "/api/v1/pop", `{"topics":["c-stale"]}`)
+		},
+		http: call{"POST", "/api/v1/jobs/c-stale/ack", `{"attempt":2}`, 409, "stale delivery"},
+		// beanstalkd and kestrel name no delivery: their stale answers are
+		// a TTR that ran out (NOT_FOUND, and a read's END), shown by their
+		// own suites.
+		rpc: rpcCall{"Service.Ack", `[{"id":"c-stale","attempt":2}]`, `conflict: ack "c-stale": stale delivery`},
+	},
+	{
+		name: "a full topic",
+		setup: func(t *testing.T, b *brokerProc, _ *redistest.Server) {
+			b.must(200, "PUT", "/api/v1/topics/c-full/config", `{"max_items":1}`)
+			b.must(201, "POST", "/api/v1/jobs", `{"topic":"c-full","body":"first"}`)
+		},
+		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-full","body":"x"}`, 507, "full"},
+		beanstalk: wire{send: "use c-full\r\nput 0 0 60 1\r\nx\r\n", skip: 1, want: "OUT_OF_MEMORY"},
+		kestrel:   wire{send: "set c-full 0 0 1\r\nx\r\n", want: "NOT_STORED"},
+		rpc:       rpcCall{"Service.Push", `[{"topic":"c-full","body":"x"}]`, "full: "},
+	},
+	{
+		name: "a body too big for its topic",
+		setup: func(t *testing.T, b *brokerProc, _ *redistest.Server) {
+			b.must(200, "PUT", "/api/v1/topics/c-big/config", `{"max_item_size":4}`)
+		},
+		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-big","body":"123456"}`, 413, "too big"},
+		beanstalk: wire{send: "use c-big\r\nput 0 0 60 6\r\n123456\r\n", skip: 1, want: "JOB_TOO_BIG"},
+		kestrel:   wire{send: "set c-big 0 0 6\r\n123456\r\n", want: "NOT_STORED"},
+		rpc:       rpcCall{"Service.Push", `[{"topic":"c-big","body":"123456"}]`, "too_big: "},
+	},
+	{
+		name:      "a bad argument",
+		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-bad","body":"x","delay":-1}`, 400, "delay"},
+		beanstalk: wire{send: "put x 0 60 1\r\nx\r\n", want: "BAD_FORMAT"},
+		kestrel:   wire{send: "set c-bad 0 soon 1\r\nx\r\n", want: "CLIENT_ERROR ..."},
+		rpc:       rpcCall{"Service.Push", `[{"topic":"c-bad","body":"x","delay":"soon"}]`, "invalid: "},
+	},
+	{
+		name: "a paused topic", // not an error: nothing to take, in each protocol's words
+		setup: func(t *testing.T, b *brokerProc, _ *redistest.Server) {
+			b.must(201, "POST", "/api/v1/jobs", `{"topic":"c-paused","body":"x"}`)
+			b.must(200, "POST", "/api/v1/topics/c-paused/pause", `{"seconds":3600}`)
+		},
+		http:      call{"POST", "/api/v1/pop", `{"topics":["c-paused"],"timeout":0}`, 204, ""},
+		beanstalk: wire{send: "watch c-paused\r\nreserve-with-timeout 0\r\n", skip: 1, want: "TIMED_OUT"},
+		kestrel:   wire{send: "get c-paused\r\n", want: "END"},
+		rpc:       rpcCall{"Service.Pop", `[["c-paused"]]`, "empty"},
+	},
+	{
+		name: "a draining broker",
+		setup: func(t *testing.T, b *brokerProc, _ *redistest.Server) {
+			b.must(200, "PUT", "/api/v1/status", `{"status":"readonly"}`)
+			t.Cleanup(func() { b.must(200, "PUT", "/api/v1/status", `{"status":"up"}`) })
+		},
+		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-drain","body":"x"}`, 503, "readonly"},
+		beanstalk: wire{send: "put 0 0 60 1\r\nx\r\n", want: "DRAINING"},
+		kestrel:   wire{send: "set c-drain 0 0 1\r\nx\r\n", want: "SERVER_ERROR ...", closes: true},
+		rpc:       rpcCall{"Service.Push", `[{"topic":"c-drain","body":"x"}]`, "draining: "},
+	},
+	{
+		name: "Redis out of memory",
+		setup: func(t *testing.T, b *brokerProc, redis *redistest.Server) {
+			if reply, err := redis.Do("CONFIG", "SET", "maxmemory", "1"); err != nil || reply != "+OK" {
+				t.Fatalf("CONFIG SET maxmemory: %q %v", reply, err)
+			}
+			t.Cleanup(func() { _, _ = redis.Do("CONFIG", "SET", "maxmemory", "0") })
+		},
+		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-oom","body":"x"}`, 503, "out of memory"},
+		beanstalk: wire{send: "use c-oom\r\nput 0 0 60 1\r\nx\r\n", skip: 1, want: "OUT_OF_MEMORY"},
+		kestrel:   wire{send: "set c-oom 0 0 1\r\nx\r\n", want: "NOT_STORED"},
+		rpc:       rpcCall{"Service.Push", `[{"topic":"c-oom","body":"x"}]`, "out_of_memory: "},
+	},
+}
+
+// TestConformance runs every scenario through every front end that has a
+// request for it, one scenario at a time (some change the whole broker:
+// its status, Redis's maxmemory).
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	redis := redistest.Start(t)
+	b := startBroker(t, redis.URL())
+	for _, sc := range conformanceTable {
+		t.Run(sc.name, func(t *testing.T) {
+			if sc.setup != nil {
+				sc.setup(t, b, redis)
+			}
+			if sc.http.method != "" {
+				a, err := b.do(sc.http.method, sc.http.path, sc.http.body)
+				msg, _ := a.body["error"].(string)
+				if err != nil || a.code != sc.http.status || !strings.Contains(msg, sc.http.says) {
+					t.Errorf("http %s %s: %d %v %v, want %d saying %q", sc.http.method, sc.http.path, a.code, a.body, err,
+						sc.http.status, sc.http.says)
+				}
+			}
+			if sc.beanstalk.send != "" {
+				sc.beanstalk.check(t, "beanstalk", b.beanstalk)
+			}
+			if sc.kestrel.send != "" {
+				sc.kestrel.check(t, "kestrel", b.kestrel)
+			}
+			if sc.rpc.method != "" {
+				sc.rpc.check(t, b.rpc)
+			}
+		})
+	}
+}
+
+// check sends w on a new connection to addr and checks its answer, and
+// whether the connection is closed after it (or answers the next request).
+func (w wire) check(t *testing.T, port, addr string) {
+	t.Helper()
+	c := sendOn(t, addr, w.send)
+	r := bufio.NewReader(c)
+	var line string
+	var err error
+	for range w.skip + 1 {
+		if line, err = r.ReadString('\n'); err != nil {
+			t.Fatalf("%s %q: %q %v", port, w.send, line, err)
+		}
+	}
+	line = strings.TrimSuffix(line, "\r\n")
+	if want, ok := strings.CutSuffix(w.want, "..."); (ok && !strings.HasPrefix(line, want)) || (!ok && line != w.want) {
+		t.Errorf("%s %q: %q, want %q", port, w.send, line, w.want)
+	}
+	// Closed, or reading on: its next request is answered. Each port's
+	// cheapest: beanstalkd's list-tube-used, kestrel's version.
+	next := map[string]string{"beanstalk": "list-tube-used\r\n", "kestrel": "version\r\n"}[port]
+	_, _ = c.Write([]byte(next))
+	got, err := r.ReadString('\n')
+	closed := errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || (err != nil && strings.Contains(err.Error(), "reset"))
+	if closed != w.closes || (!closed && err != nil) {
+		t.Errorf("%s %q: after the answer, closed %v (%q %v), want %v", port, w.send, closed, got, err, w.closes)
+	}
+}
+
+// check makes call r on a new connection to addr and checks its error.
+func (r rpcCall) check(t *testing.T, addr string) {
+	t.Helper()
+	c := sendOn(t, addr, `{"method":`+strconv.Quote(r.method)+`,"params":`+r.params+`,"id":1}`+"\n")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		t.Fatalf("rpc %s: %q %v", r.method, line, err)
+	}
+	var got struct {
+		Error *string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(line), &got); err != nil || got.Error == nil || !strings.HasPrefix(*got.Error, r.err) {
+		t.Errorf("rpc %s %s: %s, want an error starting %q", r.method, r.params, line, r.err)
+	}
+}
+
+// sendOn sends a request on a new connection to addr, closed when the test
+// ends, with a deadline for its answers.
+func sendOn(t *testing.T, addr, send string) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte(send)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
