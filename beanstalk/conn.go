@@ -11,6 +11,7 @@ import (
 
 	"net"
 
+	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
@@ -268,7 +269,7 @@ func (c *conn) reserve(timeout int64) {
 func (c *conn) tryReserve(wait time.Duration) (*job.Job, bool) {
 	ctx, cancel := context.WithTimeout(c.ctx, wait+c.s.opts.RequestTimeout)
 	defer cancel()
-	j, err := c.s.d.Reserve(ctx, c.watch, wait)
+	jobs, err := c.s.d.Pop(ctx, dispatcher.PopParams{Topics: c.watch, Timeout: wait, Order: dispatcher.BestOrder})
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return nil, false
@@ -276,11 +277,12 @@ func (c *conn) tryReserve(wait time.Duration) (*job.Job, bool) {
 		c.fail(err)
 		return nil, false
 	}
-	if j != nil {
-		c.hold(j)
-		c.replyJob("RESERVED", j)
+	if len(jobs) == 0 {
+		return nil, true
 	}
-	return j, true
+	c.hold(jobs[0])
+	c.replyJob("RESERVED", jobs[0])
+	return jobs[0], true
 }
 
 // hold records a job this connection reserved.

@@ -50,7 +50,7 @@ func TestLongPollWakesOnPush(t *testing.T) {
 	b := brokertest.Fresh(t, slowTimers)
 	got := make(chan *job.Job, 1)
 	go func() {
-		j, err := b.Dispatcher.Pop(context.Background(), []string{"wake"}, time.Minute)
+		j, err := popOne(b.Dispatcher, context.Background(), []string{"wake"}, time.Minute)
 		if err != nil {
 			t.Error(err)
 		}
@@ -85,7 +85,7 @@ func mustWake(t *testing.T, got <-chan *job.Job, want uint64, start time.Time, w
 func TestLongPollTimesOut(t *testing.T) {
 	b := broker(t)
 	start := time.Now()
-	j, err := b.Dispatcher.Pop(context.Background(), []string{"empty"}, 300*time.Millisecond)
+	j, err := popOne(b.Dispatcher, context.Background(), []string{"empty"}, 300*time.Millisecond)
 	if err != nil || j != nil {
 		t.Fatalf("got %+v %v, want nothing", j, err)
 	}
@@ -102,7 +102,7 @@ func TestLongPollAcrossBrokers(t *testing.T) {
 	for _, topic := range []string{"x1", "x2", "x3"} {
 		got := make(chan *job.Job, 1)
 		go func() {
-			j, err := b.Dispatcher.Pop(context.Background(), []string{topic}, time.Minute)
+			j, err := popOne(b.Dispatcher, context.Background(), []string{topic}, time.Minute)
 			if err != nil {
 				t.Error(err)
 			}
@@ -146,7 +146,7 @@ func TestTwoBrokersNeverDeliverTwice(t *testing.T) {
 				if all.Err() != nil {
 					ctx, wait = context.Background(), 500*time.Millisecond
 				}
-				j, err := br.Dispatcher.Pop(ctx, []string{"race"}, wait)
+				j, err := popOne(br.Dispatcher, ctx, []string{"race"}, wait)
 				if err != nil && ctx.Err() != nil {
 					continue // every job seen meanwhile: look on without the minute
 				}
@@ -191,7 +191,7 @@ func TestDelayNeverEarly(t *testing.T) {
 	}
 	for range n {
 		asked := time.Now() // Redis runs on this machine: one clock
-		j, err := b.Dispatcher.Pop(context.Background(), []string{"later"}, time.Minute)
+		j, err := popOne(b.Dispatcher, context.Background(), []string{"later"}, time.Minute)
 		if err != nil || j == nil {
 			t.Fatalf("pop: %+v %v", j, err)
 		}
@@ -223,12 +223,12 @@ func later(a, b time.Time) time.Time {
 func TestTTRRedelivery(t *testing.T) {
 	b := brokertest.Fresh(t, slowTimers)
 	id := push(t, b, job.Spec{Topic: "slow", Body: "x", TTR: 300 * time.Millisecond})
-	first, err := b.Dispatcher.Pop(context.Background(), []string{"slow"}, time.Second)
+	first, err := popOne(b.Dispatcher, context.Background(), []string{"slow"}, time.Second)
 	if err != nil || first == nil {
 		t.Fatalf("first pop: %+v %v", first, err)
 	}
 	asked := time.Now() // Redis runs on this machine: one clock
-	second, err := b.Dispatcher.Pop(context.Background(), []string{"slow"}, time.Minute)
+	second, err := popOne(b.Dispatcher, context.Background(), []string{"slow"}, time.Minute)
 	if err != nil || second == nil || second.ID != id {
 		t.Fatalf("redelivery: %+v %v", second, err)
 	}
@@ -264,7 +264,7 @@ func TestThousandWaitersBoundedConnections(t *testing.T) {
 	results := make(chan *job.Job, n)
 	for range n {
 		go func() {
-			j, err := b.Dispatcher.Pop(context.Background(), []string{"crowd"}, time.Minute)
+			j, err := popOne(b.Dispatcher, context.Background(), []string{"crowd"}, time.Minute)
 			if err != nil {
 				t.Error(err)
 			}
@@ -303,7 +303,7 @@ func TestPausedTopicWakesWaiterWhenItResumes(t *testing.T) {
 	if _, err := b.Dispatcher.Pause(context.Background(), "p", 300*time.Millisecond, false); err != nil {
 		t.Fatal(err)
 	}
-	j, err := b.Dispatcher.Pop(context.Background(), []string{"p"}, time.Minute)
+	j, err := popOne(b.Dispatcher, context.Background(), []string{"p"}, time.Minute)
 	if err != nil || j == nil {
 		t.Fatalf("pop: %+v %v", j, err)
 	}
@@ -322,7 +322,7 @@ func TestWakeUpHandedOn(t *testing.T) {
 	got := make(chan *job.Job, 2)
 	pop := func(topics ...string) {
 		// A minute: a consumer left waiting gets nothing only at its timeout.
-		j, err := b.Dispatcher.Pop(context.Background(), topics, time.Minute)
+		j, err := popOne(b.Dispatcher, context.Background(), topics, time.Minute)
 		if err != nil {
 			t.Error(err)
 		}
@@ -358,13 +358,13 @@ func TestPeekReadyWaits(t *testing.T) {
 	ctx := context.Background()
 	peeked := make(chan *job.Job, 1)
 	go func() {
-		j, _ := b.Dispatcher.PeekReady(ctx, "pw", time.Minute)
+		j, _ := peekOne(b.Dispatcher, ctx, "pw", time.Minute)
 		peeked <- j
 	}()
 	waiting(t, b, "pw", 1) // the peek waits first
 	popped := make(chan *job.Job, 1)
 	go func() {
-		j, _ := b.Dispatcher.Pop(ctx, []string{"pw"}, time.Minute)
+		j, _ := popOne(b.Dispatcher, ctx, []string{"pw"}, time.Minute)
 		popped <- j
 	}()
 	waiting(t, b, "pw", 2)
@@ -384,7 +384,7 @@ func TestPeekReadyWaits(t *testing.T) {
 			t.Fatalf("%s was not woken by the push", w.name)
 		}
 	}
-	if j, err := b.Dispatcher.PeekReady(ctx, "pw", 100*time.Millisecond); err != nil || j != nil {
+	if j, err := peekOne(b.Dispatcher, ctx, "pw", 100*time.Millisecond); err != nil || j != nil {
 		t.Fatalf("peek of an empty topic: %+v %v", j, err)
 	}
 }

@@ -23,14 +23,14 @@ func heldAtMaxReserved(t *testing.T, a, b *brokertest.Broker, topic string) (*jo
 	}
 	push(t, a, job.Spec{Topic: topic, Body: "1", TTR: time.Minute})
 	second := push(t, a, job.Spec{Topic: topic, Body: "2", TTR: time.Minute})
-	first, err := a.Dispatcher.Pop(ctx, []string{topic}, 0)
+	first, err := popOne(a.Dispatcher, ctx, []string{topic}, 0)
 	if err != nil || first == nil {
 		t.Fatalf("pop: %+v %v", first, err)
 	}
 	got := make(chan *job.Job, 1)
 	began := time.Now()
 	go func() {
-		j, err := b.Dispatcher.Pop(ctx, []string{topic}, time.Minute)
+		j, err := popOne(b.Dispatcher, ctx, []string{topic}, time.Minute)
 		if err != nil {
 			t.Error(err)
 		}
@@ -83,7 +83,7 @@ func TestRateWakesWaiterAtTheNextToken(t *testing.T) {
 	}
 	start := time.Now()
 	for i := range 3 {
-		j, err := b.Dispatcher.Pop(ctx, []string{"r"}, time.Minute)
+		j, err := popOne(b.Dispatcher, ctx, []string{"r"}, time.Minute)
 		if err != nil || j == nil {
 			t.Fatalf("pop %d: %+v %v", i, j, err)
 		}

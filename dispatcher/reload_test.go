@@ -29,16 +29,16 @@ func TestReloadUnparksGroups(t *testing.T) {
 			for range 3 {
 				push(t, b, job.Spec{Topic: tc.topic, Body: "x", Group: "a", TTR: time.Minute})
 			}
-			if j, err := d.Pop(ctx, []string{tc.topic}, 0); err != nil || j == nil {
+			if j, err := popOne(d, ctx, []string{tc.topic}, 0); err != nil || j == nil {
 				t.Fatalf("first pop: %v %v", j, err)
 			}
-			if j, err := d.Pop(ctx, []string{tc.topic}, 0); err != nil || j != nil {
+			if j, err := popOne(d, ctx, []string{tc.topic}, 0); err != nil || j != nil {
 				t.Fatalf("second pop, group_rate 0.001: %v %v, want none (parked)", j, err)
 			}
 			if err := d.ApplyTopicConfig(ctx, nil, map[string]job.TopicConfig{tc.section: {}}); err != nil {
 				t.Fatal(err)
 			}
-			if j, err := d.Pop(ctx, []string{tc.topic}, 0); err != nil || j == nil {
+			if j, err := popOne(d, ctx, []string{tc.topic}, 0); err != nil || j == nil {
 				t.Fatalf("pop after the reload lifted group_rate: %v %v, want the job", j, err)
 			}
 		})
@@ -56,7 +56,7 @@ func TestSameSettingsKeepGroupsHeld(t *testing.T) {
 	for range 3 {
 		push(t, b, job.Spec{Topic: "held", Body: "x", Group: "a", TTR: time.Minute})
 	}
-	if j, err := d.Pop(ctx, []string{"held"}, 0); err != nil || j == nil {
+	if j, err := popOne(d, ctx, []string{"held"}, 0); err != nil || j == nil {
 		t.Fatalf("first pop: %v %v", j, err)
 	}
 	// Another broker starts with the same conf.ini, and this one reloads it.
@@ -64,7 +64,7 @@ func TestSameSettingsKeepGroupsHeld(t *testing.T) {
 	if err := d.ApplyTopicConfig(ctx, nil, topics); err != nil {
 		t.Fatal(err)
 	}
-	if j, err := d.Pop(ctx, []string{"held"}, 0); err != nil || j != nil {
+	if j, err := popOne(d, ctx, []string{"held"}, 0); err != nil || j != nil {
 		t.Fatalf("pop after a start and a reload that changed nothing: %v %v, want none (held)", j, err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 // reserved nudges the timer of each reserved job's bucket to the job's TTR
 // deadline: a timer asleep for up to [bucket] max_sleep would otherwise
 // notice a TTR run out that much late, and deliver the job again late.
-// Every pop that reserves returns through wait or AckAndPop, which call it.
+// Every pop that reserves returns through wait or ackAndPop, which call it.
 func (d *Dispatcher) reserved(got pool.Popped) {
 	nudge := func(j *job.Job) {
 		if j != nil && j.State == job.Reserved && !j.Due.IsZero() {

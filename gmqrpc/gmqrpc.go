@@ -152,13 +152,14 @@ func (s *Service) Pop(topics []string, reply *map[string]any) error {
 func (s *Service) pop(topics []string, reply *map[string]any) error {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.PopWait+s.opts.RequestTimeout)
 	defer cancel()
-	j, err := s.d.Pop(ctx, topics, s.opts.PopWait)
+	jobs, err := s.d.Pop(ctx, dispatcher.PopParams{Topics: topics, Timeout: s.opts.PopWait})
 	if err != nil {
 		return err
 	}
-	if j == nil {
+	if len(jobs) == 0 {
 		return errEmpty
 	}
+	j := jobs[0]
 	*reply = map[string]any{
 		"id": j.PublicID(), "topic": j.Topic, "body": job.BodyValue(j.Body, j.BodyJSON),
 		"delay": seconds(j.Delay), "TTR": seconds(j.TTR), "priority": strconv.FormatUint(uint64(j.Priority), 10),

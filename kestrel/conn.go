@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
@@ -304,11 +305,15 @@ func (c *conn) get(key string) bool {
 		c.line("END")
 		return true
 	}
+	// closing: the open read /close acks; with /open, in one call with the
+	// pop of the next (dispatcher.PopParams.After).
+	var closing *openRead
 	if o.close {
-		if err := c.closeRead(ctx, o.queue); err != nil {
-			return c.storeFailure("close", err, false)
-		}
+		closing = c.take(o.queue)
 		if !o.open {
+			if err := c.ackRead(ctx, closing); err != nil {
+				return c.storeFailure("close", err, false)
+			}
 			c.line("END")
 			return true
 		}
@@ -316,29 +321,47 @@ func (c *conn) get(key string) bool {
 	if n := c.openCount(o.queue); !o.peek && ((!o.open && n > 0) || (o.open && n >= c.s.opts.MaxOpenReads)) {
 		// Kestrel's rules: no plain get beside an open read, and no more
 		// open reads per queue than max_open_reads.
+		if err := c.ackRead(ctx, closing); err != nil {
+			return c.storeFailure("close", err, false)
+		}
 		c.line("ERROR")
 		return false
 	}
-	if o.peek {
+	p := dispatcher.PopParams{Topics: []string{o.queue}, Timeout: o.timeout, Keep: dispatcher.Take} // a plain get takes the item for good: one script, no ack
+	switch {
+	case o.peek:
 		c.s.count("cmd_peek")
-		j, err := c.s.d.PeekReady(ctx, o.queue, o.timeout)
-		if err != nil {
-			return c.storeFailure("peek", err, false)
+		p.Keep = dispatcher.Peek
+	case o.open:
+		c.s.count("cmd_get")
+		p.Keep = dispatcher.Reserve
+		if closing != nil {
+			p.After = &dispatcher.Ack{ID: closing.id, Attempt: closing.attempt}
 		}
-		c.value(key, j)
-		return true
+	default:
+		c.s.count("cmd_get")
 	}
-	c.s.count("cmd_get")
-	pop := c.s.d.Take // a plain get takes the item for good: one script, no ack
-	if o.open {
-		pop = c.s.d.Pop
+	jobs, err := c.s.d.Pop(ctx, p)
+	var acked *job.AckedError
+	if p.After != nil && err != nil && !errors.As(err, &acked) && readGone(err) {
+		// The closed read's TTR ran out meanwhile and it went to another
+		// reader: nothing to close, and the next is read as a plain /open.
+		p.After = nil
+		jobs, err = c.s.d.Pop(ctx, p)
 	}
-	j, err := pop(ctx, []string{o.queue}, o.timeout)
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return false // the client hung up, or the server is closing
 		}
-		return c.storeFailure("get", err, false)
+		op := "get"
+		if o.peek {
+			op = "peek"
+		}
+		return c.storeFailure(op, err, false)
+	}
+	var j *job.Job
+	if len(jobs) > 0 {
+		j = jobs[0]
 	}
 	if j != nil && o.open && j.TTR > 0 {
 		c.hold(o.queue, j)
@@ -396,15 +419,26 @@ func (c *conn) take(queue string) *openRead {
 
 // closeRead acks the oldest open read on queue (/close); none is no error.
 func (c *conn) closeRead(ctx context.Context, queue string) error {
-	r := c.take(queue)
+	return c.ackRead(ctx, c.take(queue))
+}
+
+// ackRead acks open read r, taken from the connection's (nil: none, no
+// error).
+func (c *conn) ackRead(ctx context.Context, r *openRead) error {
 	if r == nil {
 		return nil
 	}
-	err := c.s.d.Ack(ctx, r.id, r.attempt)
-	if errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotFound) {
-		return nil // its TTR ran out meanwhile and it went to another reader: nothing to close
+	if err := c.s.d.Ack(ctx, r.id, r.attempt); !readGone(err) {
+		return err
 	}
-	return err
+	return nil // its TTR ran out meanwhile and it went to another reader: nothing to close
+}
+
+// readGone says an open read's ack failed because the read is no longer
+// this connection's: its TTR ran out and it went back (or to another
+// reader, who may have finished it).
+func readGone(err error) bool {
+	return errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotFound)
 }
 
 // abort gives the oldest open read on queue back to the head of its queue (/abort).
@@ -592,7 +626,7 @@ func (c *conn) monitor(args []string) bool {
 			break
 		}
 		ctx, cancel := context.WithTimeout(c.ctx, wait+c.s.opts.RequestTimeout)
-		j, err := c.s.d.Pop(ctx, []string{queue}, wait)
+		jobs, err := c.s.d.Pop(ctx, dispatcher.PopParams{Topics: []string{queue}, Timeout: wait})
 		cancel()
 		if err != nil {
 			if c.ctx.Err() != nil {
@@ -600,9 +634,10 @@ func (c *conn) monitor(args []string) bool {
 			}
 			return c.storeFailure("monitor", err, false)
 		}
-		if j == nil {
+		if len(jobs) == 0 {
 			break
 		}
+		j := jobs[0]
 		if j.TTR > 0 {
 			c.hold(queue, j)
 		}

@@ -113,6 +113,27 @@ func TestClosingErrors(t *testing.T) {
 	}
 }
 
+// TestCloseOpenOfAGoneRead: /close/open acks the open read and opens the
+// next in one call (dispatcher.PopParams.After); when the read is gone
+// meanwhile (here its queue was flushed over HTTP, as a TTR run out would
+// give it to another reader), there is nothing to close and the next item
+// is still opened.
+func TestCloseOpenOfAGoneRead(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	w := dial(t, b.KestrelAddr)
+	w.set("g", "one")
+	w.must("get g/open\r\n", value("g/open", "one"))
+	resp, err := http.Post(b.URL+"/api/v1/topics/g/flush", "application/json", nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("flush over HTTP: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	w.set("g", "two")
+	w.must("get g/close/open\r\n", value("g/close/open", "two"))
+	w.must("get g/close\r\n", "END\r\n")
+	w.must("get g\r\n", "END\r\n")
+}
+
 func TestReliableReads(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
 	w := dial(t, b.KestrelAddr)

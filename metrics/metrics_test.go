@@ -19,6 +19,7 @@ import (
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/job"
 )
 
@@ -103,14 +104,14 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 	push("b", 2)
 	push("c", 4) // past max_topics: "_other"
 	push("d", 1)
-	j, err := d.Pop(ctx, []string{"a"}, 0)
+	j, err := popOne(d, ctx, []string{"a"}, 0)
 	if err != nil || j == nil {
 		t.Fatal(err)
 	}
 	if err := d.Ack(ctx, j.PublicID(), 0); err != nil {
 		t.Fatal(err)
 	}
-	j, _ = d.Pop(ctx, []string{"a"}, 0)
+	j, _ = popOne(d, ctx, []string{"a"}, 0)
 	if _, err := d.Fail(ctx, j.PublicID(), 0, "no"); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 	waitCtx, stopWaiting := context.WithCancel(ctx)
 	var waiting sync.WaitGroup
 	waiting.Go(func() {
-		if _, err := d.Pop(waitCtx, []string{"zz"}, time.Minute); err != nil && !errors.Is(err, context.Canceled) {
+		if _, err := popOne(d, waitCtx, []string{"zz"}, time.Minute); err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("the waiting pop: %v", err)
 		}
 	})
@@ -279,4 +280,13 @@ func TestScheduleMetrics(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// popOne pops one job of topics (nil: none within timeout).
+func popOne(d *dispatcher.Dispatcher, ctx context.Context, topics []string, timeout time.Duration) (*job.Job, error) {
+	jobs, err := d.Pop(ctx, dispatcher.PopParams{Topics: topics, Timeout: timeout})
+	if len(jobs) == 0 {
+		return nil, err
+	}
+	return jobs[0], err
 }

@@ -68,8 +68,10 @@ func (s *Server) ack(c *gin.Context) (int, any, error) {
 	}
 	ctx, cancel := s.waiting(c, call.Next.Timeout)
 	defer cancel()
-	jobs, err := s.d.AckAndPop(ctx, a, *call.Next)
-	return popped(jobs, call.Next.Count > 0, nil, err)
+	next := *call.Next
+	next.After = &a
+	jobs, err := s.d.Pop(ctx, next)
+	return popped(jobs, next.Count > 0, nil, err)
 }
 
 // ackMany acks several jobs at once (a batch consumer's ack), each on its
@@ -96,7 +98,13 @@ func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 	} else {
 		ctx, cancel := s.waiting(c, next.Timeout)
 		defer cancel()
-		jobs, errs, err = s.d.AckManyAndPop(ctx, acks, *next)
+		errs = s.d.AckMany(ctx, acks)
+		// Whichever acks failed, the pop follows; if it fails, the acks
+		// that went through stand (AckedError).
+		next.Count = max(next.Count, 1)
+		if jobs, err = s.d.Pop(ctx, *next); err != nil {
+			err = &job.AckedError{Err: err}
+		}
 	}
 	acked := make([]string, 0, len(acks))
 	failed := []gin.H{}

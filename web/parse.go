@@ -50,7 +50,7 @@ func parseBatch(data []byte, def jobDefaults, limit int) ([]job.Spec, error) {
 
 // popRequest is what a consumer asks for: with a Count, up to that many jobs,
 // answered as {"jobs": [...]}; without, one job, answered as itself.
-type popRequest = dispatcher.PopRequest
+type popRequest = dispatcher.PopParams
 
 // parsePop decodes the body of POST /api/v1/pop: {"topics": [...], "timeout": s,
 // "count": n} ("topic": "name" is accepted for one topic).

@@ -408,15 +408,8 @@ func (s *Server) pop(c *gin.Context, req popRequest) (int, any, error) {
 	}
 	ctx, cancel := s.waiting(c, req.Timeout)
 	defer cancel()
-	if req.Count > 0 {
-		jobs, err := s.d.PopMany(ctx, req.Topics, req.Count, req.Timeout)
-		return popped(jobs, true, nil, err)
-	}
-	j, err := s.d.Pop(ctx, req.Topics, req.Timeout)
-	if j == nil {
-		return popped(nil, false, nil, err)
-	}
-	return popped([]*job.Job{j}, false, nil, err)
+	jobs, err := s.d.Pop(ctx, req)
+	return popped(jobs, req.Count > 0, nil, err)
 }
 
 // popped is the answer to a pop of one job (many: false) or a batch pop,
