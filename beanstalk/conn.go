@@ -70,7 +70,7 @@ func (c *conn) serve() {
 func (c *conn) releaseAll() {
 	for id, r := range c.reserved {
 		ctx, cancel := c.s.ctx(context.Background())
-		err := c.s.d.GiveBack(ctx, strconv.FormatUint(id, 10), r.attempt)
+		err := c.settle(ctx, id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionGiveBack})
 		cancel()
 		if err != nil && !errors.Is(err, job.ErrStale) && !errors.Is(err, job.ErrNotReserved) && !errors.Is(err, job.ErrNotFound) {
 			c.s.log.Warn("beanstalk: giving back a job of a closed connection failed; its TTR will",
@@ -312,14 +312,22 @@ func (c *conn) reserveJob(ctx context.Context, id uint64) {
 	c.replyJob("RESERVED", j)
 }
 
+// settle does p's action to job id, this connection's delivery attempt
+// of it (0: none).
+func (c *conn) settle(ctx context.Context, id uint64, attempt int, p dispatcher.SettleParams) error {
+	p.Ack = dispatcher.Ack{ID: strconv.FormatUint(id, 10), Attempt: attempt}
+	_, err := c.s.d.Settle(ctx, p)
+	return err
+}
+
 func (c *conn) delete(ctx context.Context, id uint64) {
-	sid := strconv.FormatUint(id, 10)
 	var err error
 	if r, ok := c.reserved[id]; ok {
 		delete(c.reserved, id)
-		err = c.s.d.Ack(ctx, sid, r.attempt)
+		err = c.settle(ctx, id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionAck})
 	} else {
-		err = c.s.d.DeleteUnreserved(ctx, sid) // a job reserved by another connection stays
+		// a job reserved by another connection stays
+		err = c.settle(ctx, id, 0, dispatcher.SettleParams{Action: dispatcher.ActionDeleteUnreserved})
 	}
 	if err != nil {
 		c.fail(err)
@@ -343,7 +351,8 @@ func (c *conn) release(ctx context.Context, cmd command) {
 		return
 	}
 	delete(c.reserved, cmd.id)
-	_, err := c.s.d.Release(ctx, strconv.FormatUint(cmd.id, 10), r.attempt, int64(cmd.pri), time.Duration(cmd.delay)*time.Second)
+	err := c.settle(ctx, cmd.id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionRelease,
+		Priority: int64(cmd.pri), Delay: time.Duration(cmd.delay) * time.Second})
 	if err != nil {
 		c.fail(err)
 		return
@@ -357,7 +366,7 @@ func (c *conn) bury(ctx context.Context, cmd command) {
 		return
 	}
 	delete(c.reserved, cmd.id)
-	if _, err := c.s.d.Bury(ctx, strconv.FormatUint(cmd.id, 10), r.attempt, int64(cmd.pri)); err != nil {
+	if err := c.settle(ctx, cmd.id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionBury, Priority: int64(cmd.pri)}); err != nil {
 		c.fail(err)
 		return
 	}
@@ -369,7 +378,7 @@ func (c *conn) touch(ctx context.Context, id uint64) {
 	if !ok {
 		return
 	}
-	if _, err := c.s.d.Touch(ctx, strconv.FormatUint(id, 10), r.attempt); err != nil {
+	if err := c.settle(ctx, id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionTouch}); err != nil {
 		delete(c.reserved, id)
 		c.fail(err)
 		return
@@ -407,7 +416,7 @@ func (c *conn) kick(ctx context.Context, n int64) {
 }
 
 func (c *conn) kickJob(ctx context.Context, id uint64) {
-	if _, err := c.s.d.KickJob(ctx, strconv.FormatUint(id, 10)); err != nil {
+	if err := c.settle(ctx, id, 0, dispatcher.SettleParams{Action: dispatcher.ActionKick}); err != nil {
 		c.fail(err)
 		return
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
-// Delivery turns a call on a delivery (an ack, touch, release, bury or
+// delivery turns a call on a delivery (an ack, touch, release, bury or
 // fail) into the job and attempt to act on. Without a token that is a as
 // given, as gmq always did. With one, it is the token's job, by number, at
 // the token's attempt, so the call never reaches another job that a's id
@@ -26,7 +26,7 @@ import (
 // client id, job.ErrOtherJob. Reading it before acting is safe: a job's
 // client id never changes, and a job gone in between makes the call itself
 // answer not found.
-func (d *Dispatcher) Delivery(ctx context.Context, a Ack) (Ack, error) {
+func (d *Dispatcher) delivery(ctx context.Context, a Ack) (Ack, error) {
 	t := a.Token
 	if t.IsZero() {
 		return a, nil

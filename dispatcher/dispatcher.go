@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/bucket"
-	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/pool"
 )
 
@@ -48,12 +47,7 @@ type Options struct {
 }
 
 // Dispatcher is the broker core. Create it with New, start it with Run.
-//
-// Besides its own methods it offers the store's operations on one job that
-// need nothing more from it, Bury and Touch (see pool.Pool): finishing a
-// reservation, which every status allows.
 type Dispatcher struct {
-	jobStore
 	pool    *pool.Pool
 	opts    Options
 	log     *slog.Logger
@@ -71,19 +65,13 @@ type Dispatcher struct {
 	migration migration  // see migrate
 }
 
-// jobStore is what the dispatcher passes through from the pool unchanged.
-type jobStore interface {
-	Bury(ctx context.Context, id string, attempt int, pri int64) (*job.Job, error)
-	Touch(ctx context.Context, id string, attempt int) (*job.Job, error)
-}
-
 // New builds a dispatcher over p. Every option must be set (the defaults are
 // config.Default's) but MaxWaiting (0: no limit) and Log.
 func New(p *pool.Pool, opts Options) *Dispatcher {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	d := &Dispatcher{jobStore: p, pool: p, opts: opts, log: opts.Log, waiters: newWaitList(),
+	d := &Dispatcher{pool: p, opts: opts, log: opts.Log, waiters: newWaitList(),
 		marked: make(map[string]time.Time), started: time.Now()}
 	d.buckets = make([]*bucket.Bucket, p.Buckets())
 	for i := range d.buckets {

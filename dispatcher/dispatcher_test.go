@@ -163,7 +163,7 @@ func TestTwoBrokersNeverDeliverTwice(t *testing.T) {
 					allSeen()
 				}
 				mu.Unlock()
-				if err := br.Dispatcher.Ack(context.Background(), j.PublicID(), j.Attempt()); err != nil {
+				if err := ackOne(br.Dispatcher, context.Background(), j.PublicID(), j.Attempt()); err != nil {
 					t.Error(err)
 				}
 			}
@@ -247,7 +247,7 @@ func TestTTRRedelivery(t *testing.T) {
 	if late := redeliveredAt.Sub(later(first.Due, asked)); late > 5*time.Second {
 		t.Fatalf("redelivered %v after the TTR ran out, want within 5 s", late)
 	}
-	if err := b.Dispatcher.Ack(context.Background(), first.PublicID(), first.Attempt()); err == nil {
+	if err := ackOne(b.Dispatcher, context.Background(), first.PublicID(), first.Attempt()); err == nil {
 		t.Fatal("the first delivery's ack was accepted after redelivery")
 	}
 }

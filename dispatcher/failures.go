@@ -3,51 +3,9 @@ package dispatcher
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/gmq/gmq/job"
 )
-
-// Fail reports that a consumer failed a job it holds (fenced by attempt
-// when > 0): the job waits its retry policy's backoff, or goes to its
-// topic's dead set past max_attempts. Finishing a reservation: every
-// server status lets it through.
-func (d *Dispatcher) Fail(ctx context.Context, id string, attempt int, reason string) (*job.Job, error) {
-	j, err := d.pool.Fail(ctx, id, attempt, reason)
-	if err != nil {
-		return nil, err
-	}
-	d.placed(j)
-	return j, nil
-}
-
-// Fail names one failed delivery: the job, the attempt (0: any) or the
-// token (zero: none; see Delivery), and why.
-type Fail struct {
-	ID      string
-	Attempt int
-	Token   job.Delivery
-	Error   string
-}
-
-// FailMany reports several failures, each on its own and all at once (as
-// AckMany: the client pipelines them); errs[i] is fails[i]'s.
-func (d *Dispatcher) FailMany(ctx context.Context, fails []Fail) (jobs []*job.Job, errs []error) {
-	jobs, errs = make([]*job.Job, len(fails)), make([]error, len(fails))
-	var wg sync.WaitGroup
-	for i, f := range fails {
-		wg.Go(func() {
-			a, err := d.Delivery(ctx, Ack{ID: f.ID, Attempt: f.Attempt, Token: f.Token})
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			jobs[i], errs[i] = d.Fail(ctx, a.ID, a.Attempt, f.Error)
-		})
-	}
-	wg.Wait()
-	return jobs, errs
-}
 
 // ListJobs returns a page of a topic's jobs in one state, and how many the
 // state holds (for the dashboard's job lists).

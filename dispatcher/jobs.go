@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/gmq/gmq/job"
@@ -192,56 +191,6 @@ func (d *Dispatcher) validate(j job.Spec) error {
 	return nil
 }
 
-// Ack removes a job its consumer finished. attempt > 0 fences it to that
-// delivery (job.ErrStale if the job was delivered again since); 0 acts on the
-// job as it is, as gmq's ack does.
-func (d *Dispatcher) Ack(ctx context.Context, id string, attempt int) error {
-	return d.pool.Delete(ctx, id, attempt)
-}
-
-// Ack names one delivery to ack (or touch, release, bury, fail): a job's
-// public id and, when > 0, the delivery (attempt) it was; with a Token, the
-// delivery its pop handed out (see Delivery).
-type Ack struct {
-	ID      string
-	Attempt int
-	Token   job.Delivery // zero: none
-}
-
-// AckMany acks several jobs at once, so that their acks share script calls;
-// errs[i] is acks[i]'s outcome, each on its own.
-func (d *Dispatcher) AckMany(ctx context.Context, acks []Ack) (errs []error) {
-	errs = make([]error, len(acks))
-	var wg sync.WaitGroup
-	for i, a := range acks {
-		wg.Go(func() {
-			if a, errs[i] = d.Delivery(ctx, a); errs[i] == nil {
-				errs[i] = d.Ack(ctx, a.ID, a.Attempt)
-			}
-		})
-	}
-	wg.Wait()
-	return errs
-}
-
-// Delete removes a job in any state.
-func (d *Dispatcher) Delete(ctx context.Context, id string) error {
-	if err := d.allow("delete", writing); err != nil {
-		return err
-	}
-	return d.pool.Delete(ctx, id, 0)
-}
-
-// DeleteUnreserved removes a job unless it is reserved (then a
-// job.StateError), as beanstalkd's delete does for a job another connection
-// holds.
-func (d *Dispatcher) DeleteUnreserved(ctx context.Context, id string) error {
-	if err := d.allow("delete", writing); err != nil {
-		return err
-	}
-	return d.pool.DeleteUnreserved(ctx, id)
-}
-
 // ReserveJob reserves one ready, delayed or buried job by id, in any topic.
 func (d *Dispatcher) ReserveJob(ctx context.Context, id string) (*job.Job, error) {
 	if err := d.allow("reserve", reading); err != nil {
@@ -258,28 +207,6 @@ func (d *Dispatcher) Peek(ctx context.Context, id string) (*job.Job, error) {
 	return d.pool.Peek(ctx, id)
 }
 
-// Release gives a reserved job back, ready now or after delay, with a new
-// priority or job.KeepPriority, and returns the job as it now is.
-func (d *Dispatcher) Release(ctx context.Context, id string, attempt int, pri int64, delay time.Duration) (*job.Job, error) {
-	j, err := d.pool.Release(ctx, id, attempt, pri, delay)
-	if err != nil {
-		return nil, err
-	}
-	d.placed(j)
-	return j, nil
-}
-
-// GiveBack makes a job reserved by a consumer that went away ready again,
-// unchanged and without counting a release.
-func (d *Dispatcher) GiveBack(ctx context.Context, id string, attempt int) error {
-	j, err := d.pool.GiveBack(ctx, id, attempt)
-	if err != nil {
-		return err
-	}
-	d.placed(j)
-	return nil
-}
-
 // placed wakes a consumer for a job made ready, or nudges the timer of a
 // job made delayed.
 func (d *Dispatcher) placed(j *job.Job) {
@@ -289,19 +216,6 @@ func (d *Dispatcher) placed(j *job.Job) {
 	case job.Delayed:
 		d.nudge(j.Topic, j.Due, j.Now)
 	}
-}
-
-// KickJob makes a buried or delayed job ready and returns it.
-func (d *Dispatcher) KickJob(ctx context.Context, id string) (*job.Job, error) {
-	if err := d.allow("kick", reading); err != nil {
-		return nil, err
-	}
-	j, err := d.pool.KickJob(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	d.placed(j)
-	return j, nil
 }
 
 // Kick makes up to n of a topic's buried jobs ready, or if it has none, up to

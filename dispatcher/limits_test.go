@@ -57,7 +57,7 @@ func TestFreedSlotWakesWaiterOnAnotherBroker(t *testing.T) {
 	ctx := context.Background()
 	first, second, got, began := heldAtMaxReserved(t, a, b, "m")
 	start := time.Now()
-	if err := a.Dispatcher.Ack(ctx, strconv.FormatUint(first.ID, 10), first.Attempt()); err != nil {
+	if err := ackOne(a.Dispatcher, ctx, strconv.FormatUint(first.ID, 10), first.Attempt()); err != nil {
 		t.Fatal(err)
 	}
 	mustWake(t, got, second, start, "the ack on the other broker")

@@ -135,17 +135,17 @@ func (d *Dispatcher) ackAndPop(ctx context.Context, ack Ack, p PopParams) ([]*jo
 	if err != nil {
 		return nil, err
 	}
-	if ack, err = d.Delivery(ctx, ack); err != nil {
+	if ack, err = d.delivery(ctx, ack); err != nil {
 		return nil, err
 	}
 	if p.Count > 0 {
-		if err := d.Ack(ctx, ack.ID, ack.Attempt); err != nil {
+		if err := d.pool.Delete(ctx, ack.ID, ack.Attempt); err != nil {
 			return nil, err
 		}
 		return d.popAfterAcks(ctx, p)
 	}
 	if topics = d.withoutAliases(topics); len(topics) == 0 {
-		if err := d.Ack(ctx, ack.ID, ack.Attempt); err != nil {
+		if err := d.pool.Delete(ctx, ack.ID, ack.Attempt); err != nil {
 			return nil, err
 		}
 		if err := waitOut(ctx, min(p.Timeout, d.opts.MaxPopTimeout)); err != nil {

@@ -187,11 +187,8 @@ func (s *Service) ack(args AckArgs, reply *string) error {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
-	a, err := s.d.Delivery(ctx, dispatcher.Ack{ID: args.ID, Attempt: args.Attempt, Token: args.Token})
-	if err == nil {
-		err = s.d.Ack(ctx, a.ID, a.Attempt)
-	}
-	if err != nil {
+	a := dispatcher.Ack{ID: args.ID, Attempt: args.Attempt, Token: args.Token}
+	if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck}); err != nil {
 		return inClientTerms("ack", args.ID, err)
 	}
 	*reply = "success"
@@ -274,11 +271,8 @@ func (s *Service) fail(args FailArgs, reply *string) error {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
-	a, err := s.d.Delivery(ctx, dispatcher.Ack{ID: args.ID, Attempt: args.Attempt, Token: args.Token})
-	var j *job.Job
-	if err == nil {
-		j, err = s.d.Fail(ctx, a.ID, a.Attempt, args.Error)
-	}
+	a := dispatcher.Ack{ID: args.ID, Attempt: args.Attempt, Token: args.Token}
+	j, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionFail, Reason: args.Error})
 	if err != nil {
 		return inClientTerms("fail", args.ID, err)
 	}

@@ -428,10 +428,16 @@ func (c *conn) ackRead(ctx context.Context, r *openRead) error {
 	if r == nil {
 		return nil
 	}
-	if err := c.s.d.Ack(ctx, r.id, r.attempt); !readGone(err) {
+	if err := c.settle(ctx, r, dispatcher.ActionAck); !readGone(err) {
 		return err
 	}
 	return nil // its TTR ran out meanwhile and it went to another reader: nothing to close
+}
+
+// settle does action to open read r's job.
+func (c *conn) settle(ctx context.Context, r *openRead, action dispatcher.Action) error {
+	_, err := c.s.d.Settle(ctx, dispatcher.SettleParams{Ack: dispatcher.Ack{ID: r.id, Attempt: r.attempt}, Action: action})
+	return err
 }
 
 // readGone says an open read's ack failed because the read is no longer
@@ -447,7 +453,7 @@ func (c *conn) abort(ctx context.Context, queue string) error {
 	if r == nil {
 		return nil
 	}
-	err := c.s.d.GiveBack(ctx, r.id, r.attempt)
+	err := c.settle(ctx, r, dispatcher.ActionGiveBack)
 	if errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotFound) || errors.Is(err, job.ErrNotReserved) {
 		return nil
 	}
@@ -498,7 +504,7 @@ func (c *conn) keeper() {
 		c.mu.Unlock()
 		for _, r := range due {
 			ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
-			_, err := c.s.d.Touch(ctx, r.id, r.attempt)
+			err := c.settle(ctx, r, dispatcher.ActionTouch)
 			cancel()
 			c.mu.Lock()
 			r.touched = time.Now()

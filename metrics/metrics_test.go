@@ -108,11 +108,11 @@ func TestMetricsAfterAWorkload(t *testing.T) {
 	if err != nil || j == nil {
 		t.Fatal(err)
 	}
-	if err := d.Ack(ctx, j.PublicID(), 0); err != nil {
+	if _, err := d.Settle(ctx, dispatcher.SettleParams{Ack: dispatcher.Ack{ID: j.PublicID()}, Action: dispatcher.ActionAck}); err != nil {
 		t.Fatal(err)
 	}
 	j, _ = popOne(d, ctx, []string{"a"}, 0)
-	if _, err := d.Fail(ctx, j.PublicID(), 0, "no"); err != nil {
+	if _, err := d.Settle(ctx, dispatcher.SettleParams{Ack: dispatcher.Ack{ID: j.PublicID()}, Action: dispatcher.ActionFail, Reason: "no"}); err != nil {
 		t.Fatal(err)
 	}
 	// Some HTTP traffic for the request histogram.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -36,10 +37,11 @@ func (s *Server) jobCall(c *gin.Context, action string) (jobCall, error) {
 	return call, err
 }
 
-// delivery is the job and attempt a job action acts on: the path's id and
-// the call's attempt, or the delivery its token names (dispatcher.Delivery).
-func (s *Server) delivery(c *gin.Context, call jobCall) (dispatcher.Ack, error) {
-	return s.d.Delivery(c, dispatcher.Ack{ID: c.Param("id"), Attempt: call.Attempt, Token: call.Token})
+// settle does p's action to the path's job, at the delivery the call
+// names: its attempt, or its token's (dispatcher.Settle).
+func (s *Server) settle(ctx context.Context, c *gin.Context, call jobCall, p dispatcher.SettleParams) (*job.Job, error) {
+	p.Ack = dispatcher.Ack{ID: c.Param("id"), Attempt: call.Attempt, Token: call.Token}
+	return s.d.Settle(ctx, p)
 }
 
 // ack acks the job. With "next" it then answers like a pop: the next job
@@ -54,11 +56,7 @@ func (s *Server) ack(c *gin.Context) (int, any, error) {
 	if call.Next == nil {
 		ctx, cancel := s.waiting(c, 0)
 		defer cancel()
-		d, err := s.d.Delivery(ctx, a)
-		if err == nil {
-			err = s.d.Ack(ctx, d.ID, d.Attempt)
-		}
-		if err != nil {
+		if _, err := s.settle(ctx, c, call, dispatcher.SettleParams{Action: dispatcher.ActionAck}); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, gin.H{"acked": a.ID}, nil
@@ -89,16 +87,20 @@ func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	settles := make([]dispatcher.SettleParams, len(acks))
+	for i, a := range acks {
+		settles[i] = dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck}
+	}
 	var jobs []*job.Job
 	var errs []error
 	if next == nil {
 		ctx, cancel := s.waiting(c, 0)
 		defer cancel()
-		errs = s.d.AckMany(ctx, acks)
+		_, errs = s.d.SettleMany(ctx, settles)
 	} else {
 		ctx, cancel := s.waiting(c, next.Timeout)
 		defer cancel()
-		errs = s.d.AckMany(ctx, acks)
+		_, errs = s.d.SettleMany(ctx, settles)
 		// Whichever acks failed, the pop follows; if it fails, the acks
 		// that went through stand (AckedError).
 		next.Count = max(next.Count, 1)
@@ -129,11 +131,7 @@ func (s *Server) release(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	a, err := s.delivery(c, call)
-	if err != nil {
-		return 0, nil, err
-	}
-	return answerJob(s.d.Release(c, a.ID, a.Attempt, call.Priority, call.Delay))
+	return answerJob(s.settle(c, c, call, dispatcher.SettleParams{Action: dispatcher.ActionRelease, Priority: call.Priority, Delay: call.Delay}))
 }
 
 func (s *Server) bury(c *gin.Context) (int, any, error) {
@@ -141,11 +139,7 @@ func (s *Server) bury(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	a, err := s.delivery(c, call)
-	if err != nil {
-		return 0, nil, err
-	}
-	return answerJob(s.d.Bury(c, a.ID, a.Attempt, call.Priority))
+	return answerJob(s.settle(c, c, call, dispatcher.SettleParams{Action: dispatcher.ActionBury, Priority: call.Priority}))
 }
 
 func (s *Server) touch(c *gin.Context) (int, any, error) {
@@ -153,9 +147,5 @@ func (s *Server) touch(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	a, err := s.delivery(c, call)
-	if err != nil {
-		return 0, nil, err
-	}
-	return answerJob(s.d.Touch(c, a.ID, a.Attempt))
+	return answerJob(s.settle(c, c, call, dispatcher.SettleParams{Action: dispatcher.ActionTouch}))
 }

@@ -21,11 +21,7 @@ func (s *Server) fail(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	a, err := s.delivery(c, call)
-	if err != nil {
-		return 0, nil, err
-	}
-	return answerJob(s.d.Fail(c, a.ID, a.Attempt, call.Error))
+	return answerJob(s.settle(c, c, call, dispatcher.SettleParams{Action: dispatcher.ActionFail, Reason: call.Error}))
 }
 
 // failMany reports several failures, each on its own:
@@ -40,7 +36,7 @@ func (s *Server) failMany(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	jobs, errs := s.d.FailMany(c, fails)
+	jobs, errs := s.d.SettleMany(c, fails)
 	views := []jobView{}
 	failed := []gin.H{}
 	for i, err := range errs {
@@ -55,12 +51,12 @@ func (s *Server) failMany(c *gin.Context) (int, any, error) {
 
 // parseFails reads a batch of failures, as parseAcks reads acks, with each
 // one's "error".
-func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
+func parseFails(data []byte, limit int) ([]dispatcher.SettleParams, error) {
 	_, items, err := jobsArray(data, limit, "a fail", `{"id": ..., "attempt": n, "token": "...", "error": "..."}`, "jobs")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]dispatcher.Fail, len(items))
+	out := make([]dispatcher.SettleParams, len(items))
 	for i, item := range items {
 		jf, err := jobjson.Decode(item)
 		var a ackItem
@@ -77,7 +73,7 @@ func parseFails(data []byte, limit int) ([]dispatcher.Fail, error) {
 		if err != nil {
 			return nil, fmt.Errorf("job %d: %w", i, err)
 		}
-		out[i] = dispatcher.Fail{ID: a.ID, Attempt: a.Attempt, Token: a.Token, Error: reason}
+		out[i] = dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionFail, Reason: reason}
 	}
 	return out, nil
 }

@@ -460,12 +460,12 @@ func (s *Server) getJob(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) deleteJob(c *gin.Context) (int, any, error) {
-	if err := s.d.Delete(c, c.Param("id")); err != nil {
+	if _, err := s.d.Settle(c, dispatcher.SettleParams{Ack: dispatcher.Ack{ID: c.Param("id")}, Action: dispatcher.ActionDelete}); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, gin.H{"deleted": c.Param("id")}, nil
 }
 
 func (s *Server) kickJob(c *gin.Context) (int, any, error) {
-	return answerJob(s.d.KickJob(c, c.Param("id")))
+	return answerJob(s.d.Settle(c, dispatcher.SettleParams{Ack: dispatcher.Ack{ID: c.Param("id")}, Action: dispatcher.ActionKick}))
 }
