@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/job"
-	"github.com/gmq/gmq/pool"
 )
 
 // TopicConfig reads a topic's settings, layer by layer (defaults, its
 // conf.ini section, run-time changes) and the effective result.
-func (d *Dispatcher) TopicConfig(ctx context.Context, topic string) (pool.TopicLayers, error) {
+func (d *Dispatcher) TopicConfig(ctx context.Context, topic string) (job.TopicLayers, error) {
 	if err := job.ValidateTopic(topic); err != nil {
-		return pool.TopicLayers{}, err
+		return job.TopicLayers{}, err
 	}
 	return d.pool.TopicConfig(ctx, topic)
 }

@@ -98,15 +98,27 @@ func (d *Dispatcher) Buckets(ctx context.Context) ([]BucketStats, error) {
 	return out, nil
 }
 
-// RedisNodes lists the Redis nodes (a cluster's every node) with their
-// roles, memory, round trips and slots.
-func (d *Dispatcher) RedisNodes(ctx context.Context) []pool.NodeInfo { return d.pool.Nodes(ctx) }
+// StoreInfo is what the front ends and the metrics read of the store
+// itself, as the store answers it: the dispatcher adds nothing, so it
+// hands the store over (Store) rather than forwarding each call.
+type StoreInfo interface {
+	// Nodes lists the Redis nodes (a cluster's every node) with their
+	// roles, memory, round trips and slots.
+	Nodes(ctx context.Context) []job.NodeInfo
+	// Info reads Redis's memory use and round-trip time.
+	Info(ctx context.Context) (job.RedisInfo, error)
+	// Ping reports whether Redis answers.
+	Ping(ctx context.Context) error
+	// History returns the sampled counters, oldest first (see
+	// sampleHistory).
+	History(ctx context.Context) ([]job.Sample, error)
+	// ObserveBatches calls fn with the number of operations of each
+	// batched script call this broker makes (the metrics' histogram).
+	ObserveBatches(fn func(ops int))
+}
 
-// RedisInfo reads Redis's memory use and round-trip time.
-func (d *Dispatcher) RedisInfo(ctx context.Context) (pool.RedisInfo, error) { return d.pool.Info(ctx) }
-
-// Ready reports whether Redis answers.
-func (d *Dispatcher) Ready(ctx context.Context) error { return d.pool.Ping(ctx) }
+// Store is the store, for what it tells of itself (StoreInfo).
+func (d *Dispatcher) Store() StoreInfo { return d.pool }
 
 // WaitingOn is how many consumers wait on topic in a long poll on this broker.
 func (d *Dispatcher) WaitingOn(topic string) int { return d.waiters.on(topic) }
@@ -114,10 +126,6 @@ func (d *Dispatcher) WaitingOn(topic string) int { return d.waiters.on(topic) }
 // WaitingElsewhere is how many consumers wait on this broker on topics
 // other than the given ones (each consumer once per topic it waits on).
 func (d *Dispatcher) WaitingElsewhere(topics []string) int { return d.waiters.onOthers(topics) }
-
-// ObserveBatches calls fn with the number of operations of each batched
-// script call this broker makes (for the metrics' histogram).
-func (d *Dispatcher) ObserveBatches(fn func(ops int)) { d.pool.ObserveBatches(fn) }
 
 // sampleHistory samples the server's counters into Redis (Run calls it
 // twice every HistoryEvery), for the dashboard's chart: the samples are
@@ -172,12 +180,9 @@ func (d *Dispatcher) sampleTopics(ctx context.Context) {
 	}
 }
 
-// History returns the sampled counters, oldest first (see sampleHistory).
-func (d *Dispatcher) History(ctx context.Context) ([]pool.Sample, error) { return d.pool.History(ctx) }
-
 // TopicHistory returns the own history of each of topics, oldest first
 // (see sampleTopics): none for a topic that has none.
-func (d *Dispatcher) TopicHistory(ctx context.Context, topics []string) (map[string][]pool.Sample, error) {
+func (d *Dispatcher) TopicHistory(ctx context.Context, topics []string) (map[string][]job.Sample, error) {
 	for _, t := range topics {
 		if err := job.ValidateTopic(t); err != nil {
 			return nil, err

@@ -61,7 +61,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Metrics {
 		Name: "gmq_batch_operations", Help: "Pushes, pops and acks carried by each batched script call of this broker.",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
 	})
-	d.ObserveBatches(func(ops int) { batches.Observe(float64(ops)) })
+	d.Store().ObserveBatches(func(ops int) { batches.Observe(float64(ops)) })
 	// Not cached with the store's series: an alert on it should not wait.
 	lost := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "gmq_store_data_lost_total",
@@ -222,7 +222,7 @@ func (s *store) readStore(ctx context.Context, gauge, counter emit) error {
 	if err != nil {
 		return err
 	}
-	if info, err := s.d.RedisInfo(ctx); err == nil {
+	if info, err := s.d.Store().Info(ctx); err == nil {
 		gauge(rttDesc, info.RTT.Seconds())
 	}
 	gauge(topicsDesc, float64(total))

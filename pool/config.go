@@ -25,17 +25,6 @@ const (
 // ("@pattern crawl/*" -> "rate=10 max_reserved=5"): lua/lib.lua PATTERN.
 const patternField = "@pattern "
 
-// TopicLayers are a topic's settings, layer by layer, and the result.
-type TopicLayers struct {
-	Defaults, File, Run, Effective job.TopicConfig
-	// Patterns are the settings of conf.ini's patterns that match the
-	// topic ([topic.crawl/*]), the most specific on top.
-	Patterns job.TopicConfig
-	// Parent is a fanout child's parent's own settings (its file and run
-	// layers), which the child inherits under its own; nil for other topics.
-	Parent job.TopicConfig
-}
-
 // ApplyTopicConfig writes conf.ini's topic settings: defaults and patterns
 // (a name with '*') into every bucket's copy, each named topic's section
 // into its file layer; topics named before but not now lose their file
@@ -169,9 +158,9 @@ func (p *Pool) writeSettings(ctx context.Context, key, defaults, prefix string, 
 
 // TopicConfig reads a topic's settings, layer by layer. Reading a fanout
 // child's references it (it starts getting its parent's jobs).
-func (p *Pool) TopicConfig(ctx context.Context, topic string) (TopicLayers, error) {
+func (p *Pool) TopicConfig(ctx context.Context, topic string) (job.TopicLayers, error) {
 	if err := p.reference(ctx, topic); err != nil {
-		return TopicLayers{}, err
+		return job.TopicLayers{}, err
 	}
 	parent := Parent(topic)
 	res := p.client.DoMulti(ctx,
@@ -180,7 +169,7 @@ func (p *Pool) TopicConfig(ctx context.Context, topic string) (TopicLayers, erro
 		p.client.B().Hgetall().Key(p.keys.config(parent)).Build())
 	defaults, err := res[0].AsStrMap()
 	if err != nil {
-		return TopicLayers{}, wrapRedis("topic settings", err)
+		return job.TopicLayers{}, wrapRedis("topic settings", err)
 	}
 	patterns := map[string]job.TopicConfig{}
 	for k, v := range defaults {
@@ -196,16 +185,16 @@ func (p *Pool) TopicConfig(ctx context.Context, topic string) (TopicLayers, erro
 			delete(defaults, k)
 		}
 	}
-	l := TopicLayers{Defaults: defaults, File: job.TopicConfig{}, Run: job.TopicConfig{},
+	l := job.TopicLayers{Defaults: defaults, File: job.TopicConfig{}, Run: job.TopicConfig{},
 		Patterns: job.PatternsFor(patterns, topic)}
 	if err := readLayers(res[1], l.File, l.Run); err != nil {
-		return TopicLayers{}, err
+		return job.TopicLayers{}, err
 	}
 	below := l.Patterns.Over(l.Defaults)
 	if parent != topic {
 		file, run := job.TopicConfig{}, job.TopicConfig{}
 		if err := readLayers(res[2], file, run); err != nil {
-			return TopicLayers{}, err
+			return job.TopicLayers{}, err
 		}
 		l.Parent = run.Over(file)
 		below = l.Parent.Over(below)

@@ -12,14 +12,9 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
-)
 
-// Sample is the server's counters at one instant (Redis's clock), as the
-// history keeps them: field name -> value ("pushed", "reserved", "ready"...).
-type Sample struct {
-	At     time.Time
-	Values map[string]int64
-}
+	"github.com/gmq/gmq/job"
+)
 
 // AddHistory adds values to the history, unless a broker added a sample
 // less than every ago, and says whether it did; the history keeps the
@@ -92,7 +87,7 @@ func historyArgs(every time.Duration, keep int, ttl time.Duration, values []map[
 }
 
 // History returns the history's samples, oldest first.
-func (p *Pool) History(ctx context.Context) ([]Sample, error) {
+func (p *Pool) History(ctx context.Context) ([]job.Sample, error) {
 	raw, err := p.client.Do(ctx, p.client.B().Lrange().Key(p.keys.history()).Start(0).Stop(-1).Build()).AsStrSlice()
 	if err != nil {
 		return nil, wrapRedis("history", err)
@@ -102,12 +97,12 @@ func (p *Pool) History(ctx context.Context) ([]Sample, error) {
 
 // TopicHistory returns the own history of each of topics (see
 // RecordTopicHistory), oldest first: none for a topic that has none.
-func (p *Pool) TopicHistory(ctx context.Context, topics []string) (map[string][]Sample, error) {
+func (p *Pool) TopicHistory(ctx context.Context, topics []string) (map[string][]job.Sample, error) {
 	cmds := make(rueidis.Commands, len(topics))
 	for i, t := range topics {
 		cmds[i] = p.client.B().Lrange().Key(p.keys.topicHistory(t)).Start(0).Stop(-1).Build()
 	}
-	out := make(map[string][]Sample, len(topics))
+	out := make(map[string][]job.Sample, len(topics))
 	for i, res := range p.client.DoMulti(ctx, cmds...) {
 		raw, err := res.AsStrSlice()
 		if err != nil {
@@ -119,14 +114,14 @@ func (p *Pool) TopicHistory(ctx context.Context, topics []string) (map[string][]
 }
 
 // decodeSamples decodes a history list (newest first) into samples, oldest first.
-func decodeSamples(raw []string) []Sample {
-	out := make([]Sample, 0, len(raw))
+func decodeSamples(raw []string) []job.Sample {
+	out := make([]job.Sample, 0, len(raw))
 	for i := len(raw) - 1; i >= 0; i-- {
 		var m map[string]float64
 		if json.Unmarshal([]byte(raw[i]), &m) != nil {
 			continue // not a sample: skip it rather than fail the chart
 		}
-		s := Sample{At: time.UnixMilli(int64(m["t"])), Values: make(map[string]int64, len(m))}
+		s := job.Sample{At: time.UnixMilli(int64(m["t"])), Values: make(map[string]int64, len(m))}
 		for k, v := range m {
 			if k != "t" {
 				s.Values[k] = int64(v)

@@ -5,22 +5,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gmq/gmq/job"
 )
 
-// RedisInfo is what an operator wants to know of the Redis behind gmq.
-type RedisInfo struct {
-	UsedMemory int64         // bytes
-	RTT        time.Duration // one PING's round trip
-	Version    string
-}
-
 // Info reads Redis's memory use and times a round trip.
-func (p *Pool) Info(ctx context.Context) (RedisInfo, error) {
+func (p *Pool) Info(ctx context.Context) (job.RedisInfo, error) {
 	start := time.Now()
 	if err := p.Ping(ctx); err != nil {
-		return RedisInfo{}, err
+		return job.RedisInfo{}, err
 	}
-	info := RedisInfo{RTT: time.Since(start)}
+	info := job.RedisInfo{RTT: time.Since(start)}
 	text, err := p.client.Do(ctx, p.client.B().Info().Section("memory", "server").Build()).ToString()
 	if err != nil {
 		return info, wrapRedis("info", err)

@@ -6,25 +6,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// NodeInfo is one Redis node as an operator sees it: a single Redis is one
-// node; a cluster has each master and replica.
-type NodeInfo struct {
-	Addr       string
-	Role       string // master or slave (Redis's words)
-	UsedMemory int64
-	RTT        time.Duration
-	Slots      string // a cluster master's slot ranges ("0-5460"), "" otherwise
-	Err        string // the node could not be read
-}
+	"github.com/gmq/gmq/job"
+)
 
 // Nodes lists the Redis nodes: a single Redis, or every node of a cluster
 // (from CLUSTER NODES: replicas too) with each master's slots; the nodes the
 // client talks to (a cluster's masters) with their memory and round trip.
-func (p *Pool) Nodes(ctx context.Context) []NodeInfo {
+func (p *Pool) Nodes(ctx context.Context) []job.NodeInfo {
 	clients := p.client.Nodes()
-	var out []NodeInfo
+	var out []job.NodeInfo
 	if text, err := p.client.Do(ctx, p.client.B().ClusterNodes().Build()).ToString(); err == nil {
 		for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 			f := strings.Fields(line)
@@ -32,7 +23,7 @@ func (p *Pool) Nodes(ctx context.Context) []NodeInfo {
 				continue
 			}
 			addr, _, _ := strings.Cut(f[1], "@") // host:port@bus-port
-			n := NodeInfo{Addr: addr, Role: "slave"}
+			n := job.NodeInfo{Addr: addr, Role: "slave"}
 			if strings.Contains(f[2], "master") {
 				n.Role, n.Slots = "master", strings.Join(f[8:], ",")
 			}
@@ -43,7 +34,7 @@ func (p *Pool) Nodes(ctx context.Context) []NodeInfo {
 		}
 	} else {
 		for addr := range clients {
-			out = append(out, NodeInfo{Addr: addr})
+			out = append(out, job.NodeInfo{Addr: addr})
 		}
 	}
 	for i := range out {

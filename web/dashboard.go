@@ -93,12 +93,12 @@ func (s *Server) buckets(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) redisInfo(c *gin.Context) (int, any, error) {
-	info, err := s.d.RedisInfo(c)
+	info, err := s.d.Store().Info(c)
 	if err != nil {
 		return 0, nil, err
 	}
 	nodes := []gin.H{}
-	for _, n := range s.d.RedisNodes(c) {
+	for _, n := range s.d.Store().Nodes(c) {
 		v := gin.H{"addr": n.Addr, "role": n.Role, "used_memory": n.UsedMemory, "slots": n.Slots}
 		if n.RTT > 0 {
 			v["rtt_ms"] = float64(n.RTT.Microseconds()) / 1000

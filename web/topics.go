@@ -242,7 +242,7 @@ func (s *Server) healthz(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) readyz(c *gin.Context) (int, any, error) {
-	if err := s.d.Ready(c); err != nil {
+	if err := s.d.Store().Ping(c); err != nil {
 		return http.StatusServiceUnavailable, gin.H{"status": "unavailable", "error": err.Error()}, nil
 	}
 	return http.StatusOK, gin.H{"status": "ready"}, nil
@@ -300,7 +300,7 @@ func (s *Server) history(c *gin.Context) (int, any, error) {
 		}
 		out["topics"] = views
 	}
-	samples, err := s.d.History(c)
+	samples, err := s.d.Store().History(c)
 	if err != nil {
 		return 0, nil, err
 	}
