@@ -17,6 +17,7 @@ import (
 	"github.com/gmq/gmq/admin"
 	"github.com/gmq/gmq/broker"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/internal/filelimit"
 )
 
 // parseAll parses args and refuses any that are left over: the flag package
@@ -119,14 +120,14 @@ func start(args []string, out io.Writer) error {
 // (broker.Run). SIGUSR1 drains it (ReadOnly); SIGHUP reloads the topic
 // settings from conf.ini.
 func run(ctx context.Context, cfg config.Config, reload func() (config.Config, error), log *slog.Logger) error {
-	limit, err := raiseFileLimit()
+	limit, err := filelimit.Raise()
 	if err != nil {
 		log.Warn("open-file limit", "err", err)
 	}
 	if cfg.MaxConnections == 0 {
-		cfg.MaxConnections = fitConnections(limit, cfg.Listeners())
+		cfg.MaxConnections = filelimit.Fit(limit, cfg.Listeners(), config.UnfittedMaxConnections)
 		log.Debug("[server] max_connections = 0: fitted to the open-file limit", "max_connections", cfg.MaxConnections, "open_files", limit)
-	} else if msg := fileLimitWarning(limit, cfg.Listeners(), cfg.MaxConnections); msg != "" {
+	} else if msg := filelimit.Warning(limit, cfg.Listeners(), cfg.MaxConnections); msg != "" {
 		log.Warn(msg)
 	}
 	b, err := broker.New(ctx, cfg, broker.Options{Version: version, Log: log, Reload: reload})

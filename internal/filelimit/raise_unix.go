@@ -1,16 +1,16 @@
 //go:build unix
 
-package main
+package filelimit
 
 import (
 	"fmt"
 	"syscall"
 )
 
-// raiseFileLimit raises the soft limit on open files to the hard limit and
+// Raise raises the soft limit on open files to the hard limit and
 // returns it. Go's os package does the same at start since Go 1.19; doing it
 // here makes it explicit and gives the number the caps are checked against.
-func raiseFileLimit() (uint64, error) {
+func Raise() (uint64, error) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return 0, fmt.Errorf("read the open-file limit: %w", err)
