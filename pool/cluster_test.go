@@ -84,15 +84,24 @@ func TestNodesAndBucketsOnCluster(t *testing.T) {
 			t.Fatalf("slot of %q: %d, Redis says %d (%v)", key, keySlot(key), want, err)
 		}
 	}
-	nodes := p.Nodes(ctx)
-	masters := 0
-	for _, n := range nodes {
-		if n.Role == "master" && n.Slots != "" && n.UsedMemory > 0 {
-			masters++
+	// A replica just joined may still be listed as a master without slots
+	// (CLUSTER NODES catches up within moments): wait for the cluster's
+	// own view to settle, then check it.
+	var nodes []job.NodeInfo
+	settled := func() bool {
+		nodes = p.Nodes(ctx)
+		masters := 0
+		for _, n := range nodes {
+			if n.Role == "master" && n.Slots != "" && n.UsedMemory > 0 {
+				masters++
+			}
 		}
+		return len(nodes) == 6 && masters == 3
 	}
-	if len(nodes) != 6 || masters != 3 {
-		t.Fatalf("nodes: %+v", nodes)
+	for deadline := time.Now().Add(time.Minute); !settled(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("nodes: %+v", nodes)
+		}
 	}
 	for b, addr := range p.BucketNodes(ctx) {
 		if addr == "" {
