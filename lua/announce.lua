@@ -15,7 +15,7 @@
 -- the newest that every recorded broker reads.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local meta, origin, reads = KEYS[1], ARGV[1], tonumber(ARGV[2])
+local meta, origin, reads = KEYS[1], ARGV[A.origin], tonumber(ARGV[A.reads])
 if not redis.call('HGET', meta, 'format') then
   if redis.call('HEXISTS', meta, 'buckets') == 0 then
     -- A fresh store (or one that lost its data): the newest format, with
@@ -27,7 +27,7 @@ if not redis.call('HGET', meta, 'format') then
 end
 local format = tonumber(redis.call('HGET', meta, 'format'))
 if format > reads then return {format, 0} end
-redis.call('HSET', meta, 'broker ' .. origin, reads .. ' ' .. (now + tonumber(ARGV[3])) .. ' ' .. ARGV[4])
+redis.call('HSET', meta, 'broker ' .. origin, reads .. ' ' .. (now + tonumber(ARGV[A.ttl])) .. ' ' .. ARGV[A.version])
 local all, behind = reads, {}
 local fields = redis.call('HGETALL', meta)
 for i = 1, #fields, 2 do

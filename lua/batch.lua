@@ -87,10 +87,10 @@ end
 -- keys, a = its arguments by name, children = a push's fanout members}.
 local function parse()
   local topics = {}
-  local n = tonumber(ARGV[2])
-  for i = 1, n do topics[i] = topic_keys(i, ARGV[2 + i]) end
+  local n = tonumber(ARGV[A.n])
+  for i = 1, n do topics[i] = topic_keys(i, ARGV[A.topics - 1 + i]) end
   local ops = {}
-  local i = 3 + n
+  local i = A.topics + n
   while i <= #ARGV do
     local kind = ARGV[i]
     local names = OP_ARGS[kind]

@@ -3,15 +3,15 @@
 -- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: unfenced), priority ('' keeps it).
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
-local member = ARGV[2]
-local t = topic_keys(1, ARGV[3])
-local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
+local member = ARGV[A.member]
+local t = topic_keys(1, ARGV[A.topic])
+local job, err = fetch_reserved(member, ARGV[A.topic], tonumber(ARGV[A.attempt]))
 if not job then return err end
 redis.call('ZREM', t.reserved, member)
 free_slot(t, job)
 job[F_STATE] = BURIED
 job[F_DUE] = 0
-if ARGV[5] ~= '' then job[F_PRI] = tonumber(ARGV[5]) end
+if ARGV[A.priority] ~= '' then job[F_PRI] = tonumber(ARGV[A.priority]) end
 job[F_BURIES] = job[F_BURIES] + 1
 redis.call('ZADD', t.buried, redis.call('HINCRBY', K_STATS, 'bury_seq', 1), member)
 count('total_buries', 1)

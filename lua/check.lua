@@ -10,7 +10,7 @@
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic.
 -- Returns {members per state (delayed, ready, reserved, buried, dead), problem...}.
-local t = topic_keys(1, ARGV[2])
+local t = topic_keys(1, ARGV[A.topic])
 local out = {0, 0, 0, 0, 0}
 local bytes = 0
 for state, set in ipairs(STATE_SET) do

@@ -110,6 +110,37 @@ OP_ARGS.push.at = {member = 0, priority = 1, ttr = 2, delay = 3, body = 4, clien
   trace = 8, unique_key = 9, unique_mode = 10, unique_for = 11, group = 12, schedule_key = 13,
   schedule_due = 14, schedule_next = 15, schedule_name = 16, overlap = 17, json = 18}
 
+-- ARGS names each script's arguments by their places in ARGV (lua.ScriptArgs:
+-- pool lays them out with lua.Args); a script's body starts with A, its row.
+local ARGS = {
+  batch = {n = 2, topics = 3},
+  bury = {member = 2, topic = 3, attempt = 4, priority = 5},
+  check = {topic = 2},
+  dead_retry = {topic = 2, n = 3, members = 4},
+  expire = {topic = 2, n = 3},
+  fail = {member = 2, topic = 3, attempt = 4, error = 5, r = 6},
+  forget_topic = {topic = 2, force = 3},
+  job_list = {topic = 2, set = 3, offset = 4, limit = 5, preview = 6},
+  kick = {topic = 2, n = 3, kind = 4},
+  kick_job = {member = 2, topic = 3},
+  migrate = {cursor = 2, n = 3},
+  note_held = {topic = 2, ms = 3},
+  outbox = {mode = 2, done = {members = 3}, take = {n = 3}},
+  pause = {topic = 2, ms = 3, create = 4},
+  peek = {member = 2},
+  peek_topic = {topic = 2, set = 3},
+  purge = {topic = 2, n = 3, states = 4},
+  reference = {topic = 2},
+  release = {member = 2, topic = 3, attempt = 4, priority = 5, delay = 6, mode = 7},
+  reserve_job = {member = 2, topic = 3},
+  schedule = {mode = 2, advance = {name = 3, due = 4, next = 5}, delete = {name = 3}, orphan = {name = 3, fresh = 4, put_off = 5}, set = {name = 3, spec = 4, file = 5, run = 6, next = 7, keep = 8}},
+  tick = {topic = 2, n = 3},
+  topic_stats = {urgent = 2, topics = 3},
+  touch = {member = 2, topic = 3, attempt = 4},
+  unpark_groups = {topic = 2, n = 3},
+  update_job = {member = 2, topic = 3, delay = 4, priority = 5, body = 6, body_given = 7, json = 8},
+}
+
 -- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat
 -- counts from 0), then its effective settings as setting, value pairs. A
 -- table, not a local each: the library's main function may hold 200 locals.

@@ -115,6 +115,16 @@ func ContractLua() string {
 		w("OP_ARGS.%s.at = {%s}", kind, wrap(at, "  "))
 	}
 	w("")
+	w("-- ARGS names each script's arguments by their places in ARGV (lua.ScriptArgs:")
+	w("-- pool lays them out with lua.Args); a script's body starts with A, its row.")
+	w("local ARGS = {")
+	for _, name := range Scripts() {
+		if row := argsTable(name); row != "" {
+			w("  %s = %s,", name, row)
+		}
+	}
+	w("}")
+	w("")
 	w("-- A topic's fields in topic_stats.lua's reply (1-based here; Go's lua.TopicStat")
 	w("-- counts from 0), then its effective settings as setting, value pairs. A")
 	w("-- table, not a local each: the library's main function may hold 200 locals.")

@@ -4,10 +4,10 @@
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n, then members ('' none: the oldest n).
 -- Returns the number retried.
-local t = topic_keys(1, ARGV[2])
+local t = topic_keys(1, ARGV[A.topic])
 local members = {}
-for i = 4, #ARGV do members[#members + 1] = ARGV[i] end
-if #members == 0 then members = redis.call('ZRANGE', t.dead, 0, tonumber(ARGV[3]) - 1) end
+for i = A.members, #ARGV do members[#members + 1] = ARGV[i] end
+if #members == 0 then members = redis.call('ZRANGE', t.dead, 0, tonumber(ARGV[A.n]) - 1) end
 local done = 0
 for _, member in ipairs(members) do
   local job = load(member)

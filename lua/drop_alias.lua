@@ -3,7 +3,7 @@
 -- ARGV: client id, member, then more pairs.
 -- Returns how many were removed.
 local removed = 0
-for i = 1, #ARGV, 2 do
+for i = A.pairs, #ARGV, 2 do
   local cur = redis.call('HGET', KEYS[1], ARGV[i])
   if cur and string.match(cur, '^([^:]+):') == ARGV[i + 1] then
     removed = removed + redis.call('HDEL', KEYS[1], ARGV[i])

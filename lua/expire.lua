@@ -4,8 +4,8 @@
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n.
 -- Returns {entries looked at, jobs expired, then member and client id of each expired job that had one}.
-local t = topic_keys(1, ARGV[2])
-local looked, expired = sweep_expired(t, now_ms(), tonumber(ARGV[3]))
+local t = topic_keys(1, ARGV[A.topic])
+local looked, expired = sweep_expired(t, now_ms(), tonumber(ARGV[A.n]))
 local out = {looked, expired}
 for _, v in ipairs(dropped_cids) do out[#out + 1] = v end
 return out

@@ -7,19 +7,19 @@
 -- Returns {'OK', job reply..., then the member and client id of each dead job
 -- that max_dead made room by dropping} or {'NOT_FOUND'} / {'TOPIC', t} /
 -- {'STALE', n} / {'STATE', s}.
-local member = ARGV[2]
-local t = topic_keys(1, ARGV[3])
-local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
+local member = ARGV[A.member]
+local t = topic_keys(1, ARGV[A.topic])
+local job, err = fetch_reserved(member, ARGV[A.topic], tonumber(ARGV[A.attempt]))
 if not job then return err end
 local now = now_ms()
 redis.call('ZREM', t.reserved, member)
 free_slot(t, job)
-fail_record(t, job, ARGV[5])
+fail_record(t, job, ARGV[A.error])
 local p = retry_policy(t, job)
 if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
   kill(t, member, job, RESERVED, now)
 else
-  place(t, member, job, backoff_delay(p, job[F_FAILURES], tonumber(ARGV[6])), now)
+  place(t, member, job, backoff_delay(p, job[F_FAILURES], tonumber(ARGV[A.r])), now)
   move_state(RESERVED, job[F_STATE])
   save(member, job)
 end

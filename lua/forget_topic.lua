@@ -4,12 +4,12 @@
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, '' or 'force'.
 -- Returns 1 if the topic was forgotten, 0 if it is still in use.
-local t = topic_keys(1, ARGV[2])
+local t = topic_keys(1, ARGV[A.topic])
 if not empty(t) then return 0 end
 local paused_until = tonumber(redis.call('HGET', t.info, 'paused_until') or '0')
-if paused_until > now_ms() and ARGV[3] ~= 'force' then return 0 end
+if paused_until > now_ms() and ARGV[A.force] ~= 'force' then return 0 end
 forget(t)
-if ARGV[3] == 'force' then
+if ARGV[A.force] == 'force' then
   unreference(t) -- a deleted fanout child stops getting copies
   count('queue_deletes', 1)
 end

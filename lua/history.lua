@@ -14,7 +14,7 @@
 -- Returns how many lists got the sample.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local every, n, ttl, f = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local every, n, ttl, f = tonumber(ARGV[A.every]), tonumber(ARGV[A.n]), tonumber(ARGV[A.ttl]), tonumber(ARGV[A.f])
 
 -- due says whether the list's newest sample is an interval old (or absent).
 local function due(key)
@@ -29,8 +29,8 @@ local added = 0
 for i, key in ipairs(KEYS) do
   if due(key) then
     local sample = {t = now}
-    local first = 4 + f + (i - 1) * f
-    for j = 1, f do sample[ARGV[4 + j]] = tonumber(ARGV[first + j]) end
+    local first = A.samples - 1 + f + (i - 1) * f
+    for j = 1, f do sample[ARGV[A.samples - 1 + j]] = tonumber(ARGV[first + j]) end
     redis.call('LPUSH', key, cjson.encode(sample))
     redis.call('LTRIM', key, 0, n - 1)
     if ttl > 0 then redis.call('PEXPIRE', key, ttl) end

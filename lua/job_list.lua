@@ -5,9 +5,9 @@
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, state set name, offset, limit, preview bytes.
 -- Returns {total in the state, then a job reply per job}.
-local t = topic_keys(1, ARGV[2])
-local set = t[ARGV[3]]
-local offset, limit, preview = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local t = topic_keys(1, ARGV[A.topic])
+local set = t[ARGV[A.set]]
+local offset, limit, preview = tonumber(ARGV[A.offset]), tonumber(ARGV[A.limit]), tonumber(ARGV[A.preview])
 local total = redis.call('ZCARD', set)
 local out = {total}
 -- An offset past the end is an empty page. It is checked here, before any

@@ -7,8 +7,8 @@
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n (at most one batch), kind ('' to choose, 'buried' or 'delayed').
 -- Returns {kicked, kind}.
-local t = topic_keys(1, ARGV[2])
-local n, kind = tonumber(ARGV[3]), ARGV[4]
+local t = topic_keys(1, ARGV[A.topic])
+local n, kind = tonumber(ARGV[A.n]), ARGV[A.kind]
 if kind == '' then
   kind = 'delayed'
   if redis.call('ZCARD', t.buried) + redis.call('ZCARD', t.dead) > 0 then kind = 'buried' end

@@ -77,7 +77,7 @@ do
     -- topic's number and how many topics it names (the job's topic first;
     -- an ack_pop's others, and a pop's, are popped in their order), each.
     local kinds, ats, tat, tk = {}, {}, {}, {}
-    local i, n = 3 + tonumber(ARGV[2]), 0
+    local i, n = ARGS.batch.topics + tonumber(ARGV[ARGS.batch.n]), 0
     while i <= #ARGV do
       local kind, k = ARGV[i], 1
       if ARGV[i + 1] ~= '1' then k = tonumber(ARGV[i + 1]) end -- most name one topic: no conversion
@@ -116,7 +116,7 @@ do
         local ti = tonumber(ARGV[tat[k] + j])
         local t = ts[ti]
         if not t then
-          t = topic_keys(ti, ARGV[2 + ti])
+          t = topic_keys(ti, ARGV[ARGS.batch.topics - 1 + ti])
           if not plain(t) then return nil end
           ts[ti] = t
         end

@@ -87,9 +87,9 @@ end
 	var regs []reg
 	for _, name := range Scripts() {
 		if defs, hoisted := hoist(read(name + ".lua")); hoisted {
-			fmt.Fprintf(&b, "\nlocal script_%s\ndo\n%s\nscript_%s = main\nend\n", name, defs, name)
+			fmt.Fprintf(&b, "\nlocal script_%s\ndo\n%s%s\nscript_%s = main\nend\n", name, argsLocal(name), defs, name)
 		} else {
-			fmt.Fprintf(&b, "\nlocal function script_%s()\n%s\nend\n", name, read(name+".lua"))
+			fmt.Fprintf(&b, "\nlocal function script_%s()\n%s%s\nend\n", name, argsLocal(name), read(name+".lua"))
 		}
 		flags := functionFlags[name]
 		if _, listed := functionFlags[name]; !listed {
@@ -149,4 +149,13 @@ func luaList(items []string) string {
 		return "{}"
 	}
 	return "{'" + strings.Join(items, "', '") + "'}"
+}
+
+// argsLocal is the line that starts a library script's body: A, its row
+// of ARGS (lua.ScriptArgs), which it reads its arguments by.
+func argsLocal(script string) string {
+	if argsTable(script) == "" {
+		return ""
+	}
+	return "local A = ARGS." + script + "\n"
 }

@@ -32,6 +32,9 @@ func Source(name string) string {
 		panic(fmt.Sprintf("lua: no script %q: %v", name, err))
 	}
 	if standalone[name] {
+		if row := argsTable(name); row != "" {
+			return "local A = " + row + "\n" + string(body) // its arguments by name (ScriptArgs)
+		}
 		return string(body)
 	}
 	// The body runs as a function so that, however it returns, lib.lua's
@@ -43,9 +46,9 @@ func Source(name string) string {
 	head := "local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + Prelude()
 	tail := "\nbegin(SCRIPT_KEYS, SCRIPT_ARGV)\nlocal result = script_main()\nflush()\nreturn result\n"
 	if defs, hoisted := hoist(string(body)); hoisted {
-		return head + "\nlocal script_main\ndo\n" + defs + "\nscript_main = main\nend" + tail
+		return head + "\nlocal script_main\ndo\n" + argsLocal(name) + defs + "\nscript_main = main\nend" + tail
 	}
-	return head + "\nlocal function script_main()\n" + string(body) + "\nend" + tail
+	return head + "\nlocal function script_main()\n" + argsLocal(name) + string(body) + "\nend" + tail
 }
 
 // libFiles hold the helpers every topic-scoped script shares, in the order

@@ -6,7 +6,7 @@
 --   hash ('0' to start a pass), n: about how many bodies to look at.
 -- Returns {the next cursor ('0': the pass is over), bodies moved}.
 if jobbody.format < 2 then return {'0', 0} end
-local scan = redis.call('HSCAN', K_BODIES, ARGV[2], 'COUNT', tonumber(ARGV[3]))
+local scan = redis.call('HSCAN', K_BODIES, ARGV[A.cursor], 'COUNT', tonumber(ARGV[A.n]))
 local found, moved = scan[2], 0
 for i = 1, #found, 2 do
   local member, body = found[i], found[i + 1]

@@ -12,8 +12,8 @@
 -- Returns the block's last number.
 local t = redis.call('TIME')
 local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local floor = math.max(0, ms - tonumber(ARGV[2])) * tonumber(ARGV[3])
+local floor = math.max(0, ms - tonumber(ARGV[A.floor_from])) * tonumber(ARGV[A.per_ms])
 if tonumber(redis.call('GET', KEYS[1]) or '0') < floor then
   redis.call('SET', KEYS[1], string.format('%.0f', floor))
 end
-return redis.call('INCRBY', KEYS[1], ARGV[1])
+return redis.call('INCRBY', KEYS[1], ARGV[A.block])

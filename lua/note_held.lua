@@ -5,7 +5,7 @@
 -- KEYS: the shared layout (contract.lua) with the topic.
 -- ARGV: origin, topic, ms.
 -- Returns 1 if it was noted, else 0.
-local t = topic_keys(1, ARGV[2])
+local t = topic_keys(1, ARGV[A.topic])
 if redis.call('EXISTS', t.info) == 0 then return 0 end
-redis.call('HINCRBY', t.info, 'limited_ms', tonumber(ARGV[3]))
+redis.call('HINCRBY', t.info, 'limited_ms', tonumber(ARGV[A.ms]))
 return 1

@@ -6,9 +6,9 @@
 -- ARGV: origin, 'take', n -> {member, topic, priority, ttr ms, body, traceparent, group, json (F_JSON: 1 or
 --       0), ...} of up to n jobs, oldest first (pool.moveExpired reads them by these places)
 --       origin, 'done', member... -> the number of jobs left in the outbox
-if ARGV[2] == 'take' then
+if ARGV[A.mode] == 'take' then
   local out = {}
-  for _, member in ipairs(redis.call('ZRANGE', K_OUTBOX, 0, tonumber(ARGV[3]) - 1)) do
+  for _, member in ipairs(redis.call('ZRANGE', K_OUTBOX, 0, tonumber(ARGV[A.take.n]) - 1)) do
     local job = load(member)
     if job and job[F_STATE] == EXPIRED then
       for _, v in ipairs({member, job[F_TOPIC], job[F_PRI], job[F_TTR], jobbody.read(member, job) or '',
@@ -21,7 +21,7 @@ if ARGV[2] == 'take' then
   end
   return out
 end
-for i = 3, #ARGV do
+for i = A.done.members, #ARGV do
   local member = ARGV[i]
   if redis.call('ZREM', K_OUTBOX, member) == 1 then
     local job = load(member)

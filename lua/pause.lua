@@ -3,12 +3,12 @@
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, pause ms, '1' to pause a topic not known yet ('' to refuse it).
 -- Returns {'OK', paused until ms (0 when resumed)} or {'NOT_FOUND'} for an unknown topic.
-local t = topic_keys(1, ARGV[2])
+local t = topic_keys(1, ARGV[A.topic])
 if redis.call('SISMEMBER', K_TOPICS, t.name) == 0 then
-  if ARGV[4] ~= '1' then return {'NOT_FOUND'} end
+  if ARGV[A.create] ~= '1' then return {'NOT_FOUND'} end
   add_topic(t)
 end
-local ms = tonumber(ARGV[3])
+local ms = tonumber(ARGV[A.ms])
 count_topic(t, 'total_pauses', 1)
 if ms <= 0 then
   redis.call('HDEL', t.info, 'paused_until', 'pause_ms')

@@ -2,7 +2,7 @@
 -- KEYS: the shared layout (contract.lua), bucket keys only.
 -- ARGV: origin, member.
 -- Returns {'OK', job reply...} or {'NOT_FOUND'}.
-local member = ARGV[2]
+local member = ARGV[A.member]
 local job = load(member)
 if not job or job[F_STATE] == EXPIRED then return {'NOT_FOUND'} end
 return answer(member, job)

@@ -7,8 +7,8 @@
 -- ARGV: origin, topic, state set ('ready', 'delayed' or 'buried').
 -- Returns {'OK', job reply...} or {'NOT_FOUND'}, then the member and client id
 -- of each job it expired that had one.
-local t = topic_keys(1, ARGV[2])
-local set = ARGV[3]
+local t = topic_keys(1, ARGV[A.topic])
+local set = ARGV[A.set]
 reference(t, now_ms(), true)
 local function with_dropped(r)
   for _, v in ipairs(dropped_cids) do r[#r + 1] = v end

@@ -7,11 +7,11 @@
 -- ARGV: origin, topic, n, states (comma-separated set names: ready, delayed,
 -- reserved, buried, dead).
 -- Returns {removed, then member and client id of each removed job that had one}.
-local t = topic_keys(1, ARGV[2])
-local left = tonumber(ARGV[3])
+local t = topic_keys(1, ARGV[A.topic])
+local left = tonumber(ARGV[A.n])
 local state_of = {delayed = DELAYED, ready = READY, reserved = RESERVED, buried = BURIED, dead = DEAD}
 local out = {0}
-for name in string.gmatch(ARGV[4], '[^,]+') do
+for name in string.gmatch(ARGV[A.states], '[^,]+') do
   if left <= 0 then break end
   local members = redis.call('ZRANGE', t[name], 0, left - 1)
   if #members > 0 then

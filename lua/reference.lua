@@ -4,5 +4,5 @@
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic.
 -- Returns 1.
-reference(topic_keys(1, ARGV[2]), now_ms())
+reference(topic_keys(1, ARGV[A.topic]), now_ms())
 return 1

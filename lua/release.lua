@@ -4,19 +4,19 @@
 --       'uncounted' for a job given back by a closing connection (not a release).
 -- The delay becomes the job's delay, as in beanstalkd.
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
-local member = ARGV[2]
-local t = topic_keys(1, ARGV[3])
-local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
+local member = ARGV[A.member]
+local t = topic_keys(1, ARGV[A.topic])
+local job, err = fetch_reserved(member, ARGV[A.topic], tonumber(ARGV[A.attempt]))
 if not job then return err end
 redis.call('ZREM', t.reserved, member)
 free_slot(t, job)
-if ARGV[5] ~= '' then job[F_PRI] = tonumber(ARGV[5]) end
-if ARGV[7] ~= 'uncounted' then
+if ARGV[A.priority] ~= '' then job[F_PRI] = tonumber(ARGV[A.priority]) end
+if ARGV[A.mode] ~= 'uncounted' then
   job[F_RELEASES] = job[F_RELEASES] + 1
   count('total_releases', 1)
 end
-job[F_DELAY] = tonumber(ARGV[6])
-place(t, member, job, tonumber(ARGV[6]), now_ms())
+job[F_DELAY] = tonumber(ARGV[A.delay])
+place(t, member, job, tonumber(ARGV[A.delay]), now_ms())
 move_state(RESERVED, job[F_STATE])
 save(member, job)
 return answer(member, job)

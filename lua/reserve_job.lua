@@ -3,9 +3,9 @@
 -- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic.
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE', 3} when it is reserved.
-local member = ARGV[2]
-local t = topic_keys(1, ARGV[3])
-local job, err = fetch(member, ARGV[3], 0)
+local member = ARGV[A.member]
+local t = topic_keys(1, ARGV[A.topic])
+local job, err = fetch(member, ARGV[A.topic], 0)
 if not job then return err end
 local from = job[F_STATE]
 if from == RESERVED then return {'STATE', from} end

@@ -16,7 +16,9 @@
 -- counts it refused, if its next fire is still due -> 1 or 0.
 -- A rewrite keeps what the schedule's fires did (last, last_id, fires...).
 local key = op_key(#KEYS)
-local due = SCHEDULE_DUE .. ARGV[3]
+local mode = ARGV[A.mode]
+local a = A[mode] -- this mode's arguments' places
+local due = SCHEDULE_DUE .. ARGV[a.name]
 local function set_next(ms)
   redis.call('HSET', key, 'next', ms)
   if tonumber(ms) > 0 then
@@ -25,38 +27,39 @@ local function set_next(ms)
     redis.call('ZREM', K_DUE, due)
   end
 end
-if ARGV[2] == 'delete' then
+if mode == 'delete' then
   local was = tonumber(redis.call('HGET', key, 'next') or '0')
   redis.call('DEL', key)
   redis.call('ZREM', K_DUE, due)
   return was
 end
-if ARGV[2] == 'orphan' then
+if mode == 'orphan' then
   local written = tonumber(redis.call('HGET', key, 'written') or '0')
-  if written > 0 and now_ms() - written < tonumber(ARGV[4]) then
-    redis.call('ZADD', K_DUE, 'XX', 'INCR', ARGV[5], due)
+  if written > 0 and now_ms() - written < tonumber(ARGV[a.fresh]) then
+    redis.call('ZADD', K_DUE, 'XX', 'INCR', ARGV[a.put_off], due)
     return 0
   end
   redis.call('DEL', key)
   redis.call('ZREM', K_DUE, due)
   return 1
 end
-if ARGV[2] == 'advance' then
-  if redis.call('HGET', key, 'next') ~= ARGV[4] then return 0 end
-  set_next(ARGV[5])
+if mode == 'advance' then
+  if redis.call('HGET', key, 'next') ~= ARGV[a.due] then return 0 end
+  set_next(ARGV[a.next])
   redis.call('HINCRBY', key, 'refused', 1)
   return 1
 end
-redis.call('HSET', key, 'spec', ARGV[4], 'written', now_ms())
-for i, layer in ipairs({'file', 'run'}) do
-  if ARGV[4 + i] == '' then redis.call('HDEL', key, layer) else redis.call('HSET', key, layer, ARGV[4 + i]) end
+redis.call('HSET', key, 'spec', ARGV[a.spec], 'written', now_ms())
+for _, layer in ipairs({'file', 'run'}) do
+  local v = ARGV[a[layer]]
+  if v == '' then redis.call('HDEL', key, layer) else redis.call('HSET', key, layer, v) end
 end
 local cur = redis.call('HGET', key, 'next') or '0'
-if ARGV[8] == '1' and tonumber(cur) > 0 then
+if ARGV[a.keep] == '1' and tonumber(cur) > 0 then
   -- Kept, and due in the bucket's zset too: the hash may be one a write
   -- cut short left here with no due entry, which then never fired.
   set_next(cur)
 else
-  set_next(ARGV[7])
+  set_next(ARGV[a.next])
 end
 return 1

@@ -8,9 +8,9 @@
 -- ARGV: prefix, replace ('1' or ''), mark ('1' or ''), then setting, value pairs.
 -- Returns 1 when a group_* setting of the layer changed (its groups parked
 -- under the old value must come back: pool/config.go), else 0.
-local key, prefix, mark = KEYS[1], ARGV[1], '@configured'
+local key, prefix, mark = KEYS[1], ARGV[A.prefix], '@configured'
 local given = {}
-for i = 4, #ARGV, 2 do given[prefix .. ARGV[i]] = ARGV[i + 1] end
+for i = A.pairs, #ARGV, 2 do given[prefix .. ARGV[i]] = ARGV[i + 1] end
 local old = {}
 local fields = redis.call('HGETALL', key)
 for i = 1, #fields, 2 do old[fields[i]] = fields[i + 1] end
@@ -18,7 +18,7 @@ local grouped = 0
 local function note(f, v)
   if (old[f] or '') ~= v and string.sub(f, #prefix + 1, #prefix + 6) == 'group_' then grouped = 1 end
 end
-if ARGV[2] == '1' then
+if ARGV[A.replace] == '1' then
   for f in pairs(old) do
     -- Fields starting with '@' are the bucket's marks (lib.lua), not settings.
     if string.sub(f, 1, 1) ~= '@' and string.sub(f, 1, #prefix) == prefix and given[f] == nil then
@@ -31,5 +31,5 @@ for f, v in pairs(given) do
   note(f, v)
   if v == '' then redis.call('HDEL', key, f) else redis.call('HSET', key, f, v) end
 end
-if ARGV[3] == '1' then redis.call('HSET', KEYS[2], mark, '1') end
+if ARGV[A.mark] == '1' then redis.call('HSET', KEYS[2], mark, '1') end
 return grouped

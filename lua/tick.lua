@@ -7,8 +7,8 @@
 -- ARGV: origin, topic, n.
 -- Returns {moved, more (1 if due work remains), then the member and client
 -- id of each expired job that had one}.
-local t = topic_keys(1, ARGV[2])
-local n = tonumber(ARGV[3])
+local t = topic_keys(1, ARGV[A.topic])
+local n = tonumber(ARGV[A.n])
 local now = now_ms()
 local moved = 0
 

@@ -10,7 +10,8 @@
 -- add: indexes the names of one SSCAN step; returns the next cursor ('0': done).
 -- prune: drops up to ARGV[3] indexed names, in order, that the set does not
 --   hold; returns the min to go on from, or '' when done.
-local set, index, from, n = KEYS[1], KEYS[2], ARGV[2], tonumber(ARGV[3])
+local a = A[ARGV[A.mode]] -- add's or prune's arguments' places
+local set, index, from, n = KEYS[1], KEYS[2], ARGV[a.from], tonumber(ARGV[a.n])
 
 -- zadd indexes names, a slice at a time (unpack has a bounded stack).
 local function zadd(names)
@@ -24,7 +25,7 @@ local function zadd(names)
   end
 end
 
-if ARGV[1] == 'add' then
+if ARGV[A.mode] == 'add' then
   local r = redis.call('SSCAN', set, from, 'COUNT', n)
   zadd(r[2])
   return r[1]

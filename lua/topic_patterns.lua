@@ -9,7 +9,7 @@
 -- parked groups back then), else 0.
 local key, prefix = KEYS[1], '@pattern '
 local given = {}
-for i = 1, #ARGV, 2 do given[prefix .. ARGV[i]] = ARGV[i + 1] end
+for i = A.pairs, #ARGV, 2 do given[prefix .. ARGV[i]] = ARGV[i + 1] end
 -- group_words are a pattern's group_* settings, as one sorted string.
 local function group_words(v)
   local out = {}

@@ -54,6 +54,6 @@ local function stats(t, urgent)
   return out
 end
 
-local urgent, all = '(' .. ARGV[2], {}
-for i = 3, #ARGV do all[i - 2] = stats(topic_keys(i - 2, ARGV[i]), urgent) end
+local urgent, all = '(' .. ARGV[A.urgent], {}
+for i = A.topics, #ARGV do all[i - A.topics + 1] = stats(topic_keys(i - A.topics + 1, ARGV[i]), urgent) end
 return all

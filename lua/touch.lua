@@ -2,9 +2,9 @@
 -- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: unfenced).
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
-local member = ARGV[2]
-local t = topic_keys(1, ARGV[3])
-local job, err = fetch_reserved(member, ARGV[3], tonumber(ARGV[4]))
+local member = ARGV[A.member]
+local t = topic_keys(1, ARGV[A.topic])
+local job, err = fetch_reserved(member, ARGV[A.topic], tonumber(ARGV[A.attempt]))
 if not job then return err end
 job[F_DUE] = now_ms() + job[F_TTR]
 redis.call('ZADD', t.reserved, job[F_DUE], member)

@@ -6,6 +6,6 @@
 -- ARGV: origin, topic, n: the most parked groups to look at.
 -- Returns {how many came back, how many it looked at}: n looked at means
 -- there may be more.
-local t = topic_keys(1, ARGV[2])
+local t = topic_keys(1, ARGV[A.topic])
 if not groups.on(t) then return {0, 0} end
-return groups.unpark(t, tonumber(ARGV[3]))
+return groups.unpark(t, tonumber(ARGV[A.n]))

@@ -11,9 +11,9 @@
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE',
 -- state}, or the topic's limits' refusal of the new body: {'TOO_BIG',
 -- max_item_size} or {'FULL', 'max_size', the limit}.
-local member = ARGV[2]
-local t = topic_keys(1, ARGV[3])
-local job, err = fetch(member, ARGV[3], 0)
+local member = ARGV[A.member]
+local t = topic_keys(1, ARGV[A.topic])
+local job, err = fetch(member, ARGV[A.topic], 0)
 if not job then return err end
 local from = job[F_STATE]
 if from ~= READY and from ~= DELAYED then return {'STATE', from} end
@@ -23,10 +23,10 @@ if (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now_ms() then
 end
 local function arg(v) if v ~= '' then return tonumber(v) end end
 local body = nil
-if ARGV[7] == '1' then body = ARGV[6] end
+if ARGV[A.body_given] == '1' then body = ARGV[A.body] end
 local function size() return tonumber(redis.call('HGET', t.info, 'bytes') or '0') end
 local json = 0
-if ARGV[8] == '1' then json = 1 end
-local refused = change_waiting(t, member, job, arg(ARGV[4]), arg(ARGV[5]), body, json, now_ms(), size)
+if ARGV[A.json] == '1' then json = 1 end
+local refused = change_waiting(t, member, job, arg(ARGV[A.delay]), arg(ARGV[A.priority]), body, json, now_ms(), size)
 if refused then return refused end
 return answer(member, job)

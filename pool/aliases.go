@@ -13,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 )
 
 // claimAlias points a client id at member m. An alias whose job is live
@@ -28,7 +29,7 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 	key := []string{p.keys.aliases(p.keys.aliasBucket(cid))}
 	stale := ""
 	for range claimRounds {
-		reply, err := claimAliasScript.Exec(ctx, p.client, key, []string{cid, m, stale}).ToArray()
+		reply, err := claimAliasScript.Exec(ctx, p.client, key, lua.Args("claim_alias", "client_id", cid, "member", m, "stale", stale)).ToArray()
 		if err != nil {
 			return wrapRedis("push: claim id", err)
 		}
@@ -100,7 +101,7 @@ func (p *Pool) dropAliasList(ctx context.Context, list []string) {
 		byBucket[b] = append(byBucket[b], list[i], list[i+1])
 	}
 	for b, args := range byBucket {
-		if err := dropAliasScript.Exec(ctx, p.client, []string{p.keys.aliases(b)}, args).Error(); err != nil {
+		if err := dropAliasScript.Exec(ctx, p.client, []string{p.keys.aliases(b)}, append(lua.Args("drop_alias"), args...)).Error(); err != nil {
 			p.leftAliases.Add(int64(len(args) / 2))
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/lua"
 )
 
 // A batcher gathers the pushes, pops and acks of one bucket into one script
@@ -249,9 +251,9 @@ func (bt *batcher) encode(ops []*op) (keys, args []string) {
 		}
 	}
 	keys = bt.pool.keys.withTopics(bt.bucket, names...)
-	args = make([]string, 0, 2+len(names)+len(ops)*10)
-	args = append(args, bt.pool.caller(), strconv.Itoa(len(names)))
-	args = append(args, names...)
+	args = lua.AppendArgs(append(make([]string, 0, 2+len(names)+len(ops)*10), bt.pool.caller()), "batch",
+		"n", strconv.Itoa(len(names)))
+	args = append(args, names...) // topics...: then the operations (lua.Ops)
 	for _, o := range ops {
 		args = append(args, o.kind, strconv.Itoa(len(o.topics)))
 		for _, t := range o.topics {

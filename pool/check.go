@@ -24,7 +24,7 @@ func (p *Pool) Check(ctx context.Context) ([]string, error) {
 	perBucket := make([][5]int64, p.opts.Buckets)
 	for _, topic := range names {
 		b := p.keys.bucketOf(topic)
-		r, err := checkScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.caller(), topic}).ToArray()
+		r, err := checkScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), checkScript.args(p.caller(), "", "topic", topic)).ToArray()
 		if err != nil {
 			return nil, wrapRedis("check", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 	"github.com/redis/rueidis"
 )
 
@@ -52,7 +53,7 @@ func (p *Pool) ApplyTopicConfig(ctx context.Context, defaults job.TopicConfig, t
 		if err != nil {
 			return wrapRedis("apply topic defaults", err)
 		}
-		changed, err := topicPatternsScript.Exec(ctx, p.client, []string{key}, patterns).AsInt64()
+		changed, err := topicPatternsScript.Exec(ctx, p.client, []string{key}, append(lua.Args("topic_patterns"), patterns...)).AsInt64()
 		if err != nil {
 			return wrapRedis("apply topic patterns", err)
 		}
@@ -148,7 +149,7 @@ func (p *Pool) writeSettings(ctx context.Context, key, defaults, prefix string, 
 		}
 		return ""
 	}
-	args := []string{prefix, flag(replace), flag(mark)}
+	args := lua.Args("settings", "prefix", prefix, "replace", flag(replace), "mark", flag(mark))
 	for k, v := range values {
 		args = append(args, k, v)
 	}

@@ -15,7 +15,7 @@ import (
 // set. It returns the job as it now is.
 func (p *Pool) Fail(ctx context.Context, id string, attempt int, reason string) (*job.Job, error) {
 	r := strconv.FormatFloat(rand.Float64(), 'f', 6, 64) // the jitter's share: scripts have no randomness of their own
-	reply, err := p.onJob(ctx, "fail", id, attempt, p.scripted(failScript, strconv.Itoa(attempt), reason, r))
+	reply, err := p.onJob(ctx, "fail", id, attempt, p.scripted(failScript, "attempt", strconv.Itoa(attempt), "error", reason, "r", r))
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,8 @@ func (p *Pool) RetryDead(ctx context.Context, topic string, ids []string) (int, 
 	b := p.keys.bucketOf(topic)
 	keys := p.keys.withTopics(b, topic)
 	if len(ids) > 0 {
-		args := []string{p.caller(), topic, "0"}
+		args := deadRetryScript.args(p.caller(), "", "topic", topic, "n", "0")
+		fixed := len(args)
 		for _, id := range ids {
 			n, err := p.Resolve(ctx, id)
 			if err != nil || int(n%uint64(p.opts.Buckets)) != b {
@@ -46,7 +47,7 @@ func (p *Pool) RetryDead(ctx context.Context, topic string, ids []string) (int, 
 			}
 			args = append(args, member(n))
 		}
-		if len(args) == 3 {
+		if len(args) == fixed {
 			return 0, nil
 		}
 		n, err := deadRetryScript.Exec(ctx, p.client, keys, args).AsInt64()
@@ -54,7 +55,7 @@ func (p *Pool) RetryDead(ctx context.Context, topic string, ids []string) (int, 
 	}
 	done := 0
 	for {
-		n, err := deadRetryScript.Exec(ctx, p.client, keys, []string{p.caller(), topic, strconv.Itoa(deadStep)}).AsInt64()
+		n, err := deadRetryScript.Exec(ctx, p.client, keys, deadRetryScript.args(p.caller(), "", "topic", topic, "n", strconv.Itoa(deadStep))).AsInt64()
 		done += int(n)
 		if err != nil {
 			return done, wrapRedis("retry dead jobs", err)

@@ -73,7 +73,7 @@ func (p *Pool) reference(ctx context.Context, topic string) error {
 	}
 	b := p.keys.bucketOf(topic)
 	return wrapRedis("reference "+topic, referenceScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.caller(), topic}).Error())
+		referenceScript.args(p.caller(), "", "topic", topic)).Error())
 }
 
 // defaultMaxFanout is a topic's max_fanout when it is not set (lib.lua's

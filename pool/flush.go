@@ -30,7 +30,7 @@ func (p *Pool) Purge(ctx context.Context, topic string, states ...job.State) (in
 	}
 	b := p.keys.bucketOf(topic)
 	keys := p.keys.withTopics(b, topic)
-	args := []string{p.caller(), topic, strconv.Itoa(purgeStep), strings.Join(names, ",")}
+	args := purgeScript.args(p.caller(), "", "topic", topic, "n", strconv.Itoa(purgeStep), "states", strings.Join(names, ","))
 	removed := 0
 	for {
 		reply, err := purgeScript.Exec(ctx, p.client, keys, args).ToArray()
@@ -55,7 +55,7 @@ const expireStep = 1000
 func (p *Pool) FlushExpired(ctx context.Context, topic string) (int, error) {
 	b := p.keys.bucketOf(topic)
 	keys := p.keys.withTopics(b, topic)
-	args := []string{p.caller(), topic, strconv.Itoa(expireStep)}
+	args := expireScript.args(p.caller(), "", "topic", topic, "n", strconv.Itoa(expireStep))
 	expired := 0
 	for {
 		reply, err := expireScript.Exec(ctx, p.client, keys, args).ToArray()
@@ -78,7 +78,7 @@ func (p *Pool) DeleteTopic(ctx context.Context, topic string) (int, error) {
 		return n, err
 	}
 	b := p.keys.bucketOf(topic)
-	if err := forgetTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.caller(), topic, "force"}).Error(); err != nil {
+	if err := forgetTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), forgetTopicScript.args(p.caller(), "", "topic", topic, "force", "force")).Error(); err != nil {
 		return n, wrapRedis("delete topic", err)
 	}
 	p.fanout.forget(topic) // a deleted child stops getting copies

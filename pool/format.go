@@ -72,7 +72,8 @@ func (p *Pool) Announce(ctx context.Context) (Announced, error) {
 	}
 	c := p.client.(guardedClient).Client // the guard's own check must pass it
 	got, err := announceScript.Exec(ctx, c, []string{p.keys.meta()},
-		[]string{p.opts.Origin, strconv.Itoa(p.reads()), strconv.FormatInt(ttl.Milliseconds(), 10), p.opts.Version}).ToArray()
+		lua.Args("announce", "origin", p.opts.Origin, "reads", strconv.Itoa(p.reads()),
+			"ttl", strconv.FormatInt(ttl.Milliseconds(), 10), "version", p.opts.Version)).ToArray()
 	if err != nil {
 		return Announced{}, wrapRedis("announce", err)
 	}

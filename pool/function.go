@@ -21,12 +21,24 @@ type runner interface {
 // of Redis Functions (lua.Library): FCALL, or FCALL_RO for one that only
 // reads. Exec is rueidis.Lua's, so a call site reads as a script's.
 type function struct {
+	script   string // the script's name (touch): its arguments' row (lua.ScriptArgs)
 	name     string // in the library: lua.Library.Function of the script's
 	readOnly bool
 }
 
 func newFunction(script string) *function {
-	return &function{name: lua.TheLibrary().Function(script), readOnly: lua.ReadOnly(script)}
+	return &function{script: script, name: lua.TheLibrary().Function(script), readOnly: lua.ReadOnly(script)}
+}
+
+// args is a call's ARGV: the caller (pool's, lib.lua begin), then the
+// script's arguments, given by name (lua.Args), for the script itself or
+// a mode of it ("set": schedule set).
+func (f *function) args(caller, mode string, named ...string) []string {
+	row := f.script
+	if mode != "" {
+		row += " " + mode
+	}
+	return lua.AppendArgs(append(make([]string, 0, len(named)/2+2), caller), row, named...)
 }
 
 // Exec calls the function with keys and args. A Redis that does not have

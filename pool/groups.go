@@ -21,7 +21,7 @@ const unparkStep = 1000
 // new settings, and are parked again at their next turn if they must be.
 func (p *Pool) UnparkGroups(ctx context.Context, topic string) (int64, error) {
 	keys := p.keys.withTopics(p.keys.bucketOf(topic), topic)
-	args := []string{p.caller(), topic, strconv.Itoa(unparkStep)}
+	args := unparkGroupsScript.args(p.caller(), "", "topic", topic, "n", strconv.Itoa(unparkStep))
 	var back int64
 	for {
 		step, err := unparkGroupsScript.Exec(ctx, p.client, keys, args).AsIntSlice()

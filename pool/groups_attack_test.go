@@ -101,7 +101,7 @@ func TestGroupsAttacked(t *testing.T) {
 		}
 		// One call is one step: it looks at unparkStep groups, no more.
 		step, err := unparkGroupsScript.Exec(ctx, p.client, p.keys.withTopics(p.keys.bucketOf("many"), "many"),
-			[]string{p.opts.Origin, "many", strconv.Itoa(unparkStep)}).AsIntSlice()
+			unparkGroupsScript.args(p.opts.Origin, "", "topic", "many", "n", strconv.Itoa(unparkStep))).AsIntSlice()
 		if err != nil || len(step) != 2 || step[0] != unparkStep || step[1] != unparkStep {
 			t.Fatalf("one step: %v %v, want %d back of %d looked at", step, err, unparkStep, unparkStep)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 )
 
 // AddHistory adds values to the history, unless a broker added a sample
@@ -70,9 +71,9 @@ func historyArgs(every time.Duration, keep int, ttl time.Duration, values []map[
 	}
 	sort.Strings(names)
 	names = slices.Compact(names)
-	args := make([]string, 0, 4+len(names)*(1+len(values)))
-	args = append(args, strconv.FormatInt(every.Milliseconds(), 10), strconv.Itoa(keep),
-		strconv.FormatInt(ttl.Milliseconds(), 10), strconv.Itoa(len(names)))
+	args := lua.AppendArgs(make([]string, 0, 4+len(names)*(1+len(values))), "history",
+		"every", strconv.FormatInt(every.Milliseconds(), 10), "n", strconv.Itoa(keep),
+		"ttl", strconv.FormatInt(ttl.Milliseconds(), 10), "f", strconv.Itoa(len(names)))
 	args = append(args, names...)
 	for _, v := range values {
 		for _, k := range names {

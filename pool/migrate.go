@@ -24,7 +24,7 @@ const migrateStep = 1000
 // their records, going on from cursor ("0" starts a pass over the bucket).
 // It returns the next cursor ("0": the pass is over) and how many it moved.
 func (p *Pool) MigrateStep(ctx context.Context, b int, cursor string) (string, int64, error) {
-	r, err := migrateScript.Exec(ctx, p.client, p.keys.bucket(b), []string{p.caller(), cursor, strconv.Itoa(migrateStep)}).ToArray()
+	r, err := migrateScript.Exec(ctx, p.client, p.keys.bucket(b), migrateScript.args(p.caller(), "", "cursor", cursor, "n", strconv.Itoa(migrateStep))).ToArray()
 	if err != nil {
 		return cursor, 0, wrapRedis("migrate", err)
 	}

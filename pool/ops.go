@@ -64,25 +64,26 @@ func priorityArg(pri int64) string {
 // job.KeepPriority), ready at once or after delay, and returns the job as it
 // now is.
 func (p *Pool) Release(ctx context.Context, id string, attempt int, pri int64, delay time.Duration) (*job.Job, error) {
-	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, strconv.Itoa(attempt), priorityArg(pri),
-		strconv.FormatInt(millis(delay), 10), ""))
+	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, "attempt", strconv.Itoa(attempt),
+		"priority", priorityArg(pri), "delay", strconv.FormatInt(millis(delay), 10), "mode", ""))
 }
 
 // GiveBack makes a reserved job ready again, unchanged and without counting a
 // release: the job of a consumer that went away (beanstalkd's closed connection).
 func (p *Pool) GiveBack(ctx context.Context, id string, attempt int) (*job.Job, error) {
-	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, strconv.Itoa(attempt), priorityArg(job.KeepPriority), "0", "uncounted"))
+	return p.jobAfter(ctx, "release", id, attempt, p.scripted(releaseScript, "attempt", strconv.Itoa(attempt),
+		"priority", priorityArg(job.KeepPriority), "delay", "0", "mode", "uncounted"))
 }
 
 // Bury parks a reserved job, with a new priority (or job.KeepPriority), until
 // it is kicked, and returns the job as it now is.
 func (p *Pool) Bury(ctx context.Context, id string, attempt int, pri int64) (*job.Job, error) {
-	return p.jobAfter(ctx, "bury", id, attempt, p.scripted(buryScript, strconv.Itoa(attempt), priorityArg(pri)))
+	return p.jobAfter(ctx, "bury", id, attempt, p.scripted(buryScript, "attempt", strconv.Itoa(attempt), "priority", priorityArg(pri)))
 }
 
 // Touch restarts a reserved job's TTR and returns the job, its new deadline in Due.
 func (p *Pool) Touch(ctx context.Context, id string, attempt int) (*job.Job, error) {
-	return p.jobAfter(ctx, "touch", id, attempt, p.scripted(touchScript, strconv.Itoa(attempt)))
+	return p.jobAfter(ctx, "touch", id, attempt, p.scripted(touchScript, "attempt", strconv.Itoa(attempt)))
 }
 
 // KickJob makes a buried or delayed job ready and returns it.
@@ -105,7 +106,8 @@ func (p *Pool) UpdateJob(ctx context.Context, id string, u job.Update) (*job.Job
 	if u.Body != nil {
 		body, given, asJSON = *u.Body, "1", flag(u.BodyJSON)
 	}
-	return p.jobAfter(ctx, "update", id, 0, p.scripted(updateJobScript, delay, pri, body, given, asJSON))
+	return p.jobAfter(ctx, "update", id, 0, p.scripted(updateJobScript, "delay", delay, "priority", pri, "body", body,
+		"body_given", given, "json", asJSON))
 }
 
 // jobAfter runs a transition on one job and reads the job its script returns.
@@ -124,11 +126,11 @@ func (p *Pool) jobAfter(ctx context.Context, op string, id string, attempt int, 
 // A jobCall runs one operation on job m of bucket b, given the job's topic.
 type jobCall func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error)
 
-// scripted is a jobCall of its own script, whose ARGV is origin, member,
-// topic, then extra.
-func (p *Pool) scripted(script *function, extra ...string) jobCall {
+// scripted is a jobCall of its own script, whose arguments are the job's
+// member and topic, then named (name, value pairs: lua.Args).
+func (p *Pool) scripted(script *function, named ...string) jobCall {
 	return func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
-		args := append([]string{p.caller(), m, topic}, extra...)
+		args := script.args(p.caller(), "", append([]string{"member", m, "topic", topic}, named...)...)
 		return script.Exec(ctx, p.client, p.keys.withTopics(b, topic), args).ToArray()
 	}
 }
@@ -200,7 +202,7 @@ func (p *Pool) Kick(ctx context.Context, topic string, n int) (int, error) {
 	kicked, kind := 0, ""
 	for kicked < n {
 		batch := min(n-kicked, p.opts.TickBatch)
-		reply, err := kickScript.Exec(ctx, p.client, keys, []string{p.caller(), topic, strconv.Itoa(batch), kind}).ToArray()
+		reply, err := kickScript.Exec(ctx, p.client, keys, kickScript.args(p.caller(), "", "topic", topic, "n", strconv.Itoa(batch), "kind", kind)).ToArray()
 		if err != nil {
 			return kicked, wrapRedis("kick", err)
 		}
@@ -224,7 +226,7 @@ func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration, create 
 		flag = "1"
 	}
 	reply, err := pauseScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.caller(), topic, strconv.FormatInt(millis(d), 10), flag}).ToArray()
+		pauseScript.args(p.caller(), "", "topic", topic, "ms", strconv.FormatInt(millis(d), 10), "create", flag)).ToArray()
 	if err != nil {
 		return time.Time{}, wrapRedis("pause", err)
 	}
@@ -249,7 +251,7 @@ func (p *Pool) Peek(ctx context.Context, id string) (*job.Job, error) {
 // peekNumber reads job n, with its body.
 func (p *Pool) peekNumber(ctx context.Context, n uint64) (*job.Job, error) {
 	b := int(n % uint64(p.opts.Buckets))
-	reply, err := peekScript.Exec(ctx, p.client, p.keys.bucket(b), []string{p.caller(), member(n)}).ToArray()
+	reply, err := peekScript.Exec(ctx, p.client, p.keys.bucket(b), peekScript.args(p.caller(), "", "member", member(n))).ToArray()
 	if err != nil {
 		return nil, wrapRedis("peek", err)
 	}
@@ -269,7 +271,7 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.J
 	}
 	b := p.keys.bucketOf(topic)
 	reply, err := peekTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.caller(), topic, setName(s)}).ToArray()
+		peekTopicScript.args(p.caller(), "", "topic", topic, "set", setName(s))).ToArray()
 	if err != nil {
 		return nil, wrapRedis("peek", err)
 	}
@@ -292,8 +294,8 @@ func (p *Pool) ListJobs(ctx context.Context, topic string, s job.State, offset, 
 		return nil, 0, fmt.Errorf("list %s jobs: %w: no jobs are %s", topic, job.ErrInvalid, s)
 	}
 	b := p.keys.bucketOf(topic)
-	r, err := jobListScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.caller(), topic, setName(s),
-		strconv.Itoa(offset), strconv.Itoa(limit), strconv.Itoa(listPreview)}).ToArray()
+	r, err := jobListScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), jobListScript.args(p.caller(), "", "topic", topic,
+		"set", setName(s), "offset", strconv.Itoa(offset), "limit", strconv.Itoa(limit), "preview", strconv.Itoa(listPreview))).ToArray()
 	if err != nil {
 		return nil, 0, wrapRedis("list jobs", err)
 	}

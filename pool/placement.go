@@ -36,14 +36,14 @@ func (p *Pool) checkPlacement(ctx context.Context) error {
 			// Forgotten where it is (one script: it checks the topic is empty
 			// and drops it, as a delete does), or, holding jobs, it stops the start.
 			keys := p.keys.withTopicIn(b, t)
-			forgot, err := forgetTopicScript.Exec(ctx, c, keys, []string{p.caller(), t, "force"}).AsInt64()
+			forgot, err := forgetTopicScript.Exec(ctx, c, keys, forgetTopicScript.args(p.caller(), "", "topic", t, "force", "force")).AsInt64()
 			if err != nil {
 				return wrapRedis("init: placement", err)
 			}
 			if forgot == 1 {
 				continue
 			}
-			counts, err := checkScript.Exec(ctx, c, keys, []string{p.caller(), t}).ToArray()
+			counts, err := checkScript.Exec(ctx, c, keys, checkScript.args(p.caller(), "", "topic", t)).ToArray()
 			if err != nil {
 				return wrapRedis("init: placement", err)
 			}

@@ -371,8 +371,8 @@ func (b *idBlocks) next(ctx context.Context, c rueidis.Client, n int) ([]uint64,
 	out := make([]uint64, n)
 	for i := range out {
 		if b.next_ == 0 || b.next_ > b.hi {
-			hi, err := nextIDsScript.Exec(ctx, c, []string{b.key}, []string{strconv.FormatUint(b.size, 10),
-				strconv.FormatInt(idFloorStart, 10), strconv.FormatInt(b.floorRate, 10)}).AsUint64()
+			hi, err := nextIDsScript.Exec(ctx, c, []string{b.key}, lua.Args("next_ids", "block", strconv.FormatUint(b.size, 10),
+				"floor_from", strconv.FormatInt(idFloorStart, 10), "per_ms", strconv.FormatInt(b.floorRate, 10))).AsUint64()
 			if err != nil {
 				return nil, err
 			}

@@ -124,7 +124,7 @@ func (p *Pool) writeSchedule(ctx context.Context, name string, w ScheduleWrite) 
 	}
 	keep := w.Keep // in the bucket it is in: the script keeps the next fire it finds
 	if old != "" && p.keys.bucketOf(old) != to {
-		was, err := scheduleScript.Exec(ctx, p.client, p.scheduleKeys(old, name), []string{p.caller(), "delete", name}).AsInt64()
+		was, err := scheduleScript.Exec(ctx, p.client, p.scheduleKeys(old, name), scheduleScript.args(p.caller(), "delete", "name", name)).AsInt64()
 		if err != nil {
 			return wrapRedis("write schedule: take it from its old bucket", err)
 		}
@@ -134,7 +134,8 @@ func (p *Pool) writeSchedule(ctx context.Context, name string, w ScheduleWrite) 
 		keep = false // what the new bucket may hold is an orphan's, not its
 	}
 	if err := scheduleScript.Exec(ctx, p.client, p.scheduleKeys(w.Spec.Job.Topic, name),
-		[]string{p.caller(), "set", name, string(data), w.File, w.Run, strconv.FormatInt(next, 10), flag(keep)}).Error(); err != nil {
+		scheduleScript.args(p.caller(), "set", "name", name, "spec", string(data), "file", w.File, "run", w.Run,
+			"next", strconv.FormatInt(next, 10), "keep", flag(keep))).Error(); err != nil {
 		return wrapRedis("write schedule", err)
 	}
 	if err := p.client.Do(ctx, p.client.B().Hset().Key(p.keys.schedules()).FieldValue().FieldValue(name, w.Spec.Job.Topic).Build()).Error(); err != nil {
@@ -167,7 +168,7 @@ func (p *Pool) lockSchedule(ctx context.Context, name string) (unlock func(), er
 				// only makes the next writer wait out the TTL.
 				rctx, cancel := context.WithTimeout(context.Background(), time.Second)
 				defer cancel()
-				_ = unlockScript.Exec(rctx, p.client, []string{key}, []string{token}).Error()
+				_ = unlockScript.Exec(rctx, p.client, []string{key}, lua.Args("unlock", "token", token)).Error()
 			}, nil
 		}
 		if !rueidis.IsRedisNil(err) {
@@ -197,7 +198,7 @@ func (p *Pool) sweepSchedule(ctx context.Context, name string, keep int) error {
 		}
 		wg.Go(func() {
 			errs[b] = scheduleScript.Exec(ctx, p.client, append(p.keys.withTopics(b), p.keys.scheduleIn(b, name)),
-				[]string{p.caller(), "delete", name}).Error()
+				scheduleScript.args(p.caller(), "delete", "name", name)).Error()
 		})
 	}
 	wg.Wait()
@@ -249,8 +250,8 @@ func (p *Pool) DeleteSchedule(ctx context.Context, name string) error {
 // lose its new hash.)
 func (p *Pool) dropOrphan(ctx context.Context, b int, name string) error {
 	return wrapRedis("fire schedule: drop an orphan", scheduleScript.Exec(ctx, p.client,
-		append(p.keys.withTopics(b), p.keys.scheduleIn(b, name)), []string{p.caller(), "orphan", name,
-			strconv.FormatInt(scheduleLockTTL.Milliseconds(), 10), strconv.FormatInt(orphanPutOff.Milliseconds(), 10)}).Error())
+		append(p.keys.withTopics(b), p.keys.scheduleIn(b, name)), scheduleScript.args(p.caller(), "orphan", "name", name,
+			"fresh", strconv.FormatInt(scheduleLockTTL.Milliseconds(), 10), "put_off", strconv.FormatInt(orphanPutOff.Milliseconds(), 10))).Error())
 }
 
 // orphanPutOff is how long a due entry met during a write of its schedule waits.
@@ -452,7 +453,7 @@ func (p *Pool) fireSchedule(ctx context.Context, b int, name string) (map[string
 		if errors.Is(err, job.ErrFull) || errors.Is(err, job.ErrTooBig) || errors.Is(err, job.ErrDuplicate) ||
 			errors.Is(err, job.ErrConflict) || errors.Is(err, job.ErrInvalid) {
 			return nil, false, wrapRedis("fire schedule", scheduleScript.Exec(ctx, p.client, p.scheduleKeys(topic, name),
-				[]string{p.caller(), "advance", name, fire.due, fire.next}).Error())
+				scheduleScript.args(p.caller(), "advance", "name", name, "due", fire.due, "next", fire.next)).Error())
 		}
 		return nil, false, fmt.Errorf("fire schedule %q: %w", name, err)
 	}

@@ -145,7 +145,8 @@ func TestScheduleOrphans(t *testing.T) {
 		t.Helper()
 		data, _ := json.Marshal(spec)
 		if err := scheduleScript.Exec(ctx, p.client, append(p.keys.withTopics(other), p.keys.scheduleIn(other, "s")),
-			[]string{p.opts.Origin, "set", "s", string(data), "", "", strconv.FormatInt(next.UnixMilli(), 10), ""}).Error(); err != nil {
+			scheduleScript.args(p.opts.Origin, "set", "name", "s", "spec", string(data), "file", "", "run", "",
+				"next", strconv.FormatInt(next.UnixMilli(), 10), "keep", "")).Error(); err != nil {
 			t.Fatal(err)
 		}
 	}

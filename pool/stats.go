@@ -112,7 +112,7 @@ func (p *Pool) TopicStatsOf(ctx context.Context, topics []string) ([]job.TopicSt
 // readTopicStats reads topics of bucket b in one script call.
 func (p *Pool) readTopicStats(ctx context.Context, b int, topics []string) ([]job.TopicStats, []error) {
 	stats, errs := make([]job.TopicStats, len(topics)), make([]error, len(topics))
-	args := append([]string{p.caller(), strconv.Itoa(job.UrgentBelow)}, topics...)
+	args := append(topicStatsScript.args(p.caller(), "", "urgent", strconv.Itoa(job.UrgentBelow)), topics...)
 	replies, err := topicStatsScript.Exec(ctx, p.client, p.keys.withTopics(b, topics...), args).ToArray()
 	if err == nil && len(replies) != len(topics) {
 		err = fmt.Errorf("%d replies for %d topics", len(replies), len(topics))
@@ -177,7 +177,7 @@ func topicStats(topic string, r []rueidis.RedisMessage) job.TopicStats {
 // whether it did.
 func (p *Pool) ForgetTopic(ctx context.Context, topic string) (bool, error) {
 	b := p.keys.bucketOf(topic)
-	n, err := forgetTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), []string{p.caller(), topic, ""}).AsInt64()
+	n, err := forgetTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), forgetTopicScript.args(p.caller(), "", "topic", topic, "force", "")).AsInt64()
 	if err != nil {
 		return false, wrapRedis("forget topic", err)
 	}

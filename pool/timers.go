@@ -11,13 +11,14 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 )
 
 // DueTopics returns up to limit topics of bucket b that have due work
 // (delayed jobs whose time came, reservations whose TTR ran out) and, when
 // there are none, how long until the earliest is due (-1: nothing scheduled).
 func (p *Pool) DueTopics(ctx context.Context, b, limit int) (topics []string, wait time.Duration, err error) {
-	reply, err := dueTopicsScript.Exec(ctx, p.client, []string{p.keys.due(b)}, []string{strconv.Itoa(limit)}).ToArray()
+	reply, err := dueTopicsScript.Exec(ctx, p.client, []string{p.keys.due(b)}, lua.Args("due_topics", "n", strconv.Itoa(limit))).ToArray()
 	if err != nil {
 		return nil, 0, wrapRedis("due topics", err)
 	}
@@ -48,7 +49,7 @@ func (p *Pool) Tick(ctx context.Context, b int, topic string) (ready map[string]
 		return p.fireSchedule(ctx, b, name)
 	}
 	reply, err := tickScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.caller(), topic, strconv.Itoa(p.opts.TickBatch)}).ToArray()
+		tickScript.args(p.caller(), "", "topic", topic, "n", strconv.Itoa(p.opts.TickBatch))).ToArray()
 	if err != nil {
 		return nil, false, wrapRedis("tick "+topic, err)
 	}
@@ -73,7 +74,7 @@ const outboxJob = 8
 // again (at least once, never lost).
 func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, error) {
 	keys := p.keys.withTopics(b)
-	r, err := outboxScript.Exec(ctx, p.client, keys, []string{p.caller(), "take", strconv.Itoa(p.opts.TickBatch)}).ToArray()
+	r, err := outboxScript.Exec(ctx, p.client, keys, outboxScript.args(p.caller(), "take", "n", strconv.Itoa(p.opts.TickBatch))).ToArray()
 	if err != nil {
 		return nil, false, wrapRedis("move expired jobs", err)
 	}
@@ -90,7 +91,7 @@ func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, er
 	}
 	pushed, errs := p.PushBatch(ctx, specs)
 	ready := map[string]int{}
-	done := []string{p.caller(), "done"}
+	done := outboxScript.args(p.caller(), "done")
 	var failed error
 	for i, err := range errs {
 		switch {

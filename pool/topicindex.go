@@ -201,7 +201,7 @@ func (p *Pool) rebuildTopicIndex(ctx context.Context, b int) error {
 	step := strconv.Itoa(topicIndexStep)
 	for _, phase := range []struct{ mode, first, done string }{{"add", "0", "0"}, {"prune", "-", ""}} {
 		for from := phase.first; ; {
-			next, err := topicIndexScript.Exec(ctx, p.client, keys, []string{phase.mode, from, step}).ToString()
+			next, err := topicIndexScript.Exec(ctx, p.client, keys, lua.Args("topic_index "+phase.mode, "from", from, "n", step)).ToString()
 			if err != nil {
 				return wrapRedis("init: topic index of bucket "+strconv.Itoa(b), err)
 			}

@@ -64,7 +64,7 @@ func (p *Pool) WakeEveryone(ctx context.Context, topic string) error {
 func (p *Pool) NoteHeld(ctx context.Context, topic string, d time.Duration) error {
 	b := p.keys.bucketOf(topic)
 	err := noteHeldScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		[]string{p.caller(), topic, strconv.FormatInt(d.Milliseconds(), 10)}).Error()
+		noteHeldScript.args(p.caller(), "", "topic", topic, "ms", strconv.FormatInt(d.Milliseconds(), 10))).Error()
 	return wrapRedis("note held", err)
 }
 

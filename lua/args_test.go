@@ -1,0 +1,121 @@
+package lua
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestScriptsReadArgumentsByName: no script reads ARGV by a number, every
+// argument a script's row names is read by it, and every A.<name> a script
+// reads is in its row (ScriptArgs).
+func TestScriptsReadArgumentsByName(t *testing.T) {
+	numbered := regexp.MustCompile(`ARGV\[\d`)
+	used := regexp.MustCompile(`\bA\.(\w+)(?:\.(\w+))?`)
+	for _, file := range luaFiles(t) {
+		name := strings.TrimSuffix(file, ".lua")
+		code := codeOf(read(file))
+		if numbered.MatchString(code) {
+			t.Errorf("%s reads ARGV by a number: %q", file, numbered.FindString(code))
+		}
+		rows := rowsOf(name)
+		for _, m := range used.FindAllStringSubmatch(code, -1) {
+			if !known(rows, m[1], m[2]) {
+				t.Errorf("%s reads A.%s %s, which its ScriptArgs rows do not name", file, m[1], m[2])
+			}
+		}
+		for mode, names := range rows {
+			for _, n := range names {
+				n = strings.TrimSuffix(n, "...")
+				if !strings.Contains(code, "."+n) && !strings.Contains(code, "'"+n+"'") {
+					t.Errorf("%s never reads its argument %q (%s)", file, n, mode)
+				}
+			}
+		}
+	}
+}
+
+// rowsOf are script's ScriptArgs rows by mode ("" for a script of one).
+func rowsOf(script string) map[string][]string {
+	rows := map[string][]string{}
+	for key, names := range ScriptArgs {
+		name, mode, _ := strings.Cut(key, " ")
+		if name == script {
+			rows[mode] = names
+		}
+	}
+	return rows
+}
+
+// known says whether A.first(.second) names an argument of rows.
+func known(rows map[string][]string, first, second string) bool {
+	has := func(names []string, n string) bool {
+		return slices.Contains(names, n) || slices.Contains(names, n+"...")
+	}
+	if names, ok := rows[""]; ok {
+		return has(names, first)
+	}
+	if first == "mode" {
+		return len(rows) > 0
+	}
+	names, ok := rows[first]
+	return ok && (second == "" || has(names, second))
+}
+
+// codeOf is Lua source without its comments.
+func codeOf(src string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(src, "\n") {
+		if i := strings.Index(line, "--"); i >= 0 {
+			line = line[:i]
+		}
+		b.WriteString(line)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func luaFiles(t *testing.T) []string {
+	t.Helper()
+	entries, err := files.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".lua") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestArgs lays out arguments by name and refuses a call that misses one,
+// repeats one or names one the script does not take.
+func TestArgs(t *testing.T) {
+	if got := Args("touch", "attempt", "3", "member", "m1", "topic", "t"); !slices.Equal(got, []string{"m1", "t", "3"}) {
+		t.Errorf("touch: %q", got)
+	}
+	if got := Args("schedule advance", "next", "9", "name", "n", "due", "5"); !slices.Equal(got, []string{"advance", "n", "5", "9"}) {
+		t.Errorf("schedule advance: %q", got)
+	}
+	if got := Args("dead_retry", "n", "2", "topic", "t"); !slices.Equal(got, []string{"t", "2"}) {
+		t.Errorf("dead_retry: %q", got)
+	}
+	for _, bad := range [][]string{
+		{"touch", "member", "m1", "topic", "t"},
+		{"touch", "member", "m1", "member", "m2", "attempt", "2"},
+		{"touch", "member", "m1", "topic", "t", "colour", "red"},
+		{"nothing"},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Args(%q) did not panic", bad)
+				}
+			}()
+			Args(bad[0], bad[1:]...)
+		}()
+	}
+}
