@@ -199,12 +199,12 @@ end
 local function admit(t, body)
   local cfg = topic_config(t)
   local max_item = tonumber(cfg.max_item_size or '0')
-  if max_item > 0 and #body > max_item then return {'TOO_BIG', max_item} end
+  if max_item > 0 and #body > max_item then return {R.TOO_BIG, max_item} end
   local max_items, max_bytes = tonumber(cfg.max_items or '0'), tonumber(cfg.max_size or '0')
-  if max_bytes > 0 and #body > max_bytes then return {'FULL', 'max_size', max_bytes} end -- no room could ever be made
+  if max_bytes > 0 and #body > max_bytes then return {R.FULL, 'max_size', max_bytes} end -- no room could ever be made
   local function full()
-    if max_items > 0 and holds(t) >= max_items then return {'FULL', 'max_items', max_items} end
-    if max_bytes > 0 and size(t) + #body > max_bytes then return {'FULL', 'max_size', max_bytes} end
+    if max_items > 0 and holds(t) >= max_items then return {R.FULL, 'max_items', max_items} end
+    if max_bytes > 0 and size(t) + #body > max_bytes then return {R.FULL, 'max_size', max_bytes} end
   end
   local refused = full()
   if not refused or cfg.discard_old_when_full ~= 'true' then return refused end
@@ -255,7 +255,7 @@ local function fanout_refusal(op, t)
     if not declared[name] then same = false end
   end
   if same then return nil end
-  local r = {'CHILDREN'}
+  local r = {R.CHILDREN}
   for _, name in ipairs(want) do r[#r + 1] = name end
   return r
 end
@@ -268,12 +268,12 @@ end
 local function unique_refusal(op, t)
   local a = op.a
   local by_body = topic_config(t).unique_from == 'body'
-  if a.unique_mode == 'topic' and not by_body then return {'UNIQUE_FROM', 'none'} end
-  if by_body and a.unique_key == '' then return {'UNIQUE_FROM', 'body'} end
+  if a.unique_mode == 'topic' and not by_body then return {R.UNIQUE_FROM, 'none'} end
+  if by_body and a.unique_key == '' then return {R.UNIQUE_FROM, 'body'} end
   if a.unique_key ~= '' and #op.ts > 1 then
     -- A key names one job and this push makes several: a push's own key is
     -- refused; the topic's unique_from does not apply (op.keyless).
-    if a.unique_mode ~= 'topic' then return {'UNIQUE_FANOUT'} end
+    if a.unique_mode ~= 'topic' then return {R.UNIQUE_FANOUT} end
     op.keyless = true
   end
 end
@@ -298,7 +298,7 @@ local function by_key(op, t, pushed)
     local holder, cid = string.match(taken, '^(%S+) ?(.*)$')
     if pushed[holder] then gathers.flush() end
     local job = load(holder)
-    if mode == 'reject' then return {'UNIQUE', holder, cid} end
+    if mode == 'reject' then return {R.UNIQUE, holder, cid} end
     local waiting = job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED)
     if waiting and (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now then
       local before = size(t) -- read before the expiry, whose byte count is a deferred write
@@ -308,11 +308,11 @@ local function by_key(op, t, pushed)
       waiting = false
     end
     if waiting then -- a reserved or finished job is never changed: a fresh one takes the key
-      local pri, body, status, expires = nil, nil, 'DEBOUNCED', job[F_EXPIRES]
+      local pri, body, status, expires = nil, nil, R.DEBOUNCED, job[F_EXPIRES]
       if mode == 'replace' then
         -- The push's job in the waiting one's place: its body, delay,
         -- priority, TTR, expiry and retry policy, its failures forgotten.
-        pri, body, status = tonumber(a.priority), a.body, 'REPLACED'
+        pri, body, status = tonumber(a.priority), a.body, R.REPLACED
         unindex_expiry(t, holder, job)
         job[F_TTR], job[F_EXPIRES], job[F_RETRY] = tonumber(a.ttr), expiry(t, tonumber(a.expires)), a.retry
         job[F_FAILURES], job[F_LAST_ERROR] = 0, ''
@@ -370,7 +370,7 @@ local function fire_refusal(op, t)
   local a = op.a
   if a.schedule_key == '' then return nil end
   local key = op_key(a.schedule_key)
-  if redis.call('HGET', key, 'next') ~= a.schedule_due then return {'FIRED'} end
+  if redis.call('HGET', key, 'next') ~= a.schedule_due then return {R.FIRED} end
   local due = SCHEDULE_DUE .. a.schedule_name
   redis.call('HSET', key, 'next', a.schedule_next)
   if tonumber(a.schedule_next) > 0 then
@@ -386,7 +386,7 @@ local function fire_refusal(op, t)
     local job = last and load(last)
     if job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED or job[F_STATE] == RESERVED) then
       redis.call('HINCRBY', key, 'skips', 1)
-      return {'SKIPPED', last}
+      return {R.SKIPPED, last}
     end
   end
   op.fired = key
@@ -421,11 +421,11 @@ function push_phase(ops)
       discards = {}
       local short = #op.ts == 1 and a.unique_key == '' and a.schedule_key == '' and a.group == '' and plain_topic(t)
       if taken[k] or seen[member] then
-        op.reply = {'EXISTS'}
+        op.reply = {R.EXISTS}
       elseif short then
         seen[member] = true
         local due = store(t, member, a, a.client_id, tonumber(a.expires), '')[F_DUE]
-        op.reply = {'OK', now, due, 1}
+        op.reply = {R.OK, now, due, 1}
       else
         -- The refusals that ask the pool to push again come before a
         -- schedule's fire, which happens once (a push asked again would
@@ -438,10 +438,10 @@ function push_phase(ops)
         end
         if not op.reply and keep then op.reply = admit(t, a.body) end
         local status = op.reply and op.reply[1]
-        if op.fired and (status == 'FULL' or status == 'TOO_BIG' or status == 'UNIQUE' or status == 'GROUP_BACKLOG') then
+        if op.fired and (status == R.FULL or status == R.TOO_BIG or status == R.UNIQUE or status == R.GROUP_BACKLOG) then
           redis.call('HINCRBY', op.fired, 'refused', 1) -- a refusal: the schedule's fire made no job
         end
-        if op.reply and op.fired and (op.reply[1] == 'REPLACED' or op.reply[1] == 'DEBOUNCED') then
+        if op.reply and op.fired and (op.reply[1] == R.REPLACED or op.reply[1] == R.DEBOUNCED) then
           -- its job's unique key changed the waiting job that holds it: that job is this fire's
           redis.call('HSET', op.fired, 'last', now, 'last_id', op.reply[2])
           redis.call('HINCRBY', op.fired, 'fires', 1)
@@ -464,7 +464,7 @@ function push_phase(ops)
             if not keep then due = copy[F_DUE] end
           end
         end
-        op.reply = {'OK', now, due, keep and 1 or 0}
+        op.reply = {R.OK, now, due, keep and 1 or 0}
         for _, d in ipairs(discards) do op.reply[#op.reply + 1] = d end
       end
     end
@@ -489,7 +489,7 @@ local function delete_phase(ops)
       else
         gone[member] = true
         op.acked, op.cid = true, cid
-        if op.kind == 'delete' then op.reply = {'OK', cid} end
+        if op.kind == 'delete' then op.reply = {R.OK, cid} end
       end
     end
     gathers.flush()
@@ -607,7 +607,7 @@ local function choose(op, ts, mode, want)
     end
     if not best then return end
     if mode == 'peek' then
-      op.reply = {'PEEK', best.name, best_pri, member}
+      op.reply = {R.PEEK, best.name, best_pri, member}
       return
     end
     if entries[best.name] then
@@ -681,10 +681,10 @@ function pop_replies(pops)
     local r = op.reply -- a PEEK reply
     if not r then
       if op.got == 0 then
-        r = {'EMPTY', op.pause_wait, op.pause_topic, op.held_by}
+        r = {R.EMPTY, op.pause_wait, op.pause_topic, op.held_by}
       elseif op.kind == 'pop_n' then
         local at = first_pick[op]
-        r = {'JOBS', more_flag(picks[at + op.got - 1]), op.got}
+        r = {R.JOBS, more_flag(picks[at + op.got - 1]), op.got}
         for k = at, at + op.got - 1 do
           for _, v in ipairs(picks[k].reply) do r[#r + 1] = v end
         end
@@ -692,12 +692,12 @@ function pop_replies(pops)
         local p = picks[first_pick[op]]
         r = p.reply
         table.insert(r, 1, more_flag(p))
-        table.insert(r, 1, 'OK')
+        table.insert(r, 1, R.OK)
       end
     end
     if op.kind == 'ack_pop' then
       table.insert(r, 1, op.cid)
-      table.insert(r, 1, 'OK')
+      table.insert(r, 1, R.OK)
     end
     op.reply = r
   end
@@ -727,7 +727,7 @@ local function main()
   local out = {}
   for k, op in ipairs(ops) do out[k] = op.reply end
   if #dropped_cids > 0 then
-    table.insert(dropped_cids, 1, 'DROPPED')
+    table.insert(dropped_cids, 1, R.DROPPED)
     out[#out + 1] = dropped_cids
   end
   return out

@@ -110,6 +110,13 @@ OP_ARGS.push.at = {member = 0, priority = 1, ttr = 2, delay = 3, body = 4, clien
   trace = 8, unique_key = 9, unique_mode = 10, unique_for = 11, group = 12, schedule_key = 13,
   schedule_due = 14, schedule_next = 15, schedule_name = 16, overlap = 17, json = 18}
 
+-- R names the reply statuses (lua.Statuses), the first element of a reply.
+local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE', STATE = 'STATE',
+  EXISTS = 'EXISTS', EMPTY = 'EMPTY', DROPPED = 'DROPPED', JOBS = 'JOBS', PEEK = 'PEEK',
+  FULL = 'FULL', TOO_BIG = 'TOO_BIG', CHILDREN = 'CHILDREN', UNIQUE = 'UNIQUE', REPLACED = 'REPLACED',
+  DEBOUNCED = 'DEBOUNCED', UNIQUE_FROM = 'UNIQUE_FROM', UNIQUE_FANOUT = 'UNIQUE_FANOUT',
+  FIRED = 'FIRED', SKIPPED = 'SKIPPED', GROUP_BACKLOG = 'GROUP_BACKLOG'}
+
 -- ARGS names each script's arguments by their places in ARGV (lua.ScriptArgs:
 -- pool lays them out with lua.Args); a script's body starts with A, its row.
 local ARGS = {

@@ -115,6 +115,9 @@ func ContractLua() string {
 		w("OP_ARGS.%s.at = {%s}", kind, wrap(at, "  "))
 	}
 	w("")
+	w("-- R names the reply statuses (lua.Statuses), the first element of a reply.")
+	w("local R = {%s}", wrap(strings.Split(strings.Trim(statusTable(nil), "{}"), ", "), "  "))
+	w("")
 	w("-- ARGS names each script's arguments by their places in ARGV (lua.ScriptArgs:")
 	w("-- pool lays them out with lua.Args); a script's body starts with A, its row.")
 	w("local ARGS = {")

@@ -12,7 +12,7 @@ if from == DEAD then
   count('total_kicks', 1)
   return answer(member, job)
 end
-if from ~= BURIED and from ~= DELAYED then return {'STATE', from} end
+if from ~= BURIED and from ~= DELAYED then return {R.STATE, from} end
 remove_from_state(t, member, job)
 job[F_KICKS] = job[F_KICKS] + 1
 make_ready(t, member, job)

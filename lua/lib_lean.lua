@@ -150,11 +150,11 @@ do
       for m, member in ipairs(members) do
         local k = at_of[m]
         if taken[m] or seen[member] then
-          replies[k] = {'EXISTS'}
+          replies[k] = {R.EXISTS}
         else
           seen[member] = true
           local t = firsts[k]
-          replies[k] = {'OK', now, store(t, member, ats[k], now), 1}
+          replies[k] = {R.OK, now, store(t, member, ats[k], now), 1}
           counted[t.name] = t
         end
       end
@@ -183,7 +183,7 @@ do
           replies[k] = refused
         else
           gone[member] = true
-          if delete then replies[k] = {'OK', cid} else acked[k] = cid end
+          if delete then replies[k] = {R.OK, cid} else acked[k] = cid end
         end
       end
       gathers.flush()
@@ -231,7 +231,7 @@ do
           got[k] = #heads / 2
           j = j + 1
         end
-        if got[k] == 0 then replies[k] = {'EMPTY', -1, '', ''} end
+        if got[k] == 0 then replies[k] = {R.EMPTY, -1, '', ''} end
       end
     end
     if #members > 0 then
@@ -258,7 +258,7 @@ do
         if c and c > 0 then
           local at = first[k]
           if kinds[k] == 'pop_n' then
-            local r = {'JOBS', more[at + c - 1], c}
+            local r = {R.JOBS, more[at + c - 1], c}
             for m = at, at + c - 1 do
               local p = picked[m]
               r[#r + 1], r[#r + 2], r[#r + 3], r[#r + 4] = p[1], p[2], p[3], p[4]
@@ -266,7 +266,7 @@ do
             replies[k] = r
           else
             local r = picked[at]
-            replies[k] = {'OK', more[at], r[1], r[2], r[3], r[4]}
+            replies[k] = {R.OK, more[at], r[1], r[2], r[3], r[4]}
           end
         end
       end
@@ -275,7 +275,7 @@ do
     for k, cid in pairs(acked) do
       local r = replies[k]
       table.insert(r, 1, cid)
-      table.insert(r, 1, 'OK')
+      table.insert(r, 1, R.OK)
     end
     return replies
   end

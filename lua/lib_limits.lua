@@ -99,7 +99,7 @@ end
 local function ack_job(t, member, record, attempt, unreserved, write)
   local job = record and cmsgpack.unpack(record)
   local refused = refusal(job, t.name, attempt)
-  if not refused and unreserved and job[F_STATE] == RESERVED then refused = {'STATE', RESERVED} end
+  if not refused and unreserved and job[F_STATE] == RESERVED then refused = {R.STATE, RESERVED} end
   if refused then return nil, refused end
   if job[F_STATE] == RESERVED then free_slot(t, job) end
   delete_job(t, member, job, write)

@@ -2,6 +2,7 @@ package lua
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,16 @@ func TestLibrary(t *testing.T) {
 	}
 	if len(Scripts()) < 20 || strings.Contains(strings.Join(Scripts(), " "), "history") {
 		t.Errorf("scripts %v", Scripts())
+	}
+}
+
+// TestLibraryFilesAreNotScripts: the Prelude's files are defined once, at
+// the library's start, never registered as functions of their own.
+func TestLibraryFilesAreNotScripts(t *testing.T) {
+	for _, f := range append([]string{ContractFile}, libFiles...) {
+		name := strings.TrimSuffix(f, ".lua")
+		if slices.Contains(Scripts(), name) {
+			t.Errorf("%s is registered as a function of the library", name)
+		}
 	}
 }

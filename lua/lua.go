@@ -20,35 +20,32 @@ var files embed.FS
 // standalone scripts do not use the shared prelude (Prelude); its own
 // files are listed too.
 var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "contract": true,
-	"lib": true, "lib_topics": true, "lib_jobs": true, "lib_failures": true, "lib_limits": true, "lib_groups": true,
+	"lib": true, "lib_topics": true, "lib_jobs": true, "lib_failures": true, "lib_limits": true, "lib_groups": true, "lib_lean": true,
 	"history": true, "next_ids": true, "announce": true, "topic_index": true, "topic_patterns": true, "unlock": true}
 
-// Source returns the full text of the named script (without ".lua") as a
-// script: a topic-scoped one after the Prelude, begun and flushed. It panics on an unknown name:
-// the names are fixed at compile time and covered by tests.
+// Source returns the full text of the named standalone script (without
+// ".lua"), or of one of the Prelude's files. A topic-scoped script runs only
+// as a function of the library (TheLibrary), where the Prelude is defined
+// once: Source panics on its name, as on an unknown one (the names are
+// fixed at compile time and covered by tests).
 func Source(name string) string {
 	body, err := files.ReadFile(name + ".lua")
 	if err != nil {
 		panic(fmt.Sprintf("lua: no script %q: %v", name, err))
 	}
 	if standalone[name] {
+		// A standalone script has no contract.lua: it is given its own
+		// arguments' row (ScriptArgs) and the statuses it replies with.
+		var head string
 		if row := argsTable(name); row != "" {
-			return "local A = " + row + "\n" + string(body) // its arguments by name (ScriptArgs)
+			head += "local A = " + row + "\n"
 		}
-		return string(body)
+		if used := statusesOf(string(body)); len(used) > 0 {
+			head += "local R = " + statusTable(used) + "\n"
+		}
+		return head + string(body)
 	}
-	// The body runs as a function so that, however it returns, lib.lua's
-	// deferred writes are flushed after it; contract.lua's KEYS and ARGV
-	// hide the script's own, which begin hands over. A script that ends by
-	// calling its main is split as in the library (hoist): wrapped whole,
-	// batch.lua's body would be one function with more than Lua's 60
-	// upvalues.
-	head := "local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + Prelude()
-	tail := "\nbegin(SCRIPT_KEYS, SCRIPT_ARGV)\nlocal result = script_main()\nflush()\nreturn result\n"
-	if defs, hoisted := hoist(string(body)); hoisted {
-		return head + "\nlocal script_main\ndo\n" + argsLocal(name) + defs + "\nscript_main = main\nend" + tail
-	}
-	return head + "\nlocal function script_main()\n" + argsLocal(name) + string(body) + "\nend" + tail
+	panic(fmt.Sprintf("lua: %s is a topic-scoped script: call it as a function of the library (lua.TheLibrary)", name))
 }
 
 // libFiles hold the helpers every topic-scoped script shares, in the order

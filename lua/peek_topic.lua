@@ -24,9 +24,9 @@ if set ~= 'buried' and set ~= 'dead' then
       local job = load(member)
       if (job[F_EXPIRES] or 0) == 0 or job[F_EXPIRES] > now then return with_dropped(answer(member, job)) end
     end
-    return with_dropped({'NOT_FOUND'})
+    return with_dropped({R.NOT_FOUND})
   end
 end
 local head = redis.call('ZRANGE', t[set], 0, 0)
-if not head[1] then return with_dropped({'NOT_FOUND'}) end
+if not head[1] then return with_dropped({R.NOT_FOUND}) end
 return with_dropped(answer(head[1], load(head[1])))

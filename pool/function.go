@@ -11,12 +11,6 @@ import (
 	"github.com/gmq/gmq/lua"
 )
 
-// runner runs a script: a function of the library, or the same script run
-// with EVALSHA (a *rueidis.Lua: BenchmarkScriptCost compares the two).
-type runner interface {
-	Exec(ctx context.Context, c rueidis.Client, keys, args []string) rueidis.RedisResult
-}
-
 // function is a topic-scoped script, called as a function of gmq's library
 // of Redis Functions (lua.Library): FCALL, or FCALL_RO for one that only
 // reads. Exec is rueidis.Lua's, so a call site reads as a script's.

@@ -11,33 +11,32 @@ import (
 )
 
 // The contract with the Lua scripts (package lua): what a script's reply
-// starts with, and the kinds and modes of batch.lua's operations. The
-// scripts spell the same words; a reply the pool does not know is an error
-// that names it.
+// starts with, and the kinds and modes of batch.lua's operations. A reply
+// the pool does not know is an error that names it.
 
-// Reply statuses, the first element of a script's reply.
+// Reply statuses, the first element of a script's reply: package lua's
+// (lua.Statuses), which the scripts spell as R.<NAME> (contract.lua).
 const (
-	replyOK       = "OK"        // done; the rest of the reply is the outcome
-	replyTopic    = "TOPIC"     // the job is another topic's (named next): nothing changed, ask again with it
-	replyNotFound = "NOT_FOUND" // no such job
-	replyStale    = "STALE"     // the call names an older delivery (the current one next)
-	replyState    = "STATE"     // the job's state (next) does not allow the operation
-	replyEmpty    = "EMPTY"     // a pop found no ready job (the wait for a paused topic next)
-	replyDropped  = "DROPPED"   // after a batch's replies: the expired jobs whose client ids to drop
-	replyJobs     = "JOBS"      // a pop_n's jobs: whether more are ready, their count, then the jobs
-	replyPeek     = "PEEK"      // a peek-mode pop's best job: its topic, priority and member
-	replyFull     = "FULL"      // a push refused: the topic holds max_items (next) jobs
-	replyTooBig   = "TOO_BIG"   // a push refused: the body is over the topic's max_item_size (next)
-	replyChildren = "CHILDREN"  // a push refused: its fanout children are not those given (the real ones next)
-	// A unique push (unique.go).
-	replyUnique       = "UNIQUE"        // refused: its key is held by a job (its member and client id next)
-	replyReplaced     = "REPLACED"      // a waiting job's body, delay and priority replaced (its member, now, due, client id next)
-	replyDebounced    = "DEBOUNCED"     // a waiting job's due time moved (as REPLACED)
-	replyUniqueFrom   = "UNIQUE_FROM"   // refused: the key does not follow the topic's unique_from ('body' or 'none' next): ask again
-	replyUniqueFanout = "UNIQUE_FANOUT" // refused: the topic has fanout children
-	replyFired        = "FIRED"         // a schedule's fire refused: another broker fired it (its next fire moved)
-	replySkipped      = "SKIPPED"       // a schedule's fire made no job: its last one still waits or is reserved (overlap skip)
-	replyGroupBacklog = "GROUP_BACKLOG" // a grouped push refused: the topic holds too many ready jobs without a group (their count, the most, next)
+	replyOK           = lua.StatusOK
+	replyTopic        = lua.StatusTopic
+	replyNotFound     = lua.StatusNotFound
+	replyStale        = lua.StatusStale
+	replyState        = lua.StatusState
+	replyEmpty        = lua.StatusEmpty
+	replyDropped      = lua.StatusDropped
+	replyJobs         = lua.StatusJobs
+	replyPeek         = lua.StatusPeek
+	replyFull         = lua.StatusFull
+	replyTooBig       = lua.StatusTooBig
+	replyChildren     = lua.StatusChildren
+	replyUnique       = lua.StatusUnique
+	replyReplaced     = lua.StatusReplaced
+	replyDebounced    = lua.StatusDebounced
+	replyUniqueFrom   = lua.StatusUniqueFrom
+	replyUniqueFanout = lua.StatusUniqueFanout
+	replyFired        = lua.StatusFired
+	replySkipped      = lua.StatusSkipped
+	replyGroupBacklog = lua.StatusGroupBacklog
 )
 
 // Operation kinds in a batch (batch.lua runs each kind in its phase).

@@ -15,21 +15,20 @@ import (
 )
 
 // BenchmarkScriptCost is Redis's own time per script call (INFO
-// commandstats: the usec of eval and evalsha over their calls), the cost
-// issue 22's Redis goals are about, beside two baselines measured in the
-// same run: a bare script call with the keys of one topic ("return 1"), and
-// the scripts' shared prelude (contract.lua and lib.lua, then "return 1").
-// fcall and fcall+lib are the same two as Redis Functions (FUNCTION LOAD
-// once, then FCALL): the library defines the prelude once, when it is
-// loaded, not on every call as a script does. push, pop and ack run one job a call (nothing to batch with), so each is
+// commandstats: the usec of fcall and evalsha over their calls), the cost
+// issue 22's Redis goals are about, beside baselines measured in the same
+// run: a bare script call with the keys of one topic ("return 1"), and the
+// same as Redis Functions (FUNCTION LOAD once, then FCALL) with and
+// without the library's prelude (contract.lua and the lib files), which the
+// library defines once, when it is loaded. (Issue 22's rows ran each
+// script as a script too, EVALSHA with the prelude: gmq runs them only as
+// functions now.) push, pop and ack run one job a call (nothing to batch with), so each is
 // the fixed cost of a call plus one operation. docs/PERFORMANCE.md has the
 // figures ("Redis time per script call"):
 //
 //	go test -run '^$' -bench ScriptCost -benchtime 20000x ./pool
 func BenchmarkScriptCost(b *testing.B) {
 	bare := rueidis.NewLuaScript("return 1")
-	prelude := rueidis.NewLuaScript("local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV\n" + lua.Prelude() +
-		"\nbegin(SCRIPT_KEYS, SCRIPT_ARGV)\nreturn 1")
 	for _, tc := range []struct {
 		name  string
 		setup func(p *Pool, ctx context.Context, n int) []uint64
@@ -38,21 +37,16 @@ func BenchmarkScriptCost(b *testing.B) {
 		{"bare", nil, func(p *Pool, ctx context.Context, _ []uint64, _ int) error {
 			return bare.Exec(ctx, p.client, p.keys.withTopics(p.keys.bucketOf("t"), "t"), []string{"o"}).Error()
 		}},
-		{"prelude", nil, func(p *Pool, ctx context.Context, _ []uint64, _ int) error {
-			return prelude.Exec(ctx, p.client, p.keys.withTopics(p.keys.bucketOf("t"), "t"), []string{"o"}).Error()
-		}},
 		{"fcall", loadFunctions, func(p *Pool, ctx context.Context, _ []uint64, _ int) error {
 			return fcall(ctx, p, "gmq_cost_bare")
 		}},
 		{"fcall+lib", loadFunctions, func(p *Pool, ctx context.Context, _ []uint64, _ int) error {
 			return fcall(ctx, p, "gmq_cost_lib")
 		}},
-		{"push/script", asScripts, pushOne},
 		{"push/function", nil, pushOne},
 		// 50 jobs a batch push (PushBatch: ~16 a call under MaxOpsPerCall):
 		// what a push costs once a call's own cost is shared.
 		{"push/n50", nil, push50},
-		{"pop/script", both(costJobs, asScripts), popOne},
 		{"pop/function", costJobs, popOne},
 		// beanstalkd's reserve over a watch list of two tubes (one bucket).
 		{"pop/best-of-two", costJobs, popBestOfTwo},
@@ -62,7 +56,6 @@ func BenchmarkScriptCost(b *testing.B) {
 		// A broker with no consumer waiting does not ask whether the topic
 		// has more ready jobs (Pool.SetWaiting).
 		{"pop/none-waiting", both(costJobs, noneWaiting), popOne},
-		{"ack/script", both(reservedJobs, asScripts), ackOne},
 		// An ack then a pop in one call (AckAndPop: the Go client's
 		// worker loop, HTTP's ack with next).
 		{"ackpop/function", reservedHalf, ackPopOne},
@@ -92,8 +85,6 @@ func BenchmarkScriptCost(b *testing.B) {
 		{"pop/group-rate-full", both(oneJobAGroup, groupRatedFull), popOne},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			fn, freeFn := batchScript, batchFreeScript
-			defer func() { batchScript, batchFreeScript = fn, freeFn }()
 			p, ctx := benchPool(b)
 			var ids []uint64
 			if tc.setup != nil {
@@ -307,14 +298,6 @@ func twoChildren(p *Pool, ctx context.Context, _ int) []uint64 {
 			panic(err)
 		}
 	}
-	return nil
-}
-
-// asScripts runs batch.lua as a script (EVALSHA, as before the library)
-// until the benchmark ends.
-func asScripts(p *Pool, ctx context.Context, n int) []uint64 {
-	script := rueidis.NewLuaScript(lua.Source("batch"))
-	batchScript, batchFreeScript = script, script
 	return nil
 }
 
