@@ -14,7 +14,7 @@ func TestScriptsReadArgumentsByName(t *testing.T) {
 	numbered := regexp.MustCompile(`ARGV\[\d`)
 	used := regexp.MustCompile(`\bA\.(\w+)(?:\.(\w+))?`)
 	for _, file := range luaFiles(t) {
-		name := strings.TrimSuffix(file, ".lua")
+		name := scriptOf(file)
 		code := codeOf(read(file))
 		if numbered.MatchString(code) {
 			t.Errorf("%s reads ARGV by a number: %q", file, numbered.FindString(code))
@@ -23,6 +23,15 @@ func TestScriptsReadArgumentsByName(t *testing.T) {
 		for _, m := range used.FindAllStringSubmatch(code, -1) {
 			if !known(rows, m[1], m[2]) {
 				t.Errorf("%s reads A.%s %s, which its ScriptArgs rows do not name", file, m[1], m[2])
+			}
+		}
+		if scriptOf(file)+".lua" != file {
+			continue // a part of a script: its whole is checked below
+		}
+		if parts, ok := scriptFiles[name]; ok {
+			code = ""
+			for _, part := range parts {
+				code += codeOf(read(part))
 			}
 		}
 		for mode, names := range rows {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -53,6 +54,40 @@ func ReadOnly(script string) bool {
 	return len(f) == 1 && f[0] == "no-writes"
 }
 
+// scriptFiles are the scripts written in several files, which are one
+// script in this order (a file each for a phase of batch.lua's). A script
+// not listed is its own file.
+var scriptFiles = map[string][]string{
+	"batch": {"batch.lua", "batch_push.lua", "batch_pop.lua", "batch_main.lua"},
+}
+
+// scriptOf is the script file is (a part of): "batch" for batch_pop.lua.
+func scriptOf(file string) string {
+	for script, parts := range scriptFiles {
+		if slices.Contains(parts, file) {
+			return script
+		}
+	}
+	return strings.TrimSuffix(file, ".lua")
+}
+
+// scriptText is a topic-scoped script's code: its file, or its files
+// joined (scriptFiles).
+func scriptText(name string) string {
+	parts, ok := scriptFiles[name]
+	if !ok {
+		return read(name + ".lua")
+	}
+	var b strings.Builder
+	for i, f := range parts {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(read(f))
+	}
+	return b.String()
+}
+
 // Scripts lists the topic-scoped scripts, each a function of the library.
 func Scripts() []string {
 	names, err := fs.Glob(files, "*.lua")
@@ -61,7 +96,7 @@ func Scripts() []string {
 	}
 	var out []string
 	for _, n := range names {
-		if name := strings.TrimSuffix(n, ".lua"); !standalone[name] {
+		if name := scriptOf(n); !standalone[name] && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
@@ -86,10 +121,10 @@ end
 	type reg struct{ name, body, flags string }
 	var regs []reg
 	for _, name := range Scripts() {
-		if defs, hoisted := hoist(read(name + ".lua")); hoisted {
+		if defs, hoisted := hoist(scriptText(name)); hoisted {
 			fmt.Fprintf(&b, "\nlocal script_%s\ndo\n%s%s\nscript_%s = main\nend\n", name, argsLocal(name), defs, name)
 		} else {
-			fmt.Fprintf(&b, "\nlocal function script_%s()\n%s%s\nend\n", name, argsLocal(name), read(name+".lua"))
+			fmt.Fprintf(&b, "\nlocal function script_%s()\n%s%s\nend\n", name, argsLocal(name), scriptText(name))
 		}
 		flags := functionFlags[name]
 		if _, listed := functionFlags[name]; !listed {

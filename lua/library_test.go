@@ -26,7 +26,7 @@ func TestLibStateIsPerCall(t *testing.T) {
 func TestScriptStateIsPerCall(t *testing.T) {
 	hoisted := 0
 	for _, name := range Scripts() {
-		text := read(name + ".lua")
+		text := scriptText(name)
 		if _, ok := hoist(text); !ok {
 			continue
 		}
