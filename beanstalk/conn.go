@@ -125,35 +125,36 @@ func (c *conn) handle(req request) bool {
 	// once (`printf 'put ...' | nc`): the hang-up cancels only a reserve's
 	// wait, which has its own context (c.ctx).
 	ctx := c.deadline.Context()
+	var err error // a handler's failure, answered by the answers table (fail)
 	switch cmd.op {
 	case opPut:
-		c.put(ctx, cmd, req.body)
+		err = c.put(ctx, cmd, req.body)
 	case opReserve:
-		c.reserve(-1)
+		err = c.reserve(-1)
 	case opReserveTimeout:
-		c.reserve(cmd.n)
+		err = c.reserve(cmd.n)
 	case opReserveJob:
-		c.reserveJob(ctx, cmd.id)
+		err = c.reserveJob(ctx, cmd.id)
 	case opDelete:
-		c.delete(ctx, cmd.id)
+		err = c.delete(ctx, cmd.id)
 	case opRelease:
-		c.release(ctx, cmd)
+		err = c.release(ctx, cmd)
 	case opBury:
-		c.bury(ctx, cmd)
+		err = c.bury(ctx, cmd)
 	case opTouch:
-		c.touch(ctx, cmd.id)
+		err = c.touch(ctx, cmd.id)
 	case opPeekJob:
-		c.peekJob(ctx, cmd.id)
+		err = c.peekJob(ctx, cmd.id)
 	case opPeekReady:
-		c.peekTube(ctx, job.Ready)
+		err = c.peekTube(ctx, job.Ready)
 	case opPeekDelayed:
-		c.peekTube(ctx, job.Delayed)
+		err = c.peekTube(ctx, job.Delayed)
 	case opPeekBuried:
-		c.peekTube(ctx, job.Buried)
+		err = c.peekTube(ctx, job.Buried)
 	case opKick:
-		c.kick(ctx, cmd.n)
+		err = c.kick(ctx, cmd.n)
 	case opKickJob:
-		c.kickJob(ctx, cmd.id)
+		err = c.kickJob(ctx, cmd.id)
 	case opUse:
 		c.useTube(cmd.tube)
 	case opWatch:
@@ -165,22 +166,25 @@ func (c *conn) handle(req request) bool {
 	case opListTubesWatched:
 		c.replyYAMLList(c.watch)
 	case opListTubes:
-		c.listTubes(ctx)
+		err = c.listTubes(ctx)
 	case opStats:
-		c.stats(ctx)
+		err = c.stats(ctx)
 	case opStatsJob:
-		c.statsJob(ctx, cmd.id)
+		err = c.statsJob(ctx, cmd.id)
 	case opStatsTube:
-		c.statsTube(ctx, cmd.tube)
+		err = c.statsTube(ctx, cmd.tube)
 	case opPauseTube:
-		c.pauseTube(ctx, cmd.tube, cmd.delay)
+		err = c.pauseTube(ctx, cmd.tube, cmd.delay)
 	default:
 		c.reply(msgUnknownCommand)
+	}
+	if err != nil && !errors.Is(err, errHungUp) {
+		c.fail(err)
 	}
 	return true
 }
 
-func (c *conn) put(ctx context.Context, cmd command, body []byte) {
+func (c *conn) put(ctx context.Context, cmd command, body []byte) error {
 	c.producer = true
 	ttr := max(cmd.ttr, 1) // beanstalkd's minimum TTR
 	got, err := c.s.d.Push(ctx, job.Spec{Topic: c.use, Body: string(body), Priority: cmd.pri,
@@ -190,126 +194,13 @@ func (c *conn) put(ctx context.Context, cmd command, body []byte) {
 		// The tube's unique_from holds this body: the job that holds it is
 		// the one the producer meant (beanstalkd has no word for a refusal).
 		c.replyf("INSERTED %d\r\n", held.ID)
-		return
+		return nil
 	}
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.replyf("INSERTED %d\r\n", got.ID)
-}
-
-// safetyMargin is beanstalkd's: in the last second before a reservation runs
-// out, reserve answers DEADLINE_SOON instead of waiting.
-const safetyMargin = time.Second
-
-// soonest is the earliest deadline of this connection's live reservations;
-// those past their deadline went back to ready and are forgotten.
-func (c *conn) soonest() (time.Time, bool) {
-	now := time.Now()
-	var first time.Time
-	for id, r := range c.reserved {
-		if !r.deadline.After(now) {
-			delete(c.reserved, id)
-			continue
-		}
-		if first.IsZero() || r.deadline.Before(first) {
-			first = r.deadline
-		}
-	}
-	return first, !first.IsZero()
-}
-
-// reserve waits up to timeout seconds (negative: forever) for a job of a
-// watched tube.
-func (c *conn) reserve(timeout int64) {
-	c.worker = true
-	if d, ok := c.soonest(); ok && time.Until(d) <= safetyMargin {
-		// In the margin already: a ready job is still handed out, else DEADLINE_SOON.
-		if j, done := c.tryReserve(0); !done {
-			return
-		} else if j == nil {
-			c.reply(msgDeadlineSoon)
-		}
-		return
-	}
-	var deadline time.Time
-	if timeout >= 0 {
-		deadline = time.Now().Add(time.Duration(timeout) * time.Second)
-	}
-	c.setWaiting(1)
-	defer c.setWaiting(-1)
-	for {
-		wait := time.Hour
-		if !deadline.IsZero() {
-			wait = time.Until(deadline)
-		}
-		margin, hasMargin := c.soonest()
-		if hasMargin {
-			wait = min(wait, time.Until(margin)-safetyMargin)
-		}
-		j, ok := c.tryReserve(max(wait, 0))
-		if !ok || j != nil {
-			return
-		}
-		if hasMargin && time.Until(margin) <= safetyMargin {
-			c.reply(msgDeadlineSoon)
-			return
-		}
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
-			c.reply(msgTimedOut)
-			return
-		}
-	}
-}
-
-// tryReserve reserves a job of the watched tubes within wait and answers
-// RESERVED; it returns the job (nil if none came) and false if the
-// connection must stop (hung up, or the store failed and was answered).
-func (c *conn) tryReserve(wait time.Duration) (*job.Job, bool) {
-	ctx, cancel := context.WithTimeout(c.ctx, wait+c.s.opts.RequestTimeout)
-	defer cancel()
-	jobs, err := c.s.d.Pop(ctx, dispatcher.PopParams{Topics: c.watch, Timeout: wait, Order: dispatcher.BestOrder})
-	if err != nil {
-		if c.ctx.Err() != nil {
-			return nil, false
-		}
-		c.fail(err)
-		return nil, false
-	}
-	if len(jobs) == 0 {
-		return nil, true
-	}
-	c.hold(jobs[0])
-	c.replyJob("RESERVED", jobs[0])
-	return jobs[0], true
-}
-
-// hold records a job this connection reserved.
-func (c *conn) hold(j *job.Job) {
-	if j.State == job.Reserved {
-		c.reserved[j.ID] = reservation{attempt: j.Attempt(), ttr: j.TTR, deadline: time.Now().Add(j.TimeLeft())}
-	}
-}
-
-func (c *conn) setWaiting(delta int) {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	c.s.waiting += delta
-	for _, t := range c.watch {
-		c.s.ref(t, func(r *tubeRefs) { r.waiting += delta })
-	}
-}
-
-func (c *conn) reserveJob(ctx context.Context, id uint64) {
-	j, err := c.s.d.ReserveJob(ctx, strconv.FormatUint(id, 10))
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	c.worker = true
-	c.hold(j)
-	c.replyJob("RESERVED", j)
+	return nil
 }
 
 // settle does p's action to job id, this connection's delivery attempt
@@ -320,7 +211,7 @@ func (c *conn) settle(ctx context.Context, id uint64, attempt int, p dispatcher.
 	return err
 }
 
-func (c *conn) delete(ctx context.Context, id uint64) {
+func (c *conn) delete(ctx context.Context, id uint64) error {
 	var err error
 	if r, ok := c.reserved[id]; ok {
 		delete(c.reserved, id)
@@ -330,10 +221,10 @@ func (c *conn) delete(ctx context.Context, id uint64) {
 		err = c.settle(ctx, id, 0, dispatcher.SettleParams{Action: dispatcher.ActionDeleteUnreserved})
 	}
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.reply("DELETED\r\n")
+	return nil
 }
 
 // held returns this connection's reservation of a job, or answers NOT_FOUND.
@@ -345,82 +236,82 @@ func (c *conn) held(id uint64) (reservation, bool) {
 	return r, ok
 }
 
-func (c *conn) release(ctx context.Context, cmd command) {
+func (c *conn) release(ctx context.Context, cmd command) error {
 	r, ok := c.held(cmd.id)
 	if !ok {
-		return
+		return nil
 	}
 	delete(c.reserved, cmd.id)
 	err := c.settle(ctx, cmd.id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionRelease,
 		Priority: int64(cmd.pri), Delay: time.Duration(cmd.delay) * time.Second})
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.reply("RELEASED\r\n")
+	return nil
 }
 
-func (c *conn) bury(ctx context.Context, cmd command) {
+func (c *conn) bury(ctx context.Context, cmd command) error {
 	r, ok := c.held(cmd.id)
 	if !ok {
-		return
+		return nil
 	}
 	delete(c.reserved, cmd.id)
 	if err := c.settle(ctx, cmd.id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionBury, Priority: int64(cmd.pri)}); err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.reply("BURIED\r\n")
+	return nil
 }
 
-func (c *conn) touch(ctx context.Context, id uint64) {
+func (c *conn) touch(ctx context.Context, id uint64) error {
 	r, ok := c.held(id)
 	if !ok {
-		return
+		return nil
 	}
 	if err := c.settle(ctx, id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionTouch}); err != nil {
 		delete(c.reserved, id)
-		c.fail(err)
-		return
+		return err
 	}
 	r.deadline = time.Now().Add(r.ttr)
 	c.reserved[id] = r
 	c.reply("TOUCHED\r\n")
+	return nil
 }
 
-func (c *conn) peekJob(ctx context.Context, id uint64) {
+func (c *conn) peekJob(ctx context.Context, id uint64) error {
 	j, err := c.s.d.Peek(ctx, strconv.FormatUint(id, 10))
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.replyJob("FOUND", j)
+	return nil
 }
 
-func (c *conn) peekTube(ctx context.Context, st job.State) {
+func (c *conn) peekTube(ctx context.Context, st job.State) error {
 	j, err := c.s.d.PeekTopic(ctx, c.use, st)
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.replyJob("FOUND", j)
+	return nil
 }
 
-func (c *conn) kick(ctx context.Context, n int64) {
+func (c *conn) kick(ctx context.Context, n int64) error {
 	kicked, err := c.s.d.Kick(ctx, c.use, int(n))
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.replyf("KICKED %d\r\n", kicked)
+	return nil
 }
 
-func (c *conn) kickJob(ctx context.Context, id uint64) {
+func (c *conn) kickJob(ctx context.Context, id uint64) error {
 	if err := c.settle(ctx, id, 0, dispatcher.SettleParams{Action: dispatcher.ActionKick}); err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.reply("KICKED\r\n")
+	return nil
 }
 
 func (c *conn) useTube(tube string) {
@@ -479,19 +370,18 @@ func (c *conn) tubeExists(ctx context.Context, tube string) (bool, error) {
 	return err == nil, err
 }
 
-func (c *conn) pauseTube(ctx context.Context, tube string, secs uint32) {
+func (c *conn) pauseTube(ctx context.Context, tube string, secs uint32) error {
 	ok, err := c.tubeExists(ctx, tube)
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	if !ok {
 		c.reply(msgNotFound)
-		return
+		return nil
 	}
 	if _, err := c.s.d.Pause(ctx, tube, time.Duration(secs)*time.Second, true); err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.reply("PAUSED\r\n")
+	return nil
 }

@@ -110,13 +110,13 @@ func holdsJobs(t job.TopicStats) bool {
 	return t.Ready+t.Reserved+t.Delayed+t.Buried+t.Dead > 0
 }
 
-func (c *conn) listTubes(ctx context.Context) {
+func (c *conn) listTubes(ctx context.Context) error {
 	_, names, err := c.allTubes(ctx)
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.replyYAMLList(names)
+	return nil
 }
 
 func secs(d time.Duration) int64 { return int64(d / time.Second) }
@@ -150,11 +150,10 @@ func beanstalkState(s job.State) job.State {
 	return s
 }
 
-func (c *conn) statsJob(ctx context.Context, id uint64) {
+func (c *conn) statsJob(ctx context.Context, id uint64) error {
 	j, err := c.s.d.Peek(ctx, strconv.FormatUint(id, 10))
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.replyYAML(newYAML().
 		add("id", j.ID).add("tube", j.Topic).add("state", beanstalkState(j.State)).add("pri", j.Priority).
@@ -162,6 +161,7 @@ func (c *conn) statsJob(ctx context.Context, id uint64) {
 		add("time-left", secsLeft(j.TimeLeft())).add("file", 0).add("reserves", j.Reserves).
 		add("timeouts", j.Timeouts).add("releases", j.Releases).add("buries", j.Buries).
 		add("kicks", j.Kicks).String())
+	return nil
 }
 
 // tube reads a tube as beanstalkd knows it: its stats and this server's
@@ -184,11 +184,10 @@ func (c *conn) tube(ctx context.Context, name string) (job.TopicStats, tubeRefs,
 	return t, refs, err
 }
 
-func (c *conn) statsTube(ctx context.Context, name string) {
+func (c *conn) statsTube(ctx context.Context, name string) error {
 	t, refs, err := c.tube(ctx, name)
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	c.replyYAML(newYAML().
 		add("name", t.Name).add("current-jobs-urgent", t.Urgent).add("current-jobs-ready", t.Ready).
@@ -199,6 +198,7 @@ func (c *conn) statsTube(ctx context.Context, name string) {
 		add("cmd-pause-tube", t.Pauses).add("pause", secs(t.Pause)).
 		add("pause-time-left", secsLeft(t.PauseLeft())).
 		addLimits(t).String())
+	return nil
 }
 
 // cmdStats are the cmd-* counters stats prints, in beanstalkd's order.
@@ -207,16 +207,14 @@ var cmdStats = []string{"cmd-put", "cmd-peek", "cmd-peek-ready", "cmd-peek-delay
 	"cmd-ignore", "cmd-bury", "cmd-kick", "cmd-touch", "cmd-stats", "cmd-stats-job", "cmd-stats-tube",
 	"cmd-list-tubes", "cmd-list-tube-used", "cmd-list-tubes-watched", "cmd-pause-tube"}
 
-func (c *conn) stats(ctx context.Context) {
+func (c *conn) stats(ctx context.Context) error {
 	st, err := c.s.d.Stats(ctx)
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	topics, names, err := c.allTubes(ctx)
 	if err != nil {
-		c.fail(err)
-		return
+		return err
 	}
 	var urgent int64
 	for _, t := range topics {
@@ -264,6 +262,7 @@ func (c *conn) stats(ctx context.Context) {
 		add("draining", c.s.d.Status() >= job.ReadOnly).add("id", c.s.instance).add("hostname", host).
 		add("os", utsString(un.Version[:])).add("platform", utsString(un.Machine[:]))
 	c.replyYAML(y.String())
+	return nil
 }
 
 func utsString(field []int8) string {
