@@ -1,6 +1,10 @@
 package kestrel
 
-import "github.com/gmq/gmq/job"
+import (
+	"errors"
+
+	"github.com/gmq/gmq/job"
+)
 
 // An answer is the memcache port's reply to a kind of error: the reply's
 // first word, whether the error's message follows it, and whether the
@@ -13,9 +17,9 @@ type answer struct {
 }
 
 var (
-	serverError = answer{word: "SERVER_ERROR", message: true, closes: true}
-	clientError = answer{word: "CLIENT_ERROR", message: true}
-	notStored   = answer{word: "NOT_STORED"}
+	serverError       = answer{word: "SERVER_ERROR", message: true, closes: true}
+	clientErrorAnswer = answer{word: "CLIENT_ERROR", message: true}
+	notStored         = answer{word: "NOT_STORED"}
 )
 
 // answerOf is the memcache port's answers table: the reply to each kind of
@@ -27,7 +31,7 @@ var (
 var answerOf = map[job.Kind]answer{
 	job.KindNotFound:    serverError,
 	job.KindConflict:    serverError,
-	job.KindInvalid:     clientError,
+	job.KindInvalid:     clientErrorAnswer,
 	job.KindTooBig:      serverError,
 	job.KindFull:        serverError,
 	job.KindOutOfMemory: serverError,
@@ -52,4 +56,72 @@ func answerTo(op string, err error) answer {
 		return a
 	}
 	return answerOf[kind]
+}
+
+// A handler's failure, which handle answers (answer). A clientError is the
+// request refused: its line ("CLIENT_ERROR ...", or kestrel's bare
+// "ERROR"), and whether the connection closes after it (fatal), as kestrel
+// closes one whose request it cannot make sense of. A storeError is a
+// store call's failure, answered by the answers table (answers.go) by the
+// command. errClose ends the connection with nothing more to say (quit, a
+// shutdown, a client that hung up).
+type clientError struct {
+	line  string
+	fatal bool
+}
+
+func (e *clientError) Error() string { return e.line }
+
+// refused is a CLIENT_ERROR after which the connection reads on; fatal one
+// after which it closes.
+func refused(msg string) error { return &clientError{line: "CLIENT_ERROR " + msg} }
+func fatal(msg string) error   { return &clientError{line: "CLIENT_ERROR " + msg, fatal: true} }
+
+var (
+	errError      = &clientError{line: "ERROR"}              // kestrel's word for a command it will not run
+	errFatalError = &clientError{line: "ERROR", fatal: true} // the same, and the connection closes
+	errClose      = errors.New("the connection ends")
+)
+
+type storeError struct {
+	op      string
+	err     error
+	noreply bool
+}
+
+func (e *storeError) Error() string { return e.op + ": " + e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// answer writes a handler's failure (nil: none) and says whether the
+// connection reads on.
+func (c *conn) answer(err error) bool {
+	var client *clientError
+	var store *storeError
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &client):
+		c.line(client.line)
+		return !client.fatal
+	case errors.As(err, &store):
+		return c.storeFailure(store.op, store.err, store.noreply)
+	}
+	return false
+}
+
+// storeFailure answers command op's store call's failure by the answers
+// table (answers.go), with the cause in the log when it closes the
+// connection. It says whether the connection reads on.
+func (c *conn) storeFailure(op string, err error, noreply bool) bool {
+	a := answerTo(op, err)
+	if a.closes {
+		c.s.log.Warn("kestrel: "+op+" failed", "err", err)
+	}
+	switch {
+	case a.message:
+		c.line(a.word + " " + err.Error())
+	default:
+		c.reply(a.word, noreply)
+	}
+	return !a.closes
 }

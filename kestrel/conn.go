@@ -71,51 +71,54 @@ func (c *conn) handle(req request) bool {
 		c.outcome = tcpserver.OK
 		defer func(start time.Time) { observe(op, c.outcome, time.Since(start)) }(time.Now())
 	}
+	return c.answer(c.run(req))
+}
+
+// run runs a request through its verb's handler: nil when it was answered,
+// else the failure for answer to write.
+func (c *conn) run(req request) error {
 	switch req.verb {
 	case "get", "gets":
 		if len(req.args) < 1 {
-			c.line("CLIENT_ERROR get needs a queue name")
-			return false
+			return fatal("get needs a queue name")
 		}
 		return c.get(req.args[0])
 	case "set":
 		return c.set(req)
 	case "version":
 		c.line("VERSION " + c.s.opts.Version)
-		return true
+		return nil
 	case "stats":
 		c.stats()
-		return true
+		return nil
 	case "quit":
-		return false
+		return errClose
 	case "delete", "flush":
 		if len(req.args) < 1 {
-			c.line("CLIENT_ERROR " + req.verb + " needs a queue name")
-			return false
+			return fatal(req.verb + " needs a queue name")
 		}
 		return c.flush(req.verb, req.args[0], req.noreply)
 	case "flush_all":
 		ctx, cancel := c.writeCtx()
 		defer cancel()
 		if _, err := c.s.d.FlushAll(ctx); err != nil {
-			return c.storeFailure("flush_all", err, false)
+			return &storeError{op: "flush_all", err: err}
 		}
 		c.line("Flushed all queues.")
-		return true
+		return nil
 	case "status":
 		return c.status(req.args)
 	case "reload":
 		if c.s.opts.Reload == nil {
-			c.line("ERROR")
-			return true
+			return errError
 		}
 		ctx, cancel := c.writeCtx()
 		defer cancel()
 		if err := c.s.opts.Reload(ctx); err != nil {
-			return c.storeFailure("reload", err, false)
+			return &storeError{op: "reload", err: err}
 		}
 		c.line("Reloaded config.")
-		return true
+		return nil
 	case "dump_stats":
 		return c.dumpStats(req.args)
 	case "monitor":
@@ -124,17 +127,15 @@ func (c *conn) handle(req request) bool {
 		return c.confirm(req.args)
 	case "shutdown":
 		if c.s.opts.Shutdown == nil {
-			c.line("CLIENT_ERROR shutdown is off ([kestrel] allow_shutdown)")
-			return true
+			return refused("shutdown is off ([kestrel] allow_shutdown)")
 		}
 		c.s.log.Warn("kestrel: shutdown asked by a client", "client", c.nc.RemoteAddr().String())
 		c.s.opts.Shutdown()
-		return false
+		return errClose
 	case "flush_expired", "flush_all_expired":
 		return c.flushExpired(req)
 	}
-	c.line("CLIENT_ERROR unknown command " + strconv.Quote(req.verb))
-	return false
+	return fatal("unknown command " + strconv.Quote(req.verb))
 }
 
 func (c *conn) line(s string) {
@@ -148,54 +149,34 @@ func (c *conn) line(s string) {
 	c.w.WriteString("\r\n")
 }
 
-// storeFailure answers command op's store call's failure by the answers
-// table (answers.go), with the cause in the log when it closes the
-// connection. It says whether the connection reads on.
-func (c *conn) storeFailure(op string, err error, noreply bool) bool {
-	a := answerTo(op, err)
-	if a.closes {
-		c.s.log.Warn("kestrel: "+op+" failed", "err", err)
-	}
-	switch {
-	case a.message:
-		c.line(a.word + " " + err.Error())
-	default:
-		c.reply(a.word, noreply)
-	}
-	return !a.closes
-}
-
 // flushExpired expires a queue's items whose time ran out (flush_expired
 // <q>) or every queue's (flush_all_expired) and answers how many.
-func (c *conn) flushExpired(req request) bool {
+func (c *conn) flushExpired(req request) error {
 	queue := ""
 	if req.verb == "flush_expired" {
 		if len(req.args) < 1 {
-			c.line("CLIENT_ERROR flush_expired needs a queue name")
-			return false
+			return fatal("flush_expired needs a queue name")
 		}
 		queue = req.args[0]
 		if err := checkQueue(queue); err != nil {
-			c.line("CLIENT_ERROR " + err.Error())
-			return false
+			return fatal(err.Error())
 		}
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
 	defer cancel()
 	n, err := c.s.d.FlushExpired(ctx, queue)
 	if err != nil {
-		return c.storeFailure(req.verb, err, false)
+		return &storeError{op: req.verb, err: err}
 	}
 	c.line(strconv.Itoa(n))
-	return true
+	return nil
 }
 
 // set pushes the item, with its expiry by memcache's rule (expiry).
-func (c *conn) set(req request) bool {
+func (c *conn) set(req request) error {
 	args, err := parseSet(req.args)
 	if err != nil {
-		c.line("CLIENT_ERROR " + err.Error())
-		return true
+		return refused(err.Error())
 	}
 	c.s.count("cmd_set")
 	ctx, cancel := c.writeCtx()
@@ -204,10 +185,10 @@ func (c *conn) set(req request) bool {
 		TTR: c.s.opts.DefaultTTR, Expires: expiry(args.exp, time.Now())})
 	var held *job.UniqueError
 	if err != nil && !errors.As(err, &held) { // held: the queue's unique_from holds this item, and its job stands for it
-		return c.storeFailure("set", err, req.noreply)
+		return &storeError{op: "set", err: err, noreply: req.noreply}
 	}
 	c.reply("STORED", req.noreply)
-	return true
+	return nil
 }
 
 // writeCtx bounds a request that changes the store (set, flush, delete,
@@ -234,31 +215,29 @@ func (c *conn) reply(line string, noreply bool) {
 // status answers the server status (upper-case, as kestrel), or with an
 // argument sets it for every broker sharing the Redis (END); an unknown
 // status closes the connection, as kestrel does.
-func (c *conn) status(args []string) bool {
+func (c *conn) status(args []string) error {
 	if len(args) == 0 {
 		c.line(strings.ToUpper(c.s.d.Status().String()))
-		return true
+		return nil
 	}
 	st, err := job.ParseStatus(args[0])
 	if err != nil {
-		c.line("CLIENT_ERROR " + err.Error())
-		return false
+		return fatal(err.Error())
 	}
 	ctx, cancel := c.writeCtx()
 	defer cancel()
 	if err := c.s.d.SetStatus(ctx, st); err != nil {
-		return c.storeFailure("status", err, false)
+		return &storeError{op: "status", err: err}
 	}
 	c.line("END")
-	return true
+	return nil
 }
 
 // flush removes every item of a queue (flush: END), or the queue itself
 // (delete: DELETED), as kestrel answers.
-func (c *conn) flush(verb, queue string, noreply bool) bool {
+func (c *conn) flush(verb, queue string, noreply bool) error {
 	if err := checkQueue(queue); err != nil {
-		c.line("CLIENT_ERROR " + err.Error())
-		return false
+		return fatal(err.Error())
 	}
 	ctx, cancel := c.writeCtx()
 	defer cancel()
@@ -269,32 +248,31 @@ func (c *conn) flush(verb, queue string, noreply bool) bool {
 		_, err = c.s.d.FlushTopic(ctx, queue)
 	}
 	if err != nil {
-		return c.storeFailure(verb, err, false)
+		return &storeError{op: verb, err: err}
 	}
 	if verb == "delete" {
 		c.reply("DELETED", noreply)
 	} else {
 		c.reply("END", noreply)
 	}
-	return true
+	return nil
 }
 
 // get pops (or peeks at) the next item of a queue, opening, closing or
 // aborting the connection's reliable read on it as the options say.
-func (c *conn) get(key string) bool {
+func (c *conn) get(key string) error {
 	o, err := parseGet(key)
 	if err != nil {
-		c.line("CLIENT_ERROR " + err.Error())
-		return false
+		return fatal(err.Error())
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, o.timeout+c.s.opts.RequestTimeout)
 	defer cancel()
 	if o.abort {
 		if err := c.abort(ctx, o.queue); err != nil {
-			return c.storeFailure("abort", err, false)
+			return &storeError{op: "abort", err: err}
 		}
 		c.line("END")
-		return true
+		return nil
 	}
 	// closing: the open read /close acks; with /open, in one call with the
 	// pop of the next (dispatcher.PopParams.After).
@@ -303,20 +281,19 @@ func (c *conn) get(key string) bool {
 		closing = c.take(o.queue)
 		if !o.open {
 			if err := c.ackRead(ctx, closing); err != nil {
-				return c.storeFailure("close", err, false)
+				return &storeError{op: "close", err: err}
 			}
 			c.line("END")
-			return true
+			return nil
 		}
 	}
 	if n := c.openCount(o.queue); !o.peek && ((!o.open && n > 0) || (o.open && n >= c.s.opts.MaxOpenReads)) {
 		// Kestrel's rules: no plain get beside an open read, and no more
 		// open reads per queue than max_open_reads.
 		if err := c.ackRead(ctx, closing); err != nil {
-			return c.storeFailure("close", err, false)
+			return &storeError{op: "close", err: err}
 		}
-		c.line("ERROR")
-		return false
+		return errFatalError
 	}
 	p := dispatcher.PopParams{Topics: []string{o.queue}, Timeout: o.timeout, Keep: dispatcher.Take} // a plain get takes the item for good: one script, no ack
 	switch {
@@ -342,13 +319,13 @@ func (c *conn) get(key string) bool {
 	}
 	if err != nil {
 		if c.ctx.Err() != nil {
-			return false // the client hung up, or the server is closing
+			return errClose // the client hung up, or the server is closing
 		}
 		op := "get"
 		if o.peek {
 			op = "peek"
 		}
-		return c.storeFailure(op, err, false)
+		return &storeError{op: op, err: err}
 	}
 	var j *job.Job
 	if len(jobs) > 0 {
@@ -358,7 +335,7 @@ func (c *conn) get(key string) bool {
 		c.hold(o.queue, j)
 	}
 	c.value(key, j)
-	return true
+	return nil
 }
 
 // value answers an item, or END for none. The VALUE line names the key as
@@ -381,10 +358,9 @@ func (c *conn) value(key string, j *job.Job) {
 // an open read (as VALUE, data, END), for up to that long, until max-items
 // (default max_open_reads) are open on the queue, then END. Confirm closes
 // them.
-func (c *conn) monitor(args []string) bool {
+func (c *conn) monitor(args []string) error {
 	if len(args) < 2 {
-		c.line("CLIENT_ERROR monitor <queue> <seconds> [max-items]")
-		return false
+		return fatal("monitor <queue> <seconds> [max-items]")
 	}
 	secs, err1 := strconv.Atoi(args[1])
 	most, err2 := c.s.opts.MaxOpenReads, error(nil)
@@ -392,8 +368,7 @@ func (c *conn) monitor(args []string) bool {
 		most, err2 = strconv.Atoi(args[2])
 	}
 	if err := errors.Join(err1, err2, checkQueue(args[0])); err != nil || secs < 0 || most < 0 {
-		c.line("CLIENT_ERROR monitor <queue> <seconds> [max-items]: whole numbers, and a valid queue name")
-		return false
+		return fatal("monitor <queue> <seconds> [max-items]: whole numbers, and a valid queue name")
 	}
 	queue, deadline := args[0], time.Now().Add(time.Duration(min(secs, 86400))*time.Second)
 	for got := 0; got < most && c.openCount(queue) < c.s.opts.MaxOpenReads; got++ {
@@ -406,9 +381,9 @@ func (c *conn) monitor(args []string) bool {
 		cancel()
 		if err != nil {
 			if c.ctx.Err() != nil {
-				return false
+				return errClose
 			}
-			return c.storeFailure("monitor", err, false)
+			return &storeError{op: "monitor", err: err}
 		}
 		if len(jobs) == 0 {
 			break
@@ -419,38 +394,35 @@ func (c *conn) monitor(args []string) bool {
 		}
 		c.value(queue, j)
 		if err := c.w.Flush(); err != nil { // each item as it comes
-			return false
+			return errClose
 		}
 	}
 	c.line("END")
-	return true
+	return nil
 }
 
 // confirm <queue> <count> acks that many of the connection's oldest open
 // reads on the queue: END, or ERROR when fewer are open (nothing is acked).
-func (c *conn) confirm(args []string) bool {
+func (c *conn) confirm(args []string) error {
 	if len(args) < 2 {
-		c.line("CLIENT_ERROR confirm <queue> <count>")
-		return false
+		return fatal("confirm <queue> <count>")
 	}
 	n, err := strconv.Atoi(args[1])
 	if err != nil || n < 0 {
-		c.line("CLIENT_ERROR confirm <queue> <count>: count is a whole number")
-		return false
+		return fatal("confirm <queue> <count>: count is a whole number")
 	}
 	if c.openCount(args[0]) < n {
-		c.line("ERROR")
-		return true
+		return errError
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
 	defer cancel()
 	for range n {
 		if err := c.closeRead(ctx, args[0]); err != nil {
-			return c.storeFailure("confirm", err, false)
+			return &storeError{op: "confirm", err: err}
 		}
 	}
 	c.line("END")
-	return true
+	return nil
 }
 
 // knownVerbs are the commands gmq's kestrel protocol has.

@@ -71,14 +71,14 @@ func (c *conn) queueStats(t job.TopicStats) [][2]string {
 
 // dumpStats answers every queue's stats (or the named queues'), grouped:
 // queue '<name>' {, one "  key=value" line each, }, then END.
-func (c *conn) dumpStats(names []string) bool {
+func (c *conn) dumpStats(names []string) error {
 	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
 	defer cancel()
 	var topics []job.TopicStats
 	if len(names) == 0 {
 		all, _, err := c.s.d.Topics(ctx, 0, c.s.opts.StatsQueues)
 		if err != nil {
-			return c.storeFailure("dump_stats", err, false)
+			return &storeError{op: "dump_stats", err: err}
 		}
 		topics = all
 	}
@@ -87,7 +87,7 @@ func (c *conn) dumpStats(names []string) bool {
 		if errors.Is(err, job.ErrNotFound) || errors.Is(err, job.ErrInvalid) {
 			t = job.TopicStats{Name: name} // kestrel makes the queue it is asked about
 		} else if err != nil {
-			return c.storeFailure("dump_stats", err, false)
+			return &storeError{op: "dump_stats", err: err}
 		}
 		topics = append(topics, t)
 	}
@@ -99,5 +99,5 @@ func (c *conn) dumpStats(names []string) bool {
 		c.line("}")
 	}
 	c.line("END")
-	return true
+	return nil
 }
