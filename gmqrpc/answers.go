@@ -3,7 +3,9 @@ package gmqrpc
 import (
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
 
@@ -22,4 +24,23 @@ func coded(err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", job.KindOf(err), err)
+}
+
+// outcomeOf is a failed call's code label (tcpserver's outcomes), from the
+// kind its error's text starts with (coded): net/rpc hands the codec the
+// text only. The client's mistakes and the outcomes it must handle are
+// client errors; the rest, the broker's or the store's, server errors.
+func outcomeOf(text string) string {
+	name, _, _ := strings.Cut(text, ":")
+	for _, k := range job.Kinds() {
+		if k.String() != name {
+			continue
+		}
+		switch k {
+		case job.KindNotFound, job.KindConflict, job.KindInvalid, job.KindTooBig, job.KindFull:
+			return tcpserver.ClientError
+		}
+		return tcpserver.ServerError
+	}
+	return tcpserver.ClientError // uncoded: net/rpc's own (an unknown method, params it cannot read)
 }

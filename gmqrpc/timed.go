@@ -23,11 +23,6 @@ type timedCall struct {
 	start time.Time
 }
 
-// errorCode is a failed call's code label: net/rpc hands the codec the
-// error's text only, which does not say whether the client or the store
-// failed (HTTP's status and the TCP ports' reply words do).
-const errorCode = "error"
-
 // methods are the calls gmq serves: anything else is "other", so a client
 // cannot make new series.
 var methods = map[string]bool{"Service.Push": true, "Service.Pop": true, "Service.Ack": true, "Service.Fail": true}
@@ -54,7 +49,7 @@ func (c *timedCodec) WriteResponse(r *rpc.Response, body any) error {
 	if ok {
 		code := tcpserver.OK // "empty" is a pop's answer, not a failure
 		if r.Error != "" && r.Error != "empty" {
-			code = errorCode // the error's text does not say whose: the client's or the store's
+			code = outcomeOf(r.Error)
 		}
 		c.observe(call.op, code, time.Since(call.start))
 	}
