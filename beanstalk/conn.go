@@ -214,8 +214,8 @@ func (c *conn) settle(ctx context.Context, id uint64, attempt int, p dispatcher.
 func (c *conn) delete(ctx context.Context, id uint64) error {
 	var err error
 	if r, ok := c.reserved[id]; ok {
-		delete(c.reserved, id)
 		err = c.settle(ctx, id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionAck})
+		c.forget(id, err)
 	} else {
 		// a job reserved by another connection stays
 		err = c.settle(ctx, id, 0, dispatcher.SettleParams{Action: dispatcher.ActionDeleteUnreserved})
@@ -225,6 +225,21 @@ func (c *conn) delete(ctx context.Context, id uint64) error {
 	}
 	c.reply("DELETED\r\n")
 	return nil
+}
+
+// forget drops this connection's reservation of job id after a command on
+// it that ended it (err nil: a delete, release or bury went through), or
+// whose store says the job is no longer this delivery (not found, stale, in
+// another state). A command the store could not settle (Redis down, slow,
+// at maxmemory) leaves it held: a retry of the command, and the
+// connection's end, still find it, and only the truth is NOT_FOUND.
+func (c *conn) forget(id uint64, err error) {
+	if err != nil {
+		if k := job.KindOf(err); k != job.KindNotFound && k != job.KindConflict {
+			return
+		}
+	}
+	delete(c.reserved, id)
 }
 
 // held returns this connection's reservation of a job, or answers NOT_FOUND.
@@ -241,9 +256,9 @@ func (c *conn) release(ctx context.Context, cmd command) error {
 	if !ok {
 		return nil
 	}
-	delete(c.reserved, cmd.id)
 	err := c.settle(ctx, cmd.id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionRelease,
 		Priority: int64(cmd.pri), Delay: time.Duration(cmd.delay) * time.Second})
+	c.forget(cmd.id, err)
 	if err != nil {
 		return err
 	}
@@ -256,8 +271,9 @@ func (c *conn) bury(ctx context.Context, cmd command) error {
 	if !ok {
 		return nil
 	}
-	delete(c.reserved, cmd.id)
-	if err := c.settle(ctx, cmd.id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionBury, Priority: int64(cmd.pri)}); err != nil {
+	err := c.settle(ctx, cmd.id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionBury, Priority: int64(cmd.pri)})
+	c.forget(cmd.id, err)
+	if err != nil {
 		return err
 	}
 	c.reply("BURIED\r\n")
@@ -270,7 +286,7 @@ func (c *conn) touch(ctx context.Context, id uint64) error {
 		return nil
 	}
 	if err := c.settle(ctx, id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionTouch}); err != nil {
-		delete(c.reserved, id)
+		c.forget(id, err)
 		return err
 	}
 	r.deadline = time.Now().Add(r.ttr)

@@ -7,12 +7,14 @@ package dispatcher
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gmq/gmq/bucket"
+	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/pool"
 )
 
@@ -158,6 +160,13 @@ func (d *Dispatcher) mark(ctx context.Context, topics []string, force bool) erro
 			continue
 		}
 		if err := d.pool.MarkWaiting(ctx, t, d.opts.WaitingTTL); err != nil {
+			if errors.Is(err, job.ErrOutOfMemory) {
+				// A mark is a write, which Redis refuses at maxmemory: the
+				// wait goes on without it (this broker's pushes and timers
+				// still wake it; other brokers' pushes are refused there
+				// too), and a pop still answers "nothing" when its time is up.
+				continue
+			}
 			return err
 		}
 		d.markMu.Lock()

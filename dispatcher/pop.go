@@ -138,6 +138,14 @@ func (d *Dispatcher) ackAndPop(ctx context.Context, ack Ack, p PopParams) ([]*jo
 	if ack, err = d.delivery(ctx, ack); err != nil {
 		return nil, err
 	}
+	if refused := d.allow("pop", reading); refused != nil {
+		// The status refuses the pop, not the ack, which finishes a
+		// reservation: the ack stands alone.
+		if err := d.pool.Delete(ctx, ack.ID, ack.Attempt); err != nil {
+			return nil, err
+		}
+		return nil, &job.AckedError{Err: refused}
+	}
 	if p.Count > 0 {
 		if err := d.pool.Delete(ctx, ack.ID, ack.Attempt); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/job"
 )
@@ -130,5 +131,56 @@ func TestPopParamsRefused(t *testing.T) {
 		if _, err := d.Pop(context.Background(), p); !errors.Is(err, job.ErrInvalid) {
 			t.Errorf("Pop(%+v): %v, want invalid", p, err)
 		}
+	}
+}
+
+// TestAckThenPopUnderQuiescent: the status refuses the pop of an ack with
+// a pop after it, not the ack, which finishes a reservation: the ack
+// stands, nothing is popped, and the error says the ack went through.
+func TestAckThenPopUnderQuiescent(t *testing.T) {
+	b := broker(t)
+	d := b.Dispatcher
+	ctx := context.Background()
+	for _, body := range []string{"a", "b"} {
+		if _, err := d.Push(ctx, job.Spec{Topic: "quiet", Body: body, Priority: job.DefaultPriority, TTR: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, err := popOne(d, ctx, []string{"quiet"}, 0)
+	if err != nil || held == nil {
+		t.Fatalf("pop: %v %v", held, err)
+	}
+	if err := d.SetStatus(ctx, job.Quiescent); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = d.SetStatus(ctx, job.Up) }()
+	jobs, err := d.Pop(ctx, dispatcher.PopParams{Topics: []string{"quiet"},
+		After: &dispatcher.Ack{ID: held.PublicID(), Attempt: held.Attempt()}})
+	var acked *job.AckedError
+	if len(jobs) != 0 || !errors.As(err, &acked) || !errors.Is(err, job.ErrRefused) {
+		t.Fatalf("ack then pop under quiescent: %v %v, want nothing popped and an acked refusal", jobs, err)
+	}
+	if _, err := d.Peek(ctx, held.PublicID()); !errors.Is(err, job.ErrNotFound) && !errors.Is(err, job.ErrRefused) {
+		t.Fatalf("the acked job: %v, want it gone", err)
+	}
+	st, err := d.TopicStats(ctx, "quiet")
+	if err != nil || st.Ready != 1 || st.Reserved != 0 {
+		t.Fatalf("the topic after: %+v %v, want one ready job and none reserved", st, err)
+	}
+}
+
+// TestWaitAtMaxmemory: a pop that waits on an empty topic while Redis is at
+// its maxmemory (which refuses the waiter's mark, a write) waits its time
+// and answers nothing, as pops work there.
+func TestWaitAtMaxmemory(t *testing.T) {
+	b := broker(t)
+	redis := brokertest.Redis()
+	if reply, err := redis.Do("CONFIG", "SET", "maxmemory", "1"); err != nil || reply != "+OK" {
+		t.Fatalf("CONFIG SET maxmemory: %q %v", reply, err)
+	}
+	defer func() { _, _ = redis.Do("CONFIG", "SET", "maxmemory", "0") }()
+	jobs, err := b.Dispatcher.Pop(context.Background(), dispatcher.PopParams{Topics: []string{"oom-empty"}, Timeout: 50 * time.Millisecond})
+	if err != nil || len(jobs) != 0 {
+		t.Fatalf("a waiting pop at maxmemory: %v %v, want nothing and no error", jobs, err)
 	}
 }

@@ -280,7 +280,7 @@ func (c *conn) get(key string) error {
 	if o.close {
 		closing = c.take(o.queue)
 		if !o.open {
-			if err := c.ackRead(ctx, closing); err != nil {
+			if err := c.ackRead(ctx, o.queue, closing); err != nil {
 				return &storeError{op: "close", err: err}
 			}
 			c.line("END")
@@ -290,7 +290,7 @@ func (c *conn) get(key string) error {
 	if n := c.openCount(o.queue); !o.peek && ((!o.open && n > 0) || (o.open && n >= c.s.opts.MaxOpenReads)) {
 		// Kestrel's rules: no plain get beside an open read, and no more
 		// open reads per queue than max_open_reads.
-		if err := c.ackRead(ctx, closing); err != nil {
+		if err := c.ackRead(ctx, o.queue, closing); err != nil {
 			return &storeError{op: "close", err: err}
 		}
 		return errFatalError
@@ -316,6 +316,9 @@ func (c *conn) get(key string) error {
 		// reader: nothing to close, and the next is read as a plain /open.
 		p.After = nil
 		jobs, err = c.s.d.Pop(ctx, p)
+	}
+	if err != nil && p.After != nil && !errors.As(err, &acked) {
+		c.restore(o.queue, closing) // its ack failed with the pop: still open
 	}
 	if err != nil {
 		if c.ctx.Err() != nil {

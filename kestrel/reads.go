@@ -54,19 +54,32 @@ func (c *conn) take(queue string) *openRead {
 
 // closeRead acks the oldest open read on queue (/close); none is no error.
 func (c *conn) closeRead(ctx context.Context, queue string) error {
-	return c.ackRead(ctx, c.take(queue))
+	return c.ackRead(ctx, queue, c.take(queue))
 }
 
-// ackRead acks open read r, taken from the connection's (nil: none, no
-// error).
-func (c *conn) ackRead(ctx context.Context, r *openRead) error {
+// restore puts open read r, taken from queue's for a /close the store
+// could not settle, back at their head: still this connection's, to close
+// again or to give back when the connection ends.
+func (c *conn) restore(queue string, r *openRead) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.open[queue] = append([]*openRead{r}, c.open[queue]...)
+}
+
+// ackRead acks open read r, taken from the connection's reads on queue
+// (nil: none, no error); one the store could not settle is put back.
+func (c *conn) ackRead(ctx context.Context, queue string, r *openRead) error {
 	if r == nil {
 		return nil
 	}
-	if err := c.settle(ctx, r, dispatcher.ActionAck); !readGone(err) {
-		return err
+	err := c.settle(ctx, r, dispatcher.ActionAck)
+	if readGone(err) {
+		return nil // its TTR ran out meanwhile and it went to another reader: nothing to close
 	}
-	return nil // its TTR ran out meanwhile and it went to another reader: nothing to close
+	if err != nil {
+		c.restore(queue, r)
+	}
+	return err
 }
 
 // settle does action to open read r's job.
