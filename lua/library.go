@@ -46,6 +46,9 @@ const FreeSuffix = "_free"
 var functionFlags = map[string][]string{
 	"check": {"no-writes"}, "topic_stats": {"no-writes"}, "peek": {"no-writes"}, "job_list": {"no-writes"},
 	"batch": nil,
+	// An update may grow a body: at maxmemory it is refused whole, as a push
+	// is, rather than let memory grow past the limit.
+	"update_job": nil,
 }
 
 // ReadOnly says whether a script's function only reads (call it with FCALL_RO).

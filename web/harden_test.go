@@ -110,6 +110,7 @@ func TestRedisOutOfMemory(t *testing.T) {
 	api := b.URL + "/api/v1"
 	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"oom","body":"1","TTR":60}`)
 	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"oom","body":"2","TTR":60}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"oom-patch","topic":"oom-p","body":"small","delay":3600}`)
 	redis := brokertest.Redis()
 	if reply, err := redis.Do("CONFIG", "SET", "maxmemory", "1"); err != nil || reply != "+OK" {
 		t.Fatalf("CONFIG SET maxmemory: %q %v", reply, err)
@@ -127,6 +128,21 @@ func TestRedisOutOfMemory(t *testing.T) {
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(data), "out of memory") ||
 		strings.Contains(string(data), "script") {
 		t.Fatalf("push at maxmemory: %d %q Retry-After %q, want 503 saying Redis is out of memory", resp.StatusCode, data, resp.Header.Get("Retry-After"))
+	}
+	// An update that grows a body is a write that grows memory too: refused
+	// whole (update_job runs without allow-oom), the job as it was.
+	big := strings.Repeat("x", 1000)
+	req, _ = http.NewRequest("PATCH", api+"/jobs/oom-patch", strings.NewReader(`{"body":"`+big+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 {
+		t.Fatalf("an update growing a body at maxmemory: %d, want 503", resp.StatusCode)
+	}
+	if got := mustCall(t, 200, "GET", api+"/jobs/oom-patch", ``); got["body"] != "small" {
+		t.Fatalf("the job after a refused update: %v", got)
 	}
 	job := mustCall(t, 200, "GET", api+"/pop?topic=oom", ``)
 	mustCall(t, 200, "POST", api+"/jobs/"+job["id"].(string)+"/ack", ``)
