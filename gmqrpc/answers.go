@@ -23,7 +23,11 @@ func coded(err error) error {
 	if err == nil || err == errEmpty {
 		return err
 	}
-	return fmt.Errorf("%s: %w", job.KindOf(err), err)
+	kind := job.KindOf(err).String()
+	if strings.HasPrefix(err.Error(), kind+":") {
+		return err // its message starts with its kind's word already ("invalid: topic name ...")
+	}
+	return fmt.Errorf("%s: %w", kind, err)
 }
 
 // outcomeOf is a failed call's code label (tcpserver's outcomes), from the

@@ -1,9 +1,12 @@
 package gmqrpc
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/internal/tcpserver"
+	"github.com/gmq/gmq/job"
 )
 
 // TestOutcomeOf: a failed call's code label follows its error's kind.
@@ -19,6 +22,20 @@ func TestOutcomeOf(t *testing.T) {
 	} {
 		if got := outcomeOf(text); got != want {
 			t.Errorf("outcomeOf(%q) = %s, want %s", text, got, want)
+		}
+	}
+}
+
+// TestCodedOnce: a message that starts with its kind's word already
+// (job.ErrInvalid's "invalid: ...") is not coded twice.
+func TestCodedOnce(t *testing.T) {
+	for err, want := range map[error]string{
+		fmt.Errorf("%w: topic name %q has a character outside A-Za-z0-9", job.ErrInvalid, "a~b"): `invalid: topic name "a~b" has a character outside A-Za-z0-9`,
+		fmt.Errorf("ack %q: %w", "o_1", job.ErrNotFound):                                         `not_found: ack "o_1": not found`,
+		jobjson.ErrBadRequest: "invalid: bad request",
+	} {
+		if got := coded(err).Error(); got != want {
+			t.Errorf("coded(%v) = %q, want %q", err, got, want)
 		}
 	}
 }

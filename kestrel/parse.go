@@ -106,6 +106,13 @@ func expiry(exp int64, now time.Time) time.Time {
 	}
 }
 
-// checkQueue applies gmq's topic rules, which forbid what kestrel forbids in
-// queue names ('/' and '~') and more (spaces, control bytes, over 200 bytes).
-func checkQueue(name string) error { return job.ValidateTopic(name) }
+// checkQueue applies gmq's topic rules, which forbid '~' as kestrel does,
+// and more (spaces, control bytes, over 200 bytes), and kestrel's '/'.
+func checkQueue(name string) error {
+	if strings.Contains(name, "/") {
+		// gmq's topics may hold '/', but a get reads what follows one as its
+		// options: a queue set here could never be read here.
+		return fmt.Errorf("%w: queue name %q holds '/', which starts a get's options (kestrel's rule)", job.ErrInvalid, name)
+	}
+	return job.ValidateTopic(name)
+}

@@ -42,6 +42,7 @@ func TestTranscript(t *testing.T) {
 		{"set q 0 99999999999 1\r\nx\r\n", "CLIENT_ERROR bad exptime \"99999999999\": want a whole number of seconds (32 bits, as kestrel)\r\n"},
 		{"set q 0 0 70000\r\n" + strings.Repeat("y", 70000) + "\r\n", "NOT_STORED\r\n"}, // over max_body: read, dropped
 		{"set bad~name 0 0 1\r\nx\r\n", "CLIENT_ERROR invalid: topic name \"bad~name\" has a character outside A-Za-z0-9-+/;.$_() at byte 3\r\n"},
+		{"set a/b 0 0 1\r\nx\r\n", "CLIENT_ERROR invalid: queue name \"a/b\" holds '/', which starts a get's options (kestrel's rule)\r\n"},
 		{"version\r\n", "VERSION test\r\n"},
 		{"shutdown\r\n", "CLIENT_ERROR shutdown is off ([kestrel] allow_shutdown)\r\n"},
 		{"flush_expired q\r\n", "0\r\n"},
