@@ -223,6 +223,9 @@ func (a *AckArgs) UnmarshalJSON(data []byte) error {
 // object params.
 func delivery(f jobjson.Fields) (id string, attempt int, token job.Delivery, err error) {
 	id, _, err = f.Str("id")
+	if err == nil && id == "" {
+		err = fmt.Errorf("%w: id is missing", jobjson.ErrBadRequest) // as HTTP's batch ack says it
+	}
 	if err != nil {
 		return
 	}
