@@ -393,3 +393,28 @@ func TestAdminCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedRequestLoggedOnce: an HTTP request that fails with a 5xx is one
+// log line, with its status and its cause (it was two: the cause, then the
+// request).
+func TestFailedRequestLoggedOnce(t *testing.T) {
+	t.Parallel()
+	redis := redistest.Start(t)
+	b := startBroker(t, redis.URL())
+	if reply, err := redis.Do("CONFIG", "SET", "maxmemory", "1"); err != nil || reply != "+OK" {
+		t.Fatalf("CONFIG SET maxmemory: %q %v", reply, err)
+	}
+	if a, err := b.do("POST", "/api/v1/jobs", `{"topic":"log-once","body":"x"}`); err != nil || a.code != 503 {
+		t.Fatalf("push at maxmemory: %v %v", a, err)
+	}
+	waitForLog(t, b, "status=503")
+	var lines []string
+	for _, line := range strings.Split(b.log.String(), "\n") {
+		if strings.Contains(line, "path=/api/v1/jobs") {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "status=503") || !strings.Contains(lines[0], "err=") {
+		t.Fatalf("the failed push's log lines: %q, want one with its status and its cause", lines)
+	}
+}

@@ -260,8 +260,11 @@ func (s *Server) logRequests(c *gin.Context) {
 	if c.Writer.Status() >= 500 {
 		level = slog.LevelWarn
 	}
-	s.log.Log(c, level, "http", "method", c.Request.Method, "path", c.Request.URL.Path,
-		"status", c.Writer.Status(), "took", time.Since(start))
+	args := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", c.Writer.Status(), "took", time.Since(start)}
+	if err := c.Errors.Last(); err != nil {
+		args = append(args, "err", err.Err) // the cause failure kept: one line a failed request
+	}
+	s.log.Log(c, level, "http", args...)
 }
 
 // deadline bounds an ordinary request by the request timeout.
@@ -278,9 +281,7 @@ func (s *Server) deadline(c *gin.Context) {
 // a client must not retry it, only what followed it.
 func (s *Server) failure(c *gin.Context, err error, out gin.H) (int, gin.H) {
 	code := statusOf(err)
-	if code >= 500 {
-		s.log.Warn("request failed", "path", c.Request.URL.Path, "err", err)
-	}
+	_ = c.Error(err) // logRequests logs it with the request: 5xx at Warn, the rest at Debug
 	if code == http.StatusServiceUnavailable {
 		c.Header("Retry-After", "1")
 	}
