@@ -140,6 +140,21 @@ var conformanceTable = []conformance{
 		kestrel:   wire{send: "set c-oom 0 0 1\r\nx\r\n", want: "NOT_STORED"},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-oom","body":"x"}]`, "out_of_memory: "},
 	},
+	{
+		name: "Redis down", // last: the broker serves again once Redis is back, as the fault tests show
+		setup: func(t *testing.T, b *brokerProc, redis *redistest.Server) {
+			redis.Terminate()
+			t.Cleanup(func() {
+				if err := redis.StartAgain(); err != nil {
+					t.Error(err)
+				}
+			})
+		},
+		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-down","body":"x"}`, 503, "redis"},
+		beanstalk: wire{send: "put 0 0 60 1\r\nx\r\n", want: "INTERNAL_ERROR"},
+		kestrel:   wire{send: "set c-down 0 0 1\r\nx\r\n", want: "SERVER_ERROR ...", closes: true},
+		rpc:       rpcCall{"Service.Push", `[{"topic":"c-down","body":"x"}]`, "retry_later: "},
+	},
 }
 
 // TestConformance runs every scenario through every front end that has a
