@@ -141,6 +141,28 @@ var conformanceTable = []conformance{
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-oom","body":"x"}]`, "out_of_memory: "},
 	},
 	{
+		name: "an overloaded broker", // [jobs] max_waiting = 1 (TestConformance), held by a long poll
+		setup: func(t *testing.T, b *brokerProc, _ *redistest.Server) {
+			held := make(chan struct{})
+			go func() { // ends with its long poll, at the latest its timeout
+				defer close(held)
+				_, _ = b.do("POST", "/api/v1/pop", `{"topics":["c-held"],"timeout":60}`)
+			}()
+			waitUntil(t, "the broker's one waiting slot taken", func() bool {
+				a, err := b.do("GET", "/api/v1/stats", "")
+				return err == nil && a.body["current_waiting"] == float64(1)
+			})
+			t.Cleanup(func() {
+				b.must(201, "POST", "/api/v1/jobs", `{"topic":"c-held","body":"let it go"}`)
+				<-held
+			})
+		},
+		http:      call{"POST", "/api/v1/pop", `{"topics":["c-over"],"timeout":5}`, 429, "waiting"},
+		beanstalk: wire{send: "watch c-over\r\nreserve-with-timeout 5\r\n", skip: 1, want: "OUT_OF_MEMORY"},
+		kestrel:   wire{send: "get c-over/t=5000\r\n", want: "SERVER_ERROR ...", closes: true},
+		rpc:       rpcCall{"Service.Pop", `[["c-over"]]`, "overloaded: "},
+	},
+	{
 		name: "Redis down", // last: the broker serves again once Redis is back, as the fault tests show
 		setup: func(t *testing.T, b *brokerProc, redis *redistest.Server) {
 			redis.Terminate()
@@ -164,6 +186,9 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	redis := redistest.Start(t)
 	b := startBroker(t, redis.URL())
+	// One consumer may wait at once, so that "an overloaded broker" can fill
+	// the broker's waiting slots with one long poll.
+	b.restartWith("", "[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n[jobs]\nmax_waiting = 1\n")
 	for _, sc := range conformanceTable {
 		t.Run(sc.name, func(t *testing.T) {
 			if sc.setup != nil {
