@@ -22,6 +22,11 @@ import (
 // reservation is found lost (see Work).
 type Handler func(ctx context.Context, j *Job) error
 
+// ErrHandlerTimeout is the cause of a handler's cancelled context when it ran
+// past WorkOptions.Timeout: Work fails the job with it once the handler
+// returns, whatever the handler returned.
+var ErrHandlerTimeout = errors.New("gmq: the handler ran out of time")
+
 // ErrLostJob is the cause of a handler's cancelled context when a touch found
 // the job no longer reserved for this worker: its TTR ran out first, and
 // another worker may have it. Work neither acks nor fails such a job.
@@ -38,6 +43,13 @@ type WorkOptions struct {
 	// Log is told what Work survives (a pop that failed, an ack or a fail
 	// refused, a handler's panic with its stack); nil: slog.Default().
 	Log *slog.Logger
+	// Timeout is the most a handler may take on a job (0: no limit). Past
+	// it the handler's context is cancelled, with cause ErrHandlerTimeout,
+	// and when the handler returns the job is failed with that reason (it
+	// is retried after its backoff, or dies, by its retry policy). Go cannot
+	// stop a goroutine: a handler that does not watch its context runs on
+	// (its job still touched) until it returns.
+	Timeout time.Duration
 }
 
 // DefaultWait is WorkOptions.Wait's default.
@@ -193,10 +205,14 @@ func reason(err error) string {
 func (w *worker) handle(ctx context.Context, j *Job) (err error) {
 	hctx, lose := context.WithCancelCause(ctx)
 	defer lose(nil)
+	if limit := w.opts.Timeout; limit > 0 {
+		timer := time.AfterFunc(limit, func() { lose(fmt.Errorf("%w after %s", ErrHandlerTimeout, limit)) })
+		defer timer.Stop()
+	}
 	stopTouching := w.keepAlive(ctx, lose, j)
 	defer func() {
 		stopTouching()
-		if cause := context.Cause(hctx); errors.Is(cause, ErrLostJob) {
+		if cause := context.Cause(hctx); errors.Is(cause, ErrLostJob) || errors.Is(cause, ErrHandlerTimeout) {
 			err = cause
 		}
 	}()

@@ -142,10 +142,15 @@ func TestWorkFailsTheJob(t *testing.T) {
 		name      string
 		handler   client.Handler
 		lastError string
+		timeout   time.Duration // WorkOptions.Timeout
 	}{
 		{"error", func(context.Context, *client.Job) error { return errors.New("smtp: 550 mailbox unavailable") },
-			"smtp: 550 mailbox unavailable"},
-		{"panic", func(context.Context, *client.Job) error { panic("index out of range") }, "panic: index out of range"},
+			"smtp: 550 mailbox unavailable", 0},
+		{"panic", func(context.Context, *client.Job) error { panic("index out of range") }, "panic: index out of range", 0},
+		// A handler past WorkOptions.Timeout: its context is cancelled and the
+		// job failed with that reason, whatever the handler returns.
+		{"timeout", func(ctx context.Context, _ *client.Job) error { <-ctx.Done(); return nil },
+			"gmq: the handler ran out of time after 100ms", 100 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := brokerWithToken(t, nil)
@@ -157,7 +162,7 @@ func TestWorkFailsTheJob(t *testing.T) {
 				t.Fatal(err)
 			}
 			id := pushed.ID
-			w := work(t, c, []string{"fails"}, tc.handler, client.WorkOptions{Wait: time.Second})
+			w := work(t, c, []string{"fails"}, tc.handler, client.WorkOptions{Wait: time.Second, Timeout: tc.timeout})
 			var j *client.Job
 			eventually(t, 5*time.Second, "the job failed", func() bool {
 				j, err = c.Get(context.Background(), id)
