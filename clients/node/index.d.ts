@@ -234,6 +234,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Seconds each long poll waits for a job. Default 30. */
   pollTimeout?: number;
+  /** Seconds a handler may run (0, the default: no limit): past it its signal is aborted with a HandlerTimeoutError and its job failed with that message. */
+  timeout?: number;
   /** Signals that stop the worker gracefully. Default ["SIGTERM", "SIGINT"]; [] or false: none. */
   signals?: string[] | false;
   /** Told of errors that are not the handler's (an ack refused, the broker down). Default: console.error. */
@@ -303,7 +305,7 @@ export class Client {
   /** Pushes a schedule's job now, counted as its last fire. None: 404; overlap skip while its last job waits: 409. */
   fireSchedule(name: string, options?: CallOptions): Promise<{ id: string; internal_id: number }>;
   /** Starts a worker: see Worker. */
-  worker(topics: string | string[], handler: (job: Job) => unknown, options?: WorkerOptions): Worker;
+  worker(topics: string | string[], handler: (job: Job, context: { signal: AbortSignal }) => unknown, options?: WorkerOptions): Worker;
 }
 
 /**
@@ -312,7 +314,7 @@ export class Client {
  */
 export class Worker {
   /** Use Client.worker. */
-  constructor(client: Client, topics: string[], handler: (job: Job) => unknown, options?: WorkerOptions);
+  constructor(client: Client, topics: string[], handler: (job: Job, context: { signal: AbortSignal }) => unknown, options?: WorkerOptions);
   /** Resolves when the worker has stopped and the jobs in hand were acked or failed; rejects with a fatal error (401…). */
   readonly done: Promise<void>;
   /** stop() was called, a signal came, or a fatal error. */
@@ -322,6 +324,11 @@ export class Worker {
 }
 
 export const defaults: Readonly<Required<Omit<ClientOptions, 'token'>>>;
-export const workerDefaults: Readonly<{ concurrency: number; pollTimeout: number; signals: readonly string[] }>;
+export const workerDefaults: Readonly<{ concurrency: number; pollTimeout: number; timeout: number; signals: readonly string[] }>;
+
+/** The reason a handler's signal is aborted with past the worker's timeout, and its job's failure. */
+export class HandlerTimeoutError extends Error {
+  constructor(seconds: number);
+}
 /** This client's release (package.json's version). */
 export const version: string;

@@ -10,6 +10,7 @@ import { reason } from './wire.js';
 export const workerDefaults = Object.freeze({
   concurrency: 1,
   pollTimeout: 30,
+  timeout: 0, // no limit on a handler
   signals: Object.freeze(['SIGTERM', 'SIGINT']),
 });
 
@@ -28,7 +29,12 @@ const maxPause = 10;
  *   when it throws (or rejects), the job is failed with the error's message,
  *   to be retried after its retry policy's backoff or go to the dead set;
  * - a job of TTR 0 was removed as it was popped: it is neither touched nor
- *   acked nor failed.
+ *   acked nor failed;
+ * - with timeout (seconds, 0: none), a handler still running after it has
+ *   the signal it was given ({signal}, its second argument) aborted with a
+ *   HandlerTimeoutError, and when it settles the job is failed with that
+ *   error's message, whatever it returned (JavaScript cannot stop a
+ *   function: a handler that ignores its signal runs on, its job touched).
  * stop(), or SIGTERM or SIGINT (unless options.signals says otherwise),
  * ends the loops: no more pops (the long polls in flight are aborted), the
  * jobs in hand finish and are acked or failed, then done resolves. After a
@@ -45,6 +51,7 @@ export class Worker {
   #topics;
   #handler;
   #pollTimeout;
+  #timeout;
   #onError;
   #onFailure;
   #stop = new AbortController();
@@ -75,10 +82,14 @@ export class Worker {
     if (!(typeof opts.pollTimeout === 'number' && opts.pollTimeout >= 0)) {
       throw new TypeError(`pollTimeout must be a number of seconds, got ${opts.pollTimeout}`);
     }
+    if (!(typeof opts.timeout === 'number' && opts.timeout >= 0)) {
+      throw new TypeError(`timeout must be a number of seconds (0: none), got ${opts.timeout}`);
+    }
     this.#client = client;
     this.#topics = topics;
     this.#handler = handler;
     this.#pollTimeout = opts.pollTimeout;
+    this.#timeout = opts.timeout;
     this.#onError = opts.onError;
     this.#onFailure = opts.onFailure;
     const unlisten = listen(opts.signals || [], () => this.stop());
@@ -131,14 +142,21 @@ export class Worker {
   /** run runs the handler on job, keeping it reserved, then acks or fails it. */
   async #run(job) {
     const keepAlive = this.#keepAlive(job);
+    const abort = new AbortController();
+    let timedOut = null;
+    const timer = this.#timeout > 0
+      ? setTimeout(() => abort.abort((timedOut = new HandlerTimeoutError(this.#timeout))), this.#timeout * 1000)
+      : null;
     let failure = null;
     try {
-      await this.#handler(job);
+      await this.#handler(job, { signal: abort.signal });
     } catch (err) {
       failure = { err };
     } finally {
+      clearTimeout(timer);
       await keepAlive.stop();
     }
+    if (timedOut) failure = { err: timedOut }; // whatever the handler did after its time
     if (!(job.TTR > 0)) return; // removed as it was popped: nothing to ack
     try {
       if (failure) await this.#client.fail(job, reason(failure.err));
@@ -167,6 +185,18 @@ export class Worker {
         return last;
       },
     };
+  }
+}
+
+/**
+ * HandlerTimeoutError is the reason a handler's signal is aborted with when
+ * it ran past the worker's timeout, and what its job is failed with.
+ */
+export class HandlerTimeoutError extends Error {
+  /** @param {number} seconds the worker's timeout */
+  constructor(seconds) {
+    super(`gmq: the handler ran out of time after ${seconds} s`);
+    this.name = 'HandlerTimeoutError';
   }
 }
 

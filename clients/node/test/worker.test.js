@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GmqError } from 'gmq-client';
+import { GmqError, HandlerTimeoutError } from 'gmq-client';
 import { client, elapsed, noBroker, topic, until } from '../testdata/helpers.js';
 
 const c = client();
@@ -86,6 +86,28 @@ test('a handler that throws or rejects fails the job with its message', { skip: 
       assert.equal(job.state, 'delayed'); // the topic's backoff, then retried
     });
   }
+});
+
+test('a handler past the timeout has its signal aborted and its job failed with that reason', { skip: noBroker }, async () => {
+  const tp = topic('timeout');
+  const id = await c.push(tp, 'x');
+  const ran = signal();
+  let reasonSeen;
+  const handler = async (job, { signal: aborted }) => {
+    ran.fire();
+    await new Promise((resolve) => aborted.addEventListener('abort', resolve, { once: true }));
+    reasonSeen = aborted.reason;
+    return 'done anyway'; // too late: the job is failed
+  };
+  await working(tp, handler, { timeout: 0.1 }, async (w, errors) => {
+    await ran.fired;
+    await until(async () => (await c.getJob(id))?.failures === 1);
+    await w.stop();
+    assert.deepEqual(errors, []);
+  });
+  assert.ok(reasonSeen instanceof HandlerTimeoutError, `the signal's reason: ${reasonSeen}`);
+  const job = await c.getJob(id);
+  assert.equal(job.last_error, 'gmq: the handler ran out of time after 0.1 s');
 });
 
 test('a handler past the TTR is touched: acked once, never delivered twice', { skip: noBroker }, async () => {
