@@ -40,6 +40,7 @@ func TestPython(t *testing.T) {
 		{"WorkerStub", testWorkerStub},
 		{"WorkerConcurrency", testWorkerConcurrency},
 		{"WorkerFailsOnException", testWorkerFailsOnException},
+		{"WorkerTimeout", testWorkerTimeout},
 		{"WorkerTouchesPastTTR", testWorkerTouchesPastTTR},
 		{"WorkerStopsOnSIGTERM", testWorkerStopsOnSIGTERM},
 		{"WorkerKilledJobComesBack", testWorkerKilledJobComesBack},

@@ -184,6 +184,19 @@ func testWorkerFailsOnException(t *testing.T, py string) {
 	}
 }
 
+// A handler past the worker's timeout has its stop event set, and its job
+// is failed with that reason whatever the handler returns.
+func testWorkerTimeout(t *testing.T, py string) {
+	b := brokertest.Fresh(t, nil)
+	id := push(t, b, "py-late", "x", `,"id":"late-1"`)
+	w := startWorker(t, py, b, "py-late", "--timeout", "0.2", "--until-stopped", "--expect", "1")
+	w.wait(t, 10*time.Second)
+	code, job := getJob(t, b, id)
+	if code != 200 || job["last_error"] != "gmq: the handler ran out of time after 0.2 s" || job["failures"] != 1.0 {
+		t.Fatalf("after the timeout: %d %v", code, job)
+	}
+}
+
 // A handler that runs past its job's TTR (3 s for a TTR of 2 s) keeps the
 // job, touched every second: a second thread polling all along never gets
 // it, and the ack of its one delivery goes through.

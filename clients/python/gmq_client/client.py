@@ -353,13 +353,14 @@ class Client(ScheduleCalls):
         return self._call("PATCH", "/api/v1/jobs/%s" % urllib.parse.quote(str(job_id), safe=""), args)
 
     def worker(self, topics: Iterable[str], handler: "Handler", concurrency: int = 1, poll: float = 5.0,
-               handle_signals: bool = True, logger: Optional[logging.Logger] = None) -> "Worker":
+               handle_signals: bool = True, logger: Optional[logging.Logger] = None,
+               timeout: Optional[float] = None) -> "Worker":
         """A Worker running handler on the jobs of topics with this client:
         call its run(). See gmq_client.Worker for the options."""
         from gmq_client.worker import Worker  # here: worker.py imports this module
 
         return Worker(self, topics, handler, concurrency=concurrency, poll=poll,
-                      handle_signals=handle_signals, logger=logger)
+                      handle_signals=handle_signals, logger=logger, timeout=timeout)
 
     def _call(self, method: str, path: str, payload: Any, wait: float = 0,
               settled_by: Optional[Callable[[GmqError], bool]] = None) -> Any:

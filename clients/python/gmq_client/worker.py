@@ -3,6 +3,7 @@
     worker = client.worker(["mail"], send_mail, concurrency=4)
     worker.run()   # until SIGTERM, SIGINT or worker.stop()
 """
+import inspect
 import logging
 import signal
 import threading
@@ -12,7 +13,7 @@ from gmq_client.client import Client, GmqError, Job
 
 __all__ = ["Handler", "Worker"]
 
-Handler = Callable[[Job], Any]
+Handler = Callable[..., Any]  # handler(job), or handler(job, stop): see Worker
 
 # POP_FATAL are a pop's answers that no retry mends: a wrong token, a bad
 # topic name. The worker stops on them and run() raises the error.
@@ -32,7 +33,13 @@ class Worker:
     - on an exception, fails the job with "Type: message", so it waits
       its retry policy's backoff or goes to the dead set past max_attempts;
     - while the handler runs, a thread touches the job every TTR/2, so a
-      handler may run past the TTR without the job being delivered again.
+      handler may run past the TTR without the job being delivered again;
+    - with timeout (seconds; None, the default: no limit), a handler still
+      running after it has its stop event set (a threading.Event, given as
+      a second argument to a handler that takes two: handler(job, stop)),
+      and when it returns the job is failed with "gmq: the handler ran out
+      of time after T s", whatever it returned. Python cannot stop a thread:
+      a handler that does not watch its event runs on, its job touched.
 
     stop() (and SIGTERM or SIGINT, when run() is called in the main thread
     and handle_signals is true) stops the pops; the jobs in hand finish and
@@ -49,10 +56,15 @@ class Worker:
     """
 
     def __init__(self, client: Client, topics: Iterable[str], handler: Handler, concurrency: int = 1,
-                 poll: float = 5.0, handle_signals: bool = True, logger: Optional[logging.Logger] = None) -> None:
+                 poll: float = 5.0, handle_signals: bool = True, logger: Optional[logging.Logger] = None,
+                 timeout: Optional[float] = None) -> None:
         self._topics = list(topics)
         if not self._topics or concurrency < 1 or poll <= 0:
             raise ValueError("gmq worker: give at least one topic, concurrency >= 1 and poll > 0")
+        if timeout is not None and timeout <= 0:
+            raise ValueError("gmq worker: timeout is a number of seconds over 0, or None (no limit)")
+        self._timeout = timeout
+        self._takes_stop = _takes_two(handler)
         self._client = client
         self._handler = handler
         self._concurrency = concurrency
@@ -175,17 +187,32 @@ class Worker:
         the error to fail the job with. An exit (SystemExit, KeyboardInterrupt)
         fails the job too, and stops the worker: run() raises it."""
         keeper = _Keeper(self._client, job, self._log)
+        stop = threading.Event()
+        timer = None
+        if self._timeout is not None:
+            timer = threading.Timer(self._timeout, stop.set)
+            timer.daemon = True
+            timer.start()
         try:
-            self._handler(job)
-            return None
+            if self._takes_stop:
+                self._handler(job, stop)
+            else:
+                self._handler(job)
+            error = None
         except BaseException as e:  # noqa: BLE001 - every failure is reported to gmq
             if isinstance(e, Exception):
                 self._log.exception("gmq worker: job %s failed", job["id"])
             else:
                 self._give_up(e)
-            return "%s: %s" % (type(e).__name__, e)
+            error = "%s: %s" % (type(e).__name__, e)
         finally:
+            if timer is not None:
+                timer.cancel()
             keeper.stop()
+        if stop.is_set():  # past its time: failed so, whatever the handler did after
+            error = "gmq: the handler ran out of time after %g s" % self._timeout
+            self._log.warning("gmq worker: job %s: %s", job["id"], error)
+        return error
 
     def _release(self, job: Job) -> None:
         self._log.info("gmq worker: releasing %s: it came after the stop", job["id"])
@@ -242,3 +269,16 @@ class _Keeper:
 
 def _nothing() -> None:
     pass
+
+
+def _takes_two(handler: Callable[..., Any]) -> bool:
+    """Whether handler takes a second argument (the stop event): two
+    positional parameters, or *args."""
+    try:
+        params = list(inspect.signature(handler).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature: give it the job alone
+        return False
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return True
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2

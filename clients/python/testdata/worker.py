@@ -21,6 +21,8 @@ def main() -> None:
     p.add_argument("--fail", help="raise ValueError(FAIL) in the handler")
     p.add_argument("--together", type=int, default=0, help="the first N jobs wait until all N run at once")
     p.add_argument("--expect", type=int, default=0, help="stop after N jobs (0: run until a signal)")
+    p.add_argument("--timeout", type=float, default=None, help="the worker's timeout, seconds")
+    p.add_argument("--until-stopped", action="store_true", help="the handler waits for its stop event")
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 
@@ -37,11 +39,13 @@ def main() -> None:
             counts[what] += 1
             return counts[what]
 
-    def handle(job: Job) -> None:
+    def handle(job: Job, stop: threading.Event) -> None:
         say("started %s %d" % (job["id"], job["attempt"]))
         try:
             if together is not None and count("started") <= args.together:
                 together.wait()  # raises BrokenBarrierError unless all of them run at once
+            if args.until_stopped:
+                stop.wait(60)  # set by the worker's timeout
             time.sleep(args.sleep)
             if args.fail:
                 raise ValueError(args.fail)
@@ -50,7 +54,8 @@ def main() -> None:
             if count("done") == args.expect:
                 worker.stop()
 
-    worker = Client(args.url).worker([args.topic], handle, concurrency=args.concurrency, poll=args.poll)
+    worker = Client(args.url).worker([args.topic], handle, concurrency=args.concurrency, poll=args.poll,
+                                     timeout=args.timeout)
     worker.run()
     say("stopped")
 
