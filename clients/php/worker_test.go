@@ -231,6 +231,20 @@ func TestWorkerFailsAJobThatThrows(t *testing.T) {
 	}
 }
 
+// A handler past the worker's timeout (1 s) is cut short by a
+// HandlerTimeout (its sleep of a minute too), and its job failed with
+// that reason.
+func TestWorkerTimeout(t *testing.T) {
+	b := fresh(t, nil)
+	id := push(t, b.URL, `{"topic":"late","body":"{\"sleep\":60}","retry":{"backoff":"fixed","base":60}}`)
+	w := start(t, []string{"GMQ_WORKER_TIMEOUT=1"}, "testdata/worker.php", b.URL, "late", "1", "1", "1") // ends after one job
+	w.exit(t, 30*time.Second)
+	code, j := peek(t, b.URL, id)
+	if code != 200 || j["last_error"] != "gmq: the handler ran out of time after 1 s" || j["failures"] != 1.0 {
+		t.Errorf("job after the timeout: %d %v", code, j)
+	}
+}
+
 // A handler that runs past the TTR (6 s of a 2 s TTR) is touched: the job
 // is still the first delivery's at 2.5 s, is delivered once (a second
 // worker process waits for it in vain), and acked. The handler runs well

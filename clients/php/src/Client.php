@@ -378,9 +378,9 @@ class Client
      * @param callable(array): mixed $handler
      * @param null|callable(string): void $log
      */
-    public function worker(array $topics, callable $handler, int $concurrency = 1, float $wait = 5.0, int $maxJobs = 0, ?callable $log = null): Worker
+    public function worker(array $topics, callable $handler, int $concurrency = 1, float $wait = 5.0, int $maxJobs = 0, ?callable $log = null, int $timeout = 0): Worker
     {
-        return new Worker($this, $topics, $handler, $concurrency, $wait, $maxJobs, $log);
+        return new Worker($this, $topics, $handler, $concurrency, $wait, $maxJobs, $log, $timeout);
     }
 
     /**

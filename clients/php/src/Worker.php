@@ -57,6 +57,8 @@ final class Worker
      * @param int $maxJobs a worker process ends after this many jobs (0: never), to free what leaked:
      *                     run() returns, or with $concurrency > 1 the supervisor starts a fresh process
      * @param null|callable(string): void $log problems, one line each (default: STDERR)
+     * @param int $timeout seconds a handler may run (0: no limit): past it a HandlerTimeout is thrown
+     *                     into it (SIGALRM: needs ext-pcntl), and the job is failed with its message
      */
     public function __construct(
         private readonly Client $client,
@@ -66,9 +68,10 @@ final class Worker
         private readonly float $wait = 5.0,
         private readonly int $maxJobs = 0,
         ?callable $log = null,
+        private readonly int $timeout = 0,
     ) {
-        if ($topics === [] || $concurrency < 1 || $wait <= 0 || $maxJobs < 0) {
-            throw new \InvalidArgumentException('gmq worker: give at least one topic, concurrency >= 1, wait > 0, maxJobs >= 0');
+        if ($topics === [] || $concurrency < 1 || $wait <= 0 || $maxJobs < 0 || $timeout < 0) {
+            throw new \InvalidArgumentException('gmq worker: give at least one topic, concurrency >= 1, wait > 0, maxJobs >= 0, timeout >= 0');
         }
         $this->handler = $handler;
         $print = $log ?? static function (string $line): void {
@@ -181,16 +184,48 @@ final class Worker
     {
         $this->beginTouches($job);
         $blocked = Signals::block();
+        $alarm = $this->alarm();
         try {
             ($this->handler)($job);
             $error = null;
         } catch (\Throwable $e) {
             $error = self::reason($e);
         } finally {
+            $timedOut = $alarm !== null && $alarm();
             Signals::unblock($blocked);
             $this->endTouches();
         }
+        if ($timedOut) { // failed so, whatever the handler did with the HandlerTimeout
+            $error = (new HandlerTimeout($this->timeout))->getMessage();
+        }
         $this->finish($job, $error);
+    }
+
+    /**
+     * Arms the timeout (none without one, or without ext-pcntl): a SIGALRM
+     * after $this->timeout seconds throws a HandlerTimeout into the handler.
+     * Returns the disarm to call once the handler is done, which says
+     * whether the alarm went off.
+     */
+    private function alarm(): ?\Closure
+    {
+        if ($this->timeout <= 0 || !function_exists('pcntl_alarm')) {
+            return null;
+        }
+        $fired = false;
+        $async = pcntl_async_signals(true);
+        $previous = pcntl_signal_get_handler(SIGALRM);
+        pcntl_signal(SIGALRM, function () use (&$fired): void {
+            $fired = true;
+            throw new HandlerTimeout($this->timeout);
+        });
+        pcntl_alarm($this->timeout);
+        return static function () use (&$fired, $previous, $async): bool {
+            pcntl_alarm(0);
+            pcntl_signal(SIGALRM, $previous);
+            pcntl_async_signals($async);
+            return $fired;
+        };
     }
 
     /**

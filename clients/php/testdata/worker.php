@@ -23,7 +23,7 @@ $worker = $client->worker([$topic], function (array $job) use (&$worker): void {
         throw new RuntimeException($do['throw']);
     }
     printf("done %s %d %.3f\n", $job['id'], $pid, microtime(true) - $start);
-}, concurrency: (int) $concurrency, wait: (float) $wait, maxJobs: (int) $max);
+}, concurrency: (int) $concurrency, wait: (float) $wait, maxJobs: (int) $max, timeout: (int) (getenv('GMQ_WORKER_TIMEOUT') ?: 0));
 echo "running\n";
 $worker->run();
 echo "stopped\n";
