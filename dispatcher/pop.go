@@ -138,23 +138,20 @@ func (d *Dispatcher) ackAndPop(ctx context.Context, ack Ack, p PopParams) ([]*jo
 	if ack, err = d.delivery(ctx, ack); err != nil {
 		return nil, err
 	}
-	if refused := d.allow("pop", reading); refused != nil {
-		// The status refuses the pop, not the ack, which finishes a
-		// reservation: the ack stands alone.
+	topics = d.withoutAliases(topics)
+	// One script acks and pops one job of topics it shares a bucket with;
+	// otherwise the ack goes alone, first: when the status refuses the pop
+	// (not the ack, which finishes a reservation), for several jobs, and
+	// for aliases only (nothing to pop).
+	if refused := d.allow("pop", reading); refused != nil || p.Count > 0 || len(topics) == 0 {
 		if err := d.pool.Delete(ctx, ack.ID, ack.Attempt); err != nil {
 			return nil, err
 		}
-		return nil, &job.AckedError{Err: refused}
-	}
-	if p.Count > 0 {
-		if err := d.pool.Delete(ctx, ack.ID, ack.Attempt); err != nil {
-			return nil, err
-		}
-		return d.popAfterAcks(ctx, p)
-	}
-	if topics = d.withoutAliases(topics); len(topics) == 0 {
-		if err := d.pool.Delete(ctx, ack.ID, ack.Attempt); err != nil {
-			return nil, err
+		switch {
+		case refused != nil:
+			return nil, &job.AckedError{Err: refused}
+		case p.Count > 0:
+			return d.popAfterAcks(ctx, p)
 		}
 		if err := waitOut(ctx, min(p.Timeout, d.opts.MaxPopTimeout)); err != nil {
 			return nil, &job.AckedError{Err: err}

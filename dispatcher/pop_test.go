@@ -169,18 +169,31 @@ func TestAckThenPopUnderQuiescent(t *testing.T) {
 	}
 }
 
-// TestWaitAtMaxmemory: a pop that waits on an empty topic while Redis is at
-// its maxmemory (which refuses the waiter's mark, a write) waits its time
-// and answers nothing, as pops work there.
+// TestWaitAtMaxmemory: a pop that waits while Redis is at its maxmemory
+// (which refuses the waiter's mark, a write) waits its time and answers
+// nothing, and one woken meanwhile (a delayed job made ready by its
+// bucket's timer, which runs at maxmemory) takes the job, as pops work
+// there.
 func TestWaitAtMaxmemory(t *testing.T) {
 	b := broker(t)
+	d := b.Dispatcher
+	ctx := context.Background()
+	if _, err := d.Push(ctx, job.Spec{Topic: "oom-later", Body: "x", Priority: job.DefaultPriority, TTR: time.Minute,
+		Delay: time.Second}); err != nil {
+		t.Fatal(err)
+	}
 	redis := brokertest.Redis()
 	if reply, err := redis.Do("CONFIG", "SET", "maxmemory", "1"); err != nil || reply != "+OK" {
 		t.Fatalf("CONFIG SET maxmemory: %q %v", reply, err)
 	}
 	defer func() { _, _ = redis.Do("CONFIG", "SET", "maxmemory", "0") }()
-	jobs, err := b.Dispatcher.Pop(context.Background(), dispatcher.PopParams{Topics: []string{"oom-empty"}, Timeout: 50 * time.Millisecond})
+	jobs, err := d.Pop(ctx, dispatcher.PopParams{Topics: []string{"oom-empty"}, Timeout: 50 * time.Millisecond})
 	if err != nil || len(jobs) != 0 {
 		t.Fatalf("a waiting pop at maxmemory: %v %v, want nothing and no error", jobs, err)
+	}
+	// Waits until the job is due (a second), well within its minute.
+	jobs, err = d.Pop(ctx, dispatcher.PopParams{Topics: []string{"oom-later"}, Timeout: time.Minute})
+	if err != nil || len(jobs) != 1 || jobs[0].Body != "x" {
+		t.Fatalf("a pop woken at maxmemory: %v %v, want the delayed job", jobs, err)
 	}
 }

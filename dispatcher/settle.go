@@ -74,6 +74,9 @@ func (d *Dispatcher) Settle(ctx context.Context, p SettleParams) (*job.Job, erro
 		if err := d.allow("kick", reading); err != nil {
 			return nil, err
 		}
+	case ActionAck, ActionRelease, ActionBury, ActionTouch, ActionFail, ActionGiveBack:
+	default:
+		return nil, errUnknownAction(p.Action) // before any Redis call
 	}
 	a, err := d.delivery(ctx, p.Ack)
 	if err != nil {
@@ -97,10 +100,8 @@ func (d *Dispatcher) Settle(ctx context.Context, p SettleParams) (*job.Job, erro
 		j, err = d.pool.Fail(ctx, a.ID, a.Attempt, p.Reason)
 	case ActionGiveBack:
 		j, err = d.pool.GiveBack(ctx, a.ID, a.Attempt)
-	case ActionKick:
+	default: // ActionKick
 		j, err = d.pool.KickJob(ctx, a.ID)
-	default:
-		return nil, errUnknownAction(p.Action)
 	}
 	if err != nil {
 		return nil, err
