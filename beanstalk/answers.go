@@ -37,11 +37,5 @@ func answer(stat string, err error) string {
 }
 
 // logged says whether an error of kind is the server's, to log with its
-// cause: the client's own mistakes and the expected outcomes are not.
-func logged(kind job.Kind) bool {
-	switch kind {
-	case job.KindNotFound, job.KindConflict, job.KindInvalid, job.KindTooBig, job.KindFull, job.KindDraining:
-		return false
-	}
-	return true
-}
+// cause (job.Kind.Client): not a drain, which the operator asked for.
+func logged(kind job.Kind) bool { return !kind.Client() && kind != job.KindDraining }

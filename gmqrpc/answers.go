@@ -40,8 +40,7 @@ func outcomeOf(text string) string {
 		if k.String() != name {
 			continue
 		}
-		switch k {
-		case job.KindNotFound, job.KindConflict, job.KindInvalid, job.KindTooBig, job.KindFull:
+		if k.Client() {
 			return tcpserver.ClientError
 		}
 		return tcpserver.ServerError

@@ -57,6 +57,18 @@ func (k Kind) String() string {
 	return "internal"
 }
 
+// Client says whether an error of kind k is the request's own outcome: a
+// mistake of the client's, or what the job or topic is (not found, a
+// conflict, too big, full). The others are the server's or the store's, to
+// count as server errors and log with their cause.
+func (k Kind) Client() bool {
+	switch k {
+	case KindNotFound, KindConflict, KindInvalid, KindTooBig, KindFull:
+		return true
+	}
+	return false
+}
+
 // Kinds lists every kind, in order.
 func Kinds() []Kind {
 	out := make([]Kind, len(kindNames))

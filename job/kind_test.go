@@ -49,3 +49,12 @@ func TestKindNames(t *testing.T) {
 		t.Errorf("an unknown kind is %q, want internal", Kind(200).String())
 	}
 }
+
+func TestKindClient(t *testing.T) {
+	for _, k := range Kinds() {
+		want := k == KindNotFound || k == KindConflict || k == KindInvalid || k == KindTooBig || k == KindFull
+		if k.Client() != want {
+			t.Errorf("%s.Client() = %v", k, k.Client())
+		}
+	}
+}
