@@ -33,6 +33,7 @@ func TestCodedOnce(t *testing.T) {
 		fmt.Errorf("%w: topic name %q has a character outside A-Za-z0-9", job.ErrInvalid, "a~b"): `invalid: topic name "a~b" has a character outside A-Za-z0-9`,
 		fmt.Errorf("ack %q: %w", "o_1", job.ErrNotFound):                                         `not_found: ack "o_1": not found`,
 		jobjson.ErrBadRequest: "invalid: bad request",
+		fmt.Errorf("push: %w (maxmemory): OOM command not allowed when used memory > 'maxmemory'. script: a0897c49", job.ErrOutOfMemory): "out_of_memory: " + job.OutOfMemoryReason,
 	} {
 		if got := coded(err).Error(); got != want {
 			t.Errorf("coded(%v) = %q, want %q", err, got, want)

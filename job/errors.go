@@ -23,6 +23,7 @@ var (
 	ErrUnavailable = errors.New("redis unavailable")
 	// ErrOutOfMemory: Redis is at its maxmemory and refuses writes that would
 	// grow it; retry later (pops and acks still work: they free memory).
+	// A client is told OutOfMemoryReason, not Redis's raw reply.
 	ErrOutOfMemory = errors.New("redis is out of memory")
 	// ErrBusy: the outcome could not be settled now (e.g. a client id kept
 	// changing hands between pushes racing for it); retry.
@@ -41,6 +42,11 @@ var (
 	// ErrTooManyWaiting: as many consumers as allowed already wait in a long poll.
 	ErrTooManyWaiting = errors.New("too many waiting consumers")
 )
+
+// OutOfMemoryReason is what a client is told of an ErrOutOfMemory, on every
+// front end: Redis's raw reply names script hashes and lines (the log keeps
+// it).
+const OutOfMemoryReason = "redis is out of memory (its maxmemory is reached): retry later; pops and acks still work"
 
 // StateError says which state made an operation impossible.
 type StateError struct {

@@ -304,7 +304,7 @@ func publicMessage(err error) string {
 		return msg
 	}
 	if errors.Is(err, job.ErrOutOfMemory) {
-		return "redis is out of memory (its maxmemory is reached): retry later; pops and acks still work"
+		return job.OutOfMemoryReason
 	}
 	return oneLine(err.Error())
 }
