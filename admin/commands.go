@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -60,6 +61,32 @@ func dead(c *call) error {
 		}
 		if total, _ := m["total"].(float64); int(total) > len(list) {
 			fmt.Fprintf(w, "(the oldest %d of %d dead jobs)\n", len(list), int(total))
+		}
+	})
+}
+
+// completed lists a topic's completed jobs (the newest 100), with their results.
+func completed(c *call) error {
+	answer, err := c.do("GET", "/topics/"+c.path(0)+"/completed?limit=100", nil)
+	if err != nil {
+		return err
+	}
+	return c.show(answer, func(w io.Writer) {
+		fmt.Fprintln(w, "ID\tATTEMPT\tCOMPLETED\tRESULT\tBODY")
+		m, _ := answer.(map[string]any)
+		list, _ := m["jobs"].([]any)
+		for _, j := range list {
+			j, _ := j.(map[string]any)
+			result := ""
+			if r, ok := j["result"]; ok {
+				b, _ := json.Marshal(r)
+				result = string(b)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", text(j["id"]), text(j["attempt"]), text(j["completed_at"]),
+				result, text(j["body_preview"]))
+		}
+		if total, _ := m["total"].(float64); int(total) > len(list) {
+			fmt.Fprintf(w, "(the newest %d of %d completed jobs)\n", len(list), int(total))
 		}
 	})
 }
@@ -126,6 +153,12 @@ func pop(c *call) error {
 func ack(c *call) error {
 	body := map[string]any{}
 	c.put(body, "attempt", c.attempt)
+	if c.given["result"] {
+		if !json.Valid([]byte(c.result)) {
+			return usageError{fmt.Sprintf("--result %q: want a JSON value (a string is quoted: '\"done\"')", c.result)}
+		}
+		body["result"] = json.RawMessage(c.result)
+	}
 	return c.showMap("POST", "/jobs/"+c.path(0)+"/ack", body)
 }
 

@@ -31,6 +31,7 @@ type call struct {
 	group       string          // push: the job's fair group
 	timeout     float64         // pop
 	attempt     int64           // ack, release, bury, touch
+	result      string          // ack: the result, a JSON value
 	out         io.Writer
 }
 
@@ -53,6 +54,11 @@ func popFlags(f *flag.FlagSet, c *call) {
 func attemptFlag(f *flag.FlagSet, c *call) {
 	f.Int64Var(&c.attempt, "attempt", 0, "act only if the job is still on this delivery (pop shows its attempt); "+
 		"after a later delivery the broker answers 409 and changes nothing (default, or 0: whatever delivery it is on)")
+}
+
+func ackFlags(f *flag.FlagSet, c *call) {
+	attemptFlag(f, c)
+	f.StringVar(&c.result, "result", "", `the job's result, a JSON value ('{"url":"/r/1"}', '42', '"done"'), kept where its topic keeps completed jobs (default: none)`)
 }
 
 func releaseFlags(f *flag.FlagSet, c *call) {

@@ -296,12 +296,23 @@ func (c *conn) touch(ctx context.Context, id uint64) error {
 }
 
 func (c *conn) peekJob(ctx context.Context, id uint64) error {
-	j, err := c.s.d.Peek(ctx, strconv.FormatUint(id, 10))
+	j, err := c.peek(ctx, id)
 	if err != nil {
 		return err
 	}
 	c.replyJob("FOUND", j)
 	return nil
+}
+
+// peek reads job id as beanstalkd's clients see jobs: a completed one
+// (kept by its topic's keep_completed) is gone, as beanstalkd's deleted
+// jobs are.
+func (c *conn) peek(ctx context.Context, id uint64) (*job.Job, error) {
+	j, err := c.s.d.Peek(ctx, strconv.FormatUint(id, 10))
+	if err == nil && j.State == job.Completed {
+		return nil, fmt.Errorf("job %d is completed: %w", id, job.ErrNotFound)
+	}
+	return j, err
 }
 
 func (c *conn) peekTube(ctx context.Context, st job.State) error {

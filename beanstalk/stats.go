@@ -151,7 +151,7 @@ func beanstalkState(s job.State) job.State {
 }
 
 func (c *conn) statsJob(ctx context.Context, id uint64) error {
-	j, err := c.s.d.Peek(ctx, strconv.FormatUint(id, 10))
+	j, err := c.peek(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func (d *Dispatcher) delivery(ctx context.Context, a Ack) (Ack, error) {
 	if a.Attempt != 0 && a.Attempt != t.Attempt {
 		return a, fmt.Errorf("%w: attempt %d is not the token's (%s is attempt %d)", job.ErrInvalid, a.Attempt, t.Token(), t.Attempt)
 	}
-	byNumber := Ack{ID: strconv.FormatUint(t.ID, 10), Attempt: t.Attempt}
+	byNumber := Ack{ID: strconv.FormatUint(t.ID, 10), Attempt: t.Attempt, Result: a.Result}
 	if job.IsNumber(a.ID) {
 		if n, err := strconv.ParseUint(a.ID, 10, 64); err != nil || n != t.ID {
 			return a, fmt.Errorf("%w: job %s is not the token's job (%s is a delivery of job %d)", job.ErrInvalid, a.ID, t.Token(), t.ID)

@@ -16,16 +16,18 @@ func (d *Dispatcher) ListJobs(ctx context.Context, topic string, s job.State, of
 	return d.pool.ListJobs(ctx, topic, s, offset, limit)
 }
 
-// RetryDead puts a topic's dead jobs (those ids, or all) back to ready with
-// their failures forgotten, and returns how many. Queue work, as a kick.
-func (d *Dispatcher) RetryDead(ctx context.Context, topic string, ids []string) (int, error) {
-	if err := d.allow("retry dead jobs", reading); err != nil {
+// Retry makes a topic's jobs in state s (job.Dead or job.Completed; those
+// ids, or all) ready again, dead ones with their failures forgotten,
+// completed ones with their results, and returns how many. Queue work, as
+// a kick.
+func (d *Dispatcher) Retry(ctx context.Context, topic string, s job.State, ids []string) (int, error) {
+	if err := d.allow("retry "+s.String()+" jobs", reading); err != nil {
 		return 0, err
 	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return 0, err
 	}
-	n, err := d.pool.RetryDead(ctx, topic, ids)
+	n, err := d.pool.Retry(ctx, topic, s, ids)
 	if n > 0 {
 		d.waiters.notify(topic, n)
 	}

@@ -144,7 +144,7 @@ func (d *Dispatcher) ackAndPop(ctx context.Context, ack Ack, p PopParams) ([]*jo
 	// (not the ack, which finishes a reservation), for several jobs, and
 	// for aliases only (nothing to pop).
 	if refused := d.allow("pop", reading); refused != nil || p.Count > 0 || len(topics) == 0 {
-		if err := d.pool.Delete(ctx, ack.ID, ack.Attempt); err != nil {
+		if err := d.pool.Ack(ctx, ack.ID, ack.Attempt, ack.Result); err != nil {
 			return nil, err
 		}
 		switch {
@@ -158,7 +158,7 @@ func (d *Dispatcher) ackAndPop(ctx context.Context, ack Ack, p PopParams) ([]*jo
 		}
 		return nil, nil
 	}
-	got, err := d.pool.AckAndPop(ctx, ack.ID, ack.Attempt, topics)
+	got, err := d.pool.AckAndPop(ctx, ack.ID, ack.Attempt, ack.Result, topics)
 	if err != nil {
 		return nil, err
 	}

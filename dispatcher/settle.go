@@ -16,13 +16,17 @@ type Ack struct {
 	ID      string
 	Attempt int
 	Token   job.Delivery // zero: none
+	// Result is what an ack (ActionAck, or a pop's After) answers: a JSON
+	// value's compact text ("" none), kept where the job is kept completed.
+	Result string
 }
 
 // Action is what Settle does to a job.
 type Action uint8
 
 const (
-	// ActionAck removes a job its consumer finished.
+	// ActionAck ends a job its consumer finished: deleted, or completed
+	// with Ack.Result where its topic keeps completed jobs.
 	ActionAck Action = iota
 	// ActionRelease gives a reserved job back, ready now or after Delay,
 	// with Priority (job.KeepPriority: its own).
@@ -85,7 +89,7 @@ func (d *Dispatcher) Settle(ctx context.Context, p SettleParams) (*job.Job, erro
 	var j *job.Job
 	switch p.Action {
 	case ActionAck:
-		return nil, d.pool.Delete(ctx, a.ID, a.Attempt)
+		return nil, d.pool.Ack(ctx, a.ID, a.Attempt, p.Result)
 	case ActionDelete:
 		return nil, d.pool.Delete(ctx, a.ID, 0)
 	case ActionDeleteUnreserved:

@@ -176,9 +176,10 @@ func (s *Service) pop(topics []string, reply *map[string]any) error {
 }
 
 // Ack finishes a job: params ["<job id>"], as gmq's, or [{"id": "...",
-// "token": "...", "attempt": n}] (token and attempt optional, as for
-// HTTP's ack: with the token Pop gave, the ack reaches that delivery and
-// no other job). The result is "success".
+// "token": "...", "attempt": n, "result": any}] (token, attempt and result
+// optional, as for HTTP's ack: with the token Pop gave, the ack reaches
+// that delivery and no other job; result is kept with the job where its
+// topic keeps completed jobs). The result is "success".
 func (s *Service) Ack(args AckArgs, reply *string) error { return coded(s.ack(args, reply)) }
 
 func (s *Service) ack(args AckArgs, reply *string) error {
@@ -187,7 +188,7 @@ func (s *Service) ack(args AckArgs, reply *string) error {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
-	a := dispatcher.Ack{ID: args.ID, Attempt: args.Attempt, Token: args.Token}
+	a := dispatcher.Ack{ID: args.ID, Attempt: args.Attempt, Token: args.Token, Result: args.Result}
 	if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck}); err != nil {
 		return inClientTerms("ack", args.ID, err)
 	}
@@ -196,12 +197,13 @@ func (s *Service) ack(args AckArgs, reply *string) error {
 }
 
 // AckArgs name the delivery to ack: a job's id as a string (gmq's), or
-// {"id", "token", "attempt"}, read as FailArgs are.
+// {"id", "token", "attempt", "result"}, read as FailArgs are.
 type AckArgs struct {
 	ID      string
 	Attempt int
 	Token   job.Delivery
-	err     error // returned by Ack, so the client gets it as the call's error
+	Result  string // a JSON value's compact text ("" none)
+	err     error  // returned by Ack, so the client gets it as the call's error
 }
 
 func (a *AckArgs) UnmarshalJSON(data []byte) error {
@@ -210,10 +212,13 @@ func (a *AckArgs) UnmarshalJSON(data []byte) error {
 	}
 	f, err := jobjson.Decode(data)
 	if err == nil {
-		err = f.Only("Service.Ack", "id", "attempt", "token")
+		err = f.Only("Service.Ack", "id", "attempt", "token", "result")
 	}
 	if err == nil {
 		a.ID, a.Attempt, a.Token, err = delivery(f)
+	}
+	if err == nil {
+		a.Result, err = f.Result()
 	}
 	a.err = err
 	return nil

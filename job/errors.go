@@ -48,6 +48,17 @@ var (
 // it).
 const OutOfMemoryReason = "redis is out of memory (its maxmemory is reached): retry later; pops and acks still work"
 
+// ResultTooBigError is an ack whose result is over its topic's max_result:
+// the job stays as it was. It is an ErrTooBig.
+type ResultTooBigError struct{ Max int64 }
+
+func (e *ResultTooBigError) Error() string {
+	return fmt.Sprintf("result too big: its topic's max_result is %d bytes", e.Max)
+}
+
+// Is lets errors.Is(err, ErrTooBig) match.
+func (e *ResultTooBigError) Is(target error) bool { return target == ErrTooBig }
+
 // StateError says which state made an operation impossible.
 type StateError struct {
 	Op    string

@@ -24,12 +24,19 @@ const (
 	// Dead: failed past its retry policy's max_attempts; kept in its topic's
 	// dead set (beanstalkd's protocol shows it as buried).
 	Dead
+	// Completed: acked on a topic that keeps completed jobs (keep_completed),
+	// with its result; kept in its topic's completed set until its time is
+	// up. beanstalkd's and memcache's protocols see it as gone.
+	Completed
 )
 
-var stateNames = [...]string{"gone", "delayed", "ready", "reserved", "buried", "dead"}
+var stateNames = [...]string{"gone", "delayed", "ready", "reserved", "buried", "dead", "completed"}
 
 // Stored are the states a stored job can be in (all but Gone).
-var Stored = []State{Delayed, Ready, Reserved, Buried, Dead}
+var Stored = []State{Delayed, Ready, Reserved, Buried, Dead, Completed}
+
+// IsStored says s is one of Stored.
+func (s State) IsStored() bool { return s >= Delayed && s <= Completed }
 
 // ParseState reads a stored state's name ("ready", "dead"...).
 func ParseState(name string) (State, bool) {
@@ -82,6 +89,9 @@ type Spec struct {
 	// Group, when not "", is the job's fair group: a grouped topic's pops
 	// take groups in turn (docs/topics.md, Fair groups).
 	Group string
+	// KeepCompleted, when not nil, is how long the job is kept completed
+	// after its ack, over its topic's keep_completed (0: deleted at its ack).
+	KeepCompleted *time.Duration
 }
 
 // Update is what a change of a waiting (ready or delayed) job sets; a nil
@@ -117,7 +127,13 @@ type Job struct {
 	DeadAt      time.Time
 	TraceParent string // the producer's W3C traceparent, "" for none
 	Group       string // its fair group, "" for none
-	Now         time.Time
+	// CompletedAt is when its ack completed it (zero: not completed);
+	// Result what the ack gave (a JSON value's compact text, "" none).
+	CompletedAt time.Time
+	Result      string
+	// KeepCompleted is the job's own keep_completed (-1: its topic's).
+	KeepCompleted time.Duration
+	Now           time.Time
 
 	Reserves, Timeouts, Releases, Buries, Kicks int
 }

@@ -6,6 +6,7 @@ import "time"
 type Counters struct {
 	Ready, Delayed, Reserved, Buried                    int64
 	Dead                                                int64 // jobs now in dead sets
+	Completed, CompletedTotal                           int64 // jobs now kept completed (keep_completed); acks that kept their job
 	Failures, DeadTotal                                 int64 // failures reported (or TTRs run out); jobs that died
 	Jobs, Reserves, Deletes, Timeouts, Releases, Buries int64
 	Kicks, Touches                                      int64
@@ -32,6 +33,7 @@ type TopicStats struct {
 	Dead                             int64         // its dead jobs now
 	Failures, DeadTotal              int64         // failures (fails, TTRs run out); jobs that died
 	DeadRetried, DeadDropped         int64         // dead jobs retried; removed by dead_retention or max_dead
+	Completed, CompletedTotal        int64         // its completed jobs kept now; acks that kept their job completed
 	OldestReady                      time.Time     // created time of the next ready job; zero when none is ready
 	Created                          time.Time     // when the topic came to be, its counters from zero (zero: not noted)
 	Tokens                           int64         // whole tokens its rate has now (-1: no rate)

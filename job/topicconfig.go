@@ -57,6 +57,13 @@ type TopicConfig map[string]string
 //     limit; 1: a group's jobs run one at a time, in order);
 //   - group_rate: deliveries a second of one group, at most (0: no limit),
 //     evenly spaced;
+//   - keep_completed: seconds an acked job is kept, completed, with its ack's
+//     result (0: an ack deletes it, the default); a push's own keep_completed
+//     overrides it for that job;
+//   - max_completed: the most completed jobs the topic keeps, those due to
+//     go first dropped (DefaultMaxCompleted when unset; 0: no cap);
+//   - max_result: the largest result an ack may give, bytes
+//     (DefaultMaxResult when unset; at most MaxResultLimit);
 //   - group_max_parked: the most groups with no ready job that group_rate
 //     holds until their next token (100000 when unset; 0: no limit): each
 //     is a producer's to make, so past it the one whose token comes first
@@ -90,6 +97,27 @@ var topicSettings = map[string]func(string) (string, error){
 	"group_max_reserved":    wholeNumber,
 	"group_rate":            rate,
 	"group_max_parked":      wholeNumber,
+	"keep_completed":        seconds,
+	"max_completed":         wholeNumber,
+	"max_result":            maxResult,
+}
+
+// Completed jobs' defaults and bounds (lua/lib_outcomes.lua reads the same
+// defaults: TestOutcomeDefaultsAgree).
+const (
+	DefaultMaxCompleted = 10000
+	DefaultMaxResult    = 16 << 10
+	// MaxResultLimit is the most max_result may be: an ack's request
+	// carries its result whole.
+	MaxResultLimit = 1 << 20
+)
+
+func maxResult(v string) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > MaxResultLimit {
+		return "", fmt.Errorf("want a whole number of bytes from 1 to %d", MaxResultLimit)
+	}
+	return strconv.FormatInt(n, 10), nil
 }
 
 // TopicSettingNames lists the settings gmq knows, sorted.

@@ -21,7 +21,7 @@ var ScriptArgs = map[string][]string{
 	"batch":            {"n", "topics..."}, // then the operations (Ops)
 	"bury":             {"member", "topic", "attempt", "priority"},
 	"check":            {"topic"},
-	"dead_retry":       {"topic", "n", "members..."},
+	"dead_retry":       {"topic", "set", "n", "members..."},
 	"expire":           {"topic", "n"},
 	"fail":             {"member", "topic", "attempt", "error", "r"},
 	"forget_topic":     {"topic", "force"},

@@ -109,7 +109,7 @@ func TestArgs(t *testing.T) {
 	if got := Args("schedule advance", "next", "9", "name", "n", "due", "5"); !slices.Equal(got, []string{"advance", "n", "5", "9"}) {
 		t.Errorf("schedule advance: %q", got)
 	}
-	if got := Args("dead_retry", "n", "2", "topic", "t"); !slices.Equal(got, []string{"t", "2"}) {
+	if got := Args("dead_retry", "n", "2", "set", "dead", "topic", "t"); !slices.Equal(got, []string{"t", "dead", "2"}) {
 		t.Errorf("dead_retry: %q", got)
 	}
 	for _, bad := range [][]string{

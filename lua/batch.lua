@@ -15,22 +15,26 @@
 --   push     member, priority, ttr (ms), delay (ms), body, client_id ('' for none), expires (ms, 0: never;
 --            the topic's max_age caps it), retry (its policy, '' the topic's; lib_failures.lua retry_policy), trace
 --            (W3C traceparent, '' none), ..., json ('1': the body is a JSON object or array's text, F_JSON;
---            a fanout child's copy and a replaced job take it with the body), then a member for each of
+--            a fanout child's copy and a replaced job take it with the body), keep (its own
+--            keep_completed, seconds, '' its topic's; F_KEEP), then a member for each of
 --            its fanout children (its topics after the first; op.children) -> {'OK', now ms, due ms (0
 --            when ready), 1 if the topic kept a copy (0: fanout_only), then member and client id of each
 --            job discarded to make room}, or {'EXISTS'} when the member is taken, or the topic's limits'
 --            refusal: {'FULL', 'max_items' or 'max_size', the limit} or {'TOO_BIG', max_item_size}, or
 --            {'CHILDREN', names...} when the children given are not the topic's (nothing stored: ask
 --            again with those)
---   delete   member, attempt (0: unfenced), mode ('unreserved' to refuse a reserved job, '' otherwise)
---            -> {'OK', client id}, or {'NOT_FOUND'} / {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3}
+--   delete   member, attempt (0: unfenced), mode ('ack': complete it if its topic keeps completed
+--            jobs, lib_outcomes.lua; 'unreserved' to refuse a reserved job; '' delete it), result (an
+--            ack's, '' none) -> {'OK', client id ('' when it stays, completed), the member and client
+--            id of each completed job max_completed dropped, space-separated ('' none)}, or {'NOT_FOUND'} /
+--            {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3} / {'TOO_BIG', max_result}
 --   pop      mode ('first', 'best', 'peek' or 'take': 'first', the job removed as it is
 --            popped whatever its TTR), more ('1': say whether the topic has more ready jobs, else
 --            more is 0) -> a pop reply (below)
 --   pop_n    mode ('first' or 'best'), n, more: up to n pops -> {'JOBS', more, k, k job replies (lib's
 --            reply, flat)}, or the EMPTY reply when there was none
---   ack_pop  member, attempt, more: delete the job, then pop 'first' from the other topics
---            -> {'OK', client id, pop reply...}, or delete's refusal (nothing popped then)
+--   ack_pop  member, attempt, more, result: ack the job (delete's 'ack'), then pop 'first' from the other topics
+--            -> {'OK', client id, dropped (delete's), pop reply...}, or delete's refusal (nothing popped then)
 --   The first topic of push, delete and ack_pop is the job's.
 -- A pop reply is {'OK', more, job reply...} where more is 1 when the topic
 -- still has ready jobs (a TTR of 0 deletes the job as it is popped: state 0

@@ -9,14 +9,16 @@ local function delete_phase(ops)
     local gone = {}
     for k, op in ipairs(deletes) do
       local member = op.a.member
-      local cid, refused = ack_job(op.ts[1], member, not gone[member] and records[k] or nil, tonumber(op.a.attempt),
-        op.a.mode == 'unreserved', gathers.add)
+      local mode = op.a.mode
+      if op.kind == 'ack_pop' then mode = 'ack' end
+      local cid, refused, kept, dropped = ack_job(op.ts[1], member, ack_record(gone, member, records[k]), tonumber(op.a.attempt),
+        mode, op.a.result, gathers.add)
       if refused then
         op.reply = refused
       else
-        gone[member] = true
-        op.acked, op.cid = true, cid
-        if op.kind == 'delete' then op.reply = {R.OK, cid} end
+        gone[member] = kept and 'kept' or 'deleted'
+        op.acked, op.cid, op.dropped = true, cid, dropped
+        if op.kind == 'delete' then op.reply = {R.OK, cid, dropped} end
       end
     end
     gathers.flush()

@@ -200,6 +200,7 @@ function pop_replies(pops)
       end
     end
     if op.kind == 'ack_pop' then
+      table.insert(r, 1, op.dropped)
       table.insert(r, 1, op.cid)
       table.insert(r, 1, R.OK)
     end

@@ -1,5 +1,5 @@
 -- check.lua verifies one topic against the job records: every member of the
--- topic's four sets has a record and a body, its record names this topic and
+-- topic's state sets has a record and a body, its record names this topic and
 -- the state of the set it is in (so no job is in two sets), and the topic's
 -- byte count is the sum of its jobs' body sizes, and every ready or delayed
 -- job that expires is in the topic's expires set. For a grouped topic
@@ -9,9 +9,10 @@
 -- reserved count is its reserved jobs'.
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic.
--- Returns {members per state (delayed, ready, reserved, buried, dead), problem...}.
+-- Returns {members per state (delayed, ready, reserved, buried, dead, completed: STATE_SET's), problem...}.
 local t = topic_keys(1, ARGV[A.topic])
-local out = {0, 0, 0, 0, 0}
+local out = {}
+for state in ipairs(STATE_SET) do out[state] = 0 end
 local bytes = 0
 for state, set in ipairs(STATE_SET) do
   for _, m in ipairs(redis.call('ZRANGE', t[set], 0, -1)) do
@@ -30,7 +31,7 @@ for state, set in ipairs(STATE_SET) do
     elseif (state == READY or state == DELAYED) and (job[F_EXPIRES] or 0) > 0 and not redis.call('ZSCORE', t.expires, m) then
       table.insert(out, m .. ' expires but is not in ' .. t.name .. "'s expires set")
     end
-    if job then bytes = bytes + (job[F_SIZE] or 0) end
+    if job and state ~= COMPLETED then bytes = bytes + (job[F_SIZE] or 0) end -- a completed job's no longer counts
   end
 end
 if groups.on(t) then

@@ -47,6 +47,9 @@ const (
 	FieldGroup
 	FieldBodyJSON
 	FieldBody
+	FieldKeep
+	FieldEndedAt
+	FieldResult
 	fieldEnd
 )
 
@@ -89,6 +92,12 @@ var fields = [fieldEnd]fieldSpec{
 	FieldGroup:     {lua: "F_GROUP", text: true, added: true, doc: "its fair group ('': none; lib_groups.lua)"},
 	FieldBodyJSON:  {lua: "F_JSON", added: true, doc: "1: its body is a JSON object or array's compact text, shown as JSON; 0: a string"},
 	FieldBody:      {lua: "F_BODY", text: true, added: true, absent: true, doc: "its body, when the record holds it (store format 2, a body of at most INLINE_BODY bytes); nil: in the bucket's bodies hash"},
+	// Store format 3 (outcomes, lib_outcomes.lua): fields after F_BODY, so a
+	// record whose body is in the bodies hash has a hole (cmsgpack packs it
+	// as a map; decodeRecord reads both).
+	FieldKeep:    {lua: "F_KEEP", added: true, absent: true, doc: "its own keep_completed, seconds (nil: its topic's; 0: deleted at its ack)"},
+	FieldEndedAt: {lua: "F_ENDED_AT", added: true, absent: true, doc: "ms its ack completed it (nil: not completed)"},
+	FieldResult:  {lua: "F_RESULT", text: true, added: true, absent: true, doc: "the result its ack gave, a JSON value's compact text (nil: none)"},
 }
 
 // zero is the field's unset value, as a Lua literal.
@@ -152,6 +161,7 @@ var TopicKeys = []Slot{
 	{"group_jobs", "zset", "every ready job of a grouped topic, score 0, as group NUL priority NUL member: each group's queue, read BYLEX"},
 	{"group_ready", "zset", "group -> its ready jobs (groups with none are not there)"},
 	{"group_state", "hash", "r:<group> -> its reserved jobs; t:<group>, a:<group> -> its group_rate tokens and when they were taken"},
+	{"completed", "zset", "ms it is removed at (completed ms + its keep_completed) -> member: completed jobs (lib_outcomes.lua)"},
 }
 
 // SlotIndex is where the slot named name is in slots (-1: not there).
@@ -181,6 +191,7 @@ var States = []struct {
 	{job.Reserved, "RESERVED", "reserved", "cur_reserved"},
 	{job.Buried, "BURIED", "buried", "cur_buried"},
 	{job.Dead, "DEAD", "dead", "cur_dead"},
+	{job.Completed, "COMPLETED", "completed", "cur_completed"},
 	{StateExpired, "EXPIRED", "", ""},
 }
 
@@ -210,11 +221,11 @@ func Fields() []Field {
 var Ops = map[string][]string{
 	"push": {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace",
 		"unique_key", "unique_mode", "unique_for", "group",
-		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap", "json"},
-	"delete":  {"member", "attempt", "mode"},
+		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap", "json", "keep"},
+	"delete":  {"member", "attempt", "mode", "result"},
 	"pop":     {"mode", "more"},
 	"pop_n":   {"mode", "n", "more"},
-	"ack_pop": {"member", "attempt", "more"},
+	"ack_pop": {"member", "attempt", "more", "result"},
 }
 
 // OpArgIndex is where argument name is among kind's (OpArgs's order).
@@ -286,6 +297,8 @@ const (
 	StatGroups
 	StatBusiestGroups
 	StatGroupsForgotten
+	StatCompleted
+	StatTotalCompleted
 	// TopicStatsLen is where the settings start.
 	TopicStatsLen
 )
@@ -322,4 +335,6 @@ var topicStats = [TopicStatsLen][2]string{
 	StatGroups:          {"S_GROUPS", "its groups with ready jobs (0: none, or not grouped; lib_groups.lua)"},
 	StatBusiestGroups:   {"S_BUSIEST_GROUPS", "its groups with the most ready jobs, at most 10, most first: name TAB ready TAB reserved, a line each"},
 	StatGroupsForgotten: {"S_GROUPS_FORGOTTEN", "idle groups whose group_rate hold was forgotten at group_max_parked (lib_groups.lua)"},
+	StatCompleted:       {"S_COMPLETED", "completed jobs kept (keep_completed)"},
+	StatTotalCompleted:  {"S_TOTAL_COMPLETED", "acks that kept their job completed"},
 }

@@ -27,6 +27,9 @@ local F_TRACE = 20 -- the producer's W3C traceparent ('': none)
 local F_GROUP = 21 -- its fair group ('': none; lib_groups.lua)
 local F_JSON = 22 -- 1: its body is a JSON object or array's compact text, shown as JSON; 0: a string
 local F_BODY = 23 -- its body, when the record holds it (store format 2, a body of at most INLINE_BODY bytes); nil: in the bucket's bodies hash
+local F_KEEP = 24 -- its own keep_completed, seconds (nil: its topic's; 0: deleted at its ack)
+local F_ENDED_AT = 25 -- ms its ack completed it (nil: not completed)
+local F_RESULT = 26 -- the result its ack gave, a JSON value's compact text (nil: none)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record
@@ -38,7 +41,7 @@ local F_BODY = 23 -- its body, when the record holds it (store format 2, a body 
 --   KEYS[7] outbox (zset): member -> ms: expired jobs waiting to be pushed to their topic's expire_to
 --   KEYS[8] fanout (hash): parent topic -> its fanout children's names (parent+child), space-separated, sorted
 --   KEYS[9] topic_index (zset): the names of topics, every score 0 (listed in byte order, a page at a time)
--- then, for each topic the script works on, 14 keys (topic_keys):
+-- then, for each topic the script works on, 15 keys (topic_keys):
 --   +1 ready (zset): priority -> member
 --   +2 delayed (zset): due ms -> member
 --   +3 reserved (zset): TTR deadline ms -> member
@@ -53,6 +56,7 @@ local F_BODY = 23 -- its body, when the record holds it (store format 2, a body 
 --   +12 group_jobs (zset): every ready job of a grouped topic, score 0, as group NUL priority NUL member: each group's queue, read BYLEX
 --   +13 group_ready (zset): group -> its ready jobs (groups with none are not there)
 --   +14 group_state (hash): r:<group> -> its reserved jobs; t:<group>, a:<group> -> its group_rate tokens and when they were taken
+--   +15 completed (zset): ms it is removed at (completed ms + its keep_completed) -> member: completed jobs (lib_outcomes.lua)
 -- KEYS and ARGV are the call's, and K_* its bucket's keys: bind sets them
 -- when a call begins (lib.lua begin), as a library is loaded before any call.
 local KEYS, ARGV
@@ -65,11 +69,12 @@ end
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.
 local function topic_keys(i, name)
-  local b = 9 + (i - 1) * 14
+  local b = 9 + (i - 1) * 15
   return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3], buried = KEYS[b + 4],
           info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7], expires = KEYS[b + 8],
           parent_config = KEYS[b + 9], dead = KEYS[b + 10], group_ring = KEYS[b + 11],
-          group_jobs = KEYS[b + 12], group_ready = KEYS[b + 13], group_state = KEYS[b + 14]}
+          group_jobs = KEYS[b + 12], group_ready = KEYS[b + 13], group_state = KEYS[b + 14],
+          completed = KEYS[b + 15]}
 end
 
 -- op_key returns a key an operation brings of its own (a unique push's):
@@ -78,20 +83,20 @@ local function op_key(at) return KEYS[tonumber(at)] end
 
 -- Job states, as stored and as returned; STATE_SET names the topic key that
 -- holds a state's jobs, STATE_COUNTER the bucket's count of them.
-local DELAYED, READY, RESERVED, BURIED, DEAD, EXPIRED = 1, 2, 3, 4, 5, 9
+local DELAYED, READY, RESERVED, BURIED, DEAD, COMPLETED, EXPIRED = 1, 2, 3, 4, 5, 6, 9
 local STATE_SET = {[DELAYED] = 'delayed', [READY] = 'ready', [RESERVED] = 'reserved', [BURIED] = 'buried',
-  [DEAD] = 'dead'}
+  [DEAD] = 'dead', [COMPLETED] = 'completed'}
 local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERVED] = 'cur_reserved',
-  [BURIED] = 'cur_buried', [DEAD] = 'cur_dead'}
+  [BURIED] = 'cur_buried', [DEAD] = 'cur_dead', [COMPLETED] = 'cur_completed'}
 
 -- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
-local OP_ARGS = {ack_pop = {'member', 'attempt', 'more'}, delete = {'member', 'attempt', 'mode'},
+local OP_ARGS = {ack_pop = {'member', 'attempt', 'more', 'result'}, delete = {'member', 'attempt', 'mode', 'result'},
   pop = {'mode', 'more'}, pop_n = {'mode', 'n', 'more'},
-  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json'}}
+  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json', 'keep'}}
 -- OP_ARGS[kind].read reads those arguments from args at i into a table by
 -- name in one constructor (sized once, where a loop grows it key by key).
-OP_ARGS.ack_pop.read = function(args, i) return {member = args[i], attempt = args[i + 1], more = args[i + 2]} end
-OP_ARGS.delete.read = function(args, i) return {member = args[i], attempt = args[i + 1], mode = args[i + 2]} end
+OP_ARGS.ack_pop.read = function(args, i) return {member = args[i], attempt = args[i + 1], more = args[i + 2], result = args[i + 3]} end
+OP_ARGS.delete.read = function(args, i) return {member = args[i], attempt = args[i + 1], mode = args[i + 2], result = args[i + 3]} end
 OP_ARGS.pop.read = function(args, i) return {mode = args[i], more = args[i + 1]} end
 OP_ARGS.pop_n.read = function(args, i) return {mode = args[i], n = args[i + 1], more = args[i + 2]} end
 OP_ARGS.push.read = function(args, i) return {member = args[i], priority = args[i + 1], ttr = args[i + 2], delay = args[i + 3], body = args[i + 4],
@@ -99,16 +104,16 @@ OP_ARGS.push.read = function(args, i) return {member = args[i], priority = args[
   unique_key = args[i + 9], unique_mode = args[i + 10], unique_for = args[i + 11],
   group = args[i + 12], schedule_key = args[i + 13], schedule_due = args[i + 14],
   schedule_next = args[i + 15], schedule_name = args[i + 16], overlap = args[i + 17],
-  json = args[i + 18]} end
+  json = args[i + 18], keep = args[i + 19]} end
 -- OP_ARGS[kind].at is each argument's place after the first (lib_lean.lua
 -- reads a few of them where it stands, with no table).
-OP_ARGS.ack_pop.at = {member = 0, attempt = 1, more = 2}
-OP_ARGS.delete.at = {member = 0, attempt = 1, mode = 2}
+OP_ARGS.ack_pop.at = {member = 0, attempt = 1, more = 2, result = 3}
+OP_ARGS.delete.at = {member = 0, attempt = 1, mode = 2, result = 3}
 OP_ARGS.pop.at = {mode = 0, more = 1}
 OP_ARGS.pop_n.at = {mode = 0, n = 1, more = 2}
 OP_ARGS.push.at = {member = 0, priority = 1, ttr = 2, delay = 3, body = 4, client_id = 5, expires = 6, retry = 7,
   trace = 8, unique_key = 9, unique_mode = 10, unique_for = 11, group = 12, schedule_key = 13,
-  schedule_due = 14, schedule_next = 15, schedule_name = 16, overlap = 17, json = 18}
+  schedule_due = 14, schedule_next = 15, schedule_name = 16, overlap = 17, json = 18, keep = 19}
 
 -- R names the reply statuses (lua.Statuses), the first element of a reply.
 local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE', STATE = 'STATE',
@@ -123,7 +128,7 @@ local ARGS = {
   batch = {n = 2, topics = 3},
   bury = {member = 2, topic = 3, attempt = 4, priority = 5},
   check = {topic = 2},
-  dead_retry = {topic = 2, n = 3, members = 4},
+  dead_retry = {topic = 2, set = 3, n = 4, members = 5},
   expire = {topic = 2, n = 3},
   fail = {member = 2, topic = 3, attempt = 4, error = 5, r = 6},
   forget_topic = {topic = 2, force = 3},
@@ -182,7 +187,9 @@ local S = {
   GROUPS = 28, -- its groups with ready jobs (0: none, or not grouped; lib_groups.lua)
   BUSIEST_GROUPS = 29, -- its groups with the most ready jobs, at most 10, most first: name TAB ready TAB reserved, a line each
   GROUPS_FORGOTTEN = 30, -- idle groups whose group_rate hold was forgotten at group_max_parked (lib_groups.lua)
-  LEN = 30, -- the fields before the settings
+  COMPLETED = 31, -- completed jobs kept (keep_completed)
+  TOTAL_COMPLETED = 32, -- acks that kept their job completed
+  LEN = 32, -- the fields before the settings
 }
 
 -- new_record is a record with every field unset; set them by name.

@@ -90,14 +90,14 @@ func TestScriptsUseNames(t *testing.T) {
 // OpArgs puts each argument where OP_ARGS names it, and refuses a call
 // that misses, repeats or invents one.
 func TestOpArgs(t *testing.T) {
-	got := OpArgs("delete", "mode", "unreserved", "member", "m1", "attempt", "2")
-	if !slices.Equal(got, []string{"m1", "2", "unreserved"}) {
+	got := OpArgs("delete", "mode", "unreserved", "result", "", "member", "m1", "attempt", "2")
+	if !slices.Equal(got, []string{"m1", "2", "unreserved", ""}) {
 		t.Fatalf("delete's arguments %q", got)
 	}
 	for _, bad := range [][]string{
-		{"member", "m1", "attempt", "2"},
-		{"member", "m1", "member", "m2", "attempt", "2"},
-		{"member", "m1", "attempt", "2", "colour", "red"},
+		{"member", "m1", "attempt", "2", "mode", ""},
+		{"member", "m1", "member", "m2", "attempt", "2", "mode", ""},
+		{"member", "m1", "attempt", "2", "mode", "", "colour", "red"},
 	} {
 		func() {
 			defer func() {

@@ -18,3 +18,15 @@ func TestDefaultMaxAttemptsAgrees(t *testing.T) {
 		t.Fatalf("lib_failures.lua's DEFAULT_MAX_ATTEMPTS is %d, job.DefaultMaxAttempts %d", n, job.DefaultMaxAttempts)
 	}
 }
+
+// The scripts' defaults of max_completed and max_result are the ones Go
+// documents and checks against.
+func TestOutcomeDefaultsAgree(t *testing.T) {
+	m := regexp.MustCompile(`local DEFAULT_MAX_COMPLETED, DEFAULT_MAX_RESULT = '(\d+)', '(\d+)'`).FindStringSubmatch(Source("lib_outcomes"))
+	if m == nil {
+		t.Fatal("lib_outcomes.lua: no DEFAULT_MAX_COMPLETED, DEFAULT_MAX_RESULT")
+	}
+	if m[1] != strconv.Itoa(job.DefaultMaxCompleted) || m[2] != strconv.Itoa(job.DefaultMaxResult) {
+		t.Fatalf("lib_outcomes.lua's defaults %s, %s; job's %d, %d", m[1], m[2], job.DefaultMaxCompleted, job.DefaultMaxResult)
+	}
+}

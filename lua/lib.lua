@@ -263,8 +263,10 @@ end
 -- count adds n to a bucket counter; count_topic to one of topic t's.
 local function count(field, n) add(K_STATS, field, n) end
 local function count_topic(t, field, n) add(t.info, field, n) end
--- drop_bytes lowers topic t's byte count by a removed job's body.
+-- drop_bytes lowers topic t's byte count by a removed job's body (a
+-- completed job's no longer counts: lib_outcomes.lua).
 local function drop_bytes(t, job)
+  if job[F_STATE] == COMPLETED then return end
   local size = job[F_SIZE] or 0
   if size > 0 then add(t.info, 'bytes', -size) end
 end

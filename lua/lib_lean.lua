@@ -63,6 +63,8 @@ do
     job[F_CID], job[F_SIZE], job[F_RETRY], job[F_TRACE] = ARGV[at + AT_PUSH.client_id], #body,
       ARGV[at + AT_PUSH.retry], ARGV[at + AT_PUSH.trace]
     if ARGV[at + AT_PUSH.json] == '1' then job[F_JSON] = 1 end
+    local keep = ARGV[at + AT_PUSH.keep]
+    if keep ~= '' then job[F_KEEP] = tonumber(keep) end
     settle(job, delay, now)
     push_job(t, member, job, body, gathers.add)
     return job[F_DUE]
@@ -170,20 +172,21 @@ do
         at_of[#members] = k
       end
     end
-    local acked = {} -- ack_pop -> its job's client id, once acked
+    local acked = {} -- ack_pop -> {its job's client id, dropped}, once acked
     if #members > 0 then
       local records, gone = hmget(K_JOBS, members), {}
       for m, member in ipairs(members) do
         local k = at_of[m]
         local at, delete = ats[k], kinds[k] == 'delete'
-        local attempt = delete and ARGV[at + AT_DELETE.attempt] or ARGV[at + AT_ACK_POP.attempt]
-        local cid, refused = ack_job(firsts[k], member, not gone[member] and records[m] or nil, tonumber(attempt),
-          delete and ARGV[at + AT_DELETE.mode] == 'unreserved', gathers.add)
+        local attempt, mode, result = ARGV[at + AT_ACK_POP.attempt], 'ack', ARGV[at + AT_ACK_POP.result]
+        if delete then attempt, mode, result = ARGV[at + AT_DELETE.attempt], ARGV[at + AT_DELETE.mode], ARGV[at + AT_DELETE.result] end
+        local cid, refused, kept, dropped = ack_job(firsts[k], member, ack_record(gone, member, records[m]), tonumber(attempt),
+          mode, result, gathers.add)
         if refused then
           replies[k] = refused
         else
-          gone[member] = true
-          if delete then replies[k] = {R.OK, cid} else acked[k] = cid end
+          gone[member] = kept and 'kept' or 'deleted'
+          if delete then replies[k] = {R.OK, cid, dropped} else acked[k] = {cid, dropped} end
         end
       end
       gathers.flush()
@@ -272,9 +275,10 @@ do
       end
     end
     -- An ack_pop answers its ack, then its pop (batch.lua pop_replies).
-    for k, cid in pairs(acked) do
+    for k, ack in pairs(acked) do
       local r = replies[k]
-      table.insert(r, 1, cid)
+      table.insert(r, 1, ack[2])
+      table.insert(r, 1, ack[1])
       table.insert(r, 1, R.OK)
     end
     return replies

@@ -91,17 +91,46 @@ local function free_slot(t, job)
   end
 end
 
--- ack_job deletes the job of topic t a delete or an ack names (member, its
--- record as read, nil when there is none; attempt, 0: unfenced;
--- unreserved: refuse a reserved job), freeing its slot, its writes through
--- write: both of batch.lua's paths. It returns the job's client id, or nil
--- and the refusal the operation answers. (Here, after free_slot.)
-local function ack_job(t, member, record, attempt, unreserved, write)
+-- ack_record is the record an ack or delete of member reads: record (read
+-- when the call began), unless an earlier one of the call ended the job
+-- (gone[member]): deleted, none; completed, the record as it is now.
+local function ack_record(gone, member, record)
+  local was = gone[member]
+  if not was then return record end
+  if was == 'kept' then return redis.call('HGET', K_JOBS, member) end
+end
+
+-- ack_job ends the job of topic t a delete or an ack names (member, its
+-- record as read, nil when there is none; attempt, 0: unfenced; mode:
+-- 'ack' completes it when it is kept (lib_outcomes.lua), with result ('':
+-- none), '' deletes it, 'unreserved' deletes it unless it is reserved),
+-- freeing its slot, its writes through write: both of batch.lua's paths.
+-- It returns the client id to drop ('' none, or when the job stays), then
+-- nil or the refusal the operation answers, then true when the job stays,
+-- completed, then the members and client ids of the completed jobs
+-- max_completed dropped to make room, space-separated ('' none). (Here,
+-- after free_slot.)
+local function ack_job(t, member, record, attempt, mode, result, write)
   local job = record and cmsgpack.unpack(record)
   local refused = refusal(job, t.name, attempt)
-  if not refused and unreserved and job[F_STATE] == RESERVED then refused = {R.STATE, RESERVED} end
+  if not refused and job[F_STATE] == COMPLETED then
+    if mode == 'ack' then return '', nil, true, '' end -- a retried ack: done already
+    if mode == 'unreserved' then refused = {R.NOT_FOUND} end -- beanstalkd's delete: gone
+  end
+  if not refused and mode == 'unreserved' and job[F_STATE] == RESERVED then refused = {R.STATE, RESERVED} end
+  local keep = 0
+  if not refused and mode == 'ack' then
+    keep = outcomes.keep(t, job)
+    local most = keep > 0 and #result > 0 and outcomes.max_result(t)
+    if most and #result > most then refused = {R.TOO_BIG, most, 'max_result'} end
+  end
   if refused then return nil, refused end
   if job[F_STATE] == RESERVED then free_slot(t, job) end
+  if keep > 0 then
+    local before = #dropped_cids
+    outcomes.complete(t, member, job, result, keep, write)
+    return '', nil, true, table.concat(dropped_cids, ' ', before + 1)
+  end
   delete_job(t, member, job, write)
-  return job[F_CID]
+  return job[F_CID], nil, false, ''
 end

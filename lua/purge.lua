@@ -5,11 +5,12 @@
 -- finished by running it again.
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n, states (comma-separated set names: ready, delayed,
--- reserved, buried, dead).
+-- reserved, buried, dead, completed).
 -- Returns {removed, then member and client id of each removed job that had one}.
 local t = topic_keys(1, ARGV[A.topic])
 local left = tonumber(ARGV[A.n])
-local state_of = {delayed = DELAYED, ready = READY, reserved = RESERVED, buried = BURIED, dead = DEAD}
+local state_of = {delayed = DELAYED, ready = READY, reserved = RESERVED, buried = BURIED, dead = DEAD,
+  completed = COMPLETED}
 local out = {0}
 for name in string.gmatch(ARGV[A.states], '[^,]+') do
   if left <= 0 then break end

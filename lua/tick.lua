@@ -1,8 +1,8 @@
 -- tick.lua is a bucket timer's work for one topic: it expires jobs whose
 -- time ran out (at most the topic's max_expire_sweep a round), moves up to n
 -- due jobs to ready, delayed jobs whose time came and reservations whose TTR
--- ran out (those count a timeout), then records the topic's exact next due
--- time.
+-- ran out (those count a timeout), removes dead and completed jobs whose
+-- time is up, then records the topic's exact next due time.
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n.
 -- Returns {moved, more (1 if due work remains), then the member and client
@@ -60,13 +60,15 @@ if keep > 0 then
     drop_dead(t, member)
   end
 end
+-- Completed jobs whose time is up go, a tick batch at a time (lib_outcomes.lua).
+outcomes.sweep(t, now, n)
 if moved > 0 then wake(t, moved) end
 
 local next_due = nil
 local function earliest(ms)
   if ms and (not next_due or ms < next_due) then next_due = ms end
 end
-for _, set in ipairs({t.delayed, t.reserved, t.expires, t.dead}) do
+for _, set in ipairs({t.delayed, t.reserved, t.expires, t.dead, t.completed}) do
   local head = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
   local ms = tonumber(head[2])
   if ms and set == t.dead then

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -91,6 +92,24 @@ func (p *Pool) dropAliases(ctx context.Context, pairs []rueidis.RedisMessage) {
 		}
 	}
 	p.dropAliasList(ctx, list)
+}
+
+// dropAck drops the client ids an ack's reply names: its job's (cid, ""
+// when the job stays completed or had none) and those of the completed jobs
+// its topic's max_completed dropped (dropped: member, client id pairs,
+// space-separated).
+func (p *Pool) dropAck(ctx context.Context, cid string, id uint64, dropped string) {
+	list := []string{}
+	if cid != "" {
+		list = append(list, cid, member(id))
+	}
+	pairs := strings.Fields(dropped)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		list = append(list, pairs[i+1], pairs[i])
+	}
+	if len(list) > 0 {
+		p.dropAliasList(ctx, list)
+	}
 }
 
 // dropAliasList drops client id, member pairs, grouped by the ids' buckets.

@@ -102,7 +102,7 @@ func TestDeleteStandsWhenDroppingTheAliasFails(t *testing.T) {
 			next := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "y", TTR: time.Minute})
 			mustPop(t, p, ctx, "t")
 			breakAliases(t, p, "ap-1")
-			got, err := p.AckAndPop(ctx, num(id), 1, []string{"t"})
+			got, err := p.AckAndPop(ctx, num(id), 1, "", []string{"t"})
 			if err != nil || got.Job == nil || got.Job.ID != next {
 				t.Fatalf("ack and pop: %+v %v, want job %d", got.Job, err, next)
 			}

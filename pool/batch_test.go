@@ -230,7 +230,7 @@ func TestMixedBatches(t *testing.T) {
 				if held == nil {
 					got, err = p.Pop(ctx, topics)
 				} else {
-					got, err = p.AckAndPop(ctx, num(held.ID), held.Attempt(), []string{held.Topic})
+					got, err = p.AckAndPop(ctx, num(held.ID), held.Attempt(), "", []string{held.Topic})
 				}
 				if err != nil {
 					t.Error(err)

@@ -7,6 +7,9 @@ import (
 	"slices"
 
 	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 )
 
 var checkScript = newFunction("check")
@@ -21,17 +24,17 @@ func (p *Pool) Check(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	perBucket := make([][5]int64, p.opts.Buckets)
+	perBucket := make([][stateSets]int64, p.opts.Buckets)
 	for _, topic := range names {
 		b := p.keys.bucketOf(topic)
 		r, err := checkScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), checkScript.args(p.caller(), "", "topic", topic)).ToArray()
 		if err != nil {
 			return nil, wrapRedis("check", err)
 		}
-		for i := range 5 {
+		for i := range stateSets {
 			perBucket[b][i] += intAt(r, i)
 		}
-		for i := 5; i < len(r); i++ {
+		for i := stateSets; i < len(r); i++ {
 			problems = append(problems, fmt.Sprintf("topic %q: %s", topic, strAt(r, i)))
 		}
 	}
@@ -87,10 +90,16 @@ func firstFew(names []string) string {
 	return fmt.Sprintf("%q", names)
 }
 
+// stateSets is how many states have a set of their own (job.Stored, 1 to
+// Completed; lua.States but EXPIRED, which is last): check.lua counts their
+// members in that order.
+const stateSets = int(job.Completed)
+
 // checkBucket compares a bucket's record and body counts and its counters
 // with the members counted in its topics' sets (delayed, ready, reserved,
-// buried) and its outbox (expired jobs on their way to expire_to).
-func (p *Pool) checkBucket(ctx context.Context, b int, sets [5]int64) []string {
+// buried, dead, completed: lua.States' order) and its outbox (expired jobs
+// on their way to expire_to).
+func (p *Pool) checkBucket(ctx context.Context, b int, sets [stateSets]int64) []string {
 	k := p.keys.buckets[b]
 	res := p.client.DoMulti(ctx,
 		p.client.B().Hlen().Key(k.jobs).Build(),
@@ -107,15 +116,18 @@ func (p *Pool) checkBucket(ctx context.Context, b int, sets [5]int64) []string {
 		}
 	}
 	var problems []string
-	total := sets[0] + sets[1] + sets[2] + sets[3] + sets[4]
+	var total int64
+	for _, n := range sets {
+		total += n
+	}
 	// Bodies of format 1 and long ones are in the bodies hash, the others
 	// in their records (format.go); check.lua checks each job has one.
 	if records != total+outbox || bodies > records {
 		problems = append(problems, fmt.Sprintf("bucket %d: %d records and %d bodies, %d jobs in sets and %d in the outbox",
 			b, records, bodies, total, outbox))
 	}
-	for i, field := range []string{"cur_delayed", "cur_ready", "cur_reserved", "cur_buried", "cur_dead"} {
-		if counters[field] != sets[i] {
+	for i, s := range lua.States[:stateSets] {
+		if field := s.Counter; counters[field] != sets[i] {
 			problems = append(problems, fmt.Sprintf("bucket %d: %s says %d, the sets hold %d", b, field, counters[field], sets[i]))
 		}
 	}

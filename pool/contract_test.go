@@ -34,7 +34,8 @@ func TestKeysFollowTheContract(t *testing.T) {
 		"reserved": tag + ":reserved:kids+b", "buried": tag + ":buried:kids+b", "info": tag + ":topic:kids+b",
 		"waiting": k.waiting("kids+b"), "config": k.config("kids+b"), "expires": tag + ":expires:kids+b",
 		"parent_config": k.config("kids"), "dead": tag + ":dead:kids+b", "group_ring": tag + ":group_ring:kids+b",
-		"group_jobs": tag + ":group_jobs:kids+b", "group_ready": tag + ":group_ready:kids+b", "group_state": tag + ":group_state:kids+b"}
+		"group_jobs": tag + ":group_jobs:kids+b", "group_ready": tag + ":group_ready:kids+b", "group_state": tag + ":group_state:kids+b",
+		"completed": tag + ":completed:kids+b"}
 	var names []string
 	for _, s := range lua.BucketKeys {
 		names = append(names, "K_"+strings.ToUpper(s.Name))
@@ -71,7 +72,8 @@ func TestRecordFollowsTheContract(t *testing.T) {
 	attempts := 5
 	spec := job.Spec{Topic: "rec", Body: `{"n":"twelve bytes"}`, BodyJSON: true, ClientID: "order-7", Priority: 7, TTR: time.Minute,
 		Expires: time.Now().Add(time.Hour), Retry: &job.RetryPolicy{MaxAttempts: &attempts, Backoff: "fixed", Base: time.Millisecond},
-		TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Group: "tenant-1"}
+		TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Group: "tenant-1",
+		KeepCompleted: durationp(time.Minute)}
 	pushed, err := p.Push(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +101,7 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		lua.FieldExpires: ms(j.Expires), lua.FieldFailures: "1", lua.FieldLastError: "boom", lua.FieldDeadAt: "0",
 		lua.FieldRetry: spec.Retry.Encode(), lua.FieldTrace: spec.TraceParent, lua.FieldGroup: spec.Group,
 		lua.FieldBodyJSON: "1", lua.FieldBody: spec.Body,
+		lua.FieldKeep: "60", lua.FieldEndedAt: "nil", lua.FieldResult: "nil", // not completed (outcomes_test.go)
 	}
 	if j.ClientID != "order-7" || j.Priority != 7 || j.Failures != 1 || j.LastError != "boom" ||
 		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() || !j.BodyJSON {

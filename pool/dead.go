@@ -27,18 +27,30 @@ func (p *Pool) Fail(ctx context.Context, id string, attempt int, reason string) 
 	return j, nil
 }
 
-// deadStep is the most dead jobs one retry script call revives.
+// deadStep is the most jobs one retry script call revives.
 const deadStep = 500
 
 // RetryDead puts a topic's dead jobs back to ready with their failures
-// forgotten: those named by ids (others, and ids of other topics, are
-// skipped), or all of them (ids empty) in bounded steps, a retry cut short
-// by a crash finished by running it again. It returns how many it retried.
+// forgotten: Retry of the dead set.
 func (p *Pool) RetryDead(ctx context.Context, topic string, ids []string) (int, error) {
+	return p.Retry(ctx, topic, job.Dead, ids)
+}
+
+// Retry makes a topic's jobs in state s ready again: dead ones with their
+// failures forgotten, completed ones (pushed again) with their results
+// forgotten; those named by ids (others, and ids of other topics or
+// states, are skipped), or all of them (ids empty) in bounded steps, a
+// retry cut short by a crash finished by running it again. It returns how
+// many it retried.
+func (p *Pool) Retry(ctx context.Context, topic string, s job.State, ids []string) (int, error) {
+	if s != job.Dead && s != job.Completed {
+		return 0, fmt.Errorf("%w: only dead and completed jobs are retried, not %s ones", job.ErrInvalid, s)
+	}
+	set := s.String()
 	b := p.keys.bucketOf(topic)
 	keys := p.keys.withTopics(b, topic)
 	if len(ids) > 0 {
-		args := deadRetryScript.args(p.caller(), "", "topic", topic, "n", "0")
+		args := deadRetryScript.args(p.caller(), "", "topic", topic, "set", set, "n", "0")
 		fixed := len(args)
 		for _, id := range ids {
 			n, err := p.Resolve(ctx, id)
@@ -51,14 +63,14 @@ func (p *Pool) RetryDead(ctx context.Context, topic string, ids []string) (int, 
 			return 0, nil
 		}
 		n, err := deadRetryScript.Exec(ctx, p.client, keys, args).AsInt64()
-		return int(n), wrapRedis("retry dead jobs", err)
+		return int(n), wrapRedis("retry "+set+" jobs", err)
 	}
 	done := 0
 	for {
-		n, err := deadRetryScript.Exec(ctx, p.client, keys, deadRetryScript.args(p.caller(), "", "topic", topic, "n", strconv.Itoa(deadStep))).AsInt64()
+		n, err := deadRetryScript.Exec(ctx, p.client, keys, deadRetryScript.args(p.caller(), "", "topic", topic, "set", set, "n", strconv.Itoa(deadStep))).AsInt64()
 		done += int(n)
 		if err != nil {
-			return done, wrapRedis("retry dead jobs", err)
+			return done, wrapRedis("retry "+set+" jobs", err)
 		}
 		if n < deadStep {
 			return done, nil

@@ -23,7 +23,7 @@ const purgeStep = 500
 func (p *Pool) Purge(ctx context.Context, topic string, states ...job.State) (int, error) {
 	names := make([]string, len(states))
 	for i, s := range states {
-		if s < job.Delayed || s > job.Dead {
+		if !s.IsStored() {
 			return 0, fmt.Errorf("purge %q: %w: no jobs are %s", topic, job.ErrInvalid, s)
 		}
 		names[i] = setName(s)

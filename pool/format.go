@@ -32,7 +32,13 @@ import (
 //     bytes less, and a push, a pop and an ack a command less each. A broker
 //     reads both; once the store is raised to 2, migrate.lua moves format 1's
 //     bodies into their records (migrate.go).
-const StoreFormat = 2
+//   - 3: a job may end completed (job.Completed: its topic's completed set,
+//     F_ENDED_AT, F_RESULT; lua/lib_outcomes.lua) and carry its own
+//     keep_completed (F_KEEP). An older broker would not know the state, so
+//     an ack completes a job only once the store is at 3; nothing stored
+//     before changes (its migration is format 2's pass, which finds no
+//     body left to move once that one has run).
+const StoreFormat = 3
 
 // DefaultAnnounceTTL is how long a broker's record lasts unless renewed.
 const DefaultAnnounceTTL = 15 * time.Second

@@ -106,10 +106,11 @@ func randomOp(rng *rand.Rand, topics []string, members *[]string) *op {
 			"delay", []string{"0", "0", "0", "60000"}[rng.IntN(4)], "body", body, "client_id", []string{"", "cid-" + m}[rng.IntN(2)],
 			"expires", "0", "retry", "", "trace", "", "unique_key", "", "unique_mode", "", "unique_for", "0", "group", "",
 			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "",
-			"json", []string{"0", "1"}[rng.IntN(2)])}
+			"json", []string{"0", "1"}[rng.IntN(2)], "keep", []string{"", "", "0", "600"}[rng.IntN(4)])}
 	case r < 13:
 		return &op{kind: opDelete, topics: []string{topic}, args: lua.OpArgs(opDelete, "member", pick(),
-			"attempt", strconv.Itoa(rng.IntN(3)), "mode", []string{"", "", "unreserved"}[rng.IntN(3)])}
+			"attempt", strconv.Itoa(rng.IntN(3)), "mode", []string{"", "ack", "ack", "unreserved"}[rng.IntN(4)],
+			"result", []string{"", `{"r":1}`}[rng.IntN(2)])}
 	case r < 16:
 		// One topic or two (the second a random one, maybe the same).
 		mode, popped := []string{popFirst, "best", "take"}[rng.IntN(3)], []string{topic}
@@ -119,7 +120,8 @@ func randomOp(rng *rand.Rand, topics []string, members *[]string) *op {
 		return &op{kind: opPop, topics: popped, args: lua.OpArgs(opPop, "mode", mode, "more", []string{"0", "1"}[rng.IntN(2)])}
 	case r < 18:
 		return &op{kind: opAckPop, topics: []string{topic, topics[rng.IntN(len(topics))], topics[rng.IntN(len(topics))]},
-			args: lua.OpArgs(opAckPop, "member", pick(), "attempt", strconv.Itoa(rng.IntN(3)), "more", []string{"0", "1"}[rng.IntN(2)])}
+			args: lua.OpArgs(opAckPop, "member", pick(), "attempt", strconv.Itoa(rng.IntN(3)), "more", []string{"0", "1"}[rng.IntN(2)],
+				"result", []string{"", "[2]"}[rng.IntN(2)])}
 	default:
 		return &op{kind: opPopN, topics: []string{topic}, args: lua.OpArgs(opPopN,
 			"mode", []string{popFirst, "best"}[rng.IntN(2)], "n", strconv.Itoa([]int{1, 2, 5}[rng.IntN(3)]),
@@ -181,10 +183,10 @@ func normalReply(t *testing.T, r []rueidis.RedisMessage) string {
 		}
 		parts[1] = "now"
 	}
-	if len(parts) >= 3 && parts[0] == "OK" && (parts[2] == "OK" || parts[2] == "EMPTY") { // an ack_pop: OK, client id, then its pop's reply
-		rest := make([]rueidis.RedisMessage, 0, len(r)-2)
-		rest = append(rest, r[2:]...)
-		return parts[0] + " | " + short(parts[1]) + " | " + normalReply(t, rest)
+	if len(parts) >= 4 && parts[0] == "OK" && (parts[3] == "OK" || parts[3] == "EMPTY") { // an ack_pop: OK, client id, dropped, then its pop's reply
+		rest := make([]rueidis.RedisMessage, 0, len(r)-3)
+		rest = append(rest, r[3:]...)
+		return parts[0] + " | " + short(parts[1]) + " | " + parts[2] + " | " + normalReply(t, rest)
 	}
 	if len(parts) > 3 && parts[0] == "JOBS" { // a pop of several: JOBS, more, count, then each job's reply
 		out := parts[:3]
@@ -214,8 +216,10 @@ func normalRecord(t *testing.T, packed string) string {
 		t.Fatalf("record %q: %v", packed, err)
 	}
 	r.num[lua.FieldCreated] = 0
-	if r.num[lua.FieldDue] > 0 {
-		r.num[lua.FieldDue] = 1 // a time: only whether there is one
+	for _, f := range []lua.Field{lua.FieldDue, lua.FieldEndedAt} {
+		if r.num[f] > 0 {
+			r.num[f] = 1 // a time: only whether there is one
+		}
 	}
 	for i, s := range r.text {
 		r.text[i] = strings.ReplaceAll(short(s), "|", "/")

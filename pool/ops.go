@@ -30,26 +30,41 @@ func (p *Pool) DeleteUnreserved(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return p.deleteNumber(ctx, n, 0, deleteUnreserved)
+	return p.deleteNumber(ctx, n, 0, deleteUnreserved, "")
 }
 
-// Delete removes a job in any state. With attempt > 0 it is an ack fenced to
-// that delivery: ErrStale if the job was delivered again since.
+// Delete removes a job in any state (a completed one too). With attempt > 0
+// it is fenced to that delivery: ErrStale if the job was delivered again
+// since.
 func (p *Pool) Delete(ctx context.Context, id string, attempt int) error {
 	n, err := p.Resolve(ctx, id)
 	if err != nil {
 		return err
 	}
-	return p.deleteNumber(ctx, n, attempt, deleteAny)
+	return p.deleteNumber(ctx, n, attempt, deleteAny, "")
 }
 
-// deleteNumber is Delete of job n in a delete mode.
-func (p *Pool) deleteNumber(ctx context.Context, n uint64, attempt int, mode string) error {
-	reply, err := p.onNumber(ctx, "delete", n, attempt, p.batched(opDelete, nil, "attempt", strconv.Itoa(attempt), "mode", mode))
+// Ack ends a job its consumer finished, fenced to delivery attempt when > 0
+// (ErrStale if the job was delivered again since): it is deleted, or, where
+// its topic keeps completed jobs (keep_completed, or its own), completed
+// with result (a JSON value's compact text, "" none; over the topic's
+// max_result, ErrTooBig and the job stays as it was). An ack of a job
+// completed already, by the same delivery, succeeds and changes nothing.
+func (p *Pool) Ack(ctx context.Context, id string, attempt int, result string) error {
+	n, err := p.Resolve(ctx, id)
 	if err != nil {
 		return err
 	}
-	p.dropAlias(ctx, strAt(reply, 1), n)
+	return p.deleteNumber(ctx, n, attempt, deleteAck, result)
+}
+
+// deleteNumber is Delete of job n in a delete mode.
+func (p *Pool) deleteNumber(ctx context.Context, n uint64, attempt int, mode, result string) error {
+	reply, err := p.onNumber(ctx, "delete", n, attempt, p.batched(opDelete, nil, "attempt", strconv.Itoa(attempt), "mode", mode, "result", result))
+	if err != nil {
+		return err
+	}
+	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
 	return nil
 }
 
@@ -186,6 +201,9 @@ func (p *Pool) onNumber(ctx context.Context, op string, n uint64, attempt int, c
 		case replyFull: // in the job's terms, without its number (job.Outcome)
 			return nil, fmt.Errorf("%w: its topic's %s is %d", job.ErrFull, strAt(reply, 1), intAt(reply, 2))
 		case replyTooBig:
+			if strAt(reply, 2) == "max_result" { // an ack's result
+				return nil, fmt.Errorf("%s job %d: %w", op, n, &job.ResultTooBigError{Max: intAt(reply, 1)})
+			}
 			return nil, fmt.Errorf("%w: its topic's max_item_size is %d", job.ErrTooBig, intAt(reply, 1))
 		}
 		return nil, fmt.Errorf("%s job %d: unexpected reply %v", op, n, reply)
@@ -287,10 +305,10 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.J
 const listPreview = 200
 
 // ListJobs returns up to limit of a topic's jobs in state s (Ready,
-// Delayed, Reserved, Buried, Dead), after the first offset, in the state's
+// Delayed, Reserved, Buried, Dead, Completed), after the first offset, in the state's
 // order, each with the first bytes of its body; and how many the state holds.
 func (p *Pool) ListJobs(ctx context.Context, topic string, s job.State, offset, limit int) ([]*job.Job, int, error) {
-	if s < job.Delayed || s > job.Dead {
+	if !s.IsStored() {
 		return nil, 0, fmt.Errorf("list %s jobs: %w: no jobs are %s", topic, job.ErrInvalid, s)
 	}
 	b := p.keys.bucketOf(topic)

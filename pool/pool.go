@@ -308,7 +308,7 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 			"retry", j.Retry.Encode(), "trace", j.TraceParent,
 			"unique_key", "", "unique_mode", mode, "unique_for", window, "group", j.Group,
 			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "",
-			"json", flag(j.BodyJSON))
+			"json", flag(j.BodyJSON), "keep", keepArg(j.KeepCompleted))
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {
@@ -398,4 +398,13 @@ func strAt(a []rueidis.RedisMessage, i int) string {
 	}
 	s, _ := a[i].ToString() // nil (a Lua false) reads as ""
 	return s
+}
+
+// keepArg is a push's own keep_completed in whole seconds, rounded up (""
+// for none: its topic's).
+func keepArg(keep *time.Duration) string {
+	if keep == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64((*keep+time.Second-1)/time.Second), 10)
 }

@@ -227,7 +227,7 @@ func (p *Pool) reserved(ctx context.Context, r []rueidis.RedisMessage) (*job.Job
 // fanout child past its parent's limits is refused before anything is done
 // (checkChildren); if the ack fails, nothing is popped; if the pop fails
 // after the ack, the error is a *job.AckedError.
-func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, topics []string) (Popped, error) {
+func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, result string, topics []string) (Popped, error) {
 	if err := p.checkChildren(ctx, topics, true); err != nil {
 		return Popped{}, err // before the ack: a pop refused refuses the whole call
 	}
@@ -238,7 +238,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, topics []s
 	b := int(n % uint64(p.opts.Buckets))
 	for _, t := range topics {
 		if p.keys.bucketOf(t) != b {
-			if err := p.deleteNumber(ctx, n, attempt, deleteAny); err != nil {
+			if err := p.deleteNumber(ctx, n, attempt, deleteAck, result); err != nil {
 				return Popped{}, err
 			}
 			got, err := p.Pop(ctx, topics)
@@ -248,13 +248,13 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, topics []s
 			return got, nil
 		}
 	}
-	reply, err := p.onNumber(ctx, "ack", n, attempt, p.batched(opAckPop, topics, "attempt", strconv.Itoa(attempt), "more", p.askMore()))
+	reply, err := p.onNumber(ctx, "ack", n, attempt, p.batched(opAckPop, topics, "attempt", strconv.Itoa(attempt), "more", p.askMore(), "result", result))
 	if err != nil {
 		return Popped{}, err
 	}
-	p.dropAlias(ctx, strAt(reply, 1), n)
-	if strAt(reply, 2) == replyOK {
-		return p.popped(ctx, reply[2:])
+	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
+	if strAt(reply, 3) == replyOK {
+		return p.popped(ctx, reply[3:])
 	}
-	return noOpening.sooner(reply[2:]).popped(), nil
+	return noOpening.sooner(reply[3:]).popped(), nil
 }

@@ -72,21 +72,21 @@ func TestAckAndPop(t *testing.T) {
 	}
 	elsewhere := mustPush(t, p, ctx, job.Spec{Topic: other, Body: "3", TTR: time.Minute})
 	j := mustPop(t, p, ctx, "a")
-	got, err := p.AckAndPop(ctx, num(j.ID), j.Attempt(), []string{"a"}) // one script
+	got, err := p.AckAndPop(ctx, num(j.ID), j.Attempt(), "", []string{"a"}) // one script
 	if err != nil || got.Job == nil || got.Job.ID != second || j.ID != first {
 		t.Fatalf("same bucket: %+v %v", got.Job, err)
 	}
 	if _, err := p.Resolve(ctx, "c-1"); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("the acked job's client id still resolves: %v", err)
 	}
-	got, err = p.AckAndPop(ctx, num(second), 1, []string{"a", other}) // two steps
+	got, err = p.AckAndPop(ctx, num(second), 1, "", []string{"a", other}) // two steps
 	if err != nil || got.Job == nil || got.Job.ID != elsewhere {
 		t.Fatalf("other bucket: %+v %v", got.Job, err)
 	}
-	if _, err := p.AckAndPop(ctx, num(second), 1, []string{other}); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.AckAndPop(ctx, num(second), 1, "", []string{other}); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("ack of a gone job: %v", err)
 	}
-	got, err = p.AckAndPop(ctx, num(elsewhere), 1, []string{other})
+	got, err = p.AckAndPop(ctx, num(elsewhere), 1, "", []string{other})
 	if err != nil || got.Job != nil {
 		t.Fatalf("nothing left to pop: %+v %v", got, err)
 	}

@@ -30,7 +30,8 @@ func TestDecodeRecord(t *testing.T) {
 		wantError bool
 	}{
 		{"an array", pack([]any{2, "t", 7}), 7, "t", "", false, false},
-		{"a map with a hole", pack(map[int]any{1: 2, 2: "t", 3: 9, lua.FieldCount - 1: "b"}), 9, "t", "b", true, false},
+		{"a map with a hole", pack(map[int]any{1: 2, 2: "t", 3: 9, int(lua.FieldBody): "b"}), 9, "t", "b", true, false},
+		{"a map with the body left out", pack(map[int]any{1: 2, 2: "t", 3: 9, int(lua.FieldResult): "r"}), 9, "t", "", false, false},
 		{"a field of a newer broker", pack(append(make([]any, lua.FieldCount-1), "future")), 0, "", "", false, false},
 		{"a double", pack([]any{2, "t", 1024.0}), 1024, "t", "", false, false},
 		{"nil", pack([]any{2, nil, 3}), 3, "", "", false, false},

@@ -58,8 +58,9 @@ const (
 
 // Delete modes.
 const (
-	deleteAny        = ""           // any state (an ack when fenced by an attempt)
+	deleteAny        = ""           // any state
 	deleteUnreserved = "unreserved" // spare a reserved job (beanstalkd's delete from another connection)
+	deleteAck        = "ack"        // a consumer's ack: complete the job where its topic keeps completed jobs
 )
 
 // jobFields is the length of a job reply (lua/contract.go).
@@ -121,5 +122,13 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		TraceParent: text(lua.FieldTrace),
 		Group:       text(lua.FieldGroup),
 		BodyJSON:    num(lua.FieldBodyJSON) == 1,
+		CompletedAt: at(lua.FieldEndedAt),
+		Result:      text(lua.FieldResult),
+		KeepCompleted: func() time.Duration {
+			if !rec.has[lua.FieldKeep] {
+				return -1
+			}
+			return time.Duration(num(lua.FieldKeep)) * time.Second
+		}(),
 	}, nil
 }

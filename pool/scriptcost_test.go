@@ -60,6 +60,10 @@ func BenchmarkScriptCost(b *testing.B) {
 		// worker loop, HTTP's ack with next).
 		{"ackpop/function", reservedHalf, ackPopOne},
 		{"ack/function", reservedJobs, ackOne},
+		// Issue 34: an ack on a topic that keeps completed jobs (the job
+		// stays, completed), without and with a 100-byte result.
+		{"ack/kept", both(reservedJobs, keepCompleted), ackOne},
+		{"ack/kept-result", both(reservedJobs, keepCompleted), ackResult},
 		// A topic with a rate and max_reserved that never hold (issue 23:
 		// what the limits cost a pop and an ack when they are set).
 		{"pop/limited", both(costJobs, limited), popOne},
@@ -134,7 +138,22 @@ func popBestOfTwo(p *Pool, ctx context.Context, _ []uint64, _ int) error {
 }
 
 func ackOne(p *Pool, ctx context.Context, ids []uint64, i int) error {
-	return p.Delete(ctx, strconv.FormatUint(ids[i], 10), 1)
+	return p.Ack(ctx, strconv.FormatUint(ids[i], 10), 1, "")
+}
+
+// costResult is a result of 100 bytes, as an ack gives it.
+var costResult = `{"url":"` + strings.Repeat("r", 90) + `"}`
+
+func ackResult(p *Pool, ctx context.Context, ids []uint64, i int) error {
+	return p.Ack(ctx, strconv.FormatUint(ids[i], 10), 1, costResult)
+}
+
+// keepCompleted makes topic t keep its completed jobs for an hour.
+func keepCompleted(p *Pool, ctx context.Context, _ int) []uint64 {
+	if err := p.SetTopicConfig(ctx, "t", job.TopicConfig{"keep_completed": "3600"}); err != nil {
+		panic(err)
+	}
+	return nil
 }
 
 // pushUnique pushes costJob with a unique key of its own (reject).
@@ -249,7 +268,7 @@ func reservedHalf(p *Pool, ctx context.Context, n int) []uint64 {
 }
 
 func ackPopOne(p *Pool, ctx context.Context, ids []uint64, i int) error {
-	_, err := p.AckAndPop(ctx, strconv.FormatUint(ids[i], 10), 1, []string{"t"})
+	_, err := p.AckAndPop(ctx, strconv.FormatUint(ids[i], 10), 1, "", []string{"t"})
 	return err
 }
 

@@ -27,7 +27,8 @@ var counterFields = map[string]func(*job.Counters) *int64{
 	"queue_creates": func(c *job.Counters) *int64 { return &c.QueueCreates }, "queue_deletes": func(c *job.Counters) *int64 { return &c.QueueDeletes },
 	"queue_expires": func(c *job.Counters) *int64 { return &c.QueueExpires },
 	"cur_dead":      func(c *job.Counters) *int64 { return &c.Dead }, "total_failures": func(c *job.Counters) *int64 { return &c.Failures },
-	"total_dead": func(c *job.Counters) *int64 { return &c.DeadTotal },
+	"total_dead":    func(c *job.Counters) *int64 { return &c.DeadTotal },
+	"cur_completed": func(c *job.Counters) *int64 { return &c.Completed }, "total_completed": func(c *job.Counters) *int64 { return &c.CompletedTotal },
 }
 
 // Stats sums every bucket's counters. The counts are kept by the same scripts
@@ -154,6 +155,7 @@ func topicStats(topic string, r []rueidis.RedisMessage) job.TopicStats {
 		Children: strings.Fields(strAt(r, int(lua.StatChildren))),
 		Dead:     n(lua.StatDead), Failures: n(lua.StatTotalFailures), DeadTotal: n(lua.StatTotalDead),
 		DeadRetried: n(lua.StatDeadRetried), DeadDropped: n(lua.StatDeadDropped), Created: at(lua.StatCreated),
+		Completed: n(lua.StatCompleted), CompletedTotal: n(lua.StatTotalCompleted),
 		Tokens: n(lua.StatTokens), Limited: n(lua.StatTotalLimited),
 		LimitedTime: time.Duration(n(lua.StatLimitedMS)) * time.Millisecond, Groups: n(lua.StatGroups),
 		GroupsForgotten: n(lua.StatGroupsForgotten)}

@@ -20,7 +20,11 @@ import (
 // jobCall reads the optional arguments of a job action from the body or
 // the query (?attempt=, ?token=: the query's win).
 func (s *Server) jobCall(c *gin.Context, action string) (jobCall, error) {
-	data, err := s.body(c, 64<<10)
+	limit := int64(64 << 10)
+	if action == "ack" {
+		limit = job.MaxResultLimit + 64<<10 // a result, and the rest
+	}
+	data, err := s.body(c, limit)
 	if err != nil {
 		return jobCall{}, err
 	}
@@ -52,11 +56,11 @@ func (s *Server) ack(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	a := dispatcher.Ack{ID: c.Param("id"), Attempt: call.Attempt, Token: call.Token}
+	a := dispatcher.Ack{ID: c.Param("id"), Attempt: call.Attempt, Token: call.Token, Result: call.Result}
 	if call.Next == nil {
 		ctx, cancel := s.waiting(c, 0)
 		defer cancel()
-		if _, err := s.settle(ctx, c, call, dispatcher.SettleParams{Action: dispatcher.ActionAck}); err != nil {
+		if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck}); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, gin.H{"acked": a.ID}, nil

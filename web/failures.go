@@ -82,53 +82,80 @@ func parseFails(data []byte, limit int) ([]dispatcher.SettleParams, error) {
 // dead set), with their failures: ?offset=&limit=
 // (default 100, at most 1000: parsePage).
 func (s *Server) dead(c *gin.Context) (int, any, error) {
+	return s.ended(c, job.Dead, func(d *job.Job) gin.H {
+		return gin.H{"failures": d.Failures, "last_error": d.LastError, "dead_at": d.DeadAt.UTC().Format(time.RFC3339Nano)}
+	})
+}
+
+// completed lists a topic's completed jobs, newest first, with their
+// results: ?offset=&limit= (default 100, at most 1000).
+func (s *Server) completed(c *gin.Context) (int, any, error) {
+	return s.ended(c, job.Completed, func(d *job.Job) gin.H {
+		v := gin.H{"completed_at": d.CompletedAt.UTC().Format(time.RFC3339Nano), "attempt": d.Attempt()}
+		if d.Result != "" {
+			v["result"] = json.RawMessage(d.Result)
+		}
+		return v
+	})
+}
+
+// ended answers a page of a topic's jobs in an end state (dead, completed),
+// each its id, priority and body preview with what state adds.
+func (s *Server) ended(c *gin.Context, state job.State, add func(*job.Job) gin.H) (int, any, error) {
 	p, err := parsePage(c.Query("offset"), c.Query("limit"), 100, 1000)
 	if err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.d.ListJobs(c, c.Param("topic"), job.Dead, p.offset, p.limit)
+	list, total, err := s.d.ListJobs(c, c.Param("topic"), state, p.offset, p.limit)
 	if err != nil {
 		return 0, nil, err
 	}
 	views := make([]gin.H, len(list))
 	for i, d := range list {
-		views[i] = gin.H{"id": d.PublicID(), "internal_id": d.ID, "failures": d.Failures, "last_error": d.LastError,
-			"dead_at": d.DeadAt.UTC().Format(time.RFC3339Nano), "priority": d.Priority, "body_preview": job.BodyValue(d.Body, d.BodyJSON)}
+		v := add(d)
+		v["id"], v["internal_id"], v["priority"], v["body_preview"] = d.PublicID(), d.ID, d.Priority, job.BodyValue(d.Body, d.BodyJSON)
+		views[i] = v
 	}
 	return http.StatusOK, gin.H{"topic": c.Param("topic"), "total": total, "offset": p.offset, "jobs": views}, nil
 }
 
-// retryDead puts dead jobs back to ready, their failures forgotten:
-// {"ids": [...]} or no body for all of them -> {"retried": n}.
-func (s *Server) retryDead(c *gin.Context) (int, any, error) {
-	f, err := s.onlyFields(c, "a dead-job retry", "ids")
-	if err != nil {
-		return 0, nil, err
-	}
-	var ids []string
-	if raw, ok := f["ids"]; ok {
-		if err := json.Unmarshal(raw, &ids); err != nil || len(ids) == 0 {
-			return 0, nil, fmt.Errorf("%w: ids must be a non-empty array of job ids (strings); leave it out to retry them all", errBadRequest)
+// retryEnded answers POST .../dead/retry and .../completed/retry: the
+// jobs of that state made ready again ({"ids": [...]}, or no body for all
+// of them) -> {"retried": n}.
+func (s *Server) retryEnded(state job.State) func(*gin.Context) (int, any, error) {
+	return func(c *gin.Context) (int, any, error) {
+		f, err := s.onlyFields(c, "a "+state.String()+"-job retry", "ids")
+		if err != nil {
+			return 0, nil, err
 		}
+		var ids []string
+		if raw, ok := f["ids"]; ok {
+			if err := json.Unmarshal(raw, &ids); err != nil || len(ids) == 0 {
+				return 0, nil, fmt.Errorf("%w: ids must be a non-empty array of job ids (strings); leave it out to retry them all", errBadRequest)
+			}
+		}
+		n, err := s.d.Retry(c, c.Param("topic"), state, ids)
+		if err != nil {
+			return 0, gin.H{"retried": n}, err
+		}
+		return http.StatusOK, gin.H{"retried": n}, nil
 	}
-	n, err := s.d.RetryDead(c, c.Param("topic"), ids)
-	if err != nil {
-		return 0, gin.H{"retried": n}, err
-	}
-	return http.StatusOK, gin.H{"retried": n}, nil
 }
 
-// deleteDead empties a topic's dead set -> {"deleted": n}.
-func (s *Server) deleteDead(c *gin.Context) (int, any, error) {
-	n, err := s.d.Purge(c, c.Param("topic"), []job.State{job.Dead}, false)
-	if err != nil {
-		return 0, gin.H{"deleted": n}, err
+// deleteEnded answers DELETE .../dead and .../completed: that set emptied
+// -> {"deleted": n}.
+func (s *Server) deleteEnded(state job.State) func(*gin.Context) (int, any, error) {
+	return func(c *gin.Context) (int, any, error) {
+		n, err := s.d.Purge(c, c.Param("topic"), []job.State{state}, false)
+		if err != nil {
+			return 0, gin.H{"deleted": n}, err
+		}
+		return http.StatusOK, gin.H{"deleted": n}, nil
 	}
-	return http.StatusOK, gin.H{"deleted": n}, nil
 }
 
 // purge removes a topic's jobs in the states named:
-// {"states": ["ready", "delayed", "buried", "dead"], "force": false}
+// {"states": ["ready", "delayed", "buried", "dead", "completed"], "force": false}
 // ("reserved" only with force) -> {"purged": n}.
 func (s *Server) purge(c *gin.Context) (int, any, error) {
 	f, err := s.onlyFields(c, "a purge", "states", "force")
@@ -139,13 +166,13 @@ func (s *Server) purge(c *gin.Context) (int, any, error) {
 	if raw, ok := f["states"]; !ok {
 		return 0, nil, fmt.Errorf("%w: states is missing", errBadRequest)
 	} else if err := json.Unmarshal(raw, &names); err != nil || len(names) == 0 {
-		return 0, nil, fmt.Errorf("%w: states must be a non-empty array of ready, delayed, reserved, buried, dead", errBadRequest)
+		return 0, nil, fmt.Errorf("%w: states must be a non-empty array of ready, delayed, reserved, buried, dead, completed", errBadRequest)
 	}
 	states := make([]job.State, 0, len(names))
 	for _, name := range names {
 		st, ok := job.ParseState(name)
 		if !ok {
-			return 0, nil, fmt.Errorf("%w: unknown state %q (ready, delayed, reserved, buried, dead)", errBadRequest, name)
+			return 0, nil, fmt.Errorf("%w: unknown state %q (ready, delayed, reserved, buried, dead, completed)", errBadRequest, name)
 		}
 		states = append(states, st)
 	}
@@ -163,13 +190,13 @@ func (s *Server) purge(c *gin.Context) (int, any, error) {
 }
 
 // listJobs answers a page of a topic's jobs in one state:
-// ?state=ready|delayed|reserved|buried|dead (default ready)&offset=&limit=
+// ?state=ready|delayed|reserved|buried|dead|completed (default ready)&offset=&limit=
 // (default 50, at most 500), bodies cut to their first 200 bytes.
 func (s *Server) listJobs(c *gin.Context) (int, any, error) {
 	name := c.DefaultQuery("state", "ready")
 	st, ok := job.ParseState(name)
 	if !ok {
-		return 0, nil, fmt.Errorf("%w: state must be ready, delayed, reserved, buried or dead, got %q", errBadRequest, name)
+		return 0, nil, fmt.Errorf("%w: state must be ready, delayed, reserved, buried, dead or completed, got %q", errBadRequest, name)
 	}
 	p, err := parsePage(c.Query("offset"), c.Query("limit"), 50, 500)
 	if err != nil {

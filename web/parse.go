@@ -114,8 +114,8 @@ func jobsArray(data []byte, limit int, kind, shape string, fields ...string) (jo
 }
 
 // parseAcks decodes the body of POST /api/v1/ack: {"jobs": [{"id": ..,
-// "attempt": n, "token": "..."}, ...], "next": {pop request}}; ids may be
-// numbers.
+// "attempt": n, "token": "...", "result": any}, ...], "next": {pop
+// request}}; ids may be numbers.
 func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
 	f, items, err := jobsArray(data, limit, "an ack", `{"id": ..., "attempt": n, "token": "..."}`, "jobs", "next")
 	if err != nil {
@@ -125,10 +125,13 @@ func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
 	for i, item := range items {
 		jf, err := jobjson.Decode(item)
 		if err == nil {
-			err = jf.Only("an acked job", "id", "attempt", "token")
+			err = jf.Only("an acked job", "id", "attempt", "token", "result")
 		}
 		if err == nil {
 			acks[i], err = parseAckItem(jf)
+		}
+		if err == nil {
+			acks[i].Result, err = jf.Result()
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("job %d: %w", i, err)
@@ -176,6 +179,7 @@ type jobCall struct {
 	Priority int64        // job.KeepPriority when not given
 	Delay    time.Duration
 	Next     *popRequest // ack only: pop the next job in the same request
+	Result   string      // ack only: the result kept with a completed job (jobjson Result)
 	Error    string      // fail only: why
 }
 
@@ -183,7 +187,7 @@ type jobCall struct {
 // field another action takes ({"delay": 5} on an ack) is refused too, not
 // ignored.
 var jobCallFields = map[string][]string{
-	"ack":     {"attempt", "token", "next"},
+	"ack":     {"attempt", "token", "next", "result"},
 	"release": {"attempt", "token", "delay", "priority", "pri"},
 	"bury":    {"attempt", "token", "priority", "pri"},
 	"touch":   {"attempt", "token"},
@@ -221,6 +225,9 @@ func parseJobCall(data []byte, action string) (jobCall, error) {
 		return call, err
 	}
 	if call.Error, _, err = f.Str("error"); err != nil {
+		return call, err
+	}
+	if call.Result, err = f.Result(); err != nil {
 		return call, err
 	}
 	if raw, ok := f["next"]; ok && string(raw) != "null" {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -40,6 +41,12 @@ type jobView struct {
 	TraceParent string `json:"traceparent,omitempty"`
 	// Group is the job's fair group (docs/topics.md, Fair groups).
 	Group string `json:"group,omitempty"`
+	// CompletedAt is when its ack completed it (keep_completed), Result
+	// what the ack gave (any JSON value), KeepCompleted its own
+	// keep_completed in seconds, when it was pushed with one.
+	CompletedAt   string          `json:"completed_at,omitempty"`
+	Result        json.RawMessage `json:"result,omitempty"`
+	KeepCompleted *float64        `json:"keep_completed,omitempty"`
 	// Token names the delivery a pop made (job.Delivery), for the consumer
 	// to send back with its ack, touch, release, bury or fail; only pops
 	// show it.
@@ -66,6 +73,16 @@ func viewJob(j *job.Job) jobView {
 	if !j.DeadAt.IsZero() {
 		v.DeadAt = j.DeadAt.UTC().Format(time.RFC3339Nano)
 	}
+	if !j.CompletedAt.IsZero() {
+		v.CompletedAt = j.CompletedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if j.Result != "" {
+		v.Result = json.RawMessage(j.Result)
+	}
+	if j.KeepCompleted >= 0 {
+		keep := seconds(j.KeepCompleted)
+		v.KeepCompleted = &keep
+	}
 	return v
 }
 
@@ -83,6 +100,7 @@ func topicView(t job.TopicStats) gin.H {
 		"total_jobs": t.Jobs, "total_reserves": t.Reserves, "total_deletes": t.Deletes, "total_pauses": t.Pauses,
 		"bytes": t.Bytes, "total_discarded": t.Discarded, "total_expired": t.Expired, "children": nonNil(t.Children),
 		"dead": t.Dead, "total_failures": t.Failures, "total_dead": t.DeadTotal, "dead_retried": t.DeadRetried, "dead_dropped": t.DeadDropped, "ready_age": seconds(t.ReadyAge()),
+		"completed": t.Completed, "total_completed": t.CompletedTotal,
 		"settings": settingsView(t.Settings), "total_limited": t.Limited, "limited_seconds": seconds(t.LimitedTime),
 	}
 	if tokens, ok := t.RateTokens(); ok {

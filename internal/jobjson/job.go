@@ -4,6 +4,7 @@ package jobjson
 // its unique key, retry policy, expiry, an update, a delivery token.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -60,8 +61,29 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	if j.Unique, err = f.Unique(); err != nil {
 		return j, err
 	}
-	j.Group, _, err = f.Str("group")
-	return j, err
+	if j.Group, _, err = f.Str("group"); err != nil {
+		return j, err
+	}
+	if keep, ok, err := f.Seconds("keep_completed"); err != nil {
+		return j, err
+	} else if ok {
+		j.KeepCompleted = &keep
+	}
+	return j, nil
+}
+
+// Result reads an ack's "result": any JSON value, as its compact text (""
+// when absent or null: no result).
+func (f Fields) Result() (string, error) {
+	raw, ok := f["result"]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return "", fmt.Errorf("%w: result must be a JSON value: %v", ErrBadRequest, err)
+	}
+	return b.String(), nil
 }
 
 // Unique reads "unique": {"key": "user-42", "for": 600, "mode": "reject"}

@@ -1,0 +1,103 @@
+-- lib_outcomes.lua, after lib_failures.lua (see lib.lua): how a job ends
+-- when its topic keeps outcomes (store format 3). An ack on a topic with
+-- keep_completed > 0 (or of a job pushed with its own keep_completed)
+-- completes the job instead of deleting it: it stays, with the ack's result,
+-- in its topic's completed set, scored by when it is to be removed, until
+-- the bucket timer removes it (tick.lua) or the topic's max_completed makes
+-- room. A completed job counts in no limit a pending one does (max_items,
+-- max_size, bytes): it is history, bounded by its own settings.
+-- A table, not locals: the library's main function holds at most 200.
+local outcomes = {}
+do
+  -- DEFAULT_MAX_COMPLETED, DEFAULT_MAX_RESULT: the settings unset
+  -- (job.DefaultMaxCompleted, job.DefaultMaxResult; TestOutcomeDefaults).
+  local DEFAULT_MAX_COMPLETED, DEFAULT_MAX_RESULT = '10000', '16384'
+  -- TRIM_STEP is the most completed jobs one completion removes to keep its
+  -- topic within max_completed: a lowered cap is reached a step at a time.
+  local TRIM_STEP = 100
+
+  -- outcomes.keep is how long (ms) job is kept once completed: its own
+  -- keep_completed, else its topic's; 0 deletes it at its ack. A store
+  -- below format 3 is written for brokers that know no completed state.
+  function outcomes.keep(t, job)
+    if jobbody.format < 3 then return 0 end
+    local s = job[F_KEEP]
+    if s == nil then s = tonumber(topic_config(t).keep_completed or '0') end
+    return math.max(s, 0) * 1000
+  end
+
+  -- outcomes.max_result is topic t's max_result, bytes.
+  function outcomes.max_result(t)
+    return tonumber(topic_config(t).max_result or DEFAULT_MAX_RESULT)
+  end
+
+  -- outcomes.drop removes a completed job of topic t for good (its time
+  -- was up, or max_completed made room); its client id goes to
+  -- dropped_cids, to be dropped by the caller.
+  function outcomes.drop(t, member)
+    local job = load(member)
+    redis.call('ZREM', t.completed, member)
+    redis.call('HDEL', K_JOBS, member)
+    jobbody.drop(member, job)
+    move_state(COMPLETED, nil)
+    if job and (job[F_CID] or '') ~= '' then
+      dropped_cids[#dropped_cids + 1] = member
+      dropped_cids[#dropped_cids + 1] = job[F_CID]
+    end
+  end
+
+  -- outcomes.trim removes topic t's completed jobs past its max_completed,
+  -- those due to go first, at most TRIM_STEP.
+  function outcomes.trim(t)
+    local cap = tonumber(topic_config(t).max_completed or DEFAULT_MAX_COMPLETED)
+    if cap <= 0 then return end
+    local over = redis.call('ZCARD', t.completed) - cap
+    if over <= 0 then return end
+    for _, member in ipairs(redis.call('ZRANGE', t.completed, 0, math.min(over, TRIM_STEP) - 1)) do
+      outcomes.drop(t, member)
+    end
+  end
+
+  -- outcomes.complete moves job (member, of topic t, its slot freed) to the
+  -- completed set with result ('' none), to be removed keep ms from now.
+  -- Its record and set entry are written at once, not through write: a
+  -- trim may remove this very job, and a gathered write would bring it back.
+  function outcomes.complete(t, member, job, result, keep, write)
+    local now = now_ms()
+    remove_from_state(t, member, job, write)
+    drop_bytes(t, job)
+    unindex_expiry(t, member, job, write)
+    move_state(job[F_STATE], COMPLETED)
+    count('total_deletes', 1)
+    count_topic(t, 'total_deletes', 1)
+    count('total_completed', 1)
+    count_topic(t, 'total_completed', 1)
+    job[F_STATE], job[F_DUE], job[F_ENDED_AT] = COMPLETED, 0, now
+    if result ~= '' then job[F_RESULT] = result end
+    redis.call('HSET', K_JOBS, member, cmsgpack.pack(job))
+    redis.call('ZADD', t.completed, now + keep, member)
+    schedule(t, now + keep)
+    outcomes.trim(t)
+  end
+
+  -- outcomes.sweep removes up to n of topic t's completed jobs whose time
+  -- is up (a bucket timer's tick).
+  function outcomes.sweep(t, now, n)
+    for _, member in ipairs(redis.call('ZRANGEBYSCORE', t.completed, '-inf', now, 'LIMIT', 0, n)) do
+      outcomes.drop(t, member)
+    end
+  end
+end
+
+-- outcomes.again makes a completed job of topic t ready again (pushed
+-- again from the completed set): its result and failures forgotten, its
+-- attempts counted on (an ack of an earlier delivery stays stale).
+function outcomes.again(t, member, job)
+  redis.call('ZREM', t.completed, member)
+  job[F_ENDED_AT], job[F_RESULT], job[F_FAILURES], job[F_DEAD_AT] = nil, nil, 0, 0
+  move_state(COMPLETED, READY)
+  make_ready(t, member, job)
+  add(t.info, 'bytes', job[F_SIZE] or 0) -- counted again, as pending
+  save(member, job)
+  wake(t, 1)
+end

@@ -1,0 +1,82 @@
+package web_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Completed jobs over HTTP: a topic's keep_completed, an ack's result (a
+// single ack, a batch ack, an ack and pop), the job shown completed with
+// it, an ack retried, the completed list newest first, pushed again,
+// deleted; a result too big; a job's own keep_completed.
+func TestCompletedJobsOverHTTP(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 400, "PUT", api+"/topics/reports/config", `{"max_result": 0}`)
+	mustCall(t, 200, "PUT", api+"/topics/reports/config", `{"keep_completed": 3600, "max_result": 64}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"report-8812","topic":"reports","body":{"user":42}}`)
+	j := mustCall(t, 200, "GET", api+"/pop?topic=reports", ``)
+	attempt := j["attempt"]
+
+	big := `"` + strings.Repeat("x", 80) + `"`
+	mustCall(t, 413, "POST", api+"/jobs/report-8812/ack", fmt.Sprintf(`{"attempt":%v,"result":%s}`, attempt, big))
+	mustCall(t, 400, "POST", api+"/jobs/report-8812/ack", fmt.Sprintf(`{"attempt":%v,"result":{"url":}}`, attempt))
+	mustCall(t, 200, "POST", api+"/jobs/report-8812/ack", fmt.Sprintf(`{"attempt":%v,"result":{"url":"/r/8812.pdf"}}`, attempt))
+	mustCall(t, 200, "POST", api+"/jobs/report-8812/ack", fmt.Sprintf(`{"attempt":%v}`, attempt)) // a client's retry
+	mustCall(t, 409, "POST", api+"/jobs/report-8812/ack", `{"attempt":7}`)
+
+	got := mustCall(t, 200, "GET", api+"/jobs/report-8812", ``)
+	result, _ := got["result"].(map[string]any)
+	if got["state"] != "completed" || result["url"] != "/r/8812.pdf" || got["completed_at"] == nil {
+		t.Fatalf("the completed job: %v", got)
+	}
+	if st := mustCall(t, 200, "GET", api+"/topics/reports", ``); st["completed"] != 1.0 || st["total_completed"] != 1.0 || st["ready"] != 0.0 {
+		t.Fatalf("topic stats: %v", st)
+	}
+
+	// A batch ack and an ack and pop carry results too.
+	mustCall(t, 201, "POST", api+"/jobs/batch", `{"jobs":[{"id":"r-2","topic":"reports","body":"2"},{"id":"r-3","topic":"reports","body":"3"},{"id":"r-4","topic":"reports","body":"4"}]}`)
+	two := mustCall(t, 200, "GET", api+"/pop?topic=reports", ``)
+	three := mustCall(t, 200, "POST", api+"/jobs/r-2/ack", fmt.Sprintf(`{"attempt":%v,"result":2,"next":{"topic":"reports"}}`, two["attempt"]))
+	mustCall(t, 200, "POST", api+"/ack", fmt.Sprintf(`{"jobs":[{"id":"r-3","attempt":%v,"result":[3]}]}`, three["attempt"]))
+	for id, want := range map[string]string{"r-2": "2", "r-3": "[3]"} {
+		if got := mustCall(t, 200, "GET", api+"/jobs/"+id, ``); got["state"] != "completed" || fmt.Sprint(got["result"]) != want {
+			t.Fatalf("%s: %v, want completed with %s", id, got, want)
+		}
+	}
+	list := mustCall(t, 200, "GET", api+"/topics/reports/completed", ``)
+	jobs, _ := list["jobs"].([]any)
+	if list["total"] != 3.0 || len(jobs) != 3 || jobs[2].(map[string]any)["id"] != "report-8812" {
+		t.Fatalf("the completed list, newest first: %v", list)
+	}
+	if page := mustCall(t, 200, "GET", api+"/topics/reports/jobs?state=completed&limit=1", ``); page["total"] != 3.0 {
+		t.Fatalf("the completed jobs as a page of the topic's jobs: %v", page)
+	}
+
+	// Pushed again: ready, its result forgotten; then deleted.
+	if out := mustCall(t, 200, "POST", api+"/topics/reports/completed/retry", `{"ids":["report-8812"]}`); out["retried"] != 1.0 {
+		t.Fatalf("push again: %v", out)
+	}
+	if got := mustCall(t, 200, "GET", api+"/jobs/report-8812", ``); got["state"] != "ready" || got["result"] != nil {
+		t.Fatalf("pushed again: %v", got)
+	}
+	if out := mustCall(t, 200, "DELETE", api+"/topics/reports/completed", ``); out["deleted"] != 2.0 {
+		t.Fatalf("delete the completed set: %v", out)
+	}
+
+	// A job's own keep_completed, on a topic that keeps none.
+	mustCall(t, 400, "POST", api+"/jobs", `{"topic":"mail","body":"x","keep_completed":-1}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"own","topic":"mail","body":"x","keep_completed":60}`)
+	j = mustCall(t, 200, "GET", api+"/pop?topic=mail", ``)
+	if j["keep_completed"] != 60.0 {
+		t.Fatalf("the popped job: %v, want its keep_completed", j)
+	}
+	mustCall(t, 200, "POST", api+"/jobs/own/ack", ``)
+	if got := mustCall(t, 200, "GET", api+"/jobs/own", ``); got["state"] != "completed" {
+		t.Fatalf("a job with its own keep_completed: %v", got)
+	}
+	// A DELETE is not an ack: the job is gone.
+	mustCall(t, 200, "DELETE", api+"/jobs/own", ``)
+	mustCall(t, 404, "GET", api+"/jobs/own", ``)
+}
