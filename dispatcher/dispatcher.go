@@ -57,8 +57,12 @@ type Dispatcher struct {
 	waiters *waitList
 	started time.Time
 
-	sharedStatus, localStatus atomic.Int32                        // job.Status: see Status
-	aliases                   atomic.Pointer[map[string][]string] // see SetAliases
+	sharedStatus, localStatus atomic.Int32 // job.Status: see Status
+	// statusMu orders the shared status's writes: a status set here (its
+	// statusSets counted) wins over a poll that read Redis before it.
+	statusMu   sync.Mutex
+	statusSets uint64
+	aliases    atomic.Pointer[map[string][]string] // see SetAliases
 
 	markMu sync.Mutex
 	marked map[string]time.Time // topic -> when this broker last marked it as waited on

@@ -18,7 +18,10 @@ func (d *Dispatcher) SetStatus(ctx context.Context, s job.Status) error {
 	if err := d.pool.SetStatus(ctx, s); err != nil {
 		return err
 	}
+	d.statusMu.Lock()
+	d.statusSets++
 	d.sharedStatus.Store(int32(s))
+	d.statusMu.Unlock()
 	if s < job.ReadOnly {
 		d.waiters.notifyAll() // waiting pops may take jobs again
 	}
@@ -32,13 +35,32 @@ func (d *Dispatcher) SetLocalStatus(s job.Status) { d.localStatus.Store(int32(s)
 // readStatus reads the shared status (Run calls it every StatusPoll), so
 // that a status set through another broker reaches this one.
 func (d *Dispatcher) readStatus(ctx context.Context) {
+	sets := d.statusSetsSoFar()
 	rctx, cancel := context.WithTimeout(ctx, d.opts.StatusPoll)
 	s, err := d.pool.Status(rctx)
 	cancel()
 	if err != nil {
 		return // Redis away: keep the last status; the calls themselves fail meanwhile
 	}
-	d.sharedStatus.Store(int32(s))
+	d.polledStatus(s, sets)
+}
+
+// statusSetsSoFar is how many statuses were set through this broker.
+func (d *Dispatcher) statusSetsSoFar() uint64 {
+	d.statusMu.Lock()
+	defer d.statusMu.Unlock()
+	return d.statusSets
+}
+
+// polledStatus takes s, read from Redis when statusSetsSoFar was sets,
+// unless a status was set through this broker since: that one is newer
+// than what the poll read.
+func (d *Dispatcher) polledStatus(s job.Status, sets uint64) {
+	d.statusMu.Lock()
+	defer d.statusMu.Unlock()
+	if d.statusSets == sets {
+		d.sharedStatus.Store(int32(s))
+	}
 }
 
 // What an operation does to the queues, for the status to allow or refuse.
