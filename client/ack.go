@@ -15,9 +15,10 @@ type Acked struct {
 	Next   []Job     `json:"jobs"` // AckMany's next batch
 }
 
-// AckMany acks popped jobs (each fenced by its Token and Attempt) in one request and,
-// with n > 0, pops up to n more as PopMany does: a batch consumer's round
-// trip per batch.
+// AckMany acks popped jobs (each fenced by its Token and Attempt, and with
+// its Result as its ack's result, when set) in one request and, with n > 0,
+// pops up to n more as PopMany does: a batch consumer's round trip per
+// batch.
 //
 // Acks answered 503 are sent again (Options.Retries times), alone; one that
 // a retry finds gone (404) was acked by the earlier try. When the acks went
@@ -69,13 +70,14 @@ func (c *Client) AckMany(ctx context.Context, jobs []Job, topics []string, n int
 // and out.Failed are nil when it did not, as if every ack had answered 503.
 func (c *Client) ackRound(ctx context.Context, jobs []Job, next map[string]any, wait time.Duration) (Acked, error) {
 	type ack struct {
-		ID      string `json:"id"`
-		Attempt int    `json:"attempt"`
-		Token   string `json:"token,omitempty"`
+		ID      string          `json:"id"`
+		Attempt int             `json:"attempt"`
+		Token   string          `json:"token,omitempty"`
+		Result  json.RawMessage `json:"result,omitempty"`
 	}
 	acks := make([]ack, len(jobs))
 	for i, j := range jobs {
-		acks[i] = ack{j.ID, j.Attempt, j.Token}
+		acks[i] = ack{j.ID, j.Attempt, j.Token, j.Result}
 	}
 	req := map[string]any{"jobs": acks}
 	if next != nil {

@@ -1,8 +1,9 @@
 // Package client is a Go client for gmq's HTTP API: push (one job or a
-// batch), pop with long polling (one job or a batch), ack (with the next pop
-// in the same request), fail, release, bury and touch, Work, a worker loop
-// that runs a handler on each job popped, and cron schedules (SetSchedule,
-// FireSchedule...).
+// batch), pop with long polling (one job or a batch), ack (with a result,
+// with the next pop in the same request), fail, release, bury and touch,
+// Work and WorkResults, a worker loop that runs a handler on each job
+// popped and acks it (with the handler's result), and cron schedules
+// (SetSchedule, FireSchedule...).
 //
 // A Client holds no state beyond an http.Client and its options, and is safe
 // for concurrent use. Every request carries the token when one is set, is
@@ -14,6 +15,7 @@
 package client
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -53,6 +55,12 @@ type Job struct {
 	// grouped jobs pops its groups in turn, priority ordering the jobs
 	// within a group; popped and looked-at jobs carry it.
 	Group string `json:"group,omitempty"`
+	// KeepCompleted, on push, is how long (seconds) the job is kept after
+	// its ack, completed, with the ack's result, over its topic's
+	// keep_completed: new(600.0) keeps it ten minutes, new(0.0) deletes it
+	// at its ack; nil leaves it to the topic. A job read back has its own,
+	// when it was pushed with one.
+	KeepCompleted *float64 `json:"keep_completed,omitempty"`
 
 	// Set on popped jobs.
 	State   string     `json:"state,omitempty"`
@@ -72,6 +80,14 @@ type Job struct {
 	// Failures is how many times consumers failed it; LastError the last reason.
 	Failures  int    `json:"failures,omitempty"`
 	LastError string `json:"last_error,omitempty"`
+
+	// Set on a completed job (State "completed", read with Get): when its
+	// ack completed it, and the result the ack gave as its JSON text (nil:
+	// none), for json.Unmarshal. On a job given to AckJob, AckJobAndPop or
+	// AckMany, Result is the result the ack gives (nil: none): see
+	// AckJobResult.
+	CompletedAt time.Time       `json:"completed_at,omitzero"`
+	Result      json.RawMessage `json:"result,omitempty"`
 }
 
 // Retry is a job's own retry policy; what it leaves out (nil, "" or 0) is

@@ -28,12 +28,16 @@ func (d delivery) args() map[string]any {
 
 // AckJob is Ack of a popped job, fenced by its Token (and Attempt): it
 // acks that delivery of that job, and no other job its ID names now (a
-// 404 when that job is gone, as Ack's).
-func (c *Client) AckJob(ctx context.Context, j *Job) error { return c.ack(ctx, deliveryOf(j)) }
+// 404 when that job is gone, as Ack's). It gives j.Result as the ack's
+// result, when set (AckJobResult).
+func (c *Client) AckJob(ctx context.Context, j *Job) error {
+	return c.ack(ctx, deliveryOf(j), j.Result)
+}
 
-// AckJobAndPop is AckAndPop of a popped job, fenced by its Token (AckJob).
+// AckJobAndPop is AckAndPop of a popped job, fenced by its Token (AckJob),
+// with j.Result as the ack's result, when set.
 func (c *Client) AckJobAndPop(ctx context.Context, j *Job, topics []string, timeout time.Duration) (*Job, error) {
-	return c.ackAndPop(ctx, deliveryOf(j), topics, timeout)
+	return c.ackAndPop(ctx, deliveryOf(j), j.Result, topics, timeout)
 }
 
 // FailJob is Fail of a popped job, fenced by its Token (AckJob).

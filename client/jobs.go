@@ -173,13 +173,18 @@ func popped(j *Job, err error) (*Job, error) {
 // Ack finishes a popped job. attempt (the popped job's Attempt) fences the
 // ack to that delivery; 0 acks whatever delivery is current. A retry after
 // a 503 that finds the job gone (404) is taken as acked: the earlier try
-// went through.
+// went through. AckResult acks with a result.
 func (c *Client) Ack(ctx context.Context, id string, attempt int) error {
-	return c.ack(ctx, delivery{id: id, attempt: attempt})
+	return c.ack(ctx, delivery{id: id, attempt: attempt}, nil)
 }
 
-func (c *Client) ack(ctx context.Context, d delivery) error {
-	err := c.call(ctx, http.MethodPost, jobPath(d.id, "ack"), d.args(), 0, nil)
+// ack acks d with result (nil: none).
+func (c *Client) ack(ctx context.Context, d delivery, result json.RawMessage) error {
+	args := d.args()
+	if result != nil {
+		args["result"] = result
+	}
+	err := c.call(ctx, http.MethodPost, jobPath(d.id, "ack"), args, 0, nil)
 	if e := asError(err); e != nil && e.Retried && e.Status == http.StatusNotFound {
 		return nil
 	}
@@ -192,12 +197,16 @@ func (c *Client) ack(ctx context.Context, d delivery) error {
 // nothing was popped. When the ack went through and the pop failed (503),
 // only the pop is tried again.
 func (c *Client) AckAndPop(ctx context.Context, id string, attempt int, topics []string, timeout time.Duration) (*Job, error) {
-	return c.ackAndPop(ctx, delivery{id: id, attempt: attempt}, topics, timeout)
+	return c.ackAndPop(ctx, delivery{id: id, attempt: attempt}, nil, topics, timeout)
 }
 
-func (c *Client) ackAndPop(ctx context.Context, d delivery, topics []string, timeout time.Duration) (*Job, error) {
+// ackAndPop acks d with result (nil: none) and pops the next job.
+func (c *Client) ackAndPop(ctx context.Context, d delivery, result json.RawMessage, topics []string, timeout time.Duration) (*Job, error) {
 	var j Job
 	args := d.args()
+	if result != nil {
+		args["result"] = result
+	}
 	args["next"] = map[string]any{"topics": topics, "timeout": timeout.Seconds()}
 	err := c.call(ctx, http.MethodPost, jobPath(d.id, "ack"), args, timeout, &j)
 	if e := asError(err); e != nil && (partlyDone(e) || e.Retried && e.Status == http.StatusNotFound) {

@@ -22,6 +22,13 @@ import (
 // reservation is found lost (see Work).
 type Handler func(ctx context.Context, j *Job) error
 
+// ResultHandler is a Handler that also returns the job's result, for
+// WorkResults to ack it with: any value encoding/json encodes (nil, or one
+// that encodes as null: none). Where the job's topic keeps completed jobs
+// (keep_completed), gmq keeps it with the job, and Get shows it as the
+// job's Result. With an error, the result is dropped and the job failed.
+type ResultHandler func(ctx context.Context, j *Job) (any, error)
+
 // ErrHandlerTimeout is the cause of a handler's cancelled context when it ran
 // past WorkOptions.Timeout: Work fails the job with it once the handler
 // returns, whatever the handler returned.
@@ -70,8 +77,9 @@ func (o WorkOptions) withDefaults() WorkOptions {
 // handler on each, opts.Concurrency at a time, until ctx is done.
 //
 //   - A job done (handler returns nil) is acked, and the next is popped in
-//     the same request when one is ready (AckJobAndPop). Every ack, fail
-//     and touch carries the job's Token, so it reaches that delivery only.
+//     the same request when one is ready (AckJobAndPop); under WorkResults
+//     the ack carries the handler's result. Every ack, fail and touch
+//     carries the job's Token, so it reaches that delivery only.
 //   - A job that failed (an error, or a panic) is failed with the error's
 //     text as its last_error (FailJob).
 //   - While a handler runs past half the job's TTR, Work touches the job
@@ -89,6 +97,18 @@ func (o WorkOptions) withDefaults() WorkOptions {
 // A worker that dies (SIGKILL, a crash) acks nothing: its jobs come back
 // when their TTR runs out, to be popped again with the next Attempt.
 func (c *Client) Work(ctx context.Context, topics []string, handler Handler, opts WorkOptions) error {
+	if handler == nil {
+		return errors.New("gmq: Work needs at least one topic and a handler")
+	}
+	return c.WorkResults(ctx, topics, func(ctx context.Context, j *Job) (any, error) { return nil, handler(ctx, j) }, opts)
+}
+
+// WorkResults is Work with a handler that returns a result, which the ack
+// of a job done carries (its ack and pop too). A result encoding/json
+// cannot encode, or one gmq refuses as over its topic's max_result (413),
+// is logged and dropped, and the job acked without it: the job was done,
+// and acked without its result it does not run again.
+func (c *Client) WorkResults(ctx context.Context, topics []string, handler ResultHandler, opts WorkOptions) error {
 	if len(topics) == 0 || handler == nil {
 		return errors.New("gmq: Work needs at least one topic and a handler")
 	}
@@ -111,7 +131,7 @@ func (c *Client) Work(ctx context.Context, topics []string, handler Handler, opt
 type worker struct {
 	c       *Client
 	topics  []string
-	handler Handler
+	handler ResultHandler
 	opts    WorkOptions
 	stop    context.CancelCauseFunc // stops every goroutine of the Work call, with why
 }
@@ -159,7 +179,7 @@ func refused(err error) bool {
 // up by it.
 func (w *worker) run(ctx context.Context, j *Job) *Job {
 	settle := context.WithoutCancel(ctx)
-	err := w.handle(settle, j)
+	result, err := w.handle(settle, j)
 	log := w.opts.Log.With("id", j.ID, "attempt", j.Attempt)
 	switch {
 	case errors.Is(err, ErrLostJob):
@@ -169,17 +189,42 @@ func (w *worker) run(ctx context.Context, j *Job) *Job {
 			log.Warn("gmq: could not fail the job: it comes back after its TTR", "reason", err, "err", ferr)
 		}
 	case ctx.Err() != nil:
-		if aerr := w.c.AckJob(settle, j); aerr != nil {
+		if _, aerr := w.ack(settle, j, result, false, log); aerr != nil {
 			log.Warn("gmq: could not ack the job done: it comes back after its TTR", "err", aerr)
 		}
 	default:
-		next, aerr := w.c.AckJobAndPop(settle, j, w.topics, 0)
+		next, aerr := w.ack(settle, j, result, true, log)
 		if aerr != nil {
 			log.Warn("gmq: could not ack the job done, or pop the next", "err", aerr)
 		}
 		return next
 	}
 	return nil
+}
+
+// ack acks j done with the handler's result and, when pop is set, pops the
+// next job in the same request (without waiting). A result that cannot be
+// sent (encoding/json refuses it) or kept (413: over the topic's
+// max_result; the ack did nothing) is logged and dropped: the job was done,
+// and is acked without it rather than run again after its TTR.
+func (w *worker) ack(ctx context.Context, j *Job, result any, pop bool, log *slog.Logger) (*Job, error) {
+	raw, err := encodeResult(result)
+	if err != nil {
+		log.Warn("gmq: the handler's result is not JSON: acking the job without it", "err", err)
+	}
+	for {
+		var next *Job
+		if pop {
+			next, err = w.c.ackAndPop(ctx, deliveryOf(j), raw, w.topics, 0)
+		} else {
+			err = w.c.ack(ctx, deliveryOf(j), raw)
+		}
+		if raw == nil || status(err) != http.StatusRequestEntityTooLarge {
+			return next, err
+		}
+		log.Warn("gmq: the handler's result is too big to keep: acking the job without it", "bytes", len(raw), "err", err)
+		raw = nil
+	}
 }
 
 // maxReason bounds the text a failed job keeps: a handler's error may carry
@@ -200,9 +245,9 @@ func reason(err error) string {
 }
 
 // handle runs the handler on j, touching j while it runs, and returns its
-// error: a recovered panic as one, ErrLostJob (wrapped) when a touch found
-// the job lost.
-func (w *worker) handle(ctx context.Context, j *Job) (err error) {
+// result and error: a recovered panic as one, ErrLostJob (wrapped) when a
+// touch found the job lost.
+func (w *worker) handle(ctx context.Context, j *Job) (result any, err error) {
 	hctx, lose := context.WithCancelCause(ctx)
 	defer lose(nil)
 	if limit := w.opts.Timeout; limit > 0 {

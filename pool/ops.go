@@ -202,7 +202,7 @@ func (p *Pool) onNumber(ctx context.Context, op string, n uint64, attempt int, c
 			return nil, fmt.Errorf("%w: its topic's %s is %d", job.ErrFull, strAt(reply, 1), intAt(reply, 2))
 		case replyTooBig:
 			if strAt(reply, 2) == "max_result" { // an ack's result
-				return nil, fmt.Errorf("%s job %d: %w", op, n, &job.ResultTooBigError{Max: intAt(reply, 1)})
+				return nil, &job.ResultTooBigError{Max: intAt(reply, 1)} // the front end names the job
 			}
 			return nil, fmt.Errorf("%w: its topic's max_item_size is %d", job.ErrTooBig, intAt(reply, 1))
 		}
@@ -275,6 +275,27 @@ func (p *Pool) peekNumber(ctx context.Context, n uint64) (*job.Job, error) {
 	}
 	if strAt(reply, 0) != replyOK {
 		return nil, fmt.Errorf("peek job %d: %w", n, job.ErrNotFound)
+	}
+	return parseJob(reply[1:])
+}
+
+// MarkEndWait begins a wait for job id's end: unless it has ended
+// (Completed or Dead: the job returned says so), its end is announced from
+// then on to every broker's Subscribe (Wake.Ended). ErrNotFound: no such
+// job, or it ended and was not kept.
+func (p *Pool) MarkEndWait(ctx context.Context, id string) (*job.Job, error) {
+	n, err := p.Resolve(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	b := int(n % uint64(p.opts.Buckets))
+	reply, err := endWaitScript.Exec(ctx, p.client, p.keys.bucket(b),
+		endWaitScript.args(p.caller(), "", "member", member(n), "channel", p.keys.channel())).ToArray()
+	if err != nil {
+		return nil, wrapRedis("wait for a job's end", err)
+	}
+	if strAt(reply, 0) != replyOK {
+		return nil, fmt.Errorf("wait for job %d: %w", n, job.ErrNotFound)
 	}
 	return parseJob(reply[1:])
 }

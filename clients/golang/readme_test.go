@@ -22,7 +22,7 @@ var install = []string{
 }
 
 // readmeExamples are the README's Go blocks, by the name of the command
-// each is ("producer", "unique", "schedule", "worker").
+// each is ("producer", "unique", "schedule", "worker", "report").
 func readmeExamples(t *testing.T) (readme string, blocks map[string]string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(clientDir, "README.md"))
@@ -37,8 +37,9 @@ func readmeExamples(t *testing.T) (readme string, blocks map[string]string) {
 		}
 		blocks[name[1]] = m[1]
 	}
-	if len(blocks) != 4 || blocks["producer"] == "" || blocks["unique"] == "" || blocks["schedule"] == "" || blocks["worker"] == "" {
-		t.Fatalf("the README's Go blocks are %d, want a producer, unique pushes, a schedule and a worker", len(blocks))
+	if len(blocks) != 5 || blocks["producer"] == "" || blocks["unique"] == "" || blocks["schedule"] == "" || blocks["worker"] == "" ||
+		blocks["report"] == "" {
+		t.Fatalf("the README's Go blocks are %d, want a producer, unique pushes, a schedule, a worker and a report", len(blocks))
 	}
 	return string(data), blocks
 }
@@ -60,7 +61,8 @@ func TestReadmeWorkerIsTheExample(t *testing.T) {
 // token: the producer pushes three mails, the worker sends them, and SIGTERM
 // stops it with exit 0. Its unique pushes, run twice, queue a digest and a
 // signup mail, then update the digest and find the signup's key held. Its
-// schedule, run twice, fires the report once, then finds it waiting.
+// schedule, run twice, fires the report once, then finds it waiting. Its
+// report is made by a worker that returns a result, read back completed.
 func TestReadmeExamples(t *testing.T) {
 	readme, blocks := readmeExamples(t)
 	clientPath, err := filepath.Abs(clientDir)
@@ -141,6 +143,12 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	if j, err := client.NewWithOptions(b.URL, client.Options{Token: token}).Get(t.Context(), fired[1]); err != nil || j.Topic != "reports" {
 		t.Fatalf("the fired report: %+v %v", j, err)
+	}
+
+	report := command("report")
+	made := regexp.MustCompile(`^job (\d+) completed at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: /r/(\d+)\.pdf, 7 pages\n$`).FindStringSubmatch(report)
+	if made == nil || made[1] != made[2] {
+		t.Fatalf("report:\n%s", report)
 	}
 
 	worker := exec.Command(filepath.Join(dir, "bin", "worker"))

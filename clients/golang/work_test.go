@@ -22,12 +22,32 @@ type working struct {
 // work starts c.Work on topics; the test's end stops it if stop did not.
 func work(t *testing.T, c *client.Client, topics []string, h client.Handler, opts client.WorkOptions) *working {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &working{cancel: cancel, done: make(chan error, 1)}
+	opts = logTo(t, opts)
+	return start(t, func(ctx context.Context) error { return c.Work(ctx, topics, h, opts) })
+}
+
+// workResults is work with c.WorkResults.
+func workResults(t *testing.T, c *client.Client, topics []string, h client.ResultHandler, opts client.WorkOptions) *working {
+	t.Helper()
+	opts = logTo(t, opts)
+	return start(t, func(ctx context.Context) error { return c.WorkResults(ctx, topics, h, opts) })
+}
+
+// logTo is opts with the test's log, unless they have a log of their own.
+func logTo(t *testing.T, opts client.WorkOptions) client.WorkOptions {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(testLog{t}, nil))
 	}
-	go func() { w.done <- c.Work(ctx, topics, h, opts) }()
+	return opts
+}
+
+// start runs run in a goroutine until its context is cancelled by stop, or
+// at the test's end.
+func start(t *testing.T, run func(ctx context.Context) error) *working {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &working{cancel: cancel, done: make(chan error, 1)}
+	go func() { w.done <- run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

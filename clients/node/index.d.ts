@@ -81,6 +81,8 @@ export interface PushOptions {
   unique?: Unique;
   /** The job's fair group: 1 to 200 bytes of UTF-8, no control characters. A topic with grouped jobs pops its groups in turn, priority ordering the jobs within a group. */
   group?: string;
+  /** Seconds the job is kept after its ack, completed, with the ack's result, over its topic's keep_completed; 0: deleted at its ack. */
+  keepCompleted?: number;
 }
 
 /** A job for pushBatch. */
@@ -96,7 +98,7 @@ export interface Job {
   topic: string;
   /** As pushed: a string, or the object or array pushed as JSON. */
   body: Body;
-  state: 'ready' | 'delayed' | 'reserved' | 'buried' | 'dead' | string;
+  state: 'ready' | 'delayed' | 'reserved' | 'buried' | 'dead' | 'completed' | string;
   priority: number;
   delay: number;
   TTR: number;
@@ -127,6 +129,12 @@ export interface Job {
    * same id; a call given only an id sends none.
    */
   token?: string;
+  /** Its own keep_completed (seconds), when it was pushed with one. */
+  keep_completed?: number;
+  /** A completed job's (state "completed"): when its ack completed it (RFC 3339). */
+  completed_at?: string;
+  /** A completed job's: the result its ack gave, as that JSON; absent: none. */
+  result?: unknown;
 }
 
 /** What a cron schedule's fires push, as gmq shows it (its retry policy and unique key, if any, are in file and run). */
@@ -190,6 +198,19 @@ export interface ScheduleChanges {
 /** A job to act on: a popped job (its attempt and token fence the action to that delivery), or its id. */
 export type JobRef = string | { id: string; attempt?: number; token?: string };
 
+/** A job to ack in a batch: a JobRef, with its result when it has one ({...job, result}). */
+export type AckRef = string | { id: string; attempt?: number; token?: string; result?: unknown };
+
+export interface AckOptions extends CallOptions {
+  /**
+   * The job's result (undefined or null: none): any value JSON.stringify
+   * encodes, kept with the job where it is kept completed (keep_completed)
+   * and shown by getJob. Over the topic's max_result: GmqError 413, the job
+   * still reserved.
+   */
+  result?: unknown;
+}
+
 /** A job of a batch that could not be acked or failed, and why. */
 export interface BatchFailure {
   id: string;
@@ -238,7 +259,7 @@ export interface WorkerOptions {
   timeout?: number;
   /** Signals that stop the worker gracefully. Default ["SIGTERM", "SIGINT"]; [] or false: none. */
   signals?: string[] | false;
-  /** Told of errors that are not the handler's (an ack refused, the broker down). Default: console.error. */
+  /** Told of errors that are not the handler's (an ack refused, the broker down, a ResultError). Default: console.error. */
   onError?: (err: unknown, job?: Job) => void;
   /** Told of each job the handler failed (a throw or a rejection), after the job is failed. Default: console.error. */
   onFailure?: (err: unknown, job: Job) => void;
@@ -272,12 +293,12 @@ export class Client {
   pop(topics: string | string[], options?: WaitOptions): Promise<Job | null>;
   /** Reserves up to count jobs, waiting up to timeout seconds for the first; [] when none came. */
   popMany(topics: string | string[], count: number, options?: WaitOptions): Promise<Job[]>;
-  /** Finishes a popped job. */
-  ack(job: JobRef, options?: CallOptions): Promise<void>;
-  /** Acks a popped job and pops the next in the same request; null when none came. */
-  ackAndPop(job: JobRef, topics: string | string[], options?: WaitOptions): Promise<Job | null>;
-  /** Acks popped jobs, each on its own, and with a count pops more. */
-  ackMany(jobs: JobRef[], options?: AckManyOptions): Promise<Acked>;
+  /** Finishes a popped job, with a result if given. */
+  ack(job: JobRef, options?: AckOptions): Promise<void>;
+  /** Acks a popped job (with a result if given) and pops the next in the same request; null when none came. */
+  ackAndPop(job: JobRef, topics: string | string[], options?: WaitOptions & AckOptions): Promise<Job | null>;
+  /** Acks popped jobs, each on its own (with its result, if it has one), and with a count pops more. */
+  ackMany(jobs: AckRef[], options?: AckManyOptions): Promise<Acked>;
   /** Reports a popped job failed; returns it as it now is ("delayed" or "dead"). */
   fail(job: JobRef, error?: string | Error, options?: CallOptions): Promise<Job>;
   /** Reports several failures with one reason. */
@@ -290,7 +311,7 @@ export class Client {
   bury(job: JobRef, options?: CallOptions & { priority?: number }): Promise<Job>;
   /** Changes a waiting (ready or delayed) job in place: delay (seconds from now; 0: ready at once), priority, body. A reserved one: GmqError 409. */
   update(job: JobRef, changes?: CallOptions & { delay?: number; priority?: number; body?: Body }): Promise<Job>;
-  /** A job in any state, or null when gmq does not know it. */
+  /** A job in any state (a completed one with its completed_at and result), or null when gmq does not know it. */
   getJob(id: string, options?: CallOptions): Promise<Job | null>;
   /** Frees a topic's unique key before its window ends: the next push with it makes a new job. Not held: GmqError 404. */
   releaseUnique(topic: string, key: string, options?: CallOptions): Promise<void>;
@@ -304,13 +325,14 @@ export class Client {
   deleteSchedule(name: string, options?: CallOptions): Promise<void>;
   /** Pushes a schedule's job now, counted as its last fire. None: 404; overlap skip while its last job waits: 409. */
   fireSchedule(name: string, options?: CallOptions): Promise<{ id: string; internal_id: number }>;
-  /** Starts a worker: see Worker. */
+  /** Starts a worker: see Worker. What the handler resolves to is its job's result (undefined: none). */
   worker(topics: string | string[], handler: (job: Job, context: { signal: AbortSignal }) => unknown, options?: WorkerOptions): Worker;
 }
 
 /**
  * Loops that pop jobs and run a handler on each: touched every TTR/2 while it
- * runs, acked when it returns, failed with the error's message when it throws.
+ * runs, acked when it returns (with what it resolved to as the result),
+ * failed with the error's message when it throws.
  */
 export class Worker {
   /** Use Client.worker. */
@@ -329,6 +351,15 @@ export const workerDefaults: Readonly<{ concurrency: number; pollTimeout: number
 /** The reason a handler's signal is aborted with past the worker's timeout, and its job's failure. */
 export class HandlerTimeoutError extends Error {
   constructor(seconds: number);
+}
+/**
+ * What a worker's onError is told when a handler's result could not be sent
+ * (not JSON) or kept (413, over max_result), and its job was acked without
+ * it; its cause is why.
+ */
+export class ResultError extends Error {
+  constructor(message: string, cause: unknown);
+  name: 'ResultError';
 }
 /** This client's release (package.json's version). */
 export const version: string;

@@ -50,6 +50,8 @@ func TestClient(t *testing.T) {
 		{file: "retry.test.js"}, // a stub answers 503s, 409s, nothing
 		{file: "worker.test.js", broker: true},
 		{file: "delivery.test.js", broker: true}, // tokens: a late call never reaches a job pushed again with its id
+		// completed jobs: a worker's result, the acks' results, a push's keepCompleted
+		{file: "outcomes.test.js", broker: true},
 		{file: "examples.test.js", broker: true}, // the README's producer, worker, unique pushes and schedule; SIGTERM, SIGKILL
 	}
 	files, err := filepath.Glob("test/*.test.js")
@@ -169,14 +171,15 @@ func environ() []string {
 	return append(env, "NO_COLOR=1")
 }
 
-// The README's producer, worker, unique pushes and schedule are the examples the
-// tests run, whole.
+// The README's producer, worker, unique pushes, schedule and report are the
+// examples the tests run, whole.
 func TestReadmeQuotesTheExamples(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range []string{"examples/producer.js", "examples/worker.js", "examples/unique.js", "examples/schedule.js"} {
+	for _, file := range []string{"examples/producer.js", "examples/worker.js", "examples/unique.js", "examples/schedule.js",
+		"examples/report.js"} {
 		code, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

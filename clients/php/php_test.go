@@ -205,6 +205,10 @@ func TestScripts(t *testing.T) {
 		// refused under overlap skip, a field reset, deleted (404s), bad ones
 		// (400); and a unique key released
 		{"Schedules", "schedules.php", "schedules-php"},
+		// completed jobs: a worker's handler returns the result its ack
+		// carries, read back with job(); the acks with a result (ack,
+		// ackAndPop, ackMany); a push's keepCompleted
+		{"Outcomes", "outcomes.php", "outcomes-php"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := fresh(t, nil)

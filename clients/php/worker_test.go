@@ -415,13 +415,14 @@ func TestWorkerStopsOnAWrongToken(t *testing.T) {
 	}
 }
 
-// The README's copy-paste producer, worker, unique pushes and schedule, run as they
-// are, against a broker with a token given through the environment.
+// The README's copy-paste producer, worker, unique pushes, schedule and
+// report, run as they are, against a broker with a token given through the
+// environment.
 func TestReadmeExamples(t *testing.T) {
 	const token = "readme-token-long-enough"
 	b := fresh(t, func(c *config.Config) { c.Token = token })
 	dir := project(t)
-	for _, name := range []string{"producer.php", "worker.php", "unique.php", "schedule.php"} {
+	for _, name := range []string{"producer.php", "worker.php", "unique.php", "schedule.php", "report.php"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(readmeBlock(name)), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -462,6 +463,12 @@ func TestReadmeExamples(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`^daily-report fires next at \S+\nthe last report still waits\n`+
 		`daily-report: '0 9 \* \* \*' in Europe/Berlin, 1 fires, 1 skips, last job `+regexp.QuoteMeta(string(fired[1]))+`\n$`).Match(second) {
 		t.Fatalf("schedule.php, second run: %v\n%s", err, second)
+	}
+	// report.php: its job made by a worker, read back completed with its result.
+	out, err = command(t, env, "report.php").CombinedOutput()
+	made := regexp.MustCompile(`^job (\d+) completed at \S+Z: /r/(\d+)\.pdf, 7 pages\n$`).FindSubmatch(out)
+	if err != nil || made == nil || string(made[1]) != string(made[2]) {
+		t.Fatalf("report.php: %v\n%s", err, out)
 	}
 	w := start(t, env, "worker.php")
 	for range 7 { // 4, then 3 more: welcome-bob once

@@ -147,6 +147,10 @@ func testScripts(t *testing.T, py string) {
 		// refused under overlap skip, a field reset, deleted (404s), bad ones
 		// (400); and a unique key released
 		{"Schedules", "schedules.py", "schedules-py"},
+		// completed jobs: a worker's handler returns the result its ack
+		// carries, read back with get_job; the acks with a result (ack,
+		// ack_and_pop, ack_many); a push's keep_completed
+		{"Outcomes", "outcomes.py", "outcomes-py"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := brokertest.Fresh(t, nil)
@@ -155,7 +159,7 @@ func testScripts(t *testing.T, py string) {
 	}
 }
 
-// The producer, worker, unique and schedule examples run as the README shows them:
+// The producer, worker, unique, schedule and report examples run as the README shows them:
 // the README holds each file whole. They run from a copy in another
 // folder, so that they import the installed package.
 func testExamples(t *testing.T, py string) {
@@ -164,7 +168,7 @@ func testExamples(t *testing.T, py string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"producer.py", "consumer.py", "unique.py", "schedule.py"} {
+	for _, name := range []string{"producer.py", "consumer.py", "unique.py", "schedule.py", "report.py"} {
 		src, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -215,6 +219,12 @@ func testExamples(t *testing.T, py string) {
 	if !regexp.MustCompile(`^daily-report fires next at \S+\nthe last report still waits\n` +
 		`daily-report: '0 9 \* \* \*' in Europe/Berlin, 1 fires, 1 skips, last job ` + fired[1] + `\n$`).MatchString(second) {
 		t.Fatalf("schedule.py, second run:\n%s", second)
+	}
+	// report.py: its job made by a worker, read back completed with its result.
+	report := example("report.py")
+	made := regexp.MustCompile(`^job (\d+) completed at \S+Z: /r/(\d+)\.pdf, 7 pages\n$`).FindStringSubmatch(report)
+	if made == nil || made[1] != made[2] {
+		t.Fatalf("report.py:\n%s", report)
 	}
 }
 

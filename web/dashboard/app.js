@@ -2,7 +2,8 @@
 // the HTTP API every two seconds:
 //   #/                         the overview (?page=N: the Nth 100 topics)
 //   #/topics/T/STATE           a topic's jobs in one state (ready, delayed,
-//                              reserved, buried, dead), 50 a page (?page=N)
+//                              reserved, buried, dead, completed), 50 a
+//                              page (?page=N)
 //   #/jobs/ID                  one job
 // The back button and a reload keep the page. parts.js holds the helpers.
 "use strict";
@@ -12,8 +13,9 @@ const TOPIC_PAGE = 100;    // topics per page: never load them all
 const JOB_PAGE = 50;       // jobs per page of a topic's list
 const WINDOW_MS = 3600e3;  // the main chart and the cards' sparklines: the last hour (from the server's history)
 const TOPIC_WINDOW_MS = 300e3; // a topic's sparkline: the last 5 minutes (from the brokers' samples, then this page's)
-const STATES = ["ready", "delayed", "reserved", "buried", "dead"];
+const STATES = ["ready", "delayed", "reserved", "buried", "dead", "completed"];
 // {t, push, pop, fail, ready, delayed, reserved, buried, dead}, server-wide
+// (the brokers' samples count no completed jobs: their card has no sparkline)
 const serverHistory = [];
 const topicHistory = new Map(); // topic -> [{t, push, pop, ack, fail}]
 const asked = new Set();       // topics whose samples the brokers were asked for (once each)
@@ -164,6 +166,7 @@ function renderStats(stats) {
   setValue("s-reserved", stats.current_jobs_reserved);
   setValue("s-buried", stats.current_jobs_buried);
   setValue("s-dead", stats.current_jobs_dead);
+  setValue("s-completed", stats.current_jobs_completed);
   setValue("s-total", stats.total_jobs);
   setValue("s-waiting", stats.current_waiting);
   setValue("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
@@ -305,6 +308,7 @@ function limits(s) {
   if (s.max_reserved) parts.push(`≤ ${s.max_reserved} reserved`);
   if (s.group_max_reserved) parts.push(`≤ ${s.group_max_reserved} reserved a group`);
   if (s.group_rate) parts.push(`≤ ${s.group_rate}/s a group`);
+  if (s.keep_completed) parts.push(`keeps completed ${s.keep_completed}s`);
   return parts.join(" · ");
 }
 

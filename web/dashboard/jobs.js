@@ -9,8 +9,12 @@ const COLUMNS = {
   reserved: ["id", "priority", "attempt", "created", "ttr-ends", "body"],
   buried: ["id", "priority", "attempt", "failures", "created", "body"],
   dead: ["id", "failures", "last-error", "died", "body"],
+  completed: ["id", "attempt", "completed-at", "result", "body"],
 };
-const HEADINGS = {"ttr-ends": "TTR ends", "last-error": "last error"};
+const HEADINGS = {"ttr-ends": "TTR ends", "last-error": "last error", "completed-at": "completed"};
+// The end states: each listed by a route of its own (GET /topics/T/dead,
+// /topics/T/completed), its jobs pushed again or deleted all at once.
+const ENDED = ["dead", "completed"];
 
 // startTopic readies a topic's page as it opens, before its jobs come: the
 // last topic's rows must not show under this one's name.
@@ -27,7 +31,7 @@ function startTopic(v) {
     a.classList.toggle("on", a.dataset.state === v.state);
     if (a.dataset.state === v.state) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
-  document.getElementById("dead-actions").hidden = true;
+  for (const state of ENDED) document.getElementById(`${state}-actions`).hidden = true;
   if (document.getElementById("limits").dataset.topic !== v.topic) { // another topic's: not this one's edits
     delete document.getElementById("limits").dataset.dirty;
     document.getElementById("limits").dataset.topic = v.topic;
@@ -42,7 +46,7 @@ async function refreshTopic(v, n) {
   let list, counts;
   try {
     [list, counts] = await Promise.all([
-      api("GET", v.state === "dead" ? `${path}/dead?offset=${offset}&limit=${JOB_PAGE}`
+      api("GET", ENDED.includes(v.state) ? `${path}/${v.state}?offset=${offset}&limit=${JOB_PAGE}`
         : `${path}/jobs?state=${v.state}&offset=${offset}&limit=${JOB_PAGE}`),
       api("GET", path).catch(() => null)]); // the counts are a nicety: a list without them still shows
   } catch (e) {
@@ -61,8 +65,9 @@ async function refreshTopic(v, n) {
   replaceRows(document.querySelector("#job-list tbody"), list.jobs.map(j => jobRow(j, v)));
   const empty = document.getElementById("jobs-empty");
   empty.hidden = list.total > 0;
-  empty.textContent = `${v.topic} has no ${v.state} job.`;
-  document.getElementById("dead-actions").hidden = v.state !== "dead" || list.total === 0;
+  empty.textContent = `${v.topic} has no ${v.state} job.` + (v.state === "completed" && counts && !(counts.settings || {}).keep_completed
+    ? " Its keep_completed is 0: an ack deletes its job, unless the push asked to keep it (docs/outcomes.md)." : "");
+  for (const state of ENDED) document.getElementById(`${state}-actions`).hidden = v.state !== state || list.total === 0;
   for (const id of ["jobs-pager-top", "jobs-pager"]) { // a page of 50 is long: a pager above it and below
     renderPager(document.getElementById(id), list.total, v.page, JOB_PAGE, p => topicHref(v.topic, v.state, p));
   }
@@ -90,15 +95,19 @@ function jobCell(j, col) {
     case "due": return timeCell(j.due, col);
     case "ttr-ends": return timeCell(Date.now() + j.time_left * 1000, col);
     case "died": return timeCell(j.dead_at, col);
+    case "completed-at": return timeCell(j.completed_at, col);
     case "last-error": return el("td", j.last_error || "–", col);
-    case "body": {
-      const text = bodyText(j.body ?? j.body_preview ?? "");
-      const td = el("td", undefined, "body");
-      td.appendChild(el("div", text, "clip")).title = text;
-      return td;
-    }
+    case "body": return clipCell(bodyText(j.body ?? j.body_preview ?? ""), col);
+    case "result": return j.result === undefined ? el("td", "–", col) : clipCell(JSON.stringify(j.result), col);
   }
   return el("td", j[col], col);
+}
+
+// clipCell shows text cut to a few lines, the whole of it as its tooltip.
+function clipCell(text, cls) {
+  const td = el("td", undefined, cls);
+  td.appendChild(el("div", text, "clip")).title = text;
+  return td;
 }
 
 // bodyText shows a body as text: a body pushed as a JSON object or array
@@ -108,7 +117,8 @@ function bodyText(body) {
 }
 
 // jobActions are the buttons for one job: kick a buried or delayed job,
-// retry a dead one, delete any (asking first: it cannot be undone).
+// retry a dead one, push a completed one again, delete any (asking first:
+// it cannot be undone).
 function jobActions(j, topic, state) {
   const path = `/jobs/${enc(j.id)}`, out = [];
   if (state === "buried" || state === "delayed") {
@@ -118,10 +128,19 @@ function jobActions(j, topic, state) {
     out.push(actionButton("Retry", "retry", `Retry dead job ${j.id}? It becomes ready, its failures forgotten.`,
       () => api("POST", `/topics/${enc(topic)}/dead/retry`, {ids: [j.id]})));
   }
+  if (state === "completed") {
+    out.push(actionButton("Push again", "again", againText(j.id), () => api("POST", `/topics/${enc(topic)}/completed/retry`, {ids: [j.id]})));
+  }
   const warn = state === "reserved" ? " Its consumer's ack will then fail." : "";
   out.push(actionButton("Delete", "danger delete", `Delete job ${j.id} of ${topic}?${warn} This cannot be undone.`,
     () => api("DELETE", path)));
   return out;
+}
+
+// againText asks before a completed job is pushed again, from its row or
+// its page.
+function againText(id) {
+  return `Push completed job ${id} again? It becomes ready, its result forgotten.`;
 }
 
 // ---- one job ----
@@ -161,12 +180,15 @@ function renderJob(j) {
   if (j.state === "reserved") fields.push(["TTR ends", when(Date.now() + j.time_left * 1000)]);
   if (j.expires) fields.push(["expires", when(j.expires)]);
   if (j.dead_at) fields.push(["died", when(j.dead_at)]);
+  if (j.completed_at) fields.push(["completed", when(j.completed_at)]);
+  if (j.keep_completed !== undefined) fields.push(["keep completed", `${j.keep_completed}s`]);
   document.getElementById("job-fields").replaceChildren(...fields.flatMap(([k, v]) => {
     const dd = el("dd", undefined, `f-${k.replace(" ", "-")}`);
     if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v);
     return [el("dt", k), dd];
   }));
   document.getElementById("job-body").textContent = bodyText(j.body);
+  renderResult(j);
   const found = document.getElementById("job-found");
   found.hidden = false;
   found.dataset.id = j.id;
@@ -174,6 +196,16 @@ function renderJob(j) {
   found.dataset.state = j.state;
   document.getElementById("job-kick").hidden = !(j.state === "buried" || j.state === "delayed");
   document.getElementById("job-retry").hidden = j.state !== "dead";
+  document.getElementById("job-again").hidden = j.state !== "completed";
+}
+
+// renderResult shows a completed job's result, the JSON its ack gave,
+// indented; or that it has none.
+function renderResult(j) {
+  document.getElementById("job-outcome").hidden = j.state !== "completed" && j.result === undefined;
+  document.getElementById("job-result").hidden = j.result === undefined;
+  document.getElementById("job-no-result").hidden = j.result !== undefined;
+  document.getElementById("job-result").textContent = j.result === undefined ? "" : JSON.stringify(j.result, null, 2);
 }
 
 // LIMITS are the flow-control settings the topic page's form sets, by input.
@@ -226,6 +258,10 @@ function wireJobPage() {
     act(`Retry dead job ${id}? It becomes ready, its failures forgotten.`,
       () => api("POST", `/topics/${enc(topic)}/dead/retry`, {ids: [id]}));
   });
+  document.getElementById("job-again").addEventListener("click", () => {
+    const {id, topic} = found.dataset;
+    act(againText(id), () => api("POST", `/topics/${enc(topic)}/completed/retry`, {ids: [id]}));
+  });
   document.getElementById("job-delete").addEventListener("click", () => {
     const {id, topic, state} = found.dataset;
     act(`Delete job ${id} of ${topic}? This cannot be undone.`, async () => {
@@ -237,4 +273,9 @@ function wireJobPage() {
     act(`Retry every dead job of ${view.topic}? They become ready.`, () => api("POST", `/topics/${enc(view.topic)}/dead/retry`)));
   document.getElementById("dead-delete-all").addEventListener("click", () =>
     act(`Delete every dead job of ${view.topic}? This cannot be undone.`, () => api("DELETE", `/topics/${enc(view.topic)}/dead`)));
+  document.getElementById("completed-retry-all").addEventListener("click", () =>
+    act(`Push every completed job of ${view.topic} again? They become ready, their results forgotten.`,
+      () => api("POST", `/topics/${enc(view.topic)}/completed/retry`)));
+  document.getElementById("completed-delete-all").addEventListener("click", () =>
+    act(`Delete every completed job of ${view.topic}? This cannot be undone.`, () => api("DELETE", `/topics/${enc(view.topic)}/completed`)));
 }

@@ -4,7 +4,7 @@
 
 import { GmqError } from './errors.js';
 import { Transport } from './http.js';
-import { checkBody, jobPath, jobRef, pushJob, reason, topicList } from './wire.js';
+import { ackRef, checkBody, checkResult, jobPath, jobRef, pushJob, reason, topicList } from './wire.js';
 import { Worker, defined } from './worker.js';
 
 /** The options' defaults, in seconds but for retries. */
@@ -66,9 +66,14 @@ export class Client {
    * body is a string, or an object or an array, sent as JSON: a popped job
    * gives it back as it came (an object or array as one, a string as a
    * string, even one whose text is JSON).
+   *
+   * options.keepCompleted (seconds) is how long the job is kept after its
+   * ack, completed, with the ack's result (see ack), over its topic's
+   * keep_completed; 0 deletes it at its ack, whatever its topic says.
    * @param {string} topic
    * @param {string | object | unknown[]} body
-   * @param {object} [options] id, delay, ttr, priority, retry, expiresIn, expiresAt, traceparent, unique, group, signal
+   * @param {object} [options] id, delay, ttr, priority, retry, expiresIn, expiresAt, traceparent, unique, group,
+   *   keepCompleted, signal
    * @returns {Promise<string | {id: string, internal_id?: number, unique?: string}>}
    */
   async push(topic, body, options = {}) {
@@ -123,45 +128,56 @@ export class Client {
   /**
    * ack finishes a popped job. A retry after a 503 that answers 404 means
    * an earlier try acked it: ack returns as for a success.
+   *
+   * options.result (undefined or null: none) is any value JSON.stringify
+   * encodes: where the job is kept completed (its topic's keep_completed,
+   * or its own), gmq keeps it with the job, and getJob shows it as the
+   * job's result; where not, it is dropped with the job. One JSON.stringify
+   * throws on (a BigInt, a cycle) throws its TypeError before any request;
+   * one over the topic's max_result (16 KiB by default) is a GmqError 413,
+   * and the job stays reserved.
    * @param {string | {id: string, attempt?: number, token?: string}} job a popped job, or an id
-   * @param {{signal?: AbortSignal}} [options]
+   * @param {{result?: unknown, signal?: AbortSignal}} [options]
    */
-  async ack(job, { signal } = {}) {
+  async ack(job, { result, signal } = {}) {
     const { id, attempt, token } = jobRef(job);
-    const a = await this.#t.call({ method: 'POST', path: jobPath(id, 'ack'), payload: { attempt, token }, signal });
+    const payload = { attempt, token, result: checkResult(result) };
+    const a = await this.#t.call({ method: 'POST', path: jobPath(id, 'ack'), payload, signal });
     if (a.status === 404 && a.tries > 1) return;
     ok(a, 200);
   }
 
   /**
-   * ackAndPop acks a popped job and pops the next in the same request,
-   * waiting up to timeout seconds: the next job, or null. If the ack fails
-   * (a GmqError), nothing was popped. A 503 after the ack went through is
-   * retried as a pop alone.
+   * ackAndPop acks a popped job (with options.result, as ack's) and pops
+   * the next in the same request, waiting up to timeout seconds: the next
+   * job, or null. If the ack fails (a GmqError), nothing was popped. A 503
+   * after the ack went through is retried as a pop alone.
    * @param {string | {id: string, attempt?: number, token?: string}} job
    * @param {string | string[]} topics
-   * @param {{timeout?: number, signal?: AbortSignal}} [options]
+   * @param {{timeout?: number, result?: unknown, signal?: AbortSignal}} [options]
    */
-  async ackAndPop(job, topics, { timeout = 0, signal } = {}) {
+  async ackAndPop(job, topics, { timeout = 0, result, signal } = {}) {
     const { id, attempt, token } = jobRef(job);
     const list = topicList(topics);
     const pop = popRequest(list, 0, timeout, signal);
+    const payload = { attempt, token, result: checkResult(result), next: { topics: list, timeout } };
     const a = await this.#t.call({ method: 'POST', path: jobPath(id, 'ack'), wait: timeout, signal,
-      payload: { attempt, token, next: { topics: list, timeout } }, retryAs: (answer, req) => (answer.body?.acked ? pop : req) });
+      payload, retryAs: (answer, req) => (answer.body?.acked ? pop : req) });
     if (a.status === 404 && a.tries > 1) return this.pop(list, { timeout, signal }); // an earlier try acked it
     return a.status === 204 ? null : ok(a, 200);
   }
 
   /**
-   * ackMany acks popped jobs, each on its own, in one request and, with
-   * count > 0, pops up to count more as popMany does. The answer says which
-   * were acked and which failed, and why ({id, status, error}); jobs holds
-   * the next ones (with a count). On a retried request a 404 counts as acked.
-   * @param {Array<string | {id: string, attempt?: number}>} jobs
+   * ackMany acks popped jobs, each on its own (with its result, when it
+   * has one: {...job, result}, as ack's), in one request and, with count >
+   * 0, pops up to count more as popMany does. The answer says which were
+   * acked and which failed, and why ({id, status, error}); jobs holds the
+   * next ones (with a count). On a retried request a 404 counts as acked.
+   * @param {Array<string | {id: string, attempt?: number, result?: unknown}>} jobs
    * @param {{topics?: string | string[], count?: number, timeout?: number, signal?: AbortSignal}} [options]
    */
   async ackMany(jobs, { topics, count = 0, timeout = 0, signal } = {}) {
-    const payload = { jobs: jobs.map(jobRef) };
+    const payload = { jobs: jobs.map(ackRef) };
     /** @type {{acked: string[], failed?: object[]} | null} */
     let acks = null; // what a 503 said was acked before its pop failed
     let retryAs;
@@ -259,8 +275,9 @@ export class Client {
   }
 
   /**
-   * getJob returns a job in any state (its failures and last_error too), or
-   * null when gmq does not know it.
+   * getJob returns a job in any state (its failures and last_error too; a
+   * completed job's completed_at and result, and its own keep_completed),
+   * or null when gmq does not know it (deleted, or acked and not kept).
    * @param {string} id
    * @param {{signal?: AbortSignal}} [options]
    */

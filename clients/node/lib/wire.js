@@ -2,7 +2,7 @@
 // Names JS writes in camelCase go on the wire as the broker spells them.
 
 /** The broker's names for the push fields JS writes in camelCase. */
-const jobNames = { ttr: 'TTR', expiresIn: 'expires_in', expiresAt: 'expires_at' };
+const jobNames = { ttr: 'TTR', expiresIn: 'expires_in', expiresAt: 'expires_at', keepCompleted: 'keep_completed' };
 const retryNames = { maxAttempts: 'max_attempts' };
 
 /**
@@ -49,6 +49,30 @@ export function jobRef(job) {
     return ref;
   }
   throw new TypeError('a job is named by a popped job ({id, attempt}) or its id (a string)');
+}
+
+/**
+ * checkResult refuses, before any request, an ack's result that is not
+ * JSON: JSON.stringify's own TypeError (a BigInt, a cycle). undefined (and
+ * null) is no result; so is a value JSON has no text for (a function, a
+ * symbol), which JSON.stringify leaves out.
+ * @param {unknown} result
+ * @returns {unknown} the result to send, undefined for none
+ */
+export function checkResult(result) {
+  if (result === undefined || result === null) return undefined;
+  return JSON.stringify(result) === undefined ? undefined : result;
+}
+
+/**
+ * ackRef names a job for a batch ack, as jobRef does, with its result (a
+ * popped job given with one: {...job, result}).
+ * @param {string | {id: string, attempt?: number, token?: string, result?: unknown}} job
+ */
+export function ackRef(job) {
+  const ref = jobRef(job);
+  const result = typeof job === 'object' ? checkResult(job.result) : undefined;
+  return result === undefined ? ref : { ...ref, result };
 }
 
 /** jobPath is the URL of an action on one job. */

@@ -4,7 +4,7 @@
 // dropping a job in hand.
 
 import { pause } from './http.js';
-import { reason } from './wire.js';
+import { checkResult, reason } from './wire.js';
 
 /** The worker's defaults (seconds). */
 export const workerDefaults = Object.freeze({
@@ -25,7 +25,12 @@ const maxPause = 10;
  * - while the handler runs, the job is touched every TTR/2 seconds, so a
  *   handler may take longer than the job's TTR (the event loop must be free
  *   for the timer to fire);
- * - when the handler returns (or its promise resolves) the job is acked;
+ * - when the handler returns (or its promise resolves) the job is acked,
+ *   with what it resolved to as the ack's result (undefined: none; see
+ *   Client.ack), which gmq keeps with the job where its topic keeps
+ *   completed jobs. A result JSON.stringify throws on, or one over the
+ *   topic's max_result (413), goes to onError and is dropped, and the job
+ *   acked without it: it was done, and is not run again for its result;
  *   when it throws (or rejects), the job is failed with the error's message,
  *   to be retried after its retry policy's backoff or go to the dead set;
  * - a job of TTR 0 was removed as it was popped: it is neither touched nor
@@ -148,8 +153,9 @@ export class Worker {
       ? setTimeout(() => abort.abort((timedOut = new HandlerTimeoutError(this.#timeout))), this.#timeout * 1000)
       : null;
     let failure = null;
+    let result;
     try {
-      await this.#handler(job, { signal: abort.signal });
+      result = await this.#handler(job, { signal: abort.signal });
     } catch (err) {
       failure = { err };
     } finally {
@@ -160,11 +166,36 @@ export class Worker {
     if (!(job.TTR > 0)) return; // removed as it was popped: nothing to ack
     try {
       if (failure) await this.#client.fail(job, reason(failure.err));
-      else await this.#client.ack(job);
+      else await this.#ack(job, this.#sendable(job, result));
     } catch (err) {
       this.#onError(err, job);
     }
     if (failure) this.#onFailure(failure.err, job);
+  }
+
+  /** sendable is the handler's result, or undefined (told to onError) when it is not JSON. */
+  #sendable(job, result) {
+    try {
+      return checkResult(result);
+    } catch (err) {
+      this.#onError(new ResultError(`its result is not JSON (${err.message}): acked without it`, err), job);
+      return undefined;
+    }
+  }
+
+  /**
+   * ack acks job with result. A result gmq refuses as too big (413: the ack
+   * did nothing) is told to onError and dropped, and the ack sent again
+   * without it.
+   */
+  async #ack(job, result) {
+    try {
+      await this.#client.ack(job, { result });
+    } catch (err) {
+      if (result === undefined || err?.status !== 413) throw err;
+      this.#onError(new ResultError(`its result is too big to keep (${err.message}): acked without it`, err), job);
+      await this.#client.ack(job);
+    }
   }
 
   /**
@@ -197,6 +228,18 @@ export class HandlerTimeoutError extends Error {
   constructor(seconds) {
     super(`gmq: the handler ran out of time after ${seconds} s`);
     this.name = 'HandlerTimeoutError';
+  }
+}
+
+/**
+ * ResultError is what onError is told when a handler's result could not be
+ * sent or kept, and its job was acked without it; its cause is why.
+ */
+export class ResultError extends Error {
+  /** @param {string} message @param {unknown} cause */
+  constructor(message, cause) {
+    super(message, { cause });
+    this.name = 'ResultError';
   }
 }
 

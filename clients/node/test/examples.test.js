@@ -1,7 +1,7 @@
 // The README's examples, run as processes against a live broker (GMQ_URL):
 // the producer, the worker, a SIGTERM that lets the job in hand finish, a
-// SIGKILL whose job comes back after its TTR, the unique pushes and the
-// schedule.
+// SIGKILL whose job comes back after its TTR, the unique pushes, the
+// schedule and the report.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -12,6 +12,7 @@ const producer = fileURLToPath(new URL('../examples/producer.js', import.meta.ur
 const worker = fileURLToPath(new URL('../examples/worker.js', import.meta.url));
 const unique = fileURLToPath(new URL('../examples/unique.js', import.meta.url));
 const schedule = fileURLToPath(new URL('../examples/schedule.js', import.meta.url));
+const report = fileURLToPath(new URL('../examples/report.js', import.meta.url));
 const c = client();
 
 /** mail is a job body the example worker takes. */
@@ -62,6 +63,13 @@ test('the schedule, run twice: the report fired, then found waiting (a refused f
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.out, new RegExp(`^daily-report fires next at \\S+\nthe last report still waits\ndaily-report: '0 9 \\* \\* \\*' in Europe/Berlin, 1 fires, 1 skips, last job ${fired[1]}$`));
   assert.equal((await c.getJob(fired[1])).topic, 'reports');
+});
+
+test("the report: made by a worker that returns a result, read back completed with it", { skip: noBroker }, async () => {
+  const made = await run(report).exit;
+  assert.equal(made.code, 0, made.stderr);
+  const m = made.out.match(/^job (\d+) completed at \S+Z: \/r\/(\d+)\.pdf, 7 pages$/);
+  assert.ok(m && m[1] === m[2], made.out);
 });
 
 test('SIGTERM mid-job: the job finishes, is acked, and the worker exits 0', { skip: noBroker }, async () => {

@@ -22,6 +22,8 @@ namespace Gmq;
  * names this delivery, so a late call never reaches a job pushed again
  * with the same id; ackMany, failMany and the worker send it themselves),
  * state, priority, due, failures, last_error, group (when it has one), ...
+ * A completed job (see ack) also has completed_at (RFC 3339) and result
+ * (decoded as a body is), and a job pushed with its own keep_completed has it.
  *
  * A body is a string, or an array or object sent as JSON (json_encode: a
  * list as a JSON array, an associative array, a stdClass or a
@@ -81,6 +83,10 @@ class Client
      * whose $heldBy names the job that holds it. A reserved or finished job
      * is never changed: a fresh job takes the key.
      *
+     * $keepCompleted (seconds) is how long the job is kept after its ack,
+     * completed, with the ack's result (see ack), over its topic's
+     * keep_completed; 0 deletes it at its ack, whatever its topic says.
+     *
      * gmq checks an $id before a key, so a retried unique push stays one
      * job: a retry's 409 is taken as stored when it is the id's, or names
      * $id as the key's holder; another holder is thrown. Without an $id a
@@ -90,7 +96,7 @@ class Client
      * the key. In mode reject a job done and gone before the retry is named
      * by its number: that 409 is thrown even with an $id (the job ran once).
      */
-    public function push(string $topic, string|array|object $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null): string|array
+    public function push(string $topic, string|array|object $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null, ?float $keepCompleted = null): string|array
     {
         $job = ['topic' => $topic, 'body' => $body, 'delay' => $delay];
         if ($ttr !== null) $job['TTR'] = $ttr;
@@ -99,6 +105,7 @@ class Client
         if ($retry !== null) $job['retry'] = $retry;
         if ($unique !== null) $job['unique'] = $unique;
         if ($group !== null) $job['group'] = $group;
+        if ($keepCompleted !== null) $job['keep_completed'] = $keepCompleted;
         $answer = $this->pushOne($job, false);
         return $unique === null ? $answer['id'] : $answer;
     }
@@ -122,7 +129,7 @@ class Client
 
     /**
      * Stores several jobs (arrays with topic, body, and optionally id, delay,
-     * TTR, priority, retry, unique, group) and returns their ids in order: all, or
+     * TTR, priority, retry, unique, group, keep_completed) and returns their ids in order: all, or
      * on bad input none. A 503 part way says which were stored
      * ("stored_ids"): when every job has a client id, the retry sends only
      * the others, and after a 409 to a retry each job that answer did not
@@ -184,10 +191,18 @@ class Client
      * and $token (the popped job's 'token') to that job: a 404 when it is
      * gone, whatever job its id names now (one pushed again with the id).
      * A 404 on a retry means the earlier try acked it: taken as acked.
+     *
+     * $result (null: none) is any value json_encode encodes: where the job
+     * is kept completed (its topic's keep_completed, or its own), gmq keeps
+     * it with the job, and job() shows it as 'result'; where not, it is
+     * dropped with the job. One json_encode refuses (a resource, NAN,
+     * invalid UTF-8) throws its \JsonException before any request; one over
+     * the topic's max_result (16 KiB by default) a GmqException 413, and the
+     * job stays reserved.
      */
-    public function ack(string $id, int $attempt = 0, ?string $token = null): void
+    public function ack(string $id, int $attempt = 0, ?string $token = null, mixed $result = null): void
     {
-        $args = self::delivery($attempt, $token);
+        $args = self::delivery($attempt, $token) + self::result($result);
         $response = $this->http->retrying(fn () => $this->http->send('POST', $this->jobPath($id, 'ack'), $args));
         if ($response->status === 404 && $response->tries > 1) {
             return;
@@ -196,26 +211,29 @@ class Client
     }
 
     /**
-     * Finishes a popped job and pops the next in the same request; null if
-     * none came within $timeout seconds. When the ack went through but the
-     * pop answered 503 (gmq says "acked"), the retry only pops.
+     * Finishes a popped job (with a $result, as ack's) and pops the next in
+     * the same request; null if none came within $timeout seconds. When the
+     * ack went through but the pop answered 503 (gmq says "acked"), the
+     * retry only pops.
      */
-    public function ackAndPop(string $id, int $attempt, array $topics, float $timeout = 0, ?string $token = null): ?array
+    public function ackAndPop(string $id, int $attempt, array $topics, float $timeout = 0, ?string $token = null, mixed $result = null): ?array
     {
         $next = ['topics' => array_values($topics), 'timeout' => $timeout];
-        return $this->ackThenPop($this->jobPath($id, 'ack'), self::delivery($attempt, $token) + ['next' => $next], $next, $timeout);
+        $payload = self::delivery($attempt, $token) + self::result($result) + ['next' => $next];
+        return $this->ackThenPop($this->jobPath($id, 'ack'), $payload, $next, $timeout);
     }
 
     /**
-     * Finishes popped jobs (each fenced by its attempt and token) in one request and,
-     * with $count > 0, pops up to $count more. Returns gmq's answer: 'acked'
+     * Finishes popped jobs (each fenced by its attempt and token, and with
+     * its 'result' when it has one, as ack's) in one request and, with
+     * $count > 0, pops up to $count more. Returns gmq's answer: 'acked'
      * (ids), 'failed' ([id, status, error]) and, with $count, 'jobs'. As with
      * ackAndPop, a pop that failed after the acks (503) is retried alone;
      * the answer then lists the acks that earlier try reported.
      */
     public function ackMany(array $jobs, array $topics = [], int $count = 0, float $timeout = 0): array
     {
-        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id']] + self::delivery($j['attempt'] ?? 0, $j['token'] ?? null), array_values($jobs))];
+        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id']] + self::delivery($j['attempt'] ?? 0, $j['token'] ?? null) + self::result($j['result'] ?? null), array_values($jobs))];
         if ($count <= 0) {
             return $this->call('POST', '/api/v1/ack', $payload);
         }
@@ -281,7 +299,11 @@ class Client
         return $this->call('POST', $this->jobPath($id, 'touch'), self::delivery($attempt, $token));
     }
 
-    /** Looks at a job in any state (state, attempt, failures, last_error, ...); 404 once it is acked or deleted. */
+    /**
+     * Looks at a job in any state (state, attempt, failures, last_error, ...;
+     * a completed job's completed_at and result, its own keep_completed); a
+     * GmqException 404 once it is deleted, or acked where it is not kept.
+     */
     public function job(string $id): array
     {
         return $this->call('GET', '/api/v1/jobs/' . rawurlencode($id), null);
@@ -390,6 +412,12 @@ class Client
     private static function delivery(int $attempt, ?string $token): array
     {
         return $token === null || $token === '' ? ['attempt' => $attempt] : ['attempt' => $attempt, 'token' => $token];
+    }
+
+    /** An ack's result field: none for null. */
+    private static function result(mixed $result): array
+    {
+        return $result === null ? [] : ['result' => $result];
     }
 
     private function jobPath(string $id, string $action): string

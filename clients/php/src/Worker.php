@@ -7,7 +7,12 @@ namespace Gmq;
 /**
  * A worker loop: pops jobs from its topics with a long poll, runs the
  * handler on each, and
- *  - acks the job when the handler returns;
+ *  - acks the job when the handler returns, with what it returned as the
+ *    ack's result (null: none; see Client::ack), which gmq keeps with the
+ *    job where its topic keeps completed jobs. A result json_encode
+ *    refuses, or one over the topic's max_result (413), is logged and
+ *    dropped, and the job acked without it: it was done, and is not run
+ *    again for its result;
  *  - fails it when the handler throws, with "<class>: <message>" as the
  *    job's last_error (it is retried after its backoff, or goes to the
  *    dead set past its max_attempts);
@@ -52,7 +57,8 @@ final class Worker
 
     /**
      * @param list<string> $topics popped in order: the first that has a job gives it
-     * @param callable(array): mixed $handler runs one job (gmq's fields: id, topic, body, TTR, attempt, ...)
+     * @param callable(array): mixed $handler runs one job (gmq's fields: id, topic, body, TTR, attempt, ...);
+     *                                         what it returns is the job's result (null: none)
      * @param float $wait the long poll, seconds; a stop may wait for one to finish
      * @param int $maxJobs a worker process ends after this many jobs (0: never), to free what leaked:
      *                     run() returns, or with $concurrency > 1 the supervisor starts a fresh process
@@ -185,8 +191,9 @@ final class Worker
         $this->beginTouches($job);
         $blocked = Signals::block();
         $alarm = $this->alarm();
+        $result = null;
         try {
-            ($this->handler)($job);
+            $result = ($this->handler)($job);
             $error = null;
         } catch (\Throwable $e) {
             $error = self::reason($e);
@@ -198,7 +205,7 @@ final class Worker
         if ($timedOut) { // failed so, whatever the handler did with the HandlerTimeout
             $error = (new HandlerTimeout($this->timeout))->getMessage();
         }
-        $this->finish($job, $error);
+        $this->finish($job, $error, $result);
     }
 
     /**
@@ -240,12 +247,13 @@ final class Worker
         return json_decode(json_encode($reason, JSON_INVALID_UTF8_SUBSTITUTE | JSON_THROW_ON_ERROR));
     }
 
-    private function finish(array $job, ?string $error): void
+    /** Acks $job with $result, or fails it with $error. */
+    private function finish(array $job, ?string $error, mixed $result): void
     {
         [$id, $attempt, $token] = [(string) $job['id'], (int) $job['attempt'], $job['token'] ?? null];
         try {
             if ($error === null) {
-                $this->client->ack($id, $attempt, $token);
+                $this->ack($id, $attempt, $token, $this->sendable($id, $result));
                 return;
             }
             ($this->log)("job $id failed: $error");
@@ -253,6 +261,38 @@ final class Worker
         } catch (GmqException $e) {
             // A 409: its TTR ran out before this (no touches?) and it went back.
             ($this->log)(($error === null ? 'ack' : 'fail') . " of job $id failed: {$e->getMessage()}");
+        }
+    }
+
+    /** The handler's result, or null (logged) when json_encode refuses it. */
+    private function sendable(string $id, mixed $result): mixed
+    {
+        if ($result === null) {
+            return null;
+        }
+        try {
+            json_encode($result, JSON_THROW_ON_ERROR);
+            return $result;
+        } catch (\JsonException $e) {
+            ($this->log)("job $id: its result is not JSON ({$e->getMessage()}): acking it without");
+            return null;
+        }
+    }
+
+    /**
+     * Acks with $result. A result gmq refuses as too big (413: the ack did
+     * nothing) is dropped, and the ack sent again without it.
+     */
+    private function ack(string $id, int $attempt, ?string $token, mixed $result): void
+    {
+        try {
+            $this->client->ack($id, $attempt, $token, $result);
+        } catch (GmqException $e) {
+            if ($result === null || $e->status !== 413) {
+                throw $e;
+            }
+            ($this->log)("job $id: its result is too big to keep ({$e->getMessage()}): acking it without");
+            $this->client->ack($id, $attempt, $token);
         }
     }
 

@@ -7,11 +7,11 @@ import json
 import logging
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, TypedDict,
                     Union, cast, overload)
 
+from gmq_client._wire import can_skip, checked_result, delivery, job_fields, job_path, merge_ids, seconds
 from gmq_client.schedules import ScheduleCalls
 
 if TYPE_CHECKING:  # the worker imports this module, so only type checkers import it here
@@ -43,7 +43,7 @@ class _Shown(TypedDict):
     internal_id: int
     topic: str
     body: Body  # as pushed: a str, or a dict or list for a JSON object or array
-    state: str  # ready, delayed, reserved, buried or dead
+    state: str  # ready, delayed, reserved, buried, dead or completed
     priority: int
     delay: float  # seconds
     TTR: float  # seconds a reservation lasts without a touch
@@ -76,6 +76,9 @@ class Job(_Shown, total=False):
     traceparent: str
     group: str  # its fair group
     token: str  # a popped job's: names its delivery (opaque: send it back as it came)
+    keep_completed: float  # seconds it is kept completed after its ack: its own, when pushed with one
+    completed_at: str  # a completed job's (RFC 3339): when its ack completed it
+    result: Any  # a completed job's: the result its ack gave, as that JSON (absent: none)
 
 
 class Pushed(TypedDict, total=False):
@@ -161,18 +164,18 @@ class Client(ScheduleCalls):
     def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: None = None,
-             group: Optional[str] = None) -> str: ...
+             group: Optional[str] = None, keep_completed: Optional[float] = None) -> str: ...
 
     @overload
     def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: Mapping[str, Any],
-             group: Optional[str] = None) -> Pushed: ...
+             group: Optional[str] = None, keep_completed: Optional[float] = None) -> Pushed: ...
 
     def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: Optional[Mapping[str, Any]] = None,
-             group: Optional[str] = None) -> Any:
+             group: Optional[str] = None, keep_completed: Optional[float] = None) -> Any:
         """Store a job; returns its id. body is a string, or a dict or list,
         sent as a JSON object or array: a popped job gives it back as it came
         (a string stays a string, even one whose text is JSON). retry is the
@@ -185,6 +188,10 @@ class Client(ScheduleCalls):
         characters; else GmqError 400): a topic with grouped jobs pops its
         groups in turn, priority ordering the jobs within a group, and a
         popped job shows its "group".
+
+        keep_completed (seconds) is how long the job is kept after its ack,
+        "completed", with the ack's result (see ack), over its topic's
+        keep_completed; 0 deletes it at its ack, whatever its topic says.
 
         unique ({"key", "for": seconds, "mode": "reject", "replace" or
         "debounce"}) keeps one job per key in the topic while the key is held
@@ -203,13 +210,15 @@ class Client(ScheduleCalls):
         409 may name the job the first try stored: the key was taken once.
         A retried replace or debounce changes that job again with the same
         data, unless it was popped in between: then a fresh job is stored."""
-        job = _job(topic, body, delay, ttr, priority, job_id)
+        job = job_fields(topic, body, delay, ttr, priority, job_id)
         if retry is not None:
             job["retry"] = dict(retry)
         if unique is not None:
             job["unique"] = dict(unique)
         if group is not None:
             job["group"] = group
+        if keep_completed is not None:
+            job["keep_completed"] = keep_completed
         settled = _stored_as(job_id) if job_id is not None else None
         answer = self._call("POST", "/api/v1/jobs", job, settled_by=settled)
         if answer is _SETTLED:
@@ -221,7 +230,7 @@ class Client(ScheduleCalls):
     def push_batch(self, jobs: Sequence[Mapping[str, Any]]) -> List[str]:
         """Store several jobs (dicts with topic, body (a string, a dict or a
         list, as push's) and optional delay, TTR, priority, id, retry,
-        unique, group): all, or on bad input none.
+        unique, group, keep_completed): all, or on bad input none.
         Returns their ids.
 
         A 503 after part of the batch was stored names the stored jobs; a
@@ -233,16 +242,16 @@ class Client(ScheduleCalls):
         for attempt in range(self.retries + 1):
             try:
                 ids = self._send("POST", "/api/v1/jobs/batch", {"jobs": pending})["ids"]
-                return _merge_ids(jobs, stored, ids)
+                return merge_ids(jobs, stored, ids)
             except GmqError as e:
                 listed: List[Any] = e.body.get("stored_ids") or []
                 done = [str(i) for i in listed]
-                if e.status != 503 or attempt == self.retries or not _can_skip(pending, done):
+                if e.status != 503 or attempt == self.retries or not can_skip(pending, done):
                     raise
                 stored.update(done)
                 pending = [j for j in pending if j.get("id") not in stored]
                 if not pending:  # it failed after storing them all
-                    return _merge_ids(jobs, stored, [])
+                    return merge_ids(jobs, stored, [])
                 time.sleep(self._retry_delay(attempt, e.retry_after))
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -254,25 +263,39 @@ class Client(ScheduleCalls):
             topics = [topics]
         return self._call("POST", "/api/v1/pop", {"topics": list(topics), "timeout": timeout}, wait=timeout)
 
-    def ack(self, job_id: str, attempt: int = 0, token: Optional[str] = None) -> None:
+    def ack(self, job_id: str, attempt: int = 0, token: Optional[str] = None, *, result: Any = None) -> None:
         """Finish a popped job; attempt fences the ack to that delivery, and
         token (the popped job's "token") to that job: a 404 when it is gone,
-        whatever job its id names now."""
-        self._call("POST", _job_path(job_id, "ack"), _delivery(attempt, token), settled_by=_gone)
+        whatever job its id names now.
+
+        result (None: none) is any value json.dumps encodes: where the job
+        is kept completed (its topic's keep_completed, or its own), gmq keeps
+        it with the job, and get_job shows it as the job's "result"; where
+        not, it is dropped with the job. One json.dumps refuses (or NaN)
+        raises its TypeError or ValueError before any request; one over the
+        topic's max_result (16 KiB by default) is GmqError 413, and the job
+        stays reserved."""
+        args = delivery(attempt, token)
+        if result is not None:
+            args["result"] = checked_result(result)
+        self._call("POST", job_path(job_id, "ack"), args, settled_by=_gone)
 
     def ack_and_pop(self, job_id: str, attempt: int, topics: Iterable[str], timeout: float = 0,
-                    token: Optional[str] = None) -> Optional[Job]:
-        """Finish a popped job and pop the next in the same request, waiting
-        up to timeout seconds. Returns the next job, or None.
+                    token: Optional[str] = None, *, result: Any = None) -> Optional[Job]:
+        """Finish a popped job (with a result, as ack's) and pop the next in
+        the same request, waiting up to timeout seconds. Returns the next
+        job, or None.
 
         If the ack fails (GmqError), nothing was popped. If the ack went
         through and only the pop failed with a 503, the pop is retried on
         its own; any error after a good ack has the id in its acked."""
         topics = list(topics)
-        payload = _delivery(attempt, token)
+        payload = delivery(attempt, token)
+        if result is not None:
+            payload["result"] = checked_result(result)
         payload["next"] = {"topics": topics, "timeout": timeout}
         try:
-            answer = self._call("POST", _job_path(job_id, "ack"), payload, wait=timeout, settled_by=_gone)
+            answer = self._call("POST", job_path(job_id, "ack"), payload, wait=timeout, settled_by=_gone)
         except GmqError as e:
             if e.acked is None or e.status != 503:
                 raise
@@ -296,10 +319,12 @@ class Client(ScheduleCalls):
 
     def ack_many(self, jobs: Iterable[Mapping[str, Any]], topics: Optional[Iterable[str]] = None,
                  count: int = 0, timeout: float = 0) -> Dict[str, Any]:
-        """Finish popped jobs (each fenced by its attempt and token) in one request and,
-        with count > 0, pop up to count more. Returns the answer: "acked"
-        (ids), "failed" ([{"id", "status", "error"}]) and, with count, "jobs"."""
-        acks = [dict(_delivery(j.get("attempt", 0), j.get("token")), id=j["id"]) for j in jobs]
+        """Finish popped jobs (each fenced by its attempt and token, and
+        with its "result", when the dict has one: as ack's) in one request
+        and, with count > 0, pop up to count more. Returns the answer:
+        "acked" (ids), "failed" ([{"id", "status", "error"}]) and, with
+        count, "jobs"."""
+        acks = [_ack_of(j) for j in jobs]
         payload: Dict[str, Any] = {"jobs": acks}
         if count > 0:
             payload["next"] = {"topics": list(topics or []), "count": count, "timeout": timeout}
@@ -309,38 +334,38 @@ class Client(ScheduleCalls):
         """Report that a popped job failed, with why: it waits its retry
         policy's backoff, or goes to its topic's dead set past max_attempts.
         Returns the job as it now is (state "delayed" or "dead")."""
-        args = _delivery(attempt, token)
+        args = delivery(attempt, token)
         args["error"] = error[:MAX_ERROR]
-        return self._call("POST", _job_path(job_id, "fail"), args)
+        return self._call("POST", job_path(job_id, "fail"), args)
 
     def fail_many(self, jobs: Iterable[Mapping[str, Any]], error: str = "") -> Dict[str, Any]:
         """Report several failures in one request (each fenced by its
         attempt and token). Returns "jobs" (as they now are) and "failed"
         ([{"id", "status", "error"}])."""
         error = error[:MAX_ERROR]
-        fails = [dict(_delivery(j.get("attempt", 0), j.get("token")), id=j["id"], error=error) for j in jobs]
+        fails = [dict(delivery(j.get("attempt", 0), j.get("token")), id=j["id"], error=error) for j in jobs]
         payload = {"jobs": fails}
         return self._call("POST", "/api/v1/fail", payload)
 
     def release(self, job_id: str, attempt: int = 0, delay: float = 0, priority: Optional[int] = None,
                 token: Optional[str] = None) -> Job:
         """Give a popped job back, ready again after delay seconds."""
-        args = _delivery(attempt, token)
+        args = delivery(attempt, token)
         args["delay"] = delay
         if priority is not None:
             args["priority"] = priority
-        return self._call("POST", _job_path(job_id, "release"), args)
+        return self._call("POST", job_path(job_id, "release"), args)
 
     def bury(self, job_id: str, attempt: int = 0, priority: Optional[int] = None, token: Optional[str] = None) -> Job:
         """Park a popped job until it is kicked."""
-        args = _delivery(attempt, token)
+        args = delivery(attempt, token)
         if priority is not None:
             args["priority"] = priority
-        return self._call("POST", _job_path(job_id, "bury"), args)
+        return self._call("POST", job_path(job_id, "bury"), args)
 
     def touch(self, job_id: str, attempt: int = 0, token: Optional[str] = None) -> Job:
         """Give a popped job a fresh TTR."""
-        return self._call("POST", _job_path(job_id, "touch"), _delivery(attempt, token))
+        return self._call("POST", job_path(job_id, "touch"), delivery(attempt, token))
 
     def update(self, job_id: str, delay: Optional[float] = None, priority: Optional[int] = None,
                body: Optional[Body] = None) -> Job:
@@ -350,7 +375,13 @@ class Client(ScheduleCalls):
         as it now is. A reserved, buried or dead job raises GmqError 409."""
         given = (("delay", delay), ("priority", priority), ("body", body))
         args = {name: value for name, value in given if value is not None}
-        return self._call("PATCH", "/api/v1/jobs/%s" % urllib.parse.quote(str(job_id), safe=""), args)
+        return self._call("PATCH", job_path(job_id), args)
+
+    def get_job(self, job_id: str) -> Job:
+        """A job as it now is, in any state: its failures and last_error, and
+        a completed job's completed_at and result (see Job). GmqError 404
+        when gmq knows none by that id (acked and not kept, or deleted)."""
+        return self._call("GET", job_path(job_id), None)
 
     def worker(self, topics: Iterable[str], handler: "Handler", concurrency: int = 1, poll: float = 5.0,
                handle_signals: bool = True, logger: Optional[logging.Logger] = None,
@@ -404,6 +435,14 @@ class Client(ScheduleCalls):
             raise _error(e) from None
 
 
+def _ack_of(job: Mapping[str, Any]) -> Dict[str, Any]:
+    """One job of a batch ack: its id, delivery, and result when it has one."""
+    ack = dict(delivery(job.get("attempt", 0), job.get("token")), id=job["id"])
+    if job.get("result") is not None:
+        ack["result"] = checked_result(job["result"])
+    return ack
+
+
 def _gone(e: GmqError) -> bool:
     """Whether a retried ack's error says an earlier try acked it: 404."""
     return e.status == 404
@@ -427,51 +466,4 @@ def _error(e: urllib.error.HTTPError) -> GmqError:
     body = cast(Dict[str, Any], decoded) if isinstance(decoded, dict) else {}
     message = body.get("error")
     return GmqError(e.code, message if isinstance(message, str) else text, body,
-                    _seconds(e.headers.get("Retry-After") if e.headers else None))
-
-
-def _seconds(value: Optional[str]) -> Optional[float]:
-    """Retry-After in seconds; None when absent or an HTTP date (gmq sends seconds)."""
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _can_skip(pending: List[Dict[str, Any]], stored: List[str]) -> bool:
-    """Whether a batch push can be retried without the stored jobs: none
-    was stored, or every job has a client id to match them by."""
-    return not stored or all(j.get("id") for j in pending)
-
-
-def _merge_ids(jobs: Sequence[Mapping[str, Any]], stored: Set[str], ids: List[str]) -> List[str]:
-    """The ids of a batch in its order, from the ids an earlier try stored
-    and those of the last try (which sent the other jobs, in order)."""
-    rest = iter(ids)
-    return [str(j["id"]) if j.get("id") in stored else str(next(rest)) for j in jobs]
-
-
-def _job(topic: str, body: Body, delay: float, ttr: Optional[float], priority: Optional[int],
-         job_id: Optional[str]) -> Dict[str, Any]:
-    job: Dict[str, Any] = {"topic": topic, "body": body, "delay": delay}
-    if ttr is not None:
-        job["TTR"] = ttr
-    if priority is not None:
-        job["priority"] = priority
-    if job_id is not None:
-        job["id"] = job_id
-    return job
-
-
-def _delivery(attempt: Any, token: Any) -> Dict[str, Any]:
-    """The fields of a call on a popped job's delivery: its attempt, and its
-    token when there is one (a broker too old to hand one out gives none)."""
-    args: Dict[str, Any] = {"attempt": attempt}
-    if token:
-        args["token"] = token
-    return args
-
-
-def _job_path(job_id: str, action: str) -> str:
-    return "/api/v1/jobs/%s/%s" % (urllib.parse.quote(str(job_id), safe=""), action)
-
+                    seconds(e.headers.get("Retry-After") if e.headers else None))

@@ -7,13 +7,14 @@ import inspect
 import logging
 import signal
 import threading
-from typing import Any, Callable, Dict, Iterable, Optional
+from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
+from gmq_client._wire import checked_result
 from gmq_client.client import Client, GmqError, Job
 
 __all__ = ["Handler", "Worker"]
 
-Handler = Callable[..., Any]  # handler(job), or handler(job, stop): see Worker
+Handler = Callable[..., Any]  # handler(job), or handler(job, stop), returning the result (None: none): see Worker
 
 # POP_FATAL are a pop's answers that no retry mends: a wrong token, a bad
 # topic name. The worker stops on them and run() raises the error.
@@ -29,7 +30,13 @@ class Worker:
 
     Each thread pops with a long poll of poll seconds, runs the handler,
     and then:
-    - on return, acks the job (popping the next in the same request);
+    - on return, acks the job (popping the next in the same request), with
+      what the handler returned as the ack's result (None: none), which
+      gmq keeps with the job where its topic keeps completed jobs
+      (keep_completed; get_job shows it). A result json.dumps cannot
+      encode, or one over the topic's max_result (413), is logged and
+      dropped, and the job acked without it: it was done, and is not run
+      again for its result;
     - on an exception, fails the job with "Type: message", so it waits
       its retry policy's backoff or goes to the dead set past max_attempts;
     - while the handler runs, a thread touches the job every TTR/2, so a
@@ -166,26 +173,55 @@ class Worker:
     def _work(self, job: Job) -> Optional[Job]:
         """Run the handler on job and settle it: ack (and pop the next in the
         same request, returned, unless stopping) or fail."""
-        error = self._handle(job)
+        error, result = self._handle(job)
         if error is not None:
             token = job.get("token")
             self._settle("fail", job, lambda: self._client.fail(job["id"], job["attempt"], error, token=token))
             return None
+        result = self._sendable(job, result)
         if self._stopping.is_set():
-            self._settle("ack", job, lambda: self._client.ack(job["id"], job["attempt"], token=job.get("token")))
+            self._settle("ack", job, lambda: self._ack(job, result, pop=False))
             return None
         try:
-            return self._client.ack_and_pop(job["id"], job["attempt"], self._topics, timeout=self._poll,
-                                            token=job.get("token"))
+            return self._ack(job, result, pop=True)
         except Exception as e:  # noqa: BLE001 - logged; the loop pops again
             what = "pop after acking" if isinstance(e, GmqError) and e.acked else "ack"
             self._log.warning("gmq worker: %s %s: %s", what, job["id"], e)
             return None
 
-    def _handle(self, job: Job) -> Optional[str]:
-        """Run the handler, touching the job while it runs. Returns None, or
-        the error to fail the job with. An exit (SystemExit, KeyboardInterrupt)
-        fails the job too, and stops the worker: run() raises it."""
+    def _sendable(self, job: Job, result: Any) -> Any:
+        """The handler's result, or None when it cannot be sent as JSON."""
+        if result is None:
+            return None
+        try:
+            return checked_result(result)
+        except (TypeError, ValueError) as e:
+            self._log.warning("gmq worker: job %s: its result is not JSON (%s): acking it without", job["id"], e)
+            return None
+
+    def _ack(self, job: Job, result: Any, pop: bool) -> Optional[Job]:
+        """Ack job with result and, when pop, pop the next in the same
+        request. A result gmq refuses as too big (413: the ack did nothing)
+        is dropped, and the ack sent again without it."""
+        while True:
+            try:
+                if not pop:
+                    self._client.ack(job["id"], job["attempt"], token=job.get("token"), result=result)
+                    return None
+                return self._client.ack_and_pop(job["id"], job["attempt"], self._topics, timeout=self._poll,
+                                                token=job.get("token"), result=result)
+            except GmqError as e:
+                if result is None or e.status != 413:
+                    raise
+                self._log.warning("gmq worker: job %s: its result is too big to keep (%s): acking it without",
+                                  job["id"], e)
+                result = None
+
+    def _handle(self, job: Job) -> Tuple[Optional[str], Any]:
+        """Run the handler, touching the job while it runs. Returns the error
+        to fail the job with (None: done) and the handler's result. An exit
+        (SystemExit, KeyboardInterrupt) fails the job too, and stops the
+        worker: run() raises it."""
         keeper = _Keeper(self._client, job, self._log)
         stop = threading.Event()
         timer = None
@@ -193,11 +229,12 @@ class Worker:
             timer = threading.Timer(self._timeout, stop.set)
             timer.daemon = True
             timer.start()
+        result = None
         try:
             if self._takes_stop:
-                self._handler(job, stop)
+                result = self._handler(job, stop)
             else:
-                self._handler(job)
+                result = self._handler(job)
             error = None
         except BaseException as e:  # noqa: BLE001 - every failure is reported to gmq
             if isinstance(e, Exception):
@@ -212,7 +249,7 @@ class Worker:
         if stop.is_set():  # past its time: failed so, whatever the handler did after
             error = "gmq: the handler ran out of time after %g s" % self._timeout
             self._log.warning("gmq worker: job %s: %s", job["id"], error)
-        return error
+        return error, result
 
     def _release(self, job: Job) -> None:
         self._log.info("gmq worker: releasing %s: it came after the stop", job["id"])

@@ -1,0 +1,49 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// AckResult is Ack with a result: any value encoding/json encodes (nil, or
+// one that encodes as null, is none). Where the job's topic keeps completed
+// jobs (its keep_completed, or the job's own KeepCompleted), gmq keeps the
+// job, completed, with the result's JSON, and Get shows it as the job's
+// Result; elsewhere the result is dropped with the job. A value
+// encoding/json refuses is an error, and nothing is sent. A result over
+// the topic's max_result (16 KiB by default) is an *Error with Status 413,
+// and the job stays reserved: ack it again without one, or fail it.
+func (c *Client) AckResult(ctx context.Context, id string, attempt int, result any) error {
+	raw, err := encodeResult(result)
+	if err != nil {
+		return err
+	}
+	return c.ack(ctx, delivery{id: id, attempt: attempt}, raw)
+}
+
+// AckJobResult is AckResult of a popped job, fenced by its Token (AckJob).
+// The result given stands for j.Result.
+func (c *Client) AckJobResult(ctx context.Context, j *Job, result any) error {
+	raw, err := encodeResult(result)
+	if err != nil {
+		return err
+	}
+	return c.ack(ctx, deliveryOf(j), raw)
+}
+
+// encodeResult is an ack's result as JSON: nil for none (nil, or a value
+// that encodes as null, which gmq reads as none).
+func encodeResult(result any) (json.RawMessage, error) {
+	if result == nil {
+		return nil, nil
+	}
+	data, err := json.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("gmq: the ack's result: %w", err)
+	}
+	if string(data) == "null" {
+		return nil, nil
+	}
+	return data, nil
+}

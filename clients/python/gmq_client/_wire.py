@@ -1,0 +1,62 @@
+"""The JSON shapes of gmq's HTTP API built from the client's arguments, and
+small readers of its answers: the client's helpers, not its interface."""
+import json
+import urllib.parse
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set
+
+
+def seconds(value: Optional[str]) -> Optional[float]:
+    """Retry-After in seconds; None when absent or an HTTP date (gmq sends seconds)."""
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def can_skip(pending: List[Dict[str, Any]], stored: List[str]) -> bool:
+    """Whether a batch push can be retried without the stored jobs: none
+    was stored, or every job has a client id to match them by."""
+    return not stored or all(j.get("id") for j in pending)
+
+
+def merge_ids(jobs: Sequence[Mapping[str, Any]], stored: Set[str], ids: List[str]) -> List[str]:
+    """The ids of a batch in its order, from the ids an earlier try stored
+    and those of the last try (which sent the other jobs, in order)."""
+    rest = iter(ids)
+    return [str(j["id"]) if j.get("id") in stored else str(next(rest)) for j in jobs]
+
+
+def job_fields(topic: str, body: Any, delay: float, ttr: Optional[float], priority: Optional[int],
+               job_id: Optional[str]) -> Dict[str, Any]:
+    """A pushed job's fields, those given."""
+    job: Dict[str, Any] = {"topic": topic, "body": body, "delay": delay}
+    if ttr is not None:
+        job["TTR"] = ttr
+    if priority is not None:
+        job["priority"] = priority
+    if job_id is not None:
+        job["id"] = job_id
+    return job
+
+
+def delivery(attempt: Any, token: Any) -> Dict[str, Any]:
+    """The fields of a call on a popped job's delivery: its attempt, and its
+    token when there is one (a broker too old to hand one out gives none)."""
+    args: Dict[str, Any] = {"attempt": attempt}
+    if token:
+        args["token"] = token
+    return args
+
+
+def job_path(job_id: str, action: str = "") -> str:
+    """The URL of a job, or of an action on it."""
+    path = "/api/v1/jobs/" + urllib.parse.quote(str(job_id), safe="")
+    return path + "/" + action if action else path
+
+
+def checked_result(result: Any) -> Any:
+    """An ack's result, checked to be sendable as JSON: json.dumps raises its
+    TypeError (a type JSON has no value of) or ValueError (a cycle, NaN or
+    an infinity, which gmq would refuse) before any request is sent."""
+    json.dumps(result, allow_nan=False)
+    return result
