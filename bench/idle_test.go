@@ -20,7 +20,9 @@ import (
 // cost while nothing happens: Redis connections, and the broker's CPU over 10
 // seconds. The broker runs as its own process (each process may hold 20,000
 // file descriptors here). Run with -benchtime 1x; GMQ_IDLE_CONSUMERS changes
-// the count.
+// the count. pops: each waits in GET /api/v1/pop; end-waits: each waits for
+// a job of its own to end (GET /api/v1/jobs/{id}/wait, issue 34), which
+// should hold no more Redis connections than the pops.
 func BenchmarkIdleConsumers(b *testing.B) {
 	n := 10000
 	if v := os.Getenv("GMQ_IDLE_CONSUMERS"); v != "" {
@@ -29,12 +31,37 @@ func BenchmarkIdleConsumers(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	redis.Flush(b)
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "gmq")
 	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
 		b.Fatalf("build gmq: %v\n%s", err, out)
 	}
+	b.Run("pops", func(b *testing.B) {
+		idleWaiters(b, bin, n, "current_waiting", nil, func(int) string { return "/api/v1/pop?topic=idle&timeout=60" })
+	})
+	b.Run("end-waits", func(b *testing.B) {
+		push := func(base string) {
+			for from := 0; from < n; from += 500 {
+				var jobs []string
+				for i := from; i < min(from+500, n); i++ {
+					jobs = append(jobs, fmt.Sprintf(`{"id":"w-%d","topic":"idle-ends","body":"x"}`, i))
+				}
+				resp, err := http.Post(base+"/api/v1/jobs/batch", "application/json", strings.NewReader(`{"jobs":[`+strings.Join(jobs, ",")+`]}`))
+				if err != nil || resp.StatusCode != 201 {
+					b.Fatalf("push the jobs to wait for: %v %v", resp, err)
+				}
+				resp.Body.Close()
+			}
+		}
+		idleWaiters(b, bin, n, "current_end_waits", push, func(i int) string { return fmt.Sprintf("/api/v1/jobs/w-%d/wait?timeout=60", i) })
+	})
+}
+
+// idleWaiters starts a broker (bin), runs prepare on it, sends n requests
+// that wait (path(i)) and, once the broker's stats say n wait (stat), reports
+// its Redis connections and CPU over 10 s.
+func idleWaiters(b *testing.B, bin string, n int, stat string, prepare func(base string), path func(i int) string) {
+	redis.Flush(b)
 	addr := freeAddr(b)
 	broker := exec.Command(bin, "start", "--http", addr, "--beanstalk", "", "--rpc", "", "--redis", redis.URL())
 	var log bytes.Buffer
@@ -48,6 +75,9 @@ func BenchmarkIdleConsumers(b *testing.B) {
 	}()
 	base := "http://" + addr
 	waitHTTP(b, base+"/readyz")
+	if prepare != nil {
+		prepare(base)
+	}
 	clientsBefore := connectedClients(b)
 
 	transport := &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: n}
@@ -57,7 +87,7 @@ func BenchmarkIdleConsumers(b *testing.B) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/pop?topic=idle&timeout=60", nil) // the URL is fixed and valid
+			req, _ := http.NewRequestWithContext(ctx, "GET", base+path(i), nil) // the URL is fixed and valid
 			if resp, err := httpClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
@@ -67,7 +97,7 @@ func BenchmarkIdleConsumers(b *testing.B) {
 		}
 	}
 	defer func() { cancel(); wg.Wait() }()
-	waitWaiting(b, base, n)
+	waitWaiting(b, base, stat, n)
 
 	for range b.N {
 		during := connectedClients(b)
@@ -105,7 +135,7 @@ func waitHTTP(b *testing.B, url string) {
 }
 
 // waitWaiting waits until the broker reports n waiting consumers.
-func waitWaiting(b *testing.B, base string, n int) {
+func waitWaiting(b *testing.B, base, stat string, n int) {
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		resp, err := http.Get(base + "/api/v1/stats")
 		if err != nil {
@@ -114,7 +144,7 @@ func waitWaiting(b *testing.B, base string, n int) {
 		var buf bytes.Buffer
 		_, _ = buf.ReadFrom(resp.Body) // a short read shows as a count below n and is read again
 		resp.Body.Close()
-		if strings.Contains(buf.String(), fmt.Sprintf(`"current_waiting":%d`, n)) {
+		if strings.Contains(buf.String(), fmt.Sprintf(`"%s":%d`, stat, n)) {
 			return
 		}
 	}

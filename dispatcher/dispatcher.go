@@ -55,6 +55,7 @@ type Dispatcher struct {
 	log     *slog.Logger
 	buckets []*bucket.Bucket
 	waiters *waitList
+	ends    *endWaits // requests waiting for jobs' ends (WaitEnd)
 	started time.Time
 
 	sharedStatus, localStatus atomic.Int32 // job.Status: see Status
@@ -77,7 +78,7 @@ func New(p *pool.Pool, opts Options) *Dispatcher {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	d := &Dispatcher{pool: p, opts: opts, log: opts.Log, waiters: newWaitList(),
+	d := &Dispatcher{pool: p, opts: opts, log: opts.Log, waiters: newWaitList(), ends: newEndWaits(),
 		marked: make(map[string]time.Time), started: time.Now()}
 	d.buckets = make([]*bucket.Bucket, p.Buckets())
 	for i := range d.buckets {
@@ -129,7 +130,7 @@ func every(ctx context.Context, interval time.Duration, chore func(context.Conte
 func (d *Dispatcher) listen(ctx context.Context) {
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
-		err := d.pool.Subscribe(ctx, d.waiters.notifyAll, func(w pool.Wake) { d.waiters.notify(w.Topic, w.N) })
+		err := d.pool.Subscribe(ctx, d.resubscribed, d.woken)
 		if err == nil {
 			return
 		}
@@ -140,6 +141,23 @@ func (d *Dispatcher) listen(ctx context.Context) {
 		}
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// woken acts on a wake-up: a job made ready wakes a waiting consumer, a
+// job's end the requests waiting for it.
+func (d *Dispatcher) woken(w pool.Wake) {
+	if w.Ended != 0 {
+		d.ends.ended(w.Ended, w.How)
+		return
+	}
+	d.waiters.notify(w.Topic, w.N)
+}
+
+// resubscribed makes every waiting consumer and every wait for a job's end
+// look again: wake-ups may have been missed while the subscription was down.
+func (d *Dispatcher) resubscribed() {
+	d.waiters.notifyAll()
+	d.ends.lookAgain()
 }
 
 // refreshMarks keeps the waiting marks of topics with waiting consumers

@@ -13,10 +13,11 @@ import (
 // broker (uptime, waiting consumers).
 type ServerStats struct {
 	job.Counters
-	Uptime  time.Duration
-	Waiting int // consumers waiting in a long poll on this broker
-	Topics  int
-	Buckets int
+	Uptime   time.Duration
+	Waiting  int // consumers waiting in a long poll on this broker
+	EndWaits int // requests waiting for a job's end on this broker (WaitEnd)
+	Topics   int
+	Buckets  int
 	// Batched says how many pushes, pops and acks this broker sent to Redis
 	// in how many script calls since it started.
 	Batched pool.BatchStats
@@ -38,7 +39,7 @@ func (d *Dispatcher) Stats(ctx context.Context) (ServerStats, error) {
 	if err != nil {
 		return ServerStats{}, err
 	}
-	return ServerStats{Counters: c, Uptime: time.Since(d.started), Waiting: d.waiters.len(),
+	return ServerStats{Counters: c, Uptime: time.Since(d.started), Waiting: d.waiters.len(), EndWaits: d.ends.len(),
 		Topics: topics, Buckets: d.pool.Buckets(), Batched: d.pool.BatchStats(),
 		LeftAliases: d.pool.LeftAliases(), RefusedExpired: d.pool.RefusedExpired()}, nil
 }

@@ -22,6 +22,7 @@ var ScriptArgs = map[string][]string{
 	"bury":             {"member", "topic", "attempt", "priority"},
 	"check":            {"topic"},
 	"dead_retry":       {"topic", "set", "n", "members..."},
+	"end_wait":         {"member", "channel"},
 	"expire":           {"topic", "n"},
 	"fail":             {"member", "topic", "attempt", "error", "r"},
 	"forget_topic":     {"topic", "force"},

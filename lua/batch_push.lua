@@ -43,6 +43,7 @@ local function discard_head(t)
   local cid = ''
   if record then
     local job = cmsgpack.unpack(record)
+    announce_end(member, job, 'discarded')
     jobbody.drop(member, job)
     groups.remove(t, member, job)
     cid = job[F_CID] or ''

@@ -50,6 +50,7 @@ const (
 	FieldKeep
 	FieldEndedAt
 	FieldResult
+	FieldWaited
 	fieldEnd
 )
 
@@ -98,6 +99,7 @@ var fields = [fieldEnd]fieldSpec{
 	FieldKeep:    {lua: "F_KEEP", added: true, absent: true, doc: "its own keep_completed, seconds (nil: its topic's; 0: deleted at its ack)"},
 	FieldEndedAt: {lua: "F_ENDED_AT", added: true, absent: true, doc: "ms its ack completed it (nil: not completed)"},
 	FieldResult:  {lua: "F_RESULT", text: true, added: true, absent: true, doc: "the result its ack gave, a JSON value's compact text (nil: none)"},
+	FieldWaited:  {lua: "F_WAITED", text: true, added: true, absent: true, doc: "the wake channel its end is announced on, once a broker waits for it (nil: none; lib.lua announce_end)"},
 }
 
 // zero is the field's unset value, as a Lua literal.

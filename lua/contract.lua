@@ -30,6 +30,7 @@ local F_BODY = 23 -- its body, when the record holds it (store format 2, a body 
 local F_KEEP = 24 -- its own keep_completed, seconds (nil: its topic's; 0: deleted at its ack)
 local F_ENDED_AT = 25 -- ms its ack completed it (nil: not completed)
 local F_RESULT = 26 -- the result its ack gave, a JSON value's compact text (nil: none)
+local F_WAITED = 27 -- the wake channel its end is announced on, once a broker waits for it (nil: none; lib.lua announce_end)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record
@@ -129,6 +130,7 @@ local ARGS = {
   bury = {member = 2, topic = 3, attempt = 4, priority = 5},
   check = {topic = 2},
   dead_retry = {topic = 2, set = 3, n = 4, members = 5},
+  end_wait = {member = 2, channel = 3},
   expire = {topic = 2, n = 3},
   fail = {member = 2, topic = 3, attempt = 4, error = 5, r = 6},
   forget_topic = {topic = 2, force = 3},

@@ -169,6 +169,9 @@ end
 local deltas    -- hash key -> field -> sum
 local due_hints -- topic name -> earliest due ms
 local wakes     -- topic name -> {waiting key, jobs made ready, true to wake this broker's consumers too}
+-- endings: {channel, message} of each job that ended this call with a
+-- broker waiting for its end (F_WAITED): flush announces them.
+local endings
 -- expiring: topic info hash -> true when a job that expires entered the
 -- topic: flush marks the topic ('expiring' in its info), so that pops look
 -- for expired jobs only in topics that may have some.
@@ -195,6 +198,7 @@ local function flush()
   for info in pairs(expiring) do
     redis.call('HSET', info, 'expiring', '1')
   end
+  for _, e in ipairs(endings) do redis.call('PUBLISH', e[1], e[2]) end
   for name, w in pairs(wakes) do
     local channel = redis.call('GET', w[1])
     -- A broker skips its own wake-ups (it wakes its consumers itself after
@@ -258,6 +262,16 @@ do
   function jobbody.drop(member, job, write)
     if job == nil or job[F_BODY] == nil then (write or redis.call)('HDEL', K_BODIES, member) end
   end
+end
+
+-- announce_end notes that job (member) ended, how ('completed', 'dead',
+-- 'acked', 'deleted', 'expired', 'taken', 'discarded'), when a broker waits
+-- for its end (F_WAITED): every broker's subscriber hears "* end MEMBER HOW"
+-- (pool.Wake), an older broker's ignores it. A job no one waits for costs
+-- one lookup.
+local function announce_end(member, job, how)
+  local channel = job[F_WAITED]
+  if channel then endings[#endings + 1] = {channel, EVERYONE .. ' end ' .. member .. ' ' .. how} end
 end
 
 -- count adds n to a bucket counter; count_topic to one of topic t's.
@@ -368,6 +382,7 @@ local function begin(keys, args)
   end
   default_settings, topic_settings, clock, bucket_patterns = nil, renew(topic_settings), nil, nil
   deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
+  endings = renew(endings)
   children_of, dropped_cids, limits_of = renew(children_of), renew(dropped_cids), renew(limits_of)
   groups.of, groups.picks = renew(groups.of), renew(groups.picks)
   gathers.list, gathers.at = renew(gathers.list), renew(gathers.at)

@@ -89,6 +89,7 @@ end
 -- set of state `from`) to its topic's dead set, schedules its removal after
 -- dead_retention and keeps the set within max_dead.
 local function kill(t, member, job, from, now)
+  announce_end(member, job, 'dead')
   job[F_STATE] = DEAD
   job[F_DEAD_AT] = now
   job[F_DUE] = 0

@@ -215,6 +215,7 @@ local function reserve_record(t, member, job, from, now, write)
     drop_bytes(t, job)
     unindex_expiry(t, member, job, write)
     job[F_STATE] = 0
+    announce_end(member, job, 'taken')
     write('HDEL', K_JOBS, member)
     jobbody.drop(member, job, write)
     return
@@ -267,6 +268,7 @@ local function expire_job(t, member, job, now)
     dropped_cids[#dropped_cids + 1] = member
     dropped_cids[#dropped_cids + 1] = cid
   end
+  announce_end(member, job, 'expired')
   local to = topic_config(t).expire_to or ''
   if to ~= '' and to ~= t.name then
     job[F_STATE] = EXPIRED

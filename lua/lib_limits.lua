@@ -128,9 +128,11 @@ local function ack_job(t, member, record, attempt, mode, result, write)
   if job[F_STATE] == RESERVED then free_slot(t, job) end
   if keep > 0 then
     local before = #dropped_cids
+    announce_end(member, job, 'completed')
     outcomes.complete(t, member, job, result, keep, write)
     return '', nil, true, table.concat(dropped_cids, ' ', before + 1)
   end
   delete_job(t, member, job, write)
+  announce_end(member, job, mode == 'ack' and 'acked' or 'deleted')
   return job[F_CID], nil, false, ''
 end

@@ -27,6 +27,7 @@ for name in string.gmatch(ARGV[A.states], '[^,]+') do
         if name == 'reserved' then free_slot(t, job) end
         drop_bytes(t, job)
         unindex_expiry(t, member, job)
+        if name ~= 'completed' and name ~= 'dead' then announce_end(member, job, 'deleted') end
         local cid = job[F_CID]
         if cid and cid ~= '' then
           out[#out + 1] = member

@@ -88,6 +88,7 @@ var (
 	tickScript          = newFunction("tick")
 	dueTopicsScript     = rueidis.NewLuaScript(lua.Source("due_topics"))
 	peekScript          = newFunction("peek")
+	endWaitScript       = newFunction("end_wait")
 	peekTopicScript     = newFunction("peek_topic")
 	topicStatsScript    = newFunction("topic_stats")
 	pauseScript         = newFunction("pause")

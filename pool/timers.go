@@ -129,11 +129,16 @@ func (p *Pool) MarkWaiting(ctx context.Context, topic string, ttl time.Duration)
 	return wrapRedis("mark waiting", p.client.Do(ctx, cmd).Error())
 }
 
-// Wake is an announcement that n jobs became ready in a topic.
+// Wake is an announcement that n jobs became ready in a topic, or, with
+// Ended set, that job Ended ended (How: "completed", "dead", "acked",
+// "deleted", "expired", "taken" or "discarded"; lib.lua announce_end) and
+// a broker waits for it (MarkEndWait).
 type Wake struct {
 	Origin string
 	N      int
 	Topic  string
+	Ended  uint64
+	How    string
 }
 
 // Subscribe calls fn for each wake-up announced by other brokers, and those
@@ -184,6 +189,14 @@ func parseWake(s string) (Wake, error) {
 	parts := strings.SplitN(s, " ", 3)
 	if len(parts) != 3 {
 		return Wake{}, fmt.Errorf("bad wake message %q", s)
+	}
+	if parts[1] == "end" { // "origin end member how": a broker before these reads no number and skips it
+		m, how, ok := strings.Cut(parts[2], " ")
+		n, err := parseMember(m)
+		if !ok || err != nil || how == "" {
+			return Wake{}, fmt.Errorf("bad end message %q", s)
+		}
+		return Wake{Origin: parts[0], Ended: n, How: how}, nil
 	}
 	n, err := strconv.Atoi(parts[1])
 	if err != nil {

@@ -176,6 +176,7 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		"version": s.opts.Version, "status": s.d.Status().String(), "uptime": seconds(st.Uptime), "buckets": st.Buckets, "topics": st.Topics,
 		"pid":                os.Getpid(), // this broker's process, for a signal (kill -HUP: reload), as beanstalkd's stats say
 		"current_waiting":    st.Waiting,
+		"current_end_waits":  st.EndWaits,
 		"current_jobs_ready": st.Ready, "current_jobs_delayed": st.Delayed,
 		"current_jobs_reserved": st.Reserved, "current_jobs_buried": st.Buried,
 		"total_jobs": st.Jobs, "total_reserves": st.Reserves, "total_deletes": st.Deletes,

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -172,7 +171,6 @@ func (s *Server) routes() {
 	}
 	guarded := []gin.HandlerFunc{s.observe, s.sameOrigin, requireJSON, s.requireToken} // every API route's
 	api := plain.Group("/api/v1", guarded...)
-	api.POST("/jobs", s.handle(s.push))
 	api.POST("/jobs/batch", s.handle(s.pushBatch))
 	api.GET("/jobs/:id", s.handle(s.getJob))
 	api.DELETE("/jobs/:id", s.handle(s.deleteJob))
@@ -219,6 +217,8 @@ func (s *Server) routes() {
 	// next): no group deadline; each sets its own, its wait plus the request
 	// timeout (waiting).
 	polls := r.Group("/api/v1", guarded...)
+	polls.POST("/jobs", s.handle(s.push)) // ?wait=S: until the job's end
+	polls.GET("/jobs/:id/wait", s.handle(s.waitEnd))
 	polls.POST("/pop", s.handle(s.popPost))
 	polls.GET("/pop", s.handle(s.popGet))
 	polls.POST("/jobs/:id/ack", s.handle(s.ack))
@@ -319,57 +319,6 @@ func (s *Server) defaults() jobDefaults {
 	return jobDefaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority}
 }
 
-func (s *Server) push(c *gin.Context) (int, any, error) {
-	data, err := s.body(c, s.pushLimit())
-	if err != nil {
-		return 0, nil, err
-	}
-	j, err := parsePush(data, s.defaults())
-	if err != nil {
-		return 0, nil, err
-	}
-	if j.TraceParent == "" { // the request's own trace context, as W3C's header
-		j.TraceParent = c.GetHeader("traceparent")
-	}
-	got, err := s.d.Push(c, j)
-	var held *job.UniqueError
-	if errors.As(err, &held) { // its key is held: name the job that holds it
-		return 0, gin.H{"id": job.PublicID(held.ClientID, held.ID), "internal_id": held.ID}, err
-	}
-	if err != nil {
-		return 0, nil, err
-	}
-	out := gin.H{"id": job.PublicID(got.ClientID, got.ID), "internal_id": got.ID}
-	if got.Unique != "" { // a waiting job with its key was changed: no job was made
-		out["unique"] = got.Unique
-		return http.StatusOK, out, nil
-	}
-	return http.StatusCreated, out, nil
-}
-
-func (s *Server) pushBatch(c *gin.Context) (int, any, error) {
-	data, err := s.body(c, int64(s.opts.MaxBatch)*s.pushLimit())
-	if err != nil {
-		return 0, nil, err
-	}
-	jobs, err := parseBatch(data, s.defaults(), s.opts.MaxBatch)
-	if err != nil {
-		return 0, nil, err
-	}
-	pushed, err := s.d.PushBatch(c, jobs)
-	ids := make([]string, 0, len(pushed))
-	for _, p := range pushed {
-		if p.ID != 0 { // a replaced or debounced job's own id for a unique push that changed it
-			ids = append(ids, job.PublicID(p.ClientID, p.ID))
-		}
-	}
-	if err != nil {
-		// Say which jobs were stored before the failure, so a retry can skip them.
-		return 0, gin.H{"stored_ids": ids}, err
-	}
-	return http.StatusCreated, gin.H{"ids": ids}, nil
-}
-
 func (s *Server) popPost(c *gin.Context) (int, any, error) {
 	data, err := s.body(c, 64<<10)
 	if err != nil {
@@ -387,12 +336,9 @@ func (s *Server) popGet(c *gin.Context) (int, any, error) {
 	if len(req.Topics) == 0 {
 		return 0, nil, errors.Join(errBadRequest, errors.New("give at least one ?topic="))
 	}
-	if t := c.Query("timeout"); t != "" {
-		secs, err := strconv.ParseFloat(t, 64)
-		if err != nil || secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
-			return 0, nil, errors.Join(errBadRequest, errors.New("timeout must be a number of seconds, got "+strconv.Quote(t)))
-		}
-		req.Timeout = time.Duration(min(secs, maxSeconds) * float64(time.Second))
+	var err error
+	if req.Timeout, err = queryTimeout(c, "timeout"); err != nil {
+		return 0, nil, err
 	}
 	if n := c.Query("count"); n != "" {
 		count, err := strconv.Atoi(n)

@@ -1,0 +1,167 @@
+package dispatcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// End is how a job ended, as a wait for it learns it: Job when the job is
+// kept (completed, with its result; dead, with its last error), and How
+// ("completed", "dead", or, for a job not kept, "acked", "deleted",
+// "expired", "taken" (a pop with a TTR of 0), "discarded", or "gone" when
+// only its absence tells).
+type End struct {
+	Job *job.Job
+	How string
+}
+
+// endWaits are the requests of this broker waiting for jobs' ends, by job
+// number: an announcement (lib.lua announce_end, heard by listen) wakes
+// every one waiting for that job. They count in max_waiting with the
+// waiting pops, and hold no Redis connection.
+type endWaits struct {
+	mu    sync.Mutex
+	byJob map[uint64]map[chan string]struct{}
+	count int
+}
+
+func newEndWaits() *endWaits { return &endWaits{byJob: make(map[uint64]map[chan string]struct{})} }
+
+func (e *endWaits) add(n uint64, ch chan string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	set := e.byJob[n]
+	if set == nil {
+		set = make(map[chan string]struct{})
+		e.byJob[n] = set
+	}
+	set[ch] = struct{}{}
+	e.count++
+}
+
+func (e *endWaits) remove(n uint64, ch chan string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if set := e.byJob[n]; set != nil {
+		if _, ok := set[ch]; ok {
+			delete(set, ch)
+			e.count--
+		}
+		if len(set) == 0 {
+			delete(e.byJob, n)
+		}
+	}
+}
+
+// ended tells every wait for job n how it ended.
+func (e *endWaits) ended(n uint64, how string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for ch := range e.byJob[n] {
+		select {
+		case ch <- how:
+		default: // told already
+		}
+	}
+}
+
+// lookAgain tells every wait to read its job again: announcements may have
+// been missed while the subscription was down.
+func (e *endWaits) lookAgain() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, set := range e.byJob {
+		for ch := range set {
+			select {
+			case ch <- "":
+			default:
+			}
+		}
+	}
+}
+
+func (e *endWaits) len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.count
+}
+
+// WaitEnd waits up to timeout (capped by MaxPopTimeout) for job id to end
+// and says how (End); nil, nil when it has not ended by then. A job that
+// has ended already (completed, dead) is answered at once. pushed says the
+// caller knows the job existed (it pushed it): a job not found then has
+// ended and was not kept ("gone"), where otherwise it is job.ErrNotFound.
+// A wait counts in max_waiting, as a waiting pop does.
+func (d *Dispatcher) WaitEnd(ctx context.Context, id string, timeout time.Duration, pushed bool) (*End, error) {
+	if err := d.allow("wait", reading); err != nil {
+		return nil, err
+	}
+	if n := d.waiters.len() + d.ends.len(); d.opts.MaxWaiting > 0 && n >= d.opts.MaxWaiting {
+		return nil, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", job.ErrTooManyWaiting, n, d.opts.MaxWaiting)
+	}
+	timeout = min(timeout, d.opts.MaxPopTimeout)
+	n, err := d.pool.Resolve(ctx, id)
+	if err != nil {
+		return gone(err, pushed)
+	}
+	// Listen before marking, so that an end announced in between is heard.
+	ch := make(chan string, 1)
+	d.ends.add(n, ch)
+	defer d.ends.remove(n, ch)
+	j, err := d.pool.MarkEndWait(ctx, id)
+	if err != nil {
+		return gone(err, pushed)
+	}
+	if end := endOf(j); end != nil {
+		return end, nil
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case how := <-ch:
+			if how != "" && how != "completed" && how != "dead" {
+				return &End{How: how}, nil // not kept: the announcement says all there is
+			}
+			if end, err := d.lookAt(ctx, id); end != nil || err != nil {
+				return end, err
+			}
+		case <-timer.C:
+			// A last look: an end announced while the subscription was
+			// down is not missed.
+			return d.lookAt(ctx, id)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// lookAt reads job id and says whether it has ended (nil: not yet).
+func (d *Dispatcher) lookAt(ctx context.Context, id string) (*End, error) {
+	j, err := d.pool.Peek(ctx, id)
+	if err != nil {
+		return gone(err, true)
+	}
+	return endOf(j), nil
+}
+
+// endOf is the end of a job that is completed or dead, else nil.
+func endOf(j *job.Job) *End {
+	if j.State == job.Completed || j.State == job.Dead {
+		return &End{Job: j, How: j.State.String()}
+	}
+	return nil
+}
+
+// gone turns a job not found into its end ("gone") when it existed.
+func gone(err error, existed bool) (*End, error) {
+	if existed && errors.Is(err, job.ErrNotFound) {
+		return &End{How: "gone"}, nil
+	}
+	return nil, err
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+)
+
+// A wait for a job's end on one broker is answered when a consumer of
+// another broker on the same Redis acks it (the end crosses brokers on the
+// wake channel), and a wait longer than the request timeout (5 s) runs its
+// whole length and answers 204, not a 503 at the request timeout.
+func TestWaitForTheEndAcrossBrokers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two brokers, and a wait of 7 s")
+	}
+	t.Parallel()
+	srv := redistest.Start(t)
+	a, b := startBroker(t, srv.URL()), startBroker(t, srv.URL())
+	call := func(p *brokerProc, want int, method, path, body string) answer {
+		t.Helper()
+		r, err := p.do(method, path, body)
+		if err != nil || r.code != want {
+			t.Fatalf("%s %s %s: %d %v %v, want %d", method, path, body, r.code, r.body, err, want)
+		}
+		return r
+	}
+	call(a, 200, "PUT", "/api/v1/topics/reports/config", `{"keep_completed": 600}`)
+	call(a, 201, "POST", "/api/v1/jobs", `{"id":"report-1","topic":"reports","body":"x"}`)
+	call(a, 201, "POST", "/api/v1/jobs", `{"id":"never","topic":"idle","body":"x"}`)
+
+	long := make(chan answer, 1)
+	start := time.Now()
+	go func() {
+		r, _ := a.do("GET", "/api/v1/jobs/never/wait?timeout=7", "")
+		long <- r
+	}()
+	answered := make(chan answer, 1)
+	go func() {
+		r, _ := a.do("GET", "/api/v1/jobs/report-1/wait?timeout=60", "")
+		answered <- r
+	}()
+	waitUntil(t, "both waits under way on broker a", func() bool {
+		r, err := a.do("GET", "/api/v1/stats", "")
+		return err == nil && r.body["current_end_waits"] == 2.0
+	})
+	j := call(b, 200, "GET", "/api/v1/pop?topic=reports", "")
+	call(b, 200, "POST", "/api/v1/jobs/report-1/ack", fmt.Sprintf(`{"attempt":%v,"result":"done"}`, j.body["attempt"]))
+	select {
+	case r := <-answered:
+		if r.code != 200 || r.body["state"] != "completed" || r.body["result"] != "done" {
+			t.Fatalf("the wait on broker a: %d %v, want the job completed by broker b", r.code, r.body)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the wait on broker a was not answered 20 s after broker b acked the job")
+	}
+	r := <-long
+	if r.code != 204 || time.Since(start) < 7*time.Second {
+		t.Fatalf("a wait of 7 s answered %d after %v, want 204 after its 7 s", r.code, time.Since(start))
+	}
+}
