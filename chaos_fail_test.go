@@ -15,9 +15,10 @@ import (
 // Failing consumers while the broker is SIGKILLed every few moments: a
 // third of the jobs fail twice before they succeed, one in ten always
 // fails, the rest succeed at once; each job may be tried 3 times (a fail or
-// a TTR that runs out, as a kill may cause, is a try). At the end every
-// job is acked or dead, none is lost, and no job is dead before it failed
-// 3 times.
+// a TTR that runs out, as a kill may cause, is a try). The topic keeps
+// completed jobs (keep_completed, issue 34), each with its ack's result. At
+// the end every job is completed (with its own result) or dead, none is
+// lost, none completed twice, and no job is dead before it failed 3 times.
 func TestChaosFailingConsumers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test")
@@ -28,6 +29,7 @@ func TestChaosFailingConsumers(t *testing.T) {
 	srv := redistest.Start(t)
 	b := startBroker(t, srv.URL())
 	store := checker(t, srv.URL())
+	b.must(200, "PUT", "/api/v1/topics/flaky/config", `{"keep_completed": 3600, "max_completed": 0}`)
 	const producers, consumers, maxAttempts = 4, 4, 3
 	alwaysFails := func(i int) bool { return i%10 == 1 }
 	failsTwice := func(i int) bool { return i%3 == 0 && !alwaysFails(i) }
@@ -35,7 +37,7 @@ func TestChaosFailingConsumers(t *testing.T) {
 	retry := func(call func() bool) { retryWhileDown(t, call) }
 	down := func(a answer, err error) bool { return err != nil || a.code == 503 }
 
-	var stored, acked sync.Map
+	var stored sync.Map
 	var fails atomic.Int64
 	var producing sync.WaitGroup
 	for p := range producers {
@@ -67,7 +69,7 @@ func TestChaosFailingConsumers(t *testing.T) {
 		i, _ := strconv.Atoi(strings.TrimPrefix(id, "job-"))
 		failures := int(a.body["failures"].(float64))
 		fail := alwaysFails(i) || (failsTwice(i) && failures < 2)
-		verb, payload := "ack", ``
+		verb, payload := "ack", fmt.Sprintf(`{"result":{"job":%q}}`, id)
 		if fail {
 			verb, payload = "fail", `{"error":"chaos"}`
 			fails.Add(1)
@@ -78,11 +80,9 @@ func TestChaosFailingConsumers(t *testing.T) {
 			if down(r, err) {
 				return false
 			}
-			// 404 (ack) or 409: a call cut off by a kill had gone through, or
-			// the TTR ran out meanwhile and another delivery carries on.
-			if !fail && (r.code == 200 || r.code == 404) {
-				acked.Store(id, true)
-			}
+			// 409: the TTR ran out meanwhile and another delivery carries
+			// on. An ack retried after a kill cut off its answer finds its
+			// job completed, and answers 200.
 			return true
 		})
 	})
@@ -99,23 +99,28 @@ func TestChaosFailingConsumers(t *testing.T) {
 		faults++
 	}
 
-	// Every stored job ends acked or dead.
-	dead := map[string]float64{} // id -> failures
-	drain(t, b, "acked or dead", func() (missing []string) {
-		clear(dead)
-		for offset := 0; ; offset += 1000 { // the dead list, page by page
-			list := b.must(200, "GET", fmt.Sprintf("/api/v1/topics/flaky/dead?offset=%d&limit=1000", offset), ``)
-			for _, j := range list["jobs"].([]any) {
-				m := j.(map[string]any)
-				dead[m["id"].(string)] = m["failures"].(float64)
+	// Every stored job ends completed or dead.
+	dead := map[string]float64{}     // id -> failures
+	completed := map[string]string{} // id -> its result
+	list := func(set string, each func(m map[string]any)) {
+		for offset := 0; ; offset += 1000 { // page by page
+			page := b.must(200, "GET", fmt.Sprintf("/api/v1/topics/flaky/%s?offset=%d&limit=1000", set, offset), ``)
+			for _, j := range page["jobs"].([]any) {
+				each(j.(map[string]any))
 			}
-			if offset+1000 >= int(list["total"].(float64)) {
+			if offset+1000 >= int(page["total"].(float64)) {
 				break
 			}
 		}
+	}
+	drain(t, b, "completed or dead", func() (missing []string) {
+		clear(dead)
+		clear(completed)
+		list("dead", func(m map[string]any) { dead[m["id"].(string)] = m["failures"].(float64) })
+		list("completed", func(m map[string]any) { completed[m["id"].(string)] = fmt.Sprint(m["result"]) })
 		stored.Range(func(k, _ any) bool {
-			_, ok := acked.Load(k)
-			if _, gone := dead[k.(string)]; !ok && !gone {
+			_, done := completed[k.(string)]
+			if _, gone := dead[k.(string)]; !done && !gone {
 				missing = append(missing, k.(string))
 			}
 			return true
@@ -133,13 +138,21 @@ func TestChaosFailingConsumers(t *testing.T) {
 			}
 		}
 	}
+	for id, result := range completed {
+		if want := fmt.Sprint(map[string]any{"job": id}); result != want {
+			t.Errorf("%s completed with the result %s, want %s", id, result, want)
+		}
+	}
+	if st := b.must(200, "GET", "/api/v1/topics/flaky", ``); int(st["total_completed"].(float64)) != len(completed) {
+		t.Errorf("%v acks completed a job, %d jobs are completed: some completed twice", st["total_completed"], len(completed))
+	}
 	for id, failures := range dead {
 		if failures < maxAttempts {
 			t.Errorf("%s is dead after %v failures, before its %d attempts were spent", id, failures, maxAttempts)
 		}
 	}
-	t.Logf("%d jobs, %d faults, %d fails reported, %d dead (%d always fail; the others ran out of tries in the kills)",
-		jobs, faults, fails.Load(), len(dead), wantDead)
+	t.Logf("%d jobs, %d faults, %d fails reported, %d completed, %d dead (%d always fail; the others ran out of tries in the kills)",
+		jobs, faults, fails.Load(), len(completed), len(dead), wantDead)
 	if faults == 0 {
 		t.Fatal("no fault struck: the load ended too soon to test anything")
 	}
