@@ -117,6 +117,17 @@ var conformanceTable = []conformance{
 		rpc:       rpcCall{"Service.Pop", `[["c-paused"]]`, "empty"},
 	},
 	{
+		name: "a job cancelled while held", // its consumer learns it at its next call; beanstalkd and memcache name no cancel (a gone job)
+		setup: func(t *testing.T, b *brokerProc, _ *redistest.Server) {
+			b.must(200, "PUT", "/api/v1/topics/c-cancel/config", `{"keep_completed": 600}`) // kept, it is still there to be told of
+			b.must(201, "POST", "/api/v1/jobs", `{"id":"c-cancel-1","topic":"c-cancel","body":"x"}`)
+			b.must(200, "GET", "/api/v1/pop?topic=c-cancel", ``)
+			b.must(202, "POST", "/api/v1/jobs/c-cancel-1/cancel", ``)
+		},
+		http: call{"POST", "/api/v1/jobs/c-cancel-1/touch", `{"attempt":1}`, 410, "cancelled"},
+		rpc:  rpcCall{"Service.Ack", `[{"id":"c-cancel-1","attempt":1}]`, "cancelled: "},
+	},
+	{
 		name: "a draining broker",
 		setup: func(t *testing.T, b *brokerProc, _ *redistest.Server) {
 			b.must(200, "PUT", "/api/v1/status", `{"status":"readonly"}`)

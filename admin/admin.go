@@ -64,6 +64,8 @@ var commands = []command{
 	{"delete", "ID", [2]int{1, 1}, "remove a job in any state", nil,
 		func(c *call) error { return c.showMap("DELETE", "/jobs/"+c.path(0), nil) }},
 	{"fail", "ID [REASON]", [2]int{1, 2}, "report that a job failed: retried by its policy, or dead", nil, fail},
+	{"cancel", "ID", [2]int{1, 1}, "cancel a job: a waiting one at once, a reserved one at its consumer's next touch or ack", nil,
+		func(c *call) error { return c.showMap("POST", "/jobs/"+c.path(0)+"/cancel", map[string]any{}) }},
 	{"retry-dead", "TOPIC", [2]int{1, 1}, "make a topic's dead jobs ready again", nil, func(c *call) error {
 		return c.showMap("POST", "/topics/"+c.path(0)+"/dead/retry", map[string]any{})
 	}},

@@ -78,7 +78,7 @@ func statsView(m, redis map[string]any, redisErr error) []section {
 	r.used["store_migrated"], r.used["store_bodies_migrated"] = true, true
 
 	jobs := section{title: "jobs by state"}
-	for _, state := range []string{"ready", "delayed", "reserved", "buried", "dead", "completed"} {
+	for _, state := range []string{"ready", "delayed", "reserved", "buried", "dead", "completed", "cancelled"} {
 		r.add(&jobs, state, "current_jobs_"+state, nil)
 	}
 
@@ -87,7 +87,7 @@ func statsView(m, redis map[string]any, redisErr error) []section {
 		{"pushed", "total_jobs"}, {"reserved", "total_reserves"}, {"deleted", "total_deletes"},
 		{"released", "total_releases"}, {"buried", "total_buries"}, {"kicked", "total_kicks"},
 		{"touched", "total_touches"}, {"timed out", "total_timeouts"}, {"failed", "total_failures"},
-		{"died", "total_dead"}, {"completed", "total_completed"}, {"flushed", "total_flushed"}, {"discarded", "total_discarded"},
+		{"died", "total_dead"}, {"completed", "total_completed"}, {"cancelled", "total_cancelled"}, {"flushed", "total_flushed"}, {"discarded", "total_discarded"},
 		{"expired", "total_expired"}, {"topics created", "queue_creates"}, {"topics deleted", "queue_deletes"},
 		{"topics expired", "queue_expires"},
 	} {
@@ -96,6 +96,7 @@ func statsView(m, redis map[string]any, redisErr error) []section {
 
 	local := section{title: "consumers and connections (this broker)"}
 	r.add(&local, "consumers in a long poll", "current_waiting", nil)
+	r.add(&local, "requests waiting for a job's end", "current_end_waits", nil)
 	if conns, ok := m["connections"].(map[string]any); ok {
 		for _, name := range sortedKeys(conns) {
 			local.rows = append(local.rows, [2]string{name + " connections", text(conns[name])})

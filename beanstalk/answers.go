@@ -17,6 +17,7 @@ var answerOf = map[job.Kind]string{
 	job.KindRetryLater:  msgInternalError,
 	job.KindDraining:    msgDraining,    // the server status (ReadOnly, Quiescent) refuses it
 	job.KindOverloaded:  msgOutOfMemory, // too many reserves wait
+	job.KindCancelled:   msgNotFound,    // cancelled while reserved: gone, as beanstalkd's deleted jobs are
 	job.KindInternal:    msgInternalError,
 }
 

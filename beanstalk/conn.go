@@ -304,13 +304,13 @@ func (c *conn) peekJob(ctx context.Context, id uint64) error {
 	return nil
 }
 
-// peek reads job id as beanstalkd's clients see jobs: a completed one
-// (kept by its topic's keep_completed) is gone, as beanstalkd's deleted
-// jobs are.
+// peek reads job id as beanstalkd's clients see jobs: a completed or
+// cancelled one (kept by its topic's keep_completed) is gone, as
+// beanstalkd's deleted jobs are.
 func (c *conn) peek(ctx context.Context, id uint64) (*job.Job, error) {
 	j, err := c.s.d.Peek(ctx, strconv.FormatUint(id, 10))
-	if err == nil && j.State == job.Completed {
-		return nil, fmt.Errorf("job %d is completed: %w", id, job.ErrNotFound)
+	if err == nil && (j.State == job.Completed || j.State == job.Cancelled) {
+		return nil, fmt.Errorf("job %d is %s: %w", id, j.State, job.ErrNotFound)
 	}
 	return j, err
 }

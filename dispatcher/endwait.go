@@ -11,8 +11,9 @@ import (
 )
 
 // End is how a job ended, as a wait for it learns it: Job when the job is
-// kept (completed, with its result; dead, with its last error), and How
-// ("completed", "dead", or, for a job not kept, "acked", "deleted",
+// kept (completed, with its result; dead, with its last error; cancelled),
+// and How ("completed", "dead", "cancelled", or, for a job not kept,
+// "acked", "deleted",
 // "expired", "taken" (a pop with a TTR of 0), "discarded", or "gone" when
 // only its absence tells).
 type End struct {
@@ -125,7 +126,7 @@ func (d *Dispatcher) WaitEnd(ctx context.Context, id string, timeout time.Durati
 	for {
 		select {
 		case how := <-ch:
-			if how != "" && how != "completed" && how != "dead" {
+			if how != "" && how != "completed" && how != "dead" && how != "cancelled" {
 				return &End{How: how}, nil // not kept: the announcement says all there is
 			}
 			if end, err := d.lookAt(ctx, id); end != nil || err != nil {
@@ -150,9 +151,10 @@ func (d *Dispatcher) lookAt(ctx context.Context, id string) (*End, error) {
 	return endOf(j), nil
 }
 
-// endOf is the end of a job that is completed or dead, else nil.
+// endOf is the end of a job that has ended (dead, completed, cancelled),
+// else nil.
 func endOf(j *job.Job) *End {
-	if j.State == job.Completed || j.State == job.Dead {
+	if j.State.Ended() {
 		return &End{Job: j, How: j.State.String()}
 	}
 	return nil

@@ -50,6 +50,13 @@ const (
 	ActionDeleteUnreserved
 	// ActionKick makes a buried or delayed job ready.
 	ActionKick
+	// ActionProgress records a reserved job's Progress and a Log line and
+	// starts its TTR again, as a touch does.
+	ActionProgress
+	// ActionCancel cancels a job: one waiting ends cancelled at once; a
+	// reserved one when its consumer next touches, reports progress or
+	// acks (job.ErrCancelled), or its TTR runs out.
+	ActionCancel
 )
 
 // SettleParams is one Settle: the delivery (or, for a delete or a kick,
@@ -60,6 +67,8 @@ type SettleParams struct {
 	Priority int64         // ActionRelease, ActionBury: the new priority, or job.KeepPriority
 	Delay    time.Duration // ActionRelease
 	Reason   string        // ActionFail
+	Progress string        // ActionProgress: a JSON value's compact text ("" none)
+	Log      string        // ActionProgress: a line of the job's log ("" none)
 }
 
 // Settle does p.Action to p's job and returns the job as it is after
@@ -78,7 +87,11 @@ func (d *Dispatcher) Settle(ctx context.Context, p SettleParams) (*job.Job, erro
 		if err := d.allow("kick", reading); err != nil {
 			return nil, err
 		}
-	case ActionAck, ActionRelease, ActionBury, ActionTouch, ActionFail, ActionGiveBack:
+	case ActionCancel:
+		if err := d.allow("cancel", writing); err != nil {
+			return nil, err
+		}
+	case ActionAck, ActionRelease, ActionBury, ActionTouch, ActionFail, ActionGiveBack, ActionProgress:
 	default:
 		return nil, errUnknownAction(p.Action) // before any Redis call
 	}
@@ -98,6 +111,10 @@ func (d *Dispatcher) Settle(ctx context.Context, p SettleParams) (*job.Job, erro
 		return d.pool.Bury(ctx, a.ID, a.Attempt, p.Priority)
 	case ActionTouch:
 		return d.pool.Touch(ctx, a.ID, a.Attempt)
+	case ActionProgress:
+		return d.pool.Progress(ctx, a.ID, a.Attempt, p.Progress, p.Log)
+	case ActionCancel:
+		return d.pool.Cancel(ctx, a.ID)
 	case ActionRelease:
 		j, err = d.pool.Release(ctx, a.ID, a.Attempt, p.Priority, p.Delay)
 	case ActionFail:

@@ -39,6 +39,9 @@ var (
 	// ErrOtherJob: a call names a job by one id and its delivery by a token
 	// of another job (a client id whose job the token's is not).
 	ErrOtherJob = errors.New("the token is a delivery of another job")
+	// ErrCancelled: the job was cancelled while its consumer held it; the
+	// call that learnt it ended it cancelled. The consumer should stop.
+	ErrCancelled = errors.New("the job was cancelled")
 	// ErrTooManyWaiting: as many consumers as allowed already wait in a long poll.
 	ErrTooManyWaiting = errors.New("too many waiting consumers")
 )

@@ -28,15 +28,22 @@ const (
 	// with its result; kept in its topic's completed set until its time is
 	// up. beanstalkd's and memcache's protocols see it as gone.
 	Completed
+	// Cancelled: cancelled before it ended (POST /api/v1/jobs/{id}/cancel),
+	// kept like a completed job. beanstalkd's and memcache's protocols see
+	// it as gone.
+	Cancelled
 )
 
-var stateNames = [...]string{"gone", "delayed", "ready", "reserved", "buried", "dead", "completed"}
+var stateNames = [...]string{"gone", "delayed", "ready", "reserved", "buried", "dead", "completed", "cancelled"}
 
 // Stored are the states a stored job can be in (all but Gone).
-var Stored = []State{Delayed, Ready, Reserved, Buried, Dead, Completed}
+var Stored = []State{Delayed, Ready, Reserved, Buried, Dead, Completed, Cancelled}
 
 // IsStored says s is one of Stored.
-func (s State) IsStored() bool { return s >= Delayed && s <= Completed }
+func (s State) IsStored() bool { return s >= Delayed && s <= Cancelled }
+
+// Ended says a job in state s has ended: it is kept only to be seen.
+func (s State) Ended() bool { return s == Dead || s == Completed || s == Cancelled }
 
 // ParseState reads a stored state's name ("ready", "dead"...).
 func ParseState(name string) (State, bool) {
@@ -127,15 +134,29 @@ type Job struct {
 	DeadAt      time.Time
 	TraceParent string // the producer's W3C traceparent, "" for none
 	Group       string // its fair group, "" for none
-	// CompletedAt is when its ack completed it (zero: not completed);
-	// Result what the ack gave (a JSON value's compact text, "" none).
-	CompletedAt time.Time
-	Result      string
+	// EndedAt is when its ack completed it, or it was cancelled (zero:
+	// neither); Result what the ack gave (a JSON value's compact text, ""
+	// none).
+	EndedAt time.Time
+	Result  string
 	// KeepCompleted is the job's own keep_completed (-1: its topic's).
 	KeepCompleted time.Duration
-	Now           time.Time
+	// Cancelling: a cancel was asked while the job was reserved; its
+	// consumer's next touch, progress or ack ends it cancelled.
+	Cancelling bool
+	// Progress is its consumer's last progress (a JSON value's compact
+	// text, "" none); Log its consumer's log lines, oldest first.
+	Progress string
+	Log      []LogLine
+	Now      time.Time
 
 	Reserves, Timeouts, Releases, Buries, Kicks int
+}
+
+// LogLine is a line of a job's log, as its consumer reported it.
+type LogLine struct {
+	At   time.Time
+	Line string
 }
 
 // PublicID is the id producers and consumers see: the client's own id when it

@@ -42,11 +42,14 @@ const (
 	KindDraining
 	// KindOverloaded: the broker holds as many waiting consumers as it may.
 	KindOverloaded
+	// KindCancelled: the job was cancelled while its consumer held it: the
+	// consumer should stop its work (the job has ended, cancelled).
+	KindCancelled
 )
 
 var kindNames = [...]string{KindInternal: "internal", KindNotFound: "not_found", KindConflict: "conflict",
 	KindInvalid: "invalid", KindTooBig: "too_big", KindFull: "full", KindOutOfMemory: "out_of_memory",
-	KindRetryLater: "retry_later", KindDraining: "draining", KindOverloaded: "overloaded"}
+	KindRetryLater: "retry_later", KindDraining: "draining", KindOverloaded: "overloaded", KindCancelled: "cancelled"}
 
 // String is the kind's name as gmqrpc's coded errors and the docs spell
 // it: "not_found", "retry_later".
@@ -63,7 +66,7 @@ func (k Kind) String() string {
 // count as server errors and log with their cause.
 func (k Kind) Client() bool {
 	switch k {
-	case KindNotFound, KindConflict, KindInvalid, KindTooBig, KindFull:
+	case KindNotFound, KindConflict, KindInvalid, KindTooBig, KindFull, KindCancelled:
 		return true
 	}
 	return false
@@ -85,6 +88,7 @@ var kinds = []struct {
 	err  error
 	kind Kind
 }{
+	{ErrCancelled, KindCancelled},
 	{ErrNotFound, KindNotFound},
 	{ErrDuplicate, KindConflict},
 	{ErrStale, KindConflict},

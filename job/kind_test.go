@@ -28,6 +28,7 @@ func TestKindOf(t *testing.T) {
 		{context.DeadlineExceeded, KindRetryLater},
 		{&StatusError{Op: "push", Status: ReadOnly}, KindDraining},
 		{ErrTooManyWaiting, KindOverloaded},
+		{fmt.Errorf("touch job 3: %w", ErrCancelled), KindCancelled},
 		{&AckedError{Err: ErrUnavailable}, KindRetryLater},
 	} {
 		if got := KindOf(tt.err); got != tt.want {
@@ -52,7 +53,7 @@ func TestKindNames(t *testing.T) {
 
 func TestKindClient(t *testing.T) {
 	for _, k := range Kinds() {
-		want := k == KindNotFound || k == KindConflict || k == KindInvalid || k == KindTooBig || k == KindFull
+		want := k == KindNotFound || k == KindConflict || k == KindInvalid || k == KindTooBig || k == KindFull || k == KindCancelled
 		if k.Client() != want {
 			t.Errorf("%s.Client() = %v", k, k.Client())
 		}

@@ -7,6 +7,7 @@ type Counters struct {
 	Ready, Delayed, Reserved, Buried                    int64
 	Dead                                                int64 // jobs now in dead sets
 	Completed, CompletedTotal                           int64 // jobs now kept completed (keep_completed); acks that kept their job
+	Cancelled, CancelledTotal                           int64 // jobs now kept cancelled; jobs cancelled
 	Failures, DeadTotal                                 int64 // failures reported (or TTRs run out); jobs that died
 	Jobs, Reserves, Deletes, Timeouts, Releases, Buries int64
 	Kicks, Touches                                      int64
@@ -34,6 +35,7 @@ type TopicStats struct {
 	Failures, DeadTotal              int64         // failures (fails, TTRs run out); jobs that died
 	DeadRetried, DeadDropped         int64         // dead jobs retried; removed by dead_retention or max_dead
 	Completed, CompletedTotal        int64         // its completed jobs kept now; acks that kept their job completed
+	Cancelled, CancelledTotal        int64         // its cancelled jobs kept now; its jobs cancelled
 	OldestReady                      time.Time     // created time of the next ready job; zero when none is ready
 	Created                          time.Time     // when the topic came to be, its counters from zero (zero: not noted)
 	Tokens                           int64         // whole tokens its rate has now (-1: no rate)

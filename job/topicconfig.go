@@ -64,6 +64,8 @@ type TopicConfig map[string]string
 //     go first dropped (DefaultMaxCompleted when unset; 0: no cap);
 //   - max_result: the largest result an ack may give, bytes
 //     (DefaultMaxResult when unset; at most MaxResultLimit);
+//   - max_log: the most lines a job's log keeps, the oldest dropped (100
+//     when unset; 0: none kept);
 //   - group_max_parked: the most groups with no ready job that group_rate
 //     holds until their next token (100000 when unset; 0: no limit): each
 //     is a producer's to make, so past it the one whose token comes first
@@ -100,6 +102,7 @@ var topicSettings = map[string]func(string) (string, error){
 	"keep_completed":        seconds,
 	"max_completed":         wholeNumber,
 	"max_result":            maxResult,
+	"max_log":               wholeNumber,
 }
 
 // Completed jobs' defaults and bounds (lua/lib_outcomes.lua reads the same

@@ -38,6 +38,7 @@ var answerOf = map[job.Kind]answer{
 	job.KindRetryLater:  serverError,
 	job.KindDraining:    serverError,
 	job.KindOverloaded:  serverError,
+	job.KindCancelled:   serverError, // a read's item cancelled meanwhile: ended, as a confirm of a gone item
 	job.KindInternal:    serverError,
 }
 

@@ -20,6 +20,7 @@ import (
 var ScriptArgs = map[string][]string{
 	"batch":            {"n", "topics..."}, // then the operations (Ops)
 	"bury":             {"member", "topic", "attempt", "priority"},
+	"cancel":           {"member", "topic"},
 	"check":            {"topic"},
 	"dead_retry":       {"topic", "set", "n", "members..."},
 	"end_wait":         {"member", "channel"},
@@ -36,6 +37,7 @@ var ScriptArgs = map[string][]string{
 	"pause":            {"topic", "ms", "create"},
 	"peek":             {"member"},
 	"peek_topic":       {"topic", "set"},
+	"progress":         {"member", "topic", "attempt", "progress", "log"},
 	"purge":            {"topic", "n", "states"},
 	"reference":        {"topic"},
 	"release":          {"member", "topic", "attempt", "priority", "delay", "mode"},

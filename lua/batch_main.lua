@@ -15,6 +15,7 @@ local function delete_phase(ops)
         mode, op.a.result, gathers.add)
       if refused then
         op.reply = refused
+        if refused[1] == R.CANCELLED then gone[member] = 'kept' end -- cancelled now: read it anew
       else
         gone[member] = kept and 'kept' or 'deleted'
         op.acked, op.cid, op.dropped = true, cid, dropped

@@ -9,7 +9,7 @@
 -- reserved count is its reserved jobs'.
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic.
--- Returns {members per state (delayed, ready, reserved, buried, dead, completed: STATE_SET's), problem...}.
+-- Returns {members per state (delayed, ready, reserved, buried, dead, completed, cancelled: STATE_SET's), problem...}.
 local t = topic_keys(1, ARGV[A.topic])
 local out = {}
 for state in ipairs(STATE_SET) do out[state] = 0 end
@@ -31,7 +31,7 @@ for state, set in ipairs(STATE_SET) do
     elseif (state == READY or state == DELAYED) and (job[F_EXPIRES] or 0) > 0 and not redis.call('ZSCORE', t.expires, m) then
       table.insert(out, m .. ' expires but is not in ' .. t.name .. "'s expires set")
     end
-    if job and state ~= COMPLETED then bytes = bytes + (job[F_SIZE] or 0) end -- a completed job's no longer counts
+    if job and state ~= COMPLETED and state ~= CANCELLED then bytes = bytes + (job[F_SIZE] or 0) end -- an ended job's no longer counts
   end
 end
 if groups.on(t) then

@@ -51,6 +51,9 @@ const (
 	FieldEndedAt
 	FieldResult
 	FieldWaited
+	FieldCancel
+	FieldProgress
+	FieldLog
 	fieldEnd
 )
 
@@ -96,10 +99,13 @@ var fields = [fieldEnd]fieldSpec{
 	// Store format 3 (outcomes, lib_outcomes.lua): fields after F_BODY, so a
 	// record whose body is in the bodies hash has a hole (cmsgpack packs it
 	// as a map; decodeRecord reads both).
-	FieldKeep:    {lua: "F_KEEP", added: true, absent: true, doc: "its own keep_completed, seconds (nil: its topic's; 0: deleted at its ack)"},
-	FieldEndedAt: {lua: "F_ENDED_AT", added: true, absent: true, doc: "ms its ack completed it (nil: not completed)"},
-	FieldResult:  {lua: "F_RESULT", text: true, added: true, absent: true, doc: "the result its ack gave, a JSON value's compact text (nil: none)"},
-	FieldWaited:  {lua: "F_WAITED", text: true, added: true, absent: true, doc: "the wake channel its end is announced on, once a broker waits for it (nil: none; lib.lua announce_end)"},
+	FieldKeep:     {lua: "F_KEEP", added: true, absent: true, doc: "its own keep_completed, seconds (nil: its topic's; 0: deleted at its ack)"},
+	FieldEndedAt:  {lua: "F_ENDED_AT", added: true, absent: true, doc: "ms its ack completed it, or it was cancelled (nil: neither)"},
+	FieldResult:   {lua: "F_RESULT", text: true, added: true, absent: true, doc: "the result its ack gave, a JSON value's compact text (nil: none)"},
+	FieldCancel:   {lua: "F_CANCEL", added: true, absent: true, doc: "1: a cancel was asked while it was reserved; its consumer's next touch, progress or ack ends it cancelled (nil: none; lib_outcomes.lua)"},
+	FieldProgress: {lua: "F_PROGRESS", text: true, added: true, absent: true, doc: "its consumer's last progress, a JSON value's compact text (nil: none; progress.lua)"},
+	FieldLog:      {lua: "F_LOG", text: true, added: true, absent: true, doc: "its consumer's log lines, a JSON array of [ms, line] (nil: none; progress.lua)"},
+	FieldWaited:   {lua: "F_WAITED", text: true, added: true, absent: true, doc: "the wake channel its end is announced on, once a broker waits for it (nil: none; lib.lua announce_end)"},
 }
 
 // zero is the field's unset value, as a Lua literal.
@@ -164,6 +170,7 @@ var TopicKeys = []Slot{
 	{"group_ready", "zset", "group -> its ready jobs (groups with none are not there)"},
 	{"group_state", "hash", "r:<group> -> its reserved jobs; t:<group>, a:<group> -> its group_rate tokens and when they were taken"},
 	{"completed", "zset", "ms it is removed at (completed ms + its keep_completed) -> member: completed jobs (lib_outcomes.lua)"},
+	{"cancelled", "zset", "ms it is removed at (cancelled ms + its keep_completed) -> member: cancelled jobs (lib_outcomes.lua)"},
 }
 
 // SlotIndex is where the slot named name is in slots (-1: not there).
@@ -194,6 +201,7 @@ var States = []struct {
 	{job.Buried, "BURIED", "buried", "cur_buried"},
 	{job.Dead, "DEAD", "dead", "cur_dead"},
 	{job.Completed, "COMPLETED", "completed", "cur_completed"},
+	{job.Cancelled, "CANCELLED", "cancelled", "cur_cancelled"},
 	{StateExpired, "EXPIRED", "", ""},
 }
 
@@ -301,6 +309,8 @@ const (
 	StatGroupsForgotten
 	StatCompleted
 	StatTotalCompleted
+	StatCancelled
+	StatTotalCancelled
 	// TopicStatsLen is where the settings start.
 	TopicStatsLen
 )
@@ -339,4 +349,6 @@ var topicStats = [TopicStatsLen][2]string{
 	StatGroupsForgotten: {"S_GROUPS_FORGOTTEN", "idle groups whose group_rate hold was forgotten at group_max_parked (lib_groups.lua)"},
 	StatCompleted:       {"S_COMPLETED", "completed jobs kept (keep_completed)"},
 	StatTotalCompleted:  {"S_TOTAL_COMPLETED", "acks that kept their job completed"},
+	StatCancelled:       {"S_CANCELLED", "cancelled jobs kept (keep_completed)"},
+	StatTotalCancelled:  {"S_TOTAL_CANCELLED", "jobs cancelled"},
 }

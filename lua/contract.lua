@@ -28,9 +28,12 @@ local F_GROUP = 21 -- its fair group ('': none; lib_groups.lua)
 local F_JSON = 22 -- 1: its body is a JSON object or array's compact text, shown as JSON; 0: a string
 local F_BODY = 23 -- its body, when the record holds it (store format 2, a body of at most INLINE_BODY bytes); nil: in the bucket's bodies hash
 local F_KEEP = 24 -- its own keep_completed, seconds (nil: its topic's; 0: deleted at its ack)
-local F_ENDED_AT = 25 -- ms its ack completed it (nil: not completed)
+local F_ENDED_AT = 25 -- ms its ack completed it, or it was cancelled (nil: neither)
 local F_RESULT = 26 -- the result its ack gave, a JSON value's compact text (nil: none)
 local F_WAITED = 27 -- the wake channel its end is announced on, once a broker waits for it (nil: none; lib.lua announce_end)
+local F_CANCEL = 28 -- 1: a cancel was asked while it was reserved; its consumer's next touch, progress or ack ends it cancelled (nil: none; lib_outcomes.lua)
+local F_PROGRESS = 29 -- its consumer's last progress, a JSON value's compact text (nil: none; progress.lua)
+local F_LOG = 30 -- its consumer's log lines, a JSON array of [ms, line] (nil: none; progress.lua)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record
@@ -42,7 +45,7 @@ local F_WAITED = 27 -- the wake channel its end is announced on, once a broker w
 --   KEYS[7] outbox (zset): member -> ms: expired jobs waiting to be pushed to their topic's expire_to
 --   KEYS[8] fanout (hash): parent topic -> its fanout children's names (parent+child), space-separated, sorted
 --   KEYS[9] topic_index (zset): the names of topics, every score 0 (listed in byte order, a page at a time)
--- then, for each topic the script works on, 15 keys (topic_keys):
+-- then, for each topic the script works on, 16 keys (topic_keys):
 --   +1 ready (zset): priority -> member
 --   +2 delayed (zset): due ms -> member
 --   +3 reserved (zset): TTR deadline ms -> member
@@ -58,6 +61,7 @@ local F_WAITED = 27 -- the wake channel its end is announced on, once a broker w
 --   +13 group_ready (zset): group -> its ready jobs (groups with none are not there)
 --   +14 group_state (hash): r:<group> -> its reserved jobs; t:<group>, a:<group> -> its group_rate tokens and when they were taken
 --   +15 completed (zset): ms it is removed at (completed ms + its keep_completed) -> member: completed jobs (lib_outcomes.lua)
+--   +16 cancelled (zset): ms it is removed at (cancelled ms + its keep_completed) -> member: cancelled jobs (lib_outcomes.lua)
 -- KEYS and ARGV are the call's, and K_* its bucket's keys: bind sets them
 -- when a call begins (lib.lua begin), as a library is loaded before any call.
 local KEYS, ARGV
@@ -70,12 +74,12 @@ end
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.
 local function topic_keys(i, name)
-  local b = 9 + (i - 1) * 15
+  local b = 9 + (i - 1) * 16
   return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3], buried = KEYS[b + 4],
           info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7], expires = KEYS[b + 8],
           parent_config = KEYS[b + 9], dead = KEYS[b + 10], group_ring = KEYS[b + 11],
           group_jobs = KEYS[b + 12], group_ready = KEYS[b + 13], group_state = KEYS[b + 14],
-          completed = KEYS[b + 15]}
+          completed = KEYS[b + 15], cancelled = KEYS[b + 16]}
 end
 
 -- op_key returns a key an operation brings of its own (a unique push's):
@@ -84,11 +88,12 @@ local function op_key(at) return KEYS[tonumber(at)] end
 
 -- Job states, as stored and as returned; STATE_SET names the topic key that
 -- holds a state's jobs, STATE_COUNTER the bucket's count of them.
-local DELAYED, READY, RESERVED, BURIED, DEAD, COMPLETED, EXPIRED = 1, 2, 3, 4, 5, 6, 9
+local DELAYED, READY, RESERVED, BURIED, DEAD, COMPLETED, CANCELLED, EXPIRED = 1, 2, 3, 4, 5, 6, 7, 9
 local STATE_SET = {[DELAYED] = 'delayed', [READY] = 'ready', [RESERVED] = 'reserved', [BURIED] = 'buried',
-  [DEAD] = 'dead', [COMPLETED] = 'completed'}
+  [DEAD] = 'dead', [COMPLETED] = 'completed', [CANCELLED] = 'cancelled'}
 local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERVED] = 'cur_reserved',
-  [BURIED] = 'cur_buried', [DEAD] = 'cur_dead', [COMPLETED] = 'cur_completed'}
+  [BURIED] = 'cur_buried', [DEAD] = 'cur_dead', [COMPLETED] = 'cur_completed',
+  [CANCELLED] = 'cur_cancelled'}
 
 -- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
 local OP_ARGS = {ack_pop = {'member', 'attempt', 'more', 'result'}, delete = {'member', 'attempt', 'mode', 'result'},
@@ -121,13 +126,14 @@ local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE',
   EXISTS = 'EXISTS', EMPTY = 'EMPTY', DROPPED = 'DROPPED', JOBS = 'JOBS', PEEK = 'PEEK',
   FULL = 'FULL', TOO_BIG = 'TOO_BIG', CHILDREN = 'CHILDREN', UNIQUE = 'UNIQUE', REPLACED = 'REPLACED',
   DEBOUNCED = 'DEBOUNCED', UNIQUE_FROM = 'UNIQUE_FROM', UNIQUE_FANOUT = 'UNIQUE_FANOUT',
-  FIRED = 'FIRED', SKIPPED = 'SKIPPED', GROUP_BACKLOG = 'GROUP_BACKLOG'}
+  FIRED = 'FIRED', SKIPPED = 'SKIPPED', GROUP_BACKLOG = 'GROUP_BACKLOG', CANCELLED = 'CANCELLED'}
 
 -- ARGS names each script's arguments by their places in ARGV (lua.ScriptArgs:
 -- pool lays them out with lua.Args); a script's body starts with A, its row.
 local ARGS = {
   batch = {n = 2, topics = 3},
   bury = {member = 2, topic = 3, attempt = 4, priority = 5},
+  cancel = {member = 2, topic = 3},
   check = {topic = 2},
   dead_retry = {topic = 2, set = 3, n = 4, members = 5},
   end_wait = {member = 2, channel = 3},
@@ -143,6 +149,7 @@ local ARGS = {
   pause = {topic = 2, ms = 3, create = 4},
   peek = {member = 2},
   peek_topic = {topic = 2, set = 3},
+  progress = {member = 2, topic = 3, attempt = 4, progress = 5, log = 6},
   purge = {topic = 2, n = 3, states = 4},
   reference = {topic = 2},
   release = {member = 2, topic = 3, attempt = 4, priority = 5, delay = 6, mode = 7},
@@ -191,7 +198,9 @@ local S = {
   GROUPS_FORGOTTEN = 30, -- idle groups whose group_rate hold was forgotten at group_max_parked (lib_groups.lua)
   COMPLETED = 31, -- completed jobs kept (keep_completed)
   TOTAL_COMPLETED = 32, -- acks that kept their job completed
-  LEN = 32, -- the fields before the settings
+  CANCELLED = 33, -- cancelled jobs kept (keep_completed)
+  TOTAL_CANCELLED = 34, -- jobs cancelled
+  LEN = 34, -- the fields before the settings
 }
 
 -- new_record is a record with every field unset; set them by name.

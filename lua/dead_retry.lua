@@ -1,5 +1,6 @@
 -- dead_retry.lua puts dead jobs back to ready with their failures
--- forgotten, or pushes completed ones again (set: 'dead' or 'completed'):
+-- forgotten, or pushes completed or cancelled ones again (set: 'dead',
+-- 'completed' or 'cancelled'):
 -- the members named, or up to n of the set's first (the oldest dead; the
 -- completed due to be removed first). One bounded step: the caller repeats
 -- an all-jobs retry while a step retries n.
@@ -7,9 +8,9 @@
 -- ARGV: origin, topic, set, n, then members ('' none: the first n).
 -- Returns the number retried.
 local t = topic_keys(1, ARGV[A.topic])
-local completed = ARGV[A.set] == 'completed'
-local state, set = DEAD, t.dead
-if completed then state, set = COMPLETED, t.completed end
+local state = ({dead = DEAD, completed = COMPLETED, cancelled = CANCELLED})[ARGV[A.set]]
+local set = t[STATE_SET[state]]
+local completed = state ~= DEAD -- pushed again (lib_outcomes.lua again)
 local members = {}
 for i = A.members, #ARGV do members[#members + 1] = ARGV[i] end
 if #members == 0 then members = redis.call('ZRANGE', set, 0, tonumber(ARGV[A.n]) - 1) end

@@ -8,7 +8,8 @@
 local member = ARGV[A.member]
 local job = load(member)
 if not job or job[F_STATE] == EXPIRED then return {R.NOT_FOUND} end
-if job[F_STATE] ~= COMPLETED and job[F_STATE] ~= DEAD and job[F_WAITED] ~= ARGV[A.channel] then
+local ended = job[F_STATE] == COMPLETED or job[F_STATE] == DEAD or job[F_STATE] == CANCELLED
+if not ended and job[F_WAITED] ~= ARGV[A.channel] then
   job[F_WAITED] = ARGV[A.channel]
   save(member, job)
 end

@@ -11,6 +11,8 @@ local member = ARGV[A.member]
 local t = topic_keys(1, ARGV[A.topic])
 local job, err = fetch_reserved(member, ARGV[A.topic], tonumber(ARGV[A.attempt]))
 if not job then return err end
+local cancelled = cancel_held(t, member, job) -- cancelled while held: it ends so
+if cancelled then return cancelled end
 local now = now_ms()
 redis.call('ZREM', t.reserved, member)
 free_slot(t, job)

@@ -1,7 +1,7 @@
 -- job_list.lua lists a page of a topic's jobs in one state, in the state's
 -- order (ready: the order pops take them; delayed: soonest due; reserved:
 -- soonest TTR end; buried: buried longest ago; dead: died longest ago;
--- completed: newest first, by when each is removed, which is the order they
+-- completed and cancelled: newest first, by when each is removed, which is the order they
 -- completed in unless some have a keep_completed of their own), each with
 -- the first bytes of its body.
 -- KEYS: the shared layout (contract.lua) with one topic.
@@ -19,7 +19,7 @@ local out = {total}
 if limit <= 0 or offset < 0 or offset >= total then return out end
 local now = now_ms()
 local range = {'ZRANGE', set, offset, math.min(offset + limit, total) - 1}
-if set == t.completed then range[5] = 'REV' end
+if set == t.completed or set == t.cancelled then range[5] = 'REV' end
 for _, member in ipairs(redis.call(unpack(range))) do
   local job = load(member)
   if job then

@@ -280,7 +280,7 @@ local function count_topic(t, field, n) add(t.info, field, n) end
 -- drop_bytes lowers topic t's byte count by a removed job's body (a
 -- completed job's no longer counts: lib_outcomes.lua).
 local function drop_bytes(t, job)
-  if job[F_STATE] == COMPLETED then return end
+  if job[F_STATE] == COMPLETED or job[F_STATE] == CANCELLED then return end
   local size = job[F_SIZE] or 0
   if size > 0 then add(t.info, 'bytes', -size) end
 end

@@ -184,6 +184,7 @@ do
           mode, result, gathers.add)
         if refused then
           replies[k] = refused
+          if refused[1] == R.CANCELLED then gone[member] = 'kept' end -- cancelled now: read it anew
         else
           gone[member] = kept and 'kept' or 'deleted'
           if delete then replies[k] = {R.OK, cid, dropped} else acked[k] = {cid, dropped} end

@@ -91,6 +91,17 @@ local function free_slot(t, job)
   end
 end
 
+-- cancel_held ends a reserved job whose cancel was asked (F_CANCEL) when
+-- its consumer next touches, acks, releases, buries or fails it, or its
+-- TTR runs out: cancelled (lib_outcomes.lua), its slot freed. It returns
+-- nil for a job not marked, else the reply {'CANCELLED', client id to drop}.
+local function cancel_held(t, member, job)
+  if job[F_STATE] ~= RESERVED or not job[F_CANCEL] then return nil end
+  redis.call('ZREM', t.reserved, member)
+  free_slot(t, job)
+  return {R.CANCELLED, outcomes.cancel(t, member, job)}
+end
+
 -- ack_record is the record an ack or delete of member reads: record (read
 -- when the call began), unless an earlier one of the call ended the job
 -- (gone[member]): deleted, none; completed, the record as it is now.
@@ -113,8 +124,9 @@ end
 local function ack_job(t, member, record, attempt, mode, result, write)
   local job = record and cmsgpack.unpack(record)
   local refused = refusal(job, t.name, attempt)
-  if not refused and job[F_STATE] == COMPLETED then
-    if mode == 'ack' then return '', nil, true, '' end -- a retried ack: done already
+  if not refused and (job[F_STATE] == COMPLETED or job[F_STATE] == CANCELLED) then
+    if mode == 'ack' and job[F_STATE] == COMPLETED then return '', nil, true, '' end -- a retried ack: done already
+    if mode == 'ack' then refused = {R.CANCELLED, ''} end
     if mode == 'unreserved' then refused = {R.NOT_FOUND} end -- beanstalkd's delete: gone
   end
   if not refused and mode == 'unreserved' and job[F_STATE] == RESERVED then refused = {R.STATE, RESERVED} end
@@ -125,6 +137,10 @@ local function ack_job(t, member, record, attempt, mode, result, write)
     if most and #result > most then refused = {R.TOO_BIG, most, 'max_result'} end
   end
   if refused then return nil, refused end
+  if mode ~= '' then -- an ack (or beanstalkd's delete) of a job cancelled meanwhile ends it cancelled
+    local cancelled = cancel_held(t, member, job)
+    if cancelled then return nil, cancelled end
+  end
   if job[F_STATE] == RESERVED then free_slot(t, job) end
   if keep > 0 then
     local before = #dropped_cids

@@ -31,15 +31,16 @@ do
     return tonumber(topic_config(t).max_result or DEFAULT_MAX_RESULT)
   end
 
-  -- outcomes.drop removes a completed job of topic t for good (its time
-  -- was up, or max_completed made room); its client id goes to
-  -- dropped_cids, to be dropped by the caller.
-  function outcomes.drop(t, member)
+  -- outcomes.drop removes a completed job (or one of state) of topic t for
+  -- good (its time was up, or max_completed made room); its client id goes
+  -- to dropped_cids, to be dropped by the caller.
+  function outcomes.drop(t, member, state)
+    state = state or COMPLETED
     local job = load(member)
-    redis.call('ZREM', t.completed, member)
+    redis.call('ZREM', t[STATE_SET[state]], member)
     redis.call('HDEL', K_JOBS, member)
     jobbody.drop(member, job)
-    move_state(COMPLETED, nil)
+    move_state(state, nil)
     if job and (job[F_CID] or '') ~= '' then
       dropped_cids[#dropped_cids + 1] = member
       dropped_cids[#dropped_cids + 1] = job[F_CID]
@@ -80,22 +81,56 @@ do
     outcomes.trim(t)
   end
 
-  -- outcomes.sweep removes up to n of topic t's completed jobs whose time
-  -- is up (a bucket timer's tick).
+  -- outcomes.sweep removes up to n of topic t's completed jobs, and up to
+  -- n of its cancelled ones, whose time is up (a bucket timer's tick).
   function outcomes.sweep(t, now, n)
     for _, member in ipairs(redis.call('ZRANGEBYSCORE', t.completed, '-inf', now, 'LIMIT', 0, n)) do
       outcomes.drop(t, member)
     end
+    for _, member in ipairs(redis.call('ZRANGEBYSCORE', t.cancelled, '-inf', now, 'LIMIT', 0, n)) do
+      outcomes.drop(t, member, CANCELLED)
+    end
+  end
+
+  -- outcomes.cancel ends job (member, of topic t; a reserved one's slot
+  -- freed by the caller) cancelled: kept in its topic's cancelled set as a
+  -- completed job would be (its keep_completed, or its topic's), or, kept
+  -- for no time, removed. Its end is announced. It returns the client id
+  -- to drop ('' when the job stays, or has none).
+  function outcomes.cancel(t, member, job)
+    local now = now_ms()
+    announce_end(member, job, 'cancelled')
+    remove_from_state(t, member, job)
+    drop_bytes(t, job)
+    unindex_expiry(t, member, job)
+    count('total_cancelled', 1)
+    count_topic(t, 'total_cancelled', 1)
+    local keep = outcomes.keep(t, job)
+    if keep <= 0 then
+      move_state(job[F_STATE], nil)
+      redis.call('HDEL', K_JOBS, member)
+      jobbody.drop(member, job)
+      job[F_STATE] = 0
+      return job[F_CID] or ''
+    end
+    move_state(job[F_STATE], CANCELLED)
+    job[F_STATE], job[F_DUE], job[F_ENDED_AT], job[F_CANCEL] = CANCELLED, 0, now, nil
+    save(member, job)
+    redis.call('ZADD', t.cancelled, now + keep, member)
+    schedule(t, now + keep)
+    return ''
   end
 end
 
--- outcomes.again makes a completed job of topic t ready again (pushed
--- again from the completed set): its result and failures forgotten, its
--- attempts counted on (an ack of an earlier delivery stays stale).
+-- outcomes.again makes a completed or cancelled job of topic t ready again
+-- (pushed again from its set): its result, progress and failures
+-- forgotten, its attempts counted on (an ack of an earlier delivery stays
+-- stale).
 function outcomes.again(t, member, job)
-  redis.call('ZREM', t.completed, member)
+  local from = job[F_STATE]
+  redis.call('ZREM', t[STATE_SET[from]], member)
   job[F_ENDED_AT], job[F_RESULT], job[F_FAILURES], job[F_DEAD_AT] = nil, nil, 0, 0
-  move_state(COMPLETED, READY)
+  move_state(from, READY)
   make_ready(t, member, job)
   add(t.info, 'bytes', job[F_SIZE] or 0) -- counted again, as pending
   save(member, job)

@@ -136,7 +136,7 @@ end
 
 -- empty says topic t holds no job in any state.
 local function empty(t)
-  for _, set in ipairs({t.ready, t.delayed, t.reserved, t.buried, t.dead, t.completed}) do
+  for _, set in ipairs({t.ready, t.delayed, t.reserved, t.buried, t.dead, t.completed, t.cancelled}) do
     if redis.call('EXISTS', set) == 1 then return false end
   end
   return true

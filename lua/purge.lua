@@ -5,12 +5,12 @@
 -- finished by running it again.
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic, n, states (comma-separated set names: ready, delayed,
--- reserved, buried, dead, completed).
+-- reserved, buried, dead, completed, cancelled).
 -- Returns {removed, then member and client id of each removed job that had one}.
 local t = topic_keys(1, ARGV[A.topic])
 local left = tonumber(ARGV[A.n])
 local state_of = {delayed = DELAYED, ready = READY, reserved = RESERVED, buried = BURIED, dead = DEAD,
-  completed = COMPLETED}
+  completed = COMPLETED, cancelled = CANCELLED}
 local out = {0}
 for name in string.gmatch(ARGV[A.states], '[^,]+') do
   if left <= 0 then break end
@@ -27,7 +27,7 @@ for name in string.gmatch(ARGV[A.states], '[^,]+') do
         if name == 'reserved' then free_slot(t, job) end
         drop_bytes(t, job)
         unindex_expiry(t, member, job)
-        if name ~= 'completed' and name ~= 'dead' then announce_end(member, job, 'deleted') end
+        if name ~= 'completed' and name ~= 'dead' and name ~= 'cancelled' then announce_end(member, job, 'deleted') end
         local cid = job[F_CID]
         if cid and cid ~= '' then
           out[#out + 1] = member

@@ -3,11 +3,14 @@
 -- ARGV: origin, member, topic, attempt (0: unfenced), priority ('' keeps it), delay ms,
 --       'uncounted' for a job given back by a closing connection (not a release).
 -- The delay becomes the job's delay, as in beanstalkd.
--- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state}.
+-- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state} /
+-- {'CANCELLED', client id to drop} (lib_limits.lua cancel_held).
 local member = ARGV[A.member]
 local t = topic_keys(1, ARGV[A.topic])
 local job, err = fetch_reserved(member, ARGV[A.topic], tonumber(ARGV[A.attempt]))
 if not job then return err end
+local cancelled = cancel_held(t, member, job) -- cancelled while held: it ends so
+if cancelled then return cancelled end
 redis.call('ZREM', t.reserved, member)
 free_slot(t, job)
 if ARGV[A.priority] ~= '' then job[F_PRI] = tonumber(ARGV[A.priority]) end

@@ -35,12 +35,13 @@ const (
 	StatusFired        = "FIRED"         // a schedule's fire refused: another broker fired it (its next fire moved)
 	StatusSkipped      = "SKIPPED"       // a schedule's fire made no job: its last one still waits or is reserved (overlap skip)
 	StatusGroupBacklog = "GROUP_BACKLOG" // a grouped push refused: the topic holds too many ready jobs without a group (their count, the most, next)
+	StatusCancelled    = "CANCELLED"     // a touch, progress, ack, release, bury or fail of a job cancelled while reserved: it ended cancelled
 )
 
 // Statuses lists every reply status, for contract.lua's R.
 var Statuses = []string{StatusOK, StatusTopic, StatusNotFound, StatusStale, StatusState, StatusExists, StatusEmpty,
 	StatusDropped, StatusJobs, StatusPeek, StatusFull, StatusTooBig, StatusChildren, StatusUnique, StatusReplaced,
-	StatusDebounced, StatusUniqueFrom, StatusUniqueFanout, StatusFired, StatusSkipped, StatusGroupBacklog}
+	StatusDebounced, StatusUniqueFrom, StatusUniqueFanout, StatusFired, StatusSkipped, StatusGroupBacklog, StatusCancelled}
 
 // statusTable is R as a Lua table constructor: every status, or only
 // those named (a standalone script's, which Source gives it).

@@ -35,18 +35,26 @@ if moved < n then
   local expired = redis.call('ZRANGEBYSCORE', t.reserved, '-inf', now, 'LIMIT', 0, n - moved)
   for _, member in ipairs(expired) do
     local job = load(member)
-    redis.call('ZREM', t.reserved, member)
-    free_slot(t, job)
-    job[F_TIMEOUTS] = job[F_TIMEOUTS] + 1
-    fail_record(t, job, 'ttr expired')
-    local p = retry_policy(t, job)
-    if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
-      kill(t, member, job, RESERVED, now)
+    local cancelled = cancel_held(t, member, job) -- cancelled while held: it ends so, not retried
+    if cancelled then
+      if cancelled[2] ~= '' then
+        dropped_cids[#dropped_cids + 1] = member
+        dropped_cids[#dropped_cids + 1] = cancelled[2]
+      end
     else
-      make_ready(t, member, job)
-      move_state(RESERVED, READY)
-      save(member, job)
-      moved = moved + 1
+      redis.call('ZREM', t.reserved, member)
+      free_slot(t, job)
+      job[F_TIMEOUTS] = job[F_TIMEOUTS] + 1
+      fail_record(t, job, 'ttr expired')
+      local p = retry_policy(t, job)
+      if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
+        kill(t, member, job, RESERVED, now)
+      else
+        make_ready(t, member, job)
+        move_state(RESERVED, READY)
+        save(member, job)
+        moved = moved + 1
+      end
     end
   end
   if #expired > 0 then count('total_timeouts', #expired) end
@@ -68,7 +76,7 @@ local next_due = nil
 local function earliest(ms)
   if ms and (not next_due or ms < next_due) then next_due = ms end
 end
-for _, set in ipairs({t.delayed, t.reserved, t.expires, t.dead, t.completed}) do
+for _, set in ipairs({t.delayed, t.reserved, t.expires, t.dead, t.completed, t.cancelled}) do
   local head = redis.call('ZRANGE', set, 0, 0, 'WITHSCORES')
   local ms = tonumber(head[2])
   if ms and set == t.dead then

@@ -12,7 +12,8 @@ local INFO_STATS = {{'paused_until', S.PAUSED_UNTIL}, {'pause_ms', S.PAUSE_MS}, 
                     {'total_expired', S.TOTAL_EXPIRED}, {'total_failures', S.TOTAL_FAILURES},
                     {'total_dead', S.TOTAL_DEAD}, {'dead_retried', S.DEAD_RETRIED}, {'dead_dropped', S.DEAD_DROPPED},
                     {'created', S.CREATED}, {'total_limited', S.TOTAL_LIMITED}, {'limited_ms', S.LIMITED_MS},
-                    {'groups_forgotten', S.GROUPS_FORGOTTEN}, {'total_completed', S.TOTAL_COMPLETED}}
+                    {'groups_forgotten', S.GROUPS_FORGOTTEN}, {'total_completed', S.TOTAL_COMPLETED},
+                    {'total_cancelled', S.TOTAL_CANCELLED}}
 local info_names = {}
 for k, f in ipairs(INFO_STATS) do info_names[k] = f[1] end
 
@@ -29,7 +30,7 @@ local function stats(t, urgent)
   out[S.READY], out[S.URGENT] = redis.call('ZCARD', t.ready), redis.call('ZCOUNT', t.ready, '-inf', urgent)
   out[S.DELAYED], out[S.RESERVED] = redis.call('ZCARD', t.delayed), redis.call('ZCARD', t.reserved)
   out[S.BURIED], out[S.DEAD] = redis.call('ZCARD', t.buried), redis.call('ZCARD', t.dead)
-  out[S.COMPLETED] = redis.call('ZCARD', t.completed)
+  out[S.COMPLETED], out[S.CANCELLED] = redis.call('ZCARD', t.completed), redis.call('ZCARD', t.cancelled)
   out[S.OLDEST_READY], out[S.CHILDREN] = created, redis.call('HGET', K_FANOUT, t.name) or ''
   local cfg = topic_config(t)
   out[S.TOKENS] = -1

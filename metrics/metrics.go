@@ -142,7 +142,7 @@ type store struct {
 var (
 	jobsDesc = prometheus.NewDesc("gmq_topic_jobs", "Jobs of a topic now, by state (every broker on the Redis reports the same).",
 		[]string{"topic", "state"}, nil)
-	jobEventsDesc = prometheus.NewDesc("gmq_jobs_total", "Job events of a topic since it came to be (pushed, reserved, deleted, failed, dead, expired, discarded, completed).",
+	jobEventsDesc = prometheus.NewDesc("gmq_jobs_total", "Job events of a topic since it came to be (pushed, reserved, deleted, failed, dead, expired, discarded, completed, cancelled).",
 		[]string{"topic", "event"}, nil)
 	eventsDesc = prometheus.NewDesc("gmq_events_total", "Server-wide job events kept per bucket, not per topic.",
 		[]string{"event"}, nil)
@@ -316,21 +316,21 @@ type key struct{ state, event string }
 
 // topicTotals are a topic's counts and totals by key.
 func topicTotals(t job.TopicStats) map[key]int64 {
-	return byKey([]int64{t.Ready, t.Delayed, t.Reserved, t.Buried, t.Dead, t.Completed,
-		t.Jobs, t.Reserves, t.Deletes, t.Failures, t.DeadTotal, t.Expired, t.Discarded, t.CompletedTotal})
+	return byKey([]int64{t.Ready, t.Delayed, t.Reserved, t.Buried, t.Dead, t.Completed, t.Cancelled,
+		t.Jobs, t.Reserves, t.Deletes, t.Failures, t.DeadTotal, t.Expired, t.Discarded, t.CompletedTotal, t.CancelledTotal})
 }
 
 // totals are the server's, the same keys summed over every topic.
 func totals(c job.Counters) map[key]int64 {
-	return byKey([]int64{c.Ready, c.Delayed, c.Reserved, c.Buried, c.Dead, c.Completed,
-		c.Jobs, c.Reserves, c.Deletes, c.Failures, c.DeadTotal, c.Expired, c.Discarded, c.CompletedTotal})
+	return byKey([]int64{c.Ready, c.Delayed, c.Reserved, c.Buried, c.Dead, c.Completed, c.Cancelled,
+		c.Jobs, c.Reserves, c.Deletes, c.Failures, c.DeadTotal, c.Expired, c.Discarded, c.CompletedTotal, c.CancelledTotal})
 }
 
 // keys are the series of gmq_jobs (states) and gmq_jobs_total (events), in
 // byKey's order.
 var keys = []key{{state: "ready"}, {state: "delayed"}, {state: "reserved"}, {state: "buried"}, {state: "dead"},
-	{state: "completed"}, {event: "pushed"}, {event: "reserved"}, {event: "deleted"}, {event: "failed"}, {event: "dead"},
-	{event: "expired"}, {event: "discarded"}, {event: "completed"}}
+	{state: "completed"}, {state: "cancelled"}, {event: "pushed"}, {event: "reserved"}, {event: "deleted"}, {event: "failed"},
+	{event: "dead"}, {event: "expired"}, {event: "discarded"}, {event: "completed"}, {event: "cancelled"}}
 
 func byKey(values []int64) map[key]int64 {
 	out := make(map[key]int64, len(keys))

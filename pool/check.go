@@ -91,9 +91,9 @@ func firstFew(names []string) string {
 }
 
 // stateSets is how many states have a set of their own (job.Stored, 1 to
-// Completed; lua.States but EXPIRED, which is last): check.lua counts their
+// Cancelled; lua.States but EXPIRED, which is last): check.lua counts their
 // members in that order.
-const stateSets = int(job.Completed)
+const stateSets = int(job.Cancelled)
 
 // checkBucket compares a bucket's record and body counts and its counters
 // with the members counted in its topics' sets (delayed, ready, reserved,

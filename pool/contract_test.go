@@ -35,7 +35,7 @@ func TestKeysFollowTheContract(t *testing.T) {
 		"waiting": k.waiting("kids+b"), "config": k.config("kids+b"), "expires": tag + ":expires:kids+b",
 		"parent_config": k.config("kids"), "dead": tag + ":dead:kids+b", "group_ring": tag + ":group_ring:kids+b",
 		"group_jobs": tag + ":group_jobs:kids+b", "group_ready": tag + ":group_ready:kids+b", "group_state": tag + ":group_state:kids+b",
-		"completed": tag + ":completed:kids+b"}
+		"completed": tag + ":completed:kids+b", "cancelled": tag + ":cancelled:kids+b"}
 	var names []string
 	for _, s := range lua.BucketKeys {
 		names = append(names, "K_"+strings.ToUpper(s.Name))
@@ -102,6 +102,7 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		lua.FieldRetry: spec.Retry.Encode(), lua.FieldTrace: spec.TraceParent, lua.FieldGroup: spec.Group,
 		lua.FieldBodyJSON: "1", lua.FieldBody: spec.Body,
 		lua.FieldKeep: "60", lua.FieldEndedAt: "nil", lua.FieldResult: "nil", // not completed (outcomes_test.go)
+		lua.FieldWaited: "nil", lua.FieldCancel: "nil", lua.FieldProgress: "nil", lua.FieldLog: "nil", // endwait_test.go, cancel_test.go
 	}
 	if j.ClientID != "order-7" || j.Priority != 7 || j.Failures != 1 || j.LastError != "boom" ||
 		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() || !j.BodyJSON {

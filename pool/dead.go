@@ -37,14 +37,14 @@ func (p *Pool) RetryDead(ctx context.Context, topic string, ids []string) (int, 
 }
 
 // Retry makes a topic's jobs in state s ready again: dead ones with their
-// failures forgotten, completed ones (pushed again) with their results
-// forgotten; those named by ids (others, and ids of other topics or
+// failures forgotten, completed and cancelled ones (pushed again) with
+// their results forgotten; those named by ids (others, and ids of other topics or
 // states, are skipped), or all of them (ids empty) in bounded steps, a
 // retry cut short by a crash finished by running it again. It returns how
 // many it retried.
 func (p *Pool) Retry(ctx context.Context, topic string, s job.State, ids []string) (int, error) {
-	if s != job.Dead && s != job.Completed {
-		return 0, fmt.Errorf("%w: only dead and completed jobs are retried, not %s ones", job.ErrInvalid, s)
+	if s != job.Dead && s != job.Completed && s != job.Cancelled {
+		return 0, fmt.Errorf("%w: only dead, completed and cancelled jobs are retried, not %s ones", job.ErrInvalid, s)
 	}
 	set := s.String()
 	b := p.keys.bucketOf(topic)

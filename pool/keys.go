@@ -72,7 +72,7 @@ var topicSlots = func() []topicSlot {
 		"buried": {kind: "buried"}, "info": {kind: "topic"}, "waiting": {kind: "waiting"}, "config": {config: true},
 		"expires": {kind: "expires"}, "parent_config": {parentConfig: true}, "dead": {kind: "dead"},
 		"group_ring": {kind: "group_ring"}, "group_jobs": {kind: "group_jobs"}, "group_ready": {kind: "group_ready"},
-		"group_state": {kind: "group_state"}, "completed": {kind: "completed"}}
+		"group_state": {kind: "group_state"}, "completed": {kind: "completed"}, "cancelled": {kind: "cancelled"}}
 	out := make([]topicSlot, len(lua.TopicKeys))
 	for i, slot := range lua.TopicKeys {
 		s, ok := byName[slot.Name]

@@ -101,6 +101,38 @@ func (p *Pool) Touch(ctx context.Context, id string, attempt int) (*job.Job, err
 	return p.jobAfter(ctx, "touch", id, attempt, p.scripted(touchScript, "attempt", strconv.Itoa(attempt)))
 }
 
+// Cancel cancels a job: a delayed, ready or buried one ends cancelled at
+// once (kept as a completed job would be, else removed: the job returned
+// is then job.Gone); a reserved one is marked (Cancelling), and ends
+// cancelled at its consumer's next touch, progress or ack (which answer
+// job.ErrCancelled), or when its TTR runs out. An ended job is a
+// *job.StateError.
+func (p *Pool) Cancel(ctx context.Context, id string) (*job.Job, error) {
+	n, err := p.Resolve(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := p.onNumber(ctx, "cancel", n, 0, p.scripted(cancelScript))
+	if err != nil {
+		return nil, err
+	}
+	p.dropAlias(ctx, strAt(reply, 1), n)
+	j, err := parseJob(reply[2:])
+	if err != nil {
+		return nil, fmt.Errorf("cancel job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// Progress records a reserved job's progress (a JSON value's compact text,
+// "" none; at most its topic's max_result) and a line of its log ("" none),
+// fenced by attempt as a touch is, and gives the job a fresh TTR. A job
+// cancelled while held is job.ErrCancelled, and has ended so.
+func (p *Pool) Progress(ctx context.Context, id string, attempt int, progress, line string) (*job.Job, error) {
+	return p.jobAfter(ctx, "progress", id, attempt, p.scripted(progressScript, "attempt", strconv.Itoa(attempt),
+		"progress", progress, "log", line))
+}
+
 // KickJob makes a buried or delayed job ready and returns it.
 func (p *Pool) KickJob(ctx context.Context, id string) (*job.Job, error) {
 	return p.jobAfter(ctx, "kick", id, 0, p.scripted(kickJobScript))
@@ -194,6 +226,9 @@ func (p *Pool) onNumber(ctx context.Context, op string, n uint64, attempt int, c
 			continue
 		case replyNotFound:
 			return nil, fmt.Errorf("%s job %d: %w", op, n, job.ErrNotFound)
+		case replyCancelled: // it was cancelled while held, and ended so by this call
+			p.dropAlias(ctx, strAt(reply, 1), n)
+			return nil, fmt.Errorf("%s job %d: %w", op, n, job.ErrCancelled)
 		case replyStale:
 			return nil, fmt.Errorf("%s job %d: %w", op, n, &job.StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
 		case replyState:

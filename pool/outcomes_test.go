@@ -42,7 +42,7 @@ func TestWhoKeepsCompletedJobs(t *testing.T) {
 			switch {
 			case tc.want == job.Gone && !errors.Is(err, job.ErrNotFound):
 				t.Fatalf("after the ack: %+v %v, want it deleted", got, err)
-			case tc.want == job.Completed && (err != nil || got.State != job.Completed || got.Result != `{"ok":true}` || got.CompletedAt.IsZero()):
+			case tc.want == job.Completed && (err != nil || got.State != job.Completed || got.Result != `{"ok":true}` || got.EndedAt.IsZero()):
 				t.Fatalf("after the ack: %+v %v, want it completed with its result", got, err)
 			}
 			checkClean(t, p, ctx)
@@ -142,7 +142,7 @@ func TestCompletedListCapAndRetry(t *testing.T) {
 		t.Fatalf("push again: %d %v", n, err)
 	}
 	j := mustPop(t, p, ctx, "c")
-	if j == nil || j.PublicID() != "c-2" || j.Result != "" || !j.CompletedAt.IsZero() || j.Attempt() != 2 {
+	if j == nil || j.PublicID() != "c-2" || j.Result != "" || !j.EndedAt.IsZero() || j.Attempt() != 2 {
 		t.Fatalf("pushed again: %+v, want c-2 at its second attempt without its result", j)
 	}
 	if err := p.Ack(ctx, "c-2", 1, ""); !errors.As(err, new(*job.StaleError)) {

@@ -80,6 +80,8 @@ var (
 	releaseScript       = newFunction("release")
 	buryScript          = newFunction("bury")
 	touchScript         = newFunction("touch")
+	cancelScript        = newFunction("cancel")
+	progressScript      = newFunction("progress")
 	kickJobScript       = newFunction("kick_job")
 	updateJobScript     = newFunction("update_job")
 	noteHeldScript      = newFunction("note_held")

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -37,6 +38,7 @@ const (
 	replyFired        = lua.StatusFired
 	replySkipped      = lua.StatusSkipped
 	replyGroupBacklog = lua.StatusGroupBacklog
+	replyCancelled    = lua.StatusCancelled
 )
 
 // Operation kinds in a batch (batch.lua runs each kind in its phase).
@@ -122,8 +124,11 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		TraceParent: text(lua.FieldTrace),
 		Group:       text(lua.FieldGroup),
 		BodyJSON:    num(lua.FieldBodyJSON) == 1,
-		CompletedAt: at(lua.FieldEndedAt),
+		EndedAt:     at(lua.FieldEndedAt),
 		Result:      text(lua.FieldResult),
+		Cancelling:  num(lua.FieldCancel) == 1,
+		Progress:    text(lua.FieldProgress),
+		Log:         parseLog(text(lua.FieldLog)),
 		KeepCompleted: func() time.Duration {
 			if !rec.has[lua.FieldKeep] {
 				return -1
@@ -131,4 +136,25 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 			return time.Duration(num(lua.FieldKeep)) * time.Second
 		}(),
 	}, nil
+}
+
+// parseLog reads a job's log (F_LOG: a JSON array of [ms, line], as
+// progress.lua writes it); a log it cannot read is none.
+func parseLog(text string) []job.LogLine {
+	if text == "" {
+		return nil
+	}
+	var raw [][2]json.RawMessage
+	if json.Unmarshal([]byte(text), &raw) != nil {
+		return nil
+	}
+	out := make([]job.LogLine, 0, len(raw))
+	for _, l := range raw {
+		var ms float64
+		var line string
+		if json.Unmarshal(l[0], &ms) == nil && json.Unmarshal(l[1], &line) == nil {
+			out = append(out, job.LogLine{At: time.UnixMilli(int64(ms)), Line: line})
+		}
+	}
+	return out
 }

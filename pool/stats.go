@@ -29,6 +29,7 @@ var counterFields = map[string]func(*job.Counters) *int64{
 	"cur_dead":      func(c *job.Counters) *int64 { return &c.Dead }, "total_failures": func(c *job.Counters) *int64 { return &c.Failures },
 	"total_dead":    func(c *job.Counters) *int64 { return &c.DeadTotal },
 	"cur_completed": func(c *job.Counters) *int64 { return &c.Completed }, "total_completed": func(c *job.Counters) *int64 { return &c.CompletedTotal },
+	"cur_cancelled": func(c *job.Counters) *int64 { return &c.Cancelled }, "total_cancelled": func(c *job.Counters) *int64 { return &c.CancelledTotal },
 }
 
 // Stats sums every bucket's counters. The counts are kept by the same scripts
@@ -156,6 +157,7 @@ func topicStats(topic string, r []rueidis.RedisMessage) job.TopicStats {
 		Dead:     n(lua.StatDead), Failures: n(lua.StatTotalFailures), DeadTotal: n(lua.StatTotalDead),
 		DeadRetried: n(lua.StatDeadRetried), DeadDropped: n(lua.StatDeadDropped), Created: at(lua.StatCreated),
 		Completed: n(lua.StatCompleted), CompletedTotal: n(lua.StatTotalCompleted),
+		Cancelled: n(lua.StatCancelled), CancelledTotal: n(lua.StatTotalCancelled),
 		Tokens: n(lua.StatTokens), Limited: n(lua.StatTotalLimited),
 		LimitedTime: time.Duration(n(lua.StatLimitedMS)) * time.Millisecond, Groups: n(lua.StatGroups),
 		GroupsForgotten: n(lua.StatGroupsForgotten)}

@@ -20,6 +20,7 @@ var statusOfKind = map[job.Kind]int{
 	job.KindRetryLater:  http.StatusServiceUnavailable,
 	job.KindDraining:    http.StatusServiceUnavailable,
 	job.KindOverloaded:  http.StatusTooManyRequests,
+	job.KindCancelled:   http.StatusGone, // the job was cancelled while held: stop its work
 	job.KindInternal:    http.StatusInternalServerError,
 }
 

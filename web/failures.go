@@ -91,9 +91,21 @@ func (s *Server) dead(c *gin.Context) (int, any, error) {
 // results: ?offset=&limit= (default 100, at most 1000).
 func (s *Server) completed(c *gin.Context) (int, any, error) {
 	return s.ended(c, job.Completed, func(d *job.Job) gin.H {
-		v := gin.H{"completed_at": d.CompletedAt.UTC().Format(time.RFC3339Nano), "attempt": d.Attempt()}
+		v := gin.H{"completed_at": d.EndedAt.UTC().Format(time.RFC3339Nano), "attempt": d.Attempt()}
 		if d.Result != "" {
 			v["result"] = json.RawMessage(d.Result)
+		}
+		return v
+	})
+}
+
+// cancelled lists a topic's cancelled jobs, newest first, with their last
+// progress: ?offset=&limit= (default 100, at most 1000).
+func (s *Server) cancelled(c *gin.Context) (int, any, error) {
+	return s.ended(c, job.Cancelled, func(d *job.Job) gin.H {
+		v := gin.H{"cancelled_at": d.EndedAt.UTC().Format(time.RFC3339Nano), "attempt": d.Attempt()}
+		if d.Progress != "" {
+			v["progress"] = json.RawMessage(d.Progress)
 		}
 		return v
 	})

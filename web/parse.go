@@ -180,6 +180,8 @@ type jobCall struct {
 	Delay    time.Duration
 	Next     *popRequest // ack only: pop the next job in the same request
 	Result   string      // ack only: the result kept with a completed job (jobjson Result)
+	Progress string      // progress only: a JSON value's compact text
+	Log      string      // progress only: a line of the job's log
 	Error    string      // fail only: why
 }
 
@@ -187,11 +189,12 @@ type jobCall struct {
 // field another action takes ({"delay": 5} on an ack) is refused too, not
 // ignored.
 var jobCallFields = map[string][]string{
-	"ack":     {"attempt", "token", "next", "result"},
-	"release": {"attempt", "token", "delay", "priority", "pri"},
-	"bury":    {"attempt", "token", "priority", "pri"},
-	"touch":   {"attempt", "token"},
-	"fail":    {"attempt", "token", "error"},
+	"ack":      {"attempt", "token", "next", "result"},
+	"release":  {"attempt", "token", "delay", "priority", "pri"},
+	"bury":     {"attempt", "token", "priority", "pri"},
+	"touch":    {"attempt", "token"},
+	"fail":     {"attempt", "token", "error"},
+	"progress": {"attempt", "token", "progress", "log"},
 }
 
 // parseJobCall decodes the optional body of a job action (a key of
@@ -228,6 +231,12 @@ func parseJobCall(data []byte, action string) (jobCall, error) {
 		return call, err
 	}
 	if call.Result, err = f.Result(); err != nil {
+		return call, err
+	}
+	if call.Progress, err = f.JSONValue("progress"); err != nil {
+		return call, err
+	}
+	if call.Log, _, err = f.Str("log"); err != nil {
 		return call, err
 	}
 	if raw, ok := f["next"]; ok && string(raw) != "null" {

@@ -184,6 +184,7 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		"total_kicks": st.Kicks, "total_touches": st.Touches, "total_flushed": st.Flushed, "total_discarded": st.Discarded, "total_expired": st.Expired,
 		"current_jobs_dead": st.Dead, "total_failures": st.Failures, "total_dead": st.DeadTotal,
 		"current_jobs_completed": st.Completed, "total_completed": st.CompletedTotal,
+		"current_jobs_cancelled": st.Cancelled, "total_cancelled": st.CancelledTotal,
 		"queue_creates": st.QueueCreates, "queue_deletes": st.QueueDeletes, "queue_expires": st.QueueExpires,
 		"connections": s.connections(),
 		// This broker's pushes, pops and acks and the script calls that carried them.

@@ -45,12 +45,25 @@ type jobView struct {
 	// what the ack gave (any JSON value), KeepCompleted its own
 	// keep_completed in seconds, when it was pushed with one.
 	CompletedAt   string          `json:"completed_at,omitempty"`
+	CancelledAt   string          `json:"cancelled_at,omitempty"`
 	Result        json.RawMessage `json:"result,omitempty"`
 	KeepCompleted *float64        `json:"keep_completed,omitempty"`
+	// Cancelling: a cancel was asked while it was reserved (its consumer
+	// learns it at its next touch, progress or ack); Progress and Log are
+	// what its consumer reported (POST .../progress).
+	Cancelling bool            `json:"cancelling,omitempty"`
+	Progress   json.RawMessage `json:"progress,omitempty"`
+	Log        []logLineView   `json:"log,omitempty"`
 	// Token names the delivery a pop made (job.Delivery), for the consumer
 	// to send back with its ack, touch, release, bury or fail; only pops
 	// show it.
 	Token string `json:"token,omitempty"`
+}
+
+// logLineView is a line of a job's log.
+type logLineView struct {
+	At   string `json:"at"`
+	Line string `json:"line"`
 }
 
 func viewJob(j *job.Job) jobView {
@@ -73,11 +86,20 @@ func viewJob(j *job.Job) jobView {
 	if !j.DeadAt.IsZero() {
 		v.DeadAt = j.DeadAt.UTC().Format(time.RFC3339Nano)
 	}
-	if !j.CompletedAt.IsZero() {
-		v.CompletedAt = j.CompletedAt.UTC().Format(time.RFC3339Nano)
+	if at := j.EndedAt; !at.IsZero() && j.State == job.Cancelled {
+		v.CancelledAt = at.UTC().Format(time.RFC3339Nano)
+	} else if !at.IsZero() {
+		v.CompletedAt = at.UTC().Format(time.RFC3339Nano)
 	}
 	if j.Result != "" {
 		v.Result = json.RawMessage(j.Result)
+	}
+	v.Cancelling = j.Cancelling
+	if j.Progress != "" {
+		v.Progress = json.RawMessage(j.Progress)
+	}
+	for _, l := range j.Log {
+		v.Log = append(v.Log, logLineView{At: l.At.UTC().Format(time.RFC3339Nano), Line: l.Line})
 	}
 	if j.KeepCompleted >= 0 {
 		keep := seconds(j.KeepCompleted)
@@ -100,7 +122,7 @@ func topicView(t job.TopicStats) gin.H {
 		"total_jobs": t.Jobs, "total_reserves": t.Reserves, "total_deletes": t.Deletes, "total_pauses": t.Pauses,
 		"bytes": t.Bytes, "total_discarded": t.Discarded, "total_expired": t.Expired, "children": nonNil(t.Children),
 		"dead": t.Dead, "total_failures": t.Failures, "total_dead": t.DeadTotal, "dead_retried": t.DeadRetried, "dead_dropped": t.DeadDropped, "ready_age": seconds(t.ReadyAge()),
-		"completed": t.Completed, "total_completed": t.CompletedTotal,
+		"completed": t.Completed, "total_completed": t.CompletedTotal, "cancelled": t.Cancelled, "total_cancelled": t.CancelledTotal,
 		"settings": settingsView(t.Settings), "total_limited": t.Limited, "limited_seconds": seconds(t.LimitedTime),
 	}
 	if tokens, ok := t.RateTokens(); ok {

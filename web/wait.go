@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/job"
 )
 
 // queryTimeout reads a wait from ?name= in seconds (0 when absent), cut
@@ -56,4 +57,38 @@ func endView(id string, end *dispatcher.End) any {
 		return viewJob(end.Job)
 	}
 	return gin.H{"id": id, "state": end.How}
+}
+
+// cancel answers POST /api/v1/jobs/:id/cancel: 200 with the job ended
+// cancelled (endView: the job when it is kept, else its id and state),
+// or, for a job a consumer holds, 202 with the job marked cancelling (its
+// consumer's next touch, progress or ack ends it, answered 410).
+func (s *Server) cancel(c *gin.Context) (int, any, error) {
+	if _, err := s.onlyFields(c, "a cancel"); err != nil {
+		return 0, nil, err
+	}
+	j, err := s.d.Settle(c, dispatcher.SettleParams{Ack: dispatcher.Ack{ID: c.Param("id")}, Action: dispatcher.ActionCancel})
+	if err != nil {
+		return 0, nil, err
+	}
+	switch j.State {
+	case job.Reserved:
+		return http.StatusAccepted, viewJob(j), nil
+	case job.Gone: // cancelled, and not kept
+		return http.StatusOK, gin.H{"id": j.PublicID(), "state": job.Cancelled.String()}, nil
+	}
+	return http.StatusOK, viewJob(j), nil
+}
+
+// progress answers POST /api/v1/jobs/:id/progress {"attempt", "token",
+// "progress": any JSON value, "log": "a line"}: the job with its progress
+// and log, its TTR started again as a touch does; 410 when it was
+// cancelled meanwhile (the consumer should stop: the job has ended).
+func (s *Server) progress(c *gin.Context) (int, any, error) {
+	call, err := s.jobCall(c, "progress")
+	if err != nil {
+		return 0, nil, err
+	}
+	return answerJob(s.settle(c, c, call, dispatcher.SettleParams{Action: dispatcher.ActionProgress,
+		Progress: call.Progress, Log: call.Log}))
 }

@@ -74,14 +74,18 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 
 // Result reads an ack's "result": any JSON value, as its compact text (""
 // when absent or null: no result).
-func (f Fields) Result() (string, error) {
-	raw, ok := f["result"]
+func (f Fields) Result() (string, error) { return f.JSONValue("result") }
+
+// JSONValue reads field name as any JSON value, as its compact text (""
+// when absent or null).
+func (f Fields) JSONValue(name string) (string, error) {
+	raw, ok := f[name]
 	if !ok || string(raw) == "null" {
 		return "", nil
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
-		return "", fmt.Errorf("%w: result must be a JSON value: %v", ErrBadRequest, err)
+		return "", fmt.Errorf("%w: %s must be a JSON value: %v", ErrBadRequest, name, err)
 	}
 	return b.String(), nil
 }
