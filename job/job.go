@@ -148,9 +148,22 @@ type Job struct {
 	// text, "" none); Log its consumer's log lines, oldest first.
 	Progress string
 	Log      []LogLine
-	Now      time.Time
+	// History is its transitions, oldest first, where its topic keeps them
+	// (job_history).
+	History []HistoryEntry
+	Now     time.Time
 
 	Reserves, Timeouts, Releases, Buries, Kicks int
+}
+
+// HistoryEntry is one transition of a job: when, what ("pushed",
+// "reserved", "completed"...), at which attempt, and what it adds (the
+// broker that reserved it, a failure's error, a release's delay ms).
+type HistoryEntry struct {
+	At      time.Time
+	Event   string
+	Attempt int
+	Detail  string
 }
 
 // LogLine is a line of a job's log, as its consumer reported it.

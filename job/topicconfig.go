@@ -64,6 +64,9 @@ type TopicConfig map[string]string
 //     go first dropped (DefaultMaxCompleted when unset; 0: no cap);
 //   - max_result: the largest result an ack may give, bytes
 //     (DefaultMaxResult when unset; at most MaxResultLimit);
+//   - job_history: the most entries of a job's history (its transitions,
+//     each with its time and attempt) kept with it, the oldest dropped (0,
+//     the default: none kept);
 //   - max_log: the most lines a job's log keeps, the oldest dropped (100
 //     when unset; 0: none kept);
 //   - group_max_parked: the most groups with no ready job that group_rate
@@ -103,6 +106,7 @@ var topicSettings = map[string]func(string) (string, error){
 	"max_completed":         wholeNumber,
 	"max_result":            maxResult,
 	"max_log":               wholeNumber,
+	"job_history":           wholeNumber,
 }
 
 // Completed jobs' defaults and bounds (lua/lib_outcomes.lua reads the same

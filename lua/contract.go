@@ -54,6 +54,7 @@ const (
 	FieldCancel
 	FieldProgress
 	FieldLog
+	FieldHistory
 	fieldEnd
 )
 
@@ -105,6 +106,7 @@ var fields = [fieldEnd]fieldSpec{
 	FieldCancel:   {lua: "F_CANCEL", added: true, absent: true, doc: "1: a cancel was asked while it was reserved; its consumer's next touch, progress or ack ends it cancelled (nil: none; lib_outcomes.lua)"},
 	FieldProgress: {lua: "F_PROGRESS", text: true, added: true, absent: true, doc: "its consumer's last progress, a JSON value's compact text (nil: none; progress.lua)"},
 	FieldLog:      {lua: "F_LOG", text: true, added: true, absent: true, doc: "its consumer's log lines, a JSON array of [ms, line] (nil: none; progress.lua)"},
+	FieldHistory:  {lua: "F_HISTORY", text: true, added: true, absent: true, doc: "its transitions, a JSON array of [ms, event, attempt, detail], its topic's job_history last (nil: none; lib.lua note)"},
 	FieldWaited:   {lua: "F_WAITED", text: true, added: true, absent: true, doc: "the wake channel its end is announced on, once a broker waits for it (nil: none; lib.lua announce_end)"},
 }
 

@@ -34,6 +34,7 @@ local F_WAITED = 27 -- the wake channel its end is announced on, once a broker w
 local F_CANCEL = 28 -- 1: a cancel was asked while it was reserved; its consumer's next touch, progress or ack ends it cancelled (nil: none; lib_outcomes.lua)
 local F_PROGRESS = 29 -- its consumer's last progress, a JSON value's compact text (nil: none; progress.lua)
 local F_LOG = 30 -- its consumer's log lines, a JSON array of [ms, line] (nil: none; progress.lua)
+local F_HISTORY = 31 -- its transitions, a JSON array of [ms, event, attempt, detail], its topic's job_history last (nil: none; lib.lua note)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record

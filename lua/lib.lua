@@ -161,6 +161,21 @@ local function now_ms()
   return clock
 end
 
+-- note adds an entry to job's history (F_HISTORY: a JSON array of [ms,
+-- event, attempt, detail]) when its topic t keeps one (job_history: the
+-- entries kept, the oldest dropped; 0, the default, keeps none, and a
+-- transition then costs one lookup). The script that makes a transition
+-- notes it before it saves the record, so the history is written with it,
+-- and goes with the job.
+local function note(t, job, event, detail)
+  local keep = tonumber(topic_config(t).job_history or '0')
+  if keep <= 0 then return end
+  local h = job[F_HISTORY] and cjson.decode(job[F_HISTORY]) or {}
+  h[#h + 1] = {now_ms(), event, job[F_RESERVES] or 0, detail or ''}
+  while #h > keep do table.remove(h, 1) end
+  job[F_HISTORY] = cjson.encode(h)
+end
+
 -- Deferred writes. Counters, due-time hints and wake-ups are only written,
 -- never read back, by the scripts that change them, so they are summed while
 -- a script runs and written once at its end by flush (lua.go calls it after

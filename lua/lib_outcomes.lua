@@ -75,6 +75,7 @@ do
     count_topic(t, 'total_completed', 1)
     job[F_STATE], job[F_DUE], job[F_ENDED_AT] = COMPLETED, 0, now
     if result ~= '' then job[F_RESULT] = result end
+    note(t, job, 'completed')
     redis.call('HSET', K_JOBS, member, cmsgpack.pack(job))
     redis.call('ZADD', t.completed, now + keep, member)
     schedule(t, now + keep)
@@ -115,6 +116,7 @@ do
     end
     move_state(job[F_STATE], CANCELLED)
     job[F_STATE], job[F_DUE], job[F_ENDED_AT], job[F_CANCEL] = CANCELLED, 0, now, nil
+    note(t, job, 'cancelled')
     save(member, job)
     redis.call('ZADD', t.cancelled, now + keep, member)
     schedule(t, now + keep)
@@ -130,6 +132,7 @@ function outcomes.again(t, member, job)
   local from = job[F_STATE]
   redis.call('ZREM', t[STATE_SET[from]], member)
   job[F_ENDED_AT], job[F_RESULT], job[F_FAILURES], job[F_DEAD_AT] = nil, nil, 0, 0
+  note(t, job, 'pushed_again')
   move_state(from, READY)
   make_ready(t, member, job)
   add(t.info, 'bytes', job[F_SIZE] or 0) -- counted again, as pending

@@ -103,6 +103,7 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		lua.FieldBodyJSON: "1", lua.FieldBody: spec.Body,
 		lua.FieldKeep: "60", lua.FieldEndedAt: "nil", lua.FieldResult: "nil", // not completed (outcomes_test.go)
 		lua.FieldWaited: "nil", lua.FieldCancel: "nil", lua.FieldProgress: "nil", lua.FieldLog: "nil", // endwait_test.go, cancel_test.go
+		lua.FieldHistory: "nil", // jobhistory_test.go: "rec" keeps none
 	}
 	if j.ClientID != "order-7" || j.Priority != 7 || j.Failures != 1 || j.LastError != "boom" ||
 		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() || !j.BodyJSON {

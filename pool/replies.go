@@ -129,6 +129,7 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		Cancelling:  num(lua.FieldCancel) == 1,
 		Progress:    text(lua.FieldProgress),
 		Log:         parseLog(text(lua.FieldLog)),
+		History:     parseHistory(text(lua.FieldHistory)),
 		KeepCompleted: func() time.Duration {
 			if !rec.has[lua.FieldKeep] {
 				return -1
@@ -154,6 +155,29 @@ func parseLog(text string) []job.LogLine {
 		var line string
 		if json.Unmarshal(l[0], &ms) == nil && json.Unmarshal(l[1], &line) == nil {
 			out = append(out, job.LogLine{At: time.UnixMilli(int64(ms)), Line: line})
+		}
+	}
+	return out
+}
+
+// parseHistory reads a job's history (F_HISTORY: a JSON array of [ms,
+// event, attempt, detail], as lib.lua's note writes it); one it cannot
+// read is none.
+func parseHistory(text string) []job.HistoryEntry {
+	if text == "" {
+		return nil
+	}
+	var raw [][4]json.RawMessage
+	if json.Unmarshal([]byte(text), &raw) != nil {
+		return nil
+	}
+	out := make([]job.HistoryEntry, 0, len(raw))
+	for _, e := range raw {
+		var ms, attempt float64
+		var event, detail string
+		if json.Unmarshal(e[0], &ms) == nil && json.Unmarshal(e[1], &event) == nil &&
+			json.Unmarshal(e[2], &attempt) == nil && json.Unmarshal(e[3], &detail) == nil {
+			out = append(out, job.HistoryEntry{At: time.UnixMilli(int64(ms)), Event: event, Attempt: int(attempt), Detail: detail})
 		}
 	}
 	return out

@@ -64,6 +64,11 @@ func BenchmarkScriptCost(b *testing.B) {
 		// stays, completed), without and with a 100-byte result.
 		{"ack/kept", both(reservedJobs, keepCompleted), ackOne},
 		{"ack/kept-result", both(reservedJobs, keepCompleted), ackResult},
+		// A topic that keeps each job's history (job_history 20): what a
+		// note costs a push, a pop and an ack (which completes the job).
+		{"push/history", withHistory, pushOne},
+		{"pop/history", both(withHistory, costJobs), popOne},
+		{"ack/history", both(withHistory, reservedJobs), ackOne},
 		// A topic with a rate and max_reserved that never hold (issue 23:
 		// what the limits cost a pop and an ack when they are set).
 		{"pop/limited", both(costJobs, limited), popOne},
@@ -146,6 +151,15 @@ var costResult = `{"url":"` + strings.Repeat("r", 90) + `"}`
 
 func ackResult(p *Pool, ctx context.Context, ids []uint64, i int) error {
 	return p.Ack(ctx, strconv.FormatUint(ids[i], 10), 1, costResult)
+}
+
+// withHistory makes topic t keep its jobs' histories (and its completed
+// jobs, so that an ack notes and keeps one).
+func withHistory(p *Pool, ctx context.Context, _ int) []uint64 {
+	if err := p.SetTopicConfig(ctx, "t", job.TopicConfig{"job_history": "20", "keep_completed": "3600"}); err != nil {
+		panic(err)
+	}
+	return nil
 }
 
 // keepCompleted makes topic t keep its completed jobs for an hour.

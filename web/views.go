@@ -54,10 +54,20 @@ type jobView struct {
 	Cancelling bool            `json:"cancelling,omitempty"`
 	Progress   json.RawMessage `json:"progress,omitempty"`
 	Log        []logLineView   `json:"log,omitempty"`
+	// History is its transitions, where its topic keeps them (job_history).
+	History []historyView `json:"history,omitempty"`
 	// Token names the delivery a pop made (job.Delivery), for the consumer
 	// to send back with its ack, touch, release, bury or fail; only pops
 	// show it.
 	Token string `json:"token,omitempty"`
+}
+
+// historyView is one transition of a job.
+type historyView struct {
+	At      string `json:"at"`
+	Event   string `json:"event"`
+	Attempt int    `json:"attempt"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // logLineView is a line of a job's log.
@@ -100,6 +110,9 @@ func viewJob(j *job.Job) jobView {
 	}
 	for _, l := range j.Log {
 		v.Log = append(v.Log, logLineView{At: l.At.UTC().Format(time.RFC3339Nano), Line: l.Line})
+	}
+	for _, e := range j.History {
+		v.History = append(v.History, historyView{At: e.At.UTC().Format(time.RFC3339Nano), Event: e.Event, Attempt: e.Attempt, Detail: e.Detail})
 	}
 	if j.KeepCompleted >= 0 {
 		keep := seconds(j.KeepCompleted)
