@@ -2,8 +2,8 @@
 // the HTTP API every two seconds:
 //   #/                         the overview (?page=N: the Nth 100 topics)
 //   #/topics/T/STATE           a topic's jobs in one state (ready, delayed,
-//                              reserved, buried, dead, completed), 50 a
-//                              page (?page=N)
+//                              reserved, buried, dead, completed,
+//                              cancelled), 50 a page (?page=N)
 //   #/jobs/ID                  one job
 // The back button and a reload keep the page. parts.js holds the helpers.
 "use strict";
@@ -13,9 +13,10 @@ const TOPIC_PAGE = 100;    // topics per page: never load them all
 const JOB_PAGE = 50;       // jobs per page of a topic's list
 const WINDOW_MS = 3600e3;  // the main chart and the cards' sparklines: the last hour (from the server's history)
 const TOPIC_WINDOW_MS = 300e3; // a topic's sparkline: the last 5 minutes (from the brokers' samples, then this page's)
-const STATES = ["ready", "delayed", "reserved", "buried", "dead", "completed"];
+const STATES = ["ready", "delayed", "reserved", "buried", "dead", "completed", "cancelled"];
 // {t, push, pop, fail, ready, delayed, reserved, buried, dead}, server-wide
-// (the brokers' samples count no completed jobs: their card has no sparkline)
+// (the brokers' samples count no completed or cancelled jobs: their cards
+// have no sparkline)
 const serverHistory = [];
 const topicHistory = new Map(); // topic -> [{t, push, pop, ack, fail}]
 const asked = new Set();       // topics whose samples the brokers were asked for (once each)
@@ -167,8 +168,10 @@ function renderStats(stats) {
   setValue("s-buried", stats.current_jobs_buried);
   setValue("s-dead", stats.current_jobs_dead);
   setValue("s-completed", stats.current_jobs_completed);
+  setValue("s-cancelled", stats.current_jobs_cancelled ?? "–");
   setValue("s-total", stats.total_jobs);
   setValue("s-waiting", stats.current_waiting);
+  setValue("s-end-waits", stats.current_end_waits ?? "–");
   setValue("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
   const lost = document.getElementById("data-lost");
   lost.hidden = !stats.store_data_lost;

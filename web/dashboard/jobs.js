@@ -10,11 +10,16 @@ const COLUMNS = {
   buried: ["id", "priority", "attempt", "failures", "created", "body"],
   dead: ["id", "failures", "last-error", "died", "body"],
   completed: ["id", "attempt", "completed-at", "result", "body"],
+  cancelled: ["id", "attempt", "cancelled-at", "progress", "body"],
 };
-const HEADINGS = {"ttr-ends": "TTR ends", "last-error": "last error", "completed-at": "completed"};
+const HEADINGS = {"ttr-ends": "TTR ends", "last-error": "last error", "completed-at": "completed", "cancelled-at": "cancelled"};
 // The end states: each listed by a route of its own (GET /topics/T/dead,
-// /topics/T/completed), its jobs pushed again or deleted all at once.
-const ENDED = ["dead", "completed"];
+// /topics/T/completed, /topics/T/cancelled), its jobs pushed again or
+// deleted all at once.
+const ENDED = ["dead", "completed", "cancelled"];
+// The states a job may be cancelled in: a waiting one ends at once, a
+// reserved one at its consumer's next report.
+const CANCELLABLE = ["delayed", "ready", "buried", "reserved"];
 
 // startTopic readies a topic's page as it opens, before its jobs come: the
 // last topic's rows must not show under this one's name.
@@ -65,13 +70,19 @@ async function refreshTopic(v, n) {
   replaceRows(document.querySelector("#job-list tbody"), list.jobs.map(j => jobRow(j, v)));
   const empty = document.getElementById("jobs-empty");
   empty.hidden = list.total > 0;
-  empty.textContent = `${v.topic} has no ${v.state} job.` + (v.state === "completed" && counts && !(counts.settings || {}).keep_completed
-    ? " Its keep_completed is 0: an ack deletes its job, unless the push asked to keep it (docs/outcomes.md)." : "");
+  empty.textContent = `${v.topic} has no ${v.state} job.` + (counts && !(counts.settings || {}).keep_completed ? KEEPS_NONE[v.state] || "" : "");
   for (const state of ENDED) document.getElementById(`${state}-actions`).hidden = v.state !== state || list.total === 0;
   for (const id of ["jobs-pager-top", "jobs-pager"]) { // a page of 50 is long: a pager above it and below
     renderPager(document.getElementById(id), list.total, v.page, JOB_PAGE, p => topicHref(v.topic, v.state, p));
   }
 }
+
+// KEEPS_NONE says why an end state's list is empty on a topic that keeps
+// no ended job (its keep_completed is 0).
+const KEEPS_NONE = {
+  completed: " Its keep_completed is 0: an ack deletes its job, unless the push asked to keep it (docs/outcomes.md).",
+  cancelled: " Its keep_completed is 0: a cancel deletes its job, unless the push asked to keep it (docs/outcomes.md).",
+};
 
 function jobRow(j, v) {
   const tr = el("tr");
@@ -89,6 +100,7 @@ function jobCell(j, col) {
     case "id": {
       const td = el("td", undefined, "id");
       td.appendChild(link(j.id, jobHref(j.id)));
+      if (j.cancelling) td.appendChild(el("div", "cancelling", "meta cancelling")).title = CANCELLING;
       return td;
     }
     case "created": return timeCell(j.created, col);
@@ -96,9 +108,11 @@ function jobCell(j, col) {
     case "ttr-ends": return timeCell(Date.now() + j.time_left * 1000, col);
     case "died": return timeCell(j.dead_at, col);
     case "completed-at": return timeCell(j.completed_at, col);
+    case "cancelled-at": return timeCell(j.cancelled_at, col);
     case "last-error": return el("td", j.last_error || "–", col);
     case "body": return clipCell(bodyText(j.body ?? j.body_preview ?? ""), col);
     case "result": return j.result === undefined ? el("td", "–", col) : clipCell(JSON.stringify(j.result), col);
+    case "progress": return j.progress === undefined ? el("td", "–", col) : clipCell(JSON.stringify(j.progress), col);
   }
   return el("td", j[col], col);
 }
@@ -117,8 +131,8 @@ function bodyText(body) {
 }
 
 // jobActions are the buttons for one job: kick a buried or delayed job,
-// retry a dead one, push a completed one again, delete any (asking first:
-// it cannot be undone).
+// retry a dead one, push a completed or cancelled one again, delete any
+// (asking first: it cannot be undone).
 function jobActions(j, topic, state) {
   const path = `/jobs/${enc(j.id)}`, out = [];
   if (state === "buried" || state === "delayed") {
@@ -128,8 +142,9 @@ function jobActions(j, topic, state) {
     out.push(actionButton("Retry", "retry", `Retry dead job ${j.id}? It becomes ready, its failures forgotten.`,
       () => api("POST", `/topics/${enc(topic)}/dead/retry`, {ids: [j.id]})));
   }
-  if (state === "completed") {
-    out.push(actionButton("Push again", "again", againText(j.id), () => api("POST", `/topics/${enc(topic)}/completed/retry`, {ids: [j.id]})));
+  if (state === "completed" || state === "cancelled") {
+    out.push(actionButton("Push again", "again", againText(j.id, state),
+      () => api("POST", `/topics/${enc(topic)}/${state}/retry`, {ids: [j.id]})));
   }
   const warn = state === "reserved" ? " Its consumer's ack will then fail." : "";
   out.push(actionButton("Delete", "danger delete", `Delete job ${j.id} of ${topic}?${warn} This cannot be undone.`,
@@ -137,17 +152,48 @@ function jobActions(j, topic, state) {
   return out;
 }
 
-// againText asks before a completed job is pushed again, from its row or
-// its page.
-function againText(id) {
-  return `Push completed job ${id} again? It becomes ready, its result forgotten.`;
+// againText asks before a completed or cancelled job is pushed again, from
+// its row or its page.
+function againText(id, state) {
+  return state === "completed" ? `Push completed job ${id} again? It becomes ready, its result forgotten.`
+    : `Push cancelled job ${id} again? It becomes ready, to run after all.`;
 }
 
 // ---- one job ----
 
+// CANCELLING is what a reserved job marked cancelling waits for.
+const CANCELLING = "yes: ends when its consumer next reports";
+
+// cancelText asks before a job is cancelled, as its state says what a
+// cancel does: a waiting job ends now, a reserved one when its consumer
+// next touches, reports or acks it.
+function cancelText(id, state) {
+  return state === "reserved"
+    ? `Cancel job ${id}? A consumer has it: it ends cancelled when its consumer next touches, reports on or acks it.`
+    : `Cancel ${state} job ${id}? It ends cancelled now, and will not run.`;
+}
+
+// cancelNote says what a cancel did, from its answer: the job ended
+// cancelled (kept, or removed where its topic keeps none), or marked
+// cancelling (202: a consumer has it).
+function cancelNote(id, j) {
+  if (j.cancelling) return `Cancelling: job ${id} ends when its consumer next reports.`;
+  if (j.cancelled_at) return `Cancelled: job ${id} will not run.`;
+  return `Cancelled: job ${id} will not run. Its topic keeps no cancelled job (keep_completed 0), so it is gone.`;
+}
+
+// showNote says what the job page's last action did ("": nothing), until
+// another job's page opens.
+function showNote(text) {
+  const note = document.getElementById("job-note");
+  note.textContent = text;
+  note.hidden = text === "";
+}
+
 function startJob(v) {
   setText("job-title", v.id);
   setText("job-error", "");
+  showNote("");
   document.getElementById("job-found").hidden = true;
   document.title = `job ${v.id} · gmq`;
 }
@@ -181,6 +227,8 @@ function renderJob(j) {
   if (j.expires) fields.push(["expires", when(j.expires)]);
   if (j.dead_at) fields.push(["died", when(j.dead_at)]);
   if (j.completed_at) fields.push(["completed", when(j.completed_at)]);
+  if (j.cancelled_at) fields.push(["cancelled", when(j.cancelled_at)]);
+  if (j.cancelling) fields.push(["cancelling", CANCELLING]);
   if (j.keep_completed !== undefined) fields.push(["keep completed", `${j.keep_completed}s`]);
   document.getElementById("job-fields").replaceChildren(...fields.flatMap(([k, v]) => {
     const dd = el("dd", undefined, `f-${k.replace(" ", "-")}`);
@@ -191,12 +239,14 @@ function renderJob(j) {
   renderResult(j);
   const found = document.getElementById("job-found");
   found.hidden = false;
+  renderProgress(j); // shown: its log's box can scroll
   found.dataset.id = j.id;
   found.dataset.topic = j.topic;
   found.dataset.state = j.state;
   document.getElementById("job-kick").hidden = !(j.state === "buried" || j.state === "delayed");
   document.getElementById("job-retry").hidden = j.state !== "dead";
-  document.getElementById("job-again").hidden = j.state !== "completed";
+  document.getElementById("job-again").hidden = j.state !== "completed" && j.state !== "cancelled";
+  document.getElementById("job-cancel").hidden = !CANCELLABLE.includes(j.state) || j.cancelling === true;
 }
 
 // renderResult shows a completed job's result, the JSON its ack gave,
@@ -206,6 +256,30 @@ function renderResult(j) {
   document.getElementById("job-result").hidden = j.result === undefined;
   document.getElementById("job-no-result").hidden = j.result !== undefined;
   document.getElementById("job-result").textContent = j.result === undefined ? "" : JSON.stringify(j.result, null, 2);
+}
+
+// renderProgress shows what the job's consumer reported (POST
+// .../progress): its last progress, any JSON value, indented; and its log,
+// each line's time and text, oldest first, in a box that scrolls. The box
+// starts at its end, and stays there as lines come while it is.
+function renderProgress(j) {
+  document.getElementById("job-progress-part").hidden = j.progress === undefined;
+  setText("job-progress", j.progress === undefined ? "" : JSON.stringify(j.progress, null, 2));
+  const log = j.log || [];
+  document.getElementById("job-log-part").hidden = log.length === 0;
+  setText("job-log-count", log.length === 1 ? "1 line" : `${log.length} lines`);
+  const box = document.getElementById("job-log");
+  const follow = box.dataset.id !== j.id || box.scrollHeight - box.scrollTop - box.clientHeight < 4;
+  box.replaceChildren(...log.map(l => {
+    const li = el("li");
+    const at = li.appendChild(el("time", clock(l.at), "at"));
+    at.dateTime = l.at;
+    at.title = new Date(l.at).toString();
+    li.appendChild(el("span", l.line, "line"));
+    return li;
+  }));
+  box.dataset.id = j.id;
+  if (follow) box.scrollTop = box.scrollHeight;
 }
 
 // LIMITS are the flow-control settings the topic page's form sets, by input.
@@ -259,8 +333,12 @@ function wireJobPage() {
       () => api("POST", `/topics/${enc(topic)}/dead/retry`, {ids: [id]}));
   });
   document.getElementById("job-again").addEventListener("click", () => {
-    const {id, topic} = found.dataset;
-    act(againText(id), () => api("POST", `/topics/${enc(topic)}/completed/retry`, {ids: [id]}));
+    const {id, topic, state} = found.dataset;
+    act(againText(id, state), () => api("POST", `/topics/${enc(topic)}/${state}/retry`, {ids: [id]}));
+  });
+  document.getElementById("job-cancel").addEventListener("click", () => {
+    const {id, state} = found.dataset;
+    act(cancelText(id, state), async () => showNote(cancelNote(id, await api("POST", `/jobs/${enc(id)}/cancel`))));
   });
   document.getElementById("job-delete").addEventListener("click", () => {
     const {id, topic, state} = found.dataset;
@@ -278,4 +356,9 @@ function wireJobPage() {
       () => api("POST", `/topics/${enc(view.topic)}/completed/retry`)));
   document.getElementById("completed-delete-all").addEventListener("click", () =>
     act(`Delete every completed job of ${view.topic}? This cannot be undone.`, () => api("DELETE", `/topics/${enc(view.topic)}/completed`)));
+  document.getElementById("cancelled-retry-all").addEventListener("click", () =>
+    act(`Push every cancelled job of ${view.topic} again? They become ready, to run after all.`,
+      () => api("POST", `/topics/${enc(view.topic)}/cancelled/retry`)));
+  document.getElementById("cancelled-delete-all").addEventListener("click", () =>
+    act(`Delete every cancelled job of ${view.topic}? This cannot be undone.`, () => api("DELETE", `/topics/${enc(view.topic)}/cancelled`)));
 }

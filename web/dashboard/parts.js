@@ -46,6 +46,13 @@ function dateTime(d) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
+// clock is a time to the second, as "2026-12-01 10:12:05", in the
+// browser's time zone ("–" when t is no time). t is an RFC 3339 string.
+function clock(t) {
+  const d = new Date(t);
+  return Number.isNaN(d.getTime()) ? "–" : `${dateTime(d)}:${pad(d.getSeconds())}`;
+}
+
 // relative says how far a time is from now: "in 7 d", "3 min ago", "now".
 // Each unit is used up to where the next reads better (90 s, not 1.5 min).
 function relative(d) {
