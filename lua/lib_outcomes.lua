@@ -125,13 +125,14 @@ do
 end
 
 -- outcomes.again makes a completed or cancelled job of topic t ready again
--- (pushed again from its set): its result, progress and failures
--- forgotten, its attempts counted on (an ack of an earlier delivery stays
+-- (pushed again from its set): its result, progress, log and failures
+-- forgotten (its history kept), its attempts counted on (an ack of an earlier delivery stays
 -- stale).
 function outcomes.again(t, member, job)
   local from = job[F_STATE]
   redis.call('ZREM', t[STATE_SET[from]], member)
   job[F_ENDED_AT], job[F_RESULT], job[F_FAILURES], job[F_DEAD_AT] = nil, nil, 0, 0
+  job[F_PROGRESS], job[F_LOG], job[F_CANCEL] = nil, nil, nil -- a run afresh (its history stays)
   note(t, job, 'pushed_again')
   move_state(from, READY)
   make_ready(t, member, job)

@@ -178,13 +178,13 @@ func (s *Server) purge(c *gin.Context) (int, any, error) {
 	if raw, ok := f["states"]; !ok {
 		return 0, nil, fmt.Errorf("%w: states is missing", errBadRequest)
 	} else if err := json.Unmarshal(raw, &names); err != nil || len(names) == 0 {
-		return 0, nil, fmt.Errorf("%w: states must be a non-empty array of ready, delayed, reserved, buried, dead, completed", errBadRequest)
+		return 0, nil, fmt.Errorf("%w: states must be a non-empty array of ready, delayed, reserved, buried, dead, completed, cancelled", errBadRequest)
 	}
 	states := make([]job.State, 0, len(names))
 	for _, name := range names {
 		st, ok := job.ParseState(name)
 		if !ok {
-			return 0, nil, fmt.Errorf("%w: unknown state %q (ready, delayed, reserved, buried, dead, completed)", errBadRequest, name)
+			return 0, nil, fmt.Errorf("%w: unknown state %q (ready, delayed, reserved, buried, dead, completed, cancelled)", errBadRequest, name)
 		}
 		states = append(states, st)
 	}
@@ -202,13 +202,13 @@ func (s *Server) purge(c *gin.Context) (int, any, error) {
 }
 
 // listJobs answers a page of a topic's jobs in one state:
-// ?state=ready|delayed|reserved|buried|dead|completed (default ready)&offset=&limit=
+// ?state=ready|delayed|reserved|buried|dead|completed|cancelled (default ready)&offset=&limit=
 // (default 50, at most 500), bodies cut to their first 200 bytes.
 func (s *Server) listJobs(c *gin.Context) (int, any, error) {
 	name := c.DefaultQuery("state", "ready")
 	st, ok := job.ParseState(name)
 	if !ok {
-		return 0, nil, fmt.Errorf("%w: state must be ready, delayed, reserved, buried, dead or completed, got %q", errBadRequest, name)
+		return 0, nil, fmt.Errorf("%w: state must be ready, delayed, reserved, buried, dead, completed or cancelled, got %q", errBadRequest, name)
 	}
 	p, err := parsePage(c.Query("offset"), c.Query("limit"), 50, 500)
 	if err != nil {
