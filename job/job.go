@@ -99,6 +99,10 @@ type Spec struct {
 	// KeepCompleted, when not nil, is how long the job is kept completed
 	// after its ack, over its topic's keep_completed (0: deleted at its ack).
 	KeepCompleted *time.Duration
+	// Timeout, when not zero, is how long a worker's handler may run on the
+	// job: the clients' worker loops stop a handler past it (or past their
+	// own timeout, whichever is shorter) and fail the job.
+	Timeout time.Duration
 }
 
 // Update is what a change of a waiting (ready or delayed) job sets; a nil
@@ -141,6 +145,9 @@ type Job struct {
 	Result  string
 	// KeepCompleted is the job's own keep_completed (-1: its topic's).
 	KeepCompleted time.Duration
+	// Timeout is how long a worker's handler may run on it (0: the
+	// worker's own).
+	Timeout time.Duration
 	// Cancelling: a cancel was asked while the job was reserved; its
 	// consumer's next touch, progress or ack ends it cancelled.
 	Cancelling bool

@@ -16,7 +16,8 @@
 --            the topic's max_age caps it), retry (its policy, '' the topic's; lib_failures.lua retry_policy), trace
 --            (W3C traceparent, '' none), ..., json ('1': the body is a JSON object or array's text, F_JSON;
 --            a fanout child's copy and a replaced job take it with the body), keep (its own
---            keep_completed, seconds, '' its topic's; F_KEEP), then a member for each of
+--            keep_completed, seconds, '' its topic's; F_KEEP), timeout (ms a worker's
+--            handler may run on it, '' none; F_TIMEOUT), then a member for each of
 --            its fanout children (its topics after the first; op.children) -> {'OK', now ms, due ms (0
 --            when ready), 1 if the topic kept a copy (0: fanout_only), then member and client id of each
 --            job discarded to make room}, or {'EXISTS'} when the member is taken, or the topic's limits'

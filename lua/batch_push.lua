@@ -98,6 +98,7 @@ local function store(t, member, a, cid, expires, group)
   job[F_CID], job[F_SIZE], job[F_EXPIRES], job[F_RETRY], job[F_TRACE] = cid, #a.body, expires, a.retry, a.trace
   if a.json == '1' then job[F_JSON] = 1 end
   if a.keep ~= '' then job[F_KEEP] = tonumber(a.keep) end
+  if a.timeout ~= '' then job[F_TIMEOUT] = tonumber(a.timeout) end
   settle(job, delay, now)
   push_job(t, member, job, a.body, gathers.add)
   listed[t.name] = t

@@ -55,6 +55,7 @@ const (
 	FieldProgress
 	FieldLog
 	FieldHistory
+	FieldTimeout
 	fieldEnd
 )
 
@@ -107,6 +108,7 @@ var fields = [fieldEnd]fieldSpec{
 	FieldProgress: {lua: "F_PROGRESS", text: true, added: true, absent: true, doc: "its consumer's last progress, a JSON value's compact text (nil: none; progress.lua)"},
 	FieldLog:      {lua: "F_LOG", text: true, added: true, absent: true, doc: "its consumer's log lines, a JSON array of [ms, line] (nil: none; progress.lua)"},
 	FieldHistory:  {lua: "F_HISTORY", text: true, added: true, absent: true, doc: "its transitions, a JSON array of [ms, event, attempt, detail], its topic's job_history last (nil: none; lib.lua note)"},
+	FieldTimeout:  {lua: "F_TIMEOUT", added: true, absent: true, doc: "ms a worker's handler may run on it, which the clients' worker loops obey (nil: the worker's own)"},
 	FieldWaited:   {lua: "F_WAITED", text: true, added: true, absent: true, doc: "the wake channel its end is announced on, once a broker waits for it (nil: none; lib.lua announce_end)"},
 }
 
@@ -233,7 +235,7 @@ func Fields() []Field {
 var Ops = map[string][]string{
 	"push": {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace",
 		"unique_key", "unique_mode", "unique_for", "group",
-		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap", "json", "keep"},
+		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap", "json", "keep", "timeout"},
 	"delete":  {"member", "attempt", "mode", "result"},
 	"pop":     {"mode", "more"},
 	"pop_n":   {"mode", "n", "more"},

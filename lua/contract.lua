@@ -35,6 +35,7 @@ local F_CANCEL = 28 -- 1: a cancel was asked while it was reserved; its consumer
 local F_PROGRESS = 29 -- its consumer's last progress, a JSON value's compact text (nil: none; progress.lua)
 local F_LOG = 30 -- its consumer's log lines, a JSON array of [ms, line] (nil: none; progress.lua)
 local F_HISTORY = 31 -- its transitions, a JSON array of [ms, event, attempt, detail], its topic's job_history last (nil: none; lib.lua note)
+local F_TIMEOUT = 32 -- ms a worker's handler may run on it, which the clients' worker loops obey (nil: the worker's own)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record
@@ -99,7 +100,7 @@ local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERV
 -- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
 local OP_ARGS = {ack_pop = {'member', 'attempt', 'more', 'result'}, delete = {'member', 'attempt', 'mode', 'result'},
   pop = {'mode', 'more'}, pop_n = {'mode', 'n', 'more'},
-  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json', 'keep'}}
+  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json', 'keep', 'timeout'}}
 -- OP_ARGS[kind].read reads those arguments from args at i into a table by
 -- name in one constructor (sized once, where a loop grows it key by key).
 OP_ARGS.ack_pop.read = function(args, i) return {member = args[i], attempt = args[i + 1], more = args[i + 2], result = args[i + 3]} end
@@ -111,7 +112,7 @@ OP_ARGS.push.read = function(args, i) return {member = args[i], priority = args[
   unique_key = args[i + 9], unique_mode = args[i + 10], unique_for = args[i + 11],
   group = args[i + 12], schedule_key = args[i + 13], schedule_due = args[i + 14],
   schedule_next = args[i + 15], schedule_name = args[i + 16], overlap = args[i + 17],
-  json = args[i + 18], keep = args[i + 19]} end
+  json = args[i + 18], keep = args[i + 19], timeout = args[i + 20]} end
 -- OP_ARGS[kind].at is each argument's place after the first (lib_lean.lua
 -- reads a few of them where it stands, with no table).
 OP_ARGS.ack_pop.at = {member = 0, attempt = 1, more = 2, result = 3}
@@ -120,7 +121,8 @@ OP_ARGS.pop.at = {mode = 0, more = 1}
 OP_ARGS.pop_n.at = {mode = 0, n = 1, more = 2}
 OP_ARGS.push.at = {member = 0, priority = 1, ttr = 2, delay = 3, body = 4, client_id = 5, expires = 6, retry = 7,
   trace = 8, unique_key = 9, unique_mode = 10, unique_for = 11, group = 12, schedule_key = 13,
-  schedule_due = 14, schedule_next = 15, schedule_name = 16, overlap = 17, json = 18, keep = 19}
+  schedule_due = 14, schedule_next = 15, schedule_name = 16, overlap = 17, json = 18, keep = 19,
+  timeout = 20}
 
 -- R names the reply statuses (lua.Statuses), the first element of a reply.
 local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE', STATE = 'STATE',

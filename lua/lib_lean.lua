@@ -65,6 +65,8 @@ do
     if ARGV[at + AT_PUSH.json] == '1' then job[F_JSON] = 1 end
     local keep = ARGV[at + AT_PUSH.keep]
     if keep ~= '' then job[F_KEEP] = tonumber(keep) end
+    local timeout = ARGV[at + AT_PUSH.timeout]
+    if timeout ~= '' then job[F_TIMEOUT] = tonumber(timeout) end
     settle(job, delay, now)
     push_job(t, member, job, body, gathers.add)
     return job[F_DUE]

@@ -73,7 +73,7 @@ func TestRecordFollowsTheContract(t *testing.T) {
 	spec := job.Spec{Topic: "rec", Body: `{"n":"twelve bytes"}`, BodyJSON: true, ClientID: "order-7", Priority: 7, TTR: time.Minute,
 		Expires: time.Now().Add(time.Hour), Retry: &job.RetryPolicy{MaxAttempts: &attempts, Backoff: "fixed", Base: time.Millisecond},
 		TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Group: "tenant-1",
-		KeepCompleted: durationp(time.Minute)}
+		KeepCompleted: durationp(time.Minute), Timeout: 90 * time.Second}
 	pushed, err := p.Push(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +104,7 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		lua.FieldKeep: "60", lua.FieldEndedAt: "nil", lua.FieldResult: "nil", // not completed (outcomes_test.go)
 		lua.FieldWaited: "nil", lua.FieldCancel: "nil", lua.FieldProgress: "nil", lua.FieldLog: "nil", // endwait_test.go, cancel_test.go
 		lua.FieldHistory: "nil", // jobhistory_test.go: "rec" keeps none
+		lua.FieldTimeout: "90000",
 	}
 	if j.ClientID != "order-7" || j.Priority != 7 || j.Failures != 1 || j.LastError != "boom" ||
 		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() || !j.BodyJSON {

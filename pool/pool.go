@@ -311,7 +311,7 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 			"retry", j.Retry.Encode(), "trace", j.TraceParent,
 			"unique_key", "", "unique_mode", mode, "unique_for", window, "group", j.Group,
 			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "",
-			"json", flag(j.BodyJSON), "keep", keepArg(j.KeepCompleted))
+			"json", flag(j.BodyJSON), "keep", keepArg(j.KeepCompleted), "timeout", timeoutArg(j.Timeout))
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {
@@ -401,6 +401,14 @@ func strAt(a []rueidis.RedisMessage, i int) string {
 	}
 	s, _ := a[i].ToString() // nil (a Lua false) reads as ""
 	return s
+}
+
+// timeoutArg is a push's handler timeout in ms ("" none).
+func timeoutArg(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(millis(d), 10)
 }
 
 // keepArg is a push's own keep_completed in whole seconds, rounded up (""

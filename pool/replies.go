@@ -130,6 +130,7 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		Progress:    text(lua.FieldProgress),
 		Log:         parseLog(text(lua.FieldLog)),
 		History:     parseHistory(text(lua.FieldHistory)),
+		Timeout:     ms(lua.FieldTimeout),
 		KeepCompleted: func() time.Duration {
 			if !rec.has[lua.FieldKeep] {
 				return -1

@@ -76,6 +76,12 @@ func TestCompletedJobsOverHTTP(t *testing.T) {
 	if got := mustCall(t, 200, "GET", api+"/jobs/own", ``); got["state"] != "completed" {
 		t.Fatalf("a job with its own keep_completed: %v", got)
 	}
+	// A job's own handler timeout, which the clients' worker loops obey.
+	mustCall(t, 400, "POST", api+"/jobs", `{"topic":"timed","body":"x","timeout":"soon"}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"topic":"timed","body":"x","timeout":2.5}`)
+	if j := mustCall(t, 200, "GET", api+"/pop?topic=timed", ``); j["timeout"] != 2.5 {
+		t.Fatalf("a job pushed with a timeout: %v", j)
+	}
 	// A DELETE is not an ack: the job is gone.
 	mustCall(t, 200, "DELETE", api+"/jobs/own", ``)
 	mustCall(t, 404, "GET", api+"/jobs/own", ``)

@@ -48,6 +48,8 @@ type jobView struct {
 	CancelledAt   string          `json:"cancelled_at,omitempty"`
 	Result        json.RawMessage `json:"result,omitempty"`
 	KeepCompleted *float64        `json:"keep_completed,omitempty"`
+	// Timeout is how long a worker's handler may run on it, seconds.
+	Timeout float64 `json:"timeout,omitempty"`
 	// Cancelling: a cancel was asked while it was reserved (its consumer
 	// learns it at its next touch, progress or ack); Progress and Log are
 	// what its consumer reported (POST .../progress).
@@ -104,7 +106,7 @@ func viewJob(j *job.Job) jobView {
 	if j.Result != "" {
 		v.Result = json.RawMessage(j.Result)
 	}
-	v.Cancelling = j.Cancelling
+	v.Cancelling, v.Timeout = j.Cancelling, seconds(j.Timeout)
 	if j.Progress != "" {
 		v.Progress = json.RawMessage(j.Progress)
 	}

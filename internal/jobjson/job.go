@@ -69,6 +69,9 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	} else if ok {
 		j.KeepCompleted = &keep
 	}
+	if j.Timeout, _, err = f.Seconds("timeout"); err != nil {
+		return j, err
+	}
 	return j, nil
 }
 
