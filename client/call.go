@@ -121,18 +121,20 @@ func retryAfter(h string, now time.Time) time.Duration {
 }
 
 // partlyDone says whether a failed answer reports work done before the
-// failure: the jobs a batch push stored, the ack before a failed pop.
+// failure: the jobs a batch push stored, the ack before a failed pop, the
+// job a push that waits stored before its wait failed.
 func partlyDone(e *Error) bool {
 	var done struct {
-		Stored []string        `json:"stored_ids"`
-		Acked  json.RawMessage `json:"acked"`
+		Stored   []string        `json:"stored_ids"`
+		Acked    json.RawMessage `json:"acked"`
+		Internal uint64          `json:"internal_id"`
 	}
 	if json.Unmarshal(e.body, &done) != nil {
 		return false
 	}
 	var one string
 	var many []string
-	return len(done.Stored) > 0 ||
+	return len(done.Stored) > 0 || done.Internal > 0 ||
 		json.Unmarshal(done.Acked, &one) == nil && one != "" ||
 		json.Unmarshal(done.Acked, &many) == nil && len(many) > 0
 }

@@ -2,8 +2,9 @@
 // batch), pop with long polling (one job or a batch), ack (with a result,
 // with the next pop in the same request), fail, release, bury and touch,
 // Work and WorkResults, a worker loop that runs a handler on each job
-// popped and acks it (with the handler's result), and cron schedules
-// (SetSchedule, FireSchedule...).
+// popped and acks it (with the handler's result) and stops it when its job
+// is cancelled, a job's progress (Progress), Cancel, WaitEnd and
+// PushAndWait, and cron schedules (SetSchedule, FireSchedule...).
 //
 // A Client holds no state beyond an http.Client and its options, and is safe
 // for concurrent use. Every request carries the token when one is set, is
@@ -88,6 +89,23 @@ type Job struct {
 	// AckJobResult.
 	CompletedAt time.Time       `json:"completed_at,omitzero"`
 	Result      json.RawMessage `json:"result,omitempty"`
+
+	// Set on a cancelled job (State "cancelled", read with Get, WaitEnd or
+	// Cancel): when it ended so. Cancelling is set on a reserved job whose
+	// cancel is asked: its consumer's next touch, Progress, ack, release,
+	// bury or fail answers 410 (ErrCancelled), which ends it cancelled.
+	CancelledAt time.Time `json:"cancelled_at,omitzero"`
+	Cancelling  bool      `json:"cancelling,omitempty"`
+	// Progress is the last progress its consumer reported (see Progress),
+	// as its JSON text (nil: none); Log is the job's log, oldest first.
+	Progress json.RawMessage `json:"progress,omitempty"`
+	Log      []LogLine       `json:"log,omitempty"`
+}
+
+// LogLine is a line of a job's log (see Progress).
+type LogLine struct {
+	At   time.Time `json:"at"`
+	Line string    `json:"line"`
 }
 
 // Retry is a job's own retry policy; what it leaves out (nil, "" or 0) is
@@ -106,8 +124,9 @@ func Priority(p uint32) *uint32 { return &p }
 // Error is an answer from gmq that is not a success.
 type Error struct {
 	// Status is the HTTP status: 400 bad input, 401 no or wrong token,
-	// 404 unknown, 409 conflict, 413 too big, 429 too many waiting or too
-	// many wrong tokens, 503 Redis down or busy.
+	// 404 unknown, 409 conflict, 410 the job was cancelled (IsCancelled),
+	// 413 too big, 429 too many waiting or too many wrong tokens, 503 Redis
+	// down or busy.
 	Status  int
 	Message string // gmq's reason
 	// HeldBy is, for a 409 to a unique push (mode reject), the id of the
@@ -139,6 +158,15 @@ func IsConflict(err error) bool { return status(err) == http.StatusConflict }
 // IsUnauthorized reports whether err is gmq's 401: the broker requires a
 // token ([web] token) and the client sent none, or a wrong one.
 func IsUnauthorized(err error) bool { return status(err) == http.StatusUnauthorized }
+
+// IsCancelled reports whether err is gmq's 410: the job was cancelled
+// while it was reserved, and this call ended it (see Cancel). errors.Is(err,
+// ErrCancelled) says the same, and also holds for a Work handler's context
+// cause.
+func IsCancelled(err error) bool { return status(err) == http.StatusGone }
+
+// Is makes an *Error of status 410 match ErrCancelled, for errors.Is.
+func (e *Error) Is(target error) bool { return target == ErrCancelled && e.Status == http.StatusGone }
 
 // IsUnavailable reports whether err is gmq's 503 (Redis down or busy), once
 // the client's retries are spent.

@@ -19,7 +19,8 @@ import (
 //
 // Its context is not cancelled when Work is told to stop, so that a job in
 // hand can finish; it is cancelled, with cause ErrLostJob, when the job's
-// reservation is found lost (see Work).
+// reservation is found lost, and with cause ErrCancelled when the job was
+// cancelled (see Work).
 type Handler func(ctx context.Context, j *Job) error
 
 // ResultHandler is a Handler that also returns the job's result, for
@@ -86,6 +87,13 @@ func (o WorkOptions) withDefaults() WorkOptions {
 //     every TTR/2, so that a long job is not delivered to another worker.
 //     A touch that finds the job lost cancels the handler's context (cause
 //     ErrLostJob).
+//   - A job cancelled while its handler runs (Cancel) is learnt at the
+//     next touch (every TTR/2), at a Progress the handler makes with its
+//     context, or at the ack or fail: a 410. The first two cancel the
+//     handler's context with cause ErrCancelled. The job has ended, so Work
+//     neither acks nor fails it, whatever the handler returns, and logs it
+//     (Info). A handler that finishes before its job's first touch is told
+//     nothing: its ack's 410 is logged.
 //   - When ctx is done, Work pops no more (a long poll under way is given
 //     up), lets the handlers in hand finish on their own contexts, acks or
 //     fails their jobs, and returns nil. A job the broker handed out in the
@@ -184,17 +192,25 @@ func (w *worker) run(ctx context.Context, j *Job) *Job {
 	switch {
 	case errors.Is(err, ErrLostJob):
 		log.Warn("gmq: the job's reservation was lost (its TTR ran out): left to whoever has it now", "err", err)
+	case errors.Is(err, ErrCancelled):
+		log.Info("gmq: the job was cancelled: its handler was stopped; neither acked nor failed", "err", err)
 	case err != nil:
-		if _, ferr := w.c.FailJob(settle, j, reason(err)); ferr != nil {
+		if _, ferr := w.c.FailJob(settle, j, reason(err)); IsCancelled(ferr) {
+			log.Info("gmq: the job was cancelled while its handler ran: not failed", "reason", err)
+		} else if ferr != nil {
 			log.Warn("gmq: could not fail the job: it comes back after its TTR", "reason", err, "err", ferr)
 		}
 	case ctx.Err() != nil:
-		if _, aerr := w.ack(settle, j, result, false, log); aerr != nil {
+		if _, aerr := w.ack(settle, j, result, false, log); IsCancelled(aerr) {
+			log.Info("gmq: the job was cancelled while its handler ran: not acked")
+		} else if aerr != nil {
 			log.Warn("gmq: could not ack the job done: it comes back after its TTR", "err", aerr)
 		}
 	default:
 		next, aerr := w.ack(settle, j, result, true, log)
-		if aerr != nil {
+		if IsCancelled(aerr) {
+			log.Info("gmq: the job was cancelled while its handler ran: not acked")
+		} else if aerr != nil {
 			log.Warn("gmq: could not ack the job done, or pop the next", "err", aerr)
 		}
 		return next
@@ -246,10 +262,12 @@ func reason(err error) string {
 
 // handle runs the handler on j, touching j while it runs, and returns its
 // result and error: a recovered panic as one, ErrLostJob (wrapped) when a
-// touch found the job lost.
+// touch found the job lost, ErrCancelled (wrapped) when a touch or the
+// handler's Progress found it cancelled.
 func (w *worker) handle(ctx context.Context, j *Job) (result any, err error) {
 	hctx, lose := context.WithCancelCause(ctx)
 	defer lose(nil)
+	hctx = context.WithValue(hctx, handlingKey{}, &handling{id: j.ID, attempt: j.Attempt, stop: lose})
 	if limit := w.opts.Timeout; limit > 0 {
 		timer := time.AfterFunc(limit, func() { lose(fmt.Errorf("%w after %s", ErrHandlerTimeout, limit)) })
 		defer timer.Stop()
@@ -257,7 +275,8 @@ func (w *worker) handle(ctx context.Context, j *Job) (result any, err error) {
 	stopTouching := w.keepAlive(ctx, lose, j)
 	defer func() {
 		stopTouching()
-		if cause := context.Cause(hctx); errors.Is(cause, ErrLostJob) || errors.Is(cause, ErrHandlerTimeout) {
+		if cause := context.Cause(hctx); errors.Is(cause, ErrLostJob) || errors.Is(cause, ErrHandlerTimeout) ||
+			errors.Is(cause, ErrCancelled) {
 			err = cause
 		}
 	}()
@@ -272,7 +291,8 @@ func (w *worker) handle(ctx context.Context, j *Job) (result any, err error) {
 
 // keepAlive touches j every half TTR from now until the returned stop is
 // called (stop waits for a touch under way to be given up). A touch that
-// finds j gone or no longer this delivery's calls lose with ErrLostJob.
+// finds j gone or no longer this delivery's calls lose with ErrLostJob, one
+// that finds it cancelled (410) with ErrCancelled.
 func (w *worker) keepAlive(ctx context.Context, lose context.CancelCauseFunc, j *Job) (stop func()) {
 	every := time.Duration(j.TTR * float64(time.Second) / 2)
 	if every <= 0 {
@@ -292,6 +312,9 @@ func (w *worker) keepAlive(ctx context.Context, lose context.CancelCauseFunc, j 
 			err := w.c.TouchJob(ctx, j)
 			switch {
 			case err == nil, ctx.Err() != nil:
+			case IsCancelled(err):
+				lose(fmt.Errorf("%w: touch: %w", ErrCancelled, err))
+				return
 			case IsNotFound(err) || IsConflict(err):
 				lose(fmt.Errorf("%w: touch: %w", ErrLostJob, err))
 				return

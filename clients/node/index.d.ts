@@ -98,7 +98,7 @@ export interface Job {
   topic: string;
   /** As pushed: a string, or the object or array pushed as JSON. */
   body: Body;
-  state: 'ready' | 'delayed' | 'reserved' | 'buried' | 'dead' | 'completed' | string;
+  state: 'ready' | 'delayed' | 'reserved' | 'buried' | 'dead' | 'completed' | 'cancelled' | string;
   priority: number;
   delay: number;
   TTR: number;
@@ -135,6 +135,36 @@ export interface Job {
   completed_at?: string;
   /** A completed job's: the result its ack gave, as that JSON; absent: none. */
   result?: unknown;
+  /** A cancelled job's (state "cancelled"): when it ended so (RFC 3339). */
+  cancelled_at?: string;
+  /** true on a reserved job whose cancel was asked: its consumer's next call on it is answered 410. */
+  cancelling?: boolean;
+  /** The last progress its consumer reported (see progress), as that JSON. */
+  progress?: unknown;
+  /** Its log, oldest first. */
+  log?: LogLine[];
+}
+
+/** A line of a job's log. */
+export interface LogLine {
+  /** RFC 3339. */
+  at: string;
+  line: string;
+}
+
+/**
+ * How a job ended (waitEnd, pushAndWait): the job itself when it is kept
+ * (state "completed" with its result, "dead" with its last_error,
+ * "cancelled"), else its id and how it went.
+ */
+export type End = Job | { id: string; state: 'acked' | 'deleted' | 'expired' | 'taken' | 'discarded' | 'gone' | 'cancelled' };
+
+/** What progress reports; either may be left out. */
+export interface ProgressOptions extends CallOptions {
+  /** Any value JSON.stringify encodes; undefined or null: the last one given stays. */
+  progress?: unknown;
+  /** A line for the job's log (cut to 1 KiB; the topic keeps its max_log lines). */
+  log?: string;
 }
 
 /** What a cron schedule's fires push, as gmq shows it (its retry policy and unique key, if any, are in file and run). */
@@ -263,13 +293,15 @@ export interface WorkerOptions {
   onError?: (err: unknown, job?: Job) => void;
   /** Told of each job the handler failed (a throw or a rejection), after the job is failed. Default: console.error. */
   onFailure?: (err: unknown, job: Job) => void;
+  /** Told of each job found cancelled while its handler ran (neither acked nor failed). Default: console.error. */
+  onCancel?: (err: CancelledError, job: Job) => void;
 }
 
 /** An answer from gmq that is not a success; status 0 when there was no answer. */
 export class GmqError extends Error {
   constructor(status: number, message: string, extra?: { body?: unknown; cause?: unknown });
   name: 'GmqError';
-  /** The HTTP status (400, 401, 404, 409, 413, 429, 503…), 0 when there was no answer. */
+  /** The HTTP status (400, 401, 404, 409, 410, 413, 429, 503…), 0 when there was no answer. */
   status: number;
   /** gmq's answer, with its other fields (a batch push's stored_ids, an ack's acked). */
   body?: { error?: string; [field: string]: unknown };
@@ -287,6 +319,8 @@ export class Client {
   push(topic: string, body: Body, options?: Omit<PushOptions, 'unique'> & CallOptions & { unique?: undefined }): Promise<string>;
   /** push with options whose unique may or may not be set: the id, or (with unique) a Pushed. */
   push(topic: string, body: Body, options?: PushOptions & CallOptions): Promise<string | Pushed>;
+  /** Pushes a job, then waits up to wait seconds for its end in the same request: end is null when it has not ended (wait again with waitEnd). */
+  pushAndWait(topic: string, body: Body, options: PushOptions & CallOptions & { wait: number }): Promise<{ id: string; end: End | null }>;
   /** Stores several jobs, all or none; returns their ids in order. */
   pushBatch(jobs: NewJob[], options?: CallOptions): Promise<string[]>;
   /** Reserves a job, waiting up to timeout seconds; null when none came. */
@@ -311,6 +345,12 @@ export class Client {
   bury(job: JobRef, options?: CallOptions & { priority?: number }): Promise<Job>;
   /** Changes a waiting (ready or delayed) job in place: delay (seconds from now; 0: ready at once), priority, body. A reserved one: GmqError 409. */
   update(job: JobRef, changes?: CallOptions & { delay?: number; priority?: number; body?: Body }): Promise<Job>;
+  /** Reports a popped job's progress and a log line; resolves to the job. Cancelled: GmqError 410, and its worker handler's signal is aborted. */
+  progress(job: JobRef, options?: ProgressOptions): Promise<Job>;
+  /** Ends a job that should not run: a waiting one at once (state "cancelled"), a reserved one at its consumer's next call (cancelling: true). Ended: 409. */
+  cancel(id: string, options?: CallOptions): Promise<Job | { id: string; state: 'cancelled' }>;
+  /** Waits up to timeout seconds for a job's end: how it ended, or null. Unknown: GmqError 404. */
+  waitEnd(id: string, options?: WaitOptions): Promise<End | null>;
   /** A job in any state (a completed one with its completed_at and result), or null when gmq does not know it. */
   getJob(id: string, options?: CallOptions): Promise<Job | null>;
   /** Frees a topic's unique key before its window ends: the next push with it makes a new job. Not held: GmqError 404. */
@@ -351,6 +391,14 @@ export const workerDefaults: Readonly<{ concurrency: number; pollTimeout: number
 /** The reason a handler's signal is aborted with past the worker's timeout, and its job's failure. */
 export class HandlerTimeoutError extends Error {
   constructor(seconds: number);
+}
+/**
+ * The reason a handler's signal is aborted with when its job was cancelled
+ * while it ran, and what onCancel is told; its cause is gmq's 410.
+ */
+export class CancelledError extends Error {
+  constructor(how: string, cause: unknown);
+  name: 'CancelledError';
 }
 /**
  * What a worker's onError is told when a handler's result could not be sent

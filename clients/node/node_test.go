@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // shipped is what the tarball must hold: the code and its types, no tests.
 var shipped = []string{"README.md", "index.d.ts", "index.js", "lib/client.js", "lib/errors.js", "lib/http.js",
-	"lib/wire.js", "lib/worker.js", "package.json"}
+	"lib/outcomes.js", "lib/wire.js", "lib/worker.js", "package.json"}
 
 // A testFile is a file of test/ and what it runs against: a broker of its
 // own (tweaked as the file needs, its URL in GMQ_URL) or none, and more
@@ -52,6 +52,9 @@ func TestClient(t *testing.T) {
 		{file: "delivery.test.js", broker: true}, // tokens: a late call never reaches a job pushed again with its id
 		// completed jobs: a worker's result, the acks' results, a push's keepCompleted
 		{file: "outcomes.test.js", broker: true},
+		// progress and a log; a worker's handler stopped when its job is
+		// cancelled; a late ack's 410; cancel, waitEnd and pushAndWait
+		{file: "cancel.test.js", broker: true},
 		{file: "examples.test.js", broker: true}, // the README's producer, worker, unique pushes and schedule; SIGTERM, SIGKILL
 	}
 	files, err := filepath.Glob("test/*.test.js")

@@ -209,6 +209,10 @@ func TestScripts(t *testing.T) {
 		// carries, read back with job(); the acks with a result (ack,
 		// ackAndPop, ackMany); a push's keepCompleted
 		{"Outcomes", "outcomes.php", "outcomes-php"},
+		// progress and a log read back; cancel (waiting, reserved: a
+		// JobCancelled); waitEnd answered by another process's ack;
+		// pushAndWait with a worker, and without
+		{"Cancel", "cancel.php", "cancel-php"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := fresh(t, nil)

@@ -151,6 +151,11 @@ func testScripts(t *testing.T, py string) {
 		// carries, read back with get_job; the acks with a result (ack,
 		// ack_and_pop, ack_many); a push's keep_completed
 		{"Outcomes", "outcomes.py", "outcomes-py"},
+		// progress and a log read back; a worker's handler stopped when its
+		// job is cancelled (by its touch, by its own progress), neither acked
+		// nor failed; a late ack's 410 logged; cancel of a waiting job;
+		// wait_end answered by a worker's ack; push_and_wait
+		{"Cancel", "cancel.py", "cancel-py"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := brokertest.Fresh(t, nil)

@@ -2,8 +2,9 @@
 // schedules', and how each reads a retried call's answer (README's
 // "Retrying safely").
 
-import { GmqError } from './errors.js';
+import { ok } from './errors.js';
 import { Transport } from './http.js';
+import { Running, cancel, progress, pushAndWait, storedBefore, waitEnd, watch } from './outcomes.js';
 import { ackRef, checkBody, checkResult, jobPath, jobRef, pushJob, reason, topicList } from './wire.js';
 import { Worker, defined } from './worker.js';
 
@@ -25,6 +26,7 @@ export const defaults = Object.freeze({
  */
 export class Client {
   #t;
+  #running = new Running(); // the jobs a worker of this client runs, for progress's 410
 
   /**
    * @param {string | {url?: string, token?: string, timeout?: number, retries?: number,
@@ -80,12 +82,19 @@ export class Client {
     const { signal, ...fields } = options;
     const job = pushJob({ ...fields, topic, body });
     const a = await this.#t.call({ method: 'POST', path: '/api/v1/jobs', payload: job, signal });
-    // A retry's 409 for the id (it names no holder), or for a key this id holds: an earlier try stored it.
-    if (a.status === 409 && a.tries > 1 && job.id !== undefined && [undefined, job.id].includes(a.body?.id)) {
-      return job.unique == null ? job.id : { id: job.id };
-    }
+    if (storedBefore(a, job)) return job.unique == null ? job.id : { id: job.id };
     if (job.unique == null) return ok(a, 201).id;
     return ok(a, a.status === 200 ? 200 : 201); // 200: the waiting job holding the key was changed
+  }
+
+  /**
+   * pushAndWait pushes a job as push does (options: wait, in seconds, and
+   * push's), then waits for its end in the same request: {id, end}, end
+   * null when it has not ended within wait. See outcomes.js.
+   * @returns {Promise<{id: string, end: object | null}>}
+   */
+  pushAndWait(topic, body, options = {}) {
+    return pushAndWait(this.#t, topic, body, options);
   }
 
   /**
@@ -258,6 +267,25 @@ export class Client {
   }
 
   /**
+   * progress reports how far a popped job has got ({progress, log}) and
+   * resolves to the job; a 410 (cancelled) rejects, and aborts the signal
+   * of the worker's handler that runs it. See outcomes.js.
+   */
+  progress(job, options = {}) {
+    return progress(this.#t, this.#running, job, options);
+  }
+
+  /** cancel ends a job that should not run: see outcomes.js. */
+  cancel(id, options = {}) {
+    return cancel(this.#t, id, options);
+  }
+
+  /** waitEnd waits up to options.timeout seconds for a job's end: see outcomes.js. */
+  waitEnd(id, options = {}) {
+    return waitEnd(this.#t, id, options);
+  }
+
+  /**
    * update changes a waiting (ready or delayed) job in place, the fields
    * given: its delay (seconds from now; 0: ready at once), priority or body
    * (a string, or an object or an array, as push's).
@@ -374,6 +402,16 @@ export class Client {
     return new Worker(this, topicList(topics), handler, options);
   }
 
+  /**
+   * The worker's: while its handler runs job, a progress call answered 410
+   * for that delivery calls onCancel with the answer. Returns what forgets it.
+   * @param {{id: string, attempt?: number}} job
+   * @param {(answer: object) => void} onCancel
+   */
+  [watch](job, onCancel) {
+    return this.#running.watch(jobRef(job), onCancel);
+  }
+
   async #action(id, action, payload, signal) {
     return ok(await this.#t.call({ method: 'POST', path: jobPath(id, action), payload, signal }), 200);
   }
@@ -393,16 +431,6 @@ function schedulePath(name) {
 function popRequest(topics, count, timeout, signal) {
   const payload = count > 0 ? { topics, count, timeout } : { topics, timeout };
   return { method: 'POST', path: '/api/v1/pop', payload, wait: timeout, signal };
-}
-
-/**
- * ok returns an answer's body when its status is want, and throws it as a
- * GmqError otherwise.
- */
-function ok(answer, want) {
-  if (answer.status === want) return answer.body;
-  const body = answer.body ?? {};
-  throw new GmqError(answer.status, String(body.error ?? `unexpected HTTP ${answer.status}`), { body });
 }
 
 /** goneIsAcked moves a retried batch ack's 404s (acked by an earlier try) to acked. */

@@ -6,7 +6,8 @@
  *
  * Statuses gmq uses: 400 bad input, 401 no or wrong token, 404 unknown job or
  * topic, 409 a duplicate id, a unique key held (see heldBy), a stale
- * delivery or the wrong state, 413 too big, 429 too many wrong tokens or
+ * delivery or the wrong state, 410 the job was cancelled while reserved
+ * (it has ended: stop its work), 413 too big, 429 too many wrong tokens or
  * waiting consumers, 503 Redis unreachable or too slow (retried by the
  * client first, see Client's retries).
  */
@@ -34,4 +35,19 @@ export class GmqError extends Error {
     const id = this.body?.id;
     return this.status === 409 && typeof id === 'string' ? id : undefined;
   }
+}
+
+/**
+ * ok returns an answer's body when its status is want, and throws it as a
+ * GmqError otherwise.
+ */
+export function ok(answer, want) {
+  if (answer.status === want) return answer.body;
+  throw failure(answer);
+}
+
+/** failure is the GmqError of an answer that is not a success. */
+export function failure(answer) {
+  const body = answer.body ?? {};
+  return new GmqError(answer.status, String(body.error ?? `unexpected HTTP ${answer.status}`), { body });
 }

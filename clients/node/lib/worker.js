@@ -4,6 +4,7 @@
 // dropping a job in hand.
 
 import { pause } from './http.js';
+import { watch } from './outcomes.js';
 import { checkResult, reason } from './wire.js';
 
 /** The worker's defaults (seconds). */
@@ -39,7 +40,16 @@ const maxPause = 10;
  *   the signal it was given ({signal}, its second argument) aborted with a
  *   HandlerTimeoutError, and when it settles the job is failed with that
  *   error's message, whatever it returned (JavaScript cannot stop a
- *   function: a handler that ignores its signal runs on, its job touched).
+ *   function: a handler that ignores its signal runs on, its job touched);
+ * - a job cancelled while its handler runs (Client.cancel) is learnt at
+ *   the next touch (every TTR/2), at a progress call the handler makes
+ *   through this worker's client (Client.progress, which then rejects with
+ *   a GmqError 410), or at the ack or fail: a 410. The first two abort the
+ *   handler's signal with a CancelledError. The job has ended, so it is
+ *   neither acked nor failed, whatever the handler does, and
+ *   options.onCancel is told (default: a line on stderr). A handler that
+ *   finishes before its job's first touch is told nothing: its ack's 410
+ *   goes to onCancel.
  * stop(), or SIGTERM or SIGINT (unless options.signals says otherwise),
  * ends the loops: no more pops (the long polls in flight are aborted), the
  * jobs in hand finish and are acked or failed, then done resolves. After a
@@ -59,6 +69,7 @@ export class Worker {
   #timeout;
   #onError;
   #onFailure;
+  #onCancel;
   #stop = new AbortController();
   #fatal = null;
 
@@ -76,10 +87,11 @@ export class Worker {
    * @param {string[]} topics
    * @param {(job: object) => unknown} handler
    * @param {{concurrency?: number, pollTimeout?: number, signals?: string[] | false,
-   *   onError?: (err: unknown, job?: object) => void, onFailure?: (err: unknown, job: object) => void}} [options]
+   *   onError?: (err: unknown, job?: object) => void, onFailure?: (err: unknown, job: object) => void,
+   *   onCancel?: (err: CancelledError, job: object) => void}} [options]
    */
   constructor(client, topics, handler, options = {}) {
-    const opts = { ...workerDefaults, onError: logError, onFailure: logFailure, ...defined(options) };
+    const opts = { ...workerDefaults, onError: logError, onFailure: logFailure, onCancel: logCancel, ...defined(options) };
     if (typeof handler !== 'function') throw new TypeError('a worker needs a handler: async (job) => { ... }');
     if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) {
       throw new TypeError(`concurrency must be a whole number of at least 1, got ${opts.concurrency}`);
@@ -97,6 +109,7 @@ export class Worker {
     this.#timeout = opts.timeout;
     this.#onError = opts.onError;
     this.#onFailure = opts.onFailure;
+    this.#onCancel = opts.onCancel;
     const unlisten = listen(opts.signals || [], () => this.stop());
     const loops = Array.from({ length: opts.concurrency }, () => this.#loop());
     this.done = Promise.all(loops).then(() => {
@@ -144,10 +157,19 @@ export class Worker {
     }
   }
 
-  /** run runs the handler on job, keeping it reserved, then acks or fails it. */
+  /**
+   * run runs the handler on job, keeping it reserved, then acks or fails
+   * it, unless the job was found cancelled meanwhile.
+   */
   async #run(job) {
-    const keepAlive = this.#keepAlive(job);
     const abort = new AbortController();
+    let cancelled = null;
+    const cancel = (how) => (err) => {
+      cancelled ??= new CancelledError(how, err);
+      abort.abort(cancelled);
+    };
+    const forget = this.#client[watch](job, cancel('its progress'));
+    const keepAlive = this.#keepAlive(job, cancel('its touch'));
     let timedOut = null;
     const timer = this.#timeout > 0
       ? setTimeout(() => abort.abort((timedOut = new HandlerTimeoutError(this.#timeout))), this.#timeout * 1000)
@@ -161,6 +183,12 @@ export class Worker {
     } finally {
       clearTimeout(timer);
       await keepAlive.stop();
+      forget();
+    }
+    if (!cancelled && failure?.err?.status === 410) cancelled = new CancelledError('a call of its handler', failure.err);
+    if (cancelled) {
+      this.#onCancel(cancelled, job);
+      return;
     }
     if (timedOut) failure = { err: timedOut }; // whatever the handler did after its time
     if (!(job.TTR > 0)) return; // removed as it was popped: nothing to ack
@@ -168,7 +196,9 @@ export class Worker {
       if (failure) await this.#client.fail(job, reason(failure.err));
       else await this.#ack(job, this.#sendable(job, result));
     } catch (err) {
-      this.#onError(err, job);
+      if (err?.status !== 410) this.#onError(err, job);
+      else this.#onCancel(new CancelledError(failure ? 'its fail' : 'its ack', err), job);
+      return;
     }
     if (failure) this.#onFailure(failure.err, job);
   }
@@ -201,14 +231,19 @@ export class Worker {
   /**
    * keepAlive touches job every TTR/2 seconds until stopped, one touch at a
    * time; stop waits for the touch in flight, so it cannot land after the
-   * ack.
+   * ack. A touch answered 410 (the job was cancelled) ends the touches and
+   * calls onCancelled with its error.
    */
-  #keepAlive(job) {
+  #keepAlive(job, onCancelled) {
     const every = (job.TTR * 1000) / 2;
     if (!(every > 0)) return { stop: async () => {} };
     let last = Promise.resolve();
     const timer = setInterval(() => {
-      last = last.then(() => this.#client.touch(job)).catch((err) => this.#onError(err, job));
+      last = last.then(() => this.#client.touch(job)).catch((err) => {
+        if (err?.status !== 410) return this.#onError(err, job);
+        clearInterval(timer);
+        onCancelled(err);
+      });
     }, every);
     return {
       stop() {
@@ -228,6 +263,19 @@ export class HandlerTimeoutError extends Error {
   constructor(seconds) {
     super(`gmq: the handler ran out of time after ${seconds} s`);
     this.name = 'HandlerTimeoutError';
+  }
+}
+
+/**
+ * CancelledError is the reason a handler's signal is aborted with when its
+ * job was cancelled while it ran (a 410 to the worker's touch, or to the
+ * handler's progress), and what onCancel is told; its cause is the 410.
+ */
+export class CancelledError extends Error {
+  /** @param {string} how the call that learnt it @param {unknown} cause */
+  constructor(how, cause) {
+    super(`gmq: the job was cancelled (learnt at ${how}): neither acked nor failed`, { cause });
+    this.name = 'CancelledError';
   }
 }
 
@@ -274,6 +322,11 @@ function isFatal(err) {
 /** logFailure is onFailure's default: a job the handler failed, said as the Go, Python and PHP workers say it. */
 function logFailure(err, job) {
   console.error(`gmq worker: job ${job.id} (attempt ${job.attempt}) failed: ${reason(err)}`);
+}
+
+/** logCancel is onCancel's default: a job cancelled under its handler, said as the other clients' workers say it. */
+function logCancel(err, job) {
+  console.error(`gmq worker: job ${job.id} (attempt ${job.attempt}): ${err.message}`);
 }
 
 function logError(err, job) {

@@ -24,6 +24,9 @@ namespace Gmq;
  * state, priority, due, failures, last_error, group (when it has one), ...
  * A completed job (see ack) also has completed_at (RFC 3339) and result
  * (decoded as a body is), and a job pushed with its own keep_completed has it.
+ * A job its consumer reported on (see progress) has progress and log
+ * ([['at' => RFC 3339, 'line' => ...], ...]); a cancelled one (see
+ * cancel) cancelled_at, a reserved one whose cancel was asked cancelling.
  *
  * A body is a string, or an array or object sent as JSON (json_encode: a
  * list as a JSON array, an associative array, a stdClass or a
@@ -37,6 +40,8 @@ namespace Gmq;
  */
 class Client
 {
+    use Outcomes;
+
     private readonly Http $http;
 
     public function __construct(
@@ -98,16 +103,17 @@ class Client
      */
     public function push(string $topic, string|array|object $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null, ?float $keepCompleted = null): string|array
     {
-        $job = ['topic' => $topic, 'body' => $body, 'delay' => $delay];
-        if ($ttr !== null) $job['TTR'] = $ttr;
-        if ($priority !== null) $job['priority'] = $priority;
-        if ($id !== null) $job['id'] = $id;
-        if ($retry !== null) $job['retry'] = $retry;
-        if ($unique !== null) $job['unique'] = $unique;
-        if ($group !== null) $job['group'] = $group;
-        if ($keepCompleted !== null) $job['keep_completed'] = $keepCompleted;
+        $job = self::pushFields($topic, $body, $delay, $ttr, $priority, $id, $retry, $unique, $group, $keepCompleted);
         $answer = $this->pushOne($job, false);
         return $unique === null ? $answer['id'] : $answer;
+    }
+
+    /** A pushed job's fields (push's arguments), those given. */
+    private static function pushFields(string $topic, string|array|object $body, float $delay, ?float $ttr, ?int $priority, ?string $id, ?array $retry, ?array $unique, ?string $group, ?float $keepCompleted): array
+    {
+        $given = ['TTR' => $ttr, 'priority' => $priority, 'id' => $id, 'retry' => $retry, 'unique' => $unique,
+            'group' => $group, 'keep_completed' => $keepCompleted];
+        return ['topic' => $topic, 'body' => $body, 'delay' => $delay] + array_filter($given, fn ($v) => $v !== null);
     }
 
     /**
@@ -119,12 +125,22 @@ class Client
     private function pushOne(array $job, bool $tried): array
     {
         $response = $this->http->retrying(fn () => $this->http->send('POST', '/api/v1/jobs', $job));
-        $id = isset($job['id']) ? (string) $job['id'] : null;
-        if ($id !== null && $response->status === 409 && ($tried || $response->tries > 1)
-            && in_array($response->answer['id'] ?? null, [null, $id], true)) {
-            return ['id' => $id];
+        if (self::storedBefore($job, $response, $tried)) {
+            return ['id' => (string) $job['id']];
         }
         return $response->ok();
+    }
+
+    /**
+     * Whether a push's 409 says an earlier try stored $job: a 409 for its
+     * client id (it names no holder) or a unique key held by that id, on a
+     * retry or when $tried says an earlier request may have stored it.
+     */
+    private static function storedBefore(array $job, Response $response, bool $tried): bool
+    {
+        $id = isset($job['id']) ? (string) $job['id'] : null;
+        return $id !== null && $response->status === 409 && ($tried || $response->tries > 1)
+            && in_array($response->answer['id'] ?? null, [null, $id], true);
     }
 
     /**

@@ -10,13 +10,14 @@ namespace Gmq;
  * $status is the HTTP status: 400 bad input, 401 no or wrong token, 404 an
  * unknown job, topic, schedule or unique key, 409 a duplicate id, a unique
  * key held (see $heldBy), a stale delivery, the wrong state or a schedule's
- * overlap skip, 413 too big, 503 Redis
+ * overlap skip, 410 the job was cancelled while reserved (a JobCancelled),
+ * 413 too big, 503 Redis
  * unreachable (after the client's retries); 0 when no answer came (refused,
  * timed out, not JSON). $answer is gmq's whole JSON answer when there was
  * one, for what a half-done request did: a batch push's "stored_ids", an
  * ack-then-pop's "acked".
  */
-final class GmqException extends \RuntimeException
+class GmqException extends \RuntimeException
 {
     /**
      * For a 409 to a unique push (mode reject): the id of the job that holds

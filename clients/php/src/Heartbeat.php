@@ -9,7 +9,11 @@ namespace Gmq;
  * its handler runs: a child process forked once, before any handler ran,
  * told over a socket pair when a job starts ("begin", a JSON line) and
  * ends ("end", answered "idle" once no touch is under way, so none goes
- * out after the ack).
+ * out after the ack, or "cancelled" when a touch was answered 410).
+ *
+ * A touch answered 410 (the job was cancelled) ends the job's touches and
+ * sends the worker process SIGUSR1, which the worker turns into a
+ * JobCancelled thrown into the handler (see Worker).
  *
  * Why a process: PHP runs one thing at a time, and a signal (SIGALRM)
  * would touch only between the handler's PHP statements: a handler
@@ -39,6 +43,7 @@ final class Heartbeat
      */
     public static function start(Client $client, callable $log): ?self
     {
+        $worker = getmypid();
         $pair = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
         if ($pair === false) {
             $log('no socket pair for the heartbeat: jobs will not be touched');
@@ -51,7 +56,7 @@ final class Heartbeat
         }
         if ($pid === 0) {
             fclose($pair[0]);
-            (new HeartbeatChild($client, $pair[1], $log))->run();
+            (new HeartbeatChild($client, $pair[1], $log, $worker))->run();
             // End without PHP's shutdown: the destructors and shutdown
             // functions inherited from the worker (a database handle's, say)
             // would close what the worker still uses.
@@ -71,16 +76,21 @@ final class Heartbeat
         }
     }
 
-    /** Stops the touches, and returns once none is under way. */
-    public function end(): void
+    /**
+     * Stops the touches, and returns once none is under way: whether a
+     * touch found the job cancelled (410).
+     */
+    public function end(): bool
     {
         if (@fwrite($this->socket, "end\n") !== 4) {
             throw new GmqException(0, 'the heartbeat process is gone');
         }
         stream_set_timeout($this->socket, self::IDLE_WAIT);
-        if (fgets($this->socket) !== "idle\n") {
+        $answer = fgets($this->socket);
+        if ($answer !== "idle\n" && $answer !== "cancelled\n") {
             throw new GmqException(0, 'the heartbeat process did not answer');
         }
+        return $answer === "cancelled\n";
     }
 
     /** Ends the helper: closing the socket is its signal; then reaps it. */

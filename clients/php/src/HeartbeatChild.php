@@ -7,7 +7,9 @@ namespace Gmq;
 /**
  * @internal The heartbeat process's loop (see Heartbeat): reads "begin"
  * and "end" lines from the worker, touches the job in hand every half of
- * its TTR, and returns when the worker's end of the socket closes.
+ * its TTR, tells the worker (SIGUSR1, then "cancelled" at the "end") when a
+ * touch finds the job cancelled, and returns when the worker's end of the
+ * socket closes.
  */
 final class HeartbeatChild
 {
@@ -18,12 +20,15 @@ final class HeartbeatChild
     /** @var null|array{id: string, attempt: int, token: ?string, ttr: float} the job in hand */
     private ?array $job = null;
     private float $next = INF;
+    /** A touch of the job in hand was answered 410. */
+    private bool $cancelled = false;
 
     /**
      * @param resource $socket
      * @param callable(string): void $log
+     * @param int $worker the worker process's pid, told of a cancel
      */
-    public function __construct(private readonly Client $client, private $socket, private $log)
+    public function __construct(private readonly Client $client, private $socket, private $log, private readonly int $worker)
     {
     }
 
@@ -65,7 +70,8 @@ final class HeartbeatChild
     {
         if ($line === 'end') {
             $this->job = null;
-            fwrite($this->socket, "idle\n");
+            fwrite($this->socket, $this->cancelled ? "cancelled\n" : "idle\n");
+            $this->cancelled = false;
             return;
         }
         $this->job = json_decode($line, true, flags: JSON_THROW_ON_ERROR);
@@ -78,15 +84,23 @@ final class HeartbeatChild
     }
 
     /**
-     * Touches the job in hand. A 404 or 409 (acked, deleted, or its TTR ran
-     * out and it went to another delivery) ends its touches; any other
-     * failure is logged, and the next touch comes as planned.
+     * Touches the job in hand. A 410 (cancelled) ends its touches and tells
+     * the worker; a 404 or 409 (acked, deleted, or its TTR ran out and it
+     * went to another delivery) ends its touches; any other failure is
+     * logged, and the next touch comes as planned.
      */
     private function touch(): void
     {
         $this->next = microtime(true) + $this->interval();
         try {
             $this->client->touch($this->job['id'], $this->job['attempt'], $this->job['token']);
+        } catch (JobCancelled $e) {
+            ($this->log)("job {$this->job['id']} was cancelled: stopping its handler");
+            $this->job = null;
+            $this->cancelled = true;
+            if (posix_getppid() === $this->worker) { // never signal whoever took an orphan over
+                posix_kill($this->worker, SIGUSR1);
+            }
         } catch (GmqException $e) {
             ($this->log)("touch of job {$this->job['id']} failed: {$e->getMessage()}");
             if ($e->status === 404 || $e->status === 409) {

@@ -27,16 +27,18 @@ final class Http
      * or the retries are spent, waiting between tries as gmq's Retry-After
      * says (and never longer than $maxBackoff), else a capped exponential
      * backoff. $try may change the request between tries: a batch push
-     * resends only what the last 503 says was not stored. Returns the last
-     * answer with its tries counted.
+     * resends only what the last 503 says was not stored. A 503 that $done
+     * says did part of the work (a push that waits: the job it stored) is
+     * not retried. Returns the last answer with its tries counted.
      *
      * @param callable(int): Response $try
+     * @param null|callable(Response): bool $done
      */
-    public function retrying(callable $try): Response
+    public function retrying(callable $try, ?callable $done = null): Response
     {
         for ($n = 0; ; $n++) {
             $response = $try($n);
-            if ($response->status !== 503 || $n >= $this->retries) {
+            if ($response->status !== 503 || $n >= $this->retries || ($done !== null && $done($response))) {
                 return $response->withTries($n + 1);
             }
             // A signal may cut the wait short (a worker told to stop): the retry comes sooner, no harm.

@@ -55,7 +55,10 @@ final class Response
         return new self($this->status, $this->answer, $this->retryAfter, $tries);
     }
 
-    /** The answer of a success (2xx); throws GmqException with gmq's reason for any other status. */
+    /**
+     * The answer of a success (2xx); throws GmqException with gmq's reason
+     * for any other status (a JobCancelled for a 410).
+     */
     public function ok(): ?array
     {
         if ($this->status >= 200 && $this->status < 300) {
@@ -64,6 +67,9 @@ final class Response
         $reason = is_string($this->answer['error'] ?? null) ? $this->answer['error'] : 'HTTP status ' . $this->status;
         if ($this->tries > 1) {
             $reason .= " (after $this->tries tries)";
+        }
+        if ($this->status === 410) {
+            throw new JobCancelled($reason, $this->answer);
         }
         throw new GmqException($this->status, $reason, $this->answer);
     }

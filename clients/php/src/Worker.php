@@ -18,6 +18,15 @@ namespace Gmq;
  *    dead set past its max_attempts);
  *  - touches it every half of its TTR while the handler runs, from a helper
  *    process (Heartbeat), so a long job is not given to another worker;
+ *  - when the job is cancelled while the handler runs (Client::cancel),
+ *    stops the handler as its timeout does: the touch that learns it (gmq
+ *    answers 410) has the helper send SIGUSR1, and a JobCancelled is thrown
+ *    into the handler; a progress() call of the handler's that learns it
+ *    throws the JobCancelled itself. The job has ended, so it is neither
+ *    acked nor failed, whatever the handler does after, and the worker logs
+ *    it. A handler that finishes before its job's first touch is told
+ *    nothing: its ack's 410 is logged. The worker process takes SIGUSR1
+ *    for this while it runs;
  *  - stops on SIGTERM or SIGINT (or stop()): no more pops, the job in hand
  *    finishes and is acked or failed, then run() returns. A long poll
  *    under way when the stop comes is let finish (up to $wait seconds);
@@ -33,7 +42,8 @@ namespace Gmq;
  *
  * Without ext-pcntl and ext-posix the worker runs in one process, with no
  * touches (a handler must finish within the TTR, or touch the job itself)
- * and no signal handling.
+ * and no signal handling: a cancel is learnt only at a progress() call or
+ * at the ack.
  */
 final class Worker
 {
@@ -54,6 +64,10 @@ final class Worker
     private ?Heartbeat $heart = null;
     /** The supervisor's pid in a forked worker process, to notice being orphaned. */
     private ?int $supervisor = null;
+    /** The handler runs: a SIGUSR1 (its job was cancelled) is thrown into it. */
+    private bool $inHandler = false;
+    /** A SIGUSR1 came for the job in hand. */
+    private bool $cancelSeen = false;
 
     /**
      * @param list<string> $topics popped in order: the first that has a job gives it
@@ -126,7 +140,9 @@ final class Worker
     /** The loop of one worker process. */
     private function work(): void
     {
+        $restore = null;
         if (self::canFork()) {
+            $restore = $this->catchCancels();
             $this->heart = Heartbeat::start($this->client, $this->log);
         }
         try {
@@ -149,7 +165,32 @@ final class Worker
         } finally {
             $this->heart?->close();
             $this->heart = null;
+            if ($restore !== null) {
+                $restore();
+            }
         }
+    }
+
+    /**
+     * Takes SIGUSR1, the heartbeat's word that the job in hand was
+     * cancelled: thrown into the handler as a JobCancelled while it runs,
+     * noted otherwise. Returns what gives the previous handler back.
+     */
+    private function catchCancels(): \Closure
+    {
+        $async = pcntl_async_signals(true);
+        $previous = pcntl_signal_get_handler(SIGUSR1);
+        pcntl_signal(SIGUSR1, function (): void {
+            $this->cancelSeen = true;
+            if ($this->inHandler) {
+                $this->inHandler = false;
+                throw new JobCancelled('the job was cancelled (learnt at its touch)');
+            }
+        });
+        return static function () use ($previous, $async): void {
+            pcntl_signal(SIGUSR1, $previous);
+            pcntl_async_signals($async);
+        };
     }
 
     /**
@@ -188,19 +229,31 @@ final class Worker
      */
     private function process(array $job): void
     {
+        $this->cancelSeen = false;
         $this->beginTouches($job);
         $blocked = Signals::block();
         $alarm = $this->alarm();
-        $result = null;
+        [$result, $cancelled] = [null, false];
         try {
-            $result = ($this->handler)($job);
+            try {
+                $this->inHandler = true;
+                $result = ($this->handler)($job);
+            } finally {
+                $this->inHandler = false; // a SIGUSR1 before this line throws here: caught below
+            }
             $error = null;
+        } catch (JobCancelled $e) { // a touch's (SIGUSR1), or a call of the handler's, 410
+            [$error, $cancelled] = [self::reason($e), true];
         } catch (\Throwable $e) {
             $error = self::reason($e);
         } finally {
             $timedOut = $alarm !== null && $alarm();
             Signals::unblock($blocked);
-            $this->endTouches();
+            $cancelled = $this->endTouches() || $cancelled || $this->cancelSeen;
+        }
+        if ($cancelled) {
+            ($this->log)("job {$job['id']} was cancelled: its handler was stopped; neither acked nor failed");
+            return;
         }
         if ($timedOut) { // failed so, whatever the handler did with the HandlerTimeout
             $error = (new HandlerTimeout($this->timeout))->getMessage();
@@ -258,6 +311,8 @@ final class Worker
             }
             ($this->log)("job $id failed: $error");
             $this->client->fail($id, $attempt, $error, $token);
+        } catch (JobCancelled $e) {
+            ($this->log)("job $id was cancelled while its handler ran: not " . ($error === null ? 'acked' : 'failed'));
         } catch (GmqException $e) {
             // A 409: its TTR ran out before this (no touches?) and it went back.
             ($this->log)(($error === null ? 'ack' : 'fail') . " of job $id failed: {$e->getMessage()}");
@@ -312,14 +367,16 @@ final class Worker
         }
     }
 
-    private function endTouches(): void
+    /** Ends the job's touches: whether one found it cancelled. */
+    private function endTouches(): bool
     {
         try {
-            $this->heart?->end();
+            return $this->heart?->end() ?? false;
         } catch (GmqException $e) {
             ($this->log)("{$e->getMessage()}: ending it, another starts with the next job");
             $this->heart->kill();
             $this->heart = null;
+            return false;
         }
     }
 

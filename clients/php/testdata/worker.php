@@ -1,21 +1,31 @@
 <?php
 // A worker for the tests: argv = base URL, topic, concurrency, wait, maxJobs.
 // A job's body is JSON: {"sleep": s} every attempt, {"first_sleep": s} the
-// first attempt only, {"throw": "message"} then throws, {"stop": true}
-// calls $worker->stop(). It prints "start
-// <id> <attempt> <pid>", then "done <id> <pid> <seconds slept>", and
-// "stopped" when run() returns.
+// first attempt only, {"progress": true} reports progress every 50 ms
+// until a progress() throws, {"throw": "message"} then throws, {"stop":
+// true} calls $worker->stop(). It prints "start <id> <attempt> <pid>", then
+// "done <id> <pid> <seconds slept>", or "cancelled <id> <pid>" when a
+// JobCancelled stops the handler, and "stopped" when run() returns.
 require 'vendor/autoload.php';
 
 [$url, $topic, $concurrency, $wait, $max] = array_slice($argv, 1);
 $client = new Gmq\Client($url, token: getenv('GMQ_TOKEN') ?: null);
-$worker = $client->worker([$topic], function (array $job) use (&$worker): void {
+$worker = $client->worker([$topic], function (array $job) use (&$worker, $client): void {
     $do = json_decode($job['body'], true) ?: [];
     $pid = getmypid();
     echo "start {$job['id']} {$job['attempt']} $pid\n";
     $sleep = $do['sleep'] ?? ($job['attempt'] === 1 ? ($do['first_sleep'] ?? 0) : 0);
     $start = microtime(true);
-    usleep((int) ($sleep * 1e6));
+    try {
+        usleep((int) ($sleep * 1e6));
+        for ($step = 1; isset($do['progress']); $step++) {
+            $client->progress($job['id'], $job['attempt'], ['step' => $step], "step $step", $job['token']);
+            usleep(50_000);
+        }
+    } catch (Gmq\JobCancelled $e) {
+        echo "cancelled {$job['id']} $pid\n";
+        throw $e;
+    }
     if (isset($do['stop'])) {
         $worker->stop();
     }

@@ -2,7 +2,11 @@
 small readers of its answers: the client's helpers, not its interface."""
 import json
 import urllib.parse
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
+
+# SETTLED is what Client._call returns when a retry's error says an earlier
+# try of the same request went through (its answer was lost).
+SETTLED: Any = object()
 
 
 def seconds(value: Optional[str]) -> Optional[float]:
@@ -26,17 +30,26 @@ def merge_ids(jobs: Sequence[Mapping[str, Any]], stored: Set[str], ids: List[str
     return [str(j["id"]) if j.get("id") in stored else str(next(rest)) for j in jobs]
 
 
-def job_fields(topic: str, body: Any, delay: float, ttr: Optional[float], priority: Optional[int],
-               job_id: Optional[str]) -> Dict[str, Any]:
-    """A pushed job's fields, those given."""
+def push_fields(topic: str, body: Any, delay: float, ttr: Optional[float], priority: Optional[int],
+                job_id: Optional[str], retry: Optional[Mapping[str, Any]], unique: Optional[Mapping[str, Any]],
+                group: Optional[str], keep_completed: Optional[float]) -> Dict[str, Any]:
+    """A pushed job's fields, those given (push's arguments)."""
     job: Dict[str, Any] = {"topic": topic, "body": body, "delay": delay}
-    if ttr is not None:
-        job["TTR"] = ttr
-    if priority is not None:
-        job["priority"] = priority
-    if job_id is not None:
-        job["id"] = job_id
+    given = (("TTR", ttr), ("priority", priority), ("id", job_id), ("group", group), ("keep_completed", keep_completed))
+    job.update((name, value) for name, value in given if value is not None)
+    if retry is not None:
+        job["retry"] = dict(retry)
+    if unique is not None:
+        job["unique"] = dict(unique)
     return job
+
+
+def stored_as(job_id: str) -> Callable[[Any], bool]:
+    """Whether a retried push's error (a GmqError) says an earlier try
+    stored job_id: a 409 for the id (it names no holder), or a unique
+    push's 409 naming job_id as the job that holds the key. Another holder
+    is another job."""
+    return lambda e: e.status == 409 and e.held_by in (None, job_id)
 
 
 def delivery(attempt: Any, token: Any) -> Dict[str, Any]:

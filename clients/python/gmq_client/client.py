@@ -11,7 +11,8 @@ import urllib.request
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, TypedDict,
                     Union, cast, overload)
 
-from gmq_client._wire import can_skip, checked_result, delivery, job_fields, job_path, merge_ids, seconds
+from gmq_client._wire import SETTLED, can_skip, checked_result, delivery, job_path, merge_ids, push_fields, seconds, stored_as
+from gmq_client.outcomes import OutcomeCalls
 from gmq_client.schedules import ScheduleCalls
 
 if TYPE_CHECKING:  # the worker imports this module, so only type checkers import it here
@@ -43,7 +44,7 @@ class _Shown(TypedDict):
     internal_id: int
     topic: str
     body: Body  # as pushed: a str, or a dict or list for a JSON object or array
-    state: str  # ready, delayed, reserved, buried, dead or completed
+    state: str  # ready, delayed, reserved, buried, dead, completed or cancelled
     priority: int
     delay: float  # seconds
     TTR: float  # seconds a reservation lasts without a touch
@@ -79,6 +80,10 @@ class Job(_Shown, total=False):
     keep_completed: float  # seconds it is kept completed after its ack: its own, when pushed with one
     completed_at: str  # a completed job's (RFC 3339): when its ack completed it
     result: Any  # a completed job's: the result its ack gave, as that JSON (absent: none)
+    cancelled_at: str  # a cancelled job's (RFC 3339): when it ended so
+    cancelling: bool  # True on a reserved job whose cancel was asked (see cancel)
+    progress: Any  # the last progress its consumer reported (see progress), as that JSON
+    log: List[Dict[str, str]]  # its log, oldest first: {"at": RFC 3339, "line": ...}
 
 
 class Pushed(TypedDict, total=False):
@@ -122,12 +127,7 @@ class GmqError(Exception):
         return held if self.status == 409 and isinstance(held, str) else None
 
 
-# SETTLED is what _call returns when a retry's error says an earlier try of
-# the same request went through (its answer was lost).
-_SETTLED: Any = object()
-
-
-class Client(ScheduleCalls):
+class Client(ScheduleCalls, OutcomeCalls):
     """A client of one broker's HTTP API. It is safe to share between
     threads: each call is a request of its own. Its calls of cron schedules
     (set_schedule, fire_schedule...) and release_unique are ScheduleCalls'.
@@ -159,6 +159,7 @@ class Client(ScheduleCalls):
         self.token = token
         self.retries = retries
         self.max_backoff = max_backoff
+        self._init_outcomes()
 
     @overload
     def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
@@ -210,18 +211,10 @@ class Client(ScheduleCalls):
         409 may name the job the first try stored: the key was taken once.
         A retried replace or debounce changes that job again with the same
         data, unless it was popped in between: then a fresh job is stored."""
-        job = job_fields(topic, body, delay, ttr, priority, job_id)
-        if retry is not None:
-            job["retry"] = dict(retry)
-        if unique is not None:
-            job["unique"] = dict(unique)
-        if group is not None:
-            job["group"] = group
-        if keep_completed is not None:
-            job["keep_completed"] = keep_completed
-        settled = _stored_as(job_id) if job_id is not None else None
+        job = push_fields(topic, body, delay, ttr, priority, job_id, retry, unique, group, keep_completed)
+        settled = stored_as(job_id) if job_id is not None else None
         answer = self._call("POST", "/api/v1/jobs", job, settled_by=settled)
-        if answer is _SETTLED:
+        if answer is SETTLED:
             answer = {"id": str(job_id)}
         if unique is None:
             return str(answer["id"])
@@ -299,8 +292,8 @@ class Client(ScheduleCalls):
         except GmqError as e:
             if e.acked is None or e.status != 503:
                 raise
-            answer = _SETTLED
-        if answer is not _SETTLED:
+            answer = SETTLED
+        if answer is not SETTLED:
             return answer
         try:  # the ack stood; only the pop is left to do
             return self.pop(topics, timeout)
@@ -395,16 +388,18 @@ class Client(ScheduleCalls):
 
     def _call(self, method: str, path: str, payload: Any, wait: float = 0,
               settled_by: Optional[Callable[[GmqError], bool]] = None) -> Any:
-        """Send a request, retrying a 503 (see Client). An error on a retry
-        that settled_by says is "done" means an earlier try went through:
-        _call then returns _SETTLED."""
+        """Send a request, retrying a 503 (see Client) unless its answer
+        says part of the work was done (an ack's "acked", a push that waits:
+        the "internal_id" it stored). An error on a retry that settled_by
+        says is "done" means an earlier try went through: _call then returns
+        SETTLED."""
         for attempt in range(self.retries + 1):
             try:
                 return self._send(method, path, payload, wait)
             except GmqError as e:
                 if attempt > 0 and settled_by is not None and settled_by(e):
-                    return _SETTLED
-                if e.status != 503 or attempt == self.retries or e.acked is not None:
+                    return SETTLED
+                if e.status != 503 or attempt == self.retries or e.acked is not None or "internal_id" in e.body:
                     raise
                 time.sleep(self._retry_delay(attempt, e.retry_after))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -446,13 +441,6 @@ def _ack_of(job: Mapping[str, Any]) -> Dict[str, Any]:
 def _gone(e: GmqError) -> bool:
     """Whether a retried ack's error says an earlier try acked it: 404."""
     return e.status == 404
-
-
-def _stored_as(job_id: str) -> Callable[[GmqError], bool]:
-    """Whether a retried push's error says an earlier try stored job_id: a
-    409 for the id (it names no holder), or a unique push's 409 naming
-    job_id as the job that holds the key. Another holder is another job."""
-    return lambda e: e.status == 409 and e.held_by in (None, job_id)
 
 
 def _error(e: urllib.error.HTTPError) -> GmqError:

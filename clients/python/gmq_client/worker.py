@@ -46,7 +46,15 @@ class Worker:
       a second argument to a handler that takes two: handler(job, stop)),
       and when it returns the job is failed with "gmq: the handler ran out
       of time after T s", whatever it returned. Python cannot stop a thread:
-      a handler that does not watch its event runs on, its job touched.
+      a handler that does not watch its event runs on, its job touched;
+    - a job cancelled while its handler runs (Client.cancel) is learnt at
+      the next touch (every TTR/2), at a progress call the handler makes
+      through this worker's client (Client.progress, which then raises
+      GmqError 410), or at the ack or fail: a 410. The first two set the
+      handler's stop event. The job has ended, so it is neither acked nor
+      failed, whatever the handler returns or raises, and the worker logs
+      it (INFO). A handler that finishes before its job's first touch is
+      told nothing: its ack's 410 is logged.
 
     stop() (and SIGTERM or SIGINT, when run() is called in the main thread
     and handle_signals is true) stops the pops; the jobs in hand finish and
@@ -173,7 +181,11 @@ class Worker:
     def _work(self, job: Job) -> Optional[Job]:
         """Run the handler on job and settle it: ack (and pop the next in the
         same request, returned, unless stopping) or fail."""
-        error, result = self._handle(job)
+        error, result, cancelled = self._handle(job)
+        if cancelled:
+            self._log.info("gmq worker: job %s was cancelled: its handler was stopped; neither acked nor failed",
+                           job["id"])
+            return None
         if error is not None:
             token = job.get("token")
             self._settle("fail", job, lambda: self._client.fail(job["id"], job["attempt"], error, token=token))
@@ -185,6 +197,9 @@ class Worker:
         try:
             return self._ack(job, result, pop=True)
         except Exception as e:  # noqa: BLE001 - logged; the loop pops again
+            if _is_cancelled(e):
+                self._log.info("gmq worker: job %s was cancelled while its handler ran: not acked", job["id"])
+                return None
             what = "pop after acking" if isinstance(e, GmqError) and e.acked else "ack"
             self._log.warning("gmq worker: %s %s: %s", what, job["id"], e)
             return None
@@ -217,13 +232,20 @@ class Worker:
                                   job["id"], e)
                 result = None
 
-    def _handle(self, job: Job) -> Tuple[Optional[str], Any]:
+    def _handle(self, job: Job) -> Tuple[Optional[str], Any, bool]:
         """Run the handler, touching the job while it runs. Returns the error
-        to fail the job with (None: done) and the handler's result. An exit
+        to fail the job with (None: done), the handler's result, and whether
+        the job was found cancelled meanwhile (then neither is sent). An exit
         (SystemExit, KeyboardInterrupt) fails the job too, and stops the
         worker: run() raises it."""
-        keeper = _Keeper(self._client, job, self._log)
-        stop = threading.Event()
+        stop, cancelled = threading.Event(), threading.Event()
+
+        def on_cancel() -> None:
+            cancelled.set()
+            stop.set()
+
+        forget = self._client._watch(str(job["id"]), job["attempt"], on_cancel)
+        keeper = _Keeper(self._client, job, self._log, on_cancel)
         timer = None
         if self._timeout is not None:
             timer = threading.Timer(self._timeout, stop.set)
@@ -237,7 +259,9 @@ class Worker:
                 result = self._handler(job)
             error = None
         except BaseException as e:  # noqa: BLE001 - every failure is reported to gmq
-            if isinstance(e, Exception):
+            if _is_cancelled(e):  # a call of the handler's found its job cancelled
+                cancelled.set()
+            elif isinstance(e, Exception):
                 self._log.exception("gmq worker: job %s failed", job["id"])
             else:
                 self._give_up(e)
@@ -246,10 +270,13 @@ class Worker:
             if timer is not None:
                 timer.cancel()
             keeper.stop()
+            forget()
+        if cancelled.is_set():
+            return error, result, True
         if stop.is_set():  # past its time: failed so, whatever the handler did after
             error = "gmq: the handler ran out of time after %g s" % self._timeout
             self._log.warning("gmq worker: job %s: %s", job["id"], error)
-        return error, result
+        return error, result, False
 
     def _release(self, job: Job) -> None:
         self._log.info("gmq worker: releasing %s: it came after the stop", job["id"])
@@ -257,10 +284,15 @@ class Worker:
 
     def _settle(self, what: str, job: Job, call: Callable[[], Any]) -> None:
         """Make a call that ends a job's delivery; if it fails the job comes
-        back after its TTR, so the error is logged, not raised."""
+        back after its TTR, so the error is logged, not raised. A 410 says
+        the job was cancelled meanwhile: it has ended."""
         try:
             call()
         except Exception as e:  # noqa: BLE001
+            if _is_cancelled(e):
+                self._log.info("gmq worker: job %s was cancelled while its handler ran: not %s", job["id"],
+                               {"ack": "acked", "fail": "failed"}.get(what, what + "d"))
+                return
             self._log.warning("gmq worker: %s %s: %s (it comes back after its TTR)", what, job["id"], e)
 
     def _give_up(self, e: BaseException) -> None:
@@ -273,10 +305,11 @@ class Worker:
 
 
 class _Keeper:
-    """Touches one job every TTR/2 from a thread of its own, until stop()."""
+    """Touches one job every TTR/2 from a thread of its own, until stop().
+    A touch answered 410 (the job was cancelled) calls on_cancel."""
 
-    def __init__(self, client: Client, job: Job, log: logging.Logger) -> None:
-        self._client, self._job, self._log = client, job, log
+    def __init__(self, client: Client, job: Job, log: logging.Logger, on_cancel: Callable[[], None]) -> None:
+        self._client, self._job, self._log, self._on_cancel = client, job, log, on_cancel
         self._every = float(job.get("TTR") or 0) / 2
         self._done = threading.Event()
         self._thread: Optional[threading.Thread] = None
@@ -296,6 +329,10 @@ class _Keeper:
             try:
                 self._client.touch(self._job["id"], self._job["attempt"], token=self._job.get("token"))
             except GmqError as e:
+                if e.status == 410:  # cancelled: the job has ended
+                    self._log.info("gmq worker: touch %s: %s; stopping its handler", self._job["id"], e)
+                    self._on_cancel()
+                    return
                 if e.status in (404, 409):  # gone, or delivered again: no touch can help
                     self._log.warning("gmq worker: touch %s: %s; its handler still runs", self._job["id"], e)
                     return
@@ -306,6 +343,11 @@ class _Keeper:
 
 def _nothing() -> None:
     pass
+
+
+def _is_cancelled(e: BaseException) -> bool:
+    """Whether e is gmq's 410: the job was cancelled while reserved."""
+    return isinstance(e, GmqError) and e.status == 410
 
 
 def _takes_two(handler: Callable[..., Any]) -> bool:
