@@ -55,7 +55,9 @@ type Dispatcher struct {
 	log     *slog.Logger
 	buckets []*bucket.Bucket
 	waiters *waitList
-	ends    *endWaits // requests waiting for jobs' ends (WaitEnd)
+	ends    *endWaits                       // requests waiting for jobs' ends (WaitEnd)
+	events  *eventHub                       // the buckets' event readers (Events)
+	running atomic.Pointer[context.Context] // Run's context while it runs: the event readers' owner
 	started time.Time
 
 	sharedStatus, localStatus atomic.Int32 // job.Status: see Status
@@ -78,7 +80,7 @@ func New(p *pool.Pool, opts Options) *Dispatcher {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	d := &Dispatcher{pool: p, opts: opts, log: opts.Log, waiters: newWaitList(), ends: newEndWaits(),
+	d := &Dispatcher{pool: p, opts: opts, log: opts.Log, waiters: newWaitList(), ends: newEndWaits(), events: newEventHub(),
 		marked: make(map[string]time.Time), started: time.Now()}
 	d.buckets = make([]*bucket.Bucket, p.Buckets())
 	for i := range d.buckets {
@@ -94,6 +96,8 @@ func New(p *pool.Pool, opts Options) *Dispatcher {
 // marks, the shared status and the history samples until ctx ends; it
 // returns when all of them have stopped.
 func (d *Dispatcher) Run(ctx context.Context) {
+	d.running.Store(&ctx)
+	defer d.running.Store(nil)
 	var wg sync.WaitGroup
 	for _, b := range d.buckets {
 		wg.Go(func() { b.Run(ctx) })

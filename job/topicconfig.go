@@ -64,6 +64,9 @@ type TopicConfig map[string]string
 //     go first dropped (DefaultMaxCompleted when unset; 0: no cap);
 //   - max_result: the largest result an ack may give, bytes
 //     (DefaultMaxResult when unset; at most MaxResultLimit);
+//   - events: the topic's jobs' transitions go to its bucket's events
+//     stream, for GET /api/v1/events (docs/outcomes.md); false, the
+//     default, writes none;
 //   - job_history: the most entries of a job's history (its transitions,
 //     each with its time and attempt) kept with it, the oldest dropped (0,
 //     the default: none kept);
@@ -107,6 +110,7 @@ var topicSettings = map[string]func(string) (string, error){
 	"max_result":            maxResult,
 	"max_log":               wholeNumber,
 	"job_history":           wholeNumber,
+	"events":                boolean,
 }
 
 // Completed jobs' defaults and bounds (lua/lib_outcomes.lua reads the same

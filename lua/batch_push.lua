@@ -181,7 +181,7 @@ local function by_key(op, t, pushed)
         job[F_TTR], job[F_EXPIRES], job[F_RETRY] = tonumber(a.ttr), expiry(t, tonumber(a.expires)), a.retry
         job[F_FAILURES], job[F_LAST_ERROR] = 0, ''
       end
-      note(t, job, mode == 'replace' and 'replaced' or 'debounced') -- saved with the change
+      note(t, holder, job, mode == 'replace' and 'replaced' or 'debounced') -- saved with the change
       local refused, grown = change_waiting(t, holder, job, tonumber(a.delay), pri, body, a.json == '1' and 1 or 0, now, size)
       if refused then -- nothing saved: its expiry indexed again
         job[F_EXPIRES] = expires

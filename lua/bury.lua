@@ -16,7 +16,7 @@ job[F_STATE] = BURIED
 job[F_DUE] = 0
 if ARGV[A.priority] ~= '' then job[F_PRI] = tonumber(ARGV[A.priority]) end
 job[F_BURIES] = job[F_BURIES] + 1
-note(t, job, 'buried')
+note(t, member, job, 'buried')
 redis.call('ZADD', t.buried, redis.call('HINCRBY', K_STATS, 'bury_seq', 1), member)
 count('total_buries', 1)
 move_state(RESERVED, BURIED)

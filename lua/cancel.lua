@@ -17,7 +17,7 @@ if from == DEAD or from == COMPLETED or from == CANCELLED then return {R.STATE, 
 local cid = ''
 if from == RESERVED then
   job[F_CANCEL] = 1
-  note(t, job, 'cancel_asked')
+  note(t, member, job, 'cancel_asked')
   save(member, job)
 else
   cid = outcomes.cancel(t, member, job)

@@ -154,6 +154,7 @@ var BucketKeys = []Slot{
 	{"outbox", "zset", "member -> ms: expired jobs waiting to be pushed to their topic's expire_to"},
 	{"fanout", "hash", "parent topic -> its fanout children's names (parent+child), space-separated, sorted"},
 	{"topic_index", "zset", "the names of topics, every score 0 (listed in byte order, a page at a time)"},
+	{"events", "stream", "the events of the bucket's topics that have events = true (lib.lua note, emit; GET /api/v1/events), about EVENTS_MAXLEN kept"},
 }
 
 // TopicKeys are each topic's keys, after the bucket's, for every topic the

@@ -47,6 +47,7 @@ local F_TIMEOUT = 32 -- ms a worker's handler may run on it, which the clients' 
 --   KEYS[7] outbox (zset): member -> ms: expired jobs waiting to be pushed to their topic's expire_to
 --   KEYS[8] fanout (hash): parent topic -> its fanout children's names (parent+child), space-separated, sorted
 --   KEYS[9] topic_index (zset): the names of topics, every score 0 (listed in byte order, a page at a time)
+--   KEYS[10] events (stream): the events of the bucket's topics that have events = true (lib.lua note, emit; GET /api/v1/events), about EVENTS_MAXLEN kept
 -- then, for each topic the script works on, 16 keys (topic_keys):
 --   +1 ready (zset): priority -> member
 --   +2 delayed (zset): due ms -> member
@@ -67,16 +68,16 @@ local F_TIMEOUT = 32 -- ms a worker's handler may run on it, which the clients' 
 -- KEYS and ARGV are the call's, and K_* its bucket's keys: bind sets them
 -- when a call begins (lib.lua begin), as a library is loaded before any call.
 local KEYS, ARGV
-local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX
+local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX, K_EVENTS
 local function bind(keys, args)
   KEYS, ARGV = keys, args
-  K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9]
+  K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX, K_EVENTS =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9], keys[10]
 end
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.
 local function topic_keys(i, name)
-  local b = 9 + (i - 1) * 16
+  local b = 10 + (i - 1) * 16
   return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3], buried = KEYS[b + 4],
           info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7], expires = KEYS[b + 8],
           parent_config = KEYS[b + 9], dead = KEYS[b + 10], group_ring = KEYS[b + 11],

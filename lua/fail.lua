@@ -17,7 +17,7 @@ local now = now_ms()
 redis.call('ZREM', t.reserved, member)
 free_slot(t, job)
 fail_record(t, job, ARGV[A.error])
-note(t, job, 'failed', ARGV[A.error])
+note(t, member, job, 'failed', ARGV[A.error])
 local p = retry_policy(t, job)
 if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
   kill(t, member, job, RESERVED, now)

@@ -29,7 +29,7 @@ for _, member in ipairs(members) do
   local from = job[F_STATE]
   redis.call('ZREM', t[kind], member)
   job[F_KICKS] = job[F_KICKS] + 1
-  note(t, job, 'kicked')
+  note(t, member, job, 'kicked')
   make_ready(t, member, job)
   move_state(from, READY)
   save(member, job)

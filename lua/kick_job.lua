@@ -15,7 +15,7 @@ end
 if from ~= BURIED and from ~= DELAYED then return {R.STATE, from} end
 remove_from_state(t, member, job)
 job[F_KICKS] = job[F_KICKS] + 1
-note(t, job, 'kicked')
+note(t, member, job, 'kicked')
 make_ready(t, member, job)
 count('total_kicks', 1)
 move_state(from, READY)

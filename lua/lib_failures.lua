@@ -90,7 +90,7 @@ end
 -- dead_retention and keeps the set within max_dead.
 local function kill(t, member, job, from, now)
   announce_end(member, job, 'dead')
-  note(t, job, 'dead', job[F_LAST_ERROR])
+  note(t, member, job, 'dead', job[F_LAST_ERROR])
   job[F_STATE] = DEAD
   job[F_DEAD_AT] = now
   job[F_DUE] = 0
@@ -110,7 +110,7 @@ local function revive(t, member, job)
   redis.call('ZREM', t.dead, member)
   job[F_FAILURES] = 0
   job[F_DEAD_AT] = 0
-  note(t, job, 'dead_retried')
+  note(t, member, job, 'dead_retried')
   make_ready(t, member, job)
   move_state(DEAD, READY)
   save(member, job)

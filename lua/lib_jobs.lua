@@ -93,7 +93,7 @@ end
 -- with its body, enters it and counts it, its writes through write: what
 -- a push does to its job on both of batch.lua's paths.
 local function push_job(t, member, job, body, write)
-  note(t, job, 'pushed')
+  note(t, member, job, 'pushed')
   jobbody.keep(member, job, body, true, write)
   write('HSET', K_JOBS, member, cmsgpack.pack(job))
   enter(t, member, job, write)
@@ -225,7 +225,7 @@ local function reserve_record(t, member, job, from, now, write)
   groups.reserved(t, job[F_GROUP] or '', 1)
   job[F_STATE] = RESERVED
   job[F_DUE] = now + job[F_TTR]
-  note(t, job, 'reserved', ORIGIN)
+  note(t, member, job, 'reserved', ORIGIN)
   schedule(t, job[F_DUE])
   write('ZADD', t.reserved, job[F_DUE], member)
   local packed = cmsgpack.pack(job)
@@ -272,7 +272,7 @@ local function expire_job(t, member, job, now)
   end
   announce_end(member, job, 'expired')
   local to = topic_config(t).expire_to or ''
-  note(t, job, 'expired', to)
+  note(t, member, job, 'expired', to)
   if to ~= '' and to ~= t.name then
     job[F_STATE] = EXPIRED
     job[F_TOPIC] = to

@@ -150,5 +150,6 @@ local function ack_job(t, member, record, attempt, mode, result, write)
   end
   delete_job(t, member, job, write)
   announce_end(member, job, mode == 'ack' and 'acked' or 'deleted')
+  if mode == 'ack' then emit(t, member, job, 'completed', result) end -- not kept, but completed
   return job[F_CID], nil, false, ''
 end

@@ -75,7 +75,7 @@ do
     count_topic(t, 'total_completed', 1)
     job[F_STATE], job[F_DUE], job[F_ENDED_AT] = COMPLETED, 0, now
     if result ~= '' then job[F_RESULT] = result end
-    note(t, job, 'completed')
+    note(t, member, job, 'completed')
     redis.call('HSET', K_JOBS, member, cmsgpack.pack(job))
     redis.call('ZADD', t.completed, now + keep, member)
     schedule(t, now + keep)
@@ -116,7 +116,7 @@ do
     end
     move_state(job[F_STATE], CANCELLED)
     job[F_STATE], job[F_DUE], job[F_ENDED_AT], job[F_CANCEL] = CANCELLED, 0, now, nil
-    note(t, job, 'cancelled')
+    note(t, member, job, 'cancelled')
     save(member, job)
     redis.call('ZADD', t.cancelled, now + keep, member)
     schedule(t, now + keep)
@@ -133,7 +133,7 @@ function outcomes.again(t, member, job)
   redis.call('ZREM', t[STATE_SET[from]], member)
   job[F_ENDED_AT], job[F_RESULT], job[F_FAILURES], job[F_DEAD_AT] = nil, nil, 0, 0
   job[F_PROGRESS], job[F_LOG], job[F_CANCEL] = nil, nil, nil -- a run afresh (its history stays)
-  note(t, job, 'pushed_again')
+  note(t, member, job, 'pushed_again')
   move_state(from, READY)
   make_ready(t, member, job)
   add(t.info, 'bytes', job[F_SIZE] or 0) -- counted again, as pending

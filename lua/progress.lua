@@ -29,6 +29,7 @@ if line ~= '' then
     job[F_LOG] = cjson.encode(log)
   end
 end
+emit(t, member, job, 'progress', progress)
 job[F_DUE] = now + job[F_TTR]
 redis.call('ZADD', t.reserved, job[F_DUE], member)
 save(member, job)

@@ -19,7 +19,7 @@ if ARGV[A.mode] ~= 'uncounted' then
   count('total_releases', 1)
 end
 job[F_DELAY] = tonumber(ARGV[A.delay])
-note(t, job, ARGV[A.mode] == 'uncounted' and 'given_back' or 'released', ARGV[A.delay])
+note(t, member, job, ARGV[A.mode] == 'uncounted' and 'given_back' or 'released', ARGV[A.delay])
 place(t, member, job, tonumber(ARGV[A.delay]), now_ms())
 move_state(RESERVED, job[F_STATE])
 save(member, job)

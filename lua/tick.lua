@@ -46,7 +46,7 @@ if moved < n then
       free_slot(t, job)
       job[F_TIMEOUTS] = job[F_TIMEOUTS] + 1
       fail_record(t, job, 'ttr expired')
-      note(t, job, 'timed_out')
+      note(t, member, job, 'timed_out')
       local p = retry_policy(t, job)
       if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
         kill(t, member, job, RESERVED, now)

@@ -27,7 +27,7 @@ if ARGV[A.body_given] == '1' then body = ARGV[A.body] end
 local function size() return tonumber(redis.call('HGET', t.info, 'bytes') or '0') end
 local json = 0
 if ARGV[A.json] == '1' then json = 1 end
-note(t, job, 'updated') -- saved by change_waiting, with the change
+note(t, member, job, 'updated') -- saved by change_waiting, with the change
 local refused = change_waiting(t, member, job, arg(ARGV[A.delay]), arg(ARGV[A.priority]), body, json, now_ms(), size)
 if refused then return refused end
 return answer(member, job)

@@ -29,7 +29,7 @@ func TestKeysFollowTheContract(t *testing.T) {
 	b := k.bucketOf("kids+b")
 	bk, tag := k.buckets[b], k.tag(b)
 	wantBucket := map[string]string{"jobs": bk.jobs, "bodies": bk.bodies, "due": bk.due, "stats": bk.stats,
-		"topics": bk.topics, "defaults": bk.defaults, "outbox": bk.outbox, "fanout": bk.fanout, "topic_index": bk.topicIndex}
+		"topics": bk.topics, "defaults": bk.defaults, "outbox": bk.outbox, "fanout": bk.fanout, "topic_index": bk.topicIndex, "events": bk.events}
 	wantTopic := map[string]string{"ready": tag + ":ready:kids+b", "delayed": tag + ":delayed:kids+b",
 		"reserved": tag + ":reserved:kids+b", "buried": tag + ":buried:kids+b", "info": tag + ":topic:kids+b",
 		"waiting": k.waiting("kids+b"), "config": k.config("kids+b"), "expires": tag + ":expires:kids+b",

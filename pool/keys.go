@@ -24,8 +24,8 @@ type keys struct {
 // the names of topics, as the topics set does, in a sorted set read a page
 // at a time (topicindex.go).
 type bucketKeys struct {
-	jobs, bodies, due, stats, topics, defaults, outbox, fanout, topicIndex string
-	scriptOrder                                                            []string
+	jobs, bodies, due, stats, topics, defaults, outbox, fanout, topicIndex, events string
+	scriptOrder                                                                    []string
 }
 
 // bucketKeyCount is how many keys of its own a bucket passes to every
@@ -42,10 +42,10 @@ func newKeys(prefix string, n int) keys {
 		tag := k.tag(b)
 		bk := bucketKeys{jobs: tag + ":jobs", bodies: tag + ":bodies", due: tag + ":due", stats: tag + ":stats",
 			topics: tag + ":topics", defaults: tag + ":topic_defaults", outbox: tag + ":outbox", fanout: tag + ":fanout",
-			topicIndex: tag + ":topic_index"}
+			topicIndex: tag + ":topic_index", events: tag + ":events"}
 		byName := map[string]string{"jobs": bk.jobs, "bodies": bk.bodies, "due": bk.due, "stats": bk.stats,
 			"topics": bk.topics, "defaults": bk.defaults, "outbox": bk.outbox, "fanout": bk.fanout,
-			"topic_index": bk.topicIndex}
+			"topic_index": bk.topicIndex, "events": bk.events}
 		for _, slot := range lua.BucketKeys {
 			key, ok := byName[slot.Name]
 			if !ok {
@@ -109,6 +109,9 @@ func Parent(topic string) string {
 
 // bucket returns bucket b's own keys in the scripts' KEYS order.
 func (k keys) bucket(b int) []string { return k.buckets[b].scriptOrder }
+
+// events is bucket b's stream of its topics' events (lib.lua emit).
+func (k keys) events(b int) string { return k.buckets[b].events }
 
 // due is bucket b's sorted set of topics by earliest due time.
 func (k keys) due(b int) string { return k.buckets[b].due }

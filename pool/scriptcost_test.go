@@ -69,6 +69,11 @@ func BenchmarkScriptCost(b *testing.B) {
 		{"push/history", withHistory, pushOne},
 		{"pop/history", both(withHistory, costJobs), popOne},
 		{"ack/history", both(withHistory, reservedJobs), ackOne},
+		// A topic with events = true: each transition an entry in its
+		// bucket's stream.
+		{"push/events", withEvents, pushOne},
+		{"pop/events", both(withEvents, costJobs), popOne},
+		{"ack/events", both(withEvents, reservedJobs), ackOne},
 		// A topic with a rate and max_reserved that never hold (issue 23:
 		// what the limits cost a pop and an ack when they are set).
 		{"pop/limited", both(costJobs, limited), popOne},
@@ -157,6 +162,14 @@ func ackResult(p *Pool, ctx context.Context, ids []uint64, i int) error {
 // jobs, so that an ack notes and keeps one).
 func withHistory(p *Pool, ctx context.Context, _ int) []uint64 {
 	if err := p.SetTopicConfig(ctx, "t", job.TopicConfig{"job_history": "20", "keep_completed": "3600"}); err != nil {
+		panic(err)
+	}
+	return nil
+}
+
+// withEvents makes topic t stream its jobs' transitions.
+func withEvents(p *Pool, ctx context.Context, _ int) []uint64 {
+	if err := p.SetTopicConfig(ctx, "t", job.TopicConfig{"events": "true"}); err != nil {
 		panic(err)
 	}
 	return nil

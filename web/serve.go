@@ -22,6 +22,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // Close stops accepting and lets the requests in flight finish within the
 // shutdown timeout; then the long polls still waiting are ended.
 func (s *Server) Close() {
+	s.endStreams()
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
 	stop := context.AfterFunc(ctx, s.endWaits) // grace is over: end the long polls still waiting

@@ -61,7 +61,10 @@ type Options struct {
 	// TLS, when set, serves HTTPS ([server] tls_cert, tls_key); the
 	// dashboard's session cookie is then Secure.
 	TLS *tls.Config
-	Log *slog.Logger
+	// EventsHeartbeat is how often an events stream with nothing to send
+	// sends a comment line (0: 15 s).
+	EventsHeartbeat time.Duration
+	Log             *slog.Logger
 }
 
 // A Counter knows how many clients a front end has now.
@@ -72,6 +75,10 @@ type Server struct {
 	http     *http.Server
 	conns    atomic.Int64       // open connections (http.Server.ConnState)
 	endWaits context.CancelFunc // ends the requests still waiting when Close's grace is over
+	// streams is done when Close begins: event streams, which never end on
+	// their own, end then rather than hold the grace.
+	streams    context.Context
+	endStreams context.CancelFunc
 
 	d        *dispatcher.Dispatcher
 	opts     Options
@@ -117,6 +124,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	// the request's, which Close cancels when the grace is over.
 	base, endWaits := context.WithCancel(context.Background())
 	s.endWaits = endWaits
+	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		// A long poll's wait is not cut by ReadTimeout: net/http lifts the read
 		// deadline once a request's body is read (TestSlowIdleAndLongPollConnections).
@@ -224,6 +232,7 @@ func (s *Server) routes() {
 	polls := r.Group("/api/v1", guarded...)
 	polls.POST("/jobs", s.handle(s.push)) // ?wait=S: until the job's end
 	polls.GET("/jobs/:id/wait", s.handle(s.waitEnd))
+	polls.GET("/events", s.events)
 	polls.POST("/pop", s.handle(s.popPost))
 	polls.GET("/pop", s.handle(s.popGet))
 	polls.POST("/jobs/:id/ack", s.handle(s.ack))
