@@ -138,4 +138,3 @@ func cmpUint(a, b uint64) int {
 
 // ValidEventID says id is a stream id ("ms-seq").
 func ValidEventID(id string) bool { _, _, ok := splitEventID(id); return ok }
-
