@@ -116,6 +116,8 @@ func Outcome(err error) (msg string, ok bool) {
 		return "the job is " + state.State.String(), true
 	case errors.Is(err, ErrNotFound):
 		return ErrNotFound.Error(), true
+	case errors.Is(err, ErrCancelled): // in the job's terms, not the store's number
+		return ErrCancelled.Error() + ": stop its work", true
 	case errors.Is(err, ErrOtherJob):
 		return err.Error(), true
 	case errors.Is(err, ErrFull), errors.Is(err, ErrTooBig): // a new body refused (an update)
