@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/job"
-	"github.com/gmq/gmq/pool"
 )
 
 // EventTypes are the events a topic with events = true streams.
@@ -41,14 +40,14 @@ type EventsParams struct {
 	// heartbeat every Heartbeat (or a notice: Lost names buckets whose
 	// streams no longer hold the position asked for). An error ends the
 	// stream.
-	Send      func(ev *pool.Event, positions map[int]string, lost []int) error
+	Send      func(ev *job.Event, positions map[int]string, lost []int) error
 	Heartbeat time.Duration
 }
 
 // eventSub is one stream's place in the buckets' readers.
 type eventSub struct {
 	topics, types map[string]bool
-	ch            chan pool.Event
+	ch            chan job.Event
 	lagged        chan struct{} // closed when its buffer was full
 	lagOnce       sync.Once
 }
@@ -81,7 +80,7 @@ func (d *Dispatcher) Events(ctx context.Context, p EventsParams) error {
 	if len(p.Topics) == 0 {
 		return fmt.Errorf("%w: give at least one topic", job.ErrInvalid)
 	}
-	sub := &eventSub{topics: map[string]bool{}, types: map[string]bool{}, ch: make(chan pool.Event, eventBuffer), lagged: make(chan struct{})}
+	sub := &eventSub{topics: map[string]bool{}, types: map[string]bool{}, ch: make(chan job.Event, eventBuffer), lagged: make(chan struct{})}
 	buckets := map[int]bool{}
 	for _, t := range p.Topics {
 		if err := job.ValidateTopic(t); err != nil {
@@ -113,7 +112,7 @@ func (d *Dispatcher) Events(ctx context.Context, p EventsParams) error {
 		switch {
 		case !asked:
 			pos[b] = orZero(last)
-		case first != "" && pool.CompareEventIDs(from, first) < 0 && pool.CompareEventIDs(from, "0-0") > 0:
+		case first != "" && job.CompareEventIDs(from, first) < 0 && job.CompareEventIDs(from, "0-0") > 0:
 			lost = append(lost, b)
 			pos[b] = "0-0"
 		default:
@@ -132,8 +131,8 @@ func (d *Dispatcher) Events(ctx context.Context, p EventsParams) error {
 	}
 	// Catch up on each bucket from its position, then go on with what the
 	// reader hands over (skipping what the catch-up sent).
-	deliver := func(ev pool.Event) error {
-		if pool.CompareEventIDs(ev.ID, pos[ev.Bucket]) <= 0 || !sub.wants(ev) {
+	deliver := func(ev job.Event) error {
+		if job.CompareEventIDs(ev.ID, pos[ev.Bucket]) <= 0 || !sub.wants(ev) {
 			return nil
 		}
 		pos[ev.Bucket] = ev.ID
@@ -180,12 +179,12 @@ func (d *Dispatcher) Events(ctx context.Context, p EventsParams) error {
 }
 
 // wants says whether ev is one of the stream's.
-func (s *eventSub) wants(ev pool.Event) bool {
+func (s *eventSub) wants(ev job.Event) bool {
 	return s.topics[ev.Topic] && (len(s.types) == 0 || s.types[ev.Type])
 }
 
 // offer hands ev to the stream, or, its buffer full, marks it lagging.
-func (s *eventSub) offer(ev pool.Event) {
+func (s *eventSub) offer(ev job.Event) {
 	select {
 	case s.ch <- ev:
 	default:

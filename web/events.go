@@ -15,7 +15,6 @@ import (
 
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/job"
-	"github.com/gmq/gmq/pool"
 )
 
 // events answers GET /api/v1/events?topics=a,b&types=completed,dead with a
@@ -45,7 +44,7 @@ func (s *Server) events(c *gin.Context) {
 	started := false
 	w := c.Writer
 	rc := http.NewResponseController(w)
-	send := func(ev *pool.Event, positions map[int]string, lost []int) error {
+	send := func(ev *job.Event, positions map[int]string, lost []int) error {
 		// A consumer that stops reading holds a write at most this long:
 		// then the stream ends, its goroutine and buffer freed.
 		_ = rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout))
@@ -101,7 +100,7 @@ func writeEvent(w http.ResponseWriter, id, name string, data any) {
 // eventView is an event as a consumer reads it: its type, topic, job (by
 // its public id), attempt and time, and what it carries (a completed job's
 // result, a failure's error, a progress), "cut" when it was cut at 1 KiB.
-func eventView(ev *pool.Event) gin.H {
+func eventView(ev *job.Event) gin.H {
 	v := gin.H{"type": ev.Type, "topic": ev.Topic, "id": job.PublicID(ev.ClientID, ev.Job), "internal_id": ev.Job,
 		"attempt": ev.Attempt, "at": ev.At().UTC().Format(time.RFC3339Nano)}
 	if ev.Detail != "" {
@@ -153,7 +152,7 @@ func parsePositions(id string) (map[int]string, error) {
 	for _, part := range strings.Split(id, ",") {
 		b, pos, ok := strings.Cut(part, ":")
 		n, err := strconv.Atoi(b)
-		if !ok || err != nil || n < 0 || n > 1<<16 || !pool.ValidEventID(pos) {
+		if !ok || err != nil || n < 0 || n > 1<<16 || !job.ValidEventID(pos) {
 			return nil, fmt.Errorf("%w: Last-Event-ID %q is not one this broker sent (bucket:ms-seq, comma-separated)", errBadRequest, clipText(id))
 		}
 		out[n] = pos
