@@ -33,6 +33,27 @@ type endWaits struct {
 
 func newEndWaits() *endWaits { return &endWaits{byJob: make(map[uint64]map[chan string]struct{})} }
 
+// reserve takes a place for a wait, counted at once (so a burst cannot
+// pass max_waiting between its check and the wait's Redis calls), unless
+// the broker's waiting requests (others, and these) are at most already.
+func (e *endWaits) reserve(others, most int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if most > 0 && others+e.count >= most {
+		return false
+	}
+	e.count++
+	return true
+}
+
+// release gives back a place reserve took.
+func (e *endWaits) release() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.count--
+}
+
+// add registers a wait for job n, in a place reserve took.
 func (e *endWaits) add(n uint64, ch chan string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -42,17 +63,13 @@ func (e *endWaits) add(n uint64, ch chan string) {
 		e.byJob[n] = set
 	}
 	set[ch] = struct{}{}
-	e.count++
 }
 
 func (e *endWaits) remove(n uint64, ch chan string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if set := e.byJob[n]; set != nil {
-		if _, ok := set[ch]; ok {
-			delete(set, ch)
-			e.count--
-		}
+		delete(set, ch)
 		if len(set) == 0 {
 			delete(e.byJob, n)
 		}
@@ -92,6 +109,16 @@ func (e *endWaits) len() int {
 	return e.count
 }
 
+// WaitRoom says whether a wait would be let in now (job.ErrTooManyWaiting
+// when max_waiting is reached): a push that waits asks before it stores
+// its job, so that its refusal stores nothing.
+func (d *Dispatcher) WaitRoom() error {
+	if n := d.waiters.len() + d.ends.len() + d.events.count(); d.opts.MaxWaiting > 0 && n >= d.opts.MaxWaiting {
+		return fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", job.ErrTooManyWaiting, n, d.opts.MaxWaiting)
+	}
+	return nil
+}
+
 // WaitEnd waits up to timeout (capped by MaxPopTimeout) for job id to end
 // and says how (End); nil, nil when it has not ended by then. A job that
 // has ended already (completed, dead) is answered at once. pushed says the
@@ -102,9 +129,11 @@ func (d *Dispatcher) WaitEnd(ctx context.Context, id string, timeout time.Durati
 	if err := d.allow("wait", reading); err != nil {
 		return nil, err
 	}
-	if n := d.waiters.len() + d.ends.len(); d.opts.MaxWaiting > 0 && n >= d.opts.MaxWaiting {
-		return nil, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", job.ErrTooManyWaiting, n, d.opts.MaxWaiting)
+	if !d.ends.reserve(d.waiters.len()+d.events.count(), d.opts.MaxWaiting) {
+		return nil, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", job.ErrTooManyWaiting,
+			d.waiters.len()+d.ends.len()+d.events.count(), d.opts.MaxWaiting)
 	}
+	defer d.ends.release()
 	timeout = min(timeout, d.opts.MaxPopTimeout)
 	n, err := d.pool.Resolve(ctx, id)
 	if err != nil {
@@ -129,7 +158,11 @@ func (d *Dispatcher) WaitEnd(ctx context.Context, id string, timeout time.Durati
 			if how != "" && how != "completed" && how != "dead" && how != "cancelled" {
 				return &End{How: how}, nil // not kept: the announcement says all there is
 			}
-			if end, err := d.lookAt(ctx, id); end != nil || err != nil {
+			end, err := d.lookAt(ctx, id)
+			if end != nil && end.How == "gone" && how != "" {
+				end.How = how // it ended so, and nothing keeps it
+			}
+			if end != nil || err != nil {
 				return end, err
 			}
 		case <-timer.C:

@@ -58,6 +58,7 @@ type eventSub struct {
 type bucketReader struct {
 	subs   map[*eventSub]bool
 	cancel context.CancelFunc
+	last   string // the id of the last event offered to subs (held under the hub's lock)
 }
 
 // eventHub holds this broker's bucket readers.
@@ -167,6 +168,7 @@ func (d *Dispatcher) Events(ctx context.Context, p EventsParams) error {
 				return err
 			}
 		case <-ticker.C:
+			d.events.advance(sub, pos) // past what it did not want, so a resume does not find it lost
 			if err := p.Send(nil, copyPositions(pos), nil); err != nil {
 				return err
 			}
@@ -189,6 +191,23 @@ func (s *eventSub) offer(ev job.Event) {
 	case s.ch <- ev:
 	default:
 		s.lagOnce.Do(func() { close(s.lagged) })
+	}
+}
+
+// advance moves a stream's positions up to what its buckets' readers have
+// offered, when it holds none of it unsent: every event up to there that
+// it wanted it has sent, and the rest it did not want. A consumer that
+// wants few events of busy buckets then resumes without being told lost.
+func (h *eventHub) advance(sub *eventSub, pos map[int]string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(sub.ch) > 0 {
+		return
+	}
+	for b, at := range pos {
+		if r := h.readers[b]; r != nil && job.CompareEventIDs(r.last, at) > 0 {
+			pos[b] = r.last
+		}
 	}
 }
 
@@ -215,7 +234,7 @@ func (h *eventHub) add(d *Dispatcher, sub *eventSub, buckets map[int]bool) error
 				return err
 			}
 			ctx, cancel := context.WithCancel(base)
-			r = &bucketReader{subs: map[*eventSub]bool{}, cancel: cancel}
+			r = &bucketReader{subs: map[*eventSub]bool{}, cancel: cancel, last: orZero(last)}
 			h.readers[b] = r
 			go h.read(ctx, d, b, orZero(last), r)
 		}
@@ -270,6 +289,7 @@ func (h *eventHub) read(ctx context.Context, d *Dispatcher, b int, last string, 
 				}
 			}
 		}
+		r.last = last
 		h.mu.Unlock()
 	}
 }

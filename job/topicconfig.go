@@ -108,8 +108,8 @@ var topicSettings = map[string]func(string) (string, error){
 	"keep_completed":        seconds,
 	"max_completed":         wholeNumber,
 	"max_result":            maxResult,
-	"max_log":               wholeNumber,
-	"job_history":           wholeNumber,
+	"max_log":               upTo(MaxKept),
+	"job_history":           upTo(MaxKept),
 	"events":                boolean,
 }
 
@@ -122,6 +122,22 @@ const (
 	// carries its result whole.
 	MaxResultLimit = 1 << 20
 )
+
+// MaxKept bounds max_log and job_history: a job's log and history are
+// JSON in its record, read and written whole at each entry (a full 1,000
+// costs a few ms of Redis's time an entry).
+const MaxKept = 1000
+
+// upTo is a whole number from 0 to most.
+func upTo(most int64) func(string) (string, error) {
+	return func(v string) (string, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > most {
+			return "", fmt.Errorf("want a whole number from 0 to %d", most)
+		}
+		return strconv.FormatInt(n, 10), nil
+	}
+}
 
 func maxResult(v string) (string, error) {
 	n, err := strconv.ParseInt(v, 10, 64)

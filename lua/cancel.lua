@@ -16,9 +16,11 @@ local from = job[F_STATE]
 if from == DEAD or from == COMPLETED or from == CANCELLED then return {R.STATE, from} end
 local cid = ''
 if from == RESERVED then
-  job[F_CANCEL] = 1
-  note(t, member, job, 'cancel_asked')
-  save(member, job)
+  if not job[F_CANCEL] then
+    job[F_CANCEL] = 1
+    note(t, member, job, 'cancel_asked')
+    save(member, job)
+  end
 else
   cid = outcomes.cancel(t, member, job)
 end

@@ -197,7 +197,7 @@ local function note(t, member, job, event, detail)
   local keep = tonumber(cfg.job_history or '0')
   if keep > 0 then
     local h = job[F_HISTORY] and cjson.decode(job[F_HISTORY]) or {}
-    h[#h + 1] = {now_ms(), event, job[F_RESERVES] or 0, detail or ''}
+    h[#h + 1] = {now_ms(), event, job[F_RESERVES] or 0, string.sub(detail or '', 1, 1024)}
     while #h > keep do table.remove(h, 1) end
     job[F_HISTORY] = cjson.encode(h)
   end

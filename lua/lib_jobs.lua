@@ -178,6 +178,7 @@ end
 -- fetch_reserved is fetch for the operations that need a reservation.
 local function fetch_reserved(member, topic, attempt)
   local job, err = fetch(member, topic, attempt)
+  if job and job[F_STATE] == CANCELLED then return nil, {R.CANCELLED, ''} end -- its consumer may not have heard
   if job and job[F_STATE] ~= RESERVED then return nil, {R.STATE, job[F_STATE]} end
   return job, err
 end

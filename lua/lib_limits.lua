@@ -130,6 +130,13 @@ local function ack_job(t, member, record, attempt, mode, result, write)
     if mode == 'unreserved' then refused = {R.NOT_FOUND} end -- beanstalkd's delete: gone
   end
   if not refused and mode == 'unreserved' and job[F_STATE] == RESERVED then refused = {R.STATE, RESERVED} end
+  -- A fenced ack names a delivery: of a job no longer reserved by it (it
+  -- was released, or pushed again from the completed or cancelled set,
+  -- its attempts not yet counted on) it changes nothing.
+  if not refused and mode == 'ack' and attempt > 0 and job[F_STATE] ~= RESERVED and job[F_STATE] ~= COMPLETED
+    and job[F_STATE] ~= CANCELLED then
+    refused = {R.STATE, job[F_STATE]}
+  end
   local keep = 0
   if not refused and mode == 'ack' then
     keep = outcomes.keep(t, job)

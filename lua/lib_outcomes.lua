@@ -47,15 +47,18 @@ do
     end
   end
 
-  -- outcomes.trim removes topic t's completed jobs past its max_completed,
-  -- those due to go first, at most TRIM_STEP.
-  function outcomes.trim(t)
+  -- outcomes.trim removes topic t's completed jobs (or those of state,
+  -- cancelled) past its max_completed, those due to go first, at most
+  -- TRIM_STEP.
+  function outcomes.trim(t, state)
+    state = state or COMPLETED
     local cap = tonumber(topic_config(t).max_completed or DEFAULT_MAX_COMPLETED)
     if cap <= 0 then return end
-    local over = redis.call('ZCARD', t.completed) - cap
+    local set = t[STATE_SET[state]]
+    local over = redis.call('ZCARD', set) - cap
     if over <= 0 then return end
-    for _, member in ipairs(redis.call('ZRANGE', t.completed, 0, math.min(over, TRIM_STEP) - 1)) do
-      outcomes.drop(t, member)
+    for _, member in ipairs(redis.call('ZRANGE', set, 0, math.min(over, TRIM_STEP) - 1)) do
+      outcomes.drop(t, member, state)
     end
   end
 
@@ -120,6 +123,7 @@ do
     save(member, job)
     redis.call('ZADD', t.cancelled, now + keep, member)
     schedule(t, now + keep)
+    outcomes.trim(t, CANCELLED)
     return ''
   end
 end

@@ -52,6 +52,18 @@ func TestCancelAWaitingJob(t *testing.T) {
 			checkClean(t, p, ctx)
 		})
 	}
+	// max_completed bounds the cancelled jobs kept, as it does the completed.
+	if err := p.SetTopicConfig(ctx, "capped", job.TopicConfig{"keep_completed": "600", "max_completed": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		if _, err := p.Cancel(ctx, num(mustPush(t, p, ctx, job.Spec{Topic: "capped", Body: "x", TTR: time.Minute}))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, total, err := p.ListJobs(ctx, "capped", job.Cancelled, 0, 10); err != nil || total != 2 {
+		t.Fatalf("cancelled jobs kept under max_completed 2: %d %v", total, err)
+	}
 	st, err := p.TopicStats(ctx, "kept")
 	if err != nil || st.Cancelled != 2 || st.CancelledTotal != 2 || st.Bytes != 0 || st.Ready != 0 || st.Buried != 0 {
 		t.Fatalf("topic stats: %+v %v", st, err)
@@ -115,6 +127,9 @@ func TestCancelAHeldJob(t *testing.T) {
 			}
 			if err := p.Ack(ctx, num(id), j.Attempt(), ""); !errors.Is(err, job.ErrCancelled) {
 				t.Fatalf("an ack after: %v, want ErrCancelled", err)
+			}
+			if _, err := p.Touch(ctx, num(id), j.Attempt()); !errors.Is(err, job.ErrCancelled) {
+				t.Fatalf("a touch after: %v, want ErrCancelled (its consumer may not have heard)", err)
 			}
 			if j := mustPop(t, p, ctx, "held"); j != nil {
 				t.Fatalf("popped %+v after the cancel", j)

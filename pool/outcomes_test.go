@@ -141,6 +141,9 @@ func TestCompletedListCapAndRetry(t *testing.T) {
 	if n, err := p.Retry(ctx, "c", job.Completed, []string{"c-2"}); err != nil || n != 1 {
 		t.Fatalf("push again: %d %v", n, err)
 	}
+	if err := p.Ack(ctx, "c-2", 1, `"late"`); !errors.Is(err, job.ErrNotReserved) {
+		t.Fatalf("the first delivery's ack, retried after the push again: %v, want a state error, nothing completed", err)
+	}
 	j := mustPop(t, p, ctx, "c")
 	if j == nil || j.PublicID() != "c-2" || j.Result != "" || !j.EndedAt.IsZero() || j.Attempt() != 2 {
 		t.Fatalf("pushed again: %+v, want c-2 at its second attempt without its result", j)

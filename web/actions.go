@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -21,8 +22,8 @@ import (
 // the query (?attempt=, ?token=: the query's win).
 func (s *Server) jobCall(c *gin.Context, action string) (jobCall, error) {
 	limit := int64(64 << 10)
-	if action == "ack" {
-		limit = job.MaxResultLimit + 64<<10 // a result, and the rest
+	if action == "ack" || action == "progress" {
+		limit = job.MaxResultLimit + 64<<10 // a result or a progress, and the rest
 	}
 	data, err := s.body(c, limit)
 	if err != nil {
@@ -90,6 +91,13 @@ func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 	}
 	if err != nil {
 		return 0, nil, err
+	}
+	named := make(map[string]bool, len(acks))
+	for _, a := range acks {
+		if named[a.ID] { // settled at once, each on its own: two of one job would race
+			return 0, nil, fmt.Errorf("%w: job %q is named twice in one ack", errBadRequest, a.ID)
+		}
+		named[a.ID] = true
 	}
 	settles := make([]dispatcher.SettleParams, len(acks))
 	for i, a := range acks {

@@ -30,6 +30,21 @@ func TestCancelAndProgressOverHTTP(t *testing.T) {
 	}
 	mustCall(t, 404, "GET", api+"/jobs/plain-1", ``)
 
+	// A wait for a job that is cancelled where nothing keeps it: cancelled.
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"plain-2","topic":"plain","body":"x","delay":3600}`)
+	plainEnd := make(chan map[string]any, 1)
+	go func() {
+		_, body := brokertest.Call(t, "GET", api+"/jobs/plain-2/wait?timeout=30", ``)
+		plainEnd <- body
+	}()
+	waitUntil(t, "the wait under way", func() bool {
+		return mustCall(t, 200, "GET", api+"/stats", ``)["current_end_waits"] == 1.0
+	})
+	mustCall(t, 200, "POST", api+"/jobs/plain-2/cancel", ``)
+	if got := <-plainEnd; got["state"] != "cancelled" {
+		t.Fatalf("the wait for a job cancelled and not kept: %v", got)
+	}
+
 	mustCall(t, 201, "POST", api+"/jobs", `{"id":"held","topic":"jobs","body":"x"}`)
 	j := mustCall(t, 200, "GET", api+"/pop?topic=jobs", ``)
 	progress := fmt.Sprintf(`{"attempt":%v,"progress":{"pages":3,"of":7},"log":"page 3 of 7"}`, j["attempt"])

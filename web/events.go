@@ -28,9 +28,11 @@ import (
 func (s *Server) events(c *gin.Context) {
 	topics := splitList(append(c.QueryArray("topic"), c.QueryArray("topics")...))
 	types := splitList(c.QueryArray("types"))
-	last := c.GetHeader("Last-Event-ID")
-	if q := c.Query("last_event_id"); q != "" {
-		last = q
+	// The header wins: EventSource sends it as it reconnects, newer than a
+	// ?last_event_id= its first request carried.
+	last := c.Query("last_event_id")
+	if h := c.GetHeader("Last-Event-ID"); h != "" {
+		last = h
 	}
 	from, err := parsePositions(last)
 	if err != nil {
@@ -55,7 +57,7 @@ func (s *Server) events(c *gin.Context) {
 			h.Set("Cache-Control", "no-cache")
 			h.Set("X-Accel-Buffering", "no") // a proxy in front must not hold events back
 			w.WriteHeader(http.StatusOK)
-			writeEvent(w, "", "ready", gin.H{"topics": topics})
+			writeEvent(w, encodePositions(positions), "ready", gin.H{"topics": topics}) // a consumer dropped before any event resumes from here
 		}
 		switch {
 		case len(lost) > 0:
@@ -63,8 +65,8 @@ func (s *Server) events(c *gin.Context) {
 				"error": "these buckets' streams no longer hold the position asked for: events were missed; the stream goes on from the oldest held"})
 		case ev != nil:
 			writeEvent(w, encodePositions(positions), "", eventView(ev))
-		default:
-			_, _ = fmt.Fprint(w, ": keep-alive\n\n")
+		default: // a heartbeat: the positions, which EventSource keeps without an event (no data)
+			_, _ = fmt.Fprintf(w, ": keep-alive\nid: %s\n\n", encodePositions(positions))
 		}
 		if err := rc.Flush(); err != nil {
 			return err
@@ -113,7 +115,7 @@ func eventView(ev *job.Event) gin.H {
 		case "progress":
 			name = "progress"
 		}
-		if name == "error" || ev.Cut || !json.Valid([]byte(ev.Detail)) {
+		if name == "error" || name == "detail" || ev.Cut || !json.Valid([]byte(ev.Detail)) {
 			v[name] = ev.Detail
 		} else {
 			v[name] = json.RawMessage(ev.Detail)

@@ -39,6 +39,8 @@ func TestCompletedJobsOverHTTP(t *testing.T) {
 	mustCall(t, 201, "POST", api+"/jobs/batch", `{"jobs":[{"id":"r-2","topic":"reports","body":"2"},{"id":"r-3","topic":"reports","body":"3"},{"id":"r-4","topic":"reports","body":"4"}]}`)
 	two := mustCall(t, 200, "GET", api+"/pop?topic=reports", ``)
 	three := mustCall(t, 200, "POST", api+"/jobs/r-2/ack", fmt.Sprintf(`{"attempt":%v,"result":2,"next":{"topic":"reports"}}`, two["attempt"]))
+	mustCall(t, 400, "POST", api+"/ack", fmt.Sprintf(`{"jobs":[{"id":"r-3","attempt":%v},{"id":"r-3","attempt":%v}]}`, three["attempt"], three["attempt"]))
+	mustCall(t, 400, "POST", api+"/jobs/r-3/ack", fmt.Sprintf(`{"attempt":%v,"result":%s1%s}`, three["attempt"], strings.Repeat("[", 65), strings.Repeat("]", 65)))
 	mustCall(t, 200, "POST", api+"/ack", fmt.Sprintf(`{"jobs":[{"id":"r-3","attempt":%v,"result":[3]}]}`, three["attempt"]))
 	for id, want := range map[string]string{"r-2": "2", "r-3": "[3]"} {
 		if got := mustCall(t, 200, "GET", api+"/jobs/"+id, ``); got["state"] != "completed" || fmt.Sprint(got["result"]) != want {

@@ -21,6 +21,11 @@ func (s *Server) push(c *gin.Context) (int, any, error) {
 	_, waits := c.GetQuery("wait")
 	ctx, cancel := s.waiting(c, wait) // no wait: the request timeout
 	defer cancel()
+	if waits {
+		if err := s.d.WaitRoom(); err != nil {
+			return 0, nil, err // before the push: nothing stored
+		}
+	}
 	data, err := s.body(c, s.pushLimit())
 	if err != nil {
 		return 0, nil, err
@@ -47,10 +52,10 @@ func (s *Server) push(c *gin.Context) (int, any, error) {
 	}
 	if waits {
 		end, err := s.d.WaitEnd(ctx, strconv.FormatUint(got.ID, 10), wait, true)
-		if err != nil {
+		if err != nil && !errors.Is(err, job.ErrTooManyWaiting) {
 			return 0, out, err // the job was pushed: the answer names it
 		}
-		if end == nil {
+		if end == nil { // not ended within the wait, or no room left to wait since the push: stored, say so
 			return http.StatusAccepted, out, nil
 		}
 		return http.StatusOK, endView(id, end), nil

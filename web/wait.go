@@ -1,7 +1,9 @@
 package web
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -64,8 +66,10 @@ func endView(id string, end *dispatcher.End) any {
 // or, for a job a consumer holds, 202 with the job marked cancelling (its
 // consumer's next touch, progress or ack ends it, answered 410).
 func (s *Server) cancel(c *gin.Context) (int, any, error) {
-	if _, err := s.onlyFields(c, "a cancel"); err != nil {
+	if data, err := s.body(c, 64<<10); err != nil {
 		return 0, nil, err
+	} else if len(bytes.TrimSpace(data)) > 0 {
+		return 0, nil, fmt.Errorf("%w: a cancel takes no body", errBadRequest)
 	}
 	j, err := s.d.Settle(c, dispatcher.SettleParams{Ack: dispatcher.Ack{ID: c.Param("id")}, Action: dispatcher.ActionCancel})
 	if err != nil {

@@ -253,7 +253,11 @@ func (s *Server) handle(h handlerFunc) gin.HandlerFunc {
 		status, body, err := h(c)
 		if err != nil {
 			if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
-				return // the client went away (or the shutdown grace ended): nothing to answer
+				if s.streams.Err() != nil { // the shutdown grace ended a long poll: say so, not an empty 200
+					c.Header("Retry-After", "1")
+					c.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": "the broker is stopping: retry, on another broker"})
+				}
+				return // else the client went away: nothing to answer
 			}
 			extra, _ := body.(gin.H)
 			if extra == nil {

@@ -90,6 +90,9 @@ func (f Fields) JSONValue(name string) (string, error) {
 	if err := json.Compact(&b, raw); err != nil {
 		return "", fmt.Errorf("%w: %s must be a JSON value: %v", ErrBadRequest, name, err)
 	}
+	if d := depth(b.Bytes()); d > MaxBodyDepth { // every client reads it back, as a body
+		return "", fmt.Errorf("%w: %s: objects and arrays nested %d deep, at most %d", ErrBadRequest, name, d, MaxBodyDepth)
+	}
 	return b.String(), nil
 }
 
