@@ -7,6 +7,7 @@
 package admin
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -49,6 +50,8 @@ var commands = []command{
 		func(c *call) error { return c.showMap("GET", "/topics/"+c.path(0), nil) }},
 	{"dead", "TOPIC", [2]int{1, 1}, "a topic's dead jobs (the oldest 100)", nil, dead},
 	{"completed", "TOPIC", [2]int{1, 1}, "a topic's completed jobs and their results (the newest 100; keep_completed)", nil, completed},
+	{"watch", "TOPIC [TOPIC...]", [2]int{1, 100}, "print the topics' events as they happen (their setting events = true), until interrupted",
+		watchFlags, watch},
 	{"peek", "TOPIC [ready|delayed|buried]", [2]int{1, 2}, "a topic's next job in a state (ready by default), left in place", nil, peek},
 	{"job", "ID", [2]int{1, 1}, "one job: its state, body, attempts and times", nil,
 		func(c *call) error { return c.showMap("GET", "/jobs/"+c.path(0), nil) }},
@@ -114,12 +117,18 @@ func WriteUsage(w io.Writer, rows [][2]string) error {
 // to out and any failure to errOut, and returns the exit code. -h or
 // --help anywhere prints the command's usage and every flag to out.
 func Run(name string, args []string, out, errOut io.Writer) int {
+	return RunContext(context.Background(), name, args, out, errOut)
+}
+
+// RunContext is Run until ctx ends: a command that runs until interrupted
+// (gmq watch) ends then too, and succeeds.
+func RunContext(ctx context.Context, name string, args []string, out, errOut io.Writer) int {
 	cmd, ok := lookup(name)
 	if !ok {
 		fmt.Fprintf(errOut, "gmq: unknown command %q\n", name)
 		return ExitUsage
 	}
-	c, flags, err := parse(cmd, args, out)
+	c, flags, err := parse(ctx, cmd, args, out, errOut)
 	if errors.Is(err, flag.ErrHelp) {
 		err = help(out, cmd, flags)
 	} else if err == nil {

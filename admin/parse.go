@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -32,7 +33,9 @@ type call struct {
 	timeout     float64         // pop
 	attempt     int64           // ack, release, bury, touch
 	result      string          // ack: the result, a JSON value
-	out         io.Writer
+	types       string          // watch: event types, comma-separated
+	ctx         context.Context // ends the command (watch)
+	out, errOut io.Writer
 }
 
 // The flags of the commands that have their own; each usage says what a
@@ -80,7 +83,7 @@ func buryFlags(f *flag.FlagSet, c *call) {
 
 // placeholders name each flag's value in the help (bool flags take none).
 var placeholders = map[string]string{"url": "URL", "token": "T", "delay": "S", "ttr": "S", "timeout": "S",
-	"priority": "N", "attempt": "N", "body": "B", "unique": "KEY", "unique-for": "S", "unique-mode": "M", "group": "G"}
+	"priority": "N", "attempt": "N", "body": "B", "unique": "KEY", "unique-for": "S", "unique-mode": "M", "group": "G", "types": "LIST"}
 
 // sharedFlags are the flags every command takes, after its own.
 var sharedFlags = []string{"url", "token", "json"}
@@ -104,8 +107,8 @@ func newFlags(cmd command, c *call) *flag.FlagSet {
 // stops at the first argument that is not a flag, so it is asked again
 // after each; after "--" everything is an argument (a BODY of "-x").
 // flag.ErrHelp means -h or --help was on the line.
-func parse(cmd command, args []string, out io.Writer) (*call, *flag.FlagSet, error) {
-	c := &call{out: out, given: map[string]bool{}}
+func parse(ctx context.Context, cmd command, args []string, out, errOut io.Writer) (*call, *flag.FlagSet, error) {
+	c := &call{ctx: ctx, out: out, errOut: errOut, given: map[string]bool{}}
 	flags := newFlags(cmd, c)
 	for {
 		if err := flags.Parse(args); err != nil {

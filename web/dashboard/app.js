@@ -4,6 +4,7 @@
 //   #/topics/T/STATE           a topic's jobs in one state (ready, delayed,
 //                              reserved, buried, dead, completed,
 //                              cancelled), 50 a page (?page=N)
+//   #/topics/T/live            a topic's events as they happen (live.js)
 //   #/jobs/ID                  one job
 // The back button and a reload keep the page. parts.js holds the helpers.
 "use strict";
@@ -48,7 +49,7 @@ function parseRoute() {
   const page = Math.max(1, Number.parseInt(new URLSearchParams(query).get("page"), 10) || 1);
   let parts;
   try { parts = path.split("/").filter(Boolean).map(decodeURIComponent); } catch { parts = []; }
-  if (parts[0] === "topics" && (parts.length === 2 || (parts.length === 3 && STATES.includes(parts[2])))) {
+  if (parts[0] === "topics" && (parts.length === 2 || (parts.length === 3 && (STATES.includes(parts[2]) || parts[2] === "live")))) {
     return {name: "topic", topic: parts[1], state: parts[2] || "ready", page};
   }
   if (parts[0] === "jobs" && parts.length === 2) return {name: "job", id: parts[1]};
@@ -67,6 +68,7 @@ async function navigate(moved) {
   document.getElementById("nav-schedules").toggleAttribute("aria-current", view.name === "schedules");
   if (view.name === "topic") startTopic(view);
   if (view.name === "job") startJob(view);
+  showLive(view); // opens the live tail's stream, or closes it
   await refresh();
   if (n !== shown) return;
   window.scrollTo(0, 0);
@@ -368,6 +370,7 @@ document.getElementById("set-status").addEventListener("change", ev => {
   if (status) act(`Set the server status of every broker on this Redis to ${status}?`, () => api("PUT", "/status", {status}));
 });
 wireJobPage();
+wireLive();
 
 // start shows "Sign out" only when the broker requires a token (it says so
 // in <html data-auth>), starts the chart and the cards' sparklines from the

@@ -1,5 +1,6 @@
 // The dashboard's pages of jobs: a topic's jobs in one state (#/topics/T/STATE)
-// and one job (#/jobs/ID). app.js routes to them and refreshes them.
+// and one job (#/jobs/ID). app.js routes to them and refreshes them; a
+// topic's live tail (#/topics/T/live) is live.js's, in the same page.
 "use strict";
 
 // The columns of a topic's list, by state.
@@ -28,8 +29,11 @@ function startTopic(v) {
   setText("topic-count", "");
   setText("topic-error", "");
   document.querySelector("#job-list tbody").replaceChildren();
+  const tail = v.state === "live"; // the live tail (live.js) in the jobs' place
+  document.getElementById("topic-jobs").hidden = tail;
+  document.getElementById("live").hidden = !tail;
   const head = el("tr");
-  for (const col of [...COLUMNS[v.state], ""]) head.appendChild(el("th", HEADINGS[col] || col, col));
+  for (const col of tail ? [] : [...COLUMNS[v.state], ""]) head.appendChild(el("th", HEADINGS[col] || col, col));
   document.querySelector("#job-list thead").replaceChildren(head);
   for (const a of document.querySelectorAll("#topic-tabs a[data-state]")) {
     a.href = topicHref(v.topic, a.dataset.state);
@@ -47,6 +51,7 @@ function startTopic(v) {
 // refreshTopic shows a page of a topic's jobs in one state, bodies as text,
 // each row with the actions its state allows, and the topic's counts.
 async function refreshTopic(v, n) {
+  if (v.state === "live") return refreshLive(v, n);
   const offset = (v.page - 1) * JOB_PAGE, path = `/topics/${enc(v.topic)}`;
   let list, counts;
   try {
@@ -63,10 +68,7 @@ async function refreshTopic(v, n) {
   if (v.page > pages) { location.replace(topicHref(v.topic, v.state, pages)); return; } // the last page emptied
   setText("topic-error", "");
   setText("topic-count", `${list.total} ${v.state}`);
-  for (const a of document.querySelectorAll("#topic-tabs a[data-state]")) {
-    a.querySelector(".n").textContent = counts ? String(counts[a.dataset.state]) : "";
-  }
-  if (counts) showLimits(counts);
+  showCounts(counts);
   replaceRows(document.querySelector("#job-list tbody"), list.jobs.map(j => jobRow(j, v)));
   const empty = document.getElementById("jobs-empty");
   empty.hidden = list.total > 0;
@@ -75,6 +77,15 @@ async function refreshTopic(v, n) {
   for (const id of ["jobs-pager-top", "jobs-pager"]) { // a page of 50 is long: a pager above it and below
     renderPager(document.getElementById(id), list.total, v.page, JOB_PAGE, p => topicHref(v.topic, v.state, p));
   }
+}
+
+// showCounts writes the topic's count of each state in its tab, and its
+// limits in their form (counts null: the counts could not be read).
+function showCounts(counts) {
+  for (const n of document.querySelectorAll("#topic-tabs a[data-state] .n")) {
+    n.textContent = counts ? String(counts[n.parentElement.dataset.state]) : "";
+  }
+  if (counts) showLimits(counts);
 }
 
 // KEEPS_NONE says why an end state's list is empty on a topic that keeps
