@@ -4,7 +4,8 @@
 // Work and WorkResults, a worker loop that runs a handler on each job
 // popped and acks it (with the handler's result) and stops it when its job
 // is cancelled, a job's progress (Progress), Cancel, WaitEnd and
-// PushAndWait, and cron schedules (SetSchedule, FireSchedule...).
+// PushAndWait, a stream of the topics' events (Events), and cron
+// schedules (SetSchedule, FireSchedule...).
 //
 // A Client holds no state beyond an http.Client and its options, and is safe
 // for concurrent use. Every request carries the token when one is set, is
@@ -62,6 +63,11 @@ type Job struct {
 	// at its ack; nil leaves it to the topic. A job read back has its own,
 	// when it was pushed with one.
 	KeepCompleted *float64 `json:"keep_completed,omitempty"`
+	// Timeout, on push, is how long (seconds) a worker's handler may run on
+	// the job (0: no limit of its own): Work stops a handler past it, or
+	// past its WorkOptions.Timeout, whichever is shorter, and fails the job
+	// (ErrHandlerTimeout). A popped job has it.
+	Timeout float64 `json:"timeout,omitempty"`
 
 	// Set on popped jobs.
 	State   string     `json:"state,omitempty"`

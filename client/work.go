@@ -31,8 +31,8 @@ type Handler func(ctx context.Context, j *Job) error
 type ResultHandler func(ctx context.Context, j *Job) (any, error)
 
 // ErrHandlerTimeout is the cause of a handler's cancelled context when it ran
-// past WorkOptions.Timeout: Work fails the job with it once the handler
-// returns, whatever the handler returned.
+// past WorkOptions.Timeout, or its job's own Timeout: Work fails the job
+// with it once the handler returns, whatever the handler returned.
 var ErrHandlerTimeout = errors.New("gmq: the handler ran out of time")
 
 // ErrLostJob is the cause of a handler's cancelled context when a touch found
@@ -51,7 +51,8 @@ type WorkOptions struct {
 	// Log is told what Work survives (a pop that failed, an ack or a fail
 	// refused, a handler's panic with its stack); nil: slog.Default().
 	Log *slog.Logger
-	// Timeout is the most a handler may take on a job (0: no limit). Past
+	// Timeout is the most a handler may take on a job (0: no limit); a job
+	// pushed with a Timeout of its own has the shorter of the two. Past
 	// it the handler's context is cancelled, with cause ErrHandlerTimeout,
 	// and when the handler returns the job is failed with that reason (it
 	// is retried after its backoff, or dies, by its retry policy). Go cannot
@@ -268,7 +269,7 @@ func (w *worker) handle(ctx context.Context, j *Job) (result any, err error) {
 	hctx, lose := context.WithCancelCause(ctx)
 	defer lose(nil)
 	hctx = context.WithValue(hctx, handlingKey{}, &handling{id: j.ID, attempt: j.Attempt, stop: lose})
-	if limit := w.opts.Timeout; limit > 0 {
+	if limit := handlerLimit(w.opts.Timeout, j.Timeout); limit > 0 {
 		timer := time.AfterFunc(limit, func() { lose(fmt.Errorf("%w after %s", ErrHandlerTimeout, limit)) })
 		defer timer.Stop()
 	}
@@ -287,6 +288,20 @@ func (w *worker) handle(ctx context.Context, j *Job) (result any, err error) {
 		}
 	}()
 	return w.handler(hctx, j)
+}
+
+// handlerLimit is how long a handler may run on a job: the worker's
+// timeout or the job's own (seconds), the shorter where both are set (0:
+// no limit).
+func handlerLimit(worker time.Duration, job float64) time.Duration {
+	own := time.Duration(job * float64(time.Second))
+	switch {
+	case own <= 0:
+		return worker
+	case worker <= 0:
+		return own
+	}
+	return min(worker, own)
 }
 
 // keepAlive touches j every half TTR from now until the returned stop is

@@ -2,6 +2,7 @@ package golang_test
 
 import (
 	"bufio"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/client"
 )
 
@@ -22,7 +24,7 @@ var install = []string{
 }
 
 // readmeExamples are the README's Go blocks, by the name of the command
-// each is ("producer", "unique", "schedule", "worker", "report").
+// each is ("producer", "unique", "schedule", "worker", "report", "events").
 func readmeExamples(t *testing.T) (readme string, blocks map[string]string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(clientDir, "README.md"))
@@ -37,9 +39,9 @@ func readmeExamples(t *testing.T) (readme string, blocks map[string]string) {
 		}
 		blocks[name[1]] = m[1]
 	}
-	if len(blocks) != 5 || blocks["producer"] == "" || blocks["unique"] == "" || blocks["schedule"] == "" || blocks["worker"] == "" ||
-		blocks["report"] == "" {
-		t.Fatalf("the README's Go blocks are %d, want a producer, unique pushes, a schedule, a worker and a report", len(blocks))
+	if len(blocks) != 6 || blocks["producer"] == "" || blocks["unique"] == "" || blocks["schedule"] == "" || blocks["worker"] == "" ||
+		blocks["report"] == "" || blocks["events"] == "" {
+		t.Fatalf("the README's Go blocks are %d, want a producer, unique pushes, a schedule, a worker, a report and events", len(blocks))
 	}
 	return string(data), blocks
 }
@@ -59,7 +61,8 @@ func TestReadmeWorkerIsTheExample(t *testing.T) {
 // The README's producer and worker, copied into a module of their own set up
 // as its Install says (offline), build and run against a broker with a
 // token: the producer pushes three mails, the worker sends them, and SIGTERM
-// stops it with exit 0. Its unique pushes, run twice, queue a digest and a
+// stops it with exit 0. Its events command prints a job's end as it comes,
+// and SIGTERM stops it with exit 0. Its unique pushes, run twice, queue a digest and a
 // signup mail, then update the digest and find the signup's key held. Its
 // schedule, run twice, fires the report once, then finds it waiting. Its
 // report is made by a worker that returns a result, read back completed.
@@ -151,6 +154,8 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatalf("report:\n%s", report)
 	}
 
+	readmeEvents(t, b, filepath.Join(dir, "bin", "events"), runEnv)
+
 	worker := exec.Command(filepath.Join(dir, "bin", "worker"))
 	worker.Env = runEnv
 	logs, err := worker.StderrPipe()
@@ -198,4 +203,78 @@ func countContaining(lines []string, s string) int {
 		}
 	}
 	return n
+}
+
+// readmeEvents runs the README's events command (bin) on a topic with
+// events = true: it says it watches, prints a job's completion with its
+// result as the job is acked, and ends with exit 0 on SIGTERM.
+func readmeEvents(t *testing.T, b *brokertest.Broker, bin string, env []string) {
+	t.Helper()
+	req, err := http.NewRequest("PUT", b.URL+"/api/v1/topics/exports/config", strings.NewReader(`{"events": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("events = true on exports: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	cmd.Stderr = testLog{t}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil { // a failure left it running: end it before its stderr's writer goes
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	lines := make(chan string, 16)
+	go func() { // ends when the command's stdout does
+		defer close(lines)
+		for s := bufio.NewScanner(out); s.Scan(); {
+			lines <- s.Text()
+		}
+	}()
+	await := func(want string) {
+		t.Helper()
+		select {
+		case line := <-lines:
+			if line != want {
+				t.Fatalf("events printed %q; want %q", line, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("events did not print %q within 10 s", want)
+		}
+	}
+	await("watching exports")
+	c := client.NewWithOptions(b.URL, client.Options{Token: token})
+	ctx := t.Context()
+	if _, err := c.Push(ctx, client.Job{ID: "export-9", Topic: "exports", Body: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.Pop(ctx, []string{"exports"}, time.Second)
+	if err != nil || j == nil {
+		t.Fatalf("pop: %v %v", j, err)
+	}
+	if err := c.AckJobResult(ctx, j, map[string]string{"url": "/r/9.pdf"}); err != nil {
+		t.Fatal(err)
+	}
+	await(`job export-9 completed: {"url":"/r/9.pdf"}`)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for range lines {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("events after SIGTERM: %v", err)
+	}
 }

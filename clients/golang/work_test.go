@@ -163,21 +163,31 @@ func TestWorkFailsTheJob(t *testing.T) {
 		handler   client.Handler
 		lastError string
 		timeout   time.Duration // WorkOptions.Timeout
+		own       float64       // the job's own Timeout, seconds
 	}{
 		{"error", func(context.Context, *client.Job) error { return errors.New("smtp: 550 mailbox unavailable") },
-			"smtp: 550 mailbox unavailable", 0},
-		{"panic", func(context.Context, *client.Job) error { panic("index out of range") }, "panic: index out of range", 0},
+			"smtp: 550 mailbox unavailable", 0, 0},
+		{"panic", func(context.Context, *client.Job) error { panic("index out of range") }, "panic: index out of range", 0, 0},
 		// A handler past WorkOptions.Timeout: its context is cancelled and the
 		// job failed with that reason, whatever the handler returns.
 		{"timeout", func(ctx context.Context, _ *client.Job) error { <-ctx.Done(); return nil },
-			"gmq: the handler ran out of time after 100ms", 100 * time.Millisecond},
+			"gmq: the handler ran out of time after 100ms", 100 * time.Millisecond, 0},
+		// A job's own timeout, shorter than the worker's, stops the handler
+		// likewise; the popped job has it.
+		{"job's timeout", func(ctx context.Context, j *client.Job) error {
+			if j.Timeout != 0.2 {
+				return fmt.Errorf("the popped job's timeout is %v", j.Timeout)
+			}
+			<-ctx.Done()
+			return nil
+		}, "gmq: the handler ran out of time after 200ms", time.Minute, 0.2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := brokerWithToken(t, nil)
 			c := client.NewWithOptions(b.URL, client.Options{Token: token})
 			one := 1 // dead at its first failure: not delivered again during the test
 			pushed, err := c.Push(context.Background(), client.Job{Topic: "fails", Body: "x", TTR: 30,
-				Retry: &client.Retry{MaxAttempts: &one}})
+				Retry: &client.Retry{MaxAttempts: &one}, Timeout: tc.own})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -83,6 +83,8 @@ export interface PushOptions {
   group?: string;
   /** Seconds the job is kept after its ack, completed, with the ack's result, over its topic's keep_completed; 0: deleted at its ack. */
   keepCompleted?: number;
+  /** Seconds a worker's handler may run on the job: a Worker aborts it past this, or past its own timeout, whichever is shorter, and fails the job. */
+  timeout?: number;
 }
 
 /** A job for pushBatch. */
@@ -131,6 +133,8 @@ export interface Job {
   token?: string;
   /** Its own keep_completed (seconds), when it was pushed with one. */
   keep_completed?: number;
+  /** Seconds a worker's handler may run on it, when it was pushed with one. */
+  timeout?: number;
   /** A completed job's (state "completed"): when its ack completed it (RFC 3339). */
   completed_at?: string;
   /** A completed job's: the result its ack gave, as that JSON; absent: none. */
@@ -285,7 +289,7 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Seconds each long poll waits for a job. Default 30. */
   pollTimeout?: number;
-  /** Seconds a handler may run (0, the default: no limit): past it its signal is aborted with a HandlerTimeoutError and its job failed with that message. */
+  /** Seconds a handler may run (0, the default: no limit; a job's own timeout when shorter): past it its signal is aborted with a HandlerTimeoutError and its job failed with that message. */
   timeout?: number;
   /** Signals that stop the worker gracefully. Default ["SIGTERM", "SIGINT"]; [] or false: none. */
   signals?: string[] | false;
@@ -296,6 +300,55 @@ export interface WorkerOptions {
   /** Told of each job found cancelled while its handler ran (neither acked nor failed). Default: console.error. */
   onCancel?: (err: CancelledError, job: Job) => void;
 }
+
+/**
+ * An event of a topic with events = true (Client.events): the broker's
+ * JSON, with eventId, the stream's position after it; or, with type LOST,
+ * the broker's word that events were missed (buckets, error).
+ */
+export interface GmqEvent {
+  type: 'pushed' | 'reserved' | 'progress' | 'stalled' | 'completed' | 'failed' | 'dead' | 'cancelled' | 'expired' | 'lost' | string;
+  topic: string;
+  /** The job's id. */
+  id: string;
+  internal_id: number;
+  attempt: number;
+  /** When it happened (RFC 3339), Redis's clock. */
+  at: string;
+  /** A completed job's result, as that JSON. */
+  result?: unknown;
+  /** A failure's error (failed, dead), or a lost event's notice. */
+  error?: string;
+  progress?: unknown;
+  /** What other types carry: the broker that reserved the job, where an expired job went. */
+  detail?: unknown;
+  /** The result, error or progress was cut at 1 KiB (it is then its first 1 KiB, as text). */
+  cut?: boolean;
+  /** A lost event's: the buckets whose events were missed. */
+  buckets?: number[];
+  /** The stream's position after this event: give it as lastEventId to resume after it. */
+  eventId: string;
+}
+
+/** What events takes beside its topics. */
+export interface EventsOptions {
+  /** The types wanted (all when left out); an unknown one: GmqError 400. */
+  types?: string[];
+  /** Start after the event that had this eventId (left out: from now). */
+  lastEventId?: string;
+  /** Seconds a connection may stay silent before it is made again (default 45: the broker sends a keep-alive every 15 s). */
+  idleTimeout?: number;
+  /** Called each time a connection is in place: the events that happen from then on come. */
+  onReady?: () => void;
+  /** Told why a connection ended and how many seconds it waits before the next. */
+  onReconnect?: (why: unknown, wait: number) => void;
+  /** Its abort ends the iterator. */
+  signal?: AbortSignal;
+}
+
+/** The type of the event events yields when events were missed. */
+export const LOST: 'lost';
+export const eventsDefaults: Readonly<{ idleTimeout: number }>;
 
 /** An answer from gmq that is not a success; status 0 when there was no answer. */
 export class GmqError extends Error {
@@ -365,6 +418,15 @@ export class Client {
   deleteSchedule(name: string, options?: CallOptions): Promise<void>;
   /** Pushes a schedule's job now, counted as its last fire. None: 404; overlap skip while its last job waits: 409. */
   fireSchedule(name: string, options?: CallOptions): Promise<{ id: string; internal_id: number }>;
+  /**
+   * The events of topics (those with events = true) as they happen: an async
+   * iterator that connects again by itself after a dropped, silent or
+   * lagging connection, resuming after its last event, and yields a LOST
+   * event when the broker no longer keeps what was missed. A refusal no
+   * retry mends (400, 401) rejects with a GmqError. Leaving the loop, or
+   * options.signal, ends it.
+   */
+  events(topics: string | string[], options?: EventsOptions): AsyncGenerator<GmqEvent, void, undefined>;
   /** Starts a worker: see Worker. What the handler resolves to is its job's result (undefined: none). */
   worker(topics: string | string[], handler: (job: Job, context: { signal: AbortSignal }) => unknown, options?: WorkerOptions): Worker;
 }

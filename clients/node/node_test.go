@@ -13,18 +13,20 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/clients/internal/cutproxy"
 	"github.com/gmq/gmq/config"
 )
 
 func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // shipped is what the tarball must hold: the code and its types, no tests.
-var shipped = []string{"README.md", "index.d.ts", "index.js", "lib/client.js", "lib/errors.js", "lib/http.js",
+var shipped = []string{"README.md", "index.d.ts", "index.js", "lib/client.js", "lib/errors.js", "lib/events.js", "lib/http.js",
 	"lib/outcomes.js", "lib/wire.js", "lib/worker.js", "package.json"}
 
 // A testFile is a file of test/ and what it runs against: a broker of its
@@ -35,6 +37,7 @@ type testFile struct {
 	broker bool
 	tweak  func(*config.Config)
 	env    []string
+	proxy  bool // a cutproxy to the broker too (GMQ_PROXY), and a topic with its events bucket
 }
 
 // TestClient runs each file of test/ as a user's project would.
@@ -55,6 +58,9 @@ func TestClient(t *testing.T) {
 		// progress and a log; a worker's handler stopped when its job is
 		// cancelled; a late ack's 410; cancel, waitEnd and pushAndWait
 		{file: "cancel.test.js", broker: true},
+		// events: a job's, resumed after a proxy between the iterator and the
+		// broker cuts its connection, none missed or repeated; lost; types
+		{file: "events.test.js", broker: true, proxy: true},
 		{file: "examples.test.js", broker: true}, // the README's producer, worker, unique pushes and schedule; SIGTERM, SIGKILL
 	}
 	files, err := filepath.Glob("test/*.test.js")
@@ -73,6 +79,11 @@ func TestClient(t *testing.T) {
 			if tc.broker {
 				b := brokertest.Fresh(t, tc.tweak)
 				env = append(env, "GMQ_URL="+b.URL)
+				if tc.proxy {
+					const topic = "events-node"
+					env = append(env, "GMQ_PROXY="+cutproxy.Start(t, b.URL).URL, "GMQ_EVENTS_TOPIC="+topic,
+						"GMQ_EVENTS_BUCKET="+strconv.Itoa(b.Pool.EventsBucket(topic)))
+				}
 			}
 			nodeTest(t, project, "test/"+tc.file, env)
 		})
@@ -174,15 +185,15 @@ func environ() []string {
 	return append(env, "NO_COLOR=1")
 }
 
-// The README's producer, worker, unique pushes, schedule and report are the
-// examples the tests run, whole.
+// The README's producer, worker, unique pushes, schedule, report and events
+// are the examples the tests run, whole.
 func TestReadmeQuotesTheExamples(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, file := range []string{"examples/producer.js", "examples/worker.js", "examples/unique.js", "examples/schedule.js",
-		"examples/report.js"} {
+		"examples/report.js", "examples/events.js"} {
 		code, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/clients/internal/cutproxy"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/internal/redistest"
 )
@@ -218,6 +219,19 @@ func TestScripts(t *testing.T) {
 			b := fresh(t, nil)
 			run(t, "testdata/"+c.script, b.URL, c.topic)
 		})
+	}
+}
+
+// The events generator (testdata/events.php): a job's events with its
+// result, resumed after the proxy between it and the broker cuts its
+// connection, without missing or repeating one; lost; types; a 400.
+func TestEvents(t *testing.T) {
+	b := fresh(t, nil)
+	proxy := cutproxy.Start(t, b.URL)
+	const topic = "events-php"
+	run(t, "testdata/events.php", b.URL, topic, proxy.URL, strconv.Itoa(b.Pool.EventsBucket(topic)))
+	if ids := proxy.LastEventIDs(); len(ids) != 2 || ids[0] != "" || ids[1] == "" {
+		t.Fatalf("the stream connected with Last-Event-ID %q; want none, then the reserved event's", ids)
 	}
 }
 

@@ -3,6 +3,7 @@ package php_test
 import (
 	"bufio"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -245,6 +246,20 @@ func TestWorkerTimeout(t *testing.T) {
 	}
 }
 
+// A job pushed (by the client) with a timeout of its own (1 s) shorter than
+// the worker's (30 s) has its handler cut short at the job's, and is failed
+// with that reason.
+func TestWorkerJobTimeout(t *testing.T) {
+	b := fresh(t, nil)
+	w := start(t, []string{"GMQ_WORKER_TIMEOUT=30", "GMQ_PUSH_TIMEOUT=1"}, "testdata/worker.php", b.URL, "own", "1", "1", "1")
+	id := w.expect(t, `^pushed (\S+)$`, 10*time.Second)[1]
+	w.exit(t, 30*time.Second)
+	code, j := peek(t, b.URL, id)
+	if code != 200 || j["last_error"] != "gmq: the handler ran out of time after 1 s" || j["failures"] != 1.0 || j["timeout"] != 1.0 {
+		t.Errorf("job after its timeout: %d %v", code, j)
+	}
+}
+
 // A handler that runs past the TTR (6 s of a 2 s TTR) is touched: the job
 // is still the first delivery's at 2.5 s, is delivered once (a second
 // worker process waits for it in vain), and acked. The handler runs well
@@ -415,14 +430,14 @@ func TestWorkerStopsOnAWrongToken(t *testing.T) {
 	}
 }
 
-// The README's copy-paste producer, worker, unique pushes, schedule and
-// report, run as they are, against a broker with a token given through the
+// The README's copy-paste producer, worker, unique pushes, schedule,
+// report and events, run as they are, against a broker with a token given through the
 // environment.
 func TestReadmeExamples(t *testing.T) {
 	const token = "readme-token-long-enough"
 	b := fresh(t, func(c *config.Config) { c.Token = token })
 	dir := project(t)
-	for _, name := range []string{"producer.php", "worker.php", "unique.php", "schedule.php", "report.php"} {
+	for _, name := range []string{"producer.php", "worker.php", "unique.php", "schedule.php", "report.php", "events.php"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(readmeBlock(name)), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -470,6 +485,7 @@ func TestReadmeExamples(t *testing.T) {
 	if err != nil || made == nil || string(made[1]) != string(made[2]) {
 		t.Fatalf("report.php: %v\n%s", err, out)
 	}
+	readmeEvents(t, b, token, env)
 	w := start(t, env, "worker.php")
 	for range 7 { // 4, then 3 more: welcome-bob once
 		w.expect(t, `^sending `, 10*time.Second)
@@ -479,4 +495,36 @@ func TestReadmeExamples(t *testing.T) {
 	if n := w.count(`^sending `); n != 7 || w.errors() != "" {
 		t.Errorf("%d jobs sent, want 7; log:\n%s", n, w.errors())
 	}
+}
+
+// readmeEvents runs the README's events.php (stopping after one end) on
+// "exports" with events = true: it says it watches, then prints a job's
+// completion with its result when the job is acked, and ends.
+func readmeEvents(t *testing.T, b *brokertest.Broker, token string, env []string) {
+	t.Helper()
+	call := func(method, path, body string) {
+		t.Helper()
+		req, err := http.NewRequest(method, b.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %s", method, path, resp.Status)
+		}
+	}
+	call("PUT", "/api/v1/topics/exports/config", `{"events": true}`)
+	w := start(t, env, "events.php", "1")
+	w.expect(t, `^watching exports$`, 10*time.Second)
+	call("POST", "/api/v1/jobs", `{"id":"export-9","topic":"exports","body":"x"}`)
+	call("POST", "/api/v1/pop", `{"topics":["exports"]}`)
+	call("POST", "/api/v1/jobs/export-9/ack", `{"result":{"url":"/r/9.pdf"}}`)
+	w.expect(t, `^job export-9 completed: \{"url":"/r/9\.pdf"\}$`, 10*time.Second)
+	w.exit(t, 10*time.Second)
 }

@@ -7,6 +7,7 @@
 package python_test
 
 import (
+	"bufio"
 	"bytes"
 	"io/fs"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/clients/internal/cutproxy"
 	"github.com/gmq/gmq/config"
 )
 
@@ -41,6 +43,8 @@ func TestPython(t *testing.T) {
 		{"WorkerConcurrency", testWorkerConcurrency},
 		{"WorkerFailsOnException", testWorkerFailsOnException},
 		{"WorkerTimeout", testWorkerTimeout},
+		{"WorkerJobTimeout", testWorkerJobTimeout},
+		{"Events", testEvents},
 		{"WorkerTouchesPastTTR", testWorkerTouchesPastTTR},
 		{"WorkerStopsOnSIGTERM", testWorkerStopsOnSIGTERM},
 		{"WorkerKilledJobComesBack", testWorkerKilledJobComesBack},
@@ -164,7 +168,20 @@ func testScripts(t *testing.T, py string) {
 	}
 }
 
-// The producer, worker, unique, schedule and report examples run as the README shows them:
+// The events generator (testdata/events.py): a job's events with its
+// result, resumed after the proxy between it and the broker cuts its
+// connection, without missing or repeating one; lost; types; a 400.
+func testEvents(t *testing.T, py string) {
+	b := brokertest.Fresh(t, nil)
+	proxy := cutproxy.Start(t, b.URL)
+	const topic = "events-py"
+	run(t, py, "testdata/events.py", b.URL, topic, proxy.URL, strconv.Itoa(b.Pool.EventsBucket(topic)))
+	if ids := proxy.LastEventIDs(); len(ids) != 2 || ids[0] != "" || ids[1] == "" {
+		t.Fatalf("the stream connected with Last-Event-ID %q; want none, then the reserved event's", ids)
+	}
+}
+
+// The producer, worker, unique, schedule, report and events examples run as the README shows them:
 // the README holds each file whole. They run from a copy in another
 // folder, so that they import the installed package.
 func testExamples(t *testing.T, py string) {
@@ -173,7 +190,7 @@ func testExamples(t *testing.T, py string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"producer.py", "consumer.py", "unique.py", "schedule.py", "report.py"} {
+	for _, name := range []string{"producer.py", "consumer.py", "unique.py", "schedule.py", "report.py", "events.py"} {
 		src, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -230,6 +247,60 @@ func testExamples(t *testing.T, py string) {
 	made := regexp.MustCompile(`^job (\d+) completed at \S+Z: /r/(\d+)\.pdf, 7 pages\n$`).FindStringSubmatch(report)
 	if made == nil || made[1] != made[2] {
 		t.Fatalf("report.py:\n%s", report)
+	}
+	exampleEvents(t, py, b, dir)
+}
+
+// exampleEvents runs events.py (in dir) with --count 1 on a topic with
+// events = true: it says it watches, prints a job's completion with its
+// result when the job is acked, and ends.
+func exampleEvents(t *testing.T, py string, b *brokertest.Broker, dir string) {
+	brokertest.MustCall(t, 200, "PUT", b.URL+"/api/v1/topics/py-events/config", `{"events": true}`)
+	cmd := pythonCommand(py, "events.py", "--topic", "py-events", "--count", "1")
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, "GMQ_URL="+b.URL)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	lines := make(chan string, 16)
+	go func() { // ends with the script's stdout
+		defer close(lines)
+		for s := bufio.NewScanner(out); s.Scan(); {
+			lines <- s.Text()
+		}
+	}()
+	await := func(want string) {
+		t.Helper()
+		select {
+		case line := <-lines:
+			if line != want {
+				t.Fatalf("events.py printed %q; want %q", line, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("events.py did not print %q within 10 s:\n%s", want, stderr.String())
+		}
+	}
+	await("watching py-events")
+	brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/jobs", `{"id":"export-9","topic":"py-events","body":"x"}`)
+	brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/pop?topic=py-events", "")
+	brokertest.MustCall(t, 200, "POST", b.URL+"/api/v1/jobs/export-9/ack", `{"result":{"url":"/r/9.pdf"}}`)
+	await("job export-9 completed: {'url': '/r/9.pdf'}")
+	for range lines {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("events.py: %v\n%s", err, stderr.String())
 	}
 }
 

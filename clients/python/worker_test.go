@@ -197,6 +197,21 @@ func testWorkerTimeout(t *testing.T, py string) {
 	}
 }
 
+// A job pushed with a timeout of its own (by the client, through
+// worker.py's --push) shorter than the worker's has its handler's stop
+// event set at the job's, and is failed with that reason.
+func testWorkerJobTimeout(t *testing.T, py string) {
+	b := brokertest.Fresh(t, nil)
+	w := startWorker(t, py, b, "py-own", "--timeout", "30", "--push-timeout", "0.2", "--until-stopped", "--expect", "1")
+	id := strings.TrimPrefix(w.await(t, "pushed ", 10*time.Second), "pushed ")
+	w.wait(t, 10*time.Second)
+	code, job := getJob(t, b, id)
+	if code != 200 || job["last_error"] != "gmq: the handler ran out of time after 0.2 s" || job["failures"] != 1.0 ||
+		job["timeout"] != 0.2 {
+		t.Fatalf("after the job's timeout: %d %v", code, job)
+	}
+}
+
 // A handler that runs past its job's TTR (3 s for a TTR of 2 s) keeps the
 // job, touched every second: a second thread polling all along never gets
 // it, and the ack of its one delivery goes through.

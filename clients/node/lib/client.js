@@ -3,6 +3,7 @@
 // "Retrying safely").
 
 import { ok } from './errors.js';
+import { events } from './events.js';
 import { Transport } from './http.js';
 import { Running, cancel, progress, pushAndWait, storedBefore, waitEnd, watch } from './outcomes.js';
 import { ackRef, checkBody, checkResult, jobPath, jobRef, pushJob, reason, topicList } from './wire.js';
@@ -72,10 +73,14 @@ export class Client {
    * options.keepCompleted (seconds) is how long the job is kept after its
    * ack, completed, with the ack's result (see ack), over its topic's
    * keep_completed; 0 deletes it at its ack, whatever its topic says.
+   *
+   * options.timeout (seconds) is how long a worker's handler may run on the
+   * job: a Worker aborts a handler past it, or past its own timeout,
+   * whichever is shorter, and fails the job. A popped job shows it.
    * @param {string} topic
    * @param {string | object | unknown[]} body
    * @param {object} [options] id, delay, ttr, priority, retry, expiresIn, expiresAt, traceparent, unique, group,
-   *   keepCompleted, signal
+   *   keepCompleted, timeout, signal
    * @returns {Promise<string | {id: string, internal_id?: number, unique?: string}>}
    */
   async push(topic, body, options = {}) {
@@ -389,6 +394,19 @@ export class Client {
    */
   async fireSchedule(name, { signal } = {}) {
     return ok(await this.#t.call({ method: 'POST', path: `${schedulePath(name)}/fire`, signal }), 201);
+  }
+
+  /**
+   * events is an async iterator of the events of topics (those with events
+   * = true) as they happen, which connects again by itself after a dropped
+   * connection, resuming after its last event (options: types,
+   * lastEventId, idleTimeout, onReady, onReconnect, signal). See events.js.
+   * @param {string | string[]} topics
+   * @param {object} [options]
+   * @returns {AsyncGenerator<object>}
+   */
+  events(topics, options = {}) {
+    return events(this.#t, topicList(topics), options);
   }
 
   /**

@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GmqError } from './errors.js';
 
-const userAgent = 'gmq-client-node/0.1.0'; // the version in package.json (test/retry.test.js checks)
+export const userAgent = 'gmq-client-node/0.1.0'; // the version in package.json (test/retry.test.js checks)
 
 /**
  * An Answer is what gmq said: its status, its JSON body (null for 204 or

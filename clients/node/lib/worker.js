@@ -36,11 +36,13 @@ const maxPause = 10;
  *   to be retried after its retry policy's backoff or go to the dead set;
  * - a job of TTR 0 was removed as it was popped: it is neither touched nor
  *   acked nor failed;
- * - with timeout (seconds, 0: none), a handler still running after it has
- *   the signal it was given ({signal}, its second argument) aborted with a
- *   HandlerTimeoutError, and when it settles the job is failed with that
- *   error's message, whatever it returned (JavaScript cannot stop a
- *   function: a handler that ignores its signal runs on, its job touched);
+ * - with timeout (seconds, 0: none), or a job pushed with a timeout of its
+ *   own (the shorter of the two where both are set), a handler still
+ *   running after it has the signal it was given ({signal}, its second
+ *   argument) aborted with a HandlerTimeoutError, and when it settles the
+ *   job is failed with that error's message, whatever it returned
+ *   (JavaScript cannot stop a function: a handler that ignores its signal
+ *   runs on, its job touched);
  * - a job cancelled while its handler runs (Client.cancel) is learnt at
  *   the next touch (every TTR/2), at a progress call the handler makes
  *   through this worker's client (Client.progress, which then rejects with
@@ -171,9 +173,8 @@ export class Worker {
     const forget = this.#client[watch](job, cancel('its progress'));
     const keepAlive = this.#keepAlive(job, cancel('its touch'));
     let timedOut = null;
-    const timer = this.#timeout > 0
-      ? setTimeout(() => abort.abort((timedOut = new HandlerTimeoutError(this.#timeout))), this.#timeout * 1000)
-      : null;
+    const limit = handlerLimit(this.#timeout, job.timeout);
+    const timer = limit > 0 ? setTimeout(() => abort.abort((timedOut = new HandlerTimeoutError(limit))), limit * 1000) : null;
     let failure = null;
     let result;
     try {
@@ -259,7 +260,7 @@ export class Worker {
  * it ran past the worker's timeout, and what its job is failed with.
  */
 export class HandlerTimeoutError extends Error {
-  /** @param {number} seconds the worker's timeout */
+  /** @param {number} seconds the worker's timeout, or the job's when shorter */
   constructor(seconds) {
     super(`gmq: the handler ran out of time after ${seconds} s`);
     this.name = 'HandlerTimeoutError';
@@ -306,6 +307,15 @@ function listen(signals, onSignal) {
   };
   for (const s of signals) process.on(s, handler);
   return forget;
+}
+
+/**
+ * handlerLimit is how long a handler may run on a job (0: no limit): the
+ * worker's timeout or the job's own, the shorter where both are set.
+ */
+function handlerLimit(worker, own) {
+  if (!(typeof own === 'number' && own > 0)) return worker;
+  return worker > 0 ? Math.min(worker, own) : own;
 }
 
 /** defined is options without those given as undefined, which keep their defaults. */

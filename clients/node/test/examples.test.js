@@ -1,18 +1,19 @@
 // The README's examples, run as processes against a live broker (GMQ_URL):
 // the producer, the worker, a SIGTERM that lets the job in hand finish, a
 // SIGKILL whose job comes back after its TTR, the unique pushes, the
-// schedule and the report.
+// schedule, the report and the events.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { client, elapsed, noBroker, run, topic, until } from '../testdata/helpers.js';
+import { client, elapsed, noBroker, run, topic, until, url } from '../testdata/helpers.js';
 
 const producer = fileURLToPath(new URL('../examples/producer.js', import.meta.url));
 const worker = fileURLToPath(new URL('../examples/worker.js', import.meta.url));
 const unique = fileURLToPath(new URL('../examples/unique.js', import.meta.url));
 const schedule = fileURLToPath(new URL('../examples/schedule.js', import.meta.url));
 const report = fileURLToPath(new URL('../examples/report.js', import.meta.url));
+const events = fileURLToPath(new URL('../examples/events.js', import.meta.url));
 const c = client();
 
 /** mail is a job body the example worker takes. */
@@ -70,6 +71,30 @@ test("the report: made by a worker that returns a result, read back completed wi
   assert.equal(made.code, 0, made.stderr);
   const m = made.out.match(/^job (\d+) completed at \S+Z: \/r\/(\d+)\.pdf, 7 pages$/);
   assert.ok(m && m[1] === m[2], made.out);
+});
+
+test('the events: a job acked is printed with its result as it completes; SIGTERM ends it with 0', { skip: noBroker }, async () => {
+  const env = { GMQ_TOPIC: topic('events') };
+  const res = await fetch(`${url}/api/v1/topics/${env.GMQ_TOPIC}/config`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ events: true }),
+  });
+  assert.equal(res.status, 200, await res.text());
+  const w = run(events, env);
+  try {
+    await w.waitFor(new RegExp(`^watching ${env.GMQ_TOPIC}$`));
+    await c.push(env.GMQ_TOPIC, 'x', { id: 'export-9' });
+    const job = await c.pop(env.GMQ_TOPIC, { timeout: 1 });
+    await c.ack(job, { result: { url: '/r/9.pdf' } });
+    await w.waitFor(/^job export-9 completed: \{"url":"\/r\/9\.pdf"\}$/);
+    w.child.kill('SIGTERM');
+    const end = await w.exit;
+    assert.equal(end.code, 0, end.stderr);
+    assert.match(end.out, /^stopped$/m);
+  } finally {
+    w.stop();
+  }
 });
 
 test('SIGTERM mid-job: the job finishes, is acked, and the worker exits 0', { skip: noBroker }, async () => {

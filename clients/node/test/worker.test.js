@@ -110,6 +110,26 @@ test('a handler past the timeout has its signal aborted and its job failed with 
   assert.equal(job.last_error, 'gmq: the handler ran out of time after 0.1 s');
 });
 
+test("a job's own timeout, shorter than the worker's, aborts its handler and fails the job", { skip: noBroker }, async () => {
+  const tp = topic('own-timeout');
+  const id = await c.push(tp, 'x', { timeout: 0.2 });
+  let seen;
+  let reasonSeen;
+  const handler = async (job, { signal: aborted }) => {
+    seen = job.timeout;
+    await new Promise((resolve) => aborted.addEventListener('abort', resolve, { once: true }));
+    reasonSeen = aborted.reason;
+  };
+  await working(tp, handler, { timeout: 30 }, async (w, errors) => {
+    await until(async () => (await c.getJob(id))?.failures === 1);
+    await w.stop();
+    assert.deepEqual(errors, []);
+  });
+  assert.equal(seen, 0.2, 'the popped job has its timeout');
+  assert.ok(reasonSeen instanceof HandlerTimeoutError, `the signal's reason: ${reasonSeen}`);
+  assert.equal((await c.getJob(id)).last_error, 'gmq: the handler ran out of time after 0.2 s');
+});
+
 test('a handler past the TTR is touched: acked once, never delivered twice', { skip: noBroker }, async () => {
   const t = topic('slow');
   const id = await c.push(t, 'slow', { ttr: 2 });

@@ -36,11 +36,16 @@ namespace Gmq;
  * a string stays a string, even one whose text is JSON.
  *
  * Cron schedules (setSchedule, fireSchedule, ...) live in gmq's Redis and
- * every broker fires them, each fire once.
+ * every broker fires them, each fire once. events() is a generator of the
+ * topics' events as they happen (Events).
  */
 class Client
 {
+    use Events;
     use Outcomes;
+
+    /** The 'type' of the event events() yields when the broker no longer keeps events that were missed. */
+    public const LOST = 'lost';
 
     private readonly Http $http;
 
@@ -92,6 +97,10 @@ class Client
      * completed, with the ack's result (see ack), over its topic's
      * keep_completed; 0 deletes it at its ack, whatever its topic says.
      *
+     * $timeout (seconds) is how long a worker's handler may run on the job:
+     * a Worker stops a handler past it, or past its own timeout, whichever
+     * is shorter, and fails the job. A popped job has it ('timeout').
+     *
      * gmq checks an $id before a key, so a retried unique push stays one
      * job: a retry's 409 is taken as stored when it is the id's, or names
      * $id as the key's holder; another holder is thrown. Without an $id a
@@ -101,18 +110,18 @@ class Client
      * the key. In mode reject a job done and gone before the retry is named
      * by its number: that 409 is thrown even with an $id (the job ran once).
      */
-    public function push(string $topic, string|array|object $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null, ?float $keepCompleted = null): string|array
+    public function push(string $topic, string|array|object $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null, ?float $keepCompleted = null, ?float $timeout = null): string|array
     {
-        $job = self::pushFields($topic, $body, $delay, $ttr, $priority, $id, $retry, $unique, $group, $keepCompleted);
+        $job = self::pushFields($topic, $body, $delay, $ttr, $priority, $id, $retry, $unique, $group, $keepCompleted, $timeout);
         $answer = $this->pushOne($job, false);
         return $unique === null ? $answer['id'] : $answer;
     }
 
     /** A pushed job's fields (push's arguments), those given. */
-    private static function pushFields(string $topic, string|array|object $body, float $delay, ?float $ttr, ?int $priority, ?string $id, ?array $retry, ?array $unique, ?string $group, ?float $keepCompleted): array
+    private static function pushFields(string $topic, string|array|object $body, float $delay, ?float $ttr, ?int $priority, ?string $id, ?array $retry, ?array $unique, ?string $group, ?float $keepCompleted, ?float $timeout = null): array
     {
         $given = ['TTR' => $ttr, 'priority' => $priority, 'id' => $id, 'retry' => $retry, 'unique' => $unique,
-            'group' => $group, 'keep_completed' => $keepCompleted];
+            'group' => $group, 'keep_completed' => $keepCompleted, 'timeout' => $timeout];
         return ['topic' => $topic, 'body' => $body, 'delay' => $delay] + array_filter($given, fn ($v) => $v !== null);
     }
 
@@ -145,7 +154,7 @@ class Client
 
     /**
      * Stores several jobs (arrays with topic, body, and optionally id, delay,
-     * TTR, priority, retry, unique, group, keep_completed) and returns their ids in order: all, or
+     * TTR, priority, retry, unique, group, keep_completed, timeout) and returns their ids in order: all, or
      * on bad input none. A 503 part way says which were stored
      * ("stored_ids"): when every job has a client id, the retry sends only
      * the others, and after a 409 to a retry each job that answer did not

@@ -5,9 +5,10 @@ declare(strict_types=1);
 namespace Gmq;
 
 /**
- * Thrown into a worker's handler when it runs past the worker's timeout (a
- * SIGALRM, so a sleep or a blocking call is cut short too); the job is then
- * failed with its message, whatever the handler does with it.
+ * Thrown into a worker's handler when it runs past the worker's timeout, or
+ * its job's own (a SIGALRM, so a sleep or a blocking call is cut short
+ * too); the job is then failed with its message, whatever the handler does
+ * with it.
  */
 final class HandlerTimeout extends \RuntimeException
 {

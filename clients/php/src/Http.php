@@ -54,6 +54,48 @@ final class Http
     }
 
     /**
+     * Opens the events stream at $path (GET, Server-Sent Events), with
+     * $lastEventId as Last-Event-ID when given: an EventStream whose reads
+     * wait at most $idleTimeout seconds, or, for an answer other than 200,
+     * that Response. Throws GmqException with status 0 when no answer came,
+     * or the answer is not an event stream.
+     */
+    public function stream(string $path, ?string $lastEventId, float $idleTimeout): EventStream|Response
+    {
+        $headers = ['Accept: text/event-stream', 'Cache-Control: no-cache'];
+        if ($lastEventId !== null && $lastEventId !== '') {
+            $headers[] = 'Last-Event-ID: ' . preg_replace('/[\r\n]/', '', $lastEventId);
+        }
+        if ($this->token !== null && $this->token !== '') {
+            $headers[] = 'Authorization: Bearer ' . $this->token;
+        }
+        $url = $this->base . $path;
+        // HTTP/1.0, so the answer is not chunked: PHP's dechunk filter
+        // holds a read until 8 KiB have come, and events would wait there.
+        $context = stream_context_create(['http' => ['method' => 'GET', 'header' => implode("\r\n", $headers),
+            'timeout' => $idleTimeout, 'ignore_errors' => true, 'protocol_version' => 1.0]]);
+        error_clear_last();
+        $stream = @fopen($url, 'r', false, $context);
+        if ($stream === false) {
+            $why = preg_replace('/^fopen\(.*?\): /', '', error_get_last()['message'] ?? 'no answer');
+            throw new GmqException(0, "GET $url: $why");
+        }
+        $raw = stream_get_meta_data($stream)['wrapper_data'] ?? [];
+        $head = Response::parse("GET $url", $raw, '');
+        if ($head->status !== 200) {
+            $body = (string) stream_get_contents($stream, 1 << 16);
+            fclose($stream);
+            return Response::parse("GET $url", $raw, $body);
+        }
+        if (!preg_grep('{^Content-Type:\s*text/event-stream}i', $raw)) {
+            fclose($stream);
+            throw new GmqException(0, "GET $url: the answer is not text/event-stream");
+        }
+        stream_set_timeout($stream, (int) $idleTimeout, (int) (fmod($idleTimeout, 1.0) * 1e6));
+        return new EventStream($stream, $idleTimeout);
+    }
+
+    /**
      * Sends one request and returns gmq's answer, whatever its status. $wait
      * is how long gmq may hold the request (a long poll): the read timeout
      * is that plus the client's timeout, so a long poll never times out on

@@ -77,8 +77,9 @@ final class Worker
      * @param int $maxJobs a worker process ends after this many jobs (0: never), to free what leaked:
      *                     run() returns, or with $concurrency > 1 the supervisor starts a fresh process
      * @param null|callable(string): void $log problems, one line each (default: STDERR)
-     * @param int $timeout seconds a handler may run (0: no limit): past it a HandlerTimeout is thrown
-     *                     into it (SIGALRM: needs ext-pcntl), and the job is failed with its message
+     * @param int $timeout seconds a handler may run (0: no limit; a job pushed with a timeout of its own
+     *                     has the shorter, rounded up to whole seconds): past it a HandlerTimeout is
+     *                     thrown into it (SIGALRM: needs ext-pcntl), and the job is failed with its message
      */
     public function __construct(
         private readonly Client $client,
@@ -232,7 +233,7 @@ final class Worker
         $this->cancelSeen = false;
         $this->beginTouches($job);
         $blocked = Signals::block();
-        $alarm = $this->alarm();
+        $alarm = $this->alarm($limit = $this->limit($job));
         [$result, $cancelled] = [null, false];
         try {
             try {
@@ -256,30 +257,45 @@ final class Worker
             return;
         }
         if ($timedOut) { // failed so, whatever the handler did with the HandlerTimeout
-            $error = (new HandlerTimeout($this->timeout))->getMessage();
+            $error = (new HandlerTimeout($limit))->getMessage();
         }
         $this->finish($job, $error, $result);
     }
 
     /**
+     * How long a handler may run on $job, whole seconds (0: no limit): the
+     * worker's timeout or the job's own ('timeout'), the shorter where both
+     * are set; a job's fraction of a second is rounded up (SIGALRM counts
+     * whole seconds).
+     */
+    private function limit(array $job): int
+    {
+        $own = (int) ceil(max(0.0, (float) ($job['timeout'] ?? 0)));
+        if ($own === 0) {
+            return $this->timeout;
+        }
+        return $this->timeout > 0 ? min($this->timeout, $own) : $own;
+    }
+
+    /**
      * Arms the timeout (none without one, or without ext-pcntl): a SIGALRM
-     * after $this->timeout seconds throws a HandlerTimeout into the handler.
+     * after $limit seconds throws a HandlerTimeout into the handler.
      * Returns the disarm to call once the handler is done, which says
      * whether the alarm went off.
      */
-    private function alarm(): ?\Closure
+    private function alarm(int $limit): ?\Closure
     {
-        if ($this->timeout <= 0 || !function_exists('pcntl_alarm')) {
+        if ($limit <= 0 || !function_exists('pcntl_alarm')) {
             return null;
         }
         $fired = false;
         $async = pcntl_async_signals(true);
         $previous = pcntl_signal_get_handler(SIGALRM);
-        pcntl_signal(SIGALRM, function () use (&$fired): void {
+        pcntl_signal(SIGALRM, function () use (&$fired, $limit): void {
             $fired = true;
-            throw new HandlerTimeout($this->timeout);
+            throw new HandlerTimeout($limit);
         });
-        pcntl_alarm($this->timeout);
+        pcntl_alarm($limit);
         return static function () use (&$fired, $previous, $async): bool {
             pcntl_alarm(0);
             pcntl_signal(SIGALRM, $previous);

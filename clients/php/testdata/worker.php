@@ -5,11 +5,16 @@
 // until a progress() throws, {"throw": "message"} then throws, {"stop":
 // true} calls $worker->stop(). It prints "start <id> <attempt> <pid>", then
 // "done <id> <pid> <seconds slept>", or "cancelled <id> <pid>" when a
-// JobCancelled stops the handler, and "stopped" when run() returns.
+// JobCancelled stops the handler, and "stopped" when run() returns. With
+// GMQ_PUSH_TIMEOUT it first pushes a job of a minute with that timeout of
+// its own, and prints "pushed <id>".
 require 'vendor/autoload.php';
 
 [$url, $topic, $concurrency, $wait, $max] = array_slice($argv, 1);
 $client = new Gmq\Client($url, token: getenv('GMQ_TOKEN') ?: null);
+if (($own = getenv('GMQ_PUSH_TIMEOUT')) !== false) { // a job of a minute, with a timeout of its own
+    echo 'pushed ' . $client->push($topic, '{"sleep":60}', ttr: 120, timeout: (float) $own) . "\n";
+}
 $worker = $client->worker([$topic], function (array $job) use (&$worker, $client): void {
     $do = json_decode($job['body'], true) ?: [];
     $pid = getmypid();

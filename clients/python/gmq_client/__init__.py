@@ -11,10 +11,14 @@ standard library only (Python 3.8+).
     c.worker(["mail"], lambda job: print(job["body"]), concurrency=4).run()
 
     c.set_schedule("heartbeat", cron="*/5 * * * * *", job={"topic": "beats", "body": "ping"})
+
+    for event in c.events(["mail"], types=["completed", "dead"]):  # a topic with events = true
+        print(event["type"], event["id"])
 """
 from gmq_client.client import VERSION, Body, Client, GmqError, Job, Pushed
+from gmq_client.events import LOST, Event
 from gmq_client.schedules import Schedule, ScheduledJob
 from gmq_client.worker import Handler, Worker
 
-__all__ = ["Body", "Client", "GmqError", "Handler", "Job", "Pushed", "Schedule", "ScheduledJob", "Worker"]
+__all__ = ["Body", "Client", "Event", "GmqError", "Handler", "Job", "LOST", "Pushed", "Schedule", "ScheduledJob", "Worker"]
 __version__ = VERSION

@@ -32,10 +32,12 @@ def merge_ids(jobs: Sequence[Mapping[str, Any]], stored: Set[str], ids: List[str
 
 def push_fields(topic: str, body: Any, delay: float, ttr: Optional[float], priority: Optional[int],
                 job_id: Optional[str], retry: Optional[Mapping[str, Any]], unique: Optional[Mapping[str, Any]],
-                group: Optional[str], keep_completed: Optional[float]) -> Dict[str, Any]:
+                group: Optional[str], keep_completed: Optional[float],
+                timeout: Optional[float] = None) -> Dict[str, Any]:
     """A pushed job's fields, those given (push's arguments)."""
     job: Dict[str, Any] = {"topic": topic, "body": body, "delay": delay}
-    given = (("TTR", ttr), ("priority", priority), ("id", job_id), ("group", group), ("keep_completed", keep_completed))
+    given = (("TTR", ttr), ("priority", priority), ("id", job_id), ("group", group), ("keep_completed", keep_completed),
+             ("timeout", timeout))
     job.update((name, value) for name, value in given if value is not None)
     if retry is not None:
         job["retry"] = dict(retry)

@@ -12,6 +12,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping,
                     Union, cast, overload)
 
 from gmq_client._wire import SETTLED, can_skip, checked_result, delivery, job_path, merge_ids, push_fields, seconds, stored_as
+from gmq_client.events import EventCalls
 from gmq_client.outcomes import OutcomeCalls
 from gmq_client.schedules import ScheduleCalls
 
@@ -78,6 +79,7 @@ class Job(_Shown, total=False):
     group: str  # its fair group
     token: str  # a popped job's: names its delivery (opaque: send it back as it came)
     keep_completed: float  # seconds it is kept completed after its ack: its own, when pushed with one
+    timeout: float  # seconds a worker's handler may run on it, when pushed with one
     completed_at: str  # a completed job's (RFC 3339): when its ack completed it
     result: Any  # a completed job's: the result its ack gave, as that JSON (absent: none)
     cancelled_at: str  # a cancelled job's (RFC 3339): when it ended so
@@ -127,10 +129,11 @@ class GmqError(Exception):
         return held if self.status == 409 and isinstance(held, str) else None
 
 
-class Client(ScheduleCalls, OutcomeCalls):
+class Client(ScheduleCalls, OutcomeCalls, EventCalls):
     """A client of one broker's HTTP API. It is safe to share between
     threads: each call is a request of its own. Its calls of cron schedules
-    (set_schedule, fire_schedule...) and release_unique are ScheduleCalls'.
+    (set_schedule, fire_schedule...) and release_unique are ScheduleCalls';
+    events (a generator of the topics' events) is EventCalls'.
 
     token is the broker's [web] token, sent as "Authorization: Bearer" on
     every request (without it such a broker answers 401). timeout bounds a
@@ -165,18 +168,21 @@ class Client(ScheduleCalls, OutcomeCalls):
     def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: None = None,
-             group: Optional[str] = None, keep_completed: Optional[float] = None) -> str: ...
+             group: Optional[str] = None, keep_completed: Optional[float] = None,
+             timeout: Optional[float] = None) -> str: ...
 
     @overload
     def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: Mapping[str, Any],
-             group: Optional[str] = None, keep_completed: Optional[float] = None) -> Pushed: ...
+             group: Optional[str] = None, keep_completed: Optional[float] = None,
+             timeout: Optional[float] = None) -> Pushed: ...
 
     def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: Optional[Mapping[str, Any]] = None,
-             group: Optional[str] = None, keep_completed: Optional[float] = None) -> Any:
+             group: Optional[str] = None, keep_completed: Optional[float] = None,
+             timeout: Optional[float] = None) -> Any:
         """Store a job; returns its id. body is a string, or a dict or list,
         sent as a JSON object or array: a popped job gives it back as it came
         (a string stays a string, even one whose text is JSON). retry is the
@@ -193,6 +199,10 @@ class Client(ScheduleCalls, OutcomeCalls):
         keep_completed (seconds) is how long the job is kept after its ack,
         "completed", with the ack's result (see ack), over its topic's
         keep_completed; 0 deletes it at its ack, whatever its topic says.
+
+        timeout (seconds) is how long a worker's handler may run on the job:
+        a Worker stops a handler past it, or past its own timeout, whichever
+        is shorter, and fails the job. A popped job shows it ("timeout").
 
         unique ({"key", "for": seconds, "mode": "reject", "replace" or
         "debounce"}) keeps one job per key in the topic while the key is held
@@ -211,7 +221,7 @@ class Client(ScheduleCalls, OutcomeCalls):
         409 may name the job the first try stored: the key was taken once.
         A retried replace or debounce changes that job again with the same
         data, unless it was popped in between: then a fresh job is stored."""
-        job = push_fields(topic, body, delay, ttr, priority, job_id, retry, unique, group, keep_completed)
+        job = push_fields(topic, body, delay, ttr, priority, job_id, retry, unique, group, keep_completed, timeout)
         settled = stored_as(job_id) if job_id is not None else None
         answer = self._call("POST", "/api/v1/jobs", job, settled_by=settled)
         if answer is SETTLED:
@@ -223,7 +233,7 @@ class Client(ScheduleCalls, OutcomeCalls):
     def push_batch(self, jobs: Sequence[Mapping[str, Any]]) -> List[str]:
         """Store several jobs (dicts with topic, body (a string, a dict or a
         list, as push's) and optional delay, TTR, priority, id, retry,
-        unique, group, keep_completed): all, or on bad input none.
+        unique, group, keep_completed, timeout): all, or on bad input none.
         Returns their ids.
 
         A 503 after part of the batch was stored names the stored jobs; a

@@ -86,8 +86,8 @@ class OutcomeCalls:
     def push_and_wait(self, topic: str, body: "Body", wait: float, delay: float = 0, ttr: Optional[float] = None,
                       priority: Optional[int] = None, job_id: Optional[str] = None,
                       retry: Optional[Mapping[str, Any]] = None, *, unique: Optional[Mapping[str, Any]] = None,
-                      group: Optional[str] = None,
-                      keep_completed: Optional[float] = None) -> Tuple[str, Optional["Job"]]:
+                      group: Optional[str] = None, keep_completed: Optional[float] = None,
+                      timeout: Optional[float] = None) -> Tuple[str, Optional["Job"]]:
         """Push a job as push does, then wait up to wait seconds for its end
         in the same request: request and response over the queue. Returns
         (the job's id, how it ended as wait_end says), the end None when the
@@ -100,7 +100,7 @@ class OutcomeCalls:
         went through and only the wait failed (429: too many waiting; a
         503), the GmqError is raised at once, its body's "id" naming the job
         stored."""
-        job = push_fields(topic, body, delay, ttr, priority, job_id, retry, unique, group, keep_completed)
+        job = push_fields(topic, body, delay, ttr, priority, job_id, retry, unique, group, keep_completed, timeout)
         settled = stored_as(job_id) if job_id is not None else None
         path = "/api/v1/jobs?wait=" + urllib.parse.quote(repr(float(wait)))
         answer = self._call("POST", path, job, wait=wait, settled_by=settled)

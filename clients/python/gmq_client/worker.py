@@ -41,8 +41,9 @@ class Worker:
       its retry policy's backoff or goes to the dead set past max_attempts;
     - while the handler runs, a thread touches the job every TTR/2, so a
       handler may run past the TTR without the job being delivered again;
-    - with timeout (seconds; None, the default: no limit), a handler still
-      running after it has its stop event set (a threading.Event, given as
+    - with timeout (seconds; None, the default: no limit), or a job pushed
+      with a timeout of its own (the shorter of the two where both are
+      set), a handler still running after it has its stop event set (a threading.Event, given as
       a second argument to a handler that takes two: handler(job, stop)),
       and when it returns the job is failed with "gmq: the handler ran out
       of time after T s", whatever it returned. Python cannot stop a thread:
@@ -246,9 +247,10 @@ class Worker:
 
         forget = self._client._watch(str(job["id"]), job["attempt"], on_cancel)
         keeper = _Keeper(self._client, job, self._log, on_cancel)
+        limit = _limit(self._timeout, job.get("timeout"))
         timer = None
-        if self._timeout is not None:
-            timer = threading.Timer(self._timeout, stop.set)
+        if limit is not None:
+            timer = threading.Timer(limit, stop.set)
             timer.daemon = True
             timer.start()
         result = None
@@ -274,7 +276,7 @@ class Worker:
         if cancelled.is_set():
             return error, result, True
         if stop.is_set():  # past its time: failed so, whatever the handler did after
-            error = "gmq: the handler ran out of time after %g s" % self._timeout
+            error = "gmq: the handler ran out of time after %g s" % limit
             self._log.warning("gmq worker: job %s: %s", job["id"], error)
         return error, result, False
 
@@ -339,6 +341,15 @@ class _Keeper:
                 self._log.warning("gmq worker: touch %s: %s", self._job["id"], e)
             except OSError as e:
                 self._log.warning("gmq worker: touch %s: %s", self._job["id"], e)
+
+
+def _limit(worker: Optional[float], job: Any) -> Optional[float]:
+    """How long a handler may run on a job (None: no limit): the worker's
+    timeout or the job's own, the shorter where both are set."""
+    own = float(job) if isinstance(job, (int, float)) and job > 0 else None
+    if own is None or worker is None:
+        return own if worker is None else worker
+    return min(worker, own)
 
 
 def _nothing() -> None:

@@ -1,7 +1,8 @@
 """A worker of the installed Python client, for the tests to drive and
 watch: argv = base URL, topic, then options. It prints "started ID ATTEMPT"
 when its handler begins a job and "finished ID" when the handler is done
-(before the ack), and "stopped" when run() returned, each line at once."""
+(before the ack), and "stopped" when run() returned, each line at once;
+"pushed ID" first with --push-timeout."""
 import argparse
 import logging
 import sys
@@ -23,6 +24,8 @@ def main() -> None:
     p.add_argument("--expect", type=int, default=0, help="stop after N jobs (0: run until a signal)")
     p.add_argument("--timeout", type=float, default=None, help="the worker's timeout, seconds")
     p.add_argument("--until-stopped", action="store_true", help="the handler waits for its stop event")
+    p.add_argument("--push-timeout", type=float, default=None,
+                   help="first push a job with this timeout of its own, and print \"pushed ID\"")
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 
@@ -54,6 +57,8 @@ def main() -> None:
             if count("done") == args.expect:
                 worker.stop()
 
+    if args.push_timeout is not None:
+        say("pushed %s" % Client(args.url).push(args.topic, "x", ttr=30, timeout=args.push_timeout))
     worker = Client(args.url).worker([args.topic], handle, concurrency=args.concurrency, poll=args.poll,
                                      timeout=args.timeout)
     worker.run()
