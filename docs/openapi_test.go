@@ -115,7 +115,9 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 		{"POST", "/api/v1/jobs/order-42/ack", `{"attempt":1}`, 409},
 		{"POST", "/api/v1/jobs/order-42/bury", `{"attempt":2}`, 200},
 		{"POST", "/api/v1/jobs/order-42/kick", "", 200},
-		{"POST", "/api/v1/jobs/order-42/ack", `{"attempt":2,"next":{"topics":["mail"],"timeout":0.2}}`, 204},
+		{"POST", "/api/v1/jobs/order-42/ack", `{"attempt":2}`, 409}, // buried by that delivery, then kicked: not its to ack
+		{"GET", "/api/v1/pop?topic=mail&timeout=1", "", 200},
+		{"POST", "/api/v1/jobs/order-42/ack", `{"attempt":3,"next":{"topics":["mail"],"timeout":0.2}}`, 204},
 		{"POST", "/api/v1/pop", `{"topics":["sms"],"timeout":1}`, 200},
 		{"POST", "/api/v1/ack", `{"jobs":[{"id":"nobody","attempt":1}],"next":{"topics":["empty"],"count":2,"timeout":0.1}}`, 200},
 		{"GET", "/api/v1/pop?topic=empty&timeout=0.1", "", 204},
