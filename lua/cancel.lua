@@ -6,8 +6,9 @@
 -- cancelled) is refused.
 -- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic.
--- Returns {'OK', client id to drop, job reply...} (the job as it is now:
--- state 0 when it was removed) or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE', state}.
+-- Returns {'OK', client id to drop, job reply... (the job as it is now:
+-- state 0 when it was removed), the members and client ids of the cancelled
+-- jobs max_completed dropped, space-separated} or {'NOT_FOUND'} / {'TOPIC', t} / {'STATE', state}.
 local member = ARGV[A.member]
 local t = topic_keys(1, ARGV[A.topic])
 local job, err = fetch(member, ARGV[A.topic], 0)
@@ -27,4 +28,5 @@ end
 local r = reply(member, job, job[F_BODY] == nil and job[F_STATE] ~= 0 and jobbody.read(member, job), now_ms())
 table.insert(r, 1, cid)
 table.insert(r, 1, R.OK)
+r[#r + 1] = table.concat(dropped_cids, ' ') -- the cancelled jobs max_completed dropped, as member, client id pairs
 return r

@@ -94,12 +94,16 @@ end
 -- cancel_held ends a reserved job whose cancel was asked (F_CANCEL) when
 -- its consumer next touches, acks, releases, buries or fails it, or its
 -- TTR runs out: cancelled (lib_outcomes.lua), its slot freed. It returns
--- nil for a job not marked, else the reply {'CANCELLED', client id to drop}.
+-- nil for a job not marked, else the reply {'CANCELLED', client id to drop,
+-- the members and client ids of the cancelled jobs max_completed dropped
+-- to make room, space-separated}.
 local function cancel_held(t, member, job)
   if job[F_STATE] ~= RESERVED or not job[F_CANCEL] then return nil end
   redis.call('ZREM', t.reserved, member)
   free_slot(t, job)
-  return {R.CANCELLED, outcomes.cancel(t, member, job)}
+  local before = #dropped_cids
+  local cid = outcomes.cancel(t, member, job)
+  return {R.CANCELLED, cid, table.concat(dropped_cids, ' ', before + 1)}
 end
 
 -- ack_record is the record an ack or delete of member reads: record (read

@@ -56,13 +56,19 @@ func TestCancelAWaitingJob(t *testing.T) {
 	if err := p.SetTopicConfig(ctx, "capped", job.TopicConfig{"keep_completed": "600", "max_completed": "2"}); err != nil {
 		t.Fatal(err)
 	}
-	for range 4 {
-		if _, err := p.Cancel(ctx, num(mustPush(t, p, ctx, job.Spec{Topic: "capped", Body: "x", TTR: time.Minute}))); err != nil {
+	for i := range 4 {
+		id := "capped-" + num(uint64(i))
+		mustPush(t, p, ctx, job.Spec{Topic: "capped", Body: "x", TTR: time.Minute, ClientID: id})
+		if _, err := p.Cancel(ctx, id); err != nil {
 			t.Fatal(err)
 		}
+		time.Sleep(2 * time.Millisecond) // a later cancel, a later score: Redis's clock is in ms
 	}
 	if _, total, err := p.ListJobs(ctx, "capped", job.Cancelled, 0, 10); err != nil || total != 2 {
 		t.Fatalf("cancelled jobs kept under max_completed 2: %d %v", total, err)
+	}
+	if _, err := p.Resolve(ctx, "capped-0"); !errors.Is(err, job.ErrNotFound) {
+		t.Fatalf("the client id of a cancelled job max_completed dropped: %v, want it gone", err)
 	}
 	st, err := p.TopicStats(ctx, "kept")
 	if err != nil || st.Cancelled != 2 || st.CancelledTotal != 2 || st.Bytes != 0 || st.Ready != 0 || st.Buried != 0 {

@@ -116,7 +116,7 @@ func (p *Pool) Cancel(ctx context.Context, id string) (*job.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.dropAlias(ctx, strAt(reply, 1), n)
+	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2+jobFields))
 	j, err := parseJob(reply[2:])
 	if err != nil {
 		return nil, fmt.Errorf("cancel job %s: %w", id, err)
@@ -227,7 +227,7 @@ func (p *Pool) onNumber(ctx context.Context, op string, n uint64, attempt int, c
 		case replyNotFound:
 			return nil, fmt.Errorf("%s job %d: %w", op, n, job.ErrNotFound)
 		case replyCancelled: // it was cancelled while held, and ended so by this call
-			p.dropAlias(ctx, strAt(reply, 1), n)
+			p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
 			return nil, fmt.Errorf("%s job %d: %w", op, n, job.ErrCancelled)
 		case replyStale:
 			return nil, fmt.Errorf("%s job %d: %w", op, n, &job.StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
