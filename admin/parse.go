@@ -83,7 +83,7 @@ func buryFlags(f *flag.FlagSet, c *call) {
 
 // placeholders name each flag's value in the help (bool flags take none).
 var placeholders = map[string]string{"url": "URL", "token": "T", "delay": "S", "ttr": "S", "timeout": "S",
-	"priority": "N", "attempt": "N", "body": "B", "unique": "KEY", "unique-for": "S", "unique-mode": "M", "group": "G", "types": "LIST"}
+	"priority": "N", "attempt": "N", "body": "B", "unique": "KEY", "unique-for": "S", "unique-mode": "M", "group": "G", "types": "LIST", "result": "JSON"}
 
 // sharedFlags are the flags every command takes, after its own.
 var sharedFlags = []string{"url", "token", "json"}

@@ -24,6 +24,8 @@ func TestCancelAndProgressOverHTTP(t *testing.T) {
 	mustCall(t, 409, "POST", api+"/jobs/waiting/cancel", ``)
 	mustCall(t, 404, "POST", api+"/jobs/nobody/cancel", ``)
 	mustCall(t, 400, "POST", api+"/jobs/waiting/cancel", `{"why":"x"}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"empty-body","topic":"plain","body":"x"}`)
+	mustCall(t, 200, "POST", api+"/jobs/empty-body/cancel", `{}`) // gmq cancel sends one
 	mustCall(t, 201, "POST", api+"/jobs", `{"id":"plain-1","topic":"plain","body":"x"}`)
 	if got := mustCall(t, 200, "POST", api+"/jobs/plain-1/cancel", ``); got["state"] != "cancelled" {
 		t.Fatalf("cancel a job not kept: %v", got)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -66,10 +65,10 @@ func endView(id string, end *dispatcher.End) any {
 // or, for a job a consumer holds, 202 with the job marked cancelling (its
 // consumer's next touch, progress or ack ends it, answered 410).
 func (s *Server) cancel(c *gin.Context) (int, any, error) {
-	if data, err := s.body(c, 64<<10); err != nil {
+	if f, err := s.fields(c); err != nil { // none, or {} (gmq cancel sends one)
 		return 0, nil, err
-	} else if len(bytes.TrimSpace(data)) > 0 {
-		return 0, nil, fmt.Errorf("%w: a cancel takes no body", errBadRequest)
+	} else if len(f) > 0 {
+		return 0, nil, fmt.Errorf("%w: a cancel takes no fields", errBadRequest)
 	}
 	j, err := s.d.Settle(c, dispatcher.SettleParams{Ack: dispatcher.Ack{ID: c.Param("id")}, Action: dispatcher.ActionCancel})
 	if err != nil {
