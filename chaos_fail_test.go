@@ -16,9 +16,13 @@ import (
 // third of the jobs fail twice before they succeed, one in ten always
 // fails, the rest succeed at once; each job may be tried 3 times (a fail or
 // a TTR that runs out, as a kill may cause, is a try). The topic keeps
-// completed jobs (keep_completed, issue 34), each with its ack's result. At
+// completed jobs (keep_completed, issue 34), each with its ack's result,
+// keeps each job's history (job_history) and streams its events (events),
+// which a consumer reads across the kills, resuming from its last id. At
 // the end every job is completed (with its own result) or dead, none is
-// lost, none completed twice, and no job is dead before it failed 3 times.
+// lost, none completed twice, no job is dead before it failed 3 times,
+// each job's history ends as the job did and counts its deliveries, and
+// the events consumer saw each job's end exactly once.
 func TestChaosFailingConsumers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test")
@@ -29,7 +33,9 @@ func TestChaosFailingConsumers(t *testing.T) {
 	srv := redistest.Start(t)
 	b := startBroker(t, srv.URL())
 	store := checker(t, srv.URL())
-	b.must(200, "PUT", "/api/v1/topics/flaky/config", `{"keep_completed": 3600, "max_completed": 0}`)
+	b.must(200, "PUT", "/api/v1/topics/flaky/config", `{"keep_completed": 3600, "max_completed": 0, "job_history": 100, "events": true}`)
+	events := watchEvents(b, "flaky")
+	defer events.close()
 	const producers, consumers, maxAttempts = 4, 4, 3
 	alwaysFails := func(i int) bool { return i%10 == 1 }
 	failsTwice := func(i int) bool { return i%3 == 0 && !alwaysFails(i) }
@@ -143,6 +149,34 @@ func TestChaosFailingConsumers(t *testing.T) {
 			t.Errorf("%s completed with the result %s, want %s", id, result, want)
 		}
 	}
+	// Each job's history ends as it did, after one reserved entry a
+	// delivery; the events consumer saw its end once (none lost).
+	waitUntil(t, "the events consumer caught up with every end", func() bool {
+		for id := range completed {
+			if n := countOf(events.events(id), "completed"); n == 0 {
+				return false
+			}
+		}
+		for id := range dead {
+			if countOf(events.events(id), "dead") == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	checked := 0
+	for id := range completed {
+		checkEnd(t, b, events, id, "completed")
+		if checked++; checked >= 200 { // a sample: each is a request
+			break
+		}
+	}
+	for id := range dead {
+		checkEnd(t, b, events, id, "dead")
+	}
+	if events.lost {
+		t.Error("the events consumer was told events were lost: the run passed the streams' bound")
+	}
 	if st := b.must(200, "GET", "/api/v1/topics/flaky", ``); int(st["total_completed"].(float64)) != len(completed) {
 		t.Errorf("%v acks completed a job, %d jobs are completed: some completed twice", st["total_completed"], len(completed))
 	}
@@ -156,4 +190,42 @@ func TestChaosFailingConsumers(t *testing.T) {
 	if faults == 0 {
 		t.Fatal("no fault struck: the load ended too soon to test anything")
 	}
+}
+
+// checkEnd checks job id's history and events after it ended (end:
+// "completed" or "dead"): its history's last entry is its end, its
+// reserved entries are its deliveries, and the events saw its end once.
+func checkEnd(t *testing.T, b *brokerProc, events *eventLog, id, end string) {
+	t.Helper()
+	j := b.must(200, "GET", "/api/v1/jobs/"+id, ``)
+	history, _ := j["history"].([]any)
+	if len(history) == 0 {
+		t.Errorf("%s: no history", id)
+		return
+	}
+	reserved := 0
+	for _, e := range history {
+		if e.(map[string]any)["event"] == "reserved" {
+			reserved++
+		}
+	}
+	if last := history[len(history)-1].(map[string]any)["event"]; last != end {
+		t.Errorf("%s is %s, its history ends with %v: %v", id, end, last, history)
+	}
+	if attempts := int(j["attempt"].(float64)); reserved != attempts {
+		t.Errorf("%s: %d reserved entries in its history, %d deliveries", id, reserved, attempts)
+	}
+	if n := countOf(events.events(id), end); n != 1 {
+		t.Errorf("%s: the events consumer saw its %s %d times: %v", id, end, n, events.events(id))
+	}
+}
+
+func countOf(list []string, s string) int {
+	n := 0
+	for _, v := range list {
+		if v == s {
+			n++
+		}
+	}
+	return n
 }
