@@ -142,6 +142,13 @@ type Slot struct {
 	Doc  string
 }
 
+// lazyTopicKeys are the topic keys few calls read, left out of the table
+// topic_keys builds and read through its metatable: a table of at most 16
+// fields is a 16-slot hash, one more a 32-slot one, and building that for
+// each topic of every call cost an ack and pop 3 µs (docs/PERFORMANCE.md,
+// "Outcomes").
+var lazyTopicKeys = map[string]bool{"completed": true, "cancelled": true}
+
 // BucketKeys are a bucket's own keys, KEYS[1..len] of every topic-scoped
 // script; pool passes them in this order.
 var BucketKeys = []Slot{

@@ -75,14 +75,23 @@ local function bind(keys, args)
     keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9], keys[10]
 end
 
+-- TOPIC_LAZY are the topic keys few calls read (contract.go lazyTopicKeys), by their
+-- place after a topic's first: topic_keys leaves them out of its table,
+-- which then stays a 16-slot hash, and its metatable reads them.
+local TOPIC_LAZY = {completed = 15, cancelled = 16}
+local TOPIC_KEYS_MT = {__index = function(t, k)
+  local at = TOPIC_LAZY[k]
+  if at then return KEYS[t.at + at] end
+end}
+
 -- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.
 local function topic_keys(i, name)
   local b = 10 + (i - 1) * 16
-  return {name = name, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3], buried = KEYS[b + 4],
-          info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7], expires = KEYS[b + 8],
-          parent_config = KEYS[b + 9], dead = KEYS[b + 10], group_ring = KEYS[b + 11],
-          group_jobs = KEYS[b + 12], group_ready = KEYS[b + 13], group_state = KEYS[b + 14],
-          completed = KEYS[b + 15], cancelled = KEYS[b + 16]}
+  return setmetatable({name = name, at = b, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3],
+          buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7],
+          expires = KEYS[b + 8], parent_config = KEYS[b + 9], dead = KEYS[b + 10],
+          group_ring = KEYS[b + 11], group_jobs = KEYS[b + 12], group_ready = KEYS[b + 13],
+          group_state = KEYS[b + 14]}, TOPIC_KEYS_MT)
 end
 
 -- op_key returns a key an operation brings of its own (a unique push's):

@@ -41,9 +41,13 @@ func ContractLua() string {
 		refs = append(refs, fmt.Sprintf("keys[%d]", i+1))
 	}
 	w("-- then, for each topic the script works on, %d keys (topic_keys):", len(TopicKeys))
-	var topicFields []string
+	var topicFields, lazy []string
 	for i, k := range TopicKeys {
 		w("--   +%d %s (%s): %s", i+1, k.Name, k.Kind, k.Doc)
+		if lazyTopicKeys[k.Name] {
+			lazy = append(lazy, fmt.Sprintf("%s = %d", k.Name, i+1))
+			continue
+		}
 		topicFields = append(topicFields, fmt.Sprintf("%s = KEYS[b + %d]", k.Name, i+1))
 	}
 	w("-- KEYS and ARGV are the call's, and K_* its bucket's keys: bind sets them")
@@ -56,10 +60,19 @@ func ContractLua() string {
 	w("    %s", strings.Join(refs, ", "))
 	w("end")
 	w("")
+	w("-- TOPIC_LAZY are the topic keys few calls read (contract.go lazyTopicKeys), by their")
+	w("-- place after a topic's first: topic_keys leaves them out of its table,")
+	w("-- which then stays a 16-slot hash, and its metatable reads them.")
+	w("local TOPIC_LAZY = {%s}", strings.Join(lazy, ", "))
+	w("local TOPIC_KEYS_MT = {__index = function(t, k)")
+	w("  local at = TOPIC_LAZY[k]")
+	w("  if at then return KEYS[t.at + at] end")
+	w("end}")
+	w("")
 	w("-- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.")
 	w("local function topic_keys(i, name)")
 	w("  local b = %d + (i - 1) * %d", len(BucketKeys), len(TopicKeys))
-	w("  return {%s}", wrap(append([]string{"name = name"}, topicFields...), "          "))
+	w("  return setmetatable({%s}, TOPIC_KEYS_MT)", wrap(append([]string{"name = name", "at = b"}, topicFields...), "          "))
 	w("end")
 	w("")
 	w("-- op_key returns a key an operation brings of its own (a unique push's):")

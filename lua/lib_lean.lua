@@ -174,7 +174,7 @@ do
         at_of[#members] = k
       end
     end
-    local acked = {} -- ack_pop -> {its job's client id, dropped}, once acked
+    local acked, dropped_of = {}, nil -- ack_pop -> its job's client id, once acked; -> dropped, when some were
     if #members > 0 then
       local records, gone = hmget(K_JOBS, members), {}
       for m, member in ipairs(members) do
@@ -182,14 +182,23 @@ do
         local at, delete = ats[k], kinds[k] == 'delete'
         local attempt, mode, result = ARGV[at + AT_ACK_POP.attempt], 'ack', ARGV[at + AT_ACK_POP.result]
         if delete then attempt, mode, result = ARGV[at + AT_DELETE.attempt], ARGV[at + AT_DELETE.mode], ARGV[at + AT_DELETE.result] end
-        local cid, refused, kept, dropped = ack_job(firsts[k], member, ack_record(gone, member, records[m]), tonumber(attempt),
-          mode, result, gathers.add)
+        local record = records[m]
+        if gone[member] then record = ack_record(gone, member, record) end
+        local cid, refused, kept, dropped = ack_job(firsts[k], member, record, tonumber(attempt), mode, result, gathers.add)
         if refused then
           replies[k] = refused
           if refused[1] == R.CANCELLED then gone[member] = 'kept' end -- cancelled now: read it anew
         else
           gone[member] = kept and 'kept' or 'deleted'
-          if delete then replies[k] = {R.OK, cid, dropped} else acked[k] = {cid, dropped} end
+          if delete then
+            replies[k] = {R.OK, cid, dropped}
+          else
+            acked[k] = cid
+            if dropped ~= '' then
+              dropped_of = dropped_of or {}
+              dropped_of[k] = dropped
+            end
+          end
         end
       end
       gathers.flush()
@@ -278,10 +287,10 @@ do
       end
     end
     -- An ack_pop answers its ack, then its pop (batch.lua pop_replies).
-    for k, ack in pairs(acked) do
+    for k, cid in pairs(acked) do
       local r = replies[k]
-      table.insert(r, 1, ack[2])
-      table.insert(r, 1, ack[1])
+      table.insert(r, 1, dropped_of and dropped_of[k] or '')
+      table.insert(r, 1, cid)
       table.insert(r, 1, R.OK)
     end
     return replies

@@ -148,7 +148,7 @@ local function ack_job(t, member, record, attempt, mode, result, write)
     if most and #result > most then refused = {R.TOO_BIG, most, 'max_result'} end
   end
   if refused then return nil, refused end
-  if mode ~= '' then -- an ack (or beanstalkd's delete) of a job cancelled meanwhile ends it cancelled
+  if mode ~= '' and job[F_CANCEL] then -- an ack (or beanstalkd's delete) of a job cancelled meanwhile ends it cancelled
     local cancelled = cancel_held(t, member, job)
     if cancelled then return nil, cancelled end
   end
@@ -160,7 +160,7 @@ local function ack_job(t, member, record, attempt, mode, result, write)
     return '', nil, true, table.concat(dropped_cids, ' ', before + 1)
   end
   delete_job(t, member, job, write)
-  announce_end(member, job, mode == 'ack' and 'acked' or 'deleted')
-  if mode == 'ack' then emit(t, member, job, 'completed', result) end -- not kept, but completed
+  if job[F_WAITED] then announce_end(member, job, mode == 'ack' and 'acked' or 'deleted') end
+  if mode == 'ack' and topic_config(t).events == 'true' then emit(t, member, job, 'completed', result) end -- not kept, but completed
   return job[F_CID], nil, false, ''
 end
