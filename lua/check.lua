@@ -6,10 +6,29 @@
 -- (lib_groups.lua): its ready jobs are its group queues' entries, each
 -- group's ready count is right, every group with ready jobs is in the ring
 -- and no other is there but one parked by its group_rate, and each group's
--- reserved count is its reserved jobs'.
+-- reserved count is its reserved jobs'. Every job's outcomes (result,
+-- progress, log, history) are within the bounds no setting can raise.
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic.
 -- Returns {members per state (delayed, ready, reserved, buried, dead, completed, cancelled: STATE_SET's), problem...}.
+-- outcome_problems says where job's outcomes pass the bounds no setting
+-- can raise (job.MaxResultLimit, job.MaxKept, a line or detail of 1 KiB).
+local function outcome_problems(job)
+  local problems = {}
+  if job[F_RESULT] and #job[F_RESULT] > 1048576 then problems[#problems + 1] = 'has a result over 1 MiB' end
+  if job[F_PROGRESS] and #job[F_PROGRESS] > 1048576 then problems[#problems + 1] = 'has a progress over 1 MiB' end
+  for _, f in ipairs({{F_LOG, 'log', 2}, {F_HISTORY, 'history', 4}}) do
+    if job[f[1]] then
+      local list = cjson.decode(job[f[1]])
+      if #list > 1000 then problems[#problems + 1] = 'keeps ' .. #list .. ' ' .. f[2] .. ' entries, over 1,000' end
+      for _, e in ipairs(list) do
+        if #tostring(e[f[3]]) > 1024 then problems[#problems + 1] = 'has a ' .. f[2] .. ' entry over 1 KiB' break end
+      end
+    end
+  end
+  return problems
+end
+
 local t = topic_keys(1, ARGV[A.topic])
 local out = {}
 for state in ipairs(STATE_SET) do out[state] = 0 end
@@ -32,6 +51,9 @@ for state, set in ipairs(STATE_SET) do
       table.insert(out, m .. ' expires but is not in ' .. t.name .. "'s expires set")
     end
     if job and state ~= COMPLETED and state ~= CANCELLED then bytes = bytes + (job[F_SIZE] or 0) end -- an ended job's no longer counts
+    if job then
+      for _, p in ipairs(outcome_problems(job)) do table.insert(out, m .. ' ' .. p) end
+    end
   end
 end
 if groups.on(t) then

@@ -90,6 +90,11 @@ func firstFew(names []string) string {
 	return fmt.Sprintf("%q", names)
 }
 
+// eventsBound is the most entries a bucket's events stream holds: lib.lua's
+// EVENTS_MAXLEN, and the node of entries (stream-node-max-entries, 100)
+// an approximate trim may leave.
+const eventsBound = 10000 + 100
+
 // stateSets is how many states have a set of their own (job.Stored, 1 to
 // Cancelled; lua.States but EXPIRED, which is last): check.lua counts their
 // members in that order.
@@ -105,12 +110,14 @@ func (p *Pool) checkBucket(ctx context.Context, b int, sets [stateSets]int64) []
 		p.client.B().Hlen().Key(k.jobs).Build(),
 		p.client.B().Hlen().Key(k.bodies).Build(),
 		p.client.B().Hgetall().Key(k.stats).Build(),
-		p.client.B().Zcard().Key(k.outbox).Build())
+		p.client.B().Zcard().Key(k.outbox).Build(),
+		p.client.B().Xlen().Key(k.events).Build())
 	records, err1 := res[0].AsInt64()
 	bodies, err2 := res[1].AsInt64()
 	counters, err3 := res[2].AsIntMap()
 	outbox, err4 := res[3].AsInt64()
-	for _, err := range []error{err1, err2, err3, err4} {
+	events, err5 := res[4].AsInt64()
+	for _, err := range []error{err1, err2, err3, err4, err5} {
 		if err != nil {
 			return []string{fmt.Sprintf("bucket %d: %v", b, err)}
 		}
@@ -125,6 +132,11 @@ func (p *Pool) checkBucket(ctx context.Context, b int, sets [stateSets]int64) []
 	if records != total+outbox || bodies > records {
 		problems = append(problems, fmt.Sprintf("bucket %d: %d records and %d bodies, %d jobs in sets and %d in the outbox",
 			b, records, bodies, total, outbox))
+	}
+	// The events stream is trimmed as it grows (XADD MAXLEN ~ 10000):
+	// approximately, a node of entries (100) at a time.
+	if events > eventsBound {
+		problems = append(problems, fmt.Sprintf("bucket %d: its events stream holds %d entries, over its bound of about 10,000", b, events))
 	}
 	for i, s := range lua.States[:stateSets] {
 		if field := s.Counter; counters[field] != sets[i] {

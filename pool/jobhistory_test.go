@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +80,33 @@ func TestJobHistory(t *testing.T) {
 	mustPop(t, p, ctx, "plain")
 	if got, err := p.Peek(ctx, plain); err != nil || got.History != nil {
 		t.Fatalf("a topic without job_history: %+v %v", got.History, err)
+	}
+}
+
+// pool.Check holds each job's outcomes to the bounds no setting can raise
+// (a log or history of at most 1,000 entries) and each bucket's events
+// stream to its bound.
+func TestCheckHoldsOutcomeBounds(t *testing.T) {
+	p, ctx := newPool(t)
+	id := mustPush(t, p, ctx, job.Spec{Topic: "b", Body: "x", TTR: time.Minute})
+	script := contractScript(`local job = cmsgpack.unpack(redis.call('HGET', K_JOBS, ARGV[1]))
+local h = {}
+for i = 1, 1001 do h[i] = {i, 'pushed', 0, ''} end
+job[F_HISTORY] = cjson.encode(h)
+redis.call('HSET', K_JOBS, ARGV[1], cmsgpack.pack(job))
+return 1`)
+	b := p.keys.bucketOf("b")
+	if err := script.Exec(ctx, p.client, p.keys.withTopics(b, "b"), []string{member(id)}).Error(); err != nil {
+		t.Fatal(err)
+	}
+	for range eventsBound + 1 {
+		if err := p.client.Do(ctx, p.client.B().Xadd().Key(p.keys.events(b)).Id("*").FieldValue().FieldValue("type", "pushed").Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	problems, err := p.Check(ctx)
+	if err != nil || len(problems) != 2 || !strings.Contains(strings.Join(problems, "\n"), "over 1,000") ||
+		!strings.Contains(strings.Join(problems, "\n"), "events stream") {
+		t.Fatalf("check: %v %v, want the history and the stream over their bounds", problems, err)
 	}
 }
