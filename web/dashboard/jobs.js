@@ -250,7 +250,8 @@ function renderJob(j) {
   renderResult(j);
   const found = document.getElementById("job-found");
   found.hidden = false;
-  renderProgress(j); // shown: its log's box can scroll
+  renderProgress(j); // shown: its log's and history's boxes can scroll
+  renderHistory(j);
   found.dataset.id = j.id;
   found.dataset.topic = j.topic;
   found.dataset.state = j.state;
@@ -271,25 +272,52 @@ function renderResult(j) {
 
 // renderProgress shows what the job's consumer reported (POST
 // .../progress): its last progress, any JSON value, indented; and its log,
-// each line's time and text, oldest first, in a box that scrolls. The box
-// starts at its end, and stays there as lines come while it is.
+// each line's time and text, oldest first, in a box that scrolls.
 function renderProgress(j) {
   document.getElementById("job-progress-part").hidden = j.progress === undefined;
   setText("job-progress", j.progress === undefined ? "" : JSON.stringify(j.progress, null, 2));
   const log = j.log || [];
   document.getElementById("job-log-part").hidden = log.length === 0;
   setText("job-log-count", log.length === 1 ? "1 line" : `${log.length} lines`);
-  const box = document.getElementById("job-log");
-  const follow = box.dataset.id !== j.id || box.scrollHeight - box.scrollTop - box.clientHeight < 4;
-  box.replaceChildren(...log.map(l => {
+  fillFollowing(document.getElementById("job-log"), j.id, log.map(l => {
     const li = el("li");
-    const at = li.appendChild(el("time", clock(l.at), "at"));
-    at.dateTime = l.at;
-    at.title = new Date(l.at).toString();
-    li.appendChild(el("span", l.line, "line"));
+    li.append(atTime(l.at), el("span", l.line, "line"));
     return li;
   }));
-  box.dataset.id = j.id;
+}
+
+// renderHistory shows the job's transitions, where its topic keeps them
+// (job_history; docs/outcomes.md, "A job's history"): each one's time,
+// event, attempt and detail, oldest first, in a box that scrolls.
+function renderHistory(j) {
+  const history = j.history || [];
+  document.getElementById("job-history-part").hidden = history.length === 0;
+  setText("job-history-count", history.length === 1 ? "1 entry" : `${history.length} entries`);
+  fillFollowing(document.getElementById("job-history"), j.id, history.map(h => {
+    const li = el("li");
+    li.dataset.event = h.event;
+    li.append(atTime(h.at), el("span", h.event, "event"), el("span", `attempt ${h.attempt}`, "attempt"),
+      el("span", h.detail ?? "", "detail"));
+    return li;
+  }));
+}
+
+// atTime is a <time> showing t (RFC 3339) to the second, the full time
+// (its zone too) as its tooltip.
+function atTime(t) {
+  const at = el("time", clock(t), "at");
+  at.dateTime = t;
+  at.title = new Date(t).toString();
+  return at;
+}
+
+// fillFollowing puts items in a box that scrolls (a job's log, its
+// history). The box starts at its end, and stays there as items come
+// while it is; one scrolled up stays where it is.
+function fillFollowing(box, id, items) {
+  const follow = box.dataset.id !== id || box.scrollHeight - box.scrollTop - box.clientHeight < 4;
+  box.replaceChildren(...items);
+  box.dataset.id = id;
   if (follow) box.scrollTop = box.scrollHeight;
 }
 
