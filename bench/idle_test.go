@@ -63,7 +63,7 @@ func BenchmarkIdleConsumers(b *testing.B) {
 func idleWaiters(b *testing.B, bin string, n int, stat string, prepare func(base string), path func(i int) string) {
 	redis.Flush(b)
 	addr := freeAddr(b)
-	broker := exec.Command(bin, "start", "--http", addr, "--beanstalk", "", "--rpc", "", "--redis", redis.URL())
+	broker := exec.Command(bin, "start", "--http", addr, "--beanstalk", "", "--rpc", "", "--kestrel", "", "--redis", redis.URL()) // HTTP alone: all of max_connections for it
 	var log bytes.Buffer
 	broker.Stdout, broker.Stderr = &log, &log
 	if err := broker.Start(); err != nil {
