@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,4 +63,37 @@ func TestWaitForTheEndAcrossBrokers(t *testing.T) {
 	if r.code != 204 || time.Since(start) < 7*time.Second {
 		t.Fatalf("a wait of 7 s answered %d after %v, want 204 after its 7 s", r.code, time.Since(start))
 	}
+}
+
+// An events stream, which never ends on its own, ends as soon as its
+// broker begins to stop (SIGTERM), not after the shutdown grace (10 s),
+// and the broker exits cleanly.
+func TestEventsEndAtShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a broker process")
+	}
+	t.Parallel()
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	resp, err := http.Get(b.url("/api/v1/events?topics=any"))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("events: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	ended := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, resp.Body) // until the stream ends
+		close(ended)
+	}()
+	start := time.Now()
+	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(8 * time.Second): // under the 10 s grace, which it must not wait out
+		t.Fatal("the events stream was still open 8 s after SIGTERM")
+	}
+	b.exitsCleanly(t, time.Minute, "SIGTERM")
+	t.Logf("the stream ended %v after SIGTERM", time.Since(start))
 }
