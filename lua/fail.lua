@@ -22,7 +22,9 @@ local p = retry_policy(t, job)
 if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
   kill(t, member, job, RESERVED, now)
 else
-  place(t, member, job, backoff_delay(p, job[F_FAILURES], tonumber(ARGV[A.r])), now)
+  local delay = backoff_delay(p, job[F_FAILURES], tonumber(ARGV[A.r]))
+  note(t, member, job, 'retried', tostring(delay)) -- after its backoff (ms)
+  place(t, member, job, delay, now)
   move_state(RESERVED, job[F_STATE])
   save(member, job)
 end

@@ -46,7 +46,7 @@ func TestJobHistory(t *testing.T) {
 		attempt int
 		detail  string
 	}{
-		{"pushed", 0, ""}, {"reserved", 1, "test"}, {"failed", 1, "smtp 550"},
+		{"pushed", 0, ""}, {"reserved", 1, "test"}, {"failed", 1, "smtp 550"}, {"retried", 1, "0"},
 		{"reserved", 2, "test"}, {"released", 2, "0"}, {"reserved", 3, "test"}, {"buried", 3, ""},
 		{"kicked", 3, ""}, {"reserved", 4, "test"}, {"completed", 4, ""},
 	}

@@ -45,7 +45,7 @@ func TestBrowserJobHistory(t *testing.T) {
 			e["event"].(string), fmt.Sprintf("attempt %v", e["attempt"]), detail}, "|"))
 		events = append(events, e["event"].(string))
 	}
-	if strings.Join(events, " ") != "pushed reserved failed reserved completed" {
+	if strings.Join(events, " ") != "pushed reserved failed retried reserved completed" {
 		t.Errorf("the broker recorded %v", events)
 	}
 
@@ -57,7 +57,7 @@ func TestBrowserJobHistory(t *testing.T) {
 		tb.do(t, fmt.Sprintf("see the job's history at %d px", w),
 			poll(text(`#job-fields dd.f-state`)+` === "completed"`),
 			poll(`!document.getElementById("job-history-part").hidden`),
-			poll(text(`#job-history-count`)+` === "5 entries"`))
+			poll(text(`#job-history-count`)+` === "6 entries"`))
 		got := eval[[]string](t, tb, entries+`.map(li => [li.querySelector("time").dateTime, ...[...li.children].map(c => c.textContent)].join("|"))`)
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("the history shown:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
