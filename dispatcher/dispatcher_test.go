@@ -356,6 +356,14 @@ func TestWakeUpHandedOn(t *testing.T) {
 func TestPeekReadyWaits(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
 	ctx := context.Background()
+	ops := func() int64 {
+		st, err := b.Dispatcher.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Batched.Ops
+	}
+	before := ops()
 	peeked := make(chan *job.Job, 1)
 	go func() {
 		j, _ := peekOne(b.Dispatcher, ctx, "pw", time.Minute)
@@ -368,6 +376,11 @@ func TestPeekReadyWaits(t *testing.T) {
 		popped <- j
 	}()
 	waiting(t, b, "pw", 2)
+	// Registered is not yet asleep: a pop looks before it registers and
+	// once after (a batched operation each; a peek's are not batched), and
+	// a push before the pop's second look is the pop's, not the peek's (a
+	// busy CI run saw it). Wait for the pop's two looks.
+	brokertest.Eventually(t, "the pop's looks", func() bool { return ops() >= before+2 })
 	if _, err := b.Dispatcher.Push(ctx, job.Spec{Topic: "pw", Body: "x", TTR: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
