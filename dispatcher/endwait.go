@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -143,13 +144,14 @@ func (d *Dispatcher) WaitEnd(ctx context.Context, id string, timeout time.Durati
 	ch := make(chan string, 1)
 	d.ends.add(n, ch)
 	defer d.ends.remove(n, ch)
-	j, err := d.pool.MarkEndWait(ctx, id)
+	j, err := d.pool.MarkEndWait(ctx, n)
 	if err != nil {
 		return gone(err, pushed)
 	}
 	if end := endOf(j); end != nil {
 		return end, nil
 	}
+	id = strconv.FormatUint(n, 10) // looked at again by number: no second resolve of a client id
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for {

@@ -102,13 +102,14 @@ func (d *Dispatcher) Events(ctx context.Context, p EventsParams) error {
 	// Where each bucket starts: the position asked for, or now. A position
 	// the stream no longer holds is said (lost), and the stream goes on
 	// from its first event.
-	pos := map[int]string{}
+	pos, lasts := map[int]string{}, map[int]string{}
 	var lost []int
 	for b := range buckets {
 		first, last, err := d.pool.EventBounds(ctx, b)
 		if err != nil {
 			return err
 		}
+		lasts[b] = orZero(last)
 		from, asked := p.From[b]
 		switch {
 		case !asked:
@@ -121,7 +122,7 @@ func (d *Dispatcher) Events(ctx context.Context, p EventsParams) error {
 		}
 	}
 	slices.Sort(lost)
-	if err := d.events.add(d, sub, buckets); err != nil {
+	if err := d.events.add(d, sub, lasts); err != nil {
 		return err
 	}
 	defer d.events.remove(sub, buckets)
@@ -217,26 +218,24 @@ func (h *eventHub) count() int {
 	return h.streams
 }
 
-// add registers sub with the readers of buckets, starting those that do
-// not run yet, each from its stream's last event.
-func (h *eventHub) add(d *Dispatcher, sub *eventSub, buckets map[int]bool) error {
+// add registers sub with the readers of its buckets (bucket -> its
+// stream's last event id, as the stream read it just before), starting
+// those that do not run yet from there: no Redis call under the hub's lock
+// (a stream that missed an event in between catches up by its position).
+func (h *eventHub) add(d *Dispatcher, sub *eventSub, lasts map[int]string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	base := d.runCtx()
 	if base == nil {
 		return fmt.Errorf("%w: the broker is not running", job.ErrUnavailable)
 	}
-	for b := range buckets {
+	for b, last := range lasts {
 		r := h.readers[b]
 		if r == nil {
-			_, last, err := d.pool.EventBounds(base, b)
-			if err != nil {
-				return err
-			}
 			ctx, cancel := context.WithCancel(base)
-			r = &bucketReader{subs: map[*eventSub]bool{}, cancel: cancel, last: orZero(last)}
+			r = &bucketReader{subs: map[*eventSub]bool{}, cancel: cancel, last: last}
 			h.readers[b] = r
-			go h.read(ctx, d, b, orZero(last), r)
+			go h.read(ctx, d, b, last, r)
 		}
 		r.subs[sub] = true
 	}

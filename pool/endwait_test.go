@@ -73,7 +73,7 @@ func TestJobEndsAreAnnounced(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			unwatched := mustPush(t, p, ctx, tc.spec) // ends first, unannounced
 			id := mustPush(t, p, ctx, tc.spec)
-			got, err := p.MarkEndWait(ctx, num(id))
+			got, err := p.MarkEndWait(ctx, id)
 			if err != nil || got.State != tc.state {
 				t.Fatalf("mark: %+v %v, want the job %s", got, err, tc.state)
 			}
@@ -99,10 +99,10 @@ func TestJobEndsAreAnnounced(t *testing.T) {
 	if err := p.Ack(ctx, num(id), popped("kept").Attempt(), ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := p.MarkEndWait(ctx, num(id)); err != nil || got.State != job.Completed {
+	if got, err := p.MarkEndWait(ctx, id); err != nil || got.State != job.Completed {
 		t.Fatalf("mark a completed job: %+v %v", got, err)
 	}
-	if _, err := p.MarkEndWait(ctx, "999999999"); err == nil {
+	if _, err := p.MarkEndWait(ctx, 999999999); err == nil {
 		t.Fatal("mark a job that is not there: no error")
 	}
 	checkClean(t, p, ctx)

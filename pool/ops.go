@@ -314,15 +314,12 @@ func (p *Pool) peekNumber(ctx context.Context, n uint64) (*job.Job, error) {
 	return parseJob(reply[1:])
 }
 
-// MarkEndWait begins a wait for job id's end: unless it has ended
+// MarkEndWait begins a wait for job n's end (its number: the caller
+// resolved its id once): unless it has ended
 // (Completed or Dead: the job returned says so), its end is announced from
 // then on to every broker's Subscribe (Wake.Ended). ErrNotFound: no such
 // job, or it ended and was not kept.
-func (p *Pool) MarkEndWait(ctx context.Context, id string) (*job.Job, error) {
-	n, err := p.Resolve(ctx, id)
-	if err != nil {
-		return nil, err
-	}
+func (p *Pool) MarkEndWait(ctx context.Context, n uint64) (*job.Job, error) {
 	b := int(n % uint64(p.opts.Buckets))
 	reply, err := endWaitScript.Exec(ctx, p.client, p.keys.bucket(b),
 		endWaitScript.args(p.caller(), "", "member", member(n), "channel", p.keys.channel())).ToArray()
