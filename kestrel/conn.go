@@ -8,11 +8,11 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/internal/budget"
+	"github.com/gmq/gmq/internal/openreads"
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
@@ -29,18 +29,14 @@ type conn struct {
 	outcome string // of the command being handled: tcpserver.OK, or the error class it was answered
 	// deadline bounds the handler's writes by the request timeout (writeCtx).
 	deadline *tcpserver.Deadline
-
-	mu   sync.Mutex             // open, shared with the keeper
-	open map[string][]*openRead // per queue, oldest first
-	keep sync.Once
-	kept chan struct{} // closed when the keeper has stopped
+	reads    *openreads.Reads // the connection's open (reliable) reads
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(s.ctx)
 	return &conn{s: s, nc: nc, w: bufio.NewWriter(nc), ctx: ctx, hangUp: cancel,
-		open: map[string][]*openRead{}, kept: make(chan struct{}),
-		deadline: tcpserver.NewDeadline(context.WithoutCancel(ctx), s.opts.RequestTimeout)}
+		deadline: tcpserver.NewDeadline(context.WithoutCancel(ctx), s.opts.RequestTimeout),
+		reads:    openreads.New(ctx, openreads.Options{Dispatcher: s.d, RequestTimeout: s.opts.RequestTimeout, Log: s.log, Name: "kestrel"})}
 }
 
 // serve runs the connection until the client hangs up or quits, then gives
@@ -52,9 +48,7 @@ func (c *conn) serve() {
 		return req, req.closeAfter, err
 	}, c.handle)
 	c.deadline.Stop()
-	c.keep.Do(func() { close(c.kept) }) // no keeper was started
-	<-c.kept
-	c.abortAll()
+	c.reads.End()
 }
 
 // handle runs one request and writes its answer; false closes the connection.
@@ -268,7 +262,7 @@ func (c *conn) get(key string) error {
 	ctx, cancel := context.WithTimeout(c.ctx, o.timeout+c.s.opts.RequestTimeout)
 	defer cancel()
 	if o.abort {
-		if err := c.abort(ctx, o.queue); err != nil {
+		if err := c.reads.Abort(ctx, o.queue); err != nil {
 			return &storeError{op: "abort", err: err}
 		}
 		c.line("END")
@@ -276,21 +270,21 @@ func (c *conn) get(key string) error {
 	}
 	// closing: the open read /close acks; with /open, in one call with the
 	// pop of the next (dispatcher.PopParams.After).
-	var closing *openRead
+	var closing *openreads.Read
 	if o.close {
-		closing = c.take(o.queue)
+		closing = c.reads.Take(o.queue)
 		if !o.open {
-			if err := c.ackRead(ctx, o.queue, closing); err != nil {
+			if err := c.reads.Ack(ctx, o.queue, closing); err != nil {
 				return &storeError{op: "close", err: err}
 			}
 			c.line("END")
 			return nil
 		}
 	}
-	if n := c.openCount(o.queue); !o.peek && ((!o.open && n > 0) || (o.open && n >= c.s.opts.MaxOpenReads)) {
+	if n := c.reads.Count(o.queue); !o.peek && ((!o.open && n > 0) || (o.open && n >= c.s.opts.MaxOpenReads)) {
 		// Kestrel's rules: no plain get beside an open read, and no more
 		// open reads per queue than max_open_reads.
-		if err := c.ackRead(ctx, o.queue, closing); err != nil {
+		if err := c.reads.Ack(ctx, o.queue, closing); err != nil {
 			return &storeError{op: "close", err: err}
 		}
 		return errFatalError
@@ -303,23 +297,12 @@ func (c *conn) get(key string) error {
 	case o.open:
 		c.s.count("cmd_get")
 		p.Keep = dispatcher.Reserve
-		if closing != nil {
-			p.After = &dispatcher.Ack{ID: closing.id, Attempt: closing.attempt}
-		}
 	default:
 		c.s.count("cmd_get")
 	}
-	jobs, err := c.s.d.Pop(ctx, p)
-	var acked *job.AckedError
-	if p.After != nil && err != nil && !errors.As(err, &acked) && readGone(err) {
-		// The closed read's TTR ran out meanwhile and it went to another
-		// reader: nothing to close, and the next is read as a plain /open.
-		p.After = nil
-		jobs, err = c.s.d.Pop(ctx, p)
-	}
-	if err != nil && p.After != nil && !errors.As(err, &acked) {
-		c.restore(o.queue, closing) // its ack failed with the pop: still open
-	}
+	// /close/open: the closed read is acked in the pop's call; if it is gone
+	// meanwhile, the next is read as a plain /open (openreads.Reads.Pop).
+	jobs, err := c.reads.Pop(ctx, o.queue, closing, p)
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return errClose // the client hung up, or the server is closing
@@ -335,7 +318,7 @@ func (c *conn) get(key string) error {
 		j = jobs[0]
 	}
 	if j != nil && o.open && j.TTR > 0 {
-		c.hold(o.queue, j)
+		c.reads.Hold(o.queue, j)
 	}
 	c.value(key, j)
 	return nil
@@ -374,7 +357,7 @@ func (c *conn) monitor(args []string) error {
 		return fatal("monitor <queue> <seconds> [max-items]: whole numbers, and a valid queue name")
 	}
 	queue, deadline := args[0], time.Now().Add(time.Duration(min(secs, 86400))*time.Second)
-	for got := 0; got < most && c.openCount(queue) < c.s.opts.MaxOpenReads; got++ {
+	for got := 0; got < most && c.reads.Count(queue) < c.s.opts.MaxOpenReads; got++ {
 		wait := time.Until(deadline)
 		if wait <= 0 {
 			break
@@ -393,7 +376,7 @@ func (c *conn) monitor(args []string) error {
 		}
 		j := jobs[0]
 		if j.TTR > 0 {
-			c.hold(queue, j)
+			c.reads.Hold(queue, j)
 		}
 		c.value(queue, j)
 		if err := c.w.Flush(); err != nil { // each item as it comes
@@ -414,13 +397,13 @@ func (c *conn) confirm(args []string) error {
 	if err != nil || n < 0 {
 		return fatal("confirm <queue> <count>: count is a whole number")
 	}
-	if c.openCount(args[0]) < n {
+	if c.reads.Count(args[0]) < n {
 		return errError
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
 	defer cancel()
 	for range n {
-		if err := c.closeRead(ctx, args[0]); err != nil {
+		if err := c.reads.AckOldest(ctx, args[0]); err != nil {
 			return &storeError{op: "confirm", err: err}
 		}
 	}
