@@ -17,7 +17,7 @@ import (
 // The conformance suite: one table of scenarios (what the client meets) by
 // front ends (how each protocol answers it), run against one broker process
 // and a real Redis. Each front end answers a kind of error through its own
-// answers table (web, beanstalk, kestrel, gmqrpc answers.go; job.Kind); this
+// answers table (web, beanstalk, kestrel, kestreltext, gmqrpc answers.go; job.Kind); this
 // is what those tables say on the wire, side by side. A new front end joins
 // by adding its column: a field of conformance, filled for every scenario
 // it has a request for, and its case in TestConformance's run.
@@ -53,6 +53,7 @@ type conformance struct {
 	http      call
 	beanstalk wire
 	kestrel   wire
+	text      wire // kestrel's text protocol
 	rpc       rpcCall
 }
 
@@ -63,6 +64,7 @@ var conformanceTable = []conformance{
 		beanstalk: wire{send: "delete 999999999\r\n", want: "NOT_FOUND"},
 		// kestrel names no job: a close of a read it never opened is END.
 		kestrel: wire{send: "get c-unknown/close\r\n", want: "END"},
+		text:    wire{send: "confirm c-unknown 1\n", want: "-Not that many transactions open."},
 		rpc:     rpcCall{"Service.Ack", `["nope-1"]`, `not_found: ack "nope-1": not found`},
 	},
 	{
@@ -86,6 +88,7 @@ var conformanceTable = []conformance{
 		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-full","body":"x"}`, 507, "full"},
 		beanstalk: wire{send: "use c-full\r\nput 0 0 60 1\r\nx\r\n", skip: 1, want: "OUT_OF_MEMORY"},
 		kestrel:   wire{send: "set c-full 0 0 1\r\nx\r\n", want: "NOT_STORED"},
+		text:      wire{send: "put c-full:\nx\n\n", want: "+0"}, // kestrel counts what its queue took
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-full","body":"x"}]`, "full: "},
 	},
 	{
@@ -96,6 +99,7 @@ var conformanceTable = []conformance{
 		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-big","body":"123456"}`, 413, "too big"},
 		beanstalk: wire{send: "use c-big\r\nput 0 0 60 6\r\n123456\r\n", skip: 1, want: "JOB_TOO_BIG"},
 		kestrel:   wire{send: "set c-big 0 0 6\r\n123456\r\n", want: "NOT_STORED"},
+		text:      wire{send: "put c-big:\n123456\n\n", want: "+0"},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-big","body":"123456"}]`, "too_big: "},
 	},
 	{
@@ -103,6 +107,7 @@ var conformanceTable = []conformance{
 		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-bad","body":"x","delay":-1}`, 400, "delay"},
 		beanstalk: wire{send: "put x 0 60 1\r\nx\r\n", want: "BAD_FORMAT"},
 		kestrel:   wire{send: "set c-bad 0 soon 1\r\nx\r\n", want: "CLIENT_ERROR ..."},
+		text:      wire{send: "get c-bad soon\n", want: "-Error parsing timeout."},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-bad","body":"x","delay":"soon"}]`, "invalid: "},
 	},
 	{
@@ -114,6 +119,7 @@ var conformanceTable = []conformance{
 		http:      call{"POST", "/api/v1/pop", `{"topics":["c-paused"],"timeout":0}`, 204, ""},
 		beanstalk: wire{send: "watch c-paused\r\nreserve-with-timeout 0\r\n", skip: 1, want: "TIMED_OUT"},
 		kestrel:   wire{send: "get c-paused\r\n", want: "END"},
+		text:      wire{send: "get c-paused\n", want: "*"},
 		rpc:       rpcCall{"Service.Pop", `[["c-paused"]]`, "empty"},
 	},
 	{
@@ -136,6 +142,7 @@ var conformanceTable = []conformance{
 		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-drain","body":"x"}`, 503, "readonly"},
 		beanstalk: wire{send: "put 0 0 60 1\r\nx\r\n", want: "DRAINING"},
 		kestrel:   wire{send: "set c-drain 0 0 1\r\nx\r\n", want: "SERVER_ERROR ...", closes: true},
+		text:      wire{send: "put c-drain:\nx\n\n", want: "-item 1 of 1 (0 put before it): push: the server status is readonly..."},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-drain","body":"x"}]`, "draining: "},
 	},
 	{
@@ -149,6 +156,7 @@ var conformanceTable = []conformance{
 		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-oom","body":"x"}`, 503, "out of memory"},
 		beanstalk: wire{send: "use c-oom\r\nput 0 0 60 1\r\nx\r\n", skip: 1, want: "OUT_OF_MEMORY"},
 		kestrel:   wire{send: "set c-oom 0 0 1\r\nx\r\n", want: "NOT_STORED"},
+		text:      wire{send: "put c-oom:\nx\n\n", want: "+0"},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-oom","body":"x"}]`, "out_of_memory: "},
 	},
 	{
@@ -171,6 +179,7 @@ var conformanceTable = []conformance{
 		http:      call{"POST", "/api/v1/pop", `{"topics":["c-over"],"timeout":5}`, 429, "waiting"},
 		beanstalk: wire{send: "watch c-over\r\nreserve-with-timeout 5\r\n", skip: 1, want: "OUT_OF_MEMORY"},
 		kestrel:   wire{send: "get c-over/t=5000\r\n", want: "SERVER_ERROR ...", closes: true},
+		text:      wire{send: "get c-over 5000\n", want: "-..."},
 		rpc:       rpcCall{"Service.Pop", `[["c-over"]]`, "overloaded: "},
 	},
 	{
@@ -186,6 +195,7 @@ var conformanceTable = []conformance{
 		http:      call{"POST", "/api/v1/jobs", `{"topic":"c-down","body":"x"}`, 503, "redis"},
 		beanstalk: wire{send: "put 0 0 60 1\r\nx\r\n", want: "INTERNAL_ERROR"},
 		kestrel:   wire{send: "set c-down 0 0 1\r\nx\r\n", want: "SERVER_ERROR ...", closes: true},
+		text:      wire{send: "put c-down:\nx\n\n", want: "-..."},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-down","body":"x"}]`, "retry_later: "},
 	},
 }
@@ -219,6 +229,9 @@ func TestConformance(t *testing.T) {
 			if sc.kestrel.send != "" {
 				sc.kestrel.check(t, "kestrel", b.kestrel)
 			}
+			if sc.text.send != "" {
+				sc.text.check(t, "text", b.text)
+			}
 			if sc.rpc.method != "" {
 				sc.rpc.check(t, b.rpc)
 			}
@@ -239,13 +252,13 @@ func (w wire) check(t *testing.T, port, addr string) {
 			t.Fatalf("%s %q: %q %v", port, w.send, line, err)
 		}
 	}
-	line = strings.TrimSuffix(line, "\r\n")
+	line = strings.TrimRight(line, "\r\n")
 	if want, ok := strings.CutSuffix(w.want, "..."); (ok && !strings.HasPrefix(line, want)) || (!ok && line != w.want) {
 		t.Errorf("%s %q: %q, want %q", port, w.send, line, w.want)
 	}
 	// Closed, or reading on: its next request is answered. Each port's
 	// cheapest: beanstalkd's list-tube-used, kestrel's version.
-	next := map[string]string{"beanstalk": "list-tube-used\r\n", "kestrel": "version\r\n"}[port]
+	next := map[string]string{"beanstalk": "list-tube-used\r\n", "kestrel": "version\r\n", "text": "version\n"}[port]
 	_, _ = c.Write([]byte(next))
 	got, err := r.ReadString('\n')
 	closed := errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || (err != nil && strings.Contains(err.Error(), "reset"))

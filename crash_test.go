@@ -50,6 +50,7 @@ type brokerProc struct {
 	beanstalk string
 	rpc       string
 	kestrel   string
+	text      string // kestrel's text protocol (this tree's binaries only)
 	redis     string
 	fileLimit int    // when > 0, the broker runs under ulimit -n fileLimit
 	bin       string // the gmq binary to run; "" for the race-detecting one
@@ -87,12 +88,19 @@ func startBroker(t *testing.T, redisURL string) *brokerProc {
 // build's).
 func startBrokerOf(t *testing.T, redisURL, bin string) *brokerProc {
 	t.Helper()
+	return startBrokerWith(t, redisURL, bin, "")
+}
+
+// startBrokerWith is startBrokerOf with more of conf.ini: extra follows
+// the [redis] and [bucket] sections every test broker has.
+func startBrokerWith(t *testing.T, redisURL, bin, extra string) *brokerProc {
+	t.Helper()
 	addr := freeAddr(t)
 	conf := filepath.Join(t.TempDir(), "conf.ini")
-	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n"), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n"+extra), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), rpc: freeAddr(t), kestrel: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}, bin: bin}
+	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), rpc: freeAddr(t), kestrel: freeAddr(t), text: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}, bin: bin}
 	b.start()
 	t.Cleanup(b.kill)
 	return b
@@ -120,6 +128,9 @@ func (b *brokerProc) start() {
 	bin := b.bin
 	if bin == "" {
 		bin = binary
+	}
+	if filepath.Dir(bin) == filepath.Dir(binary) { // this tree's builds; an older commit's (buildAt) has no text protocol
+		args = append(args, "--text", b.text)
 	}
 	b.cmd = exec.Command(bin, args...)
 	if b.fileLimit > 0 {

@@ -13,7 +13,7 @@ import (
 const module = "github.com/gmq/gmq"
 
 // frontEnds are the protocol servers over the dispatcher (broker.FrontEnd).
-var frontEnds = []string{"web", "beanstalk", "gmqrpc", "kestrel"}
+var frontEnds = []string{"web", "beanstalk", "gmqrpc", "kestrel", "kestreltext"}
 
 const rueidis = "github.com/redis/rueidis"
 
@@ -57,7 +57,7 @@ func TestClientStandsAlone(t *testing.T) {
 // importRules each say why pkg must not import dep, or "".
 var importRules = []func(pkg, dep string) string{
 	func(pkg, dep string) string {
-		if (slices.Contains(frontEnds, pkg) || pkg == "metrics") && (dep == "pool" || dep == "bucket" || dep == rueidis) {
+		if (slices.Contains(frontEnds, pkg) || pkg == "metrics" || pkg == "internal/openreads") && (dep == "pool" || dep == "bucket" || dep == rueidis) {
 			return "a front end (and the metrics) acts through the dispatcher and speaks of jobs with package job, never the store"
 		}
 		return ""

@@ -167,7 +167,7 @@ func TestFileDescriptorExhaustion(t *testing.T) {
 	b.start()
 	waitForLog(t, b, "max_connections") // the caps (4 x 20000) do not fit in 64 files: said at start
 	var held []net.Conn
-	for _, addr := range []string{b.beanstalk, b.rpc, b.kestrel, b.addr} {
+	for _, addr := range []string{b.beanstalk, b.rpc, b.kestrel, b.text, b.addr} {
 		for range 80 {
 			c, err := net.DialTimeout("tcp", addr, time.Second)
 			if err != nil {
@@ -195,6 +195,7 @@ func TestFileDescriptorExhaustion(t *testing.T) {
 		{b.beanstalk, "list-tubes\r\n", "OK "},
 		{b.rpc, `{"method":"Service.Pop","params":[{"topic":"none"}],"id":1}` + "\n", `"id":1`},
 		{b.kestrel, "version\r\n", "VERSION "},
+		{b.text, "version\n", ":"},
 		{b.addr, "GET /healthz HTTP/1.0\r\n\r\n", "HTTP/1.0 200"},
 	} {
 		for {

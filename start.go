@@ -46,6 +46,7 @@ var startFlags = map[string][3]string{
 	"beanstalk": {"beanstalk.addr", "ADDR", `beanstalkd protocol listen address, overriding [beanstalk] addr ("" turns it off)`},
 	"rpc":       {"rpc.addr", "ADDR", `gmq JSON-RPC listen address, overriding [rpc] addr ("" turns it off)`},
 	"kestrel":   {"kestrel.addr", "ADDR", `kestrel's memcache protocol listen address, overriding [kestrel] addr ("" turns it off)`},
+	"text":      {"kestrel.text_addr", "ADDR", `kestrel's text protocol listen address, overriding [kestrel] text_addr (kestrel's port: 2222)`},
 	"token":     {"web.token", "T", "token the dashboard and HTTP API require, overriding [web] token and $GMQ_TOKEN"},
 }
 
@@ -63,8 +64,8 @@ func start(args []string, out io.Writer) error {
 	if err := parseAll(flags, args); errors.Is(err, flag.ErrHelp) {
 		var all []*flag.Flag
 		flags.VisitAll(func(f *flag.Flag) { all = append(all, f) })
-		return admin.PrintHelp(out, "gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--kestrel ADDR] [--token T] [--redis URL]",
-			"run the broker. Flags override conf.ini; SIGINT and SIGTERM stop it gracefully, SIGUSR1 drains it, SIGHUP reloads the topic settings", all, values)
+		return admin.PrintHelp(out, "gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--kestrel ADDR] [--text ADDR] [--token T] [--redis URL]",
+			"run the broker. Flags override conf.ini; SIGINT and SIGTERM stop it gracefully, SIGUSR1 drains it, SIGTSTP quiets it, SIGHUP reloads the topic settings", all, values)
 	} else if err != nil {
 		return err
 	}
@@ -117,7 +118,8 @@ func start(args []string, out io.Writer) error {
 }
 
 // run builds the broker and serves until ctx ends, then shuts it down
-// (broker.Run). SIGUSR1 drains it (ReadOnly); SIGHUP reloads the topic
+// (broker.Run). SIGUSR1 drains it (ReadOnly); SIGTSTP quiets it
+// (Quiescent, after [server] status_grace); SIGHUP reloads the topic
 // settings from conf.ini.
 func run(ctx context.Context, cfg config.Config, reload func() (config.Config, error), log *slog.Logger) error {
 	limit, err := filelimit.Raise()
@@ -135,7 +137,7 @@ func run(ctx context.Context, cfg config.Config, reload func() (config.Config, e
 		return err
 	}
 	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGUSR1, syscall.SIGHUP)
+	signal.Notify(signals, syscall.SIGUSR1, syscall.SIGHUP, syscall.SIGTSTP)
 	defer signal.Stop(signals)
 	go func() {
 		for {
@@ -143,10 +145,15 @@ func run(ctx context.Context, cfg config.Config, reload func() (config.Config, e
 			case <-ctx.Done():
 				return
 			case sig := <-signals:
-				if sig == syscall.SIGUSR1 {
+				switch sig {
+				case syscall.SIGUSR1:
 					b.Drain()
-				} else if err := b.Reload(ctx); err != nil {
-					log.Warn("SIGHUP: conf.ini was not reloaded (nothing of it was applied)", "err", err)
+				case syscall.SIGTSTP:
+					b.Quiet()
+				default:
+					if err := b.Reload(ctx); err != nil {
+						log.Warn("SIGHUP: conf.ini was not reloaded (nothing of it was applied)", "err", err)
+					}
 				}
 			}
 		}

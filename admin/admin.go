@@ -72,7 +72,7 @@ var commands = []command{
 	{"retry-dead", "TOPIC", [2]int{1, 1}, "make a topic's dead jobs ready again", nil, func(c *call) error {
 		return c.showMap("POST", "/topics/"+c.path(0)+"/dead/retry", map[string]any{})
 	}},
-	{"status", "[up|writeavoid|readonly|quiescent]", [2]int{0, 1}, "read, or set, the status of every broker on the Redis", nil, status},
+	{"status", "[up|writeavoid|readonly|quiescent]", [2]int{0, 1}, "read, or set, the status of every broker on the Redis (or with --broker one broker's own)", statusFlags, status},
 }
 
 // lookup finds the command called name.

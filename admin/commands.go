@@ -241,11 +241,20 @@ func fail(c *call) error {
 	return c.showMap("POST", "/jobs/"+c.path(0)+"/fail", map[string]any{"error": reason})
 }
 
-// status reads, or sets, the server status of every broker on the Redis.
+// status reads, or sets, the server status of every broker on the Redis
+// (--broker: one broker's own). It prints the status the broker announces,
+// with the one it obeys while a stricter one waits out its grace, then
+// each broker's own.
 func status(c *call) error {
 	method, path, body := "GET", "/status", any(nil)
 	if len(c.args) == 1 {
-		method, body = "PUT", map[string]any{"status": c.args[0]}
+		req := map[string]any{"status": c.args[0]}
+		if c.broker != "" {
+			req["broker"] = c.broker
+		}
+		method, body = "PUT", req
+	} else if c.broker != "" {
+		return usageError{"--broker names whose status to set: give the status too"}
 	}
 	answer, err := c.do(method, path, body)
 	if err != nil {
@@ -253,6 +262,25 @@ func status(c *call) error {
 	}
 	return c.show(answer, func(w io.Writer) {
 		m, _ := answer.(map[string]any)
-		fmt.Fprintln(w, text(m["status"]))
+		fmt.Fprintln(w, statusLine(m))
+		brokers, _ := m["brokers"].([]any)
+		if len(brokers) < 2 { // one broker: its line says it all
+			return
+		}
+		for _, b := range brokers {
+			if b, ok := b.(map[string]any); ok {
+				fmt.Fprintf(w, "  broker %s: %s\n", text(b["name"]), statusLine(b))
+			}
+		}
 	})
+}
+
+// statusLine is a status and, while a stricter one is pending, the one
+// obeyed until then: "readonly (up until 2026-11-28T15:00:00Z)".
+func statusLine(m map[string]any) string {
+	line := text(m["status"])
+	if at, ok := m["enforced_at"]; ok {
+		line += " (" + text(m["enforced"]) + " until " + text(at) + ")"
+	}
+	return line
 }

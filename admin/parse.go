@@ -34,6 +34,7 @@ type call struct {
 	attempt     int64           // ack, release, bury, touch
 	result      string          // ack: the result, a JSON value
 	types       string          // watch: event types, comma-separated
+	broker      string          // status: one broker's own status
 	ctx         context.Context // ends the command (watch)
 	out, errOut io.Writer
 }
@@ -76,6 +77,10 @@ func updateFlags(f *flag.FlagSet, c *call) {
 	f.StringVar(&c.body, "body", "", "a new body (default: the job keeps its own)")
 }
 
+func statusFlags(f *flag.FlagSet, c *call) {
+	f.StringVar(&c.broker, "broker", "", `one broker's own status: its name (as "gmq status" lists it), or "this" for the one --url reaches (default: every broker's, the fleet's)`)
+}
+
 func buryFlags(f *flag.FlagSet, c *call) {
 	attemptFlag(f, c)
 	f.Int64Var(&c.priority, "priority", 0, "a new priority, 0 to 4294967295, lower first (default: the job keeps its own)")
@@ -83,7 +88,7 @@ func buryFlags(f *flag.FlagSet, c *call) {
 
 // placeholders name each flag's value in the help (bool flags take none).
 var placeholders = map[string]string{"url": "URL", "token": "T", "delay": "S", "ttr": "S", "timeout": "S",
-	"priority": "N", "attempt": "N", "body": "B", "unique": "KEY", "unique-for": "S", "unique-mode": "M", "group": "G", "types": "LIST", "result": "JSON"}
+	"priority": "N", "attempt": "N", "body": "B", "unique": "KEY", "unique-for": "S", "unique-mode": "M", "group": "G", "types": "LIST", "result": "JSON", "broker": "NAME"}
 
 // sharedFlags are the flags every command takes, after its own.
 var sharedFlags = []string{"url", "token", "json"}

@@ -26,6 +26,7 @@ import (
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/kestrel"
+	"github.com/gmq/gmq/kestreltext"
 	"github.com/gmq/gmq/metrics"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/web"
@@ -116,9 +117,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	}
 	b.d = dispatcher.New(b.pool, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
 		MaxWaiting: cfg.MaxWaiting, MaxSchedules: cfg.MaxSchedules, BucketMaxSleep: cfg.BucketMaxSleep, TopicsPerRound: cfg.TopicsPerRound,
-		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, MigrateAfter: popts.AnnounceTTL, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
+		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, StatusGrace: cfg.StatusGrace, DefaultStatus: cfg.DefaultStatus, MigrateAfter: popts.AnnounceTTL, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
 		HistoryTopics: cfg.HistoryTopics, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Log: opts.Log})
 
+	if err := b.d.InitStatus(ctx); err != nil { // [server] default_status, before any request
+		b.pool.Close()
+		return nil, fmt.Errorf("record this broker's status: %w", err)
+	}
 	b.d.SetAliases(cfg.Aliases)                                     // the schedules are checked against them
 	if _, err := scheduleSections(b.d, cfg.Schedules); err != nil { // before anything is written
 		b.pool.Close()
@@ -161,6 +166,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 			Version: opts.Version, Reload: b.Reload, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
 			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, StatsQueues: cfg.MetricsMaxTopics,
 			Observe: observe("kestrel"), Log: opts.Log})})
+	}
+	if cfg.KestrelTextAddr != "" {
+		b.fronts = append(b.fronts, &front{name: "text", addr: cfg.KestrelTextAddr, fe: kestreltext.New(b.d, kestreltext.Options{
+			Version: opts.Version, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
+			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("text"), Log: opts.Log})})
 	}
 	if cfg.MetricsAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "metrics", addr: cfg.MetricsAddr, fe: m.NewServer(config.IsLoopback(cfg.MetricsAddr), cfg.AllowedHosts)})
@@ -212,7 +222,7 @@ func PoolOptions(cfg config.Config, origin string) pool.Options {
 		WaitReplicas: cfg.WaitReplicas, WaitTimeout: cfg.WaitTimeout}
 }
 
-// Addr is where the named front end ("http", "beanstalk", "rpc", "kestrel", "metrics") listens,
+// Addr is where the named front end ("http", "beanstalk", "rpc", "kestrel", "text", "metrics") listens,
 // "" if it is off.
 func (b *Broker) Addr(name string) string {
 	for _, f := range b.fronts {
@@ -312,6 +322,14 @@ func (b *Broker) Drain() {
 	b.d.SetLocalStatus(job.ReadOnly)
 }
 
+// Quiet makes this broker Quiescent from now on (SIGTSTP, as Sidekiq's
+// quiet): /readyz and the status say so at once, and after [server]
+// status_grace it takes no new jobs while those in hand are finished.
+func (b *Broker) Quiet() {
+	b.log.Info("quiet: this broker takes no new jobs from now on (SIGTSTP)", "grace", b.cfg.StatusGrace)
+	b.d.Quiet()
+}
+
 // Run serves until ctx ends or a front end fails, then shuts down: the front
 // ends stop accepting and finish (HTTP lets requests in flight finish within
 // [server] shutdown_timeout; beanstalkd connections' reserved jobs go back to
@@ -330,7 +348,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		})
 	}
 	b.log.Info("gmq started", "version", b.opts.Version, "http", b.Addr("http"), "beanstalk", b.Addr("beanstalk"),
-		"rpc", b.Addr("rpc"), "kestrel", b.Addr("kestrel"), "metrics", b.Addr("metrics"), "redis", pool.Redacted(b.cfg.RedisURL), "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
+		"rpc", b.Addr("rpc"), "kestrel", b.Addr("kestrel"), "text", b.Addr("text"), "metrics", b.Addr("metrics"), "redis", pool.Redacted(b.cfg.RedisURL), "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
 	var err error
 	select {
 	case <-ctx.Done():
@@ -338,6 +356,19 @@ func (b *Broker) Run(ctx context.Context) error {
 	case <-b.shutdown:
 		b.log.Info("shutting down: asked over kestrel's protocol ([kestrel] allow_shutdown)", "grace", b.cfg.ShutdownTimeout)
 	case err = <-failed:
+	}
+	b.d.Stopping() // /readyz: 503 from now, while the front ends finish
+	if grace := min(b.cfg.StatusGrace, b.cfg.ShutdownTimeout); grace > 0 && err == nil {
+		// As a stricter status is: announced for the grace before it is
+		// enforced, so that load balancers stop sending work (/readyz
+		// answers 503) before the listeners close; at most
+		// shutdown_timeout, so that a long grace for status changes does
+		// not hold a stop for as long.
+		b.log.Info("shutting down: /readyz answers 503 for [server] status_grace (at most shutdown_timeout) before the listeners close", "grace", grace)
+		select {
+		case <-time.After(grace):
+		case err = <-failed:
+		}
 	}
 	for _, f := range b.fronts {
 		f.fe.Close()

@@ -27,6 +27,8 @@ type Config struct {
 	IdleTimeout     time.Duration // [server] idle_timeout: longest an idle keep-alive HTTP connection is kept
 	MaxRequestBody  int           // [server] max_request_body: bytes, the largest HTTP or JSON-RPC request of any kind
 	BodyMemory      int           // [server] body_memory: bytes, all request bodies being read at once, every port together
+	DefaultStatus   job.Status    // [server] default_status: this broker's own status at boot
+	StatusGrace     time.Duration // [server] status_grace: how long a stricter status is announced before it is enforced
 
 	RedisURL       string        // [redis] url
 	Prefix         string        // [redis] prefix of every key
@@ -84,6 +86,7 @@ type Config struct {
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
 
 	KestrelAddr         string // [kestrel] addr: kestrel's memcache protocol listen address ("" turns it off)
+	KestrelTextAddr     string // [kestrel] text_addr: kestrel's text protocol listen address ("": off, the default)
 	KestrelMaxOpenReads int    // [kestrel] max_open_reads: reads a connection may hold open per queue
 	// KestrelAllowShutdown ([kestrel] allow_shutdown) lets kestrel's shutdown
 	// command stop the broker: anyone who reaches the port could.
@@ -190,6 +193,8 @@ func (c *Config) settings() []setting {
 		{"server", "idle_timeout", durationTo(&c.IdleTimeout, 100*time.Millisecond, time.Hour)},
 		{"server", "max_request_body", intTo(&c.MaxRequestBody, 64<<10, 1<<30)},
 		{"server", "body_memory", intTo(&c.BodyMemory, 1<<20, 1<<40)},
+		{"server", "default_status", func(c *Config, v string) (err error) { c.DefaultStatus, err = job.ParseStatus(v); return err }},
+		{"server", "status_grace", durationTo(&c.StatusGrace, 0, time.Hour)},
 		{"redis", "url", func(c *Config, v string) error { c.RedisURL = v; return checkRedisURL(v) }},
 		{"redis", "prefix", func(c *Config, v string) error { c.Prefix = v; return checkPrefix(v) }},
 		{"redis", "buckets", intTo(&c.Buckets, 1, 1024)},
@@ -240,6 +245,7 @@ func (c *Config) settings() []setting {
 		{"kestrel", "max_open_reads", intTo(&c.KestrelMaxOpenReads, 1, 10_000)},
 		{"kestrel", "allow_shutdown", boolTo(&c.KestrelAllowShutdown)},
 		{"kestrel", "addr", optionalAddrTo(&c.KestrelAddr)},
+		{"kestrel", "text_addr", optionalAddrTo(&c.KestrelTextAddr)},
 	}
 }
 

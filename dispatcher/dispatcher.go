@@ -27,6 +27,11 @@ type Options struct {
 	BucketMaxSleep time.Duration // see bucket.Options.MaxSleep
 	TopicsPerRound int           // see bucket.Options.TopicsPerRound
 	StatusPoll     time.Duration // how often the shared server status is read
+	// StatusGrace is how long a stricter status set through this broker is
+	// announced before it is enforced ([server] status_grace).
+	StatusGrace time.Duration
+	// DefaultStatus is this broker's own status at boot ([server] default_status).
+	DefaultStatus job.Status
 	// MigrateAfter is how long after this broker first sees a newer store
 	// format it begins to migrate (migrate.go; pool.DefaultAnnounceTTL when 0).
 	MigrateAfter time.Duration
@@ -60,12 +65,8 @@ type Dispatcher struct {
 	running atomic.Pointer[context.Context] // Run's context while it runs: the event readers' owner
 	started time.Time
 
-	sharedStatus, localStatus atomic.Int32 // job.Status: see Status
-	// statusMu orders the shared status's writes: a status set here (its
-	// statusSets counted) wins over a poll that read Redis before it.
-	statusMu   sync.Mutex
-	statusSets uint64
-	aliases    atomic.Pointer[map[string][]string] // see SetAliases
+	status  statusState                         // see Status
+	aliases atomic.Pointer[map[string][]string] // see SetAliases
 
 	markMu sync.Mutex
 	marked map[string]time.Time // topic -> when this broker last marked it as waited on

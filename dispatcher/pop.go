@@ -248,6 +248,11 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 	}()
 	woke := ""
 	for {
+		// A status enforced while it waited (a grace's end, a quiet broker)
+		// ends the wait: the consumer is told why, and goes elsewhere.
+		if err := d.allow("pop", reading); err != nil {
+			return pool.Popped{}, err
+		}
 		// Register before looking, so a job made ready in between still wakes us.
 		d.waiters.add(w)
 		if err := d.mark(ctx, topics, false); err != nil {

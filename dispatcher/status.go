@@ -2,65 +2,270 @@ package dispatcher
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/pool"
 )
 
-// Status is the server status this broker obeys now: the one shared through
-// Redis, or this broker's own if that is stricter (SIGUSR1's ReadOnly).
-func (d *Dispatcher) Status() job.Status {
-	return max(job.Status(d.sharedStatus.Load()), job.Status(d.localStatus.Load()))
+// A broker's server status is the strictest of three layers (kestrel's
+// ServerStatus, per server, with gmq's fleet-wide one as its floor):
+//   - the fleet's, set for every broker sharing the Redis;
+//   - the broker's own, set for it by name through any broker ([server]
+//     default_status at boot);
+//   - its signals' (SIGUSR1 drains it to ReadOnly at once; SIGTSTP quiets
+//     it to Quiescent), which no API lifts.
+//
+// A stricter status set with a grace period ([server] status_grace) is
+// announced at once (Status: the API, kestrel's status, metrics,
+// /readyz) and enforced from the end of the grace (allow), timed on
+// Redis's clock so that every broker enforces a fleet change together.
+
+// statusState holds the layers, their times on this machine's clock.
+type statusState struct {
+	mu sync.Mutex
+	// sets orders the layers' writes: a status set here (counted) wins over
+	// a poll that read Redis before it.
+	sets                uint64
+	fleet, own, signals job.StatusLayer
+	brokers             map[string]job.StatusLayer // every broker's own, as last read
+	timer               *time.Timer                // wakes recompute at the next pending At
+	announced, enforced atomic.Int32               // job.Status, recomputed on every change
+	watchers            []func(job.Status)         // told each new announced status (OnStatus)
+	lastAnnounced       job.Status
+	offset              time.Duration // this machine's clock less Redis's, at the last read
+	stopping            atomic.Bool   // the broker is shutting down (Stopping)
 }
 
-// SetStatus sets the status of every broker sharing the Redis. This broker
-// obeys it at once, the others within [internal] status poll.
+// Status is the status this broker announces: the strictest of its
+// layers, a stricter one pending its grace period included.
+func (d *Dispatcher) Status() job.Status { return job.Status(d.status.announced.Load()) }
+
+// EnforcedStatus is the status this broker obeys now.
+func (d *Dispatcher) EnforcedStatus() job.Status { return job.Status(d.status.enforced.Load()) }
+
+// StatusView is the status and the layers it comes from.
+type StatusView struct {
+	Announced, Enforced job.Status
+	At                  time.Time // when Announced is enforced (zero: it is)
+	Broker              string    // this broker's origin
+	Fleet, Own, Signals job.StatusLayer
+	Brokers             map[string]job.StatusLayer // every broker's own layer, by origin, as last read
+	Stopping            bool
+}
+
+// StatusView reports the status, its layers and every broker's own.
+func (d *Dispatcher) StatusView() StatusView {
+	st := &d.status
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	v := StatusView{Announced: d.Status(), Enforced: d.EnforcedStatus(), Broker: d.pool.Origin(),
+		Fleet: st.fleet, Own: st.own, Signals: st.signals, Brokers: make(map[string]job.StatusLayer, len(st.brokers)),
+		Stopping: st.stopping.Load()}
+	for name, l := range st.brokers {
+		v.Brokers[name] = l
+	}
+	v.Brokers[v.Broker] = st.own
+	if v.Announced > v.Enforced {
+		for _, l := range []job.StatusLayer{st.fleet, st.own, st.signals} {
+			if l.Announced() == v.Announced && l.Pending(time.Now()) && (v.At.IsZero() || l.At.Before(v.At)) {
+				v.At = l.At
+			}
+		}
+	}
+	return v
+}
+
+// SetStatus sets the status of every broker sharing the Redis: a looser
+// one (or as strict) at once, a stricter one after [server] status_grace.
+// This broker obeys it at once, the others within [internal] status_poll
+// (a grace's end together, on Redis's clock).
 func (d *Dispatcher) SetStatus(ctx context.Context, s job.Status) error {
-	if err := d.pool.SetStatus(ctx, s); err != nil {
+	return d.SetBrokerStatus(ctx, "", s, false)
+}
+
+// SetBrokerStatus sets one broker's own status (broker: its origin; "this"
+// for this one): it obeys the stricter of it and the fleet's. fleet true
+// sets the fleet's instead (broker is then ignored).
+func (d *Dispatcher) SetBrokerStatus(ctx context.Context, broker string, s job.Status, create bool) error {
+	scope := pool.StatusScope{Create: create}
+	switch {
+	case broker == "this" || broker == d.pool.Origin():
+		scope.Broker = d.pool.Origin()
+	case broker != "":
+		scope.Broker = broker
+	}
+	layer, redisNow, err := d.pool.SetStatus(ctx, scope, s, d.opts.StatusGrace)
+	if err != nil {
 		return err
 	}
-	d.statusMu.Lock()
-	d.statusSets++
-	d.sharedStatus.Store(int32(s))
-	d.statusMu.Unlock()
-	if s < job.ReadOnly {
-		d.waiters.notifyAll() // waiting pops may take jobs again
+	layer = onThisClock(layer, redisNow)
+	st := &d.status
+	st.mu.Lock()
+	st.sets++
+	st.offset = time.Since(redisNow)
+	switch scope.Broker {
+	case "":
+		st.fleet = layer
+	case d.pool.Origin():
+		st.own = layer
+	default:
+		if st.brokers == nil {
+			st.brokers = map[string]job.StatusLayer{}
+		}
+		st.brokers[scope.Broker] = layer
 	}
+	st.mu.Unlock()
+	d.recomputeStatus()
 	return nil
 }
 
-// SetLocalStatus makes this broker alone obey at least s (SIGUSR1: ReadOnly),
-// whatever the shared status says.
-func (d *Dispatcher) SetLocalStatus(s job.Status) { d.localStatus.Store(int32(s)) }
+// InitStatus records this broker's own status at boot ([server]
+// default_status, at once) and reads every layer.
+func (d *Dispatcher) InitStatus(ctx context.Context) error {
+	if err := d.SetBrokerStatus(ctx, "this", d.opts.DefaultStatus, true); err != nil {
+		return err
+	}
+	d.readStatus(ctx)
+	return nil
+}
 
-// readStatus reads the shared status (Run calls it every StatusPoll), so
-// that a status set through another broker reaches this one.
+// SetLocalStatus makes this broker alone obey at least s at once, whatever
+// its other layers say (SIGUSR1: ReadOnly).
+func (d *Dispatcher) SetLocalStatus(s job.Status) {
+	d.status.mu.Lock()
+	d.status.signals = job.StatusLayer{Now: max(s, d.status.signals.Now), Next: max(s, d.status.signals.Next)}
+	d.status.mu.Unlock()
+	d.recomputeStatus()
+}
+
+// Quiet makes this broker Quiescent for good (SIGTSTP, as Sidekiq's quiet):
+// announced at once (so /readyz turns load balancers away), enforced after
+// [server] status_grace: no new jobs are taken while those in hand are
+// finished (ack, release, touch go on).
+func (d *Dispatcher) Quiet() {
+	d.status.mu.Lock()
+	l := &d.status.signals
+	if l.Announced() < job.Quiescent {
+		l.Next = job.Quiescent
+		if l.At = time.Now().Add(d.opts.StatusGrace); d.opts.StatusGrace <= 0 {
+			l.Now, l.At = job.Quiescent, time.Time{}
+		}
+	}
+	d.status.mu.Unlock()
+	d.recomputeStatus()
+}
+
+// Stopping marks the broker as shutting down: /readyz answers 503 from now.
+func (d *Dispatcher) Stopping() { d.status.stopping.Store(true) }
+
+// IsStopping says the broker is shutting down.
+func (d *Dispatcher) IsStopping() bool { return d.status.stopping.Load() }
+
+// OnStatus calls fn with each new announced status, from the goroutine
+// that changed it (fn must not block), starting with the current one.
+func (d *Dispatcher) OnStatus(fn func(job.Status)) {
+	d.status.mu.Lock()
+	d.status.watchers = append(d.status.watchers, fn)
+	d.status.mu.Unlock()
+	fn(d.Status())
+}
+
+// readStatus reads every layer (Run calls it every StatusPoll), so that a
+// status set through another broker reaches this one, and renews this
+// broker's record.
 func (d *Dispatcher) readStatus(ctx context.Context) {
-	sets := d.statusSetsSoFar()
-	rctx, cancel := context.WithTimeout(ctx, d.opts.StatusPoll)
-	s, err := d.pool.Status(rctx)
+	st := &d.status
+	st.mu.Lock()
+	sets, own, offset := st.sets, st.own, st.offset
+	st.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, max(d.opts.StatusPoll, time.Second))
+	read, err := d.pool.Status(rctx, onRedisClock(own, offset))
 	cancel()
 	if err != nil {
 		return // Redis away: keep the last status; the calls themselves fail meanwhile
 	}
-	d.polledStatus(s, sets)
+	d.polledStatus(read, sets)
 }
 
-// statusSetsSoFar is how many statuses were set through this broker.
-func (d *Dispatcher) statusSetsSoFar() uint64 {
-	d.statusMu.Lock()
-	defer d.statusMu.Unlock()
-	return d.statusSets
-}
-
-// polledStatus takes s, read from Redis when statusSetsSoFar was sets,
-// unless a status was set through this broker since: that one is newer
-// than what the poll read.
-func (d *Dispatcher) polledStatus(s job.Status, sets uint64) {
-	d.statusMu.Lock()
-	defer d.statusMu.Unlock()
-	if d.statusSets == sets {
-		d.sharedStatus.Store(int32(s))
+// polledStatus takes read, read from Redis when the sets so far were sets,
+// unless a status was set through this broker since: that one is newer.
+func (d *Dispatcher) polledStatus(read pool.StatusRead, sets uint64) {
+	st := &d.status
+	st.mu.Lock()
+	if st.sets == sets {
+		st.offset = time.Since(read.Now)
+		st.fleet = onThisClock(read.Fleet, read.Now)
+		st.brokers = make(map[string]job.StatusLayer, len(read.Brokers))
+		for name, l := range read.Brokers {
+			st.brokers[name] = onThisClock(l, read.Now)
+		}
+		if mine, ok := st.brokers[d.pool.Origin()]; ok {
+			st.own = mine
+		}
+		delete(st.brokers, d.pool.Origin())
 	}
+	st.mu.Unlock()
+	d.recomputeStatus()
+}
+
+// recomputeStatus derives the announced and enforced statuses from the
+// layers, wakes waiting consumers when the enforced one changed (a
+// Quiescent one ends their waits; a looser one lets them look again), tells
+// the watchers of a new announced one, and sets the timer for the next
+// pending grace's end.
+func (d *Dispatcher) recomputeStatus() {
+	st := &d.status
+	st.mu.Lock()
+	now := time.Now()
+	var announced, enforced job.Status
+	var next time.Time
+	for _, l := range []job.StatusLayer{st.fleet, st.own, st.signals} {
+		announced, enforced = max(announced, l.Announced()), max(enforced, l.Enforced(now))
+		if l.Pending(now) && (next.IsZero() || l.At.Before(next)) {
+			next = l.At
+		}
+	}
+	if st.timer != nil {
+		st.timer.Stop()
+		st.timer = nil
+	}
+	if !next.IsZero() {
+		st.timer = time.AfterFunc(time.Until(next), d.recomputeStatus)
+	}
+	st.announced.Store(int32(announced))
+	changed := job.Status(st.enforced.Swap(int32(enforced))) != enforced
+	var tell []func(job.Status)
+	if announced != st.lastAnnounced {
+		st.lastAnnounced, tell = announced, st.watchers
+	}
+	st.mu.Unlock()
+	if changed {
+		d.waiters.notifyAll()
+	}
+	for _, fn := range tell {
+		fn(announced)
+	}
+}
+
+// onThisClock moves a layer's time from Redis's clock (read at redisNow)
+// to this machine's.
+func onThisClock(l job.StatusLayer, redisNow time.Time) job.StatusLayer {
+	if !l.At.IsZero() {
+		l.At = time.Now().Add(l.At.Sub(redisNow))
+	}
+	return l
+}
+
+// onRedisClock is onThisClock's inverse, for a layer sent to Redis: offset
+// is how far this machine's clock was ahead of Redis's at the last read.
+func onRedisClock(l job.StatusLayer, offset time.Duration) job.StatusLayer {
+	if !l.At.IsZero() {
+		l.At = l.At.Add(-offset)
+	}
+	return l
 }
 
 // What an operation does to the queues, for the status to allow or refuse.
@@ -72,10 +277,10 @@ const (
 	writing                  // push, delete, flush: adding or destroying jobs
 )
 
-// allow refuses op when the status forbids its class: ReadOnly refuses
-// writing, Quiescent writing and reading.
+// allow refuses op when the enforced status forbids its class: ReadOnly
+// refuses writing, Quiescent writing and reading.
 func (d *Dispatcher) allow(op string, class opClass) error {
-	s := d.Status()
+	s := d.EnforcedStatus()
 	if (s == job.ReadOnly && class == writing) || (s == job.Quiescent && class != finishing) {
 		return &job.StatusError{Status: s, Op: op}
 	}

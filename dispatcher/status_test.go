@@ -29,8 +29,8 @@ func TestAStatusSetHereOutlivesAnOlderPoll(t *testing.T) {
 	}
 	d := New(p, Options{StatusPoll: time.Second, Log: slog.New(slog.DiscardHandler)})
 	sets := d.statusSetsSoFar()
-	read, err := p.Status(ctx) // the poll reads Redis: up
-	if err != nil || read != job.Up {
+	read, err := p.Status(ctx, job.StatusLayer{}) // the poll reads Redis: up
+	if err != nil || read.Fleet.Now != job.Up {
 		t.Fatalf("the poll read %v %v", read, err)
 	}
 	if err := d.SetStatus(ctx, job.ReadOnly); err != nil {
@@ -40,8 +40,16 @@ func TestAStatusSetHereOutlivesAnOlderPoll(t *testing.T) {
 	if got := d.Status(); got != job.ReadOnly {
 		t.Fatalf("the status is %v after a poll older than the set, want readonly", got)
 	}
-	d.polledStatus(job.Up, d.statusSetsSoFar()) // a poll after the set (another broker set up)
+	read.Fleet = job.StatusLayer{} // a poll after the set (another broker set up)
+	d.polledStatus(read, d.statusSetsSoFar())
 	if got := d.Status(); got != job.Up {
 		t.Fatalf("the status is %v after a newer poll, want up", got)
 	}
+}
+
+// statusSetsSoFar is how many statuses were set through this broker.
+func (d *Dispatcher) statusSetsSoFar() uint64 {
+	d.status.mu.Lock()
+	defer d.status.mu.Unlock()
+	return d.status.sets
 }

@@ -39,6 +39,7 @@ var files = []string{"../README.md", "api.md", "topics.md", "outcomes.md", "prot
 var notRun = map[string]string{
 	"make run":                   "the test starts the broker itself; TestMakeRun runs make run on ports of its own",
 	"kill -HUP":                  "the broker under test is in-process; TestReload covers SIGHUP",
+	"kill -TSTP":                 "the broker under test is in-process; TestQuietSignal covers SIGTSTP",
 	"redis-cli ACL SETUSER gmq":  "the ACL is tested on a Redis of its own (broker/acl_test.go)",
 	"redis-cli FUNCTION LIST":    "it reads the operator's Redis; pool's TestLibraryReloaded loads and lists the library",
 	"redis-cli HGETALL gmq:meta": "it reads the operator's Redis; TestStoreFormatWithBrokers reads the format and the brokers' records",
@@ -67,7 +68,8 @@ func TestExamples(t *testing.T) {
 			spaced := func(addr string) string { return strings.Replace(addr, ":", " ", 1) } // nc's HOST PORT
 			addrs := strings.NewReplacer("localhost:8000", b.HTTPAddr, "127.0.0.1:8000", b.HTTPAddr,
 				"127.0.0.1:11300", b.BeanstalkAddr, "127.0.0.1:22133", b.KestrelAddr, "127.0.0.1:9503", b.RPCAddr,
-				"127.0.0.1 11300", spaced(b.BeanstalkAddr), "127.0.0.1 22133", spaced(b.KestrelAddr), "127.0.0.1 9503", spaced(b.RPCAddr))
+				"127.0.0.1 11300", spaced(b.BeanstalkAddr), "127.0.0.1 22133", spaced(b.KestrelAddr), "127.0.0.1 9503", spaced(b.RPCAddr),
+				"127.0.0.1:2222", b.TextAddr, "127.0.0.1 2222", spaced(b.TextAddr))
 			state := filepath.Join(t.TempDir(), "state") // the shell's variables, from one example to the next
 			for _, ex := range examples {
 				run(t, ex, addrs, b.URL, gmq, state)

@@ -95,6 +95,7 @@ var kinds = []struct {
 	{ErrNotReserved, KindConflict},
 	{ErrConflict, KindConflict},
 	{ErrOtherJob, KindConflict},
+	{ErrStatusPending, KindConflict},
 	{ErrInvalid, KindInvalid},
 	{ErrTooBig, KindTooBig},
 	{ErrFull, KindFull},

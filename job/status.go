@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Status is the server status every broker sharing a Redis obeys (kestrel's):
@@ -65,3 +66,33 @@ func (e *StatusError) Error() string {
 
 // Unwrap lets errors.Is(err, ErrRefused) match.
 func (e *StatusError) Unwrap() error { return ErrRefused }
+
+// A StatusLayer is one source of a broker's status (the fleet's, the
+// broker's own, its signals'): the status obeyed now and, when a stricter
+// one was set with a grace period (kestrel's statusChangeGracePeriod), that
+// one and when it is enforced. A stricter status is announced at once, so
+// that clients and load balancers move away, and refuses only from At.
+type StatusLayer struct {
+	Now  Status
+	Next Status    // Now when no change is pending
+	At   time.Time // when Next is enforced (zero: none pending)
+}
+
+// Enforced is the status the layer makes a broker obey at t.
+func (l StatusLayer) Enforced(t time.Time) Status {
+	if l.Next > l.Now && !l.At.IsZero() && !t.Before(l.At) {
+		return l.Next
+	}
+	return l.Now
+}
+
+// Announced is the status the layer reports: a pending stricter one already.
+func (l StatusLayer) Announced() Status { return max(l.Now, l.Next) }
+
+// Pending says a stricter status waits for its grace to end at t.
+func (l StatusLayer) Pending(t time.Time) bool { return l.Enforced(t) < l.Announced() }
+
+// ErrStatusPending: a stricter status was asked while another stricter one
+// still waits out its grace period (kestrel refuses it too); a looser one
+// may always be set.
+var ErrStatusPending = errors.New("a stricter status is pending")

@@ -206,9 +206,11 @@ func (c *conn) reply(line string, noreply bool) {
 	}
 }
 
-// status answers the server status (upper-case, as kestrel), or with an
-// argument sets it for every broker sharing the Redis (END); an unknown
-// status closes the connection, as kestrel does.
+// status answers the server status this broker announces (upper-case, as
+// kestrel), or with an argument sets it for every broker sharing the Redis
+// (END); "status <s> <broker>" sets one broker's own (a name GET
+// /api/v1/status lists, or "this"). An unknown status closes the
+// connection, as kestrel does.
 func (c *conn) status(args []string) error {
 	if len(args) == 0 {
 		c.line(strings.ToUpper(c.s.d.Status().String()))
@@ -220,7 +222,11 @@ func (c *conn) status(args []string) error {
 	}
 	ctx, cancel := c.writeCtx()
 	defer cancel()
-	if err := c.s.d.SetStatus(ctx, st); err != nil {
+	broker := ""
+	if len(args) > 1 {
+		broker = args[1]
+	}
+	if err := c.s.d.SetBrokerStatus(ctx, broker, st, false); err != nil {
 		return &storeError{op: "status", err: err}
 	}
 	c.line("END")

@@ -59,6 +59,8 @@ var ScriptArgs = map[string][]string{
 	"history":           {"every", "n", "ttl", "f", "samples..."},
 	"next_ids":          {"block", "floor_from", "per_ms"},
 	"settings":          {"prefix", "replace", "mark", "pairs..."},
+	"status read":       {"origin", "ttl", "now", "next", "at"},
+	"status set":        {"scope", "origin", "status", "grace", "ttl", "create"},
 	"topic_index add":   {"from", "n"},
 	"topic_index prune": {"from", "n"},
 	"topic_patterns":    {"pairs..."},

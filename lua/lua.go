@@ -21,7 +21,7 @@ var files embed.FS
 // files are listed too.
 var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "contract": true,
 	"lib": true, "lib_topics": true, "lib_jobs": true, "lib_failures": true, "lib_outcomes": true, "lib_limits": true, "lib_groups": true, "lib_lean": true,
-	"history": true, "next_ids": true, "announce": true, "topic_index": true, "topic_patterns": true, "unlock": true}
+	"history": true, "next_ids": true, "announce": true, "topic_index": true, "topic_patterns": true, "unlock": true, "status": true}
 
 // Source returns the full text of the named standalone script (without
 // ".lua"), or of one of the Prelude's files. A topic-scoped script runs only

@@ -86,7 +86,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Metrics {
 		ConstLabels: prometheus.Labels{"version": opts.Version, "revision": revision(), "goversion": runtime.Version()},
 	})
 	build.Set(1)
-	reg.MustRegister(m.requests, batches, lost, format, migrated, moved, build, &store{d: d, opts: opts},
+	reg.MustRegister(m.requests, batches, lost, format, migrated, moved, build, statusCollector{d}, &store{d: d, opts: opts},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

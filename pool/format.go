@@ -129,11 +129,12 @@ func (p *Pool) caller() string {
 	return p.opts.Origin
 }
 
-// Retire removes this broker's record (a clean stop), so that it does not
-// hold a raise of the format back for AnnounceTTL.
+// Retire removes this broker's records (a clean stop), so that it does not
+// hold a raise of the format back for AnnounceTTL, nor show in the status.
 func (p *Pool) Retire(ctx context.Context) error {
 	c := p.client.(guardedClient).Client
-	return wrapRedis("retire", c.Do(ctx, c.B().Hdel().Key(p.keys.meta()).Field("broker "+p.opts.Origin).Build()).Error())
+	err := wrapRedis("retire", c.Do(ctx, c.B().Hdel().Key(p.keys.meta()).Field("broker "+p.opts.Origin).Build()).Error())
+	return errors.Join(err, p.retireStatus(ctx))
 }
 
 func (p *Pool) tooNewError(store int) error {

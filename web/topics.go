@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -210,16 +211,49 @@ func (s *Server) connections() map[string]int {
 	return out
 }
 
-// status answers the server status this broker obeys and the broker's
-// version: {"status": "up", "version": "0.1.0"}.
+// status answers the status this broker announces, the one it obeys now
+// and the layers they come from (dispatcher.StatusView):
+// {"status": "readonly", "enforced": "up", "enforced_at": "...", "version": "0.1.0",
+// "broker": "host-1-ab", "fleet": {...}, "own": {...}, "signals": {...},
+// "brokers": [{"name": ..., "status": ..., "enforced": ...}]}.
 func (s *Server) status(c *gin.Context) (int, any, error) {
-	return http.StatusOK, gin.H{"status": s.d.Status().String(), "version": s.opts.Version}, nil
+	v := s.d.StatusView()
+	out := gin.H{"status": v.Announced.String(), "enforced": v.Enforced.String(), "version": s.opts.Version,
+		"broker": v.Broker, "fleet": layerView(v.Fleet), "own": layerView(v.Own), "signals": layerView(v.Signals)}
+	if !v.At.IsZero() {
+		out["enforced_at"] = v.At.UTC().Format(time.RFC3339Nano)
+	}
+	names := make([]string, 0, len(v.Brokers))
+	for name := range v.Brokers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	brokers := make([]gin.H, 0, len(names))
+	for _, name := range names {
+		l := layerView(v.Brokers[name])
+		l["name"] = name
+		brokers = append(brokers, l)
+	}
+	out["brokers"] = brokers
+	return http.StatusOK, out, nil
 }
 
-// setStatus sets the status of every broker sharing the Redis:
-// {"status": "up" | "writeavoid" | "readonly" | "quiescent"}.
+// layerView shows a status layer: the status it announces, the one it
+// enforces now, and when a pending one is enforced.
+func layerView(l job.StatusLayer) gin.H {
+	now := time.Now()
+	out := gin.H{"status": l.Announced().String(), "enforced": l.Enforced(now).String()}
+	if l.Pending(now) {
+		out["enforced_at"] = l.At.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+// setStatus sets the status of every broker sharing the Redis, or with
+// "broker" (a name GET lists, or "this") one broker's own:
+// {"status": "up" | "writeavoid" | "readonly" | "quiescent", "broker": "..."}.
 func (s *Server) setStatus(c *gin.Context) (int, any, error) {
-	f, err := s.onlyFields(c, "a status", "status")
+	f, err := s.onlyFields(c, "a status", "status", "broker")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -230,11 +264,15 @@ func (s *Server) setStatus(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	broker, _, err := f.Str("broker")
+	if err != nil {
+		return 0, nil, err
+	}
 	st, err := job.ParseStatus(name)
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.d.SetStatus(c, st); err != nil {
+	if err := s.d.SetBrokerStatus(c, broker, st, false); err != nil {
 		return 0, nil, err
 	}
 	return s.status(c)
@@ -244,9 +282,22 @@ func (s *Server) healthz(c *gin.Context) (int, any, error) {
 	return http.StatusOK, gin.H{"status": "ok"}, nil
 }
 
+// readyz says whether this broker should be sent new work: 503 while it
+// shuts down, while it announces Quiescent (a grace period's included, so
+// that load balancers leave before it refuses), and while Redis is out of
+// reach. /healthz says only that the process lives.
 func (s *Server) readyz(c *gin.Context) (int, any, error) {
+	unready := func(why string) (int, any, error) {
+		return http.StatusServiceUnavailable, gin.H{"status": "unavailable", "error": why}, nil
+	}
+	if s.d.IsStopping() {
+		return unready("the broker is shutting down")
+	}
+	if st := s.d.Status(); st == job.Quiescent {
+		return unready("the server status is quiescent: it takes no new work")
+	}
 	if err := s.d.Store().Ping(c); err != nil {
-		return http.StatusServiceUnavailable, gin.H{"status": "unavailable", "error": err.Error()}, nil
+		return unready(err.Error())
 	}
 	return http.StatusOK, gin.H{"status": "ready"}, nil
 }
