@@ -100,7 +100,7 @@ func (p *Pool) SetStatus(ctx context.Context, scope StatusScope, s job.Status, g
 		next, _ := got[1].ToString()
 		at, _ := got[2].AsInt64()
 		return job.StatusLayer{}, time.Time{}, fmt.Errorf("set status %s: %w: %s is enforced at %s; set a looser status, or wait",
-			s, job.ErrStatusPending, next, time.UnixMilli(at).UTC().Format(time.RFC3339Nano))
+			s, job.ErrStatusPending, next, time.UnixMilli(at).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
 	case status != replyOK || len(got) != 5:
 		return job.StatusLayer{}, time.Time{}, fmt.Errorf("set status: an unexpected reply %q of %d values", status, len(got))
 	}

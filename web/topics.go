@@ -221,7 +221,7 @@ func (s *Server) status(c *gin.Context) (int, any, error) {
 	out := gin.H{"status": v.Announced.String(), "enforced": v.Enforced.String(), "version": s.opts.Version,
 		"broker": v.Broker, "fleet": layerView(v.Fleet), "own": layerView(v.Own), "signals": layerView(v.Signals)}
 	if !v.At.IsZero() {
-		out["enforced_at"] = v.At.UTC().Format(time.RFC3339Nano)
+		out["enforced_at"] = v.At.UTC().Format(statusTime)
 	}
 	names := make([]string, 0, len(v.Brokers))
 	for name := range v.Brokers {
@@ -244,7 +244,7 @@ func layerView(l job.StatusLayer) gin.H {
 	now := time.Now()
 	out := gin.H{"status": l.Announced().String(), "enforced": l.Enforced(now).String()}
 	if l.Pending(now) {
-		out["enforced_at"] = l.At.UTC().Format(time.RFC3339Nano)
+		out["enforced_at"] = l.At.UTC().Format(statusTime)
 	}
 	return out
 }
@@ -374,3 +374,7 @@ func sampleView(at time.Time, values map[string]int64) gin.H {
 	}
 	return m
 }
+
+// statusTime is how a status's enforced_at is shown: to the millisecond,
+// as Redis's clock that times it.
+const statusTime = "2006-01-02T15:04:05.000Z07:00"
