@@ -87,6 +87,15 @@ var importRules = []func(pkg, dep string) string{
 		return ""
 	},
 	func(pkg, dep string) string {
+		if pkg == "serverset" && isModule(dep) && dep != "job" {
+			return "the server sets know the status (job) and ZooKeeper, nothing of the broker's"
+		}
+		if strings.HasPrefix(dep, "github.com/go-zookeeper/") && pkg != "serverset" {
+			return "only serverset talks to ZooKeeper"
+		}
+		return ""
+	},
+	func(pkg, dep string) string {
 		if pkg == "admin" && isModule(dep) {
 			return "the command-line administration speaks HTTP to a broker: none of its packages"
 		}

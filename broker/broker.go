@@ -29,6 +29,7 @@ import (
 	"github.com/gmq/gmq/kestreltext"
 	"github.com/gmq/gmq/metrics"
 	"github.com/gmq/gmq/pool"
+	"github.com/gmq/gmq/serverset"
 	"github.com/gmq/gmq/web"
 )
 
@@ -73,6 +74,9 @@ type Broker struct {
 	// [kestrel] allow_shutdown is on).
 	shutdown chan struct{}
 	stopOnce sync.Once
+	// members is this broker in ZooKeeper's server sets (nil: [zookeeper]
+	// is off): its sets follow the announced status.
+	members *serverset.ServerSet
 }
 
 // front is a front end on its listener.
@@ -184,6 +188,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 			b.pool.Close()
 			return nil, err
 		}
+	}
+	if b.members, err = b.newServerSet(); err != nil {
+		b.closeListeners()
+		b.pool.Close()
+		return nil, err
 	}
 	return b, nil
 }
@@ -339,6 +348,14 @@ func (b *Broker) Run(ctx context.Context) error {
 	dctx, stopDispatcher := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { b.d.Run(dctx) })
+	if b.members != nil {
+		b.d.OnStatus(b.members.SetStatus) // the announced status: clients leave before it is enforced
+		wg.Go(func() {
+			if err := b.members.Run(dctx); err != nil {
+				b.log.Error("zookeeper: the server sets' membership ended", "err", err)
+			}
+		})
+	}
 	failed := make(chan error, len(b.fronts))
 	for _, f := range b.fronts {
 		wg.Go(func() {
@@ -358,6 +375,9 @@ func (b *Broker) Run(ctx context.Context) error {
 	case err = <-failed:
 	}
 	b.d.Stopping() // /readyz: 503 from now, while the front ends finish
+	if b.members != nil {
+		b.members.SetStatus(job.Quiescent) // and out of every server set
+	}
 	if grace := min(b.cfg.StatusGrace, b.cfg.ShutdownTimeout); grace > 0 && err == nil {
 		// As a stricter status is: announced for the grace before it is
 		// enforced, so that load balancers stop sending work (/readyz

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -85,9 +86,16 @@ type Config struct {
 	RPCAddr    string        // [rpc] addr: gmq JSON-RPC listen address ("" turns it off)
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
 
-	KestrelAddr         string // [kestrel] addr: kestrel's memcache protocol listen address ("" turns it off)
-	KestrelTextAddr     string // [kestrel] text_addr: kestrel's text protocol listen address ("": off, the default)
-	KestrelMaxOpenReads int    // [kestrel] max_open_reads: reads a connection may hold open per queue
+	KestrelAddr     string // [kestrel] addr: kestrel's memcache protocol listen address ("" turns it off)
+	KestrelTextAddr string // [kestrel] text_addr: kestrel's text protocol listen address ("": off, the default)
+
+	// ZooKeeper server sets ([zookeeper]; off while hosts is empty): the
+	// broker joins PathPrefix/write and /read as its status allows.
+	ZooKeeperHosts          []string      // [zookeeper] hosts: the ensemble, host:port, comma-separated
+	ZooKeeperPathPrefix     string        // [zookeeper] path_prefix
+	ZooKeeperAdvertiseHost  string        // [zookeeper] advertise_host: the host clients reach this broker at ("": this machine's name)
+	ZooKeeperSessionTimeout time.Duration // [zookeeper] session_timeout: how long after a broker dies its members go
+	KestrelMaxOpenReads     int           // [kestrel] max_open_reads: reads a connection may hold open per queue
 	// KestrelAllowShutdown ([kestrel] allow_shutdown) lets kestrel's shutdown
 	// command stop the broker: anyone who reaches the port could.
 	KestrelAllowShutdown bool
@@ -132,47 +140,49 @@ type Config struct {
 // Default returns the configuration used for every key conf.ini leaves out.
 func Default() Config {
 	return Config{
-		HTTP:                "127.0.0.1:8000",
-		LogLevel:            slog.LevelInfo,
-		ShutdownTimeout:     10 * time.Second,
-		RequestTimeout:      5 * time.Second,
-		MaxConnections:      0,
-		ReadTimeout:         30 * time.Second,
-		IdleTimeout:         60 * time.Second,
-		MaxRequestBody:      8 << 20,
-		BodyMemory:          32 << 20,
-		RedisURL:            "redis://127.0.0.1:6379/0",
-		Prefix:              "gmq",
-		Buckets:             16,
-		ConnectTimeout:      10 * time.Second,
-		WaitTimeout:         time.Second,
-		MetricsMaxTopics:    250,
-		MetricsCache:        5 * time.Second,
-		MaxBody:             64 << 10,
-		DefaultTTR:          60 * time.Second,
-		DefaultPriority:     1024,
-		MaxPopTimeout:       60 * time.Second,
-		MaxBatch:            1000,
-		MaxWaiting:          20000,
-		MaxSchedules:        1000,
-		TickBatch:           100,
-		BucketMaxSleep:      time.Second,
-		BeanstalkAddr:       "127.0.0.1:11300",
-		MaxJobSize:          65535,
-		RPCAddr:             "127.0.0.1:9503",
-		RPCPopWait:          time.Second,
-		KestrelAddr:         "127.0.0.1:22133",
-		KestrelMaxOpenReads: 1,
-		MaxOpsPerCall:       64,
-		BatchSlots:          2,
-		TopicCache:          100_000,
-		AliasGrace:          time.Second,
-		TopicsPerRound:      64,
-		WaitingTTL:          30 * time.Second,
-		StatusPoll:          500 * time.Millisecond,
-		HistoryEvery:        5 * time.Second,
-		HistoryKeep:         720,
-		HistoryTopics:       100,
+		HTTP:                    "127.0.0.1:8000",
+		LogLevel:                slog.LevelInfo,
+		ShutdownTimeout:         10 * time.Second,
+		RequestTimeout:          5 * time.Second,
+		MaxConnections:          0,
+		ReadTimeout:             30 * time.Second,
+		IdleTimeout:             60 * time.Second,
+		MaxRequestBody:          8 << 20,
+		BodyMemory:              32 << 20,
+		RedisURL:                "redis://127.0.0.1:6379/0",
+		Prefix:                  "gmq",
+		Buckets:                 16,
+		ConnectTimeout:          10 * time.Second,
+		WaitTimeout:             time.Second,
+		MetricsMaxTopics:        250,
+		MetricsCache:            5 * time.Second,
+		MaxBody:                 64 << 10,
+		DefaultTTR:              60 * time.Second,
+		DefaultPriority:         1024,
+		MaxPopTimeout:           60 * time.Second,
+		MaxBatch:                1000,
+		MaxWaiting:              20000,
+		MaxSchedules:            1000,
+		TickBatch:               100,
+		BucketMaxSleep:          time.Second,
+		BeanstalkAddr:           "127.0.0.1:11300",
+		MaxJobSize:              65535,
+		RPCAddr:                 "127.0.0.1:9503",
+		RPCPopWait:              time.Second,
+		KestrelAddr:             "127.0.0.1:22133",
+		KestrelMaxOpenReads:     1,
+		ZooKeeperPathPrefix:     "/gmq/serverset",
+		ZooKeeperSessionTimeout: 10 * time.Second,
+		MaxOpsPerCall:           64,
+		BatchSlots:              2,
+		TopicCache:              100_000,
+		AliasGrace:              time.Second,
+		TopicsPerRound:          64,
+		WaitingTTL:              30 * time.Second,
+		StatusPoll:              500 * time.Millisecond,
+		HistoryEvery:            5 * time.Second,
+		HistoryKeep:             720,
+		HistoryTopics:           100,
 	}
 }
 
@@ -240,6 +250,27 @@ func (c *Config) settings() []setting {
 			return nil
 		}},
 		{"server", "allow_open_ports", boolTo(&c.AllowOpenPorts)},
+		{"zookeeper", "hosts", func(c *Config, v string) error {
+			c.ZooKeeperHosts = nil
+			for _, h := range strings.Split(v, ",") {
+				if h = strings.TrimSpace(h); h != "" {
+					if _, _, err := net.SplitHostPort(h); err != nil {
+						return fmt.Errorf("%q is not host:port", h)
+					}
+					c.ZooKeeperHosts = append(c.ZooKeeperHosts, h)
+				}
+			}
+			return nil
+		}},
+		{"zookeeper", "path_prefix", func(c *Config, v string) error {
+			if !strings.HasPrefix(v, "/") || (len(v) > 1 && strings.HasSuffix(v, "/")) {
+				return fmt.Errorf("%q: a ZooKeeper path starts with / and does not end with one", v)
+			}
+			c.ZooKeeperPathPrefix = v
+			return nil
+		}},
+		{"zookeeper", "advertise_host", stringTo(&c.ZooKeeperAdvertiseHost)},
+		{"zookeeper", "session_timeout", durationTo(&c.ZooKeeperSessionTimeout, time.Second, 10*time.Minute)},
 		{"rpc", "addr", optionalAddrTo(&c.RPCAddr)},
 		{"rpc", "pop_wait", durationTo(&c.RPCPopWait, 0, time.Minute)},
 		{"kestrel", "max_open_reads", intTo(&c.KestrelMaxOpenReads, 1, 10_000)},

@@ -4,8 +4,8 @@
 #   - redis-server is required: every store test runs against a real one;
 #   - beanstalkd (the differential test's oracle), PHP with pheanstalk and
 #     memcached, Python with pymemcache and libmemcached-tools (kestrel's
-#     protocol through real memcache clients) and Chromium are
-#     installed too;
+#     protocol through real memcache clients), ZooKeeper with Python's kazoo
+#     (the server sets) and Chromium are installed too;
 #   - each client is installed the way its users install it: the Python one
 #     with pip into a venv (python3-venv), the PHP one with composer, the
 #     Node one with npm (nodejs, npm); a test whose tool is still
@@ -28,6 +28,8 @@ have jq || need+=(jq)                   # and the command line's
 /usr/bin/python3 -c 'import pymemcache' 2>/dev/null || need+=(python3-pymemcache)
 have memccp || need+=(libmemcached-tools)
 have chromium || need+=(chromium)
+[ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)  # server sets: a real ZooKeeper (serverset's tests)
+/usr/bin/python3 -c 'import kazoo' 2>/dev/null || need+=(python3-kazoo) # and a client that is not ours reads them
 [ -f /usr/share/php/Pheanstalk/autoload.php ] || need+=(php-pda-pheanstalk)
 have php && php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null || need+=(php-memcached)
 [ ${#need[@]} -eq 0 ] && exit 0
