@@ -62,7 +62,7 @@ test-deps:
 # copy new ones from $$(go env GOCACHE)/fuzz).
 FUZZ_TARGETS = ./web:FuzzParsePush ./web:FuzzParsePop ./web:FuzzParseJobCall ./web:FuzzParseAcks \
 	./web:FuzzParsePage ./web:FuzzParseUpdate ./config:FuzzParse ./beanstalk:FuzzReadRequest \
-	./gmqrpc:FuzzParseJob ./gmqrpc:FuzzReadValue ./kestrel:FuzzReadRequest ./kestreltext:FuzzReadRequest ./internal/tcpserver:FuzzLooksLikeHTTP \
+	./gmqrpc:FuzzParseJob ./gmqrpc:FuzzReadValue ./kestrel:FuzzReadRequest ./kestreltext:FuzzReadRequest ./kestrelthrift:FuzzReadFrame ./internal/tcpserver:FuzzLooksLikeHTTP \
 	./internal/jobjson:FuzzParseToken ./pool:FuzzDecodeRecord
 fuzz:
 	@failed=""; \

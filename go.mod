@@ -3,6 +3,7 @@ module github.com/gmq/gmq
 go 1.26.8
 
 require (
+	github.com/apache/thrift v0.17.0
 	github.com/beanstalkd/go-beanstalk v0.2.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0

@@ -13,7 +13,7 @@ import (
 const module = "github.com/gmq/gmq"
 
 // frontEnds are the protocol servers over the dispatcher (broker.FrontEnd).
-var frontEnds = []string{"web", "beanstalk", "gmqrpc", "kestrel", "kestreltext"}
+var frontEnds = []string{"web", "beanstalk", "gmqrpc", "kestrel", "kestreltext", "kestrelthrift"}
 
 const rueidis = "github.com/redis/rueidis"
 
@@ -92,6 +92,9 @@ var importRules = []func(pkg, dep string) string{
 		}
 		if strings.HasPrefix(dep, "github.com/go-zookeeper/") && pkg != "serverset" {
 			return "only serverset talks to ZooKeeper"
+		}
+		if strings.HasPrefix(dep, "github.com/apache/thrift") && pkg != "kestrelthrift" && pkg != "kestrelthrift/wire" {
+			return "only kestrelthrift speaks Thrift"
 		}
 		return ""
 	},

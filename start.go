@@ -47,6 +47,7 @@ var startFlags = map[string][3]string{
 	"rpc":       {"rpc.addr", "ADDR", `gmq JSON-RPC listen address, overriding [rpc] addr ("" turns it off)`},
 	"kestrel":   {"kestrel.addr", "ADDR", `kestrel's memcache protocol listen address, overriding [kestrel] addr ("" turns it off)`},
 	"text":      {"kestrel.text_addr", "ADDR", `kestrel's text protocol listen address, overriding [kestrel] text_addr (kestrel's port: 2222)`},
+	"thrift":    {"kestrel.thrift_addr", "ADDR", `kestrel's thrift protocol listen address, overriding [kestrel] thrift_addr (kestrel's port: 2229)`},
 	"token":     {"web.token", "T", "token the dashboard and HTTP API require, overriding [web] token and $GMQ_TOKEN"},
 }
 
@@ -64,7 +65,7 @@ func start(args []string, out io.Writer) error {
 	if err := parseAll(flags, args); errors.Is(err, flag.ErrHelp) {
 		var all []*flag.Flag
 		flags.VisitAll(func(f *flag.Flag) { all = append(all, f) })
-		return admin.PrintHelp(out, "gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--kestrel ADDR] [--text ADDR] [--token T] [--redis URL]",
+		return admin.PrintHelp(out, "gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--kestrel ADDR] [--text ADDR] [--thrift ADDR] [--token T] [--redis URL]",
 			"run the broker. Flags override conf.ini; SIGINT and SIGTERM stop it gracefully, SIGUSR1 drains it, SIGTSTP quiets it, SIGHUP reloads the topic settings", all, values)
 	} else if err != nil {
 		return err

@@ -27,6 +27,7 @@ import (
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/kestrel"
 	"github.com/gmq/gmq/kestreltext"
+	"github.com/gmq/gmq/kestrelthrift"
 	"github.com/gmq/gmq/metrics"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/serverset"
@@ -176,6 +177,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 			Version: opts.Version, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
 			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("text"), Log: opts.Log})})
 	}
+	if cfg.KestrelThriftAddr != "" {
+		b.fronts = append(b.fronts, &front{name: "thrift", addr: cfg.KestrelThriftAddr, fe: kestrelthrift.New(b.d, kestrelthrift.Options{
+			Version: opts.Version, MaxOpenReads: cfg.KestrelMaxOpenReads, MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
+			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("thrift"), Log: opts.Log})})
+	}
 	if cfg.MetricsAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "metrics", addr: cfg.MetricsAddr, fe: m.NewServer(config.IsLoopback(cfg.MetricsAddr), cfg.AllowedHosts)})
 	}
@@ -231,7 +237,7 @@ func PoolOptions(cfg config.Config, origin string) pool.Options {
 		WaitReplicas: cfg.WaitReplicas, WaitTimeout: cfg.WaitTimeout}
 }
 
-// Addr is where the named front end ("http", "beanstalk", "rpc", "kestrel", "text", "metrics") listens,
+// Addr is where the named front end ("http", "beanstalk", "rpc", "kestrel", "text", "thrift", "metrics") listens,
 // "" if it is off.
 func (b *Broker) Addr(name string) string {
 	for _, f := range b.fronts {
@@ -365,7 +371,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		})
 	}
 	b.log.Info("gmq started", "version", b.opts.Version, "http", b.Addr("http"), "beanstalk", b.Addr("beanstalk"),
-		"rpc", b.Addr("rpc"), "kestrel", b.Addr("kestrel"), "text", b.Addr("text"), "metrics", b.Addr("metrics"), "redis", pool.Redacted(b.cfg.RedisURL), "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
+		"rpc", b.Addr("rpc"), "kestrel", b.Addr("kestrel"), "text", b.Addr("text"), "thrift", b.Addr("thrift"), "metrics", b.Addr("metrics"), "redis", pool.Redacted(b.cfg.RedisURL), "buckets", b.cfg.Buckets, "origin", b.opts.Origin)
 	var err error
 	select {
 	case <-ctx.Done():

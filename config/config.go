@@ -86,8 +86,9 @@ type Config struct {
 	RPCAddr    string        // [rpc] addr: gmq JSON-RPC listen address ("" turns it off)
 	RPCPopWait time.Duration // [rpc] pop_wait: how long Service.Pop waits before "empty"
 
-	KestrelAddr     string // [kestrel] addr: kestrel's memcache protocol listen address ("" turns it off)
-	KestrelTextAddr string // [kestrel] text_addr: kestrel's text protocol listen address ("": off, the default)
+	KestrelAddr       string // [kestrel] addr: kestrel's memcache protocol listen address ("" turns it off)
+	KestrelTextAddr   string // [kestrel] text_addr: kestrel's text protocol listen address ("": off, the default)
+	KestrelThriftAddr string // [kestrel] thrift_addr: kestrel's thrift protocol listen address ("": off, the default)
 
 	// ZooKeeper server sets ([zookeeper]; off while hosts is empty): the
 	// broker joins PathPrefix/write and /read as its status allows.
@@ -277,6 +278,7 @@ func (c *Config) settings() []setting {
 		{"kestrel", "allow_shutdown", boolTo(&c.KestrelAllowShutdown)},
 		{"kestrel", "addr", optionalAddrTo(&c.KestrelAddr)},
 		{"kestrel", "text_addr", optionalAddrTo(&c.KestrelTextAddr)},
+		{"kestrel", "thrift_addr", optionalAddrTo(&c.KestrelThriftAddr)},
 	}
 }
 

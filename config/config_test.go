@@ -110,7 +110,7 @@ func TestOpenPorts(t *testing.T) {
 		{text: "[web]\ntoken = s3cret\n[beanstalk]\naddr = 0.0.0.0:11300", open: 1, wantErr: "[beanstalk] addr = 0.0.0.0:11300 listens beyond loopback"},
 		{text: "[web]\ntoken = s3cret\n[beanstalk]\naddr = 0.0.0.0:11300\n[server]\nallow_open_ports = true", open: 1},
 		{text: "[web]\ntoken = s3cret\n[beanstalk]\naddr =\n[rpc]\naddr =", open: 0},
-		{text: "[kestrel]\ntext_addr = 0.0.0.0:2222", open: 1},
+		{text: "[kestrel]\ntext_addr = 0.0.0.0:2222\nthrift_addr = :2229", open: 2},
 		{text: "[web]\ntoken = s3cret\n[kestrel]\ntext_addr = 10.0.0.5:2222", open: 1, wantErr: "[kestrel] text_addr = 10.0.0.5:2222 listens beyond loopback"},
 	}
 	for _, tt := range tests {

@@ -28,7 +28,7 @@ func IsLoopback(addr string) bool {
 }
 
 // OpenPorts lists the unauthenticated front ends (beanstalkd's protocol,
-// JSON-RPC, kestrel's memcache and text protocols) that listen beyond loopback, as
+// JSON-RPC, kestrel's memcache, text and thrift protocols) that listen beyond loopback, as
 // "key = address".
 func (c Config) OpenPorts() []string {
 	var open []string
@@ -38,7 +38,7 @@ func (c Config) OpenPorts() []string {
 	if c.RPCAddr != "" && !IsLoopback(c.RPCAddr) {
 		open = append(open, "[rpc] addr = "+c.RPCAddr)
 	}
-	for _, p := range []struct{ key, addr string }{{"addr", c.KestrelAddr}, {"text_addr", c.KestrelTextAddr}} {
+	for _, p := range []struct{ key, addr string }{{"addr", c.KestrelAddr}, {"text_addr", c.KestrelTextAddr}, {"thrift_addr", c.KestrelThriftAddr}} {
 		if p.addr != "" && !IsLoopback(p.addr) {
 			open = append(open, "[kestrel] "+p.key+" = "+p.addr)
 		}
@@ -69,7 +69,7 @@ func (c Config) CheckOpenPorts() error {
 // other front end whose address is set.
 func (c Config) Listeners() int {
 	n := 1
-	for _, addr := range []string{c.BeanstalkAddr, c.RPCAddr, c.KestrelAddr, c.KestrelTextAddr, c.MetricsAddr} {
+	for _, addr := range []string{c.BeanstalkAddr, c.RPCAddr, c.KestrelAddr, c.KestrelTextAddr, c.KestrelThriftAddr, c.MetricsAddr} {
 		if addr != "" {
 			n++
 		}

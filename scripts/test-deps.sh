@@ -5,7 +5,9 @@
 #   - beanstalkd (the differential test's oracle), PHP with pheanstalk and
 #     memcached, Python with pymemcache and libmemcached-tools (kestrel's
 #     protocol through real memcache clients), ZooKeeper with Python's kazoo
-#     (the server sets) and Chromium are installed too;
+#     (the server sets), Apache Thrift's compiler with its Python library
+#     (kestrel's Thrift protocol through a generated client) and Chromium
+#     are installed too;
 #   - each client is installed the way its users install it: the Python one
 #     with pip into a venv (python3-venv), the PHP one with composer, the
 #     Node one with npm (nodejs, npm); a test whose tool is still
@@ -30,6 +32,8 @@ have memccp || need+=(libmemcached-tools)
 have chromium || need+=(chromium)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)  # server sets: a real ZooKeeper (serverset's tests)
 /usr/bin/python3 -c 'import kazoo' 2>/dev/null || need+=(python3-kazoo) # and a client that is not ours reads them
+have thrift || need+=(thrift-compiler)  # kestrelthrift: its generated code is checked, and a Python client generated
+/usr/bin/python3 -c 'import thrift' 2>/dev/null || need+=(python3-thrift) # drives its port
 [ -f /usr/share/php/Pheanstalk/autoload.php ] || need+=(php-pda-pheanstalk)
 have php && php -r 'exit(class_exists("Memcached") ? 0 : 1);' 2>/dev/null || need+=(php-memcached)
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -31,7 +31,7 @@ func TestDashboardServedWithoutToken(t *testing.T) {
 			t.Fatalf("%s: %d, %d bytes", path, resp.StatusCode, len(body))
 		}
 	}
-	if resp, body := get(t, noRedirect, b.URL+"/api/v1/stats"); resp.StatusCode != 200 || !strings.Contains(body, `"connections":{"beanstalk":0,"kestrel":0,"rpc":0,"text":0}`) {
+	if resp, body := get(t, noRedirect, b.URL+"/api/v1/stats"); resp.StatusCode != 200 || !strings.Contains(body, `"connections":{"beanstalk":0,"kestrel":0,"rpc":0,"text":0,"thrift":0}`) {
 		t.Fatalf("/api/v1/stats: %d %s", resp.StatusCode, body)
 	}
 	if resp, body := get(t, noRedirect, b.URL+"/api/v1/redis"); resp.StatusCode != 200 || !strings.Contains(body, "used_memory") {

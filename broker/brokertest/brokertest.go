@@ -22,9 +22,9 @@ type Broker struct {
 	Pool       *pool.Pool
 	Dispatcher *dispatcher.Dispatcher
 	URL        string // base URL of the HTTP API
-	// HTTPAddr, BeanstalkAddr, RPCAddr, KestrelAddr (memcache) and TextAddr
-	// (kestrel's text protocol) are where the front ends listen.
-	HTTPAddr, BeanstalkAddr, RPCAddr, KestrelAddr, TextAddr string
+	// HTTPAddr, BeanstalkAddr, RPCAddr, KestrelAddr (memcache), TextAddr and
+	// ThriftAddr (kestrel's text and thrift protocols) are where the front ends listen.
+	HTTPAddr, BeanstalkAddr, RPCAddr, KestrelAddr, TextAddr, ThriftAddr string
 }
 
 // Drain makes the broker refuse new jobs where its protocols can say so
@@ -50,7 +50,7 @@ func StartURL(t testing.TB, url string, tweak func(*config.Config)) *Broker {
 	cfg.RedisURL = url
 	cfg.ConnectTimeout = 5 * time.Second
 	cfg.HTTP, cfg.BeanstalkAddr, cfg.RPCAddr, cfg.KestrelAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.KestrelTextAddr = "127.0.0.1:0"
+	cfg.KestrelTextAddr, cfg.KestrelThriftAddr = "127.0.0.1:0", "127.0.0.1:0"
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -72,7 +72,7 @@ func StartURL(t testing.TB, url string, tweak func(*config.Config)) *Broker {
 		<-done
 	})
 	return &Broker{Broker: b, Pool: b.Pool(), Dispatcher: b.Dispatcher(), URL: "http://" + b.Addr("http"),
-		HTTPAddr: b.Addr("http"), BeanstalkAddr: b.Addr("beanstalk"), RPCAddr: b.Addr("rpc"), KestrelAddr: b.Addr("kestrel"), TextAddr: b.Addr("text")}
+		HTTPAddr: b.Addr("http"), BeanstalkAddr: b.Addr("beanstalk"), RPCAddr: b.Addr("rpc"), KestrelAddr: b.Addr("kestrel"), TextAddr: b.Addr("text"), ThriftAddr: b.Addr("thrift")}
 }
 
 // testWriter routes the broker's log to the test's log.
