@@ -51,6 +51,7 @@ type brokerProc struct {
 	rpc       string
 	kestrel   string
 	text      string // kestrel's text protocol (this tree's binaries only)
+	thrift    string // kestrel's thrift protocol (this tree's binaries only)
 	redis     string
 	fileLimit int    // when > 0, the broker runs under ulimit -n fileLimit
 	bin       string // the gmq binary to run; "" for the race-detecting one
@@ -100,7 +101,7 @@ func startBrokerWith(t *testing.T, redisURL, bin, extra string) *brokerProc {
 	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n"+extra), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), rpc: freeAddr(t), kestrel: freeAddr(t), text: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}, bin: bin}
+	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), rpc: freeAddr(t), kestrel: freeAddr(t), text: freeAddr(t), thrift: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}, bin: bin}
 	b.start()
 	t.Cleanup(b.kill)
 	return b
@@ -129,8 +130,8 @@ func (b *brokerProc) start() {
 	if bin == "" {
 		bin = binary
 	}
-	if filepath.Dir(bin) == filepath.Dir(binary) { // this tree's builds; an older commit's (buildAt) has no text protocol
-		args = append(args, "--text", b.text)
+	if filepath.Dir(bin) == filepath.Dir(binary) { // this tree's builds; an older commit's (buildAt) has neither protocol
+		args = append(args, "--text", b.text, "--thrift", b.thrift)
 	}
 	b.cmd = exec.Command(bin, args...)
 	if b.fileLimit > 0 {

@@ -36,12 +36,14 @@ func TestHostileTCPConnections(t *testing.T) {
 		{"kestrel idle", "kestrel", ""},
 		{"kestrel text put of a 64 KiB item", "text", "put q:\n" + body},
 		{"kestrel text idle", "text", ""},
+		{"kestrel thrift frame of 64 KiB", "thrift", "\x00\x00\xff\xff" + body}, // a frame announcing 65,535 bytes, then all but one
+		{"kestrel thrift idle", "thrift", ""},
 		{"JSON-RPC Push of 400 KB", "rpc", `{"method":"Service.Push","params":[{"topic":"t","body":"` + strings.Repeat("x", 400_000)},
 		{"JSON-RPC idle", "rpc", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := plainBroker(t, fmt.Sprintf("[redis]\nbuckets = 4\n[server]\nread_timeout = %s\nmax_connections = 5000\n", readTimeout))
-			addr := map[string]string{"beanstalk": b.beanstalk, "kestrel": b.kestrel, "text": b.text, "rpc": b.rpc}[tt.port]
+			addr := map[string]string{"beanstalk": b.beanstalk, "kestrel": b.kestrel, "text": b.text, "thrift": b.thrift, "rpc": b.rpc}[tt.port]
 			// A consumer waiting in reserve: idle between requests, for longer than read_timeout.
 			waiter, err := net.Dial("tcp", b.beanstalk)
 			if err != nil {
