@@ -39,31 +39,11 @@ type request struct {
 var storageVerbs = map[string]bool{"set": true, "add": true, "replace": true, "append": true, "prepend": true, "cas": true}
 
 // errLineTooLong: a command line over maxLine.
-var errLineTooLong = errors.New("line too long")
+var errLineTooLong = tcpserver.ErrLineTooLong
 
 // readLine reads up to the next LF and strips the CRLF (or a bare LF, which
 // memcache servers accept too).
-func readLine(r *bufio.Reader) (string, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > maxLine+2 {
-			return "", errLineTooLong
-		}
-		line = append(line, chunk...)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return "", err
-		}
-	}
-	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-	if len(line) > maxLine {
-		return "", errLineTooLong
-	}
-	return string(line), nil
-}
+func readLine(r *bufio.Reader) (string, error) { return tcpserver.ReadLine(r, maxLine) }
 
 // readRequest frames the next request. Data over maxItem is read and
 // dropped (the answer is NOT_STORED, kestrel's for a too-large item, and the

@@ -39,31 +39,11 @@ type limits struct {
 	maxRequest int // a put's bytes, its lines and line ends
 }
 
-var errLineTooLong = errors.New("line too long")
+var errLineTooLong = tcpserver.ErrLineTooLong
 
 // readLine reads a command line up to its LF, and strips the LF and a CR
 // before it.
-func readLine(r *bufio.Reader) (string, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > maxLine+2 {
-			return "", errLineTooLong
-		}
-		line = append(line, chunk...)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return "", err
-		}
-	}
-	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-	if len(line) > maxLine {
-		return "", errLineTooLong
-	}
-	return string(line), nil
-}
+func readLine(r *bufio.Reader) (string, error) { return tcpserver.ReadLine(r, maxLine) }
 
 // readRequest frames the next request. A line that ends in ':' is followed
 // by items, one a line, up to an empty line (kestrel reads them for any
