@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -11,13 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/thrift/lib/go/thrift"
+
 	"github.com/gmq/gmq/internal/redistest"
+	thriftwire "github.com/gmq/gmq/kestrelthrift/wire"
 )
 
 // The conformance suite: one table of scenarios (what the client meets) by
 // front ends (how each protocol answers it), run against one broker process
 // and a real Redis. Each front end answers a kind of error through its own
-// answers table (web, beanstalk, kestrel, kestreltext, gmqrpc answers.go; job.Kind); this
+// answers table (web, beanstalk, kestrel, kestreltext, kestrelthrift, gmqrpc answers.go; job.Kind); this
 // is what those tables say on the wire, side by side. A new front end joins
 // by adding its column: a field of conformance, filled for every scenario
 // it has a request for, and its case in TestConformance's run.
@@ -40,6 +45,16 @@ type call struct {
 	says               string
 }
 
+// thriftCall is one call on kestrel's thrift port (a generated client,
+// framed and binary as Finagle's) and what it answers: its result as %v
+// prints it, or its exception's message (its start, when want ends in
+// "..."), and whether the server closes the connection after it.
+type thriftCall struct {
+	call   func(ctx context.Context, c *thriftwire.KestrelClient) (any, error)
+	want   string
+	closes bool
+}
+
 // rpcCall is one JSON-RPC call and the start of its error ("" : none) or
 // its result.
 type rpcCall struct {
@@ -54,6 +69,7 @@ type conformance struct {
 	beanstalk wire
 	kestrel   wire
 	text      wire // kestrel's text protocol
+	thrift    thriftCall
 	rpc       rpcCall
 }
 
@@ -65,6 +81,7 @@ var conformanceTable = []conformance{
 		// kestrel names no job: a close of a read it never opened is END.
 		kestrel: wire{send: "get c-unknown/close\r\n", want: "END"},
 		text:    wire{send: "confirm c-unknown 1\n", want: "-Not that many transactions open."},
+		thrift:  thriftCall{call: thriftConfirm("c-unknown", 1), want: "0"}, // kestrel counts what it confirmed
 		rpc:     rpcCall{"Service.Ack", `["nope-1"]`, `not_found: ack "nope-1": not found`},
 	},
 	{
@@ -89,6 +106,7 @@ var conformanceTable = []conformance{
 		beanstalk: wire{send: "use c-full\r\nput 0 0 60 1\r\nx\r\n", skip: 1, want: "OUT_OF_MEMORY"},
 		kestrel:   wire{send: "set c-full 0 0 1\r\nx\r\n", want: "NOT_STORED"},
 		text:      wire{send: "put c-full:\nx\n\n", want: "+0"}, // kestrel counts what its queue took
+		thrift:    thriftCall{call: thriftPut("c-full", "x"), want: "0"},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-full","body":"x"}]`, "full: "},
 	},
 	{
@@ -100,6 +118,7 @@ var conformanceTable = []conformance{
 		beanstalk: wire{send: "use c-big\r\nput 0 0 60 6\r\n123456\r\n", skip: 1, want: "JOB_TOO_BIG"},
 		kestrel:   wire{send: "set c-big 0 0 6\r\n123456\r\n", want: "NOT_STORED"},
 		text:      wire{send: "put c-big:\n123456\n\n", want: "+0"},
+		thrift:    thriftCall{call: thriftPut("c-big", "123456"), want: "0"},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-big","body":"123456"}]`, "too_big: "},
 	},
 	{
@@ -108,7 +127,10 @@ var conformanceTable = []conformance{
 		beanstalk: wire{send: "put x 0 60 1\r\nx\r\n", want: "BAD_FORMAT"},
 		kestrel:   wire{send: "set c-bad 0 soon 1\r\nx\r\n", want: "CLIENT_ERROR ..."},
 		text:      wire{send: "get c-bad soon\n", want: "-Error parsing timeout."},
-		rpc:       rpcCall{"Service.Push", `[{"topic":"c-bad","body":"x","delay":"soon"}]`, "invalid: "},
+		thrift: thriftCall{call: func(ctx context.Context, c *thriftwire.KestrelClient) (any, error) {
+			return nil, c.SetStatus(ctx, 99, "")
+		}, want: "Internal error processing set_status: invalid: ..."},
+		rpc: rpcCall{"Service.Push", `[{"topic":"c-bad","body":"x","delay":"soon"}]`, "invalid: "},
 	},
 	{
 		name: "a paused topic", // not an error: nothing to take, in each protocol's words
@@ -120,6 +142,7 @@ var conformanceTable = []conformance{
 		beanstalk: wire{send: "watch c-paused\r\nreserve-with-timeout 0\r\n", skip: 1, want: "TIMED_OUT"},
 		kestrel:   wire{send: "get c-paused\r\n", want: "END"},
 		text:      wire{send: "get c-paused\n", want: "*"},
+		thrift:    thriftCall{call: thriftGet("c-paused", 0), want: "[]"},
 		rpc:       rpcCall{"Service.Pop", `[["c-paused"]]`, "empty"},
 	},
 	{
@@ -143,6 +166,7 @@ var conformanceTable = []conformance{
 		beanstalk: wire{send: "put 0 0 60 1\r\nx\r\n", want: "DRAINING"},
 		kestrel:   wire{send: "set c-drain 0 0 1\r\nx\r\n", want: "SERVER_ERROR ...", closes: true},
 		text:      wire{send: "put c-drain:\nx\n\n", want: "-item 1 of 1 (0 put before it): push: the server status is readonly..."},
+		thrift:    thriftCall{call: thriftPut("c-drain", "x"), want: "Internal error processing put: draining: ..."},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-drain","body":"x"}]`, "draining: "},
 	},
 	{
@@ -157,6 +181,7 @@ var conformanceTable = []conformance{
 		beanstalk: wire{send: "use c-oom\r\nput 0 0 60 1\r\nx\r\n", skip: 1, want: "OUT_OF_MEMORY"},
 		kestrel:   wire{send: "set c-oom 0 0 1\r\nx\r\n", want: "NOT_STORED"},
 		text:      wire{send: "put c-oom:\nx\n\n", want: "+0"},
+		thrift:    thriftCall{call: thriftPut("c-oom", "x"), want: "0"},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-oom","body":"x"}]`, "out_of_memory: "},
 	},
 	{
@@ -180,6 +205,7 @@ var conformanceTable = []conformance{
 		beanstalk: wire{send: "watch c-over\r\nreserve-with-timeout 5\r\n", skip: 1, want: "OUT_OF_MEMORY"},
 		kestrel:   wire{send: "get c-over/t=5000\r\n", want: "SERVER_ERROR ...", closes: true},
 		text:      wire{send: "get c-over 5000\n", want: "-..."},
+		thrift:    thriftCall{call: thriftGet("c-over", 5000), want: "Internal error processing get: overloaded: ..."},
 		rpc:       rpcCall{"Service.Pop", `[["c-over"]]`, "overloaded: "},
 	},
 	{
@@ -196,6 +222,7 @@ var conformanceTable = []conformance{
 		beanstalk: wire{send: "put 0 0 60 1\r\nx\r\n", want: "INTERNAL_ERROR"},
 		kestrel:   wire{send: "set c-down 0 0 1\r\nx\r\n", want: "SERVER_ERROR ...", closes: true},
 		text:      wire{send: "put c-down:\nx\n\n", want: "-..."},
+		thrift:    thriftCall{call: thriftPut("c-down", "x"), want: "Internal error processing put: retry_later: ..."},
 		rpc:       rpcCall{"Service.Push", `[{"topic":"c-down","body":"x"}]`, "retry_later: "},
 	},
 }
@@ -232,6 +259,9 @@ func TestConformance(t *testing.T) {
 			if sc.text.send != "" {
 				sc.text.check(t, "text", b.text)
 			}
+			if sc.thrift.call != nil {
+				sc.thrift.check(t, b.thrift)
+			}
 			if sc.rpc.method != "" {
 				sc.rpc.check(t, b.rpc)
 			}
@@ -264,6 +294,57 @@ func (w wire) check(t *testing.T, port, addr string) {
 	closed := errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || (err != nil && strings.Contains(err.Error(), "reset"))
 	if closed != w.closes || (!closed && err != nil) {
 		t.Errorf("%s %q: after the answer, closed %v (%q %v), want %v", port, w.send, closed, got, err, w.closes)
+	}
+}
+
+// check makes call c on a new connection to addr and checks its answer,
+// and whether the connection is closed after it (or answers get_version).
+func (c thriftCall) check(t *testing.T, addr string) {
+	t.Helper()
+	cfg := &thrift.TConfiguration{ConnectTimeout: time.Second, SocketTimeout: 10 * time.Second}
+	trans := thrift.NewTFramedTransportConf(thrift.NewTSocketConf(addr, cfg), cfg)
+	if err := trans.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { trans.Close() })
+	client := thriftwire.NewKestrelClientFactory(trans, thrift.NewTBinaryProtocolFactoryConf(cfg))
+	ctx := context.Background()
+	v, err := c.call(ctx, client)
+	got := fmt.Sprint(v)
+	if err != nil {
+		got = err.Error()
+	}
+	if want, ok := strings.CutSuffix(c.want, "..."); (ok && !strings.HasPrefix(got, want)) || (!ok && got != c.want) {
+		t.Errorf("thrift: %q, want %q", got, c.want)
+	}
+	_, err = client.GetVersion(ctx)
+	if closed := err != nil; closed != c.closes {
+		t.Errorf("thrift: after the answer, closed %v (%v), want %v", closed, err, c.closes)
+	}
+}
+
+// thriftPut, thriftGet and thriftConfirm are the thrift calls the scenarios make: put items
+// on queue; get one item of queue, waiting up to timeoutMs, removed at once;
+// confirm ids of queue.
+func thriftPut(queue string, items ...string) func(context.Context, *thriftwire.KestrelClient) (any, error) {
+	return func(ctx context.Context, c *thriftwire.KestrelClient) (any, error) {
+		data := make([][]byte, len(items))
+		for i, it := range items {
+			data[i] = []byte(it)
+		}
+		return c.Put(ctx, queue, data, 0)
+	}
+}
+
+func thriftGet(queue string, timeoutMs int32) func(context.Context, *thriftwire.KestrelClient) (any, error) {
+	return func(ctx context.Context, c *thriftwire.KestrelClient) (any, error) {
+		return c.Get(ctx, queue, 1, timeoutMs, 0)
+	}
+}
+
+func thriftConfirm(queue string, ids ...int64) func(context.Context, *thriftwire.KestrelClient) (any, error) {
+	return func(ctx context.Context, c *thriftwire.KestrelClient) (any, error) {
+		return c.Confirm(ctx, queue, ids)
 	}
 }
 
