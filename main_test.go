@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -13,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/thrift/lib/go/thrift"
+
 	"github.com/gmq/gmq/internal/redistest"
+	thriftwire "github.com/gmq/gmq/kestrelthrift/wire"
 )
 
 // SIGTERM stops accepting, lets an in-flight long poll finish, and exits 0.
@@ -167,7 +171,7 @@ func TestFileDescriptorExhaustion(t *testing.T) {
 	b.start()
 	waitForLog(t, b, "max_connections") // the caps (4 x 20000) do not fit in 64 files: said at start
 	var held []net.Conn
-	for _, addr := range []string{b.beanstalk, b.rpc, b.kestrel, b.text, b.addr} {
+	for _, addr := range []string{b.beanstalk, b.rpc, b.kestrel, b.text, b.thrift, b.addr} {
 		for range 80 {
 			c, err := net.DialTimeout("tcp", addr, time.Second)
 			if err != nil {
@@ -190,16 +194,19 @@ func TestFileDescriptorExhaustion(t *testing.T) {
 	// only for a broker that never serves again).
 	deadline := time.Now().Add(time.Minute)
 	for _, check := range []struct {
-		addr, send, want string
+		addr string
+		ask  func(addr string) (string, error)
+		want string
 	}{
-		{b.beanstalk, "list-tubes\r\n", "OK "},
-		{b.rpc, `{"method":"Service.Pop","params":[{"topic":"none"}],"id":1}` + "\n", `"id":1`},
-		{b.kestrel, "version\r\n", "VERSION "},
-		{b.text, "version\n", ":"},
-		{b.addr, "GET /healthz HTTP/1.0\r\n\r\n", "HTTP/1.0 200"},
+		{b.beanstalk, sending("list-tubes\r\n"), "OK "},
+		{b.rpc, sending(`{"method":"Service.Pop","params":[{"topic":"none"}],"id":1}` + "\n"), `"id":1`},
+		{b.kestrel, sending("version\r\n"), "VERSION "},
+		{b.text, sending("version\n"), ":"},
+		{b.thrift, thriftVersion, "."},
+		{b.addr, sending("GET /healthz HTTP/1.0\r\n\r\n"), "HTTP/1.0 200"},
 	} {
 		for {
-			line, err := exchange(check.addr, check.send)
+			line, err := check.ask(check.addr)
 			if err == nil && strings.Contains(line, check.want) {
 				break
 			}
@@ -212,6 +219,23 @@ func TestFileDescriptorExhaustion(t *testing.T) {
 	if n := strings.Count(b.log.String(), "accept failed"); n > 8 {
 		t.Fatalf("%d log lines about failed accepts, want one per burst and listener:\n%s", n, b.log)
 	}
+}
+
+// sending is exchange of send, for any address.
+func sending(send string) func(addr string) (string, error) {
+	return func(addr string) (string, error) { return exchange(addr, send) }
+}
+
+// thriftVersion asks the thrift port at addr its get_version, on a new
+// connection.
+func thriftVersion(addr string) (string, error) {
+	cfg := &thrift.TConfiguration{ConnectTimeout: time.Second, SocketTimeout: 3 * time.Second}
+	trans := thrift.NewTFramedTransportConf(thrift.NewTSocketConf(addr, cfg), cfg)
+	if err := trans.Open(); err != nil {
+		return "", err
+	}
+	defer trans.Close()
+	return thriftwire.NewKestrelClientFactory(trans, thrift.NewTBinaryProtocolFactoryConf(cfg)).GetVersion(context.Background())
 }
 
 // exchange sends one request on a new connection and reads the first line of the answer.
