@@ -69,7 +69,7 @@ func TestExamples(t *testing.T) {
 			addrs := strings.NewReplacer("localhost:8000", b.HTTPAddr, "127.0.0.1:8000", b.HTTPAddr,
 				"127.0.0.1:11300", b.BeanstalkAddr, "127.0.0.1:22133", b.KestrelAddr, "127.0.0.1:9503", b.RPCAddr,
 				"127.0.0.1 11300", spaced(b.BeanstalkAddr), "127.0.0.1 22133", spaced(b.KestrelAddr), "127.0.0.1 9503", spaced(b.RPCAddr),
-				"127.0.0.1:2222", b.TextAddr, "127.0.0.1 2222", spaced(b.TextAddr))
+				"127.0.0.1:2222", b.TextAddr, "127.0.0.1 2222", spaced(b.TextAddr), "127.0.0.1:2229", b.ThriftAddr)
 			state := filepath.Join(t.TempDir(), "state") // the shell's variables, from one example to the next
 			for _, ex := range examples {
 				run(t, ex, addrs, b.URL, gmq, state)

@@ -30,7 +30,7 @@ func TestMainHelp(t *testing.T) {
 }
 
 // The flags name the targets: the beanstalkd address(es) unless --http or
-// --kestrel, then --vs.
+// --kestrel or --thrift, then --vs.
 func TestTargets(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -41,6 +41,8 @@ func TestTargets(t *testing.T) {
 		{[]string{"--http", "http://a:1,http://b:2", "--vs", "c:3"}, []string{"http http://a:1 +1", "beanstalk c:3"}},
 		{[]string{"--kestrel", "k:1"}, []string{"kestrel k:1"}},
 		{[]string{"--kestrel", "k:1", "--reliable", "--http", "http://a:1"}, []string{"kestrel k:1 (open/close)"}},
+		{[]string{"--thrift", "t:1", "--vs", "c:3"}, []string{"thrift t:1", "beanstalk c:3"}},
+		{[]string{"--thrift", "t:1", "--reliable"}, []string{"thrift t:1 (auto-abort/confirm)"}},
 	} {
 		c := newCommand()
 		if err := c.parse(tc.args); err != nil {

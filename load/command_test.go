@@ -49,6 +49,7 @@ func TestMainMeasures(t *testing.T) {
 		{[]string{"--http", b.URL, "--batch", "5"}, []string{"http " + b.URL, "pop+ack", "cycle"}},
 		{[]string{"--beanstalk", b.BeanstalkAddr + "," + b.BeanstalkAddr, "--vs", b.BeanstalkAddr}, []string{"beanstalk " + b.BeanstalkAddr + " +1", "first/this", "x\n"}},
 		{[]string{"--kestrel", b.KestrelAddr, "--reliable"}, []string{"kestrel " + b.KestrelAddr + " (open/close)"}},
+		{[]string{"--thrift", b.ThriftAddr, "--vs", b.BeanstalkAddr}, []string{"thrift " + b.ThriftAddr, "beanstalk " + b.BeanstalkAddr}},
 		{[]string{"--http", b.URL, "--json"}, []string{`"jobs_per_second"`}},
 	} {
 		code, out, stderr := bench(append(tc.args, "--clients", "2", "--jobs", "40")...)

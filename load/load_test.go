@@ -109,24 +109,36 @@ func TestReportLabelsBatchesOnce(t *testing.T) {
 	}
 }
 
-// Over kestrel's protocol, plain gets and reliable reads each take every job
-// once: nothing is left in the topic after the run.
+// Over kestrel's memcache and thrift protocols, plain gets and reliable
+// reads each take every job once: nothing is left in the topic after the
+// run. Thrift's puts go in batches too.
 func TestRunKestrel(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
-	opts := load.Options{Clients: 4, Jobs: 200, Size: 64}
-	for _, reliable := range []bool{false, true} {
-		results, err := load.Run(context.Background(), "kestrel", load.Kestrel(b.KestrelAddr, reliable), opts)
-		if err != nil {
-			t.Fatalf("reliable=%v: %v", reliable, err)
-		}
-		for _, r := range results {
-			if r.Jobs != opts.Jobs || r.Rate <= 0 {
-				t.Fatalf("reliable=%v: %+v", reliable, r)
+	for _, tc := range []struct {
+		name  string
+		dial  func(addr string, reliable bool) load.Dialer
+		addr  string
+		batch int
+	}{
+		{"memcache", load.Kestrel, b.KestrelAddr, 1},
+		{"thrift", load.Thrift, b.ThriftAddr, 1},
+		{"thrift batches", load.Thrift, b.ThriftAddr, 10},
+	} {
+		opts := load.Options{Clients: 4, Jobs: 200, Size: 64, Batch: tc.batch}
+		for _, reliable := range []bool{false, true} {
+			results, err := load.Run(context.Background(), tc.name, tc.dial(tc.addr, reliable), opts)
+			if err != nil {
+				t.Fatalf("%s reliable=%v: %v", tc.name, reliable, err)
 			}
-		}
-		st, err := b.Dispatcher.Stats(context.Background())
-		if err != nil || st.Ready+st.Reserved+st.Delayed+st.Buried != 0 {
-			t.Fatalf("reliable=%v: jobs left after the run: %+v %v", reliable, st.Counters, err)
+			for _, r := range results {
+				if r.Jobs != opts.Jobs || r.Rate <= 0 {
+					t.Fatalf("%s reliable=%v: %+v", tc.name, reliable, r)
+				}
+			}
+			st, err := b.Dispatcher.Stats(context.Background())
+			if err != nil || st.Ready+st.Reserved+st.Delayed+st.Buried != 0 {
+				t.Fatalf("%s reliable=%v: jobs left after the run: %+v %v", tc.name, reliable, st.Counters, err)
+			}
 		}
 	}
 }
