@@ -278,7 +278,10 @@ func (s *Server) logRequests(c *gin.Context) {
 	start := time.Now()
 	c.Next()
 	level := slog.LevelDebug
-	if c.Writer.Status() >= 500 {
+	// A 5xx is the broker's trouble, worth a warning; /readyz's 503 is the
+	// answer a probe asks for every few seconds while the broker drains or
+	// Redis is away, which the broker logs once itself.
+	if c.Writer.Status() >= 500 && c.FullPath() != "/readyz" {
 		level = slog.LevelWarn
 	}
 	args := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", c.Writer.Status(), "took", time.Since(start)}
