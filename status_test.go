@@ -75,6 +75,7 @@ func TestStatusGraceAcrossBrokers(t *testing.T) {
 	if got := b.memcacheStatus(t); got != "READONLY" {
 		t.Fatalf("kestrel's status on the other broker: %q", got)
 	}
+	waitForLog(t, b, "announced=readonly enforced=up grace_ends=") // each change logged once, so /readyz's 503s need not be
 	if a.ready() != 200 || b.ready() != 200 {
 		t.Fatal("readonly still takes work: /readyz should answer 200")
 	}
@@ -89,6 +90,7 @@ func TestStatusGraceAcrossBrokers(t *testing.T) {
 		if st := statusOf(t, br); st["status"] != "readonly" || st["enforced"] != "readonly" || st["enforced_at"] != nil {
 			t.Fatalf("after the grace: %v", st)
 		}
+		waitForLog(t, br, "announced=readonly enforced=readonly")
 	}
 
 	// A looser status applies at once, on both brokers.

@@ -238,10 +238,19 @@ func (d *Dispatcher) recomputeStatus() {
 	st.announced.Store(int32(announced))
 	changed := job.Status(st.enforced.Swap(int32(enforced))) != enforced
 	var tell []func(job.Status)
-	if announced != st.lastAnnounced {
+	newlyAnnounced := announced != st.lastAnnounced
+	if newlyAnnounced {
 		st.lastAnnounced, tell = announced, st.watchers
 	}
 	st.mu.Unlock()
+	// Logged once a change, so that a probe's 503 (/readyz) need not be.
+	if newlyAnnounced || changed {
+		args := []any{"announced", announced, "enforced", enforced}
+		if !next.IsZero() {
+			args = append(args, "grace_ends", next.Format(time.RFC3339Nano))
+		}
+		d.log.Info("server status", args...)
+	}
 	if changed {
 		d.waiters.notifyAll()
 	}
