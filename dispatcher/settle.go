@@ -69,6 +69,9 @@ type SettleParams struct {
 	Reason   string        // ActionFail
 	Progress string        // ActionProgress: a JSON value's compact text ("" none)
 	Log      string        // ActionProgress: a line of the job's log ("" none)
+	// Push, with ActionAck, are follow-ups: jobs pushed once the ack
+	// succeeds; Settle fills in their ids (FollowUps).
+	Push *FollowUps
 }
 
 // Settle does p.Action to p's job and returns the job as it is after
@@ -102,6 +105,9 @@ func (d *Dispatcher) Settle(ctx context.Context, p SettleParams) (*job.Job, erro
 	var j *job.Job
 	switch p.Action {
 	case ActionAck:
+		if p.Push != nil && len(p.Push.Jobs) > 0 {
+			return nil, d.ackPushing(ctx, a.ID, a.Attempt, p.Result, p.Push)
+		}
 		return nil, d.pool.Ack(ctx, a.ID, a.Attempt, p.Result)
 	case ActionDelete:
 		return nil, d.pool.Delete(ctx, a.ID, 0)

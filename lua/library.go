@@ -49,6 +49,9 @@ var functionFlags = map[string][]string{
 	// An update may grow a body: at maxmemory it is refused whole, as a push
 	// is, rather than let memory grow past the limit.
 	"update_job": nil,
+	// An ack's follow-ups grow memory: at maxmemory the ack is refused
+	// whole (its job stays reserved), as a push is.
+	"followups": nil,
 }
 
 // ReadOnly says whether a script's function only reads (call it with FCALL_RO).

@@ -38,7 +38,11 @@ import (
 //     an ack completes a job only once the store is at 3; nothing stored
 //     before changes (its migration is format 2's pass, which finds no
 //     body left to move once that one has run).
-const StoreFormat = 3
+//   - 4: an ack may carry follow-ups, kept in its bucket until its timer
+//     pushes them (followups.go): an older broker's timer would not, so an
+//     ack with follow-ups is refused (job.ErrBusy) until the store is at 4.
+//     Nothing stored before changes.
+const StoreFormat = 4
 
 // DefaultAnnounceTTL is how long a broker's record lasts unless renewed.
 const DefaultAnnounceTTL = 15 * time.Second

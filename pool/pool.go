@@ -6,6 +6,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -62,13 +63,14 @@ type Pool struct {
 	refusedExpired atomic.Int64
 	fanout         fanoutCache
 	uniqueBody     uniqueBodyCache
-	epoch          atomic.Pointer[string]        // gmq:meta's epoch at the last Init (epoch.go)
-	guard          formatGuard                   // the store's format when newer than this pool reads (format.go)
-	format         atomic.Int64                  // the store's format at the last Announce: the one the scripts write (format.go)
-	callerArg      atomic.Pointer[string]        // the scripts' ARGV[1] for that format (caller)
-	waiting        atomic.Pointer[func() bool]   // says whether consumers wait here (SetWaiting; askMore)
-	batchObserver  atomic.Pointer[func(ops int)] // see ObserveBatches
-	owned          bool                          // the client is the pool's to close (Open)
+	epoch          atomic.Pointer[string]                                 // gmq:meta's epoch at the last Init (epoch.go)
+	guard          formatGuard                                            // the store's format when newer than this pool reads (format.go)
+	format         atomic.Int64                                           // the store's format at the last Announce: the one the scripts write (format.go)
+	callerArg      atomic.Pointer[string]                                 // the scripts' ARGV[1] for that format (caller)
+	waiting        atomic.Pointer[func() bool]                            // says whether consumers wait here (SetWaiting; askMore)
+	batchObserver  atomic.Pointer[func(ops int)]                          // see ObserveBatches
+	followUpDue    atomic.Pointer[func(topic string, due, now time.Time)] // see OnFollowUpDue
+	owned          bool                                                   // the client is the pool's to close (Open)
 }
 
 // The topic-scoped scripts are functions of gmq's library (function.go),
@@ -103,6 +105,7 @@ var (
 	jobListScript       = newFunction("job_list")
 	historyScript       = rueidis.NewLuaScript(lua.Source("history"))
 	outboxScript        = newFunction("outbox")
+	followupsScript     = newFunction("followups")
 	settingsScript      = rueidis.NewLuaScript(lua.Source("settings"))
 	topicPatternsScript = rueidis.NewLuaScript(lua.Source("topic_patterns"))
 	claimAliasScript    = rueidis.NewLuaScript(lua.Source("claim_alias"))
@@ -275,7 +278,7 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64, fire scheduleFi
 		}
 		return Pushed{}, fmt.Errorf("push to %q: %w: %d bytes, its max_item_size is %d", j.Topic, job.ErrTooBig, len(j.Body), intAt(reply, 1))
 	default:
-		return Pushed{}, fmt.Errorf("push: id %d is taken (%s): the id counter %s went back", id, status, p.keys.ids())
+		return Pushed{}, fmt.Errorf("push: id %d is taken (%s): the id counter %s went back: %w", id, status, p.keys.ids(), errTaken)
 	}
 	p.dropAliases(ctx, reply[4:]) // the jobs discarded to make room
 	kept := intAt(reply, 3) == 1
@@ -291,6 +294,10 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64, fire scheduleFi
 	}
 	return out, nil
 }
+
+// errTaken is a push whose number is taken: the id counter went back, or a
+// follow-up was pushed before (followups.go).
+var errTaken = errors.New("the number is taken")
 
 // pushOp runs a push of j as member m in bucket b, with a copy for each of
 // the topic's fanout children, each under a number of its own. The pool's

@@ -39,11 +39,15 @@ const outboxDue = "@outbox"
 // Tick does one batch of a due entry of bucket b: for a topic, it expires
 // jobs whose time ran out and moves due jobs to ready (delayed jobs whose
 // time came, reservations whose TTR ran out, counting a timeout); for the
-// outbox, it pushes expired jobs to their expire_to topics. It returns how
+// outbox, it pushes expired jobs to their expire_to topics; for the
+// follow-ups, it pushes the acks' follow-ups (followups.go). It returns how
 // many jobs became ready in which topics, and whether more is due.
 func (p *Pool) Tick(ctx context.Context, b int, topic string) (ready map[string]int, more bool, err error) {
 	if topic == outboxDue {
 		return p.moveExpired(ctx, b)
+	}
+	if topic == followupsDue {
+		return p.moveFollowUps(ctx, b)
 	}
 	if name, ok := strings.CutPrefix(topic, scheduleDue); ok {
 		return p.fireSchedule(ctx, b, name)

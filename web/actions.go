@@ -22,14 +22,17 @@ import (
 // the query (?attempt=, ?token=: the query's win).
 func (s *Server) jobCall(c *gin.Context, action string) (jobCall, error) {
 	limit := int64(64 << 10)
-	if action == "ack" || action == "progress" {
-		limit = job.MaxResultLimit + 64<<10 // a result or a progress, and the rest
+	switch action {
+	case "ack":
+		limit = job.MaxResultLimit + 64<<10 + dispatcher.MaxFollowUps*s.pushLimit() // a result, follow-ups, and the rest
+	case "progress":
+		limit = job.MaxResultLimit + 64<<10 // a progress, and the rest
 	}
 	data, err := s.body(c, limit)
 	if err != nil {
 		return jobCall{}, err
 	}
-	call, err := parseJobCall(data, action)
+	call, err := parseJobCall(data, action, s.defaults())
 	if err == nil && c.Query("attempt") != "" {
 		call.Attempt, err = strconv.Atoi(c.Query("attempt"))
 		if err != nil || call.Attempt < 0 {
@@ -61,10 +64,21 @@ func (s *Server) ack(c *gin.Context) (int, any, error) {
 	if call.Next == nil {
 		ctx, cancel := s.waiting(c, 0)
 		defer cancel()
-		if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck}); err != nil {
+		var push *dispatcher.FollowUps
+		if call.Push != nil {
+			push = &dispatcher.FollowUps{Jobs: call.Push}
+		}
+		if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck, Push: push}); err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, gin.H{"acked": a.ID}, nil
+		out := gin.H{"acked": a.ID}
+		if push != nil {
+			out["pushed"] = followUpIDs(push)
+			if push.Again {
+				out["again"] = true // completed by an earlier ack, whose follow-ups stand
+			}
+		}
+		return http.StatusOK, out, nil
 	}
 	if err := s.checkCount(call.Next.Count); err != nil {
 		return 0, nil, err
@@ -75,6 +89,17 @@ func (s *Server) ack(c *gin.Context) (int, any, error) {
 	next.After = &a
 	jobs, err := s.d.Pop(ctx, next)
 	return popped(jobs, next.Count > 0, nil, err)
+}
+
+// followUpIDs are the ids an ack's follow-ups were given, as a push
+// answers them (none when the job was completed by an earlier ack, whose
+// follow-ups stand).
+func followUpIDs(f *dispatcher.FollowUps) []string {
+	ids := make([]string, len(f.Pushed))
+	for i, p := range f.Pushed {
+		ids[i] = job.PublicID(p.ClientID, p.ID)
+	}
+	return ids
 }
 
 // ackMany acks several jobs at once (a batch consumer's ack), each on its

@@ -183,13 +183,14 @@ type jobCall struct {
 	Progress string      // progress only: a JSON value's compact text
 	Log      string      // progress only: a line of the job's log
 	Error    string      // fail only: why
+	Push     []job.Spec  // ack only: follow-ups, pushed once the ack succeeds (dispatcher.FollowUps)
 }
 
 // jobCallFields are the fields each job action's body may hold, so that a
 // field another action takes ({"delay": 5} on an ack) is refused too, not
 // ignored.
 var jobCallFields = map[string][]string{
-	"ack":      {"attempt", "token", "next", "result"},
+	"ack":      {"attempt", "token", "next", "result", "push"},
 	"release":  {"attempt", "token", "delay", "priority", "pri"},
 	"bury":     {"attempt", "token", "priority", "pri"},
 	"touch":    {"attempt", "token"},
@@ -198,8 +199,9 @@ var jobCallFields = map[string][]string{
 }
 
 // parseJobCall decodes the optional body of a job action (a key of
-// jobCallFields); an empty body is no arguments.
-func parseJobCall(data []byte, action string) (jobCall, error) {
+// jobCallFields); an empty body is no arguments. def are the defaults of
+// an ack's follow-ups, as of a push.
+func parseJobCall(data []byte, action string, def jobDefaults) (jobCall, error) {
 	call := jobCall{Priority: job.KeepPriority}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return call, nil
@@ -246,7 +248,37 @@ func parseJobCall(data []byte, action string) (jobCall, error) {
 		}
 		call.Next = &next
 	}
+	if call.Push, err = parseFollowUps(f, def); err != nil {
+		return call, err
+	}
+	if call.Push != nil && call.Next != nil {
+		return call, fmt.Errorf("%w: an ack with follow-ups (push) cannot pop the next job (next) in the same request: ack, then pop", errBadRequest)
+	}
 	return call, nil
+}
+
+// parseFollowUps reads an ack's "push": 1 to dispatcher.MaxFollowUps jobs,
+// each as POST /api/v1/jobs takes it (nil: none given).
+func parseFollowUps(f jobjson.Fields, def jobDefaults) ([]job.Spec, error) {
+	raw, ok := f["push"]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || len(items) == 0 || len(items) > dispatcher.MaxFollowUps {
+		return nil, fmt.Errorf("%w: push: want an array of 1 to %d jobs, each as POST /api/v1/jobs takes it", errBadRequest, dispatcher.MaxFollowUps)
+	}
+	out := make([]job.Spec, len(items))
+	for i, item := range items {
+		jf, err := jobjson.Decode(item)
+		if err == nil {
+			out[i], err = jobjson.Job(jf, def)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("push: job %d: %w", i, err)
+		}
+	}
+	return out, nil
 }
 
 // page is the window of a list a request asks for: ?offset= skips that many

@@ -110,7 +110,7 @@ func FuzzParseJobCall(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for action := range jobCallFields {
-			c, err := parseJobCall(data, action)
+			c, err := parseJobCall(data, action, jobDefaults{})
 			if err != nil {
 				if !errors.Is(err, errBadRequest) {
 					t.Fatalf("%s: error %v is not a bad request", action, err)

@@ -1,0 +1,82 @@
+-- followups.lua keeps the follow-ups of acks: the jobs an ack asked to push
+-- once it succeeds ("push": [...], docs/workflows.md). The ack stores them
+-- in its job's bucket in the same call (mode ack), so the ack and its
+-- follow-ups happen together or not at all; the bucket's timer, finding
+-- FOLLOWUPS_DUE due, takes them (take), pushes each to its topic with a
+-- marker a second push of it finds (pool/followups.go), then removes the
+-- ones pushed (done) and puts off the ones their topic refused for now
+-- (later). A crash between a push and its 'done' pushes it again, which
+-- the marker refuses: each follow-up is made once.
+-- Only a store at format 4 holds follow-ups (pool/format.go): an older
+-- broker's timer would not know FOLLOWUPS_DUE.
+-- KEYS: the shared layout (contract.lua), with the acked job's topic in
+--   mode ack; then two keys of this script's own (op_key: every mode's
+--   list and specs give their places): the bucket's follow-ups (zset: id
+--   -> ms it is due) and their specs (hash: id -> the follow-up as the pool
+--   encodes it, opaque here).
+-- ARGV (each mode's list and specs first, left out below):
+--       origin, 'ack', member, topic, attempt (0: unfenced), result ('' none), entries... (id, spec
+--       pairs) -> {'OK', client id to drop, the dropped of max_completed (batch.lua's delete), ''}, or
+--       {'OK', '', '', 'again'} when the job was completed already, by an earlier ack, which stored
+--       its follow-ups (these are not), or the ack's refusal (batch.lua's delete: nothing stored then)
+--       origin, 'take', n -> {id, spec, ...}: up to n follow-ups due now, soonest first
+--       origin, 'done', ids... -> how many follow-ups are left
+--       origin, 'later', ms, ids... -> how many are left: those ids due again in ms
+local FOLLOWUPS_DUE = '@followups' -- pool/followups.go followupsDue
+local mode = ARGV[A.mode]
+local list, specs = op_key(ARGV[A[mode].list]), op_key(ARGV[A[mode].specs])
+local now = now_ms()
+
+-- due says when the bucket's timer looks at the follow-ups again: at the
+-- soonest one's time, or never when none is left.
+local function due()
+  local first = redis.call('ZRANGE', list, 0, 0, 'WITHSCORES')
+  if #first == 0 then
+    redis.call('ZREM', K_DUE, FOLLOWUPS_DUE)
+    return 0
+  end
+  redis.call('ZADD', K_DUE, first[2], FOLLOWUPS_DUE)
+  return redis.call('ZCARD', list)
+end
+
+if mode == 'ack' then
+  local member = ARGV[A.ack.member]
+  local t = topic_keys(1, ARGV[A.ack.topic])
+  local record = redis.call('HGET', K_JOBS, member)
+  local job = record and cmsgpack.unpack(record)
+  if job and job[F_STATE] == COMPLETED and job[F_TOPIC] == t.name then return {R.OK, '', '', 'again'} end
+  local cid, refused, _, dropped = ack_job(t, member, record or nil, tonumber(ARGV[A.ack.attempt]), 'ack',
+    ARGV[A.ack.result], redis.call)
+  if refused then return refused end
+  for i = A.ack.entries, #ARGV, 2 do
+    redis.call('HSET', specs, ARGV[i], ARGV[i + 1])
+    redis.call('ZADD', list, now, ARGV[i])
+  end
+  redis.call('ZADD', K_DUE, 'LT', now, FOLLOWUPS_DUE)
+  return {R.OK, cid, dropped, ''}
+end
+if mode == 'take' then
+  local out = {}
+  for _, id in ipairs(redis.call('ZRANGE', list, '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[A.take.n]))) do
+    local spec = redis.call('HGET', specs, id)
+    if spec then
+      out[#out + 1] = id
+      out[#out + 1] = spec
+    else
+      redis.call('ZREM', list, id) -- no spec (cannot happen): nothing to push
+    end
+  end
+  return out
+end
+if mode == 'later' then
+  local at = now + tonumber(ARGV[A.later.ms])
+  for i = A.later.ids, #ARGV do
+    if redis.call('HEXISTS', specs, ARGV[i]) == 1 then redis.call('ZADD', list, at, ARGV[i]) end
+  end
+  return due()
+end
+for i = A.done.ids, #ARGV do
+  redis.call('ZREM', list, ARGV[i])
+  redis.call('HDEL', specs, ARGV[i])
+end
+return due()

@@ -1,0 +1,223 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
+)
+
+// An ack may carry follow-ups: jobs pushed once the ack succeeds
+// (lua/followups.lua). The ack stores them in its job's bucket in the same
+// script call, each under the number it will have, so the ack answers
+// their ids at once; the bucket's timer pushes them to their topics
+// (moveFollowUps). Each push carries a marker, a unique key in its topic
+// held for followUpMarkerFor, so a push made again after a crash (between
+// the push and its removal from the bucket) is refused, and the follow-up
+// is made once. Only a store at format 4 holds them.
+
+// FollowUpFormat is the store format from which an ack may carry
+// follow-ups: an older broker's timer would not push them.
+const FollowUpFormat = 4
+
+// followupsDue is the bucket's follow-ups in its due zset
+// (lua/followups.lua FOLLOWUPS_DUE).
+const followupsDue = "@followups"
+
+// followUpMarkerFor is how long a follow-up's marker holds after its push:
+// far longer than a push and its removal may be apart (a round of the
+// bucket's timer; a Redis down between the two holds both).
+const followUpMarkerFor = 24 * time.Hour
+
+// followUpLater is how long a follow-up its topic refused for now (full,
+// Redis at maxmemory, a group backlog) waits before it is pushed again.
+const followUpLater = time.Second
+
+// followUp is a follow-up as it waits in its bucket: what the script keeps
+// of it, opaque to the script, read back by moveFollowUps.
+type followUp struct {
+	Seq  uint64   `json:"seq"` // its number, with its topic's bucket: the job's id
+	Spec job.Spec `json:"spec"`
+}
+
+// ErrFollowUpsNeedFormat is an ack with follow-ups on a store below
+// FollowUpFormat: a broker that cannot push them is still recorded.
+var ErrFollowUpsNeedFormat = fmt.Errorf("%w: an ack's follow-ups need the store at format %d, and a broker that reads only an older one is still recorded (docs/operations.md, Upgrades)",
+	job.ErrBusy, FollowUpFormat)
+
+// AckedPushing is what AckPushing did: the follow-ups' ids, in their
+// order, and the bucket that keeps them until its timer pushes them (nudge
+// it); or, Again, nothing, as the job was completed by an earlier ack,
+// which kept its own follow-ups.
+type AckedPushing struct {
+	IDs    []uint64
+	Bucket int
+	Again  bool
+}
+
+// AckPushing acks job id as Ack does and, in the same script call, keeps
+// specs (validated by the caller, none unique) to be pushed once it is
+// done.
+func (p *Pool) AckPushing(ctx context.Context, id string, attempt int, result string, specs []job.Spec) (AckedPushing, error) {
+	if p.Format() < FollowUpFormat {
+		return AckedPushing{}, ErrFollowUpsNeedFormat
+	}
+	n, err := p.Resolve(ctx, id)
+	if err != nil {
+		return AckedPushing{}, err
+	}
+	seqs, err := p.ids.next(ctx, p.client, len(specs))
+	if err != nil {
+		return AckedPushing{}, wrapRedis("ack: allocate the follow-ups' ids", err)
+	}
+	entries := make([]string, 0, 2*len(specs))
+	ids := make([]uint64, len(specs))
+	for i, s := range specs {
+		ids[i] = seqs[i]*uint64(p.opts.Buckets) + uint64(p.keys.bucketOf(s.Topic))
+		data, err := json.Marshal(followUp{Seq: seqs[i], Spec: s})
+		if err != nil {
+			return AckedPushing{}, fmt.Errorf("ack: follow-up %d: %w", i, err)
+		}
+		entries = append(entries, member(ids[i]), string(data))
+	}
+	reply, err := p.onNumber(ctx, "ack", n, attempt, func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
+		keys, places := p.followUpKeys(b, topic)
+		args := append(followupsScript.args(p.caller(), "ack", append(places, "member", m, "topic", topic, "attempt", strconv.Itoa(attempt),
+			"result", result)...), entries...)
+		return followupsScript.Exec(ctx, p.client, keys, args).ToArray()
+	})
+	if err != nil {
+		return AckedPushing{}, err
+	}
+	if strAt(reply, 3) == "again" {
+		return AckedPushing{Again: true}, nil
+	}
+	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
+	return AckedPushing{IDs: ids, Bucket: int(n % uint64(p.opts.Buckets))}, nil
+}
+
+// followUpKeys are followups.lua's keys: the shared layout with topic's
+// (none for ""), then the bucket's follow-ups and their specs; and the
+// arguments that give those two's places ("list", "specs").
+func (p *Pool) followUpKeys(b int, topic string) (keys, places []string) {
+	if topic == "" {
+		keys = p.keys.withTopics(b)
+	} else {
+		keys = p.keys.withTopics(b, topic)
+	}
+	tag := p.keys.tag(b)
+	keys = append(keys, tag+":followups", tag+":followup_specs")
+	return keys, []string{"list", strconv.Itoa(len(keys) - 1), "specs", strconv.Itoa(len(keys))}
+}
+
+// marker is a follow-up's unique key in its topic: its id.
+func followUpMarker(id uint64) *job.Unique {
+	return &job.Unique{Key: "gmq follow-up " + strconv.FormatUint(id, 10), For: followUpMarkerFor, Mode: job.UniqueReject}
+}
+
+// moveFollowUps pushes one batch of bucket b's follow-ups to their topics,
+// each under its own number and marker, then removes those pushed (or
+// found pushed before: their marker held, or their number taken) and puts
+// off the others: a refusal for now (full, too big, Redis at maxmemory, a
+// conflict of the topic's state) waits followUpLater, a failure to reach
+// Redis leaves them for the timer's next round. None is dropped.
+func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, error) {
+	keys, places := p.followUpKeys(b, "")
+	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", append(places, "n", strconv.Itoa(p.opts.TickBatch))...)).ToArray()
+	if err != nil {
+		return nil, false, wrapRedis("push follow-ups", err)
+	}
+	type entry struct {
+		id   string
+		f    followUp
+		got  Pushed
+		err  error
+		made bool
+	}
+	var list []*entry
+	for i := 0; i+1 < len(r); i += 2 {
+		e := &entry{id: strAt(r, i)}
+		if err := json.Unmarshal([]byte(strAt(r, i+1)), &e.f); err != nil {
+			e.err = fmt.Errorf("follow-up %s: unreadable: %w", e.id, err)
+		}
+		list = append(list, e)
+	}
+	if len(list) == 0 {
+		return nil, false, nil
+	}
+	var wg sync.WaitGroup
+	for _, e := range list {
+		if e.err != nil {
+			continue
+		}
+		wg.Go(func() {
+			spec := e.f.Spec
+			n := e.f.Seq*uint64(p.opts.Buckets) + uint64(p.keys.bucketOf(spec.Topic))
+			spec.Unique = followUpMarker(n)
+			e.got, e.err = p.push(ctx, spec, e.f.Seq, scheduleFire{})
+			var held *job.UniqueError
+			switch {
+			case e.err == nil:
+				e.made = true
+			case errors.As(e.err, &held) && held.Key == spec.Unique.Key, errors.Is(e.err, errTaken):
+				e.made, e.err = true, nil // pushed before: a crash came between its push and its removal
+			}
+		})
+	}
+	wg.Wait()
+	ready := map[string]int{}
+	done := followupsScript.args(p.caller(), "done", places...)
+	later := followupsScript.args(p.caller(), "later", append(places, "ms", strconv.FormatInt(millis(followUpLater), 10))...)
+	var failed error
+	for _, e := range list {
+		switch {
+		case e.made:
+			switch {
+			case e.got.ID == 0: // pushed before
+			case !e.got.Due.IsZero():
+				if due := p.followUpDue.Load(); due != nil {
+					(*due)(e.f.Spec.Topic, e.got.Due, e.got.Now)
+				}
+			case e.got.Kept:
+				ready[e.f.Spec.Topic]++
+			}
+			for _, child := range e.got.Children {
+				ready[child]++
+			}
+			done = append(done, e.id)
+		case isRedisFailure(e.err):
+			failed = errors.Join(failed, e.err) // left for the next round
+		default:
+			failed = errors.Join(failed, e.err)
+			later = append(later, e.id)
+		}
+	}
+	var left int64
+	for _, args := range [][]string{done, later} {
+		if left, err = followupsScript.Exec(ctx, p.client, keys, args).AsInt64(); err != nil {
+			return ready, false, errors.Join(failed, wrapRedis("push follow-ups", err))
+		}
+	}
+	if failed != nil {
+		return ready, false, fmt.Errorf("push follow-ups: %w", failed)
+	}
+	return ready, left > 0 && len(list) == p.opts.TickBatch, nil
+}
+
+// OnFollowUpDue has fn told of each delayed follow-up this pool's timers
+// push (its topic, when it is due, and the push's instant, on Redis's
+// clock), so that the broker's timer of its bucket wakes then.
+func (p *Pool) OnFollowUpDue(fn func(topic string, due, now time.Time)) { p.followUpDue.Store(&fn) }
+
+// isRedisFailure says err is Redis out of reach or slow rather than a
+// topic's refusal.
+func isRedisFailure(err error) bool {
+	return errors.Is(err, job.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}

@@ -1,0 +1,170 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// pushFollowUps runs bucket b's timer on its follow-ups until none is due.
+func pushFollowUps(t *testing.T, p *Pool, ctx context.Context, b int) map[string]int {
+	t.Helper()
+	all := map[string]int{}
+	for {
+		ready, more, err := p.Tick(ctx, b, followupsDue)
+		if err != nil {
+			t.Fatalf("push follow-ups: %v", err)
+		}
+		for topic, n := range ready {
+			all[topic] += n
+		}
+		if !more {
+			return all
+		}
+	}
+}
+
+// reserved pushes a job to topic and pops it: its id and delivery.
+func reserved(t *testing.T, p *Pool, ctx context.Context, topic string, own *time.Duration) (uint64, int) {
+	t.Helper()
+	id := mustPush(t, p, ctx, job.Spec{Topic: topic, Body: "first", TTR: time.Minute, KeepCompleted: own})
+	j := mustPop(t, p, ctx, topic)
+	if j == nil || j.ID != id {
+		t.Fatalf("pop %s: %+v, want job %d", topic, j, id)
+	}
+	return id, j.Attempt()
+}
+
+// An ack's follow-ups are pushed by the timer of the acked job's bucket,
+// under the ids the ack answered, to topics of any bucket (its own
+// included), a delayed one delayed; the store checks clean throughout.
+func TestAckPushesItsFollowUps(t *testing.T) {
+	p, ctx := newPool(t)
+	var dues []string
+	p.OnFollowUpDue(func(topic string, due, now time.Time) { dues = append(dues, topic) })
+	id, attempt := reserved(t, p, ctx, "a", nil)
+	specs := []job.Spec{
+		{Topic: "b", Body: "to another topic", Priority: 7, TTR: time.Minute},
+		{Topic: "a", Body: "to its own topic", Priority: job.DefaultPriority, TTR: time.Minute},
+		{Topic: "c", Body: "later", Priority: job.DefaultPriority, Delay: time.Hour},
+	}
+	got, err := p.AckPushing(ctx, num(id), attempt, "", specs)
+	if err != nil || len(got.IDs) != 3 || got.Again {
+		t.Fatalf("ack pushing: %+v %v", got, err)
+	}
+	if _, err := p.Peek(ctx, num(id)); !errors.Is(err, job.ErrNotFound) {
+		t.Fatalf("the acked job: %v, want it gone", err)
+	}
+	for _, fid := range got.IDs {
+		if _, err := p.Peek(ctx, num(fid)); !errors.Is(err, job.ErrNotFound) {
+			t.Fatalf("follow-up %d before its bucket's timer ran: %v, want none yet", fid, err)
+		}
+	}
+	checkClean(t, p, ctx)
+	ready := pushFollowUps(t, p, ctx, got.Bucket)
+	if ready["a"] != 1 || ready["b"] != 1 || ready["c"] != 0 || len(dues) != 1 || dues[0] != "c" {
+		t.Fatalf("the timer made ready %v and told of delayed %v; want a and b ready, c delayed", ready, dues)
+	}
+	for i, fid := range got.IDs {
+		j, err := p.Peek(ctx, num(fid))
+		if err != nil || j.Topic != specs[i].Topic || j.Body != specs[i].Body {
+			t.Fatalf("follow-up %d: %+v %v, want %+v", i, j, err, specs[i])
+		}
+	}
+	if j, _ := p.Peek(ctx, num(got.IDs[2])); j.State != job.Delayed {
+		t.Fatalf("the delayed follow-up is %v", j.State)
+	}
+	if j := mustPop(t, p, ctx, "b"); j == nil || j.ID != got.IDs[0] || j.Priority != 7 {
+		t.Fatalf("pop b: %+v", j)
+	}
+	checkClean(t, p, ctx)
+	if again := pushFollowUps(t, p, ctx, got.Bucket); len(again) != 0 {
+		t.Fatalf("a second round pushed %v", again)
+	}
+}
+
+// A crash between a follow-up's push and its removal from the bucket
+// pushes it again: its marker (or its number) refuses the second push,
+// whether the first is still there or was already done with. Each is made
+// once.
+func TestFollowUpPushedOnceAcrossACrash(t *testing.T) {
+	p, ctx := newPool(t)
+	id, attempt := reserved(t, p, ctx, "a", nil)
+	got, err := p.AckPushing(ctx, num(id), attempt, "", []job.Spec{
+		{Topic: "b", Body: "still there", Priority: job.DefaultPriority, TTR: time.Minute},
+		{Topic: "c", Body: "done with", Priority: job.DefaultPriority, TTR: time.Minute},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the timer pushed both, and died before it removed them.
+	keys, places := p.followUpKeys(got.Bucket, "")
+	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", append(places, "n", "10")...)).ToArray()
+	if err != nil || len(r) != 4 {
+		t.Fatalf("take: %v %v", r, err)
+	}
+	for i, fid := range got.IDs {
+		spec := []job.Spec{{Topic: "b", Body: "still there"}, {Topic: "c", Body: "done with"}}[i]
+		spec.Priority, spec.TTR, spec.Unique = job.DefaultPriority, time.Minute, followUpMarker(fid)
+		if _, err := p.push(ctx, spec, fid/uint64(p.opts.Buckets), scheduleFire{}); err != nil {
+			t.Fatalf("the first push of follow-up %d: %v", i, err)
+		}
+	}
+	c := mustPop(t, p, ctx, "c") // and its consumer is done with it
+	if err := p.Ack(ctx, num(c.ID), c.Attempt(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if ready := pushFollowUps(t, p, ctx, got.Bucket); len(ready) != 0 {
+		t.Fatalf("the round after the crash pushed %v again", ready)
+	}
+	for _, topic := range []string{"b", "c"} {
+		st, err := p.TopicStats(ctx, topic)
+		if err != nil || st.Jobs != 1 {
+			t.Fatalf("topic %s: %d jobs pushed in all (%v), want 1", topic, st.Jobs, err)
+		}
+	}
+	checkClean(t, p, ctx)
+}
+
+// What keeps a follow-up from being pushed: an ack refused (a stale
+// delivery, an unknown job) stores none; an ack retried after the job was
+// completed says so and stores none again; a store below format 4 refuses
+// an ack with follow-ups, and the job stays reserved.
+func TestFollowUpsRefused(t *testing.T) {
+	p, ctx := newPool(t)
+	next := []job.Spec{{Topic: "b", Body: "x", Priority: job.DefaultPriority}}
+	id, attempt := reserved(t, p, ctx, "a", nil)
+	var stale *job.StaleError
+	if _, err := p.AckPushing(ctx, num(id), attempt+1, "", next); !errors.As(err, &stale) {
+		t.Fatalf("a stale ack: %v", err)
+	}
+	if _, err := p.AckPushing(ctx, "999999", 0, "", next); !errors.Is(err, job.ErrNotFound) {
+		t.Fatalf("an unknown job's ack: %v", err)
+	}
+	for b := range p.opts.Buckets {
+		if ready := pushFollowUps(t, p, ctx, b); len(ready) != 0 {
+			t.Fatalf("refused acks pushed %v", ready)
+		}
+	}
+
+	kept, attempt := reserved(t, p, ctx, "k", durationp(time.Minute))
+	if got, err := p.AckPushing(ctx, num(kept), attempt, `"done"`, next); err != nil || len(got.IDs) != 1 {
+		t.Fatalf("ack: %+v %v", got, err)
+	}
+	if got, err := p.AckPushing(ctx, num(kept), attempt, `"done"`, next); err != nil || !got.Again || len(got.IDs) != 0 {
+		t.Fatalf("the ack retried: %+v %v, want again and nothing stored", got, err)
+	}
+	checkClean(t, p, ctx)
+
+	old, ctx := newPoolWith(t, Options{ReadsFormat: 3})
+	id, attempt = reserved(t, old, ctx, "a", nil)
+	if _, err := old.AckPushing(ctx, num(id), attempt, "", next); !errors.Is(err, job.ErrBusy) {
+		t.Fatalf("follow-ups on a format 3 store: %v, want job.ErrBusy", err)
+	}
+	if j, err := old.Peek(ctx, num(id)); err != nil || j.State != job.Reserved {
+		t.Fatalf("the job after the refused ack: %+v %v, want it reserved", j, err)
+	}
+}

@@ -1,0 +1,69 @@
+package web_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// An ack may carry follow-ups ("push"): the ack answers their ids, and
+// each is pushed once, within moments, where a consumer waiting on its
+// topic gets it; a delayed one waits its delay.
+func TestAckPushesFollowUps(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"order-1","topic":"orders","body":{"n":1},"ttr":60}`)
+	popped := mustCall(t, 200, "GET", api+"/pop?topic=orders", ``)
+	acked := mustCall(t, 200, "POST", api+"/jobs/order-1/ack", fmt.Sprintf(`{"attempt":%v,"push":[
+		{"topic":"emails","body":{"to":"ann"}},
+		{"topic":"invoices","body":"inv","delay":3600,"priority":5}]}`, popped["attempt"]))
+	ids, _ := acked["pushed"].([]any)
+	if acked["acked"] != "order-1" || len(ids) != 2 || acked["again"] != nil {
+		t.Fatalf("ack with follow-ups: %v", acked)
+	}
+	email := mustCall(t, 200, "GET", api+"/pop?topic=emails&timeout=30", ``) // the timer pushes it at once; 30 s only for a machine that stalls
+	if email["id"] != ids[0] || fmt.Sprint(email["body"]) != "map[to:ann]" {
+		t.Fatalf("the follow-up popped: %v, want id %v", email, ids[0])
+	}
+	invoice := mustCall(t, 200, "GET", api+"/jobs/"+ids[1].(string), ``)
+	if invoice["state"] != "delayed" || invoice["priority"] != 5.0 {
+		t.Fatalf("the delayed follow-up: %v", invoice)
+	}
+	mustCall(t, 404, "GET", api+"/jobs/order-1", ``)
+}
+
+// What an ack with follow-ups refuses, whole (the job stays reserved, and
+// no follow-up is made): a bad follow-up, a unique or named one, one with
+// next, a stale delivery.
+func TestAckFollowUpsRefused(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"r-1","topic":"r","body":"x","ttr":60}`)
+	mustCall(t, 200, "GET", api+"/pop?topic=r", ``)
+	for _, tc := range []struct {
+		body string
+		code int
+		says string
+	}{
+		{`{"push":[]}`, 400, "an array of 1 to 100"},
+		{`{"push":{"topic":"x"}}`, 400, "an array"},
+		{`{"push":[{"topic":"x"}]}`, 400, "body"},
+		{`{"push":[{"topic":"x","body":"y","colour":"red"}]}`, 400, "colour"},
+		{`{"push":[{"topic":"x","body":"y","unique":{"key":"k","for":60}}]}`, 400, "cannot be unique"},
+		{`{"push":[{"id":"mine","topic":"x","body":"y"}]}`, 400, "cannot carry an id"},
+		{`{"push":[{"topic":"x","body":"` + strings.Repeat("b", 2000) + `"}]}`, 413, "too big"},
+		{`{"push":[{"topic":"x","body":"y"}],"next":{"topics":["r"]}}`, 400, "cannot pop the next job"},
+		{`{"attempt":7,"push":[{"topic":"x","body":"y"}]}`, 409, "stale"},
+	} {
+		code, out := call(t, "POST", api+"/jobs/r-1/ack", tc.body)
+		if msg, _ := out["error"].(string); code != tc.code || !strings.Contains(msg, tc.says) {
+			t.Errorf("ack %s: %d %v, want %d saying %q", tc.body, code, out, tc.code, tc.says)
+		}
+	}
+	if j := mustCall(t, 200, "GET", api+"/jobs/r-1", ``); j["state"] != "reserved" {
+		t.Fatalf("after the refused acks: %v, want it reserved still", j)
+	}
+	if code, st := call(t, "GET", api+"/topics/x", ``); code != 404 {
+		t.Fatalf("a refused ack made a follow-up: %d %v", code, st)
+	}
+}
