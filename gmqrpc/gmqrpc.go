@@ -176,34 +176,74 @@ func (s *Service) pop(topics []string, reply *map[string]any) error {
 }
 
 // Ack finishes a job: params ["<job id>"], as gmq's, or [{"id": "...",
-// "token": "...", "attempt": n, "result": any}] (token, attempt and result
-// optional, as for HTTP's ack: with the token Pop gave, the ack reaches
-// that delivery and no other job; result is kept with the job where its
-// topic keeps completed jobs). The result is "success".
-func (s *Service) Ack(args AckArgs, reply *string) error { return coded(s.ack(args, reply)) }
+// "token": "...", "attempt": n, "result": any, "push": [job, ...]}]
+// (token, attempt, result and push optional, as for HTTP's ack: with the
+// token Pop gave, the ack reaches that delivery and no other job; result
+// is kept with the job where its topic keeps completed jobs; push are
+// follow-ups, each a job as Push takes it, pushed once the ack succeeds).
+// The result is "success"; with push, {"acked": id, "pushed": [ids]}
+// (and "again": true when an earlier ack had completed the job, whose
+// follow-ups stand).
+func (s *Service) Ack(args AckArgs, reply *any) error { return coded(s.ack(args, reply)) }
 
-func (s *Service) ack(args AckArgs, reply *string) error {
+func (s *Service) ack(args AckArgs, reply *any) error {
 	if args.err != nil {
 		return args.err
+	}
+	var push *dispatcher.FollowUps
+	if args.push != nil {
+		jobs, err := args.followUps(jobjson.Defaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority})
+		if err != nil {
+			return err
+		}
+		push = &dispatcher.FollowUps{Jobs: jobs}
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
 	a := dispatcher.Ack{ID: args.ID, Attempt: args.Attempt, Token: args.Token, Result: args.Result}
-	if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck}); err != nil {
+	if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck, Push: push}); err != nil {
 		return inClientTerms("ack", args.ID, err)
 	}
-	*reply = "success"
+	if push == nil {
+		*reply = "success"
+		return nil
+	}
+	ids := make([]string, len(push.Pushed))
+	for i, p := range push.Pushed {
+		ids[i] = job.PublicID(p.ClientID, p.ID)
+	}
+	out := map[string]any{"acked": args.ID, "pushed": ids}
+	if push.Again {
+		out["again"] = true
+	}
+	*reply = out
 	return nil
 }
 
 // AckArgs name the delivery to ack: a job's id as a string (gmq's), or
-// {"id", "token", "attempt", "result"}, read as FailArgs are.
+// {"id", "token", "attempt", "result", "push"}, read as FailArgs are.
 type AckArgs struct {
 	ID      string
 	Attempt int
 	Token   job.Delivery
-	Result  string // a JSON value's compact text ("" none)
-	err     error  // returned by Ack, so the client gets it as the call's error
+	Result  string            // a JSON value's compact text ("" none)
+	push    []json.RawMessage // the follow-ups, each a job as Push takes it (nil: none)
+	err     error             // returned by Ack, so the client gets it as the call's error
+}
+
+// followUps reads the ack's follow-ups as Push reads a job.
+func (a AckArgs) followUps(def jobjson.Defaults) ([]job.Spec, error) {
+	out := make([]job.Spec, len(a.push))
+	for i, item := range a.push {
+		f, err := jobjson.Decode(item)
+		if err == nil {
+			out[i], err = jobjson.Job(f, def)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("push: job %d: %w", i, err)
+		}
+	}
+	return out, nil
 }
 
 func (a *AckArgs) UnmarshalJSON(data []byte) error {
@@ -212,13 +252,18 @@ func (a *AckArgs) UnmarshalJSON(data []byte) error {
 	}
 	f, err := jobjson.Decode(data)
 	if err == nil {
-		err = f.Only("Service.Ack", "id", "attempt", "token", "result")
+		err = f.Only("Service.Ack", "id", "attempt", "token", "result", "push")
 	}
 	if err == nil {
 		a.ID, a.Attempt, a.Token, err = delivery(f)
 	}
 	if err == nil {
 		a.Result, err = f.Result()
+	}
+	if raw, ok := f["push"]; err == nil && ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &a.push) != nil || len(a.push) == 0 || len(a.push) > dispatcher.MaxFollowUps {
+			err = fmt.Errorf("%w: push: want an array of 1 to %d jobs, each as Service.Push takes it", jobjson.ErrBadRequest, dispatcher.MaxFollowUps)
+		}
 	}
 	a.err = err
 	return nil

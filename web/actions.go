@@ -106,11 +106,11 @@ func followUpIDs(f *dispatcher.FollowUps) []string {
 // own: 200 with the ids acked and, for the others, why not. With "next" it
 // then pops like a batch pop and adds "jobs" (empty when none came).
 func (s *Server) ackMany(c *gin.Context) (int, any, error) {
-	data, err := s.body(c, 1<<20)
+	data, err := s.body(c, 1<<20+dispatcher.MaxFollowUps*s.pushLimit())
 	if err != nil {
 		return 0, nil, err
 	}
-	acks, next, err := parseAcks(data, s.opts.MaxBatch)
+	acks, pushes, next, err := parseAcks(data, s.opts.MaxBatch, s.defaults())
 	if err == nil && next != nil {
 		err = s.checkCount(next.Count)
 	}
@@ -127,6 +127,9 @@ func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 	settles := make([]dispatcher.SettleParams, len(acks))
 	for i, a := range acks {
 		settles[i] = dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck}
+		if pushes[i] != nil {
+			settles[i].Push = &dispatcher.FollowUps{Jobs: pushes[i]}
+		}
 	}
 	var jobs []*job.Job
 	var errs []error
@@ -147,14 +150,22 @@ func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 	}
 	acked := make([]string, 0, len(acks))
 	failed := []gin.H{}
+	pushed := gin.H{} // acked id -> its follow-ups' ids
 	for i, err := range errs {
-		if err != nil {
+		switch {
+		case err != nil:
 			failed = append(failed, gin.H{"id": acks[i].ID, "status": statusOf(err), "error": publicMessage(err)})
-		} else {
+		default:
 			acked = append(acked, acks[i].ID)
+			if f := settles[i].Push; f != nil {
+				pushed[acks[i].ID] = followUpIDs(f)
+			}
 		}
 	}
 	out := gin.H{"acked": acked, "failed": failed}
+	if len(pushed) > 0 {
+		out["pushed"] = pushed
+	}
 	if next == nil {
 		return http.StatusOK, out, nil
 	}

@@ -67,3 +67,29 @@ func TestAckFollowUpsRefused(t *testing.T) {
 		t.Fatalf("a refused ack made a follow-up: %d %v", code, st)
 	}
 }
+
+// A batch ack's items may carry follow-ups too: each acked item's are
+// answered under its id, a refused item's are not made.
+func TestBatchAckPushesFollowUps(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	for _, id := range []string{"m-1", "m-2"} {
+		mustCall(t, 201, "POST", api+"/jobs", `{"id":"`+id+`","topic":"m","body":"x","ttr":60}`)
+	}
+	mustCall(t, 200, "POST", api+"/pop", `{"topics":["m"],"count":2}`)
+	out := mustCall(t, 200, "POST", api+"/ack", `{"jobs":[
+		{"id":"m-1","push":[{"topic":"m-next","body":"after 1"}]},
+		{"id":"m-2","attempt":9,"push":[{"topic":"m-next","body":"after a stale 2"}]}]}`)
+	pushed, _ := out["pushed"].(map[string]any)
+	ids, _ := pushed["m-1"].([]any)
+	if len(ids) != 1 || pushed["m-2"] != nil || len(out["failed"].([]any)) != 1 {
+		t.Fatalf("batch ack: %v", out)
+	}
+	next := mustCall(t, 200, "GET", api+"/pop?topic=m-next&timeout=30", ``)
+	if next["id"] != ids[0] || next["body"] != "after 1" {
+		t.Fatalf("the follow-up: %v, want %v", next, ids[0])
+	}
+	if code, _ := call(t, "GET", api+"/pop?topic=m-next&timeout=0", ``); code != 204 {
+		t.Fatalf("a second follow-up in m-next: %d, want none (the stale ack's)", code)
+	}
+}

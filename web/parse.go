@@ -116,16 +116,17 @@ func jobsArray(data []byte, limit int, kind, shape string, fields ...string) (jo
 // parseAcks decodes the body of POST /api/v1/ack: {"jobs": [{"id": ..,
 // "attempt": n, "token": "...", "result": any}, ...], "next": {pop
 // request}}; ids may be numbers.
-func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
+func parseAcks(data []byte, limit int, def jobDefaults) ([]ackItem, [][]job.Spec, *popRequest, error) {
 	f, items, err := jobsArray(data, limit, "an ack", `{"id": ..., "attempt": n, "token": "..."}`, "jobs", "next")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	acks := make([]ackItem, len(items))
+	pushes := make([][]job.Spec, len(items)) // each ack's follow-ups (nil: none)
 	for i, item := range items {
 		jf, err := jobjson.Decode(item)
 		if err == nil {
-			err = jf.Only("an acked job", "id", "attempt", "token", "result")
+			err = jf.Only("an acked job", "id", "attempt", "token", "result", "push")
 		}
 		if err == nil {
 			acks[i], err = parseAckItem(jf)
@@ -133,19 +134,22 @@ func parseAcks(data []byte, limit int) ([]ackItem, *popRequest, error) {
 		if err == nil {
 			acks[i].Result, err = jf.Result()
 		}
+		if err == nil {
+			pushes[i], err = parseFollowUps(jf, def)
+		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("job %d: %w", i, err)
+			return nil, nil, nil, fmt.Errorf("job %d: %w", i, err)
 		}
 	}
 	var next *popRequest
 	if raw, ok := f["next"]; ok && string(raw) != "null" {
 		req, err := parsePop(raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("next: %w", err)
+			return nil, nil, nil, fmt.Errorf("next: %w", err)
 		}
 		next = &req
 	}
-	return acks, next, nil
+	return acks, pushes, next, nil
 }
 
 func parseAckItem(f jobjson.Fields) (ackItem, error) {

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/job"
 )
 
@@ -78,11 +79,12 @@ func FuzzParseAcks(f *testing.F) {
 		`{"jobs":[{"id":"a-1","attempt":2},{"id":17}]}`, `{"jobs":[{"id":"x"}],"next":{"topic":"t","count":5,"timeout":1}}`,
 		`{"jobs":[]}`, `{"jobs":[{"id":""}]}`, `{"jobs":[{"id":1.5}]}`, `{"jobs":{}}`,
 		`{"jobs":[{"id":"a-1","token":"228769930762696001.2"}]}`, `{"jobs":[{"id":"a-1","token":"1.0"}]}`,
+		`{"jobs":[{"id":"a-1","push":[{"topic":"t","body":"x","delay":5}]}]}`, `{"jobs":[{"id":"a-1","push":[]}]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		acks, next, err := parseAcks(data, 10)
+		acks, pushes, next, err := parseAcks(data, 10, jobDefaults{})
 		if err != nil {
 			if !errors.Is(err, errBadRequest) {
 				t.Fatalf("error %v is not a bad request", err)
@@ -92,9 +94,12 @@ func FuzzParseAcks(f *testing.F) {
 		if len(acks) == 0 || len(acks) > 10 {
 			t.Fatalf("accepted %d acks", len(acks))
 		}
-		for _, a := range acks {
+		for i, a := range acks {
 			if a.ID == "" || a.Attempt < 0 || !a.Token.IsZero() && (a.Token.ID == 0 || a.Token.Attempt < 1) {
 				t.Fatalf("accepted %+v", a)
+			}
+			if p := pushes[i]; p != nil && (len(p) == 0 || len(p) > dispatcher.MaxFollowUps || p[0].Topic == "") {
+				t.Fatalf("accepted follow-ups %+v", p)
 			}
 		}
 		if next != nil && (len(next.Topics) == 0 || next.Count < 0) {
@@ -105,7 +110,8 @@ func FuzzParseAcks(f *testing.F) {
 
 func FuzzParseJobCall(f *testing.F) {
 	for _, s := range []string{``, `{"attempt":2}`, `{"priority":"7","delay":"1.5"}`, `{"attempt":-1}`,
-		`{"token":"228769930762696001.2","attempt":2}`, `{"token":"17.0"}`, `{"token":17}`} {
+		`{"token":"228769930762696001.2","attempt":2}`, `{"token":"17.0"}`, `{"token":17}`,
+		`{"push":[{"topic":"t","body":{"a":1}}],"result":7}`, `{"push":[{"topic":"t","body":"x"}],"next":{"topic":"t"}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -117,7 +123,8 @@ func FuzzParseJobCall(f *testing.F) {
 				}
 				continue
 			}
-			if c.Attempt < 0 || c.Delay < 0 || !c.Token.IsZero() && (c.Token.ID == 0 || c.Token.Attempt < 1) || (c.Priority < 0 && c.Priority != job.KeepPriority) || c.Priority > maxSeconds {
+			if c.Attempt < 0 || c.Delay < 0 || !c.Token.IsZero() && (c.Token.ID == 0 || c.Token.Attempt < 1) || (c.Priority < 0 && c.Priority != job.KeepPriority) || c.Priority > maxSeconds ||
+				c.Push != nil && (action != "ack" || len(c.Push) == 0 || len(c.Push) > dispatcher.MaxFollowUps || c.Next != nil) {
 				t.Fatalf("%s: accepted %+v", action, c)
 			}
 		}
