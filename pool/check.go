@@ -143,5 +143,42 @@ func (p *Pool) checkBucket(ctx context.Context, b int, sets [stateSets]int64) []
 			problems = append(problems, fmt.Sprintf("bucket %d: %s says %d, the sets hold %d", b, field, counters[field], sets[i]))
 		}
 	}
+	return append(problems, p.checkFollowUps(ctx, b)...)
+}
+
+// checkFollowUps says where bucket b's follow-ups disagree: each listed
+// has its spec and each spec is listed, and the timer is told of them (the
+// due zset's FOLLOWUPS_DUE no later than the soonest).
+func (p *Pool) checkFollowUps(ctx context.Context, b int) []string {
+	keys, _ := p.followUpKeys(b, "")
+	list, specs := keys[len(keys)-2], keys[len(keys)-1]
+	res := p.client.DoMulti(ctx,
+		p.client.B().Zrange().Key(list).Min("0").Max("-1").Withscores().Build(),
+		p.client.B().Hkeys().Key(specs).Build(),
+		p.client.B().Zscore().Key(p.keys.buckets[b].due).Member(followupsDue).Build())
+	listed, err1 := res[0].AsZScores()
+	kept, err2 := res[1].AsStrSlice()
+	due, err3 := res[2].AsFloat64()
+	if rueidis.IsRedisNil(err3) {
+		due, err3 = -1, nil
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return []string{fmt.Sprintf("bucket %d: follow-ups: %v", b, err)}
+	}
+	var problems []string
+	ids := make([]string, len(listed))
+	for i, z := range listed {
+		ids[i] = z.Member
+	}
+	slices.Sort(ids)
+	slices.Sort(kept)
+	if lost, extra := without(ids, kept), without(kept, ids); len(lost)+len(extra) > 0 {
+		problems = append(problems, fmt.Sprintf("bucket %d: %d follow-ups listed without their spec (%s), %d specs not listed (%s)",
+			b, len(lost), firstFew(lost), len(extra), firstFew(extra)))
+	}
+	if len(listed) > 0 && (due < 0 || due > listed[0].Score) {
+		problems = append(problems, fmt.Sprintf("bucket %d: %d follow-ups, the soonest due at %.0f, and the timer told of them at %.0f (-1: never)",
+			b, len(listed), listed[0].Score, due))
+	}
 	return problems
 }

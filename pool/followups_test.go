@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,5 +167,36 @@ func TestFollowUpsRefused(t *testing.T) {
 	}
 	if j, err := old.Peek(ctx, num(id)); err != nil || j.State != job.Reserved {
 		t.Fatalf("the job after the refused ack: %+v %v, want it reserved", j, err)
+	}
+}
+
+// Check finds a follow-up without its spec, a spec not listed, and
+// follow-ups the timer was not told of.
+func TestCheckFindsBrokenFollowUps(t *testing.T) {
+	p, ctx := newPool(t)
+	id, attempt := reserved(t, p, ctx, "a", nil)
+	got, err := p.AckPushing(ctx, num(id), attempt, "", []job.Spec{{Topic: "b", Body: "x", Priority: job.DefaultPriority}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, p, ctx)
+	keys, _ := p.followUpKeys(got.Bucket, "")
+	list, specs := keys[len(keys)-2], keys[len(keys)-1]
+	for _, tc := range []struct {
+		name string
+		cmd  []string
+		says string
+	}{
+		{"the timer not told", []string{"ZREM", p.keys.buckets[got.Bucket].due, followupsDue}, "the timer told of them at -1"},
+		{"a spec not listed", []string{"HSET", specs, "0000000000000099", "{}"}, "specs not listed"},
+		{"a follow-up without its spec", []string{"ZADD", list, "1", "0000000000000098"}, "listed without their spec"},
+	} {
+		if err := p.client.Do(ctx, p.client.B().Arbitrary(tc.cmd...).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		problems, err := p.Check(ctx)
+		if err != nil || !strings.Contains(strings.Join(problems, "\n"), tc.says) {
+			t.Fatalf("%s: check says %q %v, want %q", tc.name, problems, err, tc.says)
+		}
 	}
 }
