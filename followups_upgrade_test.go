@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/pool"
+)
+
+// formatThreeCommit is the last commit whose broker reads store formats up
+// to 3: its timers know no follow-ups.
+const formatThreeCommit = "9a33dfda05d92fd85293b24502190f8cb06e83d5"
+
+// Two versions of the broker on one Redis: while a format 3 broker runs,
+// an ack with follow-ups is refused whole (503, naming the format; the job
+// stays reserved), since that broker's timer would not push them. Once it
+// stops, the store is raised to 4 and the same ack goes through, its
+// follow-up pushed once; a plain ack works throughout.
+func TestFollowUpsWaitForTheStoreFormat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an older broker")
+	}
+	t.Parallel()
+	old := buildAt(t, formatThreeCommit)
+	srv := redistest.Start(t)
+	a := startBrokerOf(t, srv.URL(), old) // first: the store takes format 3
+	b := startBroker(t, srv.URL())
+	ctx := context.Background()
+	client, err := pool.Dial(ctx, srv.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	format := func() string {
+		v, _ := client.Do(ctx, client.B().Hget().Key("gmq:meta").Field("format").Build()).ToString()
+		return v
+	}
+	if f := format(); f != "3" {
+		t.Fatalf("with a format 3 broker running, the store is at format %q", f)
+	}
+	b.must(201, "POST", "/api/v1/jobs", `{"id":"up-1","topic":"up","body":"x","ttr":600}`)
+	b.must(201, "POST", "/api/v1/jobs", `{"id":"up-2","topic":"up","body":"y","ttr":600}`)
+	b.must(200, "POST", "/api/v1/pop", `{"topics":["up"],"count":2}`)
+	ack := `{"push":[{"topic":"up-next","body":"after up-1"}]}`
+	refused := b.must(503, "POST", "/api/v1/jobs/up-1/ack", ack)
+	if msg := fmt.Sprint(refused["error"]); !strings.Contains(msg, "format 4") {
+		t.Fatalf("an ack with follow-ups beside a format 3 broker: %v, want it to name the format", refused)
+	}
+	if j := b.must(200, "GET", "/api/v1/jobs/up-1", ``); j["state"] != "reserved" {
+		t.Fatalf("the job after the refused ack: %v", j)
+	}
+	b.must(200, "POST", "/api/v1/jobs/up-2/ack", ``) // a plain ack works meanwhile
+
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	a.exitsCleanly(t, time.Minute, "SIGTERM")
+	waitUntil(t, "the store raised to format 4", func() bool { return format() == "4" })
+	var pushed []any
+	waitUntil(t, "the broker writes format 4 (its next announce) and takes the follow-ups", func() bool {
+		got, err := b.do("POST", "/api/v1/jobs/up-1/ack", ack)
+		pushed, _ = got.body["pushed"].([]any)
+		return err == nil && got.code == 200
+	})
+	next := b.must(200, "GET", "/api/v1/pop?topic=up-next&timeout=30", ``)
+	if len(pushed) != 1 || next["id"] != pushed[0] || next["body"] != "after up-1" {
+		t.Fatalf("the follow-up: %v, the ack said %v", next, pushed)
+	}
+}
