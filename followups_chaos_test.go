@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+)
+
+// Follow-ups across SIGKILLs: jobs of a topic are acked each with one
+// follow-up to another topic while the broker is killed and started again
+// every few moments. An ack whose answer a kill cut off is retried (404:
+// it went through), a delivery whose TTR ran out is fenced by its attempt
+// (409: the next delivery acks it), so each job is acked with its
+// follow-up once: the follow-ups' topic was pushed exactly as many jobs
+// as there were, each body once, none lost, and the store checks clean.
+func TestChaosFollowUpsBrokerKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos test")
+	}
+	t.Parallel()
+	jobs, every := chaosSettings(t)
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	store := checker(t, srv.URL())
+	retry := func(call func() bool) { retryWhileDown(t, call) }
+	down := func(a answer, err error) bool { return err != nil || a.code == 503 }
+
+	var producing sync.WaitGroup
+	producing.Go(func() {
+		for i := range jobs {
+			retry(func() bool {
+				a, err := b.do("POST", "/api/v1/jobs", fmt.Sprintf(`{"id":"wf-%d","topic":"wf","body":"x","TTR":2}`, i))
+				if down(a, err) {
+					return false
+				}
+				if a.code != 201 && a.code != 409 { // 409: a push cut off by a kill had stored it
+					t.Errorf("push wf-%d: %d %v", i, a.code, a.body)
+				}
+				return true
+			})
+		}
+	})
+	var acked, followed sync.Map // first hop's ids acked; second hop's bodies acked
+	var cut atomic.Int64         // acks a kill cut off, then found done (404)
+	stopFirst := consume(3, func() {
+		a, err := b.do("GET", "/api/v1/pop?topic=wf&timeout=0.5", ``)
+		if down(a, err) || a.code != 200 {
+			time.Sleep(20 * time.Millisecond)
+			return
+		}
+		id := a.body["id"].(string)
+		path := fmt.Sprintf("/api/v1/jobs/%s/ack?attempt=%v", id, a.body["attempt"])
+		body := fmt.Sprintf(`{"push":[{"topic":"wf-next","body":"after %s","TTR":2}]}`, id)
+		retry(func() bool {
+			r, err := b.do("POST", path, body)
+			if down(r, err) {
+				return false
+			}
+			switch r.code {
+			case 200:
+				acked.Store(id, true)
+			case 404:
+				cut.Add(1)
+				acked.Store(id, true)
+			case 409: // its TTR ran out: the next delivery acks it
+			default:
+				t.Errorf("ack %s: %d %v", id, r.code, r.body)
+			}
+			return true
+		})
+	})
+	defer stopFirst()
+	stopSecond := consume(2, func() {
+		a, err := b.do("GET", "/api/v1/pop?topic=wf-next&timeout=0.5", ``)
+		if down(a, err) || a.code != 200 {
+			time.Sleep(20 * time.Millisecond)
+			return
+		}
+		followed.Store(a.body["body"], true)
+		path := fmt.Sprintf("/api/v1/jobs/%s/ack?attempt=%v", a.body["id"], a.body["attempt"])
+		retry(func() bool { r, err := b.do("POST", path, ``); return !down(r, err) })
+	})
+	defer stopSecond()
+	missing := func(set *sync.Map, name func(i int) string) func() []string {
+		return func() (out []string) {
+			for i := range jobs {
+				if _, ok := set.Load(name(i)); !ok {
+					out = append(out, name(i))
+				}
+			}
+			return out
+		}
+	}
+	first := missing(&acked, func(i int) string { return fmt.Sprintf("wf-%d", i) })
+	second := missing(&followed, func(i int) string { return fmt.Sprintf("after wf-%d", i) })
+	// Kills while jobs are pushed, acked and followed up, not only while
+	// they are pushed: at most 12, each after the broker served a while.
+	faults := 0
+	for ; faults < 12 && len(second()) > 0; faults++ {
+		time.Sleep(every)
+		b.kill()
+		time.Sleep(100 * time.Millisecond)
+		b.start()
+	}
+	producing.Wait()
+	drain(t, b, "acked with their follow-up", first)
+	drain(t, b, "followed up", second)
+	stopFirst()
+	stopSecond()
+	next := b.must(200, "GET", "/api/v1/topics/wf-next", ``)
+	if next["total_jobs"] != float64(jobs) {
+		t.Fatalf("%v follow-ups pushed for %d jobs, want exactly one each: %v", next["total_jobs"], jobs, next)
+	}
+	mustBeConsistent(t, store, "after the chaos")
+	t.Logf("%d jobs, %d kills, %d acks cut off and found done", jobs, faults, cut.Load())
+	if faults == 0 {
+		t.Fatal("no fault struck: the load ended too soon to test anything")
+	}
+}
