@@ -32,7 +32,7 @@ import (
 
 // files are the documents whose examples run; PERFORMANCE.md's are
 // benchmarks (minutes each, run by hand) and ARCHITECTURE.md has none.
-var files = []string{"../README.md", "api.md", "topics.md", "outcomes.md", "protocols.md", "operations.md", "cli.md", "clients.md"}
+var files = []string{"../README.md", "api.md", "topics.md", "outcomes.md", "workflows.md", "protocols.md", "operations.md", "cli.md", "clients.md"}
 
 // notRun are commands shown but not run here, each with why; anything else
 // a document shows is run.

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gmq/gmq/internal/redistest"
+)
+
+// At Redis's maxmemory an ack with follow-ups is refused whole (503, the
+// job still reserved), as a push is, while a plain ack still works; once
+// memory is free again the same ack goes through.
+func TestFollowUpsAtMaxmemory(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	b.must(201, "POST", "/api/v1/jobs", `{"id":"mm-1","topic":"mm","body":"x","ttr":600}`)
+	b.must(201, "POST", "/api/v1/jobs", `{"id":"mm-2","topic":"mm","body":"y","ttr":600}`)
+	b.must(200, "POST", "/api/v1/pop", `{"topics":["mm"],"count":2}`)
+	if reply, err := srv.Do("CONFIG", "SET", "maxmemory", "1"); err != nil || reply != "+OK" {
+		t.Fatalf("CONFIG SET maxmemory: %q %v", reply, err)
+	}
+	ack := `{"push":[{"topic":"mm-next","body":"after"}]}`
+	if got := b.must(503, "POST", "/api/v1/jobs/mm-1/ack", ack); got["error"] == nil {
+		t.Fatalf("an ack with follow-ups at maxmemory: %v", got)
+	}
+	if j := b.must(200, "GET", "/api/v1/jobs/mm-1", ``); j["state"] != "reserved" {
+		t.Fatalf("the job after the refused ack: %v", j)
+	}
+	b.must(200, "POST", "/api/v1/jobs/mm-2/ack", ``) // a plain ack frees memory: it works
+	if reply, err := srv.Do("CONFIG", "SET", "maxmemory", "0"); err != nil || reply != "+OK" {
+		t.Fatalf("CONFIG SET maxmemory: %q %v", reply, err)
+	}
+	b.must(200, "POST", "/api/v1/jobs/mm-1/ack", ack)
+	if next := b.must(200, "GET", "/api/v1/pop?topic=mm-next&timeout=30", ``); next["body"] != "after" {
+		t.Fatalf("the follow-up: %v", next)
+	}
+}
+
+// A server status that refuses pushes refuses an ack with follow-ups
+// (503, draining), and lets a plain ack through.
+func TestFollowUpsWhileReadonly(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	b.must(201, "POST", "/api/v1/jobs", `{"id":"ro-1","topic":"ro","body":"x","ttr":600}`)
+	b.must(201, "POST", "/api/v1/jobs", `{"id":"ro-2","topic":"ro","body":"y","ttr":600}`)
+	b.must(200, "POST", "/api/v1/pop", `{"topics":["ro"],"count":2}`)
+	b.must(200, "PUT", "/api/v1/status", `{"status":"readonly"}`)
+	if got := b.must(503, "POST", "/api/v1/jobs/ro-1/ack", `{"push":[{"topic":"ro-next","body":"after"}]}`); !strings.Contains(fmt.Sprint(got["error"]), "readonly") {
+		t.Fatalf("an ack with follow-ups while readonly: %v", got)
+	}
+	b.must(200, "POST", "/api/v1/jobs/ro-2/ack", ``)
+	if j := b.must(200, "GET", "/api/v1/jobs/ro-1", ``); j["state"] != "reserved" {
+		t.Fatalf("the job after the refused ack: %v", j)
+	}
+}
