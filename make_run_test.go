@@ -140,10 +140,12 @@ func waitPort(t *testing.T, addr string, open bool) {
 	t.Fatalf("%s: listening should be %v", addr, open)
 }
 
-// A second make run while one runs (here: its HTTP port taken) stops before
-// it builds or starts anything, and says which setting to change: it used to
-// rebuild ./gmq under the running broker, then fail on "address already in
-// use".
+// A second make run while one runs (here: one of its ports taken) stops
+// before it builds or starts anything, and says which setting to change: it
+// used to rebuild ./gmq under the running broker, then fail on "address
+// already in use". Every listen address conf.ini has is tried, so a front
+// end added later without its check fails here ([kestrel] text_addr and
+// thrift_addr once went unchecked).
 func TestMakeRunRefusesAPortInUse(t *testing.T) {
 	conf, err := os.ReadFile("conf.ini")
 	if err != nil {
@@ -154,14 +156,27 @@ func TestMakeRunRefusesAPortInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
+	keys := listenKeys(string(conf))
+	if len(keys) < 7 {
+		t.Fatalf("conf.ini has %d listen addresses (%v), want at least 7", len(keys), keys)
+	}
+	type taken struct {
+		at   listenKey
+		form string // the line that sets it, KEY for its key
+	}
 	// The forms gmq's ini library reads an address in (an attack found the
 	// check took the last three for free ports).
-	for _, form := range []string{"addr = %s", "addr = %s ; the default's", "addr: %s", "addr = %s # ours", `addr = "%s"`} {
-		line := fmt.Sprintf(form, busy.Addr().String())
-		ours := strings.NewReplacer("127.0.0.1:8000", freeAddr(t), "127.0.0.1:11300", freeAddr(t),
-			"127.0.0.1:9503", freeAddr(t), "addr = 127.0.0.1:22133", line).Replace(string(conf))
+	var cases []taken
+	for _, form := range []string{"KEY = %s", "KEY = %s ; the default's", "KEY: %s", "KEY = %s # ours", `KEY = "%s"`} {
+		cases = append(cases, taken{listenKey{"kestrel", "addr"}, form})
+	}
+	for _, at := range keys {
+		cases = append(cases, taken{at, "KEY = %s"})
+	}
+	for _, tc := range cases {
+		line := fmt.Sprintf(strings.Replace(tc.form, "KEY", tc.at.key, 1), busy.Addr().String())
 		confPath := filepath.Join(t.TempDir(), "run.ini")
-		if err := os.WriteFile(confPath, []byte(ours), 0o644); err != nil {
+		if err := os.WriteFile(confPath, []byte(withListen(t, string(conf), tc.at, line)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		built, _ := os.Stat("gmq")
@@ -169,18 +184,74 @@ func TestMakeRunRefusesAPortInUse(t *testing.T) {
 		cmd.Env = append(os.Environ(), "GMQ_CONF="+confPath, "GMQ_REDIS=redis://"+freeAddr(t)+"/0", "GMQ_DATA="+t.TempDir())
 		out, err := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != 1 {
-			t.Fatalf("make run with %q in use: exit %d (%v), want 1:\n%s", line, code, err, out)
+			t.Fatalf("make run with %s %q in use: exit %d (%v), want 1:\n%s", tc.at, line, code, err, out)
 		}
-		for _, says := range []string{busy.Addr().String() + " ([kestrel] addr in " + confPath + ") is already in use", "GMQ_CONF="} {
+		for _, says := range []string{busy.Addr().String() + " (" + tc.at.String() + " in " + confPath + ") is already in use", "GMQ_CONF="} {
 			if !strings.Contains(string(out), says) {
-				t.Errorf("%q: make run did not say %q:\n%s", line, says, out)
+				t.Errorf("%s %q: make run did not say %q:\n%s", tc.at, line, says, out)
 			}
 		}
 		if strings.Contains(string(out), "Redis") {
-			t.Errorf("%q: make run went on to Redis:\n%s", line, out)
+			t.Errorf("%s %q: make run went on to Redis:\n%s", tc.at, line, out)
 		}
 		if now, _ := os.Stat("gmq"); built != nil && (now == nil || !now.ModTime().Equal(built.ModTime())) {
-			t.Errorf("%q: make run rebuilt ./gmq", line)
+			t.Errorf("%s %q: make run rebuilt ./gmq", tc.at, line)
 		}
 	}
+}
+
+// listenKey is a conf.ini key that names an address gmq listens on.
+type listenKey struct{ section, key string }
+
+func (k listenKey) String() string { return "[" + k.section + "] " + k.key }
+
+// listens says whether section's key is a listen address: [server] http,
+// and every key named addr or *_addr.
+func listens(section, key string) bool {
+	return key == "addr" || strings.HasSuffix(key, "_addr") || section == "server" && key == "http"
+}
+
+// eachSetting calls f with each key = value line of conf (by its index in
+// lines), its section, key and value.
+func eachSetting(lines []string, f func(i int, section, key, value string)) {
+	section := ""
+	for i, line := range lines {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = strings.Trim(line, "[]")
+			continue
+		}
+		if key, value, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, ";") {
+			f(i, section, strings.TrimSpace(key), strings.TrimSpace(value))
+		}
+	}
+}
+
+// listenKeys are conf.ini's listen addresses, in the order the file has them.
+func listenKeys(conf string) []listenKey {
+	var keys []listenKey
+	eachSetting(strings.Split(conf, "\n"), func(_ int, section, key, _ string) {
+		if listens(section, key) {
+			keys = append(keys, listenKey{section, key})
+		}
+	})
+	return keys
+}
+
+// withListen is conf with the line of at replaced by line, and every other
+// listen address that is set moved to a free port (an empty one stays off),
+// so that only at can be found taken.
+func withListen(t *testing.T, conf string, at listenKey, line string) string {
+	t.Helper()
+	lines := strings.Split(conf, "\n")
+	eachSetting(lines, func(i int, section, key, value string) {
+		switch {
+		case !listens(section, key):
+		case (listenKey{section, key}) == at:
+			lines[i] = line
+		case value != "":
+			lines[i] = key + " = " + freeAddr(t)
+		}
+	})
+	return strings.Join(lines, "\n")
 }

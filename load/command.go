@@ -17,7 +17,7 @@ import (
 )
 
 // synopsis is `gmq bench`'s usage.
-const synopsis = `usage: gmq bench [--beanstalk ADDR,… | --http URL,… | --kestrel ADDR [--reliable] | --thrift ADDR [--reliable]] [--vs ADDR]
+const synopsis = `usage: gmq bench [--beanstalk ADDR,… | --http URL,… | --kestrel ADDR,… [--reliable] | --thrift ADDR,… [--reliable]] [--vs ADDR]
                  [--clients N] [--jobs N] [--size B] [--batch N] [--topics N] [--cpu NAME=PID,…] [--json]
        gmq bench --http URL --delay-rate N [--delay-for D] [--delay-max D] [--batch N] [--clients N] [--json]`
 
@@ -43,7 +43,7 @@ type command struct {
 }
 
 // placeholders name each flag's value in the help (bool flags take none).
-var placeholders = map[string]string{"beanstalk": "ADDR,…", "http": "URL,…", "kestrel": "ADDR", "thrift": "ADDR", "vs": "ADDR",
+var placeholders = map[string]string{"beanstalk": "ADDR,…", "http": "URL,…", "kestrel": "ADDR,…", "thrift": "ADDR,…", "vs": "ADDR",
 	"cpu": "NAME=PID,…", "clients": "N", "jobs": "N", "size": "B", "topics": "N", "batch": "N",
 	"delay-rate": "N", "delay-for": "D", "delay-max": "D"}
 
@@ -55,8 +55,8 @@ func newCommand() *command {
 	f.Usage = func() {} // Main prints the help, to stdout
 	f.StringVar(&c.addr, "beanstalk", "127.0.0.1:11300", "beanstalkd-protocol address to measure (gmq's or beanstalkd's); several, comma-separated: the clients are spread over them")
 	f.StringVar(&c.httpURL, "http", "", "measure gmq's HTTP API at this URL instead (several, comma-separated: spread)")
-	f.StringVar(&c.kestrelAddr, "kestrel", "", "measure gmq's kestrel (memcache) protocol at this address instead")
-	f.StringVar(&c.thriftAddr, "thrift", "", "measure gmq's kestrel thrift protocol at this address instead")
+	f.StringVar(&c.kestrelAddr, "kestrel", "", "measure gmq's kestrel (memcache) protocol at this address instead (several, comma-separated: spread)")
+	f.StringVar(&c.thriftAddr, "thrift", "", "measure gmq's kestrel thrift protocol at this address instead (several, comma-separated: spread)")
 	f.BoolVar(&c.reliable, "reliable", false, "with --kestrel: pop with reliable reads (get q/close/open); with --thrift: get with auto_abort_msec, then confirm")
 	f.StringVar(&c.vs, "vs", "", "also measure this beanstalkd-protocol address, and print the ratio")
 	f.StringVar(&c.watch, "cpu", "", "measure these processes' CPU per mode: name=pid,name=pid (Linux /proc; the bench's own is added)")
@@ -183,23 +183,25 @@ func (c *command) run(ctx context.Context, out, errOut io.Writer) error {
 	return Report(out, runs)
 }
 
-// targets are what the line names: the beanstalkd address(es), or the HTTP
-// URL(s), or the kestrel or thrift address, then --vs.
+// targets are what the line names: the beanstalkd, kestrel or thrift
+// address(es), or the HTTP URL(s), then --vs.
 func (c *command) targets() []target {
 	first := target{"beanstalk " + spreadName(c.addr), Spread(dialers(c.addr, Beanstalk)...)}
 	switch {
 	case c.kestrelAddr != "":
-		name := "kestrel " + c.kestrelAddr
+		name := "kestrel " + spreadName(c.kestrelAddr)
 		if c.reliable {
 			name += " (open/close)"
 		}
-		first = target{name, Kestrel(c.kestrelAddr, c.reliable)}
+		kestrel := func(addr string) Dialer { return Kestrel(addr, c.reliable) }
+		first = target{name, Spread(dialers(c.kestrelAddr, kestrel)...)}
 	case c.thriftAddr != "":
-		name := "thrift " + c.thriftAddr
+		name := "thrift " + spreadName(c.thriftAddr)
 		if c.reliable {
 			name += " (auto-abort/confirm)"
 		}
-		first = target{name, Thrift(c.thriftAddr, c.reliable)}
+		thrift := func(addr string) Dialer { return Thrift(addr, c.reliable) }
+		first = target{name, Spread(dialers(c.thriftAddr, thrift)...)}
 	case c.httpURL != "":
 		first = target{"http " + spreadName(c.httpURL), Spread(dialers(c.httpURL, HTTP)...)}
 	}

@@ -41,8 +41,12 @@ func TestTargets(t *testing.T) {
 		{[]string{"--http", "http://a:1,http://b:2", "--vs", "c:3"}, []string{"http http://a:1 +1", "beanstalk c:3"}},
 		{[]string{"--kestrel", "k:1"}, []string{"kestrel k:1"}},
 		{[]string{"--kestrel", "k:1", "--reliable", "--http", "http://a:1"}, []string{"kestrel k:1 (open/close)"}},
+		{[]string{"--kestrel", "k:1, k:2,k:3"}, []string{"kestrel k:1 +2"}},
+		{[]string{"--kestrel", "k:1,k:2", "--reliable", "--vs", "c:3"}, []string{"kestrel k:1 +1 (open/close)", "beanstalk c:3"}},
 		{[]string{"--thrift", "t:1", "--vs", "c:3"}, []string{"thrift t:1", "beanstalk c:3"}},
 		{[]string{"--thrift", "t:1", "--reliable"}, []string{"thrift t:1 (auto-abort/confirm)"}},
+		{[]string{"--thrift", "t:1,t:2"}, []string{"thrift t:1 +1"}},
+		{[]string{"--thrift", "t:1, t:2", "--reliable"}, []string{"thrift t:1 +1 (auto-abort/confirm)"}},
 	} {
 		c := newCommand()
 		if err := c.parse(tc.args); err != nil {

@@ -49,7 +49,9 @@ func TestMainMeasures(t *testing.T) {
 		{[]string{"--http", b.URL, "--batch", "5"}, []string{"http " + b.URL, "pop+ack", "cycle"}},
 		{[]string{"--beanstalk", b.BeanstalkAddr + "," + b.BeanstalkAddr, "--vs", b.BeanstalkAddr}, []string{"beanstalk " + b.BeanstalkAddr + " +1", "first/this", "x\n"}},
 		{[]string{"--kestrel", b.KestrelAddr, "--reliable"}, []string{"kestrel " + b.KestrelAddr + " (open/close)"}},
+		{[]string{"--kestrel", b.KestrelAddr + "," + b.KestrelAddr}, []string{"kestrel " + b.KestrelAddr + " +1"}},
 		{[]string{"--thrift", b.ThriftAddr, "--vs", b.BeanstalkAddr}, []string{"thrift " + b.ThriftAddr, "beanstalk " + b.BeanstalkAddr}},
+		{[]string{"--thrift", b.ThriftAddr + "," + b.ThriftAddr, "--reliable"}, []string{"thrift " + b.ThriftAddr + " +1 (auto-abort/confirm)"}},
 		{[]string{"--http", b.URL, "--json"}, []string{`"jobs_per_second"`}},
 	} {
 		code, out, stderr := bench(append(tc.args, "--clients", "2", "--jobs", "40")...)

@@ -52,10 +52,12 @@ answers() { (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; }
 
 # The ports gmq will listen on must be free, checked before anything is
 # built: a second make run would fail with "address already in use" after
-# rebuilding ./gmq under the broker that runs. An address set empty turns
-# its front end off.
+# rebuilding ./gmq under the broker that runs. These are every listen
+# address config/config.go reads, each with its default (none: off by
+# default; TestMakeRunRefusesAPortInUse tries each one conf.ini has); an
+# address set empty turns its front end off.
 for setting in "server http 127.0.0.1:8000" "beanstalk addr 127.0.0.1:11300" "rpc addr 127.0.0.1:9503" \
-  "kestrel addr 127.0.0.1:22133" "metrics addr"; do
+  "kestrel addr 127.0.0.1:22133" "kestrel text_addr" "kestrel thrift_addr" "metrics addr"; do
   set -- $setting
   addr=$(ini "$1" "$2"); if [ -n "$addr" ]; then addr=${addr#=}; else addr=${3:-}; fi
   [ -n "$addr" ] || continue
