@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"strings"
 	"testing"
@@ -54,5 +55,38 @@ func TestFollowUpsWhileReadonly(t *testing.T) {
 	b.must(200, "POST", "/api/v1/jobs/ro-2/ack", ``)
 	if j := b.must(200, "GET", "/api/v1/jobs/ro-1", ``); j["state"] != "reserved" {
 		t.Fatalf("the job after the refused ack: %v", j)
+	}
+}
+
+// A job's then follows its completion by any front end: here beanstalkd's
+// delete of the job its connection reserved, which acks it.
+func TestThenAfterABeanstalkdDelete(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	b.must(201, "POST", "/api/v1/jobs", `{"topic":"bt","body":"x","ttr":60,"then":[{"topic":"bt-next","body":"after the delete"}]}`)
+	c := sendOn(t, b.beanstalk, "watch bt\r\nreserve\r\n")
+	r := bufio.NewReader(c)
+	var id string
+	for _, want := range []string{"WATCHING", "RESERVED"} {
+		line, err := r.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, want) {
+			t.Fatalf("%q %v, want %s", line, err, want)
+		}
+		if want == "RESERVED" {
+			id = strings.Fields(line)[1]
+		}
+	}
+	if _, err := r.ReadString('\n'); err != nil { // the body
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("delete " + id + "\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := r.ReadString('\n'); err != nil || line != "DELETED\r\n" {
+		t.Fatalf("delete: %q %v", line, err)
+	}
+	if next := b.must(200, "GET", "/api/v1/pop?topic=bt-next&timeout=30", ``); next["body"] != "after the delete" {
+		t.Fatalf("the follow-up: %v", next)
 	}
 }

@@ -3,14 +3,19 @@ package dispatcher
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/job"
 )
 
-// MaxFollowUps is the most follow-ups one ack may carry (an alias's copies
-// counted each): they go in the ack's one script call.
-const MaxFollowUps = 100
+// MaxFollowUps is the most follow-ups one ack may carry, or one job in
+// all its then and on_dead lists, nested ones too (an alias's copies
+// counted each): they go in one script call.
+const MaxFollowUps = jobjson.MaxFollowUps
+
+// maxFollowUpDepth is how deep a job's follow-ups may nest (a then of a
+// then...).
+const maxFollowUpDepth = 8
 
 // FollowUps are the jobs an ack pushes once it succeeds (SettleParams.Push
 // with ActionAck; docs/workflows.md): the ack and its follow-ups happen
@@ -35,7 +40,7 @@ func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, res
 	var owner []int // owner[k]: the follow-up specs[k] came from
 	for i, j := range f.Jobs {
 		if err := d.validateFollowUp(j); err != nil {
-			return fmt.Errorf("follow-up %d: %w", i, err)
+			return fmt.Errorf("push: job %d: %w", i, err)
 		}
 		dests, ok := d.alias(j.Topic)
 		if !ok {
@@ -63,16 +68,15 @@ func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, res
 			f.Pushed[owner[k]] = job.Pushed{ID: id}
 		}
 	}
-	d.buckets[got.Bucket].Nudge(time.Now()) // its timer pushes them now
 	return nil
 }
 
 // validateFollowUp checks a follow-up as a push is checked, and refuses
 // what a follow-up cannot be: unique (each is made once by a unique key
-// of its own), or named by an id of the client's (the ack answers its
-// number).
+// of its own), or named by an id of the client's (it is pushed under the
+// number it was given).
 func (d *Dispatcher) validateFollowUp(j job.Spec) error {
-	if err := d.validate(j); err != nil {
+	if err := d.validateOne(j); err != nil {
 		return err
 	}
 	if j.Unique != nil {
@@ -81,5 +85,47 @@ func (d *Dispatcher) validateFollowUp(j job.Spec) error {
 	if j.ClientID != "" {
 		return fmt.Errorf("%w: a follow-up cannot carry an id: the ack answers the number it is pushed under", job.ErrInvalid)
 	}
-	return nil
+	return d.validateNested(j)
+}
+
+// validateNested checks a job's own follow-ups (Then, OnDead), nested ones
+// too: each as validateFollowUp says, none to an alias (the bucket's timer
+// pushes them where they name), at most maxFollowUpDepth deep and
+// MaxFollowUps in all.
+func (d *Dispatcher) validateNested(j job.Spec) error {
+	count := 0
+	var walk func(j job.Spec, depth int) error
+	walk = func(j job.Spec, depth int) error {
+		for _, list := range []struct {
+			name string
+			jobs []job.Spec
+		}{{"then", j.Then}, {"on_dead", j.OnDead}} {
+			for i, f := range list.jobs {
+				if count++; count > MaxFollowUps {
+					return fmt.Errorf("%w: more than %d follow-ups (then, on_dead, nested ones counted)", job.ErrInvalid, MaxFollowUps)
+				}
+				if depth >= maxFollowUpDepth {
+					return fmt.Errorf("%w: follow-ups nested more than %d deep", job.ErrInvalid, maxFollowUpDepth)
+				}
+				err := d.validateOne(f)
+				if _, alias := d.alias(f.Topic); err == nil && alias {
+					err = fmt.Errorf("%w: %q is an alias: a job's own follow-up names one topic", job.ErrInvalid, f.Topic)
+				}
+				if err == nil && f.Unique != nil {
+					err = fmt.Errorf("%w: a follow-up cannot be unique: each is pushed once by a unique key of its own", job.ErrInvalid)
+				}
+				if err == nil && f.ClientID != "" {
+					err = fmt.Errorf("%w: a follow-up cannot carry an id: it is pushed under the number it was given", job.ErrInvalid)
+				}
+				if err == nil {
+					err = walk(f, depth+1)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: job %d: %w", list.name, i, err)
+				}
+			}
+		}
+		return nil
+	}
+	return walk(j, 0)
 }

@@ -149,7 +149,16 @@ func (d *Dispatcher) store(ctx context.Context, jobs []job.Spec) ([]job.Pushed, 
 	return ids, firstErr
 }
 
+// validate checks a job to push, and its follow-ups (Then, OnDead).
 func (d *Dispatcher) validate(j job.Spec) error {
+	if err := d.validateOne(j); err != nil {
+		return err
+	}
+	return d.validateNested(j)
+}
+
+// validateOne checks a job to push, its follow-ups left out.
+func (d *Dispatcher) validateOne(j job.Spec) error {
 	if err := job.ValidateTopic(j.Topic); err != nil {
 		return err
 	}

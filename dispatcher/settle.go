@@ -125,6 +125,9 @@ func (d *Dispatcher) Settle(ctx context.Context, p SettleParams) (*job.Job, erro
 		j, err = d.pool.Release(ctx, a.ID, a.Attempt, p.Priority, p.Delay)
 	case ActionFail:
 		j, err = d.pool.Fail(ctx, a.ID, a.Attempt, p.Reason)
+		if err == nil && j.State == job.Dead {
+			d.buckets[d.pool.BucketOf(j.Topic)].Nudge(time.Now()) // its on_dead follow-ups, if any: pushed now
+		}
 	case ActionGiveBack:
 		j, err = d.pool.GiveBack(ctx, a.ID, a.Attempt)
 	default: // ActionKick

@@ -103,6 +103,10 @@ type Spec struct {
 	// job: the clients' worker loops stop a handler past it (or past their
 	// own timeout, whichever is shorter) and fail the job.
 	Timeout time.Duration
+	// Then are follow-ups pushed when the job completes (an ack, by any
+	// front end), OnDead when it dies: each pushed exactly once
+	// (docs/workflows.md). A follow-up may have its own.
+	Then, OnDead []Spec
 }
 
 // Update is what a change of a waiting (ready or delayed) job sets; a nil
@@ -158,7 +162,10 @@ type Job struct {
 	// History is its transitions, oldest first, where its topic keeps them
 	// (job_history).
 	History []HistoryEntry
-	Now     time.Time
+	// Then and OnDead are the ids its follow-ups will be pushed under when
+	// it completes, when it dies (none once they are pushed).
+	Then, OnDead []uint64
+	Now          time.Time
 
 	Reserves, Timeouts, Releases, Buries, Kicks int
 }

@@ -99,6 +99,8 @@ local function store(t, member, a, cid, expires, group)
   if a.json == '1' then job[F_JSON] = 1 end
   if a.keep ~= '' then job[F_KEEP] = tonumber(a.keep) end
   if a.timeout ~= '' then job[F_TIMEOUT] = tonumber(a.timeout) end
+  if a.then_list ~= '' then job[F_THEN] = a.then_list end
+  if a.dead_list ~= '' then job[F_ON_DEAD] = a.dead_list end
   settle(job, delay, now)
   push_job(t, member, job, a.body, gathers.add)
   listed[t.name] = t
@@ -154,6 +156,9 @@ local function by_key(op, t, pushed)
   local a = op.a
   local key, mode, window = op_key(a.unique_key), a.unique_mode, tonumber(a.unique_for)
   if mode == 'topic' then -- the body's hash, as t's unique_from says: t's window and mode
+    -- DEFAULT_UNIQUE_FOR is unique_for unset, seconds: job.DefaultUniqueFor
+    -- (TestDefaultUniqueFor).
+    local DEFAULT_UNIQUE_FOR = '3600'
     local cfg = topic_config(t)
     mode, window = cfg.unique_mode or 'reject', tonumber(cfg.unique_for or DEFAULT_UNIQUE_FOR) * 1000
   end

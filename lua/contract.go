@@ -56,6 +56,8 @@ const (
 	FieldLog
 	FieldHistory
 	FieldTimeout
+	FieldThen
+	FieldOnDead
 	fieldEnd
 )
 
@@ -110,6 +112,11 @@ var fields = [fieldEnd]fieldSpec{
 	FieldHistory:  {lua: "F_HISTORY", text: true, added: true, absent: true, doc: "its transitions, a JSON array of [ms, event, attempt, detail], its topic's job_history last (nil: none; lib.lua note)"},
 	FieldTimeout:  {lua: "F_TIMEOUT", added: true, absent: true, doc: "ms a worker's handler may run on it, which the clients' worker loops obey (nil: the worker's own)"},
 	FieldWaited:   {lua: "F_WAITED", text: true, added: true, absent: true, doc: "the wake channel its end is announced on, once a broker waits for it (nil: none; lib.lua announce_end)"},
+	// Store format 4 (follow-ups, followups.lua): a job's own follow-ups,
+	// each an id and its spec as the pool encodes them, a JSON array of
+	// [id, spec] pairs the scripts pass on unread.
+	FieldThen:   {lua: "F_THEN", text: true, added: true, absent: true, doc: "the follow-ups pushed when its ack completes it, JSON [[id, spec], ...] (nil: none; lib_limits.lua ack_job)"},
+	FieldOnDead: {lua: "F_ON_DEAD", text: true, added: true, absent: true, doc: "the follow-ups pushed when it dies, as F_THEN (nil: none; lib_failures.lua kill)"},
 }
 
 // zero is the field's unset value, as a Lua literal.
@@ -243,7 +250,8 @@ func Fields() []Field {
 var Ops = map[string][]string{
 	"push": {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace",
 		"unique_key", "unique_mode", "unique_for", "group",
-		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap", "json", "keep", "timeout"},
+		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap", "json", "keep", "timeout",
+		"then_list", "dead_list"},
 	"delete":  {"member", "attempt", "mode", "result"},
 	"pop":     {"mode", "more"},
 	"pop_n":   {"mode", "n", "more"},

@@ -36,6 +36,8 @@ local F_PROGRESS = 29 -- its consumer's last progress, a JSON value's compact te
 local F_LOG = 30 -- its consumer's log lines, a JSON array of [ms, line] (nil: none; progress.lua)
 local F_HISTORY = 31 -- its transitions, a JSON array of [ms, event, attempt, detail], its topic's job_history last (nil: none; lib.lua note)
 local F_TIMEOUT = 32 -- ms a worker's handler may run on it, which the clients' worker loops obey (nil: the worker's own)
+local F_THEN = 33 -- the follow-ups pushed when its ack completes it, JSON [[id, spec], ...] (nil: none; lib_limits.lua ack_job)
+local F_ON_DEAD = 34 -- the follow-ups pushed when it dies, as F_THEN (nil: none; lib_failures.lua kill)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record
@@ -110,7 +112,7 @@ local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERV
 -- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
 local OP_ARGS = {ack_pop = {'member', 'attempt', 'more', 'result'}, delete = {'member', 'attempt', 'mode', 'result'},
   pop = {'mode', 'more'}, pop_n = {'mode', 'n', 'more'},
-  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json', 'keep', 'timeout'}}
+  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json', 'keep', 'timeout', 'then_list', 'dead_list'}}
 -- OP_ARGS[kind].read reads those arguments from args at i into a table by
 -- name in one constructor (sized once, where a loop grows it key by key).
 OP_ARGS.ack_pop.read = function(args, i) return {member = args[i], attempt = args[i + 1], more = args[i + 2], result = args[i + 3]} end
@@ -122,7 +124,8 @@ OP_ARGS.push.read = function(args, i) return {member = args[i], priority = args[
   unique_key = args[i + 9], unique_mode = args[i + 10], unique_for = args[i + 11],
   group = args[i + 12], schedule_key = args[i + 13], schedule_due = args[i + 14],
   schedule_next = args[i + 15], schedule_name = args[i + 16], overlap = args[i + 17],
-  json = args[i + 18], keep = args[i + 19], timeout = args[i + 20]} end
+  json = args[i + 18], keep = args[i + 19], timeout = args[i + 20], then_list = args[i + 21],
+  dead_list = args[i + 22]} end
 -- OP_ARGS[kind].at is each argument's place after the first (lib_lean.lua
 -- reads a few of them where it stands, with no table).
 OP_ARGS.ack_pop.at = {member = 0, attempt = 1, more = 2, result = 3}
@@ -132,14 +135,15 @@ OP_ARGS.pop_n.at = {mode = 0, n = 1, more = 2}
 OP_ARGS.push.at = {member = 0, priority = 1, ttr = 2, delay = 3, body = 4, client_id = 5, expires = 6, retry = 7,
   trace = 8, unique_key = 9, unique_mode = 10, unique_for = 11, group = 12, schedule_key = 13,
   schedule_due = 14, schedule_next = 15, schedule_name = 16, overlap = 17, json = 18, keep = 19,
-  timeout = 20}
+  timeout = 20, then_list = 21, dead_list = 22}
 
 -- R names the reply statuses (lua.Statuses), the first element of a reply.
 local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE', STATE = 'STATE',
   EXISTS = 'EXISTS', EMPTY = 'EMPTY', DROPPED = 'DROPPED', JOBS = 'JOBS', PEEK = 'PEEK',
   FULL = 'FULL', TOO_BIG = 'TOO_BIG', CHILDREN = 'CHILDREN', UNIQUE = 'UNIQUE', REPLACED = 'REPLACED',
   DEBOUNCED = 'DEBOUNCED', UNIQUE_FROM = 'UNIQUE_FROM', UNIQUE_FANOUT = 'UNIQUE_FANOUT',
-  FIRED = 'FIRED', SKIPPED = 'SKIPPED', GROUP_BACKLOG = 'GROUP_BACKLOG', CANCELLED = 'CANCELLED'}
+  FIRED = 'FIRED', SKIPPED = 'SKIPPED', GROUP_BACKLOG = 'GROUP_BACKLOG', CANCELLED = 'CANCELLED',
+  THEN = 'THEN'}
 
 -- ARGS names each script's arguments by their places in ARGV (lua.ScriptArgs:
 -- pool lays them out with lua.Args); a script's body starts with A, its row.
@@ -151,7 +155,7 @@ local ARGS = {
   dead_retry = {topic = 2, set = 3, n = 4, members = 5},
   end_wait = {member = 2, channel = 3},
   expire = {topic = 2, n = 3},
-  fail = {member = 2, topic = 3, attempt = 4, error = 5, r = 6},
+  fail = {member = 2, topic = 3, attempt = 4, error = 5, r = 6, list = 7, specs = 8},
   followups = {mode = 2, ack = {list = 3, specs = 4, member = 5, topic = 6, attempt = 7, result = 8, entries = 9}, done = {list = 3, specs = 4, ids = 5}, later = {list = 3, specs = 4, ms = 5, ids = 6}, take = {list = 3, specs = 4, n = 5}},
   forget_topic = {topic = 2, force = 3},
   job_list = {topic = 2, set = 3, offset = 4, limit = 5, preview = 6},
@@ -169,7 +173,7 @@ local ARGS = {
   release = {member = 2, topic = 3, attempt = 4, priority = 5, delay = 6, mode = 7},
   reserve_job = {member = 2, topic = 3},
   schedule = {mode = 2, advance = {name = 3, due = 4, next = 5}, delete = {name = 3}, orphan = {name = 3, fresh = 4, put_off = 5}, set = {name = 3, spec = 4, file = 5, run = 6, next = 7, keep = 8}},
-  tick = {topic = 2, n = 3},
+  tick = {topic = 2, n = 3, list = 4, specs = 5},
   topic_stats = {urgent = 2, topics = 3},
   touch = {member = 2, topic = 3, attempt = 4},
   unpark_groups = {topic = 2, n = 3},

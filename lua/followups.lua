@@ -15,8 +15,8 @@
 --   -> ms it is due) and their specs (hash: id -> the follow-up as the pool
 --   encodes it, opaque here).
 -- ARGV (each mode's list and specs first, left out below):
---       origin, 'ack', member, topic, attempt (0: unfenced), result ('' none), entries... (id, spec
---       pairs) -> {'OK', client id to drop, the dropped of max_completed (batch.lua's delete), ''}, or
+--       origin, 'ack', member, topic, attempt (0: unfenced), result ('' none), entries (the ack's
+--       follow-ups, JSON [[id, spec], ...]; '': none; the job's own F_THEN are kept too) -> {'OK', client id to drop, the dropped of max_completed (batch.lua's delete), ''}, or
 --       {'OK', '', '', 'again'} when the job was completed already, by an earlier ack, which stored
 --       its follow-ups (these are not), or the ack's refusal (batch.lua's delete: nothing stored then)
 --       origin, 'take', n -> {id, spec, ...}: up to n follow-ups due now, soonest first
@@ -45,14 +45,11 @@ if mode == 'ack' then
   local record = redis.call('HGET', K_JOBS, member)
   local job = record and cmsgpack.unpack(record)
   if job and job[F_STATE] == COMPLETED and job[F_TOPIC] == t.name then return {R.OK, '', '', 'again'} end
-  local cid, refused, _, dropped = ack_job(t, member, record or nil, tonumber(ARGV[A.ack.attempt]), 'ack',
-    ARGV[A.ack.result], redis.call)
+  local follow = function(entries) outcomes.follow_up(list, specs, entries, now) end
+  local cid, refused, _, dropped = ack_job(t, member, record, tonumber(ARGV[A.ack.attempt]), 'ack',
+    ARGV[A.ack.result], redis.call, follow)
   if refused then return refused end
-  for i = A.ack.entries, #ARGV, 2 do
-    redis.call('HSET', specs, ARGV[i], ARGV[i + 1])
-    redis.call('ZADD', list, now, ARGV[i])
-  end
-  redis.call('ZADD', K_DUE, 'LT', now, FOLLOWUPS_DUE)
+  if ARGV[A.ack.entries] ~= '' then follow(ARGV[A.ack.entries]) end
   return {R.OK, cid, dropped, ''}
 end
 if mode == 'take' then

@@ -35,11 +35,6 @@ local CONFIGURED = '@configured'
 -- FANOUT_MARK, another, says some topic of the bucket has fanout children
 -- (set by set_children, never removed), so pushes elsewhere skip the lookup.
 local FANOUT_MARK = '@fanout'
--- DEFAULT_MAX_FANOUT is max_fanout unset: pool/fanout.go's defaultMaxFanout.
-local DEFAULT_MAX_FANOUT = '64'
--- DEFAULT_UNIQUE_FOR is unique_for unset, seconds: job.DefaultUniqueFor
--- (TestDefaultUniqueFor).
-local DEFAULT_UNIQUE_FOR = '3600'
 local default_settings
 -- bucket_defaults returns the bucket's defaults hash (settings and marks),
 -- read once per script.

@@ -87,8 +87,13 @@ end
 
 -- kill moves a job that failed past its max_attempts (just taken out of the
 -- set of state `from`) to its topic's dead set, schedules its removal after
--- dead_retention and keeps the set within max_dead.
+-- dead_retention and keeps the set within max_dead. It returns the job's
+-- on_dead follow-ups (F_ON_DEAD, nil: none), which its caller keeps
+-- (outcomes.follow_up): they are taken off the job, so a dead job retried
+-- that dies again pushes none.
 local function kill(t, member, job, from, now)
+  local on_dead = job[F_ON_DEAD]
+  job[F_ON_DEAD] = nil
   announce_end(member, job, 'dead')
   note(t, member, job, 'dead', job[F_LAST_ERROR])
   job[F_STATE] = DEAD
@@ -102,6 +107,7 @@ local function kill(t, member, job, from, now)
   local keep = dead_retention(t)
   if keep > 0 then schedule(t, now + keep) end
   trim_dead(t)
+  return on_dead
 end
 
 -- revive makes a dead job ready again with its failures forgotten (a retry

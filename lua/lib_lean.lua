@@ -11,7 +11,7 @@
 -- there, before anything is written.
 --
 -- Plain operations: a push of one topic (no fanout copies) with no unique
--- key, group, schedule or expiry; a delete; a pop of any number of topics,
+-- key, group, schedule, expiry or follow-ups; a delete; a pop of any number of topics,
 -- first, take or best; a pop_n of one topic, first or best; an ack_pop (an
 -- ack, then a first pop of its other topics). Plain topics:
 -- not a fanout child (a '+' in the name: every call references those),
@@ -90,7 +90,8 @@ do
       kinds[n], ats[n], tat[n], tk[n] = kind, at, i + 2, k
       if kind == 'push' then
         if k ~= 1 or ARGV[at + AT_PUSH.unique_key] ~= '' or ARGV[at + AT_PUSH.group] ~= '' or
-          ARGV[at + AT_PUSH.schedule_key] ~= '' or ARGV[at + AT_PUSH.expires] ~= '0' then return nil end
+          ARGV[at + AT_PUSH.schedule_key] ~= '' or ARGV[at + AT_PUSH.expires] ~= '0' or
+          ARGV[at + AT_PUSH.then_list] ~= '' or ARGV[at + AT_PUSH.dead_list] ~= '' then return nil end
         i = at + PUSH_ARGS
       elseif kind == 'delete' then
         i = at + DELETE_ARGS

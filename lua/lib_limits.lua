@@ -120,12 +120,16 @@ end
 -- 'ack' completes it when it is kept (lib_outcomes.lua), with result ('':
 -- none), '' deletes it, 'unreserved' deletes it unless it is reserved),
 -- freeing its slot, its writes through write: both of batch.lua's paths.
+-- An ack of a job with follow-ups of its own (F_THEN) is followups.lua's,
+-- which has their keys and passes follow (called with them once the job is
+-- done); without it, the ack is refused {'THEN'}, before any write, and
+-- the pool asks followups.lua.
 -- It returns the client id to drop ('' none, or when the job stays), then
 -- nil or the refusal the operation answers, then true when the job stays,
 -- completed, then the members and client ids of the completed jobs
 -- max_completed dropped to make room, space-separated ('' none). (Here,
 -- after free_slot.)
-local function ack_job(t, member, record, attempt, mode, result, write)
+local function ack_job(t, member, record, attempt, mode, result, write, follow)
   local job = record and cmsgpack.unpack(record)
   local refused = refusal(job, t.name, attempt)
   if not refused and (job[F_STATE] == COMPLETED or job[F_STATE] == CANCELLED) then
@@ -141,6 +145,8 @@ local function ack_job(t, member, record, attempt, mode, result, write)
     and job[F_STATE] ~= CANCELLED then
     refused = {R.STATE, job[F_STATE]}
   end
+  local then_list = not refused and mode == 'ack' and job[F_STATE] ~= COMPLETED and job[F_STATE] ~= CANCELLED and job[F_THEN]
+  if then_list and not follow then refused = {R.THEN} end
   local keep = 0
   if not refused and mode == 'ack' then
     keep = outcomes.keep(t, job)
@@ -153,6 +159,10 @@ local function ack_job(t, member, record, attempt, mode, result, write)
     if cancelled then return nil, cancelled end
   end
   if job[F_STATE] == RESERVED then free_slot(t, job) end
+  if then_list then
+    job[F_THEN] = nil -- a completed job pushed again pushes none
+    follow(then_list)
+  end
   if keep > 0 then
     local before = #dropped_cids
     announce_end(member, job, 'completed')

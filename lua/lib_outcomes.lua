@@ -144,3 +144,16 @@ function outcomes.again(t, member, job)
   save(member, job)
   wake(t, 1)
 end
+
+-- outcomes.follow_up keeps follow-ups (entries: the JSON [[id, spec], ...]
+-- the pool wrote, an ack's push or a job's F_THEN or F_ON_DEAD) in the
+-- bucket's follow-ups (list: zset id -> ms due; specs: hash id -> spec;
+-- keys the calling script was given: followups.lua, fail.lua, tick.lua)
+-- for its timer to push (pool/followups.go), due now.
+function outcomes.follow_up(list, specs, entries, now)
+  for _, e in ipairs(cjson.decode(entries)) do
+    redis.call('HSET', specs, e[1], e[2])
+    redis.call('ZADD', list, now, e[1])
+  end
+  redis.call('ZADD', K_DUE, 'LT', now, '@followups') -- pool/followups.go followupsDue
+end

@@ -99,6 +99,10 @@ local function reference(t, now, by_read)
   -- is an ordinary topic that gets no copies; the pool says why before.
   local cfg = topic_config(t)
   if by_read and cfg.fanout_on_read == 'false' then return end
+  -- DEFAULT_MAX_FANOUT is max_fanout unset: pool/fanout.go's
+  -- defaultMaxFanout (a local here: the library's main function holds at
+  -- most 200 locals).
+  local DEFAULT_MAX_FANOUT = '64'
   local most = tonumber(cfg.max_fanout or DEFAULT_MAX_FANOUT)
   if most > 0 and #c >= most then return end
   local grown = {unpack(c)}

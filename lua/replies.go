@@ -36,12 +36,13 @@ const (
 	StatusSkipped      = "SKIPPED"       // a schedule's fire made no job: its last one still waits or is reserved (overlap skip)
 	StatusGroupBacklog = "GROUP_BACKLOG" // a grouped push refused: the topic holds too many ready jobs without a group (their count, the most, next)
 	StatusCancelled    = "CANCELLED"     // a touch, progress, ack, release, bury or fail of a job cancelled while reserved: it ended cancelled
+	StatusThen         = "THEN"          // an ack refused: the job has follow-ups of its own, which only followups.lua keeps (ask it)
 )
 
 // Statuses lists every reply status, for contract.lua's R.
 var Statuses = []string{StatusOK, StatusTopic, StatusNotFound, StatusStale, StatusState, StatusExists, StatusEmpty,
 	StatusDropped, StatusJobs, StatusPeek, StatusFull, StatusTooBig, StatusChildren, StatusUnique, StatusReplaced,
-	StatusDebounced, StatusUniqueFrom, StatusUniqueFanout, StatusFired, StatusSkipped, StatusGroupBacklog, StatusCancelled}
+	StatusDebounced, StatusUniqueFrom, StatusUniqueFanout, StatusFired, StatusSkipped, StatusGroupBacklog, StatusCancelled, StatusThen}
 
 // statusTable is R as a Lua table constructor: every status, or only
 // those named (a standalone script's, which Source gives it).

@@ -105,6 +105,7 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		lua.FieldWaited: "nil", lua.FieldCancel: "nil", lua.FieldProgress: "nil", lua.FieldLog: "nil", // endwait_test.go, cancel_test.go
 		lua.FieldHistory: "nil", // jobhistory_test.go: "rec" keeps none
 		lua.FieldTimeout: "90000",
+		lua.FieldThen:    "nil", lua.FieldOnDead: "nil", // followups_test.go
 	}
 	if j.ClientID != "order-7" || j.Priority != 7 || j.Failures != 1 || j.LastError != "boom" ||
 		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() || !j.BodyJSON {

@@ -76,7 +76,7 @@ func (p *Pool) reference(ctx context.Context, topic string) error {
 		referenceScript.args(p.caller(), "", "topic", topic)).Error())
 }
 
-// defaultMaxFanout is a topic's max_fanout when it is not set (lib.lua's
+// defaultMaxFanout is a topic's max_fanout when it is not set (lib_topics.lua's
 // DEFAULT_MAX_FANOUT).
 const defaultMaxFanout = 64
 

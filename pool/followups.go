@@ -64,7 +64,7 @@ type AckedPushing struct {
 
 // AckPushing acks job id as Ack does and, in the same script call, keeps
 // specs (validated by the caller, none unique) to be pushed once it is
-// done.
+// done, with the job's own follow-ups (its Then).
 func (p *Pool) AckPushing(ctx context.Context, id string, attempt int, result string, specs []job.Spec) (AckedPushing, error) {
 	if p.Format() < FollowUpFormat {
 		return AckedPushing{}, ErrFollowUpsNeedFormat
@@ -73,24 +73,20 @@ func (p *Pool) AckPushing(ctx context.Context, id string, attempt int, result st
 	if err != nil {
 		return AckedPushing{}, err
 	}
-	seqs, err := p.ids.next(ctx, p.client, len(specs))
+	return p.ackNumberPushing(ctx, n, attempt, result, specs)
+}
+
+// ackNumberPushing is AckPushing of job n: followups.lua's ack, which
+// keeps the ack's follow-ups (specs) and the job's own.
+func (p *Pool) ackNumberPushing(ctx context.Context, n uint64, attempt int, result string, specs []job.Spec) (AckedPushing, error) {
+	entries, ids, err := p.followUpEntries(ctx, specs)
 	if err != nil {
-		return AckedPushing{}, wrapRedis("ack: allocate the follow-ups' ids", err)
-	}
-	entries := make([]string, 0, 2*len(specs))
-	ids := make([]uint64, len(specs))
-	for i, s := range specs {
-		ids[i] = seqs[i]*uint64(p.opts.Buckets) + uint64(p.keys.bucketOf(s.Topic))
-		data, err := json.Marshal(followUp{Seq: seqs[i], Spec: s})
-		if err != nil {
-			return AckedPushing{}, fmt.Errorf("ack: follow-up %d: %w", i, err)
-		}
-		entries = append(entries, member(ids[i]), string(data))
+		return AckedPushing{}, fmt.Errorf("ack: %w", err)
 	}
 	reply, err := p.onNumber(ctx, "ack", n, attempt, func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
 		keys, places := p.followUpKeys(b, topic)
-		args := append(followupsScript.args(p.caller(), "ack", append(places, "member", m, "topic", topic, "attempt", strconv.Itoa(attempt),
-			"result", result)...), entries...)
+		args := followupsScript.args(p.caller(), "ack", append(places, "member", m, "topic", topic, "attempt", strconv.Itoa(attempt),
+			"result", result, "entries", entries)...)
 		return followupsScript.Exec(ctx, p.client, keys, args).ToArray()
 	})
 	if err != nil {
@@ -100,8 +96,52 @@ func (p *Pool) AckPushing(ctx context.Context, id string, attempt int, result st
 		return AckedPushing{Again: true}, nil
 	}
 	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
-	return AckedPushing{IDs: ids, Bucket: int(n % uint64(p.opts.Buckets))}, nil
+	b := int(n % uint64(p.opts.Buckets))
+	if queued := p.followUpsQueued.Load(); queued != nil {
+		(*queued)(b)
+	}
+	return AckedPushing{IDs: ids, Bucket: b}, nil
 }
+
+// followUpEntries numbers follow-ups (each in its topic's bucket) and
+// encodes them as the scripts keep them: JSON [[id, spec], ...] ("" for
+// none).
+func (p *Pool) followUpEntries(ctx context.Context, specs []job.Spec) (string, []uint64, error) {
+	if len(specs) == 0 {
+		return "", nil, nil
+	}
+	seqs, err := p.ids.next(ctx, p.client, len(specs))
+	if err != nil {
+		return "", nil, wrapRedis("allocate the follow-ups' ids", err)
+	}
+	entries := make([][2]string, len(specs))
+	ids := make([]uint64, len(specs))
+	for i, s := range specs {
+		ids[i] = seqs[i]*uint64(p.opts.Buckets) + uint64(p.keys.bucketOf(s.Topic))
+		data, err := json.Marshal(followUp{Seq: seqs[i], Spec: s})
+		if err != nil {
+			return "", nil, fmt.Errorf("follow-up %d: %w", i, err)
+		}
+		entries[i] = [2]string{member(ids[i]), string(data)}
+	}
+	data, err := json.Marshal(entries)
+	return string(data), ids, err
+}
+
+// withFollowUps is scripted with the bucket's follow-ups' keys after the
+// shared layout and their places (fail.lua: a job that dies keeps its
+// on_dead there).
+func (p *Pool) withFollowUps(script *function, named ...string) jobCall {
+	return func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
+		keys, places := p.followUpKeys(b, topic)
+		args := script.args(p.caller(), "", append(append([]string{"member", m, "topic", topic}, named...), places...)...)
+		return script.Exec(ctx, p.client, keys, args).ToArray()
+	}
+}
+
+// OnFollowUpsQueued has fn told of the bucket that keeps follow-ups an ack
+// of this pool just queued, so that the broker's timer of it wakes now.
+func (p *Pool) OnFollowUpsQueued(fn func(bucket int)) { p.followUpsQueued.Store(&fn) }
 
 // followUpKeys are followups.lua's keys: the shared layout with topic's
 // (none for ""), then the bucket's follow-ups and their specs; and the

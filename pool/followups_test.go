@@ -200,3 +200,104 @@ func TestCheckFindsBrokenFollowUps(t *testing.T) {
 		}
 	}
 }
+
+// A job's own follow-ups: then is pushed when it completes, by any ack
+// (the batched one of every front end), on_dead when it dies (a fail past
+// max_attempts, or a TTR that ran out past it), each once; nested ones
+// follow in their turn. A completed job pushed again pushes its then no
+// more.
+func TestThenAndOnDead(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "once", job.TopicConfig{"max_attempts": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	spec := func(topic, body string) job.Spec {
+		return job.Spec{Topic: topic, Body: body, Priority: job.DefaultPriority, TTR: time.Minute}
+	}
+	// popped pushes a job with its follow-ups to topic and pops it.
+	popped := func(topic string, then, onDead []job.Spec) *job.Job {
+		s := spec(topic, "first")
+		s.Then, s.OnDead = then, onDead
+		mustPush(t, p, ctx, s)
+		return mustPop(t, p, ctx, topic)
+	}
+	// made runs every bucket's follow-ups and pops and acks topic's, until
+	// none comes: their bodies.
+	made := func(topic string) []string {
+		var out []string
+		for {
+			for b := range p.opts.Buckets {
+				pushFollowUps(t, p, ctx, b)
+			}
+			got, err := p.Pop(ctx, []string{topic})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Job == nil {
+				return out
+			}
+			out = append(out, got.Job.Body)
+			if err := p.Ack(ctx, num(got.Job.ID), got.Job.Attempt(), ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	next := spec("chain", "second")
+	next.Then = []job.Spec{spec("chain", "third")}
+	j := popped("a", []job.Spec{next}, []job.Spec{spec("grave", "never")})
+	if err := p.Ack(ctx, num(j.ID), j.Attempt(), ""); err != nil {
+		t.Fatalf("the ack of a job with then: %v", err)
+	}
+	if got := made("chain"); strings.Join(got, " ") != "second third" {
+		t.Fatalf("then's chain made %q, want second then third", got)
+	}
+	if got := made("grave"); len(got) != 0 {
+		t.Fatalf("on_dead of a job that completed: %q", got)
+	}
+
+	j = popped("once", []job.Spec{spec("chain", "never")}, []job.Spec{spec("grave", "failed")})
+	if got, err := p.Fail(ctx, num(j.ID), j.Attempt(), "boom"); err != nil || got.State != job.Dead {
+		t.Fatalf("fail past max_attempts: %+v %v", got, err)
+	}
+	if got := made("grave"); strings.Join(got, " ") != "failed" {
+		t.Fatalf("on_dead of a failed job made %q", got)
+	}
+
+	s := spec("once", "first")
+	s.TTR, s.OnDead = time.Millisecond, []job.Spec{spec("grave", "timed out")}
+	id := mustPush(t, p, ctx, s)
+	mustPop(t, p, ctx, "once")
+	for dead := false; !dead; {
+		if _, _, err := p.Tick(ctx, p.BucketOf("once"), "once"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Peek(ctx, num(id))
+		dead = err == nil && got.State == job.Dead
+	}
+	if got := made("grave"); strings.Join(got, " ") != "timed out" {
+		t.Fatalf("on_dead of a job whose TTR ran out made %q", got)
+	}
+	if got := made("chain"); len(got) != 0 {
+		t.Fatalf("then of jobs that died: %q", got)
+	}
+
+	if err := p.SetTopicConfig(ctx, "kept", job.TopicConfig{"keep_completed": "600"}); err != nil {
+		t.Fatal(err)
+	}
+	j = popped("kept", []job.Spec{spec("chain", "once only")}, nil)
+	if err := p.Ack(ctx, num(j.ID), j.Attempt(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.Retry(ctx, "kept", job.Completed, []string{num(j.ID)}); err != nil || n != 1 {
+		t.Fatalf("push the completed job again: %d %v", n, err)
+	}
+	again := mustPop(t, p, ctx, "kept")
+	if err := p.Ack(ctx, num(again.ID), again.Attempt(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := made("chain"); strings.Join(got, " ") != "once only" {
+		t.Fatalf("then of a job completed, pushed again and completed again made %q, want it once", got)
+	}
+	checkClean(t, p, ctx)
+}

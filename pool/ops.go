@@ -64,6 +64,10 @@ func (p *Pool) deleteNumber(ctx context.Context, n uint64, attempt int, mode, re
 	if err != nil {
 		return err
 	}
+	if strAt(reply, 0) == replyThen { // the job has follow-ups of its own: followups.lua acks it
+		_, err := p.ackNumberPushing(ctx, n, attempt, result, nil)
+		return err
+	}
 	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
 	return nil
 }
@@ -218,7 +222,7 @@ func (p *Pool) onNumber(ctx context.Context, op string, n uint64, attempt int, c
 			return nil, wrapRedis(op, err)
 		}
 		switch strAt(reply, 0) {
-		case replyOK:
+		case replyOK, replyThen: // THEN: its caller asks followups.lua (followups.go)
 			return reply, nil
 		case replyTopic:
 			topic = strAt(reply, 1)

@@ -60,17 +60,18 @@ type Pool struct {
 	batchCounts batchCounts
 	leftAliases atomic.Int64 // see dropAlias
 	// refusedExpired counts expired jobs their expire_to topic refused (moveExpired).
-	refusedExpired atomic.Int64
-	fanout         fanoutCache
-	uniqueBody     uniqueBodyCache
-	epoch          atomic.Pointer[string]                                 // gmq:meta's epoch at the last Init (epoch.go)
-	guard          formatGuard                                            // the store's format when newer than this pool reads (format.go)
-	format         atomic.Int64                                           // the store's format at the last Announce: the one the scripts write (format.go)
-	callerArg      atomic.Pointer[string]                                 // the scripts' ARGV[1] for that format (caller)
-	waiting        atomic.Pointer[func() bool]                            // says whether consumers wait here (SetWaiting; askMore)
-	batchObserver  atomic.Pointer[func(ops int)]                          // see ObserveBatches
-	followUpDue    atomic.Pointer[func(topic string, due, now time.Time)] // see OnFollowUpDue
-	owned          bool                                                   // the client is the pool's to close (Open)
+	refusedExpired  atomic.Int64
+	fanout          fanoutCache
+	uniqueBody      uniqueBodyCache
+	epoch           atomic.Pointer[string]                                 // gmq:meta's epoch at the last Init (epoch.go)
+	guard           formatGuard                                            // the store's format when newer than this pool reads (format.go)
+	format          atomic.Int64                                           // the store's format at the last Announce: the one the scripts write (format.go)
+	callerArg       atomic.Pointer[string]                                 // the scripts' ARGV[1] for that format (caller)
+	waiting         atomic.Pointer[func() bool]                            // says whether consumers wait here (SetWaiting; askMore)
+	batchObserver   atomic.Pointer[func(ops int)]                          // see ObserveBatches
+	followUpDue     atomic.Pointer[func(topic string, due, now time.Time)] // see OnFollowUpDue
+	followUpsQueued atomic.Pointer[func(bucket int)]                       // see OnFollowUpsQueued
+	owned           bool                                                   // the client is the pool's to close (Open)
 }
 
 // The topic-scoped scripts are functions of gmq's library (function.go),
@@ -308,8 +309,19 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 	if err := p.checkChild(ctx, j.Topic, false); err != nil {
 		return nil, nil, fmt.Errorf("push: %w", err)
 	}
+	if (len(j.Then) > 0 || len(j.OnDead) > 0) && p.Format() < FollowUpFormat {
+		return nil, nil, fmt.Errorf("push: then, on_dead: %w", ErrFollowUpsNeedFormat)
+	}
 	children := p.fanout.get(j.Topic)
 	byBody := p.uniqueBody.get(j.Topic)
+	thenList, _, err := p.followUpEntries(ctx, j.Then)
+	if err != nil {
+		return nil, nil, fmt.Errorf("push: then: %w", err)
+	}
+	deadList, _, err := p.followUpEntries(ctx, j.OnDead)
+	if err != nil {
+		return nil, nil, fmt.Errorf("push: on_dead: %w", err)
+	}
 	for range 5 {
 		key, mode, window := p.uniqueArgs(j, byBody)
 		args := lua.OpArgs(opPush, "member", m, "priority", strconv.FormatUint(uint64(j.Priority), 10),
@@ -318,7 +330,8 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 			"retry", j.Retry.Encode(), "trace", j.TraceParent,
 			"unique_key", "", "unique_mode", mode, "unique_for", window, "group", j.Group,
 			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "",
-			"json", flag(j.BodyJSON), "keep", keepArg(j.KeepCompleted), "timeout", timeoutArg(j.Timeout))
+			"json", flag(j.BodyJSON), "keep", keepArg(j.KeepCompleted), "timeout", timeoutArg(j.Timeout),
+			"then_list", thenList, "dead_list", deadList)
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {

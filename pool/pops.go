@@ -252,6 +252,16 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, result str
 	if err != nil {
 		return Popped{}, err
 	}
+	if strAt(reply, 0) == replyThen { // the job has follow-ups of its own: followups.lua acks it, then a pop
+		if _, err := p.ackNumberPushing(ctx, n, attempt, result, nil); err != nil {
+			return Popped{}, err
+		}
+		got, err := p.Pop(ctx, topics)
+		if err != nil {
+			return Popped{}, &job.AckedError{Err: err}
+		}
+		return got, nil
+	}
 	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
 	if strAt(reply, 3) == replyOK {
 		return p.popped(ctx, reply[3:])

@@ -39,6 +39,7 @@ const (
 	replySkipped      = lua.StatusSkipped
 	replyGroupBacklog = lua.StatusGroupBacklog
 	replyCancelled    = lua.StatusCancelled
+	replyThen         = lua.StatusThen
 )
 
 // Operation kinds in a batch (batch.lua runs each kind in its phase).
@@ -131,6 +132,8 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		Log:         parseLog(text(lua.FieldLog)),
 		History:     parseHistory(text(lua.FieldHistory)),
 		Timeout:     ms(lua.FieldTimeout),
+		Then:        followUpIDs(text(lua.FieldThen)),
+		OnDead:      followUpIDs(text(lua.FieldOnDead)),
 		KeepCompleted: func() time.Duration {
 			if !rec.has[lua.FieldKeep] {
 				return -1
@@ -138,6 +141,26 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 			return time.Duration(num(lua.FieldKeep)) * time.Second
 		}(),
 	}, nil
+}
+
+// followUpIDs reads the ids of a job's follow-ups (F_THEN, F_ON_DEAD: the
+// JSON [[id, spec], ...] followUpEntries wrote); a list it cannot read is
+// none.
+func followUpIDs(text string) []uint64 {
+	if text == "" {
+		return nil
+	}
+	var entries [][2]string
+	if json.Unmarshal([]byte(text), &entries) != nil {
+		return nil
+	}
+	ids := make([]uint64, 0, len(entries))
+	for _, e := range entries {
+		if id, err := parseMember(e[0]); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // parseLog reads a job's log (F_LOG: a JSON array of [ms, line], as

@@ -193,7 +193,7 @@ func checkStore(t *testing.T, p *Pool, ctx context.Context) {
 	}
 }
 
-// unique_for unset is job.DefaultUniqueFor: batch.lua's DEFAULT_UNIQUE_FOR.
+// unique_for unset is job.DefaultUniqueFor: batch_push.lua's DEFAULT_UNIQUE_FOR.
 func TestDefaultUniqueFor(t *testing.T) {
 	p, ctx := newPool(t)
 	if err := p.SetTopicConfig(ctx, "w", job.TopicConfig{"unique_from": "body"}); err != nil {

@@ -93,3 +93,53 @@ func TestBatchAckPushesFollowUps(t *testing.T) {
 		t.Fatalf("a second follow-up in m-next: %d, want none (the stale ack's)", code)
 	}
 }
+
+// A job pushed with then is followed up when its ack completes it; one
+// pushed with on_dead when it dies. Bad follow-ups refuse the push.
+func TestPushWithThenAndOnDead(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 200, "PUT", api+"/topics/th-once/config", `{"max_attempts":1}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"th-1","topic":"th","body":"x","ttr":60,
+		"then":[{"topic":"th-next","body":"done","then":[{"topic":"th-next","body":"and after"}]}],
+		"on_dead":[{"topic":"th-grave","body":"never"}]}`)
+	view := mustCall(t, 200, "GET", api+"/jobs/th-1", ``)
+	then, _ := view["then"].([]any)
+	if len(then) != 1 || len(view["on_dead"].([]any)) != 1 {
+		t.Fatalf("the job's view: %v, want one then and one on_dead id", view)
+	}
+	mustCall(t, 200, "GET", api+"/pop?topic=th", ``)
+	mustCall(t, 200, "POST", api+"/jobs/th-1/ack", ``)
+	for i, want := range []string{"done", "and after"} {
+		got := mustCall(t, 200, "GET", api+"/pop?topic=th-next&timeout=30", ``)
+		if got["body"] != want || (i == 0 && got["id"] != then[0]) {
+			t.Fatalf("then: %v, want %q (id %v)", got, want, then[0])
+		}
+		mustCall(t, 200, "POST", api+"/jobs/"+got["id"].(string)+"/ack", ``)
+	}
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"th-2","topic":"th-once","body":"x","on_dead":[{"topic":"th-grave","body":"it died"}]}`)
+	mustCall(t, 200, "GET", api+"/pop?topic=th-once", ``)
+	mustCall(t, 200, "POST", api+"/jobs/th-2/fail", `{"error":"boom"}`)
+	if got := mustCall(t, 200, "GET", api+"/pop?topic=th-grave&timeout=30", ``); got["body"] != "it died" {
+		t.Fatalf("on_dead: %v", got)
+	}
+	deep := `{"topic":"d","body":"x"}`
+	for range 9 {
+		deep = `{"topic":"d","body":"x","then":[` + deep + `]}`
+	}
+	for _, tc := range []struct {
+		body string
+		says string
+	}{
+		{`{"topic":"th","body":"x","then":[]}`, "then: want an array of 1 to 100"},
+		{`{"topic":"th","body":"x","then":[{"topic":"y"}]}`, "then: job 0"},
+		{`{"topic":"th","body":"x","on_dead":[{"topic":"y","body":"z","unique":{"key":"k","for":60}}]}`, "cannot be unique"},
+		{`{"topic":"th","body":"x","then":[{"id":"mine","topic":"y","body":"z"}]}`, "cannot carry an id"},
+		{deep, "nested more than 8 deep"},
+	} {
+		code, out := call(t, "POST", api+"/jobs", tc.body)
+		if msg, _ := out["error"].(string); code != 400 || !strings.Contains(msg, tc.says) {
+			t.Errorf("push %s: %d %v, want 400 saying %q", tc.body, code, out, tc.says)
+		}
+	}
+}

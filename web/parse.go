@@ -264,25 +264,7 @@ func parseJobCall(data []byte, action string, def jobDefaults) (jobCall, error) 
 // parseFollowUps reads an ack's "push": 1 to dispatcher.MaxFollowUps jobs,
 // each as POST /api/v1/jobs takes it (nil: none given).
 func parseFollowUps(f jobjson.Fields, def jobDefaults) ([]job.Spec, error) {
-	raw, ok := f["push"]
-	if !ok || string(raw) == "null" {
-		return nil, nil
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil || len(items) == 0 || len(items) > dispatcher.MaxFollowUps {
-		return nil, fmt.Errorf("%w: push: want an array of 1 to %d jobs, each as POST /api/v1/jobs takes it", errBadRequest, dispatcher.MaxFollowUps)
-	}
-	out := make([]job.Spec, len(items))
-	for i, item := range items {
-		jf, err := jobjson.Decode(item)
-		if err == nil {
-			out[i], err = jobjson.Job(jf, def)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("push: job %d: %w", i, err)
-		}
-	}
-	return out, nil
+	return f.FollowUps("push", def)
 }
 
 // page is the window of a list a request asks for: ?offset= skips that many

@@ -58,6 +58,10 @@ type jobView struct {
 	Log        []logLineView   `json:"log,omitempty"`
 	// History is its transitions, where its topic keeps them (job_history).
 	History []historyView `json:"history,omitempty"`
+	// Then and OnDead are the ids its follow-ups are pushed under when it
+	// completes, when it dies (docs/workflows.md); gone once pushed.
+	Then   []string `json:"then,omitempty"`
+	OnDead []string `json:"on_dead,omitempty"`
 	// Token names the delivery a pop made (job.Delivery), for the consumer
 	// to send back with its ack, touch, release, bury or fail; only pops
 	// show it.
@@ -112,6 +116,12 @@ func viewJob(j *job.Job) jobView {
 	}
 	for _, l := range j.Log {
 		v.Log = append(v.Log, logLineView{At: l.At.UTC().Format(time.RFC3339Nano), Line: l.Line})
+	}
+	for _, id := range j.Then {
+		v.Then = append(v.Then, strconv.FormatUint(id, 10))
+	}
+	for _, id := range j.OnDead {
+		v.OnDead = append(v.OnDead, strconv.FormatUint(id, 10))
 	}
 	for _, e := range j.History {
 		v.History = append(v.History, historyView{At: e.At.UTC().Format(time.RFC3339Nano), Event: e.Event, Attempt: e.Attempt, Detail: e.Detail})

@@ -72,7 +72,42 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	if j.Timeout, _, err = f.Seconds("timeout"); err != nil {
 		return j, err
 	}
+	if j.Then, err = f.FollowUps("then", def); err != nil {
+		return j, err
+	}
+	if j.OnDead, err = f.FollowUps("on_dead", def); err != nil {
+		return j, err
+	}
 	return j, nil
+}
+
+// MaxFollowUps is the most follow-ups one list may hold (an ack's push, a
+// job's then or on_dead): each is pushed with its job's one script call.
+const MaxFollowUps = 100
+
+// FollowUps reads a list of follow-up jobs (an ack's "push", a job's
+// "then" or "on_dead"): 1 to MaxFollowUps jobs, each as Job reads one;
+// nil when absent or null.
+func (f Fields) FollowUps(name string, def Defaults) ([]job.Spec, error) {
+	raw, ok := f[name]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || len(items) == 0 || len(items) > MaxFollowUps {
+		return nil, fmt.Errorf("%w: %s: want an array of 1 to %d jobs, each as a push takes it", ErrBadRequest, name, MaxFollowUps)
+	}
+	out := make([]job.Spec, len(items))
+	for i, item := range items {
+		jf, err := Decode(item)
+		if err == nil {
+			out[i], err = Job(jf, def)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: job %d: %w", name, i, err)
+		}
+	}
+	return out, nil
 }
 
 // Result reads an ack's "result": any JSON value, as its compact text (""

@@ -13,10 +13,11 @@ import (
 var ScheduleFields = []string{"cron", "tz", "job", "overlap", "paused"}
 
 // ScheduledJobFields are what a schedule's job may name: a pushed job's
-// fields but its id (each fire pushes a new job) and its expiry (a time
-// from the schedule's definition would be past by the later fires).
+// fields but its id (each fire pushes a new job), its expiry (a time
+// from the schedule's definition would be past by the later fires) and its
+// follow-ups (not yet kept in a schedule's definition).
 var ScheduledJobFields = slices.DeleteFunc(slices.Clone(JobFields), func(f string) bool {
-	return f == "id" || f == "expires_in" || f == "expires_at"
+	return f == "id" || f == "expires_in" || f == "expires_at" || f == "then" || f == "on_dead"
 })
 
 // MergeLayers lays changes over a layer of a schedule's fields: a field set
