@@ -13,12 +13,19 @@ type Acked struct {
 	IDs    []string  `json:"acked"`
 	Failed []Failure `json:"failed"`
 	Next   []Job     `json:"jobs"` // AckMany's next batch
+	// Pushed are the follow-ups' ids of the jobs acked with FollowUps, by
+	// acked id, each in its FollowUps' order: none for a job an earlier
+	// ack completed (its follow-ups stand), nor for one a retry found
+	// acked by an earlier try (see AckPush). Nil when none.
+	Pushed map[string][]string `json:"pushed"`
 }
 
-// AckMany acks popped jobs (each fenced by its Token and Attempt, and with
-// its Result as its ack's result, when set) in one request and, with n > 0,
-// pops up to n more as PopMany does: a batch consumer's round trip per
-// batch.
+// AckMany acks popped jobs (each fenced by its Token and Attempt, with its
+// Result as its ack's result and its FollowUps as its follow-ups, when
+// set) in one request and, with n > 0, pops up to n more as PopMany does:
+// a batch consumer's round trip per batch. A bad follow-up fails the
+// request as a whole (400, nothing acked), or, one gmq refuses at its ack
+// (an ID, Unique), that job's ack alone (Failed).
 //
 // Acks answered 503 are sent again (Options.Retries times), alone; one that
 // a retry finds gone (404) was acked by the earlier try. When the acks went
@@ -74,10 +81,11 @@ func (c *Client) ackRound(ctx context.Context, jobs []Job, next map[string]any, 
 		Attempt int             `json:"attempt"`
 		Token   string          `json:"token,omitempty"`
 		Result  json.RawMessage `json:"result,omitempty"`
+		Push    []Job           `json:"push,omitempty"`
 	}
 	acks := make([]ack, len(jobs))
 	for i, j := range jobs {
-		acks[i] = ack{j.ID, j.Attempt, j.Token, j.Result}
+		acks[i] = ack{j.ID, j.Attempt, j.Token, j.Result, j.FollowUps}
 	}
 	req := map[string]any{"jobs": acks}
 	if next != nil {
@@ -118,6 +126,12 @@ func sortAcks(res *Acked, sent []Job, out Acked, try int) []Job {
 		byID[j.ID] = j
 	}
 	res.IDs = append(res.IDs, out.IDs...)
+	for id, ids := range out.Pushed {
+		if res.Pushed == nil {
+			res.Pushed = make(map[string][]string, len(out.Pushed))
+		}
+		res.Pushed[id] = ids
+	}
 	var again []Job
 	for _, f := range out.Failed {
 		switch {

@@ -1,11 +1,11 @@
 // Package client is a Go client for gmq's HTTP API: push (one job or a
 // batch), pop with long polling (one job or a batch), ack (with a result,
-// with the next pop in the same request), fail, release, bury and touch,
-// Work and WorkResults, a worker loop that runs a handler on each job
-// popped and acks it (with the handler's result) and stops it when its job
-// is cancelled, a job's progress (Progress), Cancel, WaitEnd and
-// PushAndWait, a stream of the topics' events (Events), and cron
-// schedules (SetSchedule, FireSchedule...).
+// with follow-ups, with the next pop in the same request), fail, release,
+// bury and touch, Work and WorkResults, a worker loop that runs a handler
+// on each job popped and acks it (with the handler's result and
+// follow-ups) and stops it when its job is cancelled, a job's progress
+// (Progress), Cancel, WaitEnd and PushAndWait, a stream of the topics'
+// events (Events), and cron schedules (SetSchedule, FireSchedule...).
 //
 // A Client holds no state beyond an http.Client and its options, and is safe
 // for concurrent use. Every request carries the token when one is set, is
@@ -95,6 +95,10 @@ type Job struct {
 	// AckJobResult.
 	CompletedAt time.Time       `json:"completed_at,omitzero"`
 	Result      json.RawMessage `json:"result,omitempty"`
+	// FollowUps, on a job given to AckJob, AckJobAndPop or AckMany, are
+	// the jobs its ack pushes once it succeeds, each exactly once (nil:
+	// none; see AckPush). Never sent with a push, nor read from gmq.
+	FollowUps []Job `json:"-"`
 
 	// Set on a cancelled job (State "cancelled", read with Get, WaitEnd or
 	// Cancel): when it ended so. Cancelling is set on a reserved job whose

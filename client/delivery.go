@@ -29,14 +29,25 @@ func (d delivery) args() map[string]any {
 // AckJob is Ack of a popped job, fenced by its Token (and Attempt): it
 // acks that delivery of that job, and no other job its ID names now (a
 // 404 when that job is gone, as Ack's). It gives j.Result as the ack's
-// result, when set (AckJobResult).
+// result, when set (AckJobResult), and j.FollowUps as its follow-ups,
+// when set (AckJobPush, which returns their ids).
 func (c *Client) AckJob(ctx context.Context, j *Job) error {
-	return c.ack(ctx, deliveryOf(j), j.Result)
+	_, err := c.ack(ctx, deliveryOf(j), j.Result, j.FollowUps)
+	return err
 }
 
 // AckJobAndPop is AckAndPop of a popped job, fenced by its Token (AckJob),
-// with j.Result as the ack's result, when set.
+// with j.Result as the ack's result, when set. A job with FollowUps is
+// acked with them (AckJob) and the next popped in a second request, since
+// gmq takes no next pop with follow-ups: if the ack fails, nothing is
+// popped.
 func (c *Client) AckJobAndPop(ctx context.Context, j *Job, topics []string, timeout time.Duration) (*Job, error) {
+	if len(j.FollowUps) > 0 {
+		if err := c.AckJob(ctx, j); err != nil {
+			return nil, err
+		}
+		return c.Pop(ctx, topics, timeout)
+	}
 	return c.ackAndPop(ctx, deliveryOf(j), j.Result, topics, timeout)
 }
 

@@ -173,21 +173,9 @@ func popped(j *Job, err error) (*Job, error) {
 // Ack finishes a popped job. attempt (the popped job's Attempt) fences the
 // ack to that delivery; 0 acks whatever delivery is current. A retry after
 // a 503 that finds the job gone (404) is taken as acked: the earlier try
-// went through. AckResult acks with a result.
+// went through. AckResult acks with a result, AckPush with follow-ups too.
 func (c *Client) Ack(ctx context.Context, id string, attempt int) error {
-	return c.ack(ctx, delivery{id: id, attempt: attempt}, nil)
-}
-
-// ack acks d with result (nil: none).
-func (c *Client) ack(ctx context.Context, d delivery, result json.RawMessage) error {
-	args := d.args()
-	if result != nil {
-		args["result"] = result
-	}
-	err := c.call(ctx, http.MethodPost, jobPath(d.id, "ack"), args, 0, nil)
-	if e := asError(err); e != nil && e.Retried && e.Status == http.StatusNotFound {
-		return nil
-	}
+	_, err := c.ack(ctx, delivery{id: id, attempt: attempt}, nil, nil)
 	return err
 }
 

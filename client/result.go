@@ -19,17 +19,20 @@ func (c *Client) AckResult(ctx context.Context, id string, attempt int, result a
 	if err != nil {
 		return err
 	}
-	return c.ack(ctx, delivery{id: id, attempt: attempt}, raw)
+	_, err = c.ack(ctx, delivery{id: id, attempt: attempt}, raw, nil)
+	return err
 }
 
 // AckJobResult is AckResult of a popped job, fenced by its Token (AckJob).
-// The result given stands for j.Result.
+// The result given stands for j.Result; j.FollowUps are sent as AckJob
+// sends them.
 func (c *Client) AckJobResult(ctx context.Context, j *Job, result any) error {
 	raw, err := encodeResult(result)
 	if err != nil {
 		return err
 	}
-	return c.ack(ctx, deliveryOf(j), raw)
+	_, err = c.ack(ctx, deliveryOf(j), raw, j.FollowUps)
+	return err
 }
 
 // encodeResult is an ack's result as JSON: nil for none (nil, or a value

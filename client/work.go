@@ -27,7 +27,9 @@ type Handler func(ctx context.Context, j *Job) error
 // WorkResults to ack it with: any value encoding/json encodes (nil, or one
 // that encodes as null: none). Where the job's topic keeps completed jobs
 // (keep_completed), gmq keeps it with the job, and Get shows it as the
-// job's Result. With an error, the result is dropped and the job failed.
+// job's Result. A Done (or *Done) is a result with follow-ups: jobs the
+// ack pushes once it succeeds. With an error, the result is dropped and
+// the job failed.
 type ResultHandler func(ctx context.Context, j *Job) (any, error)
 
 // ErrHandlerTimeout is the cause of a handler's cancelled context when it ran
@@ -80,7 +82,8 @@ func (o WorkOptions) withDefaults() WorkOptions {
 //
 //   - A job done (handler returns nil) is acked, and the next is popped in
 //     the same request when one is ready (AckJobAndPop); under WorkResults
-//     the ack carries the handler's result. Every ack, fail and touch
+//     the ack carries the handler's result, and a Done's follow-ups (the
+//     next job is then popped on its own). Every ack, fail and touch
 //     carries the job's Token, so it reaches that delivery only.
 //   - A job that failed (an error, or a panic) is failed with the error's
 //     text as its last_error (FailJob).
@@ -219,28 +222,37 @@ func (w *worker) run(ctx context.Context, j *Job) *Job {
 	return nil
 }
 
-// ack acks j done with the handler's result and, when pop is set, pops the
-// next job in the same request (without waiting). A result that cannot be
-// sent (encoding/json refuses it) or kept (413: over the topic's
-// max_result; the ack did nothing) is logged and dropped: the job was done,
-// and is acked without it rather than run again after its TTR.
+// ack acks j done with the handler's result (a Done: with its follow-ups
+// too) and, when pop is set and there are no follow-ups, pops the next job
+// in the same request (without waiting). A result that cannot be sent
+// (encoding/json refuses it) or kept (413: over the topic's max_result;
+// the ack did nothing) is logged and dropped: the job was done, and is
+// acked without it rather than run again after its TTR. Follow-ups gmq
+// refuses (400, or a 413 without the result) fail the job with its reason
+// (see Done).
 func (w *worker) ack(ctx context.Context, j *Job, result any, pop bool, log *slog.Logger) (*Job, error) {
-	raw, err := encodeResult(result)
+	d := done(result)
+	raw, err := encodeResult(d.Result)
 	if err != nil {
 		log.Warn("gmq: the handler's result is not JSON: acking the job without it", "err", err)
 	}
 	for {
 		var next *Job
-		if pop {
+		if pop && len(d.Push) == 0 {
 			next, err = w.c.ackAndPop(ctx, deliveryOf(j), raw, w.topics, 0)
 		} else {
-			err = w.c.ack(ctx, deliveryOf(j), raw)
+			_, err = w.c.ack(ctx, deliveryOf(j), raw, d.Push)
 		}
-		if raw == nil || status(err) != http.StatusRequestEntityTooLarge {
-			return next, err
+		if raw != nil && status(err) == http.StatusRequestEntityTooLarge {
+			log.Warn("gmq: the handler's result is too big to keep: acking the job without it", "bytes", len(raw), "err", err)
+			raw = nil
+			continue
 		}
-		log.Warn("gmq: the handler's result is too big to keep: acking the job without it", "bytes", len(raw), "err", err)
-		raw = nil
+		if len(d.Push) > 0 && refusedFollowUps(err) {
+			log.Warn("gmq: the handler's follow-ups were refused: failing the job", "err", err)
+			_, err = w.c.FailJob(ctx, j, reason(err))
+		}
+		return next, err
 	}
 }
 

@@ -232,8 +232,11 @@ export interface ScheduleChanges {
 /** A job to act on: a popped job (its attempt and token fence the action to that delivery), or its id. */
 export type JobRef = string | { id: string; attempt?: number; token?: string };
 
-/** A job to ack in a batch: a JobRef, with its result when it has one ({...job, result}). */
-export type AckRef = string | { id: string; attempt?: number; token?: string; result?: unknown };
+/** A job to ack in a batch: a JobRef, with its result and follow-ups when it has them ({...job, result, push}). */
+export type AckRef = string | { id: string; attempt?: number; token?: string; result?: unknown; push?: FollowUp[] };
+
+/** A follow-up: a job as push takes it (topic, body and push's options), but with no id or unique. */
+export type FollowUp = { topic: string; body: Body } & Omit<PushOptions, 'id' | 'unique'>;
 
 export interface AckOptions extends CallOptions {
   /**
@@ -243,6 +246,12 @@ export interface AckOptions extends CallOptions {
    * still reserved.
    */
   result?: unknown;
+  /**
+   * Follow-ups (1 to 100; none or []: a plain ack): jobs gmq pushes once the
+   * ack succeeds, each exactly once; ack then resolves to their ids. A bad
+   * one: GmqError 400 naming it, the job still reserved.
+   */
+  push?: FollowUp[];
 }
 
 /** A job of a batch that could not be acked or failed, and why. */
@@ -256,6 +265,8 @@ export interface BatchFailure {
 export interface Acked {
   acked: string[];
   failed: BatchFailure[];
+  /** The follow-ups' ids of the jobs acked with push, by acked id; absent when none. */
+  pushed?: Record<string, string[]>;
   /** The next jobs, when ackMany was given a count. */
   jobs?: Job[];
 }
@@ -380,10 +391,11 @@ export class Client {
   pop(topics: string | string[], options?: WaitOptions): Promise<Job | null>;
   /** Reserves up to count jobs, waiting up to timeout seconds for the first; [] when none came. */
   popMany(topics: string | string[], count: number, options?: WaitOptions): Promise<Job[]>;
-  /** Finishes a popped job, with a result if given. */
+  /** Finishes a popped job, with a result if given; with follow-ups (push), resolves to their ids. */
+  ack(job: JobRef, options: AckOptions & { push: FollowUp[] }): Promise<string[]>;
   ack(job: JobRef, options?: AckOptions): Promise<void>;
   /** Acks a popped job (with a result if given) and pops the next in the same request; null when none came. */
-  ackAndPop(job: JobRef, topics: string | string[], options?: WaitOptions & AckOptions): Promise<Job | null>;
+  ackAndPop(job: JobRef, topics: string | string[], options?: WaitOptions & Omit<AckOptions, 'push'>): Promise<Job | null>;
   /** Acks popped jobs, each on its own (with its result, if it has one), and with a count pops more. */
   ackMany(jobs: AckRef[], options?: AckManyOptions): Promise<Acked>;
   /** Reports a popped job failed; returns it as it now is ("delayed" or "dead"). */
@@ -427,7 +439,7 @@ export class Client {
    * options.signal, ends it.
    */
   events(topics: string | string[], options?: EventsOptions): AsyncGenerator<GmqEvent, void, undefined>;
-  /** Starts a worker: see Worker. What the handler resolves to is its job's result (undefined: none). */
+  /** Starts a worker: see Worker. What the handler resolves to is its job's result (undefined: none), or a Done (result and follow-ups). */
   worker(topics: string | string[], handler: (job: Job, context: { signal: AbortSignal }) => unknown, options?: WorkerOptions): Worker;
 }
 
@@ -463,9 +475,20 @@ export class CancelledError extends Error {
   name: 'CancelledError';
 }
 /**
+ * What a handler resolves to to end its job with follow-ups: its job is
+ * acked with result and push (see Client.ack). Follow-ups gmq refuses
+ * fail the job, and onError is told (a ResultError).
+ */
+export class Done {
+  constructor(options?: { result?: unknown; push?: FollowUp[] });
+  result: unknown;
+  push: FollowUp[];
+}
+/**
  * What a worker's onError is told when a handler's result could not be sent
  * (not JSON) or kept (413, over max_result), and its job was acked without
- * it; its cause is why.
+ * it, or when a Done's follow-ups were refused, and its job failed; its
+ * cause is why.
  */
 export class ResultError extends Error {
   constructor(message: string, cause: unknown);

@@ -55,6 +55,9 @@ func TestClient(t *testing.T) {
 		{file: "delivery.test.js", broker: true}, // tokens: a late call never reaches a job pushed again with its id
 		// completed jobs: a worker's result, the acks' results, a push's keepCompleted
 		{file: "outcomes.test.js", broker: true},
+		// follow-ups: an ack's push and its ids (ack, ackMany), a bad one's
+		// 400, a worker's handler resolving to a Done
+		{file: "followups.test.js", broker: true},
 		// progress and a log; a worker's handler stopped when its job is
 		// cancelled; a late ack's 410; cancel, waitEnd and pushAndWait
 		{file: "cancel.test.js", broker: true},

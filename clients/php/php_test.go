@@ -210,6 +210,11 @@ func TestScripts(t *testing.T) {
 		// carries, read back with job(); the acks with a result (ack,
 		// ackAndPop, ackMany); a push's keepCompleted
 		{"Outcomes", "outcomes.php", "outcomes-php"},
+		// follow-ups: an ack with push answers their ids, each then popped
+		// under its id (ack, ackMany); a bad one is a 400 naming it, the
+		// job still reserved; a worker's handler returning a Gmq\Done acks
+		// with them, and one whose follow-ups are refused is failed
+		{"FollowUps", "followups.php", "followups-php"},
 		// progress and a log read back; cancel (waiting, reserved: a
 		// JobCancelled); waitEnd answered by another process's ack;
 		// pushAndWait with a worker, and without

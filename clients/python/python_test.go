@@ -155,6 +155,11 @@ func testScripts(t *testing.T, py string) {
 		// carries, read back with get_job; the acks with a result (ack,
 		// ack_and_pop, ack_many); a push's keep_completed
 		{"Outcomes", "outcomes.py", "outcomes-py"},
+		// follow-ups: an ack with push answers their ids, each then popped
+		// under its id (ack, ack_many); a bad one is a 400 naming it, the
+		// job still reserved; a worker's handler returning Done acks with
+		// them, and one whose follow-ups are refused is failed
+		{"FollowUps", "followups.py", "followups-py"},
 		// progress and a log read back; a worker's handler stopped when its
 		// job is cancelled (by its touch, by its own progress), neither acked
 		// nor failed; a late ack's 410 logged; cancel of a waiting job;

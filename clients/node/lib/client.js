@@ -6,7 +6,7 @@ import { ok } from './errors.js';
 import { events } from './events.js';
 import { Transport } from './http.js';
 import { Running, cancel, progress, pushAndWait, storedBefore, waitEnd, watch } from './outcomes.js';
-import { ackRef, checkBody, checkResult, jobPath, jobRef, pushJob, reason, topicList } from './wire.js';
+import { ackRef, checkBody, checkResult, followUps, jobPath, jobRef, pushJob, reason, topicList } from './wire.js';
 import { Worker, defined } from './worker.js';
 
 /** The options' defaults, in seconds but for retries. */
@@ -150,15 +150,30 @@ export class Client {
    * throws on (a BigInt, a cycle) throws its TypeError before any request;
    * one over the topic's max_result (16 KiB by default) is a GmqError 413,
    * and the job stays reserved.
+   *
+   * options.push are follow-ups: jobs (objects as push's options take
+   * them, with topic and body, but without id or unique; 1 to 100) that
+   * gmq pushes once the ack succeeds, each exactly once, the ack and they
+   * together or not at all. ack then resolves to their ids, in push's
+   * order (undefined without push). It resolves to [] when an earlier ack
+   * completed the job (gmq answers "again": that ack's follow-ups stand)
+   * or a retry finds the job gone (the earlier try acked it). A bad
+   * follow-up is a GmqError 400 (413: too big) naming it ("push: job N" or
+   * "follow-up N"); a broker or store too old for follow-ups, Redis at
+   * maxmemory or a server status that refuses pushes a 503 (retried as
+   * any); either way the job stays reserved. An empty push is a plain ack.
    * @param {string | {id: string, attempt?: number, token?: string}} job a popped job, or an id
-   * @param {{result?: unknown, signal?: AbortSignal}} [options]
+   * @param {{result?: unknown, push?: Record<string, unknown>[], signal?: AbortSignal}} [options]
+   * @returns {Promise<string[] | undefined>}
    */
-  async ack(job, { result, signal } = {}) {
+  async ack(job, { result, push, signal } = {}) {
     const { id, attempt, token } = jobRef(job);
-    const payload = { attempt, token, result: checkResult(result) };
+    const payload = { attempt, token, result: checkResult(result), push: followUps(push) };
     const a = await this.#t.call({ method: 'POST', path: jobPath(id, 'ack'), payload, signal });
-    if (a.status === 404 && a.tries > 1) return;
-    ok(a, 200);
+    const ids = push === undefined || push === null ? undefined : [];
+    if (a.status === 404 && a.tries > 1) return ids;
+    const body = ok(a, 200);
+    return ids && (body?.pushed ?? []).map(String);
   }
 
   /**
@@ -185,8 +200,12 @@ export class Client {
    * ackMany acks popped jobs, each on its own (with its result, when it
    * has one: {...job, result}, as ack's), in one request and, with count >
    * 0, pops up to count more as popMany does. The answer says which were
-   * acked and which failed, and why ({id, status, error}); jobs holds the
-   * next ones (with a count). On a retried request a 404 counts as acked.
+   * acked and which failed, and why ({id, status, error}); pushed the
+   * follow-ups' ids of the jobs acked with them ({...job, push}, as
+   * ack's), by acked id; jobs holds the next ones (with a count). On a
+   * retried request a 404 counts as acked. A follow-up gmq cannot read
+   * fails the whole request (400); one it refuses at the ack (an id, a
+   * unique) fails that job's ack alone.
    * @param {Array<string | {id: string, attempt?: number, result?: unknown}>} jobs
    * @param {{topics?: string | string[], count?: number, timeout?: number, signal?: AbortSignal}} [options]
    */
@@ -208,6 +227,8 @@ export class Client {
     const a = await this.#t.call({ method: 'POST', path: '/api/v1/ack', payload, wait: count > 0 ? timeout : 0, signal, retryAs });
     const body = a.status === 204 ? {} : ok(a, 200);
     const out = acks ? { acked: acks.acked, failed: acks.failed ?? [] } : { acked: body.acked, failed: body.failed };
+    const pushed = acks ? acks.pushed : body.pushed;
+    if (pushed) out.pushed = pushed;
     if (a.tries > 1) goneIsAcked(out);
     if (count > 0) out.jobs = body.jobs ?? [];
     return out;

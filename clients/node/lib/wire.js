@@ -72,7 +72,21 @@ export function checkResult(result) {
 export function ackRef(job) {
   const ref = jobRef(job);
   const result = typeof job === 'object' ? checkResult(job.result) : undefined;
-  return result === undefined ? ref : { ...ref, result };
+  const push = typeof job === 'object' ? followUps(job.push) : undefined;
+  return { ...ref, ...(result === undefined ? {} : { result }), ...(push === undefined ? {} : { push }) };
+}
+
+/**
+ * followUps is an ack's follow-ups as the broker reads them: each job as
+ * pushJob makes it (camelCase names to the broker's), undefined for none
+ * (undefined, null or []).
+ * @param {unknown} push
+ * @returns {Record<string, unknown>[] | undefined}
+ */
+export function followUps(push) {
+  if (push === undefined || push === null) return undefined;
+  if (!Array.isArray(push)) throw new TypeError('an ack\'s push is an array of jobs, each as push takes it ({topic, body, ...})');
+  return push.length === 0 ? undefined : push.map(pushJob);
 }
 
 /** jobPath is the URL of an action on one job. */

@@ -31,7 +31,9 @@ const maxPause = 10;
  *   Client.ack), which gmq keeps with the job where its topic keeps
  *   completed jobs. A result JSON.stringify throws on, or one over the
  *   topic's max_result (413), goes to onError and is dropped, and the job
- *   acked without it: it was done, and is not run again for its result;
+ *   acked without it: it was done, and is not run again for its result.
+ *   A Done it resolves to carries the result and follow-ups, jobs gmq
+ *   pushes once the ack succeeds (see Done);
  *   when it throws (or rejects), the job is failed with the error's message,
  *   to be retried after its retry policy's backoff or go to the dead set;
  * - a job of TTR 0 was removed as it was popped: it is neither touched nor
@@ -195,7 +197,10 @@ export class Worker {
     if (!(job.TTR > 0)) return; // removed as it was popped: nothing to ack
     try {
       if (failure) await this.#client.fail(job, reason(failure.err));
-      else await this.#ack(job, this.#sendable(job, result));
+      else {
+        const done = result instanceof Done ? result : new Done({ result });
+        await this.#ack(job, this.#sendable(job, done.result), done.push);
+      }
     } catch (err) {
       if (err?.status !== 410) this.#onError(err, job);
       else this.#onCancel(new CancelledError(failure ? 'its fail' : 'its ack', err), job);
@@ -215,17 +220,25 @@ export class Worker {
   }
 
   /**
-   * ack acks job with result. A result gmq refuses as too big (413: the ack
-   * did nothing) is told to onError and dropped, and the ack sent again
-   * without it.
+   * ack acks job with result and follow-ups (push). A result gmq refuses
+   * as too big (413: the ack did nothing) is told to onError and dropped,
+   * and the ack sent again without it. Follow-ups gmq refuses (400 or 413)
+   * fail the job, and onError is told (see Done).
    */
-  async #ack(job, result) {
+  async #ack(job, result, push) {
+    const follow = push.length > 0 ? push : undefined;
     try {
-      await this.#client.ack(job, { result });
+      try {
+        await this.#client.ack(job, { result, push: follow });
+      } catch (err) {
+        if (result === undefined || err?.status !== 413) throw err;
+        this.#onError(new ResultError(`its result is too big to keep (${err.message}): acked without it`, err), job);
+        await this.#client.ack(job, { push: follow });
+      }
     } catch (err) {
-      if (result === undefined || err?.status !== 413) throw err;
-      this.#onError(new ResultError(`its result is too big to keep (${err.message}): acked without it`, err), job);
-      await this.#client.ack(job);
+      if (!follow || (err?.status !== 400 && err?.status !== 413)) throw err;
+      this.#onError(new ResultError(`its follow-ups were refused (${err.message}): failed`, err), job);
+      await this.#client.fail(job, err.message);
     }
   }
 
@@ -281,8 +294,33 @@ export class CancelledError extends Error {
 }
 
 /**
+ * Done is what a handler resolves to to end its job with follow-ups: the
+ * worker acks the job with result (undefined: none) and push, jobs
+ * (objects as push's options take them, with topic and body, but without
+ * id or unique) that gmq pushes once the ack succeeds, each exactly once
+ * (see Client.ack):
+ *
+ *   return new Done({ result: { shipped: true }, push: [{ topic: 'emails', body: job.body }] });
+ *
+ * Follow-ups gmq refuses (400, or 413 once the ack is sent without its
+ * result) fail the job with gmq's reason, and onError is told (a
+ * ResultError), so that it shows as the job's last_error and is tried
+ * again by its retry policy, or dies: acking it without them would lose
+ * what comes next.
+ */
+export class Done {
+  /** @param {{result?: unknown, push?: Record<string, unknown>[]}} [options] */
+  constructor({ result, push = [] } = {}) {
+    if (!Array.isArray(push)) throw new TypeError("a Done's push is an array of jobs");
+    this.result = result;
+    this.push = push;
+  }
+}
+
+/**
  * ResultError is what onError is told when a handler's result could not be
- * sent or kept, and its job was acked without it; its cause is why.
+ * sent or kept, and its job was acked without it, or when its follow-ups
+ * were refused, and its job failed; its cause is why.
  */
 export class ResultError extends Error {
   /** @param {string} message @param {unknown} cause */

@@ -224,15 +224,31 @@ class Client
      * invalid UTF-8) throws its \JsonException before any request; one over
      * the topic's max_result (16 KiB by default) a GmqException 413, and the
      * job stays reserved.
+     *
+     * $push are follow-ups: jobs (arrays as pushBatch takes them, but
+     * without 'id' or 'unique'; 1 to 100) that gmq pushes once the ack
+     * succeeds, each exactly once, the ack and they together or not at all.
+     * ack then returns their ids, in $push's order (null without $push).
+     * It returns [] when an earlier ack completed the job (gmq answers
+     * "again": that ack's follow-ups stand) or a retry finds the job gone
+     * (the earlier try acked it). A bad follow-up is a GmqException 400
+     * (413: too big) naming it ("push: job N" or "follow-up N"); a broker
+     * or store too old for follow-ups, Redis at maxmemory or a server
+     * status that refuses pushes a 503 (retried as any); either way the
+     * job stays reserved. An empty $push is a plain ack.
+     *
+     * @param null|list<array<string, mixed>> $push
+     * @return null|list<string>
      */
-    public function ack(string $id, int $attempt = 0, ?string $token = null, mixed $result = null): void
+    public function ack(string $id, int $attempt = 0, ?string $token = null, mixed $result = null, ?array $push = null): ?array
     {
-        $args = self::delivery($attempt, $token) + self::result($result);
+        $args = self::delivery($attempt, $token) + self::result($result) + self::followUps($push);
         $response = $this->http->retrying(fn () => $this->http->send('POST', $this->jobPath($id, 'ack'), $args));
         if ($response->status === 404 && $response->tries > 1) {
-            return;
+            return $push === null ? null : [];
         }
-        $response->ok();
+        $answer = $response->ok();
+        return $push === null ? null : array_map('strval', $answer['pushed'] ?? []);
     }
 
     /**
@@ -250,15 +266,19 @@ class Client
 
     /**
      * Finishes popped jobs (each fenced by its attempt and token, and with
-     * its 'result' when it has one, as ack's) in one request and, with
-     * $count > 0, pops up to $count more. Returns gmq's answer: 'acked'
-     * (ids), 'failed' ([id, status, error]) and, with $count, 'jobs'. As with
+     * its 'result' and its follow-ups, 'push', when it has them, as ack's)
+     * in one request and, with $count > 0, pops up to $count more. Returns
+     * gmq's answer: 'acked' (ids), 'failed' ([id, status, error]), with
+     * follow-ups 'pushed' ([acked id => the follow-ups' ids]) and, with
+     * $count, 'jobs'. A follow-up gmq cannot read fails the whole request
+     * (400); one it refuses at the ack (an 'id', a 'unique') fails that
+     * job's ack alone. As with
      * ackAndPop, a pop that failed after the acks (503) is retried alone;
      * the answer then lists the acks that earlier try reported.
      */
     public function ackMany(array $jobs, array $topics = [], int $count = 0, float $timeout = 0): array
     {
-        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id']] + self::delivery($j['attempt'] ?? 0, $j['token'] ?? null) + self::result($j['result'] ?? null), array_values($jobs))];
+        $payload = ['jobs' => array_map(fn ($j) => ['id' => $j['id']] + self::delivery($j['attempt'] ?? 0, $j['token'] ?? null) + self::result($j['result'] ?? null) + self::followUps($j['push'] ?? null), array_values($jobs))];
         if ($count <= 0) {
             return $this->call('POST', '/api/v1/ack', $payload);
         }
@@ -443,6 +463,12 @@ class Client
     private static function result(mixed $result): array
     {
         return $result === null ? [] : ['result' => $result];
+    }
+
+    /** An ack's follow-ups field: none for null or none. */
+    private static function followUps(?array $push): array
+    {
+        return $push === null || $push === [] ? [] : ['push' => array_values($push)];
     }
 
     private function jobPath(string $id, string $action): string

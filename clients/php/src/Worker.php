@@ -12,7 +12,8 @@ namespace Gmq;
  *    job where its topic keeps completed jobs. A result json_encode
  *    refuses, or one over the topic's max_result (413), is logged and
  *    dropped, and the job acked without it: it was done, and is not run
- *    again for its result;
+ *    again for its result. A Done it returns carries the result and
+ *    follow-ups, jobs gmq pushes once the ack succeeds (see Done);
  *  - fails it when the handler throws, with "<class>: <message>" as the
  *    job's last_error (it is retried after its backoff, or goes to the
  *    dead set past its max_attempts);
@@ -72,7 +73,8 @@ final class Worker
     /**
      * @param list<string> $topics popped in order: the first that has a job gives it
      * @param callable(array): mixed $handler runs one job (gmq's fields: id, topic, body, TTR, attempt, ...);
-     *                                         what it returns is the job's result (null: none)
+     *                                         what it returns is the job's result (null: none), or a
+     *                                         Done: a result and follow-ups
      * @param float $wait the long poll, seconds; a stop may wait for one to finish
      * @param int $maxJobs a worker process ends after this many jobs (0: never), to free what leaked:
      *                     run() returns, or with $concurrency > 1 the supervisor starts a fresh process
@@ -322,7 +324,8 @@ final class Worker
         [$id, $attempt, $token] = [(string) $job['id'], (int) $job['attempt'], $job['token'] ?? null];
         try {
             if ($error === null) {
-                $this->ack($id, $attempt, $token, $this->sendable($id, $result));
+                $done = $result instanceof Done ? $result : new Done($result);
+                $this->ack($id, $attempt, $token, $this->sendable($id, $done->result), $done->push);
                 return;
             }
             ($this->log)("job $id failed: $error");
@@ -351,19 +354,28 @@ final class Worker
     }
 
     /**
-     * Acks with $result. A result gmq refuses as too big (413: the ack did
-     * nothing) is dropped, and the ack sent again without it.
+     * Acks with $result and follow-ups ($push). A result gmq refuses as too
+     * big (413: the ack did nothing) is dropped, and the ack sent again
+     * without it. Follow-ups gmq refuses (400 or 413) fail the job (see Done).
      */
-    private function ack(string $id, int $attempt, ?string $token, mixed $result): void
+    private function ack(string $id, int $attempt, ?string $token, mixed $result, array $push): void
     {
         try {
-            $this->client->ack($id, $attempt, $token, $result);
+            try {
+                $this->client->ack($id, $attempt, $token, $result, $push);
+            } catch (GmqException $e) {
+                if ($result === null || $e->status !== 413) {
+                    throw $e;
+                }
+                ($this->log)("job $id: its result is too big to keep ({$e->getMessage()}): acking it without");
+                $this->client->ack($id, $attempt, $token, null, $push);
+            }
         } catch (GmqException $e) {
-            if ($result === null || $e->status !== 413) {
+            if ($push === [] || ($e->status !== 400 && $e->status !== 413)) {
                 throw $e;
             }
-            ($this->log)("job $id: its result is too big to keep ({$e->getMessage()}): acking it without");
-            $this->client->ack($id, $attempt, $token);
+            ($this->log)("job $id: its follow-ups were refused ({$e->getMessage()}): failing it");
+            $this->client->fail($id, $attempt, $e->getMessage(), $token);
         }
     }
 

@@ -10,6 +10,10 @@ standard library only (Python 3.8+).
 
     c.worker(["mail"], lambda job: print(job["body"]), concurrency=4).run()
 
+    order = c.pop(["orders"], timeout=5)  # an ack with follow-ups: jobs pushed once it succeeds, each once
+    ids = c.ack(order["id"], order["attempt"], token=order["token"], push=[{"topic": "mail", "body": "shipped"}])
+    # from a worker's handler: return gmq_client.Done(result=..., push=[...])
+
     c.set_schedule("heartbeat", cron="*/5 * * * * *", job={"topic": "beats", "body": "ping"})
 
     for event in c.events(["mail"], types=["completed", "dead"]):  # a topic with events = true
@@ -18,7 +22,8 @@ standard library only (Python 3.8+).
 from gmq_client.client import VERSION, Body, Client, GmqError, Job, Pushed
 from gmq_client.events import LOST, Event
 from gmq_client.schedules import Schedule, ScheduledJob
-from gmq_client.worker import Handler, Worker
+from gmq_client.worker import Done, Handler, Worker
 
-__all__ = ["Body", "Client", "Event", "GmqError", "Handler", "Job", "LOST", "Pushed", "Schedule", "ScheduledJob", "Worker"]
+__all__ = ["Body", "Client", "Done", "Event", "GmqError", "Handler", "Job", "LOST", "Pushed", "Schedule", "ScheduledJob",
+           "Worker"]
 __version__ = VERSION

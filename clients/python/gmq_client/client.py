@@ -266,7 +266,16 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls):
             topics = [topics]
         return self._call("POST", "/api/v1/pop", {"topics": list(topics), "timeout": timeout}, wait=timeout)
 
-    def ack(self, job_id: str, attempt: int = 0, token: Optional[str] = None, *, result: Any = None) -> None:
+    @overload
+    def ack(self, job_id: str, attempt: int = 0, token: Optional[str] = None, *, result: Any = None,
+            push: None = None) -> None: ...
+
+    @overload
+    def ack(self, job_id: str, attempt: int = 0, token: Optional[str] = None, *, result: Any = None,
+            push: Sequence[Mapping[str, Any]]) -> List[str]: ...
+
+    def ack(self, job_id: str, attempt: int = 0, token: Optional[str] = None, *, result: Any = None,
+            push: Optional[Sequence[Mapping[str, Any]]] = None) -> Optional[List[str]]:
         """Finish a popped job; attempt fences the ack to that delivery, and
         token (the popped job's "token") to that job: a 404 when it is gone,
         whatever job its id names now.
@@ -277,11 +286,29 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls):
         not, it is dropped with the job. One json.dumps refuses (or NaN)
         raises its TypeError or ValueError before any request; one over the
         topic's max_result (16 KiB by default) is GmqError 413, and the job
-        stays reserved."""
+        stays reserved.
+
+        push are follow-ups: jobs (dicts as push_batch takes them, but
+        without "id" or "unique"; 1 to 100) that gmq pushes once the ack
+        succeeds, each exactly once, the ack and they together or not at
+        all. ack then returns their ids, in push's order (None without
+        push). It returns [] when an earlier ack completed the job (gmq
+        answers "again": that ack's follow-ups stand) or a retry after a
+        503 finds the job gone (the first try acked it). A bad follow-up
+        is GmqError 400 (413: too big) naming it ("push: job N" or
+        "follow-up N"); a broker or store too old for follow-ups, Redis at
+        maxmemory or a server status that refuses pushes is a 503 (retried
+        as any); either way the job stays reserved. An empty push is a
+        plain ack."""
         args = delivery(attempt, token)
         if result is not None:
             args["result"] = checked_result(result)
-        self._call("POST", job_path(job_id, "ack"), args, settled_by=_gone)
+        if push:
+            args["push"] = [dict(j) for j in push]
+        answer = self._call("POST", job_path(job_id, "ack"), args, settled_by=_gone)
+        if push is None:
+            return None
+        return [] if answer is SETTLED or not answer else [str(i) for i in answer.get("pushed") or []]
 
     def ack_and_pop(self, job_id: str, attempt: int, topics: Iterable[str], timeout: float = 0,
                     token: Optional[str] = None, *, result: Any = None) -> Optional[Job]:
@@ -323,10 +350,13 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls):
     def ack_many(self, jobs: Iterable[Mapping[str, Any]], topics: Optional[Iterable[str]] = None,
                  count: int = 0, timeout: float = 0) -> Dict[str, Any]:
         """Finish popped jobs (each fenced by its attempt and token, and
-        with its "result", when the dict has one: as ack's) in one request
-        and, with count > 0, pop up to count more. Returns the answer:
-        "acked" (ids), "failed" ([{"id", "status", "error"}]) and, with
-        count, "jobs"."""
+        with its "result" and its follow-ups, "push", when the dict has
+        them: as ack's) in one request and, with count > 0, pop up to count
+        more. Returns the answer: "acked" (ids), "failed" ([{"id",
+        "status", "error"}]), with follow-ups "pushed" ({acked id: [the
+        follow-ups' ids]}) and, with count, "jobs". A follow-up gmq cannot
+        read fails the whole request (GmqError 400); one it refuses at the
+        ack (an "id", a "unique") fails that job's ack alone."""
         acks = [_ack_of(j) for j in jobs]
         payload: Dict[str, Any] = {"jobs": acks}
         if count > 0:
@@ -441,10 +471,12 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls):
 
 
 def _ack_of(job: Mapping[str, Any]) -> Dict[str, Any]:
-    """One job of a batch ack: its id, delivery, and result when it has one."""
+    """One job of a batch ack: its id, delivery, and result and follow-ups when it has them."""
     ack = dict(delivery(job.get("attempt", 0), job.get("token")), id=job["id"])
     if job.get("result") is not None:
         ack["result"] = checked_result(job["result"])
+    if job.get("push"):
+        ack["push"] = [dict(j) for j in job["push"]]
     return ack
 
 

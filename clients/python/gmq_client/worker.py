@@ -7,12 +7,12 @@ import inspect
 import logging
 import signal
 import threading
-from typing import Any, Callable, Dict, Iterable, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from gmq_client._wire import checked_result
 from gmq_client.client import Client, GmqError, Job
 
-__all__ = ["Handler", "Worker"]
+__all__ = ["Done", "Handler", "Worker"]
 
 Handler = Callable[..., Any]  # handler(job), or handler(job, stop), returning the result (None: none): see Worker
 
@@ -23,6 +23,32 @@ POP_FATAL = (400, 401, 403, 404)
 # MAX_PAUSE caps the wait between pops that keep failing (a broker that is
 # down or restarting): 0.5 s, 1 s, 2 s... up to this.
 MAX_PAUSE = 10.0
+
+
+class Done:
+    """What a handler returns to end its job with follow-ups: the worker
+    acks the job with result (None: none) and push, jobs (dicts as
+    Client.push_batch takes them, without "id" or "unique") that gmq
+    pushes once the ack succeeds, each exactly once (see Client.ack).
+
+        def ship(job):
+            return Done(result={"shipped": True}, push=[{"topic": "emails", "body": job["body"]}])
+
+    An ack with follow-ups pops the next job in a request of its own (gmq
+    takes no next pop with them). Follow-ups gmq refuses (400, or 413
+    once the ack is sent without its result) fail the job with gmq's
+    reason, so that it shows as the job's last_error and is tried again
+    by its retry policy, or dies: acking it without them would lose what
+    comes next."""
+
+    __slots__ = ("result", "push")
+
+    def __init__(self, result: Any = None, push: Optional[Sequence[Mapping[str, Any]]] = None) -> None:
+        self.result = result
+        self.push: List[Mapping[str, Any]] = list(push or [])
+
+    def __repr__(self) -> str:
+        return "Done(result=%r, push=%r)" % (self.result, self.push)
 
 
 class Worker:
@@ -36,7 +62,8 @@ class Worker:
       (keep_completed; get_job shows it). A result json.dumps cannot
       encode, or one over the topic's max_result (413), is logged and
       dropped, and the job acked without it: it was done, and is not run
-      again for its result;
+      again for its result. A Done it returns carries the result and
+      follow-ups, jobs gmq pushes once the ack succeeds (see Done);
     - on an exception, fails the job with "Type: message", so it waits
       its retry policy's backoff or goes to the dead set past max_attempts;
     - while the handler runs, a thread touches the job every TTR/2, so a
@@ -191,9 +218,12 @@ class Worker:
             token = job.get("token")
             self._settle("fail", job, lambda: self._client.fail(job["id"], job["attempt"], error, token=token))
             return None
+        push: List[Mapping[str, Any]] = []
+        if isinstance(result, Done):
+            result, push = result.result, result.push
         result = self._sendable(job, result)
-        if self._stopping.is_set():
-            self._settle("ack", job, lambda: self._ack(job, result, pop=False))
+        if self._stopping.is_set() or push:  # no next pop with follow-ups: the loop pops on its own
+            self._settle("ack", job, lambda: self._ack(job, result, pop=False, push=push))
             return None
         try:
             return self._ack(job, result, pop=True)
@@ -215,23 +245,32 @@ class Worker:
             self._log.warning("gmq worker: job %s: its result is not JSON (%s): acking it without", job["id"], e)
             return None
 
-    def _ack(self, job: Job, result: Any, pop: bool) -> Optional[Job]:
-        """Ack job with result and, when pop, pop the next in the same
-        request. A result gmq refuses as too big (413: the ack did nothing)
-        is dropped, and the ack sent again without it."""
+    def _ack(self, job: Job, result: Any, pop: bool, push: Sequence[Mapping[str, Any]] = ()) -> Optional[Job]:
+        """Ack job with result and follow-ups (push) and, when pop, pop the
+        next in the same request. A result gmq refuses as too big (413: the
+        ack did nothing) is dropped, and the ack sent again without it.
+        Follow-ups gmq refuses (400 or 413) fail the job (see Done)."""
         while True:
             try:
+                if push:
+                    self._client.ack(job["id"], job["attempt"], token=job.get("token"), result=result, push=push)
+                    return None
                 if not pop:
                     self._client.ack(job["id"], job["attempt"], token=job.get("token"), result=result)
                     return None
                 return self._client.ack_and_pop(job["id"], job["attempt"], self._topics, timeout=self._poll,
                                                 token=job.get("token"), result=result)
             except GmqError as e:
-                if result is None or e.status != 413:
+                if result is not None and e.status == 413:
+                    self._log.warning("gmq worker: job %s: its result is too big to keep (%s): acking it without",
+                                      job["id"], e)
+                    result = None
+                    continue
+                if not push or e.status not in (400, 413):
                     raise
-                self._log.warning("gmq worker: job %s: its result is too big to keep (%s): acking it without",
-                                  job["id"], e)
-                result = None
+                self._log.warning("gmq worker: job %s: its follow-ups were refused (%s): failing it", job["id"], e)
+                self._client.fail(job["id"], job["attempt"], str(e), token=job.get("token"))
+                return None
 
     def _handle(self, job: Job) -> Tuple[Optional[str], Any, bool]:
         """Run the handler, touching the job while it runs. Returns the error
