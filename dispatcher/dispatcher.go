@@ -90,8 +90,8 @@ func New(p *pool.Pool, opts Options) *Dispatcher {
 	// A pop asks whether its topic has more ready jobs only to hand the
 	// news on to a waiting consumer (handOn): with none waiting, it does not.
 	p.SetWaiting(func() bool { return d.waiters.len() > 0 })
-	p.OnFollowUpDue(d.nudge)                                            // a delayed follow-up its bucket's timer pushed: wake the timer of its own
-	p.OnFollowUpsQueued(func(b int) { d.buckets[b].Nudge(time.Now()) }) // an ack kept follow-ups: its bucket's timer pushes them now
+	p.OnFollowUpDue(d.nudge)             // a delayed follow-up its bucket's timer pushed: wake the timer of its own
+	p.OnFollowUpsReady(d.waiters.notify) // an ack pushed its follow-ups: consumers waiting here look
 	return d
 }
 

@@ -26,7 +26,7 @@ var ScriptArgs = map[string][]string{
 	"end_wait":         {"member", "channel"},
 	"expire":           {"topic", "n"},
 	"fail":             {"member", "topic", "attempt", "error", "r", "list", "specs"},
-	"followups ack":    {"list", "specs", "member", "topic", "attempt", "result", "entries"},
+	"followups ack":    {"list", "specs", "member", "topic", "attempt", "result", "entries", "grace"},
 	"followups take":   {"list", "specs", "n"},
 	"followups done":   {"list", "specs", "ids..."},
 	"followups later":  {"list", "specs", "ms", "ids..."},

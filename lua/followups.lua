@@ -1,11 +1,12 @@
 -- followups.lua keeps the follow-ups of acks: the jobs an ack asked to push
 -- once it succeeds ("push": [...], docs/workflows.md). The ack stores them
 -- in its job's bucket in the same call (mode ack), so the ack and its
--- follow-ups happen together or not at all; the bucket's timer, finding
--- FOLLOWUPS_DUE due, takes them (take), pushes each to its topic with a
--- marker a second push of it finds (pool/followups.go), then removes the
--- ones pushed (done) and puts off the ones their topic refused for now
--- (later). A crash between a push and its 'done' pushes it again, which
+-- follow-ups happen together or not at all; the broker that acked pushes
+-- them at once, and the bucket's timer, finding FOLLOWUPS_DUE due after a
+-- grace, takes those still here (take): each is pushed to its topic with a
+-- marker a second push of it finds (pool/followups.go), then the ones
+-- pushed are removed (done) and the ones their topic refused for now put
+-- off (later). A crash between a push and its 'done' pushes it again, which
 -- the marker refuses: each follow-up is made once.
 -- Only a store at format 4 holds follow-ups (pool/format.go): an older
 -- broker's timer would not know FOLLOWUPS_DUE.
@@ -16,7 +17,10 @@
 --   encodes it, opaque here).
 -- ARGV (each mode's list and specs first, left out below):
 --       origin, 'ack', member, topic, attempt (0: unfenced), result ('' none), entries (the ack's
---       follow-ups, JSON [[id, spec], ...]; '': none; the job's own F_THEN are kept too) -> {'OK', client id to drop, the dropped of max_completed (batch.lua's delete), ''}, or
+--       follow-ups, JSON [[id, spec], ...]; '': none; the job's own F_THEN are kept too), grace (ms:
+--       they are due then, so the acking broker pushes them itself first, and a timer only if it
+--       did not) -> {'OK', client id to drop, the dropped of max_completed (batch.lua's delete), '',
+--       the job's own follow-ups kept (its F_THEN, '' none)}, or
 --       {'OK', '', '', 'again'} when the job was completed already, by an earlier ack, which stored
 --       its follow-ups (these are not), or the ack's refusal (batch.lua's delete: nothing stored then)
 --       origin, 'take', n -> {id, spec, ...}: up to n follow-ups due now, soonest first
@@ -45,12 +49,16 @@ if mode == 'ack' then
   local record = redis.call('HGET', K_JOBS, member)
   local job = record and cmsgpack.unpack(record)
   if job and job[F_STATE] == COMPLETED and job[F_TOPIC] == t.name then return {R.OK, '', '', 'again'} end
-  local follow = function(entries) outcomes.follow_up(list, specs, entries, now) end
+  local due, kept = now + tonumber(ARGV[A.ack.grace]), ''
+  local follow = function(entries)
+    outcomes.follow_up(list, specs, entries, due)
+    kept = entries
+  end
   local cid, refused, _, dropped = ack_job(t, member, record, tonumber(ARGV[A.ack.attempt]), 'ack',
     ARGV[A.ack.result], redis.call, follow)
   if refused then return refused end
-  if ARGV[A.ack.entries] ~= '' then follow(ARGV[A.ack.entries]) end
-  return {R.OK, cid, dropped, ''}
+  if ARGV[A.ack.entries] ~= '' then outcomes.follow_up(list, specs, ARGV[A.ack.entries], due) end
+  return {R.OK, cid, dropped, '', kept}
 end
 if mode == 'take' then
   local out = {}

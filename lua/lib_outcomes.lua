@@ -149,11 +149,11 @@ end
 -- the pool wrote, an ack's push or a job's F_THEN or F_ON_DEAD) in the
 -- bucket's follow-ups (list: zset id -> ms due; specs: hash id -> spec;
 -- keys the calling script was given: followups.lua, fail.lua, tick.lua)
--- for its timer to push (pool/followups.go), due now.
-function outcomes.follow_up(list, specs, entries, now)
+-- for its timer to push (pool/followups.go) from due (ms).
+function outcomes.follow_up(list, specs, entries, due)
   for _, e in ipairs(cjson.decode(entries)) do
     redis.call('HSET', specs, e[1], e[2])
-    redis.call('ZADD', list, now, e[1])
+    redis.call('ZADD', list, due, e[1])
   end
-  redis.call('ZADD', K_DUE, 'LT', now, '@followups') -- pool/followups.go followupsDue
+  redis.call('ZADD', K_DUE, 'LT', due, '@followups') -- pool/followups.go followupsDue
 end

@@ -36,6 +36,12 @@ const followupsDue = "@followups"
 // bucket's timer; a Redis down between the two holds both).
 const followUpMarkerFor = 24 * time.Hour
 
+// followUpGrace is how long the follow-ups an ack kept wait for the broker
+// that acked to push them before the bucket's timers do: one round of
+// pushes, with room for a slow Redis (a crash of that broker delays them
+// this long).
+const followUpGrace = 5 * time.Second
+
 // followUpLater is how long a follow-up its topic refused for now (full,
 // Redis at maxmemory, a group backlog) waits before it is pushed again.
 const followUpLater = time.Second
@@ -60,6 +66,11 @@ type AckedPushing struct {
 	IDs    []uint64
 	Bucket int
 	Again  bool
+	// Ready is how many follow-ups became ready in which topics, pushed by
+	// this call; PushErr why some were not (the bucket's timer pushes them
+	// after followUpGrace: the ack stands).
+	Ready   map[string]int
+	PushErr error
 }
 
 // AckPushing acks job id as Ack does and, in the same script call, keeps
@@ -86,7 +97,7 @@ func (p *Pool) ackNumberPushing(ctx context.Context, n uint64, attempt int, resu
 	reply, err := p.onNumber(ctx, "ack", n, attempt, func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
 		keys, places := p.followUpKeys(b, topic)
 		args := followupsScript.args(p.caller(), "ack", append(places, "member", m, "topic", topic, "attempt", strconv.Itoa(attempt),
-			"result", result, "entries", entries)...)
+			"result", result, "entries", entries, "grace", strconv.FormatInt(millis(followUpGrace), 10))...)
 		return followupsScript.Exec(ctx, p.client, keys, args).ToArray()
 	})
 	if err != nil {
@@ -97,10 +108,25 @@ func (p *Pool) ackNumberPushing(ctx context.Context, n uint64, attempt int, resu
 	}
 	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
 	b := int(n % uint64(p.opts.Buckets))
-	if queued := p.followUpsQueued.Load(); queued != nil {
-		(*queued)(b)
+	// Pushed at once, by this broker: the bucket's timer only finds those
+	// a crash (or a refusal) left, after followUpGrace.
+	var pairs [][2]string
+	for _, list := range []string{entries, strAt(reply, 4)} {
+		var more [][2]string
+		if list != "" && json.Unmarshal([]byte(list), &more) == nil {
+			pairs = append(pairs, more...)
+		}
 	}
-	return AckedPushing{IDs: ids, Bucket: b}, nil
+	out := AckedPushing{IDs: ids, Bucket: b}
+	if len(pairs) > 0 {
+		out.Ready, _, out.PushErr = p.pushFollowUps(ctx, b, pairs)
+	}
+	if ready := p.followUpReady.Load(); ready != nil {
+		for topic, n := range out.Ready {
+			(*ready)(topic, n)
+		}
+	}
+	return out, nil
 }
 
 // followUpEntries numbers follow-ups (each in its topic's bucket) and
@@ -139,10 +165,6 @@ func (p *Pool) withFollowUps(script *function, named ...string) jobCall {
 	}
 }
 
-// OnFollowUpsQueued has fn told of the bucket that keeps follow-ups an ack
-// of this pool just queued, so that the broker's timer of it wakes now.
-func (p *Pool) OnFollowUpsQueued(fn func(bucket int)) { p.followUpsQueued.Store(&fn) }
-
 // followUpKeys are followups.lua's keys: the shared layout with topic's
 // (none for ""), then the bucket's follow-ups and their specs; and the
 // arguments that give those two's places ("list", "specs").
@@ -157,23 +179,40 @@ func (p *Pool) followUpKeys(b int, topic string) (keys, places []string) {
 	return keys, []string{"list", strconv.Itoa(len(keys) - 1), "specs", strconv.Itoa(len(keys))}
 }
 
-// marker is a follow-up's unique key in its topic: its id.
+// followUpMarker is a follow-up's unique key in its topic: its id.
 func followUpMarker(id uint64) *job.Unique {
 	return &job.Unique{Key: "gmq follow-up " + strconv.FormatUint(id, 10), For: followUpMarkerFor, Mode: job.UniqueReject}
 }
 
-// moveFollowUps pushes one batch of bucket b's follow-ups to their topics,
-// each under its own number and marker, then removes those pushed (or
-// found pushed before: their marker held, or their number taken) and puts
-// off the others: a refusal for now (full, too big, Redis at maxmemory, a
-// conflict of the topic's state) waits followUpLater, a failure to reach
-// Redis leaves them for the timer's next round. None is dropped.
+// moveFollowUps pushes one batch of bucket b's follow-ups due now (those
+// whose acking broker did not push them within followUpGrace, and those
+// put off): pushFollowUps.
 func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, error) {
 	keys, places := p.followUpKeys(b, "")
 	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", append(places, "n", strconv.Itoa(p.opts.TickBatch))...)).ToArray()
 	if err != nil {
 		return nil, false, wrapRedis("push follow-ups", err)
 	}
+	var pairs [][2]string
+	for i := 0; i+1 < len(r); i += 2 {
+		pairs = append(pairs, [2]string{strAt(r, i), strAt(r, i+1)})
+	}
+	if len(pairs) == 0 {
+		return nil, false, nil
+	}
+	ready, left, err := p.pushFollowUps(ctx, b, pairs)
+	return ready, err == nil && left > 0 && len(pairs) == p.opts.TickBatch, err
+}
+
+// pushFollowUps pushes follow-ups of bucket b (id, spec pairs as kept),
+// each under its own number and marker, then removes those pushed (or
+// found pushed before: their marker held, or their number taken) and puts
+// off the others: a refusal for now (full, too big, Redis at maxmemory, a
+// conflict of the topic's state) waits followUpLater, a failure to reach
+// Redis leaves them for the timer's next round. None is dropped. It
+// returns how many became ready in which topics, and how many follow-ups
+// the bucket has left.
+func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map[string]int, int64, error) {
 	type entry struct {
 		id   string
 		f    followUp
@@ -181,16 +220,12 @@ func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, 
 		err  error
 		made bool
 	}
-	var list []*entry
-	for i := 0; i+1 < len(r); i += 2 {
-		e := &entry{id: strAt(r, i)}
-		if err := json.Unmarshal([]byte(strAt(r, i+1)), &e.f); err != nil {
-			e.err = fmt.Errorf("follow-up %s: unreadable: %w", e.id, err)
+	list := make([]*entry, len(pairs))
+	for i, pair := range pairs {
+		list[i] = &entry{id: pair[0]}
+		if err := json.Unmarshal([]byte(pair[1]), &list[i].f); err != nil {
+			list[i].err = fmt.Errorf("follow-up %s: unreadable: %w", pair[0], err)
 		}
-		list = append(list, e)
-	}
-	if len(list) == 0 {
-		return nil, false, nil
 	}
 	var wg sync.WaitGroup
 	for _, e := range list {
@@ -212,9 +247,11 @@ func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, 
 		})
 	}
 	wg.Wait()
+	keys, places := p.followUpKeys(b, "")
 	ready := map[string]int{}
 	done := followupsScript.args(p.caller(), "done", places...)
 	later := followupsScript.args(p.caller(), "later", append(places, "ms", strconv.FormatInt(millis(followUpLater), 10))...)
+	calls := [][]string{done}
 	var failed error
 	for _, e := range list {
 		switch {
@@ -231,7 +268,7 @@ func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, 
 			for _, child := range e.got.Children {
 				ready[child]++
 			}
-			done = append(done, e.id)
+			calls[0] = append(calls[0], e.id)
 		case isRedisFailure(e.err):
 			failed = errors.Join(failed, e.err) // left for the next round
 		default:
@@ -239,17 +276,27 @@ func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, 
 			later = append(later, e.id)
 		}
 	}
+	if len(later) > len(followupsScript.args(p.caller(), "later", append(places, "ms", "0")...)) {
+		calls = append(calls, later)
+	}
 	var left int64
-	for _, args := range [][]string{done, later} {
+	for _, args := range calls {
+		var err error
 		if left, err = followupsScript.Exec(ctx, p.client, keys, args).AsInt64(); err != nil {
-			return ready, false, errors.Join(failed, wrapRedis("push follow-ups", err))
+			return ready, 0, errors.Join(failed, wrapRedis("push follow-ups", err))
 		}
 	}
 	if failed != nil {
-		return ready, false, fmt.Errorf("push follow-ups: %w", failed)
+		return ready, left, fmt.Errorf("push follow-ups: %w", failed)
 	}
-	return ready, left > 0 && len(list) == p.opts.TickBatch, nil
+	return ready, left, nil
 }
+
+// OnFollowUpsReady has fn told of the follow-ups an ack through this pool
+// pushed at once and made ready (their topic, how many), so that the
+// broker's consumers waiting on it look (a timer's are told as its ticks'
+// are).
+func (p *Pool) OnFollowUpsReady(fn func(topic string, n int)) { p.followUpReady.Store(&fn) }
 
 // OnFollowUpDue has fn told of each delayed follow-up this pool's timers
 // push (its topic, when it is due, and the push's instant, on Redis's

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,9 +40,33 @@ func reserved(t *testing.T, p *Pool, ctx context.Context, topic string, own *tim
 	return id, j.Attempt()
 }
 
-// An ack's follow-ups are pushed by the timer of the acked job's bucket,
-// under the ids the ack answered, to topics of any bucket (its own
-// included), a delayed one delayed; the store checks clean throughout.
+// keptOnly acks job id's delivery with follow-ups specs as AckPushing's
+// script does, and pushes none: a broker that crashed right after the ack.
+// They are due after grace.
+func keptOnly(t *testing.T, p *Pool, ctx context.Context, id uint64, attempt int, specs []job.Spec, grace time.Duration) AckedPushing {
+	t.Helper()
+	entries, ids, err := p.followUpEntries(ctx, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := int(id % uint64(p.opts.Buckets))
+	j, err := p.Peek(ctx, num(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, places := p.followUpKeys(b, j.Topic)
+	args := followupsScript.args(p.caller(), "ack", append(places, "member", member(id), "topic", j.Topic, "attempt", strconv.Itoa(attempt),
+		"result", "", "entries", entries, "grace", strconv.FormatInt(millis(grace), 10))...)
+	if r, err := followupsScript.Exec(ctx, p.client, keys, args).ToArray(); err != nil || strAt(r, 0) != replyOK {
+		t.Fatalf("ack: %v %v", r, err)
+	}
+	return AckedPushing{IDs: ids, Bucket: b}
+}
+
+// An ack's follow-ups are pushed by the broker that acked, at once, under
+// the ids the ack answered, to topics of any bucket (its own included), a
+// delayed one delayed; the bucket's timer then finds none to push. The
+// store checks clean throughout.
 func TestAckPushesItsFollowUps(t *testing.T) {
 	p, ctx := newPool(t)
 	var dues []string
@@ -59,16 +84,10 @@ func TestAckPushesItsFollowUps(t *testing.T) {
 	if _, err := p.Peek(ctx, num(id)); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("the acked job: %v, want it gone", err)
 	}
-	for _, fid := range got.IDs {
-		if _, err := p.Peek(ctx, num(fid)); !errors.Is(err, job.ErrNotFound) {
-			t.Fatalf("follow-up %d before its bucket's timer ran: %v, want none yet", fid, err)
-		}
+	if got.Ready["a"] != 1 || got.Ready["b"] != 1 || got.Ready["c"] != 0 || len(dues) != 1 || dues[0] != "c" || got.PushErr != nil {
+		t.Fatalf("the ack made ready %v and told of delayed %v (%v); want a and b ready, c delayed", got.Ready, dues, got.PushErr)
 	}
 	checkClean(t, p, ctx)
-	ready := pushFollowUps(t, p, ctx, got.Bucket)
-	if ready["a"] != 1 || ready["b"] != 1 || ready["c"] != 0 || len(dues) != 1 || dues[0] != "c" {
-		t.Fatalf("the timer made ready %v and told of delayed %v; want a and b ready, c delayed", ready, dues)
-	}
 	for i, fid := range got.IDs {
 		j, err := p.Peek(ctx, num(fid))
 		if err != nil || j.Topic != specs[i].Topic || j.Body != specs[i].Body {
@@ -87,6 +106,32 @@ func TestAckPushesItsFollowUps(t *testing.T) {
 	}
 }
 
+// The follow-ups of a broker that crashed right after its ack are pushed
+// by the bucket's timer once their grace is over.
+func TestFollowUpsOfACrashedAck(t *testing.T) {
+	p, ctx := newPool(t)
+	id, attempt := reserved(t, p, ctx, "a", nil)
+	got := keptOnly(t, p, ctx, id, attempt, []job.Spec{
+		{Topic: "b", Body: "to another topic", Priority: job.DefaultPriority, TTR: time.Minute},
+		{Topic: "a", Body: "to its own topic", Priority: job.DefaultPriority, TTR: time.Minute},
+	}, 0)
+	for _, fid := range got.IDs {
+		if _, err := p.Peek(ctx, num(fid)); !errors.Is(err, job.ErrNotFound) {
+			t.Fatalf("follow-up %d before the timer ran: %v, want none yet", fid, err)
+		}
+	}
+	checkClean(t, p, ctx)
+	if ready := pushFollowUps(t, p, ctx, got.Bucket); ready["a"] != 1 || ready["b"] != 1 {
+		t.Fatalf("the timer made ready %v, want a and b", ready)
+	}
+	for _, fid := range got.IDs {
+		if _, err := p.Peek(ctx, num(fid)); err != nil {
+			t.Fatalf("follow-up %d after the timer ran: %v", fid, err)
+		}
+	}
+	checkClean(t, p, ctx)
+}
+
 // A crash between a follow-up's push and its removal from the bucket
 // pushes it again: its marker (or its number) refuses the second push,
 // whether the first is still there or was already done with. Each is made
@@ -94,13 +139,10 @@ func TestAckPushesItsFollowUps(t *testing.T) {
 func TestFollowUpPushedOnceAcrossACrash(t *testing.T) {
 	p, ctx := newPool(t)
 	id, attempt := reserved(t, p, ctx, "a", nil)
-	got, err := p.AckPushing(ctx, num(id), attempt, "", []job.Spec{
+	got := keptOnly(t, p, ctx, id, attempt, []job.Spec{
 		{Topic: "b", Body: "still there", Priority: job.DefaultPriority, TTR: time.Minute},
 		{Topic: "c", Body: "done with", Priority: job.DefaultPriority, TTR: time.Minute},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, 0)
 	// The crash: the timer pushed both, and died before it removed them.
 	keys, places := p.followUpKeys(got.Bucket, "")
 	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", append(places, "n", "10")...)).ToArray()
@@ -175,10 +217,7 @@ func TestFollowUpsRefused(t *testing.T) {
 func TestCheckFindsBrokenFollowUps(t *testing.T) {
 	p, ctx := newPool(t)
 	id, attempt := reserved(t, p, ctx, "a", nil)
-	got, err := p.AckPushing(ctx, num(id), attempt, "", []job.Spec{{Topic: "b", Body: "x", Priority: job.DefaultPriority}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := keptOnly(t, p, ctx, id, attempt, []job.Spec{{Topic: "b", Body: "x", Priority: job.DefaultPriority}}, time.Hour)
 	checkClean(t, p, ctx)
 	keys, _ := p.followUpKeys(got.Bucket, "")
 	list, specs := keys[len(keys)-2], keys[len(keys)-1]
@@ -300,4 +339,50 @@ func TestThenAndOnDead(t *testing.T) {
 		t.Fatalf("then of a job completed, pushed again and completed again made %q, want it once", got)
 	}
 	checkClean(t, p, ctx)
+}
+
+// What a follow-up costs against doing its work by hand: each op pushes a
+// job, pops it, and either acks it and pushes the next job (two calls), or
+// acks it with the next job as a follow-up (the ack, which keeps it; its
+// push, with its marker; its removal: three). docs/PERFORMANCE.md,
+// "Follow-ups".
+func BenchmarkFollowUp(b *testing.B) {
+	t := &testing.T{}
+	for _, tc := range []struct {
+		name string
+		ack  func(p *Pool, ctx context.Context, j *job.Job, next job.Spec) error
+	}{
+		{"ack then push", func(p *Pool, ctx context.Context, j *job.Job, next job.Spec) error {
+			if err := p.Ack(ctx, num(j.ID), j.Attempt(), ""); err != nil {
+				return err
+			}
+			_, err := p.Push(ctx, next)
+			return err
+		}},
+		{"ack with a follow-up", func(p *Pool, ctx context.Context, j *job.Job, next job.Spec) error {
+			got, err := p.AckPushing(ctx, num(j.ID), j.Attempt(), "", []job.Spec{next})
+			if err == nil {
+				err = got.PushErr
+			}
+			return err
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			p, ctx := newPoolWith(t, Options{Buckets: 16})
+			first := job.Spec{Topic: "bench", Body: strings.Repeat("b", 100), Priority: job.DefaultPriority, TTR: time.Minute}
+			next := job.Spec{Topic: "bench-next", Body: strings.Repeat("n", 100), Priority: job.DefaultPriority, TTR: time.Minute}
+			for b.Loop() {
+				if _, err := p.Push(ctx, first); err != nil {
+					b.Fatal(err)
+				}
+				got, err := p.Pop(ctx, []string{"bench"})
+				if err != nil || got.Job == nil {
+					b.Fatalf("pop: %+v %v", got, err)
+				}
+				if err := tc.ack(p, ctx, got.Job, next); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -60,18 +60,18 @@ type Pool struct {
 	batchCounts batchCounts
 	leftAliases atomic.Int64 // see dropAlias
 	// refusedExpired counts expired jobs their expire_to topic refused (moveExpired).
-	refusedExpired  atomic.Int64
-	fanout          fanoutCache
-	uniqueBody      uniqueBodyCache
-	epoch           atomic.Pointer[string]                                 // gmq:meta's epoch at the last Init (epoch.go)
-	guard           formatGuard                                            // the store's format when newer than this pool reads (format.go)
-	format          atomic.Int64                                           // the store's format at the last Announce: the one the scripts write (format.go)
-	callerArg       atomic.Pointer[string]                                 // the scripts' ARGV[1] for that format (caller)
-	waiting         atomic.Pointer[func() bool]                            // says whether consumers wait here (SetWaiting; askMore)
-	batchObserver   atomic.Pointer[func(ops int)]                          // see ObserveBatches
-	followUpDue     atomic.Pointer[func(topic string, due, now time.Time)] // see OnFollowUpDue
-	followUpsQueued atomic.Pointer[func(bucket int)]                       // see OnFollowUpsQueued
-	owned           bool                                                   // the client is the pool's to close (Open)
+	refusedExpired atomic.Int64
+	fanout         fanoutCache
+	uniqueBody     uniqueBodyCache
+	epoch          atomic.Pointer[string]                                 // gmq:meta's epoch at the last Init (epoch.go)
+	guard          formatGuard                                            // the store's format when newer than this pool reads (format.go)
+	format         atomic.Int64                                           // the store's format at the last Announce: the one the scripts write (format.go)
+	callerArg      atomic.Pointer[string]                                 // the scripts' ARGV[1] for that format (caller)
+	waiting        atomic.Pointer[func() bool]                            // says whether consumers wait here (SetWaiting; askMore)
+	batchObserver  atomic.Pointer[func(ops int)]                          // see ObserveBatches
+	followUpDue    atomic.Pointer[func(topic string, due, now time.Time)] // see OnFollowUpDue
+	followUpReady  atomic.Pointer[func(topic string, n int)]              // see OnFollowUpsReady
+	owned          bool                                                   // the client is the pool's to close (Open)
 }
 
 // The topic-scoped scripts are functions of gmq's library (function.go),
