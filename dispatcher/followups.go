@@ -42,6 +42,11 @@ func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, res
 		if err := d.validateFollowUp(j); err != nil {
 			return fmt.Errorf("push: job %d: %w", i, err)
 		}
+		// With the result its body grows by it: {"body": ..., "result": ...}.
+		if j.WithResult && len(j.Body)+len(result)+2*len(`"body":,"result":{}`) > d.opts.MaxBody {
+			return fmt.Errorf("push: job %d: %w: with_result, its body (%d bytes) and the result (%d) are over max_body (%d)",
+				i, job.ErrTooBig, len(j.Body), len(result), d.opts.MaxBody)
+		}
 		dests, ok := d.alias(j.Topic)
 		if !ok {
 			dests = []string{j.Topic}
@@ -116,6 +121,9 @@ func (d *Dispatcher) validateNested(j job.Spec) error {
 				}
 				if err == nil && f.ClientID != "" {
 					err = fmt.Errorf("%w: a follow-up cannot carry an id: it is pushed under the number it was given", job.ErrInvalid)
+				}
+				if err == nil && f.WithResult && list.name == "on_dead" {
+					err = fmt.Errorf("%w: with_result: a job that died has no result (its last error is on its view)", job.ErrInvalid)
 				}
 				if err == nil {
 					err = walk(f, depth+1)

@@ -154,6 +154,9 @@ func (d *Dispatcher) validate(j job.Spec) error {
 	if err := d.validateOne(j); err != nil {
 		return err
 	}
+	if j.WithResult {
+		return fmt.Errorf("%w: with_result is a follow-up's (an ack's push, a job's then): a job pushed has no finished job to take a result from", job.ErrInvalid)
+	}
 	return d.validateNested(j)
 }
 

@@ -107,6 +107,10 @@ type Spec struct {
 	// front end), OnDead when it dies: each pushed exactly once
 	// (docs/workflows.md). A follow-up may have its own.
 	Then, OnDead []Spec
+	// WithResult, on a follow-up of a completion (an ack's push, a then),
+	// makes its body {"body": its body, "result": the finished job's
+	// result, null for none}.
+	WithResult bool
 }
 
 // Update is what a change of a waiting (ready or delayed) job sets; a nil

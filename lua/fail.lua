@@ -23,7 +23,7 @@ note(t, member, job, 'failed', ARGV[A.error])
 local p = retry_policy(t, job)
 if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
   local on_dead = kill(t, member, job, RESERVED, now)
-  if on_dead then outcomes.follow_up(op_key(ARGV[A.list]), op_key(ARGV[A.specs]), on_dead, now) end
+  if on_dead then outcomes.follow_up(op_key(ARGV[A.list]), op_key(ARGV[A.specs]), on_dead, now, '', {}) end
 else
   local delay = backoff_delay(p, job[F_FAILURES], tonumber(ARGV[A.r]))
   note(t, member, job, 'retried', tostring(delay)) -- after its backoff (ms)

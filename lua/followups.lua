@@ -20,7 +20,8 @@
 --       follow-ups, JSON [[id, spec], ...]; '': none; the job's own F_THEN are kept too), grace (ms:
 --       they are due then, so the acking broker pushes them itself first, and a timer only if it
 --       did not) -> {'OK', client id to drop, the dropped of max_completed (batch.lua's delete), '',
---       the job's own follow-ups kept (its F_THEN, '' none)}, or
+--       then each follow-up kept, the job's own (its F_THEN) and the ack's: its id and its spec as
+--       kept (with the result: outcomes.follow_up)}, or
 --       {'OK', '', '', 'again'} when the job was completed already, by an earlier ack, which stored
 --       its follow-ups (these are not), or the ack's refusal (batch.lua's delete: nothing stored then)
 --       origin, 'take', n -> {id, spec, ...}: up to n follow-ups due now, soonest first
@@ -49,16 +50,13 @@ if mode == 'ack' then
   local record = redis.call('HGET', K_JOBS, member)
   local job = record and cmsgpack.unpack(record)
   if job and job[F_STATE] == COMPLETED and job[F_TOPIC] == t.name then return {R.OK, '', '', 'again'} end
-  local due, kept = now + tonumber(ARGV[A.ack.grace]), ''
-  local follow = function(entries)
-    outcomes.follow_up(list, specs, entries, due)
-    kept = entries
-  end
-  local cid, refused, _, dropped = ack_job(t, member, record, tonumber(ARGV[A.ack.attempt]), 'ack',
-    ARGV[A.ack.result], redis.call, follow)
+  local due, kept, result = now + tonumber(ARGV[A.ack.grace]), {R.OK, '', '', ''}, ARGV[A.ack.result]
+  local follow = function(entries) outcomes.follow_up(list, specs, entries, due, result, kept) end
+  local cid, refused, _, dropped = ack_job(t, member, record, tonumber(ARGV[A.ack.attempt]), 'ack', result, redis.call, follow)
   if refused then return refused end
-  if ARGV[A.ack.entries] ~= '' then outcomes.follow_up(list, specs, ARGV[A.ack.entries], due) end
-  return {R.OK, cid, dropped, '', kept}
+  if ARGV[A.ack.entries] ~= '' then follow(ARGV[A.ack.entries]) end
+  kept[2], kept[3] = cid, dropped
+  return kept
 end
 if mode == 'take' then
   local out = {}

@@ -149,11 +149,18 @@ end
 -- the pool wrote, an ack's push or a job's F_THEN or F_ON_DEAD) in the
 -- bucket's follow-ups (list: zset id -> ms due; specs: hash id -> spec;
 -- keys the calling script was given: followups.lua, fail.lua, tick.lua)
--- for its timer to push (pool/followups.go) from due (ms).
-function outcomes.follow_up(list, specs, entries, due)
+-- for its timer to push (pool/followups.go) from due (ms). A completion's
+-- result (a JSON value's compact text, '' none) goes into each spec (a
+-- JSON object, its "result" added at its end, unread), for those that take
+-- it (with_result). It appends each id and spec as kept to out.
+function outcomes.follow_up(list, specs, entries, due, result, out)
   for _, e in ipairs(cjson.decode(entries)) do
-    redis.call('HSET', specs, e[1], e[2])
+    local spec = e[2]
+    if result ~= '' then spec = string.sub(spec, 1, -2) .. ',"result":' .. result .. '}' end
+    redis.call('HSET', specs, e[1], spec)
     redis.call('ZADD', list, due, e[1])
+    out[#out + 1] = e[1]
+    out[#out + 1] = spec
   end
   redis.call('ZADD', K_DUE, 'LT', due, '@followups') -- pool/followups.go followupsDue
 end

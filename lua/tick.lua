@@ -52,7 +52,7 @@ if moved < n then
       local p = retry_policy(t, job)
       if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
         local on_dead = kill(t, member, job, RESERVED, now)
-        if on_dead then outcomes.follow_up(op_key(ARGV[A.list]), op_key(ARGV[A.specs]), on_dead, now) end
+        if on_dead then outcomes.follow_up(op_key(ARGV[A.list]), op_key(ARGV[A.specs]), on_dead, now, '', {}) end
       else
         make_ready(t, member, job)
         move_state(RESERVED, READY)

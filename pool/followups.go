@@ -51,6 +51,34 @@ const followUpLater = time.Second
 type followUp struct {
 	Seq  uint64   `json:"seq"` // its number, with its topic's bucket: the job's id
 	Spec job.Spec `json:"spec"`
+	// Result is the finished job's result, which the script adds
+	// (lib_outcomes.lua follow_up) for a spec WithResult to take.
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// body is the follow-up's body as pushed: its own, or with WithResult
+// {"body": its own, "result": the finished job's, null for none}.
+func (f followUp) body() (string, bool, error) {
+	if !f.Spec.WithResult {
+		return f.Spec.Body, f.Spec.BodyJSON, nil
+	}
+	own := json.RawMessage(f.Spec.Body)
+	if !f.Spec.BodyJSON {
+		text, err := json.Marshal(f.Spec.Body)
+		if err != nil {
+			return "", false, err
+		}
+		own = text
+	}
+	result := f.Result
+	if len(result) == 0 {
+		result = json.RawMessage("null")
+	}
+	data, err := json.Marshal(struct {
+		Body   json.RawMessage `json:"body"`
+		Result json.RawMessage `json:"result"`
+	}{own, result})
+	return string(data), true, err
 }
 
 // ErrFollowUpsNeedFormat is an ack with follow-ups on a store below
@@ -110,12 +138,9 @@ func (p *Pool) ackNumberPushing(ctx context.Context, n uint64, attempt int, resu
 	b := int(n % uint64(p.opts.Buckets))
 	// Pushed at once, by this broker: the bucket's timer only finds those
 	// a crash (or a refusal) left, after followUpGrace.
-	var pairs [][2]string
-	for _, list := range []string{entries, strAt(reply, 4)} {
-		var more [][2]string
-		if list != "" && json.Unmarshal([]byte(list), &more) == nil {
-			pairs = append(pairs, more...)
-		}
+	var pairs [][2]string // each follow-up the script kept, as kept: the ack's and the job's own
+	for i := 4; i+1 < len(reply); i += 2 {
+		pairs = append(pairs, [2]string{strAt(reply, i), strAt(reply, i+1)})
 	}
 	out := AckedPushing{IDs: ids, Bucket: b}
 	if len(pairs) > 0 {
@@ -235,7 +260,10 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 		wg.Go(func() {
 			spec := e.f.Spec
 			n := e.f.Seq*uint64(p.opts.Buckets) + uint64(p.keys.bucketOf(spec.Topic))
-			spec.Unique = followUpMarker(n)
+			spec.Unique, spec.WithResult = followUpMarker(n), false
+			if spec.Body, spec.BodyJSON, e.err = e.f.body(); e.err != nil {
+				return
+			}
 			e.got, e.err = p.push(ctx, spec, e.f.Seq, scheduleFire{})
 			var held *job.UniqueError
 			switch {

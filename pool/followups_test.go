@@ -44,6 +44,11 @@ func reserved(t *testing.T, p *Pool, ctx context.Context, topic string, own *tim
 // script does, and pushes none: a broker that crashed right after the ack.
 // They are due after grace.
 func keptOnly(t *testing.T, p *Pool, ctx context.Context, id uint64, attempt int, specs []job.Spec, grace time.Duration) AckedPushing {
+	return keptOnlyWith(t, p, ctx, id, attempt, "", specs, grace)
+}
+
+// keptOnlyWith is keptOnly of an ack with result.
+func keptOnlyWith(t *testing.T, p *Pool, ctx context.Context, id uint64, attempt int, result string, specs []job.Spec, grace time.Duration) AckedPushing {
 	t.Helper()
 	entries, ids, err := p.followUpEntries(ctx, specs)
 	if err != nil {
@@ -56,7 +61,7 @@ func keptOnly(t *testing.T, p *Pool, ctx context.Context, id uint64, attempt int
 	}
 	keys, places := p.followUpKeys(b, j.Topic)
 	args := followupsScript.args(p.caller(), "ack", append(places, "member", member(id), "topic", j.Topic, "attempt", strconv.Itoa(attempt),
-		"result", "", "entries", entries, "grace", strconv.FormatInt(millis(grace), 10))...)
+		"result", result, "entries", entries, "grace", strconv.FormatInt(millis(grace), 10))...)
 	if r, err := followupsScript.Exec(ctx, p.client, keys, args).ToArray(); err != nil || strAt(r, 0) != replyOK {
 		t.Fatalf("ack: %v %v", r, err)
 	}
@@ -385,4 +390,56 @@ func BenchmarkFollowUp(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A follow-up of a completion WithResult takes the finished job's result:
+// its body is {"body": its own, "result": the ack's result, or null}, a
+// JSON body; whether the ack's own follow-up or the job's then, pushed by
+// the acking broker or by the timer after a crash.
+func TestFollowUpWithResult(t *testing.T) {
+	p, ctx := newPool(t)
+	next := func(body string, asJSON bool) job.Spec {
+		return job.Spec{Topic: "r-next", Body: body, BodyJSON: asJSON, Priority: job.DefaultPriority, TTR: time.Minute, WithResult: true}
+	}
+	bodyOf := func(id uint64) string {
+		t.Helper()
+		j, err := p.Peek(ctx, num(id))
+		if err != nil || !j.BodyJSON {
+			t.Fatalf("follow-up %d: %+v %v, want a JSON body", id, j, err)
+		}
+		return j.Body
+	}
+	id, attempt := reserved(t, p, ctx, "r", nil)
+	got, err := p.AckPushing(ctx, num(id), attempt, `{"rows":7}`, []job.Spec{next("plain", false), next(`{"a":[1,2]}`, true)})
+	if err != nil || got.PushErr != nil {
+		t.Fatalf("ack: %+v %v", got, err)
+	}
+	if b := bodyOf(got.IDs[0]); b != `{"body":"plain","result":{"rows":7}}` {
+		t.Fatalf("a string body with the result: %s", b)
+	}
+	if b := bodyOf(got.IDs[1]); b != `{"body":{"a":[1,2]},"result":{"rows":7}}` {
+		t.Fatalf("a JSON body with the result: %s", b)
+	}
+
+	s := job.Spec{Topic: "r", Body: "first", Priority: job.DefaultPriority, TTR: time.Minute, Then: []job.Spec{next("then", false)}}
+	mustPush(t, p, ctx, s)
+	j := mustPop(t, p, ctx, "r")
+	if err := p.Ack(ctx, num(j.ID), j.Attempt(), ""); err != nil {
+		t.Fatal(err)
+	}
+	popped := mustPop(t, p, ctx, "r-next")
+	for popped != nil && popped.Body != `{"body":"then","result":null}` {
+		popped = mustPop(t, p, ctx, "r-next")
+	}
+	if popped == nil {
+		t.Fatal("the then with_result of an ack without a result: not found, want its result null")
+	}
+
+	id, attempt = reserved(t, p, ctx, "r", nil)
+	crashed := keptOnlyWith(t, p, ctx, id, attempt, `"ok"`, []job.Spec{next("after a crash", false)}, 0)
+	pushFollowUps(t, p, ctx, crashed.Bucket)
+	if b := bodyOf(crashed.IDs[0]); b != `{"body":"after a crash","result":"ok"}` {
+		t.Fatalf("pushed by the timer: %s", b)
+	}
+	checkClean(t, p, ctx)
 }

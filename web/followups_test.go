@@ -143,3 +143,27 @@ func TestPushWithThenAndOnDead(t *testing.T) {
 		}
 	}
 }
+
+// with_result: a follow-up of a completion takes the finished job's
+// result in its body; a job pushed, or an on_dead, cannot ask for it.
+func TestFollowUpWithResultOverHTTP(t *testing.T) {
+	b := broker(t)
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"wr-1","topic":"wr","body":"x","ttr":60}`)
+	mustCall(t, 200, "GET", api+"/pop?topic=wr", ``)
+	mustCall(t, 200, "POST", api+"/jobs/wr-1/ack", `{"result":{"rows":7},"push":[{"topic":"wr-next","body":{"report":1},"with_result":true}]}`)
+	got := mustCall(t, 200, "GET", api+"/pop?topic=wr-next&timeout=30", ``)
+	if fmt.Sprint(got["body"]) != "map[body:map[report:1] result:map[rows:7]]" {
+		t.Fatalf("the follow-up's body: %v", got["body"])
+	}
+	for _, tc := range []struct{ body, says string }{
+		{`{"topic":"wr","body":"x","with_result":true}`, "with_result is a follow-up's"},
+		{`{"topic":"wr","body":"x","on_dead":[{"topic":"y","body":"z","with_result":true}]}`, "a job that died has no result"},
+		{`{"topic":"wr","body":"x","then":[{"topic":"y","body":"z","with_result":"yes"}]}`, "with_result must be true or false"},
+	} {
+		code, out := call(t, "POST", api+"/jobs", tc.body)
+		if msg, _ := out["error"].(string); code != 400 || !strings.Contains(msg, tc.says) {
+			t.Errorf("push %s: %d %v, want 400 saying %q", tc.body, code, out, tc.says)
+		}
+	}
+}

@@ -72,6 +72,11 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	if j.Timeout, _, err = f.Seconds("timeout"); err != nil {
 		return j, err
 	}
+	if raw, ok := f["with_result"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &j.WithResult); err != nil {
+			return j, fmt.Errorf("%w: with_result must be true or false", ErrBadRequest)
+		}
+	}
 	if j.Then, err = f.FollowUps("then", def); err != nil {
 		return j, err
 	}
