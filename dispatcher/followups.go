@@ -36,8 +36,6 @@ func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, res
 	if err := d.allow("push", writing); err != nil { // the follow-ups are pushes: refused whole, the job stays reserved
 		return err
 	}
-	var specs []job.Spec
-	var owner []int // owner[k]: the follow-up specs[k] came from
 	for i, j := range f.Jobs {
 		if err := d.validateFollowUp(j); err != nil {
 			return fmt.Errorf("push: job %d: %w", i, err)
@@ -47,16 +45,8 @@ func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, res
 			return fmt.Errorf("push: job %d: %w: with_result, its body (%d bytes) and the result (%d) are over max_body (%d)",
 				i, job.ErrTooBig, len(j.Body), len(result), d.opts.MaxBody)
 		}
-		dests, ok := d.alias(j.Topic)
-		if !ok {
-			dests = []string{j.Topic}
-		}
-		for _, dest := range dests {
-			c := j
-			c.Topic = dest
-			specs, owner = append(specs, c), append(owner, i)
-		}
 	}
+	specs, owner := d.expandAliases(f.Jobs) // owner[k]: the follow-up specs[k] came from (nil: specs is f.Jobs)
 	if len(specs) > MaxFollowUps {
 		return fmt.Errorf("%w: %d follow-ups (aliases' copies counted), at most %d an ack", job.ErrInvalid, len(specs), MaxFollowUps)
 	}
@@ -69,8 +59,12 @@ func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, res
 	}
 	f.Pushed = make([]job.Pushed, len(f.Jobs))
 	for k, id := range got.IDs {
-		if f.Pushed[owner[k]].ID == 0 {
-			f.Pushed[owner[k]] = job.Pushed{ID: id}
+		i := k
+		if owner != nil {
+			i = owner[k]
+		}
+		if f.Pushed[i].ID == 0 {
+			f.Pushed[i] = job.Pushed{ID: id}
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gmq/gmq/job"
@@ -90,27 +91,7 @@ func (d *Dispatcher) PushBatch(ctx context.Context, jobs []job.Spec) ([]job.Push
 // copy's; a unique push's: the waiting job it changed; ID 0: not stored)
 // and the first failure, named by the job's place in jobs.
 func (d *Dispatcher) store(ctx context.Context, jobs []job.Spec) ([]job.Pushed, error) {
-	specs, owner := jobs, []int(nil) // owner[k]: the job specs[k] came from (nil: specs is jobs)
-	for _, j := range jobs {
-		if _, ok := d.alias(j.Topic); ok {
-			specs, owner = nil, make([]int, 0, len(jobs))
-			break
-		}
-	}
-	if owner != nil {
-		for i, j := range jobs {
-			dests, ok := d.alias(j.Topic)
-			if !ok {
-				dests = []string{j.Topic}
-			}
-			for _, dest := range dests {
-				c := j
-				c.Topic = dest
-				specs = append(specs, c)
-				owner = append(owner, i)
-			}
-		}
-	}
+	specs, owner := d.expandAliases(jobs)
 	got, errs := d.pool.PushBatch(ctx, specs)
 	ids := make([]job.Pushed, len(jobs))
 	var firstErr error
@@ -147,6 +128,27 @@ func (d *Dispatcher) store(ctx context.Context, jobs []job.Spec) ([]job.Pushed, 
 		d.pushed(specs[k], got[k])
 	}
 	return ids, firstErr
+}
+
+// expandAliases is jobs with each job to an alias a copy for each of its
+// destinations; owner[k] is the job specs[k] came from (nil, and specs is
+// jobs, when none names an alias).
+func (d *Dispatcher) expandAliases(jobs []job.Spec) (specs []job.Spec, owner []int) {
+	if !slices.ContainsFunc(jobs, func(j job.Spec) bool { _, ok := d.alias(j.Topic); return ok }) {
+		return jobs, nil
+	}
+	for i, j := range jobs {
+		dests, ok := d.alias(j.Topic)
+		if !ok {
+			dests = []string{j.Topic}
+		}
+		for _, dest := range dests {
+			c := j
+			c.Topic = dest
+			specs, owner = append(specs, c), append(owner, i)
+		}
+	}
+	return specs, owner
 }
 
 // validate checks a job to push, and its follow-ups (Then, OnDead).

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
 )
 
 // An ack may carry follow-ups ("push"): the ack answers their ids, and
@@ -165,5 +168,25 @@ func TestFollowUpWithResultOverHTTP(t *testing.T) {
 		if msg, _ := out["error"].(string); code != 400 || !strings.Contains(msg, tc.says) {
 			t.Errorf("push %s: %d %v, want 400 saying %q", tc.body, code, out, tc.says)
 		}
+	}
+}
+
+// An ack's follow-up to an alias is a copy for each of its destinations,
+// answered by the first copy's id; a job's own follow-up cannot name one.
+func TestFollowUpToAnAlias(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.Aliases = map[string][]string{"fu-all": {"fu-a", "fu-b"}} })
+	api := b.URL + "/api/v1"
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"al-1","topic":"al","body":"x","ttr":60}`)
+	mustCall(t, 200, "GET", api+"/pop?topic=al", ``)
+	out := mustCall(t, 200, "POST", api+"/jobs/al-1/ack", `{"push":[{"topic":"fu-all","body":"to both"}]}`)
+	ids, _ := out["pushed"].([]any)
+	first := mustCall(t, 200, "GET", api+"/pop?topic=fu-a&timeout=30", ``)
+	second := mustCall(t, 200, "GET", api+"/pop?topic=fu-b&timeout=30", ``)
+	if len(ids) != 1 || first["id"] != ids[0] || first["body"] != "to both" || second["body"] != "to both" {
+		t.Fatalf("an alias's follow-up: %v, then %v and %v", out, first, second)
+	}
+	code, got := call(t, "POST", api+"/jobs", `{"topic":"al","body":"x","then":[{"topic":"fu-all","body":"y"}]}`)
+	if msg, _ := got["error"].(string); code != 400 || !strings.Contains(msg, "is an alias") {
+		t.Fatalf("a then to an alias: %d %v", code, got)
 	}
 }
