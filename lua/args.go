@@ -29,7 +29,7 @@ var ScriptArgs = map[string][]string{
 	"followups ack":    {"list", "specs", "member", "topic", "attempt", "result", "entries", "grace"},
 	"followups take":   {"list", "specs", "n"},
 	"followups done":   {"list", "specs", "ids..."},
-	"followups later":  {"list", "specs", "ms", "ids..."},
+	"followups later":  {"list", "specs", "ms", "max", "ids..."},
 	"forget_topic":     {"topic", "force"},
 	"job_list":         {"topic", "set", "offset", "limit", "preview"},
 	"kick":             {"topic", "n", "kind"},

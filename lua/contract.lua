@@ -156,7 +156,7 @@ local ARGS = {
   end_wait = {member = 2, channel = 3},
   expire = {topic = 2, n = 3},
   fail = {member = 2, topic = 3, attempt = 4, error = 5, r = 6, list = 7, specs = 8},
-  followups = {mode = 2, ack = {list = 3, specs = 4, member = 5, topic = 6, attempt = 7, result = 8, entries = 9, grace = 10}, done = {list = 3, specs = 4, ids = 5}, later = {list = 3, specs = 4, ms = 5, ids = 6}, take = {list = 3, specs = 4, n = 5}},
+  followups = {mode = 2, ack = {list = 3, specs = 4, member = 5, topic = 6, attempt = 7, result = 8, entries = 9, grace = 10}, done = {list = 3, specs = 4, ids = 5}, later = {list = 3, specs = 4, ms = 5, max = 6, ids = 7}, take = {list = 3, specs = 4, n = 5}},
   forget_topic = {topic = 2, force = 3},
   job_list = {topic = 2, set = 3, offset = 4, limit = 5, preview = 6},
   kick = {topic = 2, n = 3, kind = 4},

@@ -26,7 +26,8 @@
 --       its follow-ups (these are not), or the ack's refusal (batch.lua's delete: nothing stored then)
 --       origin, 'take', n -> {id, spec, ...}: up to n follow-ups due now, soonest first
 --       origin, 'done', ids... -> how many follow-ups are left
---       origin, 'later', ms, ids... -> how many are left: those ids due again in ms
+--       origin, 'later', ms, max, ids... -> how many are left: those ids due again, each ms after its
+--       first refusal, doubled at each next one, at most max ms (counted in specs' '#tries ID')
 local FOLLOWUPS_DUE = '@followups' -- pool/followups.go followupsDue
 local mode = ARGV[A.mode]
 local list, specs = op_key(ARGV[A[mode].list]), op_key(ARGV[A[mode].specs])
@@ -71,15 +72,22 @@ if mode == 'take' then
   end
   return out
 end
+-- TRIES starts the field of specs that counts a follow-up's refusals.
+local TRIES = '#tries '
 if mode == 'later' then
-  local at = now + tonumber(ARGV[A.later.ms])
+  -- Backed off: ms after its first refusal, twice that after the next...,
+  -- at most max ms, so one its topic never takes costs little.
+  local first, most = tonumber(ARGV[A.later.ms]), tonumber(ARGV[A.later.max])
   for i = A.later.ids, #ARGV do
-    if redis.call('HEXISTS', specs, ARGV[i]) == 1 then redis.call('ZADD', list, at, ARGV[i]) end
+    if redis.call('HEXISTS', specs, ARGV[i]) == 1 then
+      local n = redis.call('HINCRBY', specs, TRIES .. ARGV[i], 1)
+      redis.call('ZADD', list, now + math.min(first * 2 ^ math.min(n - 1, 30), most), ARGV[i])
+    end
   end
   return due()
 end
 for i = A.done.ids, #ARGV do
   redis.call('ZREM', list, ARGV[i])
-  redis.call('HDEL', specs, ARGV[i])
+  redis.call('HDEL', specs, ARGV[i], TRIES .. ARGV[i])
 end
 return due()

@@ -42,6 +42,10 @@ const followUpMarkerFor = 24 * time.Hour
 // this long).
 const followUpGrace = 5 * time.Second
 
+// followUpLaterMost is the longest a follow-up its topic keeps refusing
+// waits between tries (followUpLater, doubled at each refusal).
+const followUpLaterMost = time.Hour
+
 // followUpLater is how long a follow-up its topic refused for now (full,
 // Redis at maxmemory, a group backlog) waits before it is pushed again.
 const followUpLater = time.Second
@@ -233,7 +237,8 @@ func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, 
 // each under its own number and marker, then removes those pushed (or
 // found pushed before: their marker held, or their number taken) and puts
 // off the others: a refusal for now (full, too big, Redis at maxmemory, a
-// conflict of the topic's state) waits followUpLater, a failure to reach
+// conflict of the topic's state) waits followUpLater, doubled at each next
+// refusal up to followUpLaterMost; a failure to reach
 // Redis leaves them for the timer's next round. None is dropped. It
 // returns how many became ready in which topics, and how many follow-ups
 // the bucket has left.
@@ -278,7 +283,8 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 	keys, places := p.followUpKeys(b, "")
 	ready := map[string]int{}
 	done := followupsScript.args(p.caller(), "done", places...)
-	later := followupsScript.args(p.caller(), "later", append(places, "ms", strconv.FormatInt(millis(followUpLater), 10))...)
+	later := followupsScript.args(p.caller(), "later", append(places, "ms", strconv.FormatInt(millis(followUpLater), 10),
+		"max", strconv.FormatInt(millis(followUpLaterMost), 10))...)
 	calls := [][]string{done}
 	var failed error
 	for _, e := range list {
@@ -304,7 +310,7 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 			later = append(later, e.id)
 		}
 	}
-	if len(later) > len(followupsScript.args(p.caller(), "later", append(places, "ms", "0")...)) {
+	if len(later) > len(followupsScript.args(p.caller(), "later", append(places, "ms", "0", "max", "0")...)) {
 		calls = append(calls, later)
 	}
 	var left int64

@@ -443,3 +443,57 @@ func TestFollowUpWithResult(t *testing.T) {
 	}
 	checkClean(t, p, ctx)
 }
+
+// A follow-up its topic refuses is put off, a second, then twice as long
+// at each next refusal, and pushed once its topic takes it: never dropped,
+// and one that is never taken costs a try an hour at most.
+func TestRefusedFollowUpBacksOff(t *testing.T) {
+	p, ctx := newPool(t)
+	if err := p.SetTopicConfig(ctx, "small", job.TopicConfig{"max_item_size": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	id, attempt := reserved(t, p, ctx, "a", nil)
+	got, err := p.AckPushing(ctx, num(id), attempt, "", []job.Spec{{Topic: "small", Body: "too long", Priority: job.DefaultPriority, TTR: time.Minute}})
+	if err != nil || !errors.Is(got.PushErr, job.ErrTooBig) {
+		t.Fatalf("ack: %+v %v, want the follow-up refused too big", got, err)
+	}
+	keys, _ := p.followUpKeys(got.Bucket, "")
+	list, specs := keys[len(keys)-2], keys[len(keys)-1]
+	fid := member(got.IDs[0])
+	waits := func() time.Duration {
+		t.Helper()
+		score, err := p.client.Do(ctx, p.client.B().Zscore().Key(list).Member(fid).Build()).AsFloat64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Until(time.UnixMilli(int64(score)))
+	}
+	spec, err := p.client.Do(ctx, p.client.B().Hget().Key(specs).Field(fid).Build()).ToString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		if i > 0 { // its timer's next tries
+			if _, _, err := p.pushFollowUps(ctx, got.Bucket, [][2]string{{fid, spec}}); !errors.Is(err, job.ErrTooBig) {
+				t.Fatalf("try %d: %v", i+1, err)
+			}
+		}
+		if w := waits(); w > want || w < want-time.Second/2 {
+			t.Fatalf("after refusal %d it waits %v, want about %v", i+1, w, want)
+		}
+	}
+	checkClean(t, p, ctx)
+	if err := p.SetTopicConfig(ctx, "small", job.TopicConfig{"max_item_size": "100"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, left, err := p.pushFollowUps(ctx, got.Bucket, [][2]string{{fid, spec}}); err != nil || left != 0 {
+		t.Fatalf("once its topic takes it: %d left, %v", left, err)
+	}
+	if j := mustPop(t, p, ctx, "small"); j == nil || j.ID != got.IDs[0] {
+		t.Fatalf("the follow-up: %+v", j)
+	}
+	if n, _ := p.client.Do(ctx, p.client.B().Hlen().Key(specs).Build()).AsInt64(); n != 0 {
+		t.Fatalf("%d fields left in the specs (its count of tries?)", n)
+	}
+	checkClean(t, p, ctx)
+}
