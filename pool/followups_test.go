@@ -497,3 +497,54 @@ func TestRefusedFollowUpBacksOff(t *testing.T) {
 	}
 	checkClean(t, p, ctx)
 }
+
+// On a Redis Cluster (3 masters) an ack's follow-ups, and a job's then and
+// on_dead, reach topics on the other masters: each pushed once, by the
+// acking pool or by the timer after a crash, and the store checks clean.
+func TestFollowUpsOnRedisCluster(t *testing.T) {
+	p, ctx := newClusterPool(t)
+	if err := p.SetTopicConfig(ctx, "c-once", job.TopicConfig{"max_attempts": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	var topics []string // one topic a bucket: every master's slots
+	seen := map[int]bool{}
+	for i := 0; len(topics) < 16; i++ {
+		name := "c-" + strconv.Itoa(i)
+		if b := p.BucketOf(name); !seen[b] {
+			seen[b] = true
+			topics = append(topics, name)
+		}
+	}
+	var specs []job.Spec
+	for _, topic := range topics {
+		specs = append(specs, job.Spec{Topic: topic, Body: "after " + topic, Priority: job.DefaultPriority, TTR: time.Minute})
+	}
+	id, attempt := reserved(t, p, ctx, "c-first", nil)
+	got, err := p.AckPushing(ctx, num(id), attempt, "", specs)
+	if err != nil || got.PushErr != nil || len(got.IDs) != len(topics) {
+		t.Fatalf("ack: %+v %v", got, err)
+	}
+	id, attempt = reserved(t, p, ctx, "c-second", nil)
+	crashed := keptOnly(t, p, ctx, id, attempt, specs, 0)
+	pushFollowUps(t, p, ctx, crashed.Bucket)
+	s := job.Spec{Topic: "c-once", Body: "x", Priority: job.DefaultPriority, TTR: time.Minute, OnDead: specs[:3]}
+	mustPush(t, p, ctx, s)
+	j := mustPop(t, p, ctx, "c-once")
+	if _, err := p.Fail(ctx, num(j.ID), j.Attempt(), "boom"); err != nil {
+		t.Fatal(err)
+	}
+	for b := range p.opts.Buckets {
+		pushFollowUps(t, p, ctx, b)
+	}
+	for i, topic := range topics {
+		want := 2
+		if i < 3 {
+			want = 3
+		}
+		st, err := p.TopicStats(ctx, topic)
+		if err != nil || st.Jobs != int64(want) || st.Ready != int64(want) {
+			t.Fatalf("topic %s on its master: %d pushed, %d ready (%v), want %d", topic, st.Jobs, st.Ready, err, want)
+		}
+	}
+	checkClean(t, p, ctx)
+}
