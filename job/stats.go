@@ -17,6 +17,9 @@ type Counters struct {
 	// Topics made (first job, or first reference of a fanout child), deleted
 	// (on purpose, or by max_queue_age) and expired by max_queue_age.
 	QueueCreates, QueueDeletes, QueueExpires int64
+	// FollowUps are follow-ups kept, not yet pushed: those a broker is
+	// pushing, and those their topic refused for now (docs/workflows.md).
+	FollowUps int64
 }
 
 // TopicStats are one topic's counts and counters.

@@ -163,6 +163,7 @@ var (
 	scheduleLateDesc = prometheus.NewDesc("gmq_schedule_lateness_seconds_total", "The sum of a schedule's fires' lateness (Redis's clock): divided by its fires, how late a fire comes.",
 		[]string{"schedule"}, nil)
 	topicsDesc      = prometheus.NewDesc("gmq_topics", "Topics known now.", nil, nil)
+	followUpsDesc   = prometheus.NewDesc("gmq_followups_pending", "Follow-ups kept and not yet pushed: those a broker is pushing, and those their topic refused for now (docs/workflows.md).", nil, nil)
 	rttDesc         = prometheus.NewDesc("gmq_redis_rtt_seconds", "One round trip to Redis, measured at the scrape.", nil, nil)
 	connectionsDesc = prometheus.NewDesc("gmq_connections", "Clients of this broker connected now, by front end.", []string{"front_end"}, nil)
 	upDesc          = prometheus.NewDesc("gmq_store_up", "1 when the scrape could read Redis, else 0 (the other series are then missing).", nil, nil)
@@ -226,6 +227,7 @@ func (s *store) readStore(ctx context.Context, gauge, counter emit) error {
 		gauge(rttDesc, info.RTT.Seconds())
 	}
 	gauge(topicsDesc, float64(total))
+	gauge(followUpsDesc, float64(st.FollowUps))
 	if schedules, err := s.d.Schedules(ctx); err == nil {
 		s.schedules(schedules, counter)
 	}

@@ -482,6 +482,9 @@ func TestRefusedFollowUpBacksOff(t *testing.T) {
 			t.Fatalf("after refusal %d it waits %v, want about %v", i+1, w, want)
 		}
 	}
+	if st, err := p.Stats(ctx); err != nil || st.FollowUps != 1 {
+		t.Fatalf("stats while it is put off: %d follow-ups pending (%v), want 1", st.FollowUps, err)
+	}
 	checkClean(t, p, ctx)
 	if err := p.SetTopicConfig(ctx, "small", job.TopicConfig{"max_item_size": "100"}); err != nil {
 		t.Fatal(err)
@@ -494,6 +497,9 @@ func TestRefusedFollowUpBacksOff(t *testing.T) {
 	}
 	if n, _ := p.client.Do(ctx, p.client.B().Hlen().Key(specs).Build()).AsInt64(); n != 0 {
 		t.Fatalf("%d fields left in the specs (its count of tries?)", n)
+	}
+	if st, err := p.Stats(ctx); err != nil || st.FollowUps != 0 {
+		t.Fatalf("stats once it is pushed: %d follow-ups pending (%v)", st.FollowUps, err)
 	}
 	checkClean(t, p, ctx)
 }

@@ -36,12 +36,14 @@ var counterFields = map[string]func(*job.Counters) *int64{
 // that move the jobs, so they agree with the sets they count.
 func (p *Pool) Stats(ctx context.Context) (job.Counters, error) {
 	var total job.Counters
-	cmds := make([]rueidis.Completed, p.opts.Buckets)
+	cmds := make([]rueidis.Completed, 0, 2*p.opts.Buckets)
 	for b := range p.opts.Buckets {
-		cmds[b] = p.client.B().Hgetall().Key(p.keys.stats(b)).Build()
+		keys, _ := p.followUpKeys(b, "")
+		cmds = append(cmds, p.client.B().Hgetall().Key(p.keys.stats(b)).Build(), p.client.B().Zcard().Key(keys[len(keys)-2]).Build())
 	}
-	for _, res := range p.client.DoMulti(ctx, cmds...) {
-		m, err := res.AsIntMap()
+	res := p.client.DoMulti(ctx, cmds...)
+	for i := 0; i < len(res); i += 2 {
+		m, err := res[i].AsIntMap()
 		if err != nil {
 			return total, wrapRedis("stats", err)
 		}
@@ -50,6 +52,11 @@ func (p *Pool) Stats(ctx context.Context) (job.Counters, error) {
 				*f(&total) += v
 			}
 		}
+		n, err := res[i+1].AsInt64()
+		if err != nil {
+			return total, wrapRedis("stats", err)
+		}
+		total.FollowUps += n
 	}
 	return total, nil
 }

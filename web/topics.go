@@ -186,7 +186,8 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 		"current_jobs_dead": st.Dead, "total_failures": st.Failures, "total_dead": st.DeadTotal,
 		"current_jobs_completed": st.Completed, "total_completed": st.CompletedTotal,
 		"current_jobs_cancelled": st.Cancelled, "total_cancelled": st.CancelledTotal,
-		"queue_creates": st.QueueCreates, "queue_deletes": st.QueueDeletes, "queue_expires": st.QueueExpires,
+		"current_followups": st.FollowUps, // kept, not yet pushed (docs/workflows.md)
+		"queue_creates":     st.QueueCreates, "queue_deletes": st.QueueDeletes, "queue_expires": st.QueueExpires,
 		"connections": s.connections(),
 		// This broker's pushes, pops and acks and the script calls that carried them.
 		"batched_operations": st.Batched.Ops, "batch_script_calls": st.Batched.Calls,
