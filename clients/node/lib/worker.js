@@ -222,8 +222,10 @@ export class Worker {
   /**
    * ack acks job with result and follow-ups (push). A result gmq refuses
    * as too big (413: the ack did nothing) is told to onError and dropped,
-   * and the ack sent again without it. Follow-ups gmq refuses (400 or 413)
-   * fail the job, and onError is told (see Done).
+   * and the ack sent again without it. Follow-ups gmq refuses (400 or 413),
+   * or that this client refuses to send (a TypeError: a body neither a
+   * string, an object nor an array), fail the job, and onError is told
+   * (see Done).
    */
   async #ack(job, result, push) {
     const follow = push.length > 0 ? push : undefined;
@@ -236,7 +238,7 @@ export class Worker {
         await this.#client.ack(job, { push: follow });
       }
     } catch (err) {
-      if (!follow || (err?.status !== 400 && err?.status !== 413)) throw err;
+      if (!follow || (err?.status !== 400 && err?.status !== 413 && !(err instanceof TypeError))) throw err;
       this.#onError(new ResultError(`its follow-ups were refused (${err.message}): failed`, err), job);
       await this.#client.fail(job, err.message);
     }

@@ -77,24 +77,28 @@ test('a handler ends its job with follow-ups: a Done', { skip: noBroker }, async
   const mails = topic('work-mails');
   await c.push(t, '1', { id: `${t}-1`, ttr: 30 });
   await c.push(t, 'bad', { id: `${t}-bad`, ttr: 30, retry: { maxAttempts: 1 } });
+  await c.push(t, 'numeric', { id: `${t}-numeric`, ttr: 30, retry: { maxAttempts: 1 } });
   const handled = [];
   const errors = [];
   const w = c.worker([t, mails], async (job) => {
     handled.push(`${job.topic === t ? 'order' : 'mail'}:${job.body}`);
     if (job.body === 'bad') return new Done({ push: [{ topic: mails, body: 'never', id: 'own-id' }] });
+    if (job.body === 'numeric') return new Done({ push: [{ topic: mails, body: 42 }] }); // refused before it is sent
     if (job.topic === t) return new Done({ result: 'shipped', push: [{ topic: mails, body: `mail for ${job.body}` }] });
     return undefined;
   }, { signals: false, pollTimeout: 1, onError: (err) => errors.push(err) });
   try {
-    await until(async () => handled.length === 3 && (await c.getJob(`${t}-bad`))?.state === 'dead', 10000, 'three jobs handled');
+    await until(async () => handled.length === 4 && (await c.getJob(`${t}-bad`))?.state === 'dead' &&
+      (await c.getJob(`${t}-numeric`))?.state === 'dead', 10000, 'four jobs handled');
   } finally {
     await w.stop();
   }
-  assert.deepEqual([...handled].sort(), ['mail:mail for 1', 'order:1', 'order:bad']);
+  assert.deepEqual([...handled].sort(), ['mail:mail for 1', 'order:1', 'order:bad', 'order:numeric']);
   assert.equal(await c.getJob(`${t}-1`), null);
   const bad = await c.getJob(`${t}-bad`);
   assert.match(bad.last_error, /push: job 0: .*id/);
-  assert.equal(errors.length, 1, errors.join('\n'));
-  assert.ok(errors[0] instanceof ResultError && /follow-ups were refused/.test(errors[0].message), String(errors[0]));
+  assert.match((await c.getJob(`${t}-numeric`)).last_error, /body/);
+  assert.equal(errors.length, 2, errors.join('\n'));
+  assert.ok(errors.every((e) => e instanceof ResultError && /follow-ups were refused/.test(e.message)), errors.join('\n'));
   assert.equal(await c.pop(mails, { timeout: 0.2 }), null);
 });
