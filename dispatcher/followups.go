@@ -40,10 +40,14 @@ func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, res
 		if err := d.validateFollowUp(j); err != nil {
 			return fmt.Errorf("push: job %d: %w", i, err)
 		}
-		// With the result its body grows by it: {"body": ..., "result": ...}.
-		if j.WithResult && len(j.Body)+len(result)+2*len(`"body":,"result":{}`) > d.opts.MaxBody {
-			return fmt.Errorf("push: job %d: %w: with_result, its body (%d bytes) and the result (%d) are over max_body (%d)",
-				i, job.ErrTooBig, len(j.Body), len(result), d.opts.MaxBody)
+		if j.WithResult { // its body with the result: {"body": ..., "result": ...}, as it will be pushed
+			body, err := job.WithResultBody(j.Body, j.BodyJSON, result)
+			if err == nil && len(body) > d.opts.MaxBody {
+				err = fmt.Errorf("%w: with_result, its body and the result are %d bytes, over max_body (%d)", job.ErrTooBig, len(body), d.opts.MaxBody)
+			}
+			if err != nil {
+				return fmt.Errorf("push: job %d: %w", i, err)
+			}
 		}
 	}
 	specs, owner := d.expandAliases(f.Jobs) // owner[k]: the follow-up specs[k] came from (nil: specs is f.Jobs)

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -38,10 +39,17 @@ type Unique struct {
 	Mode UniqueMode
 }
 
+// FollowUpKeyPrefix starts the unique key each follow-up is pushed with,
+// which makes it once (docs/workflows.md): a producer's key may not.
+const FollowUpKeyPrefix = "gmq follow-up "
+
 // Check validates u.
 func (u Unique) Check() error {
 	if u.Key == "" || len(u.Key) > MaxUniqueKey || !utf8.ValidString(u.Key) {
 		return fmt.Errorf("%w: unique key: want 1 to %d bytes of UTF-8", ErrInvalid, MaxUniqueKey)
+	}
+	if strings.HasPrefix(u.Key, FollowUpKeyPrefix) {
+		return fmt.Errorf("%w: unique key %q: keys starting %q are gmq's own (follow-ups')", ErrInvalid, u.Key, FollowUpKeyPrefix)
 	}
 	if u.For < time.Millisecond || u.For > MaxUniqueFor {
 		return fmt.Errorf("%w: unique for: want seconds from 0.001 to %d", ErrInvalid, int64(MaxUniqueFor/time.Second))

@@ -50,7 +50,9 @@ if mode == 'ack' then
   local t = topic_keys(1, ARGV[A.ack.topic])
   local record = redis.call('HGET', K_JOBS, member)
   local job = record and cmsgpack.unpack(record)
-  if job and job[F_STATE] == COMPLETED and job[F_TOPIC] == t.name then return {R.OK, '', '', 'again'} end
+  if job and job[F_STATE] == COMPLETED and job[F_TOPIC] == t.name then -- by an earlier ack: of this delivery?
+    return refusal(job, t.name, tonumber(ARGV[A.ack.attempt])) or {R.OK, '', '', 'again'}
+  end
   local due, kept, result = now + tonumber(ARGV[A.ack.grace]), {R.OK, '', '', ''}, ARGV[A.ack.result]
   local follow = function(entries) outcomes.follow_up(list, specs, entries, due, result, kept) end
   local cid, refused, _, dropped = ack_job(t, member, record, tonumber(ARGV[A.ack.attempt]), 'ack', result, redis.call, follow)

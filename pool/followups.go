@@ -61,28 +61,13 @@ type followUp struct {
 }
 
 // body is the follow-up's body as pushed: its own, or with WithResult
-// {"body": its own, "result": the finished job's, null for none}.
+// its own and the finished job's result (job.WithResultBody).
 func (f followUp) body() (string, bool, error) {
 	if !f.Spec.WithResult {
 		return f.Spec.Body, f.Spec.BodyJSON, nil
 	}
-	own := json.RawMessage(f.Spec.Body)
-	if !f.Spec.BodyJSON {
-		text, err := json.Marshal(f.Spec.Body)
-		if err != nil {
-			return "", false, err
-		}
-		own = text
-	}
-	result := f.Result
-	if len(result) == 0 {
-		result = json.RawMessage("null")
-	}
-	data, err := json.Marshal(struct {
-		Body   json.RawMessage `json:"body"`
-		Result json.RawMessage `json:"result"`
-	}{own, result})
-	return string(data), true, err
+	body, err := job.WithResultBody(f.Spec.Body, f.Spec.BodyJSON, string(f.Result))
+	return body, true, err
 }
 
 // ErrFollowUpsNeedFormat is an ack with follow-ups on a store below
@@ -210,7 +195,7 @@ func (p *Pool) followUpKeys(b int, topic string) (keys, places []string) {
 
 // followUpMarker is a follow-up's unique key in its topic: its id.
 func followUpMarker(id uint64) *job.Unique {
-	return &job.Unique{Key: "gmq follow-up " + strconv.FormatUint(id, 10), For: followUpMarkerFor, Mode: job.UniqueReject}
+	return &job.Unique{Key: job.FollowUpKeyPrefix + strconv.FormatUint(id, 10), For: followUpMarkerFor, Mode: job.UniqueReject}
 }
 
 // moveFollowUps pushes one batch of bucket b's follow-ups due now (those
@@ -230,6 +215,12 @@ func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, 
 		return nil, false, nil
 	}
 	ready, left, err := p.pushFollowUps(ctx, b, pairs)
+	if errors.As(err, new(errFollowUpsPutOff)) {
+		// Refused by their topics and put off (their tries back off), not
+		// the timer's failure: its round goes on to the bucket's other
+		// work. current_followups counts them.
+		err = nil
+	}
 	return ready, err == nil && left > 0 && len(pairs) == p.opts.TickBatch, err
 }
 
@@ -270,11 +261,19 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 				return
 			}
 			e.got, e.err = p.push(ctx, spec, e.f.Seq, scheduleFire{})
+			if errors.As(e.err, new(uniqueFanoutError)) {
+				// A topic with fanout children takes no unique key: pushed
+				// without its marker, so a crash between this push and its
+				// removal makes it again if it was already done with (its
+				// number still refuses it while it waits).
+				spec.Unique = nil
+				e.got, e.err = p.push(ctx, spec, e.f.Seq, scheduleFire{})
+			}
 			var held *job.UniqueError
 			switch {
 			case e.err == nil:
 				e.made = true
-			case errors.As(e.err, &held) && held.Key == spec.Unique.Key, errors.Is(e.err, errTaken):
+			case errors.As(e.err, &held) && spec.Unique != nil && held.Key == spec.Unique.Key && held.ID == n, errors.Is(e.err, errTaken):
 				e.made, e.err = true, nil // pushed before: a crash came between its push and its removal
 			}
 		})
@@ -287,6 +286,7 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 		"max", strconv.FormatInt(millis(followUpLaterMost), 10))...)
 	calls := [][]string{done}
 	var failed error
+	unreached := false // a failure to reach Redis, not only refusals
 	for _, e := range list {
 		switch {
 		case e.made:
@@ -305,6 +305,7 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 			calls[0] = append(calls[0], e.id)
 		case isRedisFailure(e.err):
 			failed = errors.Join(failed, e.err) // left for the next round
+			unreached = true
 		default:
 			failed = errors.Join(failed, e.err)
 			later = append(later, e.id)
@@ -320,11 +321,20 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 			return ready, 0, errors.Join(failed, wrapRedis("push follow-ups", err))
 		}
 	}
+	if failed != nil && !unreached {
+		return ready, left, errFollowUpsPutOff{fmt.Errorf("push follow-ups: their topics refused some, put off: %w", failed)}
+	}
 	if failed != nil {
 		return ready, left, fmt.Errorf("push follow-ups: %w", failed)
 	}
 	return ready, left, nil
 }
+
+// errFollowUpsPutOff is pushFollowUps's error when every failure was a
+// topic's refusal, each put off (later): done with for this round.
+type errFollowUpsPutOff struct{ error }
+
+func (e errFollowUpsPutOff) Unwrap() error { return e.error }
 
 // OnFollowUpsReady has fn told of the follow-ups an ack through this pool
 // pushed at once and made ready (their topic, how many), so that the

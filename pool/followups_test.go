@@ -472,7 +472,7 @@ func TestRefusedFollowUpBacksOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} { // tries 1 to 3
 		if i > 0 { // its timer's next tries
 			if _, _, err := p.pushFollowUps(ctx, got.Bucket, [][2]string{{fid, spec}}); !errors.Is(err, job.ErrTooBig) {
 				t.Fatalf("try %d: %v", i+1, err)
@@ -485,7 +485,18 @@ func TestRefusedFollowUpBacksOff(t *testing.T) {
 	if st, err := p.Stats(ctx); err != nil || st.FollowUps != 1 {
 		t.Fatalf("stats while it is put off: %d follow-ups pending (%v), want 1", st.FollowUps, err)
 	}
+	// Due again and refused again: not the timer's error, so its round goes
+	// on to the bucket's other work.
+	if err := p.client.Do(ctx, p.client.B().Zadd().Key(list).ScoreMember().ScoreMember(0, fid).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.Tick(ctx, got.Bucket, followupsDue); err != nil {
+		t.Fatalf("a round of the timer over a follow-up its topic refuses: %v, want none (it is put off)", err)
+	}
 	checkClean(t, p, ctx)
+	if w := waits(); w > 8*time.Second || w < 7*time.Second { // its 4th refusal, the timer's round above
+		t.Fatalf("after the timer's try it waits %v, want about 8s", w)
+	}
 	if err := p.SetTopicConfig(ctx, "small", job.TopicConfig{"max_item_size": "100"}); err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,17 @@ func bodyKey(body string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// uniqueFanoutError is a unique push to a topic with fanout children, which
+// a unique key cannot name (job.ErrInvalid; a follow-up's marker then
+// steps aside: followups.go).
+type uniqueFanoutError struct{ topic string }
+
+func (e uniqueFanoutError) Error() string {
+	return fmt.Sprintf("push to %q: %v: it has fanout children, and a unique key names one job", e.topic, job.ErrInvalid)
+}
+
+func (e uniqueFanoutError) Unwrap() error { return job.ErrInvalid }
+
 // uniqueOutcome reads a push's reply that its unique key settled: a job
 // changed (Pushed naming it, true), a refusal (an error, true), or neither
 // (false: the push stored a new job, or was refused otherwise).
@@ -83,7 +94,7 @@ func (p *Pool) uniqueOutcome(j job.Spec, reply []rueidis.RedisMessage) (Pushed, 
 	switch status {
 	case replyUnique, replyReplaced, replyDebounced:
 	case replyUniqueFanout:
-		return Pushed{}, true, fmt.Errorf("push to %q: %w: it has fanout children, and a unique key names one job", j.Topic, job.ErrInvalid)
+		return Pushed{}, true, uniqueFanoutError{j.Topic}
 	default:
 		return Pushed{}, false, nil
 	}

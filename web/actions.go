@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -111,6 +112,9 @@ func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	acks, pushes, next, err := parseAcks(data, s.opts.MaxBatch, s.defaults())
+	if err == nil && next != nil && slices.ContainsFunc(pushes, func(p []job.Spec) bool { return p != nil }) {
+		err = fmt.Errorf("%w: an ack with follow-ups (push) cannot pop the next jobs (next) in the same request: ack, then pop", errBadRequest)
+	}
 	if err == nil && next != nil {
 		err = s.checkCount(next.Count)
 	}

@@ -190,3 +190,55 @@ func TestFollowUpToAnAlias(t *testing.T) {
 		t.Fatalf("a then to an alias: %d %v", code, got)
 	}
 }
+
+// What an attack on follow-ups found, each as it holds now: a follow-up to
+// a fanout parent reaches it and its children; with_result's body is as
+// long as its parts (nothing escaped that need not be), and one over
+// max_body is refused with the ack; a producer cannot take a follow-up's
+// key; an ack retried on a completed job by another delivery is stale; a
+// batch ack with follow-ups pops no next jobs.
+func TestFollowUpsAttacked(t *testing.T) {
+	b := broker(t) // max_body 1024
+	api := b.URL + "/api/v1"
+	mustCall(t, 200, "GET", api+"/topics/fp+c/config", ``) // a fanout child of fp
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"at-1","topic":"at","body":"x","ttr":60}`)
+	mustCall(t, 200, "GET", api+"/pop?topic=at", ``)
+	mustCall(t, 200, "POST", api+"/jobs/at-1/ack", `{"push":[{"topic":"fp","body":"to the parent"}]}`)
+	for _, topic := range []string{"fp", "fp+c"} {
+		if got := mustCall(t, 200, "GET", api+"/pop?topic="+strings.ReplaceAll(topic, "+", "%2B")+"&timeout=30", ``); got["body"] != "to the parent" {
+			t.Fatalf("%s: %v", topic, got)
+		}
+	}
+
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"at-2","topic":"at","body":"x","ttr":60}`)
+	mustCall(t, 200, "GET", api+"/pop?topic=at", ``)
+	lt := strings.Repeat("<", 600)
+	code, out := call(t, "POST", api+"/jobs/at-2/ack", `{"result":"`+lt+`","push":[{"topic":"at-r","body":"`+lt+`","with_result":true}]}`)
+	if msg, _ := out["error"].(string); code != 413 || !strings.Contains(msg, "over max_body") {
+		t.Fatalf("with_result over max_body: %d %v", code, out)
+	}
+	mustCall(t, 200, "POST", api+"/jobs/at-2/ack", `{"result":"<>&","push":[{"topic":"at-r","body":"`+lt+`","with_result":true}]}`)
+	got := mustCall(t, 200, "GET", api+"/topics/at-r", ``)
+	if want := float64(len(`{"body":"` + lt + `","result":"<>&"}`)); got["bytes"] != want {
+		t.Fatalf("the with_result body: %v bytes, want %v", got["bytes"], want)
+	}
+
+	code, out = call(t, "POST", api+"/jobs", `{"topic":"at","body":"y","unique":{"key":"gmq follow-up 12345","for":60}}`)
+	if msg, _ := out["error"].(string); code != 400 || !strings.Contains(msg, "gmq's own") {
+		t.Fatalf("a producer's key in the follow-ups' space: %d %v", code, out)
+	}
+
+	mustCall(t, 200, "PUT", api+"/topics/kc/config", `{"keep_completed":600}`)
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"kc-1","topic":"kc","body":"x","ttr":60}`)
+	mustCall(t, 200, "GET", api+"/pop?topic=kc", ``)
+	mustCall(t, 200, "POST", api+"/jobs/kc-1/ack", `{"attempt":1,"push":[{"topic":"kc-next","body":"once"}]}`)
+	if again := mustCall(t, 200, "POST", api+"/jobs/kc-1/ack", `{"attempt":1,"push":[{"topic":"kc-next","body":"once"}]}`); again["again"] != true {
+		t.Fatalf("the same delivery's ack again: %v", again)
+	}
+	mustCall(t, 409, "POST", api+"/jobs/kc-1/ack", `{"attempt":7,"push":[{"topic":"kc-next","body":"once"}]}`)
+
+	code, out = call(t, "POST", api+"/ack", `{"jobs":[{"id":"kc-1","push":[{"topic":"x","body":"y"}]}],"next":{"topics":["at"]}}`)
+	if msg, _ := out["error"].(string); code != 400 || !strings.Contains(msg, "cannot pop the next jobs") {
+		t.Fatalf("a batch ack with follow-ups and next: %d %v", code, out)
+	}
+}
