@@ -72,6 +72,7 @@ func TestAdminStats(t *testing.T) {
 		{"jobs by state", "reserved", "1"},
 		{"jobs by state", "buried", "1"},
 		{"jobs by state", "dead", "0"},
+		{"jobs by state", "follow-ups waiting", "0"},
 		{"totals", "pushed", "5"},
 		{"totals", "reserved", "2"},
 		{"totals", "buried", "1"},

@@ -81,6 +81,7 @@ func statsView(m, redis map[string]any, redisErr error) []section {
 	for _, state := range []string{"ready", "delayed", "reserved", "buried", "dead", "completed", "cancelled"} {
 		r.add(&jobs, state, "current_jobs_"+state, nil)
 	}
+	r.add(&jobs, "follow-ups waiting", "current_followups", nil) // kept, not yet pushed (docs/workflows.md)
 
 	totals := section{title: "totals"}
 	for _, t := range [][2]string{
