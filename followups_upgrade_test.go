@@ -17,6 +17,22 @@ import (
 // to 3: its timers know no follow-ups.
 const formatThreeCommit = "9a33dfda05d92fd85293b24502190f8cb06e83d5"
 
+// metaField reads a field of gmq:meta on the Redis at url, anew each call
+// (the store's "format", ...), on a client of the test's own.
+func metaField(t *testing.T, url, field string) func() string {
+	t.Helper()
+	ctx := context.Background()
+	client, err := pool.Dial(ctx, url, 5*time.Second, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	return func() string {
+		v, _ := client.Do(ctx, client.B().Hget().Key("gmq:meta").Field(field).Build()).ToString()
+		return v
+	}
+}
+
 // Two versions of the broker on one Redis: while a format 3 broker runs,
 // an ack with follow-ups is refused whole (503, naming the format; the job
 // stays reserved), since that broker's timer would not push them. Once it
@@ -31,16 +47,7 @@ func TestFollowUpsWaitForTheStoreFormat(t *testing.T) {
 	srv := redistest.Start(t)
 	a := startBrokerOf(t, srv.URL(), old) // first: the store takes format 3
 	b := startBroker(t, srv.URL())
-	ctx := context.Background()
-	client, err := pool.Dial(ctx, srv.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	format := func() string {
-		v, _ := client.Do(ctx, client.B().Hget().Key("gmq:meta").Field("format").Build()).ToString()
-		return v
-	}
+	format := metaField(t, srv.URL(), "format")
 	if f := format(); f != "3" {
 		t.Fatalf("with a format 3 broker running, the store is at format %q", f)
 	}

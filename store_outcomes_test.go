@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -44,16 +42,7 @@ func TestCompletedJobsWaitForFormat3(t *testing.T) {
 		return r
 	}
 	call(b, 200, "PUT", "/api/v1/topics/reports/config", `{"keep_completed": 3600}`)
-	ctx := context.Background()
-	client, err := pool.Dial(ctx, srv.URL(), 5*time.Second, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	format := func() string {
-		v, _ := client.Do(ctx, client.B().Hget().Key("gmq:meta").Field("format").Build()).ToString()
-		return v
-	}
+	format := metaField(t, srv.URL(), "format")
 	if f := format(); f != "2" {
 		t.Fatalf("with a format 2 broker running, the store is at format %q", f)
 	}
