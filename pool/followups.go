@@ -111,14 +111,31 @@ func (p *Pool) ackNumberPushing(ctx context.Context, n uint64, attempt int, resu
 	if err != nil {
 		return AckedPushing{}, fmt.Errorf("ack: %w", err)
 	}
+	var unconfirmed error // with wait_replicas: the ack and its follow-ups not yet on enough replicas
 	reply, err := p.onNumber(ctx, "ack", n, attempt, func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
 		keys, places := p.followUpKeys(b, topic)
 		args := followupsScript.args(p.caller(), "ack", append(places, "member", m, "topic", topic, "attempt", strconv.Itoa(attempt),
 			"result", result, "entries", entries, "grace", strconv.FormatInt(millis(followUpGrace), 10))...)
-		return followupsScript.Exec(ctx, p.client, keys, args).ToArray()
+		var client rueidis.Client = p.client
+		var wait *waitClient
+		if p.opts.WaitReplicas > 0 { // the follow-ups are pushes: the ack that keeps them waits as a push does
+			wait = p.newWaitClient()
+			client = wait
+		}
+		reply, err := followupsScript.Exec(ctx, client, keys, args).ToArray()
+		if wait != nil && err == nil {
+			unconfirmed = wait.shortfall()
+		}
+		return reply, err
 	})
 	if err != nil {
 		return AckedPushing{}, err
+	}
+	if unconfirmed != nil && strAt(reply, 0) == replyOK {
+		// Not pushed from here: a failover could take the ack back, and
+		// the job, delivered again, would be acked with them again. Its
+		// bucket's timer pushes them after the grace, if the ack stands.
+		return AckedPushing{}, fmt.Errorf("ack with follow-ups: %w", unconfirmed)
 	}
 	if strAt(reply, 3) == "again" {
 		return AckedPushing{Again: true}, nil

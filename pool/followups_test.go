@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/job"
 )
 
@@ -564,4 +565,31 @@ func TestFollowUpsOnRedisCluster(t *testing.T) {
 		}
 	}
 	checkClean(t, p, ctx)
+}
+
+// Under wait_replicas an ack with follow-ups waits for the replicas as a
+// push does: unconfirmed, it answers why (the job is acked on the master,
+// and its follow-ups are left for the bucket's timer, not pushed from an
+// ack a failover could take back).
+func TestFollowUpsWaitForReplicas(t *testing.T) {
+	p, ctx := newPoolWith(t, Options{WaitReplicas: 1, WaitTimeout: 50 * time.Millisecond})
+	p.opts.WaitReplicas = 0 // the job itself, pushed and popped without replicas
+	id, attempt := reserved(t, p, ctx, "a", nil)
+	p.opts.WaitReplicas = 1
+	_, err := p.AckPushing(ctx, num(id), attempt, "", []job.Spec{{Topic: "b", Body: "x", Priority: job.DefaultPriority, TTR: time.Minute}})
+	if !errors.Is(err, job.ErrUnavailable) || !strings.Contains(err.Error(), "0 of the 1 replicas") {
+		t.Fatalf("an ack with follow-ups on a master without replicas: %v", err)
+	}
+	if st, err := p.Stats(ctx); err != nil || st.FollowUps != 1 {
+		t.Fatalf("its follow-up: %d kept (%v), want 1 for the timer", st.FollowUps, err)
+	}
+
+	master := redistest.Start(t) // with a replica: confirmed, and pushed at once
+	redistest.StartReplica(t, master)
+	p, ctx = newReplicatedPool(t, master, 1)
+	id, attempt = reserved(t, p, ctx, "a", nil)
+	got, err := p.AckPushing(ctx, num(id), attempt, "", []job.Spec{{Topic: "b", Body: "x", Priority: job.DefaultPriority, TTR: time.Minute}})
+	if err != nil || got.PushErr != nil || got.Ready["b"] != 1 {
+		t.Fatalf("an ack with follow-ups, its replica there: %+v %v", got, err)
+	}
 }
