@@ -20,7 +20,8 @@ const maxFollowUpDepth = 8
 // FollowUps are the jobs an ack pushes once it succeeds (SettleParams.Push
 // with ActionAck; docs/workflows.md): the ack and its follow-ups happen
 // together or not at all, and each follow-up is pushed exactly once, by
-// its bucket's timer, within moments of the ack.
+// the broker that acked before it answers (a bucket's timer after a grace,
+// if that broker died).
 type FollowUps struct {
 	Jobs []job.Spec
 	// Pushed is set by Settle: each job's id, in Jobs' order (an alias's
@@ -74,27 +75,35 @@ func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, res
 	return nil
 }
 
-// validateFollowUp checks a follow-up as a push is checked, and refuses
-// what a follow-up cannot be: unique (each is made once by a unique key
-// of its own), or named by an id of the client's (it is pushed under the
-// number it was given).
+// validateFollowUp checks an ack's follow-up as a push is checked, and as
+// followUpRules say.
 func (d *Dispatcher) validateFollowUp(j job.Spec) error {
 	if err := d.validateOne(j); err != nil {
 		return err
 	}
-	if j.Unique != nil {
-		return fmt.Errorf("%w: a follow-up cannot be unique: each is pushed once by a unique key of its own", job.ErrInvalid)
-	}
-	if j.ClientID != "" {
-		return fmt.Errorf("%w: a follow-up cannot carry an id: the ack answers the number it is pushed under", job.ErrInvalid)
+	if err := followUpRules(j); err != nil {
+		return err
 	}
 	return d.validateNested(j)
 }
 
+// followUpRules are what a follow-up cannot be, where a push may: unique
+// (each is pushed once by a unique key of its own), or named by an id of
+// the client's (it is pushed under the number it was given).
+func followUpRules(j job.Spec) error {
+	if j.Unique != nil {
+		return fmt.Errorf("%w: a follow-up cannot be unique: each is pushed once by a unique key of its own", job.ErrInvalid)
+	}
+	if j.ClientID != "" {
+		return fmt.Errorf("%w: a follow-up cannot carry an id: it is pushed under the number it was given", job.ErrInvalid)
+	}
+	return nil
+}
+
 // validateNested checks a job's own follow-ups (Then, OnDead), nested ones
-// too: each as validateFollowUp says, none to an alias (the bucket's timer
-// pushes them where they name), at most maxFollowUpDepth deep and
-// MaxFollowUps in all.
+// too: each as a push is checked and as followUpRules say, none to an
+// alias (they are pushed where they name), none on_dead with_result, at
+// most maxFollowUpDepth deep and MaxFollowUps in all.
 func (d *Dispatcher) validateNested(j job.Spec) error {
 	count := 0
 	var walk func(j job.Spec, depth int) error
@@ -114,11 +123,8 @@ func (d *Dispatcher) validateNested(j job.Spec) error {
 				if _, alias := d.alias(f.Topic); err == nil && alias {
 					err = fmt.Errorf("%w: %q is an alias: a job's own follow-up names one topic", job.ErrInvalid, f.Topic)
 				}
-				if err == nil && f.Unique != nil {
-					err = fmt.Errorf("%w: a follow-up cannot be unique: each is pushed once by a unique key of its own", job.ErrInvalid)
-				}
-				if err == nil && f.ClientID != "" {
-					err = fmt.Errorf("%w: a follow-up cannot carry an id: it is pushed under the number it was given", job.ErrInvalid)
+				if err == nil {
+					err = followUpRules(f)
 				}
 				if err == nil && f.WithResult && list.name == "on_dead" {
 					err = fmt.Errorf("%w: with_result: a job that died has no result (its last error is on its view)", job.ErrInvalid)

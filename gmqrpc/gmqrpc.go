@@ -191,11 +191,9 @@ func (s *Service) ack(args AckArgs, reply *any) error {
 		return args.err
 	}
 	var push *dispatcher.FollowUps
-	if args.push != nil {
-		jobs, err := args.followUps(jobjson.Defaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority})
-		if err != nil {
-			return err
-		}
+	if jobs, err := args.fields.FollowUps("push", jobjson.Defaults{TTR: s.opts.DefaultTTR, Priority: s.opts.DefaultPriority}); err != nil {
+		return err
+	} else if jobs != nil {
 		push = &dispatcher.FollowUps{Jobs: jobs}
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
@@ -226,24 +224,9 @@ type AckArgs struct {
 	ID      string
 	Attempt int
 	Token   job.Delivery
-	Result  string            // a JSON value's compact text ("" none)
-	push    []json.RawMessage // the follow-ups, each a job as Push takes it (nil: none)
-	err     error             // returned by Ack, so the client gets it as the call's error
-}
-
-// followUps reads the ack's follow-ups as Push reads a job.
-func (a AckArgs) followUps(def jobjson.Defaults) ([]job.Spec, error) {
-	out := make([]job.Spec, len(a.push))
-	for i, item := range a.push {
-		f, err := jobjson.Decode(item)
-		if err == nil {
-			out[i], err = jobjson.Job(f, def)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("push: job %d: %w", i, err)
-		}
-	}
-	return out, nil
+	Result  string         // a JSON value's compact text ("" none)
+	fields  jobjson.Fields // the object's, for its follow-ups ("push": read with the service's defaults)
+	err     error          // returned by Ack, so the client gets it as the call's error
 }
 
 func (a *AckArgs) UnmarshalJSON(data []byte) error {
@@ -260,11 +243,7 @@ func (a *AckArgs) UnmarshalJSON(data []byte) error {
 	if err == nil {
 		a.Result, err = f.Result()
 	}
-	if raw, ok := f["push"]; err == nil && ok && string(raw) != "null" {
-		if json.Unmarshal(raw, &a.push) != nil || len(a.push) == 0 || len(a.push) > dispatcher.MaxFollowUps {
-			err = fmt.Errorf("%w: push: want an array of 1 to %d jobs, each as Service.Push takes it", jobjson.ErrBadRequest, dispatcher.MaxFollowUps)
-		}
-	}
+	a.fields = f
 	a.err = err
 	return nil
 }

@@ -15,9 +15,11 @@ import (
 )
 
 // An ack may carry follow-ups: jobs pushed once the ack succeeds
-// (lua/followups.lua). The ack stores them in its job's bucket in the same
-// script call, each under the number it will have, so the ack answers
-// their ids at once; the bucket's timer pushes them to their topics
+// (lua/followups.lua), and a job its own (then, on_dead). The ack keeps
+// them in its job's bucket in the same script call, each under the number
+// it will have, so the ack answers their ids at once; the broker that
+// acked then pushes them (pushFollowUps), and a bucket's timer pushes
+// those a dead broker or a refusal left, after followUpGrace
 // (moveFollowUps). Each push carries a marker, a unique key in its topic
 // held for followUpMarkerFor, so a push made again after a crash (between
 // the push and its removal from the bucket) is refused, and the follow-up
@@ -76,9 +78,8 @@ var ErrFollowUpsNeedFormat = fmt.Errorf("%w: an ack's follow-ups need the store 
 	job.ErrBusy, FollowUpFormat)
 
 // AckedPushing is what AckPushing did: the follow-ups' ids, in their
-// order, and the bucket that keeps them until its timer pushes them (nudge
-// it); or, Again, nothing, as the job was completed by an earlier ack,
-// which kept its own follow-ups.
+// order, and the bucket that kept them; or, Again, nothing, as the job was
+// completed by an earlier ack, which kept its own follow-ups.
 type AckedPushing struct {
 	IDs    []uint64
 	Bucket int
@@ -277,12 +278,16 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 			if spec.Body, spec.BodyJSON, e.err = e.f.body(); e.err != nil {
 				return
 			}
+			// A topic with fanout children takes no unique key: pushed
+			// without its marker, so a crash between this push and its
+			// removal makes it again if it was already done with (its
+			// number still refuses it while it waits). The pool's list of
+			// children says so first; a stale one costs a second push.
+			if len(p.fanout.get(spec.Topic)) > 0 {
+				spec.Unique = nil
+			}
 			e.got, e.err = p.push(ctx, spec, e.f.Seq, scheduleFire{})
-			if errors.As(e.err, new(uniqueFanoutError)) {
-				// A topic with fanout children takes no unique key: pushed
-				// without its marker, so a crash between this push and its
-				// removal makes it again if it was already done with (its
-				// number still refuses it while it waits).
+			if spec.Unique != nil && errors.As(e.err, new(uniqueFanoutError)) {
 				spec.Unique = nil
 				e.got, e.err = p.push(ctx, spec, e.f.Seq, scheduleFire{})
 			}
@@ -299,9 +304,7 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 	keys, places := p.followUpKeys(b, "")
 	ready := map[string]int{}
 	done := followupsScript.args(p.caller(), "done", places...)
-	later := followupsScript.args(p.caller(), "later", append(places, "ms", strconv.FormatInt(millis(followUpLater), 10),
-		"max", strconv.FormatInt(millis(followUpLaterMost), 10))...)
-	calls := [][]string{done}
+	var refused []string // put off: their topics refused them
 	var failed error
 	unreached := false // a failure to reach Redis, not only refusals
 	for _, e := range list {
@@ -319,17 +322,19 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 			for _, child := range e.got.Children {
 				ready[child]++
 			}
-			calls[0] = append(calls[0], e.id)
+			done = append(done, e.id)
 		case isRedisFailure(e.err):
 			failed = errors.Join(failed, e.err) // left for the next round
 			unreached = true
 		default:
 			failed = errors.Join(failed, e.err)
-			later = append(later, e.id)
+			refused = append(refused, e.id)
 		}
 	}
-	if len(later) > len(followupsScript.args(p.caller(), "later", append(places, "ms", "0", "max", "0")...)) {
-		calls = append(calls, later)
+	calls := [][]string{done}
+	if len(refused) > 0 {
+		calls = append(calls, append(followupsScript.args(p.caller(), "later", append(places, "ms", strconv.FormatInt(millis(followUpLater), 10),
+			"max", strconv.FormatInt(millis(followUpLaterMost), 10))...), refused...))
 	}
 	var left int64
 	for _, args := range calls {

@@ -135,7 +135,7 @@ func parseAcks(data []byte, limit int, def jobDefaults) ([]ackItem, [][]job.Spec
 			acks[i].Result, err = jf.Result()
 		}
 		if err == nil {
-			pushes[i], err = parseFollowUps(jf, def)
+			pushes[i], err = jf.FollowUps("push", def)
 		}
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("job %d: %w", i, err)
@@ -252,7 +252,7 @@ func parseJobCall(data []byte, action string, def jobDefaults) (jobCall, error) 
 		}
 		call.Next = &next
 	}
-	if call.Push, err = parseFollowUps(f, def); err != nil {
+	if call.Push, err = f.FollowUps("push", def); err != nil {
 		return call, err
 	}
 	if call.Push != nil && call.Next != nil {
@@ -261,11 +261,6 @@ func parseJobCall(data []byte, action string, def jobDefaults) (jobCall, error) 
 	return call, nil
 }
 
-// parseFollowUps reads an ack's "push": 1 to dispatcher.MaxFollowUps jobs,
-// each as POST /api/v1/jobs takes it (nil: none given).
-func parseFollowUps(f jobjson.Fields, def jobDefaults) ([]job.Spec, error) {
-	return f.FollowUps("push", def)
-}
 
 // page is the window of a list a request asks for: ?offset= skips that many
 // items (past the end: an empty page, with the total), ?limit= takes at most
