@@ -115,6 +115,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		wg.Go(func() { every(ctx, d.opts.HistoryEvery/2, d.sampleHistory) })
 	}
 	wg.Wait()
+	d.stopStatusTimer()
 	d.waiters.stopOpenings()
 }
 

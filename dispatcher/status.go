@@ -32,6 +32,7 @@ type statusState struct {
 	fleet, own, signals job.StatusLayer
 	brokers             map[string]job.StatusLayer // every broker's own, as last read
 	timer               *time.Timer                // wakes recompute at the next pending At
+	timerOff            bool                       // Run has ended: no timer is set again (stopStatusTimer)
 	announced, enforced atomic.Int32               // job.Status, recomputed on every change
 	watchers            []func(job.Status)         // told each new announced status (OnStatus)
 	lastAnnounced       job.Status
@@ -232,7 +233,7 @@ func (d *Dispatcher) recomputeStatus() {
 		st.timer.Stop()
 		st.timer = nil
 	}
-	if !next.IsZero() {
+	if !next.IsZero() && !st.timerOff {
 		st.timer = time.AfterFunc(time.Until(next), d.recomputeStatus)
 	}
 	st.announced.Store(int32(announced))
@@ -294,4 +295,17 @@ func (d *Dispatcher) allow(op string, class opClass) error {
 		return &job.StatusError{Status: s, Op: op}
 	}
 	return nil
+}
+
+// stopStatusTimer stops the timer of the next pending grace's end, for
+// good: Run, which owns it, has ended, and nothing it would wake runs.
+func (d *Dispatcher) stopStatusTimer() {
+	st := &d.status
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.timerOff = true
+	if st.timer != nil {
+		st.timer.Stop()
+		st.timer = nil
+	}
 }
