@@ -46,8 +46,11 @@ func (c *thriftClient) Put(ctx context.Context, body []byte, n int) error {
 		items[i] = body
 	}
 	put, err := c.k.Put(ctx, c.topic, items, 0)
-	if err != nil || int(put) != n {
-		return fmt.Errorf("put %d: %d put, %v", n, put, err)
+	if err != nil {
+		return fmt.Errorf("put %d: %w", n, err)
+	}
+	if int(put) != n {
+		return fmt.Errorf("put %d: %d put", n, put)
 	}
 	return nil
 }
@@ -66,8 +69,12 @@ func (c *thriftClient) PopAck(ctx context.Context, n int) error {
 			return fmt.Errorf("get: no item in %d ms", thriftWait)
 		}
 		if c.reliable {
-			if got, err := c.k.Confirm(ctx, c.topic, []int64{items[0].ID}); err != nil || got != 1 {
-				return fmt.Errorf("confirm %d: %d confirmed, %v", items[0].ID, got, err)
+			got, err := c.k.Confirm(ctx, c.topic, []int64{items[0].ID})
+			if err != nil {
+				return fmt.Errorf("confirm %d: %w", items[0].ID, err)
+			}
+			if got != 1 {
+				return fmt.Errorf("confirm %d: %d confirmed", items[0].ID, got)
 			}
 		}
 		n -= len(items)
