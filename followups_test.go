@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gmq/gmq/internal/redistest"
 )
@@ -88,5 +89,40 @@ func TestThenAfterABeanstalkdDelete(t *testing.T) {
 	}
 	if next := b.must(200, "GET", "/api/v1/pop?topic=bt-next&timeout=30", ``); next["body"] != "after the delete" {
 		t.Fatalf("the follow-up: %v", next)
+	}
+}
+
+// A follow-up its topic refuses (full) is pushed by a bucket's timer once
+// the topic has room, whichever broker's, and reaches a consumer in a long
+// poll on the other broker that has waited longer than every timeout (the
+// grace, the backoff's first tries, 5 s): two brokers, one Redis.
+func TestPutOffFollowUpReachesALongPoll(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a := startBroker(t, srv.URL())
+	b := startBroker(t, srv.URL())
+	a.must(200, "PUT", "/api/v1/topics/lp-next/config", `{"max_items":1}`)
+	a.must(201, "POST", "/api/v1/jobs", `{"id":"lp-filler","topic":"lp-next","body":"filler","ttr":600}`)
+	b.must(200, "GET", "/api/v1/pop?topic=lp-next", ``) // held: the topic stays full
+	a.must(201, "POST", "/api/v1/jobs", `{"id":"lp-1","topic":"lp","body":"x","ttr":600}`)
+	a.must(200, "GET", "/api/v1/pop?topic=lp", ``)
+	a.must(200, "POST", "/api/v1/jobs/lp-1/ack", `{"push":[{"topic":"lp-next","body":"after lp-1"}]}`)
+	if st := a.must(200, "GET", "/api/v1/stats", ``); st["current_followups"] != 1.0 {
+		t.Fatalf("the follow-up its full topic refused: %v waiting, want 1", st["current_followups"])
+	}
+	polled := make(chan answer, 1)
+	started := time.Now()
+	go func() { // ends with its long poll, at the latest its timeout
+		got, _ := b.do("GET", "/api/v1/pop?topic=lp-next&timeout=60", ``)
+		polled <- got
+	}()
+	time.Sleep(6 * time.Second) // the poll outlasts 5 s, the grace and the first tries: the topic stays full meanwhile
+	a.must(200, "POST", "/api/v1/jobs/lp-filler/ack", ``)
+	got := <-polled
+	if got.code != 200 || got.body["body"] != "after lp-1" || time.Since(started) < 6*time.Second {
+		t.Fatalf("the long poll on the other broker: %d %v after %v", got.code, got.body, time.Since(started))
+	}
+	if st := a.must(200, "GET", "/api/v1/stats", ``); st["current_followups"] != 0.0 {
+		t.Fatalf("after it was pushed: %v waiting", st["current_followups"])
 	}
 }
