@@ -362,32 +362,26 @@ func (c *conn) monitor(args []string) error {
 	if err := errors.Join(err1, err2, checkQueue(args[0])); err != nil || secs < 0 || most < 0 {
 		return fatal("monitor <queue> <seconds> [max-items]: whole numbers, and a valid queue name")
 	}
-	queue, deadline := args[0], time.Now().Add(time.Duration(min(secs, 86400))*time.Second)
-	for got := 0; got < most && c.reads.Count(queue) < c.s.opts.MaxOpenReads; got++ {
-		wait := time.Until(deadline)
-		if wait <= 0 {
-			break
-		}
-		ctx, cancel := context.WithTimeout(c.ctx, wait+c.s.opts.RequestTimeout)
-		jobs, err := c.s.d.Pop(ctx, dispatcher.PopParams{Topics: []string{queue}, Timeout: wait})
-		cancel()
-		if err != nil {
-			if c.ctx.Err() != nil {
+	queue := args[0]
+	var gone bool // the client went away as an item was written
+	err := c.reads.Monitor(c.ctx, openreads.MonitorParams{Queue: queue, Deadline: time.Now().Add(time.Duration(min(secs, 86400)) * time.Second),
+		Most: most, MaxOpen: c.s.opts.MaxOpenReads, RequestTimeout: c.s.opts.RequestTimeout,
+		Deliver: func(j *job.Job) error {
+			if j.TTR > 0 {
+				c.reads.Hold(queue, j)
+			}
+			c.value(queue, j)
+			if c.w.Flush() != nil { // each item as it comes
+				gone = true
 				return errClose
 			}
-			return &storeError{op: "monitor", err: err}
-		}
-		if len(jobs) == 0 {
-			break
-		}
-		j := jobs[0]
-		if j.TTR > 0 {
-			c.reads.Hold(queue, j)
-		}
-		c.value(queue, j)
-		if err := c.w.Flush(); err != nil { // each item as it comes
-			return errClose
-		}
+			return nil
+		}})
+	switch {
+	case gone, err != nil && c.ctx.Err() != nil:
+		return errClose
+	case err != nil:
+		return &storeError{op: "monitor", err: err}
 	}
 	c.line("END")
 	return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/openreads"
 	"github.com/gmq/gmq/job"
 )
 
@@ -27,7 +28,7 @@ func (c *conn) put(req request) error {
 		if err != nil {
 			return refused("Error parsing expiration time.")
 		}
-		expires = time.Now().Add(time.Duration(ms) * time.Millisecond) // 0 or less: expired at once, as kestrel
+		expires = job.ExpiresIn(time.Duration(ms) * time.Millisecond) // 0 or less: expired at once, as kestrel
 	}
 	queue := req.args[0]
 	if err := job.ValidateTopic(queue); err != nil {
@@ -130,27 +131,25 @@ func (c *conn) monitor(req request) error {
 	if err := c.reads.AckAll(c.writeCtx(), queue); err != nil {
 		return &storeError{op: "monitor", err: err}
 	}
-	deadline := time.Now().Add(timeout)
-	for got := 0; got < c.s.opts.MaxOpenReads && c.reads.Count(queue) < c.s.opts.MaxOpenReads; got++ {
-		wait := max(time.Until(deadline), 0)
-		ctx, cancel := context.WithTimeout(c.ctx, wait+c.s.opts.RequestTimeout)
-		jobs, err := c.s.d.Pop(ctx, dispatcher.PopParams{Topics: []string{queue}, Timeout: wait})
-		cancel()
-		if err != nil {
-			if c.ctx.Err() != nil {
-				return errClose
+	var ended error // Deliver's: a line feed's "-" line, or the client gone
+	err = c.reads.Monitor(c.ctx, openreads.MonitorParams{Queue: queue, Deadline: time.Now().Add(timeout),
+		Most: c.s.opts.MaxOpenReads, MaxOpen: c.s.opts.MaxOpenReads, RequestTimeout: c.s.opts.RequestTimeout, LateTake: true,
+		Deliver: func(j *job.Job) error {
+			if ended = c.deliver(queue, j); ended != nil {
+				return ended // a line feed: the "-" line ends the stream
 			}
-			return &storeError{op: "monitor", err: err}
-		}
-		if len(jobs) == 0 {
-			break
-		}
-		if err := c.deliver(queue, jobs[0]); err != nil {
-			return err // a line feed: the "-" line ends the stream
-		}
-		if err := c.w.Flush(); err != nil { // each item as it comes
-			return errClose
-		}
+			if c.w.Flush() != nil { // each item as it comes
+				ended = errClose
+			}
+			return ended
+		}})
+	switch {
+	case ended != nil:
+		return ended
+	case err != nil && c.ctx.Err() != nil:
+		return errClose
+	case err != nil:
+		return &storeError{op: "monitor", err: err}
 	}
 	c.line("*")
 	return nil

@@ -270,3 +270,43 @@ func (rs *Reads) due() []*Read {
 	}
 	return due
 }
+
+// MonitorParams are a monitor command's: take items of Queue one at a
+// time, each as it comes, until Most are taken, MaxOpen are open on the
+// queue, or none comes before Deadline. LateTake makes a pop after the
+// deadline still take what is ready now (kestrel's text protocol); else
+// the monitor ends at its deadline (memcache's). Each pop may wait
+// RequestTimeout past what it waits for.
+type MonitorParams struct {
+	Queue          string
+	Deadline       time.Time
+	Most, MaxOpen  int
+	RequestTimeout time.Duration
+	LateTake       bool
+	Deliver        func(*job.Job) error // hands an item to the client (and holds it: Hold); an error ends the monitor with it
+}
+
+// Monitor runs a monitor command on ctx, the connection's (whose end ends
+// a pop that waits): it returns Deliver's error, or a pop's.
+func (rs *Reads) Monitor(ctx context.Context, p MonitorParams) error {
+	for got := 0; got < p.Most && rs.Count(p.Queue) < p.MaxOpen; got++ {
+		wait := time.Until(p.Deadline)
+		if wait <= 0 && !p.LateTake {
+			return nil
+		}
+		wait = max(wait, 0)
+		pctx, cancel := context.WithTimeout(ctx, wait+p.RequestTimeout)
+		jobs, err := rs.d.Pop(pctx, dispatcher.PopParams{Topics: []string{p.Queue}, Timeout: wait})
+		cancel()
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		if err := p.Deliver(jobs[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
