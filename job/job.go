@@ -215,3 +215,14 @@ func (j *Job) TimeLeft() time.Duration {
 
 // Age is how long ago the job was created.
 func (j *Job) Age() time.Duration { return j.Now.Sub(j.Created) }
+
+// ExpiresIn is when a job that expires in d expires: d from now, or, for
+// d of 0 or less ("expired at once"), a second ago, so that it is past on
+// Redis's clock too, which may be a millisecond behind this machine's
+// (a job expiring "now" would be popped in that millisecond).
+func ExpiresIn(d time.Duration) time.Time {
+	if d <= 0 {
+		d = -time.Second
+	}
+	return time.Now().Add(d)
+}

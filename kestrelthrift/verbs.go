@@ -290,5 +290,5 @@ func expiry(ms int32) time.Time {
 	if ms == 0 {
 		return time.Time{}
 	}
-	return time.Now().Add(time.Duration(ms) * time.Millisecond)
+	return job.ExpiresIn(time.Duration(ms) * time.Millisecond)
 }
