@@ -35,7 +35,7 @@ type FollowUps struct {
 // ackPushing is Settle's ack of job id's delivery attempt, with result and follow-ups f.
 func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, result string, f *FollowUps) error {
 	if err := d.allow("push", writing); err != nil { // the follow-ups are pushes: refused whole, the job stays reserved
-		return err
+		return fmt.Errorf("an ack with follow-ups is refused whole, its job still reserved (a plain ack is let through): %w", err)
 	}
 	for i, j := range f.Jobs {
 		if err := d.validateFollowUp(j); err != nil {
