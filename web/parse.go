@@ -261,7 +261,6 @@ func parseJobCall(data []byte, action string, def jobDefaults) (jobCall, error) 
 	return call, nil
 }
 
-
 // page is the window of a list a request asks for: ?offset= skips that many
 // items (past the end: an empty page, with the total), ?limit= takes at most
 // that many, cut to the list's own cap.
