@@ -101,10 +101,21 @@ func startBrokerWith(t *testing.T, redisURL, bin, extra string) *brokerProc {
 	if err := os.WriteFile(conf, []byte("[redis]\nbuckets = 4\n[bucket]\nmax_sleep = 200ms\n"+extra), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := &brokerProc{t: t, addr: addr, beanstalk: freeAddr(t), rpc: freeAddr(t), kestrel: freeAddr(t), text: freeAddr(t), thrift: freeAddr(t), redis: redisURL, conf: conf, log: &syncLog{}, bin: bin}
-	b.start()
+	b := &brokerProc{t: t, addr: addr, redis: redisURL, conf: conf, bin: bin}
 	t.Cleanup(b.kill)
-	return b
+	// A free port found here may be taken by another test before the broker
+	// binds it (freeAddr can only close what it found): then other ports.
+	for try := 1; ; try++ {
+		b.beanstalk, b.rpc, b.kestrel, b.text, b.thrift = freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+		b.log = &syncLog{}
+		if !b.startOrTaken() {
+			return b
+		}
+		if try == 5 {
+			t.Fatalf("broker did not start: its ports were taken 5 times:\n%s", b.log)
+		}
+		b.addr = freeAddr(t)
+	}
 }
 
 // restartWith kills the broker and starts it again with conf as its
@@ -122,6 +133,15 @@ func (b *brokerProc) restartWith(bin, conf string) {
 }
 
 func (b *brokerProc) start() {
+	b.t.Helper()
+	if b.startOrTaken() {
+		b.t.Fatalf("broker did not start: a port of its was taken:\n%s", b.log)
+	}
+}
+
+// startOrTaken starts the broker and waits until it is ready; it says
+// true, the broker gone, when a port of its was taken meanwhile.
+func (b *brokerProc) startOrTaken() bool {
 	b.t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -153,12 +173,20 @@ func (b *brokerProc) start() {
 		if resp, err := http.Get(b.url("/readyz")); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return
+				return false
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-b.done: // it exited before it was ready: no use waiting
+			if strings.Contains(b.log.String(), "address already in use") {
+				return true
+			}
+			b.t.Fatalf("broker exited before it was ready:\n%s", b.log)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	b.t.Fatalf("broker did not start:\n%s", b.log)
+	return false
 }
 
 // waitUntil polls until ok holds. Its deadline is only for what never
