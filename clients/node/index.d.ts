@@ -494,5 +494,37 @@ export class ResultError extends Error {
   constructor(message: string, cause: unknown);
   name: 'ResultError';
 }
+
+/** What verifyWebhook takes beside a secret, the headers and the body. */
+export interface VerifyWebhookOptions {
+  /** Seconds the webhook-timestamp may be from now, before or after (the bound passes). Default 300. */
+  tolerance?: number;
+  /** Now, as a Unix time in seconds (fractions allowed) or a Date. Default the clock's. */
+  now?: number | Date;
+}
+
+/** A request's headers: req.headers, a fetch Headers, a Map or a plain object, names in any case. */
+export type WebhookHeaders =
+  | Headers
+  | Map<string, string | string[]>
+  | Record<string, string | string[] | number | undefined>;
+
+/**
+ * Checks an HTTP push delivery's Standard Webhooks signature: returns when
+ * one of its v1 signatures is body's under one of secret's keys (the
+ * topic's deliver_secret, or two space-separated while it is rotated), and
+ * throws a WebhookVerificationError otherwise (a header missing, a
+ * timestamp not a whole number or past the tolerance, no signature that
+ * matches). body is the raw body as received, before any JSON parsing. A
+ * secret that is not whsec_ and base64 throws a TypeError.
+ */
+export function verifyWebhook(secret: string, headers: WebhookHeaders, body: string | Uint8Array, options?: VerifyWebhookOptions): void;
+
+/** A delivery refused by verifyWebhook: answer it with a 4xx, and do no work. */
+export class WebhookVerificationError extends Error {
+  constructor(message: string);
+  name: 'WebhookVerificationError';
+}
+
 /** This client's release (package.json's version). */
 export const version: string;

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // shipped is what the tarball must hold: the code and its types, no tests.
 var shipped = []string{"README.md", "index.d.ts", "index.js", "lib/client.js", "lib/errors.js", "lib/events.js", "lib/http.js",
-	"lib/outcomes.js", "lib/wire.js", "lib/worker.js", "package.json"}
+	"lib/outcomes.js", "lib/webhook.js", "lib/wire.js", "lib/worker.js", "package.json"}
 
 // A testFile is a file of test/ and what it runs against: a broker of its
 // own (tweaked as the file needs, its URL in GMQ_URL) or none, and more
@@ -65,6 +65,8 @@ func TestClient(t *testing.T) {
 		// broker cuts its connection, none missed or repeated; lost; types
 		{file: "events.test.js", broker: true, proxy: true},
 		{file: "examples.test.js", broker: true}, // the README's producer, worker, unique pushes and schedule; SIGTERM, SIGKILL
+		// webhook signatures (HTTP push delivery): verifyWebhook, and the README's receiver run and sent signed deliveries
+		{file: "webhook.test.js"},
 	}
 	files, err := filepath.Glob("test/*.test.js")
 	if err != nil {

@@ -6,9 +6,12 @@ package php_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/client"
 	"github.com/gmq/gmq/clients/internal/cutproxy"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/internal/redistest"
@@ -310,5 +314,103 @@ func stub(t *testing.T, dir string) string {
 		if time.Now().After(deadline) {
 			t.Fatalf("php -S did not listen on %s", addr)
 		}
+	}
+}
+
+// Webhook signatures (HTTP push delivery), no broker: Gmq\Webhook::verify on
+// the Standard Webhooks spec's vector, rotation, the tolerance's bounds,
+// tampering, bad secrets and the forms PHP gives headers in
+// (testdata/webhook.php). Then the README's endpoint.php, as it is, under
+// php -S in the Composer project: a delivery signed as the broker signs it
+// (the Go client's SignWebhook, with the second of two rotated secrets) is
+// done and answered with its result; a tampered or unsigned one is a 401.
+func TestWebhook(t *testing.T) {
+	run(t, "testdata/webhook.php")
+
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	other := "whsec_" + base64.StdEncoding.EncodeToString([]byte("second-key-of-32-bytes----------"))
+	dir := project(t)
+	endpoint := filepath.Join(dir, "endpoint.php")
+	if err := os.WriteFile(endpoint, []byte(readmeBlock("endpoint.php")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(endpoint) })
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // php -S takes the port; another process taking it first is unlikely
+	cmd := exec.Command(php(t), "-S", addr, "endpoint.php")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GMQ_WEBHOOK_SECRET="+secret+" "+other)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("php -S:\n%s", log.String())
+		}
+	})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("php -S did not listen on %s", addr)
+		}
+	}
+	job := []byte(`{"id":"order-7","internal_id":7,"topic":"orders","body":{"sku":"A1"},"attempt":1,"failures":0}`)
+	deliver := func(method string, body []byte, sign bool) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, "http://"+addr+"/jobs", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("webhook-id", "order-7")
+		req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set("gmq-topic", "orders")
+		if sign {
+			sig, err := client.SignWebhook(other, "order-7", now, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("webhook-signature", sig)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		answer, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(answer)
+	}
+	if code, answer := deliver("POST", job, true); code != 200 || answer != `{"done":"order-7"}` {
+		t.Fatalf("a signed delivery: %d %s", code, answer)
+	}
+	tampered := bytes.Replace(job, []byte("A1"), []byte("A2"), 1)
+	if code, answer := deliver("POST", tampered, true); code != 401 || !strings.Contains(answer, "no v1 signature matches") {
+		t.Fatalf("a tampered delivery: %d %s", code, answer)
+	}
+	if code, answer := deliver("POST", job, false); code != 401 || !strings.Contains(answer, "no webhook-signature header") {
+		t.Fatalf("an unsigned delivery: %d %s", code, answer)
+	}
+	if code, answer := deliver("GET", nil, true); code != 405 {
+		t.Fatalf("a GET: %d %s", code, answer)
+	}
+	_ = cmd.Process.Kill() // then its log is whole, and no longer written
+	_ = cmd.Wait()
+	if !strings.Contains(log.String(), `job order-7 of orders, attempt 1: {"sku":"A1"}`) {
+		t.Errorf("the endpoint did not log the job's work:\n%s", log.String())
 	}
 }

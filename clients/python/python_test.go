@@ -39,6 +39,7 @@ func TestPython(t *testing.T) {
 		{"Examples", testExamples},
 		{"Token", testToken},
 		{"RetriesOn503", testRetriesOn503},
+		{"Webhook", testWebhook},
 		{"WorkerStub", testWorkerStub},
 		{"WorkerConcurrency", testWorkerConcurrency},
 		{"WorkerFailsOnException", testWorkerFailsOnException},
@@ -318,6 +319,14 @@ func testToken(t *testing.T, py string) {
 // Retries on 503, against a stub of the broker inside the script.
 func testRetriesOn503(t *testing.T, py string) {
 	run(t, py, "testdata/retry.py")
+}
+
+// Webhook signatures (HTTP push delivery), no broker: verify_webhook on the
+// Standard Webhooks spec's vector, rotation, the tolerance's bounds,
+// tampering, bad secrets and headers; and the README's receiver, served and
+// sent signed deliveries (testdata/webhook.py).
+func testWebhook(t *testing.T, py string) {
+	run(t, py, "testdata/webhook.py")
 }
 
 // count is how many jobs topic holds, in any state.

@@ -22,8 +22,9 @@ standard library only (Python 3.8+).
 from gmq_client.client import VERSION, Body, Client, GmqError, Job, Pushed
 from gmq_client.events import LOST, Event
 from gmq_client.schedules import Schedule, ScheduledJob
+from gmq_client.webhook import WebhookVerificationError, verify_webhook
 from gmq_client.worker import Done, Handler, Worker
 
 __all__ = ["Body", "Client", "Done", "Event", "GmqError", "Handler", "Job", "LOST", "Pushed", "Schedule", "ScheduledJob",
-           "Worker"]
+           "WebhookVerificationError", "Worker", "verify_webhook"]
 __version__ = VERSION
