@@ -13,7 +13,7 @@ import (
 const module = "github.com/gmq/gmq"
 
 // frontEnds are the protocol servers over the dispatcher (broker.FrontEnd).
-var frontEnds = []string{"web", "beanstalk", "gmqrpc", "kestrel", "kestreltext", "kestrelthrift"}
+var frontEnds = []string{"web", "beanstalk", "gmqrpc", "kestrel", "kestreltext", "kestrelthrift", "webhook"}
 
 const rueidis = "github.com/redis/rueidis"
 

@@ -32,6 +32,7 @@ import (
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/serverset"
 	"github.com/gmq/gmq/web"
+	"github.com/gmq/gmq/webhook"
 )
 
 // A FrontEnd is one protocol server over the dispatcher. Adding a protocol
@@ -78,6 +79,8 @@ type Broker struct {
 	// members is this broker in ZooKeeper's server sets (nil: [zookeeper]
 	// is off): its sets follow the announced status.
 	members *serverset.ServerSet
+	// deliverer POSTs the jobs of topics with deliver_to ([delivery]).
+	deliverer *webhook.Deliverer
 }
 
 // front is a front end on its listener.
@@ -123,7 +126,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	b.d = dispatcher.New(b.pool, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
 		MaxWaiting: cfg.MaxWaiting, MaxSchedules: cfg.MaxSchedules, BucketMaxSleep: cfg.BucketMaxSleep, TopicsPerRound: cfg.TopicsPerRound,
 		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, StatusGrace: cfg.StatusGrace, DefaultStatus: cfg.DefaultStatus, MigrateAfter: popts.AnnounceTTL, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
-		HistoryTopics: cfg.HistoryTopics, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Log: opts.Log})
+		HistoryTopics: cfg.HistoryTopics, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Egress: cfg.DeliveryPolicy(), Log: opts.Log})
 
 	if err := b.d.InitStatus(ctx); err != nil { // [server] default_status, before any request
 		b.pool.Close()
@@ -149,10 +152,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	observe := func(frontEnd string) func(string, string, time.Duration) {
 		return func(op, code string, took time.Duration) { m.ObserveRequest(frontEnd, op, code, took) }
 	}
+	b.deliverer = webhook.New(b.d, webhook.Options{Policy: cfg.DeliveryPolicy(), MaxInFlight: cfg.DeliveryMaxInFlight,
+		MaxAnswer: cfg.DeliveryMaxAnswer, Scan: cfg.DeliveryScan, Grace: cfg.ShutdownTimeout, Version: opts.Version,
+		Observe: m.ObserveDelivery, Opened: m.DeliveryOpen, Log: opts.Log})
 	bodies := budget.New(cfg.BodyMemory) // one for every port: a flood through any of them holds at most this
 	api := web.New(b.d, web.Options{Metrics: m.Handler(), Observe: observe("http"), RedisURL: pool.Redacted(cfg.RedisURL), OpenAPI: docs.OpenAPI, TLS: httpTLS, Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
 		DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, RequestTimeout: cfg.RequestTimeout,
-		Token: cfg.Token, Loopback: config.IsLoopback(cfg.HTTP), AllowedHosts: cfg.AllowedHosts,
+		Token: cfg.Token, Deliveries: b.deliverer.Stats, Loopback: config.IsLoopback(cfg.HTTP), AllowedHosts: cfg.AllowedHosts,
 		MaxRequestBody: cfg.MaxRequestBody, Budget: bodies, ReadTimeout: cfg.ReadTimeout,
 		IdleTimeout: cfg.IdleTimeout, ShutdownTimeout: cfg.ShutdownTimeout, Others: others, Log: opts.Log})
 	b.fronts = []*front{{name: "http", addr: cfg.HTTP, fe: api}}
@@ -362,6 +368,11 @@ func (b *Broker) Run(ctx context.Context) error {
 			}
 		})
 	}
+	// The deliveries stop with the front ends, and end before the
+	// dispatcher does: their last acks and fails go through it.
+	deliveries, stopDeliveries := context.WithCancel(context.Background())
+	var delivering sync.WaitGroup
+	delivering.Go(func() { b.deliverer.Run(deliveries) })
 	failed := make(chan error, len(b.fronts))
 	for _, f := range b.fronts {
 		wg.Go(func() {
@@ -396,9 +407,11 @@ func (b *Broker) Run(ctx context.Context) error {
 		case err = <-failed:
 		}
 	}
+	stopDeliveries()
 	for _, f := range b.fronts {
 		f.fe.Close()
 	}
+	delivering.Wait()
 	stopDispatcher()
 	wg.Wait()
 	rctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -422,3 +435,6 @@ func newOrigin() string {
 	}
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:8])
 }
+
+// Deliverer is the broker's HTTP push delivery, for tests.
+func (b *Broker) Deliverer() *webhook.Deliverer { return b.deliverer }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gmq/gmq/internal/egress"
 	"github.com/gmq/gmq/job"
 	"gopkg.in/ini.v1"
 )
@@ -97,6 +98,14 @@ type Config struct {
 	ZooKeeperAdvertiseHost  string        // [zookeeper] advertise_host: the host clients reach this broker at ("": this machine's name)
 	ZooKeeperSessionTimeout time.Duration // [zookeeper] session_timeout: how long after a broker dies its members go
 	KestrelMaxOpenReads     int           // [kestrel] max_open_reads: reads a connection may hold open per queue
+
+	// HTTP push delivery ([delivery]; off while allow_hosts is empty):
+	// the hosts a topic's deliver_to may name (egress.Parse), and this
+	// broker's bounds on its deliveries.
+	DeliveryAllowHosts  []string      // [delivery] allow_hosts: host names, *.suffixes, addresses, networks
+	DeliveryMaxInFlight int           // [delivery] max_in_flight: requests a topic has open at once on this broker
+	DeliveryMaxAnswer   int           // [delivery] max_answer: bytes of an endpoint's answer read (the rest is not)
+	DeliveryScan        time.Duration // [delivery] scan: how often the broker looks for topics that deliver
 	// KestrelAllowShutdown ([kestrel] allow_shutdown) lets kestrel's shutdown
 	// command stop the broker: anyone who reaches the port could.
 	KestrelAllowShutdown bool
@@ -174,6 +183,9 @@ func Default() Config {
 		KestrelMaxOpenReads:     1,
 		ZooKeeperPathPrefix:     "/gmq/serverset",
 		ZooKeeperSessionTimeout: 10 * time.Second,
+		DeliveryMaxInFlight:     16,
+		DeliveryMaxAnswer:       64 << 10,
+		DeliveryScan:            time.Second,
 		MaxOpsPerCall:           64,
 		BatchSlots:              2,
 		TopicCache:              100_000,
@@ -272,6 +284,19 @@ func (c *Config) settings() []setting {
 		}},
 		{"zookeeper", "advertise_host", stringTo(&c.ZooKeeperAdvertiseHost)},
 		{"zookeeper", "session_timeout", durationTo(&c.ZooKeeperSessionTimeout, time.Second, 10*time.Minute)},
+		{"delivery", "allow_hosts", func(c *Config, v string) error {
+			c.DeliveryAllowHosts = nil
+			for _, h := range strings.Split(v, ",") {
+				if h = strings.TrimSpace(h); h != "" {
+					c.DeliveryAllowHosts = append(c.DeliveryAllowHosts, h)
+				}
+			}
+			_, err := egress.Parse(c.DeliveryAllowHosts)
+			return err
+		}},
+		{"delivery", "max_in_flight", intTo(&c.DeliveryMaxInFlight, 1, 10_000)},
+		{"delivery", "max_answer", intTo(&c.DeliveryMaxAnswer, 0, job.MaxResultLimit)},
+		{"delivery", "scan", durationTo(&c.DeliveryScan, 10*time.Millisecond, time.Minute)},
 		{"rpc", "addr", optionalAddrTo(&c.RPCAddr)},
 		{"rpc", "pop_wait", durationTo(&c.RPCPopWait, 0, time.Minute)},
 		{"kestrel", "max_open_reads", intTo(&c.KestrelMaxOpenReads, 1, 10_000)},
@@ -367,6 +392,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("[server] max_request_body = %d is over [server] body_memory = %d: such a request could never be read", c.MaxRequestBody, c.BodyMemory)
 	}
 	if err := c.ResolveToken(); err != nil {
+		return err
+	}
+	if err := c.checkDelivery(); err != nil {
 		return err
 	}
 	return c.checkAliases()

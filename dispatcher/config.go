@@ -14,7 +14,12 @@ func (d *Dispatcher) TopicConfig(ctx context.Context, topic string) (job.TopicLa
 	if err := job.ValidateTopic(topic); err != nil {
 		return job.TopicLayers{}, err
 	}
-	return d.pool.TopicConfig(ctx, topic)
+	l, err := d.pool.TopicConfig(ctx, topic)
+	if err != nil {
+		return l, err
+	}
+	return job.TopicLayers{Defaults: l.Defaults.Masked(), File: l.File.Masked(), Run: l.Run.Masked(),
+		Effective: l.Effective.Masked(), Patterns: l.Patterns.Masked(), Parent: l.Parent.Masked()}, nil
 }
 
 // SetTopicConfig changes a topic's settings at run time, for every broker
@@ -34,6 +39,9 @@ func (d *Dispatcher) SetTopicConfig(ctx context.Context, topic string, changes j
 			return err
 		}
 		checked[k] = c
+	}
+	if err := d.checkDelivery(ctx, topic, checked); err != nil {
+		return err
 	}
 	if err := d.pool.SetTopicConfig(ctx, topic, checked); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/bucket"
+	"github.com/gmq/gmq/internal/egress"
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/pool"
 )
@@ -50,7 +51,10 @@ type Options struct {
 	// a push ([jobs] default_ttr, default_priority).
 	DefaultTTR      time.Duration
 	DefaultPriority uint32
-	Log             *slog.Logger
+	// Egress is the hosts a topic's deliver_to may name ([delivery]
+	// allow_hosts; nil or empty: none, delivery is off).
+	Egress *egress.Policy
+	Log    *slog.Logger
 }
 
 // Dispatcher is the broker core. Create it with New, start it with Run.

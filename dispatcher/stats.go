@@ -49,7 +49,9 @@ func (d *Dispatcher) TopicStats(ctx context.Context, topic string) (job.TopicSta
 	if err := job.ValidateTopic(topic); err != nil {
 		return job.TopicStats{}, err
 	}
-	return d.pool.TopicStats(ctx, topic)
+	t, err := d.pool.TopicStats(ctx, topic)
+	t.Settings = t.Settings.Masked()
+	return t, err
 }
 
 // Topics returns the stats of up to limit topics, in name order, starting
@@ -73,6 +75,7 @@ func (d *Dispatcher) Topics(ctx context.Context, offset, limit int) ([]job.Topic
 		if errs[i] != nil {
 			return nil, 0, errs[i]
 		}
+		stats[i].Settings = stats[i].Settings.Masked()
 		out = append(out, stats[i])
 	}
 	return out, total, nil

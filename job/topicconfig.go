@@ -75,7 +75,9 @@ type TopicConfig map[string]string
 //   - group_max_parked: the most groups with no ready job that group_rate
 //     holds until their next token (100000 when unset; 0: no limit): each
 //     is a producer's to make, so past it the one whose token comes first
-//     is forgotten.
+//     is forgotten;
+//   - deliver_to, deliver_timeout, deliver_secret: HTTP push delivery
+//     (webhook.go).
 var topicSettings = map[string]func(string) (string, error){
 	"max_items":             wholeNumber,
 	"max_size":              wholeNumber,
@@ -111,6 +113,9 @@ var topicSettings = map[string]func(string) (string, error){
 	"max_log":               upTo(MaxKept),
 	"job_history":           upTo(MaxKept),
 	"events":                boolean,
+	DeliverTo:               deliverTo,
+	DeliverTimeout:          deliverTimeout,
+	DeliverSecret:           deliverSecret,
 }
 
 // Completed jobs' defaults and bounds (lua/lib_outcomes.lua reads the same
@@ -168,6 +173,9 @@ func CheckTopicSetting(key, value string) (string, error) {
 		return "", nil
 	}
 	v, err := check(value)
+	if err != nil && key == DeliverSecret { // never quoted: it may be a real secret, mistyped
+		return "", fmt.Errorf("%w: topic setting %s: %v", ErrInvalid, key, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("%w: topic setting %s = %q: %v", ErrInvalid, key, value, err)
 	}

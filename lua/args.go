@@ -62,7 +62,7 @@ var ScriptArgs = map[string][]string{
 	"due_topics":        {"n"},
 	"history":           {"every", "n", "ttl", "f", "samples..."},
 	"next_ids":          {"block", "floor_from", "per_ms"},
-	"settings":          {"prefix", "replace", "mark", "pairs..."},
+	"settings":          {"prefix", "replace", "mark", "topic", "pairs..."},
 	"status read":       {"origin", "ttl", "now", "next", "at"},
 	"status set":        {"scope", "origin", "status", "grace", "ttl", "create"},
 	"topic_index add":   {"from", "n"},

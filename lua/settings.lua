@@ -3,9 +3,12 @@
 -- bucket's copy of the defaults) given in ARGV, and with replace, removes the
 -- layer's other fields; a value of '' removes its field. With mark, it notes
 -- in the bucket's defaults that a topic there has settings of its own
--- (lib.lua CONFIGURED), which is never removed.
+-- (lib.lua CONFIGURED), which is never removed, and whether the topic
+-- delivers over HTTP ('@deliver <topic>' while either layer has
+-- deliver_to: the brokers look for these marks, pool/webhook.go).
 -- KEYS[1]: the hash to write; KEYS[2]: the bucket's defaults (for mark).
--- ARGV: prefix, replace ('1' or ''), mark ('1' or ''), then setting, value pairs.
+-- ARGV: prefix, replace ('1' or ''), mark ('1' or ''), topic (with mark),
+-- then setting, value pairs.
 -- Returns 1 when a group_* setting of the layer changed (its groups parked
 -- under the old value must come back: pool/config.go), else 0.
 local key, prefix, mark = KEYS[1], ARGV[A.prefix], '@configured'
@@ -31,5 +34,13 @@ for f, v in pairs(given) do
   note(f, v)
   if v == '' then redis.call('HDEL', key, f) else redis.call('HSET', key, f, v) end
 end
-if ARGV[A.mark] == '1' then redis.call('HSET', KEYS[2], mark, '1') end
+if ARGV[A.mark] == '1' then
+  redis.call('HSET', KEYS[2], mark, '1')
+  local deliver = '@deliver ' .. ARGV[A.topic]
+  if redis.call('HEXISTS', key, 'run.deliver_to') == 1 or redis.call('HEXISTS', key, 'file.deliver_to') == 1 then
+    redis.call('HSET', KEYS[2], deliver, '1')
+  else
+    redis.call('HDEL', KEYS[2], deliver)
+  end
+end
 return grouped

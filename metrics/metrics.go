@@ -48,6 +48,11 @@ type Options struct {
 type Metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.HistogramVec
+	// deliveries are this broker's HTTP deliveries (package webhook), by
+	// topic (the first MaxTopics topics delivered; the rest "_other").
+	deliveries *prometheus.HistogramVec
+	inFlight   *prometheus.GaugeVec
+	delivering topicLabels
 }
 
 // New builds the metrics of a broker over d.
@@ -86,7 +91,15 @@ func New(d *dispatcher.Dispatcher, opts Options) *Metrics {
 		ConstLabels: prometheus.Labels{"version": opts.Version, "revision": revision(), "goversion": runtime.Version()},
 	})
 	build.Set(1)
-	reg.MustRegister(m.requests, batches, lost, format, migrated, moved, build, statusCollector{d}, &store{d: d, opts: opts},
+	m.deliveries = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "gmq_delivery_duration_seconds", Help: "This broker's HTTP push deliveries, by topic and outcome (acked, released, failed): how long each request took; its count is the deliveries made.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"topic", "outcome"})
+	m.inFlight = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gmq_deliveries_in_flight", Help: "This broker's HTTP push deliveries open now, by topic.",
+	}, []string{"topic"})
+	m.delivering = topicLabels{most: opts.MaxTopics, named: map[string]bool{}}
+	reg.MustRegister(m.requests, m.deliveries, m.inFlight, batches, lost, format, migrated, moved, build, statusCollector{d}, &store{d: d, opts: opts},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -126,6 +139,45 @@ func (m *Metrics) ObserveRequest(frontEnd, op, code string, took time.Duration) 
 		return
 	}
 	m.requests.WithLabelValues(frontEnd, op, code).Observe(took.Seconds())
+}
+
+// ObserveDelivery records one HTTP delivery of topic: its outcome and
+// how long its request took. A nil *Metrics observes nothing.
+func (m *Metrics) ObserveDelivery(topic, outcome string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.deliveries.WithLabelValues(m.delivering.of(topic), outcome).Observe(took.Seconds())
+}
+
+// DeliveryOpen counts a delivery's request opened (+1) or ended (-1).
+func (m *Metrics) DeliveryOpen(topic string, n int) {
+	if m == nil {
+		return
+	}
+	m.inFlight.WithLabelValues(m.delivering.of(topic)).Add(float64(n))
+}
+
+// topicLabels caps the topics that get series of their own: the first
+// most seen (deliveries are observed as they happen, so "first by name"
+// cannot be known), the rest under Other.
+type topicLabels struct {
+	most  int
+	mu    sync.Mutex
+	named map[string]bool
+}
+
+func (l *topicLabels) of(topic string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.named[topic] {
+		return topic
+	}
+	if len(l.named) < l.most {
+		l.named[topic] = true
+		return topic
+	}
+	return Other
 }
 
 // store collects what is read from Redis (and this broker's waiters and

@@ -49,7 +49,7 @@ func (p *Pool) ApplyTopicConfig(ctx context.Context, defaults job.TopicConfig, t
 	every := false // a default's or a pattern's group setting changed: every topic's groups come back
 	for b := range p.opts.Buckets {
 		key := p.keys.buckets[b].defaults
-		grouped, err := p.writeSettings(ctx, key, key, "", true, false, defaults)
+		grouped, err := p.writeSettings(ctx, key, key, "", "", true, defaults)
 		if err != nil {
 			return wrapRedis("apply topic defaults", err)
 		}
@@ -136,20 +136,21 @@ func (p *Pool) setLayer(ctx context.Context, topic, layer string, values job.Top
 		return false, wrapRedis("topic settings", err)
 	}
 	defaults := p.keys.buckets[p.keys.bucketOf(topic)].defaults
-	grouped, err := p.writeSettings(ctx, p.keys.config(topic), defaults, layer, replace, true, values)
+	grouped, err := p.writeSettings(ctx, p.keys.config(topic), defaults, topic, layer, replace, values)
 	return grouped, wrapRedis("topic settings", err)
 }
 
 // writeSettings runs settings.lua on hash key (in the slot of the bucket
-// whose defaults hash is defaults); it says whether a group_* setting changed.
-func (p *Pool) writeSettings(ctx context.Context, key, defaults, prefix string, replace, mark bool, values job.TopicConfig) (bool, error) {
+// whose defaults hash is defaults): topic's config hash ("": the bucket's
+// defaults); it says whether a group_* setting changed.
+func (p *Pool) writeSettings(ctx context.Context, key, defaults, topic, prefix string, replace bool, values job.TopicConfig) (bool, error) {
 	flag := func(b bool) string {
 		if b {
 			return "1"
 		}
 		return ""
 	}
-	args := lua.Args("settings", "prefix", prefix, "replace", flag(replace), "mark", flag(mark))
+	args := lua.Args("settings", "prefix", prefix, "replace", flag(replace), "mark", flag(topic != ""), "topic", topic)
 	for k, v := range values {
 		args = append(args, k, v)
 	}

@@ -32,7 +32,7 @@ func (s *Server) topics(c *gin.Context) (int, any, error) {
 	}
 	views := make([]gin.H, len(list))
 	for i, t := range list {
-		views[i] = topicView(t)
+		views[i] = s.withDelivery(topicView(t), t.Name)
 	}
 	return http.StatusOK, gin.H{"total": total, "offset": p.offset, "topics": views}, nil
 }
@@ -42,7 +42,19 @@ func (s *Server) topic(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, topicView(t), nil
+	return http.StatusOK, s.withDelivery(topicView(t), t.Name), nil
+}
+
+// withDelivery adds this broker's HTTP deliveries of the topic to its view
+// as "delivery", when it has made any.
+func (s *Server) withDelivery(v gin.H, topic string) gin.H {
+	if s.opts.Deliveries == nil {
+		return v
+	}
+	if st, ok := s.opts.Deliveries(topic); ok {
+		v["delivery"] = deliveryView(st)
+	}
+	return v
 }
 
 // fields reads a small JSON object body (an empty body is an empty object).
@@ -147,6 +159,13 @@ func (s *Server) setTopicConfig(c *gin.Context) (int, any, error) {
 	}
 	if len(changes) == 0 {
 		return 0, nil, errors.Join(errBadRequest, fmt.Errorf("no setting given (gmq knows %v)", job.TopicSettingNames()))
+	}
+	for _, k := range job.TopicOnly {
+		if _, ok := changes[k]; ok && s.opts.Token == "" {
+			// Without a token anyone who reaches the API could point the
+			// brokers' requests anywhere allow_hosts lets them go.
+			return http.StatusForbidden, gin.H{"error": k + " is changed at run time only by the holder of [web] token, and this gmq has none: set it in conf.ini's [topic." + c.Param("topic") + "] (then reload), or set a token"}, nil
+		}
 	}
 	if err := s.d.SetTopicConfig(c, c.Param("topic"), changes); err != nil {
 		return 0, nil, err

@@ -169,6 +169,19 @@ func topicView(t job.TopicStats) gin.H {
 	return v
 }
 
+// deliveryView is this broker's HTTP deliveries of a topic.
+func deliveryView(st job.DeliveryStats) gin.H {
+	v := gin.H{"sent": st.Sent, "acked": st.Acked, "released": st.Released, "failed": st.Failed,
+		"in_flight": st.InFlight, "mean_latency": 0.0}
+	if st.Sent > 0 {
+		v["mean_latency"] = seconds(st.Time / time.Duration(st.Sent))
+	}
+	if st.LastError != "" {
+		v["last_error"], v["last_error_at"] = st.LastError, st.LastErrorAt.UTC().Format(time.RFC3339Nano)
+	}
+	return v
+}
+
 // seconds renders a duration as seconds with millisecond precision.
 func seconds(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 }
 

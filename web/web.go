@@ -33,6 +33,9 @@ type Options struct {
 	DefaultPriority uint32
 	RequestTimeout  time.Duration // each request's deadline; a long poll gets its wait on top
 	Token           string        // when set, the API and the dashboard require it
+	// Deliveries are this broker's HTTP deliveries of a topic (package
+	// webhook), shown with the topic; nil: none.
+	Deliveries func(topic string) (job.DeliveryStats, bool)
 	// Loopback says the API listens on loopback only: requests must then name
 	// a loopback host (or one of AllowedHosts), against DNS rebinding.
 	Loopback       bool

@@ -1,0 +1,49 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/gmq/gmq/internal/egress"
+	"github.com/gmq/gmq/job"
+)
+
+// DeliveryPolicy is [delivery] allow_hosts as the broker checks it (off
+// when empty). It was parsed once by Load, so it does not fail here.
+func (c *Config) DeliveryPolicy() *egress.Policy {
+	p, err := egress.Parse(c.DeliveryAllowHosts)
+	if err != nil {
+		return &egress.Policy{} // unreachable after Load; off, to be safe
+	}
+	return p
+}
+
+// checkDelivery refuses what a start should not get past: a topic-only
+// setting (deliver_to, deliver_secret) in [topics] or a pattern, whose
+// topics the brokers could not find by their marks; and a [topic.NAME]
+// deliver_to that allow_hosts does not allow, said at start rather than as
+// a topic that never delivers; and a deliver_timeout the default TTR does
+// not outlast.
+func (c *Config) checkDelivery() error {
+	for _, k := range job.TopicOnly {
+		if _, ok := c.TopicDefaults[k]; ok {
+			return fmt.Errorf("[topics] %s: a setting of a topic's own ([topic.NAME]), not of every topic's", k)
+		}
+	}
+	policy := c.DeliveryPolicy()
+	for name, t := range c.Topics {
+		for _, k := range job.TopicOnly {
+			if _, ok := t[k]; ok && job.IsTopicPattern(name) {
+				return fmt.Errorf("[topic.%s] %s: a setting of one topic's own, not of a pattern's", name, k)
+			}
+		}
+		if u := t[job.DeliverTo]; u != "" {
+			if err := policy.CheckURL(u); err != nil {
+				return fmt.Errorf("[topic.%s] deliver_to: %w", name, err)
+			}
+			if timeout := t.Over(c.TopicDefaults).DeliveryTimeout(); c.DefaultTTR > 0 && c.DefaultTTR <= timeout {
+				return fmt.Errorf("[topic.%s] deliver_timeout %s is not under [jobs] default_ttr %s: a job's TTR must outlast its delivery's request, or it is delivered again while the first is open", name, timeout, c.DefaultTTR)
+			}
+		}
+	}
+	return nil
+}

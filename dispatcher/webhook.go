@@ -1,0 +1,77 @@
+package dispatcher
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/gmq/gmq/job"
+)
+
+// checkDelivery refuses a run-time change of a topic's HTTP push delivery
+// that conf.ini would have refused at start (config.checkDelivery): a
+// deliver_to whose host [delivery] allow_hosts does not list, and a
+// deliver_timeout that [jobs] default_ttr does not outlast (a job would be
+// delivered again while its first request is open).
+func (d *Dispatcher) checkDelivery(ctx context.Context, topic string, changes job.TopicConfig) error {
+	u, setsURL := changes[job.DeliverTo]
+	_, setsTimeout := changes[job.DeliverTimeout]
+	if !setsURL && !setsTimeout {
+		return nil
+	}
+	if setsURL && u != "" {
+		if err := d.opts.Egress.CheckURL(u); err != nil {
+			return fmt.Errorf("%w: topic setting deliver_to: %v", job.ErrInvalid, err)
+		}
+	}
+	l, err := d.pool.TopicConfig(ctx, topic)
+	if err != nil {
+		return err
+	}
+	after := changes.Over(l.Effective)
+	for k, v := range after {
+		if v == "" {
+			delete(after, k) // back to conf.ini's: the file layer's value, or none
+			if fv, ok := l.File.Over(l.Patterns.Over(l.Defaults))[k]; ok {
+				after[k] = fv
+			}
+		}
+	}
+	if after[job.DeliverTo] == "" {
+		return nil
+	}
+	if timeout := after.DeliveryTimeout(); d.opts.DefaultTTR > 0 && d.opts.DefaultTTR <= timeout {
+		return fmt.Errorf("%w: topic setting deliver_timeout %s is not under [jobs] default_ttr %s: a job's TTR must outlast its delivery's request, or it is delivered again while the first is open", job.ErrInvalid, timeout, d.opts.DefaultTTR)
+	}
+	return nil
+}
+
+// Delivering is a topic that delivers its jobs over HTTP, with its
+// effective settings (deliver_secret unmasked: the deliverer signs with it).
+type Delivering struct {
+	Topic    string
+	Settings job.TopicConfig
+}
+
+// DeliveryTopics are the topics whose jobs are delivered over HTTP now, by
+// name: those marked in their buckets' defaults (pool.DeliveryTopics) whose
+// settings still say deliver_to. Package webhook asks every [delivery]
+// scan, so a change made through any broker is taken up by all.
+func (d *Dispatcher) DeliveryTopics(ctx context.Context) ([]Delivering, error) {
+	names, err := d.pool.DeliveryTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	out := make([]Delivering, 0, len(names))
+	for _, name := range names {
+		l, err := d.pool.TopicConfig(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if l.Effective[job.DeliverTo] != "" {
+			out = append(out, Delivering{Topic: name, Settings: l.Effective})
+		}
+	}
+	return out, nil
+}

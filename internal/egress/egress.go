@@ -1,0 +1,201 @@
+// Package egress decides which hosts the broker itself may call: conf.ini's
+// [delivery] allow_hosts, for HTTP push delivery. A topic's deliver_to is
+// set over the API, so without this a client could make the broker call
+// anything it reaches: its own Redis, a cloud's metadata address, a service
+// behind the firewall. The policy is checked twice: on the URL's host when
+// the setting is made (a clear error then), and on the address actually
+// dialled (Control), so that a name that passed cannot be made to resolve
+// to a loopback, private or metadata address later (DNS rebinding) unless
+// that address is listed itself.
+package egress
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+)
+
+// Policy is the hosts that may be called. The zero Policy (and Parse of
+// an empty list) allows none: delivery is off.
+type Policy struct {
+	names    map[string]bool // exact host names, lower case
+	suffixes []string        // "*.example.com" as ".example.com"
+	nets     []netip.Prefix  // addresses and networks listed
+	entries  []string        // as written, for messages
+}
+
+// Parse reads allow_hosts' entries: a host name ("hooks.example.com"), a
+// name's subdomains ("*.example.com"), an address ("10.0.0.7", "::1") or a
+// network ("10.0.0.0/8").
+func Parse(entries []string) (*Policy, error) {
+	p := &Policy{names: map[string]bool{}}
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		p.entries = append(p.entries, e)
+		switch {
+		case strings.Contains(e, "/"):
+			n, err := netip.ParsePrefix(e)
+			if err != nil {
+				return nil, fmt.Errorf("allow_hosts: %q is not a network (10.0.0.0/8): %v", e, err)
+			}
+			p.nets = append(p.nets, n.Masked())
+		case strings.HasPrefix(e, "*."):
+			if !validName(e[2:]) {
+				return nil, fmt.Errorf("allow_hosts: %q is not *. and a host name", e)
+			}
+			p.suffixes = append(p.suffixes, strings.ToLower(e[1:]))
+		default:
+			if a, err := netip.ParseAddr(strings.Trim(e, "[]")); err == nil {
+				p.nets = append(p.nets, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+				continue
+			}
+			if !validName(e) {
+				return nil, fmt.Errorf("allow_hosts: %q is not a host name, an address or a network", e)
+			}
+			p.names[strings.ToLower(e)] = true
+		}
+	}
+	return p, nil
+}
+
+// validName is a DNS name: labels of letters, digits, '-' and '_'.
+func validName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for _, r := range label {
+			if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Off says no host may be called: allow_hosts is empty.
+func (p *Policy) Off() bool { return p == nil || len(p.entries) == 0 }
+
+// String is the policy as written.
+func (p *Policy) String() string {
+	if p.Off() {
+		return "(empty)"
+	}
+	return strings.Join(p.entries, ", ")
+}
+
+// CheckURL says whether raw's host is allowed, with an error that says
+// what to change when it is not.
+func (p *Policy) CheckURL(raw string) error {
+	if p.Off() {
+		return fmt.Errorf("HTTP push delivery is off: conf.ini's [delivery] allow_hosts is empty (list the hosts gmq may deliver to)")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %v", raw, err)
+	}
+	host := strings.ToLower(u.Hostname())
+	if p.allowsHost(host) {
+		return nil
+	}
+	return fmt.Errorf("host %q is not in conf.ini's [delivery] allow_hosts (%s)", host, p)
+}
+
+// allowsHost says whether a URL's host (a name or an address) is listed.
+func (p *Policy) allowsHost(host string) bool {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return p.listed(a)
+	}
+	if p.names[host] {
+		return true
+	}
+	for _, s := range p.suffixes {
+		if strings.HasSuffix(host, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// listed says whether a is one of the addresses or networks written.
+func (p *Policy) listed(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, n := range p.nets {
+		if n.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// AllowsAddr says whether an address the broker is about to dial may be:
+// one listed, or else any that is not special (loopback, private, link
+// local (the clouds' metadata 169.254.169.254), shared, unspecified,
+// multicast, or reserved). So a listed name may resolve anywhere public,
+// and to an inside address only when that address is listed too.
+func (p *Policy) AllowsAddr(a netip.Addr) bool {
+	if p.Off() {
+		return false
+	}
+	a = a.Unmap()
+	return p.listed(a) || !special(a)
+}
+
+// specialNets are the IPv4 and IPv6 ranges netip's predicates leave out.
+var specialNets = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"), // shared address space (carrier NAT)
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 of any IPv4 address
+	netip.MustParsePrefix("2001:db8::/32"),
+}
+
+func special(a netip.Addr) bool {
+	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() || !a.IsGlobalUnicast() {
+		return true
+	}
+	for _, n := range specialNets {
+		if n.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Control is a net.Dialer's Control: it refuses to connect to an address
+// the policy does not allow, after the name was resolved, so that what is
+// checked is what is dialled.
+func (p *Policy) Control(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", address, err)
+	}
+	if !p.AllowsAddr(ap.Addr()) {
+		return &RefusedError{Addr: ap.Addr()}
+	}
+	return nil
+}
+
+// RefusedError is a dial to an address the policy refuses.
+type RefusedError struct{ Addr netip.Addr }
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("refused to connect to %s: a loopback, private, link-local or reserved address, not itself in conf.ini's [delivery] allow_hosts", e.Addr)
+}
+
+// Dialer is a net.Dialer that obeys the policy.
+func (p *Policy) Dialer() *net.Dialer {
+	return &net.Dialer{Control: p.Control}
+}

@@ -1,0 +1,236 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/job"
+)
+
+// delivered is a job as its request's body carries it: what a consumer
+// needs to do the work, and its token, to report progress or touch it
+// over the API while the request is open.
+type delivered struct {
+	ID          string `json:"id"`
+	InternalID  uint64 `json:"internal_id"`
+	Topic       string `json:"topic"`
+	Body        any    `json:"body"`
+	Attempt     int    `json:"attempt"`
+	Failures    int    `json:"failures"`
+	Priority    uint32 `json:"priority"`
+	TTR         int64  `json:"ttr"`
+	Created     string `json:"created"`
+	Token       string `json:"token"`
+	Group       string `json:"group,omitempty"`
+	TraceParent string `json:"traceparent,omitempty"`
+}
+
+// deliver makes one job's request and settles the job by its answer: a
+// 2xx acks it (the answer's body, as much as MaxAnswer reads, its
+// result), a 429 or 503 with Retry-After releases it for that long, and
+// anything else fails it under its retry policy. The request is cut at
+// deliver_timeout, or sooner when the job's TTR would run out first (its
+// TTR must outlast the request, else it is delivered again while the
+// first is open). hard ending (the shutdown grace is over) cuts it too,
+// and the job is given back.
+func (x *Deliverer) deliver(hard context.Context, l *topicLoop, j *job.Job) {
+	cfg := *l.settings.Load()
+	timeout := cfg.DeliveryTimeout()
+	if j.TTR > 0 {
+		timeout = min(timeout, j.TTR-min(time.Second, j.TTR/10))
+	}
+	body, err := json.Marshal(delivered{ID: j.PublicID(), InternalID: j.ID, Topic: j.Topic, Body: job.BodyValue(j.Body, j.BodyJSON),
+		Attempt: j.Attempt(), Failures: j.Failures, Priority: j.Priority, TTR: int64(j.TTR / time.Second),
+		Created: j.Created.UTC().Format(time.RFC3339Nano), Token: j.Delivery().Token(), Group: j.Group, TraceParent: j.TraceParent})
+	if err != nil { // a body that is not valid JSON after all: sent as text
+		body, _ = json.Marshal(delivered{ID: j.PublicID(), Body: j.Body})
+	}
+	ctx, cancel := context.WithTimeout(hard, timeout)
+	defer cancel()
+	x.open(l.topic, 1)
+	start := time.Now()
+	answer, err := x.post(ctx, cfg, j, body)
+	took := time.Since(start)
+	x.open(l.topic, -1)
+	settle := dispatcher.SettleParams{Ack: dispatcher.Ack{ID: j.PublicID(), Token: j.Delivery()}}
+	outcome, reason := Failed, ""
+	switch {
+	case hard.Err() != nil:
+		settle.Action = dispatcher.ActionGiveBack
+	case err != nil:
+		settle.Action = dispatcher.ActionFail
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within %s (deliver_timeout, or the job's TTR)", timeout)
+		}
+		reason = fmt.Sprintf("delivery to %s: %v", cfg[job.DeliverTo], err)
+	case answer.status >= 200 && answer.status < 300:
+		outcome, settle.Action, settle.Result = Acked, dispatcher.ActionAck, answer.result()
+	case (answer.status == http.StatusTooManyRequests || answer.status == http.StatusServiceUnavailable) && answer.retryAfter >= 0:
+		outcome, settle.Action, settle.Delay, settle.Priority = Released, dispatcher.ActionRelease, answer.retryAfter, job.KeepPriority
+	default:
+		settle.Action = dispatcher.ActionFail
+		reason = fmt.Sprintf("delivery to %s: HTTP %d%s", cfg[job.DeliverTo], answer.status, answer.excerpt())
+	}
+	settle.Reason = reason
+	x.settle(l.topic, j, settle)
+	if settle.Action == dispatcher.ActionGiveBack {
+		return // not an outcome of the endpoint's
+	}
+	x.count(l.topic, outcome, took, reason)
+}
+
+// settle settles the delivered job on a context of its own (the request's
+// may be over). A result the topic's max_result refuses is dropped, and the
+// job acked without it: the endpoint did the work. A job settled meanwhile
+// (its TTR ran out, it was deleted) is left as it is.
+func (x *Deliverer) settle(topic string, j *job.Job, p dispatcher.SettleParams) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := x.d.Settle(ctx, p)
+	var tooBig *job.ResultTooBigError
+	if errors.As(err, &tooBig) {
+		x.log.Warn("an endpoint's answer is over its topic's max_result: the job is acked without it", "topic", topic, "job", j.PublicID(), "max_result", tooBig.Max)
+		p.Result = ""
+		_, err = x.d.Settle(ctx, p)
+	}
+	if err != nil && !errors.Is(err, job.ErrStale) && !errors.Is(err, job.ErrNotFound) {
+		x.log.Warn("settle a delivered job", "topic", topic, "job", j.PublicID(), "err", err)
+	}
+}
+
+// answer is what an endpoint said: its status, the start of its body, and
+// a Retry-After's delay (-1: none, or not one gmq reads).
+type answer struct {
+	status     int
+	body       []byte
+	whole      bool // body is all of it (within MaxAnswer)
+	retryAfter time.Duration
+}
+
+// post makes the request and reads the answer within MaxAnswer.
+func (x *Deliverer) post(ctx context.Context, cfg job.TopicConfig, j *job.Job, body []byte) (answer, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg[job.DeliverTo], bytes.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	id, at := strconv.FormatUint(j.ID, 10), x.opts.Now().Unix()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "gmq/"+x.opts.Version)
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(at, 10))
+	req.Header.Set("gmq-job-id", j.PublicID())
+	req.Header.Set("gmq-topic", j.Topic)
+	req.Header.Set("gmq-attempt", strconv.Itoa(j.Attempt()))
+	req.Header.Set("gmq-failures", strconv.Itoa(j.Failures))
+	if secret := cfg[job.DeliverSecret]; secret != "" {
+		sig, err := Sign(secret, id, at, body)
+		if err != nil {
+			return answer{}, err
+		}
+		req.Header.Set("webhook-signature", sig)
+	}
+	resp, err := x.client.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	read, err := io.ReadAll(io.LimitReader(resp.Body, int64(x.opts.MaxAnswer)+1))
+	if err != nil {
+		return answer{}, fmt.Errorf("HTTP %d, its answer cut short: %w", resp.StatusCode, err)
+	}
+	a := answer{status: resp.StatusCode, body: read, whole: len(read) <= x.opts.MaxAnswer, retryAfter: -1}
+	if !a.whole {
+		a.body = read[:x.opts.MaxAnswer]
+	}
+	if d, ok := retryAfter(resp.Header.Get("Retry-After"), x.opts.Now()); ok {
+		a.retryAfter = d
+	}
+	return a, nil
+}
+
+// result is a 2xx answer's body as the job's result: JSON as it is, other
+// text as a JSON string, nothing when empty or longer than MaxAnswer.
+func (a answer) result() string {
+	b := bytes.TrimSpace(a.body)
+	if len(b) == 0 || !a.whole {
+		return ""
+	}
+	if json.Valid(b) {
+		var c bytes.Buffer
+		if json.Compact(&c, b) == nil {
+			return c.String()
+		}
+	}
+	var text bytes.Buffer
+	enc := json.NewEncoder(&text)
+	enc.SetEscapeHTML(false) // kept as sent: escaped, "<" would take 6 bytes
+	if enc.Encode(strings.ToValidUTF8(string(b), "\uFFFD")) != nil {
+		return ""
+	}
+	return strings.TrimSuffix(text.String(), "\n")
+}
+
+// excerpt is the start of an answer's body for a failure's reason.
+func (a answer) excerpt() string {
+	b := bytes.TrimSpace(a.body)
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > 200 {
+		b = b[:200]
+		for len(b) > 0 && !utf8.Valid(b) {
+			b = b[:len(b)-1]
+		}
+	}
+	return ": " + strings.ToValidUTF8(string(b), "?")
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date; at most
+// job.MaxSeconds away.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(min(max(n, 0), job.MaxSeconds)) * time.Second, true
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return min(max(at.Sub(now), 0), job.MaxSeconds*time.Second).Round(time.Second), true
+}
+
+// Sign is a delivery's webhook-signature header (Standard Webhooks): for
+// each of secret's keys (two while one replaces the other), "v1," and the
+// base64 of HMAC-SHA256 over "<id>.<timestamp>.<body>", separated by
+// spaces. The timestamp in what is signed is what stops a replay: a
+// receiver refuses one too old.
+func Sign(secret, id string, at int64, body []byte) (string, error) {
+	var sigs []string
+	for _, s := range strings.Fields(secret) {
+		key, err := job.SigningKey(s)
+		if err != nil {
+			return "", err
+		}
+		mac := hmac.New(sha256.New, key)
+		fmt.Fprintf(mac, "%s.%d.", id, at)
+		mac.Write(body)
+		sigs = append(sigs, "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	}
+	return strings.Join(sigs, " "), nil
+}

@@ -1,0 +1,156 @@
+package webhook_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/job"
+)
+
+// call is an API call with the token (none when token is "").
+func call(t *testing.T, token, method, url, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, data)
+	}
+	return resp.StatusCode, out
+}
+
+// TestDeliverySetAtRunTime: only the token's holder may point a topic at a
+// URL, only at a host allow_hosts lists, the secret never shows, and a
+// change through the API is taken up (and undone) by the brokers.
+func TestDeliverySetAtRunTime(t *testing.T) {
+	e := newEndpoint(t, func(_ int, _ map[string]any, w http.ResponseWriter) { w.WriteHeader(200) })
+	const token = "a-long-enough-token-for-the-test-0123456789"
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.DeliveryAllowHosts, c.DeliveryScan, c.Token = []string{"127.0.0.1"}, 20*time.Millisecond, token
+	})
+	settings := b.URL + "/api/v1/topics/hooks/config"
+	for _, tc := range []struct {
+		token, body string
+		status      int
+		says        string
+	}{
+		{token, `{"deliver_to": "http://evil.example.com/x"}`, 400, `host "evil.example.com" is not in conf.ini's [delivery] allow_hosts (127.0.0.1)`},
+		{token, `{"deliver_to": "http://localhost/x"}`, 400, `host "localhost" is not in`},
+		{token, `{"deliver_to": "gopher://127.0.0.1/x"}`, 400, "want an http or https URL"},
+		{token, `{"deliver_secret": "hunter2"}`, 400, "starting whsec_"},
+		{token, `{"deliver_timeout": 60}`, 400, ""}, // no deliver_to: nothing to check against
+		{token, `{"deliver_to": "` + e.srv.URL + `", "deliver_timeout": 60}`, 400, "not under [jobs] default_ttr 1m0s"},
+		{"", `{"deliver_to": "` + e.srv.URL + `"}`, 401, ""},
+	} {
+		code, got := call(t, tc.token, "PUT", settings, tc.body)
+		if tc.says == "" && tc.status == 400 {
+			if code != 200 {
+				t.Fatalf("PUT %s: %d %v", tc.body, code, got)
+			}
+			continue
+		}
+		if code != tc.status || !strings.Contains(fmt.Sprint(got["error"]), tc.says) || strings.Contains(fmt.Sprint(got), "hunter2") {
+			t.Fatalf("PUT %s: %d %v, want %d saying %q", tc.body, code, got, tc.status, tc.says)
+		}
+	}
+	call(t, token, "PUT", settings, `{"deliver_timeout": null}`)
+	code, got := call(t, token, "PUT", settings, `{"deliver_to": "`+e.srv.URL+`", "deliver_secret": "`+secret+`"}`)
+	if code != 200 {
+		t.Fatalf("PUT deliver_to: %d %v", code, got)
+	}
+	for _, layer := range []string{"settings", "run"} {
+		if s := got[layer].(map[string]any); s["deliver_secret"] != "***" || s["deliver_to"] != e.srv.URL {
+			t.Fatalf("%s shows %v", layer, s)
+		}
+	}
+	push := func() string {
+		code, got := call(t, token, "POST", b.URL+"/api/v1/jobs", `{"topic":"hooks","body":"x"}`)
+		if code != 201 {
+			t.Fatalf("push: %d %v", code, got)
+		}
+		return got["id"].(string)
+	}
+	id := push()
+	brokertest.Eventually(t, "the job delivered", func() bool {
+		code, _ := call(t, token, "GET", b.URL+"/api/v1/jobs/"+id, "")
+		return code == 404
+	})
+	e.check()
+	_, topic := call(t, token, "GET", b.URL+"/api/v1/topics/hooks", "")
+	if s := topic["settings"].(map[string]any); s["deliver_secret"] != "***" {
+		t.Fatalf("the topic's view shows %v", s)
+	}
+	if d, ok := topic["delivery"].(map[string]any); !ok || d["acked"] != 1.0 || d["sent"] != 1.0 {
+		t.Fatalf("the topic's view shows its deliveries as %v", topic["delivery"])
+	}
+	code, _ = call(t, token, "PUT", settings, `{"deliver_to": null}`)
+	if code != 200 {
+		t.Fatalf("PUT deliver_to null: %d", code)
+	}
+	brokertest.Eventually(t, "the broker no longer delivering the topic", func() bool {
+		return len(b.Broker.Deliverer().Running()) == 0
+	})
+	id = push()
+	if code, j := call(t, token, "GET", b.URL+"/api/v1/jobs/"+id, ""); code != 200 || j["state"] != "ready" {
+		t.Fatalf("a job pushed once deliver_to was removed: %d %v", code, j)
+	}
+}
+
+// TestDeliveryWithoutToken: with no [web] token, deliver_to and
+// deliver_secret are conf.ini's alone.
+func TestDeliveryWithoutToken(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.DeliveryAllowHosts = []string{"127.0.0.1"} })
+	for _, body := range []string{`{"deliver_to": "http://127.0.0.1:9/x"}`, `{"deliver_secret": "` + secret + `"}`} {
+		code, got := call(t, "", "PUT", b.URL+"/api/v1/topics/hooks/config", body)
+		if code != 403 || !strings.Contains(fmt.Sprint(got["error"]), "only by the holder of [web] token") {
+			t.Fatalf("PUT %s: %d %v", body, code, got)
+		}
+	}
+	if code, _ := call(t, "", "PUT", b.URL+"/api/v1/topics/hooks/config", `{"deliver_timeout": 5}`); code != 200 {
+		t.Fatalf("deliver_timeout: %d", code)
+	}
+}
+
+// TestDialRefusesRebinding: a host allowed by name that resolves to a
+// loopback address is refused when dialled, and its job fails saying so;
+// the endpoint is never reached.
+func TestDialRefusesRebinding(t *testing.T) {
+	e := newEndpoint(t, func(_ int, _ map[string]any, w http.ResponseWriter) { w.WriteHeader(200) })
+	_, port, _ := net.SplitHostPort(e.srv.Listener.Addr().String())
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.DeliveryAllowHosts, c.DeliveryScan = []string{"localhost"}, 20*time.Millisecond
+		c.Topics = map[string]job.TopicConfig{"hooks": {job.DeliverTo: "http://localhost:" + port + "/", "max_attempts": "1"}}
+	})
+	id := push(t, b, "hooks", `"x"`)
+	brokertest.Eventually(t, "the job dead", func() bool {
+		_, j := jobOf(t, b, id)
+		return j["state"] == "dead"
+	})
+	_, j := jobOf(t, b, id)
+	if err := fmt.Sprint(j["last_error"]); !strings.Contains(err, "refused to connect to") || !strings.Contains(err, "allow_hosts") {
+		t.Fatalf("its last error: %s", err)
+	}
+	if n := e.count.Load(); n != 0 {
+		t.Fatalf("the endpoint was reached %d times", n)
+	}
+}

@@ -1,0 +1,74 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSignKnownVector signs the Standard Webhooks specification's example,
+// so that any receiver's library of it accepts gmq's signatures.
+func TestSignKnownVector(t *testing.T) {
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	got, err := Sign(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, []byte(`{"test": 2432232314}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="; got != want {
+		t.Fatalf("Sign = %q, want %q", got, want)
+	}
+	two, err := Sign(secret+" whsec_dGhlIG90aGVyIHNlY3JldCBrZXk=", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, []byte(`{"test": 2432232314}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sigs := strings.Fields(two); len(sigs) != 2 || sigs[0] != got || !strings.HasPrefix(sigs[1], "v1,") || sigs[1] == got {
+		t.Fatalf("two secrets signed %q", two)
+	}
+	if _, err := Sign("not-a-secret", "1", 1, nil); err == nil {
+		t.Fatal("a secret without whsec_ signed")
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		header string
+		want   time.Duration
+		ok     bool
+	}{
+		{"", 0, false},
+		{"30", 30 * time.Second, true},
+		{" 0 ", 0, true},
+		{"-5", 0, true},
+		{"99999999999", 4294967295 * time.Second, true},
+		{"Wed, 02 Dec 2026 10:01:00 GMT", time.Minute, true},
+		{"Wed, 02 Dec 2026 09:00:00 GMT", 0, true},
+		{"soon", 0, false},
+		{"1.5", 0, false},
+	} {
+		got, ok := retryAfter(tc.header, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("retryAfter(%q) = %v, %v; want %v, %v", tc.header, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestAnswerResult(t *testing.T) {
+	for _, tc := range []struct {
+		body  string
+		whole bool
+		want  string
+	}{
+		{"", true, ""},
+		{"  \n", true, ""},
+		{`{"ok": true, "n": [1, 2]}`, true, `{"ok":true,"n":[1,2]}`},
+		{"done", true, `"done"`},
+		{"<html>ok</html>", true, `"<html>ok</html>"`},
+		{"\xff\xfe", true, "\"\ufffd\""},
+		{`{"cut":`, false, ""},
+	} {
+		if got := (answer{body: []byte(tc.body), whole: tc.whole}).result(); got != tc.want {
+			t.Errorf("result of %q = %s, want %s", tc.body, got, tc.want)
+		}
+	}
+}
