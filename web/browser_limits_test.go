@@ -1,6 +1,9 @@
 package web_test
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -61,4 +64,29 @@ func schedulesPage(t *testing.T, tb *tab, api apiFunc) {
 		t.Fatalf("reports after a fire now: %v", got)
 	}
 	tb.do(t, "resume it", chromedp.Click(row+` button.pause`), poll(`(`+text(row+` .next`)+` || "").includes("(in ")`))
+}
+
+// deliveryRow points a topic at an endpoint (HTTP push delivery) and sees
+// this broker's deliveries on the topic's row: where to, sent, acked,
+// failed, the mean time, and the last failure in its tooltip.
+func deliveryRow(t *testing.T, tb *tab, api apiFunc) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if n.Add(1) == 1 {
+			w.WriteHeader(200)
+			return
+		}
+		w.WriteHeader(500)
+		w.Write([]byte("out of paper"))
+	}))
+	defer srv.Close()
+	api("PUT", "/topics/hooks/config", `{"deliver_to": "`+srv.URL+`", "max_attempts": 1}`)
+	api("POST", "/jobs/batch", `{"jobs":[{"topic":"hooks","body":"a"},{"topic":"hooks","body":"b"}]}`)
+	row := `tr[data-topic="hooks"] .delivery`
+	tb.open(t, "#/")
+	prefix := "→ " + srv.URL + " · 2 sent · 1 acked · 1 failed · "
+	tb.do(t, "see the topic's deliveries on its row",
+		poll(`(`+text(row)+` || "").startsWith(`+quote(prefix)+`)`),
+		poll(`(document.querySelector(`+quote(row)+`).title || "").endsWith("HTTP 500: out of paper")`))
+	api("PUT", "/topics/hooks/config", `{"deliver_to": null}`)
 }

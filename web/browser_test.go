@@ -96,6 +96,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	b := brokertest.Fresh(t, func(c *config.Config) {
 		c.Token = "t0ken"
 		c.HistoryEvery = 200 * time.Millisecond
+		c.DeliveryAllowHosts, c.DeliveryScan = []string{"127.0.0.1"}, 20*time.Millisecond
 		c.RedisURL += "?client_name=" + long // a Redis URL far wider than its card
 	})
 	api := tokenAPI(t, b.URL, "t0ken")
@@ -132,6 +133,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	t.Run("limits", func(t *testing.T) { limitsForm(t, tb, api) })
 	t.Run("schedules", func(t *testing.T) { schedulesPage(t, tb, api) })
 	t.Run("topics pager", func(t *testing.T) { topicsPager(t, tb, api) })
+	t.Run("delivery", func(t *testing.T) { deliveryRow(t, tb, api) })
 	t.Run("no token", func(t *testing.T) { withoutToken(t, tb) })
 	t.Run("data lost", func(t *testing.T) {
 		// Redis loses its data (last: the other checks need it): a banner says so.

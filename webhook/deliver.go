@@ -45,8 +45,10 @@ type delivered struct {
 // deliver_timeout, or sooner when the job's TTR would run out first (its
 // TTR must outlast the request, else it is delivered again while the
 // first is open). hard ending (the shutdown grace is over) cuts it too,
-// and the job is given back.
-func (x *Deliverer) deliver(hard context.Context, l *topicLoop, j *job.Job) {
+// and the job is given back. An ack pops the topic's next job in the same
+// script, while the loop runs (one script a job, not two); deliver returns
+// it, for its caller to deliver in the same request slot (nil: none).
+func (x *Deliverer) deliver(hard context.Context, l *topicLoop, j *job.Job) *job.Job {
 	cfg := *l.settings.Load()
 	timeout := cfg.DeliveryTimeout()
 	if j.TTR > 0 {
@@ -85,11 +87,35 @@ func (x *Deliverer) deliver(hard context.Context, l *topicLoop, j *job.Job) {
 		reason = fmt.Sprintf("delivery to %s: HTTP %d%s", cfg[job.DeliverTo], answer.status, answer.excerpt())
 	}
 	settle.Reason = reason
-	x.settle(l.topic, j, settle)
-	if settle.Action == dispatcher.ActionGiveBack {
-		return // not an outcome of the endpoint's
+	var next *job.Job
+	if settle.Action == dispatcher.ActionAck && l.ctx.Err() == nil {
+		next = x.ackAndPop(l.topic, j, settle)
+	} else {
+		x.settle(l.topic, j, settle)
 	}
-	x.count(l.topic, outcome, took, reason)
+	if settle.Action != dispatcher.ActionGiveBack { // a give-back is not an outcome of the endpoint's
+		x.count(l.topic, outcome, took, reason)
+	}
+	return next
+}
+
+// ackAndPop acks a delivered job and pops the topic's next ready one in
+// the same script, when there is one (no wait: the loop's pop waits). An
+// ack the call could not make is made as settle does.
+func (x *Deliverer) ackAndPop(topic string, j *job.Job, p dispatcher.SettleParams) *job.Job {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	after := p.Ack
+	jobs, err := x.d.Pop(ctx, dispatcher.PopParams{Topics: []string{topic}, After: &after})
+	var acked *job.AckedError
+	switch {
+	case err == nil && len(jobs) > 0:
+		return jobs[0]
+	case err == nil || errors.As(err, &acked):
+		return nil // acked; nothing popped
+	}
+	x.settle(topic, j, p)
+	return nil
 }
 
 // settle settles the delivered job on a context of its own (the request's

@@ -229,6 +229,23 @@ func TestDeliverManyWithinMaxReserved(t *testing.T) {
 	if sa.Acked+sb.Acked != n || sa.Sent+sb.Sent != n {
 		t.Fatalf("the brokers counted %+v and %+v", sa, sb)
 	}
+	for _, br := range []*brokertest.Broker{a, b} {
+		resp, err := http.Get(br.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		st, _ := br.Broker.Deliverer().Stats("hooks")
+		for _, want := range []string{
+			fmt.Sprintf(`gmq_delivery_duration_seconds_count{outcome="acked",topic="hooks"} %d`, st.Acked),
+			`gmq_deliveries_in_flight{topic="hooks"} 0`,
+		} {
+			if st.Sent > 0 && !strings.Contains(string(text), want+"\n") {
+				t.Errorf("/metrics has no line %q", want)
+			}
+		}
+	}
 	if sa.Acked == 0 || sb.Acked == 0 {
 		t.Logf("one broker delivered them all: %+v, %+v", sa, sb) // possible, not expected
 	}

@@ -65,7 +65,9 @@ func (x *Deliverer) runLoop(l *topicLoop, hard context.Context) {
 		for _, j := range jobs {
 			requests.Go(func() {
 				defer func() { <-slots }()
-				x.deliver(hard, l, j)
+				for j != nil {
+					j = x.deliver(hard, l, j)
+				}
 			})
 		}
 		if err != nil && l.ctx.Err() == nil {

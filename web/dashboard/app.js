@@ -252,8 +252,10 @@ function topicRow(t, hist) {
   const name = el("td", undefined, "name");
   name.appendChild(link(t.name, topicHref(t.name)));
   const meta = [[limits(t.settings || {}), "limits"], [flow(t), "flow"], [fanout(t), "fanout"],
-                [t.paused ? `paused, ${Math.ceil(t.pause_time_left)}s left` : "", "paused"]];
+                [t.paused ? `paused, ${Math.ceil(t.pause_time_left)}s left` : "", "paused"], [delivery(t), "delivery"]];
   for (const [text, cls] of meta) if (text) name.appendChild(el("div", text, `meta ${cls}`));
+  const last = name.querySelector(".delivery");
+  if (last && t.delivery.last_error) last.title = `last failure (${t.delivery.last_error_at}): ${t.delivery.last_error}`;
   tr.appendChild(name);
   for (const k of STATES) {
     const td = el("td", undefined, `n ${k}`);
@@ -323,6 +325,20 @@ function flow(t) {
   const parts = [];
   if (t.tokens !== undefined) parts.push(t.tokens === 1 ? "1 token" : `${t.tokens} tokens`);
   if (t.total_limited) parts.push(`held back ${duration(t.limited_seconds || 0)} (${t.total_limited} looks)`);
+  return parts.join(" · ");
+}
+
+// delivery describes this broker's HTTP push deliveries of a topic
+// (docs/workflows.md): where to, how many and how they ended, the mean
+// time ("" when this broker has delivered none of it).
+function delivery(t) {
+  const d = t.delivery;
+  if (!d) return "";
+  const parts = [`→ ${(t.settings || {}).deliver_to || "(deliver_to removed)"}`, `${d.sent} sent`, `${d.acked} acked`];
+  if (d.released) parts.push(`${d.released} released`);
+  if (d.failed) parts.push(`${d.failed} failed`);
+  if (d.in_flight) parts.push(`${d.in_flight} open`);
+  if (d.sent) parts.push(`${Math.round(d.mean_latency * 1000)} ms mean`);
   return parts.join(" · ");
 }
 
