@@ -161,10 +161,11 @@ func (s *Server) setTopicConfig(c *gin.Context) (int, any, error) {
 		return 0, nil, errors.Join(errBadRequest, fmt.Errorf("no setting given (gmq knows %v)", job.TopicSettingNames()))
 	}
 	for _, k := range job.TopicOnly {
-		if _, ok := changes[k]; ok && s.opts.Token == "" {
+		// null (conf.ini's value back) is anyone's: it only undoes a change.
+		if v, ok := changes[k]; ok && v != "" && s.opts.Token == "" {
 			// Without a token anyone who reaches the API could point the
 			// brokers' requests anywhere allow_hosts lets them go.
-			return http.StatusForbidden, gin.H{"error": k + " is changed at run time only by the holder of [web] token, and this gmq has none: set it in conf.ini's [topic." + c.Param("topic") + "] (then reload), or set a token"}, nil
+			return http.StatusForbidden, gin.H{"error": k + " is changed at run time only by the holder of [web] token, and this gmq has none: set it in conf.ini's [topic." + c.Param("topic") + "] (then reload), or set a token; null puts back conf.ini's"}, nil
 		}
 	}
 	if err := s.d.SetTopicConfig(c, c.Param("topic"), changes); err != nil {

@@ -129,6 +129,10 @@ func TestDeliveryWithoutToken(t *testing.T) {
 	if code, _ := call(t, "", "PUT", b.URL+"/api/v1/topics/hooks/config", `{"deliver_timeout": 5}`); code != 200 {
 		t.Fatalf("deliver_timeout: %d", code)
 	}
+	// A change made while a token was set is undone without one.
+	if code, got := call(t, "", "PUT", b.URL+"/api/v1/topics/hooks/config", `{"deliver_to": null, "deliver_secret": null}`); code != 200 {
+		t.Fatalf("deliver_to null: %d %v", code, got)
+	}
 }
 
 // TestDialRefusesRebinding: a host allowed by name that resolves to a

@@ -163,6 +163,9 @@ func (x *Deliverer) scan(ctx, hard context.Context, wg *sync.WaitGroup) {
 		delete(x.refused, t.Topic)
 		seen[t.Topic] = true
 		if l := x.running[t.Topic]; l != nil {
+			if was := (*l.settings.Load())[job.DeliverTo]; was != t.Settings[job.DeliverTo] {
+				x.log.Info("a topic's deliver_to changed", "topic", t.Topic, "to", t.Settings[job.DeliverTo], "was", was)
+			}
 			l.settings.Store(&t.Settings)
 			continue
 		}
