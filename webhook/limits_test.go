@@ -60,3 +60,53 @@ func TestDeliveryObeysPauseAndGroups(t *testing.T) {
 		t.Fatalf("a group had %d requests open at once; group_max_reserved is 1", mostOpen)
 	}
 }
+
+// TestDeliverySlowRetried: an endpoint slower than deliver_timeout is cut,
+// the job failed and tried again after its backoff; the next attempt,
+// answered in time, acks it.
+func TestDeliverySlowRetried(t *testing.T) {
+	e := newEndpoint(t, func(n int, _ map[string]any, w http.ResponseWriter) {
+		if n == 1 {
+			time.Sleep(1500 * time.Millisecond) // past deliver_timeout
+		}
+		w.WriteHeader(200)
+	})
+	b := delivering(t, "hooks", e.srv.URL, job.TopicConfig{job.DeliverTimeout: "1", "keep_completed": "60",
+		"backoff": "fixed", "backoff_base": "0"}, nil)
+	id := push(t, b, "hooks", `"slow first"`)
+	brokertest.Eventually(t, "the job completed", func() bool {
+		_, j := jobOf(t, b, id)
+		return j["state"] == "completed"
+	})
+	_, j := jobOf(t, b, id)
+	if j["attempt"] != 2.0 || j["failures"] != 1.0 || !strings.Contains(fmt.Sprint(j["last_error"]), "no answer within 1s") {
+		t.Fatalf("the job completed so: %v", j)
+	}
+	e.check()
+}
+
+// TestDeliveryObeysRate: a topic's rate spaces its deliveries as it
+// spaces pops: 5 a second with a burst of 1 sends 6 jobs over at least a
+// second (a slower machine only spaces them more).
+func TestDeliveryObeysRate(t *testing.T) {
+	arrived := make(chan time.Time, 10)
+	e := newEndpoint(t, func(_ int, _ map[string]any, w http.ResponseWriter) {
+		arrived <- time.Now()
+		w.WriteHeader(200)
+	})
+	b := delivering(t, "hooks", e.srv.URL, job.TopicConfig{"rate": "5", "burst": "1"}, nil)
+	var jobs []string
+	for i := range 6 {
+		jobs = append(jobs, fmt.Sprintf(`{"topic":"hooks","body":{"n":%d}}`, i))
+	}
+	brokertest.MustCall(t, http.StatusCreated, "POST", b.URL+"/api/v1/jobs/batch", `{"jobs":[`+strings.Join(jobs, ",")+`]}`)
+	first := <-arrived
+	var last time.Time
+	for range 5 {
+		last = <-arrived
+	}
+	if spread := last.Sub(first); spread < 900*time.Millisecond { // 5 tokens at 5/s: 1 s, less a token's refill race
+		t.Fatalf("6 deliveries at rate 5/s took %v", spread)
+	}
+	e.check()
+}
