@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -289,6 +290,12 @@ func (b *Broker) Reload(ctx context.Context) error {
 	}
 	if _, err := scheduleSections(b.d, cfg.Schedules); err != nil { // before anything is applied
 		return fmt.Errorf("reload: %w", err)
+	}
+	if err := cfg.CheckDeliveryAgainst(b.cfg.DeliveryPolicy()); err != nil {
+		return fmt.Errorf("reload: %w (the allow_hosts this broker started with: [delivery] takes effect at a start)", err)
+	}
+	if !slices.Equal(cfg.DeliveryAllowHosts, b.cfg.DeliveryAllowHosts) {
+		b.log.Warn("reload: [delivery] allow_hosts changed in the file: it takes effect at the next start", "now", b.cfg.DeliveryAllowHosts, "file", cfg.DeliveryAllowHosts)
 	}
 	if err := b.d.ApplyTopicConfig(ctx, cfg.TopicDefaults, cfg.Topics); err != nil {
 		return fmt.Errorf("reload: %w", err)

@@ -28,14 +28,21 @@ func (c *Config) checkDelivery() error {
 		if _, ok := c.TopicDefaults[k]; ok {
 			return fmt.Errorf("[topics] %s: a setting of a topic's own ([topic.NAME]), not of every topic's", k)
 		}
-	}
-	policy := c.DeliveryPolicy()
-	for name, t := range c.Topics {
-		for _, k := range job.TopicOnly {
+		for name, t := range c.Topics {
 			if _, ok := t[k]; ok && job.IsTopicPattern(name) {
 				return fmt.Errorf("[topic.%s] %s: a setting of one topic's own, not of a pattern's", name, k)
 			}
 		}
+	}
+	return c.CheckDeliveryAgainst(c.DeliveryPolicy())
+}
+
+// CheckDeliveryAgainst checks each [topic.NAME]'s delivery against policy:
+// its own allow_hosts at load, and at a reload the one the broker started
+// with (allow_hosts takes effect at a start), so that a reload cannot
+// write a deliver_to its broker would refuse to call.
+func (c *Config) CheckDeliveryAgainst(policy *egress.Policy) error {
+	for name, t := range c.Topics {
 		if u := t[job.DeliverTo]; u != "" {
 			if err := policy.CheckURL(u); err != nil {
 				return fmt.Errorf("[topic.%s] deliver_to: %w", name, err)

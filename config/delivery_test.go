@@ -15,7 +15,7 @@ func TestDeliverySettings(t *testing.T) {
 		{"a topic's own", allow + "[topic.hooks]\ndeliver_to = https://hooks.example.com/x\ndeliver_secret = whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n", ""},
 		{"an address in a listed network", allow + "[topic.hooks]\ndeliver_to = http://10.1.2.3:8080/x\n", ""},
 		{"delivery off", "[topic.hooks]\ndeliver_to = https://hooks.example.com/x\n", "allow_hosts is empty"},
-		{"a host not listed", allow + "[topic.hooks]\ndeliver_to = https://evil.example.com/x\n", `host "evil.example.com" is not in conf.ini's [delivery] allow_hosts`},
+		{"a host not listed", allow + "[topic.hooks]\ndeliver_to = https://evil.example.com/x\n", `host "evil.example.com" port 443 is not in conf.ini's [delivery] allow_hosts`},
 		{"in [topics]", allow + "[topics]\ndeliver_to = https://hooks.example.com/x\n", "[topics] deliver_to: a setting of a topic's own"},
 		{"in a pattern", allow + "[topic.h*]\ndeliver_secret = whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n", "not of a pattern's"},
 		{"a timeout the TTR does not outlast", allow + "[jobs]\ndefault_ttr = 30s\n[topic.hooks]\ndeliver_to = https://hooks.example.com/x\ndeliver_timeout = 30\n", "not under [jobs] default_ttr"},
@@ -39,5 +39,17 @@ func TestDeliverySettings(t *testing.T) {
 				t.Fatalf("the error shows the secret: %v", err)
 			}
 		})
+	}
+}
+
+// A key given twice in one section stops a start, as a section given
+// twice does: two deliver_secret lines would have kept only the second.
+func TestKeyGivenTwice(t *testing.T) {
+	_, err := Parse([]byte("[topic.hooks]\ndeliver_secret = whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\nmax_items = 5\ndeliver_secret = whsec_dGhlIG90aGVyIHNlY3JldCBrZXk=\n"))
+	if err == nil || !strings.Contains(err.Error(), "[topic.hooks] deliver_secret appears twice (lines 2 and 4)") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := Parse([]byte("[topic.a]\nmax_items = 5\n[topic.b]\nmax_items = 6\n")); err != nil {
+		t.Fatalf("one key in two sections: %v", err)
 	}
 }

@@ -14,21 +14,45 @@ import (
 // checkSections refuses a section that appears twice. ini merges them
 // silently (the later keys win), so a second [schedule.x] or [topic.t]
 // further down a long file would change the first without a word.
+// A key given twice in one section is refused too, for the same reason: the
+// second deliver_secret of a rotation, written as two lines, would have
+// been the only one.
 func checkSections(text []byte) error {
 	first := map[string]int{}
+	section, keys := "", map[string]int{}
 	scan := bufio.NewScanner(bytes.NewReader(text))
 	scan.Buffer(nil, len(text)+1)
 	for line := 1; scan.Scan(); line++ {
 		name, ok := sectionName(scan.Text())
 		if !ok {
+			if key, ok := keyName(scan.Text()); ok {
+				if at, seen := keys[key]; seen {
+					return fmt.Errorf("[%s] %s appears twice (lines %d and %d): give it once", section, key, at, line)
+				}
+				keys[key] = line
+			}
 			continue
 		}
 		if at, seen := first[name]; seen {
 			return fmt.Errorf("section [%s] appears twice (lines %d and %d): give it once", name, at, line)
 		}
 		first[name] = line
+		section, keys = name, map[string]int{}
 	}
 	return nil
+}
+
+// keyName reads a "key = value" line's key (not a comment or a blank line).
+func keyName(line string) (string, bool) {
+	line = strings.TrimSpace(line)
+	if line == "" || line[0] == ';' || line[0] == '#' {
+		return "", false
+	}
+	key, _, ok := strings.Cut(line, "=")
+	if key = strings.TrimSpace(key); !ok || key == "" {
+		return "", false
+	}
+	return key, true
 }
 
 // sectionName reads a "[name]" line (a comment may follow it).

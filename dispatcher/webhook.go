@@ -2,8 +2,10 @@ package dispatcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/gmq/gmq/job"
 )
@@ -63,13 +65,27 @@ func (d *Dispatcher) DeliveryTopics(ctx context.Context) ([]Delivering, error) {
 		return nil, err
 	}
 	sort.Strings(names)
+	// Read at once, sixteen at a time (rueidis pipelines them): one after
+	// another, 300 delivering topics cost every broker 300 round trips a
+	// scan.
+	settings := make([]job.TopicLayers, len(names))
+	errs := make([]error, len(names))
+	slots := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			settings[i], errs[i] = d.pool.TopicConfig(ctx, name)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	out := make([]Delivering, 0, len(names))
-	for _, name := range names {
-		l, err := d.pool.TopicConfig(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		if l.Effective[job.DeliverTo] != "" {
+	for i, name := range names {
+		if l := settings[i]; l.Effective[job.DeliverTo] != "" {
 			out = append(out, Delivering{Topic: name, Settings: l.Effective})
 		}
 	}

@@ -36,6 +36,9 @@ type delivered struct {
 	Token       string `json:"token"`
 	Group       string `json:"group,omitempty"`
 	TraceParent string `json:"traceparent,omitempty"`
+	// BodyEncoding is "base64" when Body is the base64 of bytes that are
+	// not valid UTF-8.
+	BodyEncoding string `json:"body_encoding,omitempty"`
 }
 
 // deliver makes one job's request and settles the job by its answer: a
@@ -48,19 +51,17 @@ type delivered struct {
 // and the job is given back. An ack pops the topic's next job in the same
 // script, while the loop runs (one script a job, not two); deliver returns
 // it, for its caller to deliver in the same request slot (nil: none).
-func (x *Deliverer) deliver(hard context.Context, l *topicLoop, j *job.Job) *job.Job {
+func (x *Deliverer) deliver(hard context.Context, l *topicLoop, j *job.Job, popped time.Time) (*job.Job, time.Time) {
 	cfg := *l.settings.Load()
-	timeout := cfg.DeliveryTimeout()
-	if j.TTR > 0 {
-		timeout = min(timeout, j.TTR-min(time.Second, j.TTR/10))
+	limit, now := cfg.DeliveryTimeout(), time.Now()
+	deadline := now.Add(limit)
+	if j.TTR > 0 { // from the pop's answer: Redis began the TTR a round trip before (ttrMargin)
+		if ttrEnd := popped.Add(j.TTR - ttrMargin(j.TTR)); ttrEnd.Before(deadline) {
+			deadline, limit = ttrEnd, ttrEnd.Sub(now).Round(time.Millisecond)
+		}
 	}
-	body, err := json.Marshal(delivered{ID: j.PublicID(), InternalID: j.ID, Topic: j.Topic, Body: job.BodyValue(j.Body, j.BodyJSON),
-		Attempt: j.Attempt(), Failures: j.Failures, Priority: j.Priority, TTR: int64(j.TTR / time.Second),
-		Created: j.Created.UTC().Format(time.RFC3339Nano), Token: j.Delivery().Token(), Group: j.Group, TraceParent: j.TraceParent})
-	if err != nil { // a body that is not valid JSON after all: sent as text
-		body, _ = json.Marshal(delivered{ID: j.PublicID(), Body: j.Body})
-	}
-	ctx, cancel := context.WithTimeout(hard, timeout)
+	body := requestBody(j)
+	ctx, cancel := context.WithDeadline(hard, deadline)
 	defer cancel()
 	x.open(l.topic, 1)
 	start := time.Now()
@@ -75,13 +76,13 @@ func (x *Deliverer) deliver(hard context.Context, l *topicLoop, j *job.Job) *job
 	case err != nil:
 		settle.Action = dispatcher.ActionFail
 		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("no answer within %s (deliver_timeout, or the job's TTR)", timeout)
+			err = fmt.Errorf("no answer within %s (deliver_timeout, or the job's TTR)", limit)
 		}
-		reason = fmt.Sprintf("delivery to %s: %v", cfg[job.DeliverTo], err)
+		reason = fmt.Sprintf("delivery to %s: %s", cfg[job.DeliverTo], cut(err.Error()))
 	case answer.status >= 200 && answer.status < 300:
 		outcome, settle.Action, settle.Result = Acked, dispatcher.ActionAck, answer.result()
 	case (answer.status == http.StatusTooManyRequests || answer.status == http.StatusServiceUnavailable) && answer.retryAfter >= 0:
-		outcome, settle.Action, settle.Delay, settle.Priority = Released, dispatcher.ActionRelease, answer.retryAfter, job.KeepPriority
+		outcome, settle.Action, settle.Delay, settle.Priority = Released, dispatcher.ActionRelease, min(max(answer.retryAfter, MinRetryAfter), MaxRetryAfter), job.KeepPriority
 	default:
 		settle.Action = dispatcher.ActionFail
 		reason = fmt.Sprintf("delivery to %s: HTTP %d%s", cfg[job.DeliverTo], answer.status, answer.excerpt())
@@ -93,10 +94,60 @@ func (x *Deliverer) deliver(hard context.Context, l *topicLoop, j *job.Job) *job
 	} else {
 		x.settle(l.topic, j, settle)
 	}
+	popped = time.Now()
 	if settle.Action != dispatcher.ActionGiveBack { // a give-back is not an outcome of the endpoint's
 		x.count(l.topic, outcome, took, reason)
 	}
-	return next
+	return next, popped
+}
+
+// MinRetryAfter and MaxRetryAfter bound the release a Retry-After asks:
+// 0, a past date or a negative number would have its job delivered again
+// at once, over and over (a release is not a failure, so max_attempts never
+// ends it), and an absurd one would park it for ever.
+const (
+	MinRetryAfter = time.Second
+	MaxRetryAfter = time.Hour
+)
+
+// ttrMargin is how much sooner than its TTR a job's request is cut: a
+// tenth of it, at least a second, at most half of it, so that the cut
+// comes before Redis gives the job to another consumer even when the pop's
+// answer took that long to come (the TTR began when Redis ran the pop).
+func ttrMargin(ttr time.Duration) time.Duration {
+	return min(ttr/2, max(time.Second, ttr/10))
+}
+
+// requestBody is a job as its request's body carries it. A body that is
+// not valid UTF-8 (a beanstalkd or memcache put of bytes) cannot be a JSON
+// string as it is: it goes as base64, with "body_encoding": "base64".
+func requestBody(j *job.Job) []byte {
+	d := delivered{ID: j.PublicID(), InternalID: j.ID, Topic: j.Topic, Body: job.BodyValue(j.Body, j.BodyJSON),
+		Attempt: j.Attempt(), Failures: j.Failures, Priority: j.Priority, TTR: int64(j.TTR / time.Second),
+		Created: j.Created.UTC().Format(time.RFC3339Nano), Token: j.Delivery().Token(), Group: j.Group, TraceParent: j.TraceParent}
+	if s, ok := d.Body.(string); ok && !utf8.ValidString(s) {
+		d.Body, d.BodyEncoding = base64.StdEncoding.EncodeToString([]byte(s)), "base64"
+	}
+	body, err := json.Marshal(d)
+	if err != nil { // cannot happen: every field is JSON's
+		body, _ = json.Marshal(delivered{ID: d.ID, InternalID: d.InternalID, Topic: d.Topic})
+	}
+	return body
+}
+
+// cut bounds a failure's reason: a transport's error may quote what the
+// endpoint sent (a status line of megabytes), which would be kept with the
+// job, counted in the stats and shown.
+func cut(reason string) string {
+	const most = 300
+	if len(reason) <= most {
+		return reason
+	}
+	b := []byte(reason[:most])
+	for len(b) > 0 && !utf8.Valid(b) {
+		b = b[:len(b)-1]
+	}
+	return strings.ToValidUTF8(string(b), "?") + "…"
 }
 
 // ackAndPop acks a delivered job and pops the topic's next ready one in
@@ -174,11 +225,13 @@ func (x *Deliverer) post(ctx context.Context, cfg job.TopicConfig, j *job.Job, b
 	}
 	defer resp.Body.Close()
 	read, err := io.ReadAll(io.LimitReader(resp.Body, int64(x.opts.MaxAnswer)+1))
-	if err != nil {
+	if err != nil && (resp.StatusCode < 200 || resp.StatusCode > 299) {
 		return answer{}, fmt.Errorf("HTTP %d, its answer cut short: %w", resp.StatusCode, err)
 	}
-	a := answer{status: resp.StatusCode, body: read, whole: len(read) <= x.opts.MaxAnswer, retryAfter: -1}
-	if !a.whole {
+	// A 2xx whose body is cut short (closed, or slower than the deadline)
+	// still says the work was done: acked, without a result.
+	a := answer{status: resp.StatusCode, body: read, whole: err == nil && len(read) <= x.opts.MaxAnswer, retryAfter: -1}
+	if len(read) > x.opts.MaxAnswer {
 		a.body = read[:x.opts.MaxAnswer]
 	}
 	if d, ok := retryAfter(resp.Header.Get("Retry-After"), x.opts.Now()); ok {

@@ -149,22 +149,22 @@ class Endpoint(BaseHTTPRequestHandler):
             state["open"] += 1
             state["requests"] += 1
             state["most"] = max(state["most"], state["open"])
-        try:
-            time.sleep(0.01)
-            if job["internal_id"] % 3 == 0:
-                self.send_response(500)
-                self.end_headers()
-                self.wfile.write(b"a third fail")
-            else:
-                out = json.dumps({"n": job["body"]["n"]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-        finally:
-            with lock:
-                state["open"] -= 1
+        time.sleep(0.01)
+        # Closed before the answer is sent: once it is, the broker may
+        # open the next request before this thread runs again.
+        with lock:
+            state["open"] -= 1
+        if job["internal_id"] % 3 == 0:
+            self.send_response(500)
+            self.end_headers()
+            self.wfile.write(b"a third fail")
+        else:
+            out = json.dumps({"n": job["body"]["n"]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
 
     def do_GET(self):
         with lock:

@@ -24,11 +24,12 @@ type topicLoop struct {
 	settings atomic.Pointer[job.TopicConfig] // the topic's effective settings, as the last scan read them
 	ctx      context.Context                 // ends when the topic stops delivering or the broker stops
 	stop     context.CancelFunc
+	slots    chan struct{} // the topic's requests open (Deliverer.slots)
 }
 
-func (x *Deliverer) newLoop(ctx context.Context, t dispatcher.Delivering) *topicLoop {
+func (x *Deliverer) newLoop(ctx context.Context, t dispatcher.Delivering, slots chan struct{}) *topicLoop {
 	lctx, stop := context.WithCancel(ctx)
-	l := &topicLoop{topic: t.Topic, ctx: lctx, stop: stop}
+	l := &topicLoop{topic: t.Topic, ctx: lctx, stop: stop, slots: slots}
 	l.settings.Store(&t.Settings)
 	return l
 }
@@ -38,7 +39,7 @@ func (x *Deliverer) newLoop(ctx context.Context, t dispatcher.Delivering) *topic
 // A pop that fails (Redis down, the server status refusing pops) is tried
 // again after a pause that doubles from 100 ms to 5 s.
 func (x *Deliverer) runLoop(l *topicLoop, hard context.Context) {
-	slots := make(chan struct{}, x.opts.MaxInFlight)
+	slots := l.slots
 	var requests sync.WaitGroup
 	defer requests.Wait()
 	pause := time.Duration(0)
@@ -59,14 +60,15 @@ func (x *Deliverer) runLoop(l *topicLoop, hard context.Context) {
 			break
 		}
 		jobs, err := x.d.Pop(l.ctx, dispatcher.PopParams{Topics: []string{l.topic}, Timeout: popWait, Count: n})
+		popped := time.Now() // the TTRs began a round trip before at most
 		for range n - len(jobs) {
 			<-slots
 		}
 		for _, j := range jobs {
 			requests.Go(func() {
 				defer func() { <-slots }()
-				for j != nil {
-					j = x.deliver(hard, l, j)
+				for at := popped; j != nil; {
+					j, at = x.deliver(hard, l, j, at)
 				}
 			})
 		}

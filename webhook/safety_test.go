@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gmq/gmq/broker"
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/job"
@@ -54,8 +56,8 @@ func TestDeliverySetAtRunTime(t *testing.T) {
 		status      int
 		says        string
 	}{
-		{token, `{"deliver_to": "http://evil.example.com/x"}`, 400, `host "evil.example.com" is not in conf.ini's [delivery] allow_hosts (127.0.0.1)`},
-		{token, `{"deliver_to": "http://localhost/x"}`, 400, `host "localhost" is not in`},
+		{token, `{"deliver_to": "http://evil.example.com/x"}`, 400, `host "evil.example.com" port 80 is not in conf.ini's [delivery] allow_hosts (127.0.0.1)`},
+		{token, `{"deliver_to": "http://localhost/x"}`, 400, `host "localhost" port 80 is not in`},
 		{token, `{"deliver_to": "gopher://127.0.0.1/x"}`, 400, "want an http or https URL"},
 		{token, `{"deliver_secret": "hunter2"}`, 400, "starting whsec_"},
 		{token, `{"deliver_timeout": 60}`, 400, ""}, // no deliver_to: nothing to check against
@@ -156,5 +158,34 @@ func TestDialRefusesRebinding(t *testing.T) {
 	}
 	if n := e.count.Load(); n != 0 {
 		t.Fatalf("the endpoint was reached %d times", n)
+	}
+}
+
+// TestReloadKeepsStartingAllowHosts: [delivery] allow_hosts takes effect
+// at a start, so a reload that lists a new host and points a topic at it
+// is refused (it would write a deliver_to this broker refuses to call).
+func TestReloadKeepsStartingAllowHosts(t *testing.T) {
+	brokertest.Redis().Flush(t)
+	cfg := config.Default()
+	cfg.Buckets, cfg.RedisURL, cfg.ShutdownTimeout = 4, brokertest.Redis().URL(), time.Second
+	cfg.HTTP, cfg.BeanstalkAddr, cfg.RPCAddr, cfg.KestrelAddr = "127.0.0.1:0", "", "", ""
+	cfg.DeliveryAllowHosts = []string{"127.0.0.1"}
+	next := cfg
+	next.DeliveryAllowHosts = []string{"127.0.0.1", "hooks.example.com"}
+	next.Topics = map[string]job.TopicConfig{"hooks": {job.DeliverTo: "https://hooks.example.com/x"}}
+	b, err := broker.New(t.Context(), cfg, broker.Options{Version: "test", Reload: func() (config.Config, error) { return next, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	defer b.Run(ctx) // started and stopped at once: its listeners and store closed
+	err = b.Reload(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "the allow_hosts this broker started with") {
+		t.Fatalf("reload: %v", err)
+	}
+	l, err := b.Dispatcher().TopicConfig(t.Context(), "hooks")
+	if err != nil || l.Effective[job.DeliverTo] != "" {
+		t.Fatalf("the topic's settings after the refused reload: %v %v", l.Effective, err)
 	}
 }

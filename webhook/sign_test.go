@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestSignKnownVector signs the Standard Webhooks specification's example,
@@ -70,5 +71,16 @@ func TestAnswerResult(t *testing.T) {
 		if got := (answer{body: []byte(tc.body), whole: tc.whole}).result(); got != tc.want {
 			t.Errorf("result of %q = %s, want %s", tc.body, got, tc.want)
 		}
+	}
+}
+
+func TestCutReason(t *testing.T) {
+	if got := cut("short"); got != "short" {
+		t.Fatalf("cut(short) = %q", got)
+	}
+	long := strings.Repeat("é", 1000) // 2 bytes each: a cut may fall inside one
+	got := cut(long)
+	if len(got) > 304 || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+		t.Fatalf("cut of %d bytes = %d bytes, valid %v", len(long), len(got), utf8.ValidString(got))
 	}
 }

@@ -67,6 +67,10 @@ type Deliverer struct {
 
 	mu      sync.Mutex
 	running map[string]*topicLoop
+	// slots are each topic's requests open, max_in_flight at most: kept
+	// across its loops, so that a loop started again (deliver_to removed
+	// and set again) counts the requests the one before left open.
+	slots   map[string]chan struct{}
 	stats   map[string]*job.DeliveryStats
 	refused map[string]string // topic -> a deliver_to this broker's policy refused (logged once)
 }
@@ -86,8 +90,13 @@ func New(d *dispatcher.Dispatcher, opts Options) *Deliverer {
 		opts.Scan = time.Second
 	}
 	return &Deliverer{d: d, opts: opts, log: opts.Log, client: newClient(opts.Policy, opts.MaxInFlight),
-		running: map[string]*topicLoop{}, stats: map[string]*job.DeliveryStats{}, refused: map[string]string{}}
+		running: map[string]*topicLoop{}, slots: map[string]chan struct{}{}, stats: map[string]*job.DeliveryStats{}, refused: map[string]string{}}
 }
+
+// maxAnswerHeaders bounds an answer's headers (Go's default is 10 MB a
+// response: times max_in_flight, times the topics, held for as long as
+// deliver_timeout).
+const maxAnswerHeaders = 64 << 10
 
 // newClient is the HTTP client of every delivery: it dials only what the
 // policy allows, through no proxy (a proxy would dial for it, unchecked),
@@ -101,7 +110,8 @@ func newClient(policy *egress.Policy, perHost int) *http.Client {
 	dialer.Timeout = 10 * time.Second
 	return &http.Client{
 		Transport: &http.Transport{Proxy: nil, DialContext: dialer.DialContext, MaxIdleConnsPerHost: perHost,
-			IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second, ForceAttemptHTTP2: true},
+			IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second, ForceAttemptHTTP2: true,
+			MaxResponseHeaderBytes: maxAnswerHeaders},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
@@ -169,7 +179,10 @@ func (x *Deliverer) scan(ctx, hard context.Context, wg *sync.WaitGroup) {
 			l.settings.Store(&t.Settings)
 			continue
 		}
-		l := x.newLoop(ctx, t)
+		if x.slots[t.Topic] == nil {
+			x.slots[t.Topic] = make(chan struct{}, x.opts.MaxInFlight)
+		}
+		l := x.newLoop(ctx, t, x.slots[t.Topic])
 		x.running[t.Topic] = l
 		if x.stats[t.Topic] == nil {
 			x.stats[t.Topic] = &job.DeliveryStats{}

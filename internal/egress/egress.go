@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -21,15 +22,26 @@ import (
 // Policy is the hosts that may be called. The zero Policy (and Parse of
 // an empty list) allows none: delivery is off.
 type Policy struct {
-	names    map[string]bool // exact host names, lower case
-	suffixes []string        // "*.example.com" as ".example.com"
-	nets     []netip.Prefix  // addresses and networks listed
+	names    map[string]bool // exact host names, lower case, each maybe with ":port"
+	suffixes []suffix        // "*.example.com" as ".example.com"
+	nets     []network       // addresses and networks listed
 	entries  []string        // as written, for messages
+}
+
+// suffix is a name's subdomains, on one port or any ("").
+type suffix struct{ dot, port string }
+
+// network is an address or network listed, on one port or any ("").
+type network struct {
+	prefix netip.Prefix
+	port   string
 }
 
 // Parse reads allow_hosts' entries: a host name ("hooks.example.com"), a
 // name's subdomains ("*.example.com"), an address ("10.0.0.7", "::1") or a
-// network ("10.0.0.0/8").
+// network ("10.0.0.0/8"); a name, subdomains or an address may name one
+// port ("hooks.example.com:443", "127.0.0.1:8080", "[::1]:8080"), and
+// without one allow every port.
 func Parse(entries []string) (*Policy, error) {
 	p := &Policy{names: map[string]bool{}}
 	for _, e := range entries {
@@ -38,30 +50,45 @@ func Parse(entries []string) (*Policy, error) {
 			continue
 		}
 		p.entries = append(p.entries, e)
+		host, port := splitPort(e)
 		switch {
 		case strings.Contains(e, "/"):
 			n, err := netip.ParsePrefix(e)
 			if err != nil {
 				return nil, fmt.Errorf("allow_hosts: %q is not a network (10.0.0.0/8): %v", e, err)
 			}
-			p.nets = append(p.nets, n.Masked())
-		case strings.HasPrefix(e, "*."):
-			if !validName(e[2:]) {
+			p.nets = append(p.nets, network{prefix: n.Masked()})
+		case strings.HasPrefix(host, "*."):
+			if !validName(host[2:]) {
 				return nil, fmt.Errorf("allow_hosts: %q is not *. and a host name", e)
 			}
-			p.suffixes = append(p.suffixes, strings.ToLower(e[1:]))
+			p.suffixes = append(p.suffixes, suffix{dot: strings.ToLower(host[1:]), port: port})
 		default:
-			if a, err := netip.ParseAddr(strings.Trim(e, "[]")); err == nil {
-				p.nets = append(p.nets, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+				p.nets = append(p.nets, network{prefix: netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), port: port})
 				continue
 			}
-			if !validName(e) {
+			if !validName(host) {
 				return nil, fmt.Errorf("allow_hosts: %q is not a host name, an address or a network", e)
 			}
-			p.names[strings.ToLower(e)] = true
+			p.names[strings.ToLower(host)+":"+port] = true
 		}
 	}
 	return p, nil
+}
+
+// splitPort splits "host:port" ("[::1]:8080"); an entry without a port (a
+// bare IPv6 address among them) is all host, and port "".
+func splitPort(e string) (host, port string) {
+	if h, p, err := net.SplitHostPort(e); err == nil && p != "" && isPort(p) {
+		return h, p
+	}
+	return e, ""
+}
+
+func isPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n > 0 && n < 65536 && strconv.Itoa(n) == p
 }
 
 // validName is a DNS name: labels of letters, digits, '-' and '_'.
@@ -93,8 +120,8 @@ func (p *Policy) String() string {
 	return strings.Join(p.entries, ", ")
 }
 
-// CheckURL says whether raw's host is allowed, with an error that says
-// what to change when it is not.
+// CheckURL says whether raw's host and port are allowed, with an error
+// that says what to change when they are not.
 func (p *Policy) CheckURL(raw string) error {
 	if p.Off() {
 		return fmt.Errorf("HTTP push delivery is off: conf.ini's [delivery] allow_hosts is empty (list the hosts gmq may deliver to)")
@@ -103,34 +130,39 @@ func (p *Policy) CheckURL(raw string) error {
 	if err != nil {
 		return fmt.Errorf("%q is not a URL: %v", raw, err)
 	}
-	host := strings.ToLower(u.Hostname())
-	if p.allowsHost(host) {
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if p.allowsHost(host, port) {
 		return nil
 	}
-	return fmt.Errorf("host %q is not in conf.ini's [delivery] allow_hosts (%s)", host, p)
+	return fmt.Errorf("host %q port %s is not in conf.ini's [delivery] allow_hosts (%s)", host, port, p)
 }
 
-// allowsHost says whether a URL's host (a name or an address) is listed.
-func (p *Policy) allowsHost(host string) bool {
+// allowsHost says whether a URL's host (a name or an address) and port
+// are listed.
+func (p *Policy) allowsHost(host, port string) bool {
 	if a, err := netip.ParseAddr(host); err == nil {
-		return p.listed(a)
+		return p.listed(a, port)
 	}
-	if p.names[host] {
+	if p.names[host+":"] || p.names[host+":"+port] {
 		return true
 	}
 	for _, s := range p.suffixes {
-		if strings.HasSuffix(host, s) {
+		if strings.HasSuffix(host, s.dot) && (s.port == "" || s.port == port) {
 			return true
 		}
 	}
 	return false
 }
 
-// listed says whether a is one of the addresses or networks written.
-func (p *Policy) listed(a netip.Addr) bool {
+// listed says whether a is one of the addresses or networks written, on
+// port ("": any of them will do).
+func (p *Policy) listed(a netip.Addr, port string) bool {
 	a = a.Unmap()
 	for _, n := range p.nets {
-		if n.Contains(a) {
+		if n.prefix.Contains(a) && (n.port == "" || port == "" || n.port == port) {
 			return true
 		}
 	}
@@ -147,18 +179,31 @@ func (p *Policy) AllowsAddr(a netip.Addr) bool {
 		return false
 	}
 	a = a.Unmap()
-	return p.listed(a) || !special(a)
+	return p.listed(a, "") || !special(a)
 }
 
-// specialNets are the IPv4 and IPv6 ranges netip's predicates leave out.
+// specialNets are the IPv4 and IPv6 ranges netip's predicates leave out:
+// those reserved, and those that carry an IPv4 address inside an IPv6 one
+// (which a gateway may turn into a loopback or private address).
 var specialNets = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"), // shared address space (carrier NAT)
 	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.88.99.0/24"), // 6to4 relays (deprecated)
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 of any IPv4 address
-	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated): ::7f00:1 is 127.0.0.1
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated
+	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64 of any IPv4 address
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local NAT64
+	netip.MustParsePrefix("100::/64"),        // discard only
+	netip.MustParsePrefix("2001::/32"),       // Teredo
+	netip.MustParsePrefix("2001:2::/48"),     // benchmarking
+	netip.MustParsePrefix("2001:10::/28"),    // ORCHID
+	netip.MustParsePrefix("2001:20::/28"),    // ORCHIDv2
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("2002::/16"),       // 6to4: any IPv4 address inside
+	netip.MustParsePrefix("fec0::/10"),       // site local (deprecated)
 }
 
 func special(a netip.Addr) bool {
