@@ -37,12 +37,18 @@ var files = []string{"../README.md", "api.md", "topics.md", "outcomes.md", "work
 // notRun are commands shown but not run here, each with why; anything else
 // a document shows is run.
 var notRun = map[string]string{
-	"make run":                   "the test starts the broker itself; TestMakeRun runs make run on ports of its own",
-	"kill -HUP":                  "the broker under test is in-process; TestReload covers SIGHUP",
-	"kill -TSTP":                 "the broker under test is in-process; TestQuietSignal covers SIGTSTP",
-	"redis-cli ACL SETUSER gmq":  "the ACL is tested on a Redis of its own (broker/acl_test.go)",
-	"redis-cli FUNCTION LIST":    "it reads the operator's Redis; pool's TestLibraryReloaded loads and lists the library",
-	"redis-cli HGETALL gmq:meta": "it reads the operator's Redis; TestStoreFormatWithBrokers reads the format and the brokers' records",
+	"make run":                           "the test starts the broker itself; TestMakeRun runs make run on ports of its own",
+	"kill -HUP":                          "the broker under test is in-process; TestReload covers SIGHUP",
+	"kill -TSTP":                         "the broker under test is in-process; TestQuietSignal covers SIGTSTP",
+	"redis-cli ACL SETUSER gmq":          "the ACL is tested on a Redis of its own (broker/acl_test.go)",
+	"redis-cli FUNCTION LIST":            "it reads the operator's Redis; pool's TestLibraryReloaded loads and lists the library",
+	"redis-cli HGETALL gmq:meta":         "it reads the operator's Redis; TestStoreFormatWithBrokers reads the format and the brokers' records",
+	"cp conf.ini hooks.ini":              "HTTP push delivery's set-up and endpoint (workflows.md): webhook's TestDeliverToPHP runs the docs' endpoint.php under php -S, two brokers delivering to it",
+	"sed -i 's/^allow_hosts =$/":         "HTTP push delivery's set-up and endpoint (workflows.md): webhook's TestDeliverToPHP runs the docs' endpoint.php under php -S, two brokers delivering to it",
+	"printf '\\n[topic.hooks]":           "HTTP push delivery's set-up and endpoint (workflows.md): webhook's TestDeliverToPHP runs the docs' endpoint.php under php -S, two brokers delivering to it",
+	"GMQ_CONF=hooks.ini make run":        "HTTP push delivery's set-up and endpoint (workflows.md): webhook's TestDeliverToPHP runs the docs' endpoint.php under php -S, two brokers delivering to it",
+	"php -S 127.0.0.1:8080 endpoint.php": "HTTP push delivery's set-up and endpoint (workflows.md): webhook's TestDeliverToPHP runs the docs' endpoint.php under php -S, two brokers delivering to it",
+	`curl -s -XPUT localhost:8000/api/v1/topics/hooks/config -H`: "a token's run-time change of delivery (workflows.md): the broker under test has no token; webhook's TestDeliverySetAtRunTime makes these with one",
 }
 
 func TestMain(m *testing.M) { brokertest.Main(m) }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,10 +105,13 @@ func startPHP(t *testing.T, php, dir string) string {
 		cmd := exec.Command(php, "-S", addr, "endpoint.php")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "PHP_CLI_SERVER_WORKERS=4") // requests at once, as PHP-FPM's pool
+		// Its own process group, killed whole: the workers are its
+		// children, and would outlive a kill of the server alone.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if c, err := net.Dial("tcp", addr); err == nil {
 				c.Close()

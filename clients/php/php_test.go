@@ -286,30 +286,47 @@ func TestRetriesOn503(t *testing.T) {
 // log in dir, until the test ends; it returns the base URL.
 func stub(t *testing.T, dir string) string {
 	t.Helper()
+	addr, _ := phpServer(t, "", filepath.Join(must(os.Getwd()), "testdata/stub.php"), "STUB_DIR="+dir)
+	return "http://" + addr
+}
+
+// phpServer runs php -S with script (from dir, "" this one) on a free
+// port of 127.0.0.1, env added to its environment, until the test ends
+// (its output logged if the test failed); it returns the address once the
+// server listens, and a stop that ends the server and gives its output.
+func phpServer(t *testing.T, dir, script string, env ...string) (string, func() string) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	l.Close() // php -S takes the port; another process taking it first is unlikely
-	cmd := exec.Command(php(t), "-S", addr, filepath.Join(must(os.Getwd()), "testdata/stub.php"))
-	cmd.Env = append(os.Environ(), "STUB_DIR="+dir)
+	cmd := exec.Command(php(t), "-S", addr, script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var once sync.Once
+	stop := func() string {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait() // then its log is whole, and no longer written
+		})
+		return log.String()
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("php -S:\n%s", log.String())
+		if out := stop(); t.Failed() {
+			t.Logf("php -S:\n%s", out)
 		}
 	})
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return "http://" + addr
+			return addr, stop
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("php -S did not listen on %s", addr)
@@ -335,36 +352,7 @@ func TestWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(endpoint) })
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // php -S takes the port; another process taking it first is unlikely
-	cmd := exec.Command(php(t), "-S", addr, "endpoint.php")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GMQ_WEBHOOK_SECRET="+secret+" "+other)
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("php -S:\n%s", log.String())
-		}
-	})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("php -S did not listen on %s", addr)
-		}
-	}
+	addr, stop := phpServer(t, dir, "endpoint.php", "GMQ_WEBHOOK_SECRET="+secret+" "+other)
 	job := []byte(`{"id":"order-7","internal_id":7,"topic":"orders","body":{"sku":"A1"},"attempt":1,"failures":0}`)
 	deliver := func(method string, body []byte, sign bool) (int, string) {
 		t.Helper()
@@ -408,9 +396,7 @@ func TestWebhook(t *testing.T) {
 	if code, answer := deliver("GET", nil, true); code != 405 {
 		t.Fatalf("a GET: %d %s", code, answer)
 	}
-	_ = cmd.Process.Kill() // then its log is whole, and no longer written
-	_ = cmd.Wait()
-	if !strings.Contains(log.String(), `job order-7 of orders, attempt 1: {"sku":"A1"}`) {
-		t.Errorf("the endpoint did not log the job's work:\n%s", log.String())
+	if log := stop(); !strings.Contains(log, `job order-7 of orders, attempt 1: {"sku":"A1"}`) {
+		t.Errorf("the endpoint did not log the job's work:\n%s", log)
 	}
 }
