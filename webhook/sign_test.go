@@ -84,3 +84,17 @@ func TestCutReason(t *testing.T) {
 		t.Fatalf("cut of %d bytes = %d bytes, valid %v", len(long), len(got), utf8.ValidString(got))
 	}
 }
+
+// FuzzRetryAfter: any header reads as a delay within bounds, or none.
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"30", "-5", "Wed, 02 Dec 2026 10:01:00 GMT", "99999999999999999999", "1e9", ""} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, header string) {
+		d, ok := retryAfter(header, now)
+		if ok && (d < 0 || d > 4294967295*time.Second) {
+			t.Fatalf("retryAfter(%q) = %v", header, d)
+		}
+	})
+}
