@@ -47,8 +47,8 @@ func (c *Config) CheckDeliveryAgainst(policy *egress.Policy) error {
 			if err := policy.CheckURL(u); err != nil {
 				return fmt.Errorf("[topic.%s] deliver_to: %w", name, err)
 			}
-			if timeout := t.Over(c.TopicDefaults).DeliveryTimeout(); c.DefaultTTR > 0 && c.DefaultTTR <= timeout {
-				return fmt.Errorf("[topic.%s] deliver_timeout %s is not under [jobs] default_ttr %s: a job's TTR must outlast its delivery's request, or it is delivered again while the first is open", name, timeout, c.DefaultTTR)
+			if err := t.Over(c.TopicDefaults).CheckDeliveryTimeout(c.DefaultTTR); err != nil {
+				return fmt.Errorf("[topic.%s] %w", name, err)
 			}
 		}
 	}

@@ -30,20 +30,20 @@ func (d *Dispatcher) checkDelivery(ctx context.Context, topic string, changes jo
 	if err != nil {
 		return err
 	}
-	after := changes.Over(l.Effective)
-	for k, v := range after {
+	// The settings as the change leaves them: its run layer, "" taking a
+	// key back to the layers below, laid over them as the pool lays them.
+	run := changes.Over(l.Run)
+	for k, v := range run {
 		if v == "" {
-			delete(after, k) // back to conf.ini's: the file layer's value, or none
-			if fv, ok := l.File.Over(l.Patterns.Over(l.Defaults))[k]; ok {
-				after[k] = fv
-			}
+			delete(run, k)
 		}
 	}
-	if after[job.DeliverTo] == "" {
-		return nil
+	below := l.Patterns.Over(l.Defaults)
+	if l.Parent != nil {
+		below = l.Parent.Over(below)
 	}
-	if timeout := after.DeliveryTimeout(); d.opts.DefaultTTR > 0 && d.opts.DefaultTTR <= timeout {
-		return fmt.Errorf("%w: topic setting deliver_timeout %s is not under [jobs] default_ttr %s: a job's TTR must outlast its delivery's request, or it is delivered again while the first is open", job.ErrInvalid, timeout, d.opts.DefaultTTR)
+	if err := run.Over(l.File.Over(below)).CheckDeliveryTimeout(d.opts.DefaultTTR); err != nil {
+		return fmt.Errorf("topic setting %w", err)
 	}
 	return nil
 }

@@ -128,6 +128,21 @@ func (c TopicConfig) DeliveryTimeout() time.Duration {
 	return time.Duration(n) * time.Second
 }
 
+// CheckDeliveryTimeout says why a topic's settings c cannot deliver with
+// jobs whose TTR is defaultTTR ([jobs] default_ttr), or nil: its
+// deliver_timeout must be under it, or a job would be delivered again
+// while its first request is open. A topic without deliver_to has nothing
+// to check. conf.ini's load and a run-time change both ask it.
+func (c TopicConfig) CheckDeliveryTimeout(defaultTTR time.Duration) error {
+	if c[DeliverTo] == "" || defaultTTR <= 0 {
+		return nil
+	}
+	if timeout := c.DeliveryTimeout(); defaultTTR <= timeout {
+		return fmt.Errorf("%w: deliver_timeout %s is not under [jobs] default_ttr %s: a job's TTR must outlast its delivery's request, or it is delivered again while the first is open", ErrInvalid, timeout, defaultTTR)
+	}
+	return nil
+}
+
 // TopicOnly are the settings only a topic's own layer may hold: not
 // [topics]'s defaults nor a pattern's, so that the brokers know which
 // topics deliver by the topics' own marks (pool).

@@ -151,8 +151,9 @@ func cut(reason string) string {
 }
 
 // ackAndPop acks a delivered job and pops the topic's next ready one in
-// the same script, when there is one (no wait: the loop's pop waits). An
-// ack the call could not make is made as settle does.
+// the same script, when there is one (no wait: the loop's pop waits). A
+// job settled meanwhile (stale, gone) is left as it is; an ack refused for
+// another reason (its result too big, Redis down) is made as settle does.
 func (x *Deliverer) ackAndPop(topic string, j *job.Job, p dispatcher.SettleParams) *job.Job {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -164,6 +165,8 @@ func (x *Deliverer) ackAndPop(topic string, j *job.Job, p dispatcher.SettleParam
 		return jobs[0]
 	case err == nil || errors.As(err, &acked):
 		return nil // acked; nothing popped
+	case errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotFound):
+		return nil // its TTR ran out, or it was deleted: asking again would say the same
 	}
 	x.settle(topic, j, p)
 	return nil

@@ -12,8 +12,9 @@ package webhook
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -215,24 +216,7 @@ func (x *Deliverer) Stats(topic string) (job.DeliveryStats, bool) {
 func (x *Deliverer) Running() []string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	names := make([]string, 0, len(x.running))
-	for n := range x.running {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Topics are the topics this broker has delivered, by name.
-func (x *Deliverer) Topics() []string {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	names := make([]string, 0, len(x.stats))
-	for n := range x.stats {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(x.running))
 }
 
 // count records one delivery's outcome.
