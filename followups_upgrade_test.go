@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,7 +69,7 @@ func TestFollowUpsWaitForTheStoreFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.exitsCleanly(t, time.Minute, "SIGTERM")
-	waitUntil(t, "the store raised to format 4", func() bool { return format() == "4" })
+	waitUntil(t, "the store raised to the newest format", func() bool { return format() == strconv.Itoa(pool.StoreFormat) })
 	var pushed []any
 	waitUntil(t, "the broker writes format 4 (its next announce) and takes the follow-ups", func() bool {
 		got, err := b.do("POST", "/api/v1/jobs/up-1/ack", ack)

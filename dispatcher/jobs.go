@@ -202,7 +202,7 @@ func (d *Dispatcher) validateOne(j job.Spec) error {
 	if err := job.ValidateTraceParent(j.TraceParent); err != nil {
 		return err
 	}
-	return nil
+	return job.CheckAfter(j)
 }
 
 // ReserveJob reserves one ready, delayed or buried job by id, in any topic.

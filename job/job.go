@@ -32,15 +32,19 @@ const (
 	// kept like a completed job. beanstalkd's and memcache's protocols see
 	// it as gone.
 	Cancelled
+	// Waiting: pushed with After, it waits for those jobs to complete
+	// before it is ready (or delayed by its own delay: docs/workflows.md,
+	// Dependencies).
+	Waiting
 )
 
-var stateNames = [...]string{"gone", "delayed", "ready", "reserved", "buried", "dead", "completed", "cancelled"}
+var stateNames = [...]string{"gone", "delayed", "ready", "reserved", "buried", "dead", "completed", "cancelled", "waiting"}
 
 // Stored are the states a stored job can be in (all but Gone).
-var Stored = []State{Delayed, Ready, Reserved, Buried, Dead, Completed, Cancelled}
+var Stored = []State{Delayed, Ready, Reserved, Buried, Dead, Completed, Cancelled, Waiting}
 
 // IsStored says s is one of Stored.
-func (s State) IsStored() bool { return s >= Delayed && s <= Cancelled }
+func (s State) IsStored() bool { return s >= Delayed && s <= Waiting }
 
 // Ended says a job in state s has ended: it is kept only to be seen.
 func (s State) Ended() bool { return s == Dead || s == Completed || s == Cancelled }
@@ -111,6 +115,17 @@ type Spec struct {
 	// makes its body {"body": its body, "result": the finished job's
 	// result, null for none}.
 	WithResult bool
+	// After are the jobs (ids or client ids) this one waits for: it is
+	// Waiting until each has completed, then ready, or delayed by its
+	// Delay (docs/workflows.md, Dependencies). At most MaxAfter.
+	After []string
+	// OnDependencyFailure is what it does when one of them ends otherwise
+	// (dead, cancelled, deleted, expired, discarded): DependencyCancel
+	// (the default, "" too) or DependencyRun.
+	OnDependencyFailure string
+	// WithResults keeps its dependencies' results with it, for its view
+	// (Job.Dependencies.Results).
+	WithResults bool
 }
 
 // Update is what a change of a waiting (ready or delayed) job sets; a nil
@@ -169,6 +184,8 @@ type Job struct {
 	// Then and OnDead are the ids its follow-ups will be pushed under when
 	// it completes, when it dies (none once they are pushed).
 	Then, OnDead []uint64
+	// Dependencies: pushed with After, what it waits for (nil: none).
+	Dependencies *Dependencies
 	Now          time.Time
 
 	Reserves, Timeouts, Releases, Buries, Kicks int

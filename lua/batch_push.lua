@@ -102,6 +102,7 @@ local function store(t, member, a, cid, expires, group)
   if a.then_list ~= '' then job[F_THEN] = a.then_list end
   if a.dead_list ~= '' then job[F_ON_DEAD] = a.dead_list end
   settle(job, delay, now)
+  if a.after ~= '' then deps.hold(job, a.after) end
   push_job(t, member, job, a.body, gathers.add)
   listed[t.name] = t
   if held[t.name] then held[t.name] = held[t.name] + 1 end
@@ -109,10 +110,14 @@ local function store(t, member, a, cid, expires, group)
   return job
 end
 
--- fanout_refusal says, for a push to topic t whose op declared the children
+-- rules holds a push's refusals, its group and whether its topic is plain,
+-- in a table: the library's main function holds at most 200 locals.
+local rules = {}
+
+-- rules.fanout says, for a push to topic t whose op declared the children
 -- in op.ts[2..], {'CHILDREN', the real ones...} if those are not t's
 -- children now (the pool asks again with them), or nil.
-local function fanout_refusal(op, t)
+function rules.fanout(op, t)
   local want = fanout_children(t.name)
   local declared = {}
   for j = 2, #op.ts do declared[op.ts[j].name] = true end
@@ -120,18 +125,22 @@ local function fanout_refusal(op, t)
   for _, name in ipairs(want) do
     if not declared[name] then same = false end
   end
-  if same then return nil end
+  if same then
+    -- Its dependencies were told of this job alone (deps.lua register).
+    if op.a.after ~= '' and #want > 0 then return {R.AFTER_FANOUT} end
+    return nil
+  end
   local r = {R.CHILDREN}
   for _, name in ipairs(want) do r[#r + 1] = name end
   return r
 end
 
--- unique_refusal says, for a push to topic t, {'UNIQUE_FROM', 'body' or
+-- rules.unique says, for a push to topic t, {'UNIQUE_FROM', 'body' or
 -- 'none'} when its key does not follow t's unique_from now (the pool,
 -- whose memory of the setting was stale, asks again), or {'UNIQUE_FANOUT'}
 -- for a unique push to a topic with fanout children (a key names one job;
 -- a key from unique_from is then not used: op.keyless), or nil.
-local function unique_refusal(op, t)
+function rules.unique(op, t)
   local a = op.a
   local by_body = topic_config(t).unique_from == 'body'
   if a.unique_mode == 'topic' and not by_body then return {R.UNIQUE_FROM, 'none'} end
@@ -144,7 +153,7 @@ local function unique_refusal(op, t)
   end
 end
 
--- by_key settles a unique push (op.a.unique_key: its key's place in KEYS)
+-- rules.by_key settles a unique push (op.a.unique_key: its key's place in KEYS)
 -- with the job that holds its key, if one does. It returns the reply when
 -- that settles it: {'UNIQUE', holder, its client id} (mode reject),
 -- {'REPLACED' or 'DEBOUNCED', holder, now, due ms (0: ready), its client
@@ -152,7 +161,7 @@ end
 -- topic's refusal of a replacing body. nil: the push stores a fresh job,
 -- which takes the key (op.ukey, for op.ufor ms). pushed: the members this
 -- call stored (their records are among the gathered writes).
-local function by_key(op, t, pushed)
+function rules.by_key(op, t, pushed)
   local a = op.a
   local key, mode, window = op_key(a.unique_key), a.unique_mode, tonumber(a.unique_for)
   if mode == 'topic' then -- the body's hash, as t's unique_from says: t's window and mode
@@ -201,19 +210,19 @@ local function by_key(op, t, pushed)
   op.ukey, op.ufor = key, window
 end
 
--- make_grouped is groups.make after this call's gathered writes: the
+-- rules.make_grouped is groups.make after this call's gathered writes: the
 -- topic's ready jobs that join the group '' include this call's pushes.
-local function make_grouped(t)
+function rules.make_grouped(t)
   if groups.on(t) then return nil end
   gathers.flush()
   return groups.make(t)
 end
 
--- group_of is the group of a push to topic t: the producer's, or, with
+-- rules.group_of is the group of a push to topic t: the producer's, or, with
 -- none and the topic's group_from naming a field, that field of the body
 -- when the body is a JSON object and the field a string or number that
 -- makes a group name ('' otherwise: no group).
-local function group_of(t, a)
+function rules.group_of(t, a)
   if a.group ~= '' then return a.group end
   local field = topic_config(t).group_from or ''
   if field == '' then return '' end
@@ -229,14 +238,14 @@ local function group_of(t, a)
   return v
 end
 
--- fire_refusal makes a push that is a schedule's fire (op.a.schedule_key:
+-- rules.fire makes a push that is a schedule's fire (op.a.schedule_key:
 -- the place of the schedule's hash in KEYS) happen once: {'FIRED'} when
 -- the schedule's next fire is no longer the one its broker read (another
 -- fired it, or it was changed); else the schedule moves to its next fire
 -- (its due entry with it) and its lateness is counted, and with overlap
 -- skip, {'SKIPPED', member} while its last job waits or is reserved. A
 -- fire that goes on is noted in op.fired (its job is noted once stored).
-local function fire_refusal(op, t)
+function rules.fire(op, t)
   local a = op.a
   if a.schedule_key == '' then return nil end
   local key = op_key(a.schedule_key)
@@ -263,11 +272,11 @@ local function fire_refusal(op, t)
 end
 
 
--- plain_topic says, once a call, whether topic t uses no setting a push
+-- rules.plain_topic says, once a call, whether topic t uses no setting a push
 -- looks at and has no fanout children: then a push that brings no unique
 -- key, no group and no schedule needs none of the refusals and limits
 -- above, and only stores its job.
-local function plain_topic(t)
+function rules.plain_topic(t)
   local p = plain_of[t.name]
   if p == nil then
     p = not lean.sets_any(topic_config(t), lean.push_settings) and #fanout_children(t.name) == 0
@@ -289,7 +298,7 @@ function push_phase(ops)
       local t, a, member = op.ts[1], op.a, op.a.member
       local keep = topic_config(t).fanout_only ~= 'true'
       discards = {}
-      local short = #op.ts == 1 and a.unique_key == '' and a.schedule_key == '' and a.group == '' and plain_topic(t)
+      local short = #op.ts == 1 and a.unique_key == '' and a.schedule_key == '' and a.group == '' and rules.plain_topic(t)
       if taken[k] or seen[member] then
         op.reply = {R.EXISTS}
       elseif short then
@@ -300,11 +309,11 @@ function push_phase(ops)
         -- The refusals that ask the pool to push again come before a
         -- schedule's fire, which happens once (a push asked again would
         -- find it fired).
-        op.reply = fanout_refusal(op, t) or unique_refusal(op, t) or fire_refusal(op, t)
-        if not op.reply and a.unique_key ~= '' and not op.keyless then op.reply = by_key(op, t, seen) end
+        op.reply = rules.fanout(op, t) or rules.unique(op, t) or rules.fire(op, t)
+        if not op.reply and a.unique_key ~= '' and not op.keyless then op.reply = rules.by_key(op, t, seen) end
         if not op.reply and keep then
-          op.group = group_of(t, a)
-          if op.group ~= '' then op.reply = make_grouped(t) end
+          op.group = rules.group_of(t, a)
+          if op.group ~= '' then op.reply = rules.make_grouped(t) end
         end
         if not op.reply and keep then op.reply = admit(t, a.body) end
         local status = op.reply and op.reply[1]
@@ -328,8 +337,8 @@ function push_phase(ops)
         end
         for j = 2, #op.ts do
           local child = op.ts[j]
-          local group = group_of(child, a)
-          if (group == '' or not make_grouped(child)) and not admit(child, a.body) then
+          local group = rules.group_of(child, a)
+          if (group == '' or not rules.make_grouped(child)) and not admit(child, a.body) then
             local copy = store(child, op.children[j - 1], a, '', expiry(child, tonumber(a.expires)), group)
             if not keep then due = copy[F_DUE] end
           end

@@ -49,6 +49,8 @@ for state, set in ipairs(STATE_SET) do
       table.insert(out, m .. ' has a body in its record and another in the bodies hash')
     elseif (state == READY or state == DELAYED) and (job[F_EXPIRES] or 0) > 0 and not redis.call('ZSCORE', t.expires, m) then
       table.insert(out, m .. ' expires but is not in ' .. t.name .. "'s expires set")
+    elseif state == WAITING and (not job[F_AFTER] or #cjson.decode(job[F_AFTER]).p == 0) then
+      table.insert(out, m .. ' waits but for nothing') -- lib_deps.lua
     end
     if job and state ~= COMPLETED and state ~= CANCELLED then bytes = bytes + (job[F_SIZE] or 0) end -- an ended job's no longer counts
     if job then

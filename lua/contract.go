@@ -58,6 +58,8 @@ const (
 	FieldTimeout
 	FieldThen
 	FieldOnDead
+	FieldAfter
+	FieldDependents
 	fieldEnd
 )
 
@@ -117,6 +119,9 @@ var fields = [fieldEnd]fieldSpec{
 	// [id, spec] pairs the scripts pass on unread.
 	FieldThen:   {lua: "F_THEN", text: true, added: true, absent: true, doc: "the follow-ups pushed when its ack completes it, JSON [[id, spec], ...] (nil: none; lib_limits.lua ack_job)"},
 	FieldOnDead: {lua: "F_ON_DEAD", text: true, added: true, absent: true, doc: "the follow-ups pushed when it dies, as F_THEN (nil: none; lib_failures.lua kill)"},
+	// Store format 5 (dependencies, lib_deps.lua).
+	FieldAfter:      {lua: "F_AFTER", text: true, added: true, absent: true, doc: "a job pushed with after: JSON {p: the dependencies' members it still waits for, f: on_dependency_failure, r: their results by member (with_results only)} (nil: none)"},
+	FieldDependents: {lua: "F_DEPENDENTS", text: true, added: true, absent: true, doc: "the jobs waiting for it, JSON [[member, topic], ...], told of its end once (nil: none; lib_deps.lua)"},
 }
 
 // zero is the field's unset value, as a Lua literal.
@@ -154,7 +159,7 @@ type Slot struct {
 // fields is a 16-slot hash, one more a 32-slot one, and building that for
 // each topic of every call cost an ack and pop 3 µs (docs/PERFORMANCE.md,
 // "Outcomes").
-var lazyTopicKeys = map[string]bool{"completed": true, "cancelled": true}
+var lazyTopicKeys = map[string]bool{"completed": true, "cancelled": true, "after": true}
 
 // BucketKeys are a bucket's own keys, KEYS[1..len] of every topic-scoped
 // script; pool passes them in this order.
@@ -169,6 +174,8 @@ var BucketKeys = []Slot{
 	{"fanout", "hash", "parent topic -> its fanout children's names (parent+child), space-separated, sorted"},
 	{"topic_index", "zset", "the names of topics, every score 0 (listed in byte order, a page at a time)"},
 	{"events", "stream", "the events of the bucket's topics that have events = true (lib.lua note, emit; GET /api/v1/events), about EVENTS_MAXLEN kept"},
+	{"followups", "zset", "id -> ms it is due: the bucket's follow-ups (followups.lua) and its notices to waiting jobs (lib_deps.lua)"},
+	{"followup_specs", "hash", "id -> a follow-up as the pool encodes it, or a notice (lib_deps.lua)"},
 }
 
 // TopicKeys are each topic's keys, after the bucket's, for every topic the
@@ -190,6 +197,7 @@ var TopicKeys = []Slot{
 	{"group_state", "hash", "r:<group> -> its reserved jobs; t:<group>, a:<group> -> its group_rate tokens and when they were taken"},
 	{"completed", "zset", "ms it is removed at (completed ms + its keep_completed) -> member: completed jobs (lib_outcomes.lua)"},
 	{"cancelled", "zset", "ms it is removed at (cancelled ms + its keep_completed) -> member: cancelled jobs (lib_outcomes.lua)"},
+	{"after", "zset", "pushed ms -> member: jobs waiting for others to complete (WAITING, lib_deps.lua)"},
 }
 
 // SlotIndex is where the slot named name is in slots (-1: not there).
@@ -221,6 +229,7 @@ var States = []struct {
 	{job.Dead, "DEAD", "dead", "cur_dead"},
 	{job.Completed, "COMPLETED", "completed", "cur_completed"},
 	{job.Cancelled, "CANCELLED", "cancelled", "cur_cancelled"},
+	{job.Waiting, "WAITING", "after", "cur_waiting"},
 	{StateExpired, "EXPIRED", "", ""},
 }
 
@@ -251,7 +260,7 @@ var Ops = map[string][]string{
 	"push": {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace",
 		"unique_key", "unique_mode", "unique_for", "group",
 		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap", "json", "keep", "timeout",
-		"then_list", "dead_list"},
+		"then_list", "dead_list", "after"},
 	"delete":  {"member", "attempt", "mode", "result"},
 	"pop":     {"mode", "more"},
 	"pop_n":   {"mode", "n", "more"},

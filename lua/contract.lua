@@ -38,6 +38,8 @@ local F_HISTORY = 31 -- its transitions, a JSON array of [ms, event, attempt, de
 local F_TIMEOUT = 32 -- ms a worker's handler may run on it, which the clients' worker loops obey (nil: the worker's own)
 local F_THEN = 33 -- the follow-ups pushed when its ack completes it, JSON [[id, spec], ...] (nil: none; lib_limits.lua ack_job)
 local F_ON_DEAD = 34 -- the follow-ups pushed when it dies, as F_THEN (nil: none; lib_failures.lua kill)
+local F_AFTER = 35 -- a job pushed with after: JSON {p: the dependencies' members it still waits for, f: on_dependency_failure, r: their results by member (with_results only)} (nil: none)
+local F_DEPENDENTS = 36 -- the jobs waiting for it, JSON [[member, topic], ...], told of its end once (nil: none; lib_deps.lua)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record
@@ -50,7 +52,9 @@ local F_ON_DEAD = 34 -- the follow-ups pushed when it dies, as F_THEN (nil: none
 --   KEYS[8] fanout (hash): parent topic -> its fanout children's names (parent+child), space-separated, sorted
 --   KEYS[9] topic_index (zset): the names of topics, every score 0 (listed in byte order, a page at a time)
 --   KEYS[10] events (stream): the events of the bucket's topics that have events = true (lib.lua note, emit; GET /api/v1/events), about EVENTS_MAXLEN kept
--- then, for each topic the script works on, 16 keys (topic_keys):
+--   KEYS[11] followups (zset): id -> ms it is due: the bucket's follow-ups (followups.lua) and its notices to waiting jobs (lib_deps.lua)
+--   KEYS[12] followup_specs (hash): id -> a follow-up as the pool encodes it, or a notice (lib_deps.lua)
+-- then, for each topic the script works on, 17 keys (topic_keys):
 --   +1 ready (zset): priority -> member
 --   +2 delayed (zset): due ms -> member
 --   +3 reserved (zset): TTR deadline ms -> member
@@ -67,20 +71,21 @@ local F_ON_DEAD = 34 -- the follow-ups pushed when it dies, as F_THEN (nil: none
 --   +14 group_state (hash): r:<group> -> its reserved jobs; t:<group>, a:<group> -> its group_rate tokens and when they were taken
 --   +15 completed (zset): ms it is removed at (completed ms + its keep_completed) -> member: completed jobs (lib_outcomes.lua)
 --   +16 cancelled (zset): ms it is removed at (cancelled ms + its keep_completed) -> member: cancelled jobs (lib_outcomes.lua)
+--   +17 after (zset): pushed ms -> member: jobs waiting for others to complete (WAITING, lib_deps.lua)
 -- KEYS and ARGV are the call's, and K_* its bucket's keys: bind sets them
 -- when a call begins (lib.lua begin), as a library is loaded before any call.
 local KEYS, ARGV
-local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX, K_EVENTS
+local K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX, K_EVENTS, K_FOLLOWUPS, K_FOLLOWUP_SPECS
 local function bind(keys, args)
   KEYS, ARGV = keys, args
-  K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX, K_EVENTS =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9], keys[10]
+  K_JOBS, K_BODIES, K_DUE, K_STATS, K_TOPICS, K_DEFAULTS, K_OUTBOX, K_FANOUT, K_TOPIC_INDEX, K_EVENTS, K_FOLLOWUPS, K_FOLLOWUP_SPECS =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9], keys[10], keys[11], keys[12]
 end
 
 -- TOPIC_LAZY are the topic keys few calls read (contract.go lazyTopicKeys), by their
 -- place after a topic's first: topic_keys leaves them out of its table,
 -- which then stays a 16-slot hash, and its metatable reads them.
-local TOPIC_LAZY = {completed = 15, cancelled = 16}
+local TOPIC_LAZY = {completed = 15, cancelled = 16, after = 17}
 local TOPIC_KEYS_MT = {__index = function(t, k)
   local at = TOPIC_LAZY[k]
   if at then return KEYS[t.at + at] end
@@ -88,7 +93,7 @@ end}
 
 -- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.
 local function topic_keys(i, name)
-  local b = 10 + (i - 1) * 16
+  local b = 12 + (i - 1) * 17
   return setmetatable({name = name, at = b, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3],
           buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7],
           expires = KEYS[b + 8], parent_config = KEYS[b + 9], dead = KEYS[b + 10],
@@ -102,17 +107,17 @@ local function op_key(at) return KEYS[tonumber(at)] end
 
 -- Job states, as stored and as returned; STATE_SET names the topic key that
 -- holds a state's jobs, STATE_COUNTER the bucket's count of them.
-local DELAYED, READY, RESERVED, BURIED, DEAD, COMPLETED, CANCELLED, EXPIRED = 1, 2, 3, 4, 5, 6, 7, 9
+local DELAYED, READY, RESERVED, BURIED, DEAD, COMPLETED, CANCELLED, WAITING, EXPIRED = 1, 2, 3, 4, 5, 6, 7, 8, 9
 local STATE_SET = {[DELAYED] = 'delayed', [READY] = 'ready', [RESERVED] = 'reserved', [BURIED] = 'buried',
-  [DEAD] = 'dead', [COMPLETED] = 'completed', [CANCELLED] = 'cancelled'}
+  [DEAD] = 'dead', [COMPLETED] = 'completed', [CANCELLED] = 'cancelled', [WAITING] = 'after'}
 local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERVED] = 'cur_reserved',
   [BURIED] = 'cur_buried', [DEAD] = 'cur_dead', [COMPLETED] = 'cur_completed',
-  [CANCELLED] = 'cur_cancelled'}
+  [CANCELLED] = 'cur_cancelled', [WAITING] = 'cur_waiting'}
 
 -- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
 local OP_ARGS = {ack_pop = {'member', 'attempt', 'more', 'result'}, delete = {'member', 'attempt', 'mode', 'result'},
   pop = {'mode', 'more'}, pop_n = {'mode', 'n', 'more'},
-  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json', 'keep', 'timeout', 'then_list', 'dead_list'}}
+  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json', 'keep', 'timeout', 'then_list', 'dead_list', 'after'}}
 -- OP_ARGS[kind].read reads those arguments from args at i into a table by
 -- name in one constructor (sized once, where a loop grows it key by key).
 OP_ARGS.ack_pop.read = function(args, i) return {member = args[i], attempt = args[i + 1], more = args[i + 2], result = args[i + 3]} end
@@ -125,7 +130,7 @@ OP_ARGS.push.read = function(args, i) return {member = args[i], priority = args[
   group = args[i + 12], schedule_key = args[i + 13], schedule_due = args[i + 14],
   schedule_next = args[i + 15], schedule_name = args[i + 16], overlap = args[i + 17],
   json = args[i + 18], keep = args[i + 19], timeout = args[i + 20], then_list = args[i + 21],
-  dead_list = args[i + 22]} end
+  dead_list = args[i + 22], after = args[i + 23]} end
 -- OP_ARGS[kind].at is each argument's place after the first (lib_lean.lua
 -- reads a few of them where it stands, with no table).
 OP_ARGS.ack_pop.at = {member = 0, attempt = 1, more = 2, result = 3}
@@ -135,15 +140,15 @@ OP_ARGS.pop_n.at = {mode = 0, n = 1, more = 2}
 OP_ARGS.push.at = {member = 0, priority = 1, ttr = 2, delay = 3, body = 4, client_id = 5, expires = 6, retry = 7,
   trace = 8, unique_key = 9, unique_mode = 10, unique_for = 11, group = 12, schedule_key = 13,
   schedule_due = 14, schedule_next = 15, schedule_name = 16, overlap = 17, json = 18, keep = 19,
-  timeout = 20, then_list = 21, dead_list = 22}
+  timeout = 20, then_list = 21, dead_list = 22, after = 23}
 
 -- R names the reply statuses (lua.Statuses), the first element of a reply.
 local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE', STATE = 'STATE',
   EXISTS = 'EXISTS', EMPTY = 'EMPTY', DROPPED = 'DROPPED', JOBS = 'JOBS', PEEK = 'PEEK',
   FULL = 'FULL', TOO_BIG = 'TOO_BIG', CHILDREN = 'CHILDREN', UNIQUE = 'UNIQUE', REPLACED = 'REPLACED',
   DEBOUNCED = 'DEBOUNCED', UNIQUE_FROM = 'UNIQUE_FROM', UNIQUE_FANOUT = 'UNIQUE_FANOUT',
-  FIRED = 'FIRED', SKIPPED = 'SKIPPED', GROUP_BACKLOG = 'GROUP_BACKLOG', CANCELLED = 'CANCELLED',
-  THEN = 'THEN'}
+  AFTER_FANOUT = 'AFTER_FANOUT', FIRED = 'FIRED', SKIPPED = 'SKIPPED',
+  GROUP_BACKLOG = 'GROUP_BACKLOG', CANCELLED = 'CANCELLED', THEN = 'THEN'}
 
 -- ARGS names each script's arguments by their places in ARGV (lua.ScriptArgs:
 -- pool lays them out with lua.Args); a script's body starts with A, its row.
@@ -153,10 +158,11 @@ local ARGS = {
   cancel = {member = 2, topic = 3},
   check = {topic = 2},
   dead_retry = {topic = 2, set = 3, n = 4, members = 5},
+  deps = {mode = 2, register = {dependent = 3, topic = 4, members = 5}, tell = {member = 3, topic = 4, dependency = 5, how = 6, result = 7}},
   end_wait = {member = 2, channel = 3},
   expire = {topic = 2, n = 3},
-  fail = {member = 2, topic = 3, attempt = 4, error = 5, r = 6, list = 7, specs = 8},
-  followups = {mode = 2, ack = {list = 3, specs = 4, member = 5, topic = 6, attempt = 7, result = 8, entries = 9, grace = 10}, done = {list = 3, specs = 4, ids = 5}, later = {list = 3, specs = 4, ms = 5, max = 6, ids = 7}, take = {list = 3, specs = 4, n = 5}},
+  fail = {member = 2, topic = 3, attempt = 4, error = 5, r = 6},
+  followups = {mode = 2, ack = {member = 3, topic = 4, attempt = 5, result = 6, entries = 7, grace = 8}, done = {ids = 3}, later = {ms = 3, max = 4, ids = 5}, take = {n = 3}},
   forget_topic = {topic = 2, force = 3},
   job_list = {topic = 2, set = 3, offset = 4, limit = 5, preview = 6},
   kick = {topic = 2, n = 3, kind = 4},
@@ -173,7 +179,7 @@ local ARGS = {
   release = {member = 2, topic = 3, attempt = 4, priority = 5, delay = 6, mode = 7},
   reserve_job = {member = 2, topic = 3},
   schedule = {mode = 2, advance = {name = 3, due = 4, next = 5}, delete = {name = 3}, orphan = {name = 3, fresh = 4, put_off = 5}, set = {name = 3, spec = 4, file = 5, run = 6, next = 7, keep = 8}},
-  tick = {topic = 2, n = 3, list = 4, specs = 5},
+  tick = {topic = 2, n = 3},
   topic_stats = {urgent = 2, topics = 3},
   touch = {member = 2, topic = 3, attempt = 4},
   unpark_groups = {topic = 2, n = 3},

@@ -3,9 +3,8 @@
 -- (delayed), or, past max_attempts, goes to its topic's dead set.
 -- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: any), error, r (a random number
--- in [0, 1) for the jitter), list and specs (the places in KEYS of the
--- bucket's follow-ups, after the shared layout: where a job that dies
--- keeps its on_dead, outcomes.follow_up).
+-- in [0, 1) for the jitter). A job that dies keeps its on_dead in the
+-- bucket's follow-ups (outcomes.follow_up).
 -- Returns {'OK', job reply..., then the member and client id of each dead job
 -- that max_dead made room by dropping} or {'NOT_FOUND'} / {'TOPIC', t} /
 -- {'STALE', n} / {'STATE', s}.
@@ -23,7 +22,7 @@ note(t, member, job, 'failed', ARGV[A.error])
 local p = retry_policy(t, job)
 if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
   local on_dead = kill(t, member, job, RESERVED, now)
-  if on_dead then outcomes.follow_up(op_key(ARGV[A.list]), op_key(ARGV[A.specs]), on_dead, now, '', {}) end
+  if on_dead then outcomes.follow_up(on_dead, now, '', {}) end
 else
   local delay = backoff_delay(p, job[F_FAILURES], tonumber(ARGV[A.r]))
   note(t, member, job, 'retried', tostring(delay)) -- after its backoff (ms)

@@ -11,11 +11,10 @@
 -- Only a store at format 4 holds follow-ups (pool/format.go): an older
 -- broker's timer would not know FOLLOWUPS_DUE.
 -- KEYS: the shared layout (contract.lua), with the acked job's topic in
---   mode ack; then two keys of this script's own (op_key: every mode's
---   list and specs give their places): the bucket's follow-ups (zset: id
---   -> ms it is due) and their specs (hash: id -> the follow-up as the pool
---   encodes it, opaque here).
--- ARGV (each mode's list and specs first, left out below):
+--   mode ack; the bucket's follow-ups are K_FOLLOWUPS (zset: id -> ms it is
+--   due) and K_FOLLOWUP_SPECS (hash: id -> the follow-up as the pool
+--   encodes it, opaque here; or a notice to a waiting job, lib_deps.lua).
+-- ARGV:
 --       origin, 'ack', member, topic, attempt (0: unfenced), result ('' none), entries (the ack's
 --       follow-ups, JSON [[id, spec], ...]; '': none; the job's own F_THEN are kept too), grace (ms:
 --       they are due then, so the acking broker pushes them itself first, and a timer only if it
@@ -30,7 +29,7 @@
 --       first refusal, doubled at each next one, at most max ms (counted in specs' '#tries ID')
 local FOLLOWUPS_DUE = '@followups' -- pool/followups.go followupsDue
 local mode = ARGV[A.mode]
-local list, specs = op_key(ARGV[A[mode].list]), op_key(ARGV[A[mode].specs])
+local list, specs = K_FOLLOWUPS, K_FOLLOWUP_SPECS
 local now = now_ms()
 
 -- due says when the bucket's timer looks at the follow-ups again: at the
@@ -54,7 +53,7 @@ if mode == 'ack' then
     return refusal(job, t.name, tonumber(ARGV[A.ack.attempt])) or {R.OK, '', '', 'again'}
   end
   local due, kept, result = now + tonumber(ARGV[A.ack.grace]), {R.OK, '', '', ''}, ARGV[A.ack.result]
-  local follow = function(entries) outcomes.follow_up(list, specs, entries, due, result, kept) end
+  local follow = function(entries) outcomes.follow_up(entries, due, result, kept) end
   local cid, refused, _, dropped = ack_job(t, member, record, tonumber(ARGV[A.ack.attempt]), 'ack', result, redis.call, follow)
   if refused then return refused end
   if ARGV[A.ack.entries] ~= '' then follow(ARGV[A.ack.entries]) end

@@ -46,23 +46,7 @@ local function bucket_defaults()
   end
   return default_settings
 end
--- PATTERN starts the field of a topic pattern ([topic.crawl/*]) in the
--- bucket's defaults: "@pattern GLOB" -> "setting=value ..." (topic_patterns.lua).
-local PATTERN = '@pattern '
--- glob_parts splits a glob at its '*'s: {'crawl/', ''} for 'crawl/*'.
-local function glob_parts(glob)
-  local parts, from = {}, 1
-  while true do
-    local star = string.find(glob, '*', from, true)
-    if not star then break end
-    parts[#parts + 1] = string.sub(glob, from, star - 1)
-    from = star + 1
-  end
-  parts[#parts + 1] = string.sub(glob, from)
-  return parts
-end
-
--- glob_match says whether name matches a glob split by glob_parts, in one
+-- glob_match says whether name matches a glob split by glob_parts (below), in one
 -- pass (job.MatchTopic's way): the first part at its start, each middle one
 -- at its first place after, the last at its end. A Lua pattern ('.*' a
 -- '*') would backtrack, and a long name that misses a glob of several '*'s
@@ -81,9 +65,28 @@ end
 
 -- patterns returns the bucket's topic patterns, least specific first (the
 -- most characters besides '*' last, then by name: job.SortPatterns), each
--- {parts = glob_parts, settings}, read once per call.
+-- {parts = glob_parts, settings}, read once per call. What only it uses is
+-- in its block: the library's main function holds at most 200 locals.
 local bucket_patterns
-local function patterns()
+local patterns
+do
+-- PATTERN starts the field of a topic pattern ([topic.crawl/*]) in the
+-- bucket's defaults: "@pattern GLOB" -> "setting=value ..." (topic_patterns.lua).
+local PATTERN = '@pattern '
+-- glob_parts splits a glob at its '*'s: {'crawl/', ''} for 'crawl/*'.
+local function glob_parts(glob)
+  local parts, from = {}, 1
+  while true do
+    local star = string.find(glob, '*', from, true)
+    if not star then break end
+    parts[#parts + 1] = string.sub(glob, from, star - 1)
+    from = star + 1
+  end
+  parts[#parts + 1] = string.sub(glob, from)
+  return parts
+end
+
+function patterns()
   if bucket_patterns then return bucket_patterns end
   bucket_patterns = {}
   for k, v in pairs(bucket_defaults()) do
@@ -103,6 +106,7 @@ local function patterns()
     return a.glob < b.glob
   end)
   return bucket_patterns
+end
 end
 
 -- topic_config returns topic t's effective settings (setting -> string):
@@ -156,6 +160,9 @@ local function now_ms()
   return clock
 end
 
+-- emit and note, with the constants only they use in their block.
+local emit, note
+do
 -- EVENTS_MAXLEN bounds each bucket's events stream (XADD MAXLEN ~, so a
 -- little more may stay): what a consumer that fell behind may catch up on.
 local EVENTS_MAXLEN = '10000'
@@ -171,7 +178,7 @@ local STREAMED = ' pushed reserved failed dead cancelled expired completed '
 -- and detail (a completed job's result, a failure's error, a progress; at
 -- most EVENT_DETAIL bytes, cut past it).
 -- A topic without it costs one lookup.
-local function emit(t, member, job, kind, detail)
+function emit(t, member, job, kind, detail)
   if topic_config(t).events ~= 'true' then return end
   detail = detail or ''
   local cut = '0'
@@ -187,7 +194,7 @@ end
 -- The script that makes a transition notes it before it saves the record,
 -- so both are written with it; the history goes with the job. A topic with
 -- neither costs a lookup of settings the call has read.
-local function note(t, member, job, event, detail)
+function note(t, member, job, event, detail)
   local cfg = topic_config(t)
   local keep = tonumber(cfg.job_history or '0')
   if keep > 0 then
@@ -204,6 +211,7 @@ local function note(t, member, job, event, detail)
       emit(t, member, job, event, detail)
     end
   end
+end
 end
 
 -- Deferred writes. Counters, due-time hints and wake-ups are only written,
@@ -310,13 +318,31 @@ do
 end
 
 -- announce_end notes that job (member) ended, how ('completed', 'dead',
--- 'acked', 'deleted', 'expired', 'taken', 'discarded'), when a broker waits
--- for its end (F_WAITED): every broker's subscriber hears "* end MEMBER HOW"
--- (pool.Wake), an older broker's ignores it. A job no one waits for costs
--- one lookup.
-local function announce_end(member, job, how)
+-- 'acked', 'deleted', 'expired', 'taken', 'discarded', 'cancelled'), when a
+-- broker waits for its end (F_WAITED): every broker's subscriber hears
+-- "* end MEMBER HOW" (pool.Wake), an older broker's ignores it. The jobs
+-- that wait for it (F_DEPENDENTS, lib_deps.lua) are each left a notice in
+-- the bucket's follow-ups, due now, which a timer hands over
+-- (pool/deps.go): "completed" (an ack, kept or not, or a pop of a TTR 0
+-- job) with its result (result, or its record's; a JSON value's text), or
+-- how it ended otherwise. The list leaves the job, so a job that ends
+-- again (a dead one retried) tells no one twice; a notice told twice
+-- changes nothing (deps.told). A job no one waits for costs two lookups.
+local function announce_end(member, job, how, result)
   local channel = job[F_WAITED]
   if channel then endings[#endings + 1] = {channel, EVERYONE .. ' end ' .. member .. ' ' .. how} end
+  local dependents = job[F_DEPENDENTS]
+  if not dependents then return end
+  job[F_DEPENDENTS] = nil
+  if how == 'acked' or how == 'taken' then how = 'completed' end
+  local now = now_ms()
+  for dependent, topic in string.gmatch(dependents, '(%S+) (%S+)') do
+    local id = 'd ' .. dependent .. ' ' .. member -- pool/deps.go depNoticePrefix
+    redis.call('HSET', K_FOLLOWUP_SPECS, id, cjson.encode({dependent = dependent, topic = topic, how = how,
+      result = how == 'completed' and (result or job[F_RESULT]) or nil, at = now}))
+    redis.call('ZADD', K_FOLLOWUPS, now, id)
+  end
+  redis.call('ZADD', K_DUE, 'LT', now, '@followups') -- pool/followups.go followupsDue
 end
 
 -- count adds n to a bucket counter; count_topic to one of topic t's.
@@ -364,8 +390,10 @@ local dropped_cids
 -- call's cost (docs/PERFORMANCE.md). A table that held more than RENEW_MAX
 -- entries is replaced instead, since a table never shrinks and emptying
 -- one walks all its slots.
+local renew
+do
 local RENEW_MAX = 32
-local function renew(t)
+function renew(t)
   if not t then return {} end
   local n = 0
   for k in pairs(t) do
@@ -374,6 +402,7 @@ local function renew(t)
     t[k] = nil
   end
   return t
+end
 end
 
 -- gathers gathers a call's writes (a table: the library's main function

@@ -79,6 +79,7 @@ end
 -- bucket's timer, a ready one is announced.
 local function enter(t, member, job, write)
   write = write or redis.call
+  if job[F_STATE] == WAITING then return write('ZADD', t.after, job[F_CREATED], member) end -- not indexed: it cannot expire before it is ready (lib_deps.lua)
   index_expiry(t, member, job, write)
   if job[F_STATE] == DELAYED then
     write('ZADD', t.delayed, job[F_DUE], member)

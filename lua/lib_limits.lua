@@ -165,12 +165,12 @@ local function ack_job(t, member, record, attempt, mode, result, write, follow)
   end
   if keep > 0 then
     local before = #dropped_cids
-    announce_end(member, job, 'completed')
+    announce_end(member, job, 'completed', result ~= '' and result or nil)
     outcomes.complete(t, member, job, result, keep, write)
     return '', nil, true, table.concat(dropped_cids, ' ', before + 1)
   end
   delete_job(t, member, job, write)
-  if job[F_WAITED] then announce_end(member, job, mode == 'ack' and 'acked' or 'deleted') end
+  announce_end(member, job, mode == 'ack' and 'acked' or 'deleted', mode == 'ack' and result ~= '' and result or nil)
   if mode == 'ack' and topic_config(t).events == 'true' then emit(t, member, job, 'completed', result) end -- not kept, but completed
   return job[F_CID], nil, false, ''
 end

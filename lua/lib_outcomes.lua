@@ -147,18 +147,17 @@ end
 
 -- outcomes.follow_up keeps follow-ups (entries: the JSON [[id, spec], ...]
 -- the pool wrote, an ack's push or a job's F_THEN or F_ON_DEAD) in the
--- bucket's follow-ups (list: zset id -> ms due; specs: hash id -> spec;
--- keys the calling script was given: followups.lua, fail.lua, tick.lua)
--- for its timer to push (pool/followups.go) from due (ms). A completion's
+-- bucket's follow-ups (K_FOLLOWUPS: id -> ms due; K_FOLLOWUP_SPECS: id ->
+-- spec) for its timer to push (pool/followups.go) from due (ms). A completion's
 -- result (a JSON value's compact text, '' none) goes into each spec (a
 -- JSON object, its "result" added at its end, unread), for those that take
 -- it (with_result). It appends each id and spec as kept to out.
-function outcomes.follow_up(list, specs, entries, due, result, out)
+function outcomes.follow_up(entries, due, result, out)
   for _, e in ipairs(cjson.decode(entries)) do
     local spec = e[2]
     if result ~= '' then spec = string.sub(spec, 1, -2) .. ',"result":' .. result .. '}' end
-    redis.call('HSET', specs, e[1], spec)
-    redis.call('ZADD', list, due, e[1])
+    redis.call('HSET', K_FOLLOWUP_SPECS, e[1], spec)
+    redis.call('ZADD', K_FOLLOWUPS, due, e[1])
     out[#out + 1] = e[1]
     out[#out + 1] = spec
   end

@@ -15,10 +15,10 @@ func TestLibStateIsPerCall(t *testing.T) {
 	begin := read("lib.lua")
 	begin = begin[strings.Index(begin, "local function begin("):]
 	for _, file := range libFiles {
-		// groups, jobbody, gathers, outcomes and lean are tables of
+		// groups, jobbody, gathers, outcomes, lean and deps are tables of
 		// functions; the per-call fields of the first three are set by begin
-		// (outcomes and lean have none).
-		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN", "groups", "jobbody", "gathers", "outcomes", "lean")
+		// (the others have none).
+		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN", "groups", "jobbody", "gathers", "outcomes", "lean", "deps")
 	}
 }
 
@@ -33,7 +33,7 @@ func TestScriptStateIsPerCall(t *testing.T) {
 		}
 		hoisted++
 		main := text[strings.Index(text, "local function main("):]
-		checkStateIsReset(t, name+".lua", text, main, "its main")
+		checkStateIsReset(t, name+".lua", text, main, "its main", "rules") // rules: batch_push.lua's table of functions
 	}
 	if hoisted == 0 {
 		t.Error("no script is hoisted: batch.lua should be")

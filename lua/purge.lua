@@ -4,13 +4,13 @@
 -- Redis long whatever the topic's size, and a flush cut short by a crash is
 -- finished by running it again.
 -- KEYS: the shared layout (contract.lua) with one topic.
--- ARGV: origin, topic, n, states (comma-separated set names: ready, delayed,
--- reserved, buried, dead, completed, cancelled).
+-- ARGV: origin, topic, n, states (comma-separated set names: STATE_SET's,
+-- ready, delayed, reserved, buried, dead, completed, cancelled, after).
 -- Returns {removed, then member and client id of each removed job that had one}.
 local t = topic_keys(1, ARGV[A.topic])
 local left = tonumber(ARGV[A.n])
-local state_of = {delayed = DELAYED, ready = READY, reserved = RESERVED, buried = BURIED, dead = DEAD,
-  completed = COMPLETED, cancelled = CANCELLED}
+local state_of = {} -- set name -> its state
+for state, set in pairs(STATE_SET) do state_of[set] = state end
 local out = {0}
 for name in string.gmatch(ARGV[A.states], '[^,]+') do
   if left <= 0 then break end

@@ -8,7 +8,7 @@ local t = topic_keys(1, ARGV[A.topic])
 local job, err = fetch(member, ARGV[A.topic], 0)
 if not job then return err end
 local from = job[F_STATE]
-if from == RESERVED then return {R.STATE, from} end
+if from == RESERVED or from == WAITING then return {R.STATE, from} end
 local now = now_ms()
 if (from == READY or from == DELAYED) and (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now then
   expire_job(t, member, job, now) -- never delivered (its client id dangles, harmless, as after a crash)

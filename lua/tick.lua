@@ -4,9 +4,8 @@
 -- ran out (those count a timeout), removes dead and completed jobs whose
 -- time is up, then records the topic's exact next due time.
 -- KEYS: the shared layout (contract.lua) with one topic.
--- ARGV: origin, topic, n, list and specs (the places in KEYS of the
--- bucket's follow-ups, after the shared layout: where a job that dies
--- keeps its on_dead, outcomes.follow_up).
+-- ARGV: origin, topic, n. A job that dies keeps its on_dead in the
+-- bucket's follow-ups (outcomes.follow_up).
 -- Returns {moved, more (1 if due work remains), then the member and client
 -- id of each expired job that had one}.
 local t = topic_keys(1, ARGV[A.topic])
@@ -52,7 +51,7 @@ if moved < n then
       local p = retry_policy(t, job)
       if p.max_attempts > 0 and job[F_FAILURES] >= p.max_attempts then
         local on_dead = kill(t, member, job, RESERVED, now)
-        if on_dead then outcomes.follow_up(op_key(ARGV[A.list]), op_key(ARGV[A.specs]), on_dead, now, '', {}) end
+        if on_dead then outcomes.follow_up(on_dead, now, '', {}) end
       else
         make_ready(t, member, job)
         move_state(RESERVED, READY)

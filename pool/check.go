@@ -97,9 +97,9 @@ func firstFew(names []string) string {
 const eventsBound = 10000 + 100
 
 // stateSets is how many states have a set of their own (job.Stored, 1 to
-// Cancelled; lua.States but EXPIRED, which is last): check.lua counts their
+// Waiting; lua.States but EXPIRED, which is last): check.lua counts their
 // members in that order.
-const stateSets = int(job.Cancelled)
+const stateSets = int(job.Waiting)
 
 // checkBucket compares a bucket's record and body counts and its counters
 // with the members counted in its topics' sets (delayed, ready, reserved,
@@ -151,8 +151,7 @@ func (p *Pool) checkBucket(ctx context.Context, b int, sets [stateSets]int64) []
 // has its spec and each spec is listed, and the timer is told of them (the
 // due zset's FOLLOWUPS_DUE no later than the soonest).
 func (p *Pool) checkFollowUps(ctx context.Context, b int) []string {
-	keys, _ := p.followUpKeys(b, "")
-	list, specs := keys[len(keys)-2], keys[len(keys)-1]
+	list, specs := p.keys.buckets[b].followups, p.keys.buckets[b].followupSpecs
 	res := p.client.DoMulti(ctx,
 		p.client.B().Zrange().Key(list).Min("0").Max("-1").Withscores().Build(),
 		p.client.B().Hkeys().Key(specs).Build(),

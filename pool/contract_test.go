@@ -29,13 +29,14 @@ func TestKeysFollowTheContract(t *testing.T) {
 	b := k.bucketOf("kids+b")
 	bk, tag := k.buckets[b], k.tag(b)
 	wantBucket := map[string]string{"jobs": bk.jobs, "bodies": bk.bodies, "due": bk.due, "stats": bk.stats,
-		"topics": bk.topics, "defaults": bk.defaults, "outbox": bk.outbox, "fanout": bk.fanout, "topic_index": bk.topicIndex, "events": bk.events}
+		"topics": bk.topics, "defaults": bk.defaults, "outbox": bk.outbox, "fanout": bk.fanout, "topic_index": bk.topicIndex, "events": bk.events,
+		"followups": bk.followups, "followup_specs": bk.followupSpecs}
 	wantTopic := map[string]string{"ready": tag + ":ready:kids+b", "delayed": tag + ":delayed:kids+b",
 		"reserved": tag + ":reserved:kids+b", "buried": tag + ":buried:kids+b", "info": tag + ":topic:kids+b",
 		"waiting": k.waiting("kids+b"), "config": k.config("kids+b"), "expires": tag + ":expires:kids+b",
 		"parent_config": k.config("kids"), "dead": tag + ":dead:kids+b", "group_ring": tag + ":group_ring:kids+b",
 		"group_jobs": tag + ":group_jobs:kids+b", "group_ready": tag + ":group_ready:kids+b", "group_state": tag + ":group_state:kids+b",
-		"completed": tag + ":completed:kids+b", "cancelled": tag + ":cancelled:kids+b"}
+		"completed": tag + ":completed:kids+b", "cancelled": tag + ":cancelled:kids+b", "after": tag + ":after:kids+b"}
 	var names []string
 	for _, s := range lua.BucketKeys {
 		names = append(names, "K_"+strings.ToUpper(s.Name))
@@ -106,6 +107,7 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		lua.FieldHistory: "nil", // jobhistory_test.go: "rec" keeps none
 		lua.FieldTimeout: "90000",
 		lua.FieldThen:    "nil", lua.FieldOnDead: "nil", // followups_test.go
+		lua.FieldAfter: "nil", lua.FieldDependents: "nil", // deps_test.go
 	}
 	if j.ClientID != "order-7" || j.Priority != 7 || j.Failures != 1 || j.LastError != "boom" ||
 		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() || !j.BodyJSON {

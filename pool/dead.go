@@ -15,7 +15,7 @@ import (
 // set. It returns the job as it now is.
 func (p *Pool) Fail(ctx context.Context, id string, attempt int, reason string) (*job.Job, error) {
 	r := strconv.FormatFloat(rand.Float64(), 'f', 6, 64) // the jitter's share: scripts have no randomness of their own
-	reply, err := p.onJob(ctx, "fail", id, attempt, p.withFollowUps(failScript, "attempt", strconv.Itoa(attempt), "error", reason, "r", r))
+	reply, err := p.onJob(ctx, "fail", id, attempt, p.scripted(failScript, "attempt", strconv.Itoa(attempt), "error", reason, "r", r))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,9 +115,9 @@ func (p *Pool) ackNumberPushing(ctx context.Context, n uint64, attempt int, resu
 	}
 	var unconfirmed error // with wait_replicas: the ack and its follow-ups not yet on enough replicas
 	reply, err := p.onNumber(ctx, "ack", n, attempt, func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
-		keys, places := p.followUpKeys(b, topic)
-		args := followupsScript.args(p.caller(), "ack", append(places, "member", m, "topic", topic, "attempt", strconv.Itoa(attempt),
-			"result", result, "entries", entries, "grace", strconv.FormatInt(millis(followUpGrace), 10))...)
+		keys := p.keys.withTopics(b, topic)
+		args := followupsScript.args(p.caller(), "ack", "member", m, "topic", topic, "attempt", strconv.Itoa(attempt),
+			"result", result, "entries", entries, "grace", strconv.FormatInt(millis(followUpGrace), 10))
 		var client rueidis.Client = p.client
 		var wait *waitClient
 		if p.opts.WaitReplicas > 0 { // the follow-ups are pushes: the ack that keeps them waits as a push does
@@ -186,31 +187,6 @@ func (p *Pool) followUpEntries(ctx context.Context, specs []job.Spec) (string, [
 	return string(data), ids, err
 }
 
-// withFollowUps is scripted with the bucket's follow-ups' keys after the
-// shared layout and their places (fail.lua: a job that dies keeps its
-// on_dead there).
-func (p *Pool) withFollowUps(script *function, named ...string) jobCall {
-	return func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
-		keys, places := p.followUpKeys(b, topic)
-		args := script.args(p.caller(), "", append(append([]string{"member", m, "topic", topic}, named...), places...)...)
-		return script.Exec(ctx, p.client, keys, args).ToArray()
-	}
-}
-
-// followUpKeys are followups.lua's keys: the shared layout with topic's
-// (none for ""), then the bucket's follow-ups and their specs; and the
-// arguments that give those two's places ("list", "specs").
-func (p *Pool) followUpKeys(b int, topic string) (keys, places []string) {
-	if topic == "" {
-		keys = p.keys.withTopics(b)
-	} else {
-		keys = p.keys.withTopics(b, topic)
-	}
-	tag := p.keys.tag(b)
-	keys = append(keys, tag+":followups", tag+":followup_specs")
-	return keys, []string{"list", strconv.Itoa(len(keys) - 1), "specs", strconv.Itoa(len(keys))}
-}
-
 // followUpMarker is a follow-up's unique key in its topic: its id.
 func followUpMarker(id uint64) *job.Unique {
 	return &job.Unique{Key: job.FollowUpKeyPrefix + strconv.FormatUint(id, 10), For: followUpMarkerFor, Mode: job.UniqueReject}
@@ -220,8 +196,8 @@ func followUpMarker(id uint64) *job.Unique {
 // whose acking broker did not push them within followUpGrace, and those
 // put off): pushFollowUps.
 func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, error) {
-	keys, places := p.followUpKeys(b, "")
-	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", append(places, "n", strconv.Itoa(p.opts.TickBatch))...)).ToArray()
+	keys := p.keys.withTopics(b)
+	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", "n", strconv.Itoa(p.opts.TickBatch))).ToArray()
 	if err != nil {
 		return nil, false, wrapRedis("push follow-ups", err)
 	}
@@ -253,15 +229,20 @@ func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, 
 // the bucket has left.
 func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map[string]int, int64, error) {
 	type entry struct {
-		id   string
-		f    followUp
-		got  Pushed
-		err  error
-		made bool
+		id     string
+		f      followUp
+		notice string // a notice to a waiting job (deps.go): its spec
+		got    Pushed
+		err    error
+		made   bool
 	}
 	list := make([]*entry, len(pairs))
 	for i, pair := range pairs {
 		list[i] = &entry{id: pair[0]}
+		if strings.HasPrefix(pair[0], depNoticePrefix) {
+			list[i].notice = pair[1]
+			continue
+		}
 		if err := json.Unmarshal([]byte(pair[1]), &list[i].f); err != nil {
 			list[i].err = fmt.Errorf("follow-up %s: unreadable: %w", pair[0], err)
 		}
@@ -272,6 +253,21 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 			continue
 		}
 		wg.Go(func() {
+			if e.notice != "" {
+				var state job.State
+				var due, now time.Time
+				e.made, state, due, now, e.err = p.tellDependent(ctx, e.id, e.notice)
+				var n depNotice
+				_ = json.Unmarshal([]byte(e.notice), &n)
+				e.f.Spec.Topic = n.Topic
+				switch state {
+				case job.Ready:
+					e.got = Pushed{ID: 1, Kept: true}
+				case job.Delayed:
+					e.got = Pushed{ID: 1, Due: due, Now: now}
+				}
+				return
+			}
 			spec := e.f.Spec
 			n := e.f.Seq*uint64(p.opts.Buckets) + uint64(p.keys.bucketOf(spec.Topic))
 			spec.Unique, spec.WithResult = followUpMarker(n), false
@@ -301,9 +297,9 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 		})
 	}
 	wg.Wait()
-	keys, places := p.followUpKeys(b, "")
+	keys := p.keys.withTopics(b)
 	ready := map[string]int{}
-	done := followupsScript.args(p.caller(), "done", places...)
+	done := followupsScript.args(p.caller(), "done")
 	var refused []string // put off: their topics refused them
 	var failed error
 	unreached := false // a failure to reach Redis, not only refusals
@@ -333,8 +329,8 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 	}
 	calls := [][]string{done}
 	if len(refused) > 0 {
-		calls = append(calls, append(followupsScript.args(p.caller(), "later", append(places, "ms", strconv.FormatInt(millis(followUpLater), 10),
-			"max", strconv.FormatInt(millis(followUpLaterMost), 10))...), refused...))
+		calls = append(calls, append(followupsScript.args(p.caller(), "later", "ms", strconv.FormatInt(millis(followUpLater), 10),
+			"max", strconv.FormatInt(millis(followUpLaterMost), 10)), refused...))
 	}
 	var left int64
 	for _, args := range calls {

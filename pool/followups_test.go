@@ -60,9 +60,9 @@ func keptOnlyWith(t *testing.T, p *Pool, ctx context.Context, id uint64, attempt
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, places := p.followUpKeys(b, j.Topic)
-	args := followupsScript.args(p.caller(), "ack", append(places, "member", member(id), "topic", j.Topic, "attempt", strconv.Itoa(attempt),
-		"result", result, "entries", entries, "grace", strconv.FormatInt(millis(grace), 10))...)
+	keys := p.keys.withTopics(b, j.Topic)
+	args := followupsScript.args(p.caller(), "ack", "member", member(id), "topic", j.Topic, "attempt", strconv.Itoa(attempt),
+		"result", result, "entries", entries, "grace", strconv.FormatInt(millis(grace), 10))
 	if r, err := followupsScript.Exec(ctx, p.client, keys, args).ToArray(); err != nil || strAt(r, 0) != replyOK {
 		t.Fatalf("ack: %v %v", r, err)
 	}
@@ -150,8 +150,8 @@ func TestFollowUpPushedOnceAcrossACrash(t *testing.T) {
 		{Topic: "c", Body: "done with", Priority: job.DefaultPriority, TTR: time.Minute},
 	}, 0)
 	// The crash: the timer pushed both, and died before it removed them.
-	keys, places := p.followUpKeys(got.Bucket, "")
-	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", append(places, "n", "10")...)).ToArray()
+	keys := p.keys.withTopics(got.Bucket)
+	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", "n", "10")).ToArray()
 	if err != nil || len(r) != 4 {
 		t.Fatalf("take: %v %v", r, err)
 	}
@@ -225,8 +225,7 @@ func TestCheckFindsBrokenFollowUps(t *testing.T) {
 	id, attempt := reserved(t, p, ctx, "a", nil)
 	got := keptOnly(t, p, ctx, id, attempt, []job.Spec{{Topic: "b", Body: "x", Priority: job.DefaultPriority}}, time.Hour)
 	checkClean(t, p, ctx)
-	keys, _ := p.followUpKeys(got.Bucket, "")
-	list, specs := keys[len(keys)-2], keys[len(keys)-1]
+	list, specs := p.keys.buckets[got.Bucket].followups, p.keys.buckets[got.Bucket].followupSpecs
 	for _, tc := range []struct {
 		name string
 		cmd  []string
@@ -471,8 +470,7 @@ func TestRefusedFollowUpBacksOff(t *testing.T) {
 	if err != nil || !errors.Is(got.PushErr, job.ErrTooBig) {
 		t.Fatalf("ack: %+v %v, want the follow-up refused too big", got, err)
 	}
-	keys, _ := p.followUpKeys(got.Bucket, "")
-	list, specs := keys[len(keys)-2], keys[len(keys)-1]
+	list, specs := p.keys.buckets[got.Bucket].followups, p.keys.buckets[got.Bucket].followupSpecs
 	fid := member(got.IDs[0])
 	// putOff checks the follow-up is due again want after its refusal,
 	// which came between before and now (Redis's clock is this machine's:

@@ -42,7 +42,12 @@ import (
 //     pushes them (followups.go): an older broker's timer would not, so an
 //     ack with follow-ups is refused (job.ErrBusy) until the store is at 4.
 //     Nothing stored before changes.
-const StoreFormat = 4
+//   - 5: a job may wait for others (job.Waiting: its topic's after set,
+//     F_AFTER), and a job others wait for tells them of its end (F_DEPENDENTS,
+//     notices among its bucket's follow-ups; deps.go): an older broker would
+//     end it without a word, so a push with after is refused (job.ErrBusy)
+//     until the store is at 5. Nothing stored before changes.
+const StoreFormat = 5
 
 // DefaultAnnounceTTL is how long a broker's record lasts unless renewed.
 const DefaultAnnounceTTL = 15 * time.Second

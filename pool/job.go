@@ -6,10 +6,19 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 )
 
-// setName is the per-topic sorted set that holds jobs in state s.
-func setName(s job.State) string { return s.String() }
+// setName is the per-topic sorted set that holds jobs in state s, by the
+// scripts' name (lua.States: a waiting job's is "after").
+func setName(s job.State) string {
+	for _, st := range lua.States {
+		if st.State == s && st.Set != "" {
+			return st.Set
+		}
+	}
+	return s.String()
+}
 
 // millis rounds a duration up to whole milliseconds, the unit scripts keep,
 // so that a delay is never shortened.

@@ -25,6 +25,7 @@ type keys struct {
 // at a time (topicindex.go).
 type bucketKeys struct {
 	jobs, bodies, due, stats, topics, defaults, outbox, fanout, topicIndex, events string
+	followups, followupSpecs                                                       string
 	scriptOrder                                                                    []string
 }
 
@@ -42,10 +43,10 @@ func newKeys(prefix string, n int) keys {
 		tag := k.tag(b)
 		bk := bucketKeys{jobs: tag + ":jobs", bodies: tag + ":bodies", due: tag + ":due", stats: tag + ":stats",
 			topics: tag + ":topics", defaults: tag + ":topic_defaults", outbox: tag + ":outbox", fanout: tag + ":fanout",
-			topicIndex: tag + ":topic_index", events: tag + ":events"}
+			topicIndex: tag + ":topic_index", events: tag + ":events", followups: tag + ":followups", followupSpecs: tag + ":followup_specs"}
 		byName := map[string]string{"jobs": bk.jobs, "bodies": bk.bodies, "due": bk.due, "stats": bk.stats,
 			"topics": bk.topics, "defaults": bk.defaults, "outbox": bk.outbox, "fanout": bk.fanout,
-			"topic_index": bk.topicIndex, "events": bk.events}
+			"topic_index": bk.topicIndex, "events": bk.events, "followups": bk.followups, "followup_specs": bk.followupSpecs}
 		for _, slot := range lua.BucketKeys {
 			key, ok := byName[slot.Name]
 			if !ok {
@@ -72,7 +73,7 @@ var topicSlots = func() []topicSlot {
 		"buried": {kind: "buried"}, "info": {kind: "topic"}, "waiting": {kind: "waiting"}, "config": {config: true},
 		"expires": {kind: "expires"}, "parent_config": {parentConfig: true}, "dead": {kind: "dead"},
 		"group_ring": {kind: "group_ring"}, "group_jobs": {kind: "group_jobs"}, "group_ready": {kind: "group_ready"},
-		"group_state": {kind: "group_state"}, "completed": {kind: "completed"}, "cancelled": {kind: "cancelled"}}
+		"group_state": {kind: "group_state"}, "completed": {kind: "completed"}, "cancelled": {kind: "cancelled"}, "after": {kind: "after"}}
 	out := make([]topicSlot, len(lua.TopicKeys))
 	for i, slot := range lua.TopicKeys {
 		s, ok := byName[slot.Name]

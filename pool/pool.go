@@ -107,6 +107,7 @@ var (
 	historyScript       = rueidis.NewLuaScript(lua.Source("history"))
 	outboxScript        = newFunction("outbox")
 	followupsScript     = newFunction("followups")
+	depsScript          = newFunction("deps")
 	settingsScript      = rueidis.NewLuaScript(lua.Source("settings"))
 	topicPatternsScript = rueidis.NewLuaScript(lua.Source("topic_patterns"))
 	claimAliasScript    = rueidis.NewLuaScript(lua.Source("claim_alias"))
@@ -252,7 +253,16 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64, fire scheduleFi
 			return Pushed{}, err
 		}
 	}
-	reply, children, err := p.pushOp(ctx, b, j, m, fire)
+	told := time.Now()
+	after, err := p.dependOn(ctx, j, m)
+	if err == nil && len(j.After) > 0 && time.Since(told) > depPushWithin {
+		err = fmt.Errorf("push to %q: %w: telling its dependencies took %v", j.Topic, job.ErrUnavailable, time.Since(told).Round(time.Second))
+	}
+	if err != nil {
+		p.dropAlias(ctx, j.ClientID, id) // claimed for a job that will not be
+		return Pushed{}, err
+	}
+	reply, children, err := p.pushOp(ctx, b, j, m, fire, after)
 	if err != nil {
 		return Pushed{}, err
 	}
@@ -268,6 +278,9 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64, fire scheduleFi
 	}
 	switch status := strAt(reply, 0); status {
 	case replyOK:
+	case replyAfterFanout:
+		p.dropAlias(ctx, j.ClientID, id)
+		return Pushed{}, errAfterFanout(j.Topic)
 	case replyGroupBacklog:
 		p.dropAlias(ctx, j.ClientID, id)
 		return Pushed{}, fmt.Errorf("push to %q: %w: its first grouped job, and it holds %d ready jobs without a group (at most %d can join the group \"\" at once): let them drain first, or use another topic",
@@ -305,7 +318,7 @@ var errTaken = errors.New("the number is taken")
 // list of the children may be stale: the script then names the current
 // ones, and the push is asked again with them. It returns the reply and the
 // children the push was made with.
-func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire scheduleFire) ([]rueidis.RedisMessage, []string, error) {
+func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire scheduleFire, after string) ([]rueidis.RedisMessage, []string, error) {
 	if err := p.checkChild(ctx, j.Topic, false); err != nil {
 		return nil, nil, fmt.Errorf("push: %w", err)
 	}
@@ -331,7 +344,7 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 			"unique_key", "", "unique_mode", mode, "unique_for", window, "group", j.Group,
 			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "",
 			"json", flag(j.BodyJSON), "keep", keepArg(j.KeepCompleted), "timeout", timeoutArg(j.Timeout),
-			"then_list", thenList, "dead_list", deadList)
+			"then_list", thenList, "dead_list", deadList, "after", after)
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {

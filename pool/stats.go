@@ -38,8 +38,7 @@ func (p *Pool) Stats(ctx context.Context) (job.Counters, error) {
 	var total job.Counters
 	cmds := make([]rueidis.Completed, 0, 2*p.opts.Buckets)
 	for b := range p.opts.Buckets {
-		keys, _ := p.followUpKeys(b, "")
-		cmds = append(cmds, p.client.B().Hgetall().Key(p.keys.stats(b)).Build(), p.client.B().Zcard().Key(keys[len(keys)-2]).Build())
+		cmds = append(cmds, p.client.B().Hgetall().Key(p.keys.stats(b)).Build(), p.client.B().Zcard().Key(p.keys.buckets[b].followups).Build())
 	}
 	res := p.client.DoMulti(ctx, cmds...)
 	for i := 0; i < len(res); i += 2 {

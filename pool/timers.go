@@ -52,9 +52,8 @@ func (p *Pool) Tick(ctx context.Context, b int, topic string) (ready map[string]
 	if name, ok := strings.CutPrefix(topic, scheduleDue); ok {
 		return p.fireSchedule(ctx, b, name)
 	}
-	keys, places := p.followUpKeys(b, topic) // a job that dies keeps its on_dead there
-	reply, err := tickScript.Exec(ctx, p.client, keys,
-		tickScript.args(p.caller(), "", append([]string{"topic", topic, "n", strconv.Itoa(p.opts.TickBatch)}, places...)...)).ToArray()
+	reply, err := tickScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
+		tickScript.args(p.caller(), "", "topic", topic, "n", strconv.Itoa(p.opts.TickBatch))).ToArray()
 	if err != nil {
 		return nil, false, wrapRedis("tick "+topic, err)
 	}

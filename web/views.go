@@ -62,6 +62,13 @@ type jobView struct {
 	// completes, when it dies (docs/workflows.md); gone once pushed.
 	Then   []string `json:"then,omitempty"`
 	OnDead []string `json:"on_dead,omitempty"`
+	// After, pushed with after: the jobs it waits for, WaitingFor those not
+	// yet completed, and their results (with_results) by id
+	// (docs/workflows.md, Dependencies).
+	After               []string                   `json:"after,omitempty"`
+	WaitingFor          []string                   `json:"waiting_for,omitempty"`
+	OnDependencyFailure string                     `json:"on_dependency_failure,omitempty"`
+	DependencyResults   map[string]json.RawMessage `json:"dependency_results,omitempty"`
 	// Token names the delivery a pop made (job.Delivery), for the consumer
 	// to send back with its ack, touch, release, bury or fail; only pops
 	// show it.
@@ -122,6 +129,15 @@ func viewJob(j *job.Job) jobView {
 	}
 	for _, id := range j.OnDead {
 		v.OnDead = append(v.OnDead, strconv.FormatUint(id, 10))
+	}
+	if d := j.Dependencies; d != nil {
+		v.After, v.WaitingFor, v.OnDependencyFailure = ids(d.After), ids(d.Pending), d.OnFailure
+		for id, r := range d.Results {
+			if v.DependencyResults == nil {
+				v.DependencyResults = map[string]json.RawMessage{}
+			}
+			v.DependencyResults[strconv.FormatUint(id, 10)] = r
+		}
 	}
 	for _, e := range j.History {
 		v.History = append(v.History, historyView{At: e.At.UTC().Format(time.RFC3339Nano), Event: e.Event, Attempt: e.Attempt, Detail: e.Detail})
@@ -209,4 +225,13 @@ func nonNil(list []string) []string {
 		return []string{}
 	}
 	return list
+}
+
+// ids are job numbers as a view shows them.
+func ids(ns []uint64) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, strconv.FormatUint(n, 10))
+	}
+	return out
 }

@@ -77,6 +77,17 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 			return j, fmt.Errorf("%w: with_result must be true or false", ErrBadRequest)
 		}
 	}
+	if j.After, err = f.After(); err != nil {
+		return j, err
+	}
+	if j.OnDependencyFailure, _, err = f.Str("on_dependency_failure"); err != nil {
+		return j, err
+	}
+	if raw, ok := f["with_results"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &j.WithResults); err != nil {
+			return j, fmt.Errorf("%w: with_results must be true or false", ErrBadRequest)
+		}
+	}
 	if j.Then, err = f.FollowUps("then", def); err != nil {
 		return j, err
 	}
@@ -111,6 +122,34 @@ func (f Fields) FollowUps(name string, def Defaults) ([]job.Spec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: job %d: %w", name, i, err)
 		}
+	}
+	return out, nil
+}
+
+// After reads "after": the jobs a job waits for, 1 to job.MaxAfter, each
+// a job's id (a JSON number or string) or a client id; nil when absent or
+// null.
+func (f Fields) After() ([]string, error) {
+	raw, ok := f["after"]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || len(items) == 0 || len(items) > job.MaxAfter {
+		return nil, fmt.Errorf("%w: after: want an array of 1 to %d job ids", ErrBadRequest, job.MaxAfter)
+	}
+	out := make([]string, len(items))
+	for i, item := range items {
+		var id string
+		if err := json.Unmarshal(item, &id); err == nil && id != "" {
+			out[i] = id
+			continue
+		}
+		n, err := strconv.ParseUint(string(item), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: after: item %d is not a job's id (a whole number, or a string)", ErrBadRequest, i)
+		}
+		out[i] = strconv.FormatUint(n, 10)
 	}
 	return out, nil
 }

@@ -45,7 +45,7 @@ func TestUnknownFieldsNamed(t *testing.T) {
 	}{
 		{`{"topic":"t","body":"x","delay":"5","TTR":"30","id":"a-1"}`, ""},                              // the original gmq's producers
 		{`{"Topic":"t","BODY":"x","Ttr":1,"PRI":2,"Expires_In":3,"TraceParent":null,"retry":null}`, ""}, // any case
-		{`{"topic":"t","body":"x","dealy":5}`, `unknown field "dealy" (a job has body, delay, `},
+		{`{"topic":"t","body":"x","dealy":5}`, `unknown field "dealy" (a job has after, body, delay, `},
 		{`{"topic":"t","body":"x","b":1,"a":2}`, `unknown fields "a", "b" (a job has`},
 		{`{"topic":"t","body":"x","priority":1,"pri":2}`, "give priority or pri, not both"},
 		{`{"topic":"t","body":"x","retry":{"Jitter":true,"tries":2}}`, `retry: bad request: unknown field "tries" (a retry policy has backoff, base, jitter, max, max_attempts;`},

@@ -17,7 +17,8 @@ var ScheduleFields = []string{"cron", "tz", "job", "overlap", "paused"}
 // from the schedule's definition would be past by the later fires) and its
 // follow-ups (not yet kept in a schedule's definition).
 var ScheduledJobFields = slices.DeleteFunc(slices.Clone(JobFields), func(f string) bool {
-	return f == "id" || f == "expires_in" || f == "expires_at" || f == "then" || f == "on_dead" || f == "with_result"
+	return f == "id" || f == "expires_in" || f == "expires_at" || f == "then" || f == "on_dead" || f == "with_result" ||
+		f == "after" || f == "on_dependency_failure" || f == "with_results" // a schedule's fires wait for no one
 })
 
 // MergeLayers lays changes over a layer of a schedule's fields: a field set
