@@ -202,3 +202,22 @@ func TestWaitingJobsListedAndPurged(t *testing.T) {
 	}
 	checkClean(t, p, ctx)
 }
+
+// A chain: a job that waited, once run and completed, tells the jobs that
+// wait for it in turn.
+func TestDependencyChain(t *testing.T) {
+	p, ctx := newPool(t)
+	keep := time.Hour
+	a := mustPush(t, p, ctx, job.Spec{Topic: "ch-a", Body: "a", TTR: time.Minute, KeepCompleted: &keep})
+	d := mustPush(t, p, ctx, job.Spec{Topic: "ch-d", Body: "d", TTR: time.Minute, KeepCompleted: &keep, After: []string{num(a)}})
+	e := mustPush(t, p, ctx, job.Spec{Topic: "ch-e", Body: "e", TTR: time.Minute, After: []string{num(d), num(a)}})
+	popAck(t, p, ctx, "ch-a", a, "")
+	tellAll(t, p, ctx)
+	popAck(t, p, ctx, "ch-d", d, "")
+	tellAll(t, p, ctx)
+	if s := stateOf(t, p, ctx, e); s != job.Ready {
+		j, _ := p.Peek(ctx, num(e))
+		t.Fatalf("e is %v (%+v), want ready once d completed", s, j.Dependencies)
+	}
+	checkClean(t, p, ctx)
+}
