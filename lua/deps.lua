@@ -25,7 +25,7 @@ if mode == 'register' then
 end
 local member = ARGV[A.tell.member]
 local job = load(member)
-if not job then return {'ABSENT'} end
+if not job then return {R.ABSENT} end
 if job[F_TOPIC] ~= ARGV[A.tell.topic] then return {R.TOPIC, job[F_TOPIC]} end
 local t = topic_keys(1, job[F_TOPIC])
 local now = now_ms()

@@ -33,6 +33,7 @@ const (
 	StatusUniqueFrom   = "UNIQUE_FROM"   // refused: the key does not follow the topic's unique_from ('body' or 'none' next): ask again
 	StatusUniqueFanout = "UNIQUE_FANOUT" // refused: the topic has fanout children
 	StatusAfterFanout  = "AFTER_FANOUT"  // refused: a push with after to a topic with fanout children
+	StatusAbsent       = "ABSENT"        // deps.lua tell: no such job (not yet stored)
 	StatusFired        = "FIRED"         // a schedule's fire refused: another broker fired it (its next fire moved)
 	StatusSkipped      = "SKIPPED"       // a schedule's fire made no job: its last one still waits or is reserved (overlap skip)
 	StatusGroupBacklog = "GROUP_BACKLOG" // a grouped push refused: the topic holds too many ready jobs without a group (their count, the most, next)
@@ -43,7 +44,7 @@ const (
 // Statuses lists every reply status, for contract.lua's R.
 var Statuses = []string{StatusOK, StatusTopic, StatusNotFound, StatusStale, StatusState, StatusExists, StatusEmpty,
 	StatusDropped, StatusJobs, StatusPeek, StatusFull, StatusTooBig, StatusChildren, StatusUnique, StatusReplaced,
-	StatusDebounced, StatusUniqueFrom, StatusUniqueFanout, StatusAfterFanout, StatusFired, StatusSkipped, StatusGroupBacklog, StatusCancelled, StatusThen}
+	StatusDebounced, StatusUniqueFrom, StatusUniqueFanout, StatusAfterFanout, StatusAbsent, StatusFired, StatusSkipped, StatusGroupBacklog, StatusCancelled, StatusThen}
 
 // statusTable is R as a Lua table constructor: every status, or only
 // those named (a standalone script's, which Source gives it).

@@ -183,51 +183,49 @@ func errAfterFanout(topic string) error {
 }
 
 // tellDependent hands a notice (its id and spec as kept) to the job it is
-// for. It returns whether the notice is done with (told, or too old to
-// wait for its job), and where the job went: its state after (job.Gone:
-// unchanged or removed) and when it is due (delayed).
-func (p *Pool) tellDependent(ctx context.Context, id, spec string) (done bool, state job.State, due, now time.Time, err error) {
+// for. It returns the job's topic, where the job went as a push would say
+// it (ID 0: unchanged or removed; Kept: made ready; Due: made delayed),
+// and whether the notice is done with (told, or too old to wait for its
+// job: see depNoticeFor).
+func (p *Pool) tellDependent(ctx context.Context, id, spec string) (topic string, got Pushed, done bool, err error) {
 	var n depNotice
 	if err := json.Unmarshal([]byte(spec), &n); err != nil {
-		return true, 0, due, now, nil // unreadable (cannot happen): nothing to tell
+		return "", got, false, fmt.Errorf("notice %s: unreadable: %w", id, err) // kept, put off: lib.lua wrote it
 	}
-	dependency, _ := strings.CutPrefix(id, depNoticePrefix)
-	if _, after, ok := strings.Cut(dependency, " "); ok {
-		dependency = after
+	dependency := strings.TrimPrefix(id, depNoticePrefix+n.Dependent+" ")
+	num, err := parseMember(n.Dependent)
+	if err != nil {
+		return n.Topic, got, false, fmt.Errorf("notice %s: %w", id, err)
 	}
-	num, perr := parseMember(n.Dependent)
-	if perr != nil {
-		return true, 0, due, now, nil
-	}
-	b := int(num % uint64(p.opts.Buckets))
 	result := ""
 	if n.Result != nil {
 		result = *n.Result
 	}
+	b := int(num % uint64(p.opts.Buckets))
 	r, err := depsScript.Exec(ctx, p.client, p.keys.withTopics(b, n.Topic), depsScript.args(p.caller(), "tell",
 		"member", n.Dependent, "topic", n.Topic, "dependency", dependency, "how", n.How, "result", result)).ToArray()
 	if err != nil {
-		return false, 0, due, now, wrapRedis("tell a waiting job", err)
+		return n.Topic, got, false, wrapRedis("tell a waiting job", err)
 	}
 	switch strAt(r, 0) {
 	case replyOK:
-	case "ABSENT":
+	case replyAbsent:
 		// Not stored yet (its push is on its way), or never will be.
-		old := time.Since(time.UnixMilli(n.At)) > depNoticeFor
-		if old {
-			return true, 0, due, now, nil
+		if time.Since(time.UnixMilli(n.At)) > depNoticeFor {
+			return n.Topic, got, true, nil
 		}
-		return false, 0, due, now, fmt.Errorf("job %d, which waits for %s, is not stored yet", num, strings.TrimLeft(dependency, "0"))
-	default: // TOPIC: a dependent's topic never changes (cannot happen)
-		return true, 0, due, now, nil
+		return n.Topic, got, false, fmt.Errorf("job %d, which waits for %s, is not stored yet", num, strings.TrimLeft(dependency, "0"))
+	default:
+		return n.Topic, got, false, fmt.Errorf("notice %s: %s", id, strAt(r, 0)) // TOPIC: a dependent's topic never changes
 	}
 	p.dropAlias(ctx, strAt(r, 3), num)
-	state = job.State(intAt(r, 1))
-	now = time.UnixMilli(intAt(r, 4))
-	if d := intAt(r, 2); d > 0 && state == job.Delayed {
-		due = time.UnixMilli(d)
+	switch job.State(intAt(r, 1)) {
+	case job.Ready:
+		got = Pushed{ID: num, Kept: true}
+	case job.Delayed:
+		got = Pushed{ID: num, Due: time.UnixMilli(intAt(r, 2)), Now: time.UnixMilli(intAt(r, 4))}
 	}
-	return true, state, due, now, nil
+	return n.Topic, got, true, nil
 }
 
 // parseAfter reads F_AFTER for a job's view.

@@ -75,7 +75,7 @@ func TestDependentWaitsForItsDependencies(t *testing.T) {
 		t.Fatalf("its dependencies: %+v", deps)
 	}
 	// The same notice again (a crash between telling it and removing it).
-	if done, _, _, _, err := p.tellDependent(ctx, depNoticePrefix+member(d)+" "+member(a), `{"dependent":"`+member(d)+`","topic":"dep-d","how":"dead","at":1}`); err != nil || !done {
+	if _, _, done, err := p.tellDependent(ctx, depNoticePrefix+member(d)+" "+member(a), `{"dependent":"`+member(d)+`","topic":"dep-d","how":"dead","at":1}`); err != nil || !done {
 		t.Fatalf("a notice told again: %v %v", done, err)
 	}
 	if got := mustPop(t, p, ctx, "dep-d"); got == nil || got.ID != d {
@@ -218,6 +218,44 @@ func TestDependencyChain(t *testing.T) {
 	if s := stateOf(t, p, ctx, e); s != job.Ready {
 		j, _ := p.Peek(ctx, num(e))
 		t.Fatalf("e is %v (%+v), want ready once d completed", s, j.Dependencies)
+	}
+	checkClean(t, p, ctx)
+}
+
+// A dependency that ends between its dependent's register and its store
+// leaves a notice that finds no job: put off, not lost, it is told once
+// the job is stored.
+func TestNoticeBeforeItsJobIsStored(t *testing.T) {
+	p, ctx := newPool(t)
+	a := mustPush(t, p, ctx, job.Spec{Topic: "nb-a", Body: "a", TTR: time.Minute})
+	spec := job.Spec{Topic: "nb-d", Body: "d", Priority: job.DefaultPriority, TTR: time.Minute, After: []string{num(a)}}
+	seqs, err := p.ids.next(ctx, p.client, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p.keys.bucketOf(spec.Topic)
+	m := member(seqs[0]*uint64(p.opts.Buckets) + uint64(b))
+	after, err := p.dependOn(ctx, spec, m) // the push's first step
+	if err != nil {
+		t.Fatal(err)
+	}
+	popAck(t, p, ctx, "nb-a", a, "")
+	tellAll(t, p, ctx)
+	ab := int(a % uint64(p.opts.Buckets))
+	notice := depNoticePrefix + m + " " + member(a)
+	if _, err := p.client.Do(ctx, p.client.B().Zscore().Key(p.keys.buckets[ab].followups).Member(notice).Build()).AsFloat64(); err != nil {
+		t.Fatalf("the notice for a job not yet stored: %v, want it put off", err)
+	}
+	if reply, _, err := p.pushOp(ctx, b, spec, m, scheduleFire{}, after); err != nil || strAt(reply, 0) != replyOK { // its second step
+		t.Fatalf("store: %v %v", reply, err)
+	}
+	if err := p.client.Do(ctx, p.client.B().Zadd().Key(p.keys.buckets[ab].followups).ScoreMember().ScoreMember(0, notice).Build()).Error(); err != nil {
+		t.Fatal(err) // due now rather than after its backoff
+	}
+	tellAll(t, p, ctx)
+	n, _ := parseMember(m)
+	if s := stateOf(t, p, ctx, n); s != job.Ready {
+		t.Fatalf("the job once stored and told: %v, want ready", s)
 	}
 	checkClean(t, p, ctx)
 }

@@ -254,18 +254,9 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 		}
 		wg.Go(func() {
 			if e.notice != "" {
-				var state job.State
-				var due, now time.Time
-				e.made, state, due, now, e.err = p.tellDependent(ctx, e.id, e.notice)
-				var n depNotice
-				_ = json.Unmarshal([]byte(e.notice), &n)
-				e.f.Spec.Topic = n.Topic
-				switch state {
-				case job.Ready:
-					e.got = Pushed{ID: 1, Kept: true}
-				case job.Delayed:
-					e.got = Pushed{ID: 1, Due: due, Now: now}
-				}
+				// Counted below as a push that made its job ready or
+				// delayed; one that changed nothing as one pushed before.
+				e.f.Spec.Topic, e.got, e.made, e.err = p.tellDependent(ctx, e.id, e.notice)
 				return
 			}
 			spec := e.f.Spec

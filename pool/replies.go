@@ -36,6 +36,7 @@ const (
 	replyUniqueFrom   = lua.StatusUniqueFrom
 	replyUniqueFanout = lua.StatusUniqueFanout
 	replyAfterFanout  = lua.StatusAfterFanout
+	replyAbsent       = lua.StatusAbsent
 	replyFired        = lua.StatusFired
 	replySkipped      = lua.StatusSkipped
 	replyGroupBacklog = lua.StatusGroupBacklog

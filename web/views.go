@@ -124,12 +124,7 @@ func viewJob(j *job.Job) jobView {
 	for _, l := range j.Log {
 		v.Log = append(v.Log, logLineView{At: l.At.UTC().Format(time.RFC3339Nano), Line: l.Line})
 	}
-	for _, id := range j.Then {
-		v.Then = append(v.Then, strconv.FormatUint(id, 10))
-	}
-	for _, id := range j.OnDead {
-		v.OnDead = append(v.OnDead, strconv.FormatUint(id, 10))
-	}
+	v.Then, v.OnDead = ids(j.Then), ids(j.OnDead)
 	if d := j.Dependencies; d != nil {
 		v.After, v.WaitingFor, v.OnDependencyFailure = ids(d.After), ids(d.Pending), d.OnFailure
 		for id, r := range d.Results {
