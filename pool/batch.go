@@ -194,7 +194,7 @@ func (bt *batcher) run(ops []*op) {
 			client = wait
 		}
 	}
-	replies, err := script.Exec(ctx, client, keys, args).ToArray()
+	replies, err := execBatch(ctx, script, client, keys, args)
 	var unconfirmed error // the pushes' replicas did not confirm them
 	if wait != nil && err == nil {
 		unconfirmed = wait.shortfall()
@@ -220,6 +220,20 @@ func (bt *batcher) run(ops []*op) {
 			o.reply, o.err = nil, unconfirmed
 		}
 	}
+}
+
+// execBatch makes a batch's script call. The command builder panics on a
+// mistake of gmq's own (keys of several Cluster slots in one call): that
+// panic becomes the batch's error, because the callers of every operation
+// in the batch, and of every one queued behind it, wait on this goroutine,
+// and a panic that left it would leave them waiting for ever.
+func execBatch(ctx context.Context, script *function, client rueidis.Client, keys, args []string) (replies []rueidis.RedisMessage, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			replies, err = nil, fmt.Errorf("batch call not made: %v", r)
+		}
+	}()
+	return script.Exec(ctx, client, keys, args).ToArray()
 }
 
 // changedByPush are the replies of a push that wrote a job: a new one, or

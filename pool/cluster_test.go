@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -108,4 +109,55 @@ func TestNodesAndBucketsOnCluster(t *testing.T) {
 			t.Fatalf("bucket %d has no node", b)
 		}
 	}
+}
+
+// A broker that has not seen a job (restarted, or another of several)
+// settles it on a Cluster: knowing no topic of the job's yet, its first call
+// must still name keys of one slot only, and the script names the topic.
+func TestUnseenJobSettledOnCluster(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	clientOpt, err := rueidis.ParseURL(c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientOpt.DisableRetry = true
+	p, ctx := openPool(t, clientOpt, Options{Buckets: 16})
+	other, _ := openPool(t, clientOpt, Options{Buckets: 16})
+	for i := range 10 {
+		topic := "t" + string(rune('a'+i))
+		mustPush(t, p, ctx, job.Spec{Topic: topic, Body: "x", TTR: time.Minute, ClientID: "c-" + topic})
+		mustPush(t, p, ctx, job.Spec{Topic: topic, Body: "y", TTR: time.Minute})
+		for k := range 2 {
+			j := mustPop(t, p, ctx, topic)
+			if j == nil {
+				t.Fatalf("pop %s: none", topic)
+			}
+			settle := other.Ack
+			if k == 1 {
+				settle = func(ctx context.Context, id string, attempt int, _ string) error {
+					return other.Delete(ctx, id, attempt)
+				}
+			}
+			if err := settle(ctx, j.PublicID(), j.Attempt(), ""); err != nil {
+				t.Fatalf("%s's job %s settled by a pool that never saw it: %v", topic, j.PublicID(), err)
+			}
+		}
+	}
+	// A call the Cluster would refuse (a key of another slot) is an error
+	// of its batch, not a panic that leaves the bucket's batcher held.
+	b := other.keys.bucketOf("ta")
+	wrong := ""
+	for i := 0; wrong == ""; i++ {
+		if k := fmt.Sprintf("elsewhere-%d", i); keySlot(k) != keySlot(other.keys.stats(b)) {
+			wrong = k
+		}
+	}
+	if _, err := other.batchOp(ctx, b, &op{kind: opDelete, topics: []string{"ta"}, args: []string{"key", ""}, keys: []string{wrong}, keyArgs: []int{1}}); err == nil {
+		t.Fatal("a batch with a key of another slot: no error")
+	}
+	mustPush(t, other, ctx, job.Spec{Topic: "ta", Body: "after", TTR: time.Minute})
+	if j := mustPop(t, other, ctx, "ta"); j == nil || other.Delete(ctx, j.PublicID(), j.Attempt()) != nil {
+		t.Fatalf("the bucket after a refused batch: popped %v", j)
+	}
+	checkClean(t, p, ctx)
 }

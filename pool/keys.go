@@ -128,12 +128,16 @@ func (k keys) topics(b int) string { return k.buckets[b].topics }
 func (k keys) topicIndex(b int) string { return k.buckets[b].topicIndex }
 
 // withTopics returns the bucket's keys followed by each topic's keys, the
-// KEYS layout of the scripts (lua/contract.go). Every topic must belong to bucket b.
+// KEYS layout of the scripts (lua/contract.go). A topic belongs to bucket b,
+// or is a guess: a job's topic not yet known (""), or known wrongly, which
+// the script answers with the right one. Every key is in b's slot either
+// way, so that the guess cannot make a Cluster refuse the call (its keys in
+// several slots) before the script can answer.
 func (k keys) withTopics(b int, topics ...string) []string {
 	out := make([]string, 0, bucketKeyCount+topicKeyCount*len(topics))
 	out = append(out, k.buckets[b].scriptOrder...)
 	for _, t := range topics {
-		out = k.appendTopic(out, b, t, k.config(t), k.config(Parent(t)))
+		out = k.appendTopic(out, b, t, k.configIn(b, t), k.configIn(b, Parent(t)))
 	}
 	return out
 }
