@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/pool"
 )
 
 // formatFourCommit is the last commit whose broker reads store formats up
@@ -87,7 +89,7 @@ func TestDependencyDiesOverHTTP(t *testing.T) {
 // Two versions of the broker on one Redis: while a format 4 broker runs, a
 // push with after is refused (503, naming the format), since that broker
 // would end a dependency without telling its dependent. Once it stops, the
-// store is raised to 5 and the same push waits and runs.
+// store is raised (to the newest format) and the same push waits and runs.
 func TestDependenciesWaitForTheStoreFormat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an older broker")
@@ -111,7 +113,7 @@ func TestDependenciesWaitForTheStoreFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.exitsCleanly(t, time.Minute, "SIGTERM")
-	waitUntil(t, "the store raised to format 5", func() bool { return format() == "5" })
+	waitUntil(t, "the store raised to the newest format", func() bool { return format() == strconv.Itoa(pool.StoreFormat) })
 	var id string
 	waitUntil(t, "the broker writes format 5 (its next announce) and takes the push", func() bool {
 		got, err := b.do("POST", "/api/v1/jobs", push)

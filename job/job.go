@@ -126,6 +126,11 @@ type Spec struct {
 	// WithResults keeps its dependencies' results with it, for its view
 	// (Job.Dependencies.Results).
 	WithResults bool
+	// Batch is the batch it is pushed into (0: none), BatchResults whether
+	// that batch keeps its members' results: set by the pool's batch calls
+	// (CreateBatch, AddToBatch), never by a plain push.
+	Batch        uint64
+	BatchResults bool
 }
 
 // Update is what a change of a waiting (ready or delayed) job sets; a nil
@@ -186,7 +191,9 @@ type Job struct {
 	Then, OnDead []uint64
 	// Dependencies: pushed with After, what it waits for (nil: none).
 	Dependencies *Dependencies
-	Now          time.Time
+	// Batch is the batch it belongs to (0: none).
+	Batch uint64
+	Now   time.Time
 
 	Reserves, Timeouts, Releases, Buries, Kicks int
 }

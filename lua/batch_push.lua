@@ -103,6 +103,7 @@ local function store(t, member, a, cid, expires, group)
   if a.dead_list ~= '' then job[F_ON_DEAD] = a.dead_list end
   settle(job, delay, now)
   if a.after ~= '' then deps.hold(job, a.after) end
+  if a.batch ~= '' then job[F_BATCH] = a.batch end
   push_job(t, member, job, a.body, gathers.add)
   listed[t.name] = t
   if held[t.name] then held[t.name] = held[t.name] + 1 end

@@ -60,6 +60,7 @@ const (
 	FieldOnDead
 	FieldAfter
 	FieldDependents
+	FieldBatch
 	fieldEnd
 )
 
@@ -122,6 +123,8 @@ var fields = [fieldEnd]fieldSpec{
 	// Store format 5 (dependencies, lib_deps.lua).
 	FieldAfter:      {lua: "F_AFTER", text: true, added: true, absent: true, doc: "a job pushed with after: JSON {p: the dependencies' members it still waits for, f: on_dependency_failure, r: their results by member (with_results only)} (nil: none)"},
 	FieldDependents: {lua: "F_DEPENDENTS", text: true, added: true, absent: true, doc: "the jobs waiting for it, JSON [[member, topic], ...], told of its end once (nil: none; lib_deps.lua)"},
+	// Store format 6 (batches, batches.lua).
+	FieldBatch: {lua: "F_BATCH", text: true, added: true, absent: true, doc: "the batch it belongs to: its id, and ' r' when the batch keeps its members' results (nil: none; lib.lua announce_end)"},
 }
 
 // zero is the field's unset value, as a Lua literal.
@@ -260,7 +263,7 @@ var Ops = map[string][]string{
 	"push": {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace",
 		"unique_key", "unique_mode", "unique_for", "group",
 		"schedule_key", "schedule_due", "schedule_next", "schedule_name", "overlap", "json", "keep", "timeout",
-		"then_list", "dead_list", "after"},
+		"then_list", "dead_list", "after", "batch"},
 	"delete":  {"member", "attempt", "mode", "result"},
 	"pop":     {"mode", "more"},
 	"pop_n":   {"mode", "n", "more"},

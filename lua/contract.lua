@@ -40,6 +40,7 @@ local F_THEN = 33 -- the follow-ups pushed when its ack completes it, JSON [[id,
 local F_ON_DEAD = 34 -- the follow-ups pushed when it dies, as F_THEN (nil: none; lib_failures.lua kill)
 local F_AFTER = 35 -- a job pushed with after: JSON {p: the dependencies' members it still waits for, f: on_dependency_failure, r: their results by member (with_results only)} (nil: none)
 local F_DEPENDENTS = 36 -- the jobs waiting for it, JSON [[member, topic], ...], told of its end once (nil: none; lib_deps.lua)
+local F_BATCH = 37 -- the batch it belongs to: its id, and ' r' when the batch keeps its members' results (nil: none; lib.lua announce_end)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record
@@ -117,7 +118,7 @@ local STATE_COUNTER = {[DELAYED] = 'cur_delayed', [READY] = 'cur_ready', [RESERV
 -- OP_ARGS names batch.lua's operations' arguments, in the order they come (lua.OpArgs).
 local OP_ARGS = {ack_pop = {'member', 'attempt', 'more', 'result'}, delete = {'member', 'attempt', 'mode', 'result'},
   pop = {'mode', 'more'}, pop_n = {'mode', 'n', 'more'},
-  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json', 'keep', 'timeout', 'then_list', 'dead_list', 'after'}}
+  push = {'member', 'priority', 'ttr', 'delay', 'body', 'client_id', 'expires', 'retry', 'trace', 'unique_key', 'unique_mode', 'unique_for', 'group', 'schedule_key', 'schedule_due', 'schedule_next', 'schedule_name', 'overlap', 'json', 'keep', 'timeout', 'then_list', 'dead_list', 'after', 'batch'}}
 -- OP_ARGS[kind].read reads those arguments from args at i into a table by
 -- name in one constructor (sized once, where a loop grows it key by key).
 OP_ARGS.ack_pop.read = function(args, i) return {member = args[i], attempt = args[i + 1], more = args[i + 2], result = args[i + 3]} end
@@ -130,7 +131,7 @@ OP_ARGS.push.read = function(args, i) return {member = args[i], priority = args[
   group = args[i + 12], schedule_key = args[i + 13], schedule_due = args[i + 14],
   schedule_next = args[i + 15], schedule_name = args[i + 16], overlap = args[i + 17],
   json = args[i + 18], keep = args[i + 19], timeout = args[i + 20], then_list = args[i + 21],
-  dead_list = args[i + 22], after = args[i + 23]} end
+  dead_list = args[i + 22], after = args[i + 23], batch = args[i + 24]} end
 -- OP_ARGS[kind].at is each argument's place after the first (lib_lean.lua
 -- reads a few of them where it stands, with no table).
 OP_ARGS.ack_pop.at = {member = 0, attempt = 1, more = 2, result = 3}
@@ -140,7 +141,7 @@ OP_ARGS.pop_n.at = {mode = 0, n = 1, more = 2}
 OP_ARGS.push.at = {member = 0, priority = 1, ttr = 2, delay = 3, body = 4, client_id = 5, expires = 6, retry = 7,
   trace = 8, unique_key = 9, unique_mode = 10, unique_for = 11, group = 12, schedule_key = 13,
   schedule_due = 14, schedule_next = 15, schedule_name = 16, overlap = 17, json = 18, keep = 19,
-  timeout = 20, then_list = 21, dead_list = 22, after = 23}
+  timeout = 20, then_list = 21, dead_list = 22, after = 23, batch = 24}
 
 -- R names the reply statuses (lua.Statuses), the first element of a reply.
 local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE', STATE = 'STATE',
@@ -154,6 +155,7 @@ local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE',
 -- pool lays them out with lua.Args); a script's body starts with A, its row.
 local ARGS = {
   batch = {n = 2, topics = 3},
+  batches = {mode = 2, add = {id = 3, deadline = 4, members = 5}, cancel = {id = 3}, close = {id = 3}, drop = {id = 3, members = 4}, due = {id = 3}, open = {id = 3, state = 4, meta = 5, with_results = 6, retention = 7, on_complete = 8, on_success = 9, on_death = 10, deadline = 11, members = 12}, remove = {id = 3}, stored = {id = 3, members = 4}, sweep = {id = 3, n = 4}, tell = {id = 3, member = 4, how = 5, error = 6, result = 7}},
   bury = {member = 2, topic = 3, attempt = 4, priority = 5},
   cancel = {member = 2, topic = 3},
   check = {topic = 2},

@@ -327,19 +327,30 @@ end
 -- job) with its result (result, or its record's; a JSON value's text), or
 -- how it ended otherwise. The list leaves the job, so a job that ends
 -- again (a dead one retried) tells no one twice; a notice told twice
--- changes nothing (deps.told). A job no one waits for costs two lookups.
+-- changes nothing (deps.told). A member of a batch (F_BATCH) leaves its
+-- batch a notice the same way (pool/batches.go), at every end: the batch
+-- counts a member once (batches.lua tell). A job no one waits for, in no
+-- batch, costs three lookups.
 local function announce_end(member, job, how, result)
   local channel = job[F_WAITED]
   if channel then endings[#endings + 1] = {channel, EVERYONE .. ' end ' .. member .. ' ' .. how} end
-  local dependents = job[F_DEPENDENTS]
-  if not dependents then return end
+  local dependents, batch = job[F_DEPENDENTS], job[F_BATCH]
+  if not dependents and not batch then return end
   job[F_DEPENDENTS] = nil
   if how == 'acked' or how == 'taken' then how = 'completed' end
   local now = now_ms()
-  for dependent, topic in string.gmatch(dependents, '(%S+) (%S+)') do
+  if how == 'completed' then result = result or job[F_RESULT] else result = nil end
+  for dependent, topic in string.gmatch(dependents or '', '(%S+) (%S+)') do
     local id = 'd ' .. dependent .. ' ' .. member -- pool/deps.go depNoticePrefix
     redis.call('HSET', K_FOLLOWUP_SPECS, id, cjson.encode({dependent = dependent, topic = topic, how = how,
-      result = how == 'completed' and (result or job[F_RESULT]) or nil, at = now}))
+      result = result, at = now}))
+    redis.call('ZADD', K_FOLLOWUPS, now, id)
+  end
+  if batch then -- its batch's notice (batches.lua tell), once per end; F_BATCH stays: the batch counts one
+    local bid, keeps = string.match(batch, '^(%S+)( ?r?)$')
+    local id = 'b ' .. bid .. ' ' .. member -- pool/batches.go batchNoticePrefix
+    redis.call('HSET', K_FOLLOWUP_SPECS, id, cjson.encode({how = how, at = now,
+      error = how == 'dead' and (job[F_LAST_ERROR] or '') or nil, result = keeps == ' r' and result or nil}))
     redis.call('ZADD', K_FOLLOWUPS, now, id)
   end
   redis.call('ZADD', K_DUE, 'LT', now, '@followups') -- pool/followups.go followupsDue

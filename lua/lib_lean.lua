@@ -91,7 +91,8 @@ do
       if kind == 'push' then
         if k ~= 1 or ARGV[at + AT_PUSH.unique_key] ~= '' or ARGV[at + AT_PUSH.group] ~= '' or
           ARGV[at + AT_PUSH.schedule_key] ~= '' or ARGV[at + AT_PUSH.expires] ~= '0' or
-          ARGV[at + AT_PUSH.then_list] ~= '' or ARGV[at + AT_PUSH.dead_list] ~= '' or ARGV[at + AT_PUSH.after] ~= '' then return nil end
+          ARGV[at + AT_PUSH.then_list] ~= '' or ARGV[at + AT_PUSH.dead_list] ~= '' or ARGV[at + AT_PUSH.after] ~= '' or
+          ARGV[at + AT_PUSH.batch] ~= '' then return nil end
         i = at + PUSH_ARGS
       elseif kind == 'delete' then
         i = at + DELETE_ARGS

@@ -124,21 +124,25 @@ local function run(body, keys, args)
   return result
 end
 `)
+	// The scripts' bodies are fields of one table, not locals each: the
+	// library's main function holds at most 200 locals, and the prelude
+	// takes most of them.
+	b.WriteString("\nlocal scripts = {}\n")
 	type reg struct{ name, body, flags string }
 	var regs []reg
 	for _, name := range Scripts() {
 		if defs, hoisted := hoist(scriptText(name)); hoisted {
-			fmt.Fprintf(&b, "\nlocal script_%s\ndo\n%s%s\nscript_%s = main\nend\n", name, argsLocal(name), defs, name)
+			fmt.Fprintf(&b, "\ndo\n%s%s\nscripts.%s = main\nend\n", argsLocal(name), defs, name)
 		} else {
-			fmt.Fprintf(&b, "\nlocal function script_%s()\n%s%s\nend\n", name, argsLocal(name), scriptText(name))
+			fmt.Fprintf(&b, "\nscripts.%s = function()\n%s%s\nend\n", name, argsLocal(name), scriptText(name))
 		}
 		flags := functionFlags[name]
 		if _, listed := functionFlags[name]; !listed {
 			flags = []string{"allow-oom"}
 		}
-		regs = append(regs, reg{name, "script_" + name, luaList(flags)})
+		regs = append(regs, reg{name, "scripts." + name, luaList(flags)})
 		if name == "batch" {
-			regs = append(regs, reg{name + FreeSuffix, "script_" + name, luaList([]string{"allow-oom"})})
+			regs = append(regs, reg{name + FreeSuffix, "scripts." + name, luaList([]string{"allow-oom"})})
 		}
 	}
 	code := b.String()

@@ -144,7 +144,8 @@ func (p *Pool) checkBucket(ctx context.Context, b int, sets [stateSets]int64) []
 			problems = append(problems, fmt.Sprintf("bucket %d: %s says %d, the sets hold %d", b, field, counters[field], sets[i]))
 		}
 	}
-	return append(problems, p.checkFollowUps(ctx, b)...)
+	problems = append(problems, p.checkFollowUps(ctx, b)...)
+	return append(problems, p.checkBatches(ctx, b)...)
 }
 
 // checkFollowUps says where bucket b's follow-ups disagree: each listed

@@ -239,7 +239,7 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 	list := make([]*entry, len(pairs))
 	for i, pair := range pairs {
 		list[i] = &entry{id: pair[0]}
-		if strings.HasPrefix(pair[0], depNoticePrefix) {
+		if strings.HasPrefix(pair[0], depNoticePrefix) || strings.HasPrefix(pair[0], batchNoticePrefix) {
 			list[i].notice = pair[1]
 			continue
 		}
@@ -253,6 +253,10 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 			continue
 		}
 		wg.Go(func() {
+			if strings.HasPrefix(e.id, batchNoticePrefix) { // counted below as one pushed before
+				e.made, e.err = p.tellBatch(ctx, e.id, e.notice)
+				return
+			}
 			if e.notice != "" {
 				// Counted below as a push that made its job ready or
 				// delayed; one that changed nothing as one pushed before.

@@ -47,7 +47,11 @@ import (
 //     notices among its bucket's follow-ups; deps.go): an older broker would
 //     end it without a word, so a push with after is refused (job.ErrBusy)
 //     until the store is at 5. Nothing stored before changes.
-const StoreFormat = 5
+//   - 6: a job may belong to a batch (F_BATCH; batches.go), whose end
+//     tells its batch (a notice among its bucket's follow-ups): an older
+//     broker would end it without a word, so batches are refused
+//     (job.ErrBusy) until the store is at 6. Nothing stored before changes.
+const StoreFormat = 6
 
 // DefaultAnnounceTTL is how long a broker's record lasts unless renewed.
 const DefaultAnnounceTTL = 15 * time.Second

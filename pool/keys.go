@@ -209,6 +209,16 @@ func (k keys) schedules() string { return k.prefix + ":schedules" }
 // configured lists the topics that have a config hash (for reloads and listings).
 func (k keys) configured() string { return k.prefix + ":configured" }
 
+// batch is batch id's keys in bucket b, in batches.lua's order: its hash,
+// members, ends, dead and results, then the bucket's batches, finished
+// batches and unstored members.
+func (k keys) batch(b int, id uint64) []string {
+	tag, n := k.tag(b), strconv.FormatUint(id, 10)
+	return []string{tag + ":batch:" + n, tag + ":batch_members:" + n, tag + ":batch_ends:" + n,
+		tag + ":batch_dead:" + n, tag + ":batch_results:" + n,
+		tag + ":batches", tag + ":batches_finished", tag + ":batch_unstored"}
+}
+
 // aliases maps client-supplied ids of one bucket to members.
 func (k keys) aliases(b int) string { return k.tag(b) + ":aliases" }
 

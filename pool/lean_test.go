@@ -107,7 +107,7 @@ func randomOp(rng *rand.Rand, topics []string, members *[]string) *op {
 			"expires", "0", "retry", "", "trace", "", "unique_key", "", "unique_mode", "", "unique_for", "0", "group", "",
 			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "",
 			"json", []string{"0", "1"}[rng.IntN(2)], "keep", []string{"", "", "0", "600"}[rng.IntN(4)],
-			"timeout", []string{"", "30000"}[rng.IntN(2)], "then_list", "", "dead_list", "", "after", "")}
+			"timeout", []string{"", "30000"}[rng.IntN(2)], "then_list", "", "dead_list", "", "after", "", "batch", "")}
 	case r < 13:
 		return &op{kind: opDelete, topics: []string{topic}, args: lua.OpArgs(opDelete, "member", pick(),
 			"attempt", strconv.Itoa(rng.IntN(3)), "mode", []string{"", "ack", "ack", "unreserved"}[rng.IntN(4)],

@@ -47,6 +47,9 @@ type Options struct {
 	// that reads formats up to it (tests).
 	AnnounceTTL time.Duration
 	ReadsFormat int
+	// BatchRetention is how long a finished batch is kept
+	// (DefaultBatchRetention when 0).
+	BatchRetention time.Duration
 }
 
 // Pool is the job store over one Redis (or Redis Cluster) client.
@@ -108,6 +111,7 @@ var (
 	outboxScript        = newFunction("outbox")
 	followupsScript     = newFunction("followups")
 	depsScript          = newFunction("deps")
+	batchesScript       = newFunction("batches")
 	settingsScript      = rueidis.NewLuaScript(lua.Source("settings"))
 	topicPatternsScript = rueidis.NewLuaScript(lua.Source("topic_patterns"))
 	claimAliasScript    = rueidis.NewLuaScript(lua.Source("claim_alias"))
@@ -344,7 +348,7 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 			"unique_key", "", "unique_mode", mode, "unique_for", window, "group", j.Group,
 			"schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "", "overlap", "",
 			"json", flag(j.BodyJSON), "keep", keepArg(j.KeepCompleted), "timeout", timeoutArg(j.Timeout),
-			"then_list", thenList, "dead_list", deadList, "after", after)
+			"then_list", thenList, "dead_list", deadList, "after", after, "batch", batchArg(j))
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {

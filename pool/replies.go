@@ -137,6 +137,7 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		Then:         followUpIDs(text(lua.FieldThen)),
 		OnDead:       followUpIDs(text(lua.FieldOnDead)),
 		Dependencies: parseAfter(text(lua.FieldAfter)),
+		Batch:        parseBatchField(text(lua.FieldBatch)),
 		KeepCompleted: func() time.Duration {
 			if !rec.has[lua.FieldKeep] {
 				return -1

@@ -49,6 +49,9 @@ func (p *Pool) Tick(ctx context.Context, b int, topic string) (ready map[string]
 	if topic == followupsDue {
 		return p.moveFollowUps(ctx, b)
 	}
+	if topic == batchesDue {
+		return p.sweepBatches(ctx, b)
+	}
 	if name, ok := strings.CutPrefix(topic, scheduleDue); ok {
 		return p.fireSchedule(ctx, b, name)
 	}

@@ -69,6 +69,8 @@ type jobView struct {
 	WaitingFor          []string                   `json:"waiting_for,omitempty"`
 	OnDependencyFailure string                     `json:"on_dependency_failure,omitempty"`
 	DependencyResults   map[string]json.RawMessage `json:"dependency_results,omitempty"`
+	// Batch is the batch it belongs to (docs/workflows.md, Batches).
+	Batch string `json:"batch,omitempty"`
 	// Token names the delivery a pop made (job.Delivery), for the consumer
 	// to send back with its ack, touch, release, bury or fail; only pops
 	// show it.
@@ -133,6 +135,9 @@ func viewJob(j *job.Job) jobView {
 			}
 			v.DependencyResults[strconv.FormatUint(id, 10)] = r
 		}
+	}
+	if j.Batch != 0 {
+		v.Batch = strconv.FormatUint(j.Batch, 10)
 	}
 	for _, e := range j.History {
 		v.History = append(v.History, historyView{At: e.At.UTC().Format(time.RFC3339Nano), Event: e.Event, Attempt: e.Attempt, Detail: e.Detail})

@@ -1,0 +1,342 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
+)
+
+// Batches (lua/batches.lua): a batch lives in one bucket, the one its
+// number names as a job's does. Creating one lists its members there
+// first (each under the number its push will take, and unstored until
+// that push is done), then pushes them, each carrying the batch's id
+// (F_BATCH), then marks them stored. Each member's end, by whatever path,
+// leaves the batch a notice in the member's bucket's follow-ups (lib.lua
+// announce_end), which a timer hands to the batch (tellBatch) and removes;
+// the batch counts each member once, so a notice told twice changes
+// nothing. When a closed batch's members have all ended, the script keeps
+// its callbacks among its bucket's follow-ups, each pushed once by its
+// marker (followups.go). A batch's bucket timer sweeps it (sweepBatches):
+// members a crash left unstored past batchPushWithin are dropped unless
+// their job is there, and finished batches are removed past their
+// retention.
+
+// BatchFormat is the store format from which batches may be created: an
+// older broker would end a member without telling its batch.
+const BatchFormat = 6
+
+// ErrBatchesNeedFormat is a batch call on a store below BatchFormat.
+var ErrBatchesNeedFormat = fmt.Errorf("%w: batches need the store at format %d, and a broker that reads only an older one is still recorded (docs/operations.md, Upgrades)",
+	job.ErrBusy, BatchFormat)
+
+// DefaultBatchRetention is how long a finished batch is kept when
+// Options.BatchRetention is 0.
+const DefaultBatchRetention = 7 * 24 * time.Hour
+
+// batchPushWithin is how long a member may stay listed but unstored (its
+// push under way) before the sweep looks for its job: far past a push.
+const batchPushWithin = time.Minute
+
+// batchNoticePrefix starts a member's notice among its bucket's follow-ups
+// (lib.lua announce_end): "b BATCH MEMBER".
+const batchNoticePrefix = "b "
+
+// batchesDue is the bucket's batch sweep in its due zset (batches.lua).
+const batchesDue = "@batches"
+
+// batchSweepBatch is the most batches (or unstored members) one sweep
+// round looks at: the rest wait for the next round.
+const batchSweepBatch = 20
+
+// batchNotice is a member's notice as lib.lua's announce_end keeps it.
+type batchNotice struct {
+	How    string  `json:"how"`
+	Error  string  `json:"error"`
+	Result *string `json:"result"` // a completion's result, when its batch keeps them
+}
+
+// batchBucket is the bucket batch id lives in.
+func (p *Pool) batchBucket(id uint64) int { return int(id % uint64(p.opts.Buckets)) }
+
+// batchScriptKeys are the keys of a call of batches.lua for batch id.
+func (p *Pool) batchScriptKeys(id uint64) []string {
+	b := p.batchBucket(id)
+	return append(p.keys.withTopics(b), p.keys.batch(b, id)...)
+}
+
+// batchCall runs batches.lua's mode on batch id with named arguments,
+// then the list more.
+func (p *Pool) batchCall(ctx context.Context, id uint64, mode string, named []string, more ...string) ([]rueidis.RedisMessage, error) {
+	args := append(batchesScript.args(p.caller(), mode, append([]string{"id", strconv.FormatUint(id, 10)}, named...)...), more...)
+	r, err := batchesScript.Exec(ctx, p.client, p.batchScriptKeys(id), args).ToArray()
+	if err != nil {
+		return nil, wrapRedis("batch "+mode, err)
+	}
+	return r, nil
+}
+
+// CreateBatch creates a batch of s's jobs (checked by job.CheckBatch) and
+// pushes them. It returns the batch's id and its members' pushes, in order
+// (their ids, and where each went, for the broker's consumers). A
+// member its topic refuses cancels the batch: those pushed are cancelled,
+// no callback is pushed, and the refusal is the error.
+func (p *Pool) CreateBatch(ctx context.Context, s job.BatchSpec) (uint64, []Pushed, error) {
+	if p.Format() < BatchFormat {
+		return 0, nil, ErrBatchesNeedFormat
+	}
+	seqs, err := p.ids.next(ctx, p.client, len(s.Jobs)+1)
+	if err != nil {
+		return 0, nil, wrapRedis("batch: allocate ids", err)
+	}
+	id := seqs[0]*uint64(p.opts.Buckets) + seqs[0]%uint64(p.opts.Buckets)
+	callbacks := map[string]string{}
+	for name, c := range map[string]*job.Spec{"on_complete": s.OnComplete, "on_success": s.OnSuccess, "on_death": s.OnDeath} {
+		if c == nil {
+			continue
+		}
+		entries, _, err := p.followUpEntries(ctx, []job.Spec{*c})
+		if err != nil {
+			return 0, nil, fmt.Errorf("batch: %s: %w", name, err)
+		}
+		callbacks[name] = entries
+	}
+	state := job.BatchClosed
+	if s.Open {
+		state = job.BatchOpen
+	}
+	ids, list := p.memberIDs(s.Jobs, seqs[1:])
+	retention := p.opts.BatchRetention
+	if retention <= 0 {
+		retention = DefaultBatchRetention
+	}
+	r, err := p.batchCall(ctx, id, "open", []string{"state", state, "meta", s.Meta, "with_results", flag(s.WithResults),
+		"retention", strconv.FormatInt(millis(retention), 10), "on_complete", callbacks["on_complete"],
+		"on_success", callbacks["on_success"], "on_death", callbacks["on_death"],
+		"deadline", strconv.FormatInt(p.batchDeadline(), 10)}, list...)
+	if err != nil {
+		return 0, nil, err
+	}
+	if strAt(r, 0) != replyOK {
+		return 0, nil, fmt.Errorf("batch %d: %s (its number was taken)", id, strAt(r, 0))
+	}
+	got, err := p.pushMembers(ctx, id, s.WithResults, s.Jobs, seqs[1:], ids)
+	if err != nil {
+		if _, cerr := p.CancelBatch(ctx, id); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		return id, nil, err
+	}
+	return id, got, nil
+}
+
+// AddToBatch pushes jobs into batch id, open or closed but not finished
+// (job.ErrNotFound: no such batch; a job.StateError-like conflict: done or
+// cancelled). A refused member cancels those of this call pushed before
+// it, and the refusal is the error; the batch stands.
+func (p *Pool) AddToBatch(ctx context.Context, id uint64, jobs []job.Spec) ([]Pushed, error) {
+	if p.Format() < BatchFormat {
+		return nil, ErrBatchesNeedFormat
+	}
+	b, err := p.Batch(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if b.Total+int64(len(jobs)) > job.MaxBatchMembers {
+		return nil, fmt.Errorf("%w: batch %d holds %d jobs, at most %d", job.ErrFull, id, b.Total, job.MaxBatchMembers)
+	}
+	seqs, err := p.ids.next(ctx, p.client, len(jobs))
+	if err != nil {
+		return nil, wrapRedis("batch: allocate ids", err)
+	}
+	ids, list := p.memberIDs(jobs, seqs)
+	r, err := p.batchCall(ctx, id, "add", []string{"deadline", strconv.FormatInt(p.batchDeadline(), 10)}, list...)
+	if err != nil {
+		return nil, err
+	}
+	if err := batchRefusal(id, r); err != nil {
+		return nil, err
+	}
+	return p.pushMembers(ctx, id, b.WithResults, jobs, seqs, ids)
+}
+
+// CloseBatch closes batch id: once its members have all ended it is done.
+// Closing a closed or finished batch changes nothing.
+func (p *Pool) CloseBatch(ctx context.Context, id uint64) error {
+	r, err := p.batchCall(ctx, id, "close", nil)
+	if err != nil {
+		return err
+	}
+	return batchRefusal(id, r)
+}
+
+// CancelBatch cancels batch id: no callback of it will be pushed, and its
+// members that have not ended are cancelled (a reserved one when its
+// consumer next reports, as a cancel of it does). It returns how many
+// were asked to cancel.
+func (p *Pool) CancelBatch(ctx context.Context, id uint64) (int, error) {
+	r, err := p.batchCall(ctx, id, "cancel", nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := batchRefusal(id, r); err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := 1; i < len(r); i++ {
+		num, err := parseMember(strAt(r, i))
+		if err != nil {
+			continue
+		}
+		_, err = p.Cancel(ctx, strconv.FormatUint(num, 10))
+		var state *job.StateError
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, job.ErrNotFound), errors.As(err, &state), errors.Is(err, job.ErrCancelled):
+			// It ended meanwhile: its notice counts it.
+		default:
+			return n, fmt.Errorf("cancel batch %d: %w", id, err)
+		}
+	}
+	return n, nil
+}
+
+// batchRefusal is a batch call's refusal as an error (nil: OK).
+func batchRefusal(id uint64, r []rueidis.RedisMessage) error {
+	switch strAt(r, 0) {
+	case replyOK:
+		return nil
+	case replyNotFound:
+		return fmt.Errorf("batch %d: %w", id, job.ErrNotFound)
+	case replyState:
+		return fmt.Errorf("%w: batch %d is %s", job.ErrConflict, id, strAt(r, 1))
+	}
+	return fmt.Errorf("batch %d: unexpected reply %v", id, r)
+}
+
+// batchDeadline is when a member listed now must be stored by (Redis's
+// clock is the script's; the broker's is near enough for a minute's bound).
+func (p *Pool) batchDeadline() int64 { return time.Now().Add(batchPushWithin).UnixMilli() }
+
+// memberIDs are the ids jobs will have under seqs, and their members.
+func (p *Pool) memberIDs(jobs []job.Spec, seqs []uint64) ([]uint64, []string) {
+	ids := make([]uint64, len(jobs))
+	list := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = seqs[i]*uint64(p.opts.Buckets) + uint64(p.keys.bucketOf(j.Topic))
+		list[i] = member(ids[i])
+	}
+	return ids, list
+}
+
+// pushMembers pushes jobs into batch id (listed already, under seqs), then
+// marks those stored; on a refusal it cancels those pushed and drops the
+// rest from the batch.
+func (p *Pool) pushMembers(ctx context.Context, id uint64, withResults bool, jobs []job.Spec, seqs, ids []uint64) ([]Pushed, error) {
+	errs := make([]error, len(jobs))
+	pushed := make([]Pushed, len(jobs))
+	for i, j := range jobs {
+		if len(p.fanout.get(j.Topic)) > 0 {
+			errs[i] = fmt.Errorf("%w: topic %q has fanout children; a batch's job goes to one topic", job.ErrInvalid, j.Topic)
+		}
+	}
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		if errs[i] != nil {
+			continue
+		}
+		j.Batch, j.BatchResults = id, withResults
+		wg.Go(func() {
+			got, err := p.push(ctx, j, seqs[i], scheduleFire{})
+			if err == nil && got.ID != ids[i] {
+				err = fmt.Errorf("%w: jobs[%d]: its unique key is held by job %d", job.ErrConflict, i, got.ID)
+			}
+			pushed[i], errs[i] = got, err
+		})
+	}
+	wg.Wait()
+	var stored, unstored []string
+	var first error
+	for i, err := range errs {
+		if err == nil {
+			stored = append(stored, member(ids[i]))
+			continue
+		}
+		unstored = append(unstored, member(ids[i]))
+		if first == nil {
+			first = fmt.Errorf("batch %d: jobs[%d]: %w", id, i, err)
+		}
+	}
+	if first == nil {
+		_, err := p.batchCall(ctx, id, "stored", nil, stored...)
+		return pushed, err // unmarked, the sweep finds them stored
+	}
+	for _, m := range stored {
+		if n, err := parseMember(m); err == nil {
+			_, _ = p.Cancel(ctx, strconv.FormatUint(n, 10)) // its end counts it; the sweep finds any a failure here leaves
+		}
+	}
+	if _, err := p.batchCall(ctx, id, "stored", nil, stored...); err != nil {
+		return nil, errors.Join(first, err)
+	}
+	if _, err := p.batchCall(ctx, id, "drop", nil, unstored...); err != nil {
+		return nil, errors.Join(first, err)
+	}
+	return nil, fmt.Errorf("%w (the jobs of this call that were pushed are cancelled)", first)
+}
+
+// batchArg is a member's push argument "batch" (F_BATCH): its batch's id,
+// and " r" when the batch keeps results.
+func batchArg(j job.Spec) string {
+	if j.Batch == 0 {
+		return ""
+	}
+	if j.BatchResults {
+		return strconv.FormatUint(j.Batch, 10) + " r"
+	}
+	return strconv.FormatUint(j.Batch, 10)
+}
+
+// parseBatchField reads F_BATCH for a job's view.
+func parseBatchField(text string) uint64 {
+	id, _, _ := strings.Cut(text, " ")
+	n, _ := strconv.ParseUint(id, 10, 64)
+	return n
+}
+
+// tellBatch hands a member's notice (its id and spec as kept) to its
+// batch, and says whether the notice is done with: told, or its batch is
+// gone (removed past its retention).
+func (p *Pool) tellBatch(ctx context.Context, id, spec string) (bool, error) {
+	var n batchNotice
+	if err := json.Unmarshal([]byte(spec), &n); err != nil {
+		return false, fmt.Errorf("notice %s: unreadable: %w", id, err)
+	}
+	batch, m, ok := strings.Cut(strings.TrimPrefix(id, batchNoticePrefix), " ")
+	num, err := strconv.ParseUint(batch, 10, 64)
+	if !ok || err != nil {
+		return false, fmt.Errorf("notice %s: not a batch's", id)
+	}
+	result := ""
+	if n.Result != nil {
+		result = *n.Result
+	}
+	r, err := p.batchCall(ctx, num, "tell", []string{"member", m, "how", n.How, "error", n.Error, "result", result})
+	if err != nil {
+		return false, err
+	}
+	switch strAt(r, 0) {
+	case replyOK, replyAbsent:
+		return true, nil
+	}
+	return false, fmt.Errorf("notice %s: %s", id, strAt(r, 0))
+}

@@ -1,0 +1,353 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// batchOf creates a batch, failing the test on an error.
+func batchOf(t *testing.T, p *Pool, ctx context.Context, s job.BatchSpec) (uint64, []uint64) {
+	t.Helper()
+	if err := job.CheckBatch(s); err != nil {
+		t.Fatal(err)
+	}
+	id, got, err := p.CreateBatch(ctx, s)
+	if err != nil {
+		t.Fatalf("create batch: %v", err)
+	}
+	return id, pushedIDs(got)
+}
+
+func pushedIDs(got []Pushed) []uint64 {
+	ids := make([]uint64, len(got))
+	for i, g := range got {
+		ids[i] = g.ID
+	}
+	return ids
+}
+
+func batchNow(t *testing.T, p *Pool, ctx context.Context, id uint64) job.Batch {
+	t.Helper()
+	b, err := p.Batch(ctx, id)
+	if err != nil {
+		t.Fatalf("batch %d: %v", id, err)
+	}
+	return b
+}
+
+// callbackBody pops topic's next job, which must be there, acks it and
+// returns its body.
+func callbackBody(t *testing.T, p *Pool, ctx context.Context, topic string) string {
+	t.Helper()
+	j := mustPop(t, p, ctx, topic)
+	if j == nil {
+		t.Fatalf("no callback in %s", topic)
+	}
+	if err := p.Ack(ctx, num(j.ID), j.Attempt(), ""); err != nil {
+		t.Fatal(err)
+	}
+	return j.Body
+}
+
+// summaryOf reads a callback's body pushed with_result: the batch's summary.
+func summaryOf(t *testing.T, body string) map[string]any {
+	t.Helper()
+	var v struct {
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil || v.Result == nil {
+		t.Fatalf("callback body %q: %v", body, err)
+	}
+	return v.Result
+}
+
+// A batch's members, in several buckets, end each their way: on_death is
+// pushed at the first death, on_complete once all have ended, with the
+// counts, and on_success never (one died); a notice told again, or a
+// member that ends twice, counts once.
+func TestBatchCallbacks(t *testing.T) {
+	p, ctx := newPool(t)
+	cb := func(topic string) *job.Spec {
+		return &job.Spec{Topic: topic, Body: "cb", TTR: time.Minute, WithResult: true}
+	}
+	id, ids := batchOf(t, p, ctx, job.BatchSpec{
+		Jobs: []job.Spec{
+			{Topic: "bt-a", Body: "1", TTR: time.Minute},
+			{Topic: "bt-b", Body: "2", TTR: time.Minute},
+			{Topic: "bt-c", Body: "3", TTR: time.Minute, Retry: once()},
+		},
+		OnComplete: cb("bt-complete"), OnSuccess: cb("bt-success"), OnDeath: cb("bt-death"), Meta: `{"order":12345678901234567}`,
+	})
+	if b := batchNow(t, p, ctx, id); b.State != job.BatchClosed || b.Total != 3 || b.Pending != 3 || len(b.Callbacks) != 3 {
+		t.Fatalf("a new batch: %+v", b)
+	}
+	if j, err := p.Peek(ctx, num(ids[0])); err != nil || j.Batch != id {
+		t.Fatalf("a member's view: %+v %v, want batch %d", j, err, id)
+	}
+	checkClean(t, p, ctx)
+	popAck(t, p, ctx, "bt-a", ids[0], "")
+	j := mustPop(t, p, ctx, "bt-c")
+	if _, err := p.Fail(ctx, num(ids[2]), j.Attempt(), "boom"); err != nil {
+		t.Fatal(err)
+	}
+	tellAll(t, p, ctx)
+	tellAll(t, p, ctx) // the callbacks, kept in the batch's bucket
+	if s := summaryOf(t, callbackBody(t, p, ctx, "bt-death")); s["dead"] != 1.0 || s["total"] != 3.0 {
+		t.Fatalf("on_death's summary: %v", s)
+	}
+	if got := mustPop(t, p, ctx, "bt-complete"); got != nil {
+		t.Fatalf("on_complete pushed with a member pending: %+v", got)
+	}
+	b := batchNow(t, p, ctx, id)
+	if b.Pending != 1 || b.Completed != 1 || b.Dead != 1 || b.DeadMembers[ids[2]] != "boom" {
+		t.Fatalf("two of three ended: %+v", b)
+	}
+	// The dead one retried and completed: counted once, as dead (its
+	// first end).
+	if _, err := p.RetryDead(ctx, "bt-c", []string{num(ids[2])}); err != nil {
+		t.Fatal(err)
+	}
+	popAck(t, p, ctx, "bt-c", ids[2], "")
+	popAck(t, p, ctx, "bt-b", ids[1], "")
+	tellAll(t, p, ctx)
+	tellAll(t, p, ctx)
+	s := summaryOf(t, callbackBody(t, p, ctx, "bt-complete"))
+	if s["completed"] != 2.0 || s["dead"] != 1.0 || s["total"] != 3.0 || s["state"] != job.BatchDone || s["batch"] != float64(id) {
+		t.Fatalf("on_complete's summary: %v", s)
+	}
+	if meta, _ := s["meta"].(map[string]any); meta == nil {
+		t.Fatalf("on_complete's summary has no meta: %v", s)
+	}
+	if got := mustPop(t, p, ctx, "bt-success"); got != nil {
+		t.Fatalf("on_success pushed though a member died: %+v", got)
+	}
+	// A notice told again changes nothing.
+	if done, err := p.tellBatch(ctx, batchNoticePrefix+strconv.FormatUint(id, 10)+" "+member(ids[1]), `{"how":"dead"}`); err != nil || !done {
+		t.Fatalf("a notice told again: %v %v", done, err)
+	}
+	tellAll(t, p, ctx)
+	for _, topic := range []string{"bt-complete", "bt-death"} {
+		if got := mustPop(t, p, ctx, topic); got != nil {
+			t.Fatalf("%s pushed twice: %+v", topic, got)
+		}
+	}
+	if b := batchNow(t, p, ctx, id); b.State != job.BatchDone || b.Pending != 0 || b.Completed != 2 || b.Dead != 1 || b.Finished.IsZero() {
+		t.Fatalf("the batch done: %+v", b)
+	}
+	checkClean(t, p, ctx)
+}
+
+// A batch whose members all complete pushes on_success and on_complete,
+// with the members' results when it keeps them.
+func TestBatchSuccessWithResults(t *testing.T) {
+	p, ctx := newPool(t)
+	id, ids := batchOf(t, p, ctx, job.BatchSpec{
+		Jobs:        []job.Spec{{Topic: "bs-a", Body: "1", TTR: time.Minute}, {Topic: "bs-b", Body: "2", TTR: time.Minute}},
+		OnSuccess:   &job.Spec{Topic: "bs-success", Body: `{"x":1}`, BodyJSON: true, TTR: time.Minute, WithResult: true},
+		OnComplete:  &job.Spec{Topic: "bs-complete", Body: "plain", TTR: time.Minute},
+		WithResults: true,
+	})
+	popAck(t, p, ctx, "bs-a", ids[0], `{"rows":3}`)
+	popAck(t, p, ctx, "bs-b", ids[1], "")
+	tellAll(t, p, ctx)
+	tellAll(t, p, ctx)
+	if body := callbackBody(t, p, ctx, "bs-complete"); body != "plain" {
+		t.Fatalf("on_complete without with_result: body %q", body)
+	}
+	body := callbackBody(t, p, ctx, "bs-success")
+	s := summaryOf(t, body)
+	results, _ := s["results"].(map[string]any)
+	if rows, _ := results[num(ids[0])].(map[string]any); rows["rows"] != 3.0 || len(results) != 2 || results[num(ids[1])] != nil {
+		t.Fatalf("on_success's summary: %s", body)
+	}
+	if b := batchNow(t, p, ctx, id); b.State != job.BatchDone || b.Completed != 2 {
+		t.Fatalf("the batch: %+v", b)
+	}
+	checkClean(t, p, ctx)
+}
+
+// An open batch takes more jobs and does not finish, even with every
+// member ended, until it is closed; then it finishes at once. A finished
+// one takes no more; a member may be deleted, cancelled or purged and
+// counts as removed.
+func TestOpenBatch(t *testing.T) {
+	p, ctx := newPool(t)
+	id, ids := batchOf(t, p, ctx, job.BatchSpec{Jobs: []job.Spec{{Topic: "bo-a", Body: "1", TTR: time.Minute}},
+		OnComplete: &job.Spec{Topic: "bo-complete", Body: "cb", TTR: time.Minute, WithResult: true}, Open: true})
+	popAck(t, p, ctx, "bo-a", ids[0], "")
+	added, err := p.AddToBatch(ctx, id, []job.Spec{{Topic: "bo-a", Body: "2", TTR: time.Minute}, {Topic: "bo-b", Body: "3", TTR: time.Minute}, {Topic: "bo-b", Body: "4", TTR: time.Minute}})
+	more := pushedIDs(added)
+	if err != nil || len(more) != 3 {
+		t.Fatalf("add: %v %v", more, err)
+	}
+	if err := p.Delete(ctx, num(more[0]), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Cancel(ctx, num(more[1])); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Purge(ctx, "bo-b", job.Ready); err != nil {
+		t.Fatal(err)
+	}
+	tellAll(t, p, ctx)
+	tellAll(t, p, ctx)
+	if b := batchNow(t, p, ctx, id); b.State != job.BatchOpen || b.Pending != 0 || b.Removed != 3 || b.Completed != 1 {
+		t.Fatalf("an open batch whose members ended: %+v", b)
+	}
+	if got := mustPop(t, p, ctx, "bo-complete"); got != nil {
+		t.Fatalf("on_complete of an open batch: %+v", got)
+	}
+	checkClean(t, p, ctx)
+	if err := p.CloseBatch(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	tellAll(t, p, ctx)
+	if s := summaryOf(t, callbackBody(t, p, ctx, "bo-complete")); s["removed"] != 3.0 || s["total"] != 4.0 {
+		t.Fatalf("on_complete's summary: %v", s)
+	}
+	if _, err := p.AddToBatch(ctx, id, []job.Spec{{Topic: "bo-a", Body: "late", TTR: time.Minute}}); !errors.Is(err, job.ErrConflict) {
+		t.Fatalf("add to a done batch: %v, want a conflict", err)
+	}
+	if err := p.CloseBatch(ctx, id); err != nil {
+		t.Fatalf("close a done batch again: %v", err)
+	}
+	if _, err := p.AddToBatch(ctx, 12345, []job.Spec{{Topic: "bo-a", Body: "x"}}); !errors.Is(err, job.ErrNotFound) {
+		t.Fatalf("add to no batch: %v", err)
+	}
+	checkClean(t, p, ctx)
+}
+
+// Cancelling a batch cancels its members still waiting and pushes no
+// callback; it finishes once they have ended.
+func TestCancelBatch(t *testing.T) {
+	p, ctx := newPool(t)
+	id, ids := batchOf(t, p, ctx, job.BatchSpec{
+		Jobs:       []job.Spec{{Topic: "bc-a", Body: "1", TTR: time.Minute}, {Topic: "bc-b", Body: "2", TTR: time.Minute, Delay: time.Hour}},
+		OnComplete: &job.Spec{Topic: "bc-complete", Body: "cb", TTR: time.Minute},
+	})
+	popAck(t, p, ctx, "bc-a", ids[0], "")
+	n, err := p.CancelBatch(ctx, id)
+	if err != nil || n != 1 {
+		t.Fatalf("cancel: %d %v, want 1 cancelled", n, err)
+	}
+	tellAll(t, p, ctx)
+	tellAll(t, p, ctx)
+	if got := mustPop(t, p, ctx, "bc-complete"); got != nil {
+		t.Fatalf("on_complete of a cancelled batch: %+v", got)
+	}
+	b := batchNow(t, p, ctx, id)
+	if b.State != job.BatchCancelled || b.Pending != 0 || b.Finished.IsZero() || b.Completed != 1 || b.Removed != 1 {
+		t.Fatalf("the cancelled batch: %+v", b)
+	}
+	checkClean(t, p, ctx)
+}
+
+// A member its topic refuses (its unique key held) refuses the whole
+// batch: the others pushed are cancelled, no callback is pushed. A member
+// that holds a unique key stays in its batch when a later push replaces it.
+func TestBatchMemberRefusedAndReplaced(t *testing.T) {
+	p, ctx := newPool(t)
+	key := func(k string, mode job.UniqueMode) *job.Unique {
+		return &job.Unique{Key: k, For: time.Hour, Mode: mode}
+	}
+	holder := mustPush(t, p, ctx, job.Spec{Topic: "br-a", Body: "h", TTR: time.Minute, Unique: key("k1", job.UniqueReject)})
+	id, _, err := p.CreateBatch(ctx, job.BatchSpec{Jobs: []job.Spec{
+		{Topic: "br-b", Body: "1", TTR: time.Minute},
+		{Topic: "br-a", Body: "2", TTR: time.Minute, Unique: key("k1", job.UniqueReject)},
+	}, OnComplete: &job.Spec{Topic: "br-complete", Body: "cb", TTR: time.Minute}})
+	var held *job.UniqueError
+	if !errors.As(err, &held) || held.ID != holder {
+		t.Fatalf("a batch with a member whose key is held: %v", err)
+	}
+	tellAll(t, p, ctx)
+	tellAll(t, p, ctx)
+	if b := batchNow(t, p, ctx, id); b.State != job.BatchCancelled || b.Pending != 0 {
+		t.Fatalf("the refused batch: %+v", b)
+	}
+	if j := mustPop(t, p, ctx, "br-b"); j != nil {
+		t.Fatalf("a refused batch's other member is ready: %+v", j)
+	}
+	if j := mustPop(t, p, ctx, "br-complete"); j != nil {
+		t.Fatalf("a refused batch's callback: %+v", j)
+	}
+	popAck(t, p, ctx, "br-a", holder, "")
+	// A member that holds a key, replaced by a later push.
+	id, ids := batchOf(t, p, ctx, job.BatchSpec{Jobs: []job.Spec{{Topic: "br-a", Body: "old", TTR: time.Minute, Unique: key("k2", job.UniqueReject)}}})
+	got, err := p.Push(ctx, job.Spec{Topic: "br-a", Body: "new", TTR: time.Minute, Priority: job.DefaultPriority, Unique: key("k2", job.UniqueReplace)})
+	if err != nil || got.ID != ids[0] {
+		t.Fatalf("replace the member: %+v %v", got, err)
+	}
+	j := mustPop(t, p, ctx, "br-a")
+	if j == nil || j.ID != ids[0] || j.Body != "new" || j.Batch != id {
+		t.Fatalf("the replaced member: %+v", j)
+	}
+	if err := p.Ack(ctx, num(j.ID), j.Attempt(), ""); err != nil {
+		t.Fatal(err)
+	}
+	tellAll(t, p, ctx)
+	if b := batchNow(t, p, ctx, id); b.State != job.BatchDone || b.Completed != 1 {
+		t.Fatalf("its batch: %+v", b)
+	}
+	if err := job.CheckBatch(job.BatchSpec{Jobs: []job.Spec{{Topic: "br-a", Body: "x", Unique: key("k3", job.UniqueReplace)}}}); !errors.Is(err, job.ErrInvalid) {
+		t.Fatal("a batch's job may replace another")
+	}
+	checkClean(t, p, ctx)
+}
+
+// The sweep drops a member a crash left listed but never pushed (its batch
+// then finishes), marks one that was pushed stored, and removes a
+// finished batch past its retention.
+func TestBatchSweep(t *testing.T) {
+	p, ctx := newPoolWith(t, Options{BatchRetention: time.Millisecond})
+	id, ids := batchOf(t, p, ctx, job.BatchSpec{Jobs: []job.Spec{{Topic: "bw-a", Body: "1", TTR: time.Minute}},
+		OnComplete: &job.Spec{Topic: "bw-complete", Body: "cb", TTR: time.Minute}})
+	// A second member listed, as a create that crashed before its push
+	// would leave it, its deadline past.
+	lost := member(ids[0] + uint64(p.opts.Buckets))
+	if _, err := p.batchCall(ctx, id, "add", []string{"deadline", "1"}, lost); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.batchCall(ctx, id, "add", []string{"deadline", "1"}, member(ids[0])); err != nil { // listed again, unstored: it is there
+		t.Fatal(err)
+	}
+	popAck(t, p, ctx, "bw-a", ids[0], "")
+	tellAll(t, p, ctx)
+	if b := batchNow(t, p, ctx, id); b.State != job.BatchClosed || b.Pending != 1 {
+		t.Fatalf("a batch with a lost member: %+v", b)
+	}
+	b := p.batchBucket(id)
+	waitFor(t, "the sweep drops the lost member", func() bool {
+		if _, _, err := p.Tick(ctx, b, batchesDue); err != nil {
+			t.Fatal(err)
+		}
+		bt, err := p.Batch(ctx, id)
+		return err == nil && bt.State == job.BatchDone
+	})
+	tellAll(t, p, ctx)
+	callbackBody(t, p, ctx, "bw-complete")
+	waitFor(t, "the sweep removes the finished batch", func() bool {
+		if _, _, err := p.Tick(ctx, b, batchesDue); err != nil {
+			t.Fatal(err)
+		}
+		_, err := p.Batch(ctx, id)
+		return errors.Is(err, job.ErrNotFound)
+	})
+	checkClean(t, p, ctx)
+}
+
+// waitFor polls ok until it holds; its deadline is only for what never
+// happens.
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not so after 30s", what)
+		}
+	}
+}
