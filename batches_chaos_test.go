@@ -187,7 +187,8 @@ func TestChaosBatchesOnCluster(t *testing.T) {
 	if brokertestSettle(unfinished) > 0 {
 		waitLeft()
 		for _, topic := range append(topics, "chaos-bt-complete", "chaos-bt-success", "chaos-bt-death") {
-			a, _ := brokers[0].do("GET", "/api/v1/topics/"+topic, ``); t.Logf("%s: %v", topic, a.body)
+			a, _ := brokers[0].do("GET", "/api/v1/topics/"+topic, ``)
+			t.Logf("%s: %v", topic, a.body)
 		}
 		for _, body := range []string{`{"topics":["chaos-bt-c"],"timeout":0.5}`, `{"topics":["chaos-bt-a","chaos-bt-b","chaos-bt-c","chaos-bt-complete","chaos-bt-success","chaos-bt-death"],"timeout":0.5}`} {
 			a, err := brokers[0].do("POST", "/api/v1/pop", body)
