@@ -48,6 +48,7 @@ var commands = []command{
 	{"schedule", "NAME [pause|resume|fire]", [2]int{1, 2}, "one cron schedule; or pause it, resume it, or fire it now", nil, schedule},
 	{"topic", "TOPIC", [2]int{1, 1}, "one topic's counts and settings", nil,
 		func(c *call) error { return c.showMap("GET", "/topics/"+c.path(0), nil) }},
+	{"batch", "ID [close|cancel]", [2]int{1, 2}, "one batch: its state and counts; or close it, or cancel it", nil, batch},
 	{"dead", "TOPIC", [2]int{1, 1}, "a topic's dead jobs (the oldest 100)", nil, dead},
 	{"completed", "TOPIC", [2]int{1, 1}, "a topic's completed jobs and their results (the newest 100; keep_completed)", nil, completed},
 	{"watch", "TOPIC [TOPIC...]", [2]int{1, 100}, "print the topics' events as they happen (their setting events = true), until interrupted",

@@ -184,3 +184,25 @@ func TestAdminSchedules(t *testing.T) {
 		t.Errorf("after gmq schedule nightly fire: %v, want its job ready", st)
 	}
 }
+
+// gmq batch shows a batch, closes an open one and cancels one.
+func TestAdminBatch(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	id := fmt.Sprint(brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/batches", `{"open":true,"jobs":[{"topic":"cli-b","body":"x","delay":3600}]}`)["id"])
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"batch", id}, 0, "open"},
+		{[]string{"batch", id, "--json"}, 0, `"total": 1`},
+		{[]string{"batch", id, "close", "--json"}, 0, `"state": "closed"`},
+		{[]string{"batch", id, "cancel", "--json"}, 0, `"cancelled": 1`},
+		{[]string{"batch", id, "stop"}, 2, `"stop": want close or cancel`},
+		{[]string{"batch", "12345"}, 1, "404"},
+	} {
+		if code, out, stderr := gmq(b, tc.args[0], tc.args[1:]...); code != tc.code || !strings.Contains(out+stderr, tc.says) {
+			t.Errorf("gmq %v: %d %q %q, want %d with %q", tc.args, code, out, stderr, tc.code, tc.says)
+		}
+	}
+}

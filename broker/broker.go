@@ -240,7 +240,7 @@ func (b *Broker) closeListeners() {
 // PoolOptions are the store's options in cfg, for a broker named origin.
 func PoolOptions(cfg config.Config, origin string) pool.Options {
 	return pool.Options{Prefix: cfg.Prefix, Buckets: cfg.Buckets, Origin: origin, TickBatch: cfg.TickBatch,
-		AliasGrace: cfg.AliasGrace, TopicCache: cfg.TopicCache, MaxOpsPerCall: cfg.MaxOpsPerCall, BatchSlots: cfg.BatchSlots,
+		AliasGrace: cfg.AliasGrace, BatchRetention: cfg.BatchRetention, TopicCache: cfg.TopicCache, MaxOpsPerCall: cfg.MaxOpsPerCall, BatchSlots: cfg.BatchSlots,
 		WaitReplicas: cfg.WaitReplicas, WaitTimeout: cfg.WaitTimeout}
 }
 

@@ -57,6 +57,7 @@ type Config struct {
 	MaxBatch        int           // [jobs] max_batch: jobs per batch push
 	MaxWaiting      int           // [jobs] max_waiting: consumers waiting in a long poll at once
 	MaxSchedules    int           // [jobs] max_schedules: cron schedules on the Redis, at most (a PUT of one more: 507)
+	BatchRetention  time.Duration // [jobs] batch_retention: how long a finished batch is kept
 
 	TickBatch      int           // [bucket] batch: due jobs one script moves
 	BucketMaxSleep time.Duration // [bucket] max_sleep
@@ -173,6 +174,7 @@ func Default() Config {
 		MaxBatch:                1000,
 		MaxWaiting:              20000,
 		MaxSchedules:            1000,
+		BatchRetention:          7 * 24 * time.Hour,
 		TickBatch:               100,
 		BucketMaxSleep:          time.Second,
 		BeanstalkAddr:           "127.0.0.1:11300",
@@ -244,6 +246,7 @@ func (c *Config) settings() []setting {
 		{"jobs", "max_batch", intTo(&c.MaxBatch, 1, 100_000)},
 		{"jobs", "max_waiting", intTo(&c.MaxWaiting, 1, 10_000_000)},
 		{"jobs", "max_schedules", intTo(&c.MaxSchedules, 1, 1_000_000)},
+		{"jobs", "batch_retention", durationTo(&c.BatchRetention, time.Second, 10*365*24*time.Hour)},
 		{"bucket", "batch", intTo(&c.TickBatch, 1, 100_000)},
 		{"bucket", "max_sleep", durationTo(&c.BucketMaxSleep, time.Millisecond, time.Minute)},
 		{"beanstalk", "addr", optionalAddrTo(&c.BeanstalkAddr)},
