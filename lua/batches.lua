@@ -60,13 +60,25 @@ local function summary(b)
     ',"completed":', b.completed, ',"dead":', b.dead, ',"removed":', b.removed,
     ',"meta":', (b.meta ~= '' and b.meta or 'null')}
   if b.with_results == '1' then
+    -- RESULTS_MAX bounds the results the summary holds (bytes of their
+    -- text), so a callback's body stays a push's size: the rest are
+    -- counted (results_left_out) and read from their jobs.
+    local RESULTS_MAX = 32768
     parts[#parts + 1] = ',"results":{'
-    local list = redis.call('HGETALL', results)
-    for i = 1, #list, 2 do
-      if i > 1 then parts[#parts + 1] = ',' end
-      parts[#parts + 1] = '"' .. public(list[i]) .. '":' .. list[i + 1]
-    end
-    parts[#parts + 1] = '}'
+    local cursor, size, shown = '0', 0, 0
+    repeat
+      local page = redis.call('HSCAN', results, cursor, 'COUNT', 100)
+      cursor = page[1]
+      for i = 1, #page[2], 2 do
+        local entry = '"' .. public(page[2][i]) .. '":' .. page[2][i + 1]
+        if size + #entry <= RESULTS_MAX then
+          if shown > 0 then parts[#parts + 1] = ',' end
+          parts[#parts + 1] = entry
+          size, shown = size + #entry + 1, shown + 1
+        end
+      end
+    until cursor == '0' or size >= RESULTS_MAX
+    parts[#parts + 1] = '},"results_left_out":' .. (redis.call('HLEN', results) - shown)
   end
   parts[#parts + 1] = '}'
   return table.concat(parts)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,8 +167,28 @@ func TestBatchSuccessWithResults(t *testing.T) {
 	if rows, _ := results[num(ids[0])].(map[string]any); rows["rows"] != 3.0 || len(results) != 2 || results[num(ids[1])] != nil {
 		t.Fatalf("on_success's summary: %s", body)
 	}
+	if s["results_left_out"] != 0.0 {
+		t.Fatalf("on_success's summary left results out: %s", body)
+	}
 	if b := batchNow(t, p, ctx, id); b.State != job.BatchDone || b.Completed != 2 {
 		t.Fatalf("the batch: %+v", b)
+	}
+	// Results past the summary's bound are counted, not shown.
+	big := `"` + strings.Repeat("r", 16000) + `"`
+	_, ids = batchOf(t, p, ctx, job.BatchSpec{
+		Jobs:        []job.Spec{{Topic: "bs-a", Body: "1", TTR: time.Minute}, {Topic: "bs-a", Body: "2", TTR: time.Minute}, {Topic: "bs-a", Body: "3", TTR: time.Minute}},
+		OnComplete:  &job.Spec{Topic: "bs-complete", Body: "big", TTR: time.Minute, WithResult: true},
+		WithResults: true,
+	})
+	for _, id := range ids {
+		popAck(t, p, ctx, "bs-a", id, big)
+	}
+	tellAll(t, p, ctx)
+	tellAll(t, p, ctx)
+	body = callbackBody(t, p, ctx, "bs-complete")
+	s = summaryOf(t, body)
+	if shown, _ := s["results"].(map[string]any); len(shown) != 2 || s["results_left_out"] != 1.0 || len(body) > 40000 {
+		t.Fatalf("a summary of three 16 kB results: %d bytes, %d shown, %v left out", len(body), len(shown), s["results_left_out"])
 	}
 	checkClean(t, p, ctx)
 }
