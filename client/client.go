@@ -68,6 +68,21 @@ type Job struct {
 	// past its WorkOptions.Timeout, whichever is shorter, and fails the job
 	// (ErrHandlerTimeout). A popped job has it.
 	Timeout float64 `json:"timeout,omitempty"`
+	// After, on push, are the jobs (their ids) this one waits for: gmq
+	// keeps it in state "waiting" until each has completed (gmq's
+	// docs/workflows.md, Dependencies); a job read back has them too.
+	// OnDependencyFailure is "cancel" (the default, "") or "run": what a
+	// dependency that dies or is cancelled does to it. WithResults keeps
+	// their results with it, read back with Get.
+	After               []string `json:"after,omitempty"`
+	OnDependencyFailure string   `json:"on_dependency_failure,omitempty"`
+	WithResults         bool     `json:"with_results,omitempty"`
+	// WithResult, on a follow-up (AckPush) or a batch's callback
+	// (NewBatch), makes its body {"body": its body, "result": the finished
+	// job's result, or the batch's summary}.
+	WithResult bool `json:"with_result,omitempty"`
+	// Batch, on a job read back, is the batch it belongs to (CreateBatch).
+	Batch string `json:"batch,omitempty"`
 
 	// Set on popped jobs.
 	State   string     `json:"state,omitempty"`
