@@ -96,11 +96,11 @@ func TestChaosBatchesOnCluster(t *testing.T) {
 			raw, _ := json.Marshal(a.body["body"])
 			var v struct {
 				Result struct {
-					Batch json.Number `json:"batch"`
+					Batch string `json:"batch"`
 				} `json:"result"`
 			}
 			_ = json.Unmarshal(raw, &v)
-			batch := v.Result.Batch.String()
+			batch := v.Result.Batch
 			if kind == "complete" {
 				producing.Wait() // members is complete
 				list, _ := members.Load(batch)

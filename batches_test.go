@@ -61,7 +61,7 @@ func TestBatchesOverHTTP(t *testing.T) {
 	var body struct {
 		Body   map[string]any `json:"body"`
 		Result struct {
-			Batch     json.Number    `json:"batch"`
+			Batch     string         `json:"batch"`
 			State     string         `json:"state"`
 			Total     int            `json:"total"`
 			Completed int            `json:"completed"`
@@ -70,7 +70,7 @@ func TestBatchesOverHTTP(t *testing.T) {
 		} `json:"result"`
 	}
 	raw, _ := json.Marshal(done["body"])
-	if err := json.Unmarshal(raw, &body); err != nil || body.Body["notify"] != "ops" || body.Result.Batch.String() != id ||
+	if err := json.Unmarshal(raw, &body); err != nil || body.Body["notify"] != "ops" || body.Result.Batch != id ||
 		body.Result.State != "done" || body.Result.Total != 3 || body.Result.Completed != 3 || body.Result.Meta["import"] != 7.0 ||
 		len(body.Result.Results) != 3 || body.Result.Results[ids[2].(string)] != "ok" {
 		t.Fatalf("on_complete's body: %s (%v)", raw, err)

@@ -56,7 +56,7 @@ local function public(member) return (string.gsub(member, '^0+', '')) end
 -- callbacks with_result take. meta and the results are JSON texts, kept
 -- as they came (no decode, which would change numbers).
 local function summary(b)
-  local parts = {'{"batch":', id, ',"state":"', b.state, '","total":', redis.call('SCARD', members),
+  local parts = {'{"batch":"', id, '","state":"', b.state, '","total":', redis.call('SCARD', members),
     ',"completed":', b.completed, ',"dead":', b.dead, ',"removed":', b.removed,
     ',"meta":', (b.meta ~= '' and b.meta or 'null')}
   if b.with_results == '1' then
@@ -84,7 +84,7 @@ local function summary(b)
   return table.concat(parts)
 end
 
-local FIELDS = {'state', 'completed', 'dead', 'removed', 'meta', 'with_results', 'retention', 'on_complete', 'on_success'}
+local FIELDS = {'state', 'completed', 'dead', 'removed', 'meta', 'with_results', 'retention', 'on_complete', 'on_success', 'finished'}
 local function read()
   local v = redis.call('HMGET', hash, unpack(FIELDS))
   if not v[1] then return nil end
@@ -97,7 +97,7 @@ end
 -- a closed one is done, its callbacks kept to be pushed; either is
 -- removed past its retention.
 local function finish(b)
-  if b.state ~= 'closed' and b.state ~= 'cancelled' then return end
+  if b.finished ~= '' or (b.state ~= 'closed' and b.state ~= 'cancelled') then return end -- once
   if redis.call('HLEN', ends) < redis.call('SCARD', members) then return end
   if b.state == 'closed' then
     b.state = 'done'
@@ -106,6 +106,7 @@ local function finish(b)
     if b.on_complete ~= '' then outcomes.follow_up(b.on_complete, now, text, {}) end
     if b.on_success ~= '' and tonumber(b.dead) == 0 then outcomes.follow_up(b.on_success, now, text, {}) end
   end
+  b.finished = now
   redis.call('HSET', hash, 'finished', now)
   redis.call('ZADD', finished, now + tonumber(b.retention), id)
   redis.call('ZADD', K_DUE, 'LT', now + tonumber(b.retention), BATCHES_DUE)

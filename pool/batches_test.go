@@ -119,7 +119,7 @@ func TestBatchCallbacks(t *testing.T) {
 	tellAll(t, p, ctx)
 	tellAll(t, p, ctx)
 	s := summaryOf(t, callbackBody(t, p, ctx, "bt-complete"))
-	if s["completed"] != 2.0 || s["dead"] != 1.0 || s["total"] != 3.0 || s["state"] != job.BatchDone || s["batch"] != float64(id) {
+	if s["completed"] != 2.0 || s["dead"] != 1.0 || s["total"] != 3.0 || s["state"] != job.BatchDone || s["batch"] != strconv.FormatUint(id, 10) {
 		t.Fatalf("on_complete's summary: %v", s)
 	}
 	if meta, _ := s["meta"].(map[string]any); meta == nil {
@@ -265,6 +265,14 @@ func TestCancelBatch(t *testing.T) {
 	b := batchNow(t, p, ctx, id)
 	if b.State != job.BatchCancelled || b.Pending != 0 || b.Finished.IsZero() || b.Completed != 1 || b.Removed != 1 {
 		t.Fatalf("the cancelled batch: %+v", b)
+	}
+	// Cancelled again: nothing changes, not when it finished either.
+	time.Sleep(5 * time.Millisecond) // a later finish would show (Redis's clock, ms)
+	if n, err := p.CancelBatch(ctx, id); err != nil || n != 0 {
+		t.Fatalf("cancel again: %d %v", n, err)
+	}
+	if again := batchNow(t, p, ctx, id); !again.Finished.Equal(b.Finished) {
+		t.Fatalf("cancelled again, it finished at %v, then %v", b.Finished, again.Finished)
 	}
 	checkClean(t, p, ctx)
 }
