@@ -26,6 +26,10 @@ const (
 	MaxBatchMembers = 100_000
 )
 
+// MaxBatchMeta is the most bytes a batch's meta may take: it goes into
+// each callback's body that takes the summary.
+const MaxBatchMeta = 16 << 10
+
 // BatchSpec is a batch to create.
 type BatchSpec struct {
 	Jobs []Spec
@@ -74,6 +78,9 @@ func CheckBatch(s BatchSpec) error {
 	}
 	if s.Meta != "" && !json.Valid([]byte(s.Meta)) {
 		return fmt.Errorf("%w: meta is not a JSON value", ErrInvalid)
+	}
+	if len(s.Meta) > MaxBatchMeta {
+		return fmt.Errorf("%w: meta is %d bytes, at most %d (it goes into the callbacks' summary)", ErrTooBig, len(s.Meta), MaxBatchMeta)
 	}
 	for name, c := range map[string]*Spec{"on_complete": s.OnComplete, "on_success": s.OnSuccess, "on_death": s.OnDeath} {
 		if c != nil && c.Unique != nil {

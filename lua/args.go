@@ -30,7 +30,7 @@ var ScriptArgs = map[string][]string{
 	"deps tell":        {"member", "topic", "dependency", "how", "result"},
 	"batches open":     {"id", "state", "meta", "with_results", "retention", "on_complete", "on_success", "on_death", "deadline", "members..."},
 	"batches add":      {"id", "deadline", "members..."},
-	"batches stored":   {"id", "members..."},
+	"batches stored":   {"id", "created", "members..."},
 	"batches drop":     {"id", "members..."},
 	"batches close":    {"id"},
 	"batches tell":     {"id", "member", "how", "error", "result"},

@@ -127,8 +127,9 @@ function rules.fanout(op, t)
     if not declared[name] then same = false end
   end
   if same then
-    -- Its dependencies were told of this job alone (deps.lua register).
-    if op.a.after ~= '' and #want > 0 then return {R.AFTER_FANOUT} end
+    -- Its dependencies were told of this job alone (deps.lua register),
+    -- its batch listed it alone (batches.lua).
+    if (op.a.after ~= '' or op.a.batch ~= '') and #want > 0 then return {R.AFTER_FANOUT} end
     return nil
   end
   local r = {R.CHILDREN}

@@ -8,7 +8,8 @@
 -- Members are listed before they are pushed (open, add), each also in the
 -- bucket's unstored set until its push is done (stored); a listed member
 -- that is neither counted nor stored keeps the batch pending, so a batch
--- cannot finish while a push of its is under way. One a crash left
+-- cannot finish while a push of its is under way, nor before its create
+-- has answered (creating, cleared by its last stored). One a crash left
 -- unstored is dropped by the pool's sweep once its deadline passed, after
 -- it found no such job (drop). A closed batch whose members have all ended
 -- is done: on_complete is pushed, and on_success when none died; on_death
@@ -28,7 +29,7 @@
 --         (follow-up entries, JSON [[id, spec]], '' none), deadline (ms), members...
 --         -> {'OK'} or {'EXISTS'}
 --       'add', id, deadline, members... -> {'OK'}, {'NOT_FOUND'} or {'STATE', state}
---       'stored', id, members... -> {'OK'}
+--       'stored', id, created ('1': the create's own), members... -> {'OK', state}
 --       'drop', id, members... -> {'OK', state}
 --       'close', id -> {'OK', state}, {'NOT_FOUND'} or {'STATE', state}
 --       'tell', id, member, how, error, result -> {'OK', state} or {'ABSENT'}
@@ -84,7 +85,7 @@ local function summary(b)
   return table.concat(parts)
 end
 
-local FIELDS = {'state', 'completed', 'dead', 'removed', 'meta', 'with_results', 'retention', 'on_complete', 'on_success', 'finished'}
+local FIELDS = {'state', 'completed', 'dead', 'removed', 'meta', 'with_results', 'retention', 'on_complete', 'on_success', 'finished', 'creating'}
 local function read()
   local v = redis.call('HMGET', hash, unpack(FIELDS))
   if not v[1] then return nil end
@@ -98,6 +99,7 @@ end
 -- removed past its retention.
 local function finish(b)
   if b.finished ~= '' or (b.state ~= 'closed' and b.state ~= 'cancelled') then return end -- once
+  if b.creating == '1' and b.state ~= 'cancelled' then return end -- its create has not answered yet
   if redis.call('HLEN', ends) < redis.call('SCARD', members) then return end
   if b.state == 'closed' then
     b.state = 'done'
@@ -123,12 +125,11 @@ end
 
 if mode == 'open' then
   if redis.call('EXISTS', hash) == 1 then return {R.EXISTS} end
-  redis.call('HSET', hash, 'state', ARGV[a.state], 'created', now, 'completed', 0, 'dead', 0, 'removed', 0,
+  redis.call('HSET', hash, 'state', ARGV[a.state], 'created', now, 'creating', 1, 'completed', 0, 'dead', 0, 'removed', 0,
     'meta', ARGV[a.meta], 'with_results', ARGV[a.with_results], 'retention', ARGV[a.retention],
     'on_complete', ARGV[a.on_complete], 'on_success', ARGV[a.on_success], 'on_death', ARGV[a.on_death])
   redis.call('ZADD', batches, now, id)
   list(a.members, tonumber(ARGV[a.deadline]))
-  finish(read()) -- an empty batch, closed: done at once
   return {R.OK}
 end
 if mode == 'remove' then
@@ -152,11 +153,19 @@ if mode == 'due' then
   return {R.OK}
 end
 local b = read()
-if mode == 'stored' then
-  for i = a.members, #ARGV do redis.call('ZREM', unstored, id .. ' ' .. ARGV[i]) end
-  return {R.OK}
-end
 if not b then return {mode == 'tell' and R.ABSENT or R.NOT_FOUND} end
+if mode == 'stored' then
+  -- The members pushed; created: the create that made the batch is done,
+  -- so it may finish (an empty one, closed: done at once). It answers the
+  -- state: a batch cancelled meanwhile has its adder cancel what it pushed.
+  for i = a.members, #ARGV do redis.call('ZREM', unstored, id .. ' ' .. ARGV[i]) end
+  if ARGV[a.created] == '1' and b.creating == '1' then
+    b.creating = ''
+    redis.call('HDEL', hash, 'creating')
+    finish(b)
+  end
+  return {R.OK, b.state}
+end
 if mode == 'add' then
   if b.state ~= 'open' and b.state ~= 'closed' then return {R.STATE, b.state} end
   list(a.members, tonumber(ARGV[a.deadline]))

@@ -128,7 +128,7 @@ func (p *Pool) CreateBatch(ctx context.Context, s job.BatchSpec) (uint64, []Push
 	if strAt(r, 0) != replyOK {
 		return 0, nil, fmt.Errorf("batch %d: %s (its number was taken)", id, strAt(r, 0))
 	}
-	got, err := p.pushMembers(ctx, id, s.WithResults, s.Jobs, seqs[1:], ids)
+	got, err := p.pushMembers(ctx, id, true, s.WithResults, s.Jobs, seqs[1:], ids)
 	if err != nil {
 		if _, cerr := p.CancelBatch(ctx, id); cerr != nil {
 			err = errors.Join(err, cerr)
@@ -165,7 +165,7 @@ func (p *Pool) AddToBatch(ctx context.Context, id uint64, jobs []job.Spec) ([]Pu
 	if err := batchRefusal(id, r); err != nil {
 		return nil, err
 	}
-	return p.pushMembers(ctx, id, b.WithResults, jobs, seqs, ids)
+	return p.pushMembers(ctx, id, false, b.WithResults, jobs, seqs, ids)
 }
 
 // CloseBatch closes batch id: once its members have all ended it is done.
@@ -210,6 +210,12 @@ func (p *Pool) CancelBatch(ctx context.Context, id uint64) (int, error) {
 	return n, nil
 }
 
+// errBatchFanout is a batch's job to a topic with fanout children: its
+// batch would count one job of the several it makes.
+func errBatchFanout(topic string) error {
+	return fmt.Errorf("%w: topic %q has fanout children; a batch's job goes to one topic", job.ErrInvalid, topic)
+}
+
 // batchRefusal is a batch call's refusal as an error (nil: OK).
 func batchRefusal(id uint64, r []rueidis.RedisMessage) error {
 	switch strAt(r, 0) {
@@ -239,14 +245,15 @@ func (p *Pool) memberIDs(jobs []job.Spec, seqs []uint64) ([]uint64, []string) {
 }
 
 // pushMembers pushes jobs into batch id (listed already, under seqs), then
-// marks those stored; on a refusal it cancels those pushed and drops the
-// rest from the batch.
-func (p *Pool) pushMembers(ctx context.Context, id uint64, withResults bool, jobs []job.Spec, seqs, ids []uint64) ([]Pushed, error) {
+// marks those stored (created: and the batch's create done, so that it may
+// finish); on a refusal it cancels those pushed and drops the rest from
+// the batch. Pushed into a batch cancelled meanwhile, they are cancelled.
+func (p *Pool) pushMembers(ctx context.Context, id uint64, created, withResults bool, jobs []job.Spec, seqs, ids []uint64) ([]Pushed, error) {
 	errs := make([]error, len(jobs))
 	pushed := make([]Pushed, len(jobs))
 	for i, j := range jobs {
 		if len(p.fanout.get(j.Topic)) > 0 {
-			errs[i] = fmt.Errorf("%w: topic %q has fanout children; a batch's job goes to one topic", job.ErrInvalid, j.Topic)
+			errs[i] = errBatchFanout(j.Topic)
 		}
 	}
 	var wg sync.WaitGroup
@@ -276,16 +283,26 @@ func (p *Pool) pushMembers(ctx context.Context, id uint64, withResults bool, job
 			first = fmt.Errorf("batch %d: jobs[%d]: %w", id, i, err)
 		}
 	}
-	if first == nil {
-		_, err := p.batchCall(ctx, id, "stored", nil, stored...)
-		return pushed, err // unmarked, the sweep finds them stored
-	}
-	for _, m := range stored {
-		if n, err := parseMember(m); err == nil {
-			_, _ = p.Cancel(ctx, strconv.FormatUint(n, 10)) // its end counts it; the sweep finds any a failure here leaves
+	cancel := func() {
+		for _, m := range stored {
+			if n, err := parseMember(m); err == nil {
+				_, _ = p.Cancel(ctx, strconv.FormatUint(n, 10)) // its end counts it; the sweep finds any a failure here leaves
+			}
 		}
 	}
-	if _, err := p.batchCall(ctx, id, "stored", nil, stored...); err != nil {
+	if first == nil {
+		r, err := p.batchCall(ctx, id, "stored", []string{"created", flag(created)}, stored...)
+		if err != nil {
+			return nil, err // unmarked, the sweep finds them stored (and a create's batch cancelled)
+		}
+		if strAt(r, 1) == job.BatchCancelled { // between the listing and the pushes: its cancel did not see them
+			cancel()
+			return nil, fmt.Errorf("%w: batch %d was cancelled while these jobs were added: they are cancelled too", job.ErrConflict, id)
+		}
+		return pushed, nil
+	}
+	cancel()
+	if _, err := p.batchCall(ctx, id, "stored", []string{"created", "0"}, stored...); err != nil {
 		return nil, errors.Join(first, err)
 	}
 	if _, err := p.batchCall(ctx, id, "drop", nil, unstored...); err != nil {

@@ -101,12 +101,27 @@ func (p *Pool) sweepBatches(ctx context.Context, b int) (map[string]int, bool, e
 		}
 	}
 	stored, dropped := map[uint64][]string{}, map[uint64][]string{}
+	looked := map[uint64]bool{}
 	for _, entry := range unstored {
 		batch, m, _ := strings.Cut(entry, " ")
 		id, err1 := strconv.ParseUint(batch, 10, 64)
 		num, err2 := parseMember(m)
 		if err1 != nil || err2 != nil {
 			continue
+		}
+		if !looked[id] {
+			// Still creating past the deadline: its create never answered
+			// (a killed broker), so no one holds its id: cancelled, as a
+			// refused create is, its jobs pushed cancelled, no callback.
+			looked[id] = true
+			creating, err := p.client.Do(ctx, p.client.B().Hget().Key(p.keys.batch(b, id)[0]).Field("creating").Build()).ToString()
+			if err == nil && creating == "1" {
+				if _, err := p.CancelBatch(ctx, id); err != nil {
+					return nil, false, err
+				}
+			} else if err != nil && !rueidis.IsRedisNil(err) {
+				return nil, false, wrapRedis("sweep batches", err)
+			}
 		}
 		there, err := p.client.Do(ctx, p.client.B().Hexists().Key(p.keys.buckets[int(num%uint64(p.opts.Buckets))].jobs).Field(m).Build()).AsBool()
 		if err != nil {

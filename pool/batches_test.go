@@ -323,6 +323,21 @@ func TestBatchMemberRefusedAndReplaced(t *testing.T) {
 	if b := batchNow(t, p, ctx, id); b.State != job.BatchDone || b.Completed != 1 {
 		t.Fatalf("its batch: %+v", b)
 	}
+	// A job to a topic with fanout children, though this pool's list of
+	// them is stale (another pool's pop made the child), is refused by the
+	// script, whole.
+	other, _ := newPoolWith(t, Options{})
+	if j := mustPop(t, other, ctx, "br-fan+kid"); j != nil {
+		t.Fatalf("a new child has a job: %+v", j)
+	}
+	if _, _, err := p.CreateBatch(ctx, job.BatchSpec{Jobs: []job.Spec{{Topic: "br-fan", Body: "x", TTR: time.Minute}},
+		OnComplete: &job.Spec{Topic: "br-complete", Body: "cb", TTR: time.Minute}}); !errors.Is(err, job.ErrInvalid) || !strings.Contains(err.Error(), "fanout") {
+		t.Fatalf("a batch's job to a topic with fanout children: %v", err)
+	}
+	tellAll(t, p, ctx)
+	if j := mustPop(t, p, ctx, "br-complete"); j != nil {
+		t.Fatalf("its callback: %+v", j)
+	}
 	if err := job.CheckBatch(job.BatchSpec{Jobs: []job.Spec{{Topic: "br-a", Body: "x", Unique: key("k3", job.UniqueReplace)}}}); !errors.Is(err, job.ErrInvalid) {
 		t.Fatal("a batch's job may replace another")
 	}
@@ -379,4 +394,57 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("%s: not so after 30s", what)
 		}
 	}
+}
+
+// A create whose every job is refused leaves a cancelled batch and pushes
+// no callback (it would be an empty batch, done, were it not for its
+// create's refusal); one a killed broker left half made (listed, never
+// answered) is cancelled by the sweep, with no callback either.
+func TestBatchCreateRefusedOrCutOff(t *testing.T) {
+	p, ctx := newPool(t)
+	for _, k := range []string{"h1", "h2"} {
+		mustPush(t, p, ctx, job.Spec{Topic: "bx-a", Body: k, TTR: time.Minute, Unique: &job.Unique{Key: k, For: time.Hour, Mode: job.UniqueReject}})
+	}
+	cb := &job.Spec{Topic: "bx-cb", Body: "cb", TTR: time.Minute}
+	id, _, err := p.CreateBatch(ctx, job.BatchSpec{Jobs: []job.Spec{
+		{Topic: "bx-a", Body: "1", Unique: &job.Unique{Key: "h1", For: time.Hour, Mode: job.UniqueReject}},
+		{Topic: "bx-a", Body: "2", Unique: &job.Unique{Key: "h2", For: time.Hour, Mode: job.UniqueReject}},
+	}, OnComplete: cb, OnSuccess: cb})
+	if err == nil || strings.Contains(err.Error(), "done") {
+		t.Fatalf("a create whose jobs are all refused: %v", err)
+	}
+	tellAll(t, p, ctx)
+	tellAll(t, p, ctx)
+	if b := batchNow(t, p, ctx, id); b.State != job.BatchCancelled || b.Total != 0 {
+		t.Fatalf("the refused batch: %+v", b)
+	}
+	if j := mustPop(t, p, ctx, "bx-cb"); j != nil {
+		t.Fatalf("a refused batch's callback: %+v", j)
+	}
+	// Cut off: opened, a job listed, never pushed nor answered.
+	seqs, err := p.ids.next(ctx, p.client, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := seqs[0]*uint64(p.opts.Buckets) + seqs[0]%uint64(p.opts.Buckets)
+	entries, _, err := p.followUpEntries(ctx, []job.Spec{*cb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.batchCall(ctx, cut, "open", []string{"state", job.BatchClosed, "meta", "", "with_results", "0", "retention", "60000",
+		"on_complete", entries, "on_success", "", "on_death", "", "deadline", "1"}, member(seqs[1]*uint64(p.opts.Buckets))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the sweep cancels the batch its create left", func() bool {
+		if _, _, err := p.Tick(ctx, p.batchBucket(cut), batchesDue); err != nil {
+			t.Fatal(err)
+		}
+		b, err := p.Batch(ctx, cut)
+		return err == nil && b.State == job.BatchCancelled && !b.Finished.IsZero()
+	})
+	tellAll(t, p, ctx)
+	if j := mustPop(t, p, ctx, "bx-cb"); j != nil {
+		t.Fatalf("a cut-off batch's callback: %+v", j)
+	}
+	checkClean(t, p, ctx)
 }

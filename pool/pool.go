@@ -284,6 +284,9 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64, fire scheduleFi
 	case replyOK:
 	case replyAfterFanout:
 		p.dropAlias(ctx, j.ClientID, id)
+		if len(j.After) == 0 { // a batch's job
+			return Pushed{}, errBatchFanout(j.Topic)
+		}
 		return Pushed{}, errAfterFanout(j.Topic)
 	case replyGroupBacklog:
 		p.dropAlias(ctx, j.ClientID, id)
