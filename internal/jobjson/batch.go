@@ -53,23 +53,5 @@ func Batch(f Fields, def Defaults) (job.BatchSpec, error) {
 // Jobs reads a list of jobs under name, 0 to limit, each as Job reads one
 // (nil when absent or null).
 func (f Fields) Jobs(name string, def Defaults, limit int) ([]job.Spec, error) {
-	raw, ok := f[name]
-	if !ok || string(raw) == "null" {
-		return nil, nil
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil || len(items) > limit {
-		return nil, fmt.Errorf("%w: %s: want an array of at most %d jobs, each as a push takes it", ErrBadRequest, name, limit)
-	}
-	out := make([]job.Spec, len(items))
-	for i, item := range items {
-		jf, err := Decode(item)
-		if err == nil {
-			out[i], err = Job(jf, def)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s[%d]: %w", name, i, err)
-		}
-	}
-	return out, nil
+	return f.jobList(name, def, 0, limit)
 }

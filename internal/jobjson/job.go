@@ -105,13 +105,19 @@ const MaxFollowUps = 100
 // "then" or "on_dead"): 1 to MaxFollowUps jobs, each as Job reads one;
 // nil when absent or null.
 func (f Fields) FollowUps(name string, def Defaults) ([]job.Spec, error) {
+	return f.jobList(name, def, 1, MaxFollowUps)
+}
+
+// jobList reads a list of jobs under name, least to most of them, each as
+// Job reads one (nil when absent or null).
+func (f Fields) jobList(name string, def Defaults, least, most int) ([]job.Spec, error) {
 	raw, ok := f[name]
 	if !ok || string(raw) == "null" {
 		return nil, nil
 	}
 	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil || len(items) == 0 || len(items) > MaxFollowUps {
-		return nil, fmt.Errorf("%w: %s: want an array of 1 to %d jobs, each as a push takes it", ErrBadRequest, name, MaxFollowUps)
+	if err := json.Unmarshal(raw, &items); err != nil || len(items) < least || len(items) > most {
+		return nil, fmt.Errorf("%w: %s: want an array of %d to %d jobs, each as a push takes it", ErrBadRequest, name, least, most)
 	}
 	out := make([]job.Spec, len(items))
 	for i, item := range items {
