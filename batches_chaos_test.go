@@ -33,18 +33,8 @@ func TestChaosBatchesOnCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
 	brokers := []*brokerProc{startBroker(t, c.URL()), startBroker(t, c.URL())}
 	store := checker(t, c.URL())
-	var turn atomic.Int64
-	pick := func() *brokerProc { return brokers[turn.Add(1)%2] }
-	down := func(a answer, err error) bool { return err != nil || a.code == 503 || a.code == 502 }
-	call := func(method, path, body string) answer {
-		var got answer
-		retryWhileDown(t, func() bool {
-			a, err := doWithin(t, pick(), 5*time.Second, method, path, body)
-			got = a
-			return !down(a, err)
-		})
-		return got
-	}
+	fleet := &inTurn{t: t, brokers: brokers, limit: 5 * time.Second}
+	pick, down, call := fleet.pick, isDown, fleet.call
 	const job = `"ttr":3,"keep_completed":600,"retry":{"max_attempts":3,"backoff":"fixed","base":0.05}`
 	topics := []string{"chaos-bt-a", "chaos-bt-b", "chaos-bt-c"}
 	members := sync.Map{} // batch id -> its members' ids, once its create answered 201

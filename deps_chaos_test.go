@@ -31,24 +31,8 @@ func TestChaosDependenciesOnCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
 	brokers := []*brokerProc{startBroker(t, c.URL()), startBroker(t, c.URL())}
 	store := checker(t, c.URL())
-	var turn atomic.Int64
-	pick := func() *brokerProc { return brokers[turn.Add(1)%2] }
-	down := func(a answer, err error) bool { return err != nil || a.code == 503 || a.code == 502 }
-	var downs atomic.Int64
-	// call makes one request, retried on another broker while it is down.
-	call := func(method, path, body string) answer {
-		var got answer
-		retryWhileDown(t, func() bool {
-			b := pick()
-			a, err := doWithin(t, b, 20*time.Second, method, path, body)
-			got = a
-			if down(a, err) && downs.Add(1)%50 == 1 {
-				t.Logf("%s %s on %s: %d %v %v", method, path, b.addr, a.code, a.body, err)
-			}
-			return !down(a, err)
-		})
-		return got
-	}
+	fleet := &inTurn{t: t, brokers: brokers, limit: 20 * time.Second}
+	pick, down, call := fleet.pick, isDown, fleet.call
 	const job = `"ttr":3,"keep_completed":600,"retry":{"max_attempts":20,"backoff":"fixed","base":0.05}`
 	deps := map[string][]string{} // a dependent's client id -> those it waits for
 	var producing sync.WaitGroup
@@ -152,6 +136,37 @@ func TestChaosDependenciesOnCluster(t *testing.T) {
 	if kills < 3 {
 		t.Fatalf("%d kills: the load ended too soon to test the faults", kills)
 	}
+}
+
+// inTurn makes requests to brokers in turn, each retried on the next while
+// it is down, and each cut off after limit (doWithin).
+type inTurn struct {
+	t       *testing.T
+	brokers []*brokerProc
+	limit   time.Duration
+	turn    atomic.Int64
+	downs   atomic.Int64
+}
+
+func (f *inTurn) pick() *brokerProc { return f.brokers[f.turn.Add(1)%int64(len(f.brokers))] }
+
+// isDown says an answer is a broker's or Redis's absence, worth a retry.
+func isDown(a answer, err error) bool { return err != nil || a.code == 503 || a.code == 502 }
+
+// call makes one request, retried on another broker while it is down (a
+// few of the down answers logged).
+func (f *inTurn) call(method, path, body string) answer {
+	var got answer
+	retryWhileDown(f.t, func() bool {
+		b := f.pick()
+		a, err := doWithin(f.t, b, f.limit, method, path, body)
+		got = a
+		if isDown(a, err) && f.downs.Add(1)%50 == 1 {
+			f.t.Logf("%s %s on %s: %d %v %v", method, path, b.addr, a.code, a.body, err)
+		}
+		return !isDown(a, err)
+	})
+	return got
 }
 
 // doWithin is b.do cut off after limit; a request a live broker has not
