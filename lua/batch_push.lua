@@ -178,7 +178,10 @@ function rules.by_key(op, t, pushed)
     local holder, cid = string.match(taken, '^(%S+) ?(.*)$')
     if pushed[holder] then gathers.flush() end
     local job = load(holder)
-    if mode == 'reject' then return {R.UNIQUE, holder, cid} end
+    -- A job of a batch, or one that waits for others, is never a change
+    -- of another job (its topic's replace or debounce): it would not join
+    -- its batch, nor wait. Refused as in mode reject.
+    if mode == 'reject' or a.batch ~= '' or a.after ~= '' then return {R.UNIQUE, holder, cid} end
     local waiting = job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED)
     if waiting and (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now then
       local before = size(t) -- read before the expiry, whose byte count is a deferred write

@@ -323,6 +323,19 @@ func TestBatchMemberRefusedAndReplaced(t *testing.T) {
 	if b := batchNow(t, p, ctx, id); b.State != job.BatchDone || b.Completed != 1 {
 		t.Fatalf("its batch: %+v", b)
 	}
+	// A job whose topic keys it on its body, in mode replace, with the key
+	// held by a waiting job: refused (409 naming the holder), the holder
+	// not changed, the batch cancelled.
+	if err := p.SetTopicConfig(ctx, "br-u", job.TopicConfig{"unique_from": "body", "unique_mode": "replace"}); err != nil {
+		t.Fatal(err)
+	}
+	outside := mustPush(t, p, ctx, job.Spec{Topic: "br-u", Body: "same", TTR: time.Minute, Priority: 5})
+	if _, _, err := p.CreateBatch(ctx, job.BatchSpec{Jobs: []job.Spec{{Topic: "br-u", Body: "same", TTR: 11 * time.Second, Priority: 1}}}); !errors.As(err, &held) || held.ID != outside {
+		t.Fatalf("a batch's job whose topic would replace another: %v", err)
+	}
+	if j, err := p.Peek(ctx, num(outside)); err != nil || j.Priority != 5 || j.TTR != time.Minute || j.Batch != 0 {
+		t.Fatalf("the job that holds the key: %+v %v, want it unchanged", j, err)
+	}
 	// A job to a topic with fanout children, though this pool's list of
 	// them is stale (another pool's pop made the child), is refused by the
 	// script, whole.

@@ -173,6 +173,16 @@ func TestAfterRefusals(t *testing.T) {
 	if id := mustPush(t, p, ctx, job.Spec{Topic: "r", Body: "x", After: []string{num(done)}, Delay: time.Hour}); stateOf(t, p, ctx, id) != job.Delayed {
 		t.Fatal("after a completed job, with a delay: not delayed")
 	}
+	// Its topic would replace the waiting job that holds its body's key:
+	// refused instead (that job waits for nothing; this one would not wait).
+	if err := p.SetTopicConfig(ctx, "r-u", job.TopicConfig{"unique_from": "body", "unique_mode": "replace"}); err != nil {
+		t.Fatal(err)
+	}
+	outside := mustPush(t, p, ctx, job.Spec{Topic: "r-u", Body: "same", TTR: time.Minute})
+	var held *job.UniqueError
+	if _, err := p.Push(ctx, job.Spec{Topic: "r-u", Body: "same", After: []string{num(done)}}); !errors.As(err, &held) || held.ID != outside {
+		t.Fatalf("after, to a topic that would replace another job: %v, want its key held", err)
+	}
 	checkClean(t, p, ctx)
 }
 
