@@ -28,7 +28,7 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	}
 	if j.Topic, ok, err = f.Str("topic"); err != nil {
 		return j, err
-	} else if !ok {
+	} else if !ok || j.Topic == "" {
 		return j, fmt.Errorf("%w: topic is missing", ErrBadRequest)
 	}
 	if j.Body, j.BodyJSON, ok, err = f.Body(); err != nil {
