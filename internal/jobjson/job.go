@@ -28,8 +28,10 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	}
 	if j.Topic, ok, err = f.Str("topic"); err != nil {
 		return j, err
-	} else if !ok || j.Topic == "" {
+	} else if !ok {
 		return j, fmt.Errorf("%w: topic is missing", ErrBadRequest)
+	} else if j.Topic == "" {
+		return j, fmt.Errorf("%w: topic name is empty", ErrBadRequest)
 	}
 	if j.Body, j.BodyJSON, ok, err = f.Body(); err != nil {
 		return j, err
