@@ -29,7 +29,7 @@ var ScriptArgs = map[string][]string{
 	"deps register":    {"dependent", "topic", "members..."},
 	"deps tell":        {"member", "topic", "dependency", "how", "result"},
 	"batches open":     {"id", "state", "meta", "with_results", "retention", "on_complete", "on_success", "on_death", "deadline", "members..."},
-	"batches add":      {"id", "deadline", "members..."},
+	"batches add":      {"id", "deadline", "max", "members..."},
 	"batches stored":   {"id", "created", "members..."},
 	"batches drop":     {"id", "members..."},
 	"batches close":    {"id"},

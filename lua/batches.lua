@@ -28,7 +28,8 @@
 --         with_results ('1'), retention (ms), on_complete, on_success, on_death
 --         (follow-up entries, JSON [[id, spec]], '' none), deadline (ms), members...
 --         -> {'OK'} or {'EXISTS'}
---       'add', id, deadline, members... -> {'OK'}, {'NOT_FOUND'} or {'STATE', state}
+--       'add', id, deadline, max (members at most), members... -> {'OK', with_results ('1')},
+--         {'FULL', members now}, {'NOT_FOUND'} or {'STATE', state}
 --       'stored', id, created ('1': the create's own), members... -> {'OK', state}
 --       'drop', id, members... -> {'OK', state}
 --       'close', id -> {'OK', state}, {'NOT_FOUND'} or {'STATE', state}
@@ -168,8 +169,10 @@ if mode == 'stored' then
 end
 if mode == 'add' then
   if b.state ~= 'open' and b.state ~= 'closed' then return {R.STATE, b.state} end
+  local total = redis.call('SCARD', members)
+  if total + #ARGV - a.members + 1 > tonumber(ARGV[a.max]) then return {R.FULL, total} end
   list(a.members, tonumber(ARGV[a.deadline]))
-  return {R.OK}
+  return {R.OK, b.with_results}
 end
 if mode == 'drop' then
   -- Members whose push never stored them (a refusal, or a crash the sweep

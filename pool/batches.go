@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -146,26 +148,26 @@ func (p *Pool) AddToBatch(ctx context.Context, id uint64, jobs []job.Spec) ([]Pu
 	if p.Format() < BatchFormat {
 		return nil, ErrBatchesNeedFormat
 	}
-	b, err := p.Batch(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if b.Total+int64(len(jobs)) > job.MaxBatchMembers {
-		return nil, fmt.Errorf("%w: batch %d holds %d jobs, at most %d", job.ErrFull, id, b.Total, job.MaxBatchMembers)
-	}
 	seqs, err := p.ids.next(ctx, p.client, len(jobs))
 	if err != nil {
 		return nil, wrapRedis("batch: allocate ids", err)
 	}
 	ids, list := p.memberIDs(jobs, seqs)
-	r, err := p.batchCall(ctx, id, "add", []string{"deadline", strconv.FormatInt(p.batchDeadline(), 10)}, list...)
+	// The cap is checked by the script that lists them, so that adds at
+	// once cannot pass it together; it answers whether the batch keeps
+	// results, which its jobs carry.
+	r, err := p.batchCall(ctx, id, "add", []string{"deadline", strconv.FormatInt(p.batchDeadline(), 10),
+		"max", strconv.Itoa(job.MaxBatchMembers)}, list...)
 	if err != nil {
 		return nil, err
+	}
+	if strAt(r, 0) == replyFull {
+		return nil, fmt.Errorf("%w: batch %d holds %d jobs, at most %d", job.ErrFull, id, intAt(r, 1), job.MaxBatchMembers)
 	}
 	if err := batchRefusal(id, r); err != nil {
 		return nil, err
 	}
-	return p.pushMembers(ctx, id, false, b.WithResults, jobs, seqs, ids)
+	return p.pushMembers(ctx, id, false, strAt(r, 1) == "1", jobs, seqs, ids)
 }
 
 // CloseBatch closes batch id: once its members have all ended it is done.
@@ -190,24 +192,53 @@ func (p *Pool) CancelBatch(ctx context.Context, id uint64) (int, error) {
 	if err := batchRefusal(id, r); err != nil {
 		return 0, err
 	}
-	n := 0
+	list := make([]string, 0, len(r)-1)
 	for i := 1; i < len(r); i++ {
-		num, err := parseMember(strAt(r, i))
+		list = append(list, strAt(r, i))
+	}
+	n, err := p.cancelMembers(ctx, list)
+	if err != nil {
+		return n, fmt.Errorf("cancel batch %d: %w", id, err)
+	}
+	return n, nil
+}
+
+// cancelParallel is how many of a batch's jobs are cancelled at once: a
+// large batch's cancel is one script call a job, each in its own bucket.
+const cancelParallel = 16
+
+// cancelMembers cancels the jobs of members (a batch's), cancelParallel
+// at a time, and says how many it cancelled; one that ended meanwhile is
+// not an error (its notice counts it), and the first other failure is.
+func (p *Pool) cancelMembers(ctx context.Context, members []string) (int, error) {
+	var n atomic.Int64
+	var first error
+	var mu sync.Mutex
+	slots := make(chan struct{}, cancelParallel)
+	var wg sync.WaitGroup
+	for _, m := range members {
+		num, err := parseMember(m)
 		if err != nil {
 			continue
 		}
-		_, err = p.Cancel(ctx, strconv.FormatUint(num, 10))
-		var state *job.StateError
-		switch {
-		case err == nil:
-			n++
-		case errors.Is(err, job.ErrNotFound), errors.As(err, &state), errors.Is(err, job.ErrCancelled):
-			// It ended meanwhile: its notice counts it.
-		default:
-			return n, fmt.Errorf("cancel batch %d: %w", id, err)
-		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			_, err := p.Cancel(ctx, strconv.FormatUint(num, 10))
+			var state *job.StateError
+			switch {
+			case err == nil:
+				n.Add(1)
+			case errors.Is(err, job.ErrNotFound), errors.As(err, &state), errors.Is(err, job.ErrCancelled):
+			default:
+				mu.Lock()
+				first = cmp.Or(first, err)
+				mu.Unlock()
+			}
+		})
 	}
-	return n, nil
+	wg.Wait()
+	return int(n.Load()), first
 }
 
 // errBatchFanout is a batch's job to a topic with fanout children: its
@@ -283,13 +314,7 @@ func (p *Pool) pushMembers(ctx context.Context, id uint64, created, withResults 
 			first = fmt.Errorf("batch %d: jobs[%d]: %w", id, i, err)
 		}
 	}
-	cancel := func() {
-		for _, m := range stored {
-			if n, err := parseMember(m); err == nil {
-				_, _ = p.Cancel(ctx, strconv.FormatUint(n, 10)) // its end counts it; the sweep finds any a failure here leaves
-			}
-		}
-	}
+	cancel := func() { _, _ = p.cancelMembers(ctx, stored) } // each end counts it; a failure here leaves them running in a cancelled batch
 	if first == nil {
 		r, err := p.batchCall(ctx, id, "stored", []string{"created", flag(created)}, stored...)
 		if err != nil {

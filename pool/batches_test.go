@@ -238,6 +238,14 @@ func TestOpenBatch(t *testing.T) {
 	if err := p.CloseBatch(ctx, id); err != nil {
 		t.Fatalf("close a done batch again: %v", err)
 	}
+	// The cap is the listing script's: past it, nothing is listed.
+	open, _ := batchOf(t, p, ctx, job.BatchSpec{Open: true})
+	if r, err := p.batchCall(ctx, open, "add", []string{"deadline", "1", "max", "1"}, member(1), member(2)); err != nil || strAt(r, 0) != replyFull {
+		t.Fatalf("two jobs listed in a batch of at most one: %v %v", r, err)
+	}
+	if b := batchNow(t, p, ctx, open); b.Total != 0 {
+		t.Fatalf("a refused listing listed %d", b.Total)
+	}
 	if _, err := p.AddToBatch(ctx, 12345, []job.Spec{{Topic: "bo-a", Body: "x"}}); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("add to no batch: %v", err)
 	}
@@ -367,10 +375,10 @@ func TestBatchSweep(t *testing.T) {
 	// A second member listed, as a create that crashed before its push
 	// would leave it, its deadline past.
 	lost := member(ids[0] + uint64(p.opts.Buckets))
-	if _, err := p.batchCall(ctx, id, "add", []string{"deadline", "1"}, lost); err != nil {
+	if _, err := p.batchCall(ctx, id, "add", []string{"deadline", "1", "max", "100"}, lost); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.batchCall(ctx, id, "add", []string{"deadline", "1"}, member(ids[0])); err != nil { // listed again, unstored: it is there
+	if _, err := p.batchCall(ctx, id, "add", []string{"deadline", "1", "max", "100"}, member(ids[0])); err != nil { // listed again, unstored: it is there
 		t.Fatal(err)
 	}
 	popAck(t, p, ctx, "bw-a", ids[0], "")
