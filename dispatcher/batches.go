@@ -83,6 +83,14 @@ func (d *Dispatcher) Batch(ctx context.Context, id uint64) (job.Batch, error) {
 	return d.pool.Batch(ctx, id)
 }
 
+// Batches lists the batches kept, newest first (pool.Batches).
+func (d *Dispatcher) Batches(ctx context.Context, offset, limit int) ([]job.Batch, int64, error) {
+	if err := d.allow("list batches", reading); err != nil {
+		return nil, 0, err
+	}
+	return d.pool.Batches(ctx, offset, limit)
+}
+
 // validateMembers checks a batch's jobs as pushes, none to an alias (a
 // member is one job), no two with one client id or unique key.
 func (d *Dispatcher) validateMembers(jobs []job.Spec) error {

@@ -15,7 +15,8 @@ import (
 
 // Batches (docs/workflows.md, Batches): POST /api/v1/batches creates one
 // with its jobs, GET /api/v1/batches/:id shows it, POST .../jobs adds to
-// it, POST .../close closes it, DELETE cancels it.
+// it, POST .../close closes it, DELETE cancels it; GET /api/v1/batches
+// lists them, newest first.
 
 // batchView is a batch as the API shows it.
 type batchView struct {
@@ -111,6 +112,27 @@ func (s *Server) getBatch(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, viewBatch(b), nil
+}
+
+// batchesPage is GET /api/v1/batches's default limit, and its most.
+const batchesPage, maxBatchesPage = 50, 1000
+
+// listBatches answers the batches kept, newest first, a page of them:
+// {"total", "offset", "batches": [view, ...]}.
+func (s *Server) listBatches(c *gin.Context) (int, any, error) {
+	p, err := parsePage(c.Query("offset"), c.Query("limit"), batchesPage, maxBatchesPage)
+	if err != nil {
+		return 0, nil, err
+	}
+	list, total, err := s.d.Batches(c, p.offset, p.limit)
+	if err != nil {
+		return 0, nil, err
+	}
+	views := make([]batchView, len(list))
+	for i, b := range list {
+		views[i] = viewBatch(b)
+	}
+	return http.StatusOK, gin.H{"total": total, "offset": p.offset, "batches": views}, nil
 }
 
 func (s *Server) addToBatch(c *gin.Context) (int, any, error) {

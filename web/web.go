@@ -215,6 +215,7 @@ func (s *Server) routes() {
 	api.PUT("/topics/:topic/config", s.handle(s.setTopicConfig))
 	api.GET("/topics/:topic/peek/:state", s.handle(s.peekTopic))
 	api.POST("/batches", s.handle(s.createBatch))
+	api.GET("/batches", s.handle(s.listBatches))
 	api.GET("/batches/:id", s.handle(s.getBatch))
 	api.POST("/batches/:id/jobs", s.handle(s.addToBatch))
 	api.POST("/batches/:id/close", s.handle(s.closeBatch))

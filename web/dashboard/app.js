@@ -6,6 +6,9 @@
 //                              cancelled), 50 a page (?page=N)
 //   #/topics/T/live            a topic's events as they happen (live.js)
 //   #/jobs/ID                  one job
+//   #/schedules                the cron schedules (schedules.js)
+//   #/batches, #/batches/ID    the batches, newest first (?page=N), and
+//                              one batch (batches.js)
 // The back button and a reload keep the page. parts.js holds the helpers.
 "use strict";
 
@@ -54,6 +57,8 @@ function parseRoute() {
   }
   if (parts[0] === "jobs" && parts.length === 2) return {name: "job", id: parts[1]};
   if (parts[0] === "schedules" && parts.length === 1) return {name: "schedules"};
+  if (parts[0] === "batches" && parts.length === 1) return {name: "batches", page};
+  if (parts[0] === "batches" && parts.length === 2) return {name: "batch", id: parts[1]};
   return {name: "overview", page};
 }
 
@@ -66,6 +71,7 @@ async function navigate(moved) {
   for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== `view-${view.name}`;
   document.getElementById("nav-overview").toggleAttribute("aria-current", view.name === "overview");
   document.getElementById("nav-schedules").toggleAttribute("aria-current", view.name === "schedules");
+  document.getElementById("nav-batches").toggleAttribute("aria-current", view.name === "batches" || view.name === "batch");
   if (view.name === "topic") startTopic(view);
   if (view.name === "job") startJob(view);
   showLive(view); // opens the live tail's stream, or closes it
@@ -83,7 +89,8 @@ async function refresh() {
   refreshing++;
   const v = view, n = shown;
   try {
-    const pages = {overview: refreshOverview, topic: refreshTopic, job: refreshJob, schedules: refreshSchedules};
+    const pages = {overview: refreshOverview, topic: refreshTopic, job: refreshJob, schedules: refreshSchedules,
+      batches: refreshBatches, batch: refreshBatch};
     const [stats] = await Promise.all([api("GET", "/stats"), pages[v.name](v, n)]);
     renderStats(stats);
     const status = document.getElementById("status");
@@ -386,6 +393,7 @@ document.getElementById("set-status").addEventListener("change", ev => {
   if (status) act(`Set the server status of every broker on this Redis to ${status}?`, () => api("PUT", "/status", {status}));
 });
 wireJobPage();
+wireBatchPage();
 wireLive();
 
 // start shows "Sign out" only when the broker requires a token (it says so

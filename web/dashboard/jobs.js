@@ -229,7 +229,7 @@ function renderJob(j) {
   topicLink.textContent = j.topic;
   topicLink.href = topicHref(j.topic, j.state);
   const fields = [["id", j.id], ["number", j.internal_id], ["topic", link(j.topic, topicHref(j.topic))],
-    ["state", link(j.state, topicHref(j.topic, j.state))], ["priority", j.priority], ["delay", `${j.delay}s`],
+    ["state", STATES.includes(j.state) ? link(j.state, topicHref(j.topic, j.state)) : j.state], ["priority", j.priority], ["delay", `${j.delay}s`],
     ["TTR", `${j.TTR}s`], ["attempt", j.attempt], ["reserves", j.reserves], ["timeouts", j.timeouts],
     ["releases", j.releases], ["buries", j.buries], ["kicks", j.kicks], ["failures", j.failures],
     ["last error", j.last_error || "–"], ["created", when(j.created)], ["age", duration(j.age)]];
@@ -241,6 +241,10 @@ function renderJob(j) {
   if (j.cancelled_at) fields.push(["cancelled", when(j.cancelled_at)]);
   if (j.cancelling) fields.push(["cancelling", CANCELLING]);
   if (j.keep_completed !== undefined) fields.push(["keep completed", `${j.keep_completed}s`]);
+  if (j.batch) fields.push(["batch", link(j.batch, batchHref(j.batch))]);
+  for (const [k, ids] of [["after", j.after], ["waiting for", j.waiting_for], ["then", j.then], ["on dead", j.on_dead]]) {
+    if (ids && ids.length) fields.push([k, jobLinks(ids)]);
+  }
   document.getElementById("job-fields").replaceChildren(...fields.flatMap(([k, v]) => {
     const dd = el("dd", undefined, `f-${k.replace(" ", "-")}`);
     if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v);
@@ -259,6 +263,13 @@ function renderJob(j) {
   document.getElementById("job-retry").hidden = j.state !== "dead";
   document.getElementById("job-again").hidden = j.state !== "completed" && j.state !== "cancelled";
   document.getElementById("job-cancel").hidden = !CANCELLABLE.includes(j.state) || j.cancelling === true;
+}
+
+// jobLinks is a list of jobs' ids, each a link to its page.
+function jobLinks(ids) {
+  const span = el("span", undefined, "ids");
+  ids.forEach((id, i) => span.append(...(i ? [", "] : []), link(id, jobHref(id))));
+  return span;
 }
 
 // renderResult shows a completed job's result, the JSON its ack gave,

@@ -1,0 +1,59 @@
+package pool
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/job"
+)
+
+// Batches lists the batches of every bucket newest first, a page at a
+// time, counts them all, and refuses a page past its depth.
+func TestListBatches(t *testing.T) {
+	p, ctx := newPool(t)
+	if list, total, err := p.Batches(ctx, 0, 10); err != nil || len(list) != 0 || total != 0 {
+		t.Fatalf("no batches: %v %d %v", list, total, err)
+	}
+	var made []uint64 // in the order made: the list is its reverse (one creation time: by id, which grows)
+	for i := range 7 {
+		id, _ := batchOf(t, p, ctx, job.BatchSpec{Jobs: []job.Spec{{Topic: "bl-a", Body: "x", TTR: time.Minute}}, Open: i%2 == 0})
+		made = append(made, id)
+	}
+	buckets := map[int]bool{}
+	for _, id := range made {
+		buckets[p.batchBucket(id)] = true
+	}
+	if len(buckets) < 2 {
+		t.Fatalf("the batches all went to one bucket (%v): the merge is not tested", buckets)
+	}
+	var got []uint64
+	for offset := 0; ; offset += 3 {
+		list, total, err := p.Batches(ctx, offset, 3)
+		if err != nil || total != 7 {
+			t.Fatalf("page at %d: %d of %d, %v", offset, len(list), total, err)
+		}
+		if len(list) == 0 {
+			break
+		}
+		for _, b := range list {
+			got = append(got, b.ID)
+			if b.Total != 1 || b.Pending != 1 || (b.State != job.BatchOpen && b.State != job.BatchClosed) {
+				t.Fatalf("a listed batch: %+v", b)
+			}
+		}
+	}
+	if len(got) != len(made) {
+		t.Fatalf("listed %v, made %v", got, made)
+	}
+	for i, id := range got {
+		if want := made[len(made)-1-i]; id != want {
+			t.Fatalf("listed %v, want the reverse of %v", got, made)
+		}
+	}
+	for _, bad := range [][2]int{{-1, 5}, {0, 0}, {MaxBatchesListed, 1}} {
+		if _, _, err := p.Batches(ctx, bad[0], bad[1]); !errors.Is(err, job.ErrInvalid) {
+			t.Errorf("offset %d, limit %d: %v, want ErrInvalid", bad[0], bad[1], err)
+		}
+	}
+}
