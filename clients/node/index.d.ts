@@ -85,6 +85,21 @@ export interface PushOptions {
   keepCompleted?: number;
   /** Seconds a worker's handler may run on the job: a Worker aborts it past this, or past its own timeout, whichever is shorter, and fails the job. */
   timeout?: number;
+  /**
+   * The jobs (1 to 100, by id, in any topic) this one waits for: it is
+   * "waiting" until each has completed, then ready (or delayed by its own
+   * delay, counted from then). One gmq does not have is a GmqError 400; one
+   * already dead a 409, unless onDependencyFailure is 'run'. [] is none.
+   */
+  after?: Array<string | number | { id: string }>;
+  /** What a dependency that fails (dies, is cancelled, deleted, expires…) does to it: 'cancel' (the default) ends it cancelled; 'run' counts it done. */
+  onDependencyFailure?: 'cancel' | 'run';
+  /** Keep each dependency's result (null for none), shown in getJob's dependency_results by id. */
+  withResults?: boolean;
+  /** Follow-ups pushed once when the job completes (each may have its own then; at most 100 in all, 8 deep). [] is none. */
+  then?: FollowUp[];
+  /** Follow-ups pushed once when the job dies (past its max_attempts); none withResult. [] is none. */
+  onDead?: FollowUp[];
 }
 
 /** A job for pushBatch. */
@@ -100,7 +115,7 @@ export interface Job {
   topic: string;
   /** As pushed: a string, or the object or array pushed as JSON. */
   body: Body;
-  state: 'ready' | 'delayed' | 'reserved' | 'buried' | 'dead' | 'completed' | 'cancelled' | string;
+  state: 'ready' | 'delayed' | 'waiting' | 'reserved' | 'buried' | 'dead' | 'completed' | 'cancelled' | string;
   priority: number;
   delay: number;
   TTR: number;
@@ -147,6 +162,19 @@ export interface Job {
   progress?: unknown;
   /** Its log, oldest first. */
   log?: LogLine[];
+  /** The ids its then follow-ups are pushed under when it completes; gone once pushed. */
+  then?: string[];
+  /** The ids its onDead follow-ups are pushed under when it dies; gone once pushed. */
+  on_dead?: string[];
+  /** Pushed with after: the jobs it waits for, and those of them not yet completed, by number (their internal_id, as text). */
+  after?: string[];
+  waiting_for?: string[];
+  /** Pushed with onDependencyFailure. */
+  on_dependency_failure?: 'cancel' | 'run';
+  /** Pushed withResults: each completed dependency's result (null for none), by number (as after). */
+  dependency_results?: Record<string, unknown>;
+  /** The batch it belongs to (createBatch, addToBatch). */
+  batch?: string;
 }
 
 /** A line of a job's log. */
@@ -235,8 +263,72 @@ export type JobRef = string | { id: string; attempt?: number; token?: string };
 /** A job to ack in a batch: a JobRef, with its result and follow-ups when it has them ({...job, result, push}). */
 export type AckRef = string | { id: string; attempt?: number; token?: string; result?: unknown; push?: FollowUp[] };
 
-/** A follow-up: a job as push takes it (topic, body and push's options), but with no id or unique. */
-export type FollowUp = { topic: string; body: Body } & Omit<PushOptions, 'id' | 'unique'>;
+/**
+ * A follow-up: a job as push takes it (topic, body and push's options), but
+ * with no id or unique. withResult (an ack's push, a job's then, a batch's
+ * callback) makes its body {body: its body, result: the finished job's
+ * result, or the batch's summary (a BatchSummary)}.
+ */
+export type FollowUp = { topic: string; body: Body; withResult?: boolean } & Omit<PushOptions, 'id' | 'unique'>;
+
+/** What createBatch takes: the jobs and the callbacks (follow-ups with no after), each optional. */
+export interface NewBatch extends CallOptions {
+  /** Up to 1,000 jobs, each as pushBatch takes it; none: an empty batch (done at once, unless open). */
+  jobs?: NewJob[];
+  /** Pushed once when every job has ended. */
+  onComplete?: Omit<FollowUp, 'after'>;
+  /** Pushed once when every job has ended and none died. */
+  onSuccess?: Omit<FollowUp, 'after'>;
+  /** Pushed once, at the first death. */
+  onDeath?: Omit<FollowUp, 'after'>;
+  /** Any JSON value (at most 16 KiB), kept with the batch and in each summary. */
+  meta?: unknown;
+  /** Keep the batch open for addToBatch until closeBatch. */
+  open?: boolean;
+  /** Keep the completed jobs' results for the summary (results, by id; up to 32 KiB of them). */
+  withResults?: boolean;
+}
+
+/** A batch as gmq shows it (getBatch, closeBatch). Times are RFC 3339. */
+export interface Batch {
+  id: string;
+  state: 'open' | 'closed' | 'done' | 'cancelled' | string;
+  total: number;
+  /** Its jobs that have not ended. */
+  pending: number;
+  completed: number;
+  dead: number;
+  /** Its jobs that ended otherwise: deleted, expired, discarded, flushed or purged, cancelled. */
+  removed: number;
+  /** Up to 100 dead jobs' last errors, by id. */
+  dead_jobs?: Record<string, string>;
+  meta?: unknown;
+  with_results?: boolean;
+  /** The ids its callbacks are pushed under, by kind. */
+  callbacks?: { on_complete?: string; on_success?: string; on_death?: string };
+  created_at: string;
+  finished_at?: string;
+}
+
+/** The result a batch's callback with withResult gets: the batch as it stands when it is pushed. */
+export interface BatchSummary {
+  /** The batch's id. */
+  batch: string;
+  state: 'done' | 'closed' | 'open' | string;
+  total: number;
+  completed: number;
+  dead: number;
+  removed: number;
+  /** Its meta; null when none was given. */
+  meta: unknown;
+  /** With withResults: the completed jobs' results, by id. */
+  results?: Record<string, unknown>;
+  /** How many results were left out past 32 KiB. */
+  results_left_out?: number;
+}
+
+/** A batch to act on: its id, or createBatch's answer or a Batch ({id}). */
+export type BatchRef = string | { id: string };
 
 export interface AckOptions extends CallOptions {
   /**
@@ -430,6 +522,20 @@ export class Client {
   deleteSchedule(name: string, options?: CallOptions): Promise<void>;
   /** Pushes a schedule's job now, counted as its last fire. None: 404; overlap skip while its last job waits: 409. */
   fireSchedule(name: string, options?: CallOptions): Promise<{ id: string; internal_id: number }>;
+  /**
+   * Pushes jobs as one batch whose ends gmq counts, with its callbacks;
+   * resolves to the batch's id and its jobs' ids, in order. Bad: GmqError
+   * 400; a job refused (409…) cancels the batch (the error's body.batch).
+   */
+  createBatch(batch?: NewBatch): Promise<{ id: string; ids: string[] }>;
+  /** A batch: its state and counts. None: GmqError 404. */
+  getBatch(id: BatchRef, options?: CallOptions): Promise<Batch>;
+  /** Pushes jobs into a batch that is not done; resolves to their ids. Done or cancelled: GmqError 409. */
+  addToBatch(id: BatchRef, jobs: NewJob[], options?: CallOptions): Promise<string[]>;
+  /** Closes an open batch (done once its jobs have ended); resolves to it. Cancelled: GmqError 409. */
+  closeBatch(id: BatchRef, options?: CallOptions): Promise<Batch>;
+  /** Cancels a batch and its jobs that have not ended (no callback is pushed); resolves to how many it asked to cancel. Done: GmqError 409. */
+  cancelBatch(id: BatchRef, options?: CallOptions): Promise<number>;
   /**
    * The events of topics (those with events = true) as they happen: an async
    * iterator that connects again by itself after a dropped, silent or

@@ -26,7 +26,7 @@ import (
 func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // shipped is what the tarball must hold: the code and its types, no tests.
-var shipped = []string{"README.md", "index.d.ts", "index.js", "lib/client.js", "lib/errors.js", "lib/events.js", "lib/http.js",
+var shipped = []string{"README.md", "index.d.ts", "index.js", "lib/batches.js", "lib/client.js", "lib/errors.js", "lib/events.js", "lib/http.js",
 	"lib/outcomes.js", "lib/webhook.js", "lib/wire.js", "lib/worker.js", "package.json"}
 
 // A testFile is a file of test/ and what it runs against: a broker of its
@@ -61,10 +61,15 @@ func TestClient(t *testing.T) {
 		// progress and a log; a worker's handler stopped when its job is
 		// cancelled; a late ack's 410; cancel, waitEnd and pushAndWait
 		{file: "cancel.test.js", broker: true},
+		// workflows: after (waiting, released, withResults, onDependencyFailure),
+		// a job's then and onDead, batches (callbacks with the summary, open,
+		// closed, cancelled)
+		{file: "workflows.test.js", broker: true},
 		// events: a job's, resumed after a proxy between the iterator and the
 		// broker cuts its connection, none missed or repeated; lost; types
 		{file: "events.test.js", broker: true, proxy: true},
-		{file: "examples.test.js", broker: true}, // the README's producer, worker, unique pushes and schedule; SIGTERM, SIGKILL
+		// the README's producer, worker, unique pushes, schedule, report, events, pipeline and batch; SIGTERM, SIGKILL
+		{file: "examples.test.js", broker: true},
 		// webhook signatures (HTTP push delivery): verifyWebhook, and the README's receiver run and sent signed deliveries
 		{file: "webhook.test.js"},
 	}
@@ -190,15 +195,15 @@ func environ() []string {
 	return append(env, "NO_COLOR=1")
 }
 
-// The README's producer, worker, unique pushes, schedule, report and events
-// are the examples the tests run, whole.
+// The README's producer, worker, unique pushes, schedule, report, events,
+// pipeline and batch are the examples the tests run, whole.
 func TestReadmeQuotesTheExamples(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, file := range []string{"examples/producer.js", "examples/worker.js", "examples/unique.js", "examples/schedule.js",
-		"examples/report.js", "examples/events.js"} {
+		"examples/report.js", "examples/events.js", "examples/pipeline.js", "examples/batch.js"} {
 		code, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

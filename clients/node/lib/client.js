@@ -1,7 +1,8 @@
 // Client: every call of gmq's HTTP API a producer or a consumer makes, cron
-// schedules', and how each reads a retried call's answer (README's
-// "Retrying safely").
+// schedules' and batches', and how each reads a retried call's answer
+// (README's "Retrying safely").
 
+import { addToBatch, cancelBatch, closeBatch, createBatch, getBatch } from './batches.js';
 import { ok } from './errors.js';
 import { events } from './events.js';
 import { Transport } from './http.js';
@@ -77,10 +78,17 @@ export class Client {
    * options.timeout (seconds) is how long a worker's handler may run on the
    * job: a Worker aborts a handler past it, or past its own timeout,
    * whichever is shorter, and fails the job. A popped job shows it.
+   *
+   * Workflows (gmq's docs/workflows.md): options.after (ids) keeps the job
+   * 'waiting' until those jobs complete, onDependencyFailure ('cancel', the
+   * default, or 'run') says what a failed one does to it, withResults keeps
+   * their results (getJob's dependency_results); then and onDead are jobs
+   * (as pushBatch takes them, each with its own then, a withResult, but no
+   * id or unique) gmq pushes once when the job completes, when it dies.
    * @param {string} topic
    * @param {string | object | unknown[]} body
    * @param {object} [options] id, delay, ttr, priority, retry, expiresIn, expiresAt, traceparent, unique, group,
-   *   keepCompleted, timeout, signal
+   *   keepCompleted, timeout, after, onDependencyFailure, withResults, then, onDead, signal
    * @returns {Promise<string | {id: string, internal_id?: number, unique?: string}>}
    */
   async push(topic, body, options = {}) {
@@ -415,6 +423,31 @@ export class Client {
    */
   async fireSchedule(name, { signal } = {}) {
     return ok(await this.#t.call({ method: 'POST', path: `${schedulePath(name)}/fire`, signal }), 201);
+  }
+
+  /** createBatch pushes jobs as one batch whose ends gmq counts, with its callbacks: see batches.js. */
+  createBatch(batch = {}) {
+    return createBatch(this.#t, batch);
+  }
+
+  /** getBatch resolves to a batch as gmq shows it (none: GmqError 404): see batches.js. */
+  getBatch(id, options = {}) {
+    return getBatch(this.#t, id, options);
+  }
+
+  /** addToBatch pushes jobs into a batch that is not done, and resolves to their ids: see batches.js. */
+  addToBatch(id, jobs, options = {}) {
+    return addToBatch(this.#t, id, jobs, options);
+  }
+
+  /** closeBatch closes an open batch, and resolves to it: see batches.js. */
+  closeBatch(id, options = {}) {
+    return closeBatch(this.#t, id, options);
+  }
+
+  /** cancelBatch cancels a batch and its jobs, and resolves to how many it asked to cancel: see batches.js. */
+  cancelBatch(id, options = {}) {
+    return cancelBatch(this.#t, id, options);
   }
 
   /**

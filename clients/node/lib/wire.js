@@ -2,13 +2,21 @@
 // Names JS writes in camelCase go on the wire as the broker spells them.
 
 /** The broker's names for the push fields JS writes in camelCase. */
-const jobNames = { ttr: 'TTR', expiresIn: 'expires_in', expiresAt: 'expires_at', keepCompleted: 'keep_completed' };
+const jobNames = {
+  ttr: 'TTR', expiresIn: 'expires_in', expiresAt: 'expires_at', keepCompleted: 'keep_completed',
+  onDependencyFailure: 'on_dependency_failure', withResults: 'with_results', withResult: 'with_result', onDead: 'on_dead',
+};
 const retryNames = { maxAttempts: 'max_attempts' };
 
 /**
  * pushJob is a job to push as the broker reads it. A field it does not know
  * is sent as it is, so the broker refuses it by name (400) rather than the
  * job being stored without it.
+ *
+ * A job's own follow-ups (then, onDead) are jobs as pushJob makes them, so
+ * a chain's every link is renamed; after names the jobs it waits for by id
+ * (a string or a number, or a pushed or popped job's {id}). An empty
+ * then, onDead or after is none, as an ack's empty push is.
  * @param {Record<string, unknown>} job
  */
 export function pushJob(job) {
@@ -16,7 +24,16 @@ export function pushJob(job) {
   checkBody(job.body);
   const out = rename(job, jobNames);
   if (job.retry && typeof job.retry === 'object') out.retry = rename(job.retry, retryNames);
+  for (const name of ['then', 'on_dead']) {
+    if (Array.isArray(out[name])) out[name] = out[name].length === 0 ? undefined : out[name].map(pushJob);
+  }
+  if (Array.isArray(out.after)) out.after = out.after.length === 0 ? undefined : out.after.map(afterId);
   return out;
+}
+
+/** afterId is a job named in after: its id, or a job's ({id}, as push with unique answers). */
+function afterId(dep) {
+  return dep !== null && typeof dep === 'object' && typeof dep.id === 'string' ? dep.id : dep;
 }
 
 /**
@@ -110,7 +127,8 @@ export function reason(err) {
   return typeof err === 'string' ? err : String(err);
 }
 
-function rename(obj, names) {
+/** rename is obj with its camelCase names as names spells them on the wire, undefined values left out. */
+export function rename(obj, names) {
   const out = {};
   for (const [k, v] of Object.entries(obj)) {
     if (v !== undefined) out[names[k] ?? k] = v;

@@ -1,7 +1,7 @@
 // The README's examples, run as processes against a live broker (GMQ_URL):
 // the producer, the worker, a SIGTERM that lets the job in hand finish, a
 // SIGKILL whose job comes back after its TTR, the unique pushes, the
-// schedule, the report and the events.
+// schedule, the report, the events, the pipeline and the batch.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -14,6 +14,8 @@ const unique = fileURLToPath(new URL('../examples/unique.js', import.meta.url));
 const schedule = fileURLToPath(new URL('../examples/schedule.js', import.meta.url));
 const report = fileURLToPath(new URL('../examples/report.js', import.meta.url));
 const events = fileURLToPath(new URL('../examples/events.js', import.meta.url));
+const pipeline = fileURLToPath(new URL('../examples/pipeline.js', import.meta.url));
+const batch = fileURLToPath(new URL('../examples/batch.js', import.meta.url));
 const c = client();
 
 /** mail is a job body the example worker takes. */
@@ -95,6 +97,20 @@ test('the events: a job acked is printed with its result as it completes; SIGTER
   } finally {
     w.stop();
   }
+});
+
+test('the pipeline: load waits for extract, then gets its result; extract\'s then comes with it', { skip: noBroker }, async () => {
+  const ran = await run(pipeline, { GMQ_TOPIC: topic('etl') }).exit;
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.equal(ran.out, 'load is waiting\nday 5 extracted: 120 rows\nloading 120 rows');
+});
+
+test('the batch: its parts worked, its onComplete comes once with the summary', { skip: noBroker }, async () => {
+  const env = { GMQ_TOPIC: topic('report') };
+  const ran = await run(batch, env).exit;
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.match(ran.out, /^batch \d+: 3 parts\nbatch done: 3 parts of report 42, 12 pages, mail ops@example\.com\nthe batch is done$/);
+  assert.equal(await c.pop(`${env.GMQ_TOPIC}-done`, { timeout: 1.5 }), null, 'onComplete came twice');
 });
 
 test('SIGTERM mid-job: the job finishes, is acked, and the worker exits 0', { skip: noBroker }, async () => {

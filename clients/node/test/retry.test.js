@@ -13,6 +13,11 @@ const job = { id: 'j1', topic: 't', body: 'x', attempt: 1, TTR: 60 };
 const unique = { key: 'k', for: 60 };
 /** held is a unique push's 409: its key is held by job by. */
 const held = (by) => ({ status: 409, body: { error: `unique key "k" of topic "t" is held by job ${by}`, id: by, internal_id: 7 } });
+/** madeThenCancelled is a create's 503 after batch b was made (and cancelled: its jobs could not all be pushed). */
+const madeThenCancelled = (b) => ({ ...down, body: { error: 'redis is unreachable', batch: b } });
+/** taken is a retried create's or add's 409: its first job's client id is taken (by the earlier try's?). */
+const taken = { status: 409, body: { error: 'batch 9: jobs[0]: push "p1": a live job already has this id', batch: '9' } };
+const named = [{ topic: 't', body: 'a', id: 'p1' }, { topic: 't', body: 'b', id: 'p2' }];
 
 /**
  * with runs body against a stub answering answers, with a client of quick
@@ -122,6 +127,35 @@ test('how a retried call reads its answer', async (t) => {
       sent: ['/api/v1/topics/t/unique/k%2F1', '/api/v1/topics/t/unique/k%2F1'],
     },
     {
+      name: 'createBatch: a 503 that names no batch made none: retried',
+      answers: [down, { status: 201, body: { id: '5', ids: ['6'] } }],
+      call: (c) => c.createBatch({ jobs: [{ topic: 't', body: 'a' }] }),
+      want: { id: '5', ids: ['6'] },
+      sent: ['/api/v1/batches', '/api/v1/batches'],
+    },
+    {
+      name: "createBatch with client ids: a retry's 409 whose first job is in a batch that stands is that batch",
+      answers: [madeThenCancelled('5'), taken, { status: 200, body: { id: 'p1', state: 'ready', batch: '5' } },
+        { status: 200, body: { id: '5', state: 'closed' } }],
+      call: (c) => c.createBatch({ jobs: named }),
+      want: { id: '5', ids: ['p1', 'p2'] },
+      sent: ['/api/v1/batches', '/api/v1/batches', '/api/v1/jobs/p1', '/api/v1/batches/5'],
+    },
+    {
+      name: "addToBatch with client ids: a retry's 409 whose first job is in the batch is added",
+      answers: [down, taken, { status: 200, body: { id: 'p1', state: 'ready', batch: '5' } }],
+      call: (c) => c.addToBatch('5', named),
+      want: ['p1', 'p2'],
+      sent: ['/api/v1/batches/5/jobs', '/api/v1/batches/5/jobs', '/api/v1/jobs/p1'],
+    },
+    {
+      name: 'cancelBatch: retried; a retry counts what it cancelled',
+      answers: [down, { status: 200, body: { cancelled: 0 } }],
+      call: (c) => c.cancelBatch({ id: '5' }),
+      want: 0,
+      sent: ['/api/v1/batches/5', '/api/v1/batches/5'],
+    },
+    {
       name: "ackMany: a retry's 404s are acked",
       answers: [down, { status: 200, body: { acked: ['j2'], failed: [{ id: 'j1', status: 404, error: 'not found' }] } }],
       call: (c) => c.ackMany([job, 'j2']),
@@ -174,6 +208,45 @@ test('answers that are thrown', async (t) => {
       body: { error: 'redis is unreachable', stored_ids: ['1'] },
     },
     {
+      name: 'createBatch without client ids: a 503 that names a batch made (maybe standing) is not retried',
+      answers: [madeThenCancelled('5')],
+      call: (c) => c.createBatch({ jobs: [{ topic: 't', body: 'a' }] }),
+      status: 503,
+      message: 'redis is unreachable',
+      body: { error: 'redis is unreachable', batch: '5' },
+    },
+    {
+      name: "createBatch with client ids: a retry's 409 whose first job's batch is cancelled",
+      answers: [madeThenCancelled('5'), taken, { status: 200, body: { id: 'p1', state: 'cancelled', batch: '5' } }],
+      call: (c) => c.createBatch({ jobs: named }),
+      status: 409,
+      message: taken.body.error,
+      body: taken.body,
+      tries: 3,
+    },
+    {
+      name: "addToBatch with client ids: a retry's 409 whose first job is another batch's",
+      answers: [down, taken, { status: 200, body: { id: 'p1', state: 'ready', batch: '4' } }],
+      call: (c) => c.addToBatch('5', named),
+      status: 409,
+      message: taken.body.error,
+      tries: 3,
+    },
+    {
+      name: 'addToBatch without client ids: a 503 is not retried (the jobs may have been added)',
+      answers: [down],
+      call: (c) => c.addToBatch('5', [{ topic: 't', body: 'a' }, { topic: 't', body: 'b', id: 'p2' }]),
+      status: 503,
+      message: 'redis is unreachable',
+    },
+    {
+      name: 'getBatch: none is a 404',
+      answers: [{ status: 404, body: { error: 'batch "7": not found' } }],
+      call: (c) => c.getBatch('7'),
+      status: 404,
+      message: 'batch "7": not found',
+    },
+    {
       name: 'deleteSchedule: a first try\'s 404 (none)',
       answers: [{ status: 404, body: { error: 'schedule "s": not found' } }],
       call: (c) => c.deleteSchedule('s'),
@@ -214,6 +287,20 @@ test('answers that are thrown', async (t) => {
   }
 });
 
+test("workflows' fields go on the wire as gmq names them, follow-ups' too, at any depth", () =>
+  withStub([{ status: 201, body: { id: '1' } }, { status: 201, body: { id: '5', ids: [] } }], {}, async (c, seen) => {
+    await c.push('t', 'x', {
+      after: ['3', { id: 'p1' }], onDependencyFailure: 'run', withResults: true, then: [], keepCompleted: 60,
+      onDead: [{ topic: 'u', body: 'y', retry: { maxAttempts: 2 }, then: [{ topic: 'v', body: 'z', withResult: true, ttr: 5 }] }],
+    });
+    await c.createBatch({ onComplete: { topic: 'u', body: 'done', withResult: true }, onSuccess: null, withResults: true, open: true });
+    assert.deepEqual(seen[0].body, {
+      topic: 't', body: 'x', after: ['3', 'p1'], on_dependency_failure: 'run', with_results: true, keep_completed: 60,
+      on_dead: [{ topic: 'u', body: 'y', retry: { max_attempts: 2 }, then: [{ topic: 'v', body: 'z', with_result: true, TTR: 5 }] }],
+    });
+    assert.deepEqual(seen[1].body, { on_complete: { topic: 'u', body: 'done', with_result: true }, with_results: true, open: true, jobs: [] });
+  }));
+
 test('no answer within the timeout is a GmqError of status 0', () =>
   withStub([{ hang: true }], { timeout: 0.2 }, async (c) => {
     const { result: err, ms } = await elapsed(() => c.touch(job).catch((e) => e));
@@ -252,6 +339,10 @@ test('bad arguments are refused before any request', async () => {
   await assert.rejects(c.update('j', { body: true }), /body is a string, an object or an array, got boolean/);
   await assert.rejects(c.ack({}), TypeError);
   await assert.rejects(c.pop([]), TypeError);
+  await assert.rejects(c.createBatch({ jobs: { topic: 't', body: 'x' } }), /jobs are an array/);
+  await assert.rejects(c.addToBatch('5', [{ topic: 't', body: 1 }]), /body is a string/);
+  await assert.rejects(c.push('t', 'x', { then: [{ topic: 'u', body: false }] }), /body is a string/);
+  await assert.rejects(c.getBatch({}), /a batch is named by its id/);
   assert.throws(() => new Client({ retries: -1 }), /retries must be a number/);
   assert.throws(() => c.worker('t', 'not a function'), /needs a handler/);
 });
