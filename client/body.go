@@ -11,7 +11,8 @@ import (
 type jobFields Job
 
 // MarshalJSON writes j as gmq's push reads it: its body as a JSON string
-// (Body), or as JSON (JSON when it is set, else Body when BodyJSON is).
+// (Body), or as JSON (JSON when it is set, else Body when BodyJSON is),
+// and its follow-ups (Then, OnDead) as jobs.
 func (j Job) MarshalJSON() ([]byte, error) {
 	body, err := j.body()
 	if err != nil {
@@ -23,7 +24,9 @@ func (j Job) MarshalJSON() ([]byte, error) {
 		Topic string          `json:"topic"`
 		Body  json.RawMessage `json:"body"`
 		jobFields
-	}{j.ID, j.Topic, body, jobFields(j)})
+		Then   []Job `json:"then,omitempty"`
+		OnDead []Job `json:"on_dead,omitempty"`
+	}{j.ID, j.Topic, body, jobFields(j), j.Then, j.OnDead})
 }
 
 // body is j's body as JSON, as MarshalJSON sends it.
@@ -44,18 +47,24 @@ func (j Job) body() (json.RawMessage, error) {
 	return json.Marshal(j.Body)
 }
 
-// UnmarshalJSON reads a job as gmq shows it. A body that is a JSON object
+// UnmarshalJSON reads a job as gmq shows it (its follow-ups as their ids:
+// ThenIDs, OnDeadIDs). A body that is a JSON object
 // or array (pushed as one) is kept in Body as its compact text, with
 // BodyJSON set; a string body is Body, BodyJSON false.
 func (j *Job) UnmarshalJSON(data []byte) error {
 	var in struct {
 		*jobFields
-		Body json.RawMessage `json:"body"`
+		Body              json.RawMessage            `json:"body"`
+		Then              []string                   `json:"then"`
+		OnDead            []string                   `json:"on_dead"`
+		WaitingFor        []string                   `json:"waiting_for"`
+		DependencyResults map[string]json.RawMessage `json:"dependency_results"`
 	}
 	in.jobFields = (*jobFields)(j)
 	if err := json.Unmarshal(data, &in); err != nil {
 		return err
 	}
+	j.ThenIDs, j.OnDeadIDs, j.WaitingFor, j.DependencyResults = in.Then, in.OnDead, in.WaitingFor, in.DependencyResults
 	body := bytes.TrimSpace(in.Body)
 	switch {
 	case len(body) == 0 || string(body) == "null": // no body: left as it is

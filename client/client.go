@@ -83,6 +83,20 @@ type Job struct {
 	WithResult bool `json:"with_result,omitempty"`
 	// Batch, on a job read back, is the batch it belongs to (CreateBatch).
 	Batch string `json:"batch,omitempty"`
+	// Then and OnDead, on push, are the jobs gmq pushes once when this one
+	// completes, and when it dies (gmq's docs/workflows.md, "A job's own
+	// follow-ups"): as Push takes them, without ID or Unique; a Then may
+	// have WithResult. A job read back has their ids instead, ThenIDs and
+	// OnDeadIDs, until they are pushed. Never read from gmq.
+	Then   []Job `json:"-"`
+	OnDead []Job `json:"-"`
+	// Read back (Get): the follow-ups' ids; the jobs of After not yet
+	// completed; and, with WithResults, their results by id (JSON text,
+	// "null" for none).
+	ThenIDs           []string                   `json:"-"`
+	OnDeadIDs         []string                   `json:"-"`
+	WaitingFor        []string                   `json:"-"`
+	DependencyResults map[string]json.RawMessage `json:"-"`
 
 	// Set on popped jobs.
 	State   string     `json:"state,omitempty"`

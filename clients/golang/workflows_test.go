@@ -25,11 +25,23 @@ func TestGoClientAfter(t *testing.T) {
 	if j, err := c.Get(ctx, "load-1"); err != nil || j.State != "waiting" || len(j.After) != 1 {
 		t.Fatalf("the dependent: %+v %v, want waiting", j, err)
 	}
+	if j, err := c.Get(ctx, "load-1"); err != nil || len(j.WaitingFor) != 1 {
+		t.Fatalf("the dependent waits for: %+v %v, want one job", j, err)
+	}
 	j := popID(t, c, "etl-extract", "extract-1", "x")
 	if err := c.AckResult(ctx, j.ID, j.Attempt, map[string]int{"rows": 3}); err != nil {
 		t.Fatal(err)
 	}
 	popID(t, c, "etl-load", "load-1", "y")
+	if j, err := c.Get(ctx, "load-1"); err != nil || len(j.DependencyResults) != 1 {
+		t.Fatalf("the dependent's results: %+v %v, want one", j, err)
+	} else {
+		for _, r := range j.DependencyResults {
+			if string(r) != `{"rows":3}` {
+				t.Fatalf("the dependency's result: %s", r)
+			}
+		}
+	}
 	var bad *client.Error
 	if _, err := c.Push(ctx, client.Job{Topic: "etl-load", Body: "z", After: []string{"no-such-job"}}); !errors.As(err, &bad) || bad.Status != 400 {
 		t.Fatalf("a push after a job that is not there: %v, want a 400", err)
@@ -96,5 +108,51 @@ func TestGoClientBatch(t *testing.T) {
 	var missing *client.Error
 	if _, err := c.GetBatch(ctx, "12345"); !errors.As(err, &missing) || missing.Status != 404 {
 		t.Fatalf("GetBatch of none: %v, want a 404", err)
+	}
+}
+
+// A job pushed with Then has it pushed when it completes (with its
+// result, WithResult), one with OnDead when it dies; read back, each
+// names its follow-ups' ids.
+func TestGoClientThenAndOnDead(t *testing.T) {
+	b := broker(t)
+	c := client.New(b.URL, nil)
+	ctx := context.Background()
+	once := 1
+	if _, err := c.Push(ctx, client.Job{ID: "resize-1", Topic: "images", Body: "img 1", TTR: 30,
+		Then:   []client.Job{{Topic: "thumbs", Body: "thumb 1", WithResult: true, Then: []client.Job{{Topic: "notify", Body: "ready"}}}},
+		OnDead: []client.Job{{Topic: "alerts", Body: "img 1 failed"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := c.Get(ctx, "resize-1"); err != nil || len(j.ThenIDs) != 1 || len(j.OnDeadIDs) != 1 {
+		t.Fatalf("read back: %+v %v, want one id each", j, err)
+	}
+	j := popID(t, c, "images", "resize-1", "img 1")
+	if err := c.AckResult(ctx, j.ID, j.Attempt, map[string]int{"w": 64}); err != nil {
+		t.Fatal(err)
+	}
+	thumb, err := c.Pop(ctx, []string{"thumbs"}, 5*time.Second)
+	if err != nil || thumb == nil || thumb.Body != `{"body":"thumb 1","result":{"w":64}}` {
+		t.Fatalf("then: %+v %v", thumb, err)
+	}
+	if err := c.AckJob(ctx, thumb); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Pop(ctx, []string{"notify"}, 5*time.Second); err != nil || n == nil || n.Body != "ready" {
+		t.Fatalf("then's then: %+v %v", n, err)
+	}
+	if _, err := c.Push(ctx, client.Job{ID: "resize-2", Topic: "images", Body: "img 2", TTR: 30, Retry: &client.Retry{MaxAttempts: &once},
+		OnDead: []client.Job{{Topic: "alerts", Body: "img 2 failed"}}}); err != nil {
+		t.Fatal(err)
+	}
+	j = popID(t, c, "images", "resize-2", "img 2")
+	if _, err := c.FailJob(ctx, j, "corrupt"); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := c.Pop(ctx, []string{"alerts"}, 5*time.Second); err != nil || a == nil || a.Body != "img 2 failed" {
+		t.Fatalf("on_dead: %+v %v", a, err)
+	}
+	if got, err := c.Pop(ctx, []string{"alerts"}, 0); err != nil || got != nil {
+		t.Fatalf("resize-1's on_dead, though it completed: %+v %v", got, err)
 	}
 }
