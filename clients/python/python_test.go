@@ -166,6 +166,11 @@ func testScripts(t *testing.T, py string) {
 		// nor failed; a late ack's 410 logged; cancel of a waiting job;
 		// wait_end answered by a worker's ack; push_and_wait
 		{"Cancel", "cancel.py", "cancel-py"},
+		// workflows: a job pushed with after waits until its dependencies
+		// are acked, with their results; then and on_dead popped after an
+		// ack, after a death; a batch's callbacks once with its summary, an
+		// open batch added to and closed, a cancelled one; 400s, 404s, 409s
+		{"Workflows", "workflows.py", "workflows-py"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := brokertest.Fresh(t, nil)
@@ -187,7 +192,7 @@ func testEvents(t *testing.T, py string) {
 	}
 }
 
-// The producer, worker, unique, schedule, report and events examples run as the README shows them:
+// The producer, worker, unique, schedule, report, events and workflow examples run as the README shows them:
 // the README holds each file whole. They run from a copy in another
 // folder, so that they import the installed package.
 func testExamples(t *testing.T, py string) {
@@ -196,7 +201,7 @@ func testExamples(t *testing.T, py string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"producer.py", "consumer.py", "unique.py", "schedule.py", "report.py", "events.py"} {
+	for _, name := range []string{"producer.py", "consumer.py", "unique.py", "schedule.py", "report.py", "events.py", "workflow.py"} {
 		src, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -253,6 +258,14 @@ func testExamples(t *testing.T, py string) {
 	made := regexp.MustCompile(`^job (\d+) completed at \S+Z: /r/(\d+)\.pdf, 7 pages\n$`).FindStringSubmatch(report)
 	if made == nil || made[1] != made[2] {
 		t.Fatalf("report.py:\n%s", report)
+	}
+	// workflow.py: the dependent waited, then ran with its dependencies'
+	// results; its then and the batch's on_complete came with theirs.
+	out := example("workflow.py")
+	flow := regexp.MustCompile(`^load is waiting\nday 5: loaded 120 rows\n` +
+		`batch (\d+): done, 2 of 2 parts completed, meta \{'day': 5\}\nbatch (\d+) is done\n$`).FindStringSubmatch(out)
+	if flow == nil || flow[1] != flow[2] {
+		t.Fatalf("workflow.py:\n%s", out)
 	}
 	exampleEvents(t, py, b, dir)
 }

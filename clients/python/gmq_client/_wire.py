@@ -46,12 +46,35 @@ def push_fields(topic: str, body: Any, delay: float, ttr: Optional[float], prior
     return job
 
 
+def workflow_fields(after: Optional[Sequence[str]], on_dependency_failure: Optional[str], with_results: bool,
+                    then: Optional[Sequence[Mapping[str, Any]]],
+                    on_dead: Optional[Sequence[Mapping[str, Any]]]) -> Dict[str, Any]:
+    """A pushed job's workflow fields, those given (push's arguments): the
+    jobs it waits for, and the follow-ups it pushes when it completes or
+    dies (gmq's docs/workflows.md)."""
+    if isinstance(after, str):
+        raise TypeError("gmq: after is a list of job ids, not one id")
+    job: Dict[str, Any] = {}
+    if after is not None:
+        job["after"] = [str(i) for i in after]
+    if on_dependency_failure is not None:
+        job["on_dependency_failure"] = on_dependency_failure
+    if with_results:
+        job["with_results"] = True
+    if then is not None:
+        job["then"] = [dict(j) for j in then]
+    if on_dead is not None:
+        job["on_dead"] = [dict(j) for j in on_dead]
+    return job
+
+
 def stored_as(job_id: str) -> Callable[[Any], bool]:
     """Whether a retried push's error (a GmqError) says an earlier try
     stored job_id: a 409 for the id (it names no holder), or a unique
     push's 409 naming job_id as the job that holds the key. Another holder
-    is another job."""
-    return lambda e: e.status == 409 and e.held_by in (None, job_id)
+    is another job, and a 409 for a dependency that failed ("after: job N
+    is dead") says nothing of the id."""
+    return lambda e: e.status == 409 and e.held_by in (None, job_id) and "after: job " not in e.message
 
 
 def delivery(attempt: Any, token: Any) -> Dict[str, Any]:

@@ -8,24 +8,20 @@ import logging
 import time
 import urllib.error
 import urllib.request
-from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, TypedDict,
-                    Union, cast, overload)
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, cast, overload
 
-from gmq_client._wire import SETTLED, can_skip, checked_result, delivery, job_path, merge_ids, push_fields, seconds, stored_as
+from gmq_client._wire import (SETTLED, can_skip, checked_result, delivery, job_path, merge_ids, push_fields, seconds,
+                             stored_as, workflow_fields)
+from gmq_client.batches import BatchCalls
 from gmq_client.events import EventCalls
 from gmq_client.outcomes import OutcomeCalls
 from gmq_client.schedules import ScheduleCalls
+from gmq_client.shapes import Body, GmqError, Job, Pushed
 
 if TYPE_CHECKING:  # the worker imports this module, so only type checkers import it here
     from gmq_client.worker import Handler, Worker
 
 __all__ = ["Body", "Client", "GmqError", "Job", "Pushed"]
-
-# Body is a job's body: a string, or a dict or list, sent as a JSON object or
-# array. gmq keeps a JSON body's compact text and gives it back as it came
-# (a dict or list to this client; a string stays a string, even one whose
-# text is JSON); it refuses a number, a bool or None as a body (400).
-Body = Union[str, Dict[str, Any], List[Any]]
 
 VERSION = "0.1.0"
 
@@ -38,102 +34,12 @@ FIRST_BACKOFF = 0.1
 MAX_ERROR = 4096
 
 
-class _Shown(TypedDict):
-    """The fields gmq always shows of a job."""
-
-    id: str
-    internal_id: int
-    topic: str
-    body: Body  # as pushed: a str, or a dict or list for a JSON object or array
-    state: str  # ready, delayed, reserved, buried, dead, completed or cancelled
-    priority: int
-    delay: float  # seconds
-    TTR: float  # seconds a reservation lasts without a touch
-    attempt: int
-    reserves: int
-    consumeNum: int  # reserves, by the original gmq's name
-    timeouts: int
-    releases: int
-    buries: int
-    kicks: int
-    created: str  # RFC 3339
-    age: float  # seconds
-    time_left: float  # seconds until a reservation runs out (or a delayed job is due)
-    failures: int
-
-
-class Job(_Shown, total=False):
-    """A job as gmq shows it (a popped one is "reserved"). Pass its id,
-    attempt and token back to ack, fail, touch, release and bury: the
-    attempt fences the call to this delivery, so a worker whose TTR ran out
-    cannot ack the job that a later delivery holds, and the token (a pop's
-    only) to this job, so a late ack cannot reach a new job pushed again
-    with the same id (after Redis lost its data). ack_many, fail_many and
-    the worker send it themselves. The fields below are shown when set."""
-
-    due: str
-    expires: str
-    last_error: str
-    dead_at: str
-    traceparent: str
-    group: str  # its fair group
-    token: str  # a popped job's: names its delivery (opaque: send it back as it came)
-    keep_completed: float  # seconds it is kept completed after its ack: its own, when pushed with one
-    timeout: float  # seconds a worker's handler may run on it, when pushed with one
-    completed_at: str  # a completed job's (RFC 3339): when its ack completed it
-    result: Any  # a completed job's: the result its ack gave, as that JSON (absent: none)
-    cancelled_at: str  # a cancelled job's (RFC 3339): when it ended so
-    cancelling: bool  # True on a reserved job whose cancel was asked (see cancel)
-    progress: Any  # the last progress its consumer reported (see progress), as that JSON
-    log: List[Dict[str, str]]  # its log, oldest first: {"at": RFC 3339, "line": ...}
-
-
-class Pushed(TypedDict, total=False):
-    """What a push with unique did: gmq's answer. id names the job stored,
-    or, when unique is "replaced" or "debounced", the waiting job that held
-    the key and was changed instead (no new job was made). internal_id is
-    left out when a retry found the job stored by an earlier try."""
-
-    id: str
-    internal_id: int
-    unique: str  # "replaced" or "debounced"; absent for a new job
-
-
-class GmqError(Exception):
-    """An answer from gmq that is not a success: its HTTP status, gmq's
-    reason, and the whole answer (body) for the fields some errors carry:
-    "acked" when an ack went through but the pop that followed it failed,
-    "stored_ids" when a batch push failed part way, "id" when a unique
-    push's key is held (see held_by)."""
-
-    def __init__(self, status: int, message: str, body: Optional[Dict[str, Any]] = None,
-                 retry_after: Optional[float] = None) -> None:
-        super().__init__("gmq: %d: %s" % (status, message))
-        self.status = status
-        self.message = message
-        self.body: Dict[str, Any] = body if body is not None else {}
-        self.retry_after = retry_after  # seconds, from the Retry-After header
-
-    @property
-    def acked(self) -> Optional[str]:
-        """The id of the job whose ack went through before this error, if any."""
-        acked = self.body.get("acked")
-        return acked if isinstance(acked, str) else None
-
-    @property
-    def held_by(self) -> Optional[str]:
-        """For a 409 to a unique push (mode reject): the id of the job that
-        holds the key, which may be done already (the key is held for its
-        window whatever becomes of the job); None for any other error."""
-        held = self.body.get("id")
-        return held if self.status == 409 and isinstance(held, str) else None
-
-
-class Client(ScheduleCalls, OutcomeCalls, EventCalls):
+class Client(ScheduleCalls, OutcomeCalls, EventCalls, BatchCalls):
     """A client of one broker's HTTP API. It is safe to share between
     threads: each call is a request of its own. Its calls of cron schedules
     (set_schedule, fire_schedule...) and release_unique are ScheduleCalls';
-    events (a generator of the topics' events) is EventCalls'.
+    events (a generator of the topics' events) is EventCalls'; batches
+    (create_batch, get_batch...) are BatchCalls'.
 
     token is the broker's [web] token, sent as "Authorization: Bearer" on
     every request (without it such a broker answers 401). timeout bounds a
@@ -150,6 +56,7 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls):
     stored, and an ack that gets 404 (the job is gone) returns as acked.
     A push without a job_id cannot tell, so its retry may store the job
     twice: give an id to push exactly once (a unique push: see push).
+    The batch calls say what a retry of each does (see create_batch).
     Network errors (OSError, urllib.error.URLError) are raised, not retried.
     """
 
@@ -169,20 +76,29 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls):
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: None = None,
              group: Optional[str] = None, keep_completed: Optional[float] = None,
-             timeout: Optional[float] = None) -> str: ...
+             timeout: Optional[float] = None, after: Optional[Sequence[str]] = None,
+             on_dependency_failure: Optional[str] = None, with_results: bool = False,
+             then: Optional[Sequence[Mapping[str, Any]]] = None,
+             on_dead: Optional[Sequence[Mapping[str, Any]]] = None) -> str: ...
 
     @overload
     def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: Mapping[str, Any],
              group: Optional[str] = None, keep_completed: Optional[float] = None,
-             timeout: Optional[float] = None) -> Pushed: ...
+             timeout: Optional[float] = None, after: Optional[Sequence[str]] = None,
+             on_dependency_failure: Optional[str] = None, with_results: bool = False,
+             then: Optional[Sequence[Mapping[str, Any]]] = None,
+             on_dead: Optional[Sequence[Mapping[str, Any]]] = None) -> Pushed: ...
 
     def push(self, topic: str, body: Body, delay: float = 0, ttr: Optional[float] = None,
              priority: Optional[int] = None, job_id: Optional[str] = None,
              retry: Optional[Mapping[str, Any]] = None, *, unique: Optional[Mapping[str, Any]] = None,
              group: Optional[str] = None, keep_completed: Optional[float] = None,
-             timeout: Optional[float] = None) -> Any:
+             timeout: Optional[float] = None, after: Optional[Sequence[str]] = None,
+             on_dependency_failure: Optional[str] = None, with_results: bool = False,
+             then: Optional[Sequence[Mapping[str, Any]]] = None,
+             on_dead: Optional[Sequence[Mapping[str, Any]]] = None) -> Any:
         """Store a job; returns its id. body is a string, or a dict or list,
         sent as a JSON object or array: a popped job gives it back as it came
         (a string stays a string, even one whose text is JSON). retry is the
@@ -220,8 +136,23 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls):
         409 is raised though the job ran once.) Without a job_id a retry's
         409 may name the job the first try stored: the key was taken once.
         A retried replace or debounce changes that job again with the same
-        data, unless it was popped in between: then a fresh job is stored."""
+        data, unless it was popped in between: then a fresh job is stored.
+
+        after (job ids, by number or client id, in any topic) keeps the job
+        "waiting" until each has completed; then it is ready, or delayed by
+        its delay counted from then. Each must be there: an unknown one is
+        GmqError 400, one that died already 409. on_dependency_failure is
+        "cancel" (gmq's default: a dependency that dies or is cancelled
+        cancels it) or "run" (that dependency counts as done); with_results
+        keeps each dependency's result, which get_job shows as its
+        "dependency_results" by id. then and on_dead are follow-ups (dicts
+        as push_batch takes them, without "id" or "unique"; a then's may
+        have "with_result": True, which wraps its body as {"body", "result":
+        this job's result}), pushed once when the job completes, when it
+        dies; get_job shows the ids they will have. A bad one is GmqError
+        400 naming it ("then: job N")."""
         job = push_fields(topic, body, delay, ttr, priority, job_id, retry, unique, group, keep_completed, timeout)
+        job.update(workflow_fields(after, on_dependency_failure, with_results, then, on_dead))
         settled = stored_as(job_id) if job_id is not None else None
         answer = self._call("POST", "/api/v1/jobs", job, settled_by=settled)
         if answer is SETTLED:
@@ -233,8 +164,9 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls):
     def push_batch(self, jobs: Sequence[Mapping[str, Any]]) -> List[str]:
         """Store several jobs (dicts with topic, body (a string, a dict or a
         list, as push's) and optional delay, TTR, priority, id, retry,
-        unique, group, keep_completed, timeout): all, or on bad input none.
-        Returns their ids.
+        unique, group, keep_completed, timeout, and push's workflow fields:
+        after, on_dependency_failure, with_results, then, on_dead): all, or
+        on bad input none. Returns their ids.
 
         A 503 after part of the batch was stored names the stored jobs; a
         retry then sends only the rest when it can tell which those are
@@ -430,16 +362,17 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls):
               settled_by: Optional[Callable[[GmqError], bool]] = None) -> Any:
         """Send a request, retrying a 503 (see Client) unless its answer
         says part of the work was done (an ack's "acked", a push that waits:
-        the "internal_id" it stored). An error on a retry that settled_by
-        says is "done" means an earlier try went through: _call then returns
-        SETTLED."""
+        the "internal_id" it stored, a batch's create: the "batch" it made
+        and cancelled). An error on a retry that settled_by says is "done"
+        means an earlier try went through: _call then returns SETTLED."""
         for attempt in range(self.retries + 1):
             try:
                 return self._send(method, path, payload, wait)
             except GmqError as e:
                 if attempt > 0 and settled_by is not None and settled_by(e):
                     return SETTLED
-                if e.status != 503 or attempt == self.retries or e.acked is not None or "internal_id" in e.body:
+                done_in_part = e.acked is not None or "internal_id" in e.body or "batch" in e.body
+                if e.status != 503 or attempt == self.retries or done_in_part:
                     raise
                 time.sleep(self._retry_delay(attempt, e.retry_after))
         raise AssertionError("unreachable")  # pragma: no cover
