@@ -33,7 +33,7 @@ var ScriptArgs = map[string][]string{
 	"batches stored":   {"id", "created", "members..."},
 	"batches drop":     {"id", "members..."},
 	"batches close":    {"id"},
-	"batches tell":     {"id", "member", "how", "error", "result"},
+	"batches tell":     {"id", "ends..."},
 	"batches cancel":   {"id"},
 	"batches remove":   {"id"},
 	"batches sweep":    {"id", "n"},

@@ -33,7 +33,8 @@
 --       'stored', id, created ('1': the create's own), members... -> {'OK', state}
 --       'drop', id, members... -> {'OK', state}
 --       'close', id -> {'OK', state}, {'NOT_FOUND'} or {'STATE', state}
---       'tell', id, member, how, error, result -> {'OK', state} or {'ABSENT'}
+--       'tell', id, ends... (each four values: member, how, error, result: the
+--         notices of one batch a timer round took) -> {'OK', state} or {'ABSENT'}
 --       'cancel', id -> {'OK', the members not yet ended...}, {'NOT_FOUND'} or {'STATE', state}
 --       'remove', id -> {'OK'}
 --       'sweep', id (any: the bucket's keys are read), n -> {finished batches due for
@@ -206,22 +207,25 @@ if mode == 'cancel' then
   finish(b)
   return out
 end
--- tell: member ended, how ('completed', 'dead', or another end: removed).
-local member, how = ARGV[a.member], ARGV[a.how]
-if redis.call('SISMEMBER', members, member) == 0 or redis.call('HSETNX', ends, member, how) == 0 then
-  return {R.OK, b.state} -- not (or no longer) a member, or counted before
-end
-local field = (how == 'completed' or how == 'dead') and how or 'removed'
-b[field] = redis.call('HINCRBY', hash, field, 1)
-if how == 'dead' then
-  redis.call('HSET', dead, member, ARGV[a.error])
-  if b.state ~= 'cancelled' and redis.call('HSETNX', hash, 'death_told', now) == 1 then
-    local on_death = redis.call('HGET', hash, 'on_death') or ''
-    if on_death ~= '' then outcomes.follow_up(on_death, now, summary(b), {}) end
+-- tell: members ended, each how ('completed', 'dead', or another end:
+-- removed), its error and its result; the batch finishes once, after all.
+for i = a.ends, #ARGV - 3, 4 do
+  local member, how = ARGV[i], ARGV[i + 1]
+  -- Not (or no longer) a member, or counted before: nothing to count.
+  if redis.call('SISMEMBER', members, member) == 1 and redis.call('HSETNX', ends, member, how) == 1 then
+    local field = (how == 'completed' or how == 'dead') and how or 'removed'
+    b[field] = redis.call('HINCRBY', hash, field, 1)
+    if how == 'dead' then
+      redis.call('HSET', dead, member, ARGV[i + 2])
+      if b.state ~= 'cancelled' and redis.call('HSETNX', hash, 'death_told', now) == 1 then
+        local on_death = redis.call('HGET', hash, 'on_death') or ''
+        if on_death ~= '' then outcomes.follow_up(on_death, now, summary(b), {}) end
+      end
+    end
+    if how == 'completed' and b.with_results == '1' then
+      redis.call('HSET', results, member, ARGV[i + 3] ~= '' and ARGV[i + 3] or 'null')
+    end
   end
-end
-if how == 'completed' and b.with_results == '1' then
-  redis.call('HSET', results, member, ARGV[a.result] ~= '' and ARGV[a.result] or 'null')
 end
 finish(b)
 return {R.OK, b.state}

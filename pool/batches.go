@@ -355,30 +355,51 @@ func parseBatchField(text string) uint64 {
 	return n
 }
 
-// tellBatch hands a member's notice (its id and spec as kept) to its
-// batch, and says whether the notice is done with: told, or its batch is
-// gone (removed past its retention).
-func (p *Pool) tellBatch(ctx context.Context, id, spec string) (bool, error) {
-	var n batchNotice
-	if err := json.Unmarshal([]byte(spec), &n); err != nil {
-		return false, fmt.Errorf("notice %s: unreadable: %w", id, err)
-	}
+// noticeBatch is the batch a member's notice (its id as kept) is to.
+func noticeBatch(id string) (uint64, string, error) {
 	batch, m, ok := strings.Cut(strings.TrimPrefix(id, batchNoticePrefix), " ")
 	num, err := strconv.ParseUint(batch, 10, 64)
 	if !ok || err != nil {
-		return false, fmt.Errorf("notice %s: not a batch's", id)
+		return 0, "", fmt.Errorf("notice %s: not a batch's", id)
 	}
-	result := ""
-	if n.Result != nil {
-		result = *n.Result
+	return num, m, nil
+}
+
+// tellBatch hands batch its members' notices (their ids and specs as
+// kept, pairs), all in one call, and says whether they are done with:
+// told, or their batch is gone (removed past its retention). One that
+// cannot be read is its own error, the others told.
+func (p *Pool) tellBatch(ctx context.Context, batch uint64, notices [][2]string) (bad map[string]error, err error) {
+	ends := make([]string, 0, 4*len(notices))
+	for _, pair := range notices {
+		var n batchNotice
+		_, m, err := noticeBatch(pair[0])
+		if err == nil {
+			err = json.Unmarshal([]byte(pair[1]), &n)
+		}
+		if err != nil {
+			if bad == nil {
+				bad = map[string]error{}
+			}
+			bad[pair[0]] = fmt.Errorf("notice %s: unreadable: %w", pair[0], err)
+			continue
+		}
+		result := ""
+		if n.Result != nil {
+			result = *n.Result
+		}
+		ends = append(ends, m, n.How, n.Error, result)
 	}
-	r, err := p.batchCall(ctx, num, "tell", []string{"member", m, "how", n.How, "error", n.Error, "result", result})
+	if len(ends) == 0 {
+		return bad, nil
+	}
+	r, err := p.batchCall(ctx, batch, "tell", nil, ends...)
 	if err != nil {
-		return false, err
+		return bad, err
 	}
 	switch strAt(r, 0) {
 	case replyOK, replyAbsent:
-		return true, nil
+		return bad, nil
 	}
-	return false, fmt.Errorf("notice %s: %s", id, strAt(r, 0))
+	return bad, fmt.Errorf("batch %d: tell: %s", batch, strAt(r, 0))
 }

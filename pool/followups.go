@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -248,15 +249,37 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 		}
 	}
 	var wg sync.WaitGroup
+	// A batch's notices go to it together, one call a batch (counted
+	// below as ones pushed before).
+	byBatch := map[uint64][]*entry{}
 	for _, e := range list {
-		if e.err != nil {
+		if e.err != nil || !strings.HasPrefix(e.id, batchNoticePrefix) {
+			continue
+		}
+		if batch, _, err := noticeBatch(e.id); err != nil {
+			e.err = err
+		} else {
+			byBatch[batch] = append(byBatch[batch], e)
+		}
+	}
+	for batch, told := range byBatch {
+		wg.Go(func() {
+			notices := make([][2]string, len(told))
+			for i, e := range told {
+				notices[i] = [2]string{e.id, e.notice}
+			}
+			bad, err := p.tellBatch(ctx, batch, notices)
+			for _, e := range told {
+				e.err = cmp.Or(bad[e.id], err)
+				e.made = e.err == nil
+			}
+		})
+	}
+	for _, e := range list {
+		if e.err != nil || strings.HasPrefix(e.id, batchNoticePrefix) {
 			continue
 		}
 		wg.Go(func() {
-			if strings.HasPrefix(e.id, batchNoticePrefix) { // counted below as one pushed before
-				e.made, e.err = p.tellBatch(ctx, e.id, e.notice)
-				return
-			}
 			if e.notice != "" {
 				// Counted below as a push that made its job ready or
 				// delayed; one that changed nothing as one pushed before.

@@ -98,36 +98,43 @@ func BenchmarkScriptCost(b *testing.B) {
 		{"pop/group-rate", both(oneJobAGroup, groupRated), popOne},
 		{"pop/group-rate-full", both(oneJobAGroup, groupRatedFull), popOne},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			p, ctx := benchPool(b)
-			var ids []uint64
-			if tc.setup != nil {
-				ids = tc.setup(p, ctx, b.N)
-			}
-			if err := p.client.Do(ctx, p.client.B().ConfigResetstat().Build()).Error(); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := range b.N {
-				if err := tc.run(p, ctx, ids, i); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			stats := commandStats(b, p, ctx)
-			calls, usec := scriptCalls(stats)
-			cmds, cmdUsec := innerCommands(stats)
-			per := func(n int64) float64 { return float64(n) / float64(max(calls, 1)) }
-			b.ReportMetric(per(usec), "redis-us/call")
-			b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
-			// Where a call's time goes: the commands it makes (each
-			// command's own time) and the rest, Lua and the crossing
-			// between Lua and Redis (arguments in, replies out).
-			b.ReportMetric(per(cmds), "cmds/call")
-			b.ReportMetric(per(cmdUsec), "cmd-us/call")
-			b.ReportMetric(per(usec-cmdUsec), "lua-us/call")
-		})
+		b.Run(tc.name, func(b *testing.B) { measureScripts(b, tc.setup, tc.run) })
 	}
+}
+
+// measureScripts runs setup, then run b.N times, and reports Redis's own
+// time in the script calls run made (INFO commandstats since a CONFIG
+// RESETSTAT after setup): a call's and an op's, and where it goes.
+func measureScripts(b *testing.B, setup func(p *Pool, ctx context.Context, n int) []uint64,
+	run func(p *Pool, ctx context.Context, ids []uint64, i int) error) {
+	p, ctx := benchPool(b)
+	var ids []uint64
+	if setup != nil {
+		ids = setup(p, ctx, b.N)
+	}
+	if err := p.client.Do(ctx, p.client.B().ConfigResetstat().Build()).Error(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if err := run(p, ctx, ids, i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	stats := commandStats(b, p, ctx)
+	calls, usec := scriptCalls(stats)
+	cmds, cmdUsec := innerCommands(stats)
+	per := func(n int64) float64 { return float64(n) / float64(max(calls, 1)) }
+	b.ReportMetric(per(usec), "redis-us/call")
+	b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
+	b.ReportMetric(float64(usec)/float64(b.N), "redis-us/op")
+	// Where a call's time goes: the commands it makes (each command's own
+	// time) and the rest, Lua and the crossing between Lua and Redis
+	// (arguments in, replies out).
+	b.ReportMetric(per(cmds), "cmds/call")
+	b.ReportMetric(per(cmdUsec), "cmd-us/call")
+	b.ReportMetric(per(usec-cmdUsec), "lua-us/call")
 }
 
 func pushOne(p *Pool, ctx context.Context, _ []uint64, _ int) error {
