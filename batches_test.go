@@ -89,6 +89,7 @@ func TestBatchesOverHTTP(t *testing.T) {
 	a.must(409, "POST", "/api/v1/batches/"+id+"/jobs", `{"jobs":[{"topic":"import-rows","body":"late"}]}`)
 	a.must(404, "GET", "/api/v1/batches/12345", ``)
 	a.must(404, "GET", "/api/v1/batches/nope", ``)
+	a.must(404, "GET", "/api/v1/batches/0"+id, ``) // one spelling of an id
 	for _, tc := range []struct{ body, says string }{
 		{`{"jobs":[{"topic":"t","body":"x"}],"on_finish":{"topic":"t","body":"y"}}`, "on_finish"},
 		{`{"jobs":[{"topic":"t","body":"x","unique":{"key":"k","for":60,"mode":"replace"}}]}`, "mode reject"},
@@ -96,6 +97,7 @@ func TestBatchesOverHTTP(t *testing.T) {
 		{`{"jobs":[{"topic":"t"}]}`, "body is missing"},
 		{`{"jobs":"x"}`, "jobs"},
 		{`{"jobs":[],"open":"yes"}`, "open"},
+		{`{"jobs":[],"meta":{"n":1e400}}`, "meta"},
 	} {
 		got, err := a.do("POST", "/api/v1/batches", tc.body)
 		if err != nil || got.code != 400 || !strings.Contains(fmt.Sprint(got.body["error"]), tc.says) {

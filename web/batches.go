@@ -65,7 +65,7 @@ func viewBatch(b job.Batch) batchView {
 func batchID(c *gin.Context) (uint64, error) {
 	text := c.Param("id")
 	id, err := strconv.ParseUint(text, 10, 64)
-	if err != nil || !job.IsNumber(text) {
+	if err != nil || !job.IsNumber(text) || strconv.FormatUint(id, 10) != text { // one spelling: no leading zeros
 		return 0, fmt.Errorf("batch %q: %w", text, job.ErrNotFound)
 	}
 	return id, nil
