@@ -30,11 +30,12 @@
 --         -> {'OK'} or {'EXISTS'}
 --       'add', id, deadline, max (members at most), members... -> {'OK', with_results ('1')},
 --         {'FULL', members now}, {'NOT_FOUND'} or {'STATE', state}
---       'stored', id, created ('1': the create's own), members... -> {'OK', state}
---       'drop', id, members... -> {'OK', state}
---       'close', id -> {'OK', state}, {'NOT_FOUND'} or {'STATE', state}
+--       'stored', id, created ('1': the create's own), members... -> {'OK', state, kept}
+--         (kept '1': the call kept a callback, due now, among the follow-ups)
+--       'drop', id, members... -> {'OK', state, kept}
+--       'close', id -> {'OK', state, kept}, {'NOT_FOUND'} or {'STATE', state}
 --       'tell', id, ends... (each four values: member, how, error, result: the
---         notices of one batch a timer round took) -> {'OK', state} or {'ABSENT'}
+--         notices of one batch a timer round took) -> {'OK', state, kept} or {'ABSENT'}
 --       'cancel', id -> {'OK', the members not yet ended...}, {'NOT_FOUND'} or {'STATE', state}
 --       'remove', id -> {'OK'}
 --       'sweep', id (any: the bucket's keys are read), n -> {finished batches due for
@@ -99,6 +100,10 @@ end
 -- finish ends a closed (or cancelled) batch whose every member has ended:
 -- a closed one is done, its callbacks kept to be pushed; either is
 -- removed past its retention.
+-- kept says whether this call kept a callback among its bucket's
+-- follow-ups, due now: its reply tells the pool, which pushes them at once.
+local kept = ''
+
 local function finish(b)
   if b.finished ~= '' or (b.state ~= 'closed' and b.state ~= 'cancelled') then return end -- once
   if b.creating == '1' and b.state ~= 'cancelled' then return end -- its create has not answered yet
@@ -107,8 +112,8 @@ local function finish(b)
     b.state = 'done'
     redis.call('HSET', hash, 'state', 'done')
     local text = summary(b)
-    if b.on_complete ~= '' then outcomes.follow_up(b.on_complete, now, text, {}) end
-    if b.on_success ~= '' and tonumber(b.dead) == 0 then outcomes.follow_up(b.on_success, now, text, {}) end
+    if b.on_complete ~= '' then outcomes.follow_up(b.on_complete, now, text, {}); kept = '1' end
+    if b.on_success ~= '' and tonumber(b.dead) == 0 then outcomes.follow_up(b.on_success, now, text, {}); kept = '1' end
   end
   b.finished = now
   redis.call('HSET', hash, 'finished', now)
@@ -166,7 +171,7 @@ if mode == 'stored' then
     redis.call('HDEL', hash, 'creating')
     finish(b)
   end
-  return {R.OK, b.state}
+  return {R.OK, b.state, kept}
 end
 if mode == 'add' then
   if b.state ~= 'open' and b.state ~= 'closed' then return {R.STATE, b.state} end
@@ -183,7 +188,7 @@ if mode == 'drop' then
     if redis.call('HEXISTS', ends, ARGV[i]) == 0 then redis.call('SREM', members, ARGV[i]) end
   end
   finish(b)
-  return {R.OK, b.state}
+  return {R.OK, b.state, kept}
 end
 if mode == 'close' then
   if b.state == 'cancelled' then return {R.STATE, b.state} end
@@ -192,7 +197,7 @@ if mode == 'close' then
     redis.call('HSET', hash, 'state', 'closed')
     finish(b)
   end
-  return {R.OK, b.state}
+  return {R.OK, b.state, kept}
 end
 if mode == 'cancel' then
   if b.state == 'done' then return {R.STATE, b.state} end
@@ -219,7 +224,7 @@ for i = a.ends, #ARGV - 3, 4 do
       redis.call('HSET', dead, member, ARGV[i + 2])
       if b.state ~= 'cancelled' and redis.call('HSETNX', hash, 'death_told', now) == 1 then
         local on_death = redis.call('HGET', hash, 'on_death') or ''
-        if on_death ~= '' then outcomes.follow_up(on_death, now, summary(b), {}) end
+        if on_death ~= '' then outcomes.follow_up(on_death, now, summary(b), {}); kept = '1' end
       end
     end
     if how == 'completed' and b.with_results == '1' then
@@ -228,4 +233,4 @@ for i = a.ends, #ARGV - 3, 4 do
   end
 end
 finish(b)
-return {R.OK, b.state}
+return {R.OK, b.state, kept}

@@ -83,7 +83,24 @@ func (p *Pool) batchCall(ctx context.Context, id uint64, mode string, named []st
 	if err != nil {
 		return nil, wrapRedis("batch "+mode, err)
 	}
+	if strAt(r, 0) == replyOK && strAt(r, 2) == "1" && (mode == "stored" || mode == "drop" || mode == "close") {
+		p.pushCallbacks(ctx, p.batchBucket(id))
+	}
 	return r, nil
+}
+
+// pushCallbacks pushes now the follow-ups a batch's call just kept in
+// bucket b, due now (its callbacks), rather than at the bucket's timer's
+// next round, up to [bucket] max_sleep later. One it fails to push is left
+// due for that timer, as any follow-up is; those made ready are told to
+// the broker's waiting consumers.
+func (p *Pool) pushCallbacks(ctx context.Context, b int) {
+	ready, _, _ := p.moveFollowUps(ctx, b) // an error leaves them to the timer
+	if fn := p.followUpReady.Load(); fn != nil {
+		for topic, n := range ready {
+			(*fn)(topic, n)
+		}
+	}
 }
 
 // CreateBatch creates a batch of s's jobs (checked by job.CheckBatch) and
@@ -368,8 +385,9 @@ func noticeBatch(id string) (uint64, string, error) {
 // tellBatch hands batch its members' notices (their ids and specs as
 // kept, pairs), all in one call, and says whether they are done with:
 // told, or their batch is gone (removed past its retention). One that
-// cannot be read is its own error, the others told.
-func (p *Pool) tellBatch(ctx context.Context, batch uint64, notices [][2]string) (bad map[string]error, err error) {
+// cannot be read is its own error, the others told. kept says the call
+// kept a callback, due now, in the batch's bucket (pushCallbacks).
+func (p *Pool) tellBatch(ctx context.Context, batch uint64, notices [][2]string) (bad map[string]error, kept bool, err error) {
 	ends := make([]string, 0, 4*len(notices))
 	for _, pair := range notices {
 		var n batchNotice
@@ -391,15 +409,15 @@ func (p *Pool) tellBatch(ctx context.Context, batch uint64, notices [][2]string)
 		ends = append(ends, m, n.How, n.Error, result)
 	}
 	if len(ends) == 0 {
-		return bad, nil
+		return bad, false, nil
 	}
 	r, err := p.batchCall(ctx, batch, "tell", nil, ends...)
 	if err != nil {
-		return bad, err
+		return bad, false, err
 	}
 	switch strAt(r, 0) {
 	case replyOK, replyAbsent:
-		return bad, nil
+		return bad, strAt(r, 2) == "1", nil
 	}
-	return bad, fmt.Errorf("batch %d: tell: %s", batch, strAt(r, 0))
+	return bad, false, fmt.Errorf("batch %d: tell: %s", batch, strAt(r, 0))
 }

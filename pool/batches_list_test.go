@@ -57,3 +57,28 @@ func TestListBatches(t *testing.T) {
 		}
 	}
 }
+
+// A batch's callbacks are pushed in the round that tells its last end,
+// from the bucket of the job that ended, whichever bucket the batch is
+// in; and at once by a close that finishes a batch.
+func TestBatchCallbacksPushedAtOnce(t *testing.T) {
+	p, ctx := newPool(t)
+	for range 4 { // batches in several buckets, told from their jobs' buckets
+		id, ids := batchOf(t, p, ctx, job.BatchSpec{Jobs: []job.Spec{{Topic: "bn-a", Body: "1", TTR: time.Minute}},
+			OnComplete: &job.Spec{Topic: "bn-done", Body: "cb", TTR: time.Minute}})
+		popAck(t, p, ctx, "bn-a", ids[0], "")
+		pushFollowUps(t, p, ctx, int(ids[0]%uint64(p.opts.Buckets))) // its job's bucket: the notice
+		if got := mustPop(t, p, ctx, "bn-done"); got == nil {
+			t.Fatalf("batch %d (bucket %d, its job's %d): no callback after the round that told its end",
+				id, p.batchBucket(id), ids[0]%uint64(p.opts.Buckets))
+		}
+	}
+	open, _ := batchOf(t, p, ctx, job.BatchSpec{Open: true, OnComplete: &job.Spec{Topic: "bn-done", Body: "cb", TTR: time.Minute}})
+	if err := p.CloseBatch(ctx, open); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustPop(t, p, ctx, "bn-done"); got == nil {
+		t.Fatal("no callback at once after the close that finished a batch")
+	}
+	checkClean(t, p, ctx)
+}
