@@ -283,7 +283,7 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 		})
 	}
 	for _, e := range list {
-		if e.err != nil || strings.HasPrefix(e.id, batchNoticePrefix) {
+		if strings.HasPrefix(e.id, batchNoticePrefix) || e.err != nil { // a batch notice first: told above, by goroutines that may still write its err
 			continue
 		}
 		wg.Go(func() {
