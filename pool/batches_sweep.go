@@ -150,7 +150,8 @@ func (p *Pool) sweepBatches(ctx context.Context, b int) (map[string]int, bool, e
 // each counts every ended member once (completed + dead + removed is its
 // ends), ends only members, is in a known state, and is done (or
 // cancelled) with a finish time exactly when all have ended and it was
-// closed; and the timer is told of its sweep.
+// closed (but one whose create has not answered yet); and the timer is
+// told of its sweep.
 func (p *Pool) checkBatches(ctx context.Context, b int) []string {
 	ids, err := p.client.Do(ctx, p.client.B().Zrange().Key(p.keys.batch(b, 0)[5]).Min("0").Max("-1").Build()).AsStrSlice()
 	if err != nil {
@@ -171,7 +172,11 @@ func (p *Pool) checkBatches(ctx context.Context, b int) []string {
 		}
 		ends, err1 := p.client.Do(ctx, p.client.B().Hkeys().Key(k[2]).Build()).AsStrSlice()
 		listed, err2 := p.client.Do(ctx, p.client.B().Smembers().Key(k[1]).Build()).AsStrSlice()
-		if err := errors.Join(err1, err2); err != nil {
+		creating, err3 := p.client.Do(ctx, p.client.B().Hget().Key(k[0]).Field("creating").Build()).ToString()
+		if rueidis.IsRedisNil(err3) {
+			err3 = nil
+		}
+		if err := errors.Join(err1, err2, err3); err != nil {
 			problems = append(problems, fmt.Sprintf("batch %d: %v", id, err))
 			continue
 		}
@@ -189,7 +194,9 @@ func (p *Pool) checkBatches(ctx context.Context, b int) []string {
 		case job.BatchOpen:
 			ok = !finished
 		case job.BatchClosed:
-			ok = !all && !finished
+			// One whose create has not answered waits for it, or for the
+			// sweep that cancels a create a killed broker cut off.
+			ok = (!all || creating == "1") && !finished
 		case job.BatchDone:
 			ok = all && finished
 		case job.BatchCancelled:

@@ -472,4 +472,24 @@ func TestBatchCreateRefusedOrCutOff(t *testing.T) {
 		t.Fatalf("a cut-off batch's callback: %+v", j)
 	}
 	checkClean(t, p, ctx)
+	// Cut off after its job was pushed and ended: every job ended, it
+	// waits for its create's answer (or the sweep), which Check allows.
+	if seqs, err = p.ids.next(ctx, p.client, 2); err != nil {
+		t.Fatal(err)
+	}
+	late := seqs[0]*uint64(p.opts.Buckets) + seqs[0]%uint64(p.opts.Buckets)
+	n := seqs[1]*uint64(p.opts.Buckets) + uint64(p.keys.bucketOf("bx-a"))
+	if _, err := p.batchCall(ctx, late, "open", []string{"state", job.BatchClosed, "meta", "", "with_results", "0", "retention", "60000",
+		"on_complete", "", "on_success", "", "on_death", "", "deadline", strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)}, member(n)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.push(ctx, job.Spec{Topic: "bx-a", Body: "late", TTR: time.Minute, Batch: late}, seqs[1], scheduleFire{}); err != nil {
+		t.Fatal(err)
+	}
+	popAck(t, p, ctx, "bx-a", n, "")
+	tellAll(t, p, ctx)
+	if b := batchNow(t, p, ctx, late); b.State != job.BatchClosed || b.Pending != 0 || !b.Finished.IsZero() {
+		t.Fatalf("a batch whose create has not answered, its job ended: %+v", b)
+	}
+	checkClean(t, p, ctx)
 }
