@@ -223,6 +223,12 @@ func TestScripts(t *testing.T) {
 		// JobCancelled); waitEnd answered by another process's ack;
 		// pushAndWait with a worker, and without
 		{"Cancel", "cancel.php", "cancel-php"},
+		// workflows: after (waiting, released by the ack, its results, a
+		// 400, a dead dependency's 409 or 'run'), then and onDead, an ack's
+		// push with with_result; batches (on_complete's summary once,
+		// on_death, getBatch, an open batch added to and closed, cancelBatch,
+		// 404s, 409s, 400s)
+		{"Workflows", "workflows.php", "workflows-php"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := fresh(t, nil)
@@ -273,9 +279,11 @@ func TestToken(t *testing.T) {
 }
 
 // Retries on 503 (Retry-After, the count, the cap) and what a retry's
-// answer means (409 on a push with an id, 404 on an ack, a batch's
-// stored_ids, an ack-then-pop's "acked"), against a stub that answers
-// what each case needs (testdata/stub.php under php -S).
+// answer means (409 on a push with an id, or after a dependency that died,
+// 404 on an ack, a batch's stored_ids, an ack-then-pop's "acked"), which
+// batches' calls retry (a create's 503 naming its batch is not; an add's
+// only with client ids), against a stub that answers what each case needs
+// (testdata/stub.php under php -S).
 func TestRetriesOn503(t *testing.T) {
 	dir := t.TempDir()
 	url := stub(t, dir)

@@ -27,6 +27,11 @@ namespace Gmq;
  * A job its consumer reported on (see progress) has progress and log
  * ([['at' => RFC 3339, 'line' => ...], ...]); a cancelled one (see
  * cancel) cancelled_at, a reserved one whose cancel was asked cancelling.
+ * A job pushed with workflow fields (see push) has them too: after (the
+ * ids it waits for), waiting_for (those not completed yet), with its
+ * with_results dependency_results (their results by id), then and on_dead
+ * (the ids its follow-ups will have, until they are pushed), and batch
+ * (the id of its batch: see createBatch).
  *
  * A body is a string, or an array or object sent as JSON (json_encode: a
  * list as a JSON array, an associative array, a stdClass or a
@@ -36,13 +41,17 @@ namespace Gmq;
  * a string stays a string, even one whose text is JSON.
  *
  * Cron schedules (setSchedule, fireSchedule, ...) live in gmq's Redis and
- * every broker fires them, each fire once. events() is a generator of the
- * topics' events as they happen (Events).
+ * every broker fires them, each fire once (Schedules). Batches
+ * (createBatch, getBatch, ...) count their jobs' ends and push callbacks
+ * when all have ended (Batches). events() is a generator of the topics'
+ * events as they happen (Events).
  */
 class Client
 {
+    use Batches;
     use Events;
     use Outcomes;
+    use Schedules;
 
     /** The 'type' of the event events() yields when the broker no longer keeps events that were missed. */
     public const LOST = 'lost';
@@ -109,10 +118,30 @@ class Client
      * the same data, unless it was popped in between: then a fresh job takes
      * the key. In mode reject a job done and gone before the retry is named
      * by its number: that 409 is thrown even with an $id (the job ran once).
+     *
+     * Workflows (gmq's docs/workflows.md). $after (ids, client or gmq's;
+     * null or []: none) makes the job wait, state 'waiting', until every job
+     * named has completed (acked); each must be there (else a GmqException
+     * 400, "after: job N is not found"; a dead one a 409). A dependency
+     * that fails otherwise (dead, cancelled, deleted...) cancels the job,
+     * or, with $onDependencyFailure 'run', counts as done. $withResults
+     * keeps each dependency's result, which job() shows as
+     * 'dependency_results' by id. $then and $onDead (null or []: none) are
+     * jobs (arrays as pushBatch takes them, without 'id' or 'unique'; a
+     * $then's may have 'with_result' => true: its body becomes ['body' =>
+     * its body, 'result' => this job's result]) that gmq pushes once, when
+     * this job completes, or dies past its max_attempts. A retry's 409 that
+     * says a dependency is dead (it died since the first try) is thrown,
+     * even with an $id: it is no sign of the first try's job.
+     *
+     * @param null|list<string> $after
+     * @param null|list<array<string, mixed>> $then
+     * @param null|list<array<string, mixed>> $onDead
      */
-    public function push(string $topic, string|array|object $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null, ?float $keepCompleted = null, ?float $timeout = null): string|array
+    public function push(string $topic, string|array|object $body, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null, ?float $keepCompleted = null, ?float $timeout = null, ?array $after = null, ?string $onDependencyFailure = null, bool $withResults = false, ?array $then = null, ?array $onDead = null): string|array
     {
-        $job = self::pushFields($topic, $body, $delay, $ttr, $priority, $id, $retry, $unique, $group, $keepCompleted, $timeout);
+        $job = self::pushFields($topic, $body, $delay, $ttr, $priority, $id, $retry, $unique, $group, $keepCompleted, $timeout)
+            + self::workflowFields($after, $onDependencyFailure, $withResults, $then, $onDead);
         $answer = $this->pushOne($job, false);
         return $unique === null ? $answer['id'] : $answer;
     }
@@ -123,6 +152,15 @@ class Client
         $given = ['TTR' => $ttr, 'priority' => $priority, 'id' => $id, 'retry' => $retry, 'unique' => $unique,
             'group' => $group, 'keep_completed' => $keepCompleted, 'timeout' => $timeout];
         return ['topic' => $topic, 'body' => $body, 'delay' => $delay] + array_filter($given, fn ($v) => $v !== null);
+    }
+
+    /** A pushed job's workflow fields (push's arguments), those given: an empty list is none. */
+    private static function workflowFields(?array $after, ?string $onDependencyFailure, bool $withResults, ?array $then, ?array $onDead): array
+    {
+        $given = ['after' => $after === null ? null : array_map('strval', array_values($after)),
+            'on_dependency_failure' => $onDependencyFailure, 'with_results' => $withResults ?: null,
+            'then' => $then === null ? null : array_values($then), 'on_dead' => $onDead === null ? null : array_values($onDead)];
+        return array_filter($given, fn ($v) => $v !== null && $v !== []);
     }
 
     /**
@@ -142,19 +180,23 @@ class Client
 
     /**
      * Whether a push's 409 says an earlier try stored $job: a 409 for its
-     * client id (it names no holder) or a unique key held by that id, on a
-     * retry or when $tried says an earlier request may have stored it.
+     * client id (it names no holder, nor a dependency that is dead) or a
+     * unique key held by that id, on a retry or when $tried says an earlier
+     * request may have stored it.
      */
     private static function storedBefore(array $job, Response $response, bool $tried): bool
     {
         $id = isset($job['id']) ? (string) $job['id'] : null;
-        return $id !== null && $response->status === 409 && ($tried || $response->tries > 1)
+        $afterDead = isset($job['after']) && str_contains((string) ($response->answer['error'] ?? ''), 'after: job ');
+        return $id !== null && $response->status === 409 && ($tried || $response->tries > 1) && !$afterDead
             && in_array($response->answer['id'] ?? null, [null, $id], true);
     }
 
     /**
      * Stores several jobs (arrays with topic, body, and optionally id, delay,
-     * TTR, priority, retry, unique, group, keep_completed, timeout) and returns their ids in order: all, or
+     * TTR, priority, retry, unique, group, keep_completed, timeout, and
+     * push's workflow fields: after, on_dependency_failure, with_results,
+     * then, on_dead) and returns their ids in order: all, or
      * on bad input none. A 503 part way says which were stored
      * ("stored_ids"): when every job has a client id, the retry sends only
      * the others, and after a 409 to a retry each job that answer did not
@@ -366,79 +408,6 @@ class Client
     }
 
     /**
-     * Every cron schedule, by name: arrays with gmq's fields (see schedule()).
-     *
-     * @return list<array<string, mixed>>
-     */
-    public function schedules(): array
-    {
-        return $this->call('GET', '/api/v1/schedules', null)['schedules'];
-    }
-
-    /**
-     * One cron schedule, as gmq shows it: name, cron, tz, job (topic, body,
-     * priority, TTR, delay, group), overlap ('allow' or 'skip'), paused,
-     * next (RFC 3339, UTC; absent while paused), last and last_id (its last
-     * fire that pushed a job), fires, skips, refused, lateness_seconds, and
-     * its layers file (conf.ini's [schedule.NAME]) and run (the run-time
-     * one over it). A GmqException 404 when there is none.
-     */
-    public function schedule(string $name): array
-    {
-        return $this->call('GET', $this->schedulePath($name), null);
-    }
-
-    /**
-     * Makes schedule $name, or changes it, and returns it as it now is.
-     * Each field of $changes lies over its run-time layer, the others stay;
-     * null takes one back to conf.ini's [schedule.NAME] (or its default). A
-     * new schedule needs cron and job:
-     *   'cron'    five fields, or six with seconds first; '@daily', '@every 1h30m'
-     *   'tz'      the IANA zone the fields are read in ('Europe/Berlin'; UTC when none)
-     *   'job'     what each fire pushes: a push's fields (topic, body, delay, TTR,
-     *             priority, retry, unique, group) but no id
-     *   'overlap' 'allow' (every fire pushes) or 'skip' (a fire while the last
-     *             fire's job still waits or is reserved pushes nothing: a skip)
-     *   'paused'  true: no fires until false
-     * Its next fire is counted from now. A bad definition throws a
-     * GmqException 400 that says what is wrong (a field gmq does not know
-     * is named, not dropped).
-     *
-     * @param array<string, mixed> $changes
-     */
-    public function setSchedule(string $name, array $changes): array
-    {
-        if ($changes === [] || array_is_list($changes)) {
-            throw new \InvalidArgumentException('gmq: a schedule change names its fields: cron, tz, job, overlap, paused');
-        }
-        return $this->call('PUT', $this->schedulePath($name), $changes);
-    }
-
-    /**
-     * Removes schedule $name (one of conf.ini's comes back at the broker's
-     * next reload). A GmqException 404 when there is none; a retry's 404
-     * means an earlier try deleted it.
-     */
-    public function deleteSchedule(string $name): void
-    {
-        $this->delete($this->schedulePath($name));
-    }
-
-    /**
-     * Pushes schedule $name's job now, outside its cron, and returns ['id',
-     * 'internal_id'] of the job: counted as its last fire, its next fire
-     * unchanged (a paused schedule fires too). A GmqException 404 when there
-     * is none, 409 when its overlap is 'skip' and its last job still waits
-     * or is reserved (counted as a skip), or when its job's unique key is
-     * held. A fire is not safe to repeat: a retry after a 503 may fire it
-     * twice (under overlap 'skip' the retry throws the 409 instead).
-     */
-    public function fireSchedule(string $name): array
-    {
-        return $this->call('POST', $this->schedulePath($name) . '/fire', null);
-    }
-
-    /**
      * A worker loop over $topics: see Worker. For example
      * $client->worker(['mail'], fn (array $job) => send($job['body']), concurrency: 4)->run();
      *
@@ -474,11 +443,6 @@ class Client
     private function jobPath(string $id, string $action): string
     {
         return '/api/v1/jobs/' . rawurlencode($id) . '/' . $action;
-    }
-
-    private function schedulePath(string $name): string
-    {
-        return '/api/v1/schedules/' . rawurlencode($name);
     }
 
     /** A DELETE whose 404 on a retry means an earlier try did it. */

@@ -88,9 +88,10 @@ trait Outcomes
      *
      * @return array{id: string, end: ?array}
      */
-    public function pushAndWait(string $topic, string|array|object $body, float $wait, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null, ?float $keepCompleted = null, ?float $timeout = null): array
+    public function pushAndWait(string $topic, string|array|object $body, float $wait, float $delay = 0, ?float $ttr = null, ?int $priority = null, ?string $id = null, ?array $retry = null, ?array $unique = null, ?string $group = null, ?float $keepCompleted = null, ?float $timeout = null, ?array $after = null, ?string $onDependencyFailure = null, bool $withResults = false, ?array $then = null, ?array $onDead = null): array
     {
-        $job = self::pushFields($topic, $body, $delay, $ttr, $priority, $id, $retry, $unique, $group, $keepCompleted, $timeout);
+        $job = self::pushFields($topic, $body, $delay, $ttr, $priority, $id, $retry, $unique, $group, $keepCompleted, $timeout)
+            + self::workflowFields($after, $onDependencyFailure, $withResults, $then, $onDead);
         $path = '/api/v1/jobs?wait=' . self::seconds($wait);
         $response = $this->http->retrying(fn () => $this->http->send('POST', $path, $job, $wait),
             fn (Response $r) => isset($r->answer['internal_id'])); // stored: only the wait failed

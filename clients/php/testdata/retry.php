@@ -165,4 +165,47 @@ try {
 plan($dir, [503, ['Retry-After: 0'], '{"error":"redis went away","acked":"5"}'], [200, [], '{"id":"6","attempt":1}']);
 check($c->ackAndPop('5', 1, ['mail'], 0)['id'] === '6', 'ackAndPop after acked');
 check(array_column(requests($dir), 'path') === ['/api/v1/jobs/5/ack', '/api/v1/pop'], 'ackAndPop retry', requests($dir));
+
+// A push after a dependency: a retry's 409 for a dependency that died since
+// names no job, as the id's does, but is no "stored": thrown.
+plan($dir, BUSY_NOW, [409, [], '{"error":"conflict: after: job 7 is dead, so this job would be cancelled at once"}']);
+try {
+    $c->push('mail', 'hi', id: 'order-43', after: ['dep-7']);
+    exit("after a dependency dead since: no error\n");
+} catch (GmqException $e) {
+    check($e->status === 409 && requests($dir)[1]['body']['after'] === ['dep-7'], 'after a dependency dead since', $e->getMessage());
+}
+
+// A batch's create: a 503 that names no batch (none of its jobs pushed) is
+// retried; one that names a batch (its jobs pushed, then cancelled) is thrown at once.
+$jobs = [['topic' => 't', 'body' => '1', 'id' => 'p1']];
+plan($dir, BUSY_NOW, [201, [], '{"id":"70","ids":["p1"]}']);
+check($c->createBatch($jobs, meta: ['m' => 1], open: true) === ['id' => '70', 'ids' => ['p1']], 'createBatch after a 503', requests($dir));
+$seen = requests($dir);
+check(count($seen) === 2 && $seen[1]['path'] === '/api/v1/batches' && $seen[1]['body'] === ['jobs' => $jobs, 'meta' => ['m' => 1], 'open' => true],
+    'createBatch sent again', $seen);
+plan($dir, [503, ['Retry-After: 0'], '{"error":"redis went away","batch":"80"}'], [201, [], '{"id":"81","ids":["p1"]}']);
+try {
+    $c->createBatch($jobs);
+    exit("createBatch: a 503 naming its batch was retried\n");
+} catch (GmqException $e) {
+    check($e->status === 503 && $e->answer['batch'] === '80' && count(requests($dir)) === 1, 'createBatch: a 503 naming its batch', $e->getMessage());
+}
+
+// addToBatch: with client ids a 503 is retried; without, thrown at once (it may have added some).
+plan($dir, BUSY_NOW, [201, [], '{"ids":["p2"]}']);
+check($c->addToBatch('70', [['topic' => 't', 'body' => '2', 'id' => 'p2']]) === ['p2'], 'addToBatch with ids after a 503');
+check(array_column(requests($dir), 'path') === ['/api/v1/batches/70/jobs', '/api/v1/batches/70/jobs'], 'addToBatch sent again', requests($dir));
+plan($dir, BUSY_NOW, [201, [], '{"ids":["9"]}']);
+try {
+    $c->addToBatch('70', [['topic' => 't', 'body' => '3']]);
+    exit("addToBatch without ids: a 503 was retried\n");
+} catch (GmqException $e) {
+    check($e->status === 503 && count(requests($dir)) === 1, 'addToBatch without ids', $e->getMessage());
+}
+
+// closeBatch and cancelBatch are retried: again on a closed or cancelled batch changes nothing.
+plan($dir, BUSY_NOW, [200, [], '{"id":"70","state":"closed","total":2}'], BUSY_NOW, [200, [], '{"cancelled":1}']);
+check($c->closeBatch('70')['state'] === 'closed' && $c->cancelBatch('70') === 1, 'closeBatch and cancelBatch after a 503');
+check(array_column(requests($dir), 'method') === ['POST', 'POST', 'DELETE', 'DELETE'], 'closeBatch and cancelBatch sent again', requests($dir));
 echo "ok\n";
