@@ -182,6 +182,8 @@ func TestPushConflictOnRetry(t *testing.T) {
 	}{
 		{"stored by the earlier try", "mine", nil, []answer{unavailable, conflict}, "mine", false, ""},
 		{"a duplicate", "mine", nil, []answer{conflict}, "", true, ""},
+		{"a dependency dead by the retry: not stored", "mine", nil, []answer{unavailable,
+			{status: 409, body: `{"error":"after: job 5 is dead, so this job would be cancelled at once"}`}}, "", true, ""},
 		{"no id: nothing to tell", "", nil, []answer{unavailable, conflict}, "", true, ""},
 		{"unique: the id's 409 to a retry, stored", "mine", key, []answer{unavailable, conflict}, "mine", false, ""},
 		{"unique: held by the job itself, stored", "mine", key, []answer{unavailable, held("mine")}, "mine", false, ""},

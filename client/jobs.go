@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -63,7 +64,10 @@ func (c *Client) push(ctx context.Context, j Job, tried bool) (Pushed, error) {
 		return out, err
 	}
 	e.HeldBy = holder(e.body)
-	if j.ID != "" && (e.Retried || tried) && (e.HeldBy == "" || e.HeldBy == j.ID) {
+	// A 409 for a dependency that failed ("after: job N is dead", gmq's
+	// pool/deps.go) says nothing of the job's own id.
+	dependency := strings.Contains(e.Message, "after: job ")
+	if j.ID != "" && (e.Retried || tried) && (e.HeldBy == "" || e.HeldBy == j.ID) && !dependency {
 		return Pushed{ID: j.ID}, nil // an earlier try stored it
 	}
 	return Pushed{}, err

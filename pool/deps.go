@@ -144,6 +144,8 @@ func (p *Pool) dependOn(ctx context.Context, j job.Spec, m string) (string, erro
 				return "", fmt.Errorf("%w: after: job %s has as many jobs waiting for it as it may hold (1000)", job.ErrFull, id)
 			default: // dead, cancelled, expired
 				if state.OnFailure != job.DependencyRun {
+					// The four clients read "after: job " in this 409 as a dependency's,
+					// not the pushed job's own id (a retried push is not taken as stored).
 					return "", fmt.Errorf("%w: after: job %s is %s, so this job would be cancelled at once (on_dependency_failure \"run\" runs it anyway)", job.ErrConflict, id, how)
 				}
 			}

@@ -112,7 +112,10 @@ export async function pushAndWait(t, topic, body, options) {
  * for a key this id holds.
  */
 export function storedBefore(answer, job) {
-  return answer.status === 409 && answer.tries > 1 && job.id !== undefined && [undefined, job.id].includes(answer.body?.id);
+  // A 409 for a dependency that failed ("after: job N is dead", gmq's
+  // pool/deps.go) says nothing of the job's own id.
+  const dependency = String(answer.body?.error ?? '').includes('after: job ');
+  return answer.status === 409 && answer.tries > 1 && job.id !== undefined && !dependency && [undefined, job.id].includes(answer.body?.id);
 }
 
 /** seconds is a number of seconds for a query string. */

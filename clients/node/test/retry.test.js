@@ -182,6 +182,14 @@ test('answers that are thrown', async (t) => {
       message: 'push "order-1": a live job already has this id',
     },
     {
+      name: "push with a client id: a retry's 409 for a dependency that died meanwhile is not the id's",
+      answers: [down, { status: 409, body: { error: 'after: job 5 is dead, so this job would be cancelled at once' } }],
+      call: (c) => c.push('t', 'x', { id: 'order-1', after: ['5'] }),
+      status: 409,
+      message: 'after: job 5 is dead, so this job would be cancelled at once',
+      tries: 2,
+    },
+    {
       name: "a unique push with a client id: a retry's 409 naming another holder",
       answers: [down, held('theirs')],
       call: (c) => c.push('t', 'x', { id: 'order-1', unique }),
