@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,9 +40,9 @@ func readmeExamples(t *testing.T) (readme string, blocks map[string]string) {
 		}
 		blocks[name[1]] = m[1]
 	}
-	if len(blocks) != 6 || blocks["producer"] == "" || blocks["unique"] == "" || blocks["schedule"] == "" || blocks["worker"] == "" ||
-		blocks["report"] == "" || blocks["events"] == "" {
-		t.Fatalf("the README's Go blocks are %d, want a producer, unique pushes, a schedule, a worker, a report and events", len(blocks))
+	if len(blocks) != 7 || blocks["producer"] == "" || blocks["unique"] == "" || blocks["schedule"] == "" || blocks["worker"] == "" ||
+		blocks["report"] == "" || blocks["events"] == "" || blocks["pipeline"] == "" {
+		t.Fatalf("the README's Go blocks are %d, want a producer, unique pushes, a schedule, a worker, a report, a pipeline and events", len(blocks))
 	}
 	return string(data), blocks
 }
@@ -66,6 +67,8 @@ func TestReadmeWorkerIsTheExample(t *testing.T) {
 // signup mail, then update the digest and find the signup's key held. Its
 // schedule, run twice, fires the report once, then finds it waiting. Its
 // report is made by a worker that returns a result, read back completed.
+// Its pipeline's follow-up, dependent and batch callback each come once,
+// its worker stopped by the last.
 func TestReadmeExamples(t *testing.T) {
 	readme, blocks := readmeExamples(t)
 	clientPath, err := filepath.Abs(clientDir)
@@ -152,6 +155,14 @@ func TestReadmeExamples(t *testing.T) {
 	made := regexp.MustCompile(`^job (\d+) completed at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: /r/(\d+)\.pdf, 7 pages\n$`).FindStringSubmatch(report)
 	if made == nil || made[1] != made[2] {
 		t.Fatalf("report:\n%s", report)
+	}
+
+	pipeline := command("pipeline")
+	printedLines := strings.Split(strings.TrimSpace(pipeline), "\n")
+	if len(printedLines) != 4 || printedLines[0] != "the load is waiting" || !slices.Contains(printedLines, `thumbnail: {"body":"img 9","result":{"width":64}}`) ||
+		!slices.Contains(printedLines, `loading {"rows":120}`) ||
+		!slices.ContainsFunc(printedLines, regexp.MustCompile(`^batch \d+ done: 2 parts of report 42$`).MatchString) {
+		t.Fatalf("pipeline:\n%s", pipeline)
 	}
 
 	readmeEvents(t, b, filepath.Join(dir, "bin", "events"), runEnv)

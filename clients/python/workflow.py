@@ -20,34 +20,34 @@ def main() -> None:
     # load waits ("waiting") until extract and clean have completed, and
     # keeps their results; once it completes, its then is pushed, its body
     # wrapped with load's result (with_result).
-    extract = client.push("etl-extract", {"day": 5}, ttr=60)
-    clean = client.push("etl-clean", {"day": 5}, ttr=60)
-    load = client.push("etl-load", {"day": 5}, ttr=60, after=[extract, clean], with_results=True,
-                       then=[{"topic": "etl-report", "body": "day 5", "with_result": True}])
+    extract = client.push("py-etl-extract", {"day": 5}, ttr=60)
+    clean = client.push("py-etl-clean", {"day": 5}, ttr=60)
+    load = client.push("py-etl-load", {"day": 5}, ttr=60, after=[extract, clean], with_results=True,
+                       then=[{"topic": "py-etl-report", "body": "day 5", "with_result": True}])
     print("load is %s" % client.get_job(load)["state"])
 
     # A batch: on_complete is pushed once every part has ended, with the
     # batch's summary as its result.
-    batch_id, _ = client.create_batch([{"topic": "etl-part", "body": n, "ttr": 60} for n in ("a", "b")],
-                                      on_complete={"topic": "etl-report", "body": "parts", "with_result": True},
+    batch_id, _ = client.create_batch([{"topic": "py-etl-part", "body": n, "ttr": 60} for n in ("a", "b")],
+                                      on_complete={"topic": "py-etl-report", "body": "parts", "with_result": True},
                                       meta={"day": 5})
 
     reports: Dict[str, Any] = {}
 
     def work(job: Job) -> Any:
-        if job["topic"] == "etl-extract":
+        if job["topic"] == "py-etl-extract":
             return {"rows": 120}
-        if job["topic"] == "etl-load":  # its dependencies' results, by id
+        if job["topic"] == "py-etl-load":  # its dependencies' results, by id
             kept = client.get_job(job["id"])["dependency_results"]
             return {"loaded": sum(r["rows"] for r in kept.values() if r)}
         body = job["body"]
-        if job["topic"] == "etl-report" and isinstance(body, dict):  # with_result: {"body", "result"}
+        if job["topic"] == "py-etl-report" and isinstance(body, dict):  # with_result: {"body", "result"}
             reports[body["body"]] = body["result"]
             if len(reports) == 2:
                 worker.stop()
-        return None  # etl-clean, etl-part: done, no result
+        return None  # py-etl-clean, py-etl-part: done, no result
 
-    worker = client.worker(["etl-extract", "etl-clean", "etl-load", "etl-part", "etl-report"], work, poll=1,
+    worker = client.worker(["py-etl-extract", "py-etl-clean", "py-etl-load", "py-etl-part", "py-etl-report"], work, poll=1,
                            handle_signals=False)
     worker.run()
     print("day 5: loaded %d rows" % reports["day 5"]["loaded"])

@@ -1,11 +1,11 @@
 // Split a report in parts pushed as one batch, work them, and hear once
 // that all are done: the batch's onComplete job comes with its summary
 // (withResult): GMQ_URL=http://127.0.0.1:8000 node batch.js
-// (GMQ_TOPIC: default "report")
+// (GMQ_TOPIC: default "node-report")
 import { Client } from 'gmq-client';
 
 const client = new Client({ url: process.env.GMQ_URL, token: process.env.GMQ_TOKEN });
-const report = process.env.GMQ_TOPIC ?? 'report';
+const report = process.env.GMQ_TOPIC ?? 'node-report';
 
 const { id, ids } = await client.createBatch({
   jobs: [1, 2, 3].map((part) => ({ topic: `${report}-part`, body: { part }, ttr: 60 })),
