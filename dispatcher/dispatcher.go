@@ -156,8 +156,15 @@ func (d *Dispatcher) listen(ctx context.Context) {
 }
 
 // woken acts on a wake-up: a job made ready wakes a waiting consumer, a
-// job's end the requests waiting for it.
+// job's end the requests waiting for it, a bucket's follow-ups due its
+// timer.
 func (d *Dispatcher) woken(w pool.Wake) {
+	if w.FollowUpsDue {
+		if w.Bucket < len(d.buckets) {
+			d.buckets[w.Bucket].Nudge(time.Now()) // notices to hand over: now, not at its next round
+		}
+		return
+	}
 	if w.Ended != 0 {
 		d.ends.ended(w.Ended, w.How)
 		return

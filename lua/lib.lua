@@ -225,6 +225,10 @@ local wakes     -- topic name -> {waiting key, jobs made ready, true to wake thi
 -- endings: {channel, message} of each job that ended this call with a
 -- broker waiting for its end (F_WAITED): flush announces them.
 local endings
+-- noticed: this call left notices among the bucket's follow-ups (a job
+-- others wait for, or a batch's, ended): flush has every broker's timer of
+-- the bucket told, so that they are handed over now, not at its next round.
+local noticed
 -- expiring: topic info hash -> true when a job that expires entered the
 -- topic: flush marks the topic ('expiring' in its info), so that pops look
 -- for expired jobs only in topics that may have some.
@@ -252,6 +256,14 @@ local function flush()
     redis.call('HSET', info, 'expiring', '1')
   end
   for _, e in ipairs(endings) do redis.call('PUBLISH', e[1], e[2]) end
+  if noticed then
+    -- The wake channel and the bucket, from the due key's name
+    -- (pool/keys.go: PREFIX:{bN}:due, PREFIX:wake). "* 0 @followups N" is
+    -- a wake-up of no jobs in no topic to a broker before this (pool/timers.go
+    -- parseWake): it changes nothing there.
+    local prefix, b = string.match(K_DUE, '^(.*):{b(%d+)}:due$')
+    if prefix then redis.call('PUBLISH', prefix .. ':wake', EVERYONE .. ' 0 @followups ' .. b) end
+  end
   for name, w in pairs(wakes) do
     local channel = redis.call('GET', w[1])
     -- A broker skips its own wake-ups (it wakes its consumers itself after
@@ -336,6 +348,7 @@ local function announce_end(member, job, how, result)
   if channel then endings[#endings + 1] = {channel, EVERYONE .. ' end ' .. member .. ' ' .. how} end
   local dependents, batch = job[F_DEPENDENTS], job[F_BATCH]
   if not dependents and not batch then return end
+  noticed = true
   job[F_DEPENDENTS] = nil
   if how == 'acked' or how == 'taken' then how = 'completed' end
   local now = now_ms()
@@ -467,7 +480,7 @@ local function begin(keys, args)
   end
   default_settings, topic_settings, clock, bucket_patterns = nil, renew(topic_settings), nil, nil
   deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
-  endings = renew(endings)
+  endings, noticed = renew(endings), false
   children_of, dropped_cids, limits_of = renew(children_of), renew(dropped_cids), renew(limits_of)
   groups.of, groups.picks = renew(groups.of), renew(groups.picks)
   gathers.list, gathers.at = renew(gathers.list), renew(gathers.at)

@@ -243,5 +243,7 @@ func (k keys) topicHistory(topic string) string {
 // meta holds deployment facts checked at start (the bucket count).
 func (k keys) meta() string { return k.prefix + ":meta" }
 
-// channel is the pub/sub channel on which brokers announce ready jobs.
+// channel is the pub/sub channel on which brokers announce ready jobs
+// (and ends, and follow-ups due). lua/lib.lua flush names it from a
+// bucket's due key (PREFIX:{bN}:due), so the two shapes go together.
 func (k keys) channel() string { return k.prefix + ":wake" }

@@ -140,12 +140,18 @@ func (p *Pool) MarkWaiting(ctx context.Context, topic string, ttl time.Duration)
 // Ended set, that job Ended ended (How: "completed", "dead", "acked",
 // "deleted", "expired", "taken" or "discarded"; lib.lua announce_end) and
 // a broker waits for it (MarkEndWait).
+//
+// With FollowUpsDue set, it says that bucket Bucket has follow-ups due now
+// (notices an end left: lib.lua flush), which its timer should hand over
+// at once rather than at its next round.
 type Wake struct {
-	Origin string
-	N      int
-	Topic  string
-	Ended  uint64
-	How    string
+	Origin       string
+	N            int
+	Topic        string
+	Ended        uint64
+	How          string
+	FollowUpsDue bool
+	Bucket       int
 }
 
 // Subscribe calls fn for each wake-up announced by other brokers, and those
@@ -208,6 +214,13 @@ func parseWake(s string) (Wake, error) {
 	n, err := strconv.Atoi(parts[1])
 	if err != nil {
 		return Wake{}, fmt.Errorf("bad wake message %q: %w", s, err)
+	}
+	if bucket, ok := strings.CutPrefix(parts[2], followupsDue+" "); ok && n == 0 { // "* 0 @followups N"
+		b, err := strconv.Atoi(bucket)
+		if err != nil || b < 0 {
+			return Wake{}, fmt.Errorf("bad follow-ups message %q", s)
+		}
+		return Wake{Origin: parts[0], FollowUpsDue: true, Bucket: b}, nil
 	}
 	return Wake{Origin: parts[0], N: n, Topic: parts[2]}, nil
 }
