@@ -39,7 +39,7 @@ var ScriptArgs = map[string][]string{
 	"batches sweep":    {"id", "n"},
 	"batches due":      {"id"},
 	"followups ack":    {"member", "topic", "attempt", "result", "entries", "grace"},
-	"followups take":   {"n"},
+	"followups take":   {"n", "lease"},
 	"followups done":   {"ids..."},
 	"followups later":  {"ms", "max", "ids..."},
 	"forget_topic":     {"topic", "force"},

@@ -69,19 +69,23 @@ local function summary(b)
     -- counted (results_left_out) and read from their jobs.
     local RESULTS_MAX = 32768
     parts[#parts + 1] = ',"results":{'
-    local cursor, size, shown = '0', 0, 0
+    -- The first result that does not fit ends the reading: a batch of
+    -- 100,000 results is not read whole for the 32 KiB it shows.
+    local cursor, size, shown, full = '0', 0, 0, false
     repeat
       local page = redis.call('HSCAN', results, cursor, 'COUNT', 100)
       cursor = page[1]
       for i = 1, #page[2], 2 do
         local entry = '"' .. public(page[2][i]) .. '":' .. page[2][i + 1]
-        if size + #entry <= RESULTS_MAX then
-          if shown > 0 then parts[#parts + 1] = ',' end
-          parts[#parts + 1] = entry
-          size, shown = size + #entry + 1, shown + 1
+        if size + #entry > RESULTS_MAX then
+          full = true
+          break
         end
+        if shown > 0 then parts[#parts + 1] = ',' end
+        parts[#parts + 1] = entry
+        size, shown = size + #entry + 1, shown + 1
       end
-    until cursor == '0' or size >= RESULTS_MAX
+    until cursor == '0' or full
     parts[#parts + 1] = '},"results_left_out":' .. (redis.call('HLEN', results) - shown)
   end
   parts[#parts + 1] = '}'

@@ -164,7 +164,7 @@ local ARGS = {
   end_wait = {member = 2, channel = 3},
   expire = {topic = 2, n = 3},
   fail = {member = 2, topic = 3, attempt = 4, error = 5, r = 6},
-  followups = {mode = 2, ack = {member = 3, topic = 4, attempt = 5, result = 6, entries = 7, grace = 8}, done = {ids = 3}, later = {ms = 3, max = 4, ids = 5}, take = {n = 3}},
+  followups = {mode = 2, ack = {member = 3, topic = 4, attempt = 5, result = 6, entries = 7, grace = 8}, done = {ids = 3}, later = {ms = 3, max = 4, ids = 5}, take = {n = 3, lease = 4}},
   forget_topic = {topic = 2, force = 3},
   job_list = {topic = 2, set = 3, offset = 4, limit = 5, preview = 6},
   kick = {topic = 2, n = 3, kind = 4},

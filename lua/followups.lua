@@ -23,7 +23,8 @@
 --       kept (with the result: outcomes.follow_up)}, or
 --       {'OK', '', '', 'again'} when the job was completed already, by an earlier ack, which stored
 --       its follow-ups (these are not), or the ack's refusal (batch.lua's delete: nothing stored then)
---       origin, 'take', n -> {id, spec, ...}: up to n follow-ups due now, soonest first
+--       origin, 'take', n, lease -> {id, spec, ...}: up to n follow-ups due now, soonest first,
+--         each due again lease ms on (done or later settles it first)
 --       origin, 'done', ids... -> how many follow-ups are left
 --       origin, 'later', ms, max, ids... -> how many are left: those ids due again, each ms after its
 --       first refusal, doubled at each next one, at most max ms (counted in specs' '#tries ID')
@@ -61,16 +62,22 @@ if mode == 'ack' then
   return kept
 end
 if mode == 'take' then
-  local out = {}
+  -- Each one taken is due again only lease ms on: the taker's done (or
+  -- later) settles it first, so that timers of several brokers, nudged at
+  -- once, take other follow-ups rather than the same ones twice; one whose
+  -- taker died is taken again then.
+  local out, again = {}, now + tonumber(ARGV[A.take.lease])
   for _, id in ipairs(redis.call('ZRANGE', list, '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[A.take.n]))) do
     local spec = redis.call('HGET', specs, id)
     if spec then
       out[#out + 1] = id
       out[#out + 1] = spec
+      redis.call('ZADD', list, 'XX', again, id)
     else
       redis.call('ZREM', list, id) -- no spec (cannot happen): nothing to push
     end
   end
+  due()
   return out
 end
 -- TRIES starts the field of specs that counts a follow-up's refusals.

@@ -2,6 +2,8 @@ package pool
 
 import (
 	"errors"
+	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,7 +53,7 @@ func TestListBatches(t *testing.T) {
 			t.Fatalf("listed %v, want the reverse of %v", got, made)
 		}
 	}
-	for _, bad := range [][2]int{{-1, 5}, {0, 0}, {MaxBatchesListed, 1}} {
+	for _, bad := range [][2]int{{-1, 5}, {0, 0}, {MaxBatchesListed, 1}, {math.MaxInt, 1}, {math.MaxInt - 5, 1000}, {1, math.MaxInt}} {
 		if _, _, err := p.Batches(ctx, bad[0], bad[1]); !errors.Is(err, job.ErrInvalid) {
 			t.Errorf("offset %d, limit %d: %v, want ErrInvalid", bad[0], bad[1], err)
 		}
@@ -81,4 +83,49 @@ func TestBatchCallbacksPushedAtOnce(t *testing.T) {
 		t.Fatal("no callback at once after the close that finished a batch")
 	}
 	checkClean(t, p, ctx)
+}
+
+// Two brokers' timers, nudged at once, take a bucket's follow-ups in
+// turn, not the same ones twice: callbacks to a fanout_only topic (pushed
+// without their marker, the parent keeping no copy whose number would
+// refuse a second push) reach its child once each.
+func TestBatchCallbacksToFanoutOnceWithTwoTimers(t *testing.T) {
+	p, ctx := newPool(t)
+	child := costJob
+	child.Topic = "fo-cb+x" // makes fo-cb a fanout parent
+	if _, err := p.Push(ctx, child); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Pop(ctx, []string{"fo-cb+x"}); err != nil {
+		t.Fatal(err)
+	}
+	// The parent keeps no copy: a second push is not refused by its number.
+	if err := p.SetTopicConfig(ctx, "fo-cb", job.TopicConfig{"fanout_only": "true"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	for range n {
+		_, ids := batchOf(t, p, ctx, job.BatchSpec{Jobs: []job.Spec{{Topic: "fo-a", Body: "1", TTR: time.Minute}},
+			OnComplete: &job.Spec{Topic: "fo-cb", Body: "cb", TTR: time.Minute}})
+		popAck(t, p, ctx, "fo-a", ids[0], "")
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for b := range p.opts.Buckets {
+				for more := true; more; {
+					var err error
+					if _, more, err = p.Tick(ctx, b, followupsDue); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	tellAll(t, p, ctx)
+	if st, err := p.TopicStats(ctx, "fo-cb+x"); err != nil || st.Jobs != n+1 { // the child had one of its own
+		t.Errorf("the fanout child: %d jobs pushed (%v), want %d", st.Jobs, err, n+1)
+	}
 }

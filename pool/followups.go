@@ -46,6 +46,11 @@ const followUpMarkerFor = 24 * time.Hour
 // this long).
 const followUpGrace = 5 * time.Second
 
+// followUpLease is how long follow-ups a timer took wait before another
+// takes them: its round pushes them and removes them well before, and
+// one whose broker died meanwhile is taken again then.
+const followUpLease = followUpGrace
+
 // followUpLaterMost is the longest a follow-up its topic keeps refusing
 // waits between tries (followUpLater, doubled at each refusal).
 const followUpLaterMost = time.Hour
@@ -198,7 +203,8 @@ func followUpMarker(id uint64) *job.Unique {
 // put off): pushFollowUps.
 func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, error) {
 	keys := p.keys.withTopics(b)
-	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", "n", strconv.Itoa(p.opts.TickBatch))).ToArray()
+	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", "n", strconv.Itoa(p.opts.TickBatch),
+		"lease", strconv.FormatInt(millis(followUpLease), 10))).ToArray()
 	if err != nil {
 		return nil, false, wrapRedis("push follow-ups", err)
 	}

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -149,9 +150,10 @@ func TestFollowUpPushedOnceAcrossACrash(t *testing.T) {
 		{Topic: "b", Body: "still there", Priority: job.DefaultPriority, TTR: time.Minute},
 		{Topic: "c", Body: "done with", Priority: job.DefaultPriority, TTR: time.Minute},
 	}, 0)
-	// The crash: the timer pushed both, and died before it removed them.
+	// The crash: the timer pushed both, and died before it removed them
+	// (its lease on them, 0 here, has run out by the next round).
 	keys := p.keys.withTopics(got.Bucket)
-	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", "n", "10")).ToArray()
+	r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", "n", "10", "lease", "0")).ToArray()
 	if err != nil || len(r) != 4 {
 		t.Fatalf("take: %v %v", r, err)
 	}
@@ -607,5 +609,31 @@ func TestFollowUpsWaitForReplicas(t *testing.T) {
 	got, err := p.AckPushing(ctx, num(id), attempt, "", []job.Spec{{Topic: "b", Body: "x", Priority: job.DefaultPriority, TTR: time.Minute}})
 	if err != nil || got.PushErr != nil || got.Ready["b"] != 1 {
 		t.Fatalf("an ack with follow-ups, its replica there: %+v %v", got, err)
+	}
+}
+
+// A timer's take leases what it takes: another timer's take, at once,
+// finds none of them (it takes others), and the bucket's due time moves
+// past the lease, so no timer spins on them meanwhile.
+func TestFollowUpsTakenOnce(t *testing.T) {
+	p, ctx := newPool(t)
+	id, attempt := reserved(t, p, ctx, "a", nil)
+	got := keptOnly(t, p, ctx, id, attempt, []job.Spec{{Topic: "b", Body: "once", Priority: job.DefaultPriority, TTR: time.Minute}}, 0)
+	keys := p.keys.withTopics(got.Bucket)
+	take := func() int {
+		r, err := followupsScript.Exec(ctx, p.client, keys, followupsScript.args(p.caller(), "take", "n", "10", "lease", "60000")).ToArray()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(r) / 2
+	}
+	if n := take(); n != 1 {
+		t.Fatalf("the first take: %d follow-ups, want 1", n)
+	}
+	if n := take(); n != 0 {
+		t.Fatalf("a second take within the lease: %d follow-ups, want none", n)
+	}
+	if topics, _, err := p.DueTopics(ctx, got.Bucket, 10); err != nil || slices.Contains(topics, followupsDue) {
+		t.Fatalf("due within the lease: %v %v", topics, err)
 	}
 }

@@ -1,6 +1,7 @@
 package serverset
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -127,17 +128,24 @@ func launchZooKeeper(dir string) (*zooKeeper, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errNoZooKeeper, err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("find a free port: %w", err)
+	// A free port found here may be taken by another test before
+	// ZooKeeper binds it (the JVM starts slowly): then another port.
+	for try := 1; ; try++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		z := &zooKeeper{Addr: addr, dir: dir, java: java, cp: cp}
+		err = z.start(false)
+		if err == nil {
+			return z, nil
+		}
+		if log, _ := os.ReadFile(z.logPath); try == 5 || !bytes.Contains(log, []byte("Address already in use")) {
+			return nil, err
+		}
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	z := &zooKeeper{Addr: addr, dir: dir, java: java, cp: cp}
-	if err := z.start(false); err != nil {
-		return nil, err
-	}
-	return z, nil
 }
 
 // start runs the server (its data kept, or wiped: an ensemble that lost
