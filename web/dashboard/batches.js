@@ -78,11 +78,7 @@ function renderBatch(b) {
     const id = (b.callbacks || {})[kind];
     if (id) fields.push([kind.replace("_", " "), link(id, jobHref(id))]);
   }
-  document.getElementById("batch-fields").replaceChildren(...fields.flatMap(([k, v]) => {
-    const dd = el("dd", undefined, `f-${k.replace(" ", "-")}`);
-    if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v);
-    return [el("dt", k), dd];
-  }));
+  fillFields(document.getElementById("batch-fields"), fields);
   document.getElementById("batch-meta-part").hidden = b.meta === undefined;
   setText("batch-meta", b.meta === undefined ? "" : JSON.stringify(b.meta, null, 2));
   const dead = Object.entries(b.dead_jobs || {});

@@ -245,11 +245,7 @@ function renderJob(j) {
   for (const [k, ids] of [["after", j.after], ["waiting for", j.waiting_for], ["then", j.then], ["on dead", j.on_dead]]) {
     if (ids && ids.length) fields.push([k, jobLinks(ids)]);
   }
-  document.getElementById("job-fields").replaceChildren(...fields.flatMap(([k, v]) => {
-    const dd = el("dd", undefined, `f-${k.replace(" ", "-")}`);
-    if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v);
-    return [el("dt", k), dd];
-  }));
+  fillFields(document.getElementById("job-fields"), fields);
   document.getElementById("job-body").textContent = bodyText(j.body);
   renderResult(j);
   const found = document.getElementById("job-found");

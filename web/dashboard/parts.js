@@ -168,3 +168,14 @@ function replaceRows(tbody, rows) {
   const same = tr && [...tr.querySelectorAll(was.tag)].find(x => x.className === was.cls);
   if (same) same.focus({preventScroll: true});
 }
+
+// fillFields writes a page's fields into a <dl>: each [name, value], the
+// value text or an element (a link); each <dd> is classed f-NAME (spaces
+// as dashes) for the tests and the styles.
+function fillFields(dl, fields) {
+  dl.replaceChildren(...fields.flatMap(([k, v]) => {
+    const dd = el("dd", undefined, `f-${k.replaceAll(" ", "-")}`);
+    if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v);
+    return [el("dt", k), dd];
+  }));
+}
