@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // shipped is what the tarball must hold: the code and its types, no tests.
 var shipped = []string{"README.md", "index.d.ts", "index.js", "lib/batches.js", "lib/client.js", "lib/errors.js", "lib/events.js", "lib/http.js",
-	"lib/outcomes.js", "lib/webhook.js", "lib/wire.js", "lib/worker.js", "package.json"}
+	"lib/outcomes.js", "lib/schedules.js", "lib/webhook.js", "lib/wire.js", "lib/worker.js", "package.json"}
 
 // A testFile is a file of test/ and what it runs against: a broker of its
 // own (tweaked as the file needs, its URL in GMQ_URL) or none, and more

@@ -1,8 +1,9 @@
 // Client: every call of gmq's HTTP API a producer or a consumer makes, cron
-// schedules' and batches', and how each reads a retried call's answer
-// (README's "Retrying safely").
+// schedules' and batches' (schedules.js, batches.js), and how each reads a
+// retried call's answer (README's "Retrying safely").
 
 import { addToBatch, cancelBatch, closeBatch, createBatch, getBatch } from './batches.js';
+import { deleteSchedule, fireSchedule, getSchedule, schedules, setSchedule } from './schedules.js';
 import { ok } from './errors.js';
 import { events } from './events.js';
 import { Transport } from './http.js';
@@ -361,68 +362,29 @@ export class Client {
     await this.#delete(`/api/v1/topics/${encodeURIComponent(topic)}/unique/${encodeURIComponent(key)}`, signal);
   }
 
-  /**
-   * schedules lists every cron schedule, by name, as gmq shows them.
-   * @param {{signal?: AbortSignal}} [options]
-   */
-  async schedules({ signal } = {}) {
-    return ok(await this.#t.call({ method: 'GET', path: '/api/v1/schedules', signal }), 200).schedules;
+  /** schedules lists every cron schedule, by name, as gmq shows them: see schedules.js. */
+  schedules(options = {}) {
+    return schedules(this.#t, options);
   }
 
-  /**
-   * getSchedule returns a cron schedule as gmq shows it (its next and last
-   * fire, its counts, its layers); none is a GmqError 404, as in the Go,
-   * Python and PHP clients.
-   * @param {string} name
-   * @param {{signal?: AbortSignal}} [options]
-   */
-  async getSchedule(name, { signal } = {}) {
-    return ok(await this.#t.call({ method: 'GET', path: schedulePath(name), signal }), 200);
+  /** getSchedule returns a cron schedule as gmq shows it (none: GmqError 404): see schedules.js. */
+  getSchedule(name, options = {}) {
+    return getSchedule(this.#t, name, options);
   }
 
-  /**
-   * setSchedule makes cron schedule name, or changes it, and returns it as
-   * it now is. Each field given (cron, tz, job, overlap, paused) lies over
-   * its run-time layer, those left out stay, and null takes one back to
-   * conf.ini's [schedule.NAME] (or its default). A new schedule needs cron
-   * and job; job is what each fire pushes, written as push's options are
-   * ({topic, body, ttr, retry: {maxAttempts}...}) but with no id. Its next
-   * fire is counted from now. A bad definition is a GmqError 400 that says
-   * what is wrong (a field gmq does not know is named, not dropped).
-   * @param {string} name
-   * @param {{cron?: string | null, tz?: string | null, job?: object | null,
-   *   overlap?: 'allow' | 'skip' | null, paused?: boolean | null, signal?: AbortSignal}} options
-   */
-  async setSchedule(name, options = {}) {
-    const { signal, ...changes } = options;
-    if (changes.job != null) changes.job = pushJob(changes.job);
-    return ok(await this.#t.call({ method: 'PUT', path: schedulePath(name), payload: changes, signal }), 200);
+  /** setSchedule makes cron schedule name, or changes it, and returns it: see schedules.js. */
+  setSchedule(name, options = {}) {
+    return setSchedule(this.#t, name, options);
   }
 
-  /**
-   * deleteSchedule removes cron schedule name (one of conf.ini's comes back
-   * at the broker's next reload). None is a GmqError 404; a retry's 404
-   * means an earlier try deleted it.
-   * @param {string} name
-   * @param {{signal?: AbortSignal}} [options]
-   */
-  async deleteSchedule(name, { signal } = {}) {
-    await this.#delete(schedulePath(name), signal);
+  /** deleteSchedule removes cron schedule name: see schedules.js. */
+  deleteSchedule(name, options = {}) {
+    return deleteSchedule(this.#t, name, options);
   }
 
-  /**
-   * fireSchedule pushes cron schedule name's job now, outside its cron, and
-   * resolves to {id, internal_id} of the job: counted as its last fire, its
-   * next fire unchanged (a paused schedule fires too). None is a GmqError
-   * 404; a 409 when its overlap is 'skip' and its last job still waits or
-   * is reserved (counted as a skip), or when its job's unique key is held.
-   * A fire is not safe to repeat: a retry after a 503 may fire it twice
-   * (under overlap 'skip' the retry gets the 409 instead).
-   * @param {string} name
-   * @param {{signal?: AbortSignal}} [options]
-   */
-  async fireSchedule(name, { signal } = {}) {
-    return ok(await this.#t.call({ method: 'POST', path: `${schedulePath(name)}/fire`, signal }), 201);
+  /** fireSchedule pushes cron schedule name's job now, and resolves to its {id, internal_id}: see schedules.js. */
+  fireSchedule(name, options = {}) {
+    return fireSchedule(this.#t, name, options);
   }
 
   /** createBatch pushes jobs as one batch whose ends gmq counts, with its callbacks: see batches.js. */
@@ -496,9 +458,6 @@ export class Client {
   }
 }
 
-function schedulePath(name) {
-  return `/api/v1/schedules/${encodeURIComponent(name)}`;
-}
 
 function popRequest(topics, count, timeout, signal) {
   const payload = count > 0 ? { topics, count, timeout } : { topics, timeout };
