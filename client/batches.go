@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -101,6 +102,26 @@ func (c *Client) CancelBatch(ctx context.Context, id string) (int, error) {
 	}
 	err := c.call(ctx, http.MethodDelete, batchPath(id, ""), nil, 0, &out)
 	return out.Cancelled, err
+}
+
+// BatchPage is a page of the batches gmq keeps, newest first (ListBatches).
+type BatchPage struct {
+	Total   int     `json:"total"` // how many are kept in all
+	Offset  int     `json:"offset"`
+	Batches []Batch `json:"batches"`
+}
+
+// ListBatches reads the batches gmq keeps (within their batch_retention),
+// newest first: limit of them (1 to 1,000; more is cut to 1,000) from
+// offset. It reaches the newest 5,000 (offset plus limit; past that an
+// *Error with Status 400): read older ones by id (GetBatch).
+func (c *Client) ListBatches(ctx context.Context, offset, limit int) (*BatchPage, error) {
+	var page BatchPage
+	q := url.Values{"offset": {strconv.Itoa(offset)}, "limit": {strconv.Itoa(limit)}}
+	if err := c.call(ctx, http.MethodGet, "/api/v1/batches?"+q.Encode(), nil, 0, &page); err != nil {
+		return nil, err
+	}
+	return &page, nil
 }
 
 func batchPath(id, rest string) string { return "/api/v1/batches/" + url.PathEscape(id) + rest }

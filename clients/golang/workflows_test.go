@@ -50,7 +50,8 @@ func TestGoClientAfter(t *testing.T) {
 
 // CreateBatch pushes a batch's jobs; once they are acked, its on_complete
 // callback comes once with the summary, GetBatch shows it done; an open
-// batch takes AddToBatch until CloseBatch; CancelBatch cancels one.
+// batch takes AddToBatch until CloseBatch; CancelBatch cancels one;
+// ListBatches lists them, newest first.
 func TestGoClientBatch(t *testing.T) {
 	b := broker(t)
 	c := client.New(b.URL, nil)
@@ -108,6 +109,17 @@ func TestGoClientBatch(t *testing.T) {
 	var missing *client.Error
 	if _, err := c.GetBatch(ctx, "12345"); !errors.As(err, &missing) || missing.Status != 404 {
 		t.Fatalf("GetBatch of none: %v, want a 404", err)
+	}
+	// ListBatches: the newest first, a page at a time.
+	page, err := c.ListBatches(ctx, 0, 1)
+	if err != nil || page.Total != 2 || len(page.Batches) != 1 || page.Batches[0].ID != open {
+		t.Fatalf("ListBatches(0, 1): %+v %v, want the open batch of 2", page, err)
+	}
+	if page, err = c.ListBatches(ctx, 1, 10); err != nil || len(page.Batches) != 1 || page.Batches[0].ID != id || page.Offset != 1 {
+		t.Fatalf("ListBatches(1, 10): %+v %v, want the first batch", page, err)
+	}
+	if _, err := c.ListBatches(ctx, 5000, 1); !errors.As(err, &missing) || missing.Status != 400 {
+		t.Fatalf("ListBatches past its depth: %v, want a 400", err)
 	}
 }
 
