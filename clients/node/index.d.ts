@@ -289,7 +289,7 @@ export interface NewBatch extends CallOptions {
   withResults?: boolean;
 }
 
-/** A batch as gmq shows it (getBatch, closeBatch). Times are RFC 3339. */
+/** A batch as gmq shows it (getBatch, closeBatch, listBatches). Times are RFC 3339. */
 export interface Batch {
   id: string;
   state: 'open' | 'closed' | 'done' | 'cancelled' | string;
@@ -308,6 +308,24 @@ export interface Batch {
   callbacks?: { on_complete?: string; on_success?: string; on_death?: string };
   created_at: string;
   finished_at?: string;
+}
+
+/** A page of the batches gmq keeps, newest first (listBatches). */
+export interface BatchPage {
+  /** The batches of the page, as getBatch shows them. */
+  batches: Batch[];
+  /** Where the page starts among the newest. */
+  offset: number;
+  /** How many batches gmq keeps in all. */
+  total: number;
+}
+
+/** What listBatches takes: a page of the newest 5,000 batches (offset plus limit). */
+export interface ListBatchesOptions extends CallOptions {
+  /** How many newest batches to skip; 0 by default. */
+  offset?: number;
+  /** How many to answer, 1 to 1,000 (more is cut to 1,000); 50 by default. */
+  limit?: number;
 }
 
 /** The result a batch's callback with withResult gets: the batch as it stands when it is pushed. */
@@ -530,6 +548,8 @@ export class Client {
   createBatch(batch?: NewBatch): Promise<{ id: string; ids: string[] }>;
   /** A batch: its state and counts. None: GmqError 404. */
   getBatch(id: BatchRef, options?: CallOptions): Promise<Batch>;
+  /** The batches gmq keeps, newest first: a page of them and how many in all. Past the newest 5,000 (offset plus limit): GmqError 400. */
+  listBatches(options?: ListBatchesOptions): Promise<BatchPage>;
   /** Pushes jobs into a batch that is not done; resolves to their ids. Done or cancelled: GmqError 409. */
   addToBatch(id: BatchRef, jobs: NewJob[], options?: CallOptions): Promise<string[]>;
   /** Closes an open batch (done once its jobs have ended); resolves to it. Cancelled: GmqError 409. */

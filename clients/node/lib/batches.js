@@ -74,6 +74,23 @@ export async function getBatch(t, id, { signal }) {
 }
 
 /**
+ * listBatches resolves to a page of the batches gmq keeps (within their
+ * batch_retention), newest first: {batches, offset, total}, batches their
+ * views as getBatch shows them, limit of them (1 to 1,000; more is cut to
+ * 1,000) from offset, total how many are kept in all. It reaches the
+ * newest 5,000 (offset plus limit; past that, or a bad offset or limit, a
+ * GmqError 400): read older ones by id (getBatch). A 503 is retried, as
+ * getBatch's.
+ * @param {import('./http.js').Transport} t
+ * @param {{offset?: number, limit?: number, signal?: AbortSignal}} options
+ * @returns {Promise<{batches: object[], offset: number, total: number}>}
+ */
+export async function listBatches(t, { offset = 0, limit = 50, signal } = {}) {
+  const query = new URLSearchParams({ offset: String(offset), limit: String(limit) });
+  return ok(await t.call({ method: 'GET', path: `/api/v1/batches?${query}`, signal }), 200);
+}
+
+/**
  * addToBatch pushes jobs (1 to 1,000, each as createBatch's) into batch
  * id, open, or closed and not done (so a running job may add to its own
  * batch: its view's batch), and resolves to their ids, in order. A done or

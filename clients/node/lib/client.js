@@ -2,7 +2,7 @@
 // schedules' and batches' (schedules.js, batches.js), and how each reads a
 // retried call's answer (README's "Retrying safely").
 
-import { addToBatch, cancelBatch, closeBatch, createBatch, getBatch } from './batches.js';
+import { addToBatch, cancelBatch, closeBatch, createBatch, getBatch, listBatches } from './batches.js';
 import { deleteSchedule, fireSchedule, getSchedule, schedules, setSchedule } from './schedules.js';
 import { ok } from './errors.js';
 import { events } from './events.js';
@@ -395,6 +395,11 @@ export class Client {
   /** getBatch resolves to a batch as gmq shows it (none: GmqError 404): see batches.js. */
   getBatch(id, options = {}) {
     return getBatch(this.#t, id, options);
+  }
+
+  /** listBatches resolves to a page of the batches kept, newest first ({batches, offset, total}): see batches.js. */
+  listBatches(options = {}) {
+    return listBatches(this.#t, options);
   }
 
   /** addToBatch pushes jobs into a batch that is not done, and resolves to their ids: see batches.js. */

@@ -4,8 +4,8 @@
 // (onDependencyFailure); a job's own then and onDead are pushed when it
 // completes (withResult: with its result, as an ack's push) and when it
 // dies; a batch's onComplete comes once with its summary, getBatch shows
-// it done, an open batch takes addToBatch until closeBatch, and
-// cancelBatch cancels one.
+// it done, an open batch takes addToBatch until closeBatch,
+// cancelBatch cancels one, and listBatches lists them, newest first.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -182,4 +182,22 @@ test('an open batch takes jobs until it is closed; cancelBatch cancels it; error
   await assert.rejects(c.createBatch({ jobs: [{ topic: later, body: 'x' }], onComplete: { topic: later, body: 'y', after: ['1'] } }), status(400));
   await assert.rejects(c.getBatch(''), TypeError);
   await assert.rejects(c.createBatch({ jobs: 'not a list' }), TypeError);
+});
+
+test('listBatches: the newest batch first, and how many are kept; past the newest 5,000 a 400', { skip: noBroker }, async () => {
+  const before = (await c.listBatches()).total;
+  const { id } = await c.createBatch({ open: true, meta: { listed: true } });
+  const page = await c.listBatches({ limit: 1 });
+  assert.equal(page.offset, 0);
+  assert.equal(page.total, before + 1);
+  assert.equal(page.batches.length, 1);
+  assert.deepEqual([page.batches[0].id, page.batches[0].state, page.batches[0].meta], [id, 'open', { listed: true }]);
+  if (before > 0) {
+    const next = await c.listBatches({ offset: 1, limit: 1 });
+    assert.equal(next.offset, 1);
+    assert.notEqual(next.batches[0]?.id, id);
+  }
+  await assert.rejects(c.listBatches({ offset: 5000 }), status(400));
+  await assert.rejects(c.listBatches({ offset: 5000, limit: 1 }), status(400));
+  await c.cancelBatch(id);
 });
