@@ -185,18 +185,20 @@ test('an open batch takes jobs until it is closed; cancelBatch cancels it; error
 });
 
 test('listBatches: the newest batch first, and how many are kept; past the newest 5,000 a 400', { skip: noBroker }, async () => {
+  // Other test files make batches on this broker meanwhile (the examples'
+  // batch.js): so ours is among the newest, and the total at least one more.
   const before = (await c.listBatches()).total;
   const { id } = await c.createBatch({ open: true, meta: { listed: true } });
-  const page = await c.listBatches({ limit: 1 });
+  const page = await c.listBatches({ limit: 10 });
   assert.equal(page.offset, 0);
-  assert.equal(page.total, before + 1);
-  assert.equal(page.batches.length, 1);
-  assert.deepEqual([page.batches[0].id, page.batches[0].state, page.batches[0].meta], [id, 'open', { listed: true }]);
-  if (before > 0) {
-    const next = await c.listBatches({ offset: 1, limit: 1 });
-    assert.equal(next.offset, 1);
-    assert.notEqual(next.batches[0]?.id, id);
-  }
+  assert.ok(page.total >= before + 1, `total ${page.total}, before ${before}`);
+  const ours = page.batches.find((b) => b.id === id);
+  assert.deepEqual([ours?.state, ours?.meta], ['open', { listed: true }]);
+  const times = page.batches.map((b) => Date.parse(b.created_at));
+  assert.deepEqual(times, [...times].sort((x, y) => y - x)); // newest first
+  const one = await c.listBatches({ offset: 1, limit: 1 });
+  assert.equal(one.offset, 1);
+  assert.ok(one.batches.length <= 1);
   await assert.rejects(c.listBatches({ offset: 5000 }), status(400));
   await assert.rejects(c.listBatches({ offset: 5000, limit: 1 }), status(400));
   await c.cancelBatch(id);
