@@ -83,7 +83,10 @@ func (p *Pool) batchCall(ctx context.Context, id uint64, mode string, named []st
 	if err != nil {
 		return nil, wrapRedis("batch "+mode, err)
 	}
-	if strAt(r, 0) == replyOK && strAt(r, 2) == "1" && (mode == "stored" || mode == "drop" || mode == "close") {
+	if strAt(r, 0) == replyOK && strAt(r, 2) == "1" && (mode == "stored" || mode == "drop" || mode == "close" || mode == "tell") {
+		// It kept callbacks, due now: pushed at once. A timer round that
+		// told it holds the follow-ups it took (their lease), so this takes
+		// only others.
 		p.pushCallbacks(ctx, p.batchBucket(id))
 	}
 	return r, nil
@@ -385,9 +388,9 @@ func noticeBatch(id string) (uint64, string, error) {
 // tellBatch hands batch its members' notices (their ids and specs as
 // kept, pairs), all in one call, and says whether they are done with:
 // told, or their batch is gone (removed past its retention). One that
-// cannot be read is its own error, the others told. kept says the call
-// kept a callback, due now, in the batch's bucket (pushCallbacks).
-func (p *Pool) tellBatch(ctx context.Context, batch uint64, notices [][2]string) (bad map[string]error, kept bool, err error) {
+// cannot be read is its own error, the others told. Callbacks the call
+// kept are pushed by batchCall.
+func (p *Pool) tellBatch(ctx context.Context, batch uint64, notices [][2]string) (bad map[string]error, err error) {
 	ends := make([]string, 0, 4*len(notices))
 	for _, pair := range notices {
 		var n batchNotice
@@ -409,15 +412,15 @@ func (p *Pool) tellBatch(ctx context.Context, batch uint64, notices [][2]string)
 		ends = append(ends, m, n.How, n.Error, result)
 	}
 	if len(ends) == 0 {
-		return bad, false, nil
+		return bad, nil
 	}
 	r, err := p.batchCall(ctx, batch, "tell", nil, ends...)
 	if err != nil {
-		return bad, false, err
+		return bad, err
 	}
 	switch strAt(r, 0) {
 	case replyOK, replyAbsent:
-		return bad, strAt(r, 2) == "1", nil
+		return bad, nil
 	}
-	return bad, false, fmt.Errorf("batch %d: tell: %s", batch, strAt(r, 0))
+	return bad, fmt.Errorf("batch %d: tell: %s", batch, strAt(r, 0))
 }

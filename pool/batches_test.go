@@ -131,7 +131,7 @@ func TestBatchCallbacks(t *testing.T) {
 	// Notices told again change nothing, one told twice in one call too;
 	// one that cannot be read is its own error.
 	notice := func(m uint64) string { return batchNoticePrefix + strconv.FormatUint(id, 10) + " " + member(m) }
-	bad, _, err := p.tellBatch(ctx, id, [][2]string{{notice(ids[1]), `{"how":"dead"}`}, {notice(ids[2]), `{"how":"completed"}`},
+	bad, err := p.tellBatch(ctx, id, [][2]string{{notice(ids[1]), `{"how":"dead"}`}, {notice(ids[2]), `{"how":"completed"}`},
 		{notice(ids[2]), `{"how":"completed"}`}, {notice(ids[0]), `{"how":`}})
 	if err != nil || len(bad) != 1 || bad[notice(ids[0])] == nil {
 		t.Fatalf("notices told again: %v %v", bad, err)

@@ -268,20 +268,13 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 			byBatch[batch] = append(byBatch[batch], e)
 		}
 	}
-	var keptMu sync.Mutex
-	keptIn := map[int]bool{} // the buckets a tell kept callbacks in: pushed after this round
 	for batch, told := range byBatch {
 		wg.Go(func() {
 			notices := make([][2]string, len(told))
 			for i, e := range told {
 				notices[i] = [2]string{e.id, e.notice}
 			}
-			bad, kept, err := p.tellBatch(ctx, batch, notices)
-			if kept {
-				keptMu.Lock()
-				keptIn[p.batchBucket(batch)] = true
-				keptMu.Unlock()
-			}
+			bad, err := p.tellBatch(ctx, batch, notices)
 			for _, e := range told {
 				e.err = cmp.Or(bad[e.id], err)
 				e.made = e.err == nil
@@ -368,14 +361,6 @@ func (p *Pool) pushFollowUps(ctx context.Context, b int, pairs [][2]string) (map
 		var err error
 		if left, err = followupsScript.Exec(ctx, p.client, keys, args).AsInt64(); err != nil {
 			return ready, 0, errors.Join(failed, wrapRedis("push follow-ups", err))
-		}
-	}
-	for kb := range keptIn {
-		// The callbacks finished batches kept: pushed now, not a round
-		// later (an error leaves them to their bucket's timer).
-		more, _, _ := p.moveFollowUps(ctx, kb)
-		for topic, n := range more {
-			ready[topic] += n
 		}
 	}
 	if failed != nil && !unreached {
