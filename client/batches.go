@@ -112,7 +112,7 @@ type BatchPage struct {
 }
 
 // ListBatches reads the batches gmq keeps (within their batch_retention),
-// newest first: limit of them (1 to 1,000; more is cut to 1,000) from
+// newest first, each without its DeadJobs (GetBatch has them): limit of them (1 to 1,000; more is cut to 1,000) from
 // offset. It reaches the newest 5,000 (offset plus limit; past that an
 // *Error with Status 400): read older ones by id (GetBatch).
 func (c *Client) ListBatches(ctx context.Context, offset, limit int) (*BatchPage, error) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/redis/rueidis"
 
@@ -20,15 +19,12 @@ import (
 // Older batches are read by id.
 const MaxBatchesListed = 5000
 
-// batchesRead is how many batches' views Batches reads at once.
-const batchesRead = 16
-
 // Batches lists the batches kept (not yet past their retention), newest
 // first: limit of them from offset, and how many are kept in all. Every
 // bucket keeps its batches in a sorted set by creation time; Batches reads
 // the first offset+limit of each (at most MaxBatchesListed), merges them
-// and reads the views of those it answers. A batch removed meanwhile is
-// left out.
+// and reads the views of those it answers, without their dead jobs'
+// errors (Batch has them). A batch removed meanwhile is left out.
 func (p *Pool) Batches(ctx context.Context, offset, limit int) ([]job.Batch, int64, error) {
 	if offset < 0 || limit < 1 || offset > MaxBatchesListed || limit > MaxBatchesListed || offset+limit > MaxBatchesListed { // no sum that wraps
 		return nil, 0, fmt.Errorf("%w: batches are listed to a depth of %d (offset %d, limit %d); read older ones by id",
@@ -72,31 +68,26 @@ func (p *Pool) Batches(ctx context.Context, offset, limit int) ([]job.Batch, int
 		return []job.Batch{}, total, nil
 	}
 	all = all[offset:min(len(all), offset+limit)]
-	views := make([]job.Batch, len(all))
-	found := make([]bool, len(all))
-	errs := make([]error, len(all))
-	var wg sync.WaitGroup
-	turns := make(chan struct{}, batchesRead)
+	// Their views without their dead jobs' errors (a batch's own read has
+	// them), all in one pipeline: three commands a batch.
+	var cmds rueidis.Commands
+	per := 0 // commands a batch
+	for _, l := range all {
+		reads := p.batchReads(l.id, false)
+		per = len(reads)
+		cmds = append(cmds, reads...)
+	}
+	replies := p.client.DoMulti(ctx, cmds...)
+	out := make([]job.Batch, 0, len(all))
 	for i, l := range all {
-		wg.Go(func() {
-			turns <- struct{}{}
-			defer func() { <-turns }()
-			views[i], errs[i] = p.Batch(ctx, l.id)
-			found[i] = errs[i] == nil
-			if errors.Is(errs[i], job.ErrNotFound) {
-				errs[i] = nil
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, 0, err
-	}
-	out := views[:0]
-	for i, v := range views {
-		if found[i] {
-			out = append(out, v)
+		b, err := p.readBatch(l.id, replies[per*i:per*(i+1)])
+		if errors.Is(err, job.ErrNotFound) {
+			continue // removed meanwhile
 		}
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, b)
 	}
 	return out, total, nil
 }

@@ -40,7 +40,7 @@ func TestListBatches(t *testing.T) {
 		}
 		for _, b := range list {
 			got = append(got, b.ID)
-			if b.Total != 1 || b.Pending != 1 || (b.State != job.BatchOpen && b.State != job.BatchClosed) {
+			if b.Total != 1 || b.Pending != 1 || (b.State != job.BatchOpen && b.State != job.BatchClosed) || b.DeadMembers != nil {
 				t.Fatalf("a listed batch: %+v", b)
 			}
 		}

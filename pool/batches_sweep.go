@@ -21,14 +21,26 @@ const batchDeadShown = 100
 // Batch reads batch id as it stands (job.ErrNotFound: none, or removed
 // past its retention).
 func (p *Pool) Batch(ctx context.Context, id uint64) (job.Batch, error) {
+	return p.readBatch(id, p.client.DoMulti(ctx, p.batchReads(id, true)...))
+}
+
+// batchReads are the commands that read batch id: its hash, its members'
+// and ends' counts, and (dead) the first of its dead members' errors.
+func (p *Pool) batchReads(id uint64, dead bool) rueidis.Commands {
 	k := p.keys.batch(p.batchBucket(id), id)
 	cmds := rueidis.Commands{
 		p.client.B().Hgetall().Key(k[0]).Build(),
 		p.client.B().Scard().Key(k[1]).Build(),
 		p.client.B().Hlen().Key(k[2]).Build(),
-		p.client.B().Hscan().Key(k[3]).Cursor(0).Count(batchDeadShown).Build(),
 	}
-	replies := p.client.DoMulti(ctx, cmds...)
+	if dead {
+		cmds = append(cmds, p.client.B().Hscan().Key(k[3]).Cursor(0).Count(batchDeadShown).Build())
+	}
+	return cmds
+}
+
+// readBatch is batch id from the replies of its batchReads.
+func (p *Pool) readBatch(id uint64, replies []rueidis.RedisResult) (job.Batch, error) {
 	for _, r := range replies {
 		if err := r.Error(); err != nil {
 			return job.Batch{}, wrapRedis("read batch", err)
@@ -60,6 +72,9 @@ func (p *Pool) Batch(ctx context.Context, id uint64) (job.Batch, error) {
 				b.Callbacks[name] = n
 			}
 		}
+	}
+	if len(replies) < 4 {
+		return b, nil
 	}
 	if scan, err := replies[3].AsScanEntry(); err == nil {
 		for i := 0; i+1 < len(scan.Elements) && len(b.DeadMembers) < batchDeadShown; i += 2 {
