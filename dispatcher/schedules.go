@@ -252,7 +252,7 @@ func layer(text string) (jobjson.Fields, error) {
 	if text == "" {
 		return jobjson.Fields{}, nil
 	}
-	f, err := jobjson.Decode([]byte(text))
+	f, err := jobjson.DecodeStored([]byte(text))
 	if err != nil {
 		return nil, fmt.Errorf("a stored schedule layer: %w", err)
 	}

@@ -21,6 +21,7 @@ func FuzzParseJob(f *testing.F) {
 		`{"topic":1}`, `{"delay":"NaN","topic":"t"}`, `{"topic":"t","priority":4294967296}`,
 		`{"topic":"a","Topic":"b","body":""}`, `{"topic":"t","body":"","delay":"0x1p4"}`,
 		`{"topic":"t","body":{"to": "a", "n":[1,{}]}}`, `{"topic":"t","body":[]}`, `{"topic":"t","body":true}`,
+		`{"topic":"t","body":{"s":"\ud800"}}`, `{"topic":"t","body":"\udc00"}`, `{"topic":"t","body":[-1e400]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -39,6 +40,9 @@ func FuzzParseJob(f *testing.F) {
 		}
 		if j.BodyJSON && (!json.Valid([]byte(j.Body)) || j.Body[0] != '{' && j.Body[0] != '[') {
 			t.Fatalf("a JSON body that is no object or array: %q from %s", j.Body, data)
+		}
+		if j.BodyJSON && jobjson.Check([]byte(j.Body)) != nil {
+			t.Fatalf("a JSON body some client cannot read back: %q from %s", j.Body, data)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/job"
 )
 
@@ -21,6 +22,8 @@ func FuzzParsePush(f *testing.F) {
 		`{"topic":"t","body":"x","ttr":0.5}`, `{"topic":"t"}`, `[]`, `{`, `null`, `{"delay":1e400}`,
 		`{"topic":"t","body":{"to":"a", "n": [1, 2.5e3, {"x":null}]}}`, `{"topic":"t","body":[ ]}`,
 		`{"topic":"t","body":"{\"to\":\"a\"}"}`, `{"topic":"t","body":7}`, `{"topic":"t","body":null}`,
+		`{"topic":"t","body":{"s":"\ud800"}}`, `{"topic":"t","body":"\udc00"}`, `{"topic":"t","body":[1e400]}`,
+		`{"topic":"t","body":{"s":"\ud83d\ude00","n":9007199254740993}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -41,7 +44,8 @@ func FuzzParsePush(f *testing.F) {
 }
 
 // checkBody fails unless a body read as JSON is a compact object or array
-// (what the line protocols' consumers get as bytes) and any other is UTF-8.
+// (what the line protocols' consumers get as bytes) that every client reads
+// back as it is (jobjson.Check), and any other is UTF-8.
 func checkBody(t *testing.T, body string, asJSON bool) {
 	t.Helper()
 	if !utf8.ValidString(body) {
@@ -53,6 +57,9 @@ func checkBody(t *testing.T, body string, asJSON bool) {
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, []byte(body)); err != nil || compact.String() != body || (body[0] != '{' && body[0] != '[') {
 		t.Fatalf("a JSON body that is not a compact object or array: %q (%v)", body, err)
+	}
+	if err := jobjson.Check([]byte(body)); err != nil {
+		t.Fatalf("a JSON body some client cannot read back: %q (%v)", body, err)
 	}
 }
 

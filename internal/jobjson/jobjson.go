@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gmq/gmq/job"
 )
@@ -49,14 +48,21 @@ type Defaults struct {
 // that gmq's "TTR" and the alias "ttr" are one field.
 type Fields map[string]json.RawMessage
 
-// Decode reads one JSON object. Its field names must differ by more than
-// case (the lookup is case-blind, so {"topic":"a","Topic":"b"} would be
-// ambiguous) and its bytes must be valid UTF-8 (Go's decoder would quietly
-// replace bad bytes, storing a body other than the one sent).
-func Decode(data []byte) (Fields, error) {
-	if !utf8.Valid(data) {
-		return nil, fmt.Errorf("%w: the JSON is not valid UTF-8", ErrBadRequest)
-	}
+// Decode reads one JSON object, as a front end receives it. Its field
+// names must differ by more than case (the lookup is case-blind, so
+// {"topic":"a","Topic":"b"} would be ambiguous), and every value in it must
+// be one every client reads back as sent (Check: no lone surrogate, no
+// bytes that are not UTF-8, no number past a double), since what a request
+// carries may be kept and handed out.
+func Decode(data []byte) (Fields, error) { return decode(data, true) }
+
+// DecodeStored reads one JSON object the broker stored itself (a schedule's
+// layer): as Decode, but without Check, so that what was stored before the
+// rule still reads.
+func DecodeStored(data []byte) (Fields, error) { return decode(data, false) }
+
+// decode is Decode, with Check or without.
+func decode(data []byte, check bool) (Fields, error) {
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {
@@ -71,6 +77,11 @@ func Decode(data []byte) (Fields, error) {
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrBadRequest)
+	}
+	if check {
+		if err := Check(data); err != nil {
+			return nil, err
+		}
 	}
 	if err := distinctKeys(data); err != nil {
 		return nil, err
