@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/job"
 )
 
@@ -244,13 +245,16 @@ func (x *Deliverer) post(ctx context.Context, cfg job.TopicConfig, j *job.Job, b
 }
 
 // result is a 2xx answer's body as the job's result: JSON as it is, other
-// text as a JSON string, nothing when empty or longer than MaxAnswer.
+// text as a JSON string, nothing when empty or longer than MaxAnswer. JSON
+// that some client could not read back (jobjson.Check: a lone surrogate, a
+// number past a double) is kept as its text too: a pushed result would be
+// refused, but this work is done.
 func (a answer) result() string {
 	b := bytes.TrimSpace(a.body)
 	if len(b) == 0 || !a.whole {
 		return ""
 	}
-	if json.Valid(b) {
+	if json.Valid(b) && jobjson.Check(b) == nil {
 		var c bytes.Buffer
 		if json.Compact(&c, b) == nil {
 			return c.String()

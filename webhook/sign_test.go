@@ -66,6 +66,10 @@ func TestAnswerResult(t *testing.T) {
 		{"done", true, `"done"`},
 		{"<html>ok</html>", true, `"<html>ok</html>"`},
 		{"\xff\xfe", true, "\"\ufffd\""},
+		// JSON some client could not read back (issue 49's rule) is kept as its text
+		{`{"s":"\ud800"}`, true, `"{\"s\":\"\\ud800\"}"`},
+		{`[1, 1e400]`, true, `"[1, 1e400]"`},
+		{`{"s":"\ud83d\ude00"}`, true, `{"s":"\ud83d\ude00"}`},
 		{`{"cut":`, false, ""},
 	} {
 		if got := (answer{body: []byte(tc.body), whole: tc.whole}).result(); got != tc.want {
