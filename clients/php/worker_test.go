@@ -2,6 +2,7 @@ package php_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/job"
 )
 
 // proc is a PHP process under test, in a process group of its own (its
@@ -527,4 +529,40 @@ func readmeEvents(t *testing.T, b *brokertest.Broker, token string, env []string
 	call("POST", "/api/v1/jobs/export-9/ack", `{"result":{"url":"/r/9.pdf"}}`)
 	w.expect(t, `^job export-9 completed: \{"url":"/r/9\.pdf"\}$`, 10*time.Second)
 	w.exit(t, 10*time.Second)
+}
+
+// A job whose JSON PHP cannot decode, a lone surrogate escape that a broker
+// before issue 49's rule stored (written here through the dispatcher, which
+// stores what it is given, as such a broker did), is failed by the worker
+// with the reason, not left reserved: its pop used to throw, and the worker
+// logged "pop failed" and popped it again after every TTR. The handler is
+// not run on it, and the jobs after it are.
+func TestWorkerFailsAJobItCannotDecode(t *testing.T) {
+	b := fresh(t, nil)
+	one := 1
+	bad, err := b.Dispatcher.Push(context.Background(), job.Spec{Topic: "undecodable", Body: `{"s":"\ud800"}`, BodyJSON: true,
+		TTR: 300 * time.Second, Priority: 1, Retry: &job.RetryPolicy{MaxAttempts: &one}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := push(t, b.URL, `{"topic":"undecodable","body":"{}","priority":2}`)
+	w := worker(t, b.URL, "undecodable", 1, 1, 2) // ends after two jobs
+	w.exit(t, 30*time.Second)
+	code, j := peek(t, b.URL, strconv.FormatUint(bad.ID, 10))
+	if reason, _ := j["last_error"].(string); code != 200 || j["state"] != "dead" || !strings.Contains(reason, "cannot decode the job: Single unpaired UTF-16 surrogate") {
+		t.Errorf("the undecodable job: %d %v, want it dead, failed saying why", code, j)
+	}
+	requireAcked(t, b.URL, good)
+	if n := w.count(`^start `); n != 1 {
+		t.Errorf("the handler ran %d times, want once (the decodable job)", n)
+	}
+
+	// pop and popMany give such a job back marked, beside the jobs they can read.
+	for _, body := range []string{`{"s":"\ud800"}`, `["x\udc00"]`} {
+		if _, err := b.Dispatcher.Push(context.Background(), job.Spec{Topic: "undecodable-pop", Body: body, BodyJSON: true, TTR: time.Minute, Priority: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push(t, b.URL, `{"topic":"undecodable-pop","body":{"ok":"\ufffd"},"priority":2}`)
+	run(t, "testdata/undecodable.php", b.URL, "undecodable-pop")
 }

@@ -40,6 +40,14 @@ namespace Gmq;
  * arrays (json_decode(..., true): an empty object comes back as []), while
  * a string stays a string, even one whose text is JSON.
  *
+ * A popped job that json_decode cannot read (a lone UTF-16 surrogate
+ * escape, "\ud800", which gmq refuses since issue 49 but a job stored
+ * before may hold) still comes back, from pop, popMany and the pops with
+ * an ack: its 'body' null and 'decode_error' saying why, its other fields
+ * read as usual, so that the caller can fail it by its id, attempt and
+ * token (the worker does). Nothing is thrown for it: the job is reserved,
+ * and a throw would leave it so until its TTR, again at every pop.
+ *
  * Cron schedules (setSchedule, fireSchedule, ...) live in gmq's Redis and
  * every broker fires them, each fire once (Schedules). Batches
  * (createBatch, getBatch, ...) count their jobs' ends and push callbacks

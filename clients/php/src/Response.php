@@ -43,6 +43,9 @@ final class Response
             return new self($status, null, $retryAfter);
         }
         $answer = json_decode($body, true);
+        if ($answer === null && json_last_error() === JSON_ERROR_UTF16 && $status >= 200 && $status < 300) {
+            $answer = Undecodable::decode($body, json_last_error_msg()); // its jobs marked 'decode_error'
+        }
         if (!is_array($answer)) {
             // A proxy's page, say: keep its start for the message.
             throw new GmqException($status, "$what: the answer is not JSON: " . substr($body, 0, 200));

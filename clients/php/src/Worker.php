@@ -17,6 +17,9 @@ namespace Gmq;
  *  - fails it when the handler throws, with "<class>: <message>" as the
  *    job's last_error (it is retried after its backoff, or goes to the
  *    dead set past its max_attempts);
+ *  - fails a job it cannot decode (one whose pop marks it 'decode_error':
+ *    see Client::pop) with that reason, without running the handler, so
+ *    it is retried or dies by its policy rather than left reserved;
  *  - touches it every half of its TTR while the handler runs, from a helper
  *    process (Heartbeat), so a long job is not given to another worker;
  *  - when the job is cancelled while the handler runs (Client::cancel),
@@ -161,6 +164,11 @@ final class Worker
                 if ($this->stopping) {
                     $this->giveBack($job);
                     break;
+                }
+                if (isset($job['decode_error'])) { // no handler can take it: failed, not left reserved
+                    $this->finish($job, $job['decode_error'], null);
+                    $done++;
+                    continue;
                 }
                 $this->process($job);
                 $done++;
