@@ -43,6 +43,7 @@ func TestPython(t *testing.T) {
 		{"WorkerStub", testWorkerStub},
 		{"WorkerConcurrency", testWorkerConcurrency},
 		{"WorkerFailsOnException", testWorkerFailsOnException},
+		{"WorkerFailsUndecodable", testWorkerFailsUndecodable},
 		{"WorkerTimeout", testWorkerTimeout},
 		{"WorkerJobTimeout", testWorkerJobTimeout},
 		{"Events", testEvents},

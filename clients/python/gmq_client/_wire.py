@@ -1,6 +1,8 @@
 """The JSON shapes of gmq's HTTP API built from the client's arguments, and
 small readers of its answers: the client's helpers, not its interface."""
 import json
+import math
+import re
 import urllib.parse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
@@ -95,6 +97,56 @@ def job_path(job_id: str, action: str = "") -> str:
 def checked_result(result: Any) -> Any:
     """An ack's result, checked to be sendable as JSON: json.dumps raises its
     TypeError (a type JSON has no value of) or ValueError (a cycle, NaN or
-    an infinity, which gmq would refuse) before any request is sent."""
+    an infinity, or a lone surrogate, which gmq would refuse) before any
+    request is sent."""
     json.dumps(result, allow_nan=False)
+    why = unreadable(result)
+    if why is not None:
+        raise ValueError("the result " + why)
     return result
+
+
+def unreadable(value: Any) -> Optional[str]:
+    """Why a decoded JSON value is not what was sent, or None: a string
+    holding a lone UTF-16 surrogate (json.loads keeps "\\ud800" as one, a
+    str no UTF-8 can write), or an infinity (a number past a double, read as
+    inf). gmq refuses both since issue 49; a job stored before may hold one."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            return "holds a lone UTF-16 surrogate escape"
+    elif isinstance(value, float):
+        if math.isinf(value) or math.isnan(value):
+            return "holds a number past a double"
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            why = unreadable(k) or unreadable(v)
+            if why is not None:
+                return why
+    elif isinstance(value, list):
+        for v in value:
+            why = unreadable(v)
+            if why is not None:
+                return why
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def mark_undecodable(answer: Any) -> Any:
+    """An answer with its popped jobs (the answer itself when it has an id
+    and a token, or each of its "jobs") whose body cannot be read as sent
+    (unreadable) marked: body None and "decode_error" saying why, so that
+    the caller fails the job by its id, attempt and token (the worker does)."""
+    if not isinstance(answer, dict):
+        return answer
+    jobs = [answer] if "id" in answer and "token" in answer else []
+    if isinstance(answer.get("jobs"), list):
+        jobs += [j for j in answer["jobs"] if isinstance(j, dict) and "token" in j]
+    for job in jobs:
+        why = unreadable(job.get("body"))
+        if why is not None:
+            job["body"] = None
+            job["decode_error"] = "gmq: cannot decode the job: its body " + why + \
+                " (gmq refuses them since issue 49, so the job was stored before)"
+    return answer

@@ -10,8 +10,8 @@ import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, cast, overload
 
-from gmq_client._wire import (SETTLED, can_skip, checked_result, delivery, job_path, merge_ids, push_fields, seconds,
-                             stored_as, workflow_fields)
+from gmq_client._wire import (SETTLED, can_skip, checked_result, delivery, job_path, mark_undecodable, merge_ids,
+                              push_fields, seconds, stored_as, workflow_fields)
 from gmq_client.batches import BatchCalls
 from gmq_client.events import EventCalls
 from gmq_client.outcomes import OutcomeCalls
@@ -193,7 +193,16 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls, BatchCalls):
     def pop(self, topics: Iterable[str], timeout: float = 0) -> Optional[Job]:
         """Reserve a job from the first listed topic that has one, waiting up
         to timeout seconds (topics: a list, or one topic's name). Returns the
-        job, or None."""
+        job, or None.
+
+        A job whose body json.loads cannot give back as it was sent (a lone
+        UTF-16 surrogate escape, which it keeps as a str no UTF-8 can write,
+        or a number past a double, read as inf: gmq refuses both since
+        issue 49, but a job stored before may hold one) is returned with
+        "body" None and "decode_error" saying why, so that the caller can
+        fail it; pop_many and the pops with an ack mark such jobs alike,
+        and the worker fails them. Nothing is raised: the job is reserved,
+        and a raise would leave it so until its TTR."""
         if isinstance(topics, str):
             topics = [topics]
         return self._call("POST", "/api/v1/pop", {"topics": list(topics), "timeout": timeout}, wait=timeout)
@@ -398,7 +407,7 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls, BatchCalls):
             with urllib.request.urlopen(req, timeout=self.timeout + wait) as resp:
                 if resp.status == 204:
                     return None
-                return json.loads(resp.read().decode("utf-8"))
+                return mark_undecodable(json.loads(resp.read().decode("utf-8")))
         except urllib.error.HTTPError as e:
             raise _error(e) from None
 

@@ -53,6 +53,7 @@ class Job(_Shown, total=False):
     traceparent: str
     group: str  # its fair group
     token: str  # a popped job's: names its delivery (opaque: send it back as it came)
+    decode_error: str  # a popped job's whose body cannot be read as sent (body None): why (see Client.pop)
     keep_completed: float  # seconds it is kept completed after its ack: its own, when pushed with one
     timeout: float  # seconds a worker's handler may run on it, when pushed with one
     completed_at: str  # a completed job's (RFC 3339): when its ack completed it

@@ -66,6 +66,8 @@ class Worker:
       follow-ups, jobs gmq pushes once the ack succeeds (see Done);
     - on an exception, fails the job with "Type: message", so it waits
       its retry policy's backoff or goes to the dead set past max_attempts;
+    - fails a job whose body cannot be read as sent (marked "decode_error":
+      see Client.pop) with that reason, without running the handler;
     - while the handler runs, a thread touches the job every TTR/2, so a
       handler may run past the TTR without the job being delivered again;
     - with timeout (seconds; None, the default: no limit), or a job pushed
@@ -184,7 +186,18 @@ class Worker:
             if self._stopping.is_set():
                 self._release(job)  # it came after the stop
                 return
+            if job.get("decode_error"):  # no handler can take it: failed, not left reserved
+                self._fail_undecodable(job)
+                job = None
+                continue
             job = self._work(job)
+
+    def _fail_undecodable(self, job: Job) -> None:
+        """Fail a job whose body cannot be read as sent (see Client.pop)
+        with that reason, without running the handler."""
+        error = job["decode_error"]
+        self._log.warning("gmq worker: job %s failed: %s", job["id"], error)
+        self._settle("fail", job, lambda: self._client.fail(job["id"], job["attempt"], error, token=job.get("token")))
 
     def _pop(self) -> Optional[Job]:
         """Pop until a job comes (returned) or the worker stops (None)."""
