@@ -70,15 +70,32 @@ export function jobRef(job) {
 
 /**
  * checkResult refuses, before any request, an ack's result that is not
- * JSON: JSON.stringify's own TypeError (a BigInt, a cycle). undefined (and
- * null) is no result; so is a value JSON has no text for (a function, a
- * symbol), which JSON.stringify leaves out.
+ * JSON: JSON.stringify's own TypeError (a BigInt, a cycle), or a TypeError
+ * for a string (or a name) holding a lone surrogate (half of an emoji cut
+ * by slice), which JSON.stringify writes as "\ud83d" and gmq refuses (400)
+ * since not every client can read it back. undefined (and null) is no
+ * result; so is a value JSON has no text for (a function, a symbol), which
+ * JSON.stringify leaves out.
  * @param {unknown} result
  * @returns {unknown} the result to send, undefined for none
  */
 export function checkResult(result) {
   if (result === undefined || result === null) return undefined;
-  return JSON.stringify(result) === undefined ? undefined : result;
+  return JSON.stringify(result, wellFormed) === undefined ? undefined : result;
+}
+
+const loneSurrogate = /[\uD800-\uDFFF]/u; // with u, a pair is one code point: only a lone half matches
+
+/** wellFormed is a JSON.stringify replacer that throws on a lone surrogate in a string or a name. */
+function wellFormed(key, value) {
+  for (const s of [key, value]) {
+    const m = typeof s === 'string' ? loneSurrogate.exec(s) : null;
+    if (m) {
+      const hex = m[0].charCodeAt(0).toString(16);
+      throw new TypeError(`a string holds a lone surrogate \\u${hex} (gmq refuses it: not every client reads it back)`);
+    }
+  }
+  return value;
 }
 
 /**
