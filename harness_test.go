@@ -1,0 +1,80 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gmq/gmq/internal/redistest"
+)
+
+// Tests of the test harness itself: the brokers the other tests start as
+// processes, kill and start again.
+
+// A broker started again while another process listens on its HTTP port
+// and answers /readyz there is caught: the restart says its port was
+// taken, and the broker's log says why. Before, the stranger's 200 was
+// taken for the broker's own, and the test went on against a broker that
+// had exited ("address already in use"): make test hung so (issue 49).
+func TestRestartOnATakenPortIsCaught(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	b.kill()
+	ln, err := net.Listen("tcp", b.addr)
+	if err != nil {
+		t.Fatalf("take the killed broker's port: %v", err)
+	}
+	stranger := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ready"}`)
+	})}
+	go func() { _ = stranger.Serve(ln) }() // ends with Close
+	defer stranger.Close()
+	if !b.startOrTaken() {
+		t.Fatalf("the restart was taken for ready on another process's /readyz; its log:\n%s", b.log)
+	}
+	if !strings.Contains(b.log.String(), "address already in use") {
+		t.Fatalf("the broker's log does not say its port was taken:\n%s", b.log)
+	}
+}
+
+// A port freeAddr gave a test stays that test's while it runs, even while
+// nothing listens on it (its broker killed): no other claim gets it, from
+// this process or another (flock(1) stands in for another test binary), and
+// it is free for others once the test ends. Before, freeAddr only checked
+// that the port could be bound then, so another test could be given a
+// killed broker's port before its restart bound it again.
+func TestPortsStayClaimed(t *testing.T) {
+	t.Parallel()
+	var port int
+	t.Run("holder", func(t *testing.T) {
+		addr := freeAddr(t)
+		_, p, _ := net.SplitHostPort(addr)
+		port, _ = strconv.Atoi(p)
+		if lo, hi := portRange(); port < lo || port >= hi {
+			t.Fatalf("port %d outside [%d, %d)", port, lo, hi)
+		}
+		if claim, err := claimPort(port); !errors.Is(err, errClaimed) {
+			claim.Close()
+			t.Fatalf("port %d claimed again in its test's process: %v", port, err)
+		}
+		flock := exec.Command("flock", "--nonblock", filepath.Join(portClaims, p), "true")
+		if err := flock.Run(); err == nil {
+			t.Fatalf("another process claimed port %d while its test held it", port)
+		} else if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) {
+			t.Skipf("flock(1): %v", err)
+		}
+	})
+	claim, err := claimPort(port)
+	if err != nil {
+		t.Fatalf("port %d after its test ended: %v", port, err)
+	}
+	claim.Close()
+}
