@@ -28,6 +28,12 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// This test binary run again by a test of the harness (runInner) uses
+	// the broker its parent built.
+	if bin := os.Getenv("GMQ_TEST_BINARY"); bin != "" {
+		binary = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "gmq-crash-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gmq/gmq/internal/redistest"
 )
@@ -77,4 +81,60 @@ func TestPortsStayClaimed(t *testing.T) {
 		t.Fatalf("port %d after its test ended: %v", port, err)
 	}
 	claim.Close()
+}
+
+// A broker that dies while its chaos test runs (a panic, here a SIGQUIT the
+// harness did not send) fails the test at once with its log, and the
+// test's loops stop: the consumer below, retrying each of its calls while
+// the broker is down, ends as soon as the test has failed, instead of
+// holding the test's deferred stop for a minute a call. Issue 49: both
+// brokers of TestChaosBatchesOnCluster died of a panic, and make test hung
+// for its 25 minutes in such a retry loop. The test that fails is
+// TestDeadBrokerInner, run in a test binary of its own.
+func TestADeadBrokerEndsItsTest(t *testing.T) {
+	t.Parallel()
+	out, err := runInner(t, "TestDeadBrokerInner")
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) {
+		t.Fatalf("the inner test: %v, want it failed\n%s", err, out)
+	}
+	if !strings.Contains(out, "died while its test ran") || !strings.Contains(out, "SIGQUIT") {
+		t.Errorf("the inner test did not say its broker died, with its log:\n%s", out)
+	}
+	if strings.Contains(out, "gave up retrying") {
+		t.Errorf("the inner test's consumer went on retrying after the test failed:\n%s", out)
+	}
+}
+
+// TestDeadBrokerInner is TestADeadBrokerEndsItsTest's failing test.
+func TestDeadBrokerInner(t *testing.T) {
+	if os.Getenv("GMQ_TEST_INNER") != t.Name() {
+		t.Skip("run by TestADeadBrokerEndsItsTest")
+	}
+	srv := redistest.Start(t)
+	b := startBroker(t, srv.URL())
+	fleet := &inTurn{t: t, brokers: []*brokerProc{b}, limit: 20 * time.Second}
+	stop := consume(t, 1, func() {
+		for range 3 { // as a batch's members are looked up, each call retried while the broker is down
+			fleet.call("GET", "/api/v1/stats", ``)
+		}
+	})
+	defer stop()
+	if err := b.cmd.Process.Signal(syscall.SIGQUIT); err != nil { // dies as a panic would
+		t.Fatal(err)
+	}
+	<-b.done
+	b.must(200, "GET", "/api/v1/stats", ``) // refused: Fatalf, then the deferred stop waits for the consumer
+}
+
+// runInner runs test alone in this test binary again, with the broker
+// built already, and returns its output and exit.
+func runInner(t *testing.T, test string) (string, error) {
+	t.Helper()
+	// A deadline only for an inner test that hangs: it fails in seconds.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "GMQ_TEST_BINARY="+binary, "GMQ_TEST_INNER="+test)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
