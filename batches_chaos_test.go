@@ -33,11 +33,12 @@ func TestChaosBatchesOnCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
 	brokers := []*brokerProc{startBroker(t, c.URL()), startBroker(t, c.URL())}
 	store := checker(t, c.URL())
-	fleet := &inTurn{t: t, brokers: brokers, limit: 5 * time.Second}
+	fleet := &inTurn{t: t, brokers: brokers, limit: 20 * time.Second} // doWithin: past a pop's 5.5 s on a loaded machine
 	pick, down, call := fleet.pick, isDown, fleet.call
 	const job = `"ttr":3,"keep_completed":600,"retry":{"max_attempts":3,"backoff":"fixed","base":0.05}`
 	topics := []string{"chaos-bt-a", "chaos-bt-b", "chaos-bt-c"}
 	members := sync.Map{} // batch id -> its members' ids, once its create answered 201
+	ended := ending(t)    // the loops below stop once the test has failed
 	var producing sync.WaitGroup
 	producing.Go(func() {
 		for i := range batches {
@@ -51,7 +52,10 @@ func TestChaosBatchesOnCluster(t *testing.T) {
 			body := fmt.Sprintf(`{"jobs":[%s],"on_complete":%s,"on_success":%s,"on_death":%s}`,
 				strings.Join(jobs, ","), cb("complete"), cb("success"), cb("death"))
 			for {
-				a, err := doWithin(t, pick(), 5*time.Second, "POST", "/api/v1/batches", body)
+				if ended.Err() != nil {
+					return
+				}
+				a, err := doWithin(t, pick(), fleet.limit, "POST", "/api/v1/batches", body)
 				if err == nil && a.code == 201 {
 					members.Store(a.body["id"].(string), a.body["ids"].([]any))
 					break
@@ -68,12 +72,12 @@ func TestChaosBatchesOnCluster(t *testing.T) {
 	callbacks := map[string]map[string]map[string]bool{} // kind -> batch -> callback job ids
 	var early []string
 	var failed, odd atomic.Int64
-	stop := consume(4, func() {
+	stop := consume(t, 4, func() {
 		// In a random order each time, so that batches finish as the
 		// work goes (a pop takes from the first topic that has a job).
 		order := []string{"chaos-bt-a", "chaos-bt-b", "chaos-bt-c", "chaos-bt-complete", "chaos-bt-success", "chaos-bt-death"}
 		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		a, err := doWithin(t, pick(), 5*time.Second, "POST", "/api/v1/pop", `{"topics":["`+strings.Join(order, `","`)+`"],"timeout":0.5}`)
+		a, err := doWithin(t, pick(), fleet.limit, "POST", "/api/v1/pop", `{"topics":["`+strings.Join(order, `","`)+`"],"timeout":0.5}`)
 		if down(a, err) || a.code != 200 {
 			if err == nil && a.code != 204 && odd.Add(1) <= 10 {
 				t.Logf("pop: %d %v %v", a.code, a.body, err)
@@ -157,7 +161,7 @@ func TestChaosBatchesOnCluster(t *testing.T) {
 		return out
 	}
 	kills := 0
-	for ; kills < 8 && len(left()) > 0; kills++ {
+	for ; kills < 8 && len(left()) > 0 && !t.Failed(); kills++ {
 		time.Sleep(500 * time.Millisecond)
 		b := brokers[kills%2]
 		b.kill()
@@ -174,7 +178,7 @@ func TestChaosBatchesOnCluster(t *testing.T) {
 		}
 		return out
 	}
-	if brokertestSettle(unfinished) > 0 {
+	if brokertestSettle(t, unfinished) > 0 {
 		waitLeft()
 		for _, topic := range append(topics, "chaos-bt-complete", "chaos-bt-success", "chaos-bt-death") {
 			a, _ := brokers[0].do("GET", "/api/v1/topics/"+topic, ``)

@@ -65,7 +65,7 @@ func TestChaosFailingConsumers(t *testing.T) {
 			}
 		})
 	}
-	stopConsumers := consume(consumers, func() {
+	stopConsumers := consume(t, consumers, func() {
 		a, err := b.do("GET", "/api/v1/pop?topic=flaky&timeout=0.5", ``)
 		if down(a, err) || a.code != 200 {
 			time.Sleep(20 * time.Millisecond)

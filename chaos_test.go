@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -115,20 +116,61 @@ func TestChaosRedisStalled(t *testing.T) {
 }
 
 // retryWhileDown repeats call (until it says done) while the broker or
-// Redis is down, for at most a minute.
+// Redis is down, for at most a minute, and not once the test has failed or
+// is ending (ending).
 func retryWhileDown(t *testing.T, call func() (done bool)) {
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if call() {
+	ctx := ending(t)
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+		if ctx.Err() != nil || call() {
 			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 	t.Error("gave up retrying after 60s")
 }
 
+// endings holds ending's context for each test that asked.
+var endings sync.Map // *testing.T -> context.Context
+
+// ending is a context cancelled once t has failed or is ending. A chaos
+// test's loops (its producers, consumers and retries) stop with it: after a
+// Fatalf the deferred stop waits for the consumers, and a consumer retrying
+// each of 50 calls for a minute against brokers that had died held make
+// test for its whole 25 minutes (issue 49). t.Context alone ends only after
+// the test function (and so that wait) returns.
+func ending(t *testing.T) context.Context {
+	if ctx, ok := endings.Load(t); ok {
+		return ctx.(context.Context)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	if prev, loaded := endings.LoadOrStore(t, ctx); loaded {
+		cancel()
+		return prev.(context.Context)
+	}
+	t.Cleanup(func() { cancel(); endings.Delete(t) })
+	go func() { // ends with the test
+		for !t.Failed() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		cancel()
+	}()
+	return ctx
+}
+
 // consume runs n consumers, each calling round again and again, until the
-// returned stop is called. stop waits for them, and may be called again
-// (deferred as well, so that no consumer outlives its test).
-func consume(n int, round func()) (stop func()) {
+// returned stop is called or t has failed (ending). stop waits for them,
+// and may be called again (deferred as well, so that no consumer outlives
+// its test).
+func consume(t *testing.T, n int, round func()) (stop func()) {
+	ctx := ending(t)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	for range n {
@@ -136,6 +178,8 @@ func consume(n int, round func()) (stop func()) {
 			for {
 				select {
 				case <-quit:
+					return
+				case <-ctx.Done():
 					return
 				default:
 				}
@@ -173,7 +217,13 @@ func strikeWhile(producers *sync.WaitGroup, every time.Duration, limit int, faul
 // not moved for 20 s.
 func drain(t *testing.T, b *brokerProc, where string, missing func() []string) {
 	t.Helper()
-	if brokertest.Settle(func() int { return len(missing()) }, 20*time.Second) == 0 {
+	counted := func() int {
+		if t.Failed() { // a failure elsewhere (a broker that died): no use waiting
+			t.FailNow()
+		}
+		return len(missing())
+	}
+	if brokertest.Settle(counted, 20*time.Second) == 0 {
 		return
 	}
 	left := missing()
@@ -229,7 +279,7 @@ func runChaos(t *testing.T, b *brokerProc, srv *redistest.Server, fault func(), 
 			}
 		})
 	}
-	stopConsumers := consume(consumers, func() {
+	stopConsumers := consume(t, consumers, func() {
 		a, err := b.do("GET", "/api/v1/pop?topic=chaos&timeout=0.5", ``)
 		if down(a, err) {
 			time.Sleep(20 * time.Millisecond)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +28,12 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// This test binary run again by a test of the harness (runInner) uses
+	// the broker its parent built.
+	if bin := os.Getenv("GMQ_TEST_BINARY"); bin != "" {
+		binary = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "gmq-crash-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -60,24 +66,10 @@ type brokerProc struct {
 	done      chan struct{}
 	log       *syncLog
 	mu        sync.Mutex
-}
-
-// freeAddr finds a free 127.0.0.1 port for the broker to listen on, below
-// Linux's ephemeral range (32768 and up): a broker killed and started again
-// binds its port anew, and a port of that range may meanwhile be taken as
-// the local port of any outgoing connection on the machine (a chaos test
-// once failed so, "address already in use", while other packages' tests ran).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	for range 1000 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
-		if l, err := net.Listen("tcp", addr); err == nil {
-			l.Close()
-			return addr
-		}
-	}
-	t.Fatal("no free port below 32768")
-	return ""
+	// serving says the process now running got ready; stopping that the
+	// harness (or the test) ended it. A ready process that dies otherwise
+	// fails the test at once, with its log (watch).
+	serving, stopping atomic.Bool
 }
 
 func startBroker(t *testing.T, redisURL string) *brokerProc {
@@ -103,8 +95,8 @@ func startBrokerWith(t *testing.T, redisURL, bin, extra string) *brokerProc {
 	}
 	b := &brokerProc{t: t, addr: addr, redis: redisURL, conf: conf, bin: bin}
 	t.Cleanup(b.kill)
-	// A free port found here may be taken by another test before the broker
-	// binds it (freeAddr can only close what it found): then other ports.
+	// No test takes a port freeAddr claimed, but a program outside them may
+	// bind one before the broker does: then other ports.
 	for try := 1; ; try++ {
 		b.beanstalk, b.rpc, b.kestrel, b.text, b.thrift = freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 		b.log = &syncLog{}
@@ -132,15 +124,41 @@ func (b *brokerProc) restartWith(bin, conf string) {
 	b.start()
 }
 
+// start starts the broker again on its own ports (after a kill) and waits
+// until it is ready; a broker that does not get ready (its port taken
+// meanwhile, or any other way) fails the test at once, with its log.
 func (b *brokerProc) start() {
 	b.t.Helper()
 	if b.startOrTaken() {
-		b.t.Fatalf("broker did not start: a port of its was taken:\n%s", b.log)
+		b.t.Fatalf("broker did not start again on its ports (%s): one was taken while it was down; its log:\n%s",
+			strings.Join(b.listens(), " "), b.log)
 	}
+}
+
+// listens is every address the broker listens on.
+func (b *brokerProc) listens() []string {
+	addrs := []string{b.addr, b.beanstalk, b.rpc, b.kestrel}
+	if b.newBinary() {
+		addrs = append(addrs, b.text, b.thrift)
+	}
+	return addrs
+}
+
+// newBinary says the broker runs a build of this tree; an older commit's
+// (buildAt) has neither of kestrel's text and thrift protocols.
+func (b *brokerProc) newBinary() bool {
+	return b.bin == "" || filepath.Dir(b.bin) == filepath.Dir(binary)
 }
 
 // startOrTaken starts the broker and waits until it is ready; it says
 // true, the broker gone, when a port of its was taken meanwhile.
+//
+// Ready is /readyz answering 200 and the process started here holding a
+// listening socket on each of its ports: an answer on the HTTP port alone
+// may come from another process that took the port while the broker was
+// down (the broker then exits, "address already in use"). The broker opens
+// all its listeners before it serves any, so once they are its own, so is
+// the answer.
 func (b *brokerProc) startOrTaken() bool {
 	b.t.Helper()
 	b.mu.Lock()
@@ -150,43 +168,65 @@ func (b *brokerProc) startOrTaken() bool {
 	if bin == "" {
 		bin = binary
 	}
-	if filepath.Dir(bin) == filepath.Dir(binary) { // this tree's builds; an older commit's (buildAt) has neither protocol
+	if b.newBinary() {
 		args = append(args, "--text", b.text, "--thrift", b.thrift)
 	}
 	b.cmd = exec.Command(bin, args...)
-	if b.fileLimit > 0 {
+	if b.fileLimit > 0 { // sh execs the broker: same process, same pid
 		b.cmd = exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, b.fileLimit), bin}, args...)...)
 	}
 	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
+	b.serving.Store(false)
+	b.stopping.Store(false)
+	since := len(b.log.String())
 	if err := b.cmd.Start(); err != nil {
 		b.t.Fatal(err)
 	}
 	b.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) {
-		_ = cmd.Wait() // a killed broker's exit status is the point of the test
-		close(done)
-	}(b.cmd, b.done)
+	go b.watch(b.cmd, b.done, since)
 	// A deadline only for a broker that never gets ready: a race-detecting
 	// build on a loaded machine may take seconds.
 	deadline := time.Now().Add(60 * time.Second)
+	stranger := ""
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get(b.url("/readyz")); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return false
+				missing, err := notListening(b.cmd.Process.Pid, b.listens())
+				if err != nil {
+					b.t.Fatalf("is the broker on %s the one started? %v", b.addr, err)
+				}
+				if len(missing) == 0 {
+					b.serving.Store(true)
+					return false
+				}
+				stranger = fmt.Sprintf(" (meanwhile another process answered /readyz on %s)", b.addr)
 			}
 		}
 		select {
 		case <-b.done: // it exited before it was ready: no use waiting
-			if strings.Contains(b.log.String(), "address already in use") {
+			if strings.Contains(b.log.String()[since:], "address already in use") {
 				return true
 			}
-			b.t.Fatalf("broker exited before it was ready:\n%s", b.log)
+			b.t.Fatalf("broker exited before it was ready%s:\n%s", stranger, b.log)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	b.t.Fatalf("broker did not start:\n%s", b.log)
+	b.t.Fatalf("broker did not get ready in 60 s%s:\n%s", stranger, b.log)
 	return false
+}
+
+// watch waits for the broker process to end, and fails the test at once,
+// with the process's log, if it had got ready and neither the harness nor
+// the test ended it: a chaos test must not go on (or hang) against a
+// broker that died of a panic or a fatal error.
+func (b *brokerProc) watch(cmd *exec.Cmd, done chan struct{}, since int) {
+	defer close(done)
+	err := cmd.Wait() // a killed broker's exit status is the point of the test
+	if err != nil && b.serving.Load() && !b.stopping.Load() {
+		b.t.Errorf("the broker on %s (pid %d) died while its test ran: %v; its log since it started:\n%s",
+			b.addr, cmd.Process.Pid, err, b.log.String()[since:])
+	}
 }
 
 // waitUntil polls until ok holds. Its deadline is only for what never
@@ -225,6 +265,7 @@ func (b *brokerProc) kill() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cmd != nil && b.cmd.Process != nil {
+		b.stopping.Store(true)
 		_ = b.cmd.Process.Kill() // already exited is fine
 		<-b.done
 	}
@@ -252,7 +293,12 @@ type answer struct {
 }
 
 func (b *brokerProc) do(method, path, body string) (answer, error) {
-	req, err := http.NewRequest(method, b.url(path), strings.NewReader(body))
+	return b.doContext(context.Background(), method, path, body)
+}
+
+// doContext is do, given up when ctx ends.
+func (b *brokerProc) doContext(ctx context.Context, method, path, body string) (answer, error) {
+	req, err := http.NewRequestWithContext(ctx, method, b.url(path), strings.NewReader(body))
 	if err != nil {
 		return answer{}, err
 	}

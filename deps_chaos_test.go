@@ -35,6 +35,7 @@ func TestChaosDependenciesOnCluster(t *testing.T) {
 	pick, down, call := fleet.pick, isDown, fleet.call
 	const job = `"ttr":3,"keep_completed":600,"retry":{"max_attempts":20,"backoff":"fixed","base":0.05}`
 	deps := map[string][]string{} // a dependent's client id -> those it waits for
+	ended := ending(t)            // the loops below stop once the test has failed
 	var producing sync.WaitGroup
 	producing.Go(func() {
 		for i := range trees {
@@ -54,6 +55,9 @@ func TestChaosDependenciesOnCluster(t *testing.T) {
 					after = `,"after":["` + strings.Join(p.after, `","`) + `"]`
 				}
 				a := call("POST", "/api/v1/jobs", fmt.Sprintf(`{"id":%q,"topic":%q,"body":%q,%s%s}`, p.id, p.topic, p.id, job, after))
+				if ended.Err() != nil { // the test failed: call gave up
+					return
+				}
 				if a.code != 201 && a.code != 409 { // 409: a push a kill cut off had stored it
 					t.Errorf("push %s: %d %v", p.id, a.code, a.body)
 				}
@@ -65,7 +69,7 @@ func TestChaosDependenciesOnCluster(t *testing.T) {
 	var completed sync.Map // client id -> true, once its ack answered
 	var mu sync.Mutex
 	var failed atomic.Int64
-	stop := consume(4, func() {
+	stop := consume(t, 4, func() {
 		a, err := pick().do("POST", "/api/v1/pop", `{"topics":["tree-leaf","tree-mid","tree-root"],"timeout":0.5}`)
 		if down(a, err) || a.code != 200 {
 			time.Sleep(20 * time.Millisecond)
@@ -101,7 +105,7 @@ func TestChaosDependenciesOnCluster(t *testing.T) {
 		return out
 	}
 	kills := 0
-	for ; kills < 8 && len(left()) > 0; kills++ {
+	for ; kills < 8 && len(left()) > 0 && !t.Failed(); kills++ {
 		time.Sleep(400 * time.Millisecond)
 		b := brokers[kills%2]
 		b.kill()
@@ -109,7 +113,7 @@ func TestChaosDependenciesOnCluster(t *testing.T) {
 		b.start()
 	}
 	producing.Wait()
-	if brokertestSettle(left) > 0 { // what a stuck root waits for, before drain fails
+	if brokertestSettle(t, left) > 0 { // what a stuck root waits for, before drain fails
 		for _, root := range left() {
 			v := brokers[0].must(200, "GET", "/api/v1/jobs/"+root, ``)
 			if w, _ := v["waiting_for"].([]any); len(w) > 0 {
@@ -171,14 +175,20 @@ func (f *inTurn) call(method, path, body string) answer {
 
 // doWithin is b.do cut off after limit; a request a live broker has not
 // answered by then is a hang worth seeing, so the broker is sent SIGQUIT
-// (its goroutines go to its log) and the test shows its log.
+// (its goroutines go to its log) and the test fails, showing its log. So
+// limit must be well past what a live broker may take on a loaded machine:
+// its [server] request_timeout (5 s) plus the request's own wait (a pop's
+// timeout). A 5 s limit once took slow answers for hangs and killed both
+// brokers of a test (issue 49). The request ends at once when the test has
+// failed or is ending (ending).
 func doWithin(t *testing.T, b *brokerProc, limit time.Duration, method, path, body string) (answer, error) {
 	type result struct {
 		a   answer
 		err error
 	}
+	ctx := ending(t)
 	done := make(chan result, 1)
-	go func() { a, err := b.do(method, path, body); done <- result{a, err} }()
+	go func() { a, err := b.doContext(ctx, method, path, body); done <- result{a, err} }()
 	select {
 	case r := <-done:
 		return r.a, r.err
@@ -186,6 +196,7 @@ func doWithin(t *testing.T, b *brokerProc, limit time.Duration, method, path, bo
 	}
 	b.mu.Lock()
 	if b.cmd != nil && b.cmd.Process != nil {
+		b.stopping.Store(true) // said here, with the log: watch need not say it again
 		_ = b.cmd.Process.Signal(syscall.SIGQUIT)
 	}
 	b.mu.Unlock()
@@ -196,7 +207,13 @@ func doWithin(t *testing.T, b *brokerProc, limit time.Duration, method, path, bo
 }
 
 // brokertestSettle waits for missing to come to nothing, or to stop
-// changing, and says how many are left.
-func brokertestSettle(missing func() []string) int {
-	return brokertest.Settle(func() int { return len(missing()) }, 10*time.Second)
+// changing, and says how many are left; it ends the test (from its own
+// goroutine) when the test has failed meanwhile.
+func brokertestSettle(t *testing.T, missing func() []string) int {
+	return brokertest.Settle(func() int {
+		if t.Failed() {
+			t.FailNow()
+		}
+		return len(missing())
+	}, 10*time.Second)
 }

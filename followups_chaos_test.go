@@ -46,7 +46,7 @@ func TestChaosFollowUpsBrokerKilled(t *testing.T) {
 	})
 	var acked, followed sync.Map // first hop's ids acked; second hop's bodies acked
 	var cut atomic.Int64         // acks a kill cut off, then found done (404)
-	stopFirst := consume(3, func() {
+	stopFirst := consume(t, 3, func() {
 		a, err := b.do("GET", "/api/v1/pop?topic=wf&timeout=0.5", ``)
 		if down(a, err) || a.code != 200 {
 			time.Sleep(20 * time.Millisecond)
@@ -74,7 +74,7 @@ func TestChaosFollowUpsBrokerKilled(t *testing.T) {
 		})
 	})
 	defer stopFirst()
-	stopSecond := consume(2, func() {
+	stopSecond := consume(t, 2, func() {
 		a, err := b.do("GET", "/api/v1/pop?topic=wf-next&timeout=0.5", ``)
 		if down(a, err) || a.code != 200 {
 			time.Sleep(20 * time.Millisecond)
@@ -100,7 +100,7 @@ func TestChaosFollowUpsBrokerKilled(t *testing.T) {
 	// Kills while jobs are pushed, acked and followed up, not only while
 	// they are pushed: at most 12, each after the broker served a while.
 	faults := 0
-	for ; faults < 12 && len(second()) > 0; faults++ {
+	for ; faults < 12 && len(second()) > 0 && !t.Failed(); faults++ {
 		time.Sleep(every)
 		b.kill()
 		time.Sleep(100 * time.Millisecond)
