@@ -150,7 +150,11 @@ func (p *Pool) sweepBatches(ctx context.Context, b int) (map[string]int, bool, e
 	}
 	for mode, byBatch := range map[string]map[uint64][]string{"stored": stored, "drop": dropped} {
 		for id, list := range byBatch {
-			if _, err := p.batchCall(ctx, id, mode, nil, list...); err != nil {
+			var named []string
+			if mode == "stored" {
+				named = []string{"created", "0"} // the sweep is not the batch's create
+			}
+			if _, err := p.batchCall(ctx, id, mode, named, list...); err != nil {
 				return nil, false, err
 			}
 		}

@@ -493,3 +493,28 @@ func TestBatchCreateRefusedOrCutOff(t *testing.T) {
 	}
 	checkClean(t, p, ctx)
 }
+
+// The sweep marks a member stored when its job is there (a create cut off
+// after its push, before its mark). Its call to the script once lacked the
+// argument a create's mark carries, and every broker whose sweep met such a
+// member panicked (issue 49: both brokers of TestChaosBatchesOnCluster).
+func TestBatchSweepMarksAPushedMemberStored(t *testing.T) {
+	p, ctx := newPool(t)
+	id, ids := batchOf(t, p, ctx, job.BatchSpec{Jobs: []job.Spec{{Topic: "bs-a", Body: "1", TTR: time.Minute}},
+		OnComplete: &job.Spec{Topic: "bs-complete", Body: "cb", TTR: time.Minute}})
+	// Listed again, unstored, its deadline past, while its job is there.
+	if _, err := p.batchCall(ctx, id, "add", []string{"deadline", "1", "max", "100"}, member(ids[0])); err != nil {
+		t.Fatal(err)
+	}
+	b := p.batchBucket(id)
+	if _, _, err := p.Tick(ctx, b, batchesDue); err != nil {
+		t.Fatalf("the sweep of a pushed member: %v", err)
+	}
+	if bt := batchNow(t, p, ctx, id); bt.State != job.BatchClosed || bt.Pending != 1 {
+		t.Fatalf("after the sweep marked its member stored: %+v", bt)
+	}
+	popAck(t, p, ctx, "bs-a", ids[0], "")
+	tellAll(t, p, ctx)
+	callbackBody(t, p, ctx, "bs-complete")
+	checkClean(t, p, ctx)
+}
