@@ -128,6 +128,18 @@ func TestDocumentedCaps(t *testing.T) {
 			code, msg, _ := c.do("POST", "/jobs/batch", `{"jobs":`+jobs(1001, "cap-batch", "")+`}`)
 			return code, msg
 		}, 400, "a batch holds 1 to 1000 jobs, got 1001"},
+		{"[jobs] max_batch of a pop", "operations.md: most jobs in one batch pop", func(c capsCall) (int, string) {
+			code, msg, _ := c.do("POST", "/pop", `{"topics":["cap-bpop"],"count":1001}`)
+			return code, msg
+		}, 400, "count 1001 is over the limit of 1000 jobs a request ([jobs] max_batch)"},
+		{"[jobs] max_batch of an ack", "operations.md: most jobs in one batch ack", func(c capsCall) (int, string) {
+			acks := make([]string, 1001)
+			for i := range acks {
+				acks[i] = fmt.Sprintf(`{"id":"cap-%d","attempt":1}`, i)
+			}
+			code, msg, _ := c.do("POST", "/ack", `{"jobs":[`+strings.Join(acks, ",")+`]}`)
+			return code, msg
+		}, 400, "an ack holds 1 to 1000 jobs, got 1001"},
 		{"dependents of a job", "workflows.md: at most 1,000 jobs waiting for it (413 past it)", func(c capsCall) (int, string) {
 			c.must(201, "POST", "/jobs", `{"id":"cap-dep","topic":"cap-deps","body":"x"}`)
 			for range 2 {
