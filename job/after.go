@@ -14,6 +14,10 @@ const (
 // MaxAfter is the most jobs one job may wait for.
 const MaxAfter = 100
 
+// MaxDependents is the most jobs that may wait for one job (lua/lib_deps.lua's
+// MAX_DEPENDENTS): one more is refused with ErrTooMany.
+const MaxDependents = 1000
+
 // Dependencies are what a job pushed with After waits for.
 type Dependencies struct {
 	After     []uint64 // every job it waits for, as pushed

@@ -33,6 +33,11 @@ var (
 	// ErrFull: the topic holds as many jobs as its max_items allows; retry
 	// when consumers have taken some.
 	ErrFull = errors.New("topic is full")
+	// ErrTooMany: the call would put a count past a bound that consumers
+	// taking jobs do not lower (a job's dependents, a batch's jobs), so a
+	// retry is refused again: an ErrTooBig (HTTP 413), not an ErrFull (507),
+	// which clients retry.
+	ErrTooMany error = tooMany{}
 	// ErrConflict: the topic's state does not allow the operation (a
 	// grouped push to a topic with too many ungrouped ready jobs).
 	ErrConflict = errors.New("conflict")
@@ -50,6 +55,15 @@ var (
 // front end: Redis's raw reply names script hashes and lines (the log keeps
 // it).
 const OutOfMemoryReason = "redis is out of memory (its maxmemory is reached): retry later; pops and acks still work"
+
+// tooMany is ErrTooMany: its own words, and an ErrTooBig wherever one is
+// answered or refused for good.
+type tooMany struct{}
+
+func (tooMany) Error() string { return "too many" }
+
+// Is lets errors.Is(err, ErrTooBig) match.
+func (tooMany) Is(target error) bool { return target == ErrTooBig }
 
 // ResultTooBigError is an ack whose result is over its topic's max_result:
 // the job stays as it was. It is an ErrTooBig.

@@ -26,7 +26,8 @@ const (
 	// KindInvalid: the request breaks a rule; sent again unchanged it is
 	// refused again.
 	KindInvalid
-	// KindTooBig: a body over its limit.
+	// KindTooBig: a body over its limit, or a count past one that waiting
+	// does not lower (ErrTooMany); sent again it is refused again.
 	KindTooBig
 	// KindFull: the topic holds as many jobs or bytes as it may; retry
 	// when consumers have taken some.

@@ -150,7 +150,10 @@ local function ack_job(t, member, record, attempt, mode, result, write, follow)
   local keep = 0
   if not refused and mode == 'ack' then
     keep = outcomes.keep(t, job)
-    local most = keep > 0 and #result > 0 and outcomes.max_result(t)
+    -- max_result holds whether the job is kept or not: a result goes on
+    -- to its end's waiters, batch and events, and a consumer told 200 for
+    -- one then dropped would never learn it was too big.
+    local most = #result > 0 and outcomes.max_result(t)
     if most and #result > most then refused = {R.TOO_BIG, most, 'max_result'} end
   end
   if refused then return nil, refused end

@@ -177,12 +177,12 @@ func (p *Pool) AddToBatch(ctx context.Context, id uint64, jobs []job.Spec) ([]Pu
 	// once cannot pass it together; it answers whether the batch keeps
 	// results, which its jobs carry.
 	r, err := p.batchCall(ctx, id, "add", []string{"deadline", strconv.FormatInt(p.batchDeadline(), 10),
-		"max", strconv.Itoa(job.MaxBatchMembers)}, list...)
+		"max", strconv.Itoa(p.maxBatchMembers)}, list...)
 	if err != nil {
 		return nil, err
 	}
 	if strAt(r, 0) == replyFull {
-		return nil, fmt.Errorf("%w: batch %d holds %d jobs, at most %d", job.ErrFull, id, intAt(r, 1), job.MaxBatchMembers)
+		return nil, fmt.Errorf("%w: batch %d holds %d jobs, at most %d", job.ErrTooMany, id, intAt(r, 1), p.maxBatchMembers)
 	}
 	if err := batchRefusal(id, r); err != nil {
 		return nil, err

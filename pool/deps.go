@@ -141,7 +141,7 @@ func (p *Pool) dependOn(ctx context.Context, j job.Spec, m string) (string, erro
 			case "unknown":
 				return "", fmt.Errorf("%w: after: job %s is not found (never pushed, or it ended and is gone: only a completed job its topic keeps, keep_completed, counts as done)", job.ErrInvalid, id)
 			case "crowded":
-				return "", fmt.Errorf("%w: after: job %s has as many jobs waiting for it as it may hold (1000)", job.ErrFull, id)
+				return "", fmt.Errorf("%w: after: job %s has as many jobs waiting for it as it may hold (%d)", job.ErrTooMany, id, job.MaxDependents)
 			default: // dead, cancelled, expired
 				if state.OnFailure != job.DependencyRun {
 					// The four clients read "after: job " in this 409 as a dependency's,

@@ -75,6 +75,9 @@ type Pool struct {
 	followUpDue    atomic.Pointer[func(topic string, due, now time.Time)] // see OnFollowUpDue
 	followUpReady  atomic.Pointer[func(topic string, n int)]              // see OnFollowUpsReady
 	owned          bool                                                   // the client is the pool's to close (Open)
+	// maxBatchMembers is job.MaxBatchMembers, lowered by tests that fill
+	// a batch without pushing a hundred thousand jobs.
+	maxBatchMembers int
 }
 
 // The topic-scoped scripts are functions of gmq's library (function.go),
@@ -123,7 +126,7 @@ var (
 func New(client rueidis.Client, opts Options) *Pool {
 	k := newKeys(opts.Prefix, opts.Buckets)
 	p := &Pool{opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000, floorRate: idFloorRate(opts.Buckets)},
-		topicOf: newTopicCache(opts.TopicCache), batchers: make([]*batcher, opts.Buckets)}
+		topicOf: newTopicCache(opts.TopicCache), batchers: make([]*batcher, opts.Buckets), maxBatchMembers: job.MaxBatchMembers}
 	p.client = guardedClient{Client: client, p: p}
 	for b := range p.batchers {
 		p.batchers[b] = &batcher{pool: p, bucket: b}

@@ -189,3 +189,59 @@ func TestReloadKeepsStartingAllowHosts(t *testing.T) {
 		t.Fatalf("the topic's settings after the refused reload: %v %v", l.Effective, err)
 	}
 }
+
+// TestDeliveryObeysListedPorts: the issue's attack. allow_hosts lists
+// 127.0.0.1 on one port and a name (localhost, resolving to 127.0.0.1)
+// without a port; a token holder points a topic at the name on another
+// port. The URL check lets it pass (a name listed without a port allows
+// any), but the connect-time check must not: 127.0.0.1 is listed on its
+// own port only. The other port's listener is never reached, and the job
+// fails saying why; the listed port is still delivered to.
+func TestDeliveryObeysListedPorts(t *testing.T) {
+	open := newEndpoint(t, func(_ int, _ map[string]any, w http.ResponseWriter) { w.Write([]byte(`{"from":"open"}`)) })
+	other := newEndpoint(t, func(_ int, _ map[string]any, w http.ResponseWriter) { w.Write([]byte(`{"from":"internal"}`)) })
+	_, openPort, _ := net.SplitHostPort(open.srv.Listener.Addr().String())
+	_, otherPort, _ := net.SplitHostPort(other.srv.Listener.Addr().String())
+	const token = "a-long-enough-token-for-the-test-0123456789"
+	b := brokertest.Fresh(t, func(c *config.Config) {
+		c.DeliveryAllowHosts, c.DeliveryScan, c.Token = []string{"127.0.0.1:" + openPort, "localhost"}, 20*time.Millisecond, token
+	})
+	for _, tc := range []struct {
+		topic, url string
+		put        int    // the PUT's status
+		state      string // the job's once done: completed, or dead
+		says       string // in its result or its last error
+	}{
+		{"name-other-port", "http://localhost:" + otherPort + "/", 200, "dead", "refused to connect to 127.0.0.1:" + otherPort},
+		{"name-listed-port", "http://localhost:" + openPort + "/", 200, "completed", "open"},
+		{"address-other-port", "http://127.0.0.1:" + otherPort + "/", 400, "", `host "127.0.0.1" port ` + otherPort + " is not in"},
+	} {
+		t.Run(tc.topic, func(t *testing.T) {
+			code, got := call(t, token, "PUT", b.URL+"/api/v1/topics/"+tc.topic+"/config",
+				`{"deliver_to": "`+tc.url+`", "deliver_secret": "`+secret+`", "keep_completed": 3600, "max_attempts": 1}`)
+			if code != tc.put || tc.put != 200 && !strings.Contains(fmt.Sprint(got["error"]), tc.says) {
+				t.Fatalf("PUT deliver_to %s: %d %v, want %d", tc.url, code, got, tc.put)
+			}
+			if tc.put != 200 {
+				return
+			}
+			code, got = call(t, token, "POST", b.URL+"/api/v1/jobs", `{"topic":"`+tc.topic+`","body":"x"}`)
+			if code != 201 {
+				t.Fatalf("push: %d %v", code, got)
+			}
+			id := got["id"].(string)
+			var j map[string]any
+			brokertest.Eventually(t, "the job done", func() bool {
+				_, j = call(t, token, "GET", b.URL+"/api/v1/jobs/"+id, "")
+				return j["state"] == "completed" || j["state"] == "dead"
+			})
+			if s := fmt.Sprint(j["result"], j["last_error"]); j["state"] != tc.state || !strings.Contains(s, tc.says) {
+				t.Fatalf("the job: %v, want %s with %q in its result or error", j, tc.state, tc.says)
+			}
+		})
+	}
+	if n := other.count.Load(); n != 0 {
+		t.Fatalf("the port not listed was reached %d times", n)
+	}
+	open.check()
+}

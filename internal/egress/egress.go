@@ -158,28 +158,33 @@ func (p *Policy) allowsHost(host, port string) bool {
 }
 
 // listed says whether a is one of the addresses or networks written, on
-// port ("": any of them will do).
+// port: an entry with a port allows that port only, one without allows
+// every port. (An unknown port, "", matches only entries without one:
+// 127.0.0.1:8080 must never stand for 127.0.0.1 on 6379.)
 func (p *Policy) listed(a netip.Addr, port string) bool {
 	a = a.Unmap()
 	for _, n := range p.nets {
-		if n.prefix.Contains(a) && (n.port == "" || port == "" || n.port == port) {
+		if n.prefix.Contains(a) && (n.port == "" || n.port == port) {
 			return true
 		}
 	}
 	return false
 }
 
-// AllowsAddr says whether an address the broker is about to dial may be:
-// one listed, or else any that is not special (loopback, private, link
-// local (the clouds' metadata 169.254.169.254), shared, unspecified,
-// multicast, or reserved). So a listed name may resolve anywhere public,
-// and to an inside address only when that address is listed too.
-func (p *Policy) AllowsAddr(a netip.Addr) bool {
+// AllowsAddr says whether an address and port the broker is about to dial
+// may be: the address listed on that port (or on every port), or else any
+// address that is not special (loopback, private, link local (the clouds'
+// metadata 169.254.169.254), shared, unspecified, multicast, or reserved).
+// So a listed name may resolve anywhere public, and to an inside address
+// only when that address is listed too, on the port dialled: a name listed
+// without a port (any port passes the URL check) that resolves to
+// 127.0.0.1, listed as 127.0.0.1:8080, does not open 127.0.0.1:6379.
+func (p *Policy) AllowsAddr(ap netip.AddrPort) bool {
 	if p.Off() {
 		return false
 	}
-	a = a.Unmap()
-	return p.listed(a, "") || !special(a)
+	a := ap.Addr().Unmap()
+	return p.listed(a, strconv.Itoa(int(ap.Port()))) || !special(a)
 }
 
 // specialNets are the IPv4 and IPv6 ranges netip's predicates leave out:
@@ -227,17 +232,17 @@ func (p *Policy) Control(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", address, err)
 	}
-	if !p.AllowsAddr(ap.Addr()) {
-		return &RefusedError{Addr: ap.Addr()}
+	if !p.AllowsAddr(ap) {
+		return &RefusedError{Addr: ap}
 	}
 	return nil
 }
 
-// RefusedError is a dial to an address the policy refuses.
-type RefusedError struct{ Addr netip.Addr }
+// RefusedError is a dial to an address and port the policy refuses.
+type RefusedError struct{ Addr netip.AddrPort }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("refused to connect to %s: a loopback, private, link-local or reserved address, not itself in conf.ini's [delivery] allow_hosts", e.Addr)
+	return fmt.Sprintf("refused to connect to %s: a loopback, private, link-local or reserved address, not itself in conf.ini's [delivery] allow_hosts on that port", e.Addr)
 }
 
 // Dialer is a net.Dialer that obeys the policy.

@@ -143,7 +143,7 @@ func TestAllowsAddr(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.addr, err)
 		}
-		if got := p.AllowsAddr(a); got != tc.ok {
+		if got := p.AllowsAddr(netip.AddrPortFrom(a, 443)); got != tc.ok {
 			t.Errorf("AllowsAddr(%s) = %v, want %v", tc.addr, got, tc.ok)
 		}
 	}
