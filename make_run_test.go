@@ -77,6 +77,12 @@ func TestMakeRun(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatalf("make run still runs 30 s after Ctrl-C:\n%s", out.String())
 			}
+			// The build says so (issue 49: make run was silent while it built).
+			for _, line := range []string{"make run: building ./gmq", "make run: built ./gmq in "} {
+				if !strings.Contains(out.String(), line) {
+					t.Fatalf("make run did not say %q:\n%s", line, out.String())
+				}
+			}
 			said := "stopping the Redis it started"
 			if replaced {
 				said = "is not its: left running"

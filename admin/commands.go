@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"strconv"
 )
@@ -134,11 +135,24 @@ func push(c *call) error {
 
 // pop reserves a job (waiting up to --timeout) and shows it; with none,
 // it says so (null with --json) and succeeds: an empty topic is no failure.
+// With --ack it acks the job too, fenced by its attempt, and shows it with
+// the ack's answer in place of its state: a job popped to be looked at and
+// left reserved times out and counts as a failure.
 func pop(c *call) error {
 	q := url.Values{"topic": {c.args[0]}, "timeout": {strconv.FormatFloat(c.timeout, 'f', -1, 64)}}
 	answer, err := c.do("GET", "/pop?"+q.Encode(), nil)
 	if err != nil {
 		return err
+	}
+	if job, ok := answer.(map[string]any); ok && c.ackPopped {
+		acked, err := c.do("POST", "/jobs/"+url.PathEscape(text(job["id"]))+"/ack", map[string]any{"attempt": job["attempt"]})
+		if err != nil {
+			return fmt.Errorf("popped job %s, but its ack failed (it stays reserved until its TTR): %w", text(job["id"]), err)
+		}
+		delete(job, "state")
+		if m, ok := acked.(map[string]any); ok {
+			maps.Copy(job, m)
+		}
 	}
 	return c.show(answer, func(w io.Writer) {
 		if answer == nil {

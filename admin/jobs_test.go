@@ -128,3 +128,31 @@ func TestAdminUpdate(t *testing.T) {
 		t.Errorf("gmq update of a reserved job: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// pop --ack takes a job and finishes it in one go (issue 49: each README
+// example's plain pop left a reserved job that timed out and counted as a
+// failure): it prints the job, which is then gone, and nothing stays
+// reserved. An empty topic is still no failure.
+func TestAdminPopAck(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	id := brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/jobs", `{"topic":"pa","body":"hello"}`)["id"].(string)
+	code, out, stderr := gmq(b, "pop", "pa", "--ack")
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "hello") || !strings.Contains(out, "acked") {
+		t.Fatalf("gmq pop --ack: exit %d\n%s%s", code, out, stderr)
+	}
+	if status, job := brokertest.Call(t, "GET", b.URL+"/api/v1/jobs/"+id, ""); status != 404 {
+		t.Fatalf("after pop --ack the job is still there: %v", job)
+	}
+	if topic := brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/topics/pa", ""); topic["reserved"] != 0.0 {
+		t.Fatalf("after pop --ack: %v", topic)
+	}
+	id = brokertest.MustCall(t, 201, "POST", b.URL+"/api/v1/jobs", `{"topic":"pa","body":"again"}`)["id"].(string)
+	code, out, _ = gmq(b, "pop", "pa", "--ack", "--json")
+	var answer map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &answer) != nil || answer["id"] != id || answer["acked"] != id || answer["body"] != "again" {
+		t.Fatalf("gmq pop --ack --json: %d %s", code, out)
+	}
+	if code, out, stderr := gmq(b, "pop", "pa", "--ack"); code != 0 || !strings.Contains(out, "(no job)") {
+		t.Fatalf("gmq pop --ack of an empty topic: %d %s %s", code, out, stderr)
+	}
+}

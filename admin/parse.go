@@ -31,6 +31,7 @@ type call struct {
 	uniqueMode  string          // push: reject, replace or debounce
 	group       string          // push: the job's fair group
 	timeout     float64         // pop
+	ackPopped   bool            // pop: ack the job popped
 	attempt     int64           // ack, release, bury, touch
 	result      string          // ack: the result, a JSON value
 	types       string          // watch: event types, comma-separated
@@ -53,6 +54,8 @@ func pushFlags(f *flag.FlagSet, c *call) {
 
 func popFlags(f *flag.FlagSet, c *call) {
 	f.Float64Var(&c.timeout, "timeout", 0, "seconds to wait for a job when none is ready (default 0: answer at once)")
+	f.BoolVar(&c.ackPopped, "ack", false, "ack the job at once, as a finished one: it is printed and gone "+
+		"(default: it stays reserved for its TTR, then is delivered again and counts as a failure unless acked)")
 }
 
 func attemptFlag(f *flag.FlagSet, c *call) {

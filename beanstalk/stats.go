@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
 
@@ -227,17 +229,13 @@ func (c *conn) stats(ctx context.Context) error {
 	for _, k := range cmdStats {
 		y.add(k, c.s.counters[k])
 	}
-	conns, producers, workers := len(c.s.conns), 0, 0
+	others := make([]counted, 0, len(c.s.conns))
 	for other := range c.s.conns {
-		if other.producer {
-			producers++
-		}
-		if other.worker {
-			workers++
-		}
+		others = append(others, counted{other.nc, other == c, other.producer, other.worker})
 	}
 	waiting, total := c.s.waiting, c.s.totalConns
 	c.s.mu.Unlock()
+	conns, producers, workers := countOpen(others)
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		c.s.log.Warn("beanstalk: getrusage", "err", err)
@@ -263,6 +261,33 @@ func (c *conn) stats(ctx context.Context) error {
 		add("os", utsString(un.Version[:])).add("platform", utsString(un.Machine[:]))
 	c.replyYAML(y.String())
 	return nil
+}
+
+// counted is a connection as stats counts it.
+type counted struct {
+	nc                     net.Conn
+	self, producer, worker bool
+}
+
+// countOpen counts the connections, producers and workers whose client has
+// not closed its end: one that closed but whose goroutine has not yet seen
+// its EOF is counted out (tcpserver.PeerGone), as beanstalkd would have. The
+// connection asking is always counted, even when it closed after sending
+// stats. Each is probed outside the server's lock: a syscall each.
+func countOpen(cs []counted) (conns, producers, workers int) {
+	for _, o := range cs {
+		if !o.self && tcpserver.PeerGone(o.nc) {
+			continue
+		}
+		conns++
+		if o.producer {
+			producers++
+		}
+		if o.worker {
+			workers++
+		}
+	}
+	return conns, producers, workers
 }
 
 func utsString(field []int8) string {

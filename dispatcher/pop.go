@@ -225,7 +225,9 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 			return got, err
 		}
 	}
-	if n := d.waiters.len() + d.ends.len(); d.opts.MaxWaiting > 0 && n >= d.opts.MaxWaiting { // waits for jobs' ends count too
+	// Waits for jobs' ends and events streams count too: the cap bounds the
+	// memory of every kind of wait together (docs/operations.md).
+	if n := d.waiters.len() + d.ends.len() + d.events.count(); d.opts.MaxWaiting > 0 && n >= d.opts.MaxWaiting {
 		return pool.Popped{}, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", job.ErrTooManyWaiting, n, d.opts.MaxWaiting)
 	}
 	deadline := time.Now().Add(timeout)

@@ -73,6 +73,8 @@ func TestErrorsInTheClientsTerms(t *testing.T) {
 		{"Service.Ack", "order-41", `not_found: ack "order-41": not found`},
 		{"Service.Fail", map[string]any{"id": "order-42", "error": "e"}, `conflict: fail "order-42": the job is ready`},
 		{"Service.Fail", map[string]any{"id": "order-41", "error": "e"}, `not_found: fail "order-41": not found`},
+		{"Service.Ack", map[string]any{"id": "order-42", "attempt": 1},
+			`conflict: ack "order-42": the job is still ready and was never delivered (no attempt 1 to act on)`},
 		{"Service.Ack", map[string]any{}, `invalid: bad request: id is missing`}, // not a job that is not found
 		{"Service.Fail", map[string]any{"error": "e"}, `invalid: bad request: id is missing`},
 	} {

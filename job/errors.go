@@ -87,13 +87,29 @@ func (e *StateError) Error() string { return fmt.Sprintf("%s: job is %s", e.Op, 
 // Unwrap lets errors.Is(err, ErrNotReserved) match.
 func (e *StateError) Unwrap() error { return ErrNotReserved }
 
-// StaleError carries the current delivery number of the job.
+// StaleError carries the current delivery number of the job, and its state
+// (Gone when the store did not say).
 type StaleError struct {
 	Attempt, Current int
+	State            State
 }
 
+// Error says which delivery the job is on; of a job never delivered
+// (Current 0), that it never was and what it still is: "the job is on
+// attempt 0" read as if a delivery had been lost (issue 49).
 func (e *StaleError) Error() string {
-	return fmt.Sprintf("stale delivery: attempt %d, the job is on attempt %d", e.Attempt, e.Current)
+	if e.Current > 0 {
+		return fmt.Sprintf("stale delivery: attempt %d, the job is on attempt %d", e.Attempt, e.Current)
+	}
+	was := "the job was never delivered"
+	switch e.State {
+	case Ready, Delayed, Waiting:
+		was = "the job is still " + e.State.String() + " and was never delivered"
+	case Gone:
+	default:
+		was = "the job is " + e.State.String() + " and was never delivered"
+	}
+	return fmt.Sprintf("%s (no attempt %d to act on)", was, e.Attempt)
 }
 
 // Unwrap lets errors.Is(err, ErrStale) match.

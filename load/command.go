@@ -37,13 +37,14 @@ type command struct {
 	addr, httpURL, kestrelAddr string
 	thriftAddr                 string
 	vs, watch                  string
-	reliable, json             bool
+	api                        string // gmq's HTTP API, to delete the run's topics
+	reliable, json, keep       bool
 	opts                       Options
 	delay                      DelayOptions
 }
 
 // placeholders name each flag's value in the help (bool flags take none).
-var placeholders = map[string]string{"beanstalk": "ADDR,…", "http": "URL,…", "kestrel": "ADDR,…", "thrift": "ADDR,…", "vs": "ADDR",
+var placeholders = map[string]string{"api": "URL", "beanstalk": "ADDR,…", "http": "URL,…", "kestrel": "ADDR,…", "thrift": "ADDR,…", "vs": "ADDR",
 	"cpu": "NAME=PID,…", "clients": "N", "jobs": "N", "size": "B", "topics": "N", "batch": "N",
 	"delay-rate": "N", "delay-for": "D", "delay-max": "D"}
 
@@ -66,6 +67,9 @@ func newCommand() *command {
 	f.IntVar(&c.opts.Topics, "topics", 1, "spread the clients over this many topics (buckets; on a cluster, masters)")
 	f.IntVar(&c.opts.Batch, "batch", 1, "over HTTP: jobs per push request, and per pop (acked with the next pop); delay mode: per push request")
 	f.BoolVar(&c.json, "json", false, "print a machine-readable summary")
+	f.StringVar(&c.api, "api", "", "gmq's HTTP API, through which the run's bench-* topics are deleted when it ends, with env GMQ_TOKEN as its token "+
+		"(default: the --http URL, else "+defaultAPI+")")
+	f.BoolVar(&c.keep, "keep-topics", false, "leave the run's bench-* topics in place (default: deleted when the run ends)")
 	f.IntVar(&c.delay.Rate, "delay-rate", 0, "delay mode (with --http): push this many delayed jobs a second and measure how late they come")
 	f.DurationVar(&c.delay.Duration, "delay-for", 10*time.Second, "delay mode: how long to push")
 	f.DurationVar(&c.delay.MaxDelay, "delay-max", 5*time.Second, "delay mode: delays are spread from 1s to this")
@@ -150,10 +154,33 @@ type target struct {
 	dial Dialer
 }
 
-// run measures what the line asks for and writes the report.
+// defaultAPI is the HTTP API the run's topics are deleted through when the
+// line names none: the shipped conf.ini's (make run's).
+const defaultAPI = "http://127.0.0.1:8000"
+
+// run measures what the line asks for and writes the report. Progress goes
+// to errOut: a bar on a terminal, else a line every few seconds; the run's
+// topics are deleted when it ends (unless --keep-topics).
 func (c *command) run(ctx context.Context, out, errOut io.Writer) error {
+	c.opts.Progress = errOut
+	if f, ok := errOut.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			c.opts.Bar = true // a progress bar only on a terminal
+		}
+	}
+	if !c.keep {
+		api := c.api
+		if api == "" {
+			api, _, _ = strings.Cut(c.httpURL, ",")
+		}
+		if api == "" {
+			api = defaultAPI
+		}
+		c.opts.Drop = DropOverHTTP(strings.TrimSpace(api), os.Getenv("GMQ_TOKEN"))
+	}
 	if c.delay.Rate > 0 {
 		c.delay.Batch, c.delay.Consumers = c.opts.Batch, c.opts.Clients
+		c.delay.Progress, c.delay.Bar, c.delay.Drop = c.opts.Progress, c.opts.Bar, c.opts.Drop
 		r, err := RunDelay(ctx, c.httpURL, c.delay)
 		if err != nil {
 			return err
@@ -163,11 +190,6 @@ func (c *command) run(ctx context.Context, out, errOut io.Writer) error {
 		}
 		_, err = fmt.Fprintln(out, r)
 		return err
-	}
-	if f, ok := errOut.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			c.opts.Progress = errOut // a progress bar only on a terminal
-		}
 	}
 	var runs [][]Result
 	for _, t := range c.targets() {

@@ -74,3 +74,50 @@ func TestMainMeasures(t *testing.T) {
 		t.Fatalf("gmq bench against nothing: exit %d %s", code, stderr)
 	}
 }
+
+// gmq bench says how far it is while it runs (issue 49: it printed nothing
+// until it ended): off a terminal, a line as each mode starts, one every few
+// seconds, and one as it ends, on stderr. And it deletes its bench-* topics
+// when done (on the dashboard they sorted first), through --api where the
+// target is not the HTTP API; --keep-topics leaves them.
+func TestMainShowsProgressAndDropsItsTopics(t *testing.T) {
+	b := brokertest.Fresh(t, nil)
+	benchTopics := func() []string {
+		var names []string
+		for _, topic := range brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/topics", "")["topics"].([]any) {
+			if name := topic.(map[string]any)["name"].(string); strings.HasPrefix(name, "bench-") {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	for _, tc := range []struct {
+		args  []string
+		lines []string
+	}{
+		{[]string{"--http", b.URL}, []string{"push     http " + b.URL + ": 40 jobs…", "push     http " + b.URL + ": 40/40 jobs in ",
+			"pop+ack  http " + b.URL + ": 40/40 jobs in ", "cycle    http " + b.URL + ": 40/40 jobs in "}},
+		{[]string{"--beanstalk", b.BeanstalkAddr, "--api", b.URL, "--topics", "2"}, []string{"cycle    beanstalk " + b.BeanstalkAddr + ": 40/40 jobs in "}},
+		{[]string{"--http", b.URL, "--delay-rate", "50", "--delay-for", "300ms", "--delay-max", "1s"},
+			[]string{"delay    http " + b.URL + ": 15 jobs…", "delay    http " + b.URL + ": "}}, // then N/N jobs in S s
+	} {
+		code, _, stderr := bench(append(tc.args, "--clients", "2", "--jobs", "40")...)
+		if code != 0 {
+			t.Fatalf("gmq bench %q: exit %d %s", tc.args, code, stderr)
+		}
+		for _, line := range tc.lines {
+			if !strings.Contains(stderr, "gmq bench: "+line) {
+				t.Errorf("gmq bench %q: stderr lacks %q:\n%s", tc.args, line, stderr)
+			}
+		}
+		if strings.Contains(stderr, "\r") {
+			t.Errorf("gmq bench %q drew a bar off a terminal:\n%q", tc.args, stderr)
+		}
+		if left := benchTopics(); len(left) > 0 {
+			t.Errorf("gmq bench %q left its topics: %v", tc.args, left)
+		}
+	}
+	if code, _, stderr := bench("--http", b.URL, "--clients", "2", "--jobs", "4", "--keep-topics"); code != 0 || len(benchTopics()) != 1 {
+		t.Errorf("gmq bench --keep-topics: exit %d, topics %v\n%s", code, benchTopics(), stderr)
+	}
+}

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -22,6 +23,12 @@ type DelayOptions struct {
 	// Batch is how many jobs a producer pushes, and a consumer pops, per
 	// request (1: one each).
 	Batch int
+	// Progress, Bar, ProgressEvery and Drop are Options' (load.go): how far
+	// the jobs have come, and the run's topic deleted at its end.
+	Progress      io.Writer
+	Bar           bool
+	ProgressEvery time.Duration
+	Drop          func(ctx context.Context, topics []string) error
 }
 
 // DelayResult says how late (never early) delayed jobs were delivered,
@@ -47,10 +54,14 @@ func RunDelay(ctx context.Context, baseURL string, opts DelayOptions) (DelayResu
 	c := client.NewWithOptions(baseURL, client.Options{Retries: -1}) // a 503 is reported, not waited out
 
 	topic := "bench-delay-" + randomHex(4)
+	defer drop(ctx, opts.Drop, opts.Progress, []string{topic})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	var pushed, received atomic.Int64
+	stopBar := progress(opts.Progress, opts.Bar, opts.ProgressEvery, "delay    http "+baseURL, &received,
+		int(float64(opts.Rate)*opts.Duration.Seconds()))
+	defer stopBar()
 	var mu sync.Mutex
 	var late []time.Duration
 	early := 0

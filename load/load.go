@@ -37,8 +37,17 @@ type Options struct {
 	Size    int // body bytes
 	// Batch is how many jobs one call pushes, or pops and acks (1: one).
 	Batch int
-	// Progress, when set (a terminal), gets a one-line progress bar.
-	Progress io.Writer
+	// Progress, when set, is told how far each mode is: a bar redrawn in
+	// place when Bar (a terminal), else a line every ProgressEvery (0: 5 s)
+	// and at each mode's start and end (progress.go). Notes go there too
+	// (topics that could not be dropped).
+	Progress      io.Writer
+	Bar           bool
+	ProgressEvery time.Duration
+	// Drop, when set, deletes the run's topics once it ends, however it
+	// ends: a bench leaves no bench-* topics behind (on gmq's dashboard
+	// they sorted first).
+	Drop func(ctx context.Context, topics []string) error
 	// Watch are processes whose CPU time each mode measures (Linux's /proc).
 	Watch []Process
 	// Topics spreads the clients over this many topics (client i uses
@@ -86,12 +95,17 @@ func Run(ctx context.Context, target string, dial Dialer, opts Options) ([]Resul
 	for i := range body {
 		body[i] = 'x'
 	}
+	topics := []string{topic}
+	if opts.Topics > 1 {
+		topics = topics[:0]
+		for i := range min(opts.Topics, max(opts.Clients, 1)) {
+			topics = append(topics, fmt.Sprintf("%s-%d", topic, i))
+		}
+	}
+	defer drop(ctx, opts.Drop, opts.Progress, topics)
 	clients := make([]Client, opts.Clients)
 	for i := range clients {
-		t := topic
-		if opts.Topics > 1 {
-			t = fmt.Sprintf("%s-%d", topic, i%opts.Topics)
-		}
+		t := topics[i%len(topics)]
 		c, err := dial(t)
 		if err != nil {
 			return nil, fmt.Errorf("%s: connect: %w", target, err)
@@ -130,7 +144,7 @@ func measure(ctx context.Context, target, mode string, clients []Client, opts Op
 	var next, done atomic.Int64
 	latencies := make([][]time.Duration, len(clients))
 	errs := make([]error, len(clients))
-	stopBar := progress(opts.Progress, fmt.Sprintf("%-8s %s", mode, target), &done, opts.Jobs)
+	stopBar := progress(opts.Progress, opts.Bar, opts.ProgressEvery, fmt.Sprintf("%-8s %s", mode, target), &done, opts.Jobs)
 	var meter *cpuMeter
 	if len(opts.Watch) > 0 {
 		var err error
@@ -200,35 +214,6 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 		return 0
 	}
 	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
-}
-
-// progress draws a bar on w until the returned func is called.
-func progress(w io.Writer, label string, done *atomic.Int64, total int) (stop func()) {
-	if w == nil {
-		return func() {}
-	}
-	quit, finished := make(chan struct{}), make(chan struct{})
-	draw := func() {
-		n := done.Load()
-		filled := int(30 * n / int64(max(total, 1)))
-		fmt.Fprintf(w, "\r%-40s [%-30s] %d/%d", label, string(slices.Repeat([]byte("#"), filled)), n, total)
-	}
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-quit:
-				draw()
-				fmt.Fprintln(w)
-				return
-			case <-tick.C:
-				draw()
-			}
-		}
-	}()
-	return func() { close(quit); <-finished }
 }
 
 func randomHex(n int) string {

@@ -163,7 +163,8 @@ end
 local function refusal(job, topic, attempt)
   if not job or job[F_STATE] == EXPIRED then return {R.NOT_FOUND} end -- an expired job is gone
   if job[F_TOPIC] ~= topic then return {R.TOPIC, job[F_TOPIC]} end
-  if attempt > 0 and attempt ~= job[F_RESERVES] then return {R.STALE, job[F_RESERVES]} end
+  -- STALE names the job's state too: a job never delivered (0 reserves) is told so, not "on attempt 0".
+  if attempt > 0 and attempt ~= job[F_RESERVES] then return {R.STALE, job[F_RESERVES], job[F_STATE]} end
 end
 
 -- fetch loads a job for an operation that names its topic (whose keys were

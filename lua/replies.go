@@ -16,7 +16,7 @@ const (
 	StatusOK       = "OK"        // done; the rest of the reply is the outcome
 	StatusTopic    = "TOPIC"     // the job is another topic's (named next): nothing changed, ask again with it
 	StatusNotFound = "NOT_FOUND" // no such job
-	StatusStale    = "STALE"     // the call names an older delivery (the current one next)
+	StatusStale    = "STALE"     // the call names an older delivery (the current one next, then the job's state)
 	StatusState    = "STATE"     // the job's state (next) does not allow the operation
 	StatusExists   = "EXISTS"    // a push's member is taken (the id counter went back); a client id held by another job (its member and age next)
 	StatusEmpty    = "EMPTY"     // a pop found no ready job (the wait for a paused topic next)

@@ -234,7 +234,11 @@ func (p *Pool) onNumber(ctx context.Context, op string, n uint64, attempt int, c
 			p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
 			return nil, fmt.Errorf("%s job %d: %w", op, n, job.ErrCancelled)
 		case replyStale:
-			return nil, fmt.Errorf("%s job %d: %w", op, n, &job.StaleError{Attempt: attempt, Current: int(intAt(reply, 1))})
+			stale := &job.StaleError{Attempt: attempt, Current: int(intAt(reply, 1))}
+			if len(reply) > 2 { // a library loaded by an older broker names no state
+				stale.State = job.State(intAt(reply, 2))
+			}
+			return nil, fmt.Errorf("%s job %d: %w", op, n, stale)
 		case replyState:
 			return nil, fmt.Errorf("job %d: %w", n, &job.StateError{Op: op, State: job.State(intAt(reply, 1))})
 		case replyFull: // in the job's terms, without its number (job.Outcome)

@@ -96,7 +96,28 @@ else
   answers || { echo "make run: Redis did not start; see $data/redis.log" >&2; exit 1; }
 fi
 
-go build -o gmq .
+# The build says it runs: a first one fetches modules and compiles for a
+# minute or more, which looked like a hang. On a terminal, one line redrawn
+# with the seconds so far; otherwise (a log, a pipe) a line every 10 s.
+build_start=$SECONDS
+echo "make run: building ./gmq (go build; a first build fetches modules and takes a minute or more)"
+go build -o gmq . &
+build=$!
+next=10
+while kill -0 "$build" 2>/dev/null; do
+  sleep 1
+  kill -0 "$build" 2>/dev/null || break
+  took=$((SECONDS - build_start))
+  if [ -t 1 ]; then
+    printf '\rmake run: building ./gmq… %ds' "$took"
+  elif [ "$took" -ge "$next" ]; then
+    echo "make run: still building ./gmq (${took}s)"
+    next=$((took + 10))
+  fi
+done
+[ -t 1 ] && printf '\r\033[K'
+wait "$build" || { echo "make run: go build failed (its errors are above)" >&2; exit 1; }
+echo "make run: built ./gmq in $((SECONDS - build_start))s; starting it with $conf"
 if [ -z "${started_redis:-}" ] || [ "${GMQ_KEEP_REDIS:-}" = 1 ]; then
   exec ./gmq start -c "$conf" --redis "$url"
 fi

@@ -162,6 +162,10 @@ func overviewAt(t *testing.T, tb *tab, api apiFunc) {
 	url := api("GET", "/redis", "")["url"].(string)
 	tb.do(t, "see the Redis URL cut short, whole in its tooltip",
 		poll(`(v => v.title === `+quote(url)+` && v.textContent === v.title && v.scrollWidth > v.clientWidth)(document.getElementById("s-redis"))`))
+	// Issue 49: the card was cut at "beanstalk 0…". Every front end's count
+	// shows whole: nothing in the card is wider than its box.
+	tb.do(t, "see every front end's connections whole", poll(`(v => /beanstalk\s0.*kestrel\s0.*thrift\s0/.test(v.textContent) && `+
+		`[v, v.parentElement].every(e => e.scrollWidth <= e.clientWidth))(document.getElementById("s-conns"))`))
 	tb.fits(t, "the overview")
 }
 

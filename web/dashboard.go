@@ -44,6 +44,7 @@ func (s *Server) dashboardRoutes() {
 	}
 	static := http.StripPrefix(dashboardPath, http.FileServer(http.FS(files)))
 	s.engine.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, dashboardPath) })
+	s.engine.GET("/dashboard", func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, dashboardPath) })
 	// One route for the whole directory (gin allows no fixed route beside a
 	// catch-all): the login form and its stylesheet need no token.
 	s.engine.POST("/dashboard/*file", s.sameOrigin, func(c *gin.Context) {

@@ -177,7 +177,11 @@ func TestErrorsInTheClientsTerms(t *testing.T) {
 	mustCall(t, 200, "POST", api+"/pop", `{"topics":["e"]}`)
 	mustCall(t, 200, "POST", api+"/jobs/order-42/release", `{"attempt":1}`)
 	mustCall(t, 200, "POST", api+"/pop", `{"topics":["e"]}`) // attempt 2
+	mustCall(t, 201, "POST", api+"/jobs", `{"id":"later-1","topic":"r","body":"x","delay":3600}`)
 	const stale = "stale delivery: attempt 1, the job is on attempt 2"
+	// An ack of a delivery that never was (issue 49 said "stale delivery:
+	// attempt 1, the job is on attempt 0").
+	const never = "the job is still %s and was never delivered (no attempt 1 to act on)"
 	tests := []struct {
 		method, path, body string
 		code               int
@@ -192,6 +196,10 @@ func TestErrorsInTheClientsTerms(t *testing.T) {
 		{"POST", "/jobs/order-42/kick", ``, 409, `kick "order-42": the job is reserved`},
 		{"POST", "/jobs/ready-1/touch", ``, 409, `touch "ready-1": the job is ready`},
 		{"POST", "/jobs/ready-1/bury", ``, 409, `bury "ready-1": the job is ready`},
+		{"POST", "/jobs/ready-1/ack", `{"attempt":1}`, 409, `ack "ready-1": ` + fmt.Sprintf(never, "ready")},
+		{"POST", "/jobs/later-1/ack", `{"attempt":1}`, 409, `ack "later-1": ` + fmt.Sprintf(never, "delayed")},
+		{"POST", "/jobs/ready-1/fail", `{"attempt":1}`, 409, `fail "ready-1": ` + fmt.Sprintf(never, "ready")},
+		{"POST", "/ack", `{"jobs":[{"id":"ready-1","attempt":1}]}`, 200, fmt.Sprintf(never, "ready")},
 		{"GET", "/jobs/999999", ``, 404, `job "999999": not found`},
 		{"POST", "/jobs/999999/ack", ``, 404, `ack "999999": not found`},
 		{"DELETE", "/jobs/999999", ``, 404, `delete "999999": not found`},

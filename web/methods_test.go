@@ -81,8 +81,8 @@ func concrete(pattern string) string {
 func matches(pattern, path string) bool {
 	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
 	for i, p := range ps {
-		if strings.HasPrefix(p, "*") {
-			return len(xs) >= i
+		if strings.HasPrefix(p, "*") { // at least the slash before it: /dashboard/*file is not /dashboard
+			return len(xs) > i
 		}
 		if i >= len(xs) || (!strings.HasPrefix(p, ":") && p != xs[i]) {
 			return false

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -165,8 +166,19 @@ func (s *Server) Handler() http.Handler { return headAsGet(s.engine) }
 func (s *Server) routes() {
 	r := s.engine
 	s.dashboardRoutes()
+	// No redirects: gin's default answers a path with a trailing slash
+	// (/api/v1/batches/) with an HTML 301 or a 307 to the path without it,
+	// which an API client reads as a page, or follows with its method
+	// changed. Every unknown path is a JSON 404 instead, naming the slash;
+	// the one redirect a browser needs, /dashboard, is a route (dashboard.go).
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
 	r.NoRoute(func(c *gin.Context) {
-		c.JSON(http.StatusNotFound, gin.H{"error": "no such endpoint: " + c.Request.URL.Path})
+		msg := "no such endpoint: " + c.Request.URL.Path
+		if p := c.Request.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+			msg += " (try it without the trailing slash: " + strings.TrimRight(p, "/") + ")"
+		}
+		c.JSON(http.StatusNotFound, gin.H{"error": msg})
 	})
 	// A path that exists under another method is a 405 naming the ones it
 	// takes (gin sets Allow), not a 404 that reads as a wrong path.

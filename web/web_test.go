@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -272,6 +273,25 @@ func TestWaitingLimit(t *testing.T) {
 		if code := <-done; code != http.StatusNoContent {
 			t.Fatalf("waiting poll ended with %d", code)
 		}
+	}
+}
+
+// An events stream counts in [jobs] max_waiting for a long poll too, as a
+// long poll counts for a stream: the cap bounds the memory of every kind of
+// wait together (docs/operations.md, "Memory of waiting consumers").
+func TestWaitingLimitCountsEventsStreams(t *testing.T) {
+	b := brokertest.Fresh(t, func(c *config.Config) { c.MaxWaiting = 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.URL+"/api/v1/events?topics=idle", nil) // fixed and valid
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("events stream: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	code, out := call(t, "GET", b.URL+"/api/v1/pop?topic=idle&timeout=2", ``)
+	if msg, _ := out["error"].(string); code != http.StatusTooManyRequests || !strings.Contains(msg, "max_waiting") {
+		t.Fatalf("a long poll beside an events stream: %d %v, want 429 naming [jobs] max_waiting", code, out)
 	}
 }
 

@@ -181,7 +181,8 @@ function renderStats(stats) {
   setValue("s-total", stats.total_jobs);
   setValue("s-waiting", stats.current_waiting);
   setValue("s-end-waits", stats.current_end_waits ?? "–");
-  setValue("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k} ${v}`).join(" · ") || "–");
+  // A no-break space in each "name count", so the list wraps between front ends only.
+  setValue("s-conns", Object.entries(stats.connections).map(([k, v]) => `${k}\u00a0${v}`).join(" · ") || "–");
   const lost = document.getElementById("data-lost");
   lost.hidden = !stats.store_data_lost;
   if (stats.store_data_lost) {
