@@ -82,7 +82,10 @@ func TestRunDelay(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Log(r)
-			if r.Jobs < 200 || r.Early != 0 || r.P50 > r.P99 || r.P99 > r.Max {
+			// How many jobs a second's run pushes is the machine's speed,
+			// not RunDelay's correctness (it failed 2 runs in 5 on a loaded
+			// machine when 200 were required): some, none early, in order.
+			if r.Jobs == 0 || r.Early != 0 || r.P50 > r.P99 || r.P99 > r.Max {
 				t.Fatalf("%+v", r)
 			}
 		})
