@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"net"
@@ -36,8 +37,10 @@ type conn struct {
 	use      string
 	watch    []string
 	reserved map[uint64]reservation
-	producer bool
-	worker   bool
+	// producer and worker are set by the connection's goroutine and read
+	// by another's stats, so they are atomic.
+	producer atomic.Bool
+	worker   atomic.Bool
 	outcome  string // of the command being handled: tcpserver.OK, or the error class it was answered
 	stat     string // the command being handled, by its stats name ("cmd-put"): the answers table's verb
 	// deadline bounds each command's store calls by the request timeout
@@ -185,7 +188,7 @@ func (c *conn) handle(req request) bool {
 }
 
 func (c *conn) put(ctx context.Context, cmd command, body []byte) error {
-	c.producer = true
+	c.producer.Store(true)
 	ttr := max(cmd.ttr, 1) // beanstalkd's minimum TTR
 	got, err := c.s.d.Push(ctx, job.Spec{Topic: c.use, Body: string(body), Priority: cmd.pri,
 		Delay: time.Duration(cmd.delay) * time.Second, TTR: time.Duration(ttr) * time.Second})

@@ -40,7 +40,7 @@ var errHungUp = errors.New("the client hung up")
 // reserve waits up to timeout seconds (negative: forever) for a job of a
 // watched tube.
 func (c *conn) reserve(timeout int64) error {
-	c.worker = true
+	c.worker.Store(true)
 	if d, ok := c.soonest(); ok && time.Until(d) <= safetyMargin {
 		// In the margin already: a ready job is still handed out, else DEADLINE_SOON.
 		j, err := c.tryReserve(0)
@@ -121,7 +121,7 @@ func (c *conn) reserveJob(ctx context.Context, id uint64) error {
 	if err != nil {
 		return err
 	}
-	c.worker = true
+	c.worker.Store(true)
 	c.hold(j)
 	c.replyJob("RESERVED", j)
 	return nil

@@ -231,7 +231,7 @@ func (c *conn) stats(ctx context.Context) error {
 	}
 	others := make([]counted, 0, len(c.s.conns))
 	for other := range c.s.conns {
-		others = append(others, counted{other.nc, other == c, other.producer, other.worker})
+		others = append(others, counted{other.nc, other == c, other.producer.Load(), other.worker.Load()})
 	}
 	waiting, total := c.s.waiting, c.s.totalConns
 	c.s.mu.Unlock()
