@@ -160,9 +160,12 @@ type Job struct {
 	Due      time.Time // delayed: when it becomes ready; reserved: when its TTR runs out
 	Expires  time.Time // zero: never
 	// Failures is how many times consumers failed it (a fail, or its TTR ran
-	// out); LastError the last one's error; DeadAt when it died (zero: alive).
+	// out) since it was pushed or last retried; LastError the last one's
+	// error; Errors the errors of its last ErrorsKept failures, oldest first
+	// (nil: it never failed); DeadAt when it died (zero: alive).
 	Failures    int
 	LastError   string
+	Errors      []FailureError
 	DeadAt      time.Time
 	TraceParent string // the producer's W3C traceparent, "" for none
 	Group       string // its fair group, "" for none
@@ -207,6 +210,27 @@ type HistoryEntry struct {
 	Attempt int
 	Detail  string
 }
+
+// FailureError is one failure of a job: the attempt (delivery) that
+// failed, when, and its error, cut to ErrorBytes (NoReason for a fail that
+// gave none, "ttr expired" for a TTR that ran out).
+type FailureError struct {
+	Attempt int
+	At      time.Time
+	Error   string
+}
+
+// What a failed job keeps of its failures' errors: the last ErrorsKept,
+// each cut to ErrorBytes (at a character's start), so a job that failed
+// often carries at most about 10 KiB of them in its record, rewritten at
+// each of its transitions. A job that never failed keeps none.
+const (
+	ErrorsKept = 10
+	ErrorBytes = 1024
+)
+
+// NoReason is the error kept for a fail that gave none.
+const NoReason = "(no reason given)"
 
 // LogLine is a line of a job's log, as its consumer reported it.
 type LogLine struct {

@@ -198,7 +198,7 @@ function rules.by_key(op, t, pushed)
         pri, body, status = tonumber(a.priority), a.body, R.REPLACED
         unindex_expiry(t, holder, job)
         job[F_TTR], job[F_EXPIRES], job[F_RETRY] = tonumber(a.ttr), expiry(t, tonumber(a.expires)), a.retry
-        job[F_FAILURES], job[F_LAST_ERROR] = 0, ''
+        job[F_FAILURES], job[F_LAST_ERROR], job[F_ERRORS] = 0, '', nil
       end
       note(t, holder, job, mode == 'replace' and 'replaced' or 'debounced') -- saved with the change
       local refused, grown = change_waiting(t, holder, job, tonumber(a.delay), pri, body, a.json == '1' and 1 or 0, now, size)

@@ -7,20 +7,23 @@
 -- group's ready count is right, every group with ready jobs is in the ring
 -- and no other is there but one parked by its group_rate, and each group's
 -- reserved count is its reserved jobs'. Every job's outcomes (result,
--- progress, log, history) are within the bounds no setting can raise.
+-- progress, log, history) and its failures' errors are within the bounds
+-- no setting can raise.
 -- KEYS: the shared layout (contract.lua) with one topic.
 -- ARGV: origin, topic.
 -- Returns {members per state (delayed, ready, reserved, buried, dead, completed, cancelled: STATE_SET's), problem...}.
 -- outcome_problems says where job's outcomes pass the bounds no setting
--- can raise (job.MaxResultLimit, job.MaxKept, a line or detail of 1 KiB).
+-- can raise (job.MaxResultLimit, job.MaxKept, job.ErrorsKept, a line,
+-- detail or error of 1 KiB).
 local function outcome_problems(job)
   local problems = {}
   if job[F_RESULT] and #job[F_RESULT] > 1048576 then problems[#problems + 1] = 'has a result over 1 MiB' end
   if job[F_PROGRESS] and #job[F_PROGRESS] > 1048576 then problems[#problems + 1] = 'has a progress over 1 MiB' end
-  for _, f in ipairs({{F_LOG, 'log', 2}, {F_HISTORY, 'history', 4}}) do
+  -- each list: its field, its name, where an entry's text is, the most entries kept (and as said)
+  for _, f in ipairs({{F_LOG, 'log', 2, 1000, '1,000'}, {F_HISTORY, 'history', 4, 1000, '1,000'}, {F_ERRORS, 'failure', 3, 10, '10'}}) do
     if job[f[1]] then
       local list = cjson.decode(job[f[1]])
-      if #list > 1000 then problems[#problems + 1] = 'keeps ' .. #list .. ' ' .. f[2] .. ' entries, over 1,000' end
+      if #list > f[4] then problems[#problems + 1] = 'keeps ' .. #list .. ' ' .. f[2] .. ' entries, over ' .. f[5] end
       for _, e in ipairs(list) do
         if #tostring(e[f[3]]) > 1024 then problems[#problems + 1] = 'has a ' .. f[2] .. ' entry over 1 KiB' break end
       end

@@ -61,6 +61,7 @@ const (
 	FieldAfter
 	FieldDependents
 	FieldBatch
+	FieldErrors
 	fieldEnd
 )
 
@@ -125,6 +126,9 @@ var fields = [fieldEnd]fieldSpec{
 	FieldDependents: {lua: "F_DEPENDENTS", text: true, added: true, absent: true, doc: "the jobs waiting for it, JSON [[member, topic], ...], told of its end once (nil: none; lib_deps.lua)"},
 	// Store format 6 (batches, batches.lua).
 	FieldBatch: {lua: "F_BATCH", text: true, added: true, absent: true, doc: "the batch it belongs to: its id, and ' r' when the batch keeps its members' results (nil: none; lib.lua announce_end)"},
+	// Issue 49, no new store format: an older broker keeps a field it does
+	// not know as it loads and saves a record, and its Go skips it.
+	FieldErrors: {lua: "F_ERRORS", text: true, added: true, absent: true, doc: "its failures' errors, the last ERRORS_KEPT, JSON [[attempt, ms, error], ...] oldest first, each cut to ERROR_BYTES (nil: it never failed; lib_failures.lua fail_record)"},
 }
 
 // zero is the field's unset value, as a Lua literal.

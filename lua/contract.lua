@@ -41,6 +41,7 @@ local F_ON_DEAD = 34 -- the follow-ups pushed when it dies, as F_THEN (nil: none
 local F_AFTER = 35 -- a job pushed with after: JSON {p: the dependencies' members it still waits for, f: on_dependency_failure, r: their results by member (with_results only)} (nil: none)
 local F_DEPENDENTS = 36 -- the jobs waiting for it, JSON [[member, topic], ...], told of its end once (nil: none; lib_deps.lua)
 local F_BATCH = 37 -- the batch it belongs to: its id, and ' r' when the batch keeps its members' results (nil: none; lib.lua announce_end)
+local F_ERRORS = 38 -- its failures' errors, the last ERRORS_KEPT, JSON [[attempt, ms, error], ...] oldest first, each cut to ERROR_BYTES (nil: it never failed; lib_failures.lua fail_record)
 
 -- KEYS of every topic-scoped script (all keys carry the bucket's hash tag):
 --   KEYS[1] jobs (hash): member -> cmsgpack job record

@@ -108,7 +108,8 @@ func TestRecordFollowsTheContract(t *testing.T) {
 		lua.FieldTimeout: "90000",
 		lua.FieldThen:    "nil", lua.FieldOnDead: "nil", // followups_test.go
 		lua.FieldAfter: "nil", lua.FieldDependents: "nil", // deps_test.go
-		lua.FieldBatch: "nil", // batches_test.go
+		lua.FieldBatch:  "nil",                                                      // batches_test.go
+		lua.FieldErrors: fmt.Sprintf(`[[1,%d,"boom"]]`, j.Errors[0].At.UnixMilli()), // failerrors_test.go
 	}
 	if j.ClientID != "order-7" || j.Priority != 7 || j.Failures != 1 || j.LastError != "boom" ||
 		j.TraceParent != spec.TraceParent || j.Attempt() != 2 || j.Expires.IsZero() || !j.BodyJSON {

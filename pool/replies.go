@@ -123,6 +123,7 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		ClientID:     text(lua.FieldClientID),
 		Failures:     int(num(lua.FieldFailures)),
 		LastError:    text(lua.FieldLastError),
+		Errors:       parseErrors(text(lua.FieldErrors)),
 		DeadAt:       at(lua.FieldDeadAt),
 		TraceParent:  text(lua.FieldTrace),
 		Group:        text(lua.FieldGroup),
@@ -183,6 +184,28 @@ func parseLog(text string) []job.LogLine {
 		var line string
 		if json.Unmarshal(l[0], &ms) == nil && json.Unmarshal(l[1], &line) == nil {
 			out = append(out, job.LogLine{At: time.UnixMilli(int64(ms)), Line: line})
+		}
+	}
+	return out
+}
+
+// parseErrors reads a job's failures' errors (F_ERRORS: a JSON array of
+// [attempt, ms, error], as lib_failures.lua's fail_record writes it); a
+// list it cannot read is none.
+func parseErrors(text string) []job.FailureError {
+	if text == "" {
+		return nil
+	}
+	var raw [][3]json.RawMessage
+	if json.Unmarshal([]byte(text), &raw) != nil {
+		return nil
+	}
+	out := make([]job.FailureError, 0, len(raw))
+	for _, e := range raw {
+		var attempt, ms float64
+		var reason string
+		if json.Unmarshal(e[0], &attempt) == nil && json.Unmarshal(e[1], &ms) == nil && json.Unmarshal(e[2], &reason) == nil {
+			out = append(out, job.FailureError{Attempt: int(attempt), At: time.UnixMilli(int64(ms)), Error: reason})
 		}
 	}
 	return out

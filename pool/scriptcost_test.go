@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,10 @@ func BenchmarkScriptCost(b *testing.B) {
 		// worker loop, HTTP's ack with next).
 		{"ackpop/function", reservedHalf, ackPopOne},
 		{"ack/function", reservedJobs, ackOne},
+		// A fail (issue 49): a job's first failure, and the 11th of one
+		// that failed ten times before, each time with an error of 1 KiB.
+		{"fail/function", reservedJobs, failOne},
+		{"fail/eleventh", failedTenTimes, failLong},
 		// Issue 34: an ack on a topic that keeps completed jobs (the job
 		// stays, completed), without and with a 100-byte result.
 		{"ack/kept", both(reservedJobs, keepCompleted), ackOne},
@@ -156,6 +161,49 @@ func popBestOfTwo(p *Pool, ctx context.Context, _ []uint64, _ int) error {
 
 func ackOne(p *Pool, ctx context.Context, ids []uint64, i int) error {
 	return p.Ack(ctx, strconv.FormatUint(ids[i], 10), 1, "")
+}
+
+// failOne fails the i-th job (attempt any) with a short error.
+func failOne(p *Pool, ctx context.Context, ids []uint64, i int) error {
+	_, err := p.Fail(ctx, strconv.FormatUint(ids[i], 10), 0, "smtp 550")
+	return err
+}
+
+// costError is an error of 1 KiB, the longest a job keeps.
+var costError = strings.Repeat("e", 1024)
+
+// failLong fails the i-th job (attempt any) with an error of 1 KiB.
+func failLong(p *Pool, ctx context.Context, ids []uint64, i int) error {
+	_, err := p.Fail(ctx, strconv.FormatUint(ids[i], 10), 0, costError)
+	return err
+}
+
+// failedTenTimes pushes n jobs to topic t (backoff 0: a failed job is
+// ready again at once), fails each ten times with an error of 1 KiB, and
+// leaves them reserved.
+func failedTenTimes(p *Pool, ctx context.Context, n int) []uint64 {
+	if err := p.SetTopicConfig(ctx, "t", job.TopicConfig{"backoff": "fixed", "backoff_base": "0"}); err != nil {
+		panic(err)
+	}
+	ids := costJobs(p, ctx, n)
+	for round := 0; round <= 10; round++ {
+		for popped := 0; popped < n; {
+			got, err := p.PopN(ctx, []string{"t"}, 100)
+			if err != nil || got.Job == nil {
+				panic(fmt.Sprintf("pop: %v", err))
+			}
+			popped += 1 + len(got.Rest)
+		}
+		if round == 10 {
+			break
+		}
+		for i := range ids {
+			if err := failLong(p, ctx, ids, i); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return ids
 }
 
 // costResult is a result of 100 bytes, as an ack gives it.

@@ -188,7 +188,7 @@ func deadJobsAt(t *testing.T, tb *tab, b *brokertest.Broker, api apiFunc) {
 	first := eval[[]string](t, tb, rows)
 	row := `#job-list tr[data-id="` + first[0] + `"]`
 	tb.do(t, "see a dead job's error, death and body as text",
-		poll(text(row+` td.last-error`)+` === "POST https://hooks.example.com/orders: 503"`),
+		poll(text(row+` td.errors li`)+` === "attempt 1: POST https://hooks.example.com/orders: 503"`),
 		poll(`/^<b>order \d+<\/b>$/.test(`+text(row+` td.body`)+`)`),
 		poll(`/^\d{4}-\d\d-\d\d \d\d:\d\d \(\d+ (s|min) ago\)$/.test(`+text(row+` td.died`)+`)`))
 

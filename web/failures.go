@@ -79,11 +79,15 @@ func parseFails(data []byte, limit int) ([]dispatcher.SettleParams, error) {
 }
 
 // dead lists a topic's dead jobs, oldest death first (job_list.lua on the
-// dead set), with their failures: ?offset=&limit=
+// dead set), with their failures and each one's error: ?offset=&limit=
 // (default 100, at most 1000: parsePage).
 func (s *Server) dead(c *gin.Context) (int, any, error) {
 	return s.ended(c, job.Dead, func(d *job.Job) gin.H {
-		return gin.H{"failures": d.Failures, "last_error": d.LastError, "dead_at": d.DeadAt.UTC().Format(time.RFC3339Nano)}
+		v := gin.H{"failures": d.Failures, "last_error": d.LastError, "dead_at": d.DeadAt.UTC().Format(time.RFC3339Nano)}
+		if errs := viewErrors(d.Errors); errs != nil {
+			v["errors"] = errs
+		}
+		return v
 	})
 }
 

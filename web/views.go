@@ -36,7 +36,9 @@ type jobView struct {
 	Expires    string  `json:"expires,omitempty"` // when it expires (RFC 3339); absent: never
 	Failures   int     `json:"failures"`
 	LastError  string  `json:"last_error,omitempty"`
-	DeadAt     string  `json:"dead_at,omitempty"`
+	// Errors are its last failures' errors, oldest first (job.ErrorsKept).
+	Errors []errorView `json:"errors,omitempty"`
+	DeadAt string      `json:"dead_at,omitempty"`
 	// TraceParent is the producer's W3C trace context, for the consumer's span.
 	TraceParent string `json:"traceparent,omitempty"`
 	// Group is the job's fair group (docs/topics.md, Fair groups).
@@ -77,6 +79,26 @@ type jobView struct {
 	Token string `json:"token,omitempty"`
 }
 
+// errorView is one failure of a job: the attempt that failed, when, and
+// its error.
+type errorView struct {
+	Attempt int    `json:"attempt"`
+	At      string `json:"at"`
+	Error   string `json:"error"`
+}
+
+// viewErrors shows a job's failures' errors (nil: none).
+func viewErrors(errs []job.FailureError) []errorView {
+	if len(errs) == 0 {
+		return nil
+	}
+	out := make([]errorView, len(errs))
+	for i, e := range errs {
+		out[i] = errorView{Attempt: e.Attempt, At: e.At.UTC().Format(time.RFC3339Nano), Error: e.Error}
+	}
+	return out
+}
+
 // historyView is one transition of a job.
 type historyView struct {
 	At      string `json:"at"`
@@ -108,6 +130,7 @@ func viewJob(j *job.Job) jobView {
 		v.Expires = j.Expires.UTC().Format(time.RFC3339Nano)
 	}
 	v.Failures, v.LastError, v.TraceParent, v.Group = j.Failures, j.LastError, j.TraceParent, j.Group
+	v.Errors = viewErrors(j.Errors)
 	if !j.DeadAt.IsZero() {
 		v.DeadAt = j.DeadAt.UTC().Format(time.RFC3339Nano)
 	}

@@ -9,11 +9,11 @@ const COLUMNS = {
   delayed: ["id", "priority", "attempt", "failures", "created", "due", "body"],
   reserved: ["id", "priority", "attempt", "created", "ttr-ends", "body"],
   buried: ["id", "priority", "attempt", "failures", "created", "body"],
-  dead: ["id", "failures", "last-error", "died", "body"],
+  dead: ["id", "failures", "errors", "died", "body"],
   completed: ["id", "attempt", "completed-at", "result", "body"],
   cancelled: ["id", "attempt", "cancelled-at", "progress", "body"],
 };
-const HEADINGS = {"ttr-ends": "TTR ends", "last-error": "last error", "completed-at": "completed", "cancelled-at": "cancelled"};
+const HEADINGS = {"ttr-ends": "TTR ends", "errors": "errors, newest first", "completed-at": "completed", "cancelled-at": "cancelled"};
 // The end states: each listed by a route of its own (GET /topics/T/dead,
 // /topics/T/completed, /topics/T/cancelled), its jobs pushed again or
 // deleted all at once.
@@ -120,12 +120,30 @@ function jobCell(j, col) {
     case "died": return timeCell(j.dead_at, col);
     case "completed-at": return timeCell(j.completed_at, col);
     case "cancelled-at": return timeCell(j.cancelled_at, col);
-    case "last-error": return el("td", j.last_error || "–", col);
+    case "errors": return errorsCell(j, col);
     case "body": return clipCell(bodyText(j.body ?? j.body_preview ?? ""), col);
     case "result": return j.result === undefined ? el("td", "–", col) : clipCell(JSON.stringify(j.result), col);
     case "progress": return j.progress === undefined ? el("td", "–", col) : clipCell(JSON.stringify(j.progress), col);
   }
   return el("td", j[col], col);
+}
+
+// ERRORS_SHOWN is how many of a dead job's errors its row shows, the
+// newest; the rest are counted, and all are in its tooltip and on its page.
+const ERRORS_SHOWN = 3;
+
+// errorsCell shows a job's failures' errors in its row, newest first, each
+// "attempt N: error" on a line of its own (a job that failed before the
+// broker kept them shows its last error alone).
+function errorsCell(j, cls) {
+  const td = el("td", undefined, cls);
+  const all = (j.errors || []).map(e => `attempt ${e.attempt}: ${e.error}`).reverse();
+  if (all.length === 0) all.push(j.last_error || "–");
+  const list = td.appendChild(el("ol", undefined, "reasons"));
+  for (const line of all.slice(0, ERRORS_SHOWN)) list.appendChild(el("li", line));
+  if (all.length > ERRORS_SHOWN) list.appendChild(el("li", `and ${all.length - ERRORS_SHOWN} earlier`, "more"));
+  td.title = all.join("\n");
+  return td;
 }
 
 // clipCell shows text cut to a few lines, the whole of it as its tooltip.
@@ -251,6 +269,7 @@ function renderJob(j) {
   const found = document.getElementById("job-found");
   found.hidden = false;
   renderProgress(j); // shown: its log's and history's boxes can scroll
+  renderErrors(j);
   renderHistory(j);
   found.dataset.id = j.id;
   found.dataset.topic = j.topic;
@@ -289,6 +308,20 @@ function renderProgress(j) {
   fillFollowing(document.getElementById("job-log"), j.id, log.map(l => {
     const li = el("li");
     li.append(atTime(l.at), el("span", l.line, "line"));
+    return li;
+  }));
+}
+
+// renderErrors shows the errors of the job's last failures (docs/topics.md,
+// "Failures and retries"): each one's time, attempt and error, oldest
+// first, in a box that scrolls.
+function renderErrors(j) {
+  const errors = j.errors || [];
+  document.getElementById("job-errors-part").hidden = errors.length === 0;
+  setText("job-errors-count", errors.length === 1 ? "1 failure" : `the last ${errors.length} failures`);
+  fillFollowing(document.getElementById("job-errors"), j.id, errors.map(e => {
+    const li = el("li");
+    li.append(atTime(e.at), el("span", `attempt ${e.attempt}`, "attempt"), el("span", e.error, "reason"));
     return li;
   }));
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/pool"
+)
+
+// errorsFormatCommit is the last commit before a failed job kept each
+// attempt's error (issue 49): its broker reads store format 6 and knows no
+// F_ERRORS.
+const errorsFormatCommit = "e1418df31669a542ec358d563fb04ed307f787e8"
+
+// A job's errors need no store format of their own: beside a broker that
+// does not know them (same store format), a job failed on both keeps the
+// errors this broker recorded through the older broker's fail, and each
+// broker reads and moves it; the store checks clean. The older broker's
+// own failures are in last_error only.
+func TestErrorsBesideAnOlderBroker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an older broker")
+	}
+	t.Parallel()
+	old := buildAt(t, errorsFormatCommit)
+	srv := redistest.Start(t)
+	a := startBrokerOf(t, srv.URL(), old)
+	b := startBroker(t, srv.URL())
+	if f := metaField(t, srv.URL(), "format")(); f != fmt.Sprint(pool.StoreFormat) {
+		t.Fatalf("the store is at format %q, want %d: both brokers read it", f, pool.StoreFormat)
+	}
+	b.must(200, "PUT", "/api/v1/topics/errs-up/config", `{"backoff": "fixed", "backoff_base": 0}`)
+	b.must(201, "POST", "/api/v1/jobs", `{"id":"eu-1","topic":"errs-up","body":"x"}`)
+	for i, by := range []*brokerProc{b, a, b} {
+		j := by.must(200, "GET", "/api/v1/pop?topic=errs-up&timeout=5", ``)
+		if j["id"] != "eu-1" {
+			t.Fatalf("pop %d: %v", i+1, j)
+		}
+		by.must(200, "POST", "/api/v1/jobs/eu-1/fail", fmt.Sprintf(`{"attempt":%v,"error":"failure %d"}`, j["attempt"], i+1))
+	}
+	j := b.must(200, "GET", "/api/v1/jobs/eu-1", ``)
+	var kept []string
+	list, _ := j["errors"].([]any)
+	for _, e := range list {
+		e := e.(map[string]any)
+		kept = append(kept, fmt.Sprintf("%v:%v", e["attempt"], e["error"]))
+	}
+	if strings.Join(kept, "|") != "1:failure 1|3:failure 3" || j["failures"] != 3.0 || j["last_error"] != "failure 3" {
+		t.Fatalf("the job after fails on both brokers: errors %q, %v", kept, j)
+	}
+	if j := a.must(200, "GET", "/api/v1/jobs/eu-1", ``); j["failures"] != 3.0 || j["state"] != "ready" {
+		t.Fatalf("the older broker reads the job as %v", j)
+	}
+	a.must(200, "DELETE", "/api/v1/jobs/eu-1", ``)
+	mustBeConsistent(t, checker(t, srv.URL()), "after fails on both brokers")
+}
