@@ -30,3 +30,14 @@ func TestOutcomeDefaultsAgree(t *testing.T) {
 		t.Fatalf("lib_outcomes.lua's defaults %s, %s; job's %d, %d", m[1], m[2], job.DefaultMaxCompleted, job.DefaultMaxResult)
 	}
 }
+
+// The scripts' cap on one job's dependents is the one Go names in its 413.
+func TestMaxDependentsAgrees(t *testing.T) {
+	m := regexp.MustCompile(`(?m)^\s*local MAX_DEPENDENTS = (\d+)`).FindStringSubmatch(Source("lib_deps"))
+	if m == nil {
+		t.Fatal("lib_deps.lua: no MAX_DEPENDENTS")
+	}
+	if n, _ := strconv.Atoi(m[1]); n != job.MaxDependents {
+		t.Fatalf("lib_deps.lua's MAX_DEPENDENTS is %d, job.MaxDependents %d", n, job.MaxDependents)
+	}
+}
