@@ -138,6 +138,22 @@ local function forget(t)
   deltas[t.info] = nil
 end
 
+-- forget_run_settings drops topic t's run-time settings (its config hash's
+-- "run." fields), for a delete: a topic made again under the name starts
+-- from conf.ini's ("file." fields, which stay: they are the configuration,
+-- written again at each start and reload). The bucket's mark that t
+-- delivers over HTTP stays only while conf.ini gives it a deliver_to, as
+-- settings.lua keeps it.
+local function forget_run_settings(t)
+  local fields = redis.call('HKEYS', t.config)
+  for _, f in ipairs(fields) do
+    if string.sub(f, 1, 4) == 'run.' then redis.call('HDEL', t.config, f) end
+  end
+  if redis.call('HEXISTS', t.config, 'file.deliver_to') == 0 then
+    redis.call('HDEL', K_DEFAULTS, '@deliver ' .. t.name)
+  end
+end
+
 -- empty says topic t holds no job in any state.
 local function empty(t)
   for _, set in ipairs({t.ready, t.delayed, t.reserved, t.buried, t.dead, t.completed, t.cancelled}) do

@@ -59,3 +59,70 @@ func TestPurgeAndDeleteTopic(t *testing.T) {
 		t.Fatalf("purge of state gone: %v", err)
 	}
 }
+
+// A deleted topic forgets its run-time settings (docs/openapi.yaml's
+// deleteTopic; api.md: a topic keeps its settings until it is deleted), so
+// a topic of the same name starts from conf.ini's: a delete that left them
+// gave the next user of the name another's keep_completed or deliver_to.
+// conf.ini's own layer stays: it is the configuration, not the topic's.
+func TestDeleteTopicForgetsRunSettings(t *testing.T) {
+	p, ctx := newPool(t)
+	for _, tc := range []struct {
+		name    string
+		topic   string
+		file    job.TopicConfig // conf.ini's [topic.NAME]
+		run     job.TopicConfig // set at run time
+		deliver bool            // still marked as delivering after the delete
+	}{
+		{"run only", "ro", nil, job.TopicConfig{"keep_completed": "600", "max_items": "5"}, false},
+		{"file stays", "fs", job.TopicConfig{"max_items": "9"}, job.TopicConfig{"max_items": "5", "job_history": "10"}, false},
+		{"run delivery", "rd", nil, job.TopicConfig{"deliver_to": "http://127.0.0.1:1/x"}, false},
+		{"file delivery", "fd", job.TopicConfig{"deliver_to": "http://127.0.0.1:1/y"}, job.TopicConfig{"deliver_to": "http://127.0.0.1:1/z"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.file != nil {
+				if err := p.ApplyTopicConfig(ctx, nil, map[string]job.TopicConfig{tc.topic: tc.file}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := p.SetTopicConfig(ctx, tc.topic, tc.run); err != nil {
+				t.Fatal(err)
+			}
+			mustPush(t, p, ctx, job.Spec{Topic: tc.topic, Body: "x"})
+			if _, err := p.DeleteTopic(ctx, tc.topic); err != nil {
+				t.Fatal(err)
+			}
+			l, err := p.TopicConfig(ctx, tc.topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Run) != 0 {
+				t.Errorf("run-time settings after the delete: %v, want none", l.Run)
+			}
+			if fmt.Sprint(l.File) != fmt.Sprint(job.TopicConfig(tc.file)) && !(len(l.File) == 0 && len(tc.file) == 0) {
+				t.Errorf("conf.ini's settings after the delete: %v, want %v", l.File, tc.file)
+			}
+			topics, err := p.DeliveryTopics(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if marked := fmt.Sprint(topics) != fmt.Sprint(slicesWithout(topics, tc.topic)); marked != tc.deliver {
+				t.Errorf("marked as delivering after the delete: %v, want %v (%v)", marked, tc.deliver, topics)
+			}
+			if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
+				t.Fatalf("check after the delete: %v %v", problems, err)
+			}
+		})
+	}
+}
+
+// slicesWithout is s without the elements equal to v.
+func slicesWithout(s []string, v string) []string {
+	var out []string
+	for _, e := range s {
+		if e != v {
+			out = append(out, e)
+		}
+	}
+	return out
+}
