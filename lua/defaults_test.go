@@ -30,3 +30,14 @@ func TestOutcomeDefaultsAgree(t *testing.T) {
 		t.Fatalf("lib_outcomes.lua's defaults %s, %s; job's %d, %d", m[1], m[2], job.DefaultMaxCompleted, job.DefaultMaxResult)
 	}
 }
+
+// The scripts' default keep_results is the one Go documents and shows.
+func TestKeepResultsDefaultAgrees(t *testing.T) {
+	m := regexp.MustCompile(`(?m)^  local DEFAULT_KEEP_RESULTS = '(\d+)'`).FindStringSubmatch(Source("lib_outcomes"))
+	if m == nil {
+		t.Fatal("lib_outcomes.lua: no DEFAULT_KEEP_RESULTS")
+	}
+	if n, _ := strconv.Atoi(m[1]); n != int(job.DefaultKeepResults.Seconds()) {
+		t.Fatalf("lib_outcomes.lua's DEFAULT_KEEP_RESULTS is %d s, job.DefaultKeepResults %v", n, job.DefaultKeepResults)
+	}
+}

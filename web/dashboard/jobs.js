@@ -91,7 +91,7 @@ function showCounts(counts) {
 // KEEPS_NONE says why an end state's list is empty on a topic that keeps
 // no ended job (its keep_completed is 0).
 const KEEPS_NONE = {
-  completed: " Its keep_completed is 0: an ack deletes its job, unless the push asked to keep it (docs/outcomes.md).",
+  completed: " Its keep_completed is 0: an ack deletes its job, unless the ack gave a result (kept for keep_results) or the push asked to keep it (docs/outcomes.md).",
   cancelled: " Its keep_completed is 0: a cancel deletes its job, unless the push asked to keep it (docs/outcomes.md).",
 };
 
