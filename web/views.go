@@ -35,8 +35,15 @@ type jobView struct {
 	Due        string  `json:"due,omitempty"`
 	Expires    string  `json:"expires,omitempty"` // when it expires (RFC 3339); absent: never
 	Failures   int     `json:"failures"`
-	LastError  string  `json:"last_error,omitempty"`
-	DeadAt     string  `json:"dead_at,omitempty"`
+	// MaxAttempts is how many failures it may have before it is dead (0:
+	// for ever): its own retry policy's, its topic's or the default (a look
+	// at one job; a pop's or a list's view shows only a job's own).
+	MaxAttempts *int `json:"max_attempts,omitempty"`
+	// NextAttemptAt is when a job waiting out its backoff after a failure
+	// is ready again (RFC 3339): its due time, so named.
+	NextAttemptAt string `json:"next_attempt_at,omitempty"`
+	LastError     string `json:"last_error,omitempty"`
+	DeadAt        string `json:"dead_at,omitempty"`
 	// TraceParent is the producer's W3C trace context, for the consumer's span.
 	TraceParent string `json:"traceparent,omitempty"`
 	// Group is the job's fair group (docs/topics.md, Fair groups).
@@ -108,6 +115,10 @@ func viewJob(j *job.Job) jobView {
 		v.Expires = j.Expires.UTC().Format(time.RFC3339Nano)
 	}
 	v.Failures, v.LastError, v.TraceParent, v.Group = j.Failures, j.LastError, j.TraceParent, j.Group
+	v.MaxAttempts = j.MaxAttempts
+	if j.State == job.Delayed && j.Failures > 0 {
+		v.NextAttemptAt = v.Due
+	}
 	if !j.DeadAt.IsZero() {
 		v.DeadAt = j.DeadAt.UTC().Format(time.RFC3339Nano)
 	}

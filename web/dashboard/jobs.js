@@ -234,6 +234,10 @@ function renderJob(j) {
     ["releases", j.releases], ["buries", j.buries], ["kicks", j.kicks], ["failures", j.failures],
     ["last error", j.last_error || "–"], ["created", when(j.created)], ["age", duration(j.age)]];
   if (j.due) fields.push(["due", when(j.due)]);
+  // Its retry policy: how many failures it may have, and when a job waiting
+  // out its backoff is tried again (GET /api/v1/jobs/ID; docs/topics.md).
+  if (j.max_attempts !== undefined) fields.push(["max attempts", j.max_attempts === 0 ? "no limit (retried for ever)" : j.max_attempts]);
+  if (j.next_attempt_at) fields.push(["next attempt", when(j.next_attempt_at)]);
   if (j.state === "reserved") fields.push(["TTR ends", when(Date.now() + j.time_left * 1000)]);
   if (j.expires) fields.push(["expires", when(j.expires)]);
   if (j.dead_at) fields.push(["died", when(j.dead_at)]);
