@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,6 +197,25 @@ func TestConfIniListsEveryTopicSetting(t *testing.T) {
 	for _, name := range job.TopicSettingNames() {
 		if !strings.Contains(string(data), "\n; "+name+" =") {
 			t.Errorf("conf.ini does not list the topic setting %s", name)
+		}
+	}
+}
+
+// The value conf.ini's commented [topics] block shows for each topic
+// setting is gmq's own default, which a topic's config view shows as
+// built_in (job.BuiltIn).
+func TestConfIniShowsTheBuiltInDefaults(t *testing.T) {
+	data, err := os.ReadFile("../conf.ini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range job.TopicSettingNames() {
+		m := regexp.MustCompile(`\n; ` + name + ` = ([^ \n]*)`).FindStringSubmatch(string(data))
+		if m == nil || job.BuiltIn[name] == "" {
+			continue // not listed (TestConfIniListsEveryTopicSetting says so), or off unless set
+		}
+		if m[1] != job.BuiltIn[name] {
+			t.Errorf("conf.ini shows %s = %s, job.BuiltIn says %s", name, m[1], job.BuiltIn[name])
 		}
 	}
 }

@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/job"
@@ -32,14 +33,16 @@ type FollowUps struct {
 	Again bool
 }
 
-// ackPushing is Settle's ack of job id's delivery attempt, with result and follow-ups f.
-func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, result string, f *FollowUps) error {
+// ackPushing is Settle's ack of job id's delivery attempt, with result and
+// follow-ups f; it says how long the job is kept completed (0: deleted, or
+// completed by an earlier ack: Again).
+func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, result string, f *FollowUps) (time.Duration, error) {
 	if err := d.allow("push", writing); err != nil { // the follow-ups are pushes: refused whole, the job stays reserved
-		return fmt.Errorf("an ack with follow-ups is refused whole, its job still reserved (a plain ack is let through): %w", err)
+		return 0, fmt.Errorf("an ack with follow-ups is refused whole, its job still reserved (a plain ack is let through): %w", err)
 	}
 	for i, j := range f.Jobs {
 		if err := d.validateFollowUp(j); err != nil {
-			return fmt.Errorf("push: job %d: %w", i, err)
+			return 0, fmt.Errorf("push: job %d: %w", i, err)
 		}
 		if j.WithResult { // its body with the result: {"body": ..., "result": ...}, as it will be pushed
 			body, err := job.WithResultBody(j.Body, j.BodyJSON, result)
@@ -47,20 +50,20 @@ func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, res
 				err = fmt.Errorf("%w: with_result, its body and the result are %d bytes, over max_body (%d)", job.ErrTooBig, len(body), d.opts.MaxBody)
 			}
 			if err != nil {
-				return fmt.Errorf("push: job %d: %w", i, err)
+				return 0, fmt.Errorf("push: job %d: %w", i, err)
 			}
 		}
 	}
 	specs, owner := d.expandAliases(f.Jobs) // owner[k]: the follow-up specs[k] came from (nil: specs is f.Jobs)
 	if len(specs) > MaxFollowUps {
-		return fmt.Errorf("%w: %d follow-ups (aliases' copies counted), at most %d an ack", job.ErrInvalid, len(specs), MaxFollowUps)
+		return 0, fmt.Errorf("%w: %d follow-ups (aliases' copies counted), at most %d an ack", job.ErrInvalid, len(specs), MaxFollowUps)
 	}
 	got, err := d.pool.AckPushing(ctx, id, attempt, result, specs)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if f.Again = got.Again; got.Again {
-		return nil
+		return 0, nil
 	}
 	f.Pushed = make([]job.Pushed, len(f.Jobs))
 	for k, id := range got.IDs {
@@ -72,7 +75,7 @@ func (d *Dispatcher) ackPushing(ctx context.Context, id string, attempt int, res
 			f.Pushed[i] = job.Pushed{ID: id}
 		}
 	}
-	return nil
+	return got.Kept, nil
 }
 
 // validateFollowUp checks an ack's follow-up as a push is checked, and as

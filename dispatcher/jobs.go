@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gmq/gmq/job"
@@ -219,6 +220,29 @@ func (d *Dispatcher) Peek(ctx context.Context, id string) (*job.Job, error) {
 		return nil, err
 	}
 	return d.pool.Peek(ctx, id)
+}
+
+// Inspect is Peek for a look at one job (GET /api/v1/jobs/{id}, the
+// dashboard's and gmq's job views): the job with its MaxAttempts known,
+// from its topic's settings where its own retry policy does not say, or
+// DefaultMaxAttempts. That is a round trip more, which a pop does not make.
+func (d *Dispatcher) Inspect(ctx context.Context, id string) (*job.Job, error) {
+	j, err := d.Peek(ctx, id)
+	if err != nil || j.MaxAttempts != nil {
+		return j, err
+	}
+	cfg, err := d.pool.TopicSettings(ctx, j.Topic)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: its topic's max_attempts: %w", id, err)
+	}
+	n := job.DefaultMaxAttempts
+	if v, ok := cfg["max_attempts"]; ok {
+		if n, err = strconv.Atoi(v); err != nil {
+			return nil, fmt.Errorf("job %s: its topic's max_attempts %q: %w", id, v, err)
+		}
+	}
+	j.MaxAttempts = &n
+	return j, nil
 }
 
 // placed wakes a consumer for a job made ready, or nudges the timer of a

@@ -72,6 +72,11 @@ type SettleParams struct {
 	// Push, with ActionAck, are follow-ups: jobs pushed once the ack
 	// succeeds; Settle fills in their ids (FollowUps).
 	Push *FollowUps
+	// Kept, with ActionAck, is where Settle tells how long the job is kept
+	// completed from now (0: deleted), for the ack's answer: its
+	// keep_completed, or keep_results for an ack with a result
+	// (docs/outcomes.md). nil: not asked.
+	Kept *time.Duration
 }
 
 // Settle does p.Action to p's job and returns the job as it is after
@@ -105,10 +110,16 @@ func (d *Dispatcher) Settle(ctx context.Context, p SettleParams) (*job.Job, erro
 	var j *job.Job
 	switch p.Action {
 	case ActionAck:
+		var kept time.Duration
 		if p.Push != nil && len(p.Push.Jobs) > 0 {
-			return nil, d.ackPushing(ctx, a.ID, a.Attempt, p.Result, p.Push)
+			kept, err = d.ackPushing(ctx, a.ID, a.Attempt, p.Result, p.Push)
+		} else {
+			kept, err = d.pool.AckKept(ctx, a.ID, a.Attempt, p.Result)
 		}
-		return nil, d.pool.Ack(ctx, a.ID, a.Attempt, p.Result)
+		if err == nil && p.Kept != nil {
+			*p.Kept = kept
+		}
+		return nil, err
 	case ActionDelete:
 		return nil, d.pool.Delete(ctx, a.ID, 0)
 	case ActionDeleteUnreserved:

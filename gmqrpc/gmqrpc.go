@@ -181,9 +181,10 @@ func (s *Service) pop(topics []string, reply *map[string]any) error {
 // token Pop gave, the ack reaches that delivery and no other job; result
 // is kept with the job where its topic keeps completed jobs; push are
 // follow-ups, each a job as Push takes it, pushed once the ack succeeds).
-// The result is "success"; with push, {"acked": id, "pushed": [ids]}
-// (and "again": true when an earlier ack had completed the job, whose
-// follow-ups stand).
+// The result is "success"; with push or result, {"acked": id} with
+// "pushed": [ids] (and "again": true when an earlier ack had completed the
+// job, whose follow-ups stand) and, when the job is kept completed
+// (keep_results, keep_completed), "kept_for": seconds, as HTTP's ack answers.
 func (s *Service) Ack(args AckArgs, reply *any) error { return coded(s.ack(args, reply)) }
 
 func (s *Service) ack(args AckArgs, reply *any) error {
@@ -199,18 +200,27 @@ func (s *Service) ack(args AckArgs, reply *any) error {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
 	a := dispatcher.Ack{ID: args.ID, Attempt: args.Attempt, Token: args.Token, Result: args.Result}
-	if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck, Push: push}); err != nil {
+	var kept time.Duration
+	if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck, Push: push, Kept: &kept}); err != nil {
 		return inClientTerms("ack", args.ID, err)
 	}
-	if push == nil {
+	if push == nil && args.Result == "" { // gmq's own answer, for gmq's clients
 		*reply = "success"
+		return nil
+	}
+	out := map[string]any{"acked": args.ID}
+	if kept > 0 {
+		out["kept_for"] = float64(kept.Milliseconds()) / 1000
+	}
+	if push == nil {
+		*reply = out
 		return nil
 	}
 	ids := make([]string, len(push.Pushed))
 	for i, p := range push.Pushed {
 		ids[i] = job.PublicID(p.ClientID, p.ID)
 	}
-	out := map[string]any{"acked": args.ID, "pushed": ids}
+	out["pushed"] = ids
 	if push.Again {
 		out["again"] = true
 	}

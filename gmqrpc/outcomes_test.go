@@ -8,7 +8,8 @@ import (
 )
 
 // Outcomes over JSON-RPC: an ack with a result kept where its topic keeps
-// completed jobs; progress; a cancel of a held job, which the consumer's
+// completed jobs (its answer says for how long: the topic's keep_completed,
+// which wins over keep_results); progress; a cancel of a held job, which the consumer's
 // next progress learns ("cancelled: "), and of a waiting one.
 func TestOutcomesOverRPC(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
@@ -27,8 +28,12 @@ func TestOutcomesOverRPC(t *testing.T) {
 	if err := c.Call("Service.Progress", map[string]any{"id": "out_1", "attempt": 1, "progress": 50, "log": "half"}, &reply); err != nil || reply != "success" {
 		t.Fatalf("progress: %q %v", reply, err)
 	}
-	if err := c.Call("Service.Ack", map[string]any{"id": "out_1", "attempt": 1, "result": map[string]any{"rows": 7}}, &reply); err != nil {
+	var acked map[string]any
+	if err := c.Call("Service.Ack", map[string]any{"id": "out_1", "attempt": 1, "result": map[string]any{"rows": 7}}, &acked); err != nil {
 		t.Fatal(err)
+	}
+	if acked["acked"] != "out_1" || acked["kept_for"] != 600.0 {
+		t.Fatalf("the ack's answer: %v, want out_1 kept for 600 s", acked)
 	}
 	got := brokertest.MustCall(t, 200, "GET", b.URL+"/api/v1/jobs/out_1", ``)
 	if got["state"] != "completed" || got["progress"] != 50.0 {

@@ -176,6 +176,12 @@ type Job struct {
 	Result  string
 	// KeepCompleted is the job's own keep_completed (-1: its topic's).
 	KeepCompleted time.Duration
+	// MaxAttempts is how many failures it may have before it is dead (0:
+	// retried for ever), where known: its own retry policy's, which every
+	// read of it knows, or its topic's max_attempts (else
+	// DefaultMaxAttempts), which only a look at the job reads
+	// (Dispatcher.Inspect); nil: its topic's, not read.
+	MaxAttempts *int
 	// Timeout is how long a worker's handler may run on it (0: the
 	// worker's own).
 	Timeout time.Duration

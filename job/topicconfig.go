@@ -60,6 +60,10 @@ type TopicConfig map[string]string
 //   - keep_completed: seconds an acked job is kept, completed, with its ack's
 //     result (0: an ack deletes it, the default); a push's own keep_completed
 //     overrides it for that job;
+//   - keep_results: seconds a job whose ack gave a result is kept, completed,
+//     with it, where keep_completed (the job's own, or the topic's above 0)
+//     does not say (DefaultKeepResults when unset; 0: such an ack deletes it
+//     too). An ack without a result is not kept by it;
 //   - max_completed: the most completed jobs the topic keeps, those due to
 //     go first dropped (DefaultMaxCompleted when unset; 0: no cap);
 //   - max_result: the largest result an ack may give, bytes
@@ -108,6 +112,7 @@ var topicSettings = map[string]func(string) (string, error){
 	"group_rate":            rate,
 	"group_max_parked":      wholeNumber,
 	"keep_completed":        seconds,
+	"keep_results":          seconds,
 	"max_completed":         wholeNumber,
 	"max_result":            maxResult,
 	"max_log":               upTo(MaxKept),
@@ -123,6 +128,9 @@ var topicSettings = map[string]func(string) (string, error){
 const (
 	DefaultMaxCompleted = 10000
 	DefaultMaxResult    = 16 << 10
+	// DefaultKeepResults is keep_results when unset: a producer that is
+	// given a result wants to read it (issue 49), for an hour.
+	DefaultKeepResults = time.Hour
 	// MaxResultLimit is the most max_result may be: an ack's request
 	// carries its result whole.
 	MaxResultLimit = 1 << 20

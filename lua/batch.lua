@@ -27,7 +27,8 @@
 --   delete   member, attempt (0: unfenced), mode ('ack': complete it if its topic keeps completed
 --            jobs, lib_outcomes.lua; 'unreserved' to refuse a reserved job; '' delete it), result (an
 --            ack's, '' none) -> {'OK', client id ('' when it stays, completed), the member and client
---            id of each completed job max_completed dropped, space-separated ('' none)}, or {'NOT_FOUND'} /
+--            id of each completed job max_completed dropped, space-separated ('' none), how long (ms)
+--            the job is kept completed (0: not kept; keep_completed, keep_results)}, or {'NOT_FOUND'} /
 --            {'TOPIC', real topic} / {'STALE', reserves} / {'STATE', 3} / {'TOO_BIG', max_result}
 --   pop      mode ('first', 'best', 'peek' or 'take': 'first', the job removed as it is
 --            popped whatever its TTR), more ('1': say whether the topic has more ready jobs, else

@@ -11,15 +11,15 @@ local function delete_phase(ops)
       local member = op.a.member
       local mode = op.a.mode
       if op.kind == 'ack_pop' then mode = 'ack' end
-      local cid, refused, kept, dropped = ack_job(op.ts[1], member, ack_record(gone, member, records[k]), tonumber(op.a.attempt),
-        mode, op.a.result, gathers.add)
+      local cid, refused, kept, dropped, keep = ack_job(op.ts[1], member, ack_record(gone, member, records[k]),
+        tonumber(op.a.attempt), mode, op.a.result, gathers.add)
       if refused then
         op.reply = refused
         if refused[1] == R.CANCELLED then gone[member] = 'kept' end -- cancelled now: read it anew
       else
         gone[member] = kept and 'kept' or 'deleted'
         op.acked, op.cid, op.dropped = true, cid, dropped
-        if op.kind == 'delete' then op.reply = {R.OK, cid, dropped} end
+        if op.kind == 'delete' then op.reply = {R.OK, cid, dropped, keep} end
       end
     end
     gathers.flush()

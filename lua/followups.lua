@@ -18,7 +18,8 @@
 --       origin, 'ack', member, topic, attempt (0: unfenced), result ('' none), entries (the ack's
 --       follow-ups, JSON [[id, spec], ...]; '': none; the job's own F_THEN are kept too), grace (ms:
 --       they are due then, so the acking broker pushes them itself first, and a timer only if it
---       did not) -> {'OK', client id to drop, the dropped of max_completed (batch.lua's delete), '',
+--       did not) -> {'OK', client id to drop, the dropped of max_completed (batch.lua's delete), how long
+--       (ms) the job is kept completed (0: not kept),
 --       then each follow-up kept, the job's own (its F_THEN) and the ack's: its id and its spec as
 --       kept (with the result: outcomes.follow_up)}, or
 --       {'OK', '', '', 'again'} when the job was completed already, by an earlier ack, which stored
@@ -55,10 +56,11 @@ if mode == 'ack' then
   end
   local due, kept, result = now + tonumber(ARGV[A.ack.grace]), {R.OK, '', '', ''}, ARGV[A.ack.result]
   local follow = function(entries) outcomes.follow_up(entries, due, result, kept) end
-  local cid, refused, _, dropped = ack_job(t, member, record, tonumber(ARGV[A.ack.attempt]), 'ack', result, redis.call, follow)
+  local cid, refused, _, dropped, keep = ack_job(t, member, record, tonumber(ARGV[A.ack.attempt]), 'ack', result, redis.call,
+    follow)
   if refused then return refused end
   if ARGV[A.ack.entries] ~= '' then follow(ARGV[A.ack.entries]) end
-  kept[2], kept[3] = cid, dropped
+  kept[2], kept[3], kept[4] = cid, dropped, keep
   return kept
 end
 if mode == 'take' then

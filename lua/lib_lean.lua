@@ -186,14 +186,14 @@ do
         if delete then attempt, mode, result = ARGV[at + AT_DELETE.attempt], ARGV[at + AT_DELETE.mode], ARGV[at + AT_DELETE.result] end
         local record = records[m]
         if gone[member] then record = ack_record(gone, member, record) end
-        local cid, refused, kept, dropped = ack_job(firsts[k], member, record, tonumber(attempt), mode, result, gathers.add)
+        local cid, refused, kept, dropped, keep = ack_job(firsts[k], member, record, tonumber(attempt), mode, result, gathers.add)
         if refused then
           replies[k] = refused
           if refused[1] == R.CANCELLED then gone[member] = 'kept' end -- cancelled now: read it anew
         else
           gone[member] = kept and 'kept' or 'deleted'
           if delete then
-            replies[k] = {R.OK, cid, dropped}
+            replies[k] = {R.OK, cid, dropped, keep}
           else
             acked[k] = cid
             if dropped ~= '' then

@@ -127,13 +127,14 @@ end
 -- It returns the client id to drop ('' none, or when the job stays), then
 -- nil or the refusal the operation answers, then true when the job stays,
 -- completed, then the members and client ids of the completed jobs
--- max_completed dropped to make room, space-separated ('' none). (Here,
--- after free_slot.)
+-- max_completed dropped to make room, space-separated ('' none), then how
+-- long (ms) the job is kept completed (0: not kept), which the ack answers.
+-- (Here, after free_slot.)
 local function ack_job(t, member, record, attempt, mode, result, write, follow)
   local job = record and cmsgpack.unpack(record)
   local refused = refusal(job, t.name, attempt)
   if not refused and (job[F_STATE] == COMPLETED or job[F_STATE] == CANCELLED) then
-    if mode == 'ack' and job[F_STATE] == COMPLETED then return '', nil, true, '' end -- a retried ack: done already
+    if mode == 'ack' and job[F_STATE] == COMPLETED then return '', nil, true, '', outcomes.left(t, member) end -- a retried ack: done already
     if mode == 'ack' then refused = {R.CANCELLED, ''} end
     if mode == 'unreserved' then refused = {R.NOT_FOUND} end -- beanstalkd's delete: gone
   end
@@ -149,7 +150,7 @@ local function ack_job(t, member, record, attempt, mode, result, write, follow)
   if then_list and not follow then refused = {R.THEN} end
   local keep = 0
   if not refused and mode == 'ack' then
-    keep = outcomes.keep(t, job)
+    keep = outcomes.keep(t, job, result)
     -- max_result holds whether the job is kept or not: a result goes on
     -- to its end's waiters, batch and events, and a consumer told 200 for
     -- one then dropped would never learn it was too big.
@@ -170,10 +171,10 @@ local function ack_job(t, member, record, attempt, mode, result, write, follow)
     local before = #dropped_cids
     announce_end(member, job, 'completed', result ~= '' and result or nil)
     outcomes.complete(t, member, job, result, keep, write)
-    return '', nil, true, table.concat(dropped_cids, ' ', before + 1)
+    return '', nil, true, table.concat(dropped_cids, ' ', before + 1), keep
   end
   delete_job(t, member, job, write)
   announce_end(member, job, mode == 'ack' and 'acked' or 'deleted', mode == 'ack' and result ~= '' and result or nil)
   if mode == 'ack' and topic_config(t).events == 'true' then emit(t, member, job, 'completed', result) end -- not kept, but completed
-  return job[F_CID], nil, false, ''
+  return job[F_CID], nil, false, '', 0
 end

@@ -1,6 +1,7 @@
 -- lib_outcomes.lua, after lib_failures.lua (see lib.lua): how a job ends
 -- when its topic keeps outcomes (store format 3). An ack on a topic with
--- keep_completed > 0 (or of a job pushed with its own keep_completed)
+-- keep_completed > 0 (or of a job pushed with its own keep_completed), or
+-- an ack that gives a result (keep_results, an hour when unset)
 -- completes the job instead of deleting it: it stays, with the ack's result,
 -- in its topic's completed set, scored by when it is to be removed, until
 -- the bucket timer removes it (tick.lua) or the topic's max_completed makes
@@ -12,18 +13,36 @@ do
   -- DEFAULT_MAX_COMPLETED, DEFAULT_MAX_RESULT: the settings unset
   -- (job.DefaultMaxCompleted, job.DefaultMaxResult; TestOutcomeDefaults).
   local DEFAULT_MAX_COMPLETED, DEFAULT_MAX_RESULT = '10000', '16384'
+  -- DEFAULT_KEEP_RESULTS: keep_results unset, seconds (job.DefaultKeepResults).
+  local DEFAULT_KEEP_RESULTS = '3600'
   -- TRIM_STEP is the most completed jobs one completion removes to keep its
   -- topic within max_completed: a lowered cap is reached a step at a time.
   local TRIM_STEP = 100
 
-  -- outcomes.keep is how long (ms) job is kept once completed: its own
-  -- keep_completed, else its topic's; 0 deletes it at its ack. A store
-  -- below format 3 is written for brokers that know no completed state.
-  function outcomes.keep(t, job)
+  -- outcomes.keep is how long (ms) job is kept once completed, by an ack
+  -- with result ('' or nil: none): its own keep_completed (0 too: its
+  -- producer said), else its topic's keep_completed when above 0 (it wins,
+  -- shorter or not), else, for an ack that gives a result, its topic's
+  -- keep_results; 0 deletes it at its ack. An ack without a result reads
+  -- no more than it did before keep_results. A store below format 3 is
+  -- written for brokers that know no completed state.
+  function outcomes.keep(t, job, result)
     if jobbody.format < 3 then return 0 end
     local s = job[F_KEEP]
-    if s == nil then s = tonumber(topic_config(t).keep_completed or '0') end
+    if s == nil then
+      local cfg = topic_config(t)
+      s = tonumber(cfg.keep_completed or '0')
+      if s <= 0 and result and result ~= '' then s = tonumber(cfg.keep_results or DEFAULT_KEEP_RESULTS) end
+    end
     return math.max(s, 0) * 1000
+  end
+
+  -- outcomes.left is how long (ms) topic t's completed job member is still
+  -- kept (0: not in its completed set): a retried ack's answer.
+  function outcomes.left(t, member)
+    local at = redis.call('ZSCORE', t.completed, member)
+    if not at then return 0 end
+    return math.max(tonumber(at) - now_ms(), 0)
   end
 
   -- outcomes.max_result is topic t's max_result, bytes.

@@ -164,6 +164,20 @@ func (p *Pool) TopicConfig(ctx context.Context, topic string) (job.TopicLayers, 
 	if err := p.reference(ctx, topic); err != nil {
 		return job.TopicLayers{}, err
 	}
+	return p.topicLayers(ctx, topic)
+}
+
+// TopicSettings reads a topic's effective settings (those some layer
+// sets), as TopicConfig does but without referencing a fanout child: for
+// a look at one of its jobs, which names the topic it is in.
+func (p *Pool) TopicSettings(ctx context.Context, topic string) (job.TopicConfig, error) {
+	l, err := p.topicLayers(ctx, topic)
+	return l.Effective, err
+}
+
+// topicLayers reads a topic's settings, layer by layer: three hashes in
+// one round trip.
+func (p *Pool) topicLayers(ctx context.Context, topic string) (job.TopicLayers, error) {
 	parent := Parent(topic)
 	res := p.client.DoMulti(ctx,
 		p.client.B().Hgetall().Key(p.keys.buckets[p.keys.bucketOf(topic)].defaults).Build(),

@@ -96,6 +96,9 @@ type AckedPushing struct {
 	// after followUpGrace: the ack stands).
 	Ready   map[string]int
 	PushErr error
+	// Kept is how long the job is kept completed (0: deleted; none told
+	// when Again).
+	Kept time.Duration
 }
 
 // AckPushing acks job id as Ack does and, in the same script call, keeps
@@ -156,7 +159,7 @@ func (p *Pool) ackNumberPushing(ctx context.Context, n uint64, attempt int, resu
 	for i := 4; i+1 < len(reply); i += 2 {
 		pairs = append(pairs, [2]string{strAt(reply, i), strAt(reply, i+1)})
 	}
-	out := AckedPushing{IDs: ids, Bucket: b}
+	out := AckedPushing{IDs: ids, Bucket: b, Kept: time.Duration(intAt(reply, 3)) * time.Millisecond}
 	if len(pairs) > 0 {
 		out.Ready, _, out.PushErr = p.pushFollowUps(ctx, b, pairs)
 	}

@@ -30,7 +30,8 @@ func (p *Pool) DeleteUnreserved(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return p.deleteNumber(ctx, n, 0, deleteUnreserved, "")
+	_, err = p.deleteNumber(ctx, n, 0, deleteUnreserved, "")
+	return err
 }
 
 // Delete removes a job in any state (a completed one too). With attempt > 0
@@ -41,35 +42,46 @@ func (p *Pool) Delete(ctx context.Context, id string, attempt int) error {
 	if err != nil {
 		return err
 	}
-	return p.deleteNumber(ctx, n, attempt, deleteAny, "")
+	_, err = p.deleteNumber(ctx, n, attempt, deleteAny, "")
+	return err
 }
 
 // Ack ends a job its consumer finished, fenced to delivery attempt when > 0
 // (ErrStale if the job was delivered again since): it is deleted, or, where
-// its topic keeps completed jobs (keep_completed, or its own), completed
-// with result (a JSON value's compact text, "" none; over the topic's
-// max_result, ErrTooBig and the job stays as it was). An ack of a job
-// completed already, by the same delivery, succeeds and changes nothing.
+// its topic keeps completed jobs (keep_completed, or its own) or the ack
+// gives a result (keep_results), completed with result (a JSON value's
+// compact text, "" none; over the topic's max_result, ErrTooBig and the job
+// stays as it was). An ack of a job completed already, by the same
+// delivery, succeeds and changes nothing.
 func (p *Pool) Ack(ctx context.Context, id string, attempt int, result string) error {
+	_, err := p.AckKept(ctx, id, attempt, result)
+	return err
+}
+
+// AckKept is Ack, and says how long the job is kept completed from now (0:
+// it was deleted), for the ack's answer: an ack that repeats an earlier one
+// says how long is left.
+func (p *Pool) AckKept(ctx context.Context, id string, attempt int, result string) (time.Duration, error) {
 	n, err := p.Resolve(ctx, id)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	return p.deleteNumber(ctx, n, attempt, deleteAck, result)
 }
 
-// deleteNumber is Delete of job n in a delete mode.
-func (p *Pool) deleteNumber(ctx context.Context, n uint64, attempt int, mode, result string) error {
+// deleteNumber is Delete of job n in a delete mode; it says how long the
+// job is kept completed (an ack's: 0 when deleted).
+func (p *Pool) deleteNumber(ctx context.Context, n uint64, attempt int, mode, result string) (time.Duration, error) {
 	reply, err := p.onNumber(ctx, "delete", n, attempt, p.batched(opDelete, nil, "attempt", strconv.Itoa(attempt), "mode", mode, "result", result))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if strAt(reply, 0) == replyThen { // the job has follow-ups of its own: followups.lua acks it
-		_, err := p.ackNumberPushing(ctx, n, attempt, result, nil)
-		return err
+		got, err := p.ackNumberPushing(ctx, n, attempt, result, nil)
+		return got.Kept, err
 	}
 	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
-	return nil
+	return time.Duration(intAt(reply, 3)) * time.Millisecond, nil
 }
 
 func priorityArg(pri int64) string {

@@ -6,28 +6,46 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 )
 
 func durationp(d time.Duration) *time.Duration { return &d }
 
 // An ack completes its job where the topic, or the job itself, keeps
-// completed jobs, and deletes it elsewhere; a job's own keep_completed
-// wins, 0 included.
+// completed jobs, or where it gives a result (keep_results, an hour when
+// unset), and deletes it elsewhere; a job's own keep_completed wins, 0
+// included, and so does a topic's keep_completed above 0, shorter or not.
+// The ack says how long the job is kept.
 func TestWhoKeepsCompletedJobs(t *testing.T) {
 	p, ctx := newPool(t)
-	if err := p.SetTopicConfig(ctx, "kept", job.TopicConfig{"keep_completed": "60"}); err != nil {
-		t.Fatal(err)
+	for topic, cfg := range map[string]job.TopicConfig{
+		"kept":      {"keep_completed": "60"},
+		"short":     {"keep_results": "120"},
+		"noresults": {"keep_results": "0"},
+		"zero":      {"keep_completed": "0", "keep_results": "90"},
+	} {
+		if err := p.SetTopicConfig(ctx, topic, cfg); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, tc := range []struct {
-		name  string
-		topic string
-		own   *time.Duration
-		want  job.State // job.Gone: deleted
+		name   string
+		topic  string
+		own    *time.Duration
+		result string
+		want   time.Duration // kept for; 0: deleted
 	}{
-		{"a topic that keeps none", "plain", nil, job.Gone},
-		{"a topic that keeps none, a job that asks", "plain", durationp(30 * time.Second), job.Completed},
-		{"a topic that keeps them", "kept", nil, job.Completed},
-		{"a topic that keeps them, a job that asks not", "kept", durationp(0), job.Gone},
+		{"a topic that keeps none, an ack without a result", "plain", nil, "", 0},
+		{"a topic that keeps none, an ack with a result", "plain", nil, `{"ok":true}`, job.DefaultKeepResults},
+		{"keep_results set", "short", nil, `{"ok":true}`, 2 * time.Minute},
+		{"keep_results set, an ack without a result", "short", nil, "", 0},
+		{"keep_results 0", "noresults", nil, `{"ok":true}`, 0},
+		{"keep_completed 0 leaves it to keep_results", "zero", nil, `1`, 90 * time.Second},
+		{"a topic that keeps none, a job that asks", "plain", durationp(30 * time.Second), "", 30 * time.Second},
+		{"a job that asks not, with a result", "plain", durationp(0), `{"ok":true}`, 0},
+		{"a topic that keeps them", "kept", nil, "", time.Minute},
+		{"a topic that keeps them, shorter than keep_results", "kept", nil, `{"ok":true}`, time.Minute},
+		{"a topic that keeps them, a job that asks not", "kept", durationp(0), `{"ok":true}`, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := mustPush(t, p, ctx, job.Spec{Topic: tc.topic, Body: "x", TTR: time.Minute, KeepCompleted: tc.own})
@@ -35,19 +53,80 @@ func TestWhoKeepsCompletedJobs(t *testing.T) {
 			if j == nil || j.ID != id {
 				t.Fatalf("pop: %+v", j)
 			}
-			if err := p.Ack(ctx, num(id), j.Attempt(), `{"ok":true}`); err != nil {
+			kept, err := p.AckKept(ctx, num(id), j.Attempt(), tc.result)
+			if err != nil {
 				t.Fatal(err)
+			}
+			if kept != tc.want {
+				t.Fatalf("the ack says the job is kept for %v, want %v", kept, tc.want)
 			}
 			got, err := p.Peek(ctx, num(id))
 			switch {
-			case tc.want == job.Gone && !errors.Is(err, job.ErrNotFound):
+			case tc.want == 0 && !errors.Is(err, job.ErrNotFound):
 				t.Fatalf("after the ack: %+v %v, want it deleted", got, err)
-			case tc.want == job.Completed && (err != nil || got.State != job.Completed || got.Result != `{"ok":true}` || got.EndedAt.IsZero()):
+			case tc.want > 0 && (err != nil || got.State != job.Completed || got.Result != tc.result || got.EndedAt.IsZero()):
 				t.Fatalf("after the ack: %+v %v, want it completed with its result", got, err)
+			}
+			if tc.want > 0 { // a retried ack says how long is left
+				again, err := p.AckKept(ctx, num(id), j.Attempt(), tc.result)
+				if err != nil || again <= 0 || again > tc.want {
+					t.Fatalf("a retried ack: kept for %v %v, want at most %v", again, err, tc.want)
+				}
 			}
 			checkClean(t, p, ctx)
 		})
 	}
+}
+
+// Plain acks (no result, a topic that keeps nothing) leave nothing behind:
+// after 200 of them the store holds the keys it held after the first, and
+// no record; acks with results are what keep_results keeps.
+func TestPlainAcksKeepNothing(t *testing.T) {
+	p, ctx := newPool(t)
+	cycle := func(result string) {
+		t.Helper()
+		id := mustPush(t, p, ctx, job.Spec{Topic: "plainacks", Body: "x", TTR: time.Minute})
+		j := mustPop(t, p, ctx, "plainacks")
+		if kept, err := p.AckKept(ctx, num(id), j.Attempt(), result); err != nil || (kept > 0) != (result != "") {
+			t.Fatalf("ack with result %q: kept for %v %v", result, kept, err)
+		}
+	}
+	b := p.keys.bucketOf("plainacks")
+	var completedKey string // the topic's completed set, as the scripts are given it
+	for i, slot := range lua.TopicKeys {
+		if slot.Name == "completed" {
+			completedKey = p.keys.withTopics(b, "plainacks")[bucketKeyCount+i]
+		}
+	}
+	count := func() (keys, records, completed int64) {
+		t.Helper()
+		res := p.client.DoMulti(ctx, p.client.B().Dbsize().Build(),
+			p.client.B().Hlen().Key(p.keys.buckets[b].jobs).Build(),
+			p.client.B().Zcard().Key(completedKey).Build())
+		var err [3]error
+		keys, err[0] = res[0].AsInt64()
+		records, err[1] = res[1].AsInt64()
+		completed, err[2] = res[2].AsInt64()
+		if e := errors.Join(err[:]...); e != nil {
+			t.Fatal(e)
+		}
+		return keys, records, completed
+	}
+	cycle("")
+	keys, _, _ := count()
+	for range 200 {
+		cycle("")
+	}
+	if k, r, c := count(); k != keys || r != 0 || c != 0 {
+		t.Fatalf("after 201 plain acks: %d keys (%d after the first), %d records, %d completed; want nothing kept", k, keys, r, c)
+	}
+	for range 10 {
+		cycle(`{"rows":1}`)
+	}
+	if _, r, c := count(); r != 10 || c != 10 {
+		t.Fatalf("after 10 acks with results: %d records, %d completed, want 10 kept", r, c)
+	}
+	checkClean(t, p, ctx)
 }
 
 // A completed job keeps its client id and its result; an ack retried by

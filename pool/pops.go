@@ -238,7 +238,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, result str
 	b := int(n % uint64(p.opts.Buckets))
 	for _, t := range topics {
 		if p.keys.bucketOf(t) != b {
-			if err := p.deleteNumber(ctx, n, attempt, deleteAck, result); err != nil {
+			if _, err := p.deleteNumber(ctx, n, attempt, deleteAck, result); err != nil {
 				return Popped{}, err
 			}
 			got, err := p.Pop(ctx, topics)

@@ -3,6 +3,8 @@ package pool
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -145,7 +147,20 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 			}
 			return time.Duration(num(lua.FieldKeep)) * time.Second
 		}(),
+		MaxAttempts: ownMaxAttempts(text(lua.FieldRetry)),
 	}, nil
+}
+
+// ownMaxAttempts reads the max attempts of a job's own retry policy
+// (F_RETRY, job.RetryPolicy.Encode: its first word, "-" for its topic's);
+// nil where it has none.
+func ownMaxAttempts(policy string) *int {
+	word, _, _ := strings.Cut(policy, " ")
+	n, err := strconv.Atoi(word)
+	if err != nil || n < 0 {
+		return nil
+	}
+	return &n
 }
 
 // followUpIDs reads the ids of a job's follow-ups (F_THEN, F_ON_DEAD: the

@@ -69,6 +69,9 @@ func BenchmarkScriptCost(b *testing.B) {
 		// stays, completed), without and with a 100-byte result.
 		{"ack/kept", both(reservedJobs, keepCompleted), ackOne},
 		{"ack/kept-result", both(reservedJobs, keepCompleted), ackResult},
+		// Issue 49: an ack with a result on a topic that sets nothing
+		// (keep_results' hour keeps it), against ack/function's plain ack.
+		{"ack/result-kept", reservedJobs, ackResult},
 		// A topic that keeps each job's history (job_history 20): what a
 		// note costs a push, a pop and an ack (which completes the job).
 		{"push/history", withHistory, pushOne},

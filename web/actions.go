@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -69,10 +70,14 @@ func (s *Server) ack(c *gin.Context) (int, any, error) {
 		if call.Push != nil {
 			push = &dispatcher.FollowUps{Jobs: call.Push}
 		}
-		if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck, Push: push}); err != nil {
+		var kept time.Duration
+		if _, err := s.d.Settle(ctx, dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck, Push: push, Kept: &kept}); err != nil {
 			return 0, nil, err
 		}
 		out := gin.H{"acked": a.ID}
+		if kept > 0 { // kept completed, with its result (keep_results, keep_completed): for how long, seconds
+			out["kept_for"] = seconds(kept)
+		}
 		if push != nil {
 			out["pushed"] = followUpIDs(push)
 			if push.Again {
@@ -129,8 +134,9 @@ func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 		named[a.ID] = true
 	}
 	settles := make([]dispatcher.SettleParams, len(acks))
+	kept := make([]time.Duration, len(acks))
 	for i, a := range acks {
-		settles[i] = dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck}
+		settles[i] = dispatcher.SettleParams{Ack: a, Action: dispatcher.ActionAck, Kept: &kept[i]}
 		if pushes[i] != nil {
 			settles[i].Push = &dispatcher.FollowUps{Jobs: pushes[i]}
 		}
@@ -154,7 +160,8 @@ func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 	}
 	acked := make([]string, 0, len(acks))
 	failed := []gin.H{}
-	pushed := gin.H{} // acked id -> its follow-ups' ids
+	pushed := gin.H{}  // acked id -> its follow-ups' ids
+	keptFor := gin.H{} // acked id -> how long it is kept completed, seconds
 	for i, err := range errs {
 		switch {
 		case err != nil:
@@ -164,11 +171,17 @@ func (s *Server) ackMany(c *gin.Context) (int, any, error) {
 			if f := settles[i].Push; f != nil {
 				pushed[acks[i].ID] = followUpIDs(f)
 			}
+			if kept[i] > 0 {
+				keptFor[acks[i].ID] = seconds(kept[i])
+			}
 		}
 	}
 	out := gin.H{"acked": acked, "failed": failed}
 	if len(pushed) > 0 {
 		out["pushed"] = pushed
+	}
+	if len(keptFor) > 0 {
+		out["kept_for"] = keptFor
 	}
 	if next == nil {
 		return http.StatusOK, out, nil

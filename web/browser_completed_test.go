@@ -99,7 +99,7 @@ func completedList(t *testing.T, tb *tab) {
 	tb.fits(t, "the completed jobs")
 	tb.open(t, "#/topics/plain/completed")
 	tb.do(t, "see why a topic that keeps none has none",
-		poll(text(`#jobs-empty`)+` === "plain has no completed job. Its keep_completed is 0: an ack deletes its job, unless the push asked to keep it (docs/outcomes.md)."`),
+		poll(text(`#jobs-empty`)+` === "plain has no completed job. Its keep_completed is 0: an ack deletes its job, unless the ack gave a result (kept for keep_results) or the push asked to keep it (docs/outcomes.md)."`),
 		poll(`document.getElementById("completed-actions").hidden`))
 }
 

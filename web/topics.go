@@ -129,16 +129,20 @@ func (s *Server) deleteTopic(c *gin.Context) (int, any, error) {
 	return http.StatusOK, gin.H{"deleted_jobs": n}, nil
 }
 
-// topicConfig answers a topic's settings: "settings" (effective), and the
-// layers they come from: "defaults" ([topics]), "file" ([topic.NAME]) and
-// "run" (changed at run time).
+// topicConfig answers a topic's settings: "settings" (effective, those
+// some layer sets), and the layers they come from: "defaults" ([topics]),
+// "file" ([topic.NAME]) and "run" (changed at run time); then "effective",
+// every setting's value, gmq's own default where no layer sets it, and
+// "from", which layer each comes from ("built_in" for gmq's default), so
+// that a retry policy no layer sets shows too (issue 49).
 func (s *Server) topicConfig(c *gin.Context) (int, any, error) {
 	l, err := s.d.TopicConfig(c, c.Param("topic"))
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, gin.H{"topic": c.Param("topic"), "settings": settingsView(l.Effective),
-		"defaults": settingsView(l.Defaults), "patterns": settingsView(l.Patterns), "file": settingsView(l.File), "run": settingsView(l.Run)}, nil
+		"defaults": settingsView(l.Defaults), "patterns": settingsView(l.Patterns), "file": settingsView(l.File), "run": settingsView(l.Run),
+		"effective": settingsView(l.All()), "from": l.Sources()}, nil
 }
 
 // setTopicConfig changes settings at run time, for every broker at once:

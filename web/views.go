@@ -35,7 +35,14 @@ type jobView struct {
 	Due        string  `json:"due,omitempty"`
 	Expires    string  `json:"expires,omitempty"` // when it expires (RFC 3339); absent: never
 	Failures   int     `json:"failures"`
-	LastError  string  `json:"last_error,omitempty"`
+	// MaxAttempts is how many failures it may have before it is dead (0:
+	// for ever): its own retry policy's, its topic's or the default (a look
+	// at one job; a pop's or a list's view shows only a job's own).
+	MaxAttempts *int `json:"max_attempts,omitempty"`
+	// NextAttemptAt is when a job waiting out its backoff after a failure
+	// is ready again (RFC 3339): its due time, so named.
+	NextAttemptAt string `json:"next_attempt_at,omitempty"`
+	LastError     string `json:"last_error,omitempty"`
 	// Errors are its last failures' errors, oldest first (job.ErrorsKept).
 	Errors []errorView `json:"errors,omitempty"`
 	DeadAt string      `json:"dead_at,omitempty"`
@@ -131,6 +138,10 @@ func viewJob(j *job.Job) jobView {
 	}
 	v.Failures, v.LastError, v.TraceParent, v.Group = j.Failures, j.LastError, j.TraceParent, j.Group
 	v.Errors = viewErrors(j.Errors)
+	v.MaxAttempts = j.MaxAttempts
+	if j.State == job.Delayed && j.Failures > 0 {
+		v.NextAttemptAt = v.Due
+	}
 	if !j.DeadAt.IsZero() {
 		v.DeadAt = j.DeadAt.UTC().Format(time.RFC3339Nano)
 	}

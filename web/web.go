@@ -448,7 +448,7 @@ func answerJob(j *job.Job, err error) (int, any, error) {
 }
 
 func (s *Server) getJob(c *gin.Context) (int, any, error) {
-	return answerJob(s.d.Peek(c, c.Param("id")))
+	return answerJob(s.d.Inspect(c, c.Param("id")))
 }
 
 func (s *Server) deleteJob(c *gin.Context) (int, any, error) {

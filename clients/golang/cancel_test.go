@@ -215,12 +215,14 @@ func TestProgressAndCancel(t *testing.T) {
 
 // WaitEnd is answered as soon as another worker acks the job with a
 // result; with nothing to wait for it says nil after its timeout, and a
-// job that is not kept ends "acked".
+// job that is not kept (keep_results 0: its result is not kept either)
+// ends "acked".
 func TestWaitEnd(t *testing.T) {
 	b := broker(t)
 	c := client.New(b.URL, nil)
 	ctx := context.Background()
 	keepCompleted(t, b, "labels", 600, 0)
+	brokertest.MustCall(t, 200, "PUT", b.URL+"/api/v1/topics/plain/config", `{"keep_results": 0}`)
 	for _, p := range []client.Job{{ID: "label-1", Topic: "labels", Body: "x"}, {ID: "plain-1", Topic: "plain", Body: "x"}} {
 		if _, err := c.Push(ctx, p); err != nil {
 			t.Fatal(err)

@@ -48,8 +48,9 @@ func TestAckWithFollowUps(t *testing.T) {
 	if err != nil || len(ids) != 2 || ids[0] == ids[1] {
 		t.Fatalf("AckJobPush: %q %v", ids, err)
 	}
-	if !gone(t, c, "order-77") {
-		t.Error("order-77 is still there after its ack")
+	// Acked with a result: kept, completed, for keep_results (an hour).
+	if j, err := c.Get(ctx, "order-77"); err != nil || j.State != "completed" || string(j.Result) != `{"shipped":"yes"}` {
+		t.Errorf("order-77 after its ack: %+v %v; want it completed with its result", j, err)
 	}
 	popID(t, c, "emails", ids[0], `{"order":77}`)
 	popID(t, c, "emails", ids[1], "invoice 77")
@@ -161,8 +162,9 @@ func TestWorkResultsEndsAJobWithFollowUps(t *testing.T) {
 	if want := []string{"emails:mail for 1", "orders:1", "orders:bad"}; !slices.Equal(got, want) {
 		t.Errorf("handled %q, want %q", got, want)
 	}
-	if !gone(t, c, "order-1") {
-		t.Error("order-1 is still there")
+	// Acked with a result: kept, completed, for keep_results (an hour).
+	if j, err := c.Get(ctx, "order-1"); err != nil || j.State != "completed" || string(j.Result) != `"shipped"` {
+		t.Errorf("order-1: %+v %v; want it completed with its result", j, err)
 	}
 	j, err := c.Get(ctx, "order-bad")
 	if err != nil || !strings.Contains(j.LastError, "400") || !strings.Contains(j.LastError, "id") {

@@ -91,7 +91,7 @@ function showCounts(counts) {
 // KEEPS_NONE says why an end state's list is empty on a topic that keeps
 // no ended job (its keep_completed is 0).
 const KEEPS_NONE = {
-  completed: " Its keep_completed is 0: an ack deletes its job, unless the push asked to keep it (docs/outcomes.md).",
+  completed: " Its keep_completed is 0: an ack deletes its job, unless the ack gave a result (kept for keep_results) or the push asked to keep it (docs/outcomes.md).",
   cancelled: " Its keep_completed is 0: a cancel deletes its job, unless the push asked to keep it (docs/outcomes.md).",
 };
 
@@ -252,6 +252,10 @@ function renderJob(j) {
     ["releases", j.releases], ["buries", j.buries], ["kicks", j.kicks], ["failures", j.failures],
     ["last error", j.last_error || "–"], ["created", when(j.created)], ["age", duration(j.age)]];
   if (j.due) fields.push(["due", when(j.due)]);
+  // Its retry policy: how many failures it may have, and when a job waiting
+  // out its backoff is tried again (GET /api/v1/jobs/ID; docs/topics.md).
+  if (j.max_attempts !== undefined) fields.push(["max attempts", j.max_attempts === 0 ? "no limit (retried for ever)" : j.max_attempts]);
+  if (j.next_attempt_at) fields.push(["next attempt", when(j.next_attempt_at)]);
   if (j.state === "reserved") fields.push(["TTR ends", when(Date.now() + j.time_left * 1000)]);
   if (j.expires) fields.push(["expires", when(j.expires)]);
   if (j.dead_at) fields.push(["died", when(j.dead_at)]);

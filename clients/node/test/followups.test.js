@@ -44,7 +44,9 @@ test('an ack with follow-ups resolves to their ids, each then popped under it', 
   });
   assert.equal(ids.length, 2);
   assert.notEqual(ids[0], ids[1]);
-  assert.equal(await c.getJob(job.id), null);
+  const acked = await c.getJob(job.id); // acked with a result: kept, completed, for keep_results
+  assert.equal(acked.state, 'completed');
+  assert.deepEqual(acked.result, { shipped: true });
   await popAs(mails, ids[0], { order: 77 });
   assert.equal((await popAs(mails, ids[1], 'invoice 77')).TTR, 30);
 
@@ -94,7 +96,9 @@ test('a handler ends its job with follow-ups: a Done', { skip: noBroker }, async
     await w.stop();
   }
   assert.deepEqual([...handled].sort(), ['mail:mail for 1', 'order:1', 'order:bad', 'order:numeric']);
-  assert.equal(await c.getJob(`${t}-1`), null);
+  const done = await c.getJob(`${t}-1`); // acked with a result: kept, completed, for keep_results
+  assert.equal(done.state, 'completed');
+  assert.equal(done.result, 'shipped');
   const bad = await c.getJob(`${t}-bad`);
   assert.match(bad.last_error, /push: job 0: .*id/);
   assert.match((await c.getJob(`${t}-numeric`)).last_error, /body/);

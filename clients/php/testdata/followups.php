@@ -50,14 +50,23 @@ function gone(Gmq\Client $c, string $id): bool
     }
 }
 
-// ack with follow-ups: their ids, in push's order; the acked job is gone.
+// completed says whether job $id is kept, completed with $result (an ack
+// with a result keeps its job: keep_results).
+function completed(Gmq\Client $c, string $id, mixed $result): bool
+{
+    $job = $c->job($id);
+    return $job['state'] === 'completed' && ($job['result'] ?? null) === $result;
+}
+
+// ack with follow-ups: their ids, in push's order; the acked job is kept
+// with its result.
 $job = popped($c, $topic, 'order-77');
 $ids = $c->ack($job['id'], $job['attempt'], $job['token'], result: ['shipped' => true], push: [
     ['topic' => $mails, 'body' => ['order' => 77], 'priority' => 1],
     ['topic' => $mails, 'body' => 'invoice 77', 'priority' => 5],
 ]);
 check(is_array($ids) && count($ids) === 2 && $ids[0] !== $ids[1], 'the follow-ups\' ids', $ids);
-check(gone($c, 'order-77'), 'order-77 gone');
+check(completed($c, 'order-77', ['shipped' => true]), 'order-77 completed with its result', $c->job('order-77'));
 popAs($c, $mails, $ids[0], ['order' => 77]);
 popAs($c, $mails, $ids[1], 'invoice 77');
 
@@ -114,7 +123,7 @@ $worker = $c->worker([$topic, $mails], function (array $job) use (&$worker, &$ha
 $worker->run();
 sort($handled);
 check($handled === ["$mails:mail for 1", "$topic:1", "$topic:bad"], 'the jobs handled', $handled);
-check(gone($c, 'w-order-1'), 'w-order-1 gone');
+check(completed($c, 'w-order-1', 'shipped'), 'w-order-1 completed with its result', $c->job('w-order-1'));
 $bad = $c->job('w-order-bad');
 check($bad['state'] === 'dead' && str_contains($bad['last_error'], '400') && str_contains($bad['last_error'], 'id'), 'w-order-bad dead', $bad);
 check(count(array_filter($log, fn ($l) => str_contains($l, 'w-order-bad: its follow-ups were refused'))) === 1, "the worker's log", $log);

@@ -43,13 +43,20 @@ def gone(job_id: str) -> bool:
         return True
 
 
-# ack with follow-ups: their ids, in push's order; the acked job is gone.
+def completed(job_id: str, result: Any) -> bool:
+    """An ack with a result keeps its job, completed with it (keep_results)."""
+    job = c.get_job(job_id)
+    return job["state"] == "completed" and job.get("result") == result
+
+
+# ack with follow-ups: their ids, in push's order; the acked job is kept
+# with its result (keep_results).
 job = popped("order-77")
 ids = c.ack(job["id"], job["attempt"], token=job["token"], result={"shipped": True},
             push=[{"topic": mails, "body": {"order": 77}, "priority": 1},
                   {"topic": mails, "body": "invoice 77", "priority": 5}])
 assert isinstance(ids, list) and len(ids) == 2 and ids[0] != ids[1], ids
-assert gone("order-77")
+assert completed("order-77", {"shipped": True}), c.get_job("order-77")
 pop_as(ids[0], {"order": 77})
 pop_as(ids[1], "invoice 77")
 
@@ -121,7 +128,7 @@ runner.start()
 runner.join(20)
 assert not runner.is_alive(), handled
 assert sorted(handled) == [mails + ":mail for 1", topic + ":1", topic + ":bad"], handled
-assert gone("w-order-1")
+assert completed("w-order-1", "shipped"), c.get_job("w-order-1")
 bad = c.get_job("w-order-bad")
 assert bad["state"] == "dead" and "400" in bad["last_error"] and "id" in bad["last_error"], bad
 assert len(warnings.lines) == 1 and "w-order-bad: its follow-ups were refused" in warnings.lines[0], warnings.lines

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/pool"
+)
+
+// noKeepResultsCommit is the last commit whose broker knows no
+// keep_results: it reads store formats up to 6, as this one does.
+const noKeepResultsCommit = "e1418df31669a542ec358d563fb04ed307f787e8"
+
+// keep_results raised no store format (docs/operations.md, Upgrades): a
+// broker without it and one with it, on one Redis, leave the store at its
+// format. The newer keeps a job acked with a result, completed; the older
+// shows the setting and the kept job, deletes the jobs it acks itself as
+// it did, and, alone, removes the kept job when its time is up. The store
+// checks clean throughout.
+func TestKeepResultsBesideAnOlderBroker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an older broker")
+	}
+	t.Parallel()
+	old := buildAt(t, noKeepResultsCommit)
+	srv := redistest.Start(t)
+	a := startBrokerOf(t, srv.URL(), old)
+	b := startBroker(t, srv.URL())
+	call := func(p *brokerProc, want int, method, path, body string) answer {
+		t.Helper()
+		r, err := p.do(method, path, body)
+		if err != nil || r.code != want {
+			t.Fatalf("%s %s %s: %d %v %v, want %d", method, path, body, r.code, r.body, err, want)
+		}
+		return r
+	}
+	format := metaField(t, srv.URL(), "format")
+	newest := strconv.Itoa(pool.StoreFormat)
+	if f := format(); f != newest {
+		t.Fatalf("with both brokers running, the store is at format %q, want %s: keep_results needs no new one", f, newest)
+	}
+	call(b, 200, "PUT", "/api/v1/topics/kr/config", `{"keep_results": 2}`)
+	if got := call(a, 200, "GET", "/api/v1/topics/kr/config", ""); fmt.Sprint(got.body["run"]) != "map[keep_results:2]" {
+		t.Fatalf("the older broker's view of the settings: %v", got.body)
+	}
+	ack := func(p *brokerProc, id string) answer {
+		t.Helper()
+		call(p, 201, "POST", "/api/v1/jobs", fmt.Sprintf(`{"id":%q,"topic":"kr","body":"x"}`, id))
+		j := call(p, 200, "GET", "/api/v1/pop?topic=kr", "")
+		return call(p, 200, "POST", "/api/v1/jobs/"+id+"/ack", fmt.Sprintf(`{"attempt":%v,"result":{"id":%q}}`, j.body["attempt"], id))
+	}
+	if got := ack(b, "kr-new"); got.body["kept_for"] != 2.0 {
+		t.Fatalf("the newer broker's ack with a result: %v, want it kept for 2 s", got.body)
+	}
+	if got := call(a, 200, "GET", "/api/v1/jobs/kr-new", ""); got.body["state"] != "completed" || fmt.Sprint(got.body["result"]) != "map[id:kr-new]" {
+		t.Fatalf("the kept job, read by the older broker: %v", got.body)
+	}
+	if got := ack(a, "kr-old"); got.body["kept_for"] != nil {
+		t.Fatalf("the older broker's ack with a result: %v", got.body)
+	}
+	call(b, 404, "GET", "/api/v1/jobs/kr-old", "") // the older broker deletes as it did
+	mustBeConsistent(t, checker(t, srv.URL()), "both brokers")
+
+	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	b.exitsCleanly(t, time.Minute, "SIGTERM")
+	waitUntil(t, "the older broker's timer removes the kept job when its time is up", func() bool {
+		r, err := a.do("GET", "/api/v1/jobs/kr-new", "")
+		return err == nil && r.code == 404
+	})
+	if f := format(); f != newest {
+		t.Fatalf("the store at format %q, want %s", f, newest)
+	}
+	mustBeConsistent(t, checker(t, srv.URL()), "the older broker alone")
+}
