@@ -58,7 +58,7 @@ var commands = []command{
 		func(c *call) error { return c.showMap("GET", "/jobs/"+c.path(0), nil) }},
 	{"push", "TOPIC BODY", [2]int{2, 2}, "store a job; prints its id", pushFlags, push},
 	{"pop", "TOPIC", [2]int{1, 1}, "reserve a job and show it (its id and attempt are for ack, release, bury, touch; --ack acks it at once)", popFlags, pop},
-	{"ack", "ID", [2]int{1, 1}, "finish a reserved job: it is deleted, or completed where its topic keeps completed jobs", ackFlags, ack},
+	{"ack", "ID", [2]int{1, 1}, "finish a reserved job: deleted, or completed where kept (keep_completed; keep_results for one with a result)", ackFlags, ack},
 	{"release", "ID", [2]int{1, 1}, "give a reserved job back: ready again, or delayed", releaseFlags, release},
 	{"bury", "ID", [2]int{1, 1}, "park a reserved job until it is kicked", buryFlags, bury},
 	{"touch", "ID", [2]int{1, 1}, "give a reserved job its whole TTR again", attemptFlag, touch},
