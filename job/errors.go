@@ -10,8 +10,11 @@ import (
 var (
 	// ErrNotFound: no job has that id (or the topic is unknown).
 	ErrNotFound = errors.New("not found")
-	// ErrDuplicate: a live job already has the client-supplied id.
-	ErrDuplicate = errors.New("a live job already has this id")
+	// ErrDuplicate: a job the store keeps already has the client-supplied
+	// id: a live one, or a completed one kept (keep_completed, or
+	// keep_results for an ack with a result), which a producer reusing ids
+	// would not take for live.
+	ErrDuplicate = errors.New("a job already has this id (live, or completed and kept)")
 	// ErrStale: the call names an older delivery of a job that was delivered again since.
 	ErrStale = errors.New("stale delivery: the job was delivered again since")
 	// ErrNotReserved: the operation needs a reserved job (or, for kick, a buried or delayed one).

@@ -36,7 +36,7 @@ test('client ids: a second push of a live id is a 409', { skip: noBroker }, asyn
   await assert.rejects(c.push(t, 'twice', { id }), (err) => {
     assert.ok(err instanceof GmqError);
     assert.equal(err.status, 409);
-    assert.equal(err.message, `push "${id}": a live job already has this id`);
+    assert.equal(err.message, `push "${id}": a job already has this id (live, or completed and kept)`);
     return true;
   });
   assert.equal((await c.getJob(id)).body, 'once');
