@@ -73,11 +73,16 @@ func TestDeleteTopicForgetsRunSettings(t *testing.T) {
 		file    job.TopicConfig // conf.ini's [topic.NAME]
 		run     job.TopicConfig // set at run time
 		deliver bool            // still marked as delivering after the delete
+		raced   bool            // a push comes between the delete's purge and its forget
 	}{
-		{"run only", "ro", nil, job.TopicConfig{"keep_completed": "600", "max_items": "5"}, false},
-		{"file stays", "fs", job.TopicConfig{"max_items": "9"}, job.TopicConfig{"max_items": "5", "job_history": "10"}, false},
-		{"run delivery", "rd", nil, job.TopicConfig{"deliver_to": "http://127.0.0.1:1/x"}, false},
-		{"file delivery", "fd", job.TopicConfig{"deliver_to": "http://127.0.0.1:1/y"}, job.TopicConfig{"deliver_to": "http://127.0.0.1:1/z"}, true},
+		{"run only", "ro", nil, job.TopicConfig{"keep_completed": "600", "max_items": "5"}, false, false},
+		{"file stays", "fs", job.TopicConfig{"max_items": "9"}, job.TopicConfig{"max_items": "5", "job_history": "10"}, false, false},
+		{"run delivery", "rd", nil, job.TopicConfig{"deliver_to": "http://127.0.0.1:1/x"}, false, false},
+		{"file delivery", "fd", job.TopicConfig{"deliver_to": "http://127.0.0.1:1/y"}, job.TopicConfig{"deliver_to": "http://127.0.0.1:1/z"}, true, false},
+		// The settings went only with an empty topic, and a delete racing
+		// a producer answered 200 with them kept (9 times in 10).
+		{"a push between purge and forget", "pr", nil, job.TopicConfig{"keep_completed": "600"}, false, true},
+		{"a push between, delivery", "pd", nil, job.TopicConfig{"deliver_to": "http://127.0.0.1:1/w"}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.file != nil {
@@ -89,7 +94,15 @@ func TestDeleteTopicForgetsRunSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 			mustPush(t, p, ctx, job.Spec{Topic: tc.topic, Body: "x"})
-			if _, err := p.DeleteTopic(ctx, tc.topic); err != nil {
+			if tc.raced {
+				if _, err := p.Purge(ctx, tc.topic, job.Stored...); err != nil {
+					t.Fatal(err)
+				}
+				mustPush(t, p, ctx, job.Spec{Topic: tc.topic, Body: "pushed meanwhile"})
+				if err := p.forgetDeletedTopic(ctx, tc.topic); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := p.DeleteTopic(ctx, tc.topic); err != nil {
 				t.Fatal(err)
 			}
 			l, err := p.TopicConfig(ctx, tc.topic)
