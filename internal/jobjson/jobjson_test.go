@@ -2,9 +2,21 @@ package jobjson
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
+
+// names is an object of n distinct top-level names, then extra.
+func names(n int, extra string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, `"k%d":1,`, i)
+	}
+	b.WriteString(extra + "}")
+	return b.String()
+}
 
 func TestDecodeRefusesRepeatedNames(t *testing.T) {
 	tests := []struct {
@@ -19,6 +31,14 @@ func TestDecodeRefusesRepeatedNames(t *testing.T) {
 		{`{"a":"}{\",\"a\":","b":"[\"a\":1]"}`, false},     // braces, quotes and commas inside values
 		{`{"a":1, "b" : 2 ,"A" :3}`, true},                 // spacing
 		{`{"s":"\\","S":1}`, true},                         // a value ending in an escaped backslash
+		// Past the first 16 names they are matched through a set (each
+		// compared with every earlier one was quadratic: 5 s for 40,000).
+		{names(17, `"K3":2`), true},
+		{names(16, `"z":2`), false},
+		{names(5000, `"K4999":2`), true},
+		{names(5000, `"K0":2`), true},
+		{names(5000, `"\u006b42":2`), true},
+		{names(5000, `"k5000":2`), false},
 	}
 	for _, tt := range tests {
 		_, err := Decode([]byte(tt.json))
@@ -129,4 +149,19 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// Decode's cost of a request naming many top-level fields grows with their
+// number, not its square (go test -bench DecodeManyNames ./internal/jobjson).
+func BenchmarkDecodeManyNames(b *testing.B) {
+	for _, n := range []int{10, 1000, 40000} {
+		data := []byte(names(n, `"end":1`))
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Decode(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
