@@ -160,6 +160,17 @@ local function now_ms()
   return clock
 end
 
+-- cut_text is s cut to at most n bytes, not inside a UTF-8 character (at
+-- most 3 steps back: a character is at most 4 bytes): a text cut inside
+-- one reads back ending in U+FFFD. Every text a script keeps cut (a log
+-- line, a history's or an event's detail, an error) is cut by it.
+local function cut_text(s, n)
+  if #s <= n then return s end
+  local at = n
+  while at > n - 3 and string.byte(s, at + 1) >= 0x80 and string.byte(s, at + 1) < 0xC0 do at = at - 1 end
+  return string.sub(s, 1, at)
+end
+
 -- emit and note, with the constants only they use in their block.
 local emit, note
 do
@@ -169,6 +180,7 @@ local EVENTS_MAXLEN = '10000'
 -- EVENT_DETAIL bounds an event's detail (a result, an error, a progress),
 -- bytes: a longer one is cut ('cut' 1), and the job itself has it whole.
 local EVENT_DETAIL = 1024
+
 -- STREAMED are the transitions that go to the events stream (with
 -- 'timed_out' as 'stalled', and 'progress', which emit is given alone).
 local STREAMED = ' pushed reserved failed dead cancelled expired completed '
@@ -182,7 +194,7 @@ function emit(t, member, job, kind, detail)
   if topic_config(t).events ~= 'true' then return end
   detail = detail or ''
   local cut = '0'
-  if #detail > EVENT_DETAIL then detail, cut = string.sub(detail, 1, EVENT_DETAIL), '1' end
+  if #detail > EVENT_DETAIL then detail, cut = cut_text(detail, EVENT_DETAIL), '1' end
   redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', kind, 'topic', t.name, 'job', member,
     'cid', job[F_CID] or '', 'attempt', job[F_RESERVES] or 0, 'detail', detail, 'cut', cut)
 end
@@ -199,7 +211,7 @@ function note(t, member, job, event, detail)
   local keep = tonumber(cfg.job_history or '0')
   if keep > 0 then
     local h = job[F_HISTORY] and cjson.decode(job[F_HISTORY]) or {}
-    h[#h + 1] = {now_ms(), event, job[F_RESERVES] or 0, string.sub(detail or '', 1, 1024)}
+    h[#h + 1] = {now_ms(), event, job[F_RESERVES] or 0, cut_text(detail or '', 1024)}
     while #h > keep do table.remove(h, 1) end
     job[F_HISTORY] = cjson.encode(h)
   end

@@ -47,21 +47,16 @@ end
 -- fail_record counts a failure of job with its error, kept as its last
 -- error and in its errors (issue 49): the last KEPT failures' (F_ERRORS,
 -- in its record, so they go wherever the job goes, and with it), each with
--- its attempt and time (now_ms), its error cut to BYTES (not inside a
--- UTF-8 character, after at most 3 steps back: job.ErrorsKept,
--- job.ErrorBytes). A fail that gives no error keeps job.NoReason. A store
--- below format 3 keeps the last error only: its brokers may read neither a
--- record with a hole (F_ERRORS past an absent F_BODY) nor a field they do
--- not know. (Its constants are its own locals: the library's main holds
+-- its attempt and time (now_ms), its error cut to BYTES (cut_text: not
+-- inside a UTF-8 character; job.ErrorsKept, job.ErrorBytes). A fail that
+-- gives no error keeps job.NoReason. A store below format 3 keeps the last
+-- error only: its brokers may read neither a record with a hole (F_ERRORS
+-- past an absent F_BODY) nor a field they do not know. (Its constants are its own locals: the library's main holds
 -- at most 200.)
 local function fail_record(t, job, err)
   local KEPT, BYTES = 10, 1024
   if err == '' then err = '(no reason given)' end
-  if #err > BYTES then
-    local at = BYTES
-    while at > BYTES - 3 and string.byte(err, at + 1) >= 0x80 and string.byte(err, at + 1) < 0xC0 do at = at - 1 end
-    err = string.sub(err, 1, at)
-  end
+  err = cut_text(err, BYTES)
   job[F_FAILURES] = (job[F_FAILURES] or 0) + 1
   job[F_LAST_ERROR] = err
   if jobbody.format >= 3 then -- every broker of a store at 3 reads a record with a hole and skips a field it does not know

@@ -1,8 +1,9 @@
 -- progress.lua records a reserved job's progress, as its consumer reports
 -- it, and gives it a fresh TTR as a touch does: its progress (a JSON
 -- value's compact text, at most its topic's max_result bytes), and a line
--- of its log (cut to 1 KiB; the log keeps its topic's max_log lines, the
--- oldest dropped). A job cancelled while held ends cancelled instead.
+-- of its log (cut to 1 KiB, between characters; the log keeps its topic's
+-- max_log lines, the oldest dropped). A job cancelled while held ends
+-- cancelled instead.
 -- KEYS: the shared layout (contract.lua) with the job's topic.
 -- ARGV: origin, member, topic, attempt (0: unfenced), progress ('' none), log ('' none).
 -- Returns {'OK', job reply...} or {'NOT_FOUND'} / {'TOPIC', t} / {'STALE', n} / {'STATE', state} /
@@ -24,7 +25,7 @@ if line ~= '' then
   local cap = tonumber(topic_config(t).max_log or '100')
   if cap > 0 then
     local log = job[F_LOG] and cjson.decode(job[F_LOG]) or {}
-    log[#log + 1] = {now, string.sub(line, 1, 1024)}
+    log[#log + 1] = {now, cut_text(line, 1024)}
     while #log > cap do table.remove(log, 1) end
     job[F_LOG] = cjson.encode(log)
   end

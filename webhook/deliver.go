@@ -247,7 +247,8 @@ func (x *Deliverer) post(ctx context.Context, cfg job.TopicConfig, j *job.Job, b
 // result is a 2xx answer's body as the job's result: JSON as it is, other
 // text as a JSON string, nothing when empty or longer than MaxAnswer. JSON
 // that some client could not read back (jobjson.Check: a lone surrogate, a
-// number past a double) is kept as its text too: a pushed result would be
+// number past a double, objects and arrays nested past
+// jobjson.MaxBodyDepth) is kept as its text too: a pushed result would be
 // refused, but this work is done.
 func (a answer) result() string {
 	b := bytes.TrimSpace(a.body)
@@ -255,9 +256,13 @@ func (a answer) result() string {
 		return ""
 	}
 	if json.Valid(b) && jobjson.Check(b) == nil {
-		var c bytes.Buffer
-		if json.Compact(&c, b) == nil {
-			return c.String()
+		// JSONValue compacts it and refuses it nested too deep, as an ack's
+		// result; it reads null as no value, but the endpoint sent null.
+		switch c, err := (jobjson.Fields{"answer": b}).JSONValue("answer"); {
+		case err == nil && c == "":
+			return "null"
+		case err == nil:
+			return c
 		}
 	}
 	var text bytes.Buffer

@@ -1,10 +1,13 @@
 package webhook
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gmq/gmq/internal/jobjson"
 )
 
 // TestSignKnownVector signs the Standard Webhooks specification's example,
@@ -71,12 +74,20 @@ func TestAnswerResult(t *testing.T) {
 		{`[1, 1e400]`, true, `"[1, 1e400]"`},
 		{`{"s":"\ud83d\ude00"}`, true, `{"s":"\ud83d\ude00"}`},
 		{`{"cut":`, false, ""},
+		{"null", true, "null"},
+		// nested past jobjson.MaxBodyDepth: a push would refuse it, and Python's json.loads fails on it
+		{deep(jobjson.MaxBodyDepth), true, deep(jobjson.MaxBodyDepth)},
+		{deep(jobjson.MaxBodyDepth + 1), true, strconv.Quote(deep(jobjson.MaxBodyDepth + 1))},
+		{deep(3000), true, strconv.Quote(deep(3000))},
 	} {
 		if got := (answer{body: []byte(tc.body), whole: tc.whole}).result(); got != tc.want {
 			t.Errorf("result of %q = %s, want %s", tc.body, got, tc.want)
 		}
 	}
 }
+
+// deep is an array nested n deep.
+func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 
 func TestCutReason(t *testing.T) {
 	if got := cut("short"); got != "short" {

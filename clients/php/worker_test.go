@@ -531,26 +531,34 @@ func readmeEvents(t *testing.T, b *brokertest.Broker, token string, env []string
 	w.exit(t, 10*time.Second)
 }
 
-// A job whose JSON PHP cannot decode, a lone surrogate escape that a broker
-// before issue 49's rule stored (written here through the dispatcher, which
-// stores what it is given, as such a broker did), is failed by the worker
-// with the reason, not left reserved: its pop used to throw, and the worker
-// logged "pop failed" and popped it again after every TTR. The handler is
-// not run on it, and the jobs after it are.
+// Jobs whose JSON PHP cannot decode, a lone surrogate escape or arrays
+// nested past json_decode's 512 (a webhook's answer kept as a follow-up's
+// body), that a broker before issue 49's rules stored (written here through
+// the dispatcher, which stores what it is given, as such a broker did), are
+// failed by the worker with the reason, not left reserved: their pop used
+// to throw, and the worker logged "pop failed" and popped them again after
+// every TTR. The handler is not run on them, and the jobs after them are.
 func TestWorkerFailsAJobItCannotDecode(t *testing.T) {
 	b := fresh(t, nil)
 	one := 1
-	bad, err := b.Dispatcher.Push(context.Background(), job.Spec{Topic: "undecodable", Body: `{"s":"\ud800"}`, BodyJSON: true,
-		TTR: 300 * time.Second, Priority: 1, Retry: &job.RetryPolicy{MaxAttempts: &one}})
-	if err != nil {
-		t.Fatal(err)
+	deep := strings.Repeat("[", 3000) + strings.Repeat("]", 3000)
+	bad := map[string]string{}
+	for body, why := range map[string]string{`{"s":"\ud800"}`: "Single unpaired UTF-16 surrogate", deep: "Maximum stack depth exceeded"} {
+		p, err := b.Dispatcher.Push(context.Background(), job.Spec{Topic: "undecodable", Body: body, BodyJSON: true,
+			TTR: 300 * time.Second, Priority: 1, Retry: &job.RetryPolicy{MaxAttempts: &one}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad[strconv.FormatUint(p.ID, 10)] = why
 	}
 	good := push(t, b.URL, `{"topic":"undecodable","body":"{}","priority":2}`)
-	w := worker(t, b.URL, "undecodable", 1, 1, 2) // ends after two jobs
+	w := worker(t, b.URL, "undecodable", 1, 1, 3) // ends after three jobs
 	w.exit(t, 30*time.Second)
-	code, j := peek(t, b.URL, strconv.FormatUint(bad.ID, 10))
-	if reason, _ := j["last_error"].(string); code != 200 || j["state"] != "dead" || !strings.Contains(reason, "cannot decode the job: Single unpaired UTF-16 surrogate") {
-		t.Errorf("the undecodable job: %d %v, want it dead, failed saying why", code, j)
+	for id, why := range bad {
+		code, j := peek(t, b.URL, id)
+		if reason, _ := j["last_error"].(string); code != 200 || j["state"] != "dead" || !strings.Contains(reason, "cannot decode the job: "+why) {
+			t.Errorf("the undecodable job %s: %d %v, want it dead, failed saying %q", id, code, j, why)
+		}
 	}
 	requireAcked(t, b.URL, good)
 	if n := w.count(`^start `); n != 1 {
@@ -558,7 +566,7 @@ func TestWorkerFailsAJobItCannotDecode(t *testing.T) {
 	}
 
 	// pop and popMany give such a job back marked, beside the jobs they can read.
-	for _, body := range []string{`{"s":"\ud800"}`, `["x\udc00"]`} {
+	for _, body := range []string{`{"s":"\ud800"}`, `["x\udc00"]`, deep} {
 		if _, err := b.Dispatcher.Push(context.Background(), job.Spec{Topic: "undecodable-pop", Body: body, BodyJSON: true, TTR: time.Minute, Priority: 1}); err != nil {
 			t.Fatal(err)
 		}

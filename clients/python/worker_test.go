@@ -288,7 +288,9 @@ func testWorkerKilledJobComesBack(t *testing.T, py string) {
 // Jobs whose body json.loads cannot give back as sent, as a broker before
 // issue 49's rule stored them (written here through the dispatcher, which
 // stores what it is given): a lone surrogate escape, which Python keeps as a
-// str no UTF-8 can write, and a number past a double, read as inf. The
+// str no UTF-8 can write, a number past a double, read as inf, and arrays
+// nested 3,000 deep, on which json.loads raises RecursionError (a webhook's
+// answer kept as a with_result follow-up's body before issue 49). The
 // worker fails each with the reason, without running the handler on it (a
 // handler met them as text it could not print, or a wrong number), and
 // runs the job after them.
@@ -296,7 +298,7 @@ func testWorkerFailsUndecodable(t *testing.T, py string) {
 	b := brokertest.Fresh(t, nil)
 	one := 1
 	var bad []string
-	for _, body := range []string{`{"s":"\ud800"}`, `[1e400]`} {
+	for _, body := range []string{`{"s":"\ud800"}`, `[1e400]`, strings.Repeat("[", 3000) + strings.Repeat("]", 3000)} {
 		p, err := b.Dispatcher.Push(context.Background(), job.Spec{Topic: "py-undecodable", Body: body, BodyJSON: true,
 			TTR: 300 * time.Second, Priority: 1, Retry: &job.RetryPolicy{MaxAttempts: &one}})
 		if err != nil {
@@ -312,8 +314,8 @@ func testWorkerFailsUndecodable(t *testing.T, py string) {
 	}
 	for i, id := range bad {
 		code, j := getJobUseNumber(t, b, id) // Go's decoder fails on 1e400 as a float64
-		want := []string{"a lone UTF-16 surrogate", "a number past a double"}[i]
-		if reason, _ := j["last_error"].(string); code != 200 || j["state"] != "dead" || !strings.Contains(reason, "cannot decode the job: its body holds "+want) {
+		want := []string{"holds a lone UTF-16 surrogate", "holds a number past a double", "nests objects and arrays too deep"}[i]
+		if reason, _ := j["last_error"].(string); code != 200 || j["state"] != "dead" || !strings.Contains(reason, "cannot decode the job: its body "+want) {
 			t.Errorf("job %s: %d %v, want it dead, failed saying it holds %s", id, code, j, want)
 		}
 	}

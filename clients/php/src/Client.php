@@ -41,8 +41,8 @@ namespace Gmq;
  * a string stays a string, even one whose text is JSON.
  *
  * A popped job that json_decode cannot read (a lone UTF-16 surrogate
- * escape, "\ud800", which gmq refuses since issue 49 but a job stored
- * before may hold) still comes back, from pop, popMany and the pops with
+ * escape, "\ud800", or objects and arrays nested past its 512, which gmq
+ * refuses since issue 49 but a job stored before may hold) still comes back, from pop, popMany and the pops with
  * an ack: its 'body' null and 'decode_error' saying why, its other fields
  * read as usual, so that the caller can fail it by its id, attempt and
  * token (the worker does). Nothing is thrown for it: the job is reserved,

@@ -43,8 +43,9 @@ final class Response
             return new self($status, null, $retryAfter);
         }
         $answer = json_decode($body, true);
-        if ($answer === null && json_last_error() === JSON_ERROR_UTF16 && $status >= 200 && $status < 300) {
-            $answer = Undecodable::decode($body, json_last_error_msg()); // its jobs marked 'decode_error'
+        if ($answer === null && in_array(json_last_error(), [JSON_ERROR_UTF16, JSON_ERROR_DEPTH], true)
+            && $status >= 200 && $status < 300) {
+            $answer = Undecodable::decode($body); // its jobs marked 'decode_error'
         }
         if (!is_array($answer)) {
             // A proxy's page, say: keep its start for the message.

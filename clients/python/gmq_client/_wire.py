@@ -3,6 +3,7 @@ small readers of its answers: the client's helpers, not its interface."""
 import json
 import math
 import re
+import secrets
 import urllib.parse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
@@ -109,9 +110,12 @@ def checked_result(result: Any) -> Any:
 def unreadable(value: Any) -> Optional[str]:
     """Why a decoded JSON value is not what was sent, or None: a string
     holding a lone UTF-16 surrogate (json.loads keeps "\\ud800" as one, a
-    str no UTF-8 can write), or an infinity (a number past a double, read as
-    inf). gmq refuses both since issue 49; a job stored before may hold one."""
+    str no UTF-8 can write), an infinity (a number past a double, read as
+    inf), or _TOO_DEEP (loads). gmq refuses all three since issue 49; a job
+    stored before may hold one."""
     if isinstance(value, str):
+        if value == _TOO_DEEP:
+            return _NESTS_TOO_DEEP
         if _SURROGATE.search(value):
             return "holds a lone UTF-16 surrogate escape"
     elif isinstance(value, float):
@@ -131,6 +135,48 @@ def unreadable(value: Any) -> Optional[str]:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_NESTS_TOO_DEEP = "nests objects and arrays too deep for json.loads"
+
+
+def loads(text: str) -> Any:
+    """json.loads of an answer of gmq's. A value in it nested so deep that
+    json.loads raises RecursionError (a job stored before issue 49's 64-deep
+    bound, such as a webhook's answer kept as a follow-up's body) is read as
+    _TOO_DEEP, which mark_undecodable marks, instead of failing the whole
+    pop: an answer that raised would leave its jobs reserved until their
+    TTR, again and again."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return json.loads(_cut_deep(text))
+
+
+# _TOO_DEEP stands in for a value nested past _DEEPEST (random, so that no
+# job's own text is taken for it). gmq's answers nest a few levels around
+# bodies and results of at most 64.
+_TOO_DEEP = "gmq: nested too deep to decode " + secrets.token_hex(8)
+_DEEPEST = 128
+_BRACKET_OR_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}]', re.S)
+
+
+def _cut_deep(text: str) -> str:
+    """text (well-formed JSON) with each object or array that opens past
+    _DEEPEST replaced by the JSON string _TOO_DEEP."""
+    out: List[str] = []
+    depth, start, cut = 0, 0, 0
+    for m in _BRACKET_OR_STRING.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth == _DEEPEST + 1:
+                cut = m.start()
+        elif c in "]}":
+            if depth == _DEEPEST + 1:
+                out += [text[start:cut], json.dumps(_TOO_DEEP)]
+                start = m.end()
+            depth -= 1
+    out.append(text[start:])
+    return "".join(out)
 
 
 def mark_undecodable(answer: Any) -> Any:
@@ -144,7 +190,10 @@ def mark_undecodable(answer: Any) -> Any:
     if isinstance(answer.get("jobs"), list):
         jobs += [j for j in answer["jobs"] if isinstance(j, dict) and "token" in j]
     for job in jobs:
-        why = unreadable(job.get("body"))
+        try:
+            why = unreadable(job.get("body"))
+        except RecursionError:  # json.loads read it, with little stack to spare
+            why = _NESTS_TOO_DEEP
         if why is not None:
             job["body"] = None
             job["decode_error"] = "gmq: cannot decode the job: its body " + why + \

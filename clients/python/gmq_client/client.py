@@ -10,7 +10,7 @@ import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, cast, overload
 
-from gmq_client._wire import (SETTLED, can_skip, checked_result, delivery, job_path, mark_undecodable, merge_ids,
+from gmq_client._wire import (SETTLED, can_skip, checked_result, delivery, job_path, loads, mark_undecodable, merge_ids,
                               push_fields, seconds, stored_as, workflow_fields)
 from gmq_client.batches import BatchCalls
 from gmq_client.events import EventCalls
@@ -197,7 +197,8 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls, BatchCalls):
 
         A job whose body json.loads cannot give back as it was sent (a lone
         UTF-16 surrogate escape, which it keeps as a str no UTF-8 can write,
-        or a number past a double, read as inf: gmq refuses both since
+        a number past a double, read as inf, or arrays or objects nested so
+        deep that it raises RecursionError: gmq refuses all three since
         issue 49, but a job stored before may hold one) is returned with
         "body" None and "decode_error" saying why, so that the caller can
         fail it; pop_many and the pops with an ack mark such jobs alike,
@@ -407,7 +408,7 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls, BatchCalls):
             with urllib.request.urlopen(req, timeout=self.timeout + wait) as resp:
                 if resp.status == 204:
                     return None
-                return mark_undecodable(json.loads(resp.read().decode("utf-8")))
+                return mark_undecodable(loads(resp.read().decode("utf-8")))
         except urllib.error.HTTPError as e:
             raise _error(e) from None
 
