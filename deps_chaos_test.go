@@ -194,16 +194,22 @@ func doWithin(t *testing.T, b *brokerProc, limit time.Duration, method, path, bo
 		return r.a, r.err
 	case <-time.After(limit):
 	}
-	b.mu.Lock()
-	if b.cmd != nil && b.cmd.Process != nil {
-		b.stopping.Store(true) // said here, with the log: watch need not say it again
-		_ = b.cmd.Process.Signal(syscall.SIGQUIT)
-	}
-	b.mu.Unlock()
+	b.quit()
 	r := <-done
 	time.Sleep(time.Second)
 	t.Errorf("%s %s on %s: no answer in %v (then %d %v); its log:\n%s", method, path, b.addr, limit, r.a.code, r.err, b.log)
 	return r.a, r.err
+}
+
+// quit sends a hung broker SIGQUIT, so that its goroutines go to its log
+// for the failure that follows to show.
+func (b *brokerProc) quit() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cmd != nil && b.cmd.Process != nil {
+		b.stopping.Store(true) // the caller says it, with the log: watch need not say it again
+		_ = b.cmd.Process.Signal(syscall.SIGQUIT)
+	}
 }
 
 // brokertestSettle waits for missing to come to nothing, or to stop

@@ -109,10 +109,10 @@ func TestGroupMaxReservedAcrossBrokers(t *testing.T) {
 		b := brokers[i%2]
 		expire := i%4 == 0 // these let every third job's TTR run out
 		if i%3 == 0 {
-			wg.Go(func() { beanstalkConsumer(ctx, b, "serial", expire, &acked) })
+			wg.Go(func() { beanstalkConsumer(ctx, t, b, "serial", expire, &acked) })
 			continue
 		}
-		wg.Go(func() { httpConsumer(ctx, b, "serial", expire, &acked) })
+		wg.Go(func() { httpConsumer(ctx, t, b, "serial", expire, &acked) })
 	}
 	peak, samples := 0, 0
 	for ctx.Err() == nil {
