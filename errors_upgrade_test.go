@@ -9,11 +9,6 @@ import (
 	"github.com/gmq/gmq/pool"
 )
 
-// errorsFormatCommit is the last commit before a failed job kept each
-// attempt's error (issue 49): its broker reads store format 6 and knows no
-// F_ERRORS.
-const errorsFormatCommit = "e1418df31669a542ec358d563fb04ed307f787e8"
-
 // A job's errors need no store format of their own: beside a broker that
 // does not know them (same store format), a job failed on both keeps the
 // errors this broker recorded through the older broker's fail, and each
@@ -24,7 +19,7 @@ func TestErrorsBesideAnOlderBroker(t *testing.T) {
 		t.Skip("builds an older broker")
 	}
 	t.Parallel()
-	old := buildAt(t, errorsFormatCommit)
+	old := buildAt(t, beforeIssue49Commit) // it reads store format 6 and knows no F_ERRORS
 	srv := redistest.Start(t)
 	a := startBrokerOf(t, srv.URL(), old)
 	b := startBroker(t, srv.URL())

@@ -11,9 +11,10 @@ import (
 	"github.com/gmq/gmq/pool"
 )
 
-// noKeepResultsCommit is the last commit whose broker knows no
-// keep_results: it reads store formats up to 6, as this one does.
-const noKeepResultsCommit = "e1418df31669a542ec358d563fb04ed307f787e8"
+// beforeIssue49Commit is the last commit before issue 49: its broker reads
+// store formats up to 6, as this one does, and knows neither keep_results
+// nor a job's errors.
+const beforeIssue49Commit = "e1418df31669a542ec358d563fb04ed307f787e8"
 
 // keep_results raised no store format (docs/operations.md, Upgrades): a
 // broker without it and one with it, on one Redis, leave the store at its
@@ -26,7 +27,7 @@ func TestKeepResultsBesideAnOlderBroker(t *testing.T) {
 		t.Skip("builds an older broker")
 	}
 	t.Parallel()
-	old := buildAt(t, noKeepResultsCommit)
+	old := buildAt(t, beforeIssue49Commit)
 	srv := redistest.Start(t)
 	a := startBrokerOf(t, srv.URL(), old)
 	b := startBroker(t, srv.URL())
