@@ -24,8 +24,11 @@ import (
 // the previous version a rolling upgrade starts from.
 const formatOneCommit = "31ee744adab17774cbc5d7e9682bec2e1e8004c8"
 
-// buildAt builds the broker of commit into dir, from this repository's
-// history (git archive): a test of two versions on one Redis.
+// buildAt builds the broker of commit from this repository's history (git
+// archive): a test of two versions on one Redis. Each commit is built once
+// per test process, into the directory TestMain removes at the end: two
+// tests of the same older broker (keep_results' and the errors' beside the
+// commit before issue 49) share one build rather than each paying for it.
 func buildAt(t *testing.T, commit string) string {
 	t.Helper()
 	if err := exec.Command("git", "cat-file", "-e", commit+"^{commit}").Run(); err != nil {
@@ -36,18 +39,50 @@ func buildAt(t *testing.T, commit string) string {
 		}
 		t.Skipf("commit %s is not in this clone's history (a shallow clone?): the two-version test needs it", commit)
 	}
-	src := t.TempDir()
+	olderBuilds.Lock()
+	b, ok := olderBuilds.of[commit]
+	if !ok {
+		b = &olderBuild{}
+		olderBuilds.of[commit] = b
+	}
+	olderBuilds.Unlock()
+	b.once.Do(func() { b.bin, b.err = build(commit, filepath.Dir(binary)) })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
+}
+
+// olderBuilds are the older brokers built by this test process, by commit.
+var olderBuilds = struct {
+	sync.Mutex
+	of map[string]*olderBuild
+}{of: map[string]*olderBuild{}}
+
+type olderBuild struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// build builds commit's broker into dir.
+func build(commit, dir string) (string, error) {
+	src, err := os.MkdirTemp("", "gmq-"+commit[:7])
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(src)
 	archive := exec.Command("sh", "-c", fmt.Sprintf("git archive %s | tar -x -C %s", commit, src))
 	if out, err := archive.CombinedOutput(); err != nil {
-		t.Fatalf("the broker of commit %s is built from this clone's history (git archive): %v\n%s", commit, err, out)
+		return "", fmt.Errorf("the broker of commit %s is built from this clone's history (git archive): %v\n%s", commit, err, out)
 	}
-	bin := filepath.Join(t.TempDir(), "gmq-"+commit[:7])
+	bin := filepath.Join(dir, "gmq-"+commit[:12])
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".") // -trimpath: the packages this commit shares come from the build cache
 	build.Dir = src
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build commit %s: %v\n%s", commit, err, out)
+		return "", fmt.Errorf("build commit %s: %v\n%s", commit, err, out)
 	}
-	return bin
+	return bin, nil
 }
 
 // A rolling upgrade from store format 1 to 2 under load: a format 1 broker
