@@ -30,6 +30,12 @@ type endWaits struct {
 	mu    sync.Mutex
 	byJob map[uint64]map[chan string]struct{}
 	count int
+	// listening counts the waits past their first look at their job,
+	// which the stats show (current_end_waits): count includes waits still
+	// on their way there, and a cancel sent once the stats counted such a
+	// wait could come before its look, which then found no job (a test
+	// that did so failed under load).
+	listening int
 }
 
 func newEndWaits() *endWaits { return &endWaits{byJob: make(map[uint64]map[chan string]struct{})} }
@@ -110,6 +116,20 @@ func (e *endWaits) len() int {
 	return e.count
 }
 
+// listen counts a wait in (1) or out (-1) of listening.
+func (e *endWaits) listen(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.listening += n
+}
+
+// listeners is how many waits are listening for their jobs' ends.
+func (e *endWaits) listeners() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.listening
+}
+
 // WaitRoom says whether a wait would be let in now (job.ErrTooManyWaiting
 // when max_waiting is reached): a push that waits asks before it stores
 // its job, so that its refusal stores nothing.
@@ -151,6 +171,8 @@ func (d *Dispatcher) WaitEnd(ctx context.Context, id string, timeout time.Durati
 	if end := endOf(j); end != nil {
 		return end, nil
 	}
+	d.ends.listen(1)
+	defer d.ends.listen(-1)
 	id = strconv.FormatUint(n, 10) // looked at again by number: no second resolve of a client id
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

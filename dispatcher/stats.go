@@ -15,7 +15,7 @@ type ServerStats struct {
 	job.Counters
 	Uptime   time.Duration
 	Waiting  int // consumers waiting in a long poll on this broker
-	EndWaits int // requests waiting for a job's end on this broker (WaitEnd)
+	EndWaits int // requests waiting for a job's end on this broker (WaitEnd), once they have looked at it
 	Topics   int
 	Buckets  int
 	// Batched says how many pushes, pops and acks this broker sent to Redis
@@ -39,7 +39,7 @@ func (d *Dispatcher) Stats(ctx context.Context) (ServerStats, error) {
 	if err != nil {
 		return ServerStats{}, err
 	}
-	return ServerStats{Counters: c, Uptime: time.Since(d.started), Waiting: d.waiters.len(), EndWaits: d.ends.len(),
+	return ServerStats{Counters: c, Uptime: time.Since(d.started), Waiting: d.waiters.len(), EndWaits: d.ends.listeners(),
 		Topics: topics, Buckets: d.pool.Buckets(), Batched: d.pool.BatchStats(),
 		LeftAliases: d.pool.LeftAliases(), RefusedExpired: d.pool.RefusedExpired()}, nil
 }
