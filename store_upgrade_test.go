@@ -46,7 +46,9 @@ func buildAt(t *testing.T, commit string) string {
 		olderBuilds.of[commit] = b
 	}
 	olderBuilds.Unlock()
-	b.once.Do(func() { b.bin, b.err = build(commit, filepath.Dir(binary)) })
+	// Not binary's own directory: a broker there is taken for this tree's
+	// (newBinary), given flags an older one does not know.
+	b.once.Do(func() { b.bin, b.err = build(commit, filepath.Join(filepath.Dir(binary), "older")) })
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
@@ -75,6 +77,9 @@ func build(commit, dir string) (string, error) {
 	archive := exec.Command("sh", "-c", fmt.Sprintf("git archive %s | tar -x -C %s", commit, src))
 	if out, err := archive.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("the broker of commit %s is built from this clone's history (git archive): %v\n%s", commit, err, out)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
 	}
 	bin := filepath.Join(dir, "gmq-"+commit[:12])
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".") // -trimpath: the packages this commit shares come from the build cache
