@@ -99,3 +99,20 @@ func TestBuiltInAgreesWithTheScripts(t *testing.T) {
 		}
 	}
 }
+
+// What fail_record keeps of a job's errors is what Go documents and reads
+// (job.ErrorsKept, job.ErrorBytes, job.NoReason): one set of numbers in two
+// places, as the other defaults are.
+func TestFailureErrorsAgree(t *testing.T) {
+	src := Source("lib_failures")
+	m := regexp.MustCompile(`local KEPT, BYTES = (\d+), (\d+)`).FindStringSubmatch(src)
+	if m == nil {
+		t.Fatal("lib_failures.lua: no KEPT, BYTES")
+	}
+	if m[1] != strconv.Itoa(job.ErrorsKept) || m[2] != strconv.Itoa(job.ErrorBytes) {
+		t.Fatalf("lib_failures.lua keeps %s errors of %s bytes; job says %d of %d", m[1], m[2], job.ErrorsKept, job.ErrorBytes)
+	}
+	if !regexp.MustCompile(`if err == '' then err = '` + regexp.QuoteMeta(job.NoReason) + `' end`).MatchString(src) {
+		t.Fatalf("lib_failures.lua does not keep %q for a fail without an error", job.NoReason)
+	}
+}
