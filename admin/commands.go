@@ -149,7 +149,11 @@ func pop(c *call) error {
 		if err != nil {
 			return fmt.Errorf("popped job %s, but its ack failed (it stays reserved until its TTR): %w", text(job["id"]), err)
 		}
-		delete(job, "state")
+		// What held its reservation (its deadline, time left, token) no
+		// longer says anything of a job acked.
+		for _, held := range []string{"state", "due", "time_left", "token"} {
+			delete(job, held)
+		}
 		if m, ok := acked.(map[string]any); ok {
 			maps.Copy(job, m)
 		}

@@ -152,6 +152,11 @@ func TestAdminPopAck(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &answer) != nil || answer["id"] != id || answer["acked"] != id || answer["body"] != "again" {
 		t.Fatalf("gmq pop --ack --json: %d %s", code, out)
 	}
+	for _, held := range []string{"state", "due", "time_left", "token"} {
+		if v, ok := answer[held]; ok {
+			t.Errorf("gmq pop --ack shows %s %v of a job no longer reserved", held, v)
+		}
+	}
 	if code, out, stderr := gmq(b, "pop", "pa", "--ack"); code != 0 || !strings.Contains(out, "(no job)") {
 		t.Fatalf("gmq pop --ack of an empty topic: %d %s %s", code, out, stderr)
 	}
