@@ -33,4 +33,5 @@ func TestBrowserJobRetryPolicy(t *testing.T) {
 		poll(text(`#job-fields dd.f-failures`)+` === "1"`),
 		poll(text(`#job-fields dd.f-max-attempts`)+` === "25"`),
 		poll(text(`#job-fields dd.f-next-attempt`)+fmt.Sprintf(`.startsWith(%q)`, at.In(kolkata).Format("2006-01-02 15:04")+" (in ")))
+	tb.healthy(t)
 }
