@@ -143,6 +143,8 @@ func TestRetryPolicyIsShown(t *testing.T) {
 	b := broker(t)
 	api := b.URL + "/api/v1"
 	mustCall(t, 200, "PUT", api+"/topics/rp-five/config", `{"max_attempts": 5, "backoff": "fixed", "backoff_base": 600}`)
+	mustCall(t, 200, "PUT", api+"/topics/rp-small/config", `{"max_item_size": 100}`)
+	mustCall(t, 200, "PUT", api+"/topics/rp-big/config", `{"max_item_size": 5000}`)
 	for _, tc := range []struct {
 		name, topic, push string
 		want              float64
@@ -181,6 +183,17 @@ func TestRetryPolicyIsShown(t *testing.T) {
 	} {
 		if effective[name] != want[0] || from[name] != want[1] {
 			t.Errorf("%s: effective %v from %v, want %v from %v", name, effective[name], from[name], want[0], want[1])
+		}
+	}
+	// max_item_size shows the cap a push meets: [jobs] max_body where the
+	// topic sets none of its own (0) or one above it.
+	for _, tc := range []struct {
+		topic string
+		want  float64
+	}{{"rp-five", 1024}, {"rp-small", 100}, {"rp-big", 1024}} { // broker(t)'s max_body is 1024
+		got, _ := mustCall(t, 200, "GET", api+"/topics/"+tc.topic+"/config", ``)["effective"].(map[string]any)
+		if got["max_item_size"] != tc.want {
+			t.Errorf("%s: effective max_item_size %v, want %v", tc.topic, got["max_item_size"], tc.want)
 		}
 	}
 	if settings, _ := cfg["settings"].(map[string]any); len(settings) != 3 || cfg["defaults"] == nil {

@@ -140,9 +140,22 @@ func (s *Server) topicConfig(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	effective := settingsView(l.All())
+	effective["max_item_size"] = s.itemSizeCap(effective["max_item_size"])
 	return http.StatusOK, gin.H{"topic": c.Param("topic"), "settings": settingsView(l.Effective),
 		"defaults": settingsView(l.Defaults), "patterns": settingsView(l.Patterns), "file": settingsView(l.File), "run": settingsView(l.Run),
-		"effective": settingsView(l.All()), "from": l.Sources()}, nil
+		"effective": effective, "from": l.Sources()}, nil
+}
+
+// itemSizeCap is the largest body a push to the topic may carry: its
+// max_item_size where that is below [jobs] max_body, else max_body, which
+// every push meets first. The effective view shows this rather than the
+// setting's 0 ("no cap of its own"), which read as no cap at all.
+func (s *Server) itemSizeCap(setting any) int64 {
+	if n, ok := setting.(int64); ok && n > 0 && n < int64(s.opts.MaxBody) {
+		return n
+	}
+	return int64(s.opts.MaxBody)
 }
 
 // setTopicConfig changes settings at run time, for every broker at once:
