@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // jobFields is Job without its methods, so that MarshalJSON and
@@ -47,6 +48,15 @@ func (j Job) body() (json.RawMessage, error) {
 	return json.Marshal(j.Body)
 }
 
+// FailureError is one failure's error, as a job read back keeps it
+// (Job.Errors): the attempt that failed, when, and the reason its consumer
+// gave ("(no reason given)" for none), cut to 1 KiB.
+type FailureError struct {
+	Attempt int       `json:"attempt"`
+	At      time.Time `json:"at"`
+	Error   string    `json:"error"`
+}
+
 // UnmarshalJSON reads a job as gmq shows it (its follow-ups as their ids:
 // ThenIDs, OnDeadIDs). A body that is a JSON object
 // or array (pushed as one) is kept in Body as its compact text, with
@@ -59,12 +69,16 @@ func (j *Job) UnmarshalJSON(data []byte) error {
 		OnDead            []string                   `json:"on_dead"`
 		WaitingFor        []string                   `json:"waiting_for"`
 		DependencyResults map[string]json.RawMessage `json:"dependency_results"`
+		MaxAttempts       *int                       `json:"max_attempts"`
+		NextAttemptAt     *time.Time                 `json:"next_attempt_at"`
+		Errors            []FailureError             `json:"errors"`
 	}
 	in.jobFields = (*jobFields)(j)
 	if err := json.Unmarshal(data, &in); err != nil {
 		return err
 	}
 	j.ThenIDs, j.OnDeadIDs, j.WaitingFor, j.DependencyResults = in.Then, in.OnDead, in.WaitingFor, in.DependencyResults
+	j.MaxAttempts, j.NextAttemptAt, j.Errors = in.MaxAttempts, in.NextAttemptAt, in.Errors
 	body := bytes.TrimSpace(in.Body)
 	switch {
 	case len(body) == 0 || string(body) == "null": // no body: left as it is

@@ -116,6 +116,15 @@ type Job struct {
 	// Failures is how many times consumers failed it; LastError the last reason.
 	Failures  int    `json:"failures,omitempty"`
 	LastError string `json:"last_error,omitempty"`
+	// Read back (Get): MaxAttempts is how many failures it may have before
+	// it is dead (0: for ever; its own retry policy's, its topic's or gmq's
+	// default; nil from a pop or a list, which show only a job's own);
+	// NextAttemptAt, on a job waiting out its backoff after a failure, when
+	// it is ready again; Errors its last failures' errors, oldest first
+	// (gmq keeps 10). Never sent with a push.
+	MaxAttempts   *int           `json:"-"`
+	NextAttemptAt *time.Time     `json:"-"`
+	Errors        []FailureError `json:"-"`
 
 	// Set on a completed job (State "completed", read with Get): when its
 	// ack completed it, and the result the ack gave as its JSON text (nil:

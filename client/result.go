@@ -7,10 +7,11 @@ import (
 )
 
 // AckResult is Ack with a result: any value encoding/json encodes (nil, or
-// one that encodes as null, is none). Where the job's topic keeps completed
-// jobs (its keep_completed, or the job's own KeepCompleted), gmq keeps the
-// job, completed, with the result's JSON, and Get shows it as the job's
-// Result; elsewhere the result is dropped with the job. A value
+// one that encodes as null, is none). gmq keeps the job, completed, with
+// the result's JSON, for its topic's keep_results (an hour by default),
+// or as long as its keep_completed (its topic's or its own KeepCompleted)
+// says where one is set, and Get shows it as the job's Result; where
+// neither keeps it (0), the result is dropped with the job. A value
 // encoding/json refuses is an error, and nothing is sent. A result over
 // the topic's max_result (16 KiB by default) is an *Error with Status 413,
 // and the job stays reserved: ack it again without one, or fail it.

@@ -128,8 +128,9 @@ func TestGoClientFailures(t *testing.T) {
 	if err != nil || job == nil {
 		t.Fatalf("pop: %+v %v", job, err)
 	}
-	if got, err := c.Fail(ctx, job.ID, job.Attempt, "boom"); err != nil || got.State != "delayed" || got.Failures != 1 {
-		t.Fatalf("fail: %+v %v", got, err)
+	if got, err := c.Fail(ctx, job.ID, job.Attempt, "boom"); err != nil || got.State != "delayed" || got.Failures != 1 ||
+		got.NextAttemptAt == nil || got.Due == nil || !got.NextAttemptAt.Equal(*got.Due) {
+		t.Fatalf("fail: %+v %v; want delayed, 1 failure, its next attempt at its due time", got, err)
 	}
 	if job, err = c.Pop(ctx, []string{"f"}, 2*time.Second); err != nil || job == nil {
 		t.Fatalf("pop after the backoff: %+v %v", job, err)
@@ -138,6 +139,13 @@ func TestGoClientFailures(t *testing.T) {
 	if err != nil || len(out.Jobs) != 1 || out.Jobs[0].State != "dead" || out.Jobs[0].LastError != "boom again" ||
 		len(out.Failed) != 1 || out.Failed[0].Status != 404 {
 		t.Fatalf("fail many: %+v %v", out, err)
+	}
+	// A look at the dead job shows its retry policy and both failures' errors.
+	dead, err := c.Get(ctx, "flaky")
+	if err != nil || dead.MaxAttempts == nil || *dead.MaxAttempts != 2 || dead.NextAttemptAt != nil || len(dead.Errors) != 2 ||
+		dead.Errors[0] != (client.FailureError{Attempt: 1, At: dead.Errors[0].At, Error: "boom"}) ||
+		dead.Errors[1].Error != "boom again" || dead.Errors[1].Attempt != 2 || dead.Errors[0].At.IsZero() {
+		t.Fatalf("get: %+v %v; want max attempts 2, no next attempt, the errors boom and boom again", dead, err)
 	}
 }
 

@@ -153,9 +153,11 @@ export class Client {
    * an earlier try acked it: ack returns as for a success.
    *
    * options.result (undefined or null: none) is any value JSON.stringify
-   * encodes: where the job is kept completed (its topic's keep_completed,
-   * or its own), gmq keeps it with the job, and getJob shows it as the
-   * job's result; where not, it is dropped with the job. One JSON.stringify
+   * encodes: gmq keeps the job, completed, with it for its topic's
+   * keep_results (an hour by default), or as its keep_completed (its
+   * topic's or its own) says where one is set, and getJob shows it as the
+   * job's result; where neither keeps it (0), it is dropped with the job.
+   * One JSON.stringify
    * throws on (a BigInt, a cycle) throws its TypeError before any request;
    * one over the topic's max_result (16 KiB by default) is a GmqError 413,
    * and the job stays reserved.

@@ -267,10 +267,11 @@ class Client
      * gone, whatever job its id names now (one pushed again with the id).
      * A 404 on a retry means the earlier try acked it: taken as acked.
      *
-     * $result (null: none) is any value json_encode encodes: where the job
-     * is kept completed (its topic's keep_completed, or its own), gmq keeps
-     * it with the job, and job() shows it as 'result'; where not, it is
-     * dropped with the job. One json_encode refuses (a resource, NAN,
+     * $result (null: none) is any value json_encode encodes: gmq keeps the
+     * job, completed, with it for its topic's keep_results (an hour by
+     * default), or as its keep_completed (its topic's or its own) says
+     * where one is set, and job() shows it as 'result'; where neither
+     * keeps it (0), it is dropped with the job. One json_encode refuses (a resource, NAN,
      * invalid UTF-8) throws its \JsonException before any request; one over
      * the topic's max_result (16 KiB by default) a GmqException 413, and the
      * job stays reserved.

@@ -222,10 +222,12 @@ class Client(ScheduleCalls, OutcomeCalls, EventCalls, BatchCalls):
         token (the popped job's "token") to that job: a 404 when it is gone,
         whatever job its id names now.
 
-        result (None: none) is any value json.dumps encodes: where the job
-        is kept completed (its topic's keep_completed, or its own), gmq keeps
-        it with the job, and get_job shows it as the job's "result"; where
-        not, it is dropped with the job. One json.dumps refuses (or NaN)
+        result (None: none) is any value json.dumps encodes: gmq keeps the
+        job, completed, with it for its topic's keep_results (an hour by
+        default), or as its keep_completed (its topic's or its own) says
+        where one is set, and get_job shows it as the job's "result"; where
+        neither keeps it (0), it is dropped with the job. One json.dumps
+        refuses (or NaN)
         raises its TypeError or ValueError before any request; one over the
         topic's max_result (16 KiB by default) is GmqError 413, and the job
         stays reserved.
