@@ -21,7 +21,11 @@ const beforeIssue49Commit = "e1418df31669a542ec358d563fb04ed307f787e8"
 // format. The newer keeps a job acked with a result, completed; the older
 // shows the setting and the kept job, deletes the jobs it acks itself as
 // it did, and, alone, removes the kept job when its time is up. The store
-// checks clean throughout.
+// checks clean throughout. The jobs checked with both brokers running are
+// kept an hour: a store check reads topic by topic, so a job whose time
+// ran out between two reads would show as half removed (one run took more
+// than 2 s from the ack to the check); the older broker removes another,
+// kept 1 s.
 func TestKeepResultsBesideAnOlderBroker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an older broker")
@@ -44,34 +48,38 @@ func TestKeepResultsBesideAnOlderBroker(t *testing.T) {
 	if f := format(); f != newest {
 		t.Fatalf("with both brokers running, the store is at format %q, want %s: keep_results needs no new one", f, newest)
 	}
-	call(b, 200, "PUT", "/api/v1/topics/kr/config", `{"keep_results": 2}`)
-	if got := call(a, 200, "GET", "/api/v1/topics/kr/config", ""); fmt.Sprint(got.body["run"]) != "map[keep_results:2]" {
+	call(b, 200, "PUT", "/api/v1/topics/kr/config", `{"keep_results": 3600}`)
+	call(b, 200, "PUT", "/api/v1/topics/kr-short/config", `{"keep_results": 1}`)
+	if got := call(a, 200, "GET", "/api/v1/topics/kr/config", ""); fmt.Sprint(got.body["run"]) != "map[keep_results:3600]" {
 		t.Fatalf("the older broker's view of the settings: %v", got.body)
 	}
-	ack := func(p *brokerProc, id string) answer {
+	ack := func(p *brokerProc, topic, id string) answer {
 		t.Helper()
-		call(p, 201, "POST", "/api/v1/jobs", fmt.Sprintf(`{"id":%q,"topic":"kr","body":"x"}`, id))
-		j := call(p, 200, "GET", "/api/v1/pop?topic=kr", "")
+		call(p, 201, "POST", "/api/v1/jobs", fmt.Sprintf(`{"id":%q,"topic":%q,"body":"x"}`, id, topic))
+		j := call(p, 200, "GET", "/api/v1/pop?topic="+topic, "")
 		return call(p, 200, "POST", "/api/v1/jobs/"+id+"/ack", fmt.Sprintf(`{"attempt":%v,"result":{"id":%q}}`, j.body["attempt"], id))
 	}
-	if got := ack(b, "kr-new"); got.body["kept_for"] != 2.0 {
-		t.Fatalf("the newer broker's ack with a result: %v, want it kept for 2 s", got.body)
+	if got := ack(b, "kr", "kr-new"); got.body["kept_for"] != 3600.0 {
+		t.Fatalf("the newer broker's ack with a result: %v, want it kept for an hour", got.body)
 	}
 	if got := call(a, 200, "GET", "/api/v1/jobs/kr-new", ""); got.body["state"] != "completed" || fmt.Sprint(got.body["result"]) != "map[id:kr-new]" {
 		t.Fatalf("the kept job, read by the older broker: %v", got.body)
 	}
-	if got := ack(a, "kr-old"); got.body["kept_for"] != nil {
+	if got := ack(a, "kr", "kr-old"); got.body["kept_for"] != nil {
 		t.Fatalf("the older broker's ack with a result: %v", got.body)
 	}
 	call(b, 404, "GET", "/api/v1/jobs/kr-old", "") // the older broker deletes as it did
 	mustBeConsistent(t, checker(t, srv.URL()), "both brokers")
+	if got := ack(b, "kr-short", "kr-brief"); got.body["kept_for"] != 1.0 {
+		t.Fatalf("the newer broker's ack with a result: %v, want it kept for 1 s", got.body)
+	}
 
 	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	b.exitsCleanly(t, time.Minute, "SIGTERM")
 	waitUntil(t, "the older broker's timer removes the kept job when its time is up", func() bool {
-		r, err := a.do("GET", "/api/v1/jobs/kr-new", "")
+		r, err := a.do("GET", "/api/v1/jobs/kr-brief", "")
 		return err == nil && r.code == 404
 	})
 	if f := format(); f != newest {
