@@ -87,7 +87,7 @@ var errNotRequest = errors.New("not a JSON-RPC request")
 
 func (c *codec) ReadRequestHeader(r *rpc.Request) error {
 	hold := budget.Hold{Budget: c.budget, Ctx: c.ctx}
-	data, err := readValue(c.r, c.limit, &hold, c.deadline)
+	data, err := readValue(c.r, c.limit, &hold, func(begun bool) { hold.Until = c.deadline(begun) })
 	if err == nil {
 		var req request
 		if err = json.Unmarshal(data, &req); err != nil {
@@ -106,16 +106,18 @@ func (c *codec) ReadRequestHeader(r *rpc.Request) error {
 	return c.refuse(err)
 }
 
-// deadline starts (true) or ends a request's read deadline.
-func (c *codec) deadline(begun bool) {
+// deadline starts (true) or ends a request's read deadline, and returns it
+// (zero: none), which bounds the request's waits for body memory too.
+func (c *codec) deadline(begun bool) time.Time {
 	if c.readTimeout <= 0 {
-		return
+		return time.Time{}
 	}
 	at := time.Time{}
 	if begun {
 		at = time.Now().Add(c.readTimeout)
 	}
 	_ = c.conn.SetReadDeadline(at) // a connection that refuses it is closed anyway
+	return at
 }
 
 // refuse tells the client why its request is refused, for the errors it

@@ -30,14 +30,19 @@ func New(bytes int) *Budget {
 	return &Budget{units: make(chan struct{}, max(bytes/Unit, 1))}
 }
 
-// take reserves one unit, waiting up to Wait for it.
-func (b *Budget) take(ctx context.Context) error {
+// take reserves one unit, waiting up to Wait for it, and never past until
+// (when set).
+func (b *Budget) take(ctx context.Context, until time.Time) error {
 	select {
 	case b.units <- struct{}{}:
 		return nil
 	default:
 	}
-	t := time.NewTimer(Wait)
+	wait := Wait
+	if !until.IsZero() {
+		wait = min(wait, time.Until(until))
+	}
+	t := time.NewTimer(max(wait, 0))
 	defer t.Stop()
 	select {
 	case b.units <- struct{}{}:
@@ -65,17 +70,22 @@ func (b *Budget) Give(n int) {
 type Hold struct {
 	Budget *Budget
 	Ctx    context.Context // ends a wait for budget (the connection or request went away)
-	units  int
+	// Until, when set, is the latest a wait for budget may last: the
+	// request's read deadline. Without it a body that waits for each of its
+	// units in turn could wait Wait for every one, and a request begun
+	// would stay open many times its read_timeout.
+	Until time.Time
+	units int
 }
 
 // Cover makes the hold cover n bytes, reserving units as needed. It fails
-// with job.ErrBusy when budget stays short for Wait.
+// with job.ErrBusy when budget stays short for Wait, or until Until.
 func (h *Hold) Cover(n int) error {
 	if h.Budget == nil {
 		return nil
 	}
 	for h.units*Unit < n {
-		if err := h.Budget.take(h.Ctx); err != nil {
+		if err := h.Budget.take(h.Ctx, h.Until); err != nil {
 			return err
 		}
 		h.units++

@@ -64,13 +64,15 @@ func Pipeline[R any](ctx context.Context, hangUp context.CancelFunc, nc net.Conn
 				return
 			}
 			if limits.ReadTimeout > 0 {
-				_ = nc.SetReadDeadline(time.Now().Add(limits.ReadTimeout)) // a connection that refuses it is closed anyway
+				hold.Until = time.Now().Add(limits.ReadTimeout) // a wait for body memory counts too
+				_ = nc.SetReadDeadline(hold.Until)              // a connection that refuses it is closed anyway
 			}
 			req, last, err := read(r, &hold)
 			if err != nil {
 				return // the client went away, or took longer than ReadTimeout
 			}
 			if limits.ReadTimeout > 0 {
+				hold.Until = time.Time{}
 				_ = nc.SetReadDeadline(time.Time{})
 			}
 			f := framed[R]{req, hold.Take()}
