@@ -118,8 +118,12 @@ async function act(confirmText, run) {
   await refresh();
 }
 
+// actionButton's question is on it (data-ask), so that a refresh keeps a
+// button (replaceRows) only while it would still do the same: "Kick
+// buried" asks, and kicks, the count it was made with.
 function actionButton(label, cls, confirmText, run) {
   const b = el("button", label, cls);
+  b.dataset.ask = confirmText;
   b.addEventListener("click", () => act(confirmText, run));
   return b;
 }

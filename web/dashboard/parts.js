@@ -150,30 +150,55 @@ function renderPager(nav, total, page, size, href) {
   const pages = Math.max(1, Math.ceil(total / size));
   const step = (text, cls, p, on) => on ? link(text, href(p), cls) : el("span", text, cls + " off");
   const from = Math.min((page - 1) * size + 1, total), to = Math.min(page * size, total);
-  nav.replaceChildren(step("« first", "first", 1, page > 1), step("‹ previous", "prev", page - 1, page > 1),
+  keepSame(nav, [step("« first", "first", 1, page > 1), step("‹ previous", "prev", page - 1, page > 1),
     el("span", `${from}–${to} of ${total} · page ${page} of ${pages}`, "range"),
-    step("next ›", "next", page + 1, page < pages), step("last »", "last", pages, page < pages));
+    step("next ›", "next", page + 1, page < pages), step("last »", "last", pages, page < pages)]);
   nav.hidden = pages === 1 && page === 1;
 }
 
-// replaceRows swaps a table body's rows, keeping the keyboard's focus on
-// the same button of the same row (a poll re-renders every 2 s).
+// replaceRows swaps a table body's rows for rows, keeping each row that
+// stays (same key) and each of its cells that did not change: a poll
+// re-renders every 2 s, and a button replaced between its press and its
+// release takes no click (a dashboard test lost one so). The keyboard's
+// focus stays on the same button of the same row when that was replaced.
 function replaceRows(tbody, rows) {
-  const key = tr => tr && (tr.dataset.id ?? tr.dataset.topic);
+  const key = (tr, i) => tr && (tr.dataset.id ?? tr.dataset.topic ?? `#${i}`);
   const a = document.activeElement;
   const was = a && a !== document.body && tbody.contains(a) ? {row: key(a.closest("tr")), cls: a.className, tag: a.tagName} : null;
-  tbody.replaceChildren(...rows);
-  if (!was) return;
-  const tr = rows.find(r => key(r) === was.row);
+  const old = new Map([...tbody.children].map((tr, i) => [key(tr, i), tr]));
+  setChildren(tbody, rows.map((tr, i) => {
+    const o = old.get(key(tr, i));
+    if (!o || !o.cloneNode(false).isEqualNode(tr.cloneNode(false))) return tr;
+    keepSame(o, [...tr.childNodes]);
+    return o;
+  }));
+  if (!was || tbody.contains(document.activeElement)) return;
+  const tr = [...tbody.children].find(r => key(r) === was.row);
   const same = tr && [...tr.querySelectorAll(was.tag)].find(x => x.className === was.cls);
   if (same) same.focus({preventScroll: true});
 }
 
+// keepSame makes fresh (new nodes) the children of parent, keeping each
+// old child that equals (isEqualNode) the fresh one in its place.
+function keepSame(parent, fresh) {
+  const old = parent.childNodes;
+  setChildren(parent, fresh.map((f, i) => old[i] && old[i].isEqualNode(f) ? old[i] : f));
+}
+
+// setChildren makes next the children of parent, touching the DOM only
+// when they differ from those it has.
+function setChildren(parent, next) {
+  const old = parent.childNodes;
+  if (next.length !== old.length || next.some((n, i) => n !== old[i])) parent.replaceChildren(...next);
+}
+
 // fillFields writes a page's fields into a <dl>: each [name, value], the
 // value text or an element (a link); each <dd> is classed f-NAME (spaces
-// as dashes) for the tests and the styles.
+// as dashes) for the tests and the styles. A field that did not change
+// keeps its nodes, as a table's rows do (replaceRows): its link stays
+// clickable across the page's refreshes.
 function fillFields(dl, fields) {
-  dl.replaceChildren(...fields.flatMap(([k, v]) => {
+  keepSame(dl, fields.flatMap(([k, v]) => {
     const dd = el("dd", undefined, `f-${k.replaceAll(" ", "-")}`);
     if (v instanceof Node) dd.appendChild(v); else dd.textContent = String(v);
     return [el("dt", k), dd];
