@@ -451,7 +451,7 @@ func pushSpecs(p *Pool, ctx context.Context, n int, spec func(i int) job.Spec) [
 
 // commandStats reads INFO commandstats: each command's calls since the
 // last CONFIG RESETSTAT, and the microseconds Redis spent in them.
-func commandStats(b *testing.B, p *Pool, ctx context.Context) map[string][2]int64 {
+func commandStats(b testing.TB, p *Pool, ctx context.Context) map[string][2]int64 {
 	info, err := p.client.Do(ctx, p.client.B().Info().Section("commandstats").Build()).ToString()
 	if err != nil {
 		b.Fatal(err)
@@ -496,12 +496,18 @@ func scriptCalls(stats map[string][2]int64) (calls, usec int64) {
 // its script calls, the commands the scripts made.
 func innerCommands(stats map[string][2]int64) (calls, usec int64) {
 	for name, s := range stats {
-		if slices.Contains(scriptCommands, name) || name == "info" || name == "config|resetstat" || name == "function|load" {
+		if isScriptOrOwnRead(name) {
 			continue
 		}
 		calls, usec = calls+s[0], usec+s[1]
 	}
 	return calls, usec
+}
+
+// isScriptOrOwnRead says whether commandstats' command name is a script
+// call or a measurement's own command, not a command a script made.
+func isScriptOrOwnRead(name string) bool {
+	return slices.Contains(scriptCommands, name) || name == "info" || name == "config|resetstat" || name == "function|load"
 }
 
 // loadFunctions loads two libraries for the fcall cases: one whose
