@@ -33,7 +33,7 @@ func commandPurpose(name string) string {
 
 func TestPlainLifeCommands(t *testing.T) {
 	p, ctx := newPool(t)
-	noneWaiting(p, ctx, 0) // one consumer, and no other waiting: no pop asks whether more are ready
+	noneWaiting(p, ctx, 0)       // one consumer, and no other waiting: no pop asks whether more are ready
 	mustPush(t, p, ctx, costJob) // the topic exists, as on a warmed broker
 	if _, err := p.Pop(ctx, []string{costJob.Topic}); err != nil {
 		t.Fatal(err)
