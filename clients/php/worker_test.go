@@ -262,19 +262,19 @@ func TestWorkerJobTimeout(t *testing.T) {
 	}
 }
 
-// A handler that runs past the TTR (6 s of a 2 s TTR) is touched: the job
-// is still the first delivery's at 2.5 s, is delivered once (a second
+// A handler that runs past the TTR (8 s of a 4 s TTR) is touched: the job
+// is still the first delivery's at 4.5 s, is delivered once (a second
 // worker process waits for it in vain), and acked. The handler runs well
-// past the look at 2.5 s, so a loaded machine's late look still finds it
-// running.
+// past the look at 4.5 s, so a loaded machine's late look still finds it
+// running; the TTR leaves each touch (every 2 s) 2 s to land.
 func TestWorkerTouchesPastTheTTR(t *testing.T) {
 	b := fresh(t, nil)
-	id := push(t, b.URL, `{"topic":"long","body":"{\"sleep\":6}","TTR":2}`)
+	id := push(t, b.URL, `{"topic":"long","body":"{\"sleep\":8}","TTR":4}`)
 	w := worker(t, b.URL, "long", 2, 1, 0)
 	w.expect(t, `^start `+id+` 1 `, 10*time.Second)
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(4500 * time.Millisecond)
 	if code, j := peek(t, b.URL, id); code != 200 || j["state"] != "reserved" || j["attempt"] != 1.0 || j["timeouts"] != 0.0 {
-		t.Errorf("job at 2.5 s: %d %v, want reserved, attempt 1, no timeout", code, j)
+		t.Errorf("job at 4.5 s: %d %v, want reserved, attempt 1, no timeout", code, j)
 	}
 	w.expect(t, `^done `+id+` `, time.Minute)
 	requireAcked(t, b.URL, id)

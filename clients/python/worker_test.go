@@ -217,14 +217,15 @@ func testWorkerJobTimeout(t *testing.T, py string) {
 	}
 }
 
-// A handler that runs past its job's TTR (3 s for a TTR of 2 s) keeps the
-// job, touched every second: a second thread polling all along never gets
-// it, and the ack of its one delivery goes through.
+// A handler that runs past its job's TTR (5 s for a TTR of 4 s) keeps the
+// job, touched every 2 s: a second thread polling all along never gets it,
+// and the ack of its one delivery goes through. (A TTR of 2 s left a touch
+// 1 s to land, which a loaded make test can overtake.)
 func testWorkerTouchesPastTTR(t *testing.T, py string) {
 	b := brokertest.Fresh(t, nil)
-	id := push(t, b, "py-slow", "slow", `,"TTR":2`)
-	w := startWorker(t, py, b, "py-slow", "--concurrency", "2", "--sleep", "3", "--expect", "1")
-	out := w.wait(t, 15*time.Second)
+	id := push(t, b, "py-slow", "slow", `,"TTR":4`)
+	w := startWorker(t, py, b, "py-slow", "--concurrency", "2", "--sleep", "5", "--expect", "1")
+	out := w.wait(t, 30*time.Second)
 	if started := startedLines(out); len(started) != 1 || started[0] != "started "+id+" 1" {
 		t.Fatalf("the job was delivered %d times:\n%s", len(started), strings.Join(out, "\n"))
 	}

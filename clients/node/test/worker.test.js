@@ -132,18 +132,18 @@ test("a job's own timeout, shorter than the worker's, aborts its handler and fai
 
 test('a handler past the TTR is touched: acked once, never delivered twice', { skip: noBroker }, async () => {
   const t = topic('slow');
-  const id = await c.push(t, 'slow', { ttr: 2 });
+  const id = await c.push(t, 'slow', { ttr: 4 }); // each touch (every 2 s) has 2 s to land
   let runs = 0;
   let during;
   const handler = async (job) => {
     runs++;
-    await sleep(2500); // past the TTR of 2 s
+    await sleep(4500); // past the TTR of 4 s
     during ??= await c.getJob(job.id);
     await sleep(500);
   };
   // A second loop would take the job if it were given back.
   await working(t, handler, { concurrency: 2 }, async (w, errors) => {
-    await until(() => during, 6000, 'the handler');
+    await until(() => during, 12000, 'the handler');
     await w.stop();
     assert.deepEqual(errors, []);
   });
