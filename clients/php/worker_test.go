@@ -144,7 +144,10 @@ func (p *proc) wait(t *testing.T, within time.Duration) error {
 	}
 }
 
-// exit is wait that requires an exit status of 0.
+// exit is wait that requires an exit status of 0. Its bound is for a
+// worker that never stops (the polls here wait 1 s, so one that stops late
+// is not caught by it either): 30 s, where 5 s was once overtaken by a
+// loaded make test (TestWorkerStopFromAHandler).
 func (p *proc) exit(t *testing.T, within time.Duration) {
 	t.Helper()
 	if err := p.wait(t, within); err != nil {
@@ -212,7 +215,7 @@ func TestWorkerConcurrency(t *testing.T) {
 		requireAcked(t, b.URL, id)
 	}
 	w.signal(t, syscall.SIGTERM)
-	w.exit(t, 5*time.Second)
+	w.exit(t, 30*time.Second)
 	if n := w.count(`^start `); n != jobs {
 		t.Errorf("%d deliveries, want %d", n, jobs)
 	}
@@ -279,7 +282,7 @@ func TestWorkerTouchesPastTheTTR(t *testing.T) {
 	w.expect(t, `^done `+id+` `, time.Minute)
 	requireAcked(t, b.URL, id)
 	w.signal(t, syscall.SIGTERM)
-	w.exit(t, 5*time.Second)
+	w.exit(t, 30*time.Second)
 	if n := w.count(`^start ` + id + ` `); n != 1 || strings.Contains(w.errors(), "failed") {
 		t.Errorf("%d deliveries, log:\n%s", n, w.errors())
 	}
@@ -298,7 +301,7 @@ func TestWorkerStopsAfterTheJobInHand(t *testing.T) {
 	if slept, _ := strconv.ParseFloat(m[1], 64); slept < 1.45 {
 		t.Errorf("the handler slept %v s of 1.5: the signal cut it short", slept)
 	}
-	w.exit(t, 5*time.Second)
+	w.exit(t, 30*time.Second)
 	requireAcked(t, b.URL, id)
 	if out := w.output(); out[len(out)-1] != "stopped" {
 		t.Errorf("run() did not return: %q", out)
@@ -371,7 +374,7 @@ func TestWorkerSupervisorReplacesAKilledProcess(t *testing.T) {
 		t.Errorf("the log lacks %q", want)
 	}
 	w.signal(t, syscall.SIGTERM)
-	w.exit(t, 5*time.Second)
+	w.exit(t, 30*time.Second)
 	if n := w.count(`^start ` + id + ` 2 `); n != 1 {
 		t.Errorf("%d deliveries on attempt 2, want 1", n)
 	}
@@ -401,7 +404,7 @@ func TestWorkerMaxJobsRecyclesProcesses(t *testing.T) {
 		t.Errorf("%d jobs done by %d processes, want %d by %d or more", len(done), len(pids), jobs, jobs/maxJobs)
 	}
 	w.signal(t, syscall.SIGTERM)
-	w.exit(t, 5*time.Second)
+	w.exit(t, 30*time.Second)
 }
 
 // stop() in a handler of one forked worker process stops them all, as a
@@ -410,7 +413,7 @@ func TestWorkerStopFromAHandler(t *testing.T) {
 	b := fresh(t, nil)
 	id := push(t, b.URL, `{"topic":"stopper","body":"{\"stop\":true}"}`)
 	w := worker(t, b.URL, "stopper", 3, 1, 0)
-	w.exit(t, 5*time.Second)
+	w.exit(t, 30*time.Second)
 	requireAcked(t, b.URL, id)
 	if out := w.output(); out[len(out)-1] != "stopped" {
 		t.Errorf("run() did not return: %q", out)
