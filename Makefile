@@ -76,7 +76,7 @@ test-deps:
 FUZZ_TARGETS = ./web:FuzzParsePush ./web:FuzzParsePop ./web:FuzzParseJobCall ./web:FuzzParseAcks \
 	./web:FuzzParsePage ./web:FuzzParseUpdate ./config:FuzzParse ./beanstalk:FuzzReadRequest \
 	./gmqrpc:FuzzParseJob ./gmqrpc:FuzzReadValue ./kestrel:FuzzReadRequest ./kestreltext:FuzzReadRequest ./kestrelthrift:FuzzReadFrame ./internal/tcpserver:FuzzLooksLikeHTTP \
-	./internal/jobjson:FuzzParseToken ./pool:FuzzDecodeRecord ./internal/egress:FuzzCheckURL ./webhook:FuzzRetryAfter
+	./internal/jobjson:FuzzParseToken ./internal/jobjson:FuzzCheck ./internal/jobjson:FuzzPlainString ./pool:FuzzDecodeRecord ./internal/egress:FuzzCheckURL ./webhook:FuzzRetryAfter
 fuzz:
 	@failed=""; \
 	for t in $(FUZZ_TARGETS); do \

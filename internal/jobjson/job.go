@@ -74,10 +74,8 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	if j.Timeout, _, err = f.Seconds("timeout"); err != nil {
 		return j, err
 	}
-	if raw, ok := f["with_result"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &j.WithResult); err != nil {
-			return j, fmt.Errorf("%w: with_result must be true or false", ErrBadRequest)
-		}
+	if j.WithResult, err = f.flag("with_result"); err != nil {
+		return j, err
 	}
 	if j.After, err = f.After(); err != nil {
 		return j, err
@@ -85,10 +83,8 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 	if j.OnDependencyFailure, _, err = f.Str("on_dependency_failure"); err != nil {
 		return j, err
 	}
-	if raw, ok := f["with_results"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &j.WithResults); err != nil {
-			return j, fmt.Errorf("%w: with_results must be true or false", ErrBadRequest)
-		}
+	if j.WithResults, err = f.flag("with_results"); err != nil {
+		return j, err
 	}
 	if j.Then, err = f.FollowUps("then", def); err != nil {
 		return j, err
@@ -97,6 +93,19 @@ func Job(f Fields, def Defaults) (job.Spec, error) {
 		return j, err
 	}
 	return j, nil
+}
+
+// flag reads a field that is true or false (absent or null: false). It
+// reads the bytes as they are: json.Unmarshal into a field of a job.Spec
+// moved the whole Spec to the heap, on every push.
+func (f Fields) flag(name string) (bool, error) {
+	switch raw := f[name]; string(raw) {
+	case "", "null", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: %s must be true or false", ErrBadRequest, name)
 }
 
 // MaxFollowUps is the most follow-ups one list may hold (an ack's push, a

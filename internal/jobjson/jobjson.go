@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gmq/gmq/job"
 )
@@ -63,20 +64,23 @@ func DecodeStored(data []byte) (Fields, error) { return decode(data, false) }
 
 // decode is Decode, with Check or without.
 func decode(data []byte, check bool) (Fields, error) {
+	// json.Unmarshal, not a json.Decoder: a decoder copies the request into
+	// a buffer of its own first, which was a third of a push's parse.
 	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
+	if err := json.Unmarshal(data, &raw); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
+		var syntaxErr *json.SyntaxError
+		trailing := errors.As(err, &syntaxErr) && strings.HasSuffix(syntaxErr.Error(), "after top-level value")
+		switch {
+		case errors.As(err, &typeErr) || trailing && first(data) != '{':
 			return nil, fmt.Errorf("%w: want a JSON object", ErrBadRequest)
+		case trailing:
+			return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrBadRequest)
 		}
 		return nil, fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
 	}
 	if raw == nil {
 		return nil, fmt.Errorf("%w: want a JSON object", ErrBadRequest)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrBadRequest)
 	}
 	if check {
 		if err := Check(data); err != nil {
@@ -86,11 +90,39 @@ func decode(data []byte, check bool) (Fields, error) {
 	if err := distinctKeys(data); err != nil {
 		return nil, err
 	}
-	out := make(Fields, len(raw))
+	// Names are matched without regard to case: each kept lower-cased, in
+	// place (distinctKeys refused two that differ only in case; a name
+	// added while ranging is lower case, so seeing it again changes nothing).
 	for k, v := range raw {
-		out[strings.ToLower(k)] = v
+		if lower := strings.ToLower(k); lower != k {
+			delete(raw, k)
+			raw[lower] = v
+		}
 	}
-	return out, nil
+	return Fields(raw), nil
+}
+
+// plainString is the string a JSON string without escapes holds (ok), read
+// without json.Unmarshal's reflection: what it would give for such bytes
+// (valid UTF-8; json.Unmarshal makes U+FFFD of invalid bytes, so those go
+// to it, as does anything it would refuse). FuzzPlainString holds it to
+// json.Unmarshal.
+func plainString(raw json.RawMessage) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	ascii := true
+	for _, c := range inner {
+		if c < 0x20 || c == '\\' || c == '"' { // not JSON, or an escape: json.Unmarshal's to read
+			return "", false
+		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if !ascii && !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
 }
 
 // distinctKeys refuses a top-level object (valid JSON, as Decode checked)
@@ -98,7 +130,7 @@ func decode(data []byte, check bool) (Fields, error) {
 // without allocating for the usual handful of plain keys: it is on every
 // push's path.
 func distinctKeys(data []byte) error {
-	var seenBuf [16]string
+	var seenBuf [16][]byte // the names so far, as the request's own bytes
 	seen := seenBuf[:0]
 	var many map[string]struct{} // every name, lower-cased, once there are more than seenBuf holds
 	depth, expectKey := 0, false
@@ -113,20 +145,23 @@ func distinctKeys(data []byte) error {
 				j++
 			}
 			if depth == 1 && expectKey {
-				key := string(data[i+1 : min(j, len(data))])
-				if strings.IndexByte(key, '\\') >= 0 { // escaped: compare what it says
-					if err := json.Unmarshal(data[i:j+1], &key); err != nil {
+				key := data[i+1 : min(j, len(data))]
+				if bytes.IndexByte(key, '\\') >= 0 { // escaped: compare what it says
+					var unescaped string
+					if err := json.Unmarshal(data[i:j+1], &unescaped); err != nil {
 						return fmt.Errorf("%w: malformed JSON: %v", ErrBadRequest, err)
 					}
+					key = []byte(unescaped)
 				}
 				if many != nil {
-					if _, twice := many[strings.ToLower(key)]; twice {
+					lower := strings.ToLower(string(key))
+					if _, twice := many[lower]; twice {
 						return fmt.Errorf("%w: field %q is given twice (names are matched without regard to case)", ErrBadRequest, key)
 					}
-					many[strings.ToLower(key)] = struct{}{}
+					many[lower] = struct{}{}
 				} else {
 					for _, k := range seen {
-						if strings.EqualFold(k, key) {
+						if bytes.EqualFold(k, key) {
 							return fmt.Errorf("%w: field %q is given twice (names are matched without regard to case)", ErrBadRequest, key)
 						}
 					}
@@ -138,7 +173,7 @@ func distinctKeys(data []byte) error {
 						// no token).
 						many = make(map[string]struct{}, 2*len(seen))
 						for _, k := range seen {
-							many[strings.ToLower(k)] = struct{}{}
+							many[strings.ToLower(string(k))] = struct{}{}
 						}
 					}
 				}
@@ -194,11 +229,15 @@ var JobFields = []string{"id", "topic", "body", "delay", "ttr", "priority", "pri
 func (f Fields) Has(name string) bool { _, ok := f[name]; return ok }
 
 // Str reads a string field; ok is false when it is absent.
-func (f Fields) Str(name string) (s string, ok bool, err error) {
+func (f Fields) Str(name string) (string, bool, error) {
 	raw, ok := f[name]
 	if !ok || string(raw) == "null" {
 		return "", false, nil
 	}
+	if s, ok := plainString(raw); ok {
+		return s, true, nil
+	}
+	var s string // only here: one json.Unmarshal reads into is on the heap
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", false, fmt.Errorf("%w: %s must be a string, got %s", ErrBadRequest, name, Clip(raw))
 	}
@@ -219,6 +258,9 @@ func (f Fields) Body() (body string, asJSON, ok bool, err error) {
 	}
 	switch first(raw) {
 	case '"':
+		if s, ok := plainString(raw); ok {
+			return s, false, true, nil
+		}
 		if err := json.Unmarshal(raw, &body); err != nil {
 			return "", false, false, fmt.Errorf("%w: body: %v", ErrBadRequest, err)
 		}
@@ -285,9 +327,12 @@ func (f Fields) Number(name string) (v float64, ok bool, err error) {
 		return 0, false, nil
 	}
 	text := string(raw)
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		text = strings.TrimSpace(s)
+	if first(raw) == '"' { // a string holding one; only then (trying an Unmarshal on a number cost an error's allocations)
+		if plain, ok := plainString(raw); ok {
+			text = strings.TrimSpace(plain)
+		} else if s := ""; json.Unmarshal(raw, &s) == nil {
+			text = strings.TrimSpace(s)
+		}
 	}
 	v, perr := strconv.ParseFloat(text, 64)
 	if perr != nil || !isDecimal(text) || math.IsNaN(v) || math.IsInf(v, 0) {
