@@ -161,7 +161,7 @@ func distinctKeys(data []byte) error {
 					many[lower] = struct{}{}
 				} else {
 					for _, k := range seen {
-						if bytes.EqualFold(k, key) {
+						if sameName(k, key) {
 							return fmt.Errorf("%w: field %q is given twice (names are matched without regard to case)", ErrBadRequest, key)
 						}
 					}
@@ -192,6 +192,26 @@ func distinctKeys(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// sameName says whether two field names are one, as decode keeps names:
+// by strings.ToLower. bytes.EqualFold says so for ASCII names, but not for
+// all others: it does not fold U+0130 (İ) to 'i', which ToLower makes of
+// it, so {"topic":…,"TOPİC":…} passed as two fields and kept one.
+func sameName(a, b []byte) bool {
+	if isASCII(a) && isASCII(b) {
+		return bytes.EqualFold(a, b)
+	}
+	return strings.ToLower(string(a)) == strings.ToLower(string(b))
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // Only refuses the fields that are not among names (lower case, as Fields
