@@ -186,10 +186,16 @@ function keepSame(parent, fresh) {
 }
 
 // setChildren makes next the children of parent, touching the DOM only
-// when they differ from those it has.
+// where they differ from those it has: a child it keeps in its place is
+// never taken out and put back (replaceChildren did so whenever a sibling
+// changed, and a press and release across that make no click).
 function setChildren(parent, next) {
-  const old = parent.childNodes;
-  if (next.length !== old.length || next.some((n, i) => n !== old[i])) parent.replaceChildren(...next);
+  const keep = new Set(next);
+  for (const n of [...parent.childNodes]) if (!keep.has(n)) n.remove();
+  next.forEach((n, i) => {
+    const at = parent.childNodes[i];
+    if (at !== n) parent.insertBefore(n, at || null);
+  });
 }
 
 // fillFields writes a page's fields into a <dl>: each [name, value], the
