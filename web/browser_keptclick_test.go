@@ -47,7 +47,7 @@ func TestBrowserKeptButtonTakesAClickAcrossARefresh(t *testing.T) {
 		chromedp.MouseEvent(chromedp.MousePressed, x, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
 		poll(`window.renders > `+strconv.Itoa(renders)+` && window.btn === document.querySelector('`+row+` button.pause')`),
 		chromedp.MouseEvent(chromedp.MouseReleased, x, y, chromedp.ButtonLeft, chromedp.ClickCount(1)))
-	if err := chromedp.Do(tb.ctx, chromedp.Poll[chromedp.Void](`window.clicks === 2`, chromedp.WithPollingTimeout(2*time.Second))); err != nil {
+	if err := chromedp.Do(tb.ctx, chromedp.Poll[chromedp.Void](`window.clicks === 2`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		t.Errorf("a press and release on the same kept button across a refresh made no click: clicks %d, the button taken out and put back %d times",
 			eval[int](t, tb, `window.clicks`), eval[int](t, tb, `window.removed`))
 	}
