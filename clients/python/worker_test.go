@@ -24,7 +24,7 @@ import (
 type worker struct {
 	cmd    *exec.Cmd
 	lines  chan string // stdout, closed at its end
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	mu     sync.Mutex
 	seen   []string // every line taken from lines so far
 }
@@ -38,7 +38,7 @@ func startWorker(t *testing.T, py string, b *brokertest.Broker, topic string, op
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &worker{cmd: cmd, lines: make(chan string, 1000), stderr: new(bytes.Buffer)}
+	w := &worker{cmd: cmd, lines: make(chan string, 1000), stderr: new(lockedBuffer)}
 	cmd.Stderr = w.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -58,6 +58,35 @@ func startWorker(t *testing.T, py string, b *brokertest.Broker, topic string, op
 		t.Logf("worker.py %s stderr:\n%s", strings.Join(options, " "), w.stderr)
 	})
 	return w
+}
+
+// lockedBuffer is the worker's stderr: exec writes it from its own
+// goroutine while a test reads it (awaitLog).
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// awaitLog waits up to within for the worker's log (stderr) to hold text.
+func (w *worker) awaitLog(t *testing.T, text string, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !strings.Contains(w.stderr.String(), text); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker never logged %q:\n%s", text, w.stderr)
+		}
+	}
 }
 
 // await waits up to within for a line starting with prefix, and returns it.
@@ -244,6 +273,10 @@ func testWorkerStopsOnSIGTERM(t *testing.T, py string) {
 	w := startWorker(t, py, b, "py-term", "--concurrency", "2", "--sleep", "2", "--poll", "1")
 	w.await(t, "started "+id, 10*time.Second)
 	w.signal(t, syscall.SIGTERM)
+	// A signal sent is not yet a signal handled (Python runs its handler in
+	// the main thread when it next can): the job pushed before the worker
+	// says so was once run, on a loaded make test.
+	w.awaitLog(t, "SIGTERM: no more pops", 10*time.Second)
 	late := push(t, b, "py-term", "late", "")
 	start := time.Now()
 	out := w.wait(t, 10*time.Second)

@@ -166,9 +166,9 @@ class Worker:
                 signal.signal(sig, old)
 
         def on_signal(signum: int, frame: Any) -> None:
+            self.stop()  # first: the line below is then true when it is read
             self._log.info("gmq worker: %s: no more pops; finishing the jobs in hand",
                            signal.Signals(signum).name)
-            self.stop()
             restore()  # a second signal acts as it would have
 
         for sig in previous:
