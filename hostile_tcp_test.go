@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -68,9 +69,8 @@ func TestHostileTCPConnections(t *testing.T) {
 					mu.Lock()
 					open = append(open, c)
 					mu.Unlock()
-					if tt.send != "" {
-						_ = c.SetWriteDeadline(time.Now().Add(3 * time.Second))
-						_, _ = c.Write([]byte(tt.send))
+					if tt.send != "" && !beginRequest(c, tt.send) {
+						t.Errorf("a request's first %d bytes were not sent within %s", requestHead, headWait)
 					}
 				})
 			}
@@ -112,7 +112,8 @@ func TestHostileTCPConnections(t *testing.T) {
 			}
 			wg.Wait()
 			if tt.send != "" && kept > 0 {
-				t.Errorf("%d unfinished requests still open past read_timeout (%d cut)", kept, cut)
+				sockets, _ := os.ReadFile("/proc/net/sockstat")
+				t.Errorf("%d unfinished requests still open past read_timeout (%d cut); sockets now:\n%s", kept, cut, sockets)
 			}
 			if tt.send == "" && cut > 0 {
 				t.Errorf("%d idle connections cut", cut)
@@ -125,4 +126,28 @@ func TestHostileTCPConnections(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requestHead is how much of an unfinished request is sent first, with time
+// to spare (headWait): it fits in any socket buffer, so the request has
+// begun. The rest is sent for at most 3 s, and most of it is left in the
+// kernel. With a 3 s deadline for the whole write, a goroutine that a loaded
+// machine runs only after its deadline sends nothing: an idle connection,
+// which the broker rightly keeps, not an unfinished request. That is the
+// likeliest reading of 79 and then 165 of 2,000 JSON-RPC pushes still open a
+// minute past read_timeout in two loaded make tests: the broker's own bounds
+// (read deadline, budget wait until it) held in every run alone.
+const requestHead, headWait = 1024, 30 * time.Second
+
+// beginRequest sends send over c as an unfinished request: its head surely,
+// then as much more as goes within 3 s. It says whether the head went.
+func beginRequest(c net.Conn, send string) bool {
+	head := send[:min(requestHead, len(send))]
+	_ = c.SetWriteDeadline(time.Now().Add(headWait))
+	if _, err := c.Write([]byte(head)); err != nil {
+		return false
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(3 * time.Second))
+	_, _ = c.Write([]byte(send[len(head):]))
+	return true
 }
