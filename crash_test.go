@@ -332,6 +332,19 @@ func (b *brokerProc) must(want int, method, path, body string) map[string]any {
 	return a.body
 }
 
+// totalsWritten waits until the store holds the totals broker b counted,
+// which it writes within a second (pool/totals.go): a kill after it loses
+// none of them.
+func totalsWritten(t *testing.T, b *brokerProc, store *pool.Pool) {
+	t.Helper()
+	waitUntil(t, "the broker's counted totals written", func() bool {
+		own := b.must(200, "GET", "/api/v1/stats", ``)
+		st, err := store.Stats(context.Background())
+		return err == nil && own["total_jobs"] == float64(st.Jobs) && own["total_reserves"] == float64(st.Reserves) &&
+			own["total_deletes"] == float64(st.Deletes)
+	})
+}
+
 // checker reads the store directly to verify it.
 func checker(t *testing.T, redisURL string) *pool.Pool {
 	t.Helper()
@@ -414,6 +427,7 @@ func TestCrashBetweenRequests(t *testing.T) {
 	}
 	for _, s := range steps {
 		s.run()
+		totalsWritten(t, b, store) // the totals it counted: a kill before they are written loses them (pool/totals.go)
 		b.kill()
 		mustBeConsistent(t, store, "after "+s.name)
 		b.start()

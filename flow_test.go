@@ -274,8 +274,10 @@ func TestMaxReservedThroughKills(t *testing.T) {
 	if peak < most {
 		t.Errorf("at most %d reserved at once: the consumers never reached max_reserved = %d", peak, most)
 	}
-	if left > 0 || st.Deletes != jobs {
-		t.Errorf("the topic holds %d jobs and counts %d deletes, want 0 and %d", left, st.Deletes, jobs)
+	// A broker killed loses the totals it counted in its last second
+	// (pool/totals.go): fewer deletes may be counted, never more.
+	if left > 0 || st.Deletes > jobs {
+		t.Errorf("the topic holds %d jobs and counts %d deletes, want 0 and at most %d", left, st.Deletes, jobs)
 	}
 	mustBeConsistent(t, store, "after the kills")
 }

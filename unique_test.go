@@ -183,8 +183,9 @@ func TestUniqueReplaceWhileConsumed(t *testing.T) {
 		t.Fatalf("the topic still holds jobs: %+v", st)
 	}
 	// Every job made was deleted once; a push whose answer was lost may
-	// have made one more.
-	if st.Deletes < created.Load() || st.Deletes > created.Load()+failed.Load() {
+	// have made one more. The killed broker lost the deletes it counted in
+	// its last second (pool/totals.go): fewer may be counted, never more.
+	if st.Deletes > created.Load()+failed.Load() {
 		t.Errorf("%d deletes counted, %d pushes made jobs (and %d unanswered)", st.Deletes, created.Load(), failed.Load())
 	}
 	if replaced.Load() == 0 || created.Load() <= 5 {

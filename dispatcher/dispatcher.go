@@ -77,6 +77,8 @@ type Dispatcher struct {
 
 	watch     storeWatch // see checkStore
 	migration migration  // see migrate
+
+	totalsFailing atomic.Bool // the last write of the counted totals failed (flushTotals)
 }
 
 // New builds a dispatcher over p. Every option must be set (the defaults are
@@ -114,6 +116,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	wg.Go(func() { every(ctx, d.opts.StatusPoll, d.readStatus) })
 	wg.Go(func() { every(ctx, d.opts.StatusPoll, d.checkStore) })
 	wg.Go(func() { every(ctx, d.opts.StatusPoll, d.migrate) })
+	wg.Go(func() { every(ctx, totalsEvery, d.flushTotals) })
 	if d.opts.HistoryEvery > 0 {
 		// Two looks an interval: a sample is at most half one late.
 		wg.Go(func() { every(ctx, d.opts.HistoryEvery/2, d.sampleHistory) })
@@ -121,6 +124,31 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	wg.Wait()
 	d.stopStatusTimer()
 	d.waiters.stopOpenings()
+	// The last totals: the front ends stopped before the dispatcher does
+	// (broker.Run), so nothing is counted after this.
+	last, cancel := context.WithTimeout(context.Background(), totalsEvery)
+	defer cancel()
+	d.flushTotals(last)
+}
+
+// totalsEvery is how often the totals the pool counts are written
+// (pool.FlushTotals): a stats read on another broker lags at most this,
+// and a broker killed loses at most this much of its totals.
+const totalsEvery = time.Second
+
+// flushTotals writes the totals the pool counted (Run's chore). A failure
+// is logged when it begins and when it ends, not each second while Redis
+// is down.
+func (d *Dispatcher) flushTotals(ctx context.Context) {
+	err := d.pool.FlushTotals(ctx)
+	switch failing := d.totalsFailing.Load(); {
+	case err != nil && !failing:
+		d.totalsFailing.Store(true)
+		d.log.Warn("writing the counted totals failed; they are kept, and tried again each second", "err", err)
+	case err == nil && failing:
+		d.totalsFailing.Store(false)
+		d.log.Info("the counted totals are written again")
+	}
 }
 
 // every calls chore each interval until ctx ends: the dispatcher's periodic

@@ -29,6 +29,7 @@ end
 -- main: take the short path when it may (lib_lean.lua); else start the
 -- call's state, parse the operations, run the three phases, answer in order.
 local function main()
+  deferred.totals = {R.TOTALS} -- the broker adds up this call's totals (lib.lua flush)
   local short, err = lean.run() -- a call of plain operations only (lib_lean.lua)
   if err then return redis.error_reply(err) end
   if short then return short end

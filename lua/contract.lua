@@ -150,7 +150,7 @@ local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE',
   FULL = 'FULL', TOO_BIG = 'TOO_BIG', CHILDREN = 'CHILDREN', UNIQUE = 'UNIQUE', REPLACED = 'REPLACED',
   DEBOUNCED = 'DEBOUNCED', UNIQUE_FROM = 'UNIQUE_FROM', UNIQUE_FANOUT = 'UNIQUE_FANOUT',
   AFTER_FANOUT = 'AFTER_FANOUT', ABSENT = 'ABSENT', FIRED = 'FIRED', SKIPPED = 'SKIPPED',
-  GROUP_BACKLOG = 'GROUP_BACKLOG', CANCELLED = 'CANCELLED', THEN = 'THEN'}
+  GROUP_BACKLOG = 'GROUP_BACKLOG', CANCELLED = 'CANCELLED', THEN = 'THEN', TOTALS = 'TOTALS'}
 
 -- ARGS names each script's arguments by their places in ARGV (lua.ScriptArgs:
 -- pool lays them out with lua.Args); a script's body starts with A, its row.

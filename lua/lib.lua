@@ -237,14 +237,24 @@ local wakes     -- topic name -> {waiting key, jobs made ready, true to wake thi
 -- endings: {channel, message} of each job that ended this call with a
 -- broker waiting for its end (F_WAITED): flush announces them.
 local endings
--- noticed: this call left notices among the bucket's follow-ups (a job
--- others wait for, or a batch's, ended): flush has every broker's timer of
--- the bucket told, so that they are handed over now, not at its next round.
-local noticed
 -- expiring: topic info hash -> true when a job that expires entered the
 -- topic: flush marks the topic ('expiring' in its info), so that pops look
 -- for expired jobs only in topics that may have some.
 local expiring
+-- deferred holds two more of what flush does (a table: the library's main
+-- function holds at most 200 locals):
+-- deferred.noticed: this call left notices among the bucket's follow-ups
+-- (a job others wait for, or a batch's, ended): flush has every broker's
+-- timer of the bucket told, so that they are handed over now, not at its
+-- next round.
+-- deferred.totals: false, or (a batch call's, which its main sets)
+-- {R.TOTALS}, to which flush appends hash key, field, amount for each
+-- total_jobs, total_reserves and total_deletes instead of writing it: the
+-- broker adds those up in memory and writes them at most once a second
+-- (pool/totals.go), so that the hot path's calls leave five HINCRBYs a job
+-- out (issue 50). A topic's total_jobs is not among them: count_pushes
+-- writes it (lib_topics.lua), as that write registers a new topic.
+local deferred = {}
 
 local function add(key, field, n)
   local fields = deltas[key]
@@ -256,9 +266,16 @@ local function add(key, field, n)
 end
 
 local function flush()
+  local totals = deferred.totals
   for key, fields in pairs(deltas) do
     for field, n in pairs(fields) do
-      if n ~= 0 then redis.call('HINCRBY', key, field, n) end
+      if n ~= 0 then
+        if totals and (field == 'total_jobs' or field == 'total_reserves' or field == 'total_deletes') then
+          totals[#totals + 1], totals[#totals + 2], totals[#totals + 3] = key, field, n
+        else
+          redis.call('HINCRBY', key, field, n)
+        end
+      end
     end
   end
   for name, ms in pairs(due_hints) do
@@ -268,7 +285,7 @@ local function flush()
     redis.call('HSET', info, 'expiring', '1')
   end
   for _, e in ipairs(endings) do redis.call('PUBLISH', e[1], e[2]) end
-  if noticed then
+  if deferred.noticed then
     -- The wake channel and the bucket, from the due key's name
     -- (pool/keys.go: PREFIX:{bN}:due, PREFIX:wake). "* 0 @followups N" is
     -- a wake-up of no jobs in no topic to a broker before this (pool/timers.go
@@ -360,7 +377,7 @@ local function announce_end(member, job, how, result)
   if channel then endings[#endings + 1] = {channel, EVERYONE .. ' end ' .. member .. ' ' .. how} end
   local dependents, batch = job[F_DEPENDENTS], job[F_BATCH]
   if not dependents and not batch then return end
-  noticed = true
+  deferred.noticed = true
   job[F_DEPENDENTS] = nil
   if how == 'acked' or how == 'taken' then how = 'completed' end
   local now = now_ms()
@@ -492,7 +509,7 @@ local function begin(keys, args)
   end
   default_settings, topic_settings, clock, bucket_patterns = nil, renew(topic_settings), nil, nil
   deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
-  endings, noticed = renew(endings), false
+  endings, deferred.noticed, deferred.totals = renew(endings), false, false
   children_of, dropped_cids, limits_of = renew(children_of), renew(dropped_cids), renew(limits_of)
   groups.of, groups.picks = renew(groups.of), renew(groups.picks)
   gathers.list, gathers.at = renew(gathers.list), renew(gathers.at)

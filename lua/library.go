@@ -116,11 +116,15 @@ var TheLibrary = sync.OnceValue(func() Library {
 	b.WriteString(Prelude())
 	b.WriteString(`
 -- run is every function: begin the call, run the script's body, flush
--- lib.lua's deferred writes, however the body returned.
+-- lib.lua's deferred writes, however the body returned. A call whose body
+-- asked for its totals (deferred.totals) gets them after its replies, unless
+-- it answers an error, which has no place for them: then they are written.
 local function run(body, keys, args)
   begin(keys, args)
   local result = body()
+  if deferred.totals and (type(result) ~= 'table' or result.err) then deferred.totals = false end
   flush()
+  if deferred.totals and #deferred.totals > 1 then result[#result + 1] = deferred.totals end
   return result
 end
 `)

@@ -16,9 +16,10 @@ func TestLibStateIsPerCall(t *testing.T) {
 	begin = begin[strings.Index(begin, "local function begin("):]
 	for _, file := range libFiles {
 		// groups, jobbody, gathers, outcomes, lean and deps are tables of
-		// functions; the per-call fields of the first three are set by begin
-		// (the others have none).
-		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN", "groups", "jobbody", "gathers", "outcomes", "lean", "deps")
+		// functions, deferred one of per-call fields; the per-call fields of
+		// the first three and of deferred are set by begin (the others have
+		// none).
+		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN", "groups", "jobbody", "gathers", "outcomes", "lean", "deps", "deferred")
 	}
 }
 

@@ -19,7 +19,7 @@ var files embed.FS
 
 // standalone scripts do not use the shared prelude (Prelude); its own
 // files are listed too.
-var standalone = map[string]bool{"due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "contract": true,
+var standalone = map[string]bool{"add_totals": true, "due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "contract": true,
 	"lib": true, "lib_topics": true, "lib_jobs": true, "lib_failures": true, "lib_outcomes": true, "lib_deps": true, "lib_limits": true, "lib_groups": true, "lib_lean": true,
 	"history": true, "next_ids": true, "announce": true, "topic_index": true, "topic_patterns": true, "unlock": true, "status": true}
 

@@ -21,6 +21,7 @@ const (
 	StatusExists   = "EXISTS"    // a push's member is taken (the id counter went back); a client id held by another job (its member and age next)
 	StatusEmpty    = "EMPTY"     // a pop found no ready job (the wait for a paused topic next)
 	StatusDropped  = "DROPPED"   // after a batch's replies: the expired jobs whose client ids to drop
+	StatusTotals   = "TOTALS"    // after a batch's replies: the totals the broker adds up (hash key, field, amount, ...)
 	StatusJobs     = "JOBS"      // a pop_n's jobs: whether more are ready, their count, then the jobs
 	StatusPeek     = "PEEK"      // a peek-mode pop's best job: its topic, priority and member
 	StatusFull     = "FULL"      // a push refused: the topic holds max_items (next) jobs
@@ -44,7 +45,7 @@ const (
 // Statuses lists every reply status, for contract.lua's R.
 var Statuses = []string{StatusOK, StatusTopic, StatusNotFound, StatusStale, StatusState, StatusExists, StatusEmpty,
 	StatusDropped, StatusJobs, StatusPeek, StatusFull, StatusTooBig, StatusChildren, StatusUnique, StatusReplaced,
-	StatusDebounced, StatusUniqueFrom, StatusUniqueFanout, StatusAfterFanout, StatusAbsent, StatusFired, StatusSkipped, StatusGroupBacklog, StatusCancelled, StatusThen}
+	StatusDebounced, StatusUniqueFrom, StatusUniqueFanout, StatusAfterFanout, StatusAbsent, StatusFired, StatusSkipped, StatusGroupBacklog, StatusCancelled, StatusThen, StatusTotals}
 
 // statusTable is R as a Lua table constructor: every status, or only
 // those named (a standalone script's, which Source gives it).

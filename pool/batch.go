@@ -199,13 +199,19 @@ func (bt *batcher) run(ops []*op) {
 	if wait != nil && err == nil {
 		unconfirmed = wait.shortfall()
 	}
-	if err == nil && len(replies) == len(live)+1 {
-		// The pops expired jobs that had client ids: drop those.
-		dropped, _ := replies[len(live)].ToArray()
-		if len(dropped) > 0 && strAt(dropped, 0) == replyDropped {
-			bt.pool.dropAliases(ctx, dropped[1:])
-			replies = replies[:len(live)]
+	for err == nil && len(replies) > len(live) {
+		// After the replies: the totals the call left to the broker
+		// (totals.go), and the client ids of expired jobs the pops met.
+		extra, _ := replies[len(replies)-1].ToArray()
+		switch strAt(extra, 0) {
+		case replyTotals:
+			err = bt.pool.totals.add(bt.bucket, extra)
+		case replyDropped:
+			bt.pool.dropAliases(ctx, extra[1:])
+		default:
+			err = fmt.Errorf("batch: %d replies for %d operations", len(replies), len(live))
 		}
+		replies = replies[:len(replies)-1]
 	}
 	if err == nil && len(replies) != len(live) {
 		err = fmt.Errorf("batch: %d replies for %d operations", len(replies), len(live))

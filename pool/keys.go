@@ -167,6 +167,10 @@ func (k keys) appendTopic(out []string, b int, t, config, parentConfig string) [
 	return out
 }
 
+// info is topic t's info hash in bucket b (its counters, pause): the
+// scripts' "info" key.
+func (k keys) info(b int, t string) string { return k.tag(b) + ":topic:" + t }
+
 // waiting is the marker a broker sets while it has consumers waiting on a topic.
 func (k keys) waiting(topic string) string {
 	return k.tag(k.bucketOf(topic)) + ":waiting:" + topic

@@ -61,6 +61,7 @@ type Pool struct {
 	topicOf     *topicCache
 	batchers    []*batcher // one per bucket
 	batchCounts batchCounts
+	totals      *totals      // the batch calls' totals, until FlushTotals writes them
 	leftAliases atomic.Int64 // see dropAlias
 	// refusedExpired counts expired jobs their expire_to topic refused (moveExpired).
 	refusedExpired atomic.Int64
@@ -98,6 +99,7 @@ var (
 	kickScript          = newFunction("kick")
 	tickScript          = newFunction("tick")
 	dueTopicsScript     = rueidis.NewLuaScript(lua.Source("due_topics"))
+	addTotalsScript     = rueidis.NewLuaScript(lua.Source("add_totals"))
 	peekScript          = newFunction("peek")
 	endWaitScript       = newFunction("end_wait")
 	peekTopicScript     = newFunction("peek_topic")
@@ -126,7 +128,7 @@ var (
 func New(client rueidis.Client, opts Options) *Pool {
 	k := newKeys(opts.Prefix, opts.Buckets)
 	p := &Pool{opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000, floorRate: idFloorRate(opts.Buckets)},
-		topicOf: newTopicCache(opts.TopicCache), batchers: make([]*batcher, opts.Buckets), maxBatchMembers: job.MaxBatchMembers}
+		topicOf: newTopicCache(opts.TopicCache), batchers: make([]*batcher, opts.Buckets), maxBatchMembers: job.MaxBatchMembers, totals: newTotals(opts.Buckets)}
 	p.client = guardedClient{Client: client, p: p}
 	for b := range p.batchers {
 		p.batchers[b] = &batcher{pool: p, bucket: b}

@@ -27,6 +27,7 @@ const (
 	replyState        = lua.StatusState
 	replyEmpty        = lua.StatusEmpty
 	replyDropped      = lua.StatusDropped
+	replyTotals       = lua.StatusTotals
 	replyJobs         = lua.StatusJobs
 	replyPeek         = lua.StatusPeek
 	replyFull         = lua.StatusFull

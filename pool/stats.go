@@ -36,6 +36,8 @@ var counterFields = map[string]func(*job.Counters) *int64{
 // that move the jobs, so they agree with the sets they count.
 func (p *Pool) Stats(ctx context.Context) (job.Counters, error) {
 	var total job.Counters
+	p.totals.flushing.RLock() // each total once: in Redis or not yet written (totals.go)
+	defer p.totals.flushing.RUnlock()
 	cmds := make([]rueidis.Completed, 0, 2*p.opts.Buckets)
 	for b := range p.opts.Buckets {
 		cmds = append(cmds, p.client.B().Hgetall().Key(p.keys.stats(b)).Build(), p.client.B().Zcard().Key(p.keys.buckets[b].followups).Build())
@@ -46,11 +48,15 @@ func (p *Pool) Stats(ctx context.Context) (job.Counters, error) {
 		if err != nil {
 			return total, wrapRedis("stats", err)
 		}
-		for field, v := range m {
+		add := func(field string, v int64) {
 			if f := counterFields[field]; f != nil {
 				*f(&total) += v
 			}
 		}
+		for field, v := range m {
+			add(field, v)
+		}
+		p.totals.withPending(i/2, p.keys.stats(i/2), add)
 		n, err := res[i+1].AsInt64()
 		if err != nil {
 			return total, wrapRedis("stats", err)
@@ -121,6 +127,8 @@ func (p *Pool) TopicStatsOf(ctx context.Context, topics []string) ([]job.TopicSt
 func (p *Pool) readTopicStats(ctx context.Context, b int, topics []string) ([]job.TopicStats, []error) {
 	stats, errs := make([]job.TopicStats, len(topics)), make([]error, len(topics))
 	args := append(topicStatsScript.args(p.caller(), "", "urgent", strconv.Itoa(job.UrgentBelow)), topics...)
+	p.totals.flushing.RLock() // each total once: in Redis or not yet written (totals.go)
+	defer p.totals.flushing.RUnlock()
 	replies, err := topicStatsScript.Exec(ctx, p.client, p.keys.withTopics(b, topics...), args).ToArray()
 	if err == nil && len(replies) != len(topics) {
 		err = fmt.Errorf("%d replies for %d topics", len(replies), len(topics))
@@ -137,9 +145,23 @@ func (p *Pool) readTopicStats(ctx context.Context, b int, topics []string) ([]jo
 			errs[i] = fmt.Errorf("topic %q: %w", topic, job.ErrNotFound)
 		default:
 			stats[i] = topicStats(topic, r)
+			p.totals.withPending(b, p.keys.info(b, topic), func(field string, n int64) { addTopicTotal(&stats[i], field, n) })
 		}
 	}
 	return stats, errs
+}
+
+// addTopicTotal adds n to the total of s that a topic's info hash keeps
+// as field, for those the broker counts (totals.go).
+func addTopicTotal(s *job.TopicStats, field string, n int64) {
+	switch field {
+	case "total_jobs":
+		s.Jobs += n
+	case "total_reserves":
+		s.Reserves += n
+	case "total_deletes":
+		s.Deletes += n
+	}
 }
 
 // topicStats decodes one topic's reply of topic_stats.lua, by the names
