@@ -255,8 +255,11 @@ func (d *Dispatcher) wait(ctx context.Context, topics []string, timeout time.Dur
 		if err := d.allow("pop", reading); err != nil {
 			return pool.Popped{}, err
 		}
-		// Register before looking, so a job made ready in between still wakes us.
-		d.waiters.add(w)
+		// Register before looking, so a job made ready in between still wakes
+		// us; a wake-up that came as the timer fired is this look's.
+		if pending := d.waiters.add(w); pending != "" {
+			woke = pending
+		}
 		if err := d.mark(ctx, topics, false); err != nil {
 			return pool.Popped{}, err
 		}

@@ -78,11 +78,20 @@ func (l *waitList) notifyAfter(topic string, d time.Duration) {
 }
 
 // add registers w on each of its topics; a registered waiter stays as it is.
-func (l *waitList) add(w *waiter) {
+// A waiter registered again may have a wake-up it did not read (its wait
+// ended by its timer as the wake-up came): add takes it out and returns its
+// topic ("" for none), for the caller's next look to act on. Left in, it
+// filled the channel, and the next notify blocked on it holding l.mu, which
+// every pop, push and wake-up of the broker then waited for.
+func (l *waitList) add(w *waiter) (pending string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if w.elems != nil {
-		return
+		return ""
+	}
+	select { // under l.mu: no notify sends to w until it is registered below
+	case pending = <-w.wake:
+	default:
 	}
 	w.elems = make(map[string]*list.Element, len(w.topics))
 	for _, t := range w.topics {
@@ -94,6 +103,7 @@ func (l *waitList) add(w *waiter) {
 		w.elems[t] = q.PushBack(w)
 	}
 	l.count++
+	return pending
 }
 
 // remove takes w off every queue. It reports the topic of a wake-up w was sent
