@@ -68,7 +68,7 @@ var ScriptArgs = map[string][]string{
 	"unpark_groups":    {"topic", "n"},
 	"update_job":       {"member", "topic", "delay", "priority", "body", "body_given", "json"},
 	// Standalone scripts: no caller, names from ARGV[1].
-	"add_totals":        {"triples..."},
+	"add_totals":        {"seq", "ttl", "triples..."},
 	"announce":          {"origin", "reads", "ttl", "version"},
 	"claim_alias":       {"client_id", "member", "stale"},
 	"drop_alias":        {"pairs..."},

@@ -91,6 +91,7 @@ func (p *Pool) forgetDeletedTopic(ctx context.Context, topic string) error {
 	if err := forgetTopicScript.Exec(ctx, p.client, p.keys.withTopics(b, topic), forgetTopicScript.args(p.caller(), "", "topic", topic, "force", "force")).Error(); err != nil {
 		return wrapRedis("delete topic", err)
 	}
-	p.fanout.forget(topic) // a deleted child stops getting copies
+	p.totals.forget(b, p.keys.info(b, topic)) // its totals went with it
+	p.fanout.forget(topic)                    // a deleted child stops getting copies
 	return nil
 }

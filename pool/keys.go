@@ -167,6 +167,10 @@ func (k keys) appendTopic(out []string, b int, t, config, parentConfig string) [
 	return out
 }
 
+// totalsSeq holds the number of the last totals write of broker origin
+// that bucket b took (add_totals.lua, totals.go).
+func (k keys) totalsSeq(b int, origin string) string { return k.tag(b) + ":totals_seq:" + origin }
+
 // info is topic t's info hash in bucket b (its counters, pause): the
 // scripts' "info" key.
 func (k keys) info(b int, t string) string { return k.tag(b) + ":topic:" + t }

@@ -143,6 +143,9 @@ func New(client rueidis.Client, opts Options) *Pool {
 // with its set (topicindex.go). Run again after EpochChanged, it makes the
 // record anew.
 func (p *Pool) Init(ctx context.Context) error {
+	// Totals counted and not written belong to the store as it was: after a
+	// data loss, not to the one recorded anew (totals.go).
+	p.totals.dropAll()
 	// First: a store newer than this broker reads is not written to.
 	if _, err := p.Announce(ctx); err != nil {
 		return fmt.Errorf("init: %w", err)

@@ -213,5 +213,8 @@ func (p *Pool) ForgetTopic(ctx context.Context, topic string) (bool, error) {
 	if err != nil {
 		return false, wrapRedis("forget topic", err)
 	}
+	if n == 1 {
+		p.totals.forget(b, p.keys.info(b, topic)) // its totals went with it
+	}
 	return n == 1, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -19,22 +20,47 @@ import (
 // at most once a second (the dispatcher's chore, and once more at
 // shutdown). So a plain job's life makes five HINCRBYs fewer. What it
 // costs: a stats read on another broker may lag a second, and a broker
-// killed loses at most its last second of totals (never a job, nor a
-// current count: those stay in the calls that move jobs).
+// killed loses at most its last second of totals, as does a call whose
+// answer is lost (never a job, nor a current count: those stay in the
+// calls that move jobs).
 //
-// A read on this broker adds what it has not written yet, under the read
-// side of flushing, whose write side a flush holds from taking the sums to
-// writing them: so a read sees each amount once, in Redis or here, never
-// both or neither.
+// A write is numbered (a bucket's batch of sums, its seq) and retried as
+// it is until Redis says it has it; add_totals.lua keeps the last number it
+// added for this broker, so a write that landed though its answer was lost
+// (a timeout, a stop) is not added twice. New sums wait in pending meanwhile.
+//
+// A read on this broker adds what it has not written, pending and in
+// flight, under the read side of flushing, whose write side a flush holds
+// from taking the sums to knowing their fate, for at most
+// totalsWriteTimeout: so a read sees each amount once, in Redis or here.
+// (A write whose fate is unknown, Redis having stalled past the timeout,
+// may show twice until its retry.)
 type totals struct {
 	flushing sync.RWMutex
 
-	mu      sync.Mutex
-	pending []map[string]map[string]int64 // by bucket: hash key -> field -> amount
+	mu       sync.Mutex
+	pending  []map[string]map[string]int64 // by bucket: hash key -> field -> amount
+	inflight []*totalsWrite                // by bucket: a write not known to have landed
+	seq      int64                         // the last write's number
 }
 
+// totalsWrite is one bucket's write of sums, numbered.
+type totalsWrite struct {
+	seq  int64
+	sums map[string]map[string]int64
+}
+
+// totalsWriteTimeout bounds a flush, and so how long it keeps stats reads
+// waiting while Redis does not answer.
+const totalsWriteTimeout = time.Second
+
+// totalsSeqTTL is how long add_totals.lua keeps a broker's last write
+// number in a bucket: far longer than a retry takes (a second, while Redis
+// answers), and it goes by itself once the broker is gone.
+const totalsSeqTTL = time.Hour
+
 func newTotals(buckets int) *totals {
-	return &totals{pending: make([]map[string]map[string]int64, buckets)}
+	return &totals{pending: make([]map[string]map[string]int64, buckets), inflight: make([]*totalsWrite, buckets)}
 }
 
 // add records a batch reply's totals for bucket b: its status (TOTALS),
@@ -68,68 +94,108 @@ func (t *totals) addOne(b int, key, field string, n int64) {
 	fields[field] += n
 }
 
-// take removes bucket b's pending totals and returns them.
-func (t *totals) take(b int) map[string]map[string]int64 {
+// forget drops what this broker counted and has not written of hash key
+// in bucket b: a topic forgotten or deleted here, whose totals went with
+// it, and which a push may make anew before the next write.
+func (t *totals) forget(b int, key string) {
+	t.flushing.Lock() // a write in flight reads its sums
+	defer t.flushing.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	got := t.pending[b]
-	t.pending[b] = nil
-	return got
-}
-
-// putBack returns totals a flush could not write, to be tried again.
-func (t *totals) putBack(b int, sums map[string]map[string]int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for key, fields := range sums {
-		for field, n := range fields {
-			t.addOne(b, key, field, n)
-		}
+	delete(t.pending[b], key)
+	if w := t.inflight[b]; w != nil {
+		delete(w.sums, key)
 	}
 }
 
+// dropAll drops every total not written: the store they counted in is
+// gone (Redis lost its data; Init records it anew).
+func (t *totals) dropAll() {
+	t.flushing.Lock()
+	defer t.flushing.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.pending)
+	clear(t.inflight)
+}
+
 // FlushTotals writes the totals this broker counted and has not written
-// (totals), one script call per bucket that has any. Totals it cannot
-// write are kept for the next flush; the error says why.
+// (totals), one script call per bucket that has any, all at once, for at
+// most totalsWriteTimeout. A write that fails is tried again, as it is, at
+// the next flush; the error says why.
 func (p *Pool) FlushTotals(ctx context.Context) error {
-	p.totals.flushing.Lock()
-	defer p.totals.flushing.Unlock()
-	var errs []error
+	t := p.totals
+	t.flushing.Lock()
+	defer t.flushing.Unlock()
+	t.mu.Lock()
+	var writes []int // buckets with a write to make
 	for b := range p.opts.Buckets {
-		sums := p.totals.take(b)
-		if len(sums) == 0 {
-			continue
+		if t.inflight[b] == nil && len(t.pending[b]) > 0 {
+			t.seq++
+			t.inflight[b] = &totalsWrite{seq: t.seq, sums: t.pending[b]}
+			t.pending[b] = nil
 		}
-		keys := make([]string, 0, len(sums))
-		args := lua.Args("add_totals")
-		for key, fields := range sums {
+		if t.inflight[b] != nil {
+			writes = append(writes, b)
+		}
+	}
+	t.mu.Unlock()
+	if len(writes) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, totalsWriteTimeout)
+	defer cancel()
+	errs := make([]error, len(writes))
+	var wg sync.WaitGroup
+	for i, b := range writes {
+		w := t.inflight[b] // only a flush, holding flushing, sets or clears it
+		keys := []string{p.keys.totalsSeq(b, p.opts.Origin)}
+		args := lua.Args("add_totals", "seq", strconv.FormatInt(w.seq, 10), "ttl", strconv.FormatInt(totalsSeqTTL.Milliseconds(), 10))
+		for key, fields := range w.sums {
 			keys = append(keys, key)
 			place := strconv.Itoa(len(keys))
 			for field, n := range fields {
 				args = append(args, place, field, strconv.FormatInt(n, 10))
 			}
 		}
-		if err := addTotalsScript.Exec(ctx, p.client, keys, args).Error(); err != nil {
-			p.totals.putBack(b, sums)
-			errs = append(errs, wrapRedis(fmt.Sprintf("write bucket %d's totals", b), err))
+		wg.Go(func() {
+			if err := addTotalsScript.Exec(ctx, p.client, keys, args).Error(); err != nil {
+				errs[i] = wrapRedis(fmt.Sprintf("write bucket %d's totals", b), err)
+			}
+		})
+	}
+	wg.Wait()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var failed []error
+	for i, b := range writes {
+		if errs[i] == nil {
+			t.inflight[b] = nil
+		} else {
+			failed = append(failed, errs[i])
 		}
 	}
-	switch len(errs) {
+	switch len(failed) {
 	case 0:
 		return nil
 	case 1:
-		return errs[0]
+		return failed[0]
 	}
-	return fmt.Errorf("%w (and %d more buckets)", errs[0], len(errs)-1)
+	return fmt.Errorf("%w (and %d more buckets)", failed[0], len(failed)-1)
 }
 
 // withPending adds to a hash's fields, as read from Redis, what this broker
-// has counted of them and not written. The caller holds t.flushing's read
-// side from before its read of the hash.
+// has counted of them and not written, pending or in flight. The caller
+// holds t.flushing's read side from before its read of the hash.
 func (t *totals) withPending(b int, key string, add func(field string, n int64)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for field, n := range t.pending[b][key] {
 		add(field, n)
+	}
+	if w := t.inflight[b]; w != nil {
+		for field, n := range w.sums[key] {
+			add(field, n)
+		}
 	}
 }
