@@ -9,8 +9,8 @@ import (
 // plainLife is what a plain job's life (a push, a pop and an ack, one job a
 // call, on a topic that sets nothing) asks of Redis, by what each command
 // is for: issue 50's first row, "Redis commands a plain job's life, one
-// job a call", counted here as docs/PERFORMANCE.md counts it ("Commands a
-// plain job's life"). Counters are HINCRBY (the bucket's and the topic's
+// job a call", counted here as docs/PERFORMANCE.md counts it ("A plain
+// job's life: 25 Redis commands"). Counters are HINCRBY (the bucket's and the topic's
 // counts and totals), the clock TIME, settings the HGETALL of the bucket's
 // copy of the default settings; the data model is the rest: the record, the
 // state sets, the due hint and the wake-up (30 in all on the day issue 50
