@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -138,8 +139,9 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 
 // PopBest reserves the ready job with the lowest (priority, id) among all the
 // listed topics, as beanstalkd's reserve does. Topics spanning buckets are
-// first peeked bucket by bucket, then the best one's bucket is popped; if
-// another consumer took that job meanwhile, the next best is taken.
+// first peeked, every bucket at once (one round trip, not one a bucket),
+// then the best one's bucket is popped; if another consumer took that job
+// meanwhile, the next best is taken.
 func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 	groups := map[int][]string{}
 	var order []int
@@ -153,21 +155,21 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 	for range 3 {
 		b, first := order[0], noOpening
 		if len(order) > 1 {
+			peeks, err := p.peekBuckets(ctx, order, groups)
+			if err != nil {
+				return Popped{}, err
+			}
 			var bestPri int64
 			var bestMember string
 			found := false
-			for _, g := range order {
-				reply, err := p.popOp(ctx, popPeek, g, groups[g])
-				if err != nil {
-					return Popped{}, err
-				}
+			for k, reply := range peeks {
 				if strAt(reply, 0) != replyPeek {
 					first = first.sooner(reply)
 					continue
 				}
 				pri, m := intAt(reply, 2), strAt(reply, 3)
 				if !found || pri < bestPri || (pri == bestPri && m < bestMember) {
-					b, bestPri, bestMember, found = g, pri, m, true
+					b, bestPri, bestMember, found = order[k], pri, m, true
 				}
 			}
 			if !found {
@@ -186,6 +188,23 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 		}
 	}
 	return Popped{}, nil // lost every race: the caller waits and tries again
+}
+
+// peekBuckets peeks each bucket of order over its topics in groups, all at
+// once, and returns their replies in order's; the first error if any failed.
+func (p *Pool) peekBuckets(ctx context.Context, order []int, groups map[int][]string) ([][]rueidis.RedisMessage, error) {
+	replies, errs := make([][]rueidis.RedisMessage, len(order)), make([]error, len(order))
+	var wg sync.WaitGroup
+	for k, b := range order {
+		wg.Go(func() { replies[k], errs[k] = p.popOp(ctx, popPeek, b, groups[b]) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return replies, nil
 }
 
 // popOp is one pop in bucket b's batch, in mode (popFirst, popBest, popPeek, popTake)

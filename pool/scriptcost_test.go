@@ -51,6 +51,9 @@ func BenchmarkScriptCost(b *testing.B) {
 		{"pop/function", costJobs, popOne},
 		// beanstalkd's reserve over a watch list of two tubes (one bucket).
 		{"pop/best-of-two", costJobs, popBestOfTwo},
+		// The same over three tubes in three buckets, the other two empty:
+		// a peek a bucket, all at once, then the pop (issue 50).
+		{"pop/best-of-three-buckets", costJobs, popBestOfThreeBuckets},
 		// 50 jobs a call (PopN): what a popped job costs once a call's own
 		// cost is shared.
 		{"pop/n50", costJobs50, pop50},
@@ -159,6 +162,14 @@ func popOne(p *Pool, ctx context.Context, _ []uint64, _ int) error {
 // (empty), in one call.
 func popBestOfTwo(p *Pool, ctx context.Context, _ []uint64, _ int) error {
 	_, err := p.PopBest(ctx, []string{sameBucket(p, p.keys.bucketOf("t"), 1)[0], "t"})
+	return err
+}
+
+// popBestOfThreeBuckets pops the best job of topic t and a topic of each of
+// two other buckets (both empty).
+func popBestOfThreeBuckets(p *Pool, ctx context.Context, _ []uint64, _ int) error {
+	tb := p.keys.bucketOf("t")
+	_, err := p.PopBest(ctx, []string{sameBucket(p, (tb+1)%p.opts.Buckets, 1)[0], sameBucket(p, (tb+2)%p.opts.Buckets, 1)[0], "t"})
 	return err
 }
 
