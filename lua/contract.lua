@@ -84,6 +84,11 @@ local function bind(keys, args)
     keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9], keys[10], keys[11], keys[12]
 end
 
+-- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.
+-- What only it uses is in its block: the library's main function holds at
+-- most 200 locals.
+local topic_keys
+do
 -- TOPIC_LAZY are the topic keys few calls read (contract.go lazyTopicKeys), by their
 -- place after a topic's first: topic_keys leaves them out of its table,
 -- which then stays a 16-slot hash, and its metatable reads them.
@@ -92,15 +97,14 @@ local TOPIC_KEYS_MT = {__index = function(t, k)
   local at = TOPIC_LAZY[k]
   if at then return KEYS[t.at + at] end
 end}
-
--- topic_keys returns the keys of the i-th topic (1-based) of this call, by name.
-local function topic_keys(i, name)
+function topic_keys(i, name)
   local b = 12 + (i - 1) * 17
   return setmetatable({name = name, at = b, ready = KEYS[b + 1], delayed = KEYS[b + 2], reserved = KEYS[b + 3],
           buried = KEYS[b + 4], info = KEYS[b + 5], waiting = KEYS[b + 6], config = KEYS[b + 7],
           expires = KEYS[b + 8], parent_config = KEYS[b + 9], dead = KEYS[b + 10],
           group_ring = KEYS[b + 11], group_jobs = KEYS[b + 12], group_ready = KEYS[b + 13],
           group_state = KEYS[b + 14]}, TOPIC_KEYS_MT)
+end
 end
 
 -- op_key returns a key an operation brings of its own (a unique push's):
@@ -150,11 +154,13 @@ local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE',
   FULL = 'FULL', TOO_BIG = 'TOO_BIG', CHILDREN = 'CHILDREN', UNIQUE = 'UNIQUE', REPLACED = 'REPLACED',
   DEBOUNCED = 'DEBOUNCED', UNIQUE_FROM = 'UNIQUE_FROM', UNIQUE_FANOUT = 'UNIQUE_FANOUT',
   AFTER_FANOUT = 'AFTER_FANOUT', ABSENT = 'ABSENT', FIRED = 'FIRED', SKIPPED = 'SKIPPED',
-  GROUP_BACKLOG = 'GROUP_BACKLOG', CANCELLED = 'CANCELLED', THEN = 'THEN', TOTALS = 'TOTALS'}
+  GROUP_BACKLOG = 'GROUP_BACKLOG', CANCELLED = 'CANCELLED', THEN = 'THEN', TOTALS = 'TOTALS',
+  GENERAL = 'GENERAL'}
 
 -- ARGS names each script's arguments by their places in ARGV (lua.ScriptArgs:
 -- pool lays them out with lua.Args); a script's body starts with A, its row.
 local ARGS = {
+  ack_plain = {topic = 2, member = 3, attempt = 4},
   batch = {n = 2, topics = 3},
   batches = {mode = 2, add = {id = 3, deadline = 4, max = 5, members = 6}, cancel = {id = 3}, close = {id = 3}, drop = {id = 3, members = 4}, due = {id = 3}, open = {id = 3, state = 4, meta = 5, with_results = 6, retention = 7, on_complete = 8, on_success = 9, on_death = 10, deadline = 11, members = 12}, remove = {id = 3}, stored = {id = 3, created = 4, members = 5}, sweep = {id = 3, n = 4}, tell = {id = 3, ends = 4}},
   bury = {member = 2, topic = 3, attempt = 4, priority = 5},
@@ -176,8 +182,10 @@ local ARGS = {
   pause = {topic = 2, ms = 3, create = 4},
   peek = {member = 2},
   peek_topic = {topic = 2, set = 3},
+  pop_plain = {topic = 2, more = 3},
   progress = {member = 2, topic = 3, attempt = 4, progress = 5, log = 6},
   purge = {topic = 2, n = 3, states = 4},
+  push_plain = {topic = 2, member = 3, priority = 4, ttr = 5, delay = 6, body = 7, client_id = 8, retry = 9, trace = 10, json = 11, keep = 12, timeout = 13},
   reference = {topic = 2},
   release = {member = 2, topic = 3, attempt = 4, priority = 5, delay = 6, mode = 7},
   reserve_job = {member = 2, topic = 3},

@@ -16,7 +16,18 @@
 -- sent with wake-ups, then '/' and the store's format when it is over 1
 -- ('host-1-ab/2'): the format the call writes (pool/format.go).
 
-local ORIGIN -- the call's ARGV[1] (begin), without its format
+local ORIGIN -- the call's caller (begin), without its format
+
+-- CALLER is the place of the calling broker in every library script's ARGV.
+local CALLER = 1
+
+-- caller_of splits a caller ('host-1-ab/2', or 'host-1-ab': format 1) into
+-- its origin and the store format it writes.
+local function caller_of(caller)
+  local origin, format = string.match(caller, '^(.*)/(%d+)$')
+  if origin then return origin, tonumber(format) end
+  return caller, 1
+end
 -- EVERYONE stands for the origin of a wake-up every broker acts on, the
 -- calling one too (pool/timers.go: no broker's origin is '*').
 local EVERYONE = '*'
@@ -501,12 +512,7 @@ end
 -- checks that each one is).
 local function begin(keys, args)
   bind(keys, args)
-  local origin, format = string.match(args[1], '^(.*)/(%d+)$')
-  if origin then
-    ORIGIN, jobbody.format = origin, tonumber(format)
-  else
-    ORIGIN, jobbody.format = args[1], 1
-  end
+  ORIGIN, jobbody.format = caller_of(args[CALLER])
   default_settings, topic_settings, clock, bucket_patterns = nil, renew(topic_settings), nil, nil
   deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
   endings, deferred.noticed, deferred.totals = renew(endings), false, false

@@ -52,6 +52,8 @@ var functionFlags = map[string][]string{
 	// An ack's follow-ups grow memory: at maxmemory the ack is refused
 	// whole (its job stays reserved), as a push is.
 	"followups": nil,
+	// A push, as batch's.
+	"push_plain": nil,
 }
 
 // ReadOnly says whether a script's function only reads (call it with FCALL_RO).
@@ -59,6 +61,12 @@ func ReadOnly(script string) bool {
 	f := functionFlags[script]
 	return len(f) == 1 && f[0] == "no-writes"
 }
+
+// plainScripts are issue 50's plain path (push_plain.lua): called without
+// run's begin and flush, whose per-call tables are most of a small call's
+// Lua. Such a script keeps nothing of one call for the next: it reads only
+// the library's constants and pure functions, and writes as it goes.
+var plainScripts = map[string]bool{"push_plain": true, "pop_plain": true, "ack_plain": true}
 
 // scriptFiles are the scripts written in several files, which are one
 // script in this order (a file each for a phase of batch.lua's). A script
@@ -132,7 +140,7 @@ end
 	// library's main function holds at most 200 locals, and the prelude
 	// takes most of them.
 	b.WriteString("\nlocal scripts = {}\n")
-	type reg struct{ name, body, flags string }
+	type reg struct{ name, flags, call string }
 	var regs []reg
 	for _, name := range Scripts() {
 		if defs, hoisted := hoist(scriptText(name)); hoisted {
@@ -144,16 +152,20 @@ end
 		if _, listed := functionFlags[name]; !listed {
 			flags = []string{"allow-oom"}
 		}
-		regs = append(regs, reg{name, "scripts." + name, luaList(flags)})
+		call := "run(scripts." + name + ", keys, args)"
+		if plainScripts[name] {
+			call = "bind(keys, args) return scripts." + name + "()"
+		}
+		regs = append(regs, reg{name, luaList(flags), call})
 		if name == "batch" {
-			regs = append(regs, reg{name + FreeSuffix, "scripts." + name, luaList([]string{"allow-oom"})})
+			regs = append(regs, reg{name + FreeSuffix, luaList([]string{"allow-oom"}), call})
 		}
 	}
 	code := b.String()
 	h := sha1.New()
 	h.Write([]byte(code))
 	for _, r := range regs {
-		fmt.Fprintf(h, "%s %s %s\n", r.name, r.flags, r.body)
+		fmt.Fprintf(h, "%s %s %s\n", r.name, r.flags, r.call)
 	}
 	sum := h.Sum(nil)
 	lib := Library{Name: "gmq_" + hex.EncodeToString(sum[:])[:12]}
@@ -161,11 +173,20 @@ end
 	fmt.Fprintf(&out, "#!lua name=%s\n%s\n", lib.Name, code)
 	for _, r := range regs {
 		fmt.Fprintf(&out, "redis.register_function{function_name = '%s', flags = %s,\n"+
-			"  callback = function(keys, args) return run(%s, keys, args) end}\n", lib.Function(r.name), r.flags, r.body)
+			"  callback = function(keys, args) %s end}\n", lib.Function(r.name), r.flags, returned(r.call))
 	}
 	lib.Code = out.String()
 	return lib
 })
+
+// returned is a callback's body that returns what call gives: call itself
+// when it returns already.
+func returned(call string) string {
+	if strings.Contains(call, "return ") {
+		return call
+	}
+	return "return " + call
+}
 
 // mainCall ends a script whose functions are defined once, in the
 // library, not on every call (hoist).

@@ -40,12 +40,13 @@ const (
 	StatusGroupBacklog = "GROUP_BACKLOG" // a grouped push refused: the topic holds too many ready jobs without a group (their count, the most, next)
 	StatusCancelled    = "CANCELLED"     // a touch, progress, ack, release, bury or fail of a job cancelled while reserved: it ended cancelled
 	StatusThen         = "THEN"          // an ack refused: the job has follow-ups of its own, which only followups.lua keeps (ask it)
+	StatusGeneral      = "GENERAL"       // a plain path's call refused, nothing written: the bucket's settings ask for batch.lua (pool/plain.go)
 )
 
 // Statuses lists every reply status, for contract.lua's R.
 var Statuses = []string{StatusOK, StatusTopic, StatusNotFound, StatusStale, StatusState, StatusExists, StatusEmpty,
 	StatusDropped, StatusJobs, StatusPeek, StatusFull, StatusTooBig, StatusChildren, StatusUnique, StatusReplaced,
-	StatusDebounced, StatusUniqueFrom, StatusUniqueFanout, StatusAfterFanout, StatusAbsent, StatusFired, StatusSkipped, StatusGroupBacklog, StatusCancelled, StatusThen, StatusTotals}
+	StatusDebounced, StatusUniqueFrom, StatusUniqueFanout, StatusAfterFanout, StatusAbsent, StatusFired, StatusSkipped, StatusGroupBacklog, StatusCancelled, StatusThen, StatusTotals, StatusGeneral}
 
 // statusTable is R as a Lua table constructor: every status, or only
 // those named (a standalone script's, which Source gives it).

@@ -31,6 +31,8 @@ type batcher struct {
 	mu      sync.Mutex
 	queue   []*op
 	running int // slots taken: batches in flight, or handed on and about to run
+
+	plain plainGate // whether a lone plain push takes the plain path (plain.go)
 }
 
 // op is one operation of a batch (its kind and arguments as lua/batch.lua
@@ -46,6 +48,9 @@ type op struct {
 	keys    []string
 	keyArgs []int
 	queued  func() // when not nil, called once the operation is queued (PushBatch keeps its order)
+	// plain, for a plain push, pop or ack, is its call on the plain path
+	// (plain.go), which a batch of it alone takes.
+	plain *plainCall
 
 	reply []rueidis.RedisMessage
 	err   error
@@ -181,7 +186,6 @@ func (bt *batcher) run(ops []*op) {
 	if observe := bt.pool.batchObserver.Load(); observe != nil {
 		(*observe)(len(live))
 	}
-	keys, args := bt.encode(live)
 	ctx, cancel := batchContext(live)
 	defer cancel()
 	var client rueidis.Client = bt.pool.client
@@ -194,7 +198,19 @@ func (bt *batcher) run(ops []*op) {
 			client = wait
 		}
 	}
-	replies, err := execBatch(ctx, script, client, keys, args)
+	call := func(script *function, keys, args []string) ([]rueidis.RedisMessage, error) {
+		return execBatch(ctx, script, client, keys, args)
+	}
+	var replies []rueidis.RedisMessage
+	var err error
+	done := false
+	if len(live) == 1 {
+		replies, err, done = bt.tryPlain(call, live[0])
+	}
+	if !done {
+		keys, args := bt.encode(live)
+		replies, err = call(script, keys, args)
+	}
 	var unconfirmed error // the pushes' replicas did not confirm them
 	if wait != nil && err == nil {
 		unconfirmed = wait.shortfall()

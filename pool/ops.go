@@ -72,7 +72,11 @@ func (p *Pool) AckKept(ctx context.Context, id string, attempt int, result strin
 // deleteNumber is Delete of job n in a delete mode; it says how long the
 // job is kept completed (an ack's: 0 when deleted).
 func (p *Pool) deleteNumber(ctx context.Context, n uint64, attempt int, mode, result string) (time.Duration, error) {
-	reply, err := p.onNumber(ctx, "delete", n, attempt, p.batched(opDelete, nil, "attempt", strconv.Itoa(attempt), "mode", mode, "result", result))
+	reply, err := p.onNumber(ctx, "delete", n, attempt, func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
+		return p.batchOp(ctx, b, &op{kind: opDelete, topics: []string{topic},
+			args:  lua.OpArgs(opDelete, "member", m, "attempt", strconv.Itoa(attempt), "mode", mode, "result", result),
+			plain: plainAck(topic, m, attempt, mode, result)})
+	})
 	if err != nil {
 		return 0, err
 	}

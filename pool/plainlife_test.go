@@ -10,14 +10,16 @@ import (
 // call, on a topic that sets nothing) asks of Redis, by what each command
 // is for: issue 50's first row, "Redis commands a plain job's life, one
 // job a call", counted here as docs/PERFORMANCE.md counts it ("A plain
-// job's life: 25 Redis commands"). Counters are HINCRBY (the bucket's and the topic's
+// job's life: 24 Redis commands"). Counters are HINCRBY (the bucket's and the topic's
 // counts and totals), the clock TIME, settings the HGETALL of the bucket's
-// copy of the default settings; the data model is the rest: the record, the
+// copy of the default settings (a plain push's EXISTS of it: plain.go);
+// the data model is the rest: the record, the
 // state sets, the due hint and the wake-up (30 in all on the day issue 50
 // was filed, as it says, with 12 counters; 25 since the totals left the
-// calls, 7 counters: totals.go). A change that lowers a count lowers it
+// calls, 7 counters: totals.go; 24 since a push takes the plain path, its
+// HMGET and HSET one HSETNX: plain.go). A change that lowers a count lowers it
 // here and in that table; one that raises it fails here.
-var plainLife = map[string]int64{"counters": 7, "clock": 2, "settings": 3, "data model": 13}
+var plainLife = map[string]int64{"counters": 7, "clock": 2, "settings": 3, "data model": 12}
 
 // commandPurpose sorts a command a plain life makes into plainLife's rows.
 func commandPurpose(name string) string {
@@ -26,7 +28,7 @@ func commandPurpose(name string) string {
 		return "counters"
 	case "time":
 		return "clock"
-	case "hgetall":
+	case "hgetall", "exists":
 		return "settings"
 	}
 	return "data model"

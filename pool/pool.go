@@ -59,7 +59,8 @@ type Pool struct {
 	keys        keys
 	ids         idBlocks
 	topicOf     *topicCache
-	batchers    []*batcher // one per bucket
+	batchers    []*batcher  // one per bucket
+	plainTopics plainTopics // topics whose pops go through batch.lua for now (plain.go)
 	batchCounts batchCounts
 	totals      *totals      // the batch calls' totals, until FlushTotals writes them
 	leftAliases atomic.Int64 // see dropAlias
@@ -370,7 +371,8 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 			}
 		}
 		o := &op{kind: opPush, topics: append([]string{j.Topic}, children...), args: args,
-			keys: []string{key, fire.key}, keyArgs: []int{uniqueKeyArg, scheduleKeyArg}}
+			keys: []string{key, fire.key}, keyArgs: []int{uniqueKeyArg, scheduleKeyArg},
+			plain: plainPush(j, m, children, key, fire.key, strconv.FormatInt(epochMillis(j.Expires), 10), thenList, deadList, after)}
 		if fire.key != "" {
 			copy(o.args[scheduleDueArg:], []string{fire.due, fire.next, fire.name, fire.overlap})
 		}

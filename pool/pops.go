@@ -213,7 +213,9 @@ func (p *Pool) popOp(ctx context.Context, mode string, b int, group []string) ([
 	if err := p.checkChildren(ctx, group, true); err != nil {
 		return nil, err
 	}
-	reply, err := p.batch(ctx, b, opPop, group, lua.OpArgs(opPop, "mode", mode, "more", p.askMore())...)
+	more := p.askMore()
+	reply, err := p.batchOp(ctx, b, &op{kind: opPop, topics: group, args: lua.OpArgs(opPop, "mode", mode, "more", more),
+		plain: plainPop(mode, group, more)})
 	return reply, wrapRedis("pop", err)
 }
 

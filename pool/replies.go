@@ -45,6 +45,7 @@ const (
 	replyGroupBacklog = lua.StatusGroupBacklog
 	replyCancelled    = lua.StatusCancelled
 	replyThen         = lua.StatusThen
+	replyGeneral      = lua.StatusGeneral
 )
 
 // Operation kinds in a batch (batch.lua runs each kind in its phase).

@@ -1,0 +1,74 @@
+-- push_plain: one job's push on issue 50's plain path (pool/plain.go), for
+-- a bucket where no topic uses a setting: the data model's commands and a
+-- settings check, none of batch.lua's operations, phases, refusals or
+-- per-call tables. It runs without lib.lua's begin and flush (library.go
+-- plainScripts): what it reads of the library is constants and pure
+-- functions (new_record, settle), and it writes as it goes, so it keeps
+-- nothing from one call to the next.
+--
+-- It writes what batch.lua writes for the same push (pool
+-- TestPlainPushAgreesWithBatch): the record (its body in it up to
+-- jobbody.INLINE in store format 2, else in the bodies hash), the ready or
+-- delayed set (a delayed one's due hint), the bucket's current count, the
+-- topic's bytes and total_jobs (its registration the first time:
+-- lib_topics.lua count_pushes), and the wake-up of brokers whose consumers
+-- wait on the topic. Its reply is a batch's of one push: {{OK, now, due,
+-- 1}, {TOTALS, ...}} or {{EXISTS}}, the member being taken.
+--
+-- {{GENERAL, 'settings'}}, having written nothing: the bucket's defaults hash exists.
+-- It holds every default setting, topic pattern and mark (some topic of
+-- the bucket has settings of its own, fanout children, groups): a bucket
+-- without it has none of them, so every topic in it is plain. The pool
+-- then pushes through batch.lua (and does so for a while: pool/plain.go).
+--
+-- KEYS: the bucket's, then the topic's (contract.lua topic_keys).
+-- ARGV: the caller ('origin/format'), then A's names (lua.ScriptArgs).
+local function main()
+  if redis.call('EXISTS', K_DEFAULTS) == 1 then return {{R.GENERAL, 'settings'}} end
+  local name, member, body = ARGV[A.topic], ARGV[A.member], ARGV[A.body]
+  if string.find(name, '+', 2, true) then return {{R.GENERAL, 'topic'}} end -- a fanout child: batch.lua references it
+  local origin, format = caller_of(ARGV[CALLER])
+  local t = topic_keys(1, name)
+  local clock = redis.call('TIME')
+  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  local delay = tonumber(ARGV[A.delay])
+  local job = new_record()
+  job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = name,
+    tonumber(ARGV[A.priority]), tonumber(ARGV[A.ttr]), delay, now
+  job[F_CID], job[F_SIZE], job[F_RETRY], job[F_TRACE] = ARGV[A.client_id], #body, ARGV[A.retry], ARGV[A.trace]
+  if ARGV[A.json] == '1' then job[F_JSON] = 1 end
+  local keep, timeout = ARGV[A.keep], ARGV[A.timeout]
+  if keep ~= '' then job[F_KEEP] = tonumber(keep) end
+  if timeout ~= '' then job[F_TIMEOUT] = tonumber(timeout) end
+  settle(job, delay, now)
+  -- The member checked and the record written by one command where the
+  -- record holds the body; a body kept apart is written only once the
+  -- member is known to be free.
+  if format >= 2 and #body <= jobbody.INLINE then
+    job[F_BODY] = body
+    if redis.call('HSETNX', K_JOBS, member, cmsgpack.pack(job)) == 0 then return {{R.EXISTS}} end
+  else
+    if redis.call('HEXISTS', K_JOBS, member) == 1 then return {{R.EXISTS}} end
+    redis.call('HSET', K_BODIES, member, body)
+    redis.call('HSET', K_JOBS, member, cmsgpack.pack(job))
+  end
+  local ready = job[F_STATE] == READY
+  if ready then
+    redis.call('ZADD', t.ready, job[F_PRI], member)
+  else
+    redis.call('ZADD', t.delayed, job[F_DUE], member)
+    redis.call('ZADD', K_DUE, 'LT', job[F_DUE], name)
+  end
+  redis.call('HINCRBY', K_STATS, STATE_COUNTER[job[F_STATE]], 1)
+  if redis.call('HINCRBY', t.info, 'total_jobs', 1) == 1 and redis.call('SADD', K_TOPICS, name) == 1 then
+    redis.call('ZADD', K_TOPIC_INDEX, 0, name) -- registered (lib_topics.lua add_topic, created)
+    if redis.call('HSETNX', t.info, 'created', now) == 1 then redis.call('HINCRBY', K_STATS, 'queue_creates', 1) end
+  end
+  if #body > 0 then redis.call('HINCRBY', t.info, 'bytes', #body) end
+  if ready then
+    local channel = redis.call('GET', t.waiting)
+    if channel then redis.call('PUBLISH', channel, origin .. ' 1 ' .. name) end
+  end
+  return {{R.OK, now, job[F_DUE], 1}, {R.TOTALS, K_STATS, 'total_jobs', 1}}
+end
+return main()

@@ -1,0 +1,140 @@
+package pool
+
+// Issue 50's plain path: a call that carries one plain push runs
+// push_plain.lua, a straight function of the data model's commands, where
+// batch.lua's would run its operations, phases and per-call tables (less
+// than half the Redis time: docs/PERFORMANCE.md, "The plain path").
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/gmq/gmq/job"
+)
+
+var (
+	pushPlainScript = newFunction("push_plain")
+	popPlainScript  = newFunction("pop_plain")
+	ackPlainScript  = newFunction("ack_plain")
+)
+
+// plainCall is an operation's call on the plain path: its script and the
+// script's named arguments (lua.ScriptArgs), which name its topic first.
+type plainCall struct {
+	script *function
+	args   []string
+}
+
+// plainRetry is how long a bucket whose plain call answered that it has
+// settings (GENERAL settings) runs its calls through batch.lua before it
+// tries again, and a topic whose pop answered that it is paused or may
+// hold expired jobs (GENERAL topic) does: a bucket or topic that uses a
+// feature pays one call for nothing that often, and one whose settings
+// were all removed takes the plain path again after it.
+const plainRetry = 10 * time.Second
+
+// plainTopicsMost bounds the topics remembered as off the plain path: past
+// it they are all forgotten (each then pays one call for nothing again).
+const plainTopicsMost = 4096
+
+// plainPush is the plain call for a push of j as member m, or nil when the
+// push uses what only batch.lua does: fanout children (a copy each), a
+// unique key, a group, a schedule's fire, an expiry, follow-ups,
+// dependencies or a batch, or a topic that is a fanout child.
+func plainPush(j job.Spec, m string, children []string, uniqueKey, scheduleKey, expires, thenList, deadList, after string) *plainCall {
+	if len(children) > 0 || uniqueKey != "" || scheduleKey != "" || j.Group != "" || expires != "0" ||
+		thenList != "" || deadList != "" || after != "" || batchArg(j) != "" || Parent(j.Topic) != j.Topic {
+		return nil
+	}
+	return &plainCall{pushPlainScript, []string{"topic", j.Topic, "member", m, "priority", strconv.FormatUint(uint64(j.Priority), 10),
+		"ttr", strconv.FormatInt(millis(j.TTR), 10), "delay", strconv.FormatInt(millis(j.Delay), 10),
+		"body", j.Body, "client_id", j.ClientID, "retry", j.Retry.Encode(), "trace", j.TraceParent,
+		"json", flag(j.BodyJSON), "keep", keepArg(j.KeepCompleted), "timeout", timeoutArg(j.Timeout)}}
+}
+
+// plainPop is the plain call for a reserving pop (mode popFirst or popBest)
+// of topics, or nil: a pop of several topics, a take or a peek goes
+// through batch.lua.
+func plainPop(mode string, topics []string, more string) *plainCall {
+	if len(topics) != 1 || (mode != popFirst && mode != popBest) || Parent(topics[0]) != topics[0] {
+		return nil
+	}
+	return &plainCall{popPlainScript, []string{"topic", topics[0], "more", more}}
+}
+
+// plainAck is the plain call for an ack or a delete (mode deleteAck or
+// deleteAny) of member, or nil: one with a result, or beanstalkd's delete
+// of a job not reserved (deleteUnreserved), goes through batch.lua.
+func plainAck(topic, m string, attempt int, mode, result string) *plainCall {
+	if result != "" || (mode != deleteAck && mode != deleteAny) || topic == "" || Parent(topic) != topic {
+		return nil
+	}
+	return &plainCall{ackPlainScript, []string{"topic", topic, "member", m, "attempt", strconv.Itoa(attempt)}}
+}
+
+// plainGate says, per bucket, until when its calls go through batch.lua
+// (unix nanoseconds; 0: they try the plain path).
+type plainGate struct{ until atomic.Int64 }
+
+func (g *plainGate) open(now time.Time) bool { return now.UnixNano() >= g.until.Load() }
+func (g *plainGate) shut(now time.Time)      { g.until.Store(now.Add(plainRetry).UnixNano()) }
+
+// plainTopics are the topics whose pops go through batch.lua for now
+// (GENERAL topic), and until when.
+type plainTopics struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+func (p *plainTopics) open(topic string, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	until, ok := p.until[topic]
+	if ok && !now.Before(until) {
+		delete(p.until, topic)
+	}
+	return !ok || !now.Before(until)
+}
+
+func (p *plainTopics) shut(topic string, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.until == nil || len(p.until) >= plainTopicsMost {
+		p.until = map[string]time.Time{}
+	}
+	p.until[topic] = now.Add(plainRetry)
+}
+
+// tryPlain runs o, a batch's only operation, on the plain path when it has
+// a plain call and neither its bucket nor its topic is off it. done false:
+// it did not, or the script answered GENERAL, having changed nothing: run
+// the batch.
+func (bt *batcher) tryPlain(run func(script *function, keys, args []string) ([]rueidis.RedisMessage, error), o *op) (replies []rueidis.RedisMessage, err error, done bool) {
+	now := time.Now()
+	if o.plain == nil || !bt.plain.open(now) {
+		return nil, nil, false
+	}
+	topic := o.plain.args[1]
+	if !bt.pool.plainTopics.open(topic, now) {
+		return nil, nil, false
+	}
+	replies, err = run(o.plain.script, bt.pool.keys.withTopics(bt.bucket, topic), o.plain.script.args(bt.pool.caller(), "", o.plain.args...))
+	if err != nil || len(replies) != 1 {
+		return replies, err, true
+	}
+	first, _ := replies[0].ToArray()
+	if strAt(first, 0) != replyGeneral {
+		return replies, nil, true
+	}
+	switch strAt(first, 1) {
+	case "settings":
+		bt.plain.shut(now)
+	case "topic":
+		bt.pool.plainTopics.shut(topic, now)
+	}
+	return nil, nil, false
+}
