@@ -58,6 +58,7 @@ var ScriptArgs = map[string][]string{
 	"push_plain":       {"topic", "member", "priority", "ttr", "delay", "body", "client_id", "retry", "trace", "json", "keep", "timeout"},
 	"pop_plain":        {"topic", "more"},
 	"ack_plain":        {"topic", "member", "attempt"},
+	"ack_pop_plain":    {"topic", "member", "attempt", "pop_topic", "more"},
 	"reference":        {"topic"},
 	"release":          {"member", "topic", "attempt", "priority", "delay", "mode"},
 	"reserve_job":      {"member", "topic"},

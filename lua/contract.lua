@@ -161,6 +161,7 @@ local R = {OK = 'OK', TOPIC = 'TOPIC', NOT_FOUND = 'NOT_FOUND', STALE = 'STALE',
 -- pool lays them out with lua.Args); a script's body starts with A, its row.
 local ARGS = {
   ack_plain = {topic = 2, member = 3, attempt = 4},
+  ack_pop_plain = {topic = 2, member = 3, attempt = 4, pop_topic = 5, more = 6},
   batch = {n = 2, topics = 3},
   batches = {mode = 2, add = {id = 3, deadline = 4, max = 5, members = 6}, cancel = {id = 3}, close = {id = 3}, drop = {id = 3, members = 4}, due = {id = 3}, open = {id = 3, state = 4, meta = 5, with_results = 6, retention = 7, on_complete = 8, on_success = 9, on_death = 10, deadline = 11, members = 12}, remove = {id = 3}, stored = {id = 3, created = 4, members = 5}, sweep = {id = 3, n = 4}, tell = {id = 3, ends = 4}},
   bury = {member = 2, topic = 3, attempt = 4, priority = 5},

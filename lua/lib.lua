@@ -18,12 +18,11 @@
 
 local ORIGIN -- the call's caller (begin), without its format
 
--- CALLER is the place of the calling broker in every library script's ARGV.
-local CALLER = 1
-
--- caller_of splits a caller ('host-1-ab/2', or 'host-1-ab': format 1) into
--- its origin and the store format it writes.
-local function caller_of(caller)
+-- caller_of splits the calling broker, the first of every library
+-- script's arguments ('host-1-ab/2', or 'host-1-ab': format 1), into its
+-- origin and the store format it writes.
+local function caller_of(args)
+  local caller = args[1]
   local origin, format = string.match(caller, '^(.*)/(%d+)$')
   if origin then return origin, tonumber(format) end
   return caller, 1
@@ -512,7 +511,7 @@ end
 -- checks that each one is).
 local function begin(keys, args)
   bind(keys, args)
-  ORIGIN, jobbody.format = caller_of(args[CALLER])
+  ORIGIN, jobbody.format = caller_of(args)
   default_settings, topic_settings, clock, bucket_patterns = nil, renew(topic_settings), nil, nil
   deltas, due_hints, wakes, expiring = renew(deltas), renew(due_hints), renew(wakes), renew(expiring)
   endings, deferred.noticed, deferred.totals = renew(endings), false, false

@@ -15,11 +15,11 @@ func TestLibStateIsPerCall(t *testing.T) {
 	begin := read("lib.lua")
 	begin = begin[strings.Index(begin, "local function begin("):]
 	for _, file := range libFiles {
-		// groups, jobbody, gathers, outcomes, lean and deps are tables of
-		// functions, deferred one of per-call fields; the per-call fields of
-		// the first three and of deferred are set by begin (the others have
-		// none).
-		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN", "groups", "jobbody", "gathers", "outcomes", "lean", "deps", "deferred")
+		// groups, jobbody, gathers, outcomes, lean, deps and plain are tables
+		// of functions, deferred one of per-call fields; the per-call fields
+		// of the first three and of deferred are set by begin (the others
+		// have none).
+		checkStateIsReset(t, file, read(file), begin, "lib.lua's begin", "ORIGIN", "groups", "jobbody", "gathers", "outcomes", "lean", "deps", "plain", "deferred")
 	}
 }
 

@@ -1,36 +1,25 @@
--- push_plain: one job's push on issue 50's plain path (pool/plain.go), for
--- a bucket where no topic uses a setting: the data model's commands and a
--- settings check, none of batch.lua's operations, phases, refusals or
--- per-call tables. It runs without lib.lua's begin and flush (library.go
--- plainScripts): what it reads of the library is constants and pure
--- functions (new_record, settle), and it writes as it goes, so it keeps
--- nothing from one call to the next.
---
--- It writes what batch.lua writes for the same push (pool
--- TestPlainPushAgreesWithBatch): the record (its body in it up to
--- jobbody.INLINE in store format 2, else in the bodies hash), the ready or
--- delayed set (a delayed one's due hint), the bucket's current count, the
--- topic's bytes and total_jobs (its registration the first time:
--- lib_topics.lua count_pushes), and the wake-up of brokers whose consumers
--- wait on the topic. Its reply is a batch's of one push: {{OK, now, due,
--- 1}, {TOTALS, ...}} or {{EXISTS}}, the member being taken.
---
--- {{GENERAL, 'settings'}}, having written nothing: the bucket's defaults hash exists.
--- It holds every default setting, topic pattern and mark (some topic of
--- the bucket has settings of its own, fanout children, groups): a bucket
--- without it has none of them, so every topic in it is plain. The pool
--- then pushes through batch.lua (and does so for a while: pool/plain.go).
---
+-- push_plain: one job's push on issue 50's plain path (pool/plain.go;
+-- lib_plain.lua), for a bucket where no topic uses a setting: the data
+-- model's commands and a settings check, none of batch.lua's operations,
+-- phases, refusals or per-call tables. It writes what batch.lua writes for
+-- the same push (pool TestPlainPathAgreesWithBatch): the record (its body
+-- in it up to jobbody.INLINE in store format 2, else in the bodies hash),
+-- the ready or delayed set (a delayed one's due hint), the bucket's
+-- current count, the topic's bytes and total_jobs (its registration the
+-- first time: lib_topics.lua count_pushes), and the wake-up of brokers
+-- whose consumers wait on the topic. Its reply is a batch's of one push:
+-- {{OK, now, due, 1}, {TOTALS, ...}} or {{EXISTS}}, the member being taken;
+-- plain.refusal's when the bucket has settings or the topic is a fanout
+-- child.
 -- KEYS: the bucket's, then the topic's (contract.lua topic_keys).
 -- ARGV: the caller ('origin/format'), then A's names (lua.ScriptArgs).
 local function main()
-  if redis.call('EXISTS', K_DEFAULTS) == 1 then return {{R.GENERAL, 'settings'}} end
+  if plain.settings() then return plain.refusal('settings') end
   local name, member, body = ARGV[A.topic], ARGV[A.member], ARGV[A.body]
-  if string.find(name, '+', 2, true) then return {{R.GENERAL, 'topic'}} end -- a fanout child: batch.lua references it
-  local origin, format = caller_of(ARGV[CALLER])
+  if plain.child(name) then return plain.refusal('topic', name) end
+  local origin, format = caller_of(ARGV)
   local t = topic_keys(1, name)
-  local clock = redis.call('TIME')
-  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  local now = plain.now()
   local delay = tonumber(ARGV[A.delay])
   local job = new_record()
   job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = name,

@@ -1,9 +1,10 @@
 package pool
 
-// Issue 50's plain path: a call that carries one plain push runs
-// push_plain.lua, a straight function of the data model's commands, where
-// batch.lua's would run its operations, phases and per-call tables (less
-// than half the Redis time: docs/PERFORMANCE.md, "The plain path").
+// Issue 50's plain path: a call that carries one plain push, reserve, ack,
+// or ack then reserve, alone runs a small function of its own (lua/*_plain.lua),
+// a straight run of the data model's commands, where batch.lua's would run
+// its operations, phases and per-call tables: about a third less of Redis's
+// time a job's life (docs/PERFORMANCE.md, "The plain path").
 
 import (
 	"strconv"
@@ -13,20 +14,23 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/lua"
 )
 
 var (
-	pushPlainScript = newFunction("push_plain")
-	popPlainScript  = newFunction("pop_plain")
-	ackPlainScript  = newFunction("ack_plain")
+	pushPlainScript   = newFunction("push_plain")
+	popPlainScript    = newFunction("pop_plain")
+	ackPlainScript    = newFunction("ack_plain")
+	ackPopPlainScript = newFunction("ack_pop_plain")
 )
 
-// plainCall is an operation's call on the plain path: its script and the
-// script's named arguments (lua.ScriptArgs), which name its topic first.
+// plainCall is an operation's call on the plain path: its script, the
+// script's named arguments (lua.ScriptArgs), and the topics whose keys it
+// takes, in order, each once.
 type plainCall struct {
 	script *function
 	args   []string
+	topics []string
 }
 
 // plainRetry is how long a bucket whose plain call answered that it has
@@ -41,19 +45,37 @@ const plainRetry = 10 * time.Second
 // it they are all forgotten (each then pays one call for nothing again).
 const plainTopicsMost = 4096
 
-// plainPush is the plain call for a push of j as member m, or nil when the
-// push uses what only batch.lua does: fanout children (a copy each), a
+// pushPlainFrom is where each of push_plain's arguments after its topic
+// is in a batch push's (lua.OpArgs): a plain push takes them from there.
+var pushPlainFrom = func() []int {
+	names := lua.ScriptArgs["push_plain"][1:]
+	at := make([]int, len(names))
+	for i, name := range names {
+		at[i] = lua.OpArgIndex(opPush, name)
+	}
+	return at
+}()
+
+// plainPush is the plain call for a push to topic whose batch operation
+// has args and topics (the topic's fanout children after it), or nil when
+// the push uses what only batch.lua does: fanout children (a copy each), a
 // unique key, a group, a schedule's fire, an expiry, follow-ups,
-// dependencies or a batch, or a topic that is a fanout child.
-func plainPush(j job.Spec, m string, children []string, uniqueKey, scheduleKey, expires, thenList, deadList, after string) *plainCall {
-	if len(children) > 0 || uniqueKey != "" || scheduleKey != "" || j.Group != "" || expires != "0" ||
-		thenList != "" || deadList != "" || after != "" || batchArg(j) != "" || Parent(j.Topic) != j.Topic {
+// dependencies or a batch, or a topic that is a fanout child. A unique
+// key's and a schedule's are given apart: args holds their places in KEYS
+// only once the batch is encoded.
+func plainPush(topics, args []string, uniqueKey, scheduleKey string) *plainCall {
+	arg := func(name string) string { return args[lua.OpArgIndex(opPush, name)] }
+	if len(topics) != 1 || uniqueKey != "" || scheduleKey != "" || arg("group") != "" || arg("expires") != "0" ||
+		arg("then_list") != "" || arg("dead_list") != "" || arg("after") != "" || arg("batch") != "" ||
+		Parent(topics[0]) != topics[0] {
 		return nil
 	}
-	return &plainCall{pushPlainScript, []string{"topic", j.Topic, "member", m, "priority", strconv.FormatUint(uint64(j.Priority), 10),
-		"ttr", strconv.FormatInt(millis(j.TTR), 10), "delay", strconv.FormatInt(millis(j.Delay), 10),
-		"body", j.Body, "client_id", j.ClientID, "retry", j.Retry.Encode(), "trace", j.TraceParent,
-		"json", flag(j.BodyJSON), "keep", keepArg(j.KeepCompleted), "timeout", timeoutArg(j.Timeout)}}
+	named := make([]string, 0, 2+2*len(pushPlainFrom))
+	named = append(named, "topic", topics[0])
+	for i, name := range lua.ScriptArgs["push_plain"][1:] {
+		named = append(named, name, args[pushPlainFrom[i]])
+	}
+	return &plainCall{pushPlainScript, named, topics}
 }
 
 // plainPop is the plain call for a reserving pop (mode popFirst or popBest)
@@ -63,7 +85,7 @@ func plainPop(mode string, topics []string, more string) *plainCall {
 	if len(topics) != 1 || (mode != popFirst && mode != popBest) || Parent(topics[0]) != topics[0] {
 		return nil
 	}
-	return &plainCall{popPlainScript, []string{"topic", topics[0], "more", more}}
+	return &plainCall{popPlainScript, []string{"topic", topics[0], "more", more}, topics}
 }
 
 // plainAck is the plain call for an ack or a delete (mode deleteAck or
@@ -73,7 +95,22 @@ func plainAck(topic, m string, attempt int, mode, result string) *plainCall {
 	if result != "" || (mode != deleteAck && mode != deleteAny) || topic == "" || Parent(topic) != topic {
 		return nil
 	}
-	return &plainCall{ackPlainScript, []string{"topic", topic, "member", m, "attempt", strconv.Itoa(attempt)}}
+	return &plainCall{ackPlainScript, []string{"topic", topic, "member", m, "attempt", strconv.Itoa(attempt)}, []string{topic}}
+}
+
+// plainAckPop is the plain call for an ack without a result of member (of
+// topic), then a reserve of popped's next job, or nil: an ack with a
+// result, or a pop of several topics, goes through batch.lua.
+func plainAckPop(topic, m string, attempt int, result string, popped []string, more string) *plainCall {
+	if result != "" || len(popped) != 1 || topic == "" || Parent(topic) != topic || Parent(popped[0]) != popped[0] {
+		return nil
+	}
+	topics := []string{topic}
+	if popped[0] != topic {
+		topics = append(topics, popped[0])
+	}
+	return &plainCall{ackPopPlainScript, []string{"topic", topic, "member", m, "attempt", strconv.Itoa(attempt),
+		"pop_topic", popped[0], "more", more}, topics}
 }
 
 // plainGate says, per bucket, until when its calls go through batch.lua
@@ -118,11 +155,12 @@ func (bt *batcher) tryPlain(run func(script *function, keys, args []string) ([]r
 	if o.plain == nil || !bt.plain.open(now) {
 		return nil, nil, false
 	}
-	topic := o.plain.args[1]
-	if !bt.pool.plainTopics.open(topic, now) {
-		return nil, nil, false
+	for _, topic := range o.plain.topics {
+		if !bt.pool.plainTopics.open(topic, now) {
+			return nil, nil, false
+		}
 	}
-	replies, err = run(o.plain.script, bt.pool.keys.withTopics(bt.bucket, topic), o.plain.script.args(bt.pool.caller(), "", o.plain.args...))
+	replies, err = run(o.plain.script, bt.pool.keys.withTopics(bt.bucket, o.plain.topics...), o.plain.script.args(bt.pool.caller(), "", o.plain.args...))
 	if err != nil || len(replies) != 1 {
 		return replies, err, true
 	}
@@ -133,8 +171,8 @@ func (bt *batcher) tryPlain(run func(script *function, keys, args []string) ([]r
 	switch strAt(first, 1) {
 	case "settings":
 		bt.plain.shut(now)
-	case "topic":
-		bt.pool.plainTopics.shut(topic, now)
+	case "topic": // the topic named next: paused, may hold expired jobs, a fanout child
+		bt.pool.plainTopics.shut(strAt(first, 2), now)
 	}
 	return nil, nil, false
 }

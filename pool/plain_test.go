@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -35,13 +36,20 @@ func TestPlainPathAgreesWithBatch(t *testing.T) {
 			b := plain.keys.bucketOf("a")
 			topics := sameBucket(plain, b, 4) // three for jobs, the last left empty
 			rng := rand.New(rand.NewPCG(seed, 50))
-			var members, held []string // held: members a pop reserved, which an ack is most often of
+			var members, held []string // held: the jobs reserved now, which an ack is most often of
 			tried := map[string]int{}
 			for call := range 200 {
 				o := randomOp(rng, topics[:3], &members)
 				if o.kind == opDelete && len(held) > 0 && rng.IntN(3) > 0 {
 					o.args = lua.OpArgs(opDelete, "member", held[rng.IntN(len(held))], "attempt", strconv.Itoa(rng.IntN(2)),
 						"mode", []string{deleteAck, deleteAny}[rng.IntN(2)], "result", "")
+				}
+				if o.kind == opAckPop && rng.IntN(3) > 0 { // one topic to pop, as a worker's loop
+					o.topics = o.topics[:2]
+					if len(held) > 0 {
+						o.args = lua.OpArgs(opAckPop, "member", held[rng.IntN(len(held))], "attempt", strconv.Itoa(rng.IntN(2)),
+							"more", []string{"0", "1"}[rng.IntN(2)], "result", "")
+					}
 				}
 				viaBatch := append(cloneOps([]*op{o}), peekOp(topics[3]))
 				o.plain = plainOf(o)
@@ -56,11 +64,9 @@ func TestPlainPathAgreesWithBatch(t *testing.T) {
 					t.Fatalf("after call %d (%s %v) the stores differ:\nplain path:\n%s\nbatch:\n%s", call, o.kind, o.args, g, w)
 				}
 				dueNeverLate(t, ctx, plain, b, topics[:3])
-				if o.kind == opPop && strAt(got[0], 0) == replyOK {
-					held = append(held, strAt(got[0], 2))
-				}
+				held = reservedOf(t, ctx, plain, b, topics[:3])
 			}
-			for _, script := range []string{"push_plain", "pop_plain", "ack_plain"} {
+			for _, script := range []string{"push_plain", "pop_plain", "ack_plain", "ack_pop_plain"} {
 				if tried[script] == 0 {
 					t.Errorf("no call of %s", script)
 				}
@@ -109,75 +115,79 @@ func dueNeverLate(t *testing.T, ctx context.Context, p *Pool, b int, topics []st
 	}
 }
 
+// reservedOf lists the members reserved in topics of bucket b.
+func reservedOf(t *testing.T, ctx context.Context, p *Pool, b int, topics []string) []string {
+	t.Helper()
+	var out []string
+	for _, topic := range topics {
+		key := p.keys.withTopics(b, topic)[bucketKeyCount+lua.SlotIndex(lua.TopicKeys, "reserved")]
+		m, err := p.client.Do(ctx, p.client.B().Zrange().Key(key).Min("0").Max("-1").Build()).AsStrSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	return out
+}
+
 // plainOf is the plain call the pool gives operation o (randomOp's), or nil.
 func plainOf(o *op) *plainCall {
 	arg := func(name string) string { return o.args[lua.OpArgIndex(o.kind, name)] }
 	switch o.kind {
 	case opPush:
-		return &plainCall{pushPlainScript, plainArgsOf(o)}
+		return plainPush(o.topics, o.args, "", "")
 	case opPop:
 		return plainPop(arg("mode"), o.topics, arg("more"))
 	case opDelete:
 		attempt, _ := strconv.Atoi(arg("attempt"))
 		return plainAck(o.topics[0], arg("member"), attempt, arg("mode"), arg("result"))
+	case opAckPop:
+		attempt, _ := strconv.Atoi(arg("attempt"))
+		return plainAckPop(o.topics[0], arg("member"), attempt, arg("result"), o.topics[1:], arg("more"))
 	}
 	return nil
 }
 
-// plainArgsOf is push_plain's arguments for push operation o, taken by name
-// from its batch arguments.
-func plainArgsOf(o *op) []string {
-	out := []string{"topic", o.topics[0]}
-	for _, name := range lua.ScriptArgs["push_plain"][1:] {
-		out = append(out, name, o.args[lua.OpArgIndex(opPush, name)])
-	}
-	return out
-}
-
-// plainPush gives push_plain what a batch's push gives batch.lua, by name,
-// for every push the plain path takes, and nothing for one it does not.
+// plainPush takes every push the plain path does (push_plain's arguments
+// read by name from the batch push's), and none it does not.
 func TestPlainPushArgs(t *testing.T) {
-	keep, attempts := 90*time.Second, 3
-	spec := job.Spec{Topic: "t", Body: "b", Priority: 7, TTR: time.Minute, Delay: time.Second, ClientID: "c",
-		TraceParent: "00-1-2-01", BodyJSON: true, KeepCompleted: &keep, Timeout: 5 * time.Second,
-		Retry: &job.RetryPolicy{MaxAttempts: &attempts, Backoff: "fixed", Base: time.Second}}
-	args := plainPush(spec, "m1", nil, "", "", "0", "", "", "").args
-	batch := lua.OpArgs(opPush, "member", "m1", "priority", "7", "ttr", "60000", "delay", "1000", "body", "b",
-		"client_id", "c", "expires", "0", "retry", spec.Retry.Encode(), "trace", "00-1-2-01", "unique_key", "", "unique_mode", "",
-		"unique_for", "", "group", "", "schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "",
-		"overlap", "", "json", "1", "keep", "90", "timeout", "5000", "then_list", "", "dead_list", "", "after", "", "batch", "")
-	for i := 0; i+1 < len(args); i += 2 {
-		name, value := args[i], args[i+1]
-		if name == "topic" {
-			if value != "t" {
-				t.Errorf("topic %q", value)
-			}
-			continue
+	push := func(change ...string) []string {
+		named := []string{"member", "m1", "priority", "7", "ttr", "60000", "delay", "1000", "body", "b",
+			"client_id", "c", "expires", "0", "retry", "r", "trace", "00-1-2-01", "unique_key", "", "unique_mode", "",
+			"unique_for", "", "group", "", "schedule_key", "", "schedule_due", "", "schedule_next", "", "schedule_name", "",
+			"overlap", "", "json", "1", "keep", "90", "timeout", "5000", "then_list", "", "dead_list", "", "after", "", "batch", ""}
+		for i := 0; i+1 < len(change); i += 2 {
+			named[slices.Index(named, change[i])+1] = change[i+1]
 		}
-		if want := batch[lua.OpArgIndex(opPush, name)]; value != want {
-			t.Errorf("%s: plain %q, batch %q", name, value, want)
-		}
+		return lua.OpArgs(opPush, named...)
 	}
-	if got := lua.AppendArgs(nil, "push_plain", args...); len(got) != len(lua.ScriptArgs["push_plain"]) {
-		t.Errorf("%d arguments for push_plain's %d", len(got), len(lua.ScriptArgs["push_plain"]))
+	got := plainPush([]string{"t"}, push(), "", "")
+	if got == nil {
+		t.Fatal("a plain push was not taken")
+	}
+	want := []string{"topic", "t", "member", "m1", "priority", "7", "ttr", "60000", "delay", "1000", "body", "b",
+		"client_id", "c", "retry", "r", "trace", "00-1-2-01", "json", "1", "keep", "90", "timeout", "5000"}
+	if !slices.Equal(got.args, want) {
+		t.Errorf("push_plain's arguments %q, want %q", got.args, want)
 	}
 	for _, c := range []struct {
-		name string
-		push func() *plainCall
+		name                   string
+		topics, args           []string
+		uniqueKey, scheduleKey string
 	}{
-		{"fanout children", func() *plainCall { return plainPush(spec, "m", []string{"t+a"}, "", "", "0", "", "", "") }},
-		{"a unique key", func() *plainCall { return plainPush(spec, "m", nil, "k", "", "0", "", "", "") }},
-		{"a schedule's fire", func() *plainCall { return plainPush(spec, "m", nil, "", "s", "0", "", "", "") }},
-		{"an expiry", func() *plainCall { return plainPush(spec, "m", nil, "", "", "123", "", "", "") }},
-		{"then", func() *plainCall { return plainPush(spec, "m", nil, "", "", "0", "x", "", "") }},
-		{"on_dead", func() *plainCall { return plainPush(spec, "m", nil, "", "", "0", "", "x", "") }},
-		{"after", func() *plainCall { return plainPush(spec, "m", nil, "", "", "0", "", "", "x") }},
-		{"a group", func() *plainCall { g := spec; g.Group = "g"; return plainPush(g, "m", nil, "", "", "0", "", "", "") }},
-		{"a batch", func() *plainCall { g := spec; g.Batch = 9; return plainPush(g, "m", nil, "", "", "0", "", "", "") }},
-		{"a fanout child's topic", func() *plainCall { g := spec; g.Topic = "t+a"; return plainPush(g, "m", nil, "", "", "0", "", "", "") }},
+		{"fanout children", []string{"t", "t+a"}, push(), "", ""},
+		{"a unique key", []string{"t"}, push(), "k", ""},
+		{"a schedule's fire", []string{"t"}, push(), "", "s"},
+		{"an expiry", []string{"t"}, push("expires", "123"), "", ""},
+		{"then", []string{"t"}, push("then_list", "x"), "", ""},
+		{"on_dead", []string{"t"}, push("dead_list", "x"), "", ""},
+		{"after", []string{"t"}, push("after", "x"), "", ""},
+		{"a group", []string{"t"}, push("group", "g"), "", ""},
+		{"a batch", []string{"t"}, push("batch", "9"), "", ""},
+		{"a fanout child's topic", []string{"t+a"}, push(), "", ""},
 	} {
-		if got := c.push(); got != nil {
-			t.Errorf("a push with %s took the plain path: %v", c.name, got)
+		if got := plainPush(c.topics, c.args, c.uniqueKey, c.scheduleKey); got != nil {
+			t.Errorf("a push with %s took the plain path: %v", c.name, got.args)
 		}
 	}
 }
@@ -240,6 +250,21 @@ func TestPlainPathGate(t *testing.T) {
 			t.Errorf("life %d on %s: %d, %d, %d function calls (push, pop, ack), want %d, %d, %d",
 				i, c.topic, push, pop, ack, c.push, c.pop, c.ack)
 		}
+	}
+	// A worker's loop: an ack then the next job, one call.
+	next := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "next", TTR: time.Minute})
+	first, err := p.Pop(ctx, []string{"t"})
+	if err != nil || first.Job == nil {
+		t.Fatalf("pop: %+v %v", first, err)
+	}
+	mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "after", TTR: time.Minute})
+	if n := calls(func() {
+		got, err := p.AckAndPop(ctx, strconv.FormatUint(first.Job.ID, 10), first.Job.Attempt(), "", []string{"t"})
+		if err != nil || got.Job == nil || got.Job.ID == next || got.Job.Body != "after" {
+			t.Fatalf("ack and pop: %+v %v", got.Job, err)
+		}
+	}); n != 1 {
+		t.Errorf("an ack then a pop: %d function calls, want 1", n)
 	}
 	if p.batchers[plainBucket].plain.open(time.Now()) != true || p.batchers[(plainBucket+1)%p.opts.Buckets].plain.open(time.Now()) {
 		t.Error("the gates: the plain bucket's should be open, the configured one's shut")

@@ -372,7 +372,8 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 		}
 		o := &op{kind: opPush, topics: append([]string{j.Topic}, children...), args: args,
 			keys: []string{key, fire.key}, keyArgs: []int{uniqueKeyArg, scheduleKeyArg},
-			plain: plainPush(j, m, children, key, fire.key, strconv.FormatInt(epochMillis(j.Expires), 10), thenList, deadList, after)}
+		}
+		o.plain = plainPush(o.topics, o.args, key, fire.key)
 		if fire.key != "" {
 			copy(o.args[scheduleDueArg:], []string{fire.due, fire.next, fire.name, fire.overlap})
 		}

@@ -269,7 +269,12 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, result str
 			return got, nil
 		}
 	}
-	reply, err := p.onNumber(ctx, "ack", n, attempt, p.batched(opAckPop, topics, "attempt", strconv.Itoa(attempt), "more", p.askMore(), "result", result))
+	more := p.askMore()
+	reply, err := p.onNumber(ctx, "ack", n, attempt, func(ctx context.Context, b int, m, topic string) ([]rueidis.RedisMessage, error) {
+		return p.batchOp(ctx, b, &op{kind: opAckPop, topics: append([]string{topic}, topics...),
+			args:  lua.OpArgs(opAckPop, "member", m, "attempt", strconv.Itoa(attempt), "more", more, "result", result),
+			plain: plainAckPop(topic, m, attempt, result, topics, more)})
+	})
 	if err != nil {
 		return Popped{}, err
 	}
