@@ -12,7 +12,8 @@ import (
 // it and an older one without it, on one Redis, each pop and ack what the
 // other pushed, and each ack what the other popped, with bodies empty, in
 // their records and past them (the bodies hash: over 4 KiB), and leave the
-// topic empty, its bytes and the server's current counts at nothing.
+// topic empty, its bytes and the server's current counts at nothing. What
+// the older one sets and pauses holds for the newer one's next call.
 func TestPlainPathBesideAnOlderBroker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an older broker")
@@ -41,6 +42,48 @@ func TestPlainPathBesideAnOlderBroker(t *testing.T) {
 			"the server's ready": stats["current_jobs_ready"], "the server's reserved": stats["current_jobs_reserved"]} {
 			if fmt.Sprint(v) != "0" {
 				t.Errorf("%s: %v after every job was acked, want 0", name, v)
+			}
+		}
+	}
+
+	// The older broker's settings and pauses hold for the newer one's
+	// plain path at its next call; an ack with next, and a TTR 0 job (the
+	// plain pop sends it to batch.lua), across the two.
+	push := func(p *brokerProc, topic, extra string) map[string]any {
+		t.Helper()
+		return p.must(201, "POST", "/api/v1/jobs", fmt.Sprintf(`{"topic":%q,"body":"x"%s}`, topic, extra))
+	}
+	ackNext := func(p *brokerProc, j map[string]any) map[string]any {
+		t.Helper()
+		return p.must(200, "POST", fmt.Sprintf("/api/v1/jobs/%v/ack", j["id"]), fmt.Sprintf(`{"attempt":%v,"next":{"topics":["pc"]}}`, j["attempt"]))
+	}
+	push(older, "pc", "")
+	push(newer, "pc", "")
+	push(older, "pc", "")
+	last := ackNext(newer, ackNext(older, newer.must(200, "GET", "/api/v1/pop?topic=pc", "")))
+	newer.must(200, "POST", fmt.Sprintf("/api/v1/jobs/%v/ack", last["id"]), fmt.Sprintf(`{"attempt":%v}`, last["attempt"]))
+	push(older, "pf", `,"ttr":0`)
+	newer.must(200, "GET", "/api/v1/pop?topic=pf", "")
+	push(older, "pd", "")
+	older.must(200, "POST", "/api/v1/topics/pd/pause", `{"seconds":3600}`)
+	if a, err := newer.do("GET", "/api/v1/pop?topic=pd", ""); err != nil || a.code != 204 {
+		t.Fatalf("pop of a topic the older broker paused: %d %v %v, want 204", a.code, a.body, err)
+	}
+	older.must(200, "POST", "/api/v1/topics/pd/pause", `{"seconds":0}`)
+	j := newer.must(200, "GET", "/api/v1/pop?topic=pd", "")
+	older.must(200, "POST", fmt.Sprintf("/api/v1/jobs/%v/ack", j["id"]), fmt.Sprintf(`{"attempt":%v}`, j["attempt"]))
+	push(newer, "pe", "")
+	older.must(200, "PUT", "/api/v1/topics/pe/config", `{"max_items":"1"}`)
+	if a, err := newer.do("POST", "/api/v1/jobs", `{"topic":"pe","body":"y"}`); err != nil || a.code != 507 {
+		t.Fatalf("push past max_items the older broker set: %d %v %v, want 507", a.code, a.body, err)
+	}
+	for _, b := range []*brokerProc{newer, older} {
+		for _, topic := range []string{"pc", "pd", "pf"} {
+			ts := b.must(200, "GET", "/api/v1/topics/"+topic, "")
+			for _, k := range []string{"ready", "reserved", "delayed", "buried"} {
+				if fmt.Sprint(ts[k]) != "0" {
+					t.Errorf("topic %s: %s %v, want 0 (every job acked or taken)", topic, k, ts[k])
+				}
 			}
 		}
 	}

@@ -38,7 +38,7 @@ func TestPlainPathAgreesWithBatch(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 50))
 			var members, held []string // held: the jobs reserved now, which an ack is most often of
 			tried := map[string]int{}
-			for call := range 200 {
+			for call := range 150 {
 				o := randomOp(rng, topics[:3], &members)
 				if o.kind == opDelete && len(held) > 0 && rng.IntN(3) > 0 {
 					o.args = lua.OpArgs(opDelete, "member", held[rng.IntN(len(held))], "attempt", strconv.Itoa(rng.IntN(2)),
