@@ -37,8 +37,9 @@ type plainCall struct {
 // settings (GENERAL settings) runs its calls through batch.lua before it
 // tries again, and a topic whose pop answered that it is paused or may
 // hold expired jobs (GENERAL topic) does: a bucket or topic that uses a
-// feature pays one call for nothing that often, and one whose settings
-// were all removed takes the plain path again after it.
+// feature pays one call for nothing that often. A topic unpaused takes the
+// plain path again after it; a bucket whose settings were all removed does
+// not, as the marks in its defaults hash stay (settings.lua).
 const plainRetry = 10 * time.Second
 
 // plainTopicsMost bounds the topics remembered as off the plain path: past
