@@ -70,9 +70,11 @@ test-deps:
 	./scripts/test-deps.sh
 
 # Each parser's fuzz target, for FUZZTIME; every one runs even when one
-# before it failed. Every plain `go test` also replays the seeds in the code
-# and the corpora kept in <package>/testdata/fuzz/ (inputs the fuzzer found;
-# copy new ones from $$(go env GOCACHE)/fuzz).
+# before it failed. A worker the loaded machine starved is told from a
+# crash by replaying its input alone (scripts/fuzz-one.sh). Every plain
+# `go test` also replays the seeds in the code and the corpora kept in
+# <package>/testdata/fuzz/ (inputs the fuzzer found; copy new ones from
+# $$(go env GOCACHE)/fuzz).
 FUZZ_TARGETS = ./web:FuzzParsePush ./web:FuzzParsePop ./web:FuzzParseJobCall ./web:FuzzParseAcks \
 	./web:FuzzParsePage ./web:FuzzParseUpdate ./config:FuzzParse ./beanstalk:FuzzReadRequest \
 	./gmqrpc:FuzzParseJob ./gmqrpc:FuzzReadValue ./kestrel:FuzzReadRequest ./kestreltext:FuzzReadRequest ./kestrelthrift:FuzzReadFrame ./internal/tcpserver:FuzzLooksLikeHTTP \
@@ -80,7 +82,7 @@ FUZZ_TARGETS = ./web:FuzzParsePush ./web:FuzzParsePop ./web:FuzzParseJobCall ./w
 fuzz:
 	@failed=""; \
 	for t in $(FUZZ_TARGETS); do \
-	  $(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || failed="$$failed $$t"; \
+	  GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/fuzz-one.sh "$${t%%:*}" "$${t#*:}" || failed="$$failed $$t"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "make fuzz: FAILED:$$failed"; exit 1; fi
 
