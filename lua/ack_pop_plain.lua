@@ -27,10 +27,10 @@ local function main()
   if not plain.open(pt, now) then return plain.refusal('topic', popped) end
   local next_member, next_job = plain.take(pt)
   if next_job == true then return plain.refusal('job') end
-  local swapped = next_member ~= nil -- one reserved job out, one in
+  local swapped = next_member ~= nil and next_job[F_TTR] > 0 -- one reserved job out, one in
   plain.delete(t, member, job, swapped)
   local totals = {R.TOTALS, K_STATS, 'total_deletes', 1, t.info, 'total_deletes', 1}
-  if not swapped then return {{R.OK, job[F_CID], '', R.EMPTY, -1, '', ''}, totals} end
+  if not next_member then return {{R.OK, job[F_CID], '', R.EMPTY, -1, '', ''}, totals} end
   for _, v in ipairs({K_STATS, 'total_reserves', 1, pt.info, 'total_reserves', 1}) do totals[#totals + 1] = v end
   return {{R.OK, job[F_CID], '', R.OK, plain.reserve(pt, next_member, next_job, now, ARGV[A.more], swapped)}, totals}
 end

@@ -40,15 +40,18 @@ do
 
   -- plain.take takes topic t's head out of its ready set and returns its
   -- member and job; nil when none is ready; nil and true, having put it
-  -- back where it was, when it is one a reserve deletes (TTR 0) or has no
-  -- record.
+  -- back where it was, when it has no record, or is one a reserve deletes
+  -- (TTR 0) whose end someone hears of (a waiter, dependents, a batch) or
+  -- that leaves an index (an expiry, a group): batch.lua's lib_jobs.lua
+  -- reserve_record ends those.
   function plain.take(t)
     local head = redis.call('ZPOPMIN', t.ready)
     local member = head[1]
     if not member then return nil end
     local record = redis.call('HGET', K_JOBS, member)
     local job = record and cmsgpack.unpack(record)
-    if not job or job[F_TTR] == 0 then
+    if not job or (job[F_TTR] == 0 and (job[F_WAITED] or job[F_DEPENDENTS] or job[F_BATCH] or
+      (job[F_EXPIRES] or 0) > 0 or (job[F_GROUP] or '') ~= '')) then
       redis.call('ZADD', t.ready, head[2], member)
       return nil, true
     end
@@ -56,23 +59,35 @@ do
   end
 
   -- plain.reserve reserves job (member, just taken from topic t's ready
-  -- set) until now + its TTR, nudges the bucket's timer to then, and
-  -- returns the pop's reply after its status: more (1: t has more ready
-  -- jobs, said only when asked), then the job's reply. swapped: the call
-  -- deleted a reserved job too, so the bucket's count of reserved jobs
-  -- stays as it is (batch.lua's flush sums the two moves, and writes none).
+  -- set, by plain.take) until now + its TTR, nudges the bucket's timer to
+  -- then, and returns the pop's reply after its status: more (1: t has
+  -- more ready jobs, said only when asked), then the job's reply. A job of
+  -- TTR 0 is taken: deleted as it is delivered (state 0). swapped: the call
+  -- deleted a reserved job too and this one is reserved, so the bucket's
+  -- count of reserved jobs stays as it is (batch.lua's flush sums the two
+  -- moves, and writes none).
   function plain.reserve(t, member, job, now, ask_more, swapped)
     local body = false -- the record holds it
     if job[F_BODY] == nil then body = redis.call('HGET', K_BODIES, member) end
     job[F_RESERVES] = job[F_RESERVES] + 1
-    job[F_STATE] = RESERVED
-    job[F_DUE] = now + job[F_TTR]
-    redis.call('ZADD', t.reserved, job[F_DUE], member)
-    local packed = cmsgpack.pack(job)
-    redis.call('HSET', K_JOBS, member, packed)
     redis.call('HINCRBY', K_STATS, STATE_COUNTER[READY], -1)
-    if not swapped then redis.call('HINCRBY', K_STATS, STATE_COUNTER[RESERVED], 1) end
-    redis.call('ZADD', K_DUE, 'LT', job[F_DUE], t.name)
+    local packed
+    if job[F_TTR] == 0 then
+      job[F_STATE] = 0
+      redis.call('HDEL', K_JOBS, member)
+      if job[F_BODY] == nil then redis.call('HDEL', K_BODIES, member) end
+      local size = job[F_SIZE] or 0
+      if size > 0 then redis.call('HINCRBY', t.info, 'bytes', -size) end
+      packed = cmsgpack.pack(job)
+    else
+      job[F_STATE] = RESERVED
+      job[F_DUE] = now + job[F_TTR]
+      redis.call('ZADD', t.reserved, job[F_DUE], member)
+      packed = cmsgpack.pack(job)
+      redis.call('HSET', K_JOBS, member, packed)
+      if not swapped then redis.call('HINCRBY', K_STATS, STATE_COUNTER[RESERVED], 1) end
+      redis.call('ZADD', K_DUE, 'LT', job[F_DUE], t.name)
+    end
     local more = 0
     if ask_more == '1' and redis.call('ZCARD', t.ready) > 0 then more = 1 end
     return more, member, body, now, packed

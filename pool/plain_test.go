@@ -251,6 +251,16 @@ func TestPlainPathGate(t *testing.T) {
 				i, c.topic, push, pop, ack, c.push, c.pop, c.ack)
 		}
 	}
+	// A job of TTR 0 is taken by the plain pop (deleted as it is delivered), one call.
+	taken := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "once"})
+	if n := calls(func() {
+		got, err := p.Pop(ctx, []string{"t"})
+		if err != nil || got.Job == nil || got.Job.ID != taken || got.Job.State != job.Gone {
+			t.Fatalf("pop of a TTR 0 job: %+v %v", got.Job, err)
+		}
+	}); n != 1 {
+		t.Errorf("a pop of a TTR 0 job: %d function calls, want 1", n)
+	}
 	// A worker's loop: an ack then the next job, one call.
 	next := mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "next", TTR: time.Minute})
 	first, err := p.Pop(ctx, []string{"t"})
