@@ -32,7 +32,7 @@ type batcher struct {
 	queue   []*op
 	running int // slots taken: batches in flight, or handed on and about to run
 
-	plain plainGate // whether a lone plain push takes the plain path (plain.go)
+	plain plainGate // whether a lone plain operation takes the plain path (plain.go)
 }
 
 // op is one operation of a batch (its kind and arguments as lua/batch.lua

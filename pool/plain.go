@@ -26,11 +26,27 @@ var (
 
 // plainCall is an operation's call on the plain path: its script, the
 // script's named arguments (lua.ScriptArgs), and the topics whose keys it
-// takes, in order, each once.
+// takes, in order, each once. A push's arguments are read from its batch
+// operation's (push) only when the call is made: most pushes go in
+// batches, and never need them.
 type plainCall struct {
 	script *function
 	args   []string
 	topics []string
+	push   []string
+}
+
+// named is the call's named arguments.
+func (c *plainCall) named() []string {
+	if c.push == nil {
+		return c.args
+	}
+	named := make([]string, 0, 2+2*len(pushPlainFrom))
+	named = append(named, "topic", c.topics[0])
+	for i, name := range pushPlainNames {
+		named = append(named, name, c.push[pushPlainFrom[i]])
+	}
+	return named
 }
 
 // plainRetry is how long a bucket whose plain call answered that it has
@@ -46,16 +62,26 @@ const plainRetry = 10 * time.Second
 // it they are all forgotten (each then pays one call for nothing again).
 const plainTopicsMost = 4096
 
-// pushPlainFrom is where each of push_plain's arguments after its topic
-// is in a batch push's (lua.OpArgs): a plain push takes them from there.
-var pushPlainFrom = func() []int {
-	names := lua.ScriptArgs["push_plain"][1:]
-	at := make([]int, len(names))
-	for i, name := range names {
-		at[i] = lua.OpArgIndex(opPush, name)
-	}
-	return at
-}()
+// pushPlainNames are push_plain's arguments after its topic, and
+// pushPlainFrom where each is in a batch push's (lua.OpArgs): a plain push
+// takes them from there.
+var (
+	pushPlainNames = lua.ScriptArgs["push_plain"][1:]
+	pushPlainFrom  = func() []int {
+		at := make([]int, len(pushPlainNames))
+		for i, name := range pushPlainNames {
+			at[i] = lua.OpArgIndex(opPush, name)
+		}
+		return at
+	}()
+)
+
+// pushOnly are the places in a batch push's arguments of what only
+// batch.lua does, each "" when a push does not use it, and expires's, "0".
+var (
+	pushOnly    = []int{lua.OpArgIndex(opPush, "group"), lua.OpArgIndex(opPush, "then_list"), lua.OpArgIndex(opPush, "dead_list"), lua.OpArgIndex(opPush, "after"), lua.OpArgIndex(opPush, "batch")}
+	pushExpires = lua.OpArgIndex(opPush, "expires")
+)
 
 // plainPush is the plain call for a push to topic whose batch operation
 // has args and topics (the topic's fanout children after it), or nil when
@@ -65,18 +91,15 @@ var pushPlainFrom = func() []int {
 // key's and a schedule's are given apart: args holds their places in KEYS
 // only once the batch is encoded.
 func plainPush(topics, args []string, uniqueKey, scheduleKey string) *plainCall {
-	arg := func(name string) string { return args[lua.OpArgIndex(opPush, name)] }
-	if len(topics) != 1 || uniqueKey != "" || scheduleKey != "" || arg("group") != "" || arg("expires") != "0" ||
-		arg("then_list") != "" || arg("dead_list") != "" || arg("after") != "" || arg("batch") != "" ||
-		Parent(topics[0]) != topics[0] {
+	if len(topics) != 1 || uniqueKey != "" || scheduleKey != "" || args[pushExpires] != "0" || Parent(topics[0]) != topics[0] {
 		return nil
 	}
-	named := make([]string, 0, 2+2*len(pushPlainFrom))
-	named = append(named, "topic", topics[0])
-	for i, name := range lua.ScriptArgs["push_plain"][1:] {
-		named = append(named, name, args[pushPlainFrom[i]])
+	for _, at := range pushOnly {
+		if args[at] != "" {
+			return nil
+		}
 	}
-	return &plainCall{pushPlainScript, named, topics}
+	return &plainCall{script: pushPlainScript, topics: topics, push: args}
 }
 
 // plainPop is the plain call for a reserving pop (mode popFirst or popBest)
@@ -86,7 +109,7 @@ func plainPop(mode string, topics []string, more string) *plainCall {
 	if len(topics) != 1 || (mode != popFirst && mode != popBest) || Parent(topics[0]) != topics[0] {
 		return nil
 	}
-	return &plainCall{popPlainScript, []string{"topic", topics[0], "more", more}, topics}
+	return &plainCall{script: popPlainScript, args: []string{"topic", topics[0], "more", more}, topics: topics}
 }
 
 // plainAck is the plain call for an ack or a delete (mode deleteAck or
@@ -96,7 +119,7 @@ func plainAck(topic, m string, attempt int, mode, result string) *plainCall {
 	if result != "" || (mode != deleteAck && mode != deleteAny) || topic == "" || Parent(topic) != topic {
 		return nil
 	}
-	return &plainCall{ackPlainScript, []string{"topic", topic, "member", m, "attempt", strconv.Itoa(attempt)}, []string{topic}}
+	return &plainCall{script: ackPlainScript, args: []string{"topic", topic, "member", m, "attempt", strconv.Itoa(attempt)}, topics: []string{topic}}
 }
 
 // plainAckPop is the plain call for an ack without a result of member (of
@@ -110,8 +133,8 @@ func plainAckPop(topic, m string, attempt int, result string, popped []string, m
 	if popped[0] != topic {
 		topics = append(topics, popped[0])
 	}
-	return &plainCall{ackPopPlainScript, []string{"topic", topic, "member", m, "attempt", strconv.Itoa(attempt),
-		"pop_topic", popped[0], "more", more}, topics}
+	return &plainCall{script: ackPopPlainScript, args: []string{"topic", topic, "member", m, "attempt", strconv.Itoa(attempt),
+		"pop_topic", popped[0], "more", more}, topics: topics}
 }
 
 // plainGate says, per bucket, until when its calls go through batch.lua
@@ -161,7 +184,7 @@ func (bt *batcher) tryPlain(run func(script *function, keys, args []string) ([]r
 			return nil, nil, false
 		}
 	}
-	replies, err = run(o.plain.script, bt.pool.keys.withTopics(bt.bucket, o.plain.topics...), o.plain.script.args(bt.pool.caller(), "", o.plain.args...))
+	replies, err = run(o.plain.script, bt.pool.keys.withTopics(bt.bucket, o.plain.topics...), o.plain.script.args(bt.pool.caller(), "", o.plain.named()...))
 	if err != nil || len(replies) != 1 {
 		return replies, err, true
 	}

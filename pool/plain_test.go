@@ -167,8 +167,8 @@ func TestPlainPushArgs(t *testing.T) {
 	}
 	want := []string{"topic", "t", "member", "m1", "priority", "7", "ttr", "60000", "delay", "1000", "body", "b",
 		"client_id", "c", "retry", "r", "trace", "00-1-2-01", "json", "1", "keep", "90", "timeout", "5000"}
-	if !slices.Equal(got.args, want) {
-		t.Errorf("push_plain's arguments %q, want %q", got.args, want)
+	if !slices.Equal(got.named(), want) {
+		t.Errorf("push_plain's arguments %q, want %q", got.named(), want)
 	}
 	for _, c := range []struct {
 		name                   string
@@ -187,7 +187,7 @@ func TestPlainPushArgs(t *testing.T) {
 		{"a fanout child's topic", []string{"t+a"}, push(), "", ""},
 	} {
 		if got := plainPush(c.topics, c.args, c.uniqueKey, c.scheduleKey); got != nil {
-			t.Errorf("a push with %s took the plain path: %v", c.name, got.args)
+			t.Errorf("a push with %s took the plain path: %v", c.name, got.named())
 		}
 	}
 }
