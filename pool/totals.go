@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -175,13 +176,7 @@ func (p *Pool) FlushTotals(ctx context.Context) error {
 			failed = append(failed, errs[i])
 		}
 	}
-	switch len(failed) {
-	case 0:
-		return nil
-	case 1:
-		return failed[0]
-	}
-	return fmt.Errorf("%w (and %d more buckets)", failed[0], len(failed)-1)
+	return errors.Join(failed...) // each bucket's, nil when none failed
 }
 
 // withPending adds to a hash's fields, as read from Redis, what this broker
