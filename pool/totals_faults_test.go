@@ -193,13 +193,7 @@ func TestTotalsFrozenFlushDuration(t *testing.T) {
 func TestTotalsStallDoubles(t *testing.T) {
 	p, ctx := newPool(t)
 	other, _ := otherPool(t)
-	// Redis knows add_totals.lua (any broker that ran a second has written):
-	// else the call below is an EVALSHA answered NOSCRIPT, never run.
-	mustPush(t, p, ctx, job.Spec{Topic: "warm", Body: "x", TTR: time.Minute, Priority: job.DefaultPriority})
-	if err := p.FlushTotals(ctx); err != nil {
-		t.Fatal(err)
-	}
-	mustPush(t, p, ctx, job.Spec{Topic: "stall", Body: "x", TTR: time.Minute, Priority: job.DefaultPriority})
+	warmTotals(t, p, ctx, "stall")
 	thaw, err := redis.Freeze()
 	if err != nil {
 		t.Fatal(err)
@@ -228,23 +222,21 @@ func TestTotalsStallDoubles(t *testing.T) {
 func TestTotalsStopDuringFlush(t *testing.T) {
 	p, ctx := newPool(t)
 	other, _ := otherPool(t)
-	// Redis knows add_totals.lua (any broker that ran a second has written):
-	// else the call below is an EVALSHA answered NOSCRIPT, never run.
-	mustPush(t, p, ctx, job.Spec{Topic: "warm", Body: "x", TTR: time.Minute, Priority: job.DefaultPriority})
-	if err := p.FlushTotals(ctx); err != nil {
-		t.Fatal(err)
-	}
-	mustPush(t, p, ctx, job.Spec{Topic: "stop", Body: "x", TTR: time.Minute, Priority: job.DefaultPriority})
+	warmTotals(t, p, ctx, "stop")
 	if r, err := redis.Do("CLIENT", "PAUSE", "300", "WRITE"); err != nil || r != "+OK" {
 		t.Fatalf("pause: %q %v", r, err)
 	}
 	run, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.FlushTotals(run) }() // every(ctx, totalsEvery, d.flushTotals)
-	time.Sleep(100 * time.Millisecond)
-	stop() // stopDispatcher
+	flushHolds(t, p)                           // the write is in flight, held by the pause
+	stop()                                     // stopDispatcher
 	t.Logf("periodic write: %v", <-done)
-	time.Sleep(400 * time.Millisecond)
+	// A write blocks until the pause ends: then the held write, if it was
+	// sent before the stop, has run.
+	if _, err := redis.Do("SET", "gmq-test-unpaused", "1"); err != nil {
+		t.Fatal(err)
+	}
 	if s, err := other.Stats(ctx); err == nil {
 		t.Logf("after the pause, before the last write: total_jobs %d", s.Jobs)
 	}
@@ -258,6 +250,18 @@ func TestTotalsStopDuringFlush(t *testing.T) {
 	if got.Jobs != 2 {
 		t.Errorf("two pushes, stopped during a write: total_jobs %d, want 2", got.Jobs)
 	}
+}
+
+// warmTotals has Redis know add_totals.lua (any broker that ran a second
+// has written it: else a stalled call is an EVALSHA answered NOSCRIPT,
+// never run), then pushes one job to topic, whose total is left to write.
+func warmTotals(t *testing.T, p *Pool, ctx context.Context, topic string) {
+	t.Helper()
+	mustPush(t, p, ctx, job.Spec{Topic: "warm", Body: "x", TTR: time.Minute, Priority: job.DefaultPriority})
+	if err := p.FlushTotals(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, p, ctx, job.Spec{Topic: topic, Body: "x", TTR: time.Minute, Priority: job.DefaultPriority})
 }
 
 // writtenJobs waits until another broker reads total_jobs n: a write Redis
