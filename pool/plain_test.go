@@ -382,3 +382,39 @@ func TestPlainCallsNudgeTheTimer(t *testing.T) {
 		t.Fatal("the calls did not take the plain path")
 	}
 }
+
+// The gates open again plainRetry after they shut, each for its own: a
+// bucket's, and a topic's among many (past plainTopicsMost remembered, all
+// are forgotten, each to pay one call for nothing again). Times are given,
+// so no test waits the 10 s.
+func TestPlainGatesReopen(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	var g plainGate
+	for _, c := range []struct {
+		at   time.Duration
+		shut bool // shut it at this time, before looking
+		want bool
+	}{
+		{0, false, true}, {0, true, false}, {plainRetry - time.Millisecond, false, false},
+		{plainRetry, false, true}, {plainRetry, true, false}, {2*plainRetry - 1, false, false}, {2 * plainRetry, false, true},
+	} {
+		if c.shut {
+			g.shut(t0.Add(c.at))
+		}
+		if got := g.open(t0.Add(c.at)); got != c.want {
+			t.Errorf("bucket gate at %v (shut then: %v): open %v, want %v", c.at, c.shut, got, c.want)
+		}
+	}
+	var topics plainTopics
+	topics.shut("a", t0)
+	if topics.open("a", t0.Add(plainRetry-1)) || !topics.open("b", t0) || !topics.open("a", t0.Add(plainRetry)) {
+		t.Error("a topic's gate: shut for plainRetry, its own, then open")
+	}
+	for i := range plainTopicsMost {
+		topics.shut(strconv.Itoa(i), t0)
+	}
+	topics.shut("last", t0)
+	if !topics.open("0", t0) || topics.open("last", t0) || len(topics.until) != 1 {
+		t.Errorf("past %d topics remembered: the others forgotten (%d left), the last one kept", plainTopicsMost, len(topics.until))
+	}
+}
