@@ -62,10 +62,11 @@ func ReadOnly(script string) bool {
 	return len(f) == 1 && f[0] == "no-writes"
 }
 
-// plainScripts are issue 50's plain path (push_plain.lua): called without
-// run's begin and flush, whose per-call tables are most of a small call's
-// Lua. Such a script keeps nothing of one call for the next: it reads only
-// the library's constants and pure functions, and writes as it goes.
+// plainScripts are issue 50's plain path (push_plain.lua and the others
+// named here; lib_plain.lua): called without run's begin and flush, whose
+// per-call tables are most of a small call's Lua. Such a script keeps
+// nothing of one call for the next: it reads only the library's constants
+// and pure functions, and writes as it goes (TestPlainScriptsUseNoCallState).
 var plainScripts = map[string]bool{"push_plain": true, "pop_plain": true, "ack_plain": true, "ack_pop_plain": true}
 
 // scriptFiles are the scripts written in several files, which are one

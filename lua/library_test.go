@@ -119,3 +119,26 @@ func TestLibraryFilesAreNotScripts(t *testing.T) {
 		}
 	}
 }
+
+// The plain scripts run without begin (plainScripts), so they may call
+// only what keeps nothing of a call: Redis, Lua's own libraries, the
+// library's pure functions and lib_plain.lua's. A helper that reads a
+// call's state, which begin resets (now_ms's clock, topic_config's
+// settings, count's sums, wake's wake-ups...), would read another call's.
+func TestPlainScriptsUseNoCallState(t *testing.T) {
+	pure := map[string]bool{"redis.call": true, "cmsgpack.pack": true, "cmsgpack.unpack": true, "tonumber": true,
+		"string.find": true, "string.match": true, "math.floor": true, "ipairs": true, "main": true,
+		"new_record": true, "settle": true, "caller_of": true, "topic_keys": true, "reply": true}
+	called := regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_.]*)\(`)
+	files := []string{"lib_plain.lua"}
+	for name := range plainScripts {
+		files = append(files, name+".lua")
+	}
+	for _, file := range files {
+		for _, m := range called.FindAllStringSubmatch(codeOf(read(file)), -1) {
+			if name := m[1]; !pure[name] && !strings.HasPrefix(name, "plain.") {
+				t.Errorf("%s calls %s, which the plain path does not know to keep nothing of a call", file, name)
+			}
+		}
+	}
+}
