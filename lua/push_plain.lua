@@ -49,8 +49,9 @@ local function main()
     redis.call('ZADD', K_DUE, 'LT', job[F_DUE], name)
   end
   redis.call('HINCRBY', K_STATS, STATE_COUNTER[job[F_STATE]], 1)
-  if redis.call('HINCRBY', t.info, 'total_jobs', 1) == 1 and redis.call('SADD', K_TOPICS, name) == 1 then
-    redis.call('ZADD', K_TOPIC_INDEX, 0, name) -- registered (lib_topics.lua add_topic, created)
+  if redis.call('HINCRBY', t.info, 'total_jobs', 1) == 1 and add_topic(t) then -- registered (lib_topics.lua count_pushes)
+    -- created's note of its birth, its count written now: a bucket
+    -- without settings schedules no max_queue_age check
     if redis.call('HSETNX', t.info, 'created', now) == 1 then redis.call('HINCRBY', K_STATS, 'queue_creates', 1) end
   end
   if #body > 0 then redis.call('HINCRBY', t.info, 'bytes', #body) end
