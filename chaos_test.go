@@ -331,7 +331,10 @@ func runChaos(t *testing.T, b *brokerProc, srv *redistest.Server, fault func(), 
 		return int(stats["current_jobs_ready"].(float64) + stats["current_jobs_delayed"].(float64) + stats["current_jobs_reserved"].(float64))
 	}
 	if brokertest.Settle(left, 20*time.Second) != 0 {
-		t.Fatalf("%d jobs left after all were acked, none acked for 20 s: %v", left(), b.must(200, "GET", "/api/v1/stats", ``))
+		// Whether a job is held or a count drifted: the store's own check says.
+		problems, err := store.Check(context.Background())
+		t.Fatalf("%d jobs left after all were acked, none acked for 20 s: %v; the store's check: %v %v",
+			left(), b.must(200, "GET", "/api/v1/stats", ``), problems, err)
 	}
 	stopConsumers()
 	mustBeConsistent(t, store, "after the chaos")
