@@ -67,7 +67,7 @@ func ReadOnly(script string) bool {
 // per-call tables are most of a small call's Lua. Such a script keeps
 // nothing of one call for the next: it reads only the library's constants
 // and pure functions, and writes as it goes (TestPlainScriptsUseNoCallState).
-var plainScripts = map[string]bool{"push_plain": true, "pop_plain": true, "ack_plain": true, "ack_pop_plain": true}
+var plainScripts = map[string]bool{"push_plain": true, "pop_plain": true, "pop_best_plain": true, "ack_plain": true, "ack_pop_plain": true}
 
 // scriptFiles are the scripts written in several files, which are one
 // script in this order (a file each for a phase of batch.lua's). A script

@@ -152,6 +152,11 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 		}
 		groups[b] = append(groups[b], t)
 	}
+	if len(order) > 1 {
+		if got, done, err := p.popBestPlain(ctx, order, groups); done {
+			return got, err
+		}
+	}
 	for range 3 {
 		b, first := order[0], noOpening
 		if len(order) > 1 {

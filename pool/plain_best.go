@@ -1,0 +1,84 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var popBestPlainScript = newFunction("pop_best_plain")
+
+// popBestPlain reserves the best job of topics spread over the buckets of
+// order (groups: each bucket's topics) in one call (lua/pop_best_plain.lua),
+// where PopBest's other path makes a peek call a bucket and then the pop:
+// a beanstalkd reserve watching tubes in several buckets. It serves only
+// where that call may name every bucket's keys, a Redis that is not a
+// Cluster, and only plain topics in buckets still on the plain path. done
+// false: it did not serve, or the script answered GENERAL, having changed
+// nothing (its gate shut as tryPlain's would): take the other path.
+func (p *Pool) popBestPlain(ctx context.Context, order []int, groups map[int][]string) (got Popped, done bool, err error) {
+	if !p.oneNode {
+		return Popped{}, false, nil
+	}
+	now := time.Now()
+	var keys, topics []string
+	counts := make([]string, len(order))
+	for k, b := range order {
+		if !p.batchers[b].plain.open(now) {
+			return Popped{}, false, nil
+		}
+		for _, t := range groups[b] {
+			if Parent(t) != t || !p.plainTopics.open(t, now) {
+				return Popped{}, false, nil
+			}
+		}
+		keys = append(keys, p.keys.withTopics(b, groups[b]...)...)
+		topics = append(topics, groups[b]...)
+		counts[k] = strconv.Itoa(len(groups[b]))
+	}
+	p.batchCounts.calls.Add(1)
+	p.batchCounts.ops.Add(1)
+	if observe := p.batchObserver.Load(); observe != nil {
+		(*observe)(1)
+	}
+	// As a batch's call (batchContext): a caller that gives up does not
+	// abandon a reserve in flight, which would strand its job until its TTR.
+	callCtx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	if deadline, ok := ctx.Deadline(); ok {
+		callCtx, cancel = context.WithDeadline(callCtx, deadline)
+	}
+	defer cancel()
+	args := popBestPlainScript.args(p.caller(), "", "more", p.askMore(), "counts", strings.Join(counts, ","))
+	replies, err := popBestPlainScript.Exec(callCtx, p.client, keys, append(args, topics...)).ToArray()
+	if err != nil {
+		return Popped{}, true, wrapRedis("pop", err)
+	}
+	first, err := replies[0].ToArray()
+	if err != nil {
+		return Popped{}, true, wrapRedis("pop", err)
+	}
+	switch strAt(first, 0) {
+	case replyGeneral:
+		switch strAt(first, 1) {
+		case "settings": // of the bucket of the topic named next
+			p.batchers[p.keys.bucketOf(strAt(first, 2))].plain.shut(now)
+		case "topic":
+			p.plainTopics.shut(strAt(first, 2), now)
+		}
+		return Popped{}, false, nil
+	case replyOK:
+		totals, _ := replies[len(replies)-2].ToArray()
+		at, err := replies[len(replies)-1].AsInt64()
+		if len(replies) != 3 || err != nil || at < 1 || int(at) > len(order) {
+			return Popped{}, true, fmt.Errorf("pop_best_plain: %d replies, bucket %d of %d: %v", len(replies), at, len(order), err)
+		}
+		if err := p.totals.add(order[at-1], totals); err != nil {
+			return Popped{}, true, err
+		}
+		got, err = p.popped(ctx, first)
+		return got, true, err
+	}
+	return noOpening.popped(), true, nil // EMPTY
+}
