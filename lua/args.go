@@ -57,7 +57,7 @@ var ScriptArgs = map[string][]string{
 	"purge":            {"topic", "n", "states"},
 	"push_plain":       {"topic", "member", "priority", "ttr", "delay", "body", "client_id", "retry", "trace", "json", "keep", "timeout"},
 	"pop_plain":        {"topic", "more"},
-	"pop_best_plain":   {"more", "counts", "topics..."},
+	"pop_best_plain":   {"more", "deadline", "counts", "topics..."},
 	"ack_plain":        {"topic", "member", "attempt"},
 	"ack_pop_plain":    {"topic", "member", "attempt", "pop_topic", "more"},
 	"reference":        {"topic"},

@@ -183,7 +183,7 @@ local ARGS = {
   pause = {topic = 2, ms = 3, create = 4},
   peek = {member = 2},
   peek_topic = {topic = 2, set = 3},
-  pop_best_plain = {more = 2, counts = 3, topics = 4},
+  pop_best_plain = {more = 2, deadline = 3, counts = 4, topics = 5},
   pop_plain = {topic = 2, more = 3},
   progress = {member = 2, topic = 3, attempt = 4, progress = 5, log = 6},
   purge = {topic = 2, n = 3, states = 4},

@@ -12,21 +12,29 @@
 -- place (1-based) in counts of the bucket it popped from, whose totals the
 -- reply's TOTALS are: {{OK, more, the job's reply}, {TOTALS, ...}, bucket},
 -- or {{EMPTY, -1, '', ''}} when no topic has a ready job.
+-- A call that runs past deadline (Redis's clock, ms; 0: none), as one
+-- queued while Redis stalled runs after its caller gave up, answers
+-- plain.refusal('late') having changed nothing, where it would reserve a
+-- job for no one until its TTR.
 -- KEYS: a bucket's keys, then its topics' (pool keys.withTopics), for each
--- bucket in turn. ARGV: the caller, then A's names: more, counts (each
--- bucket's number of topics, joined by commas), then every topic's name in
--- KEYS's order.
+-- bucket in turn. ARGV: the caller, then A's names: more, deadline, counts
+-- (each bucket's number of topics, joined by commas), then every topic's
+-- name in KEYS's order.
 local function main()
   local all, counts = KEYS, {}
   for n in string.gmatch(ARGV[A.counts], '%d+') do counts[#counts + 1] = tonumber(n) end
   local now = plain.now()
+  local deadline = tonumber(ARGV[A.deadline])
+  if deadline > 0 and now > deadline then return plain.refusal('late') end
   local best, best_pri, best_member
   local first_key, first_name = 1, A.topics
   for b, n in ipairs(counts) do
     -- A bucket of n topics spans as many keys as the place of an n+1-th
-    -- topic's first key, less one (topic_keys's at).
+    -- topic's first key, less one (topic_keys's at). They are copied one by
+    -- one: unpack refuses a bucket of a few hundred topics.
     local span = topic_keys(n + 1, '').at
-    local keys = {unpack(all, first_key, first_key + span - 1)}
+    local keys = {}
+    for k = 1, span do keys[k] = all[first_key + k - 1] end
     bind(keys, ARGV)
     if plain.settings() then return plain.refusal('settings', ARGV[first_name]) end
     for i = 1, n do

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
 var popBestPlainScript = newFunction("pop_best_plain")
@@ -19,8 +21,11 @@ var popBestPlainScript = newFunction("pop_best_plain")
 // false: it did not serve, or the script answered GENERAL, having changed
 // nothing (its gate shut as tryPlain's would): take the other path.
 func (p *Pool) popBestPlain(ctx context.Context, order []int, groups map[int][]string) (got Popped, done bool, err error) {
-	if !p.oneNode {
+	if !p.oneNode.Load() {
 		return Popped{}, false, nil
+	}
+	if err := ctx.Err(); err != nil { // the caller gave up: reserve nothing (as batcher.run skips it)
+		return Popped{}, true, wrapRedis("pop", err)
 	}
 	now := time.Now()
 	var keys, topics []string
@@ -45,13 +50,23 @@ func (p *Pool) popBestPlain(ctx context.Context, order []int, groups map[int][]s
 	}
 	// As a batch's call (batchContext): a caller that gives up does not
 	// abandon a reserve in flight, which would strand its job until its TTR.
+	// The script is told the caller's deadline too: a call that Redis runs
+	// only after it (queued while Redis stalled) reserves nothing.
 	callCtx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	lateAfter := "0"
 	if deadline, ok := ctx.Deadline(); ok {
 		callCtx, cancel = context.WithDeadline(callCtx, deadline)
+		lateAfter = strconv.FormatInt(deadline.UnixMilli(), 10)
 	}
 	defer cancel()
-	args := popBestPlainScript.args(p.caller(), "", "more", p.askMore(), "counts", strings.Join(counts, ","))
+	args := popBestPlainScript.args(p.caller(), "", "more", p.askMore(), "deadline", lateAfter, "counts", strings.Join(counts, ","))
 	replies, err := popBestPlainScript.Exec(callCtx, p.client, keys, append(args, topics...)).ToArray()
+	if crossSlot(err) {
+		// A Cluster that said it is not one (behind a proxy): the buckets'
+		// keys are in different slots, so this pool stops trying.
+		p.oneNode.Store(false)
+		return Popped{}, false, nil
+	}
 	if err != nil {
 		return Popped{}, true, wrapRedis("pop", err)
 	}
@@ -62,6 +77,10 @@ func (p *Pool) popBestPlain(ctx context.Context, order []int, groups map[int][]s
 	switch strAt(first, 0) {
 	case replyGeneral:
 		switch strAt(first, 1) {
+		case "late": // by Redis's clock: the caller's, if it agrees, says so next
+			if err := ctx.Err(); err != nil {
+				return Popped{}, true, wrapRedis("pop", err)
+			}
 		case "settings": // of the bucket of the topic named next
 			p.batchers[p.keys.bucketOf(strAt(first, 2))].plain.shut(now)
 		case "topic":
@@ -81,4 +100,11 @@ func (p *Pool) popBestPlain(ctx context.Context, order []int, groups map[int][]s
 		return got, true, err
 	}
 	return noOpening.popped(), true, nil // EMPTY
+}
+
+// crossSlot says whether err is Redis's refusal of a call whose keys are in
+// several Cluster slots.
+func crossSlot(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	return ok && strings.HasPrefix(re.Error(), "CROSSSLOT")
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/gmq/gmq/job"
 )
 
@@ -37,8 +39,8 @@ func TestPopBestPlainAgreesWithPeeks(t *testing.T) {
 			redis.Flush(t)
 			plain, ctx := prefixedPool(t, "p")
 			general, _ := prefixedPool(t, "g")
-			general.oneNode = false
-			if !plain.oneNode {
+			general.oneNode.Store(false)
+			if !plain.oneNode.Load() {
 				t.Fatal("a pool of one Redis does not know it is one")
 			}
 			topics := spread(plain, 3, 2)
@@ -219,10 +221,47 @@ func TestPopBestPlainRefusals(t *testing.T) {
 		t.Fatal("the paused topic did not shut its own gate alone")
 	}
 
-	p.oneNode = false // as on a Cluster
+	p.oneNode.Store(false) // as on a Cluster
 	d := sameBucket(p, 3, 1)[0]
 	want = push(d, 0)
 	if got, n := calls(a, d); got == nil || got.ID != want || n != 3 {
 		t.Fatalf("on a Cluster: %+v in %d calls, want job %d in 3 (two peeks, the pop)", got, n, want)
+	}
+}
+
+// Behind something that hides a Cluster (a proxy; here a client of one
+// node that knows no better), the one call is refused CROSSSLOT: the pool
+// stops trying it and takes the peeks-then-pop way, which keeps each call
+// in one slot.
+func TestPopBestPlainBehindAProxy(t *testing.T) {
+	p, ctx := newClusterPool(t)
+	nodes := p.BucketNodes(ctx)
+	var order []int // two buckets of one node
+	for b := range nodes {
+		for _, o := range order {
+			if nodes[o] != nodes[b] {
+				order = order[:0]
+			}
+		}
+		if order = append(order, b); len(order) == 2 {
+			break
+		}
+	}
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{nodes[order[0]]}, ForceSingleClient: true,
+		DisableCache: true, DisableRetry: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	single := New(client, p.opts)
+	if !single.oneNode.Load() {
+		t.Fatal("a client of one node does not think it is one")
+	}
+	groups := map[int][]string{order[0]: sameBucket(p, order[0], 1), order[1]: sameBucket(p, order[1], 1)}
+	if _, done, err := single.popBestPlain(ctx, order, groups); done || err != nil {
+		t.Fatalf("the one call across slots: done %v, %v; want not done, to take the other way", done, err)
+	}
+	if single.oneNode.Load() {
+		t.Error("after CROSSSLOT the pool still tries the one call")
 	}
 }

@@ -61,7 +61,7 @@ type Pool struct {
 	topicOf     *topicCache
 	batchers    []*batcher  // one per bucket
 	plainTopics plainTopics // topics whose pops go through batch.lua for now (plain.go)
-	oneNode     bool        // not a Cluster: one call may name every bucket's keys (popBestPlain)
+	oneNode     atomic.Bool // not a Cluster: one call may name every bucket's keys (popBestPlain)
 	batchCounts batchCounts
 	totals      *totals      // the batch calls' totals, until FlushTotals writes them
 	leftAliases atomic.Int64 // see dropAlias
@@ -132,7 +132,7 @@ func New(client rueidis.Client, opts Options) *Pool {
 	p := &Pool{opts: opts, keys: k, ids: idBlocks{key: k.ids(), size: 1000, floorRate: idFloorRate(opts.Buckets)},
 		topicOf: newTopicCache(opts.TopicCache), batchers: make([]*batcher, opts.Buckets), maxBatchMembers: job.MaxBatchMembers, totals: newTotals(opts.Buckets)}
 	p.client = guardedClient{Client: client, p: p}
-	p.oneNode = client.Mode() != rueidis.ClientModeCluster
+	p.oneNode.Store(client.Mode() != rueidis.ClientModeCluster)
 	for b := range p.batchers {
 		p.batchers[b] = &batcher{pool: p, bucket: b}
 	}
