@@ -77,7 +77,7 @@ test-deps:
 # $$(go env GOCACHE)/fuzz).
 FUZZ_TARGETS = ./web:FuzzParsePush ./web:FuzzParsePop ./web:FuzzParseJobCall ./web:FuzzParseAcks \
 	./web:FuzzParsePage ./web:FuzzParseUpdate ./config:FuzzParse ./beanstalk:FuzzReadRequest \
-	./gmqrpc:FuzzParseJob ./gmqrpc:FuzzReadValue ./kestrel:FuzzReadRequest ./kestreltext:FuzzReadRequest ./kestrelthrift:FuzzReadFrame ./internal/tcpserver:FuzzLooksLikeHTTP \
+	./gmqrpc:FuzzParseJob ./gmqrpc:FuzzReadValue ./kestrel/memcache:FuzzReadRequest ./kestrel/text:FuzzReadRequest ./kestrel/thrift:FuzzReadFrame ./internal/tcpserver:FuzzLooksLikeHTTP \
 	./internal/jobjson:FuzzParseToken ./internal/jobjson:FuzzCheck ./internal/jobjson:FuzzPlainString ./pool:FuzzDecodeRecord ./internal/egress:FuzzCheckURL ./webhook:FuzzRetryAfter
 fuzz:
 	@failed=""; \

@@ -16,13 +16,13 @@ import (
 	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/gmq/gmq/internal/redistest"
-	thriftwire "github.com/gmq/gmq/kestrelthrift/wire"
+	thriftwire "github.com/gmq/gmq/kestrel/thrift/wire"
 )
 
 // The conformance suite: one table of scenarios (what the client meets) by
 // front ends (how each protocol answers it), run against one broker process
 // and a real Redis. Each front end answers a kind of error through its own
-// answers table (web, beanstalk, kestrel, kestreltext, kestrelthrift, gmqrpc answers.go; job.Kind); this
+// answers table (web, beanstalk, kestrel/memcache, kestrel/text, kestrel/thrift, gmqrpc answers.go; job.Kind); this
 // is what those tables say on the wire, side by side. A new front end joins
 // by adding its column: a field of conformance, filled for every scenario
 // it has a request for, and its case in TestConformance's run.

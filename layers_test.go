@@ -13,7 +13,7 @@ import (
 const module = "github.com/gmq/gmq"
 
 // frontEnds are the protocol servers over the dispatcher (broker.FrontEnd).
-var frontEnds = []string{"web", "beanstalk", "gmqrpc", "kestrel", "kestreltext", "kestrelthrift", "webhook"}
+var frontEnds = []string{"web", "beanstalk", "gmqrpc", "kestrel/memcache", "kestrel/text", "kestrel/thrift", "webhook"}
 
 const rueidis = "github.com/redis/rueidis"
 
@@ -57,7 +57,7 @@ func TestClientStandsAlone(t *testing.T) {
 // importRules each say why pkg must not import dep, or "".
 var importRules = []func(pkg, dep string) string{
 	func(pkg, dep string) string {
-		if (slices.Contains(frontEnds, pkg) || pkg == "metrics" || pkg == "internal/openreads") && (dep == "pool" || dep == "bucket" || dep == rueidis) {
+		if (slices.Contains(frontEnds, pkg) || pkg == "metrics" || pkg == "kestrel/openreads") && (dep == "pool" || dep == "bucket" || dep == rueidis) {
 			return "a front end (and the metrics) acts through the dispatcher and speaks of jobs with package job, never the store"
 		}
 		return ""
@@ -93,8 +93,8 @@ var importRules = []func(pkg, dep string) string{
 		if strings.HasPrefix(dep, "github.com/go-zookeeper/") && pkg != "serverset" {
 			return "only serverset talks to ZooKeeper"
 		}
-		if strings.HasPrefix(dep, "github.com/apache/thrift") && pkg != "kestrelthrift" && pkg != "kestrelthrift/wire" && pkg != "load" {
-			return "only kestrelthrift speaks Thrift (and the bench's client of it, load)"
+		if strings.HasPrefix(dep, "github.com/apache/thrift") && pkg != "kestrel/thrift" && pkg != "kestrel/thrift/wire" && pkg != "load" {
+			return "only kestrel/thrift speaks Thrift (and the bench's client of it, load)"
 		}
 		return ""
 	},

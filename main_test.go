@@ -17,7 +17,7 @@ import (
 	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/gmq/gmq/internal/redistest"
-	thriftwire "github.com/gmq/gmq/kestrelthrift/wire"
+	thriftwire "github.com/gmq/gmq/kestrel/thrift/wire"
 )
 
 // SIGTERM stops accepting, lets an in-flight long poll finish, and exits 0.

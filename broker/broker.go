@@ -26,9 +26,9 @@ import (
 	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
-	"github.com/gmq/gmq/kestrel"
-	"github.com/gmq/gmq/kestreltext"
-	"github.com/gmq/gmq/kestrelthrift"
+	"github.com/gmq/gmq/kestrel/memcache"
+	"github.com/gmq/gmq/kestrel/text"
+	"github.com/gmq/gmq/kestrel/thrift"
 	"github.com/gmq/gmq/metrics"
 	"github.com/gmq/gmq/pool"
 	"github.com/gmq/gmq/serverset"
@@ -174,18 +174,18 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 			ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("rpc"), Log: opts.Log})})
 	}
 	if cfg.KestrelAddr != "" {
-		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: kestrel.New(b.d, kestrel.Options{
+		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: memcache.New(b.d, memcache.Options{
 			Version: opts.Version, Reload: b.Reload, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
 			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, StatsQueues: cfg.MetricsMaxTopics,
 			Observe: observe("kestrel"), Log: opts.Log})})
 	}
 	if cfg.KestrelTextAddr != "" {
-		b.fronts = append(b.fronts, &front{name: "text", addr: cfg.KestrelTextAddr, fe: kestreltext.New(b.d, kestreltext.Options{
+		b.fronts = append(b.fronts, &front{name: "text", addr: cfg.KestrelTextAddr, fe: text.New(b.d, text.Options{
 			Version: opts.Version, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
 			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("text"), Log: opts.Log})})
 	}
 	if cfg.KestrelThriftAddr != "" {
-		b.fronts = append(b.fronts, &front{name: "thrift", addr: cfg.KestrelThriftAddr, fe: kestrelthrift.New(b.d, kestrelthrift.Options{
+		b.fronts = append(b.fronts, &front{name: "thrift", addr: cfg.KestrelThriftAddr, fe: thrift.New(b.d, thrift.Options{
 			Version: opts.Version, MaxOpenReads: cfg.KestrelMaxOpenReads, MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
 			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("thrift"), Log: opts.Log})})
 	}

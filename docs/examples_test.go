@@ -278,7 +278,7 @@ func runProgram(t *testing.T, ex example, on target) {
 		src := filepath.Join(dir, "example.py")
 		write(t, src, on.addrs.Replace(ex.command))
 		if strings.Contains(ex.command, `"gen-py"`) { // the thrift client the page says to generate, where it runs
-			if out, err := exec.Command("thrift", "-o", dir, "--gen", "py", "../kestrelthrift/kestrel.thrift").CombinedOutput(); err != nil {
+			if out, err := exec.Command("thrift", "-o", dir, "--gen", "py", "../kestrel/thrift/kestrel.thrift").CombinedOutput(); err != nil {
 				t.Fatalf("%s: thrift --gen py: %v\n%s", ex.where, err, out)
 			}
 		}

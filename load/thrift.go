@@ -7,11 +7,11 @@ import (
 
 	"github.com/apache/thrift/lib/go/thrift"
 
-	"github.com/gmq/gmq/kestrelthrift/wire"
+	"github.com/gmq/gmq/kestrel/thrift/wire"
 )
 
 // Thrift dials clients of kestrel's thrift protocol at addr (gmq's
-// kestrelthrift front end), as Finagle's kestrel client speaks it: framed
+// kestrel/thrift front end), as Finagle's kestrel client speaks it: framed
 // transport, binary protocol, one connection a client. Put is one put
 // call of n items; PopAck is plain gets, each taking up to what is left
 // (the items removed as they are read, ids 0), or with reliable, a get

@@ -1,0 +1,128 @@
+package memcache
+
+import (
+	"errors"
+
+	"github.com/gmq/gmq/job"
+)
+
+// An answer is the memcache port's reply to a kind of error: the reply's
+// first word, whether the error's message follows it, and whether the
+// connection closes after it (as kestrel closes one it cannot serve, so
+// that its clients retry elsewhere).
+type answer struct {
+	word    string
+	message bool
+	closes  bool
+}
+
+var (
+	serverError       = answer{word: "SERVER_ERROR", message: true, closes: true}
+	clientErrorAnswer = answer{word: "CLIENT_ERROR", message: true}
+	notStored         = answer{word: "NOT_STORED"}
+)
+
+// answerOf is the memcache port's answers table: the reply to each kind of
+// error (job.Kind) a command's store call ends in, for any command but
+// those answers overrides. The store's refusals of the request itself
+// (job.KindInvalid: a limit, a bad value) are the client's, and the
+// connection reads on; everything else is kestrel's SERVER_ERROR, which
+// its clients retry, on a closed connection.
+var answerOf = map[job.Kind]answer{
+	job.KindNotFound:    serverError,
+	job.KindConflict:    serverError,
+	job.KindInvalid:     clientErrorAnswer,
+	job.KindTooBig:      serverError,
+	job.KindFull:        serverError,
+	job.KindOutOfMemory: serverError,
+	job.KindRetryLater:  serverError,
+	job.KindDraining:    serverError,
+	job.KindOverloaded:  serverError,
+	job.KindCancelled:   serverError, // a read's item cancelled meanwhile: ended, as a confirm of a gone item
+	job.KindInternal:    serverError,
+}
+
+// answers holds the commands whose answer to a kind is not answerOf's.
+var answers = map[string]map[job.Kind]answer{
+	// A set with no room for its item (over max_item_size, a full queue,
+	// Redis at maxmemory) is not stored, kestrel's answer to a full queue,
+	// and the connection reads on.
+	"set": {job.KindTooBig: notStored, job.KindFull: notStored, job.KindOutOfMemory: notStored},
+}
+
+// answerTo is command op's answer to err.
+func answerTo(op string, err error) answer {
+	kind := job.KindOf(err)
+	if a, ok := answers[op][kind]; ok {
+		return a
+	}
+	return answerOf[kind]
+}
+
+// A handler's failure, which handle answers (answer). A clientError is the
+// request refused: its line ("CLIENT_ERROR ...", or kestrel's bare
+// "ERROR"), and whether the connection closes after it (fatal), as kestrel
+// closes one whose request it cannot make sense of. A storeError is a
+// store call's failure, answered by the answers table (answers.go) by the
+// command. errClose ends the connection with nothing more to say (quit, a
+// shutdown, a client that hung up).
+type clientError struct {
+	line  string
+	fatal bool
+}
+
+func (e *clientError) Error() string { return e.line }
+
+// refused is a CLIENT_ERROR after which the connection reads on; fatal one
+// after which it closes.
+func refused(msg string) error { return &clientError{line: "CLIENT_ERROR " + msg} }
+func fatal(msg string) error   { return &clientError{line: "CLIENT_ERROR " + msg, fatal: true} }
+
+var (
+	errError      = &clientError{line: "ERROR"}              // kestrel's word for a command it will not run
+	errFatalError = &clientError{line: "ERROR", fatal: true} // the same, and the connection closes
+	errClose      = errors.New("the connection ends")
+)
+
+type storeError struct {
+	op      string
+	err     error
+	noreply bool
+}
+
+func (e *storeError) Error() string { return e.op + ": " + e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// answer writes a handler's failure (nil: none) and says whether the
+// connection reads on.
+func (c *conn) answer(err error) bool {
+	var client *clientError
+	var store *storeError
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &client):
+		c.line(client.line)
+		return !client.fatal
+	case errors.As(err, &store):
+		return c.storeFailure(store.op, store.err, store.noreply)
+	}
+	return false
+}
+
+// storeFailure answers command op's store call's failure by the answers
+// table (answers.go), with the cause in the log when it closes the
+// connection. It says whether the connection reads on.
+func (c *conn) storeFailure(op string, err error, noreply bool) bool {
+	a := answerTo(op, err)
+	if a.closes {
+		c.s.log.Warn("kestrel: "+op+" failed", "err", err)
+	}
+	switch {
+	case a.message:
+		c.line(a.word + " " + err.Error())
+	default:
+		c.reply(a.word, noreply)
+	}
+	return !a.closes
+}
