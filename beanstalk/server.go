@@ -13,24 +13,13 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
-	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 )
 
 // Options configure the protocol server.
 type Options struct {
+	tcpserver.Options
 	MaxJobSize int // bytes; beanstalkd's default is 65535
-	// RequestTimeout bounds the store calls a command makes (a reserve: plus its wait).
-	RequestTimeout time.Duration
-	// ReadTimeout bounds how long a command, once begun, may take to arrive
-	// (0: no limit); an idle connection waits as long as it likes.
-	ReadTimeout time.Duration
-	// Budget is the memory of request bodies, shared with every port
-	// ([server] body_memory; nil: none).
-	Budget *budget.Budget
-	// Observe, when set, is told how long each command took (for metrics).
-	Observe func(op, code string, took time.Duration)
-	Log     *slog.Logger
 }
 
 // Server serves beanstalkd's protocol. Serve it on a listener; Close it once.
@@ -41,7 +30,7 @@ type Server struct {
 	started  time.Time
 	instance string
 
-	tcp *tcpserver.Server
+	*tcpserver.Front // Serve, Close, Connections, Refuse
 
 	mu         sync.Mutex
 	conns      map[*conn]struct{}
@@ -57,20 +46,14 @@ type tubeRefs struct{ using, watching, waiting int }
 // New returns a protocol server over d. Every option must be set (the
 // defaults are config.Default's); Log may be nil.
 func New(d *dispatcher.Dispatcher, opts Options) *Server {
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	s := &Server{d: d, opts: opts, log: opts.Log, started: time.Now(), instance: newInstanceID(),
+	s := &Server{d: d, opts: opts, log: opts.Logger(), started: time.Now(), instance: newInstanceID(),
 		conns: map[*conn]struct{}{}, tubes: map[string]*tubeRefs{}, counters: map[string]int64{}}
-	s.tcp = tcpserver.New(s.serveConn, s.log)
+	// A client over the connection limit is told so in beanstalkd's words
+	// for a server out of resources. Close closes every connection, whose
+	// reserved jobs go back to ready.
+	s.Front = tcpserver.NewFront(s.serveConn, s.log, "OUT_OF_MEMORY\r\n")
 	return s
 }
-
-// Connections is how many clients are connected now.
-func (s *Server) Connections() int { return s.tcp.Connections() }
-
-// Serve accepts connections until Close; it returns nil after Close.
-func (s *Server) Serve(ln net.Listener) error { return s.tcp.Serve(ln) }
 
 // serveConn runs one client connection.
 func (s *Server) serveConn(nc net.Conn) {
@@ -84,16 +67,6 @@ func (s *Server) serveConn(nc net.Conn) {
 	s.mu.Unlock()
 	c.serve()
 }
-
-// Close stops accepting, closes every connection (their reserved jobs go back
-// to ready) and waits for them.
-func (s *Server) Close() { s.tcp.Close() }
-
-// Refuse tells a client over the connection limit why it is closed, in
-// beanstalkd's words for a server out of resources.
-func (s *Server) Refuse(c net.Conn) { _, _ = c.Write(refusal) }
-
-var refusal = []byte("OUT_OF_MEMORY\r\n")
 
 // ref changes a tube's reference counts, under s.mu, forgetting it at zero.
 func (s *Server) ref(tube string, change func(*tubeRefs)) {

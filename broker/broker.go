@@ -163,31 +163,32 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 		MaxRequestBody: cfg.MaxRequestBody, Budget: bodies, ReadTimeout: cfg.ReadTimeout,
 		IdleTimeout: cfg.IdleTimeout, ShutdownTimeout: cfg.ShutdownTimeout, Others: others, Log: opts.Log})
 	b.fronts = []*front{{name: "http", addr: cfg.HTTP, fe: api}}
+	// What every TCP front end is given alike, named for its metrics.
+	tcp := func(name string) tcpserver.Options {
+		return tcpserver.Options{RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies,
+			Observe: observe(name), Log: opts.Log}
+	}
 	if cfg.BeanstalkAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "beanstalk", addr: cfg.BeanstalkAddr, fe: beanstalk.New(b.d,
-			beanstalk.Options{MaxJobSize: cfg.MaxJobSize, RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("beanstalk"), Log: opts.Log})})
+			beanstalk.Options{Options: tcp("beanstalk"), MaxJobSize: cfg.MaxJobSize})})
 	}
 	if cfg.RPCAddr != "" {
-		b.fronts = append(b.fronts, &front{name: "rpc", addr: cfg.RPCAddr, fe: gmqrpc.New(b.d, gmqrpc.Options{
+		b.fronts = append(b.fronts, &front{name: "rpc", addr: cfg.RPCAddr, fe: gmqrpc.New(b.d, gmqrpc.Options{Options: tcp("rpc"),
 			PopWait: cfg.RPCPopWait, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority,
-			MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, RequestTimeout: cfg.RequestTimeout,
-			ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("rpc"), Log: opts.Log})})
+			MaxBody: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody})})
 	}
 	if cfg.KestrelAddr != "" {
-		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: memcache.New(b.d, memcache.Options{
+		b.fronts = append(b.fronts, &front{name: "kestrel", addr: cfg.KestrelAddr, fe: memcache.New(b.d, memcache.Options{Options: tcp("kestrel"),
 			Version: opts.Version, Reload: b.Reload, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
-			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, StatsQueues: cfg.MetricsMaxTopics,
-			Observe: observe("kestrel"), Log: opts.Log})})
+			StatsQueues: cfg.MetricsMaxTopics})})
 	}
 	if cfg.KestrelTextAddr != "" {
-		b.fronts = append(b.fronts, &front{name: "text", addr: cfg.KestrelTextAddr, fe: text.New(b.d, text.Options{
-			Version: opts.Version, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
-			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("text"), Log: opts.Log})})
+		b.fronts = append(b.fronts, &front{name: "text", addr: cfg.KestrelTextAddr, fe: text.New(b.d, text.Options{Options: tcp("text"),
+			Version: opts.Version, MaxOpenReads: cfg.KestrelMaxOpenReads, Shutdown: b.shutdownHook(), MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR})})
 	}
 	if cfg.KestrelThriftAddr != "" {
-		b.fronts = append(b.fronts, &front{name: "thrift", addr: cfg.KestrelThriftAddr, fe: thrift.New(b.d, thrift.Options{
-			Version: opts.Version, MaxOpenReads: cfg.KestrelMaxOpenReads, MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR,
-			RequestTimeout: cfg.RequestTimeout, ReadTimeout: cfg.ReadTimeout, Budget: bodies, Observe: observe("thrift"), Log: opts.Log})})
+		b.fronts = append(b.fronts, &front{name: "thrift", addr: cfg.KestrelThriftAddr, fe: thrift.New(b.d, thrift.Options{Options: tcp("thrift"),
+			Version: opts.Version, MaxOpenReads: cfg.KestrelMaxOpenReads, MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody, DefaultTTR: cfg.DefaultTTR})})
 	}
 	if cfg.MetricsAddr != "" {
 		b.fronts = append(b.fronts, &front{name: "metrics", addr: cfg.MetricsAddr, fe: m.NewServer(config.IsLoopback(cfg.MetricsAddr), cfg.AllowedHosts)})

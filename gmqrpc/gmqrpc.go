@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math"
 	"net"
 	"net/rpc"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
-	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
@@ -26,6 +24,7 @@ import (
 
 // Options configure the JSON-RPC server.
 type Options struct {
+	tcpserver.Options
 	// PopWait is how long Service.Pop waits for a job before answering
 	// "empty", as gmq's Pop did after a short wait.
 	PopWait         time.Duration
@@ -35,65 +34,34 @@ type Options struct {
 	// it (jobjson.PushLimit), and at most MaxRequest bytes. Past that the
 	// client gets an error and the connection is closed.
 	MaxBody, MaxRequest int
-	// RequestTimeout bounds the store calls of one request (a pop: plus its wait).
-	RequestTimeout time.Duration
-	// ReadTimeout bounds how long a request, once begun, may take to arrive
-	// (0: no limit); an idle connection waits as long as it likes.
-	ReadTimeout time.Duration
-	// Budget is the memory of requests, shared with every port ([server]
-	// body_memory; nil: none). A request holds it until it is answered.
-	Budget *budget.Budget
-	// Observe, when set, is told how long each call took (for metrics).
-	Observe func(op, code string, took time.Duration)
-	Log     *slog.Logger
 }
 
 // Server serves gmq's JSON-RPC. Serve it on a listener; Close it once.
 type Server struct {
-	tcp    *tcpserver.Server
-	cancel context.CancelFunc
+	*tcpserver.Front // Serve, Close, Connections, Refuse; its Context ends waiting pops
 }
 
 // New returns a JSON-RPC server over d. Every option must be set (the
 // defaults are config.Default's); Log may be nil.
 func New(d *dispatcher.Dispatcher, opts Options) *Server {
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
-	}
+	opts.Log = opts.Logger()
 	codecs := codecOptions{limit: int(min(jobjson.PushLimit(opts.MaxBody), int64(opts.MaxRequest))),
 		readTimeout: opts.ReadTimeout, budget: opts.Budget,
 		refused: &tcpserver.Burst{Log: opts.Log, Every: 10 * time.Second, Msg: "json-rpc request refused: connection closed"}}
-	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{}
 	server := rpc.NewServer()
-	if err := server.RegisterName("Service", &Service{d: d, opts: opts, ctx: ctx}); err != nil {
+	// A client over the connection limit is told so as a JSON-RPC error.
+	s.Front = tcpserver.NewFront(func(nc net.Conn) {
+		var codec rpc.ServerCodec = newCodec(s.Context(), nc, codecs)
+		if opts.Observe != nil {
+			codec = &timedCodec{ServerCodec: codec, observe: opts.Observe, started: map[uint64]timedCall{}}
+		}
+		server.ServeCodec(codec)
+	}, opts.Log, `{"id":null,"result":null,"error":"too many connections ([server] max_connections)"}`+"\n")
+	if err := server.RegisterName("Service", &Service{d: d, opts: opts, ctx: s.Context()}); err != nil {
 		panic(fmt.Sprintf("gmqrpc: register: %v", err)) // Service's methods are fixed; a failure is a bug here
 	}
-	return &Server{cancel: cancel,
-		tcp: tcpserver.New(func(nc net.Conn) {
-			var codec rpc.ServerCodec = newCodec(ctx, nc, codecs)
-			if opts.Observe != nil {
-				codec = &timedCodec{ServerCodec: codec, observe: opts.Observe, started: map[uint64]timedCall{}}
-			}
-			server.ServeCodec(codec)
-		}, opts.Log)}
-}
-
-// Connections is how many clients are connected now.
-func (s *Server) Connections() int { return s.tcp.Connections() }
-
-// Serve accepts connections until Close; it returns nil after Close.
-func (s *Server) Serve(ln net.Listener) error { return s.tcp.Serve(ln) }
-
-// Refuse tells a client over the connection limit why it is closed, as a
-// JSON-RPC error.
-func (s *Server) Refuse(c net.Conn) { _, _ = c.Write(refusal) }
-
-var refusal = []byte(`{"id":null,"result":null,"error":"too many connections ([server] max_connections)"}` + "\n")
-
-// Close stops accepting, ends waiting pops, closes the connections and waits.
-func (s *Server) Close() {
-	s.cancel()
-	s.tcp.Close()
+	return s
 }
 
 // Service is the RPC receiver: its exported methods are the protocol.

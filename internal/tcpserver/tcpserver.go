@@ -1,7 +1,9 @@
-// Package tcpserver is what gmq's TCP front ends (beanstalkd protocol,
-// JSON-RPC, kestrel's memcache protocol) share: the accept loop, a goroutine
-// per connection, each connection closed and waited for on Close; and, for
-// the line protocols, the request pipeline (Pipeline).
+// Package tcpserver is what gmq's five TCP front ends (beanstalkd's
+// protocol, JSON-RPC, kestrel's memcache, text and thrift protocols) share:
+// the options they are given alike (Options), the accept loop with a
+// goroutine per connection, each closed and waited for on Close, and the
+// context that ends their waits (Front); and, for the line protocols, the
+// request pipeline (Pipeline).
 package tcpserver
 
 import (

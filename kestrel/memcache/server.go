@@ -24,23 +24,17 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
-	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 )
 
 // Options configure the protocol server.
 type Options struct {
+	tcpserver.Options
 	Version     string
 	MaxItemSize int // bytes: a larger set is NOT_STORED
 	// MaxRequest bounds a set's byte count: a larger one is not read, and the
 	// connection is closed.
 	MaxRequest int
-	// ReadTimeout bounds how long a request, once begun, may take to arrive
-	// (0: no limit); an idle connection waits as long as it likes.
-	ReadTimeout time.Duration
-	// Budget is the memory of request bodies, shared with every port
-	// ([server] body_memory; nil: none).
-	Budget *budget.Budget
 	// StatsQueues is how many queues, the first by name, stats and
 	// dump_stats list ([metrics] max_topics): each is a read of Redis.
 	StatsQueues int
@@ -50,26 +44,19 @@ type Options struct {
 	// DefaultTTR is the TTR of the jobs set here: how long an open read holds
 	// its job without the connection's touches.
 	DefaultTTR time.Duration
-	// Observe, when set, is told how long each command took (for metrics).
-	Observe func(op, code string, took time.Duration)
-	// RequestTimeout bounds the store calls of one command (a get: plus its wait).
-	RequestTimeout time.Duration
 	// Reload reads the configuration again (kestrel's reload); nil refuses it.
 	Reload func(context.Context) error
 	// Shutdown stops the broker (kestrel's shutdown); nil refuses it.
 	Shutdown func()
-	Log      *slog.Logger
 }
 
 // Server serves kestrel's memcache protocol. Serve it on a listener; Close it once.
 type Server struct {
-	d       *dispatcher.Dispatcher
-	opts    Options
-	log     *slog.Logger
-	started time.Time
-	tcp     *tcpserver.Server
-	ctx     context.Context // ends the connections' waits on Close
-	cancel  context.CancelFunc
+	d                *dispatcher.Dispatcher
+	opts             Options
+	log              *slog.Logger
+	started          time.Time
+	*tcpserver.Front // Serve, Close, Connections, Refuse; its Context ends the connections' waits
 
 	mu       sync.Mutex
 	counters map[string]int64 // cmd_get, get_hits… (kestrel's stats names)
@@ -80,32 +67,12 @@ type Server struct {
 // New returns a protocol server over d. Every option must be set (the
 // defaults are config.Default's); Log may be nil.
 func New(d *dispatcher.Dispatcher, opts Options) *Server {
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{d: d, opts: opts, log: opts.Log, started: time.Now(), ctx: ctx, cancel: cancel, counters: map[string]int64{}}
-	s.tcp = tcpserver.New(s.serveConn, s.log)
+	s := &Server{d: d, opts: opts, log: opts.Logger(), started: time.Now(), counters: map[string]int64{}}
+	// Close ends waiting gets, then closes every connection, whose open
+	// reads go back to their queues.
+	s.Front = tcpserver.NewFront(s.serveConn, s.log, "SERVER_ERROR too many connections ([server] max_connections)\r\n")
 	return s
 }
-
-// Serve accepts connections until Close; it returns nil after Close.
-func (s *Server) Serve(ln net.Listener) error { return s.tcp.Serve(ln) }
-
-// Close stops accepting, ends waiting gets, closes every connection (their
-// open reads go back to their queues) and waits for them.
-func (s *Server) Close() {
-	s.cancel()
-	s.tcp.Close()
-}
-
-// Connections is how many clients are connected now.
-func (s *Server) Connections() int { return s.tcp.Connections() }
-
-// Refuse tells a client over the connection limit why it is closed.
-func (s *Server) Refuse(c net.Conn) { _, _ = c.Write(refusal) }
-
-var refusal = []byte("SERVER_ERROR too many connections ([server] max_connections)\r\n")
 
 func (s *Server) serveConn(nc net.Conn) {
 	s.count("total_connections")

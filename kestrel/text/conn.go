@@ -29,7 +29,7 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(s.Context())
 	return &conn{s: s, nc: nc, w: bufio.NewWriter(nc), ctx: ctx, hangUp: cancel,
 		deadline: tcpserver.NewDeadline(context.WithoutCancel(ctx), s.opts.RequestTimeout),
 		reads:    openreads.New(ctx, openreads.Options{Dispatcher: s.d, RequestTimeout: s.opts.RequestTimeout, Log: s.log, Name: "kestrel text"})}

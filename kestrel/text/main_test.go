@@ -12,6 +12,7 @@ import (
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/internal/budget"
+	"github.com/gmq/gmq/internal/tcpserver"
 	kestreltext "github.com/gmq/gmq/kestrel/text"
 )
 
@@ -26,9 +27,9 @@ func start(t *testing.T, tweak func(*kestreltext.Options)) (*brokertest.Broker, 
 	b := brokertest.Fresh(t, nil)
 	cfg := config.Default()
 	opts := kestreltext.Options{Version: "test", MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody,
-		ReadTimeout: cfg.ReadTimeout, Budget: budget.New(cfg.BodyMemory), MaxOpenReads: cfg.KestrelMaxOpenReads,
-		DefaultTTR: cfg.DefaultTTR, RequestTimeout: cfg.RequestTimeout,
-		Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		MaxOpenReads: cfg.KestrelMaxOpenReads, DefaultTTR: cfg.DefaultTTR,
+		Options: tcpserver.Options{ReadTimeout: cfg.ReadTimeout, Budget: budget.New(cfg.BodyMemory), RequestTimeout: cfg.RequestTimeout,
+			Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))}}
 	if tweak != nil {
 		tweak(&opts)
 	}

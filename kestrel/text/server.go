@@ -39,86 +39,51 @@
 package text
 
 import (
-	"context"
 	"log/slog"
 	"net"
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
-	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 )
 
 // Options configure the protocol server.
 type Options struct {
+	tcpserver.Options
 	Version     string // answered to version
 	MaxItemSize int    // bytes: a larger item of a put is not put (nor counted)
 	// MaxRequest bounds a put's bytes, its lines and their line ends: a
 	// longer put is refused and the connection closed.
 	MaxRequest int
-	// ReadTimeout bounds how long a request, once begun, may take to arrive
-	// (0: no limit); an idle connection waits as long as it likes.
-	ReadTimeout time.Duration
-	// Budget is the memory of request bodies (a put's items), shared with
-	// every port ([server] body_memory; nil: none).
-	Budget *budget.Budget
 	// MaxOpenReads is how many reads a monitor opens at most (kestrel's
 	// max_open_reads).
 	MaxOpenReads int
 	// DefaultTTR is the TTR of the jobs put here: how long an open read
 	// holds its job without the connection's touches.
 	DefaultTTR time.Duration
-	// Observe, when set, is told how long each command took (for metrics).
-	Observe func(op, code string, took time.Duration)
-	// RequestTimeout bounds the store calls of one command (a get: plus
-	// its wait; a put: each item's push).
-	RequestTimeout time.Duration
 	// Shutdown stops the broker (kestrel's shutdown); nil refuses it.
 	Shutdown func()
-	Log      *slog.Logger
 }
 
 // Server serves kestrel's text protocol. Serve it on a listener; Close it once.
 type Server struct {
-	d      *dispatcher.Dispatcher
-	opts   Options
-	log    *slog.Logger
-	tcp    *tcpserver.Server
-	ctx    context.Context // ends the connections' waits on Close
-	cancel context.CancelFunc
+	d                *dispatcher.Dispatcher
+	opts             Options
+	log              *slog.Logger
+	*tcpserver.Front // Serve, Close, Connections, Refuse; its Context ends the connections' waits
 }
 
 // New returns a protocol server over d. Every option must be set (the
 // defaults are config.Default's kestrel ones); Log may be nil.
 func New(d *dispatcher.Dispatcher, opts Options) *Server {
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{d: d, opts: opts, log: opts.Log, ctx: ctx, cancel: cancel}
+	s := &Server{d: d, opts: opts, log: opts.Logger()}
 	// tcpserver closes a connection whose first line is HTTP's, unread
 	// (httpguard.go): a line of this protocol that looks like one ("GET /q
-	// HTTP/1.1") would be refused anyway, its timeout not a number.
-	s.tcp = tcpserver.New(s.serveConn, s.log)
+	// HTTP/1.1") would be refused anyway, its timeout not a number. Close
+	// ends waiting gets, then closes every connection, whose open reads go
+	// back to their queues.
+	s.Front = tcpserver.NewFront(s.serveConn, s.log, "-Too many connections ([server] max_connections).\n")
 	return s
 }
-
-// Serve accepts connections until Close; it returns nil after Close.
-func (s *Server) Serve(ln net.Listener) error { return s.tcp.Serve(ln) }
-
-// Close stops accepting, ends waiting gets, closes every connection (their
-// open reads go back to their queues) and waits for them.
-func (s *Server) Close() {
-	s.cancel()
-	s.tcp.Close()
-}
-
-// Connections is how many clients are connected now.
-func (s *Server) Connections() int { return s.tcp.Connections() }
-
-// Refuse tells a client over the connection limit why it is closed.
-func (s *Server) Refuse(c net.Conn) { _, _ = c.Write(refusal) }
-
-var refusal = []byte("-Too many connections ([server] max_connections).\n")
 
 func (s *Server) serveConn(nc net.Conn) { newConn(s, nc).serve() }

@@ -41,7 +41,7 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(s.Context())
 	w := bufio.NewWriter(nc)
 	// The framed transport flushes what it wrote at the end of each answer;
 	// Pipeline flushes w once no request is waiting, so that answers to

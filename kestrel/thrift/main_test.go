@@ -15,6 +15,7 @@ import (
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/internal/budget"
+	"github.com/gmq/gmq/internal/tcpserver"
 	kestrelthrift "github.com/gmq/gmq/kestrel/thrift"
 	"github.com/gmq/gmq/kestrel/thrift/wire"
 )
@@ -40,9 +41,9 @@ func serve(t *testing.T, d *dispatcher.Dispatcher, tweak func(*kestrelthrift.Opt
 	t.Helper()
 	cfg := config.Default()
 	opts := kestrelthrift.Options{Version: "test", MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody,
-		ReadTimeout: cfg.ReadTimeout, Budget: budget.New(cfg.BodyMemory), MaxOpenReads: cfg.KestrelMaxOpenReads,
-		DefaultTTR: cfg.DefaultTTR, RequestTimeout: cfg.RequestTimeout,
-		Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		MaxOpenReads: cfg.KestrelMaxOpenReads, DefaultTTR: cfg.DefaultTTR,
+		Options: tcpserver.Options{ReadTimeout: cfg.ReadTimeout, Budget: budget.New(cfg.BodyMemory), RequestTimeout: cfg.RequestTimeout,
+			Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))}}
 	if tweak != nil {
 		tweak(&opts)
 	}

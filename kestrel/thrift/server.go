@@ -61,7 +61,6 @@
 package thrift
 
 import (
-	"context"
 	"log/slog"
 	"math"
 	"net"
@@ -71,83 +70,56 @@ import (
 	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/gmq/gmq/dispatcher"
-	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
 )
 
 // Options configure the protocol server.
 type Options struct {
+	tcpserver.Options
 	Version     string // answered to get_version
 	MaxItemSize int    // bytes: a put stops at a larger item, which it does not put
 	// MaxRequest bounds a frame's bytes: a larger one is refused with an
 	// exception and the connection closed.
 	MaxRequest int
-	// ReadTimeout bounds how long a frame, once begun, may take to arrive
-	// (0: no limit); an idle connection waits as long as it likes.
-	ReadTimeout time.Duration
-	// Budget is the memory of request frames, shared with every port
-	// ([server] body_memory; nil: none).
-	Budget *budget.Budget
 	// MaxOpenReads is how many reads a connection may hold open on a
 	// queue (kestrel's max_open_reads; less than 1: 1, kestrel's default).
 	MaxOpenReads int
 	// DefaultTTR is the TTR of the jobs put here: how long an open read
 	// holds its job if the server stops touching it.
 	DefaultTTR time.Duration
-	// RequestTimeout bounds the store calls of one call (a get: plus its
-	// wait; a put: each item's push).
-	RequestTimeout time.Duration
-	// Observe, when set, is told how long each call took (for metrics).
-	Observe func(op, code string, took time.Duration)
-	Log     *slog.Logger
 }
 
 // Server serves kestrel's Thrift protocol. Serve it on a listener; Close it once.
 type Server struct {
-	d      *dispatcher.Dispatcher
-	opts   Options
-	log    *slog.Logger
-	cfg    *thrift.TConfiguration // bounds what a frame's message may claim
-	tcp    *tcpserver.Server
-	reads  *registry       // the open reads, every connection's
-	ctx    context.Context // ends the connections' waits on Close
-	cancel context.CancelFunc
-	conns  atomic.Uint64 // numbers the connections (a read's owner)
+	d                *dispatcher.Dispatcher
+	opts             Options
+	log              *slog.Logger
+	cfg              *thrift.TConfiguration // bounds what a frame's message may claim
+	*tcpserver.Front                        // Serve, Connections, Refuse; its Context ends the connections' waits
+	reads            *registry              // the open reads, every connection's
+	conns            atomic.Uint64          // numbers the connections (a read's owner)
 }
 
 // New returns a protocol server over d. Every option must be set (the
 // defaults are config.Default's kestrel ones) but Observe; Log may be nil.
 func New(d *dispatcher.Dispatcher, opts Options) *Server {
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
-	}
 	opts.MaxOpenReads = max(opts.MaxOpenReads, 1)
-	ctx, cancel := context.WithCancel(context.Background())
 	limit := int32(min(opts.MaxRequest, math.MaxInt32))
-	s := &Server{d: d, opts: opts, log: opts.Log, ctx: ctx, cancel: cancel,
+	s := &Server{d: d, opts: opts, log: opts.Logger(),
 		cfg:   &thrift.TConfiguration{MaxMessageSize: limit, MaxFrameSize: limit},
-		reads: newRegistry(d, opts.RequestTimeout, opts.Log)}
-	s.tcp = tcpserver.New(s.serveConn, s.log)
+		reads: newRegistry(d, opts.RequestTimeout, opts.Logger())}
+	// A client over the connection limit is told nothing: a Thrift client
+	// reads an answer only to a call it made, and a closed connection is
+	// what its pool retries.
+	s.Front = tcpserver.NewFront(s.serveConn, s.log, "")
 	return s
 }
-
-// Serve accepts connections until Close; it returns nil after Close.
-func (s *Server) Serve(ln net.Listener) error { return s.tcp.Serve(ln) }
 
 // Close stops accepting, ends waiting gets, closes every connection and
 // waits for them, then gives every open read back to its queue.
 func (s *Server) Close() {
-	s.cancel()
-	s.tcp.Close()
+	s.Front.Close()
 	s.reads.close()
 }
-
-// Connections is how many clients are connected now.
-func (s *Server) Connections() int { return s.tcp.Connections() }
-
-// Refuse is what a client over the connection limit is told before it is
-// closed: nothing, since a Thrift client reads an answer only to a call it
-// made, and a closed connection is what its pool retries.
-func (s *Server) Refuse(net.Conn) {}
 
 func (s *Server) serveConn(nc net.Conn) { newConn(s, nc).serve() }
