@@ -190,15 +190,10 @@ func (c *conn) handle(req request) bool {
 func (c *conn) put(ctx context.Context, cmd command, body []byte) error {
 	c.producer.Store(true)
 	ttr := max(cmd.ttr, 1) // beanstalkd's minimum TTR
-	got, err := c.s.d.Push(ctx, job.Spec{Topic: c.use, Body: string(body), Priority: cmd.pri,
-		Delay: time.Duration(cmd.delay) * time.Second, TTR: time.Duration(ttr) * time.Second})
-	var held *job.UniqueError
-	if errors.As(err, &held) {
-		// The tube's unique_from holds this body: the job that holds it is
-		// the one the producer meant (beanstalkd has no word for a refusal).
-		c.replyf("INSERTED %d\r\n", held.ID)
-		return nil
-	}
+	// A body the tube's unique_from holds answers the job that holds it:
+	// the one the producer meant (job.Standing).
+	got, err := job.Standing(c.s.d.Push(ctx, job.Spec{Topic: c.use, Body: string(body), Priority: cmd.pri,
+		Delay: time.Duration(cmd.delay) * time.Second, TTR: time.Duration(ttr) * time.Second}))
 	if err != nil {
 		return err
 	}

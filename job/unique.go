@@ -1,6 +1,7 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -79,9 +80,28 @@ func (e *UniqueError) Unwrap() error { return ErrDuplicate }
 
 // Pushed is what a push did: the job's id, and for a unique push that met a
 // waiting job with its key, what it did to that job ("replaced" or
-// "debounced"; ID is then that job's).
+// "debounced"; ID is then that job's), or, from Standing, that the job
+// holding its key stands for it (UniqueHeld).
 type Pushed struct {
 	ID       uint64
 	ClientID string // the job's client id ("" for none)
 	Unique   string
+}
+
+// UniqueHeld is Pushed.Unique of a push refused because another job holds
+// its unique key, which Standing answers in the refusal's place.
+const UniqueHeld = "held"
+
+// Standing is a push's outcome (Dispatcher.Push's answer) for a protocol
+// where a held unique key counts as success, having no word for the
+// refusal (beanstalkd's put, kestrel's set and put): the job that stands
+// for the push, the one it made or the one that holds its key (Unique
+// UniqueHeld). Any other failure is returned as it is. HTTP, JSON-RPC and
+// the clients answer the refusal itself (409, ErrDuplicate).
+func Standing(p Pushed, err error) (Pushed, error) {
+	var held *UniqueError
+	if errors.As(err, &held) {
+		return Pushed{ID: held.ID, ClientID: held.ClientID, Unique: UniqueHeld}, nil
+	}
+	return p, err
 }

@@ -175,10 +175,10 @@ func (c *conn) set(req request) error {
 	c.s.count("cmd_set")
 	ctx, cancel := c.writeCtx()
 	defer cancel()
-	_, err = c.s.d.Push(ctx, job.Spec{Topic: args.queue, Body: string(req.data), Priority: job.DefaultPriority,
-		TTR: c.s.opts.DefaultTTR, Expires: expiry(args.exp, time.Now())})
-	var held *job.UniqueError
-	if err != nil && !errors.As(err, &held) { // held: the queue's unique_from holds this item, and its job stands for it
+	// An item the queue's unique_from holds is stored: its job stands for it.
+	_, err = job.Standing(c.s.d.Push(ctx, job.Spec{Topic: args.queue, Body: string(req.data), Priority: job.DefaultPriority,
+		TTR: c.s.opts.DefaultTTR, Expires: expiry(args.exp, time.Now())}))
+	if err != nil {
 		return &storeError{op: "set", err: err, noreply: req.noreply}
 	}
 	c.reply("STORED", req.noreply)

@@ -2,7 +2,6 @@ package text
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,11 +35,10 @@ func (c *conn) put(req request) error {
 	}
 	put := 0
 	for _, item := range req.items {
-		_, err := c.s.d.Push(c.writeCtx(), job.Spec{Topic: queue, Body: item, Priority: job.DefaultPriority,
-			TTR: c.s.opts.DefaultTTR, Expires: expires})
-		var held *job.UniqueError
+		_, err := job.Standing(c.s.d.Push(c.writeCtx(), job.Spec{Topic: queue, Body: item, Priority: job.DefaultPriority,
+			TTR: c.s.opts.DefaultTTR, Expires: expires}))
 		switch {
-		case err == nil, errors.As(err, &held): // held: the queue's unique_from holds this item, and its job stands for it
+		case err == nil: // put, or the queue's unique_from holds this item, and its job stands for it
 			put++
 		case noRoom[job.KindOf(err)]:
 		default:

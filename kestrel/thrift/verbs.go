@@ -38,9 +38,8 @@ func (c *conn) Put(_ context.Context, queue string, items [][]byte, expirationMs
 	put := int32(0)
 	for i, item := range items {
 		err := c.push(spec, item)
-		var held *job.UniqueError
 		switch {
-		case err == nil, errors.As(err, &held): // held: the queue's unique_from holds this item, and its job stands for it
+		case err == nil: // put, or the queue's unique_from holds this item, and its job stands for it
 			put++
 		case noRoom[job.KindOf(err)]:
 			c.s.log.Debug("kestrel thrift: put stopped at an item with no room", "queue", queue, "put", put, "of", len(items), "err", err)
@@ -56,13 +55,14 @@ func (c *conn) Put(_ context.Context, queue string, items [][]byte, expirationMs
 	return put, nil
 }
 
-// push pushes one item of a put as spec says.
+// push pushes one item of a put as spec says; an item the queue's
+// unique_from holds counts as put (job.Standing).
 func (c *conn) push(spec job.Spec, item []byte) error {
 	if len(item) > c.s.opts.MaxItemSize {
 		return fmt.Errorf("a %d-byte item, the limit is %d bytes: %w", len(item), c.s.opts.MaxItemSize, job.ErrTooBig)
 	}
 	spec.Body = string(item)
-	_, err := c.s.d.Push(c.writeCtx(), spec)
+	_, err := job.Standing(c.s.d.Push(c.writeCtx(), spec))
 	return err
 }
 
