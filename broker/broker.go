@@ -315,7 +315,7 @@ func applySchedules(ctx context.Context, d *dispatcher.Dispatcher, sections map[
 	if err != nil {
 		return err
 	}
-	return d.ApplySchedules(ctx, file)
+	return d.Schedules().Apply(ctx, file)
 }
 
 // scheduleSections reads conf.ini's [schedule.NAME] sections and checks each
@@ -330,7 +330,7 @@ func scheduleSections(d *dispatcher.Dispatcher, sections map[string]map[string]s
 		}
 		file[name] = f
 	}
-	return file, d.CheckSchedules(file)
+	return file, d.Schedules().Check(file)
 }
 
 // shutdownHook is what kestrel's shutdown command calls: nil (refused)

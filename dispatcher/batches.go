@@ -8,87 +8,96 @@ import (
 	"github.com/gmq/gmq/pool"
 )
 
-// CreateBatch creates a batch (docs/workflows.md, Batches) and pushes its
+// Batches are groups of jobs pushed together whose ends are counted, with
+// callbacks when they are all done (docs/workflows.md, Batches;
+// pool/batches.go). One of the dispatcher's concerns, apart from its core
+// (Dispatcher.Batches).
+type Batches struct{ d *Dispatcher }
+
+// Batches is the dispatcher's batches.
+func (d *Dispatcher) Batches() Batches { return Batches{d} }
+
+// Create creates a batch (docs/workflows.md, Batches) and pushes its
 // jobs, each checked as a push is; its callbacks are checked as follow-ups
 // are. It returns the batch's id and its jobs' ids, in order.
-func (d *Dispatcher) CreateBatch(ctx context.Context, s job.BatchSpec) (uint64, []job.Pushed, error) {
-	if err := d.allow("push", writing); err != nil {
+func (b Batches) Create(ctx context.Context, s job.BatchSpec) (uint64, []job.Pushed, error) {
+	if err := b.d.allow("push", writing); err != nil {
 		return 0, nil, err
 	}
 	if err := job.CheckBatch(s); err != nil {
 		return 0, nil, err
 	}
-	if err := d.validateMembers(s.Jobs); err != nil {
+	if err := b.d.validateMembers(s.Jobs); err != nil {
 		return 0, nil, err
 	}
 	for name, c := range map[string]*job.Spec{"on_complete": s.OnComplete, "on_success": s.OnSuccess, "on_death": s.OnDeath} {
 		if c == nil {
 			continue
 		}
-		err := d.validateFollowUp(*c)
-		if _, alias := d.alias(c.Topic); err == nil && alias {
+		err := b.d.validateFollowUp(*c)
+		if _, alias := b.d.alias(c.Topic); err == nil && alias {
 			err = fmt.Errorf("%w: %q is an alias: a callback names one topic", job.ErrInvalid, c.Topic)
 		}
 		if err != nil {
 			return 0, nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	id, got, err := d.pool.CreateBatch(ctx, s)
+	id, got, err := b.d.pool.CreateBatch(ctx, s)
 	if err != nil {
 		return 0, nil, err
 	}
-	return id, d.membersPushed(s.Jobs, got), nil
+	return id, b.d.membersPushed(s.Jobs, got), nil
 }
 
-// AddToBatch pushes jobs into batch id (open, or closed and not finished).
-func (d *Dispatcher) AddToBatch(ctx context.Context, id uint64, jobs []job.Spec) ([]job.Pushed, error) {
-	if err := d.allow("push", writing); err != nil {
+// Add pushes jobs into batch id (open, or closed and not finished).
+func (b Batches) Add(ctx context.Context, id uint64, jobs []job.Spec) ([]job.Pushed, error) {
+	if err := b.d.allow("push", writing); err != nil {
 		return nil, err
 	}
 	if err := job.CheckBatchJobs(jobs); err != nil {
 		return nil, err
 	}
-	if err := d.validateMembers(jobs); err != nil {
+	if err := b.d.validateMembers(jobs); err != nil {
 		return nil, err
 	}
-	got, err := d.pool.AddToBatch(ctx, id, jobs)
+	got, err := b.d.pool.AddToBatch(ctx, id, jobs)
 	if err != nil {
 		return nil, err
 	}
-	return d.membersPushed(jobs, got), nil
+	return b.d.membersPushed(jobs, got), nil
 }
 
-// CloseBatch closes batch id.
-func (d *Dispatcher) CloseBatch(ctx context.Context, id uint64) error {
-	if err := d.allow("close a batch", writing); err != nil {
+// Close closes batch id.
+func (b Batches) Close(ctx context.Context, id uint64) error {
+	if err := b.d.allow("close a batch", writing); err != nil {
 		return err
 	}
-	return d.pool.CloseBatch(ctx, id)
+	return b.d.pool.CloseBatch(ctx, id)
 }
 
-// CancelBatch cancels batch id and its members that have not ended; it
+// Cancel cancels batch id and its members that have not ended; it
 // says how many were asked to cancel.
-func (d *Dispatcher) CancelBatch(ctx context.Context, id uint64) (int, error) {
-	if err := d.allow("cancel a batch", writing); err != nil {
+func (b Batches) Cancel(ctx context.Context, id uint64) (int, error) {
+	if err := b.d.allow("cancel a batch", writing); err != nil {
 		return 0, err
 	}
-	return d.pool.CancelBatch(ctx, id)
+	return b.d.pool.CancelBatch(ctx, id)
 }
 
-// Batch reads batch id.
-func (d *Dispatcher) Batch(ctx context.Context, id uint64) (job.Batch, error) {
-	if err := d.allow("read a batch", reading); err != nil {
+// Get reads batch id.
+func (b Batches) Get(ctx context.Context, id uint64) (job.Batch, error) {
+	if err := b.d.allow("read a batch", reading); err != nil {
 		return job.Batch{}, err
 	}
-	return d.pool.Batch(ctx, id)
+	return b.d.pool.Batch(ctx, id)
 }
 
-// Batches lists the batches kept, newest first (pool.Batches).
-func (d *Dispatcher) Batches(ctx context.Context, offset, limit int) ([]job.Batch, int64, error) {
-	if err := d.allow("list batches", reading); err != nil {
+// List lists the batches kept, newest first (pool.Batches).
+func (b Batches) List(ctx context.Context, offset, limit int) ([]job.Batch, int64, error) {
+	if err := b.d.allow("list batches", reading); err != nil {
 		return nil, 0, err
 	}
-	return d.pool.Batches(ctx, offset, limit)
+	return b.d.pool.Batches(ctx, offset, limit)
 }
 
 // validateMembers checks a batch's jobs as pushes, none to an alias (a

@@ -16,34 +16,39 @@ import (
 // Redis and the bucket timers of every broker fire them, each fire once
 // (pool/schedules.go); a schedule's definition has two layers, as topic
 // settings do: conf.ini's [schedule.NAME] and run-time changes over it.
+// One of the dispatcher's concerns, apart from its core (Dispatcher.Schedules).
+type Schedules struct{ d *Dispatcher }
 
-// Schedules lists every schedule.
-func (d *Dispatcher) Schedules(ctx context.Context) ([]job.Schedule, error) {
-	return d.pool.Schedules(ctx)
+// Schedules is the dispatcher's cron schedules.
+func (d *Dispatcher) Schedules() Schedules { return Schedules{d} }
+
+// List lists every schedule.
+func (s Schedules) List(ctx context.Context) ([]job.Schedule, error) {
+	return s.d.pool.Schedules(ctx)
 }
 
-// Schedule is one schedule; ErrNotFound when there is none.
-func (d *Dispatcher) Schedule(ctx context.Context, name string) (job.Schedule, error) {
+// Get is one schedule; ErrNotFound when there is none.
+func (s Schedules) Get(ctx context.Context, name string) (job.Schedule, error) {
 	if err := job.ValidateScheduleName(name); err != nil {
 		return job.Schedule{}, err
 	}
-	return d.pool.Schedule(ctx, name)
+	return s.d.pool.Schedule(ctx, name)
 }
 
-// SetSchedule makes or changes schedule name at run time: changes (its
+// Set makes or changes schedule name at run time: changes (its
 // fields: cron, tz, job, overlap, paused; null removes one) lie over its
 // run-time layer, which lies over conf.ini's. Its next fire is counted
 // from now.
-func (d *Dispatcher) SetSchedule(ctx context.Context, name string, changes jobjson.Fields) (job.Schedule, error) {
-	if err := d.allow("schedule", writing); err != nil {
+func (s Schedules) Set(ctx context.Context, name string, changes jobjson.Fields) (job.Schedule, error) {
+	if err := s.d.allow("schedule", writing); err != nil {
 		return job.Schedule{}, err
 	}
 	if err := job.ValidateScheduleName(name); err != nil {
 		return job.Schedule{}, err
 	}
-	return d.writeSchedule(ctx, name, func(cur job.Schedule, found bool) (file, run jobjson.Fields, err error) {
+	return s.d.writeSchedule(ctx, name, func(cur job.Schedule, found bool) (file, run jobjson.Fields, err error) {
 		if !found {
-			if err := d.roomForSchedule(ctx); err != nil {
+			if err := s.d.roomForSchedule(ctx); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -86,20 +91,20 @@ func (e scheduleCapError) Error() string {
 
 func (e scheduleCapError) Is(target error) bool { return target == job.ErrFull }
 
-// ApplySchedules writes conf.ini's schedules (their file layers) at start
+// Apply writes conf.ini's schedules (their file layers) at start
 // and at reload; a schedule conf.ini no longer names loses its file layer,
 // and with no run-time layer either, it is deleted. They are written again
 // after Redis loses gmq's data (checkStore).
-func (d *Dispatcher) ApplySchedules(ctx context.Context, file map[string]jobjson.Fields) error {
-	if err := d.applySchedules(ctx, file); err != nil {
+func (s Schedules) Apply(ctx context.Context, file map[string]jobjson.Fields) error {
+	if err := s.d.applySchedules(ctx, file); err != nil {
 		return err
 	}
-	d.rememberSchedules(file)
+	s.d.rememberSchedules(file)
 	return nil
 }
 
 func (d *Dispatcher) applySchedules(ctx context.Context, file map[string]jobjson.Fields) error {
-	if err := d.CheckSchedules(file); err != nil {
+	if err := d.Schedules().Check(file); err != nil {
 		return err
 	}
 	all, err := d.pool.Schedules(ctx)
@@ -140,34 +145,34 @@ func (d *Dispatcher) applySchedules(ctx context.Context, file map[string]jobjson
 	return nil
 }
 
-// FireSchedule fires schedule name now, outside its cron, and returns its
+// Fire fires schedule name now, outside its cron, and returns its
 // job's id: counted as its last fire, its next fire unchanged.
-func (d *Dispatcher) FireSchedule(ctx context.Context, name string) (job.Pushed, error) {
-	if err := d.allow("schedule", writing); err != nil {
+func (s Schedules) Fire(ctx context.Context, name string) (job.Pushed, error) {
+	if err := s.d.allow("schedule", writing); err != nil {
 		return job.Pushed{}, err
 	}
 	if err := job.ValidateScheduleName(name); err != nil {
 		return job.Pushed{}, err
 	}
-	got, err := d.pool.FireNow(ctx, name)
+	got, err := s.d.pool.FireNow(ctx, name)
 	if err != nil {
 		return job.Pushed{}, err
 	}
 	if got.Due.IsZero() && got.Kept {
-		if sc, err := d.Schedule(ctx, name); err == nil {
-			d.waiters.notify(sc.Spec.Job.Topic, 1)
+		if sc, err := s.d.Schedules().Get(ctx, name); err == nil {
+			s.d.waiters.notify(sc.Spec.Job.Topic, 1)
 		}
 	}
 	return job.Pushed{ID: got.ID, ClientID: got.ClientID, Unique: got.Unique}, nil
 }
 
-// CheckSchedules says whether conf.ini's schedules are each a whole,
+// Check says whether conf.ini's schedules are each a whole,
 // valid schedule, before anything of a start or a reload is applied: a bad
 // section must change nothing (conf.ini's layer alone: a run-time layer
 // over it may only change fields).
-func (d *Dispatcher) CheckSchedules(file map[string]jobjson.Fields) error {
+func (s Schedules) Check(file map[string]jobjson.Fields) error {
 	for name, f := range file {
-		if _, err := d.scheduleSpec(f, nil); err != nil {
+		if _, err := s.d.scheduleSpec(f, nil); err != nil {
 			return fmt.Errorf("[schedule.%s]: %w", name, err)
 		}
 	}
@@ -190,16 +195,16 @@ func (d *Dispatcher) scheduleSpec(file, run jobjson.Fields) (job.ScheduleSpec, e
 	return spec, nil
 }
 
-// DeleteSchedule removes schedule name (conf.ini's comes back at the next
+// Delete removes schedule name (conf.ini's comes back at the next
 // reload).
-func (d *Dispatcher) DeleteSchedule(ctx context.Context, name string) error {
-	if err := d.allow("schedule", writing); err != nil {
+func (s Schedules) Delete(ctx context.Context, name string) error {
+	if err := s.d.allow("schedule", writing); err != nil {
 		return err
 	}
 	if err := job.ValidateScheduleName(name); err != nil {
 		return err
 	}
-	return d.pool.DeleteSchedule(ctx, name)
+	return s.d.pool.DeleteSchedule(ctx, name)
 }
 
 // writeSchedule stores schedule name as the two layers that layers makes
@@ -236,7 +241,7 @@ func (d *Dispatcher) writeSchedule(ctx context.Context, name string,
 	if err != nil {
 		return job.Schedule{}, err
 	}
-	if sc, err := d.Schedule(ctx, name); err == nil { // as stored, with what its fires did
+	if sc, err := d.Schedules().Get(ctx, name); err == nil { // as stored, with what its fires did
 		return sc, nil
 	}
 	return job.Schedule{Name: name, Spec: w.Spec, Next: w.Next, File: w.File, Run: w.Run}, nil

@@ -280,7 +280,7 @@ func (s *store) readStore(ctx context.Context, gauge, counter emit) error {
 	}
 	gauge(topicsDesc, float64(total))
 	gauge(followUpsDesc, float64(st.FollowUps))
-	if schedules, err := s.d.Schedules(ctx); err == nil {
+	if schedules, err := s.d.Schedules().List(ctx); err == nil {
 		s.schedules(schedules, counter)
 	}
 	for event, v := range map[string]int64{"timed_out": st.Timeouts, "released": st.Releases, "buried": st.Buries,

@@ -92,7 +92,7 @@ func (s *Server) createBatch(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	id, pushed, err := s.d.CreateBatch(c, spec)
+	id, pushed, err := s.d.Batches().Create(c, spec)
 	if err != nil {
 		if id != 0 { // made, then cancelled: a job of it was refused
 			return 0, gin.H{"batch": strconv.FormatUint(id, 10)}, err
@@ -107,7 +107,7 @@ func (s *Server) getBatch(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	b, err := s.d.Batch(c, id)
+	b, err := s.d.Batches().Get(c, id)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -124,7 +124,7 @@ func (s *Server) listBatches(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.d.Batches(c, p.offset, p.limit)
+	list, total, err := s.d.Batches().List(c, p.offset, p.limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -158,7 +158,7 @@ func (s *Server) addToBatch(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	pushed, err := s.d.AddToBatch(c, id, jobs)
+	pushed, err := s.d.Batches().Add(c, id, jobs)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -170,7 +170,7 @@ func (s *Server) closeBatch(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.d.CloseBatch(c, id); err != nil {
+	if err := s.d.Batches().Close(c, id); err != nil {
 		return 0, nil, err
 	}
 	return s.getBatch(c)
@@ -181,7 +181,7 @@ func (s *Server) cancelBatch(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	n, err := s.d.CancelBatch(c, id)
+	n, err := s.d.Batches().Cancel(c, id)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -15,7 +15,7 @@ import (
 
 // schedules lists every schedule with its next and last fire.
 func (s *Server) schedules(c *gin.Context) (int, any, error) {
-	all, err := s.d.Schedules(c)
+	all, err := s.d.Schedules().List(c)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -28,7 +28,7 @@ func (s *Server) schedules(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) schedule(c *gin.Context) (int, any, error) {
-	sc, err := s.d.Schedule(c, c.Param("name"))
+	sc, err := s.d.Schedules().Get(c, c.Param("name"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Server) setSchedule(c *gin.Context) (int, any, error) {
 	if len(f) == 0 {
 		return 0, nil, fmt.Errorf("%w: no field given (a schedule has cron, tz, job, overlap, paused)", errBadRequest)
 	}
-	sc, err := s.d.SetSchedule(c, c.Param("name"), f)
+	sc, err := s.d.Schedules().Set(c, c.Param("name"), f)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -75,7 +75,7 @@ func (s *Server) fireSchedule(c *gin.Context) (int, any, error) {
 	if _, err := s.onlyFields(c, "a fire"); err != nil { // it takes no field: a body would be silently lost
 		return 0, nil, err
 	}
-	got, err := s.d.FireSchedule(c, c.Param("name"))
+	got, err := s.d.Schedules().Fire(c, c.Param("name"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -88,7 +88,7 @@ func (s *Server) fireSchedule(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) deleteSchedule(c *gin.Context) (int, any, error) {
-	if err := s.d.DeleteSchedule(c, c.Param("name")); err != nil {
+	if err := s.d.Schedules().Delete(c, c.Param("name")); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, gin.H{"deleted": c.Param("name")}, nil

@@ -120,20 +120,20 @@ func TestScheduleReloads(t *testing.T) {
 	api := b.URL + "/api/v1"
 	d := b.Broker.Dispatcher()
 	section := map[string]jobjson.Fields{"cz": {"cron": []byte(`"0 3 * * *"`), "job": []byte(`{"topic":"r","body":"x"}`)}}
-	if err := d.ApplySchedules(t.Context(), section); err != nil {
+	if err := d.Schedules().Apply(t.Context(), section); err != nil {
 		t.Fatal(err)
 	}
 	first := mustCall(t, 200, "GET", api+"/schedules/cz", ``)["next"]
 	time.Sleep(10 * time.Millisecond)
 	section["cz"]["job"] = []byte(`{"topic":"r","body":"y"}`)
-	if err := d.ApplySchedules(t.Context(), section); err != nil {
+	if err := d.Schedules().Apply(t.Context(), section); err != nil {
 		t.Fatal(err)
 	}
 	if again := mustCall(t, 200, "GET", api+"/schedules/cz", ``); again["next"] != first || again["job"].(map[string]any)["body"] != "y" {
 		t.Fatalf("a reload with the same cron: %v, next was %v", again, first)
 	}
 	mustCall(t, 200, "PUT", api+"/schedules/cz", `{"paused":true}`)
-	if err := d.ApplySchedules(t.Context(), nil); err != nil {
+	if err := d.Schedules().Apply(t.Context(), nil); err != nil {
 		t.Fatalf("the section removed, a pause left: %v", err)
 	}
 	mustCall(t, 404, "GET", api+"/schedules/cz", ``)
