@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B of a change on the beanstalkd path (docs/PERFORMANCE.md, "Issue 20"):
+# A/B of a change on the beanstalkd path (docs/performance-log.md, "Issue 20"):
 # builds gmq at two revisions and runs `gmq bench` against each in turn,
 # ROUNDS times alternating, each build against a fresh Redis (AOF everysec,
 # as `make run` sets it), beside an in-memory beanstalkd measured in the

@@ -53,8 +53,9 @@ import (
 
 // notPages are the pages README.md lists that have no examples to run.
 var notPages = map[string]string{
-	"ARCHITECTURE.md": "it has no examples",
-	"PERFORMANCE.md":  "its examples are benchmarks, minutes each, run by hand",
+	"ARCHITECTURE.md":    "it has no examples",
+	"PERFORMANCE.md":     "its examples are benchmarks, minutes each, run by hand",
+	"performance-log.md": "its examples are benchmarks, minutes each, run by hand",
 }
 
 // programs are the pages whose ```go and ```python blocks are whole

@@ -164,7 +164,7 @@ type Slot struct {
 // lazyTopicKeys are the topic keys few calls read, left out of the table
 // topic_keys builds and read through its metatable: a table of at most 16
 // fields is a 16-slot hash, one more a 32-slot one, and building that for
-// each topic of every call cost an ack and pop 3 µs (docs/PERFORMANCE.md,
+// each topic of every call cost an ack and pop 3 µs (docs/performance-log.md,
 // "Outcomes").
 var lazyTopicKeys = map[string]bool{"completed": true, "cancelled": true, "after": true}
 

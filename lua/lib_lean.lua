@@ -3,7 +3,7 @@
 -- runs here: straight through, with the data model's commands, the
 -- counters and the wake-ups, and none of the general path's tables of
 -- operations, phases and refusals, whose Lua a plain call does not need
--- (docs/PERFORMANCE.md, "The short path"). It runs the same
+-- (docs/performance-log.md, "The short path"). It runs the same
 -- library functions on each job (settle, enter, reserve_record,
 -- delete_job...), in the general path's order (pushes, deletes, pops), so
 -- its answers and writes are the general path's for the same operations
