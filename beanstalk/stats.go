@@ -257,7 +257,7 @@ func (c *conn) stats(ctx context.Context) error {
 		add("uptime", secs(time.Since(c.s.started))).
 		add("binlog-oldest-index", 0).add("binlog-current-index", 0).add("binlog-records-migrated", 0).
 		add("binlog-records-written", 0).add("binlog-max-size", 10485760).
-		add("draining", c.s.d.Status() >= job.ReadOnly).add("id", c.s.instance).add("hostname", host).
+		add("draining", c.s.d.Status().Announced() >= job.ReadOnly).add("id", c.s.instance).add("hostname", host).
 		add("os", utsString(un.Version[:])).add("platform", utsString(un.Machine[:]))
 	c.replyYAML(y.String())
 	return nil

@@ -129,7 +129,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, StatusGrace: cfg.StatusGrace, DefaultStatus: cfg.DefaultStatus, MigrateAfter: popts.AnnounceTTL, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
 		HistoryTopics: cfg.HistoryTopics, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Egress: cfg.DeliveryPolicy(), Log: opts.Log})
 
-	if err := b.d.InitStatus(ctx); err != nil { // [server] default_status, before any request
+	if err := b.d.Status().Init(ctx); err != nil { // [server] default_status, before any request
 		b.pool.Close()
 		return nil, fmt.Errorf("record this broker's status: %w", err)
 	}
@@ -348,7 +348,7 @@ func (b *Broker) shutdownHook() func() {
 // pops and acks go on.
 func (b *Broker) Drain() {
 	b.log.Info("draining: this broker is ReadOnly from now on (SIGUSR1)")
-	b.d.SetLocalStatus(job.ReadOnly)
+	b.d.Status().SetLocal(job.ReadOnly)
 }
 
 // Quiet makes this broker Quiescent from now on (SIGTSTP, as Sidekiq's
@@ -356,7 +356,7 @@ func (b *Broker) Drain() {
 // status_grace it takes no new jobs while those in hand are finished.
 func (b *Broker) Quiet() {
 	b.log.Info("quiet: this broker takes no new jobs from now on (SIGTSTP)", "grace", b.cfg.StatusGrace)
-	b.d.Quiet()
+	b.d.Status().Quiet()
 }
 
 // Run serves until ctx ends or a front end fails, then shuts down: the front
@@ -369,7 +369,8 @@ func (b *Broker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { b.d.Run(dctx) })
 	if b.members != nil {
-		b.d.OnStatus(b.members.SetStatus) // the announced status: clients leave before it is enforced
+		var fn func(job.Status) = b.members.SetStatus
+		b.d.Status().OnChange(fn) // the announced status: clients leave before it is enforced
 		wg.Go(func() {
 			if err := b.members.Run(dctx); err != nil {
 				b.log.Error("zookeeper: the server sets' membership ended", "err", err)
@@ -399,7 +400,7 @@ func (b *Broker) Run(ctx context.Context) error {
 		b.log.Info("shutting down: asked over kestrel's protocol ([kestrel] allow_shutdown)", "grace", b.cfg.ShutdownTimeout)
 	case err = <-failed:
 	}
-	b.d.Stopping() // /readyz: 503 from now, while the front ends finish
+	b.d.Status().Stopping() // /readyz: 503 from now, while the front ends finish
 	if b.members != nil {
 		b.members.SetStatus(job.Quiescent) // and out of every server set
 	}

@@ -150,10 +150,10 @@ func TestAckThenPopUnderQuiescent(t *testing.T) {
 	if err != nil || held == nil {
 		t.Fatalf("pop: %v %v", held, err)
 	}
-	if err := d.SetStatus(ctx, job.Quiescent); err != nil {
+	if err := d.Status().Set(ctx, job.Quiescent); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = d.SetStatus(ctx, job.Up) }()
+	defer func() { _ = d.Status().Set(ctx, job.Up) }()
 	jobs, err := d.Pop(ctx, dispatcher.PopParams{Topics: []string{"quiet"},
 		After: &dispatcher.Ack{ID: held.PublicID(), Attempt: held.Attempt()}})
 	var acked *job.AckedError

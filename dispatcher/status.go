@@ -23,6 +23,14 @@ import (
 // /readyz) and enforced from the end of the grace (allow), timed on
 // Redis's clock so that every broker enforces a fleet change together.
 
+// ServerStatus is this broker's status: its layers, what it announces
+// and enforces, and who is told of a change. One of the dispatcher's
+// concerns, apart from its core (Dispatcher.Status).
+type ServerStatus struct{ d *Dispatcher }
+
+// Status is this broker's status.
+func (d *Dispatcher) Status() ServerStatus { return ServerStatus{d} }
+
 // statusState holds the layers, their times on this machine's clock.
 type statusState struct {
 	mu sync.Mutex
@@ -34,18 +42,22 @@ type statusState struct {
 	timer               *time.Timer                // wakes recompute at the next pending At
 	timerOff            bool                       // Run has ended: no timer is set again (stopStatusTimer)
 	announced, enforced atomic.Int32               // job.Status, recomputed on every change
-	watchers            []func(job.Status)         // told each new announced status (OnStatus)
+	watchers            []func(job.Status)         // told each new announced status (OnChange)
 	lastAnnounced       job.Status
 	offset              time.Duration // this machine's clock less Redis's, at the last read
-	stopping            atomic.Bool   // the broker is shutting down (Stopping)
+	stopping            atomic.Bool   // the broker is shutting down (ServerStatus.Stopping)
 }
 
-// Status is the status this broker announces: the strictest of its
+// Announced is the status this broker announces: the strictest of its
 // layers, a stricter one pending its grace period included.
-func (d *Dispatcher) Status() job.Status { return job.Status(d.status.announced.Load()) }
+func (ss ServerStatus) Announced() job.Status {
+	return job.Status(ss.d.status.announced.Load())
+}
 
-// EnforcedStatus is the status this broker obeys now.
-func (d *Dispatcher) EnforcedStatus() job.Status { return job.Status(d.status.enforced.Load()) }
+// Enforced is the status this broker obeys now.
+func (ss ServerStatus) Enforced() job.Status {
+	return job.Status(ss.d.status.enforced.Load())
+}
 
 // StatusView is the status and the layers it comes from.
 type StatusView struct {
@@ -57,12 +69,12 @@ type StatusView struct {
 	Stopping            bool
 }
 
-// StatusView reports the status, its layers and every broker's own.
-func (d *Dispatcher) StatusView() StatusView {
-	st := &d.status
+// View reports the status, its layers and every broker's own.
+func (ss ServerStatus) View() StatusView {
+	st := &ss.d.status
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	v := StatusView{Announced: d.Status(), Enforced: d.EnforcedStatus(), Broker: d.pool.Origin(),
+	v := StatusView{Announced: ss.Announced(), Enforced: ss.Enforced(), Broker: ss.d.pool.Origin(),
 		Fleet: st.fleet, Own: st.own, Signals: st.signals, Brokers: make(map[string]job.StatusLayer, len(st.brokers)),
 		Stopping: st.stopping.Load()}
 	for name, l := range st.brokers {
@@ -79,38 +91,38 @@ func (d *Dispatcher) StatusView() StatusView {
 	return v
 }
 
-// SetStatus sets the status of every broker sharing the Redis: a looser
+// Set sets the status of every broker sharing the Redis: a looser
 // one (or as strict) at once, a stricter one after [server] status_grace.
 // This broker obeys it at once, the others within [internal] status_poll
 // (a grace's end together, on Redis's clock).
-func (d *Dispatcher) SetStatus(ctx context.Context, s job.Status) error {
-	return d.SetBrokerStatus(ctx, "", s, false)
+func (ss ServerStatus) Set(ctx context.Context, s job.Status) error {
+	return ss.SetBroker(ctx, "", s, false)
 }
 
-// SetBrokerStatus sets one broker's own status (broker: its origin; "this"
+// SetBroker sets one broker's own status (broker: its origin; "this"
 // for this one): it obeys the stricter of it and the fleet's. fleet true
 // sets the fleet's instead (broker is then ignored).
-func (d *Dispatcher) SetBrokerStatus(ctx context.Context, broker string, s job.Status, create bool) error {
+func (ss ServerStatus) SetBroker(ctx context.Context, broker string, s job.Status, create bool) error {
 	scope := pool.StatusScope{Create: create}
 	switch {
-	case broker == "this" || broker == d.pool.Origin():
-		scope.Broker = d.pool.Origin()
+	case broker == "this" || broker == ss.d.pool.Origin():
+		scope.Broker = ss.d.pool.Origin()
 	case broker != "":
 		scope.Broker = broker
 	}
-	layer, redisNow, err := d.pool.SetStatus(ctx, scope, s, d.opts.StatusGrace)
+	layer, redisNow, err := ss.d.pool.SetStatus(ctx, scope, s, ss.d.opts.StatusGrace)
 	if err != nil {
 		return err
 	}
 	layer = onThisClock(layer, redisNow)
-	st := &d.status
+	st := &ss.d.status
 	st.mu.Lock()
 	st.sets++
 	st.offset = time.Since(redisNow)
 	switch scope.Broker {
 	case "":
 		st.fleet = layer
-	case d.pool.Origin():
+	case ss.d.pool.Origin():
 		st.own = layer
 	default:
 		if st.brokers == nil {
@@ -119,59 +131,63 @@ func (d *Dispatcher) SetBrokerStatus(ctx context.Context, broker string, s job.S
 		st.brokers[scope.Broker] = layer
 	}
 	st.mu.Unlock()
-	d.recomputeStatus()
+	ss.d.recomputeStatus()
 	return nil
 }
 
-// InitStatus records this broker's own status at boot ([server]
+// Init records this broker's own status at boot ([server]
 // default_status, at once) and reads every layer.
-func (d *Dispatcher) InitStatus(ctx context.Context) error {
-	if err := d.SetBrokerStatus(ctx, "this", d.opts.DefaultStatus, true); err != nil {
+func (ss ServerStatus) Init(ctx context.Context) error {
+	if err := ss.SetBroker(ctx, "this", ss.d.opts.DefaultStatus, true); err != nil {
 		return err
 	}
-	d.readStatus(ctx)
+	ss.d.readStatus(ctx)
 	return nil
 }
 
-// SetLocalStatus makes this broker alone obey at least s at once, whatever
+// SetLocal makes this broker alone obey at least s at once, whatever
 // its other layers say (SIGUSR1: ReadOnly).
-func (d *Dispatcher) SetLocalStatus(s job.Status) {
-	d.status.mu.Lock()
-	d.status.signals = job.StatusLayer{Now: max(s, d.status.signals.Now), Next: max(s, d.status.signals.Next)}
-	d.status.mu.Unlock()
-	d.recomputeStatus()
+func (ss ServerStatus) SetLocal(s job.Status) {
+	ss.d.status.mu.Lock()
+	ss.d.status.signals = job.StatusLayer{Now: max(s, ss.d.status.signals.Now), Next: max(s, ss.d.status.signals.Next)}
+	ss.d.status.mu.Unlock()
+	ss.d.recomputeStatus()
 }
 
 // Quiet makes this broker Quiescent for good (SIGTSTP, as Sidekiq's quiet):
 // announced at once (so /readyz turns load balancers away), enforced after
 // [server] status_grace: no new jobs are taken while those in hand are
 // finished (ack, release, touch go on).
-func (d *Dispatcher) Quiet() {
-	d.status.mu.Lock()
-	l := &d.status.signals
+func (ss ServerStatus) Quiet() {
+	ss.d.status.mu.Lock()
+	l := &ss.d.status.signals
 	if l.Announced() < job.Quiescent {
 		l.Next = job.Quiescent
-		if l.At = time.Now().Add(d.opts.StatusGrace); d.opts.StatusGrace <= 0 {
+		if l.At = time.Now().Add(ss.d.opts.StatusGrace); ss.d.opts.StatusGrace <= 0 {
 			l.Now, l.At = job.Quiescent, time.Time{}
 		}
 	}
-	d.status.mu.Unlock()
-	d.recomputeStatus()
+	ss.d.status.mu.Unlock()
+	ss.d.recomputeStatus()
 }
 
 // Stopping marks the broker as shutting down: /readyz answers 503 from now.
-func (d *Dispatcher) Stopping() { d.status.stopping.Store(true) }
+func (ss ServerStatus) Stopping() {
+	ss.d.status.stopping.Store(true)
+}
 
 // IsStopping says the broker is shutting down.
-func (d *Dispatcher) IsStopping() bool { return d.status.stopping.Load() }
+func (ss ServerStatus) IsStopping() bool {
+	return ss.d.status.stopping.Load()
+}
 
-// OnStatus calls fn with each new announced status, from the goroutine
+// OnChange calls fn with each new announced status, from the goroutine
 // that changed it (fn must not block), starting with the current one.
-func (d *Dispatcher) OnStatus(fn func(job.Status)) {
-	d.status.mu.Lock()
-	d.status.watchers = append(d.status.watchers, fn)
-	d.status.mu.Unlock()
-	fn(d.Status())
+func (ss ServerStatus) OnChange(fn func(job.Status)) {
+	ss.d.status.mu.Lock()
+	ss.d.status.watchers = append(ss.d.status.watchers, fn)
+	ss.d.status.mu.Unlock()
+	fn(ss.Announced())
 }
 
 // readStatus reads every layer (Run calls it every StatusPoll), so that a
@@ -290,7 +306,7 @@ const (
 // allow refuses op when the enforced status forbids its class: ReadOnly
 // refuses writing, Quiescent writing and reading.
 func (d *Dispatcher) allow(op string, class opClass) error {
-	s := d.EnforcedStatus()
+	s := d.Status().Enforced()
 	if (s == job.ReadOnly && class == writing) || (s == job.Quiescent && class != finishing) {
 		return &job.StatusError{Status: s, Op: op}
 	}

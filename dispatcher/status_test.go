@@ -33,16 +33,16 @@ func TestAStatusSetHereOutlivesAnOlderPoll(t *testing.T) {
 	if err != nil || read.Fleet.Now != job.Up {
 		t.Fatalf("the poll read %v %v", read, err)
 	}
-	if err := d.SetStatus(ctx, job.ReadOnly); err != nil {
+	if err := d.Status().Set(ctx, job.ReadOnly); err != nil {
 		t.Fatal(err)
 	}
 	d.polledStatus(read, sets) // the poll ends
-	if got := d.Status(); got != job.ReadOnly {
+	if got := d.Status().Announced(); got != job.ReadOnly {
 		t.Fatalf("the status is %v after a poll older than the set, want readonly", got)
 	}
 	read.Fleet = job.StatusLayer{} // a poll after the set (another broker set up)
 	d.polledStatus(read, d.statusSetsSoFar())
-	if got := d.Status(); got != job.Up {
+	if got := d.Status().Announced(); got != job.Up {
 		t.Fatalf("the status is %v after a newer poll, want up", got)
 	}
 }

@@ -21,7 +21,7 @@ func (s statusCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, kind := range []struct {
 		name string
 		now  job.Status
-	}{{"announced", s.d.Status()}, {"enforced", s.d.EnforcedStatus()}} {
+	}{{"announced", s.d.Status().Announced()}, {"enforced", s.d.Status().Enforced()}} {
 		for st := job.Up; st <= job.Quiescent; st++ {
 			v := 0.0
 			if st == kind.now {

@@ -16,7 +16,7 @@ func TestStatusSeries(t *testing.T) {
 		c.MetricsCache = 0
 		c.StatusGrace, c.ShutdownTimeout = time.Hour, 100*time.Millisecond
 	})
-	if err := b.Dispatcher.SetStatus(t.Context(), job.ReadOnly); err != nil {
+	if err := b.Dispatcher.Status().Set(t.Context(), job.ReadOnly); err != nil {
 		t.Fatal(err)
 	}
 	m := scrape(t, b.URL, "")

@@ -29,23 +29,23 @@ func TestBrokersInServerSets(t *testing.T) {
 	members := serverset.WatchMembers(t, zk, prefix)
 	members.WaitFor(t, "both brokers in both sets", 2, 2)
 
-	if err := a.Dispatcher.SetStatus(t.Context(), job.ReadOnly); err != nil {
+	if err := a.Dispatcher.Status().Set(t.Context(), job.ReadOnly); err != nil {
 		t.Fatal(err)
 	}
 	members.WaitFor(t, "a readonly fleet out of the write set, announced before its grace ends", 0, 2)
-	if a.Dispatcher.EnforcedStatus() != job.Up {
-		t.Fatalf("enforced %v during the grace", a.Dispatcher.EnforcedStatus())
+	if a.Dispatcher.Status().Enforced() != job.Up {
+		t.Fatalf("enforced %v during the grace", a.Dispatcher.Status().Enforced())
 	}
-	if err := b.Dispatcher.SetStatus(t.Context(), job.Up); err != nil {
+	if err := b.Dispatcher.Status().Set(t.Context(), job.Up); err != nil {
 		t.Fatal(err)
 	}
 	members.WaitFor(t, "the fleet up again, at once", 2, 2)
 
-	if err := a.Dispatcher.SetBrokerStatus(t.Context(), b.Pool.Origin(), job.Quiescent, false); err != nil {
+	if err := a.Dispatcher.Status().SetBroker(t.Context(), b.Pool.Origin(), job.Quiescent, false); err != nil {
 		t.Fatal(err)
 	}
 	members.WaitFor(t, "the quiescent broker in neither set", 1, 1)
-	if err := a.Dispatcher.SetBrokerStatus(t.Context(), b.Pool.Origin(), job.Up, false); err != nil {
+	if err := a.Dispatcher.Status().SetBroker(t.Context(), b.Pool.Origin(), job.Up, false); err != nil {
 		t.Fatal(err)
 	}
 	members.WaitFor(t, "both back", 2, 2)

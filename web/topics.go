@@ -211,7 +211,7 @@ func (s *Server) stats(c *gin.Context) (int, any, error) {
 	}
 	lost, lostAt := s.d.StoreLosses()
 	out := gin.H{
-		"version": s.opts.Version, "status": s.d.Status().String(), "uptime": seconds(st.Uptime), "buckets": st.Buckets, "topics": st.Topics,
+		"version": s.opts.Version, "status": s.d.Status().Announced().String(), "uptime": seconds(st.Uptime), "buckets": st.Buckets, "topics": st.Topics,
 		"pid":                os.Getpid(), // this broker's process, for a signal (kill -HUP: reload), as beanstalkd's stats say
 		"current_waiting":    st.Waiting,
 		"current_end_waits":  st.EndWaits,
@@ -255,7 +255,7 @@ func (s *Server) connections() map[string]int {
 // "broker": "host-1-ab", "fleet": {...}, "own": {...}, "signals": {...},
 // "brokers": [{"name": ..., "status": ..., "enforced": ...}]}.
 func (s *Server) status(c *gin.Context) (int, any, error) {
-	v := s.d.StatusView()
+	v := s.d.Status().View()
 	out := gin.H{"status": v.Announced.String(), "enforced": v.Enforced.String(), "version": s.opts.Version,
 		"broker": v.Broker, "fleet": layerView(v.Fleet), "own": layerView(v.Own), "signals": layerView(v.Signals)}
 	if !v.At.IsZero() {
@@ -310,7 +310,7 @@ func (s *Server) setStatus(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.d.SetBrokerStatus(c, broker, st, false); err != nil {
+	if err := s.d.Status().SetBroker(c, broker, st, false); err != nil {
 		return 0, nil, err
 	}
 	return s.status(c)
@@ -328,10 +328,10 @@ func (s *Server) readyz(c *gin.Context) (int, any, error) {
 	unready := func(why string) (int, any, error) {
 		return http.StatusServiceUnavailable, gin.H{"status": "unavailable", "error": why}, nil
 	}
-	if s.d.IsStopping() {
+	if s.d.Status().IsStopping() {
 		return unready("the broker is shutting down")
 	}
-	if st := s.d.Status(); st == job.Quiescent {
+	if st := s.d.Status().Announced(); st == job.Quiescent {
 		return unready("the server status is quiescent: it takes no new work")
 	}
 	if err := s.d.Store().Ping(c); err != nil {

@@ -213,7 +213,7 @@ func (c *conn) reply(line string, noreply bool) {
 // connection, as kestrel does.
 func (c *conn) status(args []string) error {
 	if len(args) == 0 {
-		c.line(strings.ToUpper(c.s.d.Status().String()))
+		c.line(strings.ToUpper(c.s.d.Status().Announced().String()))
 		return nil
 	}
 	st, err := job.ParseStatus(args[0])
@@ -226,7 +226,7 @@ func (c *conn) status(args []string) error {
 	if len(args) > 1 {
 		broker = args[1]
 	}
-	if err := c.s.d.SetBrokerStatus(ctx, broker, st, false); err != nil {
+	if err := c.s.d.Status().SetBroker(ctx, broker, st, false); err != nil {
 		return &storeError{op: "status", err: err}
 	}
 	c.line("END")

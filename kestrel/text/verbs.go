@@ -221,7 +221,7 @@ func (c *conn) queueWrite(op string, args []string, do func(context.Context, str
 // /api/v1/status lists, or "this").
 func (c *conn) status(req request) error {
 	if len(req.args) == 0 {
-		c.line(":" + strings.ToUpper(c.s.d.Status().String()))
+		c.line(":" + strings.ToUpper(c.s.d.Status().Announced().String()))
 		return nil
 	}
 	st, err := job.ParseStatus(req.args[0])
@@ -232,7 +232,7 @@ func (c *conn) status(req request) error {
 	if len(req.args) > 1 {
 		broker = req.args[1]
 	}
-	if err := c.s.d.SetBrokerStatus(c.writeCtx(), broker, st, false); err != nil {
+	if err := c.s.d.Status().SetBroker(c.writeCtx(), broker, st, false); err != nil {
 		return &storeError{op: "status", err: err}
 	}
 	c.count(0)

@@ -157,8 +157,8 @@ func TestStatus(t *testing.T) {
 	}
 	status(wire.Status_UP)
 	wantException(t, c.SetStatus(ctx, wire.Status_NOT_CONFIGURED, ""), "Internal error processing set_status: invalid: ")
-	if b.Dispatcher.Status().String() != "up" {
-		t.Fatalf("dispatcher status %v", b.Dispatcher.Status())
+	if b.Dispatcher.Status().Announced().String() != "up" {
+		t.Fatalf("dispatcher status %v", b.Dispatcher.Status().Announced())
 	}
 	if v, err := c.GetVersion(ctx); err != nil || v != "test" {
 		t.Fatalf("get_version: %q, %v", v, err)

@@ -248,7 +248,7 @@ var wireStatus = map[job.Status]wire.Status{
 // kestrel answers it.
 func (c *conn) CurrentStatus(context.Context) (wire.Status, error) {
 	c.op = "current_status"
-	if st, ok := wireStatus[c.s.d.Status()]; ok {
+	if st, ok := wireStatus[c.s.d.Status().Announced()]; ok {
 		return st, nil
 	}
 	return wire.Status_NOT_CONFIGURED, nil
@@ -267,7 +267,7 @@ func (c *conn) SetStatus(_ context.Context, status wire.Status, broker string) e
 	if !ok {
 		return c.failure(fmt.Errorf("set_status: status %v: want UP, READ_ONLY or QUIESCENT: %w", status, job.ErrInvalid))
 	}
-	if err := c.s.d.SetBrokerStatus(c.writeCtx(), broker, st, false); err != nil {
+	if err := c.s.d.Status().SetBroker(c.writeCtx(), broker, st, false); err != nil {
 		return c.failure(fmt.Errorf("set_status %v: %w", status, err))
 	}
 	return nil
