@@ -64,7 +64,12 @@ func build(commit, dir string) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(src)
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
 	archive := exec.Command("sh", "-c", fmt.Sprintf("git archive %s | tar -x -C %s", commit, src))
+	archive.Dir = root // the whole tree: from a folder below, git archive takes that folder only
 	if out, err := archive.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("the broker of commit %s is built from this clone's history (git archive): %v\n%s", commit, err, out)
 	}
