@@ -95,7 +95,7 @@ bench:
 # Redis is restarted, and while Redis is frozen (SIGSTOP) for 10 s, a fault
 # every 3 seconds (make test runs a short version).
 chaos:
-	GMQ_CHAOS_JOBS=100000 GMQ_CHAOS_EVERY=3s GMQ_CHAOS_STALL=10s $(GO) test -count=1 -run '^TestChaos' -v -timeout 60m .
+	GMQ_CHAOS_JOBS=100000 GMQ_CHAOS_EVERY=3s GMQ_CHAOS_STALL=10s $(GO) test -count=1 -run '^TestChaos' -v -timeout 60m ./systemtest/chaos
 
 clean:
 	rm -f gmq
