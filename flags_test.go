@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/internal/redistest"
+	"github.com/gmq/gmq/systemtest/harness"
 )
 
 // A command line gmq does not fully understand starts nothing: the flag
@@ -26,7 +27,7 @@ func TestCommandLineFullyUnderstood(t *testing.T) {
 		{[]string{"bench", "--clients", "2", "stray"}, `unexpected argument "stray"`},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a broker that started would not return
-		out, err := exec.CommandContext(ctx, binary, tt.args...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, harness.Binary, tt.args...).CombinedOutput()
 		cancel()
 		exit, ok := err.(*exec.ExitError)
 		if !ok || exit.ExitCode() != 2 || !strings.Contains(string(out), tt.says) {
@@ -83,28 +84,28 @@ func TestHelp(t *testing.T) {
 // and a URL without a scheme is http's.
 func TestFlagsBeforeTheCommand(t *testing.T) {
 	srv := redistest.Start(t)
-	b := startBroker(t, srv.URL())
+	b := harness.StartBroker(t, srv.URL())
 	for _, tt := range []struct {
 		args []string
 		says string
 	}{
 		{[]string{"--json", "stats"}, `"total_jobs": 0`},
-		{[]string{"--url", b.url(""), "topics"}, "TOPIC"},
-		{[]string{"--url=" + b.url(""), "--json", "status"}, `"status": "up"`},
-		{[]string{"--url", b.addr, "status"}, "up"},
-		{[]string{"-url", b.addr, "-token", "unused", "status", "--json"}, `"status": "up"`},
-		{[]string{"--url", "http://127.0.0.1:1", "stats", "--url", b.addr}, "jobs by state"}, // the last one given wins
+		{[]string{"--url", b.URL(""), "topics"}, "TOPIC"},
+		{[]string{"--url=" + b.URL(""), "--json", "status"}, `"status": "up"`},
+		{[]string{"--url", b.Addr, "status"}, "up"},
+		{[]string{"-url", b.Addr, "-token", "unused", "status", "--json"}, `"status": "up"`},
+		{[]string{"--url", "http://127.0.0.1:1", "stats", "--url", b.Addr}, "jobs by state"}, // the last one given wins
 	} {
-		t.Setenv("GMQ_URL", b.url(""))
+		t.Setenv("GMQ_URL", b.URL(""))
 		var out, errOut strings.Builder
 		if code := gmq(tt.args, &out, &errOut); code != 0 || !strings.Contains(out.String(), tt.says) {
 			t.Errorf("gmq %q: exit %d %q %q, want %q", tt.args, code, out.String(), errOut.String(), tt.says)
 		}
 	}
-	t.Setenv("GMQ_URL", b.addr) // no scheme
+	t.Setenv("GMQ_URL", b.Addr) // no scheme
 	var out, errOut strings.Builder
 	if code := gmq([]string{"status"}, &out, &errOut); code != 0 || out.String() != "up\n" {
-		t.Errorf("GMQ_URL=%s gmq status: exit %d %q %q", b.addr, code, out.String(), errOut.String())
+		t.Errorf("GMQ_URL=%s gmq status: exit %d %q %q", b.Addr, code, out.String(), errOut.String())
 	}
 }
 
