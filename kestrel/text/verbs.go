@@ -9,6 +9,7 @@ import (
 
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/kestrel/answer"
 	"github.com/gmq/gmq/kestrel/openreads"
 )
 
@@ -16,7 +17,7 @@ import (
 const maxWait = 24 * time.Hour
 
 // put <queue> [expiration_ms]: pushes each item, in order, and answers how
-// many were put (see noRoom for those that are not).
+// many were put (see answer.NoRoom for those that are not).
 func (c *conn) put(req request) error {
 	if len(req.args) < 1 {
 		return refused("Queue name required.")
@@ -40,7 +41,7 @@ func (c *conn) put(req request) error {
 		switch {
 		case err == nil: // put, or the queue's unique_from holds this item, and its job stands for it
 			put++
-		case noRoom[job.KindOf(err)]:
+		case answer.NoRoom(err):
 		default:
 			return &storeError{op: "put", err: fmt.Errorf("item %d of %d (%d put before it): %w", put+1, len(req.items), put, err)}
 		}

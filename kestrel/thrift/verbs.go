@@ -10,6 +10,7 @@ import (
 
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/kestrel/answer"
 	"github.com/gmq/gmq/kestrel/thrift/wire"
 )
 
@@ -26,7 +27,7 @@ const maxWait = 24 * time.Hour
 var _ wire.Kestrel = (*conn)(nil)
 
 // Put pushes items, in order, and answers how many it put: it stops at the
-// first that finds no room (noRoom). A failure after some were put
+// first that finds no room (answer.NoRoom). A failure after some were put
 // answers those (the client sends the rest again, and is told then); one
 // before any is the call's failure.
 func (c *conn) Put(_ context.Context, queue string, items [][]byte, expirationMsec int32) (int32, error) {
@@ -41,7 +42,7 @@ func (c *conn) Put(_ context.Context, queue string, items [][]byte, expirationMs
 		switch {
 		case err == nil: // put, or the queue's unique_from holds this item, and its job stands for it
 			put++
-		case noRoom[job.KindOf(err)]:
+		case answer.NoRoom(err):
 			c.s.log.Debug("kestrel thrift: put stopped at an item with no room", "queue", queue, "put", put, "of", len(items), "err", err)
 			return put, nil
 		case put == 0:
