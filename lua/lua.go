@@ -20,7 +20,7 @@ var files embed.FS
 // standalone scripts do not use the shared prelude (Prelude); its own
 // files are listed too.
 var standalone = map[string]bool{"add_totals": true, "due_topics": true, "claim_alias": true, "drop_alias": true, "settings": true, "contract": true,
-	"lib": true, "lib_topics": true, "lib_jobs": true, "lib_failures": true, "lib_outcomes": true, "lib_deps": true, "lib_limits": true, "lib_groups": true, "lib_lean": true, "lib_plain": true,
+	"lib": true, "lib_events": true, "lib_topics": true, "lib_jobs": true, "lib_failures": true, "lib_outcomes": true, "lib_deps": true, "lib_limits": true, "lib_groups": true, "lib_lean": true, "lib_plain": true,
 	"history": true, "next_ids": true, "announce": true, "topic_index": true, "topic_patterns": true, "unlock": true, "status": true}
 
 // Source returns the full text of the named standalone script (without
@@ -50,7 +50,7 @@ func Source(name string) string {
 
 // libFiles hold the helpers every topic-scoped script shares, in the order
 // they are defined (each may use those before it).
-var libFiles = []string{"lib.lua", "lib_topics.lua", "lib_groups.lua", "lib_jobs.lua", "lib_failures.lua", "lib_outcomes.lua", "lib_deps.lua", "lib_limits.lua", "lib_lean.lua", "lib_plain.lua"}
+var libFiles = []string{"lib.lua", "lib_events.lua", "lib_topics.lua", "lib_groups.lua", "lib_jobs.lua", "lib_failures.lua", "lib_outcomes.lua", "lib_deps.lua", "lib_limits.lua", "lib_lean.lua", "lib_plain.lua"}
 
 // Prelude is contract.lua and the lib files: what every topic-scoped
 // script's body follows, defined once in the library.
