@@ -7,7 +7,7 @@ import (
 )
 
 // Event is one transition of a job of a topic with events = true, as its
-// bucket's stream holds it (lua/lib.lua emit): the stream entry's id ("ms-seq",
+// bucket's stream holds it (lua/lib_events.lua emit): the stream entry's id ("ms-seq",
 // ordered within the bucket), what happened ("pushed", "reserved",
 // "progress", "stalled", "completed", "failed", "dead", "cancelled",
 // "expired"), the topic, the job, its attempt, and the detail (a result, an

@@ -113,7 +113,7 @@ var fields = [fieldEnd]fieldSpec{
 	FieldCancel:   {lua: "F_CANCEL", added: true, absent: true, doc: "1: a cancel was asked while it was reserved; its consumer's next touch, progress or ack ends it cancelled (nil: none; lib_outcomes.lua)"},
 	FieldProgress: {lua: "F_PROGRESS", text: true, added: true, absent: true, doc: "its consumer's last progress, a JSON value's compact text (nil: none; progress.lua)"},
 	FieldLog:      {lua: "F_LOG", text: true, added: true, absent: true, doc: "its consumer's log lines, a JSON array of [ms, line] (nil: none; progress.lua)"},
-	FieldHistory:  {lua: "F_HISTORY", text: true, added: true, absent: true, doc: "its transitions, a JSON array of [ms, event, attempt, detail], its topic's job_history last (nil: none; lib.lua note)"},
+	FieldHistory:  {lua: "F_HISTORY", text: true, added: true, absent: true, doc: "its transitions, a JSON array of [ms, event, attempt, detail], its topic's job_history last (nil: none; lib_events.lua note)"},
 	FieldTimeout:  {lua: "F_TIMEOUT", added: true, absent: true, doc: "ms a worker's handler may run on it, which the clients' worker loops obey (nil: the worker's own)"},
 	FieldWaited:   {lua: "F_WAITED", text: true, added: true, absent: true, doc: "the wake channel its end is announced on, once a broker waits for it (nil: none; lib.lua announce_end)"},
 	// Store format 4 (follow-ups, followups.lua): a job's own follow-ups,
@@ -180,7 +180,7 @@ var BucketKeys = []Slot{
 	{"outbox", "zset", "member -> ms: expired jobs waiting to be pushed to their topic's expire_to"},
 	{"fanout", "hash", "parent topic -> its fanout children's names (parent+child), space-separated, sorted"},
 	{"topic_index", "zset", "the names of topics, every score 0 (listed in byte order, a page at a time)"},
-	{"events", "stream", "the events of the bucket's topics that have events = true (lib.lua note, emit; GET /api/v1/events), about EVENTS_MAXLEN kept"},
+	{"events", "stream", "the events of the bucket's topics that have events = true (lib_events.lua note, emit; GET /api/v1/events), about EVENTS_MAXLEN kept"},
 	{"followups", "zset", "id -> ms it is due: the bucket's follow-ups (followups.lua) and its notices to waiting jobs (lib_deps.lua)"},
 	{"followup_specs", "hash", "id -> a follow-up as the pool encodes it, or a notice (lib_deps.lua)"},
 }

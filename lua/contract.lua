@@ -34,7 +34,7 @@ local F_WAITED = 27 -- the wake channel its end is announced on, once a broker w
 local F_CANCEL = 28 -- 1: a cancel was asked while it was reserved; its consumer's next touch, progress or ack ends it cancelled (nil: none; lib_outcomes.lua)
 local F_PROGRESS = 29 -- its consumer's last progress, a JSON value's compact text (nil: none; progress.lua)
 local F_LOG = 30 -- its consumer's log lines, a JSON array of [ms, line] (nil: none; progress.lua)
-local F_HISTORY = 31 -- its transitions, a JSON array of [ms, event, attempt, detail], its topic's job_history last (nil: none; lib.lua note)
+local F_HISTORY = 31 -- its transitions, a JSON array of [ms, event, attempt, detail], its topic's job_history last (nil: none; lib_events.lua note)
 local F_TIMEOUT = 32 -- ms a worker's handler may run on it, which the clients' worker loops obey (nil: the worker's own)
 local F_THEN = 33 -- the follow-ups pushed when its ack completes it, JSON [[id, spec], ...] (nil: none; lib_limits.lua ack_job)
 local F_ON_DEAD = 34 -- the follow-ups pushed when it dies, as F_THEN (nil: none; lib_failures.lua kill)
@@ -53,7 +53,7 @@ local F_ERRORS = 38 -- its failures' errors, the last ERRORS_KEPT, JSON [[attemp
 --   KEYS[7] outbox (zset): member -> ms: expired jobs waiting to be pushed to their topic's expire_to
 --   KEYS[8] fanout (hash): parent topic -> its fanout children's names (parent+child), space-separated, sorted
 --   KEYS[9] topic_index (zset): the names of topics, every score 0 (listed in byte order, a page at a time)
---   KEYS[10] events (stream): the events of the bucket's topics that have events = true (lib.lua note, emit; GET /api/v1/events), about EVENTS_MAXLEN kept
+--   KEYS[10] events (stream): the events of the bucket's topics that have events = true (lib_events.lua note, emit; GET /api/v1/events), about EVENTS_MAXLEN kept
 --   KEYS[11] followups (zset): id -> ms it is due: the bucket's follow-ups (followups.lua) and its notices to waiting jobs (lib_deps.lua)
 --   KEYS[12] followup_specs (hash): id -> a follow-up as the pool encodes it, or a notice (lib_deps.lua)
 -- then, for each topic the script works on, 17 keys (topic_keys):

@@ -111,7 +111,7 @@ func Parent(topic string) string {
 // bucket returns bucket b's own keys in the scripts' KEYS order.
 func (k keys) bucket(b int) []string { return k.buckets[b].scriptOrder }
 
-// events is bucket b's stream of its topics' events (lib.lua emit).
+// events is bucket b's stream of its topics' events (lib_events.lua emit).
 func (k keys) events(b int) string { return k.buckets[b].events }
 
 // due is bucket b's sorted set of topics by earliest due time.

@@ -229,7 +229,7 @@ func parseErrors(text string) []job.FailureError {
 }
 
 // parseHistory reads a job's history (F_HISTORY: a JSON array of [ms,
-// event, attempt, detail], as lib.lua's note writes it); one it cannot
+// event, attempt, detail], as lib_events.lua's note writes it); one it cannot
 // read is none.
 func parseHistory(text string) []job.HistoryEntry {
 	if text == "" {
