@@ -314,7 +314,7 @@ func (c *conn) peek(ctx context.Context, id uint64) (*job.Job, error) {
 }
 
 func (c *conn) peekTube(ctx context.Context, st job.State) error {
-	j, err := c.s.d.PeekTopic(ctx, c.use, st)
+	j, err := c.s.d.Topic(c.use).Peek(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -323,7 +323,7 @@ func (c *conn) peekTube(ctx context.Context, st job.State) error {
 }
 
 func (c *conn) kick(ctx context.Context, n int64) error {
-	kicked, err := c.s.d.Kick(ctx, c.use, int(n))
+	kicked, err := c.s.d.Topic(c.use).Kick(ctx, int(n))
 	if err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ func (c *conn) pauseTube(ctx context.Context, tube string, secs uint32) error {
 		c.reply(msgNotFound)
 		return nil
 	}
-	if _, err := c.s.d.Pause(ctx, tube, time.Duration(secs)*time.Second, true); err != nil {
+	if _, err := c.s.d.Topic(tube).Pause(ctx, time.Duration(secs)*time.Second, true); err != nil {
 		return err
 	}
 	c.reply("PAUSED\r\n")

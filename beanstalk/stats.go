@@ -174,7 +174,7 @@ func (c *conn) statsJob(ctx context.Context, id uint64) error {
 // connection here refers to is not found, as beanstalkd has freed it,
 // though gmq keeps it in Redis (see allTubes).
 func (c *conn) tube(ctx context.Context, name string) (job.TopicStats, tubeRefs, error) {
-	t, err := c.s.d.TopicStats(ctx, name)
+	t, err := c.s.d.Topic(name).Stats(ctx)
 	refs, referenced := c.s.refs(name)
 	exists := referenced || name == "default"
 	switch {

@@ -66,11 +66,11 @@ func BenchmarkDeliveryVsBare(b *testing.B) {
 	first := bare()
 	got.Store(0)
 	start := time.Now()
-	if err := br.Dispatcher.SetTopicConfig(context.Background(), "hooks", job.TopicConfig{job.DeliverTo: endpoint.URL}); err != nil {
+	if err := br.Dispatcher.Topic("hooks").SetConfig(context.Background(), job.TopicConfig{job.DeliverTo: endpoint.URL}); err != nil {
 		b.Fatal(err)
 	}
 	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		s, err := br.Dispatcher.TopicStats(context.Background(), "hooks")
+		s, err := br.Dispatcher.Topic("hooks").Stats(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}

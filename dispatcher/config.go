@@ -8,13 +8,14 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
-// TopicConfig reads a topic's settings, layer by layer (defaults, its
+// Config reads a topic's settings, layer by layer (defaults, its
 // conf.ini section, run-time changes) and the effective result.
-func (d *Dispatcher) TopicConfig(ctx context.Context, topic string) (job.TopicLayers, error) {
+func (tp Topic) Config(ctx context.Context) (job.TopicLayers, error) {
+	topic := tp.name
 	if err := job.ValidateTopic(topic); err != nil {
 		return job.TopicLayers{}, err
 	}
-	l, err := d.pool.TopicConfig(ctx, topic)
+	l, err := tp.d.pool.TopicConfig(ctx, topic)
 	if err != nil {
 		return l, err
 	}
@@ -22,11 +23,12 @@ func (d *Dispatcher) TopicConfig(ctx context.Context, topic string) (job.TopicLa
 		Effective: l.Effective.Masked(), Patterns: l.Patterns.Masked(), Parent: l.Parent.Masked()}, nil
 }
 
-// SetTopicConfig changes a topic's settings at run time, for every broker
+// SetConfig changes a topic's settings at run time, for every broker
 // sharing the Redis at once; a key set to "" goes back to conf.ini's value.
 // ReadOnly and Quiescent refuse it.
-func (d *Dispatcher) SetTopicConfig(ctx context.Context, topic string, changes job.TopicConfig) error {
-	if err := d.allow("topic config", writing); err != nil {
+func (tp Topic) SetConfig(ctx context.Context, changes job.TopicConfig) error {
+	topic := tp.name
+	if err := tp.d.allow("topic config", writing); err != nil {
 		return err
 	}
 	if err := job.ValidateTopic(topic); err != nil {
@@ -40,18 +42,18 @@ func (d *Dispatcher) SetTopicConfig(ctx context.Context, topic string, changes j
 		}
 		checked[k] = c
 	}
-	if err := d.checkDelivery(ctx, topic, checked); err != nil {
+	if err := tp.d.checkDelivery(ctx, topic, checked); err != nil {
 		return err
 	}
-	if err := d.pool.SetTopicConfig(ctx, topic, checked); err != nil {
+	if err := tp.d.pool.SetTopicConfig(ctx, topic, checked); err != nil {
 		return err
 	}
 	// A limit raised or lifted lets the consumers it held back take jobs
 	// now: wake them, here and on every broker (best-effort: at worst they
 	// wait for their next look).
-	d.waiters.notify(topic, d.waiters.len())
-	if err := d.pool.WakeEveryone(ctx, topic); err != nil {
-		d.log.Debug("wake the consumers of a topic whose settings changed", "topic", topic, "err", err)
+	tp.d.waiters.notify(topic, tp.d.waiters.len())
+	if err := tp.d.pool.WakeEveryone(ctx, topic); err != nil {
+		tp.d.log.Debug("wake the consumers of a topic whose settings changed", "topic", topic, "err", err)
 	}
 	return nil
 }

@@ -258,60 +258,64 @@ func (d *Dispatcher) placed(j *job.Job) {
 
 // Kick makes up to n of a topic's buried jobs ready, or if it has none, up to
 // n of its delayed jobs. It returns how many it kicked.
-func (d *Dispatcher) Kick(ctx context.Context, topic string, n int) (int, error) {
-	if err := d.allow("kick", reading); err != nil {
+func (tp Topic) Kick(ctx context.Context, n int) (int, error) {
+	topic := tp.name
+	if err := tp.d.allow("kick", reading); err != nil {
 		return 0, err
 	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return 0, err
 	}
-	kicked, err := d.pool.Kick(ctx, topic, n)
+	kicked, err := tp.d.pool.Kick(ctx, topic, n)
 	if kicked > 0 {
-		d.waiters.notify(topic, kicked)
+		tp.d.waiters.notify(topic, kicked)
 	}
 	return kicked, err
 }
 
 // Pause stops pops from a topic for dur; 0 resumes it now. A topic that holds
 // no job gives job.ErrNotFound unless create is set.
-func (d *Dispatcher) Pause(ctx context.Context, topic string, dur time.Duration, create bool) (time.Time, error) {
-	if err := d.allow("pause", reading); err != nil {
+func (tp Topic) Pause(ctx context.Context, dur time.Duration, create bool) (time.Time, error) {
+	topic := tp.name
+	if err := tp.d.allow("pause", reading); err != nil {
 		return time.Time{}, err
 	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return time.Time{}, err
 	}
-	until, err := d.pool.Pause(ctx, topic, dur, create)
+	until, err := tp.d.pool.Pause(ctx, topic, dur, create)
 	if err == nil && until.IsZero() {
-		d.waiters.notify(topic, d.waiters.len())
+		tp.d.waiters.notify(topic, tp.d.waiters.len())
 	}
 	return until, err
 }
 
-// PeekTopic reads the next ready, delayed or buried job of a topic.
-func (d *Dispatcher) PeekTopic(ctx context.Context, topic string, s job.State) (*job.Job, error) {
-	if err := d.allow("peek", reading); err != nil {
+// Peek reads the next ready, delayed or buried job of a topic.
+func (tp Topic) Peek(ctx context.Context, s job.State) (*job.Job, error) {
+	topic := tp.name
+	if err := tp.d.allow("peek", reading); err != nil {
 		return nil, err
 	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return nil, err
 	}
-	return d.pool.PeekTopic(ctx, topic, s)
+	return tp.d.pool.PeekTopic(ctx, topic, s)
 }
 
-// FlushTopic removes every job of a topic, in any state, in bounded steps
+// Flush removes every job of a topic, in any state, in bounded steps
 // (kestrel's flush), and returns how many it removed. The topic stays known.
-func (d *Dispatcher) FlushTopic(ctx context.Context, topic string) (int, error) {
-	if err := d.allow("flush", writing); err != nil {
+func (tp Topic) Flush(ctx context.Context) (int, error) {
+	topic := tp.name
+	if err := tp.d.allow("flush", writing); err != nil {
 		return 0, err
 	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return 0, err
 	}
-	if _, ok := d.alias(topic); ok {
+	if _, ok := tp.d.alias(topic); ok {
 		return 0, nil // an alias holds nothing: ignored, as kestrel does
 	}
-	return d.pool.Purge(ctx, topic, job.Stored...)
+	return tp.d.pool.Purge(ctx, topic, job.Stored...)
 }
 
 // FlushAll flushes every topic and returns how many jobs it removed.
@@ -338,14 +342,15 @@ func (d *Dispatcher) FlushAll(ctx context.Context) (int, error) {
 // topic's when topic is ""), as the bucket timers would a little later, and
 // returns how many (kestrel's flush_expired and flush_all_expired). It is
 // queue work, not a write: ReadOnly lets it run, as it lets the timers.
-func (d *Dispatcher) FlushExpired(ctx context.Context, topic string) (int, error) {
-	if err := d.allow("flush expired", reading); err != nil {
+func (tp Topic) FlushExpired(ctx context.Context) (int, error) {
+	topic := tp.name
+	if err := tp.d.allow("flush expired", reading); err != nil {
 		return 0, err
 	}
 	topics := []string{topic}
 	if topic == "" {
 		var err error
-		if topics, err = d.pool.Topics(ctx); err != nil {
+		if topics, err = tp.d.pool.Topics(ctx); err != nil {
 			return 0, err
 		}
 	} else if err := job.ValidateTopic(topic); err != nil {
@@ -353,30 +358,31 @@ func (d *Dispatcher) FlushExpired(ctx context.Context, topic string) (int, error
 	}
 	total := 0
 	for _, t := range topics {
-		n, err := d.pool.FlushExpired(ctx, t)
+		n, err := tp.d.pool.FlushExpired(ctx, t)
 		total += n
 		if err != nil {
 			return total, err
 		}
 		if n > 0 {
-			d.buckets[d.pool.BucketOf(t)].Nudge(time.Now()) // an expire_to outbox to move
+			tp.d.buckets[tp.d.pool.BucketOf(t)].Nudge(time.Now()) // an expire_to outbox to move
 		}
 	}
 	return total, nil
 }
 
-// DeleteTopic removes every job of a topic and then the topic itself, its
+// Delete removes every job of a topic and then the topic itself, its
 // pause and its totals (kestrel's delete), and returns how many jobs it
 // removed.
-func (d *Dispatcher) DeleteTopic(ctx context.Context, topic string) (int, error) {
-	if err := d.allow("delete topic", writing); err != nil {
+func (tp Topic) Delete(ctx context.Context) (int, error) {
+	topic := tp.name
+	if err := tp.d.allow("delete topic", writing); err != nil {
 		return 0, err
 	}
 	if err := job.ValidateTopic(topic); err != nil {
 		return 0, err
 	}
-	if _, ok := d.alias(topic); ok {
+	if _, ok := tp.d.alias(topic); ok {
 		return 0, nil // an alias holds nothing: ignored, as kestrel does
 	}
-	return d.pool.DeleteTopic(ctx, topic)
+	return tp.d.pool.DeleteTopic(ctx, topic)
 }

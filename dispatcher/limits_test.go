@@ -18,7 +18,7 @@ import (
 func heldAtMaxReserved(t *testing.T, a, b *brokertest.Broker, topic string) (*job.Job, uint64, <-chan *job.Job, time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	if err := a.Dispatcher.SetTopicConfig(ctx, topic, job.TopicConfig{"max_reserved": "1"}); err != nil {
+	if err := a.Dispatcher.Topic(topic).SetConfig(ctx, job.TopicConfig{"max_reserved": "1"}); err != nil {
 		t.Fatal(err)
 	}
 	push(t, a, job.Spec{Topic: topic, Body: "1", TTR: time.Minute})
@@ -64,7 +64,7 @@ func TestFreedSlotWakesWaiterOnAnotherBroker(t *testing.T) {
 	// It was held back about a second: the topic's stats count that time,
 	// no more than the pop lasted.
 	lasted := time.Since(began)
-	st, err := a.Dispatcher.TopicStats(ctx, "m")
+	st, err := a.Dispatcher.Topic("m").Stats(ctx)
 	if err != nil || st.LimitedTime < 250*time.Millisecond || st.LimitedTime > lasted {
 		t.Fatalf("the topic's time held back: %v, %v; want about a second, at most %v", st.LimitedTime, err, lasted)
 	}
@@ -75,7 +75,7 @@ func TestFreedSlotWakesWaiterOnAnotherBroker(t *testing.T) {
 func TestRateWakesWaiterAtTheNextToken(t *testing.T) {
 	b := broker(t)
 	ctx := context.Background()
-	if err := b.Dispatcher.SetTopicConfig(ctx, "r", job.TopicConfig{"rate": "4"}); err != nil {
+	if err := b.Dispatcher.Topic("r").SetConfig(ctx, job.TopicConfig{"rate": "4"}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -104,7 +104,7 @@ func TestRaisedLimitWakesWaiters(t *testing.T) {
 	b := brokertest.Start(t, brokertest.Redis(), slowTimers)
 	_, second, got, _ := heldAtMaxReserved(t, a, b, "raise")
 	start := time.Now()
-	if err := a.Dispatcher.SetTopicConfig(context.Background(), "raise", job.TopicConfig{"max_reserved": "5"}); err != nil {
+	if err := a.Dispatcher.Topic("raise").SetConfig(context.Background(), job.TopicConfig{"max_reserved": "5"}); err != nil {
 		t.Fatal(err)
 	}
 	mustWake(t, got, second, start, "max_reserved raised on the other broker")

@@ -98,7 +98,7 @@ func TestPopParams(t *testing.T) {
 			}
 			left := map[job.State]int{}
 			for name := range topics {
-				st, err := d.TopicStats(ctx, name)
+				st, err := d.Topic(name).Stats(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -163,7 +163,7 @@ func TestAckThenPopUnderQuiescent(t *testing.T) {
 	if _, err := d.Peek(ctx, held.PublicID()); !errors.Is(err, job.ErrNotFound) && !errors.Is(err, job.ErrRefused) {
 		t.Fatalf("the acked job: %v, want it gone", err)
 	}
-	st, err := d.TopicStats(ctx, "quiet")
+	st, err := d.Topic("quiet").Stats(ctx)
 	if err != nil || st.Ready != 1 || st.Reserved != 0 {
 		t.Fatalf("the topic after: %+v %v, want one ready job and none reserved", st, err)
 	}

@@ -44,12 +44,13 @@ func (d *Dispatcher) Stats(ctx context.Context) (ServerStats, error) {
 		LeftAliases: d.pool.LeftAliases(), RefusedExpired: d.pool.RefusedExpired()}, nil
 }
 
-// TopicStats reads one topic (job.ErrNotFound if unknown).
-func (d *Dispatcher) TopicStats(ctx context.Context, topic string) (job.TopicStats, error) {
+// Stats reads one topic (job.ErrNotFound if unknown).
+func (tp Topic) Stats(ctx context.Context) (job.TopicStats, error) {
+	topic := tp.name
 	if err := job.ValidateTopic(topic); err != nil {
 		return job.TopicStats{}, err
 	}
-	t, err := d.pool.TopicStats(ctx, topic)
+	t, err := tp.d.pool.TopicStats(ctx, topic)
 	t.Settings = t.Settings.Masked()
 	return t, err
 }

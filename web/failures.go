@@ -122,7 +122,7 @@ func (s *Server) ended(c *gin.Context, state job.State, add func(*job.Job) gin.H
 	if err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.d.ListJobs(c, c.Param("topic"), state, p.offset, p.limit)
+	list, total, err := s.d.Topic(c.Param("topic")).Jobs(c, state, p.offset, p.limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -150,7 +150,7 @@ func (s *Server) retryEnded(state job.State) func(*gin.Context) (int, any, error
 				return 0, nil, fmt.Errorf("%w: ids must be a non-empty array of job ids (strings); leave it out to retry them all", errBadRequest)
 			}
 		}
-		n, err := s.d.Retry(c, c.Param("topic"), state, ids)
+		n, err := s.d.Topic(c.Param("topic")).Retry(c, state, ids)
 		if err != nil {
 			return 0, gin.H{"retried": n}, err
 		}
@@ -162,7 +162,7 @@ func (s *Server) retryEnded(state job.State) func(*gin.Context) (int, any, error
 // -> {"deleted": n}.
 func (s *Server) deleteEnded(state job.State) func(*gin.Context) (int, any, error) {
 	return func(c *gin.Context) (int, any, error) {
-		n, err := s.d.Purge(c, c.Param("topic"), []job.State{state}, false)
+		n, err := s.d.Topic(c.Param("topic")).Purge(c, []job.State{state}, false)
 		if err != nil {
 			return 0, gin.H{"deleted": n}, err
 		}
@@ -198,7 +198,7 @@ func (s *Server) purge(c *gin.Context) (int, any, error) {
 			return 0, nil, fmt.Errorf("%w: force must be true or false", errBadRequest)
 		}
 	}
-	n, err := s.d.Purge(c, c.Param("topic"), states, force)
+	n, err := s.d.Topic(c.Param("topic")).Purge(c, states, force)
 	if err != nil {
 		return 0, gin.H{"purged": n}, err
 	}
@@ -218,7 +218,7 @@ func (s *Server) listJobs(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.d.ListJobs(c, c.Param("topic"), st, p.offset, p.limit)
+	list, total, err := s.d.Topic(c.Param("topic")).Jobs(c, st, p.offset, p.limit)
 	if err != nil {
 		return 0, nil, err
 	}

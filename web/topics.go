@@ -38,7 +38,7 @@ func (s *Server) topics(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) topic(c *gin.Context) (int, any, error) {
-	t, err := s.d.TopicStats(c, c.Param("topic"))
+	t, err := s.d.Topic(c.Param("topic")).Stats(c)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -86,7 +86,7 @@ func (s *Server) kickTopic(c *gin.Context) (int, any, error) {
 	} else if ok {
 		bound = b
 	}
-	n, err := s.d.Kick(c, c.Param("topic"), int(bound))
+	n, err := s.d.Topic(c.Param("topic")).Kick(c, int(bound))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -105,7 +105,7 @@ func (s *Server) pause(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, err := s.d.Pause(c, c.Param("topic"), d, false); err != nil {
+	if _, err := s.d.Topic(c.Param("topic")).Pause(c, d, false); err != nil {
 		return 0, nil, err
 	}
 	return s.topic(c)
@@ -113,7 +113,7 @@ func (s *Server) pause(c *gin.Context) (int, any, error) {
 
 // flushTopic removes every job of the topic, in any state (kestrel's flush).
 func (s *Server) flushTopic(c *gin.Context) (int, any, error) {
-	n, err := s.d.FlushTopic(c, c.Param("topic"))
+	n, err := s.d.Topic(c.Param("topic")).Flush(c)
 	if err != nil {
 		return 0, gin.H{"flushed": n}, err
 	}
@@ -122,7 +122,7 @@ func (s *Server) flushTopic(c *gin.Context) (int, any, error) {
 
 // deleteTopic removes every job of the topic and the topic itself (kestrel's delete).
 func (s *Server) deleteTopic(c *gin.Context) (int, any, error) {
-	n, err := s.d.DeleteTopic(c, c.Param("topic"))
+	n, err := s.d.Topic(c.Param("topic")).Delete(c)
 	if err != nil {
 		return 0, gin.H{"deleted_jobs": n}, err
 	}
@@ -136,7 +136,7 @@ func (s *Server) deleteTopic(c *gin.Context) (int, any, error) {
 // "from", which layer each comes from ("built_in" for gmq's default), so
 // that a retry policy no layer sets shows too (issue 49).
 func (s *Server) topicConfig(c *gin.Context) (int, any, error) {
-	l, err := s.d.TopicConfig(c, c.Param("topic"))
+	l, err := s.d.Topic(c.Param("topic")).Config(c)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -185,7 +185,7 @@ func (s *Server) setTopicConfig(c *gin.Context) (int, any, error) {
 			return http.StatusForbidden, gin.H{"error": k + " is changed at run time only by the holder of [web] token, and this gmq has none: set it in conf.ini's [topic." + c.Param("topic") + "] (then reload), or set a token; null puts back conf.ini's"}, nil
 		}
 	}
-	if err := s.d.SetTopicConfig(c, c.Param("topic"), changes); err != nil {
+	if err := s.d.Topic(c.Param("topic")).SetConfig(c, changes); err != nil {
 		return 0, nil, err
 	}
 	return s.topicConfig(c)
@@ -197,7 +197,7 @@ func (s *Server) peekTopic(c *gin.Context) (int, any, error) {
 	if !ok {
 		return 0, nil, errors.Join(errBadRequest, errors.New("peek ready, delayed or buried"))
 	}
-	j, err := s.d.PeekTopic(c, c.Param("topic"), st)
+	j, err := s.d.Topic(c.Param("topic")).Peek(c, st)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -146,7 +146,7 @@ func TestInFlightAcrossRestartedLoops(t *testing.T) {
 		c.DeliveryAllowHosts, c.DeliveryScan, c.DeliveryMaxInFlight = []string{"127.0.0.1"}, 20*time.Millisecond, 4
 	})
 	d := b.Dispatcher
-	if err := d.SetTopicConfig(context.Background(), "hooks", job.TopicConfig{job.DeliverTo: e.srv.URL}); err != nil {
+	if err := d.Topic("hooks").SetConfig(context.Background(), job.TopicConfig{job.DeliverTo: e.srv.URL}); err != nil {
 		t.Fatal(err)
 	}
 	var jobs []string
@@ -156,11 +156,11 @@ func TestInFlightAcrossRestartedLoops(t *testing.T) {
 	brokertest.MustCall(t, http.StatusCreated, "POST", b.URL+"/api/v1/jobs/batch", `{"jobs":[`+strings.Join(jobs, ",")+`]}`)
 	open := func() int { e.mu.Lock(); defer e.mu.Unlock(); return e.open }
 	brokertest.Eventually(t, "4 requests open", func() bool { return open() == 4 })
-	if err := d.SetTopicConfig(context.Background(), "hooks", job.TopicConfig{job.DeliverTo: ""}); err != nil {
+	if err := d.Topic("hooks").SetConfig(context.Background(), job.TopicConfig{job.DeliverTo: ""}); err != nil {
 		t.Fatal(err)
 	}
 	brokertest.Eventually(t, "the loop stopped", func() bool { return len(b.Broker.Deliverer().Running()) == 0 })
-	if err := d.SetTopicConfig(context.Background(), "hooks", job.TopicConfig{job.DeliverTo: e.srv.URL}); err != nil {
+	if err := d.Topic("hooks").SetConfig(context.Background(), job.TopicConfig{job.DeliverTo: e.srv.URL}); err != nil {
 		t.Fatal(err)
 	}
 	brokertest.Eventually(t, "the loop running again", func() bool { return len(b.Broker.Deliverer().Running()) == 1 })

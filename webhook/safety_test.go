@@ -184,7 +184,7 @@ func TestReloadKeepsStartingAllowHosts(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the allow_hosts this broker started with") {
 		t.Fatalf("reload: %v", err)
 	}
-	l, err := b.Dispatcher().TopicConfig(t.Context(), "hooks")
+	l, err := b.Dispatcher().Topic("hooks").Config(t.Context())
 	if err != nil || l.Effective[job.DeliverTo] != "" {
 		t.Fatalf("the topic's settings after the refused reload: %v %v", l.Effective, err)
 	}

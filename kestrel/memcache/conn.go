@@ -158,7 +158,7 @@ func (c *conn) flushExpired(req request) error {
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
 	defer cancel()
-	n, err := c.s.d.FlushExpired(ctx, queue)
+	n, err := c.s.d.Topic(queue).FlushExpired(ctx)
 	if err != nil {
 		return &storeError{op: req.verb, err: err}
 	}
@@ -243,9 +243,9 @@ func (c *conn) flush(verb, queue string, noreply bool) error {
 	defer cancel()
 	var err error
 	if verb == "delete" {
-		_, err = c.s.d.DeleteTopic(ctx, queue)
+		_, err = c.s.d.Topic(queue).Delete(ctx)
 	} else {
-		_, err = c.s.d.FlushTopic(ctx, queue)
+		_, err = c.s.d.Topic(queue).Flush(ctx)
 	}
 	if err != nil {
 		return &storeError{op: verb, err: err}

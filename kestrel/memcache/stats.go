@@ -83,7 +83,7 @@ func (c *conn) dumpStats(names []string) error {
 		topics = all
 	}
 	for _, name := range names {
-		t, err := c.s.d.TopicStats(ctx, name)
+		t, err := c.s.d.Topic(name).Stats(ctx)
 		if errors.Is(err, job.ErrNotFound) || errors.Is(err, job.ErrInvalid) {
 			t = job.TopicStats{Name: name} // kestrel makes the queue it is asked about
 		} else if err != nil {

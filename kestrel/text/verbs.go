@@ -193,23 +193,23 @@ func (c *conn) confirm(req request) error {
 
 // flush <queue> removes every item of a queue, the open ones too.
 func (c *conn) flush(req request) error {
-	return c.queueWrite("flush", req.args, c.s.d.FlushTopic)
+	return c.queueWrite("flush", req.args, dispatcher.Topic.Flush)
 }
 
 // delete <queue> removes the queue.
 func (c *conn) delete(req request) error {
-	return c.queueWrite("delete", req.args, c.s.d.DeleteTopic)
+	return c.queueWrite("delete", req.args, dispatcher.Topic.Delete)
 }
 
 // queueWrite runs flush or delete on the queue args names, answering +0 as kestrel.
-func (c *conn) queueWrite(op string, args []string, do func(context.Context, string) (int, error)) error {
+func (c *conn) queueWrite(op string, args []string, do func(dispatcher.Topic, context.Context) (int, error)) error {
 	if len(args) < 1 {
 		return refused("Queue name required.")
 	}
 	if err := job.ValidateTopic(args[0]); err != nil {
 		return &storeError{op: op, err: err}
 	}
-	if _, err := do(c.writeCtx(), args[0]); err != nil {
+	if _, err := do(c.s.d.Topic(args[0]), c.writeCtx()); err != nil {
 		return &storeError{op: op, err: err}
 	}
 	c.count(0)

@@ -194,7 +194,7 @@ func (c *conn) Peek(_ context.Context, queue string) (*wire.QueueInfo, error) {
 	if err != nil {
 		return nil, c.failure(fmt.Errorf("peek at %q: %w", queue, err))
 	}
-	st, err := c.s.d.TopicStats(ctx, queue)
+	st, err := c.s.d.Topic(queue).Stats(ctx)
 	if err != nil && !errors.Is(err, job.ErrNotFound) {
 		return nil, c.failure(fmt.Errorf("peek at %q: stats: %w", queue, err))
 	}
@@ -209,22 +209,22 @@ func (c *conn) Peek(_ context.Context, queue string) (*wire.QueueInfo, error) {
 // FlushQueue removes every item of queue, the open ones too.
 func (c *conn) FlushQueue(_ context.Context, queue string) error {
 	c.op = "flush_queue"
-	return c.queueWrite(queue, c.s.d.FlushTopic)
+	return c.queueWrite(queue, dispatcher.Topic.Flush)
 }
 
 // DeleteQueue removes queue.
 func (c *conn) DeleteQueue(_ context.Context, queue string) error {
 	c.op = "delete_queue"
-	return c.queueWrite(queue, c.s.d.DeleteTopic)
+	return c.queueWrite(queue, dispatcher.Topic.Delete)
 }
 
 // queueWrite runs a flush or a delete of queue; a queue gmq does not know
 // is no failure, as in kestrel.
-func (c *conn) queueWrite(queue string, do func(context.Context, string) (int, error)) error {
+func (c *conn) queueWrite(queue string, do func(dispatcher.Topic, context.Context) (int, error)) error {
 	if err := job.ValidateTopic(queue); err != nil {
 		return c.failure(fmt.Errorf("%s: %w", c.op, err))
 	}
-	if _, err := do(c.writeCtx(), queue); err != nil && !errors.Is(err, job.ErrNotFound) {
+	if _, err := do(c.s.d.Topic(queue), c.writeCtx()); err != nil && !errors.Is(err, job.ErrNotFound) {
 		return c.failure(fmt.Errorf("%s %q: %w", c.op, queue, err))
 	}
 	return nil
