@@ -404,7 +404,7 @@ func (c *conn) pauseTube(ctx context.Context, tube string, secs uint32) error {
 		c.reply(msgNotFound)
 		return nil
 	}
-	if _, err := c.s.d.Topic(tube).Pause(ctx, time.Duration(secs)*time.Second, true); err != nil {
+	if _, err := c.s.d.Topic(tube).Pause(ctx, dispatcher.PauseParams{For: time.Duration(secs) * time.Second, EvenIfEmpty: true}); err != nil {
 		return err
 	}
 	c.reply("PAUSED\r\n")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/job"
 )
 
@@ -300,7 +301,7 @@ func TestPausedTopicWakesWaiterWhenItResumes(t *testing.T) {
 	b := broker(t)
 	push(t, b, job.Spec{Topic: "p", Body: "x", TTR: time.Minute})
 	start := time.Now() // before the pause: it ends at least 300 ms after this
-	if _, err := b.Dispatcher.Topic("p").Pause(context.Background(), 300*time.Millisecond, false); err != nil {
+	if _, err := b.Dispatcher.Topic("p").Pause(context.Background(), dispatcher.PauseParams{For: 300 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	j, err := popOne(b.Dispatcher, context.Background(), []string{"p"}, time.Minute)

@@ -36,11 +36,17 @@ func (tp Topic) Retry(ctx context.Context, s job.State, ids []string) (int, erro
 	return n, err
 }
 
-// Purge removes a topic's jobs in the given states, in bounded steps, and
-// returns how many. Reserved jobs only with force (their consumers' acks
-// then find them gone).
-func (tp Topic) Purge(ctx context.Context, states []job.State, force bool) (int, error) {
-	topic := tp.name
+// PurgeParams are a purge's: the states whose jobs go, and whether
+// reserved ones may (their consumers' acks then find them gone).
+type PurgeParams struct {
+	States       []job.State
+	EvenReserved bool
+}
+
+// Purge removes a topic's jobs in p.States, in bounded steps, and returns
+// how many; reserved jobs only with p.EvenReserved.
+func (tp Topic) Purge(ctx context.Context, p PurgeParams) (int, error) {
+	topic, states, force := tp.name, p.States, p.EvenReserved
 	if err := tp.d.allow("purge", writing); err != nil {
 		return 0, err
 	}

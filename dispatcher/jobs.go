@@ -273,10 +273,19 @@ func (tp Topic) Kick(ctx context.Context, n int) (int, error) {
 	return kicked, err
 }
 
-// Pause stops pops from a topic for dur; 0 resumes it now. A topic that holds
-// no job gives job.ErrNotFound unless create is set.
-func (tp Topic) Pause(ctx context.Context, dur time.Duration, create bool) (time.Time, error) {
-	topic := tp.name
+// PauseParams are a pause's: how long, and what of a topic that holds no
+// job.
+type PauseParams struct {
+	For time.Duration // how long pops stop; 0 resumes the topic now
+	// EvenIfEmpty pauses a topic that holds no job (beanstalkd's pause-tube
+	// of a tube only watched); without it that is job.ErrNotFound.
+	EvenIfEmpty bool
+}
+
+// Pause stops pops from a topic for p.For, or resumes it (p.For 0), and
+// returns when its pops start again.
+func (tp Topic) Pause(ctx context.Context, p PauseParams) (time.Time, error) {
+	topic, dur, create := tp.name, p.For, p.EvenIfEmpty
 	if err := tp.d.allow("pause", reading); err != nil {
 		return time.Time{}, err
 	}

@@ -162,7 +162,7 @@ func (s *Server) retryEnded(state job.State) func(*gin.Context) (int, any, error
 // -> {"deleted": n}.
 func (s *Server) deleteEnded(state job.State) func(*gin.Context) (int, any, error) {
 	return func(c *gin.Context) (int, any, error) {
-		n, err := s.d.Topic(c.Param("topic")).Purge(c, []job.State{state}, false)
+		n, err := s.d.Topic(c.Param("topic")).Purge(c, dispatcher.PurgeParams{States: []job.State{state}})
 		if err != nil {
 			return 0, gin.H{"deleted": n}, err
 		}
@@ -198,7 +198,7 @@ func (s *Server) purge(c *gin.Context) (int, any, error) {
 			return 0, nil, fmt.Errorf("%w: force must be true or false", errBadRequest)
 		}
 	}
-	n, err := s.d.Topic(c.Param("topic")).Purge(c, states, force)
+	n, err := s.d.Topic(c.Param("topic")).Purge(c, dispatcher.PurgeParams{States: states, EvenReserved: force})
 	if err != nil {
 		return 0, gin.H{"purged": n}, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/internal/jobjson"
 	"github.com/gmq/gmq/job"
 )
@@ -105,7 +106,7 @@ func (s *Server) pause(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, err := s.d.Topic(c.Param("topic")).Pause(c, d, false); err != nil {
+	if _, err := s.d.Topic(c.Param("topic")).Pause(c, dispatcher.PauseParams{For: d}); err != nil {
 		return 0, nil, err
 	}
 	return s.topic(c)
