@@ -181,11 +181,7 @@ func (bt *batcher) run(ops []*op) {
 	if len(live) == 0 {
 		return
 	}
-	bt.pool.batchCounts.calls.Add(1)
-	bt.pool.batchCounts.ops.Add(int64(len(live)))
-	if observe := bt.pool.batchObserver.Load(); observe != nil {
-		(*observe)(len(live))
-	}
+	bt.pool.countCall(len(live))
 	ctx, cancel := batchContext(live)
 	defer cancel()
 	var client rueidis.Client = bt.pool.client
@@ -241,6 +237,15 @@ func (bt *batcher) run(ops []*op) {
 		if unconfirmed != nil && o.kind == opPush && o.err == nil && changedByPush[strAt(o.reply, 0)] {
 			o.reply, o.err = nil, unconfirmed
 		}
+	}
+}
+
+// countCall counts a script call of ops operations (gmq_batch_operations).
+func (p *Pool) countCall(ops int) {
+	p.batchCounts.calls.Add(1)
+	p.batchCounts.ops.Add(int64(ops))
+	if observe := p.batchObserver.Load(); observe != nil {
+		(*observe)(ops)
 	}
 }
 

@@ -192,11 +192,19 @@ func (bt *batcher) tryPlain(run func(script *function, keys, args []string) ([]r
 	if strAt(first, 0) != replyGeneral {
 		return replies, nil, true
 	}
-	switch strAt(first, 1) {
-	case "settings":
-		bt.plain.shut(now)
-	case "topic": // the topic named next: paused, may hold expired jobs, a fanout child
-		bt.pool.plainTopics.shut(strAt(first, 2), now)
-	}
+	bt.pool.shutPlainGate(first, bt.bucket, now)
 	return nil, nil, false
+}
+
+// shutPlainGate takes a plain script's GENERAL refusal: 'settings' sends
+// bucket's calls through batch.lua for plainRetry, 'topic' the pops of the
+// topic named next (paused, may hold expired jobs, a fanout child); any
+// other reason ('job', 'late') is about that call alone.
+func (p *Pool) shutPlainGate(refusal []rueidis.RedisMessage, bucket int, now time.Time) {
+	switch strAt(refusal, 1) {
+	case "settings":
+		p.batchers[bucket].plain.shut(now)
+	case "topic":
+		p.plainTopics.shut(strAt(refusal, 2), now)
+	}
 }

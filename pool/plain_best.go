@@ -12,6 +12,7 @@ import (
 
 var popBestPlainScript = newFunction("pop_best_plain")
 
+
 // popBestPlain reserves the best job of topics spread over the buckets of
 // order (groups: each bucket's topics) in one call (lua/pop_best_plain.lua),
 // where PopBest's other path makes a peek call a bucket and then the pop:
@@ -43,22 +44,17 @@ func (p *Pool) popBestPlain(ctx context.Context, order []int, groups map[int][]s
 		topics = append(topics, groups[b]...)
 		counts[k] = strconv.Itoa(len(groups[b]))
 	}
-	p.batchCounts.calls.Add(1)
-	p.batchCounts.ops.Add(1)
-	if observe := p.batchObserver.Load(); observe != nil {
-		(*observe)(1)
-	}
-	// As a batch's call (batchContext): a caller that gives up does not
-	// abandon a reserve in flight, which would strand its job until its TTR.
-	// The script is told the caller's deadline too: a call that Redis runs
-	// only after it (queued while Redis stalled) reserves nothing.
-	callCtx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	p.countCall(1)
+	// As a batch's call: a caller that gives up does not abandon a reserve
+	// in flight, which would strand its job until its TTR. The script is
+	// told the caller's deadline too: a call that Redis runs only after it
+	// (queued while Redis stalled) reserves nothing.
+	callCtx, cancel := batchContext([]*op{{ctx: ctx}})
+	defer cancel()
 	lateAfter := "0"
 	if deadline, ok := ctx.Deadline(); ok {
-		callCtx, cancel = context.WithDeadline(callCtx, deadline)
 		lateAfter = strconv.FormatInt(deadline.UnixMilli(), 10)
 	}
-	defer cancel()
 	args := popBestPlainScript.args(p.caller(), "", "more", p.askMore(), "deadline", lateAfter, "counts", strings.Join(counts, ","))
 	replies, err := popBestPlainScript.Exec(callCtx, p.client, keys, append(args, topics...)).ToArray()
 	if crossSlot(err) {
@@ -76,22 +72,22 @@ func (p *Pool) popBestPlain(ctx context.Context, order []int, groups map[int][]s
 	}
 	switch strAt(first, 0) {
 	case replyGeneral:
-		switch strAt(first, 1) {
-		case "late": // by Redis's clock: the caller's, if it agrees, says so next
+		if strAt(first, 1) == "late" { // by Redis's clock: the caller's, if it agrees, says so next
 			if err := ctx.Err(); err != nil {
 				return Popped{}, true, wrapRedis("pop", err)
 			}
-		case "settings": // of the bucket of the topic named next
-			p.batchers[p.keys.bucketOf(strAt(first, 2))].plain.shut(now)
-		case "topic":
-			p.plainTopics.shut(strAt(first, 2), now)
 		}
+		// A bucket's settings refusal names a topic of that bucket.
+		p.shutPlainGate(first, p.keys.bucketOf(strAt(first, 2)), now)
 		return Popped{}, false, nil
 	case replyOK:
 		totals, _ := replies[len(replies)-2].ToArray()
 		at, err := replies[len(replies)-1].AsInt64()
-		if len(replies) != 3 || err != nil || at < 1 || int(at) > len(order) {
-			return Popped{}, true, fmt.Errorf("pop_best_plain: %d replies, bucket %d of %d: %v", len(replies), at, len(order), err)
+		if err != nil {
+			return Popped{}, true, fmt.Errorf("pop_best_plain: its bucket: %w", err)
+		}
+		if len(replies) != 3 || at < 1 || int(at) > len(order) {
+			return Popped{}, true, fmt.Errorf("pop_best_plain: %d replies, bucket %d of %d", len(replies), at, len(order))
 		}
 		if err := p.totals.add(order[at-1], totals); err != nil {
 			return Popped{}, true, err
