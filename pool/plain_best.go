@@ -12,6 +12,14 @@ import (
 
 var popBestPlainScript = newFunction("pop_best_plain")
 
+// lateMargin is how long before its caller's deadline a one-call reserve
+// is already late: one that Redis runs in the last moment before the
+// deadline (as a call queued while Redis stalled can, the instant it
+// thaws) would send its job after a caller that gave up, and a clock read
+// in milliseconds cannot tell the deadline's own millisecond apart. Such a
+// call reserves nothing; the pool's other path takes the reserve if time
+// is left.
+const lateMargin = 50 * time.Millisecond
 
 // popBestPlain reserves the best job of topics spread over the buckets of
 // order (groups: each bucket's topics) in one call (lua/pop_best_plain.lua),
@@ -53,7 +61,7 @@ func (p *Pool) popBestPlain(ctx context.Context, order []int, groups map[int][]s
 	defer cancel()
 	lateAfter := "0"
 	if deadline, ok := ctx.Deadline(); ok {
-		lateAfter = strconv.FormatInt(deadline.UnixMilli(), 10)
+		lateAfter = strconv.FormatInt(deadline.Add(-lateMargin).UnixMilli(), 10)
 	}
 	args := popBestPlainScript.args(p.caller(), "", "more", p.askMore(), "deadline", lateAfter, "counts", strings.Join(counts, ","))
 	replies, err := popBestPlainScript.Exec(callCtx, p.client, keys, append(args, topics...)).ToArray()
