@@ -25,25 +25,29 @@ type Failure struct {
 	// maxmemory job.OutOfMemoryReason (Redis's own reply names script
 	// hashes).
 	Message string
-	// Closes says the connection closes after the answer.
-	Closes bool
-	// Outcome is the request's outcome for the metrics:
-	// tcpserver.ClientError, or tcpserver.ServerError when the failure is
-	// the server's (the front end logs its cause then).
-	Outcome string
 }
 
 // Of is the answer to err, a store call's failure.
 func Of(err error) Failure {
-	kind := job.KindOf(err)
-	f := Failure{Kind: kind, Message: oneLine(err.Error()), Closes: kind == job.KindInternal, Outcome: tcpserver.ClientError}
-	if kind == job.KindOutOfMemory {
+	f := Failure{Kind: job.KindOf(err), Message: oneLine(err.Error())}
+	if f.Kind == job.KindOutOfMemory {
 		f.Message = job.OutOfMemoryReason
 	}
-	if !kind.Client() {
-		f.Outcome = tcpserver.ServerError
-	}
 	return f
+}
+
+// Closes says the connection closes after the answer: only for a failure
+// gmq cannot name.
+func (f Failure) Closes() bool { return f.Kind == job.KindInternal }
+
+// Outcome is the request's outcome for the metrics: tcpserver.ClientError,
+// or tcpserver.ServerError when the failure is the server's (the front end
+// logs its cause then).
+func (f Failure) Outcome() string {
+	if f.Kind.Client() {
+		return tcpserver.ClientError
+	}
+	return tcpserver.ServerError
 }
 
 // NoRoom says whether a put's item failed for want of room for it (over the

@@ -27,9 +27,9 @@ func TestOf(t *testing.T) {
 		{errors.New("two\r\nlines"), job.KindInternal, "two  lines", true, tcpserver.ServerError},
 	} {
 		got := Of(tc.err)
-		want := Failure{Kind: tc.kind, Message: tc.message, Closes: tc.closes, Outcome: tc.outcome}
-		if got != want {
-			t.Errorf("Of(%q) = %+v, want %+v", tc.err, got, want)
+		if got.Kind != tc.kind || got.Message != tc.message || got.Closes() != tc.closes || got.Outcome() != tc.outcome {
+			t.Errorf("Of(%q) = %+v (closes %v, %s), want %v %q (closes %v, %s)", tc.err, got, got.Closes(), got.Outcome(),
+				tc.kind, tc.message, tc.closes, tc.outcome)
 		}
 	}
 }

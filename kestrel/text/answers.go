@@ -54,9 +54,9 @@ func (c *conn) answer(err error) bool {
 // when it is the server's. It says whether the connection reads on.
 func (c *conn) storeFailure(e *storeError) bool {
 	a := answer.Of(e.err)
-	if a.Outcome == tcpserver.ServerError {
-		c.s.log.Warn("kestrel text: "+e.op+" failed", "err", e.err, "closes", a.Closes)
+	if a.Outcome() == tcpserver.ServerError {
+		c.s.log.Warn("kestrel text: "+e.op+" failed", "err", e.err, "closes", a.Closes())
 	}
-	c.fail(a.Outcome, a.Message)
-	return !a.Closes
+	c.fail(a.Outcome(), a.Message)
+	return !a.Closes()
 }

@@ -25,10 +25,10 @@ func (e *wireError) Error() string { return e.kind.String() + ": " + e.msg }
 // where the answer says so.
 func (c *conn) failure(err error) error {
 	a := answer.Of(err)
-	c.outcome = a.Outcome
-	if a.Outcome == tcpserver.ServerError {
-		c.s.log.Warn("kestrel thrift: "+c.op+" failed", "err", err, "closes", a.Closes)
+	c.outcome = a.Outcome()
+	if a.Outcome() == tcpserver.ServerError {
+		c.s.log.Warn("kestrel thrift: "+c.op+" failed", "err", err, "closes", a.Closes())
 	}
-	c.closeAfter = c.closeAfter || a.Closes
+	c.closeAfter = c.closeAfter || a.Closes()
 	return &wireError{kind: a.Kind, msg: a.Message}
 }
