@@ -34,11 +34,11 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 		if err != nil {
 			return wrapRedis("push: claim id", err)
 		}
-		if strAt(reply, 0) == replyOK {
+		claim := decodeClaimAliasReply(reply)
+		if claim.Status == replyOK {
 			return nil
 		}
-		cur := strAt(reply, 1)
-		id, err := parseMember(cur)
+		id, err := parseMember(claim.Member)
 		if err != nil {
 			return fmt.Errorf("push %q: alias: %w", cid, err)
 		}
@@ -47,7 +47,7 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 		} else if !errors.Is(err, job.ErrNotFound) {
 			return err
 		}
-		if age := time.Duration(intAt(reply, 2)) * time.Millisecond; age < p.opts.AliasGrace {
+		if age := time.Duration(claim.AgeMs) * time.Millisecond; age < p.opts.AliasGrace {
 			select { // a push in flight: its job should appear shortly
 			case <-ctx.Done():
 				// Not Redis's silence (wrapRedis would say so): a claim without
@@ -59,7 +59,7 @@ func (p *Pool) claimAlias(ctx context.Context, cid, m string) error {
 			}
 			continue
 		}
-		stale = cur
+		stale = claim.Member
 	}
 	return fmt.Errorf("push %q: %w: the id kept changing hands while claiming it", cid, job.ErrBusy)
 }
@@ -84,11 +84,11 @@ func (p *Pool) dropAlias(ctx context.Context, cid string, id uint64) {
 // dropAliases is dropAlias for the jobs a script removed, named in its reply
 // as member, client id pairs: one script call per aliases bucket, not one
 // per job.
-func (p *Pool) dropAliases(ctx context.Context, pairs []rueidis.RedisMessage) {
-	list := make([]string, 0, len(pairs))
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if cid := strAt(pairs, i+1); cid != "" {
-			list = append(list, cid, strAt(pairs, i))
+func (p *Pool) dropAliases(ctx context.Context, pairs [][2]string) {
+	list := make([]string, 0, 2*len(pairs))
+	for _, pair := range pairs {
+		if member, cid := pair[0], pair[1]; cid != "" {
+			list = append(list, cid, member)
 		}
 	}
 	p.dropAliasList(ctx, list)

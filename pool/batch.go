@@ -52,7 +52,7 @@ type op struct {
 	// (plain.go), which a batch of it alone takes.
 	plain *plainCall
 
-	reply []rueidis.RedisMessage
+	reply []rueidis.RedisMessage // decoded by the caller's shape (replies_gen.go)
 	err   error
 	led   bool      // handed a slot (under the batcher's lock)
 	wake  chan bool // true: run the next batch; false: reply and err are set
@@ -194,10 +194,10 @@ func (bt *batcher) run(ops []*op) {
 			client = wait
 		}
 	}
-	call := func(script *function, keys, args []string) ([]rueidis.RedisMessage, error) {
+	call := func(script *function, keys, args []string) ([][]rueidis.RedisMessage, error) {
 		return execBatch(ctx, script, client, keys, args)
 	}
-	var replies []rueidis.RedisMessage
+	var replies [][]rueidis.RedisMessage
 	var err error
 	done := false
 	if len(live) == 1 {
@@ -214,12 +214,12 @@ func (bt *batcher) run(ops []*op) {
 	for err == nil && len(replies) > len(live) {
 		// After the replies: the totals the call left to the broker
 		// (totals.go), and the client ids of expired jobs the pops met.
-		extra, _ := replies[len(replies)-1].ToArray()
-		switch strAt(extra, 0) {
+		extra := decodeBatchExtraReply(replies[len(replies)-1])
+		switch extra.Status {
 		case replyTotals:
-			err = bt.pool.totals.add(bt.bucket, extra)
+			err = bt.pool.totals.add(bt.bucket, extra.Adds)
 		case replyDropped:
-			bt.pool.dropAliases(ctx, extra[1:])
+			bt.pool.dropAliases(ctx, extra.Expired)
 		default:
 			err = fmt.Errorf("batch: %d replies for %d operations", len(replies), len(live))
 		}
@@ -233,8 +233,8 @@ func (bt *batcher) run(ops []*op) {
 			o.err = err
 			continue
 		}
-		o.reply, o.err = replies[i].ToArray()
-		if unconfirmed != nil && o.kind == opPush && o.err == nil && changedByPush[strAt(o.reply, 0)] {
+		o.reply = replies[i]
+		if unconfirmed != nil && o.kind == opPush && changedByPush[decodeStatusReply(o.reply).Status] {
 			o.reply, o.err = nil, unconfirmed
 		}
 	}
@@ -254,13 +254,17 @@ func (p *Pool) countCall(ops int) {
 // panic becomes the batch's error, because the callers of every operation
 // in the batch, and of every one queued behind it, wait on this goroutine,
 // and a panic that left it would leave them waiting for ever.
-func execBatch(ctx context.Context, script *function, client rueidis.Client, keys, args []string) (replies []rueidis.RedisMessage, err error) {
+func execBatch(ctx context.Context, script *function, client rueidis.Client, keys, args []string) (replies [][]rueidis.RedisMessage, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			replies, err = nil, fmt.Errorf("batch call not made: %v", r)
 		}
 	}()
-	return script.Exec(ctx, client, keys, args).ToArray()
+	list, err := script.Exec(ctx, client, keys, args).ToArray()
+	if err != nil {
+		return nil, err
+	}
+	return decodeRepliesReply(list).Replies, nil
 }
 
 // changedByPush are the replies of a push that wrote a job: a new one, or

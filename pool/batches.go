@@ -83,7 +83,7 @@ func (p *Pool) batchCall(ctx context.Context, id uint64, mode string, named []st
 	if err != nil {
 		return nil, wrapRedis("batch "+mode, err)
 	}
-	if strAt(r, 0) == replyOK && strAt(r, 2) == "1" && (mode == "stored" || mode == "drop" || mode == "close" || mode == "tell") {
+	if told := decodeBatchesReply(r); told.Status == replyOK && told.Kept && (mode == "stored" || mode == "drop" || mode == "close" || mode == "tell") {
 		// It kept callbacks, due now: pushed at once. A timer round that
 		// told it holds the follow-ups it took (their lease), so this takes
 		// only others.
@@ -147,8 +147,8 @@ func (p *Pool) CreateBatch(ctx context.Context, s job.BatchSpec) (uint64, []Push
 	if err != nil {
 		return 0, nil, err
 	}
-	if strAt(r, 0) != replyOK {
-		return 0, nil, fmt.Errorf("batch %d: %s (its number was taken)", id, strAt(r, 0))
+	if opened := decodeStatusReply(r); opened.Status != replyOK {
+		return 0, nil, fmt.Errorf("batch %d: %s (its number was taken)", id, opened.Status)
 	}
 	got, err := p.pushMembers(ctx, id, true, s.WithResults, s.Jobs, seqs[1:], ids)
 	if err != nil {
@@ -181,13 +181,14 @@ func (p *Pool) AddToBatch(ctx context.Context, id uint64, jobs []job.Spec) ([]Pu
 	if err != nil {
 		return nil, err
 	}
-	if strAt(r, 0) == replyFull {
-		return nil, fmt.Errorf("%w: batch %d holds %d jobs, at most %d", job.ErrTooMany, id, intAt(r, 1), p.maxBatchMembers)
+	added := decodeBatchesAddReply(r)
+	if added.Status == replyFull {
+		return nil, fmt.Errorf("%w: batch %d holds %d jobs, at most %d", job.ErrTooMany, id, added.Members, p.maxBatchMembers)
 	}
 	if err := batchRefusal(id, r); err != nil {
 		return nil, err
 	}
-	return p.pushMembers(ctx, id, false, strAt(r, 1) == "1", jobs, seqs, ids)
+	return p.pushMembers(ctx, id, false, added.WithResults, jobs, seqs, ids)
 }
 
 // CloseBatch closes batch id: once its members have all ended it is done.
@@ -212,11 +213,7 @@ func (p *Pool) CancelBatch(ctx context.Context, id uint64) (int, error) {
 	if err := batchRefusal(id, r); err != nil {
 		return 0, err
 	}
-	list := make([]string, 0, len(r)-1)
-	for i := 1; i < len(r); i++ {
-		list = append(list, strAt(r, i))
-	}
-	n, err := p.cancelMembers(ctx, list)
+	n, err := p.cancelMembers(ctx, decodeBatchesCancelReply(r).Members)
 	if err != nil {
 		return n, fmt.Errorf("cancel batch %d: %w", id, err)
 	}
@@ -269,13 +266,14 @@ func errBatchFanout(topic string) error {
 
 // batchRefusal is a batch call's refusal as an error (nil: OK).
 func batchRefusal(id uint64, r []rueidis.RedisMessage) error {
-	switch strAt(r, 0) {
+	refusal := decodeBatchesReply(r)
+	switch refusal.Status {
 	case replyOK:
 		return nil
 	case replyNotFound:
 		return fmt.Errorf("batch %d: %w", id, job.ErrNotFound)
 	case replyState:
-		return fmt.Errorf("%w: batch %d is %s", job.ErrConflict, id, strAt(r, 1))
+		return fmt.Errorf("%w: batch %d is %s", job.ErrConflict, id, refusal.State)
 	}
 	return fmt.Errorf("batch %d: unexpected reply %v", id, r)
 }
@@ -340,7 +338,7 @@ func (p *Pool) pushMembers(ctx context.Context, id uint64, created, withResults 
 		if err != nil {
 			return nil, err // unmarked, the sweep finds them stored (and a create's batch cancelled)
 		}
-		if strAt(r, 1) == job.BatchCancelled { // between the listing and the pushes: its cancel did not see them
+		if decodeBatchesReply(r).State == job.BatchCancelled { // between the listing and the pushes: its cancel did not see them
 			cancel()
 			return nil, fmt.Errorf("%w: batch %d was cancelled while these jobs were added: they are cancelled too", job.ErrConflict, id)
 		}
@@ -418,9 +416,10 @@ func (p *Pool) tellBatch(ctx context.Context, batch uint64, notices [][2]string)
 	if err != nil {
 		return bad, err
 	}
-	switch strAt(r, 0) {
+	told := decodeStatusReply(r)
+	switch told.Status {
 	case replyOK, replyAbsent:
 		return bad, nil
 	}
-	return bad, fmt.Errorf("batch %d: tell: %s", batch, strAt(r, 0))
+	return bad, fmt.Errorf("batch %d: tell: %s", batch, told.Status)
 }

@@ -104,8 +104,8 @@ func (p *Pool) sweepBatches(ctx context.Context, b int) (map[string]int, bool, e
 	if err != nil {
 		return nil, false, wrapRedis("sweep batches", err)
 	}
-	done, _ := r[0].AsStrSlice()
-	unstored, _ := r[1].AsStrSlice()
+	swept := decodeBatchesSweepReply(r)
+	done, unstored := swept.Finished, swept.Unstored
 	for _, id := range done {
 		n, err := strconv.ParseUint(id, 10, 64)
 		if err != nil {

@@ -244,7 +244,7 @@ func TestOpenBatch(t *testing.T) {
 	}
 	// The cap is the listing script's: past it, nothing is listed.
 	open, _ := batchOf(t, p, ctx, job.BatchSpec{Open: true})
-	if r, err := p.batchCall(ctx, open, "add", []string{"deadline", "1", "max", "1"}, member(1), member(2)); err != nil || strAt(r, 0) != replyFull {
+	if r, err := p.batchCall(ctx, open, "add", []string{"deadline", "1", "max", "1"}, member(1), member(2)); err != nil || decodeStatusReply(r).Status != replyFull {
 		t.Fatalf("two jobs listed in a batch of at most one: %v %v", r, err)
 	}
 	if b := batchNow(t, p, ctx, open); b.Total != 0 {

@@ -32,11 +32,12 @@ func (p *Pool) Check(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, wrapRedis("check", err)
 		}
-		for i := range stateSets {
-			perBucket[b][i] += intAt(r, i)
+		checked := decodeCheckReply(r)
+		for i, n := range checked.counts() {
+			perBucket[b][i] += n
 		}
-		for i := stateSets; i < len(r); i++ {
-			problems = append(problems, fmt.Sprintf("topic %q: %s", topic, strAt(r, i)))
+		for _, problem := range checked.Problems {
+			problems = append(problems, fmt.Sprintf("topic %q: %s", topic, problem))
 		}
 	}
 	for b := range p.opts.Buckets {
@@ -100,6 +101,11 @@ const eventsBound = 10000 + 100
 // Waiting; lua.States but EXPIRED, which is last): check.lua counts their
 // members in that order.
 const stateSets = int(job.Waiting)
+
+// counts are the members of each state's set, in job.Stored's order.
+func (r checkReply) counts() [stateSets]int64 {
+	return [...]int64{r.Delayed, r.Ready, r.Reserved, r.Buried, r.Dead, r.Completed, r.Cancelled, r.Waiting}
+}
 
 // checkBucket compares a bucket's record and body counts and its counters
 // with the members counted in its topics' sets (delayed, ready, reserved,

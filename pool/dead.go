@@ -19,8 +19,9 @@ func (p *Pool) Fail(ctx context.Context, id string, attempt int, reason string) 
 	if err != nil {
 		return nil, err
 	}
-	p.dropAliases(ctx, reply[min(len(reply), 1+jobFields):]) // of the dead jobs max_dead dropped
-	j, err := parseJob(reply[1:])
+	failed := decodeFailReply(reply)
+	p.dropAliases(ctx, failed.Dropped) // of the dead jobs max_dead dropped
+	j, err := parseJob(failed.Job)
 	if err != nil {
 		return nil, fmt.Errorf("fail job %s: %w", id, err)
 	}

@@ -128,8 +128,12 @@ func (p *Pool) dependOn(ctx context.Context, j job.Spec, m string) (string, erro
 		if a.err != nil {
 			return "", wrapRedis("after: tell the dependencies", a.err)
 		}
+		told := decodeDepsRegisterReply(a.reply).Answers
 		for i, dm := range a.members {
-			how, result := strAt(a.reply, 2*i), strAt(a.reply, 2*i+1)
+			var how, result string
+			if i < len(told) {
+				how, result = told[i][0], told[i][1]
+			}
 			id := strings.TrimLeft(dm, "0")
 			switch how {
 			case "pending":
@@ -209,7 +213,8 @@ func (p *Pool) tellDependent(ctx context.Context, id, spec string) (topic string
 	if err != nil {
 		return n.Topic, got, false, wrapRedis("tell a waiting job", err)
 	}
-	switch strAt(r, 0) {
+	told := decodeDepsTellReply(r)
+	switch told.Status {
 	case replyOK:
 	case replyAbsent:
 		// Not stored yet (its push is on its way), or never will be.
@@ -218,14 +223,14 @@ func (p *Pool) tellDependent(ctx context.Context, id, spec string) (topic string
 		}
 		return n.Topic, got, false, fmt.Errorf("job %d, which waits for %s, is not stored yet", num, strings.TrimLeft(dependency, "0"))
 	default:
-		return n.Topic, got, false, fmt.Errorf("notice %s: %s", id, strAt(r, 0)) // TOPIC: a dependent's topic never changes
+		return n.Topic, got, false, fmt.Errorf("notice %s: %s", id, told.Status) // TOPIC: a dependent's topic never changes
 	}
-	p.dropAlias(ctx, strAt(r, 3), num)
-	switch job.State(intAt(r, 1)) {
+	p.dropAlias(ctx, told.CID, num)
+	switch job.State(told.State) {
 	case job.Ready:
 		got = Pushed{ID: num, Kept: true}
 	case job.Delayed:
-		got = Pushed{ID: num, Due: time.UnixMilli(intAt(r, 2)), Now: time.UnixMilli(intAt(r, 4))}
+		got = Pushed{ID: num, Due: time.UnixMilli(told.Due), Now: time.UnixMilli(told.Now)}
 	}
 	return n.Topic, got, true, nil
 }

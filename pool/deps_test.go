@@ -256,7 +256,7 @@ func TestNoticeBeforeItsJobIsStored(t *testing.T) {
 	if _, err := p.client.Do(ctx, p.client.B().Zscore().Key(p.keys.buckets[ab].followups).Member(notice).Build()).AsFloat64(); err != nil {
 		t.Fatalf("the notice for a job not yet stored: %v, want it put off", err)
 	}
-	if reply, _, err := p.pushOp(ctx, b, spec, m, scheduleFire{}, after); err != nil || strAt(reply, 0) != replyOK { // its second step
+	if reply, _, err := p.pushOp(ctx, b, spec, m, scheduleFire{}, after); err != nil || reply.Status != replyOK { // its second step
 		t.Fatalf("store: %v %v", reply, err)
 	}
 	if err := p.client.Do(ctx, p.client.B().Zadd().Key(p.keys.buckets[ab].followups).ScoreMember().ScoreMember(0, notice).Build()).Error(); err != nil {

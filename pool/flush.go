@@ -37,9 +37,10 @@ func (p *Pool) Purge(ctx context.Context, topic string, states ...job.State) (in
 		if err != nil {
 			return removed, wrapRedis("purge", err)
 		}
-		n := int(intAt(reply, 0))
+		purged := decodePurgeReply(reply)
+		n := int(purged.Removed)
 		removed += n
-		p.dropAliases(ctx, reply[1:])
+		p.dropAliases(ctx, purged.Dropped)
 		if n < purgeStep {
 			return removed, nil
 		}
@@ -62,9 +63,10 @@ func (p *Pool) FlushExpired(ctx context.Context, topic string) (int, error) {
 		if err != nil {
 			return expired, wrapRedis("flush expired", err)
 		}
-		expired += int(intAt(reply, 1))
-		p.dropAliases(ctx, reply[2:])
-		if intAt(reply, 0) < expireStep {
+		swept := decodeExpireReply(reply)
+		expired += int(swept.Expired)
+		p.dropAliases(ctx, swept.Dropped)
+		if swept.Looked < expireStep {
 			return expired, nil
 		}
 	}

@@ -142,24 +142,23 @@ func (p *Pool) ackNumberPushing(ctx context.Context, n uint64, attempt int, resu
 	if err != nil {
 		return AckedPushing{}, err
 	}
-	if unconfirmed != nil && strAt(reply, 0) == replyOK {
+	acked := decodeFollowupsAckReply(reply)
+	if unconfirmed != nil && acked.Status == replyOK {
 		// Not pushed from here: a failover could take the ack back, and
 		// the job, delivered again, would be acked with them again. Its
 		// bucket's timer pushes them after the grace, if the ack stands.
 		return AckedPushing{}, fmt.Errorf("ack with follow-ups: %w", unconfirmed)
 	}
-	if strAt(reply, 3) == "again" {
+	if acked.Kept == "again" {
 		return AckedPushing{Again: true}, nil
 	}
-	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
+	p.dropAck(ctx, acked.CID, n, acked.Dropped)
 	b := int(n % uint64(p.opts.Buckets))
 	// Pushed at once, by this broker: the bucket's timer only finds those
 	// a crash (or a refusal) left, after followUpGrace.
-	var pairs [][2]string // each follow-up the script kept, as kept: the ack's and the job's own
-	for i := 4; i+1 < len(reply); i += 2 {
-		pairs = append(pairs, [2]string{strAt(reply, i), strAt(reply, i+1)})
-	}
-	out := AckedPushing{IDs: ids, Bucket: b, Kept: time.Duration(intAt(reply, 3)) * time.Millisecond}
+	pairs := acked.KeptFollowups // each follow-up the script kept, as kept: the ack's and the job's own
+	keptMs, _ := strconv.ParseInt(acked.Kept, 10, 64)
+	out := AckedPushing{IDs: ids, Bucket: b, Kept: time.Duration(keptMs) * time.Millisecond}
 	if len(pairs) > 0 {
 		out.Ready, _, out.PushErr = p.pushFollowUps(ctx, b, pairs)
 	}
@@ -211,10 +210,7 @@ func (p *Pool) moveFollowUps(ctx context.Context, b int) (map[string]int, bool, 
 	if err != nil {
 		return nil, false, wrapRedis("push follow-ups", err)
 	}
-	var pairs [][2]string
-	for i := 0; i+1 < len(r); i += 2 {
-		pairs = append(pairs, [2]string{strAt(r, i), strAt(r, i+1)})
-	}
+	pairs := decodeFollowupsTakeReply(r).Followups
 	if len(pairs) == 0 {
 		return nil, false, nil
 	}

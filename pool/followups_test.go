@@ -64,7 +64,7 @@ func keptOnlyWith(t *testing.T, p *Pool, ctx context.Context, id uint64, attempt
 	keys := p.keys.withTopics(b, j.Topic)
 	args := followupsScript.args(p.caller(), "ack", "member", member(id), "topic", j.Topic, "attempt", strconv.Itoa(attempt),
 		"result", result, "entries", entries, "grace", strconv.FormatInt(millis(grace), 10))
-	if r, err := followupsScript.Exec(ctx, p.client, keys, args).ToArray(); err != nil || strAt(r, 0) != replyOK {
+	if r, err := followupsScript.Exec(ctx, p.client, keys, args).ToArray(); err != nil || decodeStatusReply(r).Status != replyOK {
 		t.Fatalf("ack: %v %v", r, err)
 	}
 	return AckedPushing{IDs: ids, Bucket: b}

@@ -96,23 +96,12 @@ func (p *Pool) Announce(ctx context.Context) (Announced, error) {
 	if err != nil {
 		return Announced{}, wrapRedis("announce", err)
 	}
-	if len(got) < 2 {
-		return Announced{}, fmt.Errorf("announce: reply of %d values", len(got))
+	announced := decodeAnnounceReply(got)
+	if announced.Values < 2 {
+		return Announced{}, fmt.Errorf("announce: reply of %d values", announced.Values)
 	}
-	store, err1 := got[0].AsInt64()
-	recorded, err2 := got[1].AsInt64()
-	if err := errors.Join(err1, err2); err != nil {
-		return Announced{}, fmt.Errorf("announce: %w", err)
-	}
-	f := Announced{Store: int(store)}
-	if len(got) > 2 {
-		f.Epoch, _ = got[2].ToString()
-	}
-	for _, v := range got[min(3, len(got)):] {
-		if name, err := v.ToString(); err == nil {
-			f.Behind = append(f.Behind, name)
-		}
-	}
+	store, recorded := announced.Format, announced.Recorded
+	f := Announced{Store: int(store), Epoch: announced.Epoch, Behind: announced.Behind}
 	if recorded == 0 {
 		p.guard.tooNew.Store(store)
 		return f, p.tooNewError(int(store))

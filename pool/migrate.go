@@ -28,15 +28,11 @@ func (p *Pool) MigrateStep(ctx context.Context, b int, cursor string) (string, i
 	if err != nil {
 		return cursor, 0, wrapRedis("migrate", err)
 	}
-	if len(r) != 2 {
-		return cursor, 0, fmt.Errorf("migrate: reply of %d values", len(r))
-	}
-	next, err1 := r[0].ToString()
-	moved, err2 := r[1].AsInt64()
-	if err1 != nil || err2 != nil {
+	migrated := decodeMigrateReply(r)
+	if migrated.Values != 2 || migrated.Cursor == "" {
 		return cursor, 0, fmt.Errorf("migrate: reply %v", r)
 	}
-	return next, moved, nil
+	return migrated.Cursor, migrated.Moved, nil
 }
 
 // Migrated is the store format whose migration has ended (gmq:meta's

@@ -71,21 +71,14 @@ func (p *Pool) slotRanges(ctx context.Context) map[string][]string {
 	if err != nil {
 		return out // not a cluster
 	}
-	for _, r := range ranges {
-		f, err := r.ToArray()
-		if err != nil || len(f) < 3 {
+	for _, r := range decodeClusterSlotsReply(ranges).Ranges {
+		slots := decodeSlotRangeReply(r)
+		master := decodeSlotMasterReply(slots.Master)
+		if slots.Values < 3 || master.Values < 2 {
 			continue
 		}
-		from, _ := f[0].AsInt64()
-		to, _ := f[1].AsInt64()
-		master, err := f[2].ToArray()
-		if err != nil || len(master) < 2 {
-			continue
-		}
-		host, _ := master[0].ToString()
-		port, _ := master[1].AsInt64()
-		addr := host + ":" + strconv.FormatInt(port, 10)
-		out[addr] = append(out[addr], strconv.FormatInt(from, 10)+"-"+strconv.FormatInt(to, 10))
+		addr := master.Host + ":" + strconv.FormatInt(master.Port, 10)
+		out[addr] = append(out[addr], strconv.FormatInt(slots.From, 10)+"-"+strconv.FormatInt(slots.To, 10))
 	}
 	return out
 }

@@ -20,7 +20,7 @@ func (p *Pool) ReserveJob(ctx context.Context, id string) (*job.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.reserved(ctx, reply[1:])
+	return p.reserved(ctx, decodeJobReply(reply).Job)
 }
 
 // DeleteUnreserved removes a job unless it is reserved (a StateError then),
@@ -80,12 +80,13 @@ func (p *Pool) deleteNumber(ctx context.Context, n uint64, attempt int, mode, re
 	if err != nil {
 		return 0, err
 	}
-	if strAt(reply, 0) == replyThen { // the job has follow-ups of its own: followups.lua acks it
+	acked := decodeAckReply(reply)
+	if acked.Status == replyThen { // the job has follow-ups of its own: followups.lua acks it
 		got, err := p.ackNumberPushing(ctx, n, attempt, result, nil)
 		return got.Kept, err
 	}
-	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
-	return time.Duration(intAt(reply, 3)) * time.Millisecond, nil
+	p.dropAck(ctx, acked.CID, n, acked.Dropped)
+	return time.Duration(acked.KeptMs) * time.Millisecond, nil
 }
 
 func priorityArg(pri int64) string {
@@ -136,8 +137,9 @@ func (p *Pool) Cancel(ctx context.Context, id string) (*job.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2+jobFields))
-	j, err := parseJob(reply[2:])
+	cancelled := decodeCancelReply(reply)
+	p.dropAck(ctx, cancelled.CID, n, cancelled.Dropped)
+	j, err := parseJob(cancelled.Job)
 	if err != nil {
 		return nil, fmt.Errorf("cancel job %s: %w", id, err)
 	}
@@ -183,7 +185,7 @@ func (p *Pool) jobAfter(ctx context.Context, op string, id string, attempt int, 
 	if err != nil {
 		return nil, err
 	}
-	j, err := parseJob(reply[1:])
+	j, err := parseJob(decodeJobReply(reply).Job)
 	if err != nil {
 		return nil, fmt.Errorf("%s job %s: %w", op, id, err)
 	}
@@ -237,33 +239,30 @@ func (p *Pool) onNumber(ctx context.Context, op string, n uint64, attempt int, c
 		if err != nil {
 			return nil, wrapRedis(op, err)
 		}
-		switch strAt(reply, 0) {
+		r := decodeJobCallReply(reply)
+		switch r.Status {
 		case replyOK, replyThen: // THEN: its caller asks followups.lua (followups.go)
 			return reply, nil
 		case replyTopic:
-			topic = strAt(reply, 1)
+			topic = r.Topic
 			p.topicOf.put(n, topic)
 			continue
 		case replyNotFound:
 			return nil, fmt.Errorf("%s job %d: %w", op, n, job.ErrNotFound)
 		case replyCancelled: // it was cancelled while held, and ended so by this call
-			p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
+			p.dropAck(ctx, r.CID, n, r.Dropped)
 			return nil, fmt.Errorf("%s job %d: %w", op, n, job.ErrCancelled)
-		case replyStale:
-			stale := &job.StaleError{Attempt: attempt, Current: int(intAt(reply, 1))}
-			if len(reply) > 2 { // a library loaded by an older broker names no state
-				stale.State = job.State(intAt(reply, 2))
-			}
-			return nil, fmt.Errorf("%s job %d: %w", op, n, stale)
+		case replyStale: // a library loaded by an older broker names no state (0)
+			return nil, fmt.Errorf("%s job %d: %w", op, n, &job.StaleError{Attempt: attempt, Current: int(r.Current), State: job.State(r.State)})
 		case replyState:
-			return nil, fmt.Errorf("job %d: %w", n, &job.StateError{Op: op, State: job.State(intAt(reply, 1))})
+			return nil, fmt.Errorf("job %d: %w", n, &job.StateError{Op: op, State: job.State(r.State)})
 		case replyFull: // in the job's terms, without its number (job.Outcome)
-			return nil, fmt.Errorf("%w: its topic's %s is %d", job.ErrFull, strAt(reply, 1), intAt(reply, 2))
+			return nil, fmt.Errorf("%w: its topic's %s is %d", job.ErrFull, r.Limit, r.Max)
 		case replyTooBig:
-			if strAt(reply, 2) == "max_result" { // an ack's result
-				return nil, &job.ResultTooBigError{Max: intAt(reply, 1)} // the front end names the job
+			if r.Limit == "max_result" { // an ack's result
+				return nil, &job.ResultTooBigError{Max: r.Max} // the front end names the job
 			}
-			return nil, fmt.Errorf("%w: its topic's max_item_size is %d", job.ErrTooBig, intAt(reply, 1))
+			return nil, fmt.Errorf("%w: its topic's max_item_size is %d", job.ErrTooBig, r.Max)
 		}
 		return nil, fmt.Errorf("%s job %d: unexpected reply %v", op, n, reply)
 	}
@@ -283,9 +282,10 @@ func (p *Pool) Kick(ctx context.Context, topic string, n int) (int, error) {
 		if err != nil {
 			return kicked, wrapRedis("kick", err)
 		}
-		got := int(intAt(reply, 0))
+		r := decodeKickReply(reply)
+		got := int(r.Kicked)
 		kicked += got
-		kind = strAt(reply, 1)
+		kind = r.Kind
 		if got < batch {
 			break
 		}
@@ -307,10 +307,11 @@ func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration, create 
 	if err != nil {
 		return time.Time{}, wrapRedis("pause", err)
 	}
-	if strAt(reply, 0) != replyOK {
+	paused := decodePauseReply(reply)
+	if paused.Status != replyOK {
 		return time.Time{}, fmt.Errorf("pause topic %q: %w", topic, job.ErrNotFound)
 	}
-	if ms := intAt(reply, 1); ms > 0 {
+	if ms := paused.UntilMs; ms > 0 {
 		until = time.UnixMilli(ms)
 	}
 	return until, nil
@@ -332,10 +333,11 @@ func (p *Pool) peekNumber(ctx context.Context, n uint64) (*job.Job, error) {
 	if err != nil {
 		return nil, wrapRedis("peek", err)
 	}
-	if strAt(reply, 0) != replyOK {
+	peeked := decodeJobReply(reply)
+	if peeked.Status != replyOK {
 		return nil, fmt.Errorf("peek job %d: %w", n, job.ErrNotFound)
 	}
-	return parseJob(reply[1:])
+	return parseJob(peeked.Job)
 }
 
 // MarkEndWait begins a wait for job n's end (its number: the caller
@@ -350,10 +352,11 @@ func (p *Pool) MarkEndWait(ctx context.Context, n uint64) (*job.Job, error) {
 	if err != nil {
 		return nil, wrapRedis("wait for a job's end", err)
 	}
-	if strAt(reply, 0) != replyOK {
+	marked := decodeJobReply(reply)
+	if marked.Status != replyOK {
 		return nil, fmt.Errorf("wait for job %d: %w", n, job.ErrNotFound)
 	}
-	return parseJob(reply[1:])
+	return parseJob(marked.Job)
 }
 
 // PeekTopic reads the next job of a topic in state s (Ready, Delayed or Buried).
@@ -370,12 +373,12 @@ func (p *Pool) PeekTopic(ctx context.Context, topic string, s job.State) (*job.J
 	if err != nil {
 		return nil, wrapRedis("peek", err)
 	}
-	if strAt(reply, 0) != replyOK {
-		p.dropAliases(ctx, reply[1:]) // of the jobs the peek expired
+	peeked := decodePeekTopicReply(reply)
+	p.dropAliases(ctx, peeked.Expired) // of the jobs the peek expired
+	if peeked.Status != replyOK {
 		return nil, fmt.Errorf("peek %s in %q: %w", s, topic, job.ErrNotFound)
 	}
-	p.dropAliases(ctx, reply[min(len(reply), 1+jobFields):])
-	return parseJob(reply[1:])
+	return parseJob(peeked.Job)
 }
 
 // listPreview is how much of each body a job list carries.
@@ -394,13 +397,14 @@ func (p *Pool) ListJobs(ctx context.Context, topic string, s job.State, offset, 
 	if err != nil {
 		return nil, 0, wrapRedis("list jobs", err)
 	}
+	listed := decodeJobListReply(r)
 	var out []*job.Job
-	for i := 1; i+jobFields <= len(r); i += jobFields {
-		j, err := parseJob(r[i : i+jobFields])
+	for _, jv := range listed.Jobs {
+		j, err := parseJob(jv)
 		if err != nil {
 			return nil, 0, fmt.Errorf("list jobs: %w", err)
 		}
 		out = append(out, j)
 	}
-	return out, int(intAt(r, 0)), nil
+	return out, int(listed.Total), nil
 }

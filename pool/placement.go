@@ -47,10 +47,8 @@ func (p *Pool) checkPlacement(ctx context.Context) error {
 			if err != nil {
 				return wrapRedis("init: placement", err)
 			}
-			held := int64(0)
-			for i := range 5 {
-				held += intAt(counts, i)
-			}
+			c := decodeCheckReply(counts)
+			held := c.Delayed + c.Ready + c.Reserved + c.Buried + c.Dead
 			stuck = append(stuck, fmt.Sprintf("%s (%d jobs)", t, held))
 		}
 	}

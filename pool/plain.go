@@ -174,7 +174,7 @@ func (p *plainTopics) shut(topic string, now time.Time) {
 // a plain call and neither its bucket nor its topic is off it. done false:
 // it did not, or the script answered GENERAL, having changed nothing: run
 // the batch.
-func (bt *batcher) tryPlain(run func(script *function, keys, args []string) ([]rueidis.RedisMessage, error), o *op) (replies []rueidis.RedisMessage, err error, done bool) {
+func (bt *batcher) tryPlain(run func(script *function, keys, args []string) ([][]rueidis.RedisMessage, error), o *op) (replies [][]rueidis.RedisMessage, err error, done bool) {
 	now := time.Now()
 	if o.plain == nil || !bt.plain.open(now) {
 		return nil, nil, false
@@ -188,11 +188,11 @@ func (bt *batcher) tryPlain(run func(script *function, keys, args []string) ([]r
 	if err != nil || len(replies) != 1 {
 		return replies, err, true
 	}
-	first, _ := replies[0].ToArray()
-	if strAt(first, 0) != replyGeneral {
+	refusal := decodePlainRefusalReply(replies[0])
+	if refusal.Status != replyGeneral {
 		return replies, nil, true
 	}
-	bt.pool.shutPlainGate(first, bt.bucket, now)
+	bt.pool.shutPlainGate(refusal, bt.bucket, now)
 	return nil, nil, false
 }
 
@@ -200,11 +200,11 @@ func (bt *batcher) tryPlain(run func(script *function, keys, args []string) ([]r
 // bucket's calls through batch.lua for plainRetry, 'topic' the pops of the
 // topic named next (paused, may hold expired jobs, a fanout child); any
 // other reason ('job', 'late') is about that call alone.
-func (p *Pool) shutPlainGate(refusal []rueidis.RedisMessage, bucket int, now time.Time) {
-	switch strAt(refusal, 1) {
+func (p *Pool) shutPlainGate(refusal plainRefusalReply, bucket int, now time.Time) {
+	switch refusal.Why {
 	case "settings":
 		p.batchers[bucket].plain.shut(now)
 	case "topic":
-		p.plainTopics.shut(strAt(refusal, 2), now)
+		p.plainTopics.shut(refusal.Topic, now)
 	}
 }

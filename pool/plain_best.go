@@ -74,30 +74,26 @@ func (p *Pool) popBestPlain(ctx context.Context, order []int, groups map[int][]s
 	if err != nil {
 		return Popped{}, true, wrapRedis("pop", err)
 	}
-	first, err := replies[0].ToArray()
-	if err != nil {
-		return Popped{}, true, wrapRedis("pop", err)
-	}
-	switch strAt(first, 0) {
+	r := decodePopBestPlainReply(replies)
+	first := decodePopReply(r.Pop)
+	switch first.Status {
+	case "":
+		return Popped{}, true, fmt.Errorf("pop_best_plain: no pop in its reply %v", replies)
 	case replyGeneral:
-		if strAt(first, 1) == "late" { // by Redis's clock: the caller's, if it agrees, says so next
+		refusal := decodePlainRefusalReply(r.Pop)
+		if refusal.Why == "late" { // by Redis's clock: the caller's, if it agrees, says so next
 			if err := ctx.Err(); err != nil {
 				return Popped{}, true, wrapRedis("pop", err)
 			}
 		}
 		// A bucket's settings refusal names a topic of that bucket.
-		p.shutPlainGate(first, p.keys.bucketOf(strAt(first, 2)), now)
+		p.shutPlainGate(refusal, p.keys.bucketOf(refusal.Topic), now)
 		return Popped{}, false, nil
 	case replyOK:
-		totals, _ := replies[len(replies)-2].ToArray()
-		at, err := replies[len(replies)-1].AsInt64()
-		if err != nil {
-			return Popped{}, true, fmt.Errorf("pop_best_plain: its bucket: %w", err)
+		if r.Bucket < 1 || int(r.Bucket) > len(order) {
+			return Popped{}, true, fmt.Errorf("pop_best_plain: bucket %d of %d", r.Bucket, len(order))
 		}
-		if len(replies) != 3 || at < 1 || int(at) > len(order) {
-			return Popped{}, true, fmt.Errorf("pop_best_plain: %d replies, bucket %d of %d", len(replies), at, len(order))
-		}
-		if err := p.totals.add(order[at-1], totals); err != nil {
+		if err := p.totals.add(order[r.Bucket-1], decodeBatchExtraReply(r.Totals).Adds); err != nil {
 			return Popped{}, true, err
 		}
 		got, err = p.popped(ctx, first)

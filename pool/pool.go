@@ -281,7 +281,7 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64, fire scheduleFi
 	if err != nil {
 		return Pushed{}, err
 	}
-	switch strAt(reply, 0) {
+	switch reply.Status {
 	case replyFired:
 		return Pushed{}, errFiredElsewhere
 	case replySkipped:
@@ -291,7 +291,7 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64, fire scheduleFi
 		p.dropAlias(ctx, j.ClientID, id) // claimed for a job that will not be
 		return got, err
 	}
-	switch status := strAt(reply, 0); status {
+	switch status := reply.Status; status {
 	case replyOK:
 	case replyAfterFanout:
 		p.dropAlias(ctx, j.ClientID, id)
@@ -302,24 +302,24 @@ func (p *Pool) push(ctx context.Context, j job.Spec, seq uint64, fire scheduleFi
 	case replyGroupBacklog:
 		p.dropAlias(ctx, j.ClientID, id)
 		return Pushed{}, fmt.Errorf("push to %q: %w: its first grouped job, and it holds %d ready jobs without a group (at most %d can join the group \"\" at once): let them drain first, or use another topic",
-			j.Topic, job.ErrConflict, intAt(reply, 1), intAt(reply, 2))
+			j.Topic, job.ErrConflict, reply.Ungrouped, reply.Most)
 	case replyFull, replyTooBig:
 		p.dropAlias(ctx, j.ClientID, id) // claimed for a job that will not be
 		if status == replyFull {
-			return Pushed{}, fmt.Errorf("push to %q: %w: its %s is %d", j.Topic, job.ErrFull, strAt(reply, 1), intAt(reply, 2))
+			return Pushed{}, fmt.Errorf("push to %q: %w: its %s is %d", j.Topic, job.ErrFull, reply.Limit, reply.Max)
 		}
-		return Pushed{}, fmt.Errorf("push to %q: %w: %d bytes, its max_item_size is %d", j.Topic, job.ErrTooBig, len(j.Body), intAt(reply, 1))
+		return Pushed{}, fmt.Errorf("push to %q: %w: %d bytes, its max_item_size is %d", j.Topic, job.ErrTooBig, len(j.Body), reply.Max)
 	default:
 		return Pushed{}, fmt.Errorf("push: id %d is taken (%s): the id counter %s went back: %w", id, status, p.keys.ids(), errTaken)
 	}
-	p.dropAliases(ctx, reply[4:]) // the jobs discarded to make room
-	kept := intAt(reply, 3) == 1
+	p.dropAliases(ctx, reply.Dropped) // the jobs discarded to make room
+	kept := reply.Kept
 	if kept {
 		p.topicOf.put(id, j.Topic)
 	} else {
 		p.dropAlias(ctx, j.ClientID, id) // fanout_only: the topic holds no job of that id
 	}
-	now, due := intAt(reply, 1), intAt(reply, 2)
+	now, due := reply.Now, reply.Due
 	out := Pushed{ID: id, Now: time.UnixMilli(now), Kept: kept, Children: children}
 	if due > 0 {
 		out.Due = time.UnixMilli(due)
@@ -336,22 +336,22 @@ var errTaken = errors.New("the number is taken")
 // list of the children may be stale: the script then names the current
 // ones, and the push is asked again with them. It returns the reply and the
 // children the push was made with.
-func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire scheduleFire, after string) ([]rueidis.RedisMessage, []string, error) {
+func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire scheduleFire, after string) (pushReply, []string, error) {
 	if err := p.checkChild(ctx, j.Topic, false); err != nil {
-		return nil, nil, fmt.Errorf("push: %w", err)
+		return pushReply{}, nil, fmt.Errorf("push: %w", err)
 	}
 	if (len(j.Then) > 0 || len(j.OnDead) > 0) && p.Format() < FollowUpFormat {
-		return nil, nil, fmt.Errorf("push: then, on_dead: %w", ErrFollowUpsNeedFormat)
+		return pushReply{}, nil, fmt.Errorf("push: then, on_dead: %w", ErrFollowUpsNeedFormat)
 	}
 	children := p.fanout.get(j.Topic)
 	byBody := p.uniqueBody.get(j.Topic)
 	thenList, _, err := p.followUpEntries(ctx, j.Then)
 	if err != nil {
-		return nil, nil, fmt.Errorf("push: then: %w", err)
+		return pushReply{}, nil, fmt.Errorf("push: then: %w", err)
 	}
 	deadList, _, err := p.followUpEntries(ctx, j.OnDead)
 	if err != nil {
-		return nil, nil, fmt.Errorf("push: on_dead: %w", err)
+		return pushReply{}, nil, fmt.Errorf("push: on_dead: %w", err)
 	}
 	for range 5 {
 		key, mode, window := p.uniqueArgs(j, byBody)
@@ -366,7 +366,7 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 		if len(children) > 0 {
 			seqs, err := p.ids.next(ctx, p.client, len(children))
 			if err != nil {
-				return nil, nil, wrapRedis("push: allocate id", err)
+				return pushReply{}, nil, wrapRedis("push: allocate id", err)
 			}
 			for _, seq := range seqs {
 				args = append(args, member(seq*uint64(p.opts.Buckets)+uint64(b)))
@@ -379,26 +379,24 @@ func (p *Pool) pushOp(ctx context.Context, b int, j job.Spec, m string, fire sch
 		if fire.key != "" {
 			copy(o.args[scheduleDueArg:], []string{fire.due, fire.next, fire.name, fire.overlap})
 		}
-		reply, err := p.batchOp(ctx, b, o)
+		raw, err := p.batchOp(ctx, b, o)
 		if err != nil {
-			return nil, nil, wrapRedis("push", err)
+			return pushReply{}, nil, wrapRedis("push", err)
 		}
-		switch strAt(reply, 0) {
+		reply := decodePushReply(raw)
+		switch reply.Status {
 		case replyUniqueFrom:
-			byBody = strAt(reply, 1) == "body"
+			byBody = reply.From == "body"
 			p.uniqueBody.set(j.Topic, byBody)
 			continue
 		case replyChildren:
 		default:
 			return reply, children, nil
 		}
-		children = children[:0:0]
-		for i := 1; i < len(reply); i++ {
-			children = append(children, strAt(reply, i))
-		}
+		children = append(children[:0:0], reply.Children...)
 		p.fanout.set(j.Topic, children)
 	}
-	return nil, nil, fmt.Errorf("push to %q: %w: its fanout children or its unique_from kept changing", j.Topic, job.ErrBusy)
+	return pushReply{}, nil, fmt.Errorf("push to %q: %w: its fanout children or its unique_from kept changing", j.Topic, job.ErrBusy)
 }
 
 // RefusedExpired is how many expired jobs this pool dropped because their
@@ -438,22 +436,6 @@ func (b *idBlocks) next(ctx context.Context, c rueidis.Client, n int) ([]uint64,
 		b.next_++
 	}
 	return out, nil
-}
-
-func intAt(a []rueidis.RedisMessage, i int) int64 {
-	if i >= len(a) {
-		return 0
-	}
-	n, _ := a[i].AsInt64() // absent or nil fields read as 0, as the scripts define
-	return n
-}
-
-func strAt(a []rueidis.RedisMessage, i int) string {
-	if i >= len(a) {
-		return ""
-	}
-	s, _ := a[i].ToString() // nil (a Lua false) reads as ""
-	return s
 }
 
 // timeoutArg is a push's handler timeout in ms ("" none).

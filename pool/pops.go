@@ -61,10 +61,11 @@ func (p *Pool) popFirst(ctx context.Context, mode string, topics []string) (Popp
 		if err != nil {
 			return Popped{}, err
 		}
-		if strAt(reply, 0) == replyOK {
-			return p.popped(ctx, reply)
+		r := decodePopReply(reply)
+		if r.Status == replyOK {
+			return p.popped(ctx, r)
 		}
-		first = first.sooner(reply)
+		first = first.sooner(r)
 		start = end
 	}
 	return first.popped(), nil
@@ -102,14 +103,15 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 			}
 			return got, wrapRedis("pop", err)
 		}
-		switch strAt(reply, 0) {
+		r := decodePopReply(reply)
+		switch r.Status {
 		case replyJobs:
-			k := int(intAt(reply, 2))
-			if len(reply) != 3+k*jobFields {
+			k := int(r.Count)
+			if len(r.Jobs) != k {
 				return got, fmt.Errorf("pop: %d jobs in a reply of %d fields", k, len(reply))
 			}
-			for i := range k {
-				j, err := p.reserved(ctx, reply[3+i*jobFields:3+(i+1)*jobFields])
+			for _, jv := range r.Jobs {
+				j, err := p.reserved(ctx, jv)
 				if err != nil {
 					return got, fmt.Errorf("pop: %w", err)
 				}
@@ -119,7 +121,7 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 					got.Rest = append(got.Rest, j)
 				}
 			}
-			got.More = intAt(reply, 1) == 1
+			got.More = r.More
 			n -= k
 			if k == chunk && n > 0 {
 				continue // these topics may hold more
@@ -127,7 +129,7 @@ func (p *Pool) PopN(ctx context.Context, topics []string, n int) (Popped, error)
 		case replyOK:
 			return got, fmt.Errorf("pop: unexpected reply %v", reply)
 		default:
-			first = first.sooner(reply)
+			first = first.sooner(r)
 		}
 		start = end
 	}
@@ -168,11 +170,12 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 			var bestMember string
 			found := false
 			for k, reply := range peeks {
-				if strAt(reply, 0) != replyPeek {
-					first = first.sooner(reply)
+				peek := decodePopReply(reply)
+				if peek.Status != replyPeek {
+					first = first.sooner(peek)
 					continue
 				}
-				pri, m := intAt(reply, 2), strAt(reply, 3)
+				pri, m := peek.Priority, peek.Member
 				if !found || pri < bestPri || (pri == bestPri && m < bestMember) {
 					b, bestPri, bestMember, found = order[k], pri, m, true
 				}
@@ -185,11 +188,12 @@ func (p *Pool) PopBest(ctx context.Context, topics []string) (Popped, error) {
 		if err != nil {
 			return Popped{}, err
 		}
-		if strAt(reply, 0) == replyOK {
-			return p.popped(ctx, reply)
+		r := decodePopReply(reply)
+		if r.Status == replyOK {
+			return p.popped(ctx, r)
 		}
 		if len(order) == 1 {
-			return first.sooner(reply).popped(), nil
+			return first.sooner(r).popped(), nil
 		}
 	}
 	return Popped{}, nil // lost every race: the caller waits and tries again
@@ -225,17 +229,17 @@ func (p *Pool) popOp(ctx context.Context, mode string, b int, group []string) ([
 }
 
 // popped reads a successful pop's reply.
-func (p *Pool) popped(ctx context.Context, reply []rueidis.RedisMessage) (Popped, error) {
-	j, err := p.reserved(ctx, reply[2:])
+func (p *Pool) popped(ctx context.Context, r popReply) (Popped, error) {
+	j, err := p.reserved(ctx, r.Job)
 	if err != nil {
 		return Popped{}, fmt.Errorf("pop: %w", err)
 	}
-	return Popped{Job: j, More: intAt(reply, 1) == 1}, nil
+	return Popped{Job: j, More: r.More}, nil
 }
 
 // reserved reads a job just reserved: it remembers its topic and, if the
 // reservation deleted it (TTR 0), drops its client id.
-func (p *Pool) reserved(ctx context.Context, r []rueidis.RedisMessage) (*job.Job, error) {
+func (p *Pool) reserved(ctx context.Context, r jobValues) (*job.Job, error) {
 	j, err := parseJob(r)
 	if err != nil {
 		return nil, err
@@ -283,7 +287,7 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, result str
 	if err != nil {
 		return Popped{}, err
 	}
-	if strAt(reply, 0) == replyThen { // the job has follow-ups of its own: followups.lua acks it, then a pop
+	if decodeAckPopReply(reply).Status == replyThen { // the job has follow-ups of its own: followups.lua acks it, then a pop
 		if _, err := p.ackNumberPushing(ctx, n, attempt, result, nil); err != nil {
 			return Popped{}, err
 		}
@@ -293,9 +297,11 @@ func (p *Pool) AckAndPop(ctx context.Context, id string, attempt int, result str
 		}
 		return got, nil
 	}
-	p.dropAck(ctx, strAt(reply, 1), n, strAt(reply, 2))
-	if strAt(reply, 3) == replyOK {
-		return p.popped(ctx, reply[3:])
+	acked := decodeAckPopReply(reply)
+	p.dropAck(ctx, acked.CID, n, acked.Dropped)
+	popped := decodePopReply(acked.Pop)
+	if popped.Status == replyOK {
+		return p.popped(ctx, popped)
 	}
-	return noOpening.sooner(reply[3:]).popped(), nil
+	return noOpening.sooner(popped).popped(), nil
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/lua"
 )
@@ -72,25 +70,18 @@ const (
 	deleteAck        = "ack"        // a consumer's ack: complete the job where its topic keeps completed jobs
 )
 
-// jobFields is the length of a job reply (lua/contract.go).
-var jobFields = lua.ReplyLen
-
 // parseJob reads a job reply (lua.ReplyLen values, the first ones of r):
 // the member, the body (nil: the record's, or none), Redis's clock and the
 // record packed (decodeRecord).
-func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
-	if len(r) < jobFields {
-		return nil, fmt.Errorf("job reply has %d values, want %d", len(r), jobFields)
+func parseJob(r jobValues) (*job.Job, error) {
+	if !r.Whole {
+		return nil, fmt.Errorf("job reply: short, want %d values", lua.ReplyLen)
 	}
-	id, err := parseMember(strAt(r, lua.ReplyMember))
+	id, err := parseMember(r.Member)
 	if err != nil {
 		return nil, err
 	}
-	packed, err := r[lua.ReplyRecord].ToString()
-	if err != nil {
-		return nil, fmt.Errorf("job reply: its record: %w", err)
-	}
-	rec, err := decodeRecord(packed)
+	rec, err := decodeRecord(r.Record)
 	if err != nil {
 		return nil, err
 	}
@@ -103,14 +94,14 @@ func parseJob(r []rueidis.RedisMessage) (*job.Job, error) {
 		}
 		return time.Time{}
 	}
-	body, err := r[lua.ReplyBody].ToString()
-	if err != nil { // false: the record holds it (or the reply carries none)
+	body := r.Body
+	if !r.HasBody { // false: the record holds it (or the reply carries none)
 		body = text(lua.FieldBody)
 	}
 	return &job.Job{
 		ID:           id,
 		Body:         body,
-		Now:          time.UnixMilli(intAt(r, lua.ReplyNow)),
+		Now:          time.UnixMilli(r.Now),
 		State:        job.State(num(lua.FieldState)),
 		Topic:        text(lua.FieldTopic),
 		Priority:     uint32(num(lua.FieldPriority)),

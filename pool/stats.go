@@ -12,7 +12,6 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/gmq/gmq/job"
-	"github.com/gmq/gmq/lua"
 )
 
 var counterFields = map[string]func(*job.Counters) *int64{
@@ -129,19 +128,20 @@ func (p *Pool) readTopicStats(ctx context.Context, b int, topics []string) ([]jo
 	args := append(topicStatsScript.args(p.caller(), "", "urgent", strconv.Itoa(job.UrgentBelow)), topics...)
 	p.totals.flushing.RLock() // each total once: in Redis or not yet written (totals.go)
 	defer p.totals.flushing.RUnlock()
-	replies, err := topicStatsScript.Exec(ctx, p.client, p.keys.withTopics(b, topics...), args).ToArray()
+	list, err := topicStatsScript.Exec(ctx, p.client, p.keys.withTopics(b, topics...), args).ToArray()
+	replies := decodeRepliesReply(list).Replies
 	if err == nil && len(replies) != len(topics) {
 		err = fmt.Errorf("%d replies for %d topics", len(replies), len(topics))
 	}
 	for i, topic := range topics {
-		r, rerr := []rueidis.RedisMessage(nil), err
-		if rerr == nil {
-			r, rerr = replies[i].ToArray()
+		var r topicStatsReply
+		if err == nil {
+			r = decodeTopicStatsReply(replies[i])
 		}
 		switch {
-		case rerr != nil:
-			errs[i] = wrapRedis("topic stats", rerr)
-		case intAt(r, int(lua.StatKnown)) == 0:
+		case err != nil:
+			errs[i] = wrapRedis("topic stats", err)
+		case r.Known == 0:
 			errs[i] = fmt.Errorf("topic %q: %w", topic, job.ErrNotFound)
 		default:
 			stats[i] = topicStats(topic, r)
@@ -166,40 +166,39 @@ func addTopicTotal(s *job.TopicStats, field string, n int64) {
 
 // topicStats decodes one topic's reply of topic_stats.lua, by the names
 // lua.TopicStat gives its fields.
-func topicStats(topic string, r []rueidis.RedisMessage) job.TopicStats {
-	n := func(f lua.TopicStat) int64 { return intAt(r, int(f)) }
-	at := func(f lua.TopicStat) time.Time { // 0: none
-		if ms := n(f); ms > 0 {
+func topicStats(topic string, r topicStatsReply) job.TopicStats {
+	at := func(ms int64) time.Time { // 0: none
+		if ms > 0 {
 			return time.UnixMilli(ms)
 		}
 		return time.Time{}
 	}
-	s := job.TopicStats{Name: topic, Now: time.UnixMilli(n(lua.StatNow)),
-		Ready: n(lua.StatReady), Urgent: n(lua.StatUrgent), Delayed: n(lua.StatDelayed), Reserved: n(lua.StatReserved),
-		Buried: n(lua.StatBuried), PausedUntil: at(lua.StatPausedUntil),
-		Pause: time.Duration(n(lua.StatPauseMS)) * time.Millisecond,
-		Jobs:  n(lua.StatTotalJobs), Reserves: n(lua.StatTotalReserves), Deletes: n(lua.StatTotalDeletes),
-		Pauses: n(lua.StatTotalPauses), Bytes: n(lua.StatBytes), Discarded: n(lua.StatTotalDiscarded),
-		Expired: n(lua.StatTotalExpired), OldestReady: at(lua.StatOldestReady),
-		Children: strings.Fields(strAt(r, int(lua.StatChildren))),
-		Dead:     n(lua.StatDead), Failures: n(lua.StatTotalFailures), DeadTotal: n(lua.StatTotalDead),
-		DeadRetried: n(lua.StatDeadRetried), DeadDropped: n(lua.StatDeadDropped), Created: at(lua.StatCreated),
-		Completed: n(lua.StatCompleted), CompletedTotal: n(lua.StatTotalCompleted),
-		Cancelled: n(lua.StatCancelled), CancelledTotal: n(lua.StatTotalCancelled),
-		Tokens: n(lua.StatTokens), Limited: n(lua.StatTotalLimited),
-		LimitedTime: time.Duration(n(lua.StatLimitedMS)) * time.Millisecond, Groups: n(lua.StatGroups),
-		GroupsForgotten: n(lua.StatGroupsForgotten)}
-	for _, line := range strings.Split(strAt(r, int(lua.StatBusiestGroups)), "\n") {
+	s := job.TopicStats{Name: topic, Now: time.UnixMilli(r.Now),
+		Ready: r.Ready, Urgent: r.Urgent, Delayed: r.Delayed, Reserved: r.Reserved,
+		Buried: r.Buried, PausedUntil: at(r.PausedUntil),
+		Pause: time.Duration(r.PauseMs) * time.Millisecond,
+		Jobs:  r.TotalJobs, Reserves: r.TotalReserves, Deletes: r.TotalDeletes,
+		Pauses: r.TotalPauses, Bytes: r.Bytes, Discarded: r.TotalDiscarded,
+		Expired: r.TotalExpired, OldestReady: at(r.OldestReady),
+		Children: strings.Fields(r.Children),
+		Dead:     r.Dead, Failures: r.TotalFailures, DeadTotal: r.TotalDead,
+		DeadRetried: r.DeadRetried, DeadDropped: r.DeadDropped, Created: at(r.Created),
+		Completed: r.Completed, CompletedTotal: r.TotalCompleted,
+		Cancelled: r.Cancelled, CancelledTotal: r.TotalCancelled,
+		Tokens: r.Tokens, Limited: r.TotalLimited,
+		LimitedTime: time.Duration(r.LimitedMs) * time.Millisecond, Groups: r.Groups,
+		GroupsForgotten: r.GroupsForgotten}
+	for _, line := range strings.Split(r.BusiestGroups, "\n") {
 		if f := strings.Split(line, "\t"); len(f) == 3 {
 			ready, _ := strconv.ParseInt(f[1], 10, 64)
 			reserved, _ := strconv.ParseInt(f[2], 10, 64)
 			s.BusiestGroups = append(s.BusiestGroups, job.GroupStats{Name: f[0], Ready: ready, Reserved: reserved})
 		}
 	}
-	if len(r) > int(lua.TopicStatsLen) {
-		s.Settings = make(job.TopicConfig, (len(r)-int(lua.TopicStatsLen))/2)
-		for i := int(lua.TopicStatsLen); i+1 < len(r); i += 2 {
-			s.Settings[strAt(r, i)] = strAt(r, i+1)
+	if len(r.Settings) > 0 {
+		s.Settings = make(job.TopicConfig, len(r.Settings))
+		for _, setting := range r.Settings {
+			s.Settings[setting[0]] = setting[1]
 		}
 	}
 	return s

@@ -2,7 +2,6 @@ package pool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -37,24 +36,17 @@ func (p *Pool) Status(ctx context.Context, mine job.StatusLayer) (StatusRead, er
 	if err != nil {
 		return StatusRead{}, wrapRedis("read status", err)
 	}
-	if len(got) < 4 || (len(got)-4)%4 != 0 {
-		return StatusRead{}, fmt.Errorf("read status: a reply of %d values", len(got))
+	read := decodeStatusReadReply(got)
+	if read.Values < 4 || (read.Values-4)%4 != 0 {
+		return StatusRead{}, fmt.Errorf("read status: a reply of %d values", read.Values)
 	}
-	now, err := got[0].AsInt64()
-	if err != nil {
-		return StatusRead{}, fmt.Errorf("read status: %w", err)
-	}
-	out := StatusRead{Now: time.UnixMilli(now), Brokers: make(map[string]job.StatusLayer, (len(got)-4)/4)}
-	if out.Fleet, err = statusLayer(got[1:4]); err != nil {
+	out := StatusRead{Now: time.UnixMilli(read.Now), Brokers: make(map[string]job.StatusLayer, len(read.Brokers))}
+	if out.Fleet, err = statusLayer(read.FleetNow, read.FleetNext, read.FleetAt); err != nil {
 		return StatusRead{}, fmt.Errorf("read status: the fleet's: %w", err)
 	}
-	for i := 4; i < len(got); i += 4 {
-		name, err := got[i].ToString()
-		if err != nil {
-			return StatusRead{}, fmt.Errorf("read status: %w", err)
-		}
-		if out.Brokers[name], err = statusLayer(got[i+1 : i+4]); err != nil {
-			return StatusRead{}, fmt.Errorf("read status: broker %s's: %w", name, err)
+	for _, broker := range read.Brokers {
+		if out.Brokers[broker.Name], err = statusLayer(broker.Now, broker.Next, broker.At); err != nil {
+			return StatusRead{}, fmt.Errorf("read status: broker %s's: %w", broker.Name, err)
 		}
 	}
 	return out, nil
@@ -89,27 +81,18 @@ func (p *Pool) SetStatus(ctx context.Context, scope StatusScope, s job.Status, g
 	if err != nil {
 		return job.StatusLayer{}, time.Time{}, wrapRedis("set status", err)
 	}
-	status := ""
-	if len(got) > 0 {
-		status, _ = got[0].ToString()
-	}
+	set := decodeStatusSetReply(got)
 	switch {
-	case status == replyNotFound:
+	case set.Status == replyNotFound:
 		return job.StatusLayer{}, time.Time{}, fmt.Errorf("set status: %w: no broker %q on this Redis (GET /api/v1/status lists them)", job.ErrNotFound, scope.Broker)
-	case status == replyState && len(got) == 3:
-		next, _ := got[1].ToString()
-		at, _ := got[2].AsInt64()
+	case set.Status == replyState && set.Values == 3:
 		return job.StatusLayer{}, time.Time{}, fmt.Errorf("set status %s: %w: %s is enforced at %s; set a looser status, or wait",
-			s, job.ErrStatusPending, next, time.UnixMilli(at).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
-	case status != replyOK || len(got) != 5:
-		return job.StatusLayer{}, time.Time{}, fmt.Errorf("set status: an unexpected reply %q of %d values", status, len(got))
+			s, job.ErrStatusPending, set.Next, time.UnixMilli(set.At).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	case set.Status != replyOK || set.Values != 5:
+		return job.StatusLayer{}, time.Time{}, fmt.Errorf("set status: an unexpected reply %q of %d values", set.Status, set.Values)
 	}
-	now, err := got[1].AsInt64()
-	if err != nil {
-		return job.StatusLayer{}, time.Time{}, fmt.Errorf("set status: %w", err)
-	}
-	layer, err := statusLayer(got[2:5])
-	return layer, time.UnixMilli(now), err
+	layer, err := statusLayer(set.LayerNow, set.LayerNext, set.LayerAt)
+	return layer, time.UnixMilli(set.Now), err
 }
 
 // LegacyStatus reads the fleet's status as brokers before the grace
@@ -149,19 +132,14 @@ func (p *Pool) announceTTLms() string {
 }
 
 // statusLayer reads a reply's now, next and at (ms, 0: none).
-func statusLayer(v []rueidis.RedisMessage) (job.StatusLayer, error) {
-	now, err1 := v[0].ToString()
-	next, err2 := v[1].ToString()
-	at, err3 := v[2].AsInt64()
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return job.StatusLayer{}, err
-	}
+func statusLayer(now, next string, at int64) (job.StatusLayer, error) {
+	var err error
 	l := job.StatusLayer{}
-	if l.Now, err1 = job.ParseStatus(now); err1 != nil {
-		return l, err1
+	if l.Now, err = job.ParseStatus(now); err != nil {
+		return l, err
 	}
-	if l.Next, err2 = job.ParseStatus(next); err2 != nil {
-		return l, err2
+	if l.Next, err = job.ParseStatus(next); err != nil {
+		return l, err
 	}
 	if at > 0 {
 		l.At = time.UnixMilli(at)

@@ -22,14 +22,11 @@ func (p *Pool) DueTopics(ctx context.Context, b, limit int) (topics []string, wa
 	if err != nil {
 		return nil, 0, wrapRedis("due topics", err)
 	}
-	ms := intAt(reply, 0)
-	if ms < 0 {
+	due := decodeDueTopicsReply(reply)
+	if due.WaitMs < 0 {
 		return nil, -1, nil
 	}
-	for i := 1; i < len(reply); i++ {
-		topics = append(topics, strAt(reply, i))
-	}
-	return topics, time.Duration(ms) * time.Millisecond, nil
+	return due.Topics, time.Duration(due.WaitMs) * time.Millisecond, nil
 }
 
 // outboxDue is the bucket's outbox in its due zset (lua/lib.lua OUTBOX_DUE):
@@ -60,16 +57,13 @@ func (p *Pool) Tick(ctx context.Context, b int, topic string) (ready map[string]
 	if err != nil {
 		return nil, false, wrapRedis("tick "+topic, err)
 	}
-	p.dropAliases(ctx, reply[2:])
-	if n := int(intAt(reply, 0)); n > 0 {
+	ticked := decodeTickReply(reply)
+	p.dropAliases(ctx, ticked.Dropped)
+	if n := int(ticked.Ready); n > 0 {
 		ready = map[string]int{topic: n}
 	}
-	return ready, intAt(reply, 1) == 1, nil
+	return ready, ticked.More, nil
 }
-
-// outboxJob is how many values outbox.lua's take gives a job: member,
-// topic, priority, TTR ms, body, traceparent, group, json.
-const outboxJob = 8
 
 // moveExpired pushes one batch of bucket b's expired jobs to their topics
 // (expire_to) as fresh jobs, with no expiry but their new topic's max_age,
@@ -87,11 +81,11 @@ func (p *Pool) moveExpired(ctx context.Context, b int) (map[string]int, bool, er
 	}
 	var members []string
 	var specs []job.Spec
-	for i := 0; i+outboxJob <= len(r); i += outboxJob {
-		members = append(members, strAt(r, i))
-		specs = append(specs, job.Spec{Topic: strAt(r, i+1), Priority: uint32(intAt(r, i+2)),
-			TTR: time.Duration(intAt(r, i+3)) * time.Millisecond, Body: strAt(r, i+4), TraceParent: strAt(r, i+5),
-			Group: strAt(r, i+6), BodyJSON: intAt(r, i+7) == 1})
+	for _, e := range decodeOutboxTakeReply(r).Jobs {
+		members = append(members, e.Member)
+		specs = append(specs, job.Spec{Topic: e.Topic, Priority: uint32(e.Priority),
+			TTR: time.Duration(e.TTRMs) * time.Millisecond, Body: e.Body, TraceParent: e.Trace,
+			Group: e.Group, BodyJSON: e.JSON})
 	}
 	if len(specs) == 0 {
 		return nil, false, nil

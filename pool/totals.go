@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/gmq/gmq/lua"
 )
 
@@ -66,18 +64,16 @@ func newTotals(buckets int) *totals {
 
 // add records a batch reply's totals for bucket b: its status (TOTALS),
 // then hash key, field, amount, and more triples.
-func (t *totals) add(b int, r []rueidis.RedisMessage) error {
-	if (len(r)-1)%3 != 0 {
-		return fmt.Errorf("totals: %d fields after the status", len(r)-1)
-	}
+func (t *totals) add(b int, adds [][3]string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for i := 1; i < len(r); i += 3 {
-		n, err := r[i+2].AsInt64()
+	for _, add := range adds {
+		key, field, amount := add[0], add[1], add[2]
+		n, err := strconv.ParseInt(amount, 10, 64)
 		if err != nil {
 			return fmt.Errorf("totals: %w", err)
 		}
-		t.addOne(b, strAt(r, i), strAt(r, i+1), n)
+		t.addOne(b, key, field, n)
 	}
 	return nil
 }

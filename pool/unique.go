@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/rueidis"
-
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/lua"
 )
@@ -89,8 +87,8 @@ func (e uniqueFanoutError) Unwrap() error { return job.ErrInvalid }
 // uniqueOutcome reads a push's reply that its unique key settled: a job
 // changed (Pushed naming it, true), a refusal (an error, true), or neither
 // (false: the push stored a new job, or was refused otherwise).
-func (p *Pool) uniqueOutcome(j job.Spec, reply []rueidis.RedisMessage) (Pushed, bool, error) {
-	status := strAt(reply, 0)
+func (p *Pool) uniqueOutcome(j job.Spec, reply pushReply) (Pushed, bool, error) {
+	status := reply.Status
 	switch status {
 	case replyUnique, replyReplaced, replyDebounced:
 	case replyUniqueFanout:
@@ -98,7 +96,7 @@ func (p *Pool) uniqueOutcome(j job.Spec, reply []rueidis.RedisMessage) (Pushed, 
 	default:
 		return Pushed{}, false, nil
 	}
-	holder, err := parseMember(strAt(reply, 1))
+	holder, err := parseMember(reply.Holder)
 	if err != nil {
 		return Pushed{}, true, fmt.Errorf("push to %q: unique key's job: %w", j.Topic, err)
 	}
@@ -107,14 +105,14 @@ func (p *Pool) uniqueOutcome(j job.Spec, reply []rueidis.RedisMessage) (Pushed, 
 		if j.Unique != nil {
 			key = j.Unique.Key
 		}
-		return Pushed{}, true, &job.UniqueError{Topic: j.Topic, Key: key, ID: holder, ClientID: strAt(reply, 2)}
+		return Pushed{}, true, &job.UniqueError{Topic: j.Topic, Key: key, ID: holder, ClientID: reply.CID}
 	}
 	p.topicOf.put(holder, j.Topic)
-	out := Pushed{ID: holder, Now: time.UnixMilli(intAt(reply, 2)), Kept: true, Unique: "replaced", ClientID: strAt(reply, 4)}
+	out := Pushed{ID: holder, Now: time.UnixMilli(reply.Now), Kept: true, Unique: "replaced", ClientID: reply.CID}
 	if status == replyDebounced {
 		out.Unique = "debounced"
 	}
-	if due := intAt(reply, 3); due > 0 {
+	if due := reply.Due; due > 0 {
 		out.Due = time.UnixMilli(due)
 	}
 	return out, true, nil

@@ -25,13 +25,13 @@ type opening struct {
 var noOpening = opening{wait: -1}
 
 // sooner is o or the opening an EMPTY (or PEEK-less) reply names, whichever
-// comes first: {'EMPTY', ms, topic, held by}.
-func (o opening) sooner(reply []rueidis.RedisMessage) opening {
-	if o.heldBy == "" && len(reply) > 3 {
-		o.heldBy = strAt(reply, 3)
+// comes first.
+func (o opening) sooner(r popReply) opening {
+	if o.heldBy == "" {
+		o.heldBy = r.HeldBy
 	}
-	if x := time.Duration(intAt(reply, 1)) * time.Millisecond; x >= 0 && (o.wait < 0 || x < o.wait) {
-		o.wait, o.topic = x, strAt(reply, 2)
+	if x := time.Duration(r.WaitMs) * time.Millisecond; x >= 0 && (o.wait < 0 || x < o.wait) {
+		o.wait, o.topic = x, r.Topic
 	}
 	return o
 }

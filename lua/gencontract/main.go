@@ -1,5 +1,6 @@
-// Command gencontract writes lua/contract.lua from lua/contract.go's tables
-// (go generate ./lua runs it in lua/).
+// Command gencontract writes lua/contract.lua from lua/contract.go's tables,
+// and pool's reply decoders from lua/shapes.go's (go generate ./lua runs it
+// in lua/).
 package main
 
 import (
@@ -11,6 +12,13 @@ import (
 
 func main() {
 	if err := os.WriteFile(lua.ContractFile, []byte(lua.ContractLua()), 0o644); err != nil {
+		log.Fatalf("gencontract: %v", err)
+	}
+	decoders, err := lua.ReplyDecoders()
+	if err != nil {
+		log.Fatalf("gencontract: %v", err)
+	}
+	if err := os.WriteFile(lua.DecodersFile, []byte(decoders), 0o644); err != nil {
 		log.Fatalf("gencontract: %v", err)
 	}
 }
