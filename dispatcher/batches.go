@@ -12,10 +12,13 @@ import (
 // callbacks when they are all done (docs/workflows.md, Batches;
 // pool/batches.go). One of the dispatcher's concerns, apart from its core
 // (Dispatcher.Batches).
-type Batches struct{ d *Dispatcher }
+type Batches struct {
+	d     *Dispatcher
+	store BatchStore
+}
 
 // Batches is the dispatcher's batches.
-func (d *Dispatcher) Batches() Batches { return Batches{d} }
+func (d *Dispatcher) Batches() Batches { return Batches{d, d.pool} }
 
 // Create creates a batch (docs/workflows.md, Batches) and pushes its
 // jobs, each checked as a push is; its callbacks are checked as follow-ups
@@ -42,7 +45,7 @@ func (b Batches) Create(ctx context.Context, s job.BatchSpec) (uint64, []job.Pus
 			return 0, nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	id, got, err := b.d.pool.CreateBatch(ctx, s)
+	id, got, err := b.store.CreateBatch(ctx, s)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -60,7 +63,7 @@ func (b Batches) Add(ctx context.Context, id uint64, jobs []job.Spec) ([]job.Pus
 	if err := b.d.validateMembers(jobs); err != nil {
 		return nil, err
 	}
-	got, err := b.d.pool.AddToBatch(ctx, id, jobs)
+	got, err := b.store.AddToBatch(ctx, id, jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +75,7 @@ func (b Batches) Close(ctx context.Context, id uint64) error {
 	if err := b.d.allow("close a batch", writing); err != nil {
 		return err
 	}
-	return b.d.pool.CloseBatch(ctx, id)
+	return b.store.CloseBatch(ctx, id)
 }
 
 // Cancel cancels batch id and its members that have not ended; it
@@ -81,7 +84,7 @@ func (b Batches) Cancel(ctx context.Context, id uint64) (int, error) {
 	if err := b.d.allow("cancel a batch", writing); err != nil {
 		return 0, err
 	}
-	return b.d.pool.CancelBatch(ctx, id)
+	return b.store.CancelBatch(ctx, id)
 }
 
 // Get reads batch id.
@@ -89,7 +92,7 @@ func (b Batches) Get(ctx context.Context, id uint64) (job.Batch, error) {
 	if err := b.d.allow("read a batch", reading); err != nil {
 		return job.Batch{}, err
 	}
-	return b.d.pool.Batch(ctx, id)
+	return b.store.Batch(ctx, id)
 }
 
 // List lists the batches kept, newest first (pool.Batches).
@@ -97,7 +100,7 @@ func (b Batches) List(ctx context.Context, offset, limit int) ([]job.Batch, int6
 	if err := b.d.allow("list batches", reading); err != nil {
 		return nil, 0, err
 	}
-	return b.d.pool.Batches(ctx, offset, limit)
+	return b.store.Batches(ctx, offset, limit)
 }
 
 // validateMembers checks a batch's jobs as pushes, none to an alias (a

@@ -59,7 +59,7 @@ type Options struct {
 
 // Dispatcher is the broker core. Create it with New, start it with Run.
 type Dispatcher struct {
-	pool    *pool.Pool
+	pool    Store
 	opts    Options
 	log     *slog.Logger
 	buckets []*bucket.Bucket
@@ -83,7 +83,7 @@ type Dispatcher struct {
 
 // New builds a dispatcher over p. Every option must be set (the defaults are
 // config.Default's) but MaxWaiting (0: no limit) and Log.
-func New(p *pool.Pool, opts Options) *Dispatcher {
+func New(p Store, opts Options) *Dispatcher {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}

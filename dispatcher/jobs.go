@@ -292,7 +292,7 @@ func (tp Topic) Pause(ctx context.Context, p PauseParams) (time.Time, error) {
 	if err := job.ValidateTopic(topic); err != nil {
 		return time.Time{}, err
 	}
-	until, err := tp.d.pool.Pause(ctx, topic, dur, create)
+	until, err := tp.d.pool.Pause(ctx, topic, pool.PauseParams{For: dur, EvenIfUnknown: create})
 	if err == nil && until.IsZero() {
 		tp.d.waiters.notify(topic, tp.d.waiters.len())
 	}

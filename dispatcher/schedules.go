@@ -17,14 +17,17 @@ import (
 // (pool/schedules.go); a schedule's definition has two layers, as topic
 // settings do: conf.ini's [schedule.NAME] and run-time changes over it.
 // One of the dispatcher's concerns, apart from its core (Dispatcher.Schedules).
-type Schedules struct{ d *Dispatcher }
+type Schedules struct {
+	d     *Dispatcher
+	store ScheduleStore
+}
 
 // Schedules is the dispatcher's cron schedules.
-func (d *Dispatcher) Schedules() Schedules { return Schedules{d} }
+func (d *Dispatcher) Schedules() Schedules { return Schedules{d, d.pool} }
 
 // List lists every schedule.
 func (s Schedules) List(ctx context.Context) ([]job.Schedule, error) {
-	return s.d.pool.Schedules(ctx)
+	return s.store.Schedules(ctx)
 }
 
 // Get is one schedule; ErrNotFound when there is none.
@@ -32,7 +35,7 @@ func (s Schedules) Get(ctx context.Context, name string) (job.Schedule, error) {
 	if err := job.ValidateScheduleName(name); err != nil {
 		return job.Schedule{}, err
 	}
-	return s.d.pool.Schedule(ctx, name)
+	return s.store.Schedule(ctx, name)
 }
 
 // Set makes or changes schedule name at run time: changes (its
@@ -154,7 +157,7 @@ func (s Schedules) Fire(ctx context.Context, name string) (job.Pushed, error) {
 	if err := job.ValidateScheduleName(name); err != nil {
 		return job.Pushed{}, err
 	}
-	got, err := s.d.pool.FireNow(ctx, name)
+	got, err := s.store.FireNow(ctx, name)
 	if err != nil {
 		return job.Pushed{}, err
 	}
@@ -204,7 +207,7 @@ func (s Schedules) Delete(ctx context.Context, name string) error {
 	if err := job.ValidateScheduleName(name); err != nil {
 		return err
 	}
-	return s.d.pool.DeleteSchedule(ctx, name)
+	return s.store.DeleteSchedule(ctx, name)
 }
 
 // writeSchedule stores schedule name as the two layers that layers makes

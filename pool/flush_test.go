@@ -37,7 +37,7 @@ func TestPurgeAndDeleteTopic(t *testing.T) {
 	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {
 		t.Fatalf("check after the purge: %v %v", problems, err)
 	}
-	if _, err := p.Pause(ctx, "f", time.Hour, false); err != nil {
+	if _, err := p.Pause(ctx, "f", PauseParams{For: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := p.DeleteTopic(ctx, "f"); err != nil || n != 2 {

@@ -325,7 +325,7 @@ func TestShortPathLeftAtOnce(t *testing.T) {
 			}
 		}},
 		{"a pause holds the next pop", func(p *Pool, ctx context.Context) error {
-			_, err := p.Pause(ctx, "t", time.Hour, false)
+			_, err := p.Pause(ctx, "t", PauseParams{For: time.Hour})
 			return err
 		}, func(t *testing.T, p *Pool, ctx context.Context) {
 			got, err := p.Pop(ctx, []string{"t"})

@@ -293,17 +293,20 @@ func (p *Pool) Kick(ctx context.Context, topic string, n int) (int, error) {
 	return kicked, nil
 }
 
-// Pause stops pops from a topic for d (0 resumes it). A topic that holds no
-// job gives ErrNotFound, unless create is set (a beanstalkd tube that exists
-// because a connection uses it).
-func (p *Pool) Pause(ctx context.Context, topic string, d time.Duration, create bool) (until time.Time, err error) {
+// PauseParams say how a topic is paused.
+type PauseParams struct {
+	For time.Duration // how long pops stop (0 resumes the topic)
+	// EvenIfUnknown pauses a topic that holds no job and was never known
+	// (a beanstalkd tube that exists because a connection uses it); without
+	// it such a topic is ErrNotFound.
+	EvenIfUnknown bool
+}
+
+// Pause stops pops from a topic for a while, as pp says, and says until when.
+func (p *Pool) Pause(ctx context.Context, topic string, pp PauseParams) (until time.Time, err error) {
 	b := p.keys.bucketOf(topic)
-	flag := ""
-	if create {
-		flag = "1"
-	}
 	reply, err := pauseScript.Exec(ctx, p.client, p.keys.withTopics(b, topic),
-		pauseScript.args(p.caller(), "", "topic", topic, "ms", strconv.FormatInt(millis(d), 10), "create", flag)).ToArray()
+		pauseScript.args(p.caller(), "", "topic", topic, "ms", strconv.FormatInt(millis(pp.For), 10), "create", flag(pp.EvenIfUnknown))).ToArray()
 	if err != nil {
 		return time.Time{}, wrapRedis("pause", err)
 	}

@@ -118,7 +118,7 @@ func TestPopBestPlainAgreesWithPeeks(t *testing.T) {
 						plain.plainTopics.mu.Unlock()
 					}
 					for _, p := range []*Pool{plain, general} {
-						if _, err := p.Pause(ctx, topic, d, true); err != nil {
+						if _, err := p.Pause(ctx, topic, PauseParams{For: d, EvenIfUnknown: true}); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -211,7 +211,7 @@ func TestPopBestPlainRefusals(t *testing.T) {
 	}
 	c := sameBucket(p, 2, 1)[0]
 	want = push(c, 1)
-	if _, err := p.Pause(ctx, c, time.Hour, false); err != nil {
+	if _, err := p.Pause(ctx, c, PauseParams{For: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	if got, n := calls(a, c); got == nil || got.ID == want || got.Topic != a || n != 4 {

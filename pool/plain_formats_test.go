@@ -213,12 +213,12 @@ func sideOpOf(rng *rand.Rand, topics []string, ids []uint64, b int) func(ctx con
 	switch rng.IntN(9) {
 	case 0:
 		return func(ctx context.Context, p *Pool) string {
-			_, err := p.Pause(ctx, topic, time.Hour, false)
+			_, err := p.Pause(ctx, topic, PauseParams{For: time.Hour})
 			return out("pause", err)
 		}
 	case 1:
 		return func(ctx context.Context, p *Pool) string {
-			_, err := p.Pause(ctx, topic, 0, false)
+			_, err := p.Pause(ctx, topic, PauseParams{For: 0})
 			return out("unpause", err)
 		}
 	case 2:

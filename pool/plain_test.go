@@ -207,7 +207,7 @@ func TestPlainPathGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPush(t, p, ctx, job.Spec{Topic: paused, Body: "x", TTR: time.Minute})
-	if _, err := p.Pause(ctx, paused, time.Hour, false); err != nil {
+	if _, err := p.Pause(ctx, paused, PauseParams{For: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	calls := func(do func()) int64 { // the library's function calls do makes (the id block's script aside)

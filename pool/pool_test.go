@@ -313,13 +313,13 @@ func TestDelayedTick(t *testing.T) {
 
 func TestPause(t *testing.T) {
 	p, ctx := newPool(t)
-	if _, err := p.Pause(ctx, "nope", time.Second, false); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Pause(ctx, "nope", PauseParams{For: time.Second}); !errors.Is(err, job.ErrNotFound) {
 		t.Fatalf("pause unknown topic: %v", err)
 	}
 	mustPush(t, p, ctx, job.Spec{Topic: "p", Body: "x", TTR: time.Minute})
 	// The pop and the stats must come while it is paused: a second is the
 	// margin for a loaded machine (they take milliseconds).
-	if _, err := p.Pause(ctx, "p", time.Second, false); err != nil {
+	if _, err := p.Pause(ctx, "p", PauseParams{For: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := p.Pop(ctx, []string{"p"})

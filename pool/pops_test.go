@@ -17,11 +17,11 @@ func TestPopBestAcrossTopics(t *testing.T) {
 	older := mustPush(t, p, ctx, job.Spec{Topic: "a", Body: "2", Priority: 5, TTR: time.Minute})
 	newer := mustPush(t, p, ctx, job.Spec{Topic: "c", Body: "3", Priority: 5, TTR: time.Minute})
 	want := []uint64{urgent, older, newer} // priority first, then the lower id
-	if _, err := p.Pause(ctx, "b", time.Hour, false); !errors.Is(err, job.ErrNotFound) {
+	if _, err := p.Pause(ctx, "b", PauseParams{For: time.Hour}); !errors.Is(err, job.ErrNotFound) {
 		t.Fatal("paused an unknown topic without create")
 	}
 	mustPush(t, p, ctx, job.Spec{Topic: "b", Body: "paused", Priority: 0, TTR: time.Minute})
-	if _, err := p.Pause(ctx, "b", time.Hour, false); err != nil {
+	if _, err := p.Pause(ctx, "b", PauseParams{For: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range want {
@@ -49,7 +49,7 @@ func TestReserveJobAndDeleteUnreserved(t *testing.T) {
 	if err := p.DeleteUnreserved(ctx, num(delayed)); !errors.Is(err, job.ErrNotReserved) {
 		t.Fatalf("delete-unreserved of a reserved job: %v", err)
 	}
-	if _, err := p.Pause(ctx, "fresh", time.Second, true); err != nil {
+	if _, err := p.Pause(ctx, "fresh", PauseParams{For: time.Second, EvenIfUnknown: true}); err != nil {
 		t.Fatalf("pause with create: %v", err)
 	}
 	if problems, err := p.Check(ctx); err != nil || len(problems) > 0 {

@@ -26,7 +26,7 @@ func TestTopicStatsOf(t *testing.T) {
 			mustPush(t, p, ctx, job.Spec{Topic: name, Body: "x", TTR: time.Minute, Priority: uint32(i)})
 		}
 		if i%5 == 0 {
-			if _, err := p.Pause(ctx, name, time.Minute, true); err != nil {
+			if _, err := p.Pause(ctx, name, PauseParams{For: time.Minute, EvenIfUnknown: true}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -125,11 +125,11 @@ func TestTopicIndexFollowsTheSet(t *testing.T) {
 			return nil
 		}, "[aging deleted emptied kept]"},
 		{"a pause that makes a topic", func() error {
-			_, err := p.Pause(ctx, "paused", time.Minute, true)
+			_, err := p.Pause(ctx, "paused", PauseParams{For: time.Minute, EvenIfUnknown: true})
 			return err
 		}, "[aging deleted emptied kept paused]"},
 		{"a pause of an unknown topic, refused", func() error {
-			if _, err := p.Pause(ctx, "nope", time.Minute, false); err == nil {
+			if _, err := p.Pause(ctx, "nope", PauseParams{For: time.Minute}); err == nil {
 				return fmt.Errorf("paused an unknown topic")
 			}
 			return nil
@@ -239,7 +239,7 @@ func TestPushListsItsTopicOnce(t *testing.T) {
 			mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "x"})
 		}, 2},
 		{"listed by a pause first", func(t *testing.T, p *Pool, ctx context.Context) {
-			if _, err := p.Pause(ctx, "t", time.Millisecond, true); err != nil {
+			if _, err := p.Pause(ctx, "t", PauseParams{For: time.Millisecond, EvenIfUnknown: true}); err != nil {
 				t.Fatal(err)
 			}
 			mustPush(t, p, ctx, job.Spec{Topic: "t", Body: "x"})
