@@ -13,8 +13,9 @@ import (
 const DecodersFile = "../pool/replies_gen.go"
 
 // ReplyDecoders renders ReplyShapes as package pool's decoders: a struct
-// and a decode function a shape, and the readers they share, which are the
-// only Go code that reads a script's reply by position.
+// and a decode function a shape. They and the readers they share
+// (pool/replyvalues.go) are the only Go code that reads a reply by
+// position.
 func ReplyDecoders() (string, error) {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -22,11 +23,7 @@ func ReplyDecoders() (string, error) {
 	w("")
 	w("package pool")
 	w("")
-	w("import (")
-	w("\t\"strconv\"")
-	w("")
-	w("\t\"github.com/redis/rueidis\"")
-	w(")")
+	w("import \"github.com/redis/rueidis\"")
 	for _, name := range slices.Sorted(maps.Keys(ReplyShapes)) {
 		shape := ReplyShapes[name]
 		values, err := shapeValues(name, shape)
@@ -82,10 +79,6 @@ func ReplyDecoders() (string, error) {
 		w("\treturn r")
 		w("}")
 	}
-	w("")
-	w("// jobReplyLen is how many values a job reply takes (lua.ReplyLen).")
-	w("const jobReplyLen = %d", ReplyLen)
-	b.WriteString(replyReaders)
 	out, err := format.Source([]byte(b.String()))
 	if err != nil {
 		return "", fmt.Errorf("reply decoders: %w", err)
@@ -152,139 +145,3 @@ func reader(v *replyValue, at int) string {
 	}
 	return fmt.Sprintf("reply%s(a, %d)", goName(v.typ, true), at)
 }
-
-// replyReaders read one value of a reply, or a list that takes the rest:
-// an absent value, or one of another type, reads as its zero (a Lua false
-// is a nil), as the scripts define.
-const replyReaders = `
-// jobValues is a job reply (lua.ReplyLen values; parseJob reads it).
-type jobValues struct {
-	Member  string
-	Body    string
-	HasBody bool // false: the record holds the body, or the reply carries none
-	Now     int64
-	Record  string
-	Whole   bool // the reply had all lua.ReplyLen values
-}
-
-func replyStr(a []rueidis.RedisMessage, i int) string {
-	if i >= len(a) {
-		return ""
-	}
-	if s, err := a[i].ToString(); err == nil {
-		return s
-	}
-	if n, err := a[i].AsInt64(); err == nil { // a Lua number where text is read
-		return strconv.FormatInt(n, 10)
-	}
-	return ""
-}
-
-func replyInt(a []rueidis.RedisMessage, i int) int64 {
-	if i >= len(a) {
-		return 0
-	}
-	n, _ := a[i].AsInt64()
-	return n
-}
-
-func replyBool(a []rueidis.RedisMessage, i int) bool {
-	return replyInt(a, i) == 1
-}
-
-func replyJob(a []rueidis.RedisMessage, i int) jobValues {
-	if i+jobReplyLen > len(a) {
-		return jobValues{}
-	}
-	body, err := a[i+1].ToString()
-	return jobValues{Member: replyStr(a, i), Body: body, HasBody: err == nil, Now: replyInt(a, i+2),
-		Record: replyStr(a, i+3), Whole: true}
-}
-
-func replyRaw(a []rueidis.RedisMessage, i int) []rueidis.RedisMessage {
-	if i >= len(a) {
-		return nil
-	}
-	list, _ := a[i].ToArray()
-	return list
-}
-
-func replyStrs(a []rueidis.RedisMessage, i int) []string {
-	return restStrs(replyRaw(a, i), 0)
-}
-
-func replyInts(a []rueidis.RedisMessage, i int) []int64 {
-	return restInts(replyRaw(a, i), 0)
-}
-
-func replyPairs(a []rueidis.RedisMessage, i int) [][2]string {
-	return restPairs(replyRaw(a, i), 0)
-}
-
-func restRaw(a []rueidis.RedisMessage, i int) []rueidis.RedisMessage {
-	if i >= len(a) {
-		return nil
-	}
-	return a[i:]
-}
-
-func restStrs(a []rueidis.RedisMessage, i int) []string {
-	var out []string
-	for ; i < len(a); i++ {
-		out = append(out, replyStr(a, i))
-	}
-	return out
-}
-
-func restInts(a []rueidis.RedisMessage, i int) []int64 {
-	var out []int64
-	for ; i < len(a); i++ {
-		out = append(out, replyInt(a, i))
-	}
-	return out
-}
-
-func restPairs(a []rueidis.RedisMessage, i int) [][2]string {
-	var out [][2]string
-	for ; i+1 < len(a); i += 2 {
-		out = append(out, [2]string{replyStr(a, i), replyStr(a, i+1)})
-	}
-	return out
-}
-
-func replyTriples(a []rueidis.RedisMessage, i int) [][3]string {
-	return restTriples(replyRaw(a, i), 0)
-}
-
-func restTriples(a []rueidis.RedisMessage, i int) [][3]string {
-	var out [][3]string
-	for ; i+2 < len(a); i += 3 {
-		out = append(out, [3]string{replyStr(a, i), replyStr(a, i+1), replyStr(a, i+2)})
-	}
-	return out
-}
-
-func restArrays(a []rueidis.RedisMessage, i int) [][]rueidis.RedisMessage {
-	var out [][]rueidis.RedisMessage
-	for ; i < len(a); i++ {
-		out = append(out, replyRaw(a, i))
-	}
-	return out
-}
-
-func restRows[T any](a []rueidis.RedisMessage, i, width int, decode func([]rueidis.RedisMessage) T) []T {
-	var out []T
-	for ; i+width <= len(a); i += width {
-		out = append(out, decode(a[i:i+width]))
-	}
-	return out
-}
-
-func restJobs(a []rueidis.RedisMessage, i int) []jobValues {
-	var out []jobValues
-	for ; i+jobReplyLen <= len(a); i += jobReplyLen {
-		out = append(out, replyJob(a, i))
-	}
-	return out
-}
-`
