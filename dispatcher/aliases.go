@@ -1,10 +1,5 @@
 package dispatcher
 
-import (
-	"context"
-	"time"
-)
-
 // SetAliases replaces the topic aliases (conf.ini's [alias.NAME]: at start
 // and at reload). An alias only takes pushes: a push to it is a push to each
 // of its destinations (store); a pop from it finds it empty; a flush or
@@ -40,20 +35,4 @@ func (d *Dispatcher) withoutAliases(topics []string) []string {
 		}
 	}
 	return out
-}
-
-// waitOut is a pop from aliases only: nothing ever comes, so it waits its
-// timeout (or until ctx ends) and finds nothing, as a pop of an empty topic.
-func waitOut(ctx context.Context, timeout time.Duration) error {
-	if timeout <= 0 {
-		return nil
-	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -327,3 +327,19 @@ func (d *Dispatcher) checkTopics(topics []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// waitOut is a pop from aliases only: nothing ever comes, so it waits its
+// timeout (or until ctx ends) and finds nothing, as a pop of an empty topic.
+func waitOut(ctx context.Context, timeout time.Duration) error {
+	if timeout <= 0 {
+		return nil
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
