@@ -1,4 +1,4 @@
-package load_test
+package gmqbench_test
 
 import (
 	"bytes"
@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/gmq/gmq/broker/brokertest"
-	"github.com/gmq/gmq/load"
+	"github.com/gmq/gmq/gmqbench"
 )
 
 // bench runs `gmq bench` with args and returns its exit code, stdout and stderr.
 func bench(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := load.Main(args, &out, &errOut)
+	code := gmqbench.Main(args, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

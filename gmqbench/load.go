@@ -1,8 +1,9 @@
-// Package load drives a job broker with concurrent clients and measures it:
+// Package gmqbench is `gmq bench`, the load generator (the peer benchmarks
+// are bench/): it drives a job broker with concurrent clients and measures
 // jobs/s and latency percentiles for push, pop+ack and the full cycle. It
 // speaks beanstalkd's protocol (so it measures gmq and the real beanstalkd
-// alike) and gmq's HTTP API. `gmq bench` is its command line.
-package load
+// alike), gmq's HTTP API and kestrel's memcache and thrift protocols.
+package gmqbench
 
 import (
 	"context"

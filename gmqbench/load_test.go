@@ -1,4 +1,4 @@
-package load_test
+package gmqbench_test
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/gmqbench"
 	"github.com/gmq/gmq/job"
-	"github.com/gmq/gmq/load"
 )
 
 func TestMain(m *testing.M) { brokertest.Main(m) }
@@ -19,13 +19,13 @@ func TestMain(m *testing.M) { brokertest.Main(m) }
 // completes every job, and the report compares the two.
 func TestRunBothProtocols(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
-	opts := load.Options{Clients: 4, Jobs: 200, Size: 64}
-	var runs [][]load.Result
+	opts := gmqbench.Options{Clients: 4, Jobs: 200, Size: 64}
+	var runs [][]gmqbench.Result
 	for _, target := range []struct {
 		name string
-		dial load.Dialer
-	}{{"beanstalk", load.Beanstalk(b.BeanstalkAddr)}, {"http", load.HTTP(b.URL)}} {
-		results, err := load.Run(context.Background(), target.name, target.dial, opts)
+		dial gmqbench.Dialer
+	}{{"beanstalk", gmqbench.Beanstalk(b.BeanstalkAddr)}, {"http", gmqbench.HTTP(b.URL)}} {
+		results, err := gmqbench.Run(context.Background(), target.name, target.dial, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,14 +40,14 @@ func TestRunBothProtocols(t *testing.T) {
 		runs = append(runs, results)
 	}
 	var out bytes.Buffer
-	if err := load.Report(&out, runs); err != nil {
+	if err := gmqbench.Report(&out, runs); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "pop+ack") || strings.Count(out.String(), "x\n") != 3 {
 		t.Fatalf("report:\n%s", out.String())
 	}
 	out.Reset()
-	if err := load.ReportJSON(&out, runs); err != nil || !strings.Contains(out.String(), `"jobs_per_second"`) {
+	if err := gmqbench.ReportJSON(&out, runs); err != nil || !strings.Contains(out.String(), `"jobs_per_second"`) {
 		t.Fatalf("json: %v\n%s", err, out.String())
 	}
 }
@@ -56,8 +56,8 @@ func TestRunBothProtocols(t *testing.T) {
 // of a mode are none, whatever the batch leaves over.
 func TestRunBatches(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
-	opts := load.Options{Clients: 3, Jobs: 200, Size: 16, Batch: 7}
-	results, err := load.Run(context.Background(), "http", load.HTTP(b.URL), opts)
+	opts := gmqbench.Options{Clients: 3, Jobs: 200, Size: 16, Batch: 7}
+	results, err := gmqbench.Run(context.Background(), "http", gmqbench.HTTP(b.URL), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestRunDelay(t *testing.T) {
 	for _, batch := range []int{1, 7} {
 		t.Run(fmt.Sprint("batch ", batch), func(t *testing.T) {
 			b := brokertest.Fresh(t, nil)
-			r, err := load.RunDelay(context.Background(), b.URL, load.DelayOptions{Rate: 300, Duration: time.Second,
+			r, err := gmqbench.RunDelay(context.Background(), b.URL, gmqbench.DelayOptions{Rate: 300, Duration: time.Second,
 				MinDelay: 100 * time.Millisecond, MaxDelay: 600 * time.Millisecond, Consumers: 8, Batch: batch})
 			if err != nil {
 				t.Fatal(err)
@@ -97,15 +97,15 @@ func TestRunDelay(t *testing.T) {
 // appended inside the per-target loop, so the second row read "(50/call)
 // (50/call)").
 func TestReportLabelsBatchesOnce(t *testing.T) {
-	row := func(target string) []load.Result {
-		out := make([]load.Result, len(load.Modes))
-		for i, m := range load.Modes {
-			out[i] = load.Result{Target: target, Mode: m, Rate: 100, Batch: 50}
+	row := func(target string) []gmqbench.Result {
+		out := make([]gmqbench.Result, len(gmqbench.Modes))
+		for i, m := range gmqbench.Modes {
+			out[i] = gmqbench.Result{Target: target, Mode: m, Rate: 100, Batch: 50}
 		}
 		return out
 	}
 	var out strings.Builder
-	if err := load.Report(&out, [][]load.Result{row("a"), row("b")}); err != nil {
+	if err := gmqbench.Report(&out, [][]gmqbench.Result{row("a"), row("b")}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(out.String(), "(50/call) (50/call)") || strings.Count(out.String(), "push (50/call)") != 2 {
@@ -120,17 +120,17 @@ func TestRunKestrel(t *testing.T) {
 	b := brokertest.Fresh(t, nil)
 	for _, tc := range []struct {
 		name  string
-		dial  func(addr string, reliable bool) load.Dialer
+		dial  func(addr string, reliable bool) gmqbench.Dialer
 		addr  string
 		batch int
 	}{
-		{"memcache", load.Kestrel, b.KestrelAddr, 1},
-		{"thrift", load.Thrift, b.ThriftAddr, 1},
-		{"thrift batches", load.Thrift, b.ThriftAddr, 10},
+		{"memcache", gmqbench.Kestrel, b.KestrelAddr, 1},
+		{"thrift", gmqbench.Thrift, b.ThriftAddr, 1},
+		{"thrift batches", gmqbench.Thrift, b.ThriftAddr, 10},
 	} {
-		opts := load.Options{Clients: 4, Jobs: 200, Size: 64, Batch: tc.batch}
+		opts := gmqbench.Options{Clients: 4, Jobs: 200, Size: 64, Batch: tc.batch}
 		for _, reliable := range []bool{false, true} {
-			results, err := load.Run(context.Background(), tc.name, tc.dial(tc.addr, reliable), opts)
+			results, err := gmqbench.Run(context.Background(), tc.name, tc.dial(tc.addr, reliable), opts)
 			if err != nil {
 				t.Fatalf("%s reliable=%v: %v", tc.name, reliable, err)
 			}
@@ -155,16 +155,16 @@ func TestRunSpreadWithCPU(t *testing.T) {
 	a := brokertest.Fresh(t, nil)
 	b := brokertest.Start(t, brokertest.Redis(), nil)
 	var opened [2]int
-	counted := func(i int, dial load.Dialer) load.Dialer {
-		return func(topic string) (load.Client, error) {
+	counted := func(i int, dial gmqbench.Dialer) gmqbench.Dialer {
+		return func(topic string) (gmqbench.Client, error) {
 			opened[i]++
 			return dial(topic)
 		}
 	}
-	opts := load.Options{Clients: 6, Jobs: 600, Size: 32, Topics: 4,
-		Watch: []load.Process{load.Self(), {Name: "redis", PID: brokertest.Redis().PID()}}}
-	results, err := load.Run(context.Background(), "two brokers",
-		load.Spread(counted(0, load.Beanstalk(a.BeanstalkAddr)), counted(1, load.Beanstalk(b.BeanstalkAddr))), opts)
+	opts := gmqbench.Options{Clients: 6, Jobs: 600, Size: 32, Topics: 4,
+		Watch: []gmqbench.Process{gmqbench.Self(), {Name: "redis", PID: brokertest.Redis().PID()}}}
+	results, err := gmqbench.Run(context.Background(), "two brokers",
+		gmqbench.Spread(counted(0, gmqbench.Beanstalk(a.BeanstalkAddr)), counted(1, gmqbench.Beanstalk(b.BeanstalkAddr))), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestRunSpreadWithCPU(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := load.Report(&out, [][]load.Result{results}); err != nil || !strings.Contains(out.String(), "cpu µs/job") {
+	if err := gmqbench.Report(&out, [][]gmqbench.Result{results}); err != nil || !strings.Contains(out.String(), "cpu µs/job") {
 		t.Fatalf("report: %v\n%s", err, out.String())
 	}
 }

@@ -1,4 +1,4 @@
-package load
+package gmqbench
 
 import (
 	"context"
