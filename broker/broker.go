@@ -1,7 +1,8 @@
 // Package broker assembles a whole gmq broker from a config.Config: the Redis
 // store, the dispatcher and every configured front end (HTTP, beanstalkd,
-// JSON-RPC, kestrel's memcache protocol), each on its listener under the connection limit. It runs them,
-// drains them and shuts them down in order. It is the one place that wires
+// JSON-RPC, kestrel's memcache, text and thrift protocols), each on its
+// listener under the connection limit. It runs them, drains them and shuts
+// them down in order. It is the one place that wires
 // the parts together: main keeps only flags, signals and exit codes, and
 // package brokertest builds the same brokers for tests.
 package broker

@@ -81,8 +81,9 @@ type Config struct {
 	MetricsAddr  string
 	AllowedHosts []string // [web] allowed_hosts: Host names accepted besides loopback ones when http is on loopback
 	// AllowOpenPorts ([server] allow_open_ports) lets the broker start with a
-	// token and the beanstalkd or JSON-RPC port beyond loopback: those
-	// protocols have no authentication, so the token would not guard them.
+	// token and a port with no authentication (beanstalkd's, JSON-RPC's,
+	// kestrel's memcache, text or thrift) beyond loopback: the token would
+	// not guard it.
 	AllowOpenPorts bool
 
 	RPCAddr    string        // [rpc] addr: gmq JSON-RPC listen address ("" turns it off)
