@@ -1,4 +1,4 @@
-package golang_test
+package livetest_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/client"
-	"github.com/gmq/gmq/clients/internal/cutproxy"
+	"github.com/gmq/gmq/internal/cutproxy"
 )
 
 // withEvents sets events = true on topic.

@@ -1,10 +1,11 @@
-// Package golang_test runs the Go client (github.com/gmq/gmq/client, the
-// module in ../../client) against a live broker: every call, the long polls
-// past request_timeout, the token, the worker loop (Work) with its touches,
+// Package livetest_test runs the Go client (github.com/gmq/gmq/client, the
+// module in ..) against a live broker: every call, the long polls past
+// request_timeout, the token, the worker loop (Work) with its touches,
 // failures, graceful stop and a worker killed mid-job, and the README's
-// examples. The client's own module tests what needs no broker (retries,
-// timeouts) against scripted answers.
-package golang_test
+// examples. It is a module of its own (go.mod says why); the client's own
+// tests (..) cover what needs no broker (retries, timeouts) against
+// scripted answers.
+package livetest_test
 
 import (
 	"testing"
@@ -16,7 +17,7 @@ import (
 func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // clientDir is the client module's folder, from this one.
-const clientDir = "../../client"
+const clientDir = ".."
 
 // broker is a fresh broker with the test defaults.
 func broker(t *testing.T) *brokertest.Broker {
