@@ -18,6 +18,7 @@ vet:
 	$(GO) vet ./...
 	cd bench/asynq && $(GO) vet .  # its own module: asynq stays out of gmq's go.mod
 	cd client && $(GO) vet ./...  # the Go client's own module (standard library only)
+	cd client/livetest && $(GO) vet ./...  # its live tests, a module of their own: they need the broker's
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 
 # Every test, with the race detector, against real redis-servers the tests
@@ -25,7 +26,7 @@ vet:
 # (its output is kept and shown at the end: whole when it failed, else its
 # summary lines). It first installs what a fresh Debian machine lacks
 # (scripts/test-deps.sh). Each part runs even when another failed (a
-# failing package does not hide the client module's tests or the fuzz
+# failing package does not hide the client modules' tests or the fuzz
 # targets); make test fails at the end if any did, naming them. It takes
 # about 9 minutes on 2 cores (README.md). The timeout is a hang's
 # backstop, not a speed limit: a loaded machine takes twice as long (make
@@ -52,6 +53,7 @@ test: test-deps
 	packages="$(SLOW_PACKAGES) $$($(GO) list ./... | grep -vxF $(foreach p,$(SLOW_PACKAGES),-e $(p)) | tr '\n' ' ')"; \
 	$(GO) test -race -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $$packages || failed="$$failed gmq"; \
 	(cd client && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...) || failed="$$failed client"; \
+	(cd client/livetest && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...) || failed="$$failed client/livetest"; \
 	if wait $$fuzzing; then echo "make fuzz:"; grep -E '^(ok|FAIL)' "$$fuzzlog"; \
 	else cat "$$fuzzlog"; failed="$$failed fuzz"; fi; rm -f "$$fuzzlog"; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed"; exit 1; fi; \

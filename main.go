@@ -1,7 +1,7 @@
 // Command gmq is a Redis-backed delayed-job broker: producers push JSON jobs
 // over HTTP, consumers pop, work and ack them, and Redis keeps every job, so
 // brokers are stateless and several can share one Redis. main only
-// assembles: `gmq start` runs package broker, `gmq bench` is package load's
+// assembles: `gmq start` runs package broker, `gmq bench` is package gmqbench's
 // command line, and the administration commands are package admin's.
 //
 //	gmq start [-c conf.ini] [--http ADDR] [--beanstalk ADDR] [--rpc ADDR] [--kestrel ADDR] [--token T] [--redis URL]
@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/gmq/gmq/admin"
-	"github.com/gmq/gmq/load"
+	"github.com/gmq/gmq/gmqbench"
 )
 
 // version is the broker's release, semantic versioning (CHANGELOG.md names
@@ -44,7 +44,7 @@ func gmq(args []string, out, errOut io.Writer) int {
 	case name == "start":
 		return exit(errOut, start(rest, out))
 	case name == "bench":
-		return load.Main(rest, out, errOut)
+		return gmqbench.Main(rest, out, errOut)
 	case name == "version" || name == "--version" || name == "-v":
 		fmt.Fprintln(out, "gmq", version)
 		return 0
@@ -63,7 +63,7 @@ func gmq(args []string, out, errOut io.Writer) int {
 
 // usage writes every command, one a line.
 func usage(w io.Writer) error {
-	return admin.WriteUsage(w, [][2]string{{"start [-c conf.ini] [FLAGS]", "run the broker"}, {"bench [FLAGS]", load.About},
+	return admin.WriteUsage(w, [][2]string{{"start [-c conf.ini] [FLAGS]", "run the broker"}, {"bench [FLAGS]", gmqbench.About},
 		{"version", "print the version"}, {"help [COMMAND]", "this, or a command's usage and every flag"}})
 }
 

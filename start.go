@@ -103,6 +103,9 @@ func start(args []string, out io.Writer) error {
 		log.Warn("a port without authentication listens beyond loopback: anyone who reaches it can push, pop and delete jobs"+
 			" (the token guards only HTTP)", "listen", open)
 	}
+	for _, old := range cfg.OldSections {
+		log.Warn("conf.ini names a section by its old name, read as the new one: rename it", "section", old)
+	}
 	if cfg.MetricsBeyondToken() {
 		log.Warn("the metrics listener serves /metrics without the token beyond loopback: anyone who reaches it reads "+
 			"topic names and counts (the token guards only the HTTP port); bind it to 127.0.0.1 or firewall it", "listen", cfg.MetricsAddr)

@@ -27,9 +27,9 @@ import (
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/gmqbench"
 	"github.com/gmq/gmq/internal/redistest"
 	"github.com/gmq/gmq/job"
-	"github.com/gmq/gmq/load"
 	"github.com/gmq/gmq/pool"
 )
 
@@ -259,10 +259,10 @@ const batchSize = 50
 // BenchmarkHTTPPushBatch pushes batchSize jobs a request; an op is a request.
 func BenchmarkHTTPPushBatch(b *testing.B) {
 	br, _ := newBroker(b)
-	dial := load.HTTP(br.URL)
+	dial := gmqbench.HTTP(br.URL)
 	b.ResetTimer()
 	start := time.Now()
-	runClients(b, dial, func(c load.Client) error { return c.Put(context.Background(), []byte(body), batchSize) })
+	runClients(b, dial, func(c gmqbench.Client) error { return c.Put(context.Background(), []byte(body), batchSize) })
 	report(b, start, b.N*batchSize, 1)
 }
 
@@ -271,15 +271,15 @@ func BenchmarkHTTPPushBatch(b *testing.B) {
 func BenchmarkHTTPPopAckBatch(b *testing.B) {
 	br, _ := newBroker(b)
 	fill(b, br.Pool, b.N*batchSize+*clientsArg*batchSize)
-	dial := load.HTTP(br.URL)
+	dial := gmqbench.HTTP(br.URL)
 	b.ResetTimer()
 	start := time.Now()
-	runClients(b, dial, func(c load.Client) error { return c.PopAck(context.Background(), batchSize) })
+	runClients(b, dial, func(c gmqbench.Client) error { return c.PopAck(context.Background(), batchSize) })
 	report(b, start, b.N*batchSize, 2)
 }
 
 // runClients runs op in parallel, each goroutine with a client of its own.
-func runClients(b *testing.B, dial load.Dialer, op func(load.Client) error) {
+func runClients(b *testing.B, dial gmqbench.Dialer, op func(gmqbench.Client) error) {
 	b.SetParallelism(max(*clientsArg/runtime.GOMAXPROCS(0), 1))
 	b.RunParallel(func(pb *testing.PB) {
 		c, err := dial("bench")
@@ -302,10 +302,10 @@ func runClients(b *testing.B, dial load.Dialer, op func(load.Client) error) {
 func BenchmarkHTTPPopAckChained(b *testing.B) {
 	br, _ := newBroker(b)
 	fill(b, br.Pool, b.N+*clientsArg)
-	dial := load.HTTPChained(br.URL)
+	dial := gmqbench.HTTPChained(br.URL)
 	b.ResetTimer()
 	start := time.Now()
-	runClients(b, dial, func(c load.Client) error { return c.PopAck(context.Background(), 1) })
+	runClients(b, dial, func(c gmqbench.Client) error { return c.PopAck(context.Background(), 1) })
 	report(b, start, b.N, 1) // ack and pop are one script when they share a bucket
 }
 

@@ -19,7 +19,7 @@ import (
 // endpoint's own ceiling, in one run: a bare net/http endpoint (it reads
 // the body and answers 200) is sent b.N requests of a delivery's size by
 // 16 goroutines of a plain Go client (the bare rate, before and after),
-// and one broker delivers b.N jobs to it with [delivery] max_in_flight 16
+// and one broker delivers b.N jobs to it with [webhook] max_in_flight 16
 // (from the moment deliver_to is set on a topic already holding them
 // until the last is acked). Its ratio is gmq's rate over the bare mean;
 // docs/PERFORMANCE.md has the figures:
@@ -35,7 +35,7 @@ func BenchmarkDeliveryVsBare(b *testing.B) {
 	}))
 	defer endpoint.Close()
 	br, _ := newBrokerOn(b, redis, func(c *config.Config) {
-		c.DeliveryAllowHosts, c.DeliveryMaxInFlight, c.DeliveryScan = []string{"127.0.0.1"}, inFlight, 10*time.Millisecond
+		c.WebhookAllowHosts, c.WebhookMaxInFlight, c.WebhookScan = []string{"127.0.0.1"}, inFlight, 10*time.Millisecond
 		c.BeanstalkAddr, c.RPCAddr, c.KestrelAddr, c.KestrelTextAddr, c.KestrelThriftAddr = "", "", "", "", ""
 	})
 	// A delivery's body, as the broker sends one (a small JSON body).

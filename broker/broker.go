@@ -1,7 +1,8 @@
 // Package broker assembles a whole gmq broker from a config.Config: the Redis
 // store, the dispatcher and every configured front end (HTTP, beanstalkd,
-// JSON-RPC, kestrel's memcache protocol), each on its listener under the connection limit. It runs them,
-// drains them and shuts them down in order. It is the one place that wires
+// JSON-RPC, kestrel's memcache, text and thrift protocols), each on its
+// listener under the connection limit. It runs them, drains them and shuts
+// them down in order. It is the one place that wires
 // the parts together: main keeps only flags, signals and exit codes, and
 // package brokertest builds the same brokers for tests.
 package broker
@@ -80,7 +81,7 @@ type Broker struct {
 	// members is this broker in ZooKeeper's server sets (nil: [zookeeper]
 	// is off): its sets follow the announced status.
 	members *serverset.ServerSet
-	// deliverer POSTs the jobs of topics with deliver_to ([delivery]).
+	// deliverer POSTs the jobs of topics with deliver_to ([webhook]).
 	deliverer *webhook.Deliverer
 }
 
@@ -127,7 +128,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	b.d = dispatcher.New(b.pool, dispatcher.Options{MaxBody: cfg.MaxBody, MaxPopTimeout: cfg.MaxPopTimeout,
 		MaxWaiting: cfg.MaxWaiting, MaxSchedules: cfg.MaxSchedules, BucketMaxSleep: cfg.BucketMaxSleep, TopicsPerRound: cfg.TopicsPerRound,
 		WaitingTTL: cfg.WaitingTTL, StatusPoll: cfg.StatusPoll, StatusGrace: cfg.StatusGrace, DefaultStatus: cfg.DefaultStatus, MigrateAfter: popts.AnnounceTTL, HistoryEvery: cfg.HistoryEvery, HistoryKeep: cfg.HistoryKeep,
-		HistoryTopics: cfg.HistoryTopics, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Egress: cfg.DeliveryPolicy(), Log: opts.Log})
+		HistoryTopics: cfg.HistoryTopics, DefaultTTR: cfg.DefaultTTR, DefaultPriority: cfg.DefaultPriority, Egress: cfg.WebhookPolicy(), Log: opts.Log})
 
 	if err := b.d.Status().Init(ctx); err != nil { // [server] default_status, before any request
 		b.pool.Close()
@@ -153,8 +154,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Broker, error) 
 	observe := func(frontEnd string) func(string, string, time.Duration) {
 		return func(op, code string, took time.Duration) { m.ObserveRequest(frontEnd, op, code, took) }
 	}
-	b.deliverer = webhook.New(b.d, webhook.Options{Policy: cfg.DeliveryPolicy(), MaxInFlight: cfg.DeliveryMaxInFlight,
-		MaxAnswer: cfg.DeliveryMaxAnswer, Scan: cfg.DeliveryScan, Grace: cfg.ShutdownTimeout, Version: opts.Version,
+	b.deliverer = webhook.New(b.d, webhook.Options{Policy: cfg.WebhookPolicy(), MaxInFlight: cfg.WebhookMaxInFlight,
+		MaxAnswer: cfg.WebhookMaxAnswer, Scan: cfg.WebhookScan, Grace: cfg.ShutdownTimeout, Version: opts.Version,
 		Observe: m.ObserveDelivery, Opened: m.DeliveryOpen, Log: opts.Log})
 	bodies := budget.New(cfg.BodyMemory) // one for every port: a flood through any of them holds at most this
 	api := web.New(b.d, web.Options{Metrics: m.Handler(), Observe: observe("http"), RedisURL: pool.Redacted(cfg.RedisURL), OpenAPI: docs.OpenAPI, TLS: httpTLS, Version: opts.Version, MaxBody: cfg.MaxBody, MaxBatch: cfg.MaxBatch,
@@ -292,11 +293,11 @@ func (b *Broker) Reload(ctx context.Context) error {
 	if _, err := scheduleSections(b.d, cfg.Schedules); err != nil { // before anything is applied
 		return fmt.Errorf("reload: %w", err)
 	}
-	if err := cfg.CheckDeliveryAgainst(b.cfg.DeliveryPolicy()); err != nil {
-		return fmt.Errorf("reload: %w (the allow_hosts this broker started with: [delivery] takes effect at a start)", err)
+	if err := cfg.CheckWebhooksAgainst(b.cfg.WebhookPolicy()); err != nil {
+		return fmt.Errorf("reload: %w (the allow_hosts this broker started with: [webhook] takes effect at a start)", err)
 	}
-	if !slices.Equal(cfg.DeliveryAllowHosts, b.cfg.DeliveryAllowHosts) {
-		b.log.Warn("reload: [delivery] allow_hosts changed in the file: it takes effect at the next start", "now", b.cfg.DeliveryAllowHosts, "file", cfg.DeliveryAllowHosts)
+	if !slices.Equal(cfg.WebhookAllowHosts, b.cfg.WebhookAllowHosts) {
+		b.log.Warn("reload: [webhook] allow_hosts changed in the file: it takes effect at the next start", "now", b.cfg.WebhookAllowHosts, "file", cfg.WebhookAllowHosts)
 	}
 	if err := b.d.ApplyTopicConfig(ctx, cfg.TopicDefaults, cfg.Topics); err != nil {
 		return fmt.Errorf("reload: %w", err)

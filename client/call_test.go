@@ -2,7 +2,8 @@ package client
 
 // Tests of what the client decides on its own (retries, timeouts, the
 // token), against scripted answers from an httptest server. The live tests
-// against a real broker are in the server's module, clients/golang.
+// against a real broker are in livetest/, a module of its own that may
+// import the broker.
 
 import (
 	"context"

@@ -81,8 +81,9 @@ type Config struct {
 	MetricsAddr  string
 	AllowedHosts []string // [web] allowed_hosts: Host names accepted besides loopback ones when http is on loopback
 	// AllowOpenPorts ([server] allow_open_ports) lets the broker start with a
-	// token and the beanstalkd or JSON-RPC port beyond loopback: those
-	// protocols have no authentication, so the token would not guard them.
+	// token and a port with no authentication (beanstalkd's, JSON-RPC's,
+	// kestrel's memcache, text or thrift) beyond loopback: the token would
+	// not guard it.
 	AllowOpenPorts bool
 
 	RPCAddr    string        // [rpc] addr: gmq JSON-RPC listen address ("" turns it off)
@@ -100,13 +101,16 @@ type Config struct {
 	ZooKeeperSessionTimeout time.Duration // [zookeeper] session_timeout: how long after a broker dies its members go
 	KestrelMaxOpenReads     int           // [kestrel] max_open_reads: reads a connection may hold open per queue
 
-	// HTTP push delivery ([delivery]; off while allow_hosts is empty):
-	// the hosts a topic's deliver_to may name (egress.Parse), and this
-	// broker's bounds on its deliveries.
-	DeliveryAllowHosts  []string      // [delivery] allow_hosts: host names, *.suffixes, addresses, networks
-	DeliveryMaxInFlight int           // [delivery] max_in_flight: requests a topic has open at once on this broker
-	DeliveryMaxAnswer   int           // [delivery] max_answer: bytes of an endpoint's answer read (the rest is not)
-	DeliveryScan        time.Duration // [delivery] scan: how often the broker looks for topics that deliver
+	// HTTP push delivery, package webhook ([webhook], once [delivery]; off
+	// while allow_hosts is empty): the hosts a topic's deliver_to may name
+	// (egress.Parse), and this broker's bounds on its webhook requests.
+	WebhookAllowHosts  []string      // [webhook] allow_hosts: host names, *.suffixes, addresses, networks
+	WebhookMaxInFlight int           // [webhook] max_in_flight: requests a topic has open at once on this broker
+	WebhookMaxAnswer   int           // [webhook] max_answer: bytes of an endpoint's answer read (the rest is not)
+	WebhookScan        time.Duration // [webhook] scan: how often the broker looks for topics that push
+	// OldSections are the sections the file gave an old name, each as
+	// "[delivery] is now [webhook]": gmq start warns of them.
+	OldSections []string
 	// KestrelAllowShutdown ([kestrel] allow_shutdown) lets kestrel's shutdown
 	// command stop the broker: anyone who reaches the port could.
 	KestrelAllowShutdown bool
@@ -185,9 +189,9 @@ func Default() Config {
 		KestrelMaxOpenReads:     1,
 		ZooKeeperPathPrefix:     "/gmq/serverset",
 		ZooKeeperSessionTimeout: 10 * time.Second,
-		DeliveryMaxInFlight:     16,
-		DeliveryMaxAnswer:       64 << 10,
-		DeliveryScan:            time.Second,
+		WebhookMaxInFlight:      16,
+		WebhookMaxAnswer:        64 << 10,
+		WebhookScan:             time.Second,
 		MaxOpsPerCall:           64,
 		BatchSlots:              2,
 		TopicCache:              100_000,
@@ -287,19 +291,19 @@ func (c *Config) settings() []setting {
 		}},
 		{"zookeeper", "advertise_host", stringTo(&c.ZooKeeperAdvertiseHost)},
 		{"zookeeper", "session_timeout", durationTo(&c.ZooKeeperSessionTimeout, time.Second, 10*time.Minute)},
-		{"delivery", "allow_hosts", func(c *Config, v string) error {
-			c.DeliveryAllowHosts = nil
+		{"webhook", "allow_hosts", func(c *Config, v string) error {
+			c.WebhookAllowHosts = nil
 			for _, h := range strings.Split(v, ",") {
 				if h = strings.TrimSpace(h); h != "" {
-					c.DeliveryAllowHosts = append(c.DeliveryAllowHosts, h)
+					c.WebhookAllowHosts = append(c.WebhookAllowHosts, h)
 				}
 			}
-			_, err := egress.Parse(c.DeliveryAllowHosts)
+			_, err := egress.Parse(c.WebhookAllowHosts)
 			return err
 		}},
-		{"delivery", "max_in_flight", intTo(&c.DeliveryMaxInFlight, 1, 10_000)},
-		{"delivery", "max_answer", intTo(&c.DeliveryMaxAnswer, 0, job.MaxResultLimit)},
-		{"delivery", "scan", durationTo(&c.DeliveryScan, 10*time.Millisecond, time.Minute)},
+		{"webhook", "max_in_flight", intTo(&c.WebhookMaxInFlight, 1, 10_000)},
+		{"webhook", "max_answer", intTo(&c.WebhookMaxAnswer, 0, job.MaxResultLimit)},
+		{"webhook", "scan", durationTo(&c.WebhookScan, 10*time.Millisecond, time.Minute)},
 		{"rpc", "addr", optionalAddrTo(&c.RPCAddr)},
 		{"rpc", "pop_wait", durationTo(&c.RPCPopWait, 0, time.Minute)},
 		{"kestrel", "max_open_reads", intTo(&c.KestrelMaxOpenReads, 1, 10_000)},
@@ -397,7 +401,7 @@ func (c *Config) validate() error {
 	if err := c.ResolveToken(); err != nil {
 		return err
 	}
-	if err := c.checkDelivery(); err != nil {
+	if err := c.checkWebhooks(); err != nil {
 		return err
 	}
 	return c.checkAliases()
@@ -415,13 +419,17 @@ func (c *Config) apply(f *ini.File) error {
 			}
 			continue
 		}
+		name := sec.Name()
+		if now := renamed[name]; now != "" {
+			c.OldSections = append(c.OldSections, "["+name+"] is now ["+now+"]")
+		}
 		for _, k := range sec.Keys() {
-			s, ok := known[sec.Name()+"."+k.Name()]
+			s, ok := known[canonical(name)+"."+k.Name()]
 			if !ok {
-				return fmt.Errorf("[%s] %s: unknown key", sec.Name(), k.Name())
+				return fmt.Errorf("[%s] %s: unknown key", name, k.Name())
 			}
 			if err := s.parse(c, strings.TrimSpace(k.Value())); err != nil {
-				return fmt.Errorf("[%s] %s = %s: %w", s.section, s.key, shown(s, k.Value()), err)
+				return fmt.Errorf("[%s] %s = %s: %w", name, s.key, shown(s, k.Value()), err)
 			}
 		}
 	}

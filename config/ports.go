@@ -28,8 +28,8 @@ func IsLoopback(addr string) bool {
 }
 
 // OpenPorts lists the unauthenticated front ends (beanstalkd's protocol,
-// JSON-RPC, kestrel's memcache, text and thrift protocols) that listen beyond loopback, as
-// "key = address".
+// JSON-RPC, kestrel's memcache, text and thrift protocols) that listen
+// beyond loopback, as "key = address": every front end but HTTP.
 func (c Config) OpenPorts() []string {
 	var open []string
 	if c.BeanstalkAddr != "" && !IsLoopback(c.BeanstalkAddr) {

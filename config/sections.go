@@ -11,6 +11,21 @@ import (
 	"strings"
 )
 
+// renamed maps a section's old name to its name now. A file that still
+// says the old one reads as if it said the new (Config.OldSections names
+// it, and gmq start warns); saying both is a section given twice.
+var renamed = map[string]string{
+	"delivery": "webhook", // HTTP push delivery: "delivery" is also a popped job's token
+}
+
+// canonical is a section's name now, whichever name the file gave it.
+func canonical(section string) string {
+	if now := renamed[section]; now != "" {
+		return now
+	}
+	return section
+}
+
 // checkSections refuses a section that appears twice. ini merges them
 // silently (the later keys win), so a second [schedule.x] or [topic.t]
 // further down a long file would change the first without a word.
@@ -33,13 +48,23 @@ func checkSections(text []byte) error {
 			}
 			continue
 		}
-		if at, seen := first[name]; seen {
-			return fmt.Errorf("section [%s] appears twice (lines %d and %d): give it once", name, at, line)
+		if at, seen := first[canonical(name)]; seen {
+			return fmt.Errorf("section [%s] appears twice (lines %d and %d): give it once%s", canonical(name), at, line, oldName(canonical(name)))
 		}
-		first[name] = line
+		first[canonical(name)] = line
 		section, keys = name, map[string]int{}
 	}
 	return nil
+}
+
+// oldName says which old name a section had, if it had one.
+func oldName(section string) string {
+	for old, now := range renamed {
+		if now == section {
+			return fmt.Sprintf(" ([%s] is its old name)", old)
+		}
+	}
+	return ""
 }
 
 // keyName reads a "key = value" line's key (not a comment or a blank line).

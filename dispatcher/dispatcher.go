@@ -1,8 +1,9 @@
 // Package dispatcher is the broker's behaviour over the job store: it validates
 // and routes jobs, runs the bucket timers, lets consumers wait for jobs (long
 // poll) without holding a Redis connection each, and wakes them when jobs
-// become ready here or on another broker sharing the Redis. Front ends (HTTP,
-// beanstalkd, JSON-RPC) call it; it never formats for a wire.
+// become ready here or on another broker sharing the Redis. The six front
+// ends (HTTP, beanstalkd, JSON-RPC, kestrel's memcache, text and thrift)
+// call it; it never formats for a wire.
 package dispatcher
 
 import (

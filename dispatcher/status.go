@@ -96,20 +96,28 @@ func (ss ServerStatus) View() StatusView {
 // This broker obeys it at once, the others within [internal] status_poll
 // (a grace's end together, on Redis's clock).
 func (ss ServerStatus) Set(ctx context.Context, s job.Status) error {
-	return ss.SetBroker(ctx, "", s, false)
+	return ss.set(ctx, pool.StatusScope{}, s)
 }
 
 // SetBroker sets one broker's own status (broker: its origin; "this"
-// for this one): it obeys the stricter of it and the fleet's. fleet true
-// sets the fleet's instead (broker is then ignored).
-func (ss ServerStatus) SetBroker(ctx context.Context, broker string, s job.Status, create bool) error {
-	scope := pool.StatusScope{Create: create}
-	switch {
-	case broker == "this" || broker == ss.d.pool.Origin():
-		scope.Broker = ss.d.pool.Origin()
-	case broker != "":
-		scope.Broker = broker
+// for this one; "": the fleet's, as Set): it obeys the stricter of it and
+// the fleet's. A broker with no record is job.ErrNotFound: only a broker
+// records itself, at boot (Init).
+func (ss ServerStatus) SetBroker(ctx context.Context, broker string, s job.Status) error {
+	return ss.set(ctx, pool.StatusScope{Broker: ss.origin(broker)}, s)
+}
+
+// origin is broker's origin as the store knows it: "this" is this
+// broker's, "" the fleet's.
+func (ss ServerStatus) origin(broker string) string {
+	if broker == "this" {
+		return ss.d.pool.Origin()
 	}
+	return broker
+}
+
+// set sets the layer scope names to s and takes it up here at once.
+func (ss ServerStatus) set(ctx context.Context, scope pool.StatusScope, s job.Status) error {
 	layer, redisNow, err := ss.d.pool.SetStatus(ctx, scope, s, ss.d.opts.StatusGrace)
 	if err != nil {
 		return err
@@ -138,7 +146,7 @@ func (ss ServerStatus) SetBroker(ctx context.Context, broker string, s job.Statu
 // Init records this broker's own status at boot ([server]
 // default_status, at once) and reads every layer.
 func (ss ServerStatus) Init(ctx context.Context) error {
-	if err := ss.SetBroker(ctx, "this", ss.d.opts.DefaultStatus, true); err != nil {
+	if err := ss.set(ctx, pool.StatusScope{Broker: ss.d.pool.Origin(), Create: true}, ss.d.opts.DefaultStatus); err != nil {
 		return err
 	}
 	ss.d.readStatus(ctx)

@@ -43,7 +43,7 @@ import (
 //     matching any number) and the values only where exactValues says so.
 //   - A ```sh block whose first line says "with [web] token set" runs
 //     against a second broker (its own Redis) that has a token, with
-//     $GMQ_TOKEN set to it, and `[delivery] allow_hosts = 127.0.0.1:8080`.
+//     $GMQ_TOKEN set to it, and `[webhook] allow_hosts = 127.0.0.1:8080`.
 //   - On the pages of programs, each ```go and ```python block is a whole
 //     program, run with `go run` (from the checkout, whose go.mod has its
 //     imports) or Debian's /usr/bin/python3; it must exit 0.
@@ -167,7 +167,7 @@ func tokenBroker(t *testing.T) target {
 	b := brokertest.Start(t, srv, func(c *config.Config) {
 		c.RequestTimeout = 2 * time.Second
 		c.Token = token
-		c.DeliveryAllowHosts = []string{"127.0.0.1:8080"}
+		c.WebhookAllowHosts = []string{"127.0.0.1:8080"}
 	})
 	return newTarget(b, token)
 }

@@ -41,11 +41,11 @@ func TestBrokersInServerSets(t *testing.T) {
 	}
 	members.WaitFor(t, "the fleet up again, at once", 2, 2)
 
-	if err := a.Dispatcher.Status().SetBroker(t.Context(), b.Pool.Origin(), job.Quiescent, false); err != nil {
+	if err := a.Dispatcher.Status().SetBroker(t.Context(), b.Pool.Origin(), job.Quiescent); err != nil {
 		t.Fatal(err)
 	}
 	members.WaitFor(t, "the quiescent broker in neither set", 1, 1)
-	if err := a.Dispatcher.Status().SetBroker(t.Context(), b.Pool.Origin(), job.Up, false); err != nil {
+	if err := a.Dispatcher.Status().SetBroker(t.Context(), b.Pool.Origin(), job.Up); err != nil {
 		t.Fatal(err)
 	}
 	members.WaitFor(t, "both back", 2, 2)

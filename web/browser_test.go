@@ -96,7 +96,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	b := brokertest.Fresh(t, func(c *config.Config) {
 		c.Token = "t0ken"
 		c.HistoryEvery = 200 * time.Millisecond
-		c.DeliveryAllowHosts, c.DeliveryScan = []string{"127.0.0.1"}, 20*time.Millisecond
+		c.WebhookAllowHosts, c.WebhookScan = []string{"127.0.0.1"}, 20*time.Millisecond
 		c.RedisURL += "?client_name=" + long // a Redis URL far wider than its card
 	})
 	api := tokenAPI(t, b.URL, "t0ken")

@@ -41,10 +41,10 @@ func TestReadyzUnreadyIsNotAWarning(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv := httptest.NewServer(web.New(b.Dispatcher, web.Options{Metrics: http.NotFoundHandler(), OpenAPI: []byte("x"), Log: log}).Handler())
 	t.Cleanup(srv.Close)
-	if err := b.Dispatcher.Status().SetBroker(context.Background(), "this", job.Quiescent, false); err != nil {
+	if err := b.Dispatcher.Status().SetBroker(context.Background(), "this", job.Quiescent); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b.Dispatcher.Status().SetBroker(context.Background(), "this", job.Up, false) })
+	t.Cleanup(func() { _ = b.Dispatcher.Status().SetBroker(context.Background(), "this", job.Up) })
 	for range 3 {
 		resp, err := http.Get(srv.URL + "/readyz")
 		if err != nil {

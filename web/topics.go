@@ -311,7 +311,7 @@ func (s *Server) setStatus(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.d.Status().SetBroker(c, broker, st, false); err != nil {
+	if err := s.d.Status().SetBroker(c, broker, st); err != nil {
 		return 0, nil, err
 	}
 	return s.status(c)

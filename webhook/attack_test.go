@@ -143,7 +143,7 @@ func TestInFlightAcrossRestartedLoops(t *testing.T) {
 	})
 	t.Cleanup(let) // before the endpoint's Close (cleanups run last first), which waits for its requests
 	b := brokertest.Fresh(t, func(c *config.Config) {
-		c.DeliveryAllowHosts, c.DeliveryScan, c.DeliveryMaxInFlight = []string{"127.0.0.1"}, 20*time.Millisecond, 4
+		c.WebhookAllowHosts, c.WebhookScan, c.WebhookMaxInFlight = []string{"127.0.0.1"}, 20*time.Millisecond, 4
 	})
 	d := b.Dispatcher
 	if err := d.Topic("hooks").SetConfig(context.Background(), job.TopicConfig{job.DeliverTo: e.srv.URL}); err != nil {

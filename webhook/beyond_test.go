@@ -56,7 +56,7 @@ func TestDeliveryOnCluster(t *testing.T) {
 	}
 	tweak := func(cfg *config.Config) {
 		cfg.Buckets, cfg.Topics = 16, topics
-		cfg.DeliveryAllowHosts, cfg.DeliveryScan = []string{"127.0.0.1"}, 20*time.Millisecond
+		cfg.WebhookAllowHosts, cfg.WebhookScan = []string{"127.0.0.1"}, 20*time.Millisecond
 	}
 	a := brokertest.StartURL(t, c.URL(), tweak)
 	b := brokertest.StartURL(t, c.URL(), tweak)

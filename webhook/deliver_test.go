@@ -86,7 +86,7 @@ func (e *endpoint) check() {
 // delivering starts a broker whose topic t delivers to url.
 func delivering(t *testing.T, topic, url string, settings job.TopicConfig, tweak func(*config.Config)) *brokertest.Broker {
 	return brokertest.Fresh(t, func(c *config.Config) {
-		c.DeliveryAllowHosts, c.DeliveryScan = []string{"127.0.0.1"}, 20*time.Millisecond
+		c.WebhookAllowHosts, c.WebhookScan = []string{"127.0.0.1"}, 20*time.Millisecond
 		cfg := job.TopicConfig{job.DeliverTo: url, job.DeliverSecret: secret}
 		for k, v := range settings {
 			cfg[k] = v
@@ -195,7 +195,7 @@ func TestDeliverManyWithinMaxReserved(t *testing.T) {
 	settings := job.TopicConfig{"max_reserved": "3"}
 	a := delivering(t, "hooks", e.srv.URL, settings, nil)
 	b := brokertest.Start(t, brokertest.Redis(), func(c *config.Config) {
-		c.DeliveryAllowHosts, c.DeliveryScan = []string{"127.0.0.1"}, 20*time.Millisecond
+		c.WebhookAllowHosts, c.WebhookScan = []string{"127.0.0.1"}, 20*time.Millisecond
 		c.Topics = map[string]job.TopicConfig{"hooks": {job.DeliverTo: e.srv.URL, job.DeliverSecret: secret, "max_reserved": "3"}}
 	})
 	const n = 60

@@ -70,7 +70,7 @@ func TestDeliverToPHP(t *testing.T) {
 
 	settings := job.TopicConfig{job.DeliverTo: url, job.DeliverSecret: docsSecret, "keep_completed": "3600", "max_reserved": "4"}
 	tweak := func(c *config.Config) {
-		c.DeliveryAllowHosts, c.DeliveryScan = []string{"127.0.0.1"}, 20*time.Millisecond
+		c.WebhookAllowHosts, c.WebhookScan = []string{"127.0.0.1"}, 20*time.Millisecond
 		c.Topics = map[string]job.TopicConfig{"hooks": settings}
 	}
 	a := brokertest.Fresh(t, tweak)
@@ -218,7 +218,7 @@ func TestDeliverToPython(t *testing.T) {
 	settings := job.TopicConfig{job.DeliverTo: url, job.DeliverSecret: secret, "keep_completed": "3600",
 		"max_reserved": strconv.Itoa(maxReserved), "max_attempts": "2", "backoff": "fixed", "backoff_base": "0"}
 	tweak := func(c *config.Config) {
-		c.DeliveryAllowHosts, c.DeliveryScan = []string{"127.0.0.1"}, 20*time.Millisecond
+		c.WebhookAllowHosts, c.WebhookScan = []string{"127.0.0.1"}, 20*time.Millisecond
 		c.Topics = map[string]job.TopicConfig{"hooks": settings}
 	}
 	a := brokertest.Fresh(t, tweak)

@@ -48,7 +48,7 @@ func TestDeliverySetAtRunTime(t *testing.T) {
 	e := newEndpoint(t, func(_ int, _ map[string]any, w http.ResponseWriter) { w.WriteHeader(200) })
 	const token = "a-long-enough-token-for-the-test-0123456789"
 	b := brokertest.Fresh(t, func(c *config.Config) {
-		c.DeliveryAllowHosts, c.DeliveryScan, c.Token = []string{"127.0.0.1"}, 20*time.Millisecond, token
+		c.WebhookAllowHosts, c.WebhookScan, c.Token = []string{"127.0.0.1"}, 20*time.Millisecond, token
 	})
 	settings := b.URL + "/api/v1/topics/hooks/config"
 	for _, tc := range []struct {
@@ -56,7 +56,7 @@ func TestDeliverySetAtRunTime(t *testing.T) {
 		status      int
 		says        string
 	}{
-		{token, `{"deliver_to": "http://evil.example.com/x"}`, 400, `host "evil.example.com" port 80 is not in conf.ini's [delivery] allow_hosts (127.0.0.1)`},
+		{token, `{"deliver_to": "http://evil.example.com/x"}`, 400, `host "evil.example.com" port 80 is not in conf.ini's [webhook] allow_hosts (127.0.0.1)`},
 		{token, `{"deliver_to": "http://localhost/x"}`, 400, `host "localhost" port 80 is not in`},
 		{token, `{"deliver_to": "gopher://127.0.0.1/x"}`, 400, "want an http or https URL"},
 		{token, `{"deliver_secret": "hunter2"}`, 400, "starting whsec_"},
@@ -121,7 +121,7 @@ func TestDeliverySetAtRunTime(t *testing.T) {
 // TestDeliveryWithoutToken: with no [web] token, deliver_to and
 // deliver_secret are conf.ini's alone.
 func TestDeliveryWithoutToken(t *testing.T) {
-	b := brokertest.Fresh(t, func(c *config.Config) { c.DeliveryAllowHosts = []string{"127.0.0.1"} })
+	b := brokertest.Fresh(t, func(c *config.Config) { c.WebhookAllowHosts = []string{"127.0.0.1"} })
 	for _, body := range []string{`{"deliver_to": "http://127.0.0.1:9/x"}`, `{"deliver_secret": "` + secret + `"}`} {
 		code, got := call(t, "", "PUT", b.URL+"/api/v1/topics/hooks/config", body)
 		if code != 403 || !strings.Contains(fmt.Sprint(got["error"]), "only by the holder of [web] token") {
@@ -144,7 +144,7 @@ func TestDialRefusesRebinding(t *testing.T) {
 	e := newEndpoint(t, func(_ int, _ map[string]any, w http.ResponseWriter) { w.WriteHeader(200) })
 	_, port, _ := net.SplitHostPort(e.srv.Listener.Addr().String())
 	b := brokertest.Fresh(t, func(c *config.Config) {
-		c.DeliveryAllowHosts, c.DeliveryScan = []string{"localhost"}, 20*time.Millisecond
+		c.WebhookAllowHosts, c.WebhookScan = []string{"localhost"}, 20*time.Millisecond
 		c.Topics = map[string]job.TopicConfig{"hooks": {job.DeliverTo: "http://localhost:" + port + "/", "max_attempts": "1"}}
 	})
 	id := push(t, b, "hooks", `"x"`)
@@ -161,7 +161,7 @@ func TestDialRefusesRebinding(t *testing.T) {
 	}
 }
 
-// TestReloadKeepsStartingAllowHosts: [delivery] allow_hosts takes effect
+// TestReloadKeepsStartingAllowHosts: [webhook] allow_hosts takes effect
 // at a start, so a reload that lists a new host and points a topic at it
 // is refused (it would write a deliver_to this broker refuses to call).
 func TestReloadKeepsStartingAllowHosts(t *testing.T) {
@@ -169,9 +169,9 @@ func TestReloadKeepsStartingAllowHosts(t *testing.T) {
 	cfg := config.Default()
 	cfg.Buckets, cfg.RedisURL, cfg.ShutdownTimeout = 4, brokertest.Redis().URL(), time.Second
 	cfg.HTTP, cfg.BeanstalkAddr, cfg.RPCAddr, cfg.KestrelAddr = "127.0.0.1:0", "", "", ""
-	cfg.DeliveryAllowHosts = []string{"127.0.0.1"}
+	cfg.WebhookAllowHosts = []string{"127.0.0.1"}
 	next := cfg
-	next.DeliveryAllowHosts = []string{"127.0.0.1", "hooks.example.com"}
+	next.WebhookAllowHosts = []string{"127.0.0.1", "hooks.example.com"}
 	next.Topics = map[string]job.TopicConfig{"hooks": {job.DeliverTo: "https://hooks.example.com/x"}}
 	b, err := broker.New(t.Context(), cfg, broker.Options{Version: "test", Reload: func() (config.Config, error) { return next, nil }})
 	if err != nil {
@@ -204,7 +204,7 @@ func TestDeliveryObeysListedPorts(t *testing.T) {
 	_, otherPort, _ := net.SplitHostPort(other.srv.Listener.Addr().String())
 	const token = "a-long-enough-token-for-the-test-0123456789"
 	b := brokertest.Fresh(t, func(c *config.Config) {
-		c.DeliveryAllowHosts, c.DeliveryScan, c.Token = []string{"127.0.0.1:" + openPort, "localhost"}, 20*time.Millisecond, token
+		c.WebhookAllowHosts, c.WebhookScan, c.Token = []string{"127.0.0.1:" + openPort, "localhost"}, 20*time.Millisecond, token
 	})
 	for _, tc := range []struct {
 		topic, url string

@@ -5,7 +5,7 @@
 // brokers compete for the jobs as consumers do, and the topic's own
 // max_reserved (counted in Redis, across brokers) bounds the requests open
 // at once everywhere, as its pause, rate and groups bound its pops. Only
-// the hosts conf.ini's [delivery] allow_hosts lists are called, and that is
+// the hosts conf.ini's [webhook] allow_hosts lists are called, and that is
 // checked again on each address dialled (internal/egress).
 package webhook
 
@@ -25,13 +25,13 @@ import (
 
 // Options tune a broker's deliveries.
 type Options struct {
-	// Policy is [delivery] allow_hosts: off (nil or empty), no topic is
+	// Policy is [webhook] allow_hosts: off (nil or empty), no topic is
 	// delivered by this broker.
 	Policy *egress.Policy
 	// MaxInFlight is how many requests one topic has open at once on this
-	// broker ([delivery] max_in_flight); max_reserved bounds all brokers.
+	// broker ([webhook] max_in_flight); max_reserved bounds all brokers.
 	MaxInFlight int
-	// MaxAnswer is how many bytes of an answer are read ([delivery]
+	// MaxAnswer is how many bytes of an answer are read ([webhook]
 	// max_answer): a 2xx answer's body becomes the job's result.
 	MaxAnswer int
 	// Scan is how often the broker looks for topics that deliver.

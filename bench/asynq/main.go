@@ -23,7 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gmq/gmq/load"
+	"github.com/gmq/gmq/gmqbench"
 	"github.com/hibiken/asynq"
 )
 
@@ -71,18 +71,18 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	results, err := load.Run(context.Background(), "gmq "+*gmqURL, load.HTTP(*gmqURL),
-		load.Options{Clients: *clients, Jobs: *jobs, Size: *size})
+	results, err := gmqbench.Run(context.Background(), "gmq "+*gmqURL, gmqbench.HTTP(*gmqURL),
+		gmqbench.Options{Clients: *clients, Jobs: *jobs, Size: *size})
 	if err != nil {
 		log.Fatal(err)
 	}
-	byMode := map[string]load.Result{}
+	byMode := map[string]gmqbench.Result{}
 	for _, r := range results {
 		byMode[r.Mode] = r
 	}
 	if *batch > 1 {
-		results, err := load.Run(context.Background(), "gmq "+*gmqURL, load.HTTP(*gmqURL),
-			load.Options{Clients: *clients, Jobs: *jobs, Size: *size, Batch: *batch})
+		results, err := gmqbench.Run(context.Background(), "gmq "+*gmqURL, gmqbench.HTTP(*gmqURL),
+			gmqbench.Options{Clients: *clients, Jobs: *jobs, Size: *size, Batch: *batch})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gmq/gmq/load"
+	"github.com/gmq/gmq/gmqbench"
 	"github.com/hibiken/asynq"
 )
 
@@ -40,7 +40,7 @@ type peerResult struct {
 // request); "gmq-http-chained" (the same, but each ack also pops the next
 // job, one request a job as BullMQ's worker completes one job and fetches
 // the next in one call). The gmq sides use the clients of `gmq bench`
-// (package load), without its third mode (the cycle), so that a run is N
+// (package gmqbench), without its third mode (the cycle), so that a run is N
 // job lives and no more.
 func peerRun(w io.Writer, side, redisAddr string, db int, beanstalkAddr, gmqURL string, n, clients, size, batch int) error {
 	payload := make([]byte, size)
@@ -64,22 +64,22 @@ func peerRun(w io.Writer, side, redisAddr string, db int, beanstalkAddr, gmqURL 
 			return err
 		}
 	case "gmq-beanstalk", "gmq-http", "gmq-http-chained":
-		var dial load.Dialer
+		var dial gmqbench.Dialer
 		switch side {
 		case "gmq-beanstalk":
 			r.LibraryDetail = "go-beanstalk to gmq's beanstalkd port " + beanstalkAddr
-			dial = load.Beanstalk(beanstalkAddr)
+			dial = gmqbench.Beanstalk(beanstalkAddr)
 		case "gmq-http":
 			r.LibraryDetail = "gmq's Go client to " + gmqURL
-			dial = load.HTTP(gmqURL)
+			dial = gmqbench.HTTP(gmqURL)
 			r.Batch = max(batch, 1)
 		default:
 			r.LibraryDetail = "gmq's Go client to " + gmqURL + ", ack-and-pop"
-			dial = load.HTTPChained(gmqURL)
+			dial = gmqbench.HTTPChained(gmqURL)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		results, err := load.Run(ctx, side, dial, load.Options{Clients: clients, Jobs: n, Size: size, Batch: r.Batch,
+		results, err := gmqbench.Run(ctx, side, dial, gmqbench.Options{Clients: clients, Jobs: n, Size: size, Batch: r.Batch,
 			Modes: []string{"push", "pop+ack"}})
 		if err != nil {
 			return err

@@ -63,7 +63,7 @@ func MustCall(t testing.TB, want int, method, url, body string) map[string]any {
 }
 
 // Lines sends a request on a new TCP connection (a line protocol's: the
-// beanstalkd, memcache or JSON-RPC port) and returns the first n lines of
+// beanstalkd, JSON-RPC, kestrel memcache or text port) and returns the first n lines of
 // the answer, "EOF" for each that never came because the connection was
 // closed. It waits up to a minute for them: only an answer that never comes
 // waits that long, and a loaded machine may take seconds over one.

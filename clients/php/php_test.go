@@ -24,8 +24,8 @@ import (
 
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/client"
-	"github.com/gmq/gmq/clients/internal/cutproxy"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/internal/cutproxy"
 	"github.com/gmq/gmq/internal/redistest"
 )
 

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
-	"github.com/gmq/gmq/clients/internal/cutproxy"
 	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/internal/cutproxy"
 )
 
 func TestMain(m *testing.M) { brokertest.Main(m) }

@@ -1,5 +1,5 @@
 // Package egress decides which hosts the broker itself may call: conf.ini's
-// [delivery] allow_hosts, for HTTP push delivery. A topic's deliver_to is
+// [webhook] allow_hosts, for HTTP push delivery. A topic's deliver_to is
 // set over the API, so without this a client could make the broker call
 // anything it reaches: its own Redis, a cloud's metadata address, a service
 // behind the firewall. The policy is checked twice: on the URL's host when
@@ -124,7 +124,7 @@ func (p *Policy) String() string {
 // that says what to change when they are not.
 func (p *Policy) CheckURL(raw string) error {
 	if p.Off() {
-		return fmt.Errorf("HTTP push delivery is off: conf.ini's [delivery] allow_hosts is empty (list the hosts gmq may deliver to)")
+		return fmt.Errorf("HTTP push delivery is off: conf.ini's [webhook] allow_hosts is empty (list the hosts gmq may deliver to)")
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -137,7 +137,7 @@ func (p *Policy) CheckURL(raw string) error {
 	if p.allowsHost(host, port) {
 		return nil
 	}
-	return fmt.Errorf("host %q port %s is not in conf.ini's [delivery] allow_hosts (%s)", host, port, p)
+	return fmt.Errorf("host %q port %s is not in conf.ini's [webhook] allow_hosts (%s)", host, port, p)
 }
 
 // allowsHost says whether a URL's host (a name or an address) and port
@@ -242,7 +242,7 @@ func (p *Policy) Control(network, address string, _ syscall.RawConn) error {
 type RefusedError struct{ Addr netip.AddrPort }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("refused to connect to %s: a loopback, private, link-local or reserved address, not itself in conf.ini's [delivery] allow_hosts on that port", e.Addr)
+	return fmt.Sprintf("refused to connect to %s: a loopback, private, link-local or reserved address, not itself in conf.ini's [webhook] allow_hosts on that port", e.Addr)
 }
 
 // Dialer is a net.Dialer that obeys the policy.

@@ -226,7 +226,7 @@ func (c *conn) status(args []string) error {
 	if len(args) > 1 {
 		broker = args[1]
 	}
-	if err := c.s.d.Status().SetBroker(ctx, broker, st, false); err != nil {
+	if err := c.s.d.Status().SetBroker(ctx, broker, st); err != nil {
 		return &storeError{op: "status", err: err}
 	}
 	c.line("END")

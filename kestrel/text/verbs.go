@@ -233,7 +233,7 @@ func (c *conn) status(req request) error {
 	if len(req.args) > 1 {
 		broker = req.args[1]
 	}
-	if err := c.s.d.Status().SetBroker(c.writeCtx(), broker, st, false); err != nil {
+	if err := c.s.d.Status().SetBroker(c.writeCtx(), broker, st); err != nil {
 		return &storeError{op: "status", err: err}
 	}
 	c.count(0)

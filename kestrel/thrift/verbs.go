@@ -268,7 +268,7 @@ func (c *conn) SetStatus(_ context.Context, status wire.Status, broker string) e
 	if !ok {
 		return c.failure(fmt.Errorf("set_status: status %v: want UP, READ_ONLY or QUIESCENT: %w", status, job.ErrInvalid))
 	}
-	if err := c.s.d.Status().SetBroker(c.writeCtx(), broker, st, false); err != nil {
+	if err := c.s.d.Status().SetBroker(c.writeCtx(), broker, st); err != nil {
 		return c.failure(fmt.Errorf("set_status %v: %w", status, err))
 	}
 	return nil

@@ -96,8 +96,8 @@ var importRules = []func(pkg, dep string) string{
 		if strings.HasPrefix(dep, "github.com/go-zookeeper/") && pkg != "serverset" {
 			return "only serverset talks to ZooKeeper"
 		}
-		if strings.HasPrefix(dep, "github.com/apache/thrift") && pkg != "kestrel/thrift" && pkg != "kestrel/thrift/wire" && pkg != "load" {
-			return "only kestrel/thrift speaks Thrift (and the bench's client of it, load)"
+		if strings.HasPrefix(dep, "github.com/apache/thrift") && pkg != "kestrel/thrift" && pkg != "kestrel/thrift/wire" && pkg != "gmqbench" {
+			return "only kestrel/thrift speaks Thrift (and `gmq bench`'s client of it, gmqbench)"
 		}
 		return ""
 	},
