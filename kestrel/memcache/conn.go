@@ -17,28 +17,25 @@ import (
 	"github.com/gmq/gmq/kestrel/openreads"
 )
 
-// conn is one client connection. A reader goroutine frames requests; serve
-// runs them in order, so a hang-up cancels a get that waits.
+// conn is one memcache client connection: a reader goroutine frames
+// requests, serve runs them in order (so a hang-up cancels a get that
+// waits), and the reliable reads its gets and monitors open are given back
+// when it ends.
 type conn struct {
-	tcpserver.Conn
-	s     *Server
-	reads *openreads.Reads // the connection's open (reliable) reads
+	openreads.Conn
+	s *Server
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{Conn: tcpserver.NewConn(s.Front, nc, s.opts.RequestTimeout), s: s}
-	c.reads = openreads.New(c.Ctx, openreads.Options{Dispatcher: s.d, RequestTimeout: s.opts.RequestTimeout, Log: s.log, Name: "kestrel"})
-	return c
+	return &conn{s: s, Conn: openreads.NewConn(s.Front, nc,
+		openreads.Options{Dispatcher: s.d, RequestTimeout: s.opts.RequestTimeout, Log: s.log, Name: "kestrel"})}
 }
 
-// serve runs the connection until the client hangs up or quits, then gives
-// its open reads back to their queues.
 func (c *conn) serve() {
-	tcpserver.Serve(&c.Conn, c.s.opts.Options, func(r *bufio.Reader, hold *budget.Hold) (request, bool, error) {
+	openreads.Serve(&c.Conn, c.s.opts.Options, func(r *bufio.Reader, hold *budget.Hold) (request, bool, error) {
 		req, err := readRequest(r, c.s.opts.MaxItemSize, c.s.opts.MaxRequest, hold)
 		return req, req.closeAfter, err
 	}, c.handle)
-	c.reads.End()
 }
 
 // handle runs one request and writes its answer; false closes the connection.
@@ -80,22 +77,17 @@ func (c *conn) run(req request) error {
 		}
 		return c.flush(req.verb, req.args[0], req.noreply)
 	case "flush_all":
-		if _, err := c.s.d.FlushAll(c.writeCtx()); err != nil {
-			return &tcpserver.StoreErr{Op: "flush_all", Err: err}
-		}
-		c.line("Flushed all queues.")
-		return nil
+		return c.write("flush_all", "Flushed all queues.", func(ctx context.Context) error {
+			_, err := c.s.d.FlushAll(ctx)
+			return err
+		})
 	case "status":
 		return c.status(req.args)
 	case "reload":
 		if c.s.opts.Reload == nil {
 			return errError
 		}
-		if err := c.s.opts.Reload(c.writeCtx()); err != nil {
-			return &tcpserver.StoreErr{Op: "reload", Err: err}
-		}
-		c.line("Reloaded config.")
-		return nil
+		return c.write("reload", "Reloaded config.", c.s.opts.Reload)
 	case "dump_stats":
 		return c.dumpStats(req.args)
 	case "monitor":
@@ -113,6 +105,15 @@ func (c *conn) run(req request) error {
 		return c.flushExpired(req)
 	}
 	return fatal("unknown command " + strconv.Quote(req.verb))
+}
+
+// write runs command op's write of the store, do, and answers line.
+func (c *conn) write(op, line string, do func(context.Context) error) error {
+	if err := do(c.writeCtx()); err != nil {
+		return &tcpserver.StoreErr{Op: op, Err: err}
+	}
+	c.line(line)
+	return nil
 }
 
 func (c *conn) line(s string) {
@@ -246,7 +247,7 @@ func (c *conn) get(key string) error {
 	ctx, cancel := context.WithTimeout(c.Ctx, o.timeout+c.s.opts.RequestTimeout)
 	defer cancel()
 	if o.abort {
-		if err := c.reads.Abort(ctx, o.queue); err != nil {
+		if err := c.Reads.Abort(ctx, o.queue); err != nil {
 			return &tcpserver.StoreErr{Op: "abort", Err: err}
 		}
 		c.line("END")
@@ -256,19 +257,19 @@ func (c *conn) get(key string) error {
 	// pop of the next (dispatcher.PopParams.After).
 	var closing *openreads.Read
 	if o.close {
-		closing = c.reads.Take(o.queue)
+		closing = c.Reads.Take(o.queue)
 		if !o.open {
-			if err := c.reads.Ack(ctx, o.queue, closing); err != nil {
+			if err := c.Reads.Ack(ctx, o.queue, closing); err != nil {
 				return &tcpserver.StoreErr{Op: "close", Err: err}
 			}
 			c.line("END")
 			return nil
 		}
 	}
-	if n := c.reads.Count(o.queue); !o.peek && ((!o.open && n > 0) || (o.open && n >= c.s.opts.MaxOpenReads)) {
+	if n := c.Reads.Count(o.queue); !o.peek && ((!o.open && n > 0) || (o.open && n >= c.s.opts.MaxOpenReads)) {
 		// Kestrel's rules: no plain get beside an open read, and no more
 		// open reads per queue than max_open_reads.
-		if err := c.reads.Ack(ctx, o.queue, closing); err != nil {
+		if err := c.Reads.Ack(ctx, o.queue, closing); err != nil {
 			return &tcpserver.StoreErr{Op: "close", Err: err}
 		}
 		return errFatalError
@@ -286,7 +287,7 @@ func (c *conn) get(key string) error {
 	}
 	// /close/open: the closed read is acked in the pop's call; if it is gone
 	// meanwhile, the next is read as a plain /open (openreads.Reads.Pop).
-	jobs, err := c.reads.Pop(ctx, o.queue, closing, p)
+	jobs, err := c.Reads.Pop(ctx, o.queue, closing, p)
 	if err != nil {
 		if c.Ctx.Err() != nil {
 			return tcpserver.ErrClose // the client hung up, or the server is closing
@@ -302,7 +303,7 @@ func (c *conn) get(key string) error {
 		j = jobs[0]
 	}
 	if j != nil && o.open && j.TTR > 0 {
-		c.reads.Hold(o.queue, j)
+		c.Reads.Hold(o.queue, j)
 	}
 	c.value(key, j)
 	return nil
@@ -342,11 +343,11 @@ func (c *conn) monitor(args []string) error {
 	}
 	queue := args[0]
 	var gone bool // the client went away as an item was written
-	err := c.reads.Monitor(c.Ctx, openreads.MonitorParams{Queue: queue, Deadline: time.Now().Add(time.Duration(min(secs, 86400)) * time.Second),
+	err := c.Reads.Monitor(c.Ctx, openreads.MonitorParams{Queue: queue, Deadline: time.Now().Add(time.Duration(min(secs, 86400)) * time.Second),
 		Most: most, MaxOpen: c.s.opts.MaxOpenReads, RequestTimeout: c.s.opts.RequestTimeout,
 		Deliver: func(j *job.Job) error {
 			if j.TTR > 0 {
-				c.reads.Hold(queue, j)
+				c.Reads.Hold(queue, j)
 			}
 			c.value(queue, j)
 			if c.W.Flush() != nil { // each item as it comes
@@ -375,13 +376,13 @@ func (c *conn) confirm(args []string) error {
 	if err != nil || n < 0 {
 		return fatal("confirm <queue> <count>: count is a whole number")
 	}
-	if c.reads.Count(args[0]) < n {
+	if c.Reads.Count(args[0]) < n {
 		return errError
 	}
 	ctx, cancel := context.WithTimeout(c.Ctx, c.s.opts.RequestTimeout)
 	defer cancel()
 	for range n {
-		if err := c.reads.AckOldest(ctx, args[0]); err != nil {
+		if err := c.Reads.AckOldest(ctx, args[0]); err != nil {
 			return &tcpserver.StoreErr{Op: "confirm", Err: err}
 		}
 	}

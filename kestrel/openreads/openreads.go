@@ -11,13 +11,17 @@
 package openreads
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/budget"
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
 
@@ -70,6 +74,30 @@ func New(ctx context.Context, opts Options) *Reads {
 	ctx, cancel := context.WithCancel(ctx)
 	return &Reads{d: opts.Dispatcher, timeout: opts.RequestTimeout, log: opts.Log, name: opts.Name,
 		ctx: ctx, cancel: cancel, open: map[string][]*Read{}, kept: make(chan struct{})}
+}
+
+// Conn is a connection of a kestrel port whose reads stay open until it
+// closes them (memcache's and text's): the kit's connection and its open
+// reads.
+type Conn struct {
+	tcpserver.Conn
+	Reads *Reads
+}
+
+// NewConn begins the connection nc on front f, with its (empty) open reads,
+// which opts configure: opts.RequestTimeout bounds its writes too.
+func NewConn(f *tcpserver.Front, nc net.Conn, opts Options) Conn {
+	c := Conn{Conn: tcpserver.NewConn(f, nc, opts.RequestTimeout)}
+	c.Reads = New(c.Ctx, opts)
+	return c
+}
+
+// Serve runs c's requests as tcpserver.Serve does until the client hangs
+// up or a handler ends the connection, then gives its open reads back to
+// their queues.
+func Serve[R any](c *Conn, opts tcpserver.Options, read func(r *bufio.Reader, hold *budget.Hold) (req R, last bool, err error), handle func(R) bool) {
+	tcpserver.Serve(&c.Conn, opts, read, handle)
+	c.Reads.End()
 }
 
 // Count is how many reads the connection holds open on queue.

@@ -3,38 +3,20 @@ package text
 import (
 	"bufio"
 	"context"
-	"net"
 	"strconv"
 
 	"github.com/gmq/gmq/internal/budget"
-	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/kestrel/openreads"
 )
 
-// conn is one client connection. A reader goroutine frames requests; serve
-// runs them in order, so a hang-up cancels a get that waits.
-type conn struct {
-	tcpserver.Conn
-	s     *Server
-	reads *openreads.Reads // the connection's open reads
-}
-
-func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{Conn: tcpserver.NewConn(s.Front, nc, s.opts.RequestTimeout), s: s}
-	c.reads = openreads.New(c.Ctx, openreads.Options{Dispatcher: s.d, RequestTimeout: s.opts.RequestTimeout, Log: s.log, Name: "kestrel text"})
-	return c
-}
-
-// serve runs the connection until the client hangs up or quits, then gives
-// its open reads back to their queues.
+// serve runs the connection until the client hangs up or quits.
 func (c *conn) serve() {
 	frame := limits{maxItem: c.s.opts.MaxItemSize, maxRequest: c.s.opts.MaxRequest}
-	tcpserver.Serve(&c.Conn, c.s.opts.Options, func(r *bufio.Reader, hold *budget.Hold) (request, bool, error) {
+	openreads.Serve(&c.Conn, c.s.opts.Options, func(r *bufio.Reader, hold *budget.Hold) (request, bool, error) {
 		req, err := readRequest(r, frame, hold)
 		return req, req.closeAfter, err
 	}, c.handle)
-	c.reads.End()
 }
 
 // verbs is the verb table: one handler per verb, each checking its

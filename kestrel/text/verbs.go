@@ -62,21 +62,21 @@ func (c *conn) get(req request) error {
 	if err != nil {
 		return err
 	}
-	for c.reads.Count(queue) > 1 { // more than one: a monitor's
-		if err := c.reads.AckOldest(c.writeCtx(), queue); err != nil {
+	for c.Reads.Count(queue) > 1 { // more than one: a monitor's
+		if err := c.Reads.AckOldest(c.writeCtx(), queue); err != nil {
 			return &tcpserver.StoreErr{Op: "get", Err: err}
 		}
 	}
-	closing := c.reads.Take(queue)
+	closing := c.Reads.Take(queue)
 	if c.s.opts.MaxOpenReads < 1 {
-		if err := c.reads.Ack(c.writeCtx(), queue, closing); err != nil {
+		if err := c.Reads.Ack(c.writeCtx(), queue, closing); err != nil {
 			return &tcpserver.StoreErr{Op: "get", Err: err}
 		}
 		return refused("Too many open transactions; limit=" + strconv.Itoa(c.s.opts.MaxOpenReads))
 	}
 	ctx, cancel := context.WithTimeout(c.Ctx, timeout+c.s.opts.RequestTimeout)
 	defer cancel()
-	jobs, err := c.reads.Pop(ctx, queue, closing, dispatcher.PopParams{Topics: []string{queue}, Timeout: timeout})
+	jobs, err := c.Reads.Pop(ctx, queue, closing, dispatcher.PopParams{Topics: []string{queue}, Timeout: timeout})
 	if err != nil {
 		if c.Ctx.Err() != nil {
 			return tcpserver.ErrClose // the client hung up, or the server is closing
@@ -93,7 +93,7 @@ func (c *conn) peek(req request) error {
 	if err != nil {
 		return err
 	}
-	if err := c.reads.AckAll(c.writeCtx(), queue); err != nil {
+	if err := c.Reads.AckAll(c.writeCtx(), queue); err != nil {
 		return &tcpserver.StoreErr{Op: "peek", Err: err}
 	}
 	ctx, cancel := context.WithTimeout(c.Ctx, timeout+c.s.opts.RequestTimeout)
@@ -128,11 +128,11 @@ func (c *conn) monitor(req request) error {
 	if err := job.ValidateTopic(queue); err != nil {
 		return &tcpserver.StoreErr{Op: "monitor", Err: err}
 	}
-	if err := c.reads.AckAll(c.writeCtx(), queue); err != nil {
+	if err := c.Reads.AckAll(c.writeCtx(), queue); err != nil {
 		return &tcpserver.StoreErr{Op: "monitor", Err: err}
 	}
 	var ended error // Deliver's: a line feed's "-" line, or the client gone
-	err = c.reads.Monitor(c.Ctx, openreads.MonitorParams{Queue: queue, Deadline: time.Now().Add(timeout),
+	err = c.Reads.Monitor(c.Ctx, openreads.MonitorParams{Queue: queue, Deadline: time.Now().Add(timeout),
 		Most: c.s.opts.MaxOpenReads, MaxOpen: c.s.opts.MaxOpenReads, RequestTimeout: c.s.opts.RequestTimeout, LateTake: true,
 		Deliver: func(j *job.Job) error {
 			if ended = c.deliver(queue, j); ended != nil {
@@ -162,7 +162,7 @@ func (c *conn) deliver(queue string, j *job.Job) error {
 		return c.refuseLF(queue, j)
 	}
 	if j != nil && j.TTR > 0 { // a TTR of 0: removed as it was popped, nothing to hold
-		c.reads.Hold(queue, j)
+		c.Reads.Hold(queue, j)
 	}
 	c.item(j)
 	return nil
@@ -180,11 +180,11 @@ func (c *conn) confirm(req request) error {
 		return refused("Error parsing count.")
 	}
 	queue := req.args[0]
-	if n == 0 || int64(c.reads.Count(queue)) < n {
+	if n == 0 || int64(c.Reads.Count(queue)) < n {
 		return refused("Not that many transactions open.")
 	}
 	for range n {
-		if err := c.reads.AckOldest(c.writeCtx(), queue); err != nil {
+		if err := c.Reads.AckOldest(c.writeCtx(), queue); err != nil {
 			return &tcpserver.StoreErr{Op: "confirm", Err: err}
 		}
 	}
