@@ -8,7 +8,7 @@ import (
 
 func TestNotHeldAndSuperseded(t *testing.T) {
 	for _, tt := range []struct {
-		err              error
+		err                 error
 		notHeld, superseded bool
 	}{
 		{nil, false, false},
