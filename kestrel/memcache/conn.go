@@ -31,6 +31,8 @@ func newConn(s *Server, nc net.Conn) *conn {
 		openreads.Options{Dispatcher: s.d, RequestTimeout: s.opts.RequestTimeout, Log: s.log, Name: "kestrel"})}
 }
 
+// serve runs the connection until the client hangs up or quits, then gives
+// its open reads back.
 func (c *conn) serve() {
 	openreads.Serve(&c.Conn, c.s.opts.Options, func(r *bufio.Reader, hold *budget.Hold) (request, bool, error) {
 		req, err := readRequest(r, c.s.opts.MaxItemSize, c.s.opts.MaxRequest, hold)
