@@ -3,7 +3,6 @@ package beanstalk
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -75,7 +74,7 @@ func (c *conn) releaseAll() {
 		ctx, cancel := c.s.ctx(context.Background())
 		err := c.settle(ctx, id, r.attempt, dispatcher.SettleParams{Action: dispatcher.ActionGiveBack})
 		cancel()
-		if err != nil && !errors.Is(err, job.ErrStale) && !errors.Is(err, job.ErrNotReserved) && !errors.Is(err, job.ErrNotFound) {
+		if err != nil && !job.NotHeld(err) {
 			c.s.log.Warn("beanstalk: giving back a job of a closed connection failed; its TTR will",
 				"id", id, "err", err)
 		}
@@ -181,7 +180,7 @@ func (c *conn) handle(req request) bool {
 	default:
 		c.reply(msgUnknownCommand)
 	}
-	if err != nil && !errors.Is(err, errHungUp) {
+	if err != nil {
 		c.fail(err)
 	}
 	return true
@@ -388,11 +387,8 @@ func (c *conn) watching(tube string) bool {
 // tubeExists: a tube exists while a job or a connection refers to it, and
 // "default" always (c.tube, which stats-tube and list-tubes follow too).
 func (c *conn) tubeExists(ctx context.Context, tube string) (bool, error) {
-	_, _, err := c.tube(ctx, tube)
-	if errors.Is(err, job.ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
+	_, _, exists, err := c.tube(ctx, tube)
+	return exists, err
 }
 
 func (c *conn) pauseTube(ctx context.Context, tube string, secs uint32) error {

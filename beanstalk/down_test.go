@@ -2,12 +2,13 @@ package beanstalk_test
 
 import (
 	"fmt"
-	"github.com/gmq/gmq/broker/brokertest"
-	"github.com/gmq/gmq/config"
-	"github.com/gmq/gmq/internal/redistest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/config"
+	"github.com/gmq/gmq/internal/redistest"
 )
 
 // TestReservationKeptWhileRedisIsDown: a release, bury, touch or delete of

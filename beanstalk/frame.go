@@ -3,12 +3,10 @@ package beanstalk
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"io"
 
 	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
-	"github.com/gmq/gmq/job"
 )
 
 // maxLine is beanstalkd's command line buffer: a line, CRLF included, may be
@@ -32,15 +30,15 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 	var last byte
 	total := 0
 	for {
-		chunk, err := r.ReadSlice('\n')
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+		chunk, more, err := tcpserver.ReadChunk(r)
+		if err != nil {
 			return nil, false, err
 		}
 		total += len(chunk)
 		if total <= maxLine {
 			buf = append(buf, chunk...)
 		}
-		ended := err == nil && ((len(chunk) >= 2 && chunk[len(chunk)-2] == '\r') || (len(chunk) == 1 && last == '\r'))
+		ended := !more && ((len(chunk) >= 2 && chunk[len(chunk)-2] == '\r') || (len(chunk) == 1 && last == '\r'))
 		if len(chunk) > 0 {
 			last = chunk[len(chunk)-1]
 		}
@@ -83,7 +81,7 @@ func readRequest(r *bufio.Reader, maxJobSize int, hold *budget.Hold) (request, e
 		return req, nil
 	}
 	body, err := tcpserver.ReadBody(r, int(size), hold)
-	if errors.Is(err, job.ErrBusy) {
+	if tcpserver.FaultOf(err) == tcpserver.FaultBusy { // the body was read and dropped
 		req.reply = msgOutOfMemory
 		return req, nil
 	}

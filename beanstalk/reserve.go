@@ -5,7 +5,6 @@ package beanstalk
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -34,9 +33,6 @@ func (c *conn) soonest() (time.Time, bool) {
 	return first, !first.IsZero()
 }
 
-// errHungUp ends a reserve whose client went away: nothing to answer.
-var errHungUp = errors.New("the client hung up")
-
 // reserve waits up to timeout seconds (negative: forever) for a job of a
 // watched tube.
 func (c *conn) reserve(timeout int64) error {
@@ -44,7 +40,7 @@ func (c *conn) reserve(timeout int64) error {
 	if d, ok := c.soonest(); ok && time.Until(d) <= safetyMargin {
 		// In the margin already: a ready job is still handed out, else DEADLINE_SOON.
 		j, err := c.tryReserve(0)
-		if err == nil && j == nil {
+		if err == nil && j == nil && c.ctx.Err() == nil {
 			c.reply(msgDeadlineSoon)
 		}
 		return err
@@ -65,7 +61,7 @@ func (c *conn) reserve(timeout int64) error {
 			wait = min(wait, time.Until(margin)-safetyMargin)
 		}
 		j, err := c.tryReserve(max(wait, 0))
-		if err != nil || j != nil {
+		if err != nil || j != nil || c.ctx.Err() != nil { // c.ctx ended: the client went away, nothing to answer
 			return err
 		}
 		if hasMargin && time.Until(margin) <= safetyMargin {
@@ -80,15 +76,15 @@ func (c *conn) reserve(timeout int64) error {
 }
 
 // tryReserve reserves a job of the watched tubes within wait and answers
-// RESERVED; it returns the job (nil if none came), or why none can come
-// (errHungUp: the client went away).
+// RESERVED; it returns the job (nil if none came, or if the client went
+// away: c.ctx ended), or why none can come.
 func (c *conn) tryReserve(wait time.Duration) (*job.Job, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, wait+c.s.opts.RequestTimeout)
 	defer cancel()
 	jobs, err := c.s.d.Pop(ctx, dispatcher.PopParams{Topics: c.watch, Timeout: wait, Order: dispatcher.BestOrder})
 	if err != nil {
 		if c.ctx.Err() != nil {
-			return nil, errHungUp
+			return nil, nil // the client went away: nothing to answer
 		}
 		return nil, err
 	}

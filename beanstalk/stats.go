@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -167,29 +166,34 @@ func (c *conn) statsJob(ctx context.Context, id uint64) error {
 }
 
 // tube reads a tube as beanstalkd knows it: its stats and this server's
-// references to it, or job.ErrNotFound when it does not exist. It exists
-// while a connection here uses or watches it or a job is in it, and
-// "default" always (beanstalkd never frees it); one that exists before the
-// store has held a job of it reads as zeros. An emptied topic that no
-// connection here refers to is not found, as beanstalkd has freed it,
-// though gmq keeps it in Redis (see allTubes).
-func (c *conn) tube(ctx context.Context, name string) (job.TopicStats, tubeRefs, error) {
-	t, err := c.s.d.Topic(name).Stats(ctx)
+// references to it, and whether it exists. It exists while a connection
+// here uses or watches it or a job is in it, and "default" always
+// (beanstalkd never frees it); one that exists before the store has held a
+// job of it reads as zeros. An emptied topic that no connection here
+// refers to does not exist, as beanstalkd has freed it, though gmq keeps
+// it in Redis (see allTubes).
+func (c *conn) tube(ctx context.Context, name string) (t job.TopicStats, refs tubeRefs, exists bool, err error) {
+	t, known, err := job.Found(c.s.d.Topic(name).Stats(ctx))
 	refs, referenced := c.s.refs(name)
-	exists := referenced || name == "default"
+	exists = referenced || name == "default"
 	switch {
-	case errors.Is(err, job.ErrNotFound) && exists:
-		return job.TopicStats{Name: name}, refs, nil
-	case err == nil && !exists && !holdsJobs(t):
-		return job.TopicStats{}, refs, fmt.Errorf("tube %q: emptied and left: %w", name, job.ErrNotFound)
+	case err != nil:
+		return t, refs, false, err
+	case !known && exists:
+		return job.TopicStats{Name: name}, refs, true, nil
+	case !known, !exists && !holdsJobs(t):
+		return job.TopicStats{}, refs, false, nil
 	}
-	return t, refs, err
+	return t, refs, true, nil
 }
 
 func (c *conn) statsTube(ctx context.Context, name string) error {
-	t, refs, err := c.tube(ctx, name)
+	t, refs, exists, err := c.tube(ctx, name)
 	if err != nil {
 		return err
+	}
+	if !exists {
+		return fmt.Errorf("tube %q: %w", name, job.ErrNotFound) // NOT_FOUND
 	}
 	c.replyYAML(newYAML().
 		add("name", t.Name).add("current-jobs-urgent", t.Urgent).add("current-jobs-ready", t.Ready).

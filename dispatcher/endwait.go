@@ -145,12 +145,18 @@ func (d *Dispatcher) WaitRoom() error {
 // has ended already (completed, dead) is answered at once. pushed says the
 // caller knows the job existed (it pushed it): a job not found then has
 // ended and was not kept ("gone"), where otherwise it is job.ErrNotFound.
-// A wait counts in max_waiting, as a waiting pop does.
+// A wait counts in max_waiting, as a waiting pop does; with max_waiting
+// reached it is job.ErrTooManyWaiting, but for a push's wait (pushed),
+// which asked for room before it stored its job (WaitRoom): its job is
+// stored, so it is answered as a wait that saw no end (nil, nil).
 func (d *Dispatcher) WaitEnd(ctx context.Context, id string, timeout time.Duration, pushed bool) (*End, error) {
 	if err := d.allow("wait", reading); err != nil {
 		return nil, err
 	}
 	if !d.ends.reserve(d.waiters.len()+d.events.count(), d.opts.MaxWaiting) {
+		if pushed {
+			return nil, nil
+		}
 		return nil, fmt.Errorf("%w: %d are waiting, the limit is %d ([jobs] max_waiting)", job.ErrTooManyWaiting,
 			d.waiters.len()+d.ends.len()+d.events.count(), d.opts.MaxWaiting)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
-	"github.com/gmq/gmq/job"
 )
 
 // codec is the server side of JSON-RPC 1.0 as Go's net/rpc/jsonrpc speaks it
@@ -80,10 +79,10 @@ func newCodec(ctx context.Context, conn net.Conn, opts codecOptions) *codec {
 }
 
 // errTooLarge: a request ran past the limit.
-var errTooLarge = errors.New("request too large")
+var errTooLarge = tcpserver.ErrTooLarge
 
 // errNotRequest: the bytes are not a JSON object.
-var errNotRequest = errors.New("not a JSON-RPC request")
+var errNotRequest = tcpserver.Malformed("not a JSON-RPC request")
 
 func (c *codec) ReadRequestHeader(r *rpc.Request) error {
 	hold := budget.Hold{Budget: c.budget, Ctx: c.ctx}
@@ -125,13 +124,14 @@ func (c *codec) deadline(begun bool) time.Time {
 // the connection quietly (its request was not read whole, so nothing after
 // it can be framed).
 func (c *codec) refuse(err error) error {
-	var why string
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, errTooLarge):
+	}
+	var why string
+	switch tcpserver.FaultOf(err) {
+	case tcpserver.FaultTooLarge:
 		why = fmt.Sprintf("request too large: over %d bytes ([jobs] max_body)", c.limit)
-	case errors.Is(err, job.ErrBusy), errors.Is(err, errNotRequest):
+	case tcpserver.FaultBusy, tcpserver.FaultMalformed:
 		why = err.Error()
 	default:
 		return io.EOF // the client went away, or took longer than read_timeout

@@ -25,15 +25,12 @@ var statusOfKind = map[job.Kind]int{
 }
 
 // statusOf is the status err answers: its kind's, but for the two errors of
-// HTTP's own framing, a body over the request's limit (413) and one that
-// did not arrive in time (408).
+// HTTP's own framing (framingError: a body over the request's limit, 413,
+// and one that did not arrive in time, 408).
 func statusOf(err error) int {
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, errBodyTimeout):
-		return http.StatusRequestTimeout
+	var framing *framingError
+	if errors.As(err, &framing) {
+		return framing.status
 	}
 	return statusOfKind[job.KindOf(err)]
 }

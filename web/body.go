@@ -28,7 +28,7 @@ func (s *Server) body(c *gin.Context, limit int64) ([]byte, error) {
 	limit = min(limit, int64(s.opts.MaxRequestBody))
 	if c.Request.ContentLength > limit {
 		s.drainTooLarge(c.Request, 0)
-		return nil, &http.MaxBytesError{Limit: limit}
+		return nil, &framingError{status: http.StatusRequestEntityTooLarge, err: &http.MaxBytesError{Limit: limit}}
 	}
 	r := http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	hold := budget.Hold{Budget: s.budget, Ctx: c}
@@ -44,11 +44,11 @@ func (s *Server) body(c *gin.Context, limit int64) ([]byte, error) {
 		if _, err := io.CopyN(&buf, r, budget.Unit); err == io.EOF {
 			return buf.Bytes(), nil
 		} else if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
+			err = bodyError(err)
+			if statusOf(err) == http.StatusRequestEntityTooLarge {
 				s.drainTooLarge(c.Request, int64(buf.Len()))
 			}
-			return nil, bodyError(err)
+			return nil, err
 		}
 	}
 }
@@ -83,13 +83,26 @@ func (s *Server) drainTooLarge(r *http.Request, read int64) {
 // errBodyTimeout: the body did not arrive within [server] read_timeout.
 var errBodyTimeout = errors.New("the request body did not arrive in time ([server] read_timeout)")
 
+// framingError is one of the two errors of HTTP's own framing, which no
+// job.Kind names: a body over the request's limit (413) and one that did
+// not arrive in time (408). statusOf answers its status.
+type framingError struct {
+	status int
+	err    error
+}
+
+func (e *framingError) Error() string { return e.err.Error() }
+func (e *framingError) Unwrap() error { return e.err }
+
+// bodyError is what reading a body failed with, as the client is told it:
+// a framingError, or the client's mistake (400).
 func bodyError(err error) error {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return err
+		return &framingError{status: http.StatusRequestEntityTooLarge, err: err}
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("%w: %w", errBodyTimeout, err)
+		return &framingError{status: http.StatusRequestTimeout, err: fmt.Errorf("%w: %w", errBodyTimeout, err)}
 	}
 	return fmt.Errorf("%w: reading the body: %v", errBadRequest, err)
 }

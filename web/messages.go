@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"path"
 	"strconv"
 	"strings"
@@ -24,7 +23,7 @@ func clientMessage(c *gin.Context, err error) string {
 			return jobVerb(c) + " " + strconv.Quote(id) + ": " + msg
 		}
 	}
-	if errors.Is(err, job.ErrNotFound) {
+	if job.KindOf(err) == job.KindNotFound {
 		return oneLine(err.Error())
 	}
 	return publicMessage(err)

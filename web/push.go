@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -38,11 +37,12 @@ func (s *Server) push(c *gin.Context) (int, any, error) {
 		j.TraceParent = c.GetHeader("traceparent")
 	}
 	got, err := s.d.Push(ctx, j)
-	var held *job.UniqueError
-	if errors.As(err, &held) { // its key is held: name the job that holds it
-		return 0, gin.H{"id": job.PublicID(held.ClientID, held.ID), "internal_id": held.ID}, err
-	}
 	if err != nil {
+		// A held unique key is refused here (409), naming the job that
+		// holds it: the one job.Standing says stands for the push.
+		if held, _ := job.Standing(got, err); held.Unique == job.UniqueHeld {
+			return 0, gin.H{"id": job.PublicID(held.ClientID, held.ID), "internal_id": held.ID}, err
+		}
 		return 0, nil, err
 	}
 	id := job.PublicID(got.ClientID, got.ID)
@@ -52,7 +52,7 @@ func (s *Server) push(c *gin.Context) (int, any, error) {
 	}
 	if waits {
 		end, err := s.d.WaitEnd(ctx, strconv.FormatUint(got.ID, 10), wait, true)
-		if err != nil && !errors.Is(err, job.ErrTooManyWaiting) {
+		if err != nil {
 			return 0, out, err // the job was pushed: the answer names it
 		}
 		if end == nil { // not ended within the wait, or no room left to wait since the push: stored, say so

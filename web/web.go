@@ -331,8 +331,7 @@ func (s *Server) failure(c *gin.Context, err error, out gin.H) (int, gin.H) {
 		c.Header("Retry-After", "1")
 	}
 	out["error"] = clientMessage(c, err)
-	var acked *job.AckedError
-	if errors.As(err, &acked) && c.Param("id") != "" {
+	if job.Acked(err) && c.Param("id") != "" {
 		out["acked"] = c.Param("id")
 	}
 	return code, out
@@ -348,10 +347,7 @@ func publicMessage(err error) string {
 	if msg, ok := job.Outcome(err); ok {
 		return msg
 	}
-	if errors.Is(err, job.ErrOutOfMemory) {
-		return job.OutOfMemoryReason
-	}
-	return oneLine(err.Error())
+	return oneLine(job.Message(err))
 }
 
 // pushLimit bounds one push request.

@@ -29,11 +29,7 @@ type Failure struct {
 
 // Of is the answer to err, a store call's failure.
 func Of(err error) Failure {
-	f := Failure{Kind: job.KindOf(err), Message: oneLine(err.Error())}
-	if f.Kind == job.KindOutOfMemory {
-		f.Message = job.OutOfMemoryReason
-	}
-	return f
+	return Failure{Kind: job.KindOf(err), Message: oneLine(job.Message(err))}
 }
 
 // Closes says the connection closes after the answer: only for a failure

@@ -1,8 +1,7 @@
 package memcache
 
 import (
-	"errors"
-
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
 
@@ -59,61 +58,36 @@ func answerTo(op string, err error) answer {
 	return answerOf[kind]
 }
 
-// A handler's failure, which handle answers (answer). A clientError is the
-// request refused: its line ("CLIENT_ERROR ...", or kestrel's bare
-// "ERROR"), and whether the connection closes after it (fatal), as kestrel
-// closes one whose request it cannot make sense of. A storeError is a
-// store call's failure, answered by the answers table (answers.go) by the
-// command. errClose ends the connection with nothing more to say (quit, a
-// shutdown, a client that hung up).
-type clientError struct {
-	line  string
-	fatal bool
-}
-
-func (e *clientError) Error() string { return e.line }
+// A handler's failure, which handle answers (answer), is a
+// tcpserver.ClientErr: the request refused, its line ("CLIENT_ERROR ...",
+// or kestrel's bare "ERROR"), after which the connection closes if it is
+// fatal, as kestrel closes one whose request it cannot make sense of; or a
+// tcpserver.StoreErr, a store call's failure, answered by the answers
+// table (answerTo) by the command; or tcpserver.ErrClose, which ends the
+// connection with nothing more to say (quit, a shutdown, a client that
+// hung up).
 
 // refused is a CLIENT_ERROR after which the connection reads on; fatal one
 // after which it closes.
-func refused(msg string) error { return &clientError{line: "CLIENT_ERROR " + msg} }
-func fatal(msg string) error   { return &clientError{line: "CLIENT_ERROR " + msg, fatal: true} }
+func refused(msg string) error { return &tcpserver.ClientErr{Line: "CLIENT_ERROR " + msg} }
+func fatal(msg string) error   { return &tcpserver.ClientErr{Line: "CLIENT_ERROR " + msg, Close: true} }
 
 var (
-	errError      = &clientError{line: "ERROR"}              // kestrel's word for a command it will not run
-	errFatalError = &clientError{line: "ERROR", fatal: true} // the same, and the connection closes
-	errClose      = errors.New("the connection ends")
+	errError      = &tcpserver.ClientErr{Line: "ERROR"}              // kestrel's word for a command it will not run
+	errFatalError = &tcpserver.ClientErr{Line: "ERROR", Close: true} // the same, and the connection closes
 )
-
-type storeError struct {
-	op      string
-	err     error
-	noreply bool
-}
-
-func (e *storeError) Error() string { return e.op + ": " + e.err.Error() }
-func (e *storeError) Unwrap() error { return e.err }
 
 // answer writes a handler's failure (nil: none) and says whether the
 // connection reads on.
 func (c *conn) answer(err error) bool {
-	var client *clientError
-	var store *storeError
-	switch {
-	case err == nil:
-		return true
-	case errors.As(err, &client):
-		c.line(client.line)
-		return !client.fatal
-	case errors.As(err, &store):
-		return c.storeFailure(store.op, store.err, store.noreply)
-	}
-	return false
+	return tcpserver.Answers{Client: func(e *tcpserver.ClientErr) { c.line(e.Line) }, Store: c.storeFailure}.Answer(err)
 }
 
 // storeFailure answers command op's store call's failure by the answers
 // table (answers.go), with the cause in the log when it closes the
 // connection. It says whether the connection reads on.
-func (c *conn) storeFailure(op string, err error, noreply bool) bool {
+func (c *conn) storeFailure(e *tcpserver.StoreErr) bool {
+	op, err, noreply := e.Op, e.Err, e.NoReply
 	a := answerTo(op, err)
 	if a.closes {
 		c.s.log.Warn("kestrel: "+op+" failed", "err", err)

@@ -1,63 +1,52 @@
 package memcache_test
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/kestrel/internal/kestreltest"
 )
 
 func TestMain(m *testing.M) { brokertest.Main(m) }
 
 // wire is a raw memcache-protocol connection for transcript tests.
-type wire struct {
-	t  *testing.T
-	nc net.Conn
-	r  *bufio.Reader
-}
+type wire struct{ *kestreltest.Wire }
 
-func dial(t *testing.T, addr string) *wire {
+func dial(t *testing.T, addr string) *wire { return &wire{kestreltest.Dial(t, addr)} }
+
+// fresh starts a fresh broker (a real Redis, flushed) and dials its
+// memcache port.
+func fresh(t *testing.T) (*brokertest.Broker, *wire) {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &wire{t: t, nc: nc, r: bufio.NewReaderSize(nc, 1<<20)}
+	b := brokertest.Fresh(t, nil)
+	return b, dial(t, b.KestrelAddr)
 }
 
-// reply reads one whole answer within limit: a line, or a VALUE with its
-// data and END, or STAT lines to END. A closed connection reads as "EOF".
-func (w *wire) reply(limit time.Duration) string {
-	w.t.Helper()
-	_ = w.nc.SetReadDeadline(time.Now().Add(limit))
-	line, err := w.r.ReadString('\n')
-	if err == io.EOF && line == "" {
-		return "EOF"
-	}
-	if err != nil {
-		return "ERR " + err.Error()
-	}
+// reply reads one whole answer within kestreltest.ReplyWait: a line
+// (kestreltest.Wire.Line: a closed connection reads as "EOF"), or a VALUE
+// with its data and END, or STAT lines to END.
+func (w *wire) reply() string {
+	w.T.Helper()
+	line := w.Line()
+	var err error
 	out := line
 	switch {
 	case strings.HasPrefix(line, "VALUE "):
 		f := strings.Fields(line)
 		n, _ := strconv.Atoi(f[3])
 		data := make([]byte, n+2)
-		if _, err := io.ReadFull(w.r, data); err != nil {
+		if _, err := io.ReadFull(w.R, data); err != nil {
 			return out + "ERR " + err.Error()
 		}
-		end, _ := w.r.ReadString('\n')
+		end, _ := w.R.ReadString('\n')
 		out += string(data) + end
 	case strings.HasPrefix(line, "STAT "):
 		for !strings.HasPrefix(line, "END") {
-			if line, err = w.r.ReadString('\n'); err != nil {
+			if line, err = w.R.ReadString('\n'); err != nil {
 				return out + "ERR " + err.Error()
 			}
 			out += line
@@ -66,37 +55,25 @@ func (w *wire) reply(limit time.Duration) string {
 	return out
 }
 
-// replyWait is how long do waits for an answer: only one that never comes
-// waits that long, and a loaded machine may take seconds over one.
-const replyWait = time.Minute
-
+// do sends s and reads its whole answer (reply).
 func (w *wire) do(s string) string {
-	w.t.Helper()
-	if _, err := io.WriteString(w.nc, s); err != nil {
-		w.t.Fatal(err)
-	}
-	return w.reply(replyWait)
+	w.T.Helper()
+	w.Send(s)
+	return w.reply()
 }
 
 func (w *wire) must(send, want string) {
-	w.t.Helper()
+	w.T.Helper()
 	if got := w.do(send); got != want {
-		w.t.Fatalf("%q: got %q, want %q", clip(send), got, want)
+		w.T.Fatalf("%q: got %q, want %q", kestreltest.Clip(send), got, want)
 	}
 }
 
 func (w *wire) set(queue, data string) {
-	w.t.Helper()
+	w.T.Helper()
 	w.must(fmt.Sprintf("set %s 0 0 %d\r\n%s\r\n", queue, len(data), data), "STORED\r\n")
 }
 
 func value(queue, data string) string {
 	return fmt.Sprintf("VALUE %s 0 %d\r\n%s\r\nEND\r\n", queue, len(data), data)
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }

@@ -17,38 +17,27 @@ import (
 	"github.com/gmq/gmq/kestrel/openreads"
 )
 
-// conn is one client connection. A reader goroutine frames requests; serve
-// runs them in order, so a hang-up cancels a get that waits.
+// conn is one memcache client connection: a reader goroutine frames
+// requests, serve runs them in order (so a hang-up cancels a get that
+// waits), and the reliable reads its gets and monitors open are given back
+// when it ends.
 type conn struct {
-	s      *Server
-	nc     net.Conn
-	w      *bufio.Writer
-	ctx    context.Context
-	hangUp context.CancelFunc
-
-	outcome string // of the command being handled: tcpserver.OK, or the error class it was answered
-	// deadline bounds the handler's writes by the request timeout (writeCtx).
-	deadline *tcpserver.Deadline
-	reads    *openreads.Reads // the connection's open (reliable) reads
+	openreads.Conn
+	s *Server
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	ctx, cancel := context.WithCancel(s.Context())
-	return &conn{s: s, nc: nc, w: bufio.NewWriter(nc), ctx: ctx, hangUp: cancel,
-		deadline: tcpserver.NewDeadline(context.WithoutCancel(ctx), s.opts.RequestTimeout),
-		reads:    openreads.New(ctx, openreads.Options{Dispatcher: s.d, RequestTimeout: s.opts.RequestTimeout, Log: s.log, Name: "kestrel"})}
+	return &conn{s: s, Conn: openreads.NewConn(s.Front, nc,
+		openreads.Options{Dispatcher: s.d, RequestTimeout: s.opts.RequestTimeout, Log: s.log, Name: "kestrel"})}
 }
 
 // serve runs the connection until the client hangs up or quits, then gives
-// its open reads back to their queues.
+// its open reads back.
 func (c *conn) serve() {
-	limits := tcpserver.Limits{ReadTimeout: c.s.opts.ReadTimeout, Budget: c.s.opts.Budget}
-	tcpserver.Pipeline(c.ctx, c.hangUp, c.nc, c.w, limits, func(r *bufio.Reader, hold *budget.Hold) (request, bool, error) {
+	openreads.Serve(&c.Conn, c.s.opts.Options, func(r *bufio.Reader, hold *budget.Hold) (request, bool, error) {
 		req, err := readRequest(r, c.s.opts.MaxItemSize, c.s.opts.MaxRequest, hold)
 		return req, req.closeAfter, err
 	}, c.handle)
-	c.deadline.Stop()
-	c.reads.End()
 }
 
 // handle runs one request and writes its answer; false closes the connection.
@@ -57,14 +46,11 @@ func (c *conn) handle(req request) bool {
 		c.reply(req.reply, req.noreply)
 		return !req.closeAfter
 	}
-	if observe := c.s.opts.Observe; observe != nil {
-		op := req.verb
-		if !knownVerbs[op] {
-			op = "other" // a client's made-up verbs must not make new series
-		}
-		c.outcome = tcpserver.OK
-		defer func(start time.Time) { observe(op, c.outcome, time.Since(start)) }(time.Now())
+	op := req.verb
+	if !knownVerbs[op] {
+		op = "other" // a client's made-up verbs must not make new series
 	}
+	defer c.Observe(c.s.opts.Observe, op)()
 	return c.answer(c.run(req))
 }
 
@@ -86,33 +72,24 @@ func (c *conn) run(req request) error {
 		c.stats()
 		return nil
 	case "quit":
-		return errClose
+		return tcpserver.ErrClose
 	case "delete", "flush":
 		if len(req.args) < 1 {
 			return fatal(req.verb + " needs a queue name")
 		}
 		return c.flush(req.verb, req.args[0], req.noreply)
 	case "flush_all":
-		ctx, cancel := c.writeCtx()
-		defer cancel()
-		if _, err := c.s.d.FlushAll(ctx); err != nil {
-			return &storeError{op: "flush_all", err: err}
-		}
-		c.line("Flushed all queues.")
-		return nil
+		return c.write("flush_all", "Flushed all queues.", func(ctx context.Context) error {
+			_, err := c.s.d.FlushAll(ctx)
+			return err
+		})
 	case "status":
 		return c.status(req.args)
 	case "reload":
 		if c.s.opts.Reload == nil {
 			return errError
 		}
-		ctx, cancel := c.writeCtx()
-		defer cancel()
-		if err := c.s.opts.Reload(ctx); err != nil {
-			return &storeError{op: "reload", err: err}
-		}
-		c.line("Reloaded config.")
-		return nil
+		return c.write("reload", "Reloaded config.", c.s.opts.Reload)
 	case "dump_stats":
 		return c.dumpStats(req.args)
 	case "monitor":
@@ -123,24 +100,33 @@ func (c *conn) run(req request) error {
 		if c.s.opts.Shutdown == nil {
 			return refused("shutdown is off ([kestrel] allow_shutdown)")
 		}
-		c.s.log.Warn("kestrel: shutdown asked by a client", "client", c.nc.RemoteAddr().String())
+		c.s.log.Warn("kestrel: shutdown asked by a client", "client", c.NC.RemoteAddr().String())
 		c.s.opts.Shutdown()
-		return errClose
+		return tcpserver.ErrClose
 	case "flush_expired", "flush_all_expired":
 		return c.flushExpired(req)
 	}
 	return fatal("unknown command " + strconv.Quote(req.verb))
 }
 
+// write runs command op's write of the store, do, and answers line.
+func (c *conn) write(op, line string, do func(context.Context) error) error {
+	if err := do(c.writeCtx()); err != nil {
+		return &tcpserver.StoreErr{Op: op, Err: err}
+	}
+	c.line(line)
+	return nil
+}
+
 func (c *conn) line(s string) {
 	switch {
 	case strings.HasPrefix(s, "SERVER_ERROR"):
-		c.outcome = tcpserver.ServerError
+		c.Outcome = tcpserver.ServerError
 	case strings.HasPrefix(s, "CLIENT_ERROR"), s == "ERROR":
-		c.outcome = tcpserver.ClientError
+		c.Outcome = tcpserver.ClientError
 	}
-	c.w.WriteString(s)
-	c.w.WriteString("\r\n")
+	c.W.WriteString(s)
+	c.W.WriteString("\r\n")
 }
 
 // flushExpired expires a queue's items whose time ran out (flush_expired
@@ -156,11 +142,11 @@ func (c *conn) flushExpired(req request) error {
 			return fatal(err.Error())
 		}
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(c.Ctx, c.s.opts.RequestTimeout)
 	defer cancel()
 	n, err := c.s.d.Topic(queue).FlushExpired(ctx)
 	if err != nil {
-		return &storeError{op: req.verb, err: err}
+		return &tcpserver.StoreErr{Op: req.verb, Err: err}
 	}
 	c.line(strconv.Itoa(n))
 	return nil
@@ -173,13 +159,12 @@ func (c *conn) set(req request) error {
 		return refused(err.Error())
 	}
 	c.s.count("cmd_set")
-	ctx, cancel := c.writeCtx()
-	defer cancel()
+	ctx := c.writeCtx()
 	// An item the queue's unique_from holds is stored: its job stands for it.
 	_, err = job.Standing(c.s.d.Push(ctx, job.Spec{Topic: args.queue, Body: string(req.data), Priority: job.DefaultPriority,
 		TTR: c.s.opts.DefaultTTR, Expires: expiry(args.exp, time.Now())}))
 	if err != nil {
-		return &storeError{op: "set", err: err, noreply: req.noreply}
+		return &tcpserver.StoreErr{Op: "set", Err: err, NoReply: req.noreply}
 	}
 	c.reply("STORED", req.noreply)
 	return nil
@@ -190,12 +175,10 @@ func (c *conn) set(req request) error {
 // whole, it is carried out even if the client hangs up at once (as
 // `printf ... | nc` does, and a set with noreply may), or the client would
 // never learn its write was dropped. A hang-up cancels only what waits
-// (c.ctx: a get with /t=).
+// (c.Ctx: a get with /t=).
 // Only the handler calls it: one timer serves the connection's writes
-// (tcpserver.Deadline), so the cancel it returns does nothing.
-func (c *conn) writeCtx() (context.Context, context.CancelFunc) {
-	return c.deadline.Context(), func() {}
-}
+// (tcpserver.Deadline).
+func (c *conn) writeCtx() context.Context { return c.Deadline.Context() }
 
 // reply answers line unless the client asked for no reply (memcache's
 // "noreply", which pymemcache sends by default on set and delete). Errors are
@@ -220,14 +203,13 @@ func (c *conn) status(args []string) error {
 	if err != nil {
 		return fatal(err.Error())
 	}
-	ctx, cancel := c.writeCtx()
-	defer cancel()
+	ctx := c.writeCtx()
 	broker := ""
 	if len(args) > 1 {
 		broker = args[1]
 	}
 	if err := c.s.d.Status().SetBroker(ctx, broker, st); err != nil {
-		return &storeError{op: "status", err: err}
+		return &tcpserver.StoreErr{Op: "status", Err: err}
 	}
 	c.line("END")
 	return nil
@@ -239,8 +221,7 @@ func (c *conn) flush(verb, queue string, noreply bool) error {
 	if err := checkQueue(queue); err != nil {
 		return fatal(err.Error())
 	}
-	ctx, cancel := c.writeCtx()
-	defer cancel()
+	ctx := c.writeCtx()
 	var err error
 	if verb == "delete" {
 		_, err = c.s.d.Topic(queue).Delete(ctx)
@@ -248,7 +229,7 @@ func (c *conn) flush(verb, queue string, noreply bool) error {
 		_, err = c.s.d.Topic(queue).Flush(ctx)
 	}
 	if err != nil {
-		return &storeError{op: verb, err: err}
+		return &tcpserver.StoreErr{Op: verb, Err: err}
 	}
 	if verb == "delete" {
 		c.reply("DELETED", noreply)
@@ -265,11 +246,11 @@ func (c *conn) get(key string) error {
 	if err != nil {
 		return fatal(err.Error())
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, o.timeout+c.s.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(c.Ctx, o.timeout+c.s.opts.RequestTimeout)
 	defer cancel()
 	if o.abort {
-		if err := c.reads.Abort(ctx, o.queue); err != nil {
-			return &storeError{op: "abort", err: err}
+		if err := c.Reads.Abort(ctx, o.queue); err != nil {
+			return &tcpserver.StoreErr{Op: "abort", Err: err}
 		}
 		c.line("END")
 		return nil
@@ -278,20 +259,20 @@ func (c *conn) get(key string) error {
 	// pop of the next (dispatcher.PopParams.After).
 	var closing *openreads.Read
 	if o.close {
-		closing = c.reads.Take(o.queue)
+		closing = c.Reads.Take(o.queue)
 		if !o.open {
-			if err := c.reads.Ack(ctx, o.queue, closing); err != nil {
-				return &storeError{op: "close", err: err}
+			if err := c.Reads.Ack(ctx, o.queue, closing); err != nil {
+				return &tcpserver.StoreErr{Op: "close", Err: err}
 			}
 			c.line("END")
 			return nil
 		}
 	}
-	if n := c.reads.Count(o.queue); !o.peek && ((!o.open && n > 0) || (o.open && n >= c.s.opts.MaxOpenReads)) {
+	if n := c.Reads.Count(o.queue); !o.peek && ((!o.open && n > 0) || (o.open && n >= c.s.opts.MaxOpenReads)) {
 		// Kestrel's rules: no plain get beside an open read, and no more
 		// open reads per queue than max_open_reads.
-		if err := c.reads.Ack(ctx, o.queue, closing); err != nil {
-			return &storeError{op: "close", err: err}
+		if err := c.Reads.Ack(ctx, o.queue, closing); err != nil {
+			return &tcpserver.StoreErr{Op: "close", Err: err}
 		}
 		return errFatalError
 	}
@@ -308,23 +289,23 @@ func (c *conn) get(key string) error {
 	}
 	// /close/open: the closed read is acked in the pop's call; if it is gone
 	// meanwhile, the next is read as a plain /open (openreads.Reads.Pop).
-	jobs, err := c.reads.Pop(ctx, o.queue, closing, p)
+	jobs, err := c.Reads.Pop(ctx, o.queue, closing, p)
 	if err != nil {
-		if c.ctx.Err() != nil {
-			return errClose // the client hung up, or the server is closing
+		if c.Ctx.Err() != nil {
+			return tcpserver.ErrClose // the client hung up, or the server is closing
 		}
 		op := "get"
 		if o.peek {
 			op = "peek"
 		}
-		return &storeError{op: op, err: err}
+		return &tcpserver.StoreErr{Op: op, Err: err}
 	}
 	var j *job.Job
 	if len(jobs) > 0 {
 		j = jobs[0]
 	}
 	if j != nil && o.open && j.TTR > 0 {
-		c.reads.Hold(o.queue, j)
+		c.Reads.Hold(o.queue, j)
 	}
 	c.value(key, j)
 	return nil
@@ -341,9 +322,9 @@ func (c *conn) value(key string, j *job.Job) {
 		return
 	}
 	c.s.count("get_hits")
-	fmt.Fprintf(c.w, "VALUE %s 0 %d\r\n", key, len(j.Body))
-	c.w.WriteString(j.Body)
-	c.w.WriteString("\r\nEND\r\n")
+	fmt.Fprintf(c.W, "VALUE %s 0 %d\r\n", key, len(j.Body))
+	c.W.WriteString(j.Body)
+	c.W.WriteString("\r\nEND\r\n")
 }
 
 // monitor <queue> <seconds> [max-items] streams items as they arrive, each
@@ -364,24 +345,24 @@ func (c *conn) monitor(args []string) error {
 	}
 	queue := args[0]
 	var gone bool // the client went away as an item was written
-	err := c.reads.Monitor(c.ctx, openreads.MonitorParams{Queue: queue, Deadline: time.Now().Add(time.Duration(min(secs, 86400)) * time.Second),
+	err := c.Reads.Monitor(c.Ctx, openreads.MonitorParams{Queue: queue, Deadline: time.Now().Add(time.Duration(min(secs, 86400)) * time.Second),
 		Most: most, MaxOpen: c.s.opts.MaxOpenReads, RequestTimeout: c.s.opts.RequestTimeout,
 		Deliver: func(j *job.Job) error {
 			if j.TTR > 0 {
-				c.reads.Hold(queue, j)
+				c.Reads.Hold(queue, j)
 			}
 			c.value(queue, j)
-			if c.w.Flush() != nil { // each item as it comes
+			if c.W.Flush() != nil { // each item as it comes
 				gone = true
-				return errClose
+				return tcpserver.ErrClose
 			}
 			return nil
 		}})
 	switch {
-	case gone, err != nil && c.ctx.Err() != nil:
-		return errClose
+	case gone, err != nil && c.Ctx.Err() != nil:
+		return tcpserver.ErrClose
 	case err != nil:
-		return &storeError{op: "monitor", err: err}
+		return &tcpserver.StoreErr{Op: "monitor", Err: err}
 	}
 	c.line("END")
 	return nil
@@ -397,14 +378,14 @@ func (c *conn) confirm(args []string) error {
 	if err != nil || n < 0 {
 		return fatal("confirm <queue> <count>: count is a whole number")
 	}
-	if c.reads.Count(args[0]) < n {
+	if c.Reads.Count(args[0]) < n {
 		return errError
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(c.Ctx, c.s.opts.RequestTimeout)
 	defer cancel()
 	for range n {
-		if err := c.reads.AckOldest(ctx, args[0]); err != nil {
-			return &storeError{op: "confirm", err: err}
+		if err := c.Reads.AckOldest(ctx, args[0]); err != nil {
+			return &tcpserver.StoreErr{Op: "confirm", Err: err}
 		}
 	}
 	c.line("END")

@@ -17,8 +17,7 @@ import (
 // 400, and a push to P at the cap stays a short script. With fanout_on_read
 // = false a read makes no child at all; a push still does (issue 20).
 func TestFanoutLimit(t *testing.T) {
-	b := brokertest.Fresh(t, nil)
-	w := dial(t, b.KestrelAddr)
+	b, w := fresh(t)
 	for i := range 64 {
 		if got := w.do(fmt.Sprintf("get P+c%02d\r\n", i)); got != "END\r\n" {
 			t.Fatalf("get of child %d: %q", i, got)

@@ -3,14 +3,12 @@ package memcache
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/gmq/gmq/internal/budget"
 	"github.com/gmq/gmq/internal/tcpserver"
-	"github.com/gmq/gmq/job"
 )
 
 // maxLine is the longest command line, its line end excluded: a queue name
@@ -38,9 +36,6 @@ type request struct {
 // that it is not taken for commands.
 var storageVerbs = map[string]bool{"set": true, "add": true, "replace": true, "append": true, "prepend": true, "cas": true}
 
-// errLineTooLong: a command line over maxLine.
-var errLineTooLong = tcpserver.ErrLineTooLong
-
 // readLine reads up to the next LF and strips the CRLF (or a bare LF, which
 // memcache servers accept too).
 func readLine(r *bufio.Reader) (string, error) { return tcpserver.ReadLine(r, maxLine) }
@@ -50,19 +45,36 @@ func readLine(r *bufio.Reader) (string, error) { return tcpserver.ReadLine(r, ma
 // connection stays usable); a data length over maxData is not read at all:
 // the client is told and the connection closed. err is the connection's
 // failure (closed, timed out); everything else the client sent is a request,
-// maybe one to refuse. The data's memory is reserved with hold: when the
-// budget stays short, the data is read and dropped and the answer is a
-// SERVER_ERROR saying to try again (the connection stays usable).
+// maybe one to refuse (refusal). The data's memory is reserved with hold:
+// when the budget stays short, the data is read and dropped and the answer
+// is a SERVER_ERROR saying to try again (the connection stays usable).
 func readRequest(r *bufio.Reader, maxItem, maxData int, hold *budget.Hold) (request, error) {
-	line, err := readLine(r)
-	if errors.Is(err, errLineTooLong) {
-		return request{reply: "CLIENT_ERROR line too long (the limit is " + strconv.Itoa(maxLine) + " bytes)", closeAfter: true}, nil
+	req, err := frameRequest(r, maxItem, maxData, hold)
+	if f := tcpserver.FaultOf(err); f != tcpserver.NoFault {
+		return refusal(f, err), nil
 	}
+	return req, err
+}
+
+// refusal is the answer to a request refused as it was framed: a line too
+// long closes the connection (what follows it cannot be framed); a body
+// the budget had no room for was read and dropped, so the connection reads
+// on.
+func refusal(f tcpserver.Fault, err error) request {
+	if f == tcpserver.FaultBusy {
+		return request{reply: "SERVER_ERROR " + err.Error() + ": try again"}
+	}
+	return request{reply: "CLIENT_ERROR line too long (the limit is " + strconv.Itoa(maxLine) + " bytes)", closeAfter: true}
+}
+
+// frameRequest is readRequest but for the faults it refuses.
+func frameRequest(r *bufio.Reader, maxItem, maxData int, hold *budget.Hold) (request, error) {
+	line, err := readLine(r)
 	if err != nil {
 		return request{}, err
 	}
 	fields := strings.Split(line, " ")
-	req := request{verb: asciiLower(fields[0]), args: fields[1:], noreply: len(fields) > 2 && fields[len(fields)-1] == "noreply"}
+	req := request{verb: tcpserver.ASCIILower(fields[0]), args: fields[1:], noreply: len(fields) > 2 && fields[len(fields)-1] == "noreply"}
 	if !storageVerbs[req.verb] {
 		return req, nil
 	}
@@ -83,9 +95,6 @@ func readRequest(r *bufio.Reader, maxItem, maxData int, hold *budget.Hold) (requ
 		return request{reply: "NOT_STORED", noreply: req.noreply}, nil
 	}
 	data, err := tcpserver.ReadBody(r, size+2, hold)
-	if errors.Is(err, job.ErrBusy) {
-		return request{reply: "SERVER_ERROR " + err.Error() + ": try again"}, nil
-	}
 	if err != nil {
 		return request{}, err
 	}
@@ -94,16 +103,4 @@ func readRequest(r *bufio.Reader, maxItem, maxData int, hold *budget.Hold) (requ
 	}
 	req.data = data[:size]
 	return req, nil
-}
-
-// asciiLower lower-cases A-Z only, as a verb is ASCII: strings.ToLower would
-// turn invalid UTF-8 into U+FFFD and lengthen the line (the fuzzer found it).
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

@@ -2,19 +2,19 @@ package memcache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
 
 // stats answers kestrel's STAT lines that gmq has: the server's, then
 // queue_<name>_<stat> for each queue (the first StatsQueues by name).
 func (c *conn) stats() {
-	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(c.Ctx, c.s.opts.RequestTimeout)
 	defer cancel()
 	st, err := c.s.d.Stats(ctx)
 	if err != nil {
@@ -26,7 +26,7 @@ func (c *conn) stats() {
 		c.line("SERVER_ERROR " + err.Error())
 		return
 	}
-	stat := func(k string, v any) { fmt.Fprintf(c.w, "STAT %s %v\r\n", k, v) }
+	stat := func(k string, v any) { fmt.Fprintf(c.W, "STAT %s %v\r\n", k, v) }
 	stat("uptime", int64(time.Since(c.s.started).Seconds()))
 	stat("time", time.Now().Unix())
 	stat("version", c.s.opts.Version)
@@ -72,22 +72,26 @@ func (c *conn) queueStats(t job.TopicStats) [][2]string {
 // dumpStats answers every queue's stats (or the named queues'), grouped:
 // queue '<name>' {, one "  key=value" line each, }, then END.
 func (c *conn) dumpStats(names []string) error {
-	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(c.Ctx, c.s.opts.RequestTimeout)
 	defer cancel()
 	var topics []job.TopicStats
 	if len(names) == 0 {
 		all, _, err := c.s.d.Topics(ctx, 0, c.s.opts.StatsQueues)
 		if err != nil {
-			return &storeError{op: "dump_stats", err: err}
+			return &tcpserver.StoreErr{Op: "dump_stats", Err: err}
 		}
 		topics = all
 	}
 	for _, name := range names {
-		t, err := c.s.d.Topic(name).Stats(ctx)
-		if errors.Is(err, job.ErrNotFound) || errors.Is(err, job.ErrInvalid) {
+		t, found := job.TopicStats{}, false
+		if job.ValidateTopic(name) == nil { // else no topic can have the name
+			var err error
+			if t, found, err = job.Found(c.s.d.Topic(name).Stats(ctx)); err != nil {
+				return &tcpserver.StoreErr{Op: "dump_stats", Err: err}
+			}
+		}
+		if !found {
 			t = job.TopicStats{Name: name} // kestrel makes the queue it is asked about
-		} else if err != nil {
-			return &storeError{op: "dump_stats", err: err}
 		}
 		topics = append(topics, t)
 	}

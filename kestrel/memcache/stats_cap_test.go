@@ -41,12 +41,12 @@ func TestStatsListTheFirstQueues(t *testing.T) {
 // dumped sends a dump_stats and returns the queues it grouped, in order.
 func dumped(t *testing.T, w *wire, send string) string {
 	t.Helper()
-	if _, err := io.WriteString(w.nc, send); err != nil {
+	if _, err := io.WriteString(w.NC, send); err != nil {
 		t.Fatal(err)
 	}
 	var queues []string
 	for {
-		line := w.reply(replyWait)
+		line := w.reply()
 		if q, ok := strings.CutPrefix(line, "queue '"); ok {
 			queues = append(queues, strings.TrimSuffix(q, "' {\r\n"))
 		}

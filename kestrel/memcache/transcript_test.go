@@ -18,13 +18,13 @@ import (
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/job"
+	"github.com/gmq/gmq/kestrel/internal/kestreltest"
 )
 
 // Each line and gmq's answer, as kestrel's MemcacheHandler gives it (or, where
 // gmq differs, as the README says).
 func TestTranscript(t *testing.T) {
-	b := brokertest.Fresh(t, nil)
-	w := dial(t, b.KestrelAddr)
+	_, w := fresh(t)
 	bin := "a\x00b\r\nc\xff" // binary data round-trips exactly
 	steps := []struct{ send, want string }{
 		{"get q\r\n", "END\r\n"},
@@ -63,8 +63,7 @@ func TestTranscript(t *testing.T) {
 // Expiry by memcache's rule: relative seconds under a million, else a Unix
 // time; negative (in the past) expires at once. An expired item is never got.
 func TestExpiry(t *testing.T) {
-	b := brokertest.Fresh(t, nil)
-	w := dial(t, b.KestrelAddr)
+	b, w := fresh(t)
 	w.must("set e 0 -1 4\r\npast\r\n", "STORED\r\n")
 	w.must(fmt.Sprintf("set e 0 %d 7\r\nexpired\r\n", time.Now().Unix()-10), "STORED\r\n")
 	w.must("set e 0 1 4\r\nsoon\r\n", "STORED\r\n")
@@ -108,8 +107,8 @@ func TestClosingErrors(t *testing.T) {
 	} {
 		w := dial(t, b.KestrelAddr)
 		w.must(tc.send, tc.want)
-		if got := w.reply(replyWait); got != "EOF" { // the close comes at once: only a failure waits
-			t.Errorf("%q: the connection stays open (%q)", clip(tc.send), got)
+		if got := w.reply(); got != "EOF" { // the close comes at once: only a failure waits
+			t.Errorf("%q: the connection stays open (%q)", kestreltest.Clip(tc.send), got)
 		}
 	}
 }
@@ -120,8 +119,7 @@ func TestClosingErrors(t *testing.T) {
 // give it to another reader), there is nothing to close and the next item
 // is still opened.
 func TestCloseOpenOfAGoneRead(t *testing.T) {
-	b := brokertest.Fresh(t, nil)
-	w := dial(t, b.KestrelAddr)
+	b, w := fresh(t)
 	w.set("g", "one")
 	w.must("get g/open\r\n", value("g/open", "one"))
 	resp, err := http.Post(b.URL+"/api/v1/topics/g/flush", "application/json", nil)
@@ -136,8 +134,7 @@ func TestCloseOpenOfAGoneRead(t *testing.T) {
 }
 
 func TestReliableReads(t *testing.T) {
-	b := brokertest.Fresh(t, nil)
-	w := dial(t, b.KestrelAddr)
+	b, w := fresh(t)
 	w.set("r", "one")
 	w.set("r", "two")
 
@@ -148,7 +145,7 @@ func TestReliableReads(t *testing.T) {
 	w.must("get r/abort\r\n", "END\r\n")
 	w.must("get r/open\r\n", value("r/open", "two")) // aborted: back at the head
 	w.must("get r/open\r\n", "ERROR\r\n")            // one open read per queue
-	if got := w.reply(replyWait); got != "EOF" {     // the close comes at once: only a failure waits
+	if got := w.reply(); got != "EOF" {              // the close comes at once: only a failure waits
 		t.Fatalf("a second open read: the connection stays open (%q)", got)
 	}
 	// The closed connection's open item went back (once the broker has seen
@@ -189,17 +186,17 @@ func TestMonitorAndConfirm(t *testing.T) {
 	expect := func(what string, want ...string) {
 		t.Helper()
 		for _, v := range want {
-			if got := w.reply(replyWait); got != v {
+			if got := w.reply(); got != v {
 				t.Fatalf("%s: %q, want %q", what, got, v)
 			}
 		}
 	}
-	io.WriteString(w.nc, "monitor m 1 2\r\n")
+	io.WriteString(w.NC, "monitor m 1 2\r\n")
 	expect("monitor m 1 2", value("m", "a"), value("m", "b"), "END\r\n")
 	w.must("confirm m 3\r\n", "ERROR\r\n")         // only two are open: nothing acked
 	w.must("get m/open\r\n", value("m/open", "c")) // a third fits max_open_reads = 3
 	w.must("confirm m 2\r\n", "END\r\n")           // a and b acked
-	io.WriteString(w.nc, "monitor m 1\r\n")
+	io.WriteString(w.NC, "monitor m 1\r\n")
 	expect("monitor m 1", value("m", "d"), "END\r\n") // waits out its second for a third
 	w.set("m", "e")
 	w.must("get m/open\r\n", value("m/open", "e"))
@@ -209,8 +206,7 @@ func TestMonitorAndConfirm(t *testing.T) {
 }
 
 func TestFlushAndDelete(t *testing.T) {
-	b := brokertest.Fresh(t, nil)
-	w := dial(t, b.KestrelAddr)
+	b, w := fresh(t)
 	for _, q := range []string{"a", "a", "b", "c"} {
 		w.set(q, "x")
 	}
@@ -231,8 +227,7 @@ func TestFlushAndDelete(t *testing.T) {
 
 // An item set over memcache is a job like any other, and the other way round.
 func TestAcrossFrontEnds(t *testing.T) {
-	b := brokertest.Fresh(t, nil)
-	w := dial(t, b.KestrelAddr)
+	b, w := fresh(t)
 	w.set("x", "from memcache")
 	resp, err := http.Get(b.URL + "/api/v1/pop?topic=x")
 	if err != nil {
@@ -262,12 +257,12 @@ func TestAcrossFrontEnds(t *testing.T) {
 		}
 	}
 	w.set("x", "next")
-	if _, err := io.WriteString(w.nc, "dump_stats x\r\n"); err != nil {
+	if _, err := io.WriteString(w.NC, "dump_stats x\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	var dump []string
 	for {
-		line := w.reply(replyWait)
+		line := w.reply()
 		dump = append(dump, line)
 		if line == "END\r\n" || strings.HasPrefix(line, "ERR") || line == "EOF" {
 			break

@@ -11,14 +11,17 @@
 package openreads
 
 import (
+	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/budget"
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
 
@@ -73,6 +76,30 @@ func New(ctx context.Context, opts Options) *Reads {
 		ctx: ctx, cancel: cancel, open: map[string][]*Read{}, kept: make(chan struct{})}
 }
 
+// Conn is a connection of a kestrel port whose reads stay open until it
+// closes them (memcache's and text's): the kit's connection and its open
+// reads.
+type Conn struct {
+	tcpserver.Conn
+	Reads *Reads
+}
+
+// NewConn begins the connection nc on front f, with its (empty) open reads,
+// which opts configure: opts.RequestTimeout bounds its writes too.
+func NewConn(f *tcpserver.Front, nc net.Conn, opts Options) Conn {
+	c := Conn{Conn: tcpserver.NewConn(f, nc, opts.RequestTimeout)}
+	c.Reads = New(c.Ctx, opts)
+	return c
+}
+
+// Serve runs c's requests as tcpserver.Serve does until the client hangs
+// up or a handler ends the connection, then gives its open reads back to
+// their queues.
+func Serve[R any](c *Conn, opts tcpserver.Options, read func(r *bufio.Reader, hold *budget.Hold) (req R, last bool, err error), handle func(R) bool) {
+	tcpserver.Serve(&c.Conn, opts, read, handle)
+	c.Reads.End()
+}
+
 // Count is how many reads the connection holds open on queue.
 func (rs *Reads) Count(queue string) int {
 	rs.mu.Lock()
@@ -116,14 +143,15 @@ func (rs *Reads) restore(queue string, r *Read) {
 }
 
 // Ack acks open read r, taken from the connection's reads on queue (nil:
-// none, no error). A read that is gone (Gone) is no error; one the store
-// could not settle is put back, still open.
+// none, no error). A read that went to another reader or ended
+// (job.Superseded) is no error; one the store could not settle is put
+// back, still open.
 func (rs *Reads) Ack(ctx context.Context, queue string, r *Read) error {
 	if r == nil {
 		return nil
 	}
 	err := rs.settle(ctx, r, dispatcher.ActionAck)
-	if Gone(err) {
+	if job.Superseded(err) {
 		return nil // its TTR ran out meanwhile and it went to another reader: nothing to ack
 	}
 	if err != nil {
@@ -155,23 +183,24 @@ func (rs *Reads) AckAll(ctx context.Context, queue string) error {
 // (dispatcher.PopParams.After) when it is not nil: a read taken from
 // queue's (Take), for a reserving pop. If the store could not ack it, it
 // is put back, still open, and the error returned; if it is gone
-// (Gone: its TTR ran out and it went to another reader), there is nothing
-// to ack and the pop is made alone. An error that is a *job.AckedError
-// says the ack went through and only the pop failed.
+// (job.Superseded: its TTR ran out and it went to another reader), there
+// is nothing to ack and the pop is made alone. An error that is a
+// *job.AckedError (job.Acked) says the ack went through and only the pop
+// failed.
 func (rs *Reads) Pop(ctx context.Context, queue string, closing *Read, p dispatcher.PopParams) ([]*job.Job, error) {
 	if closing != nil {
 		p.After = &dispatcher.Ack{ID: closing.id, Attempt: closing.attempt}
 	}
 	jobs, err := rs.d.Pop(ctx, p)
-	var acked *job.AckedError
-	if p.After != nil && err != nil && !errors.As(err, &acked) && Gone(err) {
-		p.After = nil
-		jobs, err = rs.d.Pop(ctx, p)
+	if p.After == nil || err == nil || job.Acked(err) {
+		return jobs, err
 	}
-	if err != nil && p.After != nil && !errors.As(err, &acked) {
+	if !job.Superseded(err) {
 		rs.restore(queue, closing) // its ack failed with the pop: still open
+		return jobs, err
 	}
-	return jobs, err
+	p.After = nil
+	return rs.d.Pop(ctx, p)
 }
 
 // settle does action to open read r's job.
@@ -180,23 +209,16 @@ func (rs *Reads) settle(ctx context.Context, r *Read, action dispatcher.Action) 
 	return err
 }
 
-// Gone says an open read's ack failed because the read is no longer the
-// connection's: its TTR ran out and it went back (or to another reader,
-// who may have finished it), or its queue was flushed.
-func Gone(err error) bool {
-	return errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotFound)
-}
-
 // Abort gives the oldest open read on queue back to the head of its queue
-// (memcache's /abort); none, or one no longer the connection's, is no
-// error.
+// (memcache's /abort); none, or one no longer the connection's
+// (job.NotHeld), is no error.
 func (rs *Reads) Abort(ctx context.Context, queue string) error {
 	r := rs.Take(queue)
 	if r == nil {
 		return nil
 	}
 	err := rs.settle(ctx, r, dispatcher.ActionGiveBack)
-	if Gone(err) || errors.Is(err, job.ErrNotReserved) {
+	if job.NotHeld(err) {
 		return nil
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package text
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -39,8 +38,6 @@ type limits struct {
 	maxRequest int // a put's bytes, its lines and line ends
 }
 
-var errLineTooLong = tcpserver.ErrLineTooLong
-
 // readLine reads a command line up to its LF, and strips the LF and a CR
 // before it.
 func readLine(r *bufio.Reader) (string, error) { return tcpserver.ReadLine(r, maxLine) }
@@ -49,20 +46,41 @@ func readLine(r *bufio.Reader) (string, error) { return tcpserver.ReadLine(r, ma
 // by items, one a line, up to an empty line (kestrel reads them for any
 // verb; only put uses them). err is the connection's failure (closed,
 // timed out); everything else the client sent is a request, maybe one to
-// refuse. The items' memory is reserved with hold as they arrive; when the
-// budget stays short, the rest is read and dropped and the answer says to
-// try again (the connection stays usable).
+// refuse (refusal). The items' memory is reserved with hold as they
+// arrive; when the budget stays short, the rest is read and dropped and
+// the answer says to try again (the connection stays usable).
 func readRequest(r *bufio.Reader, lim limits, hold *budget.Hold) (request, error) {
-	line, err := readLine(r)
-	if errors.Is(err, errLineTooLong) {
-		return request{reply: "-Line too long (the limit is " + strconv.Itoa(maxLine) + " bytes).", closeAfter: true}, nil
+	req, err := frameRequest(r, lim, hold)
+	if f := tcpserver.FaultOf(err); f != tcpserver.NoFault {
+		return refusal(f, err, lim), nil
 	}
+	return req, err
+}
+
+// refusal is the answer to a request refused as it was framed: a line or
+// a put too long closes the connection (what follows cannot be framed);
+// items the budget had no room for were read and dropped, so the
+// connection reads on.
+func refusal(f tcpserver.Fault, err error, lim limits) request {
+	switch f {
+	case tcpserver.FaultBusy:
+		return request{reply: "-" + err.Error() + ": try again"}
+	case tcpserver.FaultTooLarge:
+		return request{reply: "-Put over the request limit of " + strconv.Itoa(lim.maxRequest) +
+			" bytes ([server] max_request_body).", closeAfter: true}
+	}
+	return request{reply: "-Line too long (the limit is " + strconv.Itoa(maxLine) + " bytes).", closeAfter: true}
+}
+
+// frameRequest is readRequest but for the faults it refuses.
+func frameRequest(r *bufio.Reader, lim limits, hold *budget.Hold) (request, error) {
+	line, err := readLine(r)
 	if err != nil {
 		return request{}, err
 	}
 	head, hasItems := strings.CutSuffix(line, ":")
 	fields := split(head)
-	req := request{verb: asciiLower(fields[0]), args: fields[1:]}
+	req := request{verb: tcpserver.ASCIILower(fields[0]), args: fields[1:]}
 	if !hasItems {
 		if req.verb == "put" {
 			// Kestrel would put nothing and run the items that follow as
@@ -74,10 +92,6 @@ func readRequest(r *bufio.Reader, lim limits, hold *budget.Hold) (request, error
 	ir := itemReader{r: r, lim: lim, hold: hold, size: len(line) + 1}
 	for {
 		end, err := ir.line()
-		if errors.Is(err, errPutTooBig) {
-			return request{reply: "-Put over the request limit of " + strconv.Itoa(lim.maxRequest) +
-				" bytes ([server] max_request_body).", closeAfter: true}, nil
-		}
 		if err != nil {
 			return request{}, err
 		}
@@ -86,7 +100,7 @@ func readRequest(r *bufio.Reader, lim limits, hold *budget.Hold) (request, error
 		}
 	}
 	if ir.busy != nil {
-		return request{reply: "-" + ir.busy.Error() + ": try again"}, nil
+		return request{}, ir.busy
 	}
 	req.items, req.dropped = ir.items(), ir.dropped
 	return req, nil
@@ -102,8 +116,6 @@ func split(line string) []string {
 	}
 	return fields
 }
-
-var errPutTooBig = errors.New("put over the request limit")
 
 // itemReader reads a put's items into one buffer, back to back, growing it
 // within the body budget as they arrive (tcpserver.GrowBody), so that a
@@ -127,13 +139,13 @@ func (ir *itemReader) line() (end bool, err error) {
 	start, n := len(ir.buf), 0 // n: the line's bytes, its LF included
 	keep := ir.busy == nil && len(ir.ends)+ir.dropped < maxItems
 	for {
-		chunk, err := ir.r.ReadSlice('\n')
+		chunk, more, err := tcpserver.ReadChunk(ir.r)
 		n += len(chunk)
 		ir.size += len(chunk)
 		if ir.size > ir.lim.maxRequest {
-			return false, errPutTooBig
+			return false, tcpserver.ErrTooLarge
 		}
-		if n <= 2 && err == nil && (n == 1 || chunk[0] == '\r') {
+		if n <= 2 && err == nil && !more && (n == 1 || chunk[0] == '\r') {
 			return true, nil
 		}
 		if keep && n > ir.lim.maxItem+2 { // over the limit whatever its line end: read on, keep nothing
@@ -144,11 +156,11 @@ func (ir *itemReader) line() (end bool, err error) {
 				ir.buf = append(ir.buf, chunk...)
 			}
 		}
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
+		if err != nil {
 			return false, err
+		}
+		if !more {
+			break
 		}
 	}
 	if !keep { // what it read is not in buf: past maxItems, over the item limit, or busy (buf emptied)
@@ -190,16 +202,4 @@ func (ir *itemReader) items() []string {
 		items[i] = all[start:end]
 	}
 	return items
-}
-
-// asciiLower lower-cases A-Z only: a verb is ASCII, and strings.ToLower
-// would turn invalid UTF-8 into U+FFFD in the "Unknown command" answer.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

@@ -10,11 +10,11 @@ package text
 // "-item <id> holds a line feed: read <queue> over another protocol".
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 )
 
@@ -29,7 +29,7 @@ func lfMessage(queue, id string) string {
 func (c *conn) refuseLF(queue string, j *job.Job) error {
 	id, err := c.giveBack(j)
 	if err != nil {
-		return &storeError{op: "get", err: err}
+		return &tcpserver.StoreErr{Op: "get", Err: err}
 	}
 	return refused(lfMessage(queue, id))
 }
@@ -45,7 +45,7 @@ func (c *conn) giveBack(j *job.Job) (string, error) {
 	if j.TTR > 0 {
 		_, err := c.s.d.Settle(c.writeCtx(), dispatcher.SettleParams{
 			Ack: dispatcher.Ack{ID: j.PublicID(), Attempt: j.Attempt()}, Action: dispatcher.ActionGiveBack})
-		if err != nil && !errors.Is(err, job.ErrStale) && !errors.Is(err, job.ErrNotFound) {
+		if err != nil && !job.NotHeld(err) {
 			return "", fmt.Errorf("item %s holds a line feed, and giving it back failed (its TTR will): %w", j.PublicID(), err)
 		}
 		return j.PublicID(), nil // or gone meanwhile: nothing to give back

@@ -45,6 +45,7 @@ import (
 
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/internal/tcpserver"
+	"github.com/gmq/gmq/kestrel/openreads"
 )
 
 // Options configure the protocol server.
@@ -87,3 +88,16 @@ func New(d *dispatcher.Dispatcher, opts Options) *Server {
 }
 
 func (s *Server) serveConn(nc net.Conn) { newConn(s, nc).serve() }
+
+// conn is one text-protocol client connection, its requests run in order
+// as they are framed (openreads.Serve), with the transactions its gets and
+// monitors hold open until it confirms them, aborts them or ends.
+type conn struct {
+	openreads.Conn
+	s *Server
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	opts := openreads.Options{Dispatcher: s.d, RequestTimeout: s.opts.RequestTimeout, Log: s.log, Name: "kestrel text"}
+	return &conn{Conn: openreads.NewConn(s.Front, nc, opts), s: s}
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gmq/gmq/internal/budget"
+	"github.com/gmq/gmq/kestrel/internal/kestreltest"
 	kestreltext "github.com/gmq/gmq/kestrel/text"
 )
 
@@ -80,9 +81,9 @@ func TestTranscript(t *testing.T) {
 		{"get q\n", []string{"*\n"}}, // the connection is still usable
 	}
 	for _, s := range steps {
-		w.must(s.send, s.want...)
+		w.Must(s.send, s.want...)
 	}
-	w.must("quit\n", "EOF")
+	w.Must("quit\n", "EOF")
 }
 
 // Requests after which the connection closes: what follows them cannot be
@@ -96,11 +97,11 @@ func TestClosingErrors(t *testing.T) {
 		{"put q:\n" + strings.Repeat("y", 2000) + "\n\n", "-Put over the request limit of 1000 bytes ([server] max_request_body).\n"},
 	} {
 		w := dial(t, addr)
-		w.must(tc.send, tc.want)
+		w.Must(tc.send, tc.want)
 		// The close comes at once (only a failure waits): an end of file, or
 		// a reset where the server closed with the put's rest unread.
-		if got := w.reply(); got != "EOF" && !strings.HasSuffix(got, "connection reset by peer") {
-			t.Errorf("%q: the connection stays open (%q)", clip(tc.send), got)
+		if got := w.Line(); got != "EOF" && !strings.HasSuffix(got, "connection reset by peer") {
+			t.Errorf("%q: the connection stays open (%q)", kestreltest.Clip(tc.send), got)
 		}
 	}
 }
@@ -110,19 +111,19 @@ func TestClosingErrors(t *testing.T) {
 func TestPutLimits(t *testing.T) {
 	_, addr := start(t, func(o *kestreltext.Options) { o.MaxItemSize = 100 })
 	w := dial(t, addr)
-	w.must("put big:\n"+strings.Repeat("y", 101)+"\nsmall\n"+strings.Repeat("z", 100)+"\r\n\n", "+2\n")
-	w.must("get big\n", ":small\n")
-	w.must("get big\n", ":"+strings.Repeat("z", 100)+"\n")
-	w.must("get big\n", "*\n")
+	w.Must("put big:\n"+strings.Repeat("y", 101)+"\nsmall\n"+strings.Repeat("z", 100)+"\r\n\n", "+2\n")
+	w.Must("get big\n", ":small\n")
+	w.Must("get big\n", ":"+strings.Repeat("z", 100)+"\n")
+	w.Must("get big\n", "*\n")
 	var put strings.Builder
 	put.WriteString("put many:\n")
 	for range 1030 {
 		put.WriteString("delete many\n") // were they read as commands, the queue would go
 	}
 	put.WriteString("\n")
-	w.must(put.String(), "+1024\n")
-	w.must("confirm many 1\n", "-Not that many transactions open.\n")
-	w.must("monitor many 0\n", ":delete many\n", "*\n") // max_open_reads (1): one at a time
+	w.Must(put.String(), "+1024\n")
+	w.Must("confirm many 1\n", "-Not that many transactions open.\n")
+	w.Must("monitor many 0\n", ":delete many\n", "*\n") // max_open_reads (1): one at a time
 }
 
 // The body budget: a put's first 4 KiB are its connection's own, the rest
@@ -133,8 +134,8 @@ func TestPutLimits(t *testing.T) {
 func TestPutOverTheBudget(t *testing.T) {
 	_, addr := start(t, func(o *kestreltext.Options) { o.Budget = budget.New(1) })
 	w := dial(t, addr)
-	w.must("put q:\n"+strings.Repeat("x", 40<<10)+"\nnot put either\n\n",
+	w.Must("put q:\n"+strings.Repeat("x", 40<<10)+"\nnot put either\n\n",
 		"-busy: too many request bodies are being read at once ([server] body_memory): try again\n")
-	w.must("put q:\nsmall\n\n", "+1\n")
-	w.must("get q\n", ":small\n")
+	w.Must("put q:\nsmall\n\n", "+1\n")
+	w.Must("get q\n", ":small\n")
 }

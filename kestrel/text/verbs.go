@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
 	"github.com/gmq/gmq/kestrel/answer"
 	"github.com/gmq/gmq/kestrel/openreads"
@@ -32,7 +33,7 @@ func (c *conn) put(req request) error {
 	}
 	queue := req.args[0]
 	if err := job.ValidateTopic(queue); err != nil {
-		return &storeError{op: "put", err: err}
+		return &tcpserver.StoreErr{Op: "put", Err: err}
 	}
 	put := 0
 	for _, item := range req.items {
@@ -43,7 +44,7 @@ func (c *conn) put(req request) error {
 			put++
 		case answer.NoRoom(err):
 		default:
-			return &storeError{op: "put", err: fmt.Errorf("item %d of %d (%d put before it): %w", put+1, len(req.items), put, err)}
+			return &tcpserver.StoreErr{Op: "put", Err: fmt.Errorf("item %d of %d (%d put before it): %w", put+1, len(req.items), put, err)}
 		}
 	}
 	if req.dropped > 0 {
@@ -61,26 +62,26 @@ func (c *conn) get(req request) error {
 	if err != nil {
 		return err
 	}
-	for c.reads.Count(queue) > 1 { // more than one: a monitor's
-		if err := c.reads.AckOldest(c.writeCtx(), queue); err != nil {
-			return &storeError{op: "get", err: err}
+	for c.Reads.Count(queue) > 1 { // more than one: a monitor's
+		if err := c.Reads.AckOldest(c.writeCtx(), queue); err != nil {
+			return &tcpserver.StoreErr{Op: "get", Err: err}
 		}
 	}
-	closing := c.reads.Take(queue)
+	closing := c.Reads.Take(queue)
 	if c.s.opts.MaxOpenReads < 1 {
-		if err := c.reads.Ack(c.writeCtx(), queue, closing); err != nil {
-			return &storeError{op: "get", err: err}
+		if err := c.Reads.Ack(c.writeCtx(), queue, closing); err != nil {
+			return &tcpserver.StoreErr{Op: "get", Err: err}
 		}
 		return refused("Too many open transactions; limit=" + strconv.Itoa(c.s.opts.MaxOpenReads))
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, timeout+c.s.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(c.Ctx, timeout+c.s.opts.RequestTimeout)
 	defer cancel()
-	jobs, err := c.reads.Pop(ctx, queue, closing, dispatcher.PopParams{Topics: []string{queue}, Timeout: timeout})
+	jobs, err := c.Reads.Pop(ctx, queue, closing, dispatcher.PopParams{Topics: []string{queue}, Timeout: timeout})
 	if err != nil {
-		if c.ctx.Err() != nil {
-			return errClose // the client hung up, or the server is closing
+		if c.Ctx.Err() != nil {
+			return tcpserver.ErrClose // the client hung up, or the server is closing
 		}
-		return &storeError{op: "get", err: err}
+		return &tcpserver.StoreErr{Op: "get", Err: err}
 	}
 	return c.deliver(queue, first(jobs))
 }
@@ -92,17 +93,17 @@ func (c *conn) peek(req request) error {
 	if err != nil {
 		return err
 	}
-	if err := c.reads.AckAll(c.writeCtx(), queue); err != nil {
-		return &storeError{op: "peek", err: err}
+	if err := c.Reads.AckAll(c.writeCtx(), queue); err != nil {
+		return &tcpserver.StoreErr{Op: "peek", Err: err}
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, timeout+c.s.opts.RequestTimeout)
+	ctx, cancel := context.WithTimeout(c.Ctx, timeout+c.s.opts.RequestTimeout)
 	defer cancel()
 	jobs, err := c.s.d.Pop(ctx, dispatcher.PopParams{Topics: []string{queue}, Timeout: timeout, Keep: dispatcher.Peek})
 	if err != nil {
-		if c.ctx.Err() != nil {
-			return errClose
+		if c.Ctx.Err() != nil {
+			return tcpserver.ErrClose
 		}
-		return &storeError{op: "peek", err: err}
+		return &tcpserver.StoreErr{Op: "peek", Err: err}
 	}
 	j := first(jobs)
 	if j != nil && holdsLF(j) {
@@ -125,30 +126,30 @@ func (c *conn) monitor(req request) error {
 	}
 	queue := req.args[0]
 	if err := job.ValidateTopic(queue); err != nil {
-		return &storeError{op: "monitor", err: err}
+		return &tcpserver.StoreErr{Op: "monitor", Err: err}
 	}
-	if err := c.reads.AckAll(c.writeCtx(), queue); err != nil {
-		return &storeError{op: "monitor", err: err}
+	if err := c.Reads.AckAll(c.writeCtx(), queue); err != nil {
+		return &tcpserver.StoreErr{Op: "monitor", Err: err}
 	}
 	var ended error // Deliver's: a line feed's "-" line, or the client gone
-	err = c.reads.Monitor(c.ctx, openreads.MonitorParams{Queue: queue, Deadline: time.Now().Add(timeout),
+	err = c.Reads.Monitor(c.Ctx, openreads.MonitorParams{Queue: queue, Deadline: time.Now().Add(timeout),
 		Most: c.s.opts.MaxOpenReads, MaxOpen: c.s.opts.MaxOpenReads, RequestTimeout: c.s.opts.RequestTimeout, LateTake: true,
 		Deliver: func(j *job.Job) error {
 			if ended = c.deliver(queue, j); ended != nil {
 				return ended // a line feed: the "-" line ends the stream
 			}
-			if c.w.Flush() != nil { // each item as it comes
-				ended = errClose
+			if c.W.Flush() != nil { // each item as it comes
+				ended = tcpserver.ErrClose
 			}
 			return ended
 		}})
 	switch {
 	case ended != nil:
 		return ended
-	case err != nil && c.ctx.Err() != nil:
-		return errClose
+	case err != nil && c.Ctx.Err() != nil:
+		return tcpserver.ErrClose
 	case err != nil:
-		return &storeError{op: "monitor", err: err}
+		return &tcpserver.StoreErr{Op: "monitor", Err: err}
 	}
 	c.line("*")
 	return nil
@@ -161,7 +162,7 @@ func (c *conn) deliver(queue string, j *job.Job) error {
 		return c.refuseLF(queue, j)
 	}
 	if j != nil && j.TTR > 0 { // a TTR of 0: removed as it was popped, nothing to hold
-		c.reads.Hold(queue, j)
+		c.Reads.Hold(queue, j)
 	}
 	c.item(j)
 	return nil
@@ -179,12 +180,12 @@ func (c *conn) confirm(req request) error {
 		return refused("Error parsing count.")
 	}
 	queue := req.args[0]
-	if n == 0 || int64(c.reads.Count(queue)) < n {
+	if n == 0 || int64(c.Reads.Count(queue)) < n {
 		return refused("Not that many transactions open.")
 	}
 	for range n {
-		if err := c.reads.AckOldest(c.writeCtx(), queue); err != nil {
-			return &storeError{op: "confirm", err: err}
+		if err := c.Reads.AckOldest(c.writeCtx(), queue); err != nil {
+			return &tcpserver.StoreErr{Op: "confirm", Err: err}
 		}
 	}
 	c.count(int(n))
@@ -207,10 +208,10 @@ func (c *conn) queueWrite(op string, args []string, do func(dispatcher.Topic, co
 		return refused("Queue name required.")
 	}
 	if err := job.ValidateTopic(args[0]); err != nil {
-		return &storeError{op: op, err: err}
+		return &tcpserver.StoreErr{Op: op, Err: err}
 	}
 	if _, err := do(c.s.d.Topic(args[0]), c.writeCtx()); err != nil {
-		return &storeError{op: op, err: err}
+		return &tcpserver.StoreErr{Op: op, Err: err}
 	}
 	c.count(0)
 	return nil
@@ -234,7 +235,7 @@ func (c *conn) status(req request) error {
 		broker = req.args[1]
 	}
 	if err := c.s.d.Status().SetBroker(c.writeCtx(), broker, st); err != nil {
-		return &storeError{op: "status", err: err}
+		return &tcpserver.StoreErr{Op: "status", Err: err}
 	}
 	c.count(0)
 	return nil
@@ -245,7 +246,7 @@ func (c *conn) version(request) error {
 	return nil
 }
 
-func (c *conn) quit(request) error { return errClose }
+func (c *conn) quit(request) error { return tcpserver.ErrClose }
 
 // shutdown stops the broker where Options.Shutdown allows it; the broker's
 // stop then closes this connection.
@@ -253,7 +254,7 @@ func (c *conn) shutdown(request) error {
 	if c.s.opts.Shutdown == nil {
 		return refused("Shutdown is off on this broker ([kestrel] allow_shutdown).")
 	}
-	c.s.log.Warn("kestrel text: shutdown asked by a client", "client", c.nc.RemoteAddr().String())
+	c.s.log.Warn("kestrel text: shutdown asked by a client", "client", c.NC.RemoteAddr().String())
 	c.s.opts.Shutdown()
 	c.count(0)
 	return nil
@@ -270,7 +271,7 @@ func fetchArgs(op string, args []string) (queue string, timeout time.Duration, e
 		}
 	}
 	if err := job.ValidateTopic(args[0]); err != nil {
-		return "", 0, &storeError{op: op, err: err}
+		return "", 0, &tcpserver.StoreErr{Op: op, Err: err}
 	}
 	return args[0], timeout, nil
 }

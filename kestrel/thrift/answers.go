@@ -25,7 +25,7 @@ func (e *wireError) Error() string { return e.kind.String() + ": " + e.msg }
 // where the answer says so.
 func (c *conn) failure(err error) error {
 	a := answer.Of(err)
-	c.outcome = a.Outcome()
+	c.Outcome = a.Outcome()
 	if a.Outcome() == tcpserver.ServerError {
 		c.s.log.Warn("kestrel thrift: "+c.op+" failed", "err", err, "closes", a.Closes())
 	}

@@ -18,38 +18,30 @@ import (
 
 // conn is one client connection: it implements the generated service
 // (verbs.go), one method per call. A reader goroutine frames requests
-// (tcpserver.Pipeline); serve runs them in order, so a hang-up cancels a
-// get that waits.
+// (tcpserver.Serve); serve runs them in order, so a hang-up cancels a get
+// that waits.
 type conn struct {
-	s      *Server
-	nc     net.Conn
-	w      *bufio.Writer
-	ctx    context.Context
-	hangUp context.CancelFunc
-	id     uint64 // the owner of the reads it opens (registry)
+	tcpserver.Conn
+	s  *Server
+	id uint64 // the owner of the reads it opens (registry)
 
 	processor *wire.KestrelProcessor
-	out       thrift.TProtocol // binary protocol, framed (TFramedTransport), into w
-	// deadline bounds the calls' writes by the request timeout (writeCtx).
-	deadline *tcpserver.Deadline
+	out       thrift.TProtocol // binary protocol, framed (TFramedTransport), into W
 
 	// Of the call being handled: its name for Observe ("other" until a
-	// handler names it), its outcome (tcpserver.OK, or the error class it
-	// was answered), and whether the connection closes after its answer.
-	op, outcome string
-	closeAfter  bool
+	// handler names it), and whether the connection closes after its
+	// answer (Conn.Outcome is its outcome).
+	op         string
+	closeAfter bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	ctx, cancel := context.WithCancel(s.Context())
-	w := bufio.NewWriter(nc)
+	c := &conn{Conn: tcpserver.NewConn(s.Front, nc, s.opts.RequestTimeout), s: s, id: s.conns.Add(1)}
 	// The framed transport flushes what it wrote at the end of each answer;
-	// Pipeline flushes w once no request is waiting, so that answers to
+	// Pipeline flushes W once no request is waiting, so that answers to
 	// pipelined calls share a write.
-	framed := thrift.NewTFramedTransportConf(&thrift.StreamTransport{Writer: unflushed{w}}, s.cfg)
-	c := &conn{s: s, nc: nc, w: w, ctx: ctx, hangUp: cancel, id: s.conns.Add(1),
-		out:      thrift.NewTBinaryProtocolConf(framed, s.cfg),
-		deadline: tcpserver.NewDeadline(context.WithoutCancel(ctx), s.opts.RequestTimeout)}
+	framed := thrift.NewTFramedTransportConf(&thrift.StreamTransport{Writer: unflushed{c.W}}, s.cfg)
+	c.out = thrift.NewTBinaryProtocolConf(framed, s.cfg)
 	c.processor = wire.NewKestrelProcessor(c)
 	return c
 }
@@ -62,38 +54,36 @@ func (u unflushed) Write(p []byte) (int, error) { return u.w.Write(p) }
 // serve runs the connection until the client hangs up. The reads it
 // opened stay open (registry.disown).
 func (c *conn) serve() {
-	limits := tcpserver.Limits{ReadTimeout: c.s.opts.ReadTimeout, Budget: c.s.opts.Budget}
-	tcpserver.Pipeline(c.ctx, c.hangUp, c.nc, c.w, limits, func(r *bufio.Reader, hold *budget.Hold) (frame, bool, error) {
+	tcpserver.Serve(&c.Conn, c.s.opts.Options, func(r *bufio.Reader, hold *budget.Hold) (frame, bool, error) {
 		f, err := readFrame(r, c.s.opts.MaxRequest, hold)
 		return f, f.last, err
 	}, c.handle)
-	c.deadline.Stop()
 	c.s.reads.disown(c.id)
 }
 
 // handle runs one framed call through the processor, which answers it;
 // false closes the connection.
 func (c *conn) handle(f frame) bool {
-	c.op, c.outcome, c.closeAfter = "other", tcpserver.OK, false
+	c.op, c.Outcome, c.closeAfter = "other", tcpserver.OK, false
 	if observe := c.s.opts.Observe; observe != nil {
-		defer func(start time.Time) { observe(c.op, c.outcome, time.Since(start)) }(time.Now())
+		defer func(start time.Time) { observe(c.op, c.Outcome, time.Since(start)) }(time.Now())
 	}
 	if f.refused != nil {
 		return c.refuse(f)
 	}
-	ok, err := c.processor.Process(c.ctx, newBoundedProtocol(f.msg, c.s.cfg), c.out)
+	ok, err := c.processor.Process(c.Ctx, newBoundedProtocol(f.msg, c.s.cfg), c.out)
 	var unknown thrift.TApplicationException
 	switch {
 	case errors.Is(err, thrift.ErrAbandonRequest): // the client hung up, or the server is closing
 		return false
 	case errors.As(err, &unknown) && unknown.TypeId() == thrift.UNKNOWN_METHOD:
-		c.outcome = tcpserver.ClientError // answered; the frame held the whole call, so the next one is framed right
+		c.Outcome = tcpserver.ClientError // answered; the frame held the whole call, so the next one is framed right
 		return true
 	case !ok: // a message it could not read (answered when it could name the call), or an answer not written
-		if c.outcome == tcpserver.OK {
-			c.outcome = tcpserver.ClientError
+		if c.Outcome == tcpserver.OK {
+			c.Outcome = tcpserver.ClientError
 		}
-		c.s.log.Debug("kestrel thrift: closing a connection", "client", c.nc.RemoteAddr().String(), "err", err)
+		c.s.log.Debug("kestrel thrift: closing a connection", "client", c.NC.RemoteAddr().String(), "err", err)
 		return false
 	}
 	return !c.closeAfter
@@ -104,7 +94,7 @@ func (c *conn) handle(f frame) bool {
 // whose first bytes name no call is not answered: the connection closes.
 func (c *conn) refuse(f frame) bool {
 	in := thrift.NewTBinaryProtocolConf(&thrift.TMemoryBuffer{Buffer: bytes.NewBuffer(f.msg)}, c.s.cfg)
-	name, _, seq, err := in.ReadMessageBegin(c.ctx)
+	name, _, seq, err := in.ReadMessageBegin(c.Ctx)
 	if _, known := c.processor.GetProcessorFunction(name); known && err == nil {
 		c.op = name
 	}
@@ -113,8 +103,8 @@ func (c *conn) refuse(f frame) bool {
 		return false
 	}
 	x := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing "+name+": "+msg)
-	if c.out.WriteMessageBegin(c.ctx, name, thrift.EXCEPTION, seq) != nil || x.Write(c.ctx, c.out) != nil ||
-		c.out.WriteMessageEnd(c.ctx) != nil || c.out.Flush(c.ctx) != nil {
+	if c.out.WriteMessageBegin(c.Ctx, name, thrift.EXCEPTION, seq) != nil || x.Write(c.Ctx, c.out) != nil ||
+		c.out.WriteMessageEnd(c.Ctx) != nil || c.out.Flush(c.Ctx) != nil {
 		return false
 	}
 	return !f.last
@@ -126,14 +116,14 @@ func (c *conn) refuse(f frame) bool {
 // never learn its write was dropped. A hang-up cancels only what waits (a
 // get). One timer serves the connection's writes (tcpserver.Deadline): a
 // put takes it anew for each item, so each push has its whole timeout.
-func (c *conn) writeCtx() context.Context { return c.deadline.Context() }
+func (c *conn) writeCtx() context.Context { return c.Deadline.Context() }
 
 // readCtx bounds a read of the store that does not wait (peek) by the
 // request timeout and the connection's end.
 func (c *conn) readCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.ctx, c.s.opts.RequestTimeout)
+	return context.WithTimeout(c.Ctx, c.s.opts.RequestTimeout)
 }
 
 // hungUp says the connection has ended (or the server is closing): a
 // call's wait was cut short, and there is no one to answer.
-func (c *conn) hungUp() bool { return c.ctx.Err() != nil }
+func (c *conn) hungUp() bool { return c.Ctx.Err() != nil }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 
@@ -56,7 +55,7 @@ func readFrame(r *bufio.Reader, maxRequest int, hold *budget.Hold) (frame, error
 	for len(msg) < int(n) {
 		if len(msg) == cap(msg) {
 			grown, err := tcpserver.GrowBody(msg, len(msg)+1, int(n), hold)
-			if errors.Is(err, job.ErrBusy) {
+			if tcpserver.FaultOf(err) == tcpserver.FaultBusy { // read on: the rest of the frame is dropped
 				if _, skipErr := io.CopyN(io.Discard, r, n-int64(len(msg))); skipErr != nil {
 					return frame{}, skipErr
 				}

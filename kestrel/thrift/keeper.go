@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gmq/gmq/dispatcher"
+	"github.com/gmq/gmq/job"
 )
 
 // idle is how long the keeper sleeps when no read is open: a new one wakes it.
@@ -82,7 +83,7 @@ func (rs *registry) touch(ctx context.Context, reads []*read) {
 	for i, err := range settleAll(ctx, rs.d, reads, dispatcher.ActionTouch) {
 		switch {
 		case err == nil:
-		case gone(err):
+		case job.NotHeld(err):
 			rs.forget(reads[i])
 		case ctx.Err() == nil:
 			rs.log.Warn("kestrel thrift: touching an open read failed; trying again", "queue", reads[i].queue,
@@ -94,7 +95,7 @@ func (rs *registry) touch(ctx context.Context, reads []*read) {
 // giveBack gives reads' jobs back to the heads of their queues.
 func (rs *registry) giveBack(ctx context.Context, reads []*read) {
 	for i, err := range settleAll(ctx, rs.d, reads, dispatcher.ActionGiveBack) {
-		if err != nil && !gone(err) {
+		if err != nil && !job.NotHeld(err) {
 			rs.log.Warn("kestrel thrift: giving back an open read failed; its TTR will", "queue", reads[i].queue,
 				"job", reads[i].ack.ID, "err", err)
 		}
@@ -125,7 +126,7 @@ func (rs *registry) settle(ctx context.Context, ids []int64, action dispatcher.A
 		switch {
 		case err == nil:
 			n++
-		case gone(err):
+		case job.NotHeld(err):
 		default:
 			if held[i] {
 				rs.restore(reads[i])

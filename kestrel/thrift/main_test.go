@@ -2,7 +2,6 @@ package thrift_test
 
 import (
 	"context"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -14,8 +13,7 @@ import (
 	"github.com/gmq/gmq/broker/brokertest"
 	"github.com/gmq/gmq/config"
 	"github.com/gmq/gmq/dispatcher"
-	"github.com/gmq/gmq/internal/budget"
-	"github.com/gmq/gmq/internal/tcpserver"
+	"github.com/gmq/gmq/kestrel/internal/kestreltest"
 	kestrelthrift "github.com/gmq/gmq/kestrel/thrift"
 	"github.com/gmq/gmq/kestrel/thrift/wire"
 )
@@ -41,33 +39,11 @@ func serve(t *testing.T, d *dispatcher.Dispatcher, tweak func(*kestrelthrift.Opt
 	t.Helper()
 	cfg := config.Default()
 	opts := kestrelthrift.Options{Version: "test", MaxItemSize: cfg.MaxBody, MaxRequest: cfg.MaxRequestBody,
-		MaxOpenReads: cfg.KestrelMaxOpenReads, DefaultTTR: cfg.DefaultTTR,
-		Options: tcpserver.Options{ReadTimeout: cfg.ReadTimeout, Budget: budget.New(cfg.BodyMemory), RequestTimeout: cfg.RequestTimeout,
-			Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))}}
+		MaxOpenReads: cfg.KestrelMaxOpenReads, DefaultTTR: cfg.DefaultTTR, Options: kestreltest.Options(t)}
 	if tweak != nil {
 		tweak(&opts)
 	}
-	s := kestrelthrift.New(d, opts)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
-	t.Cleanup(func() {
-		s.Close()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
+	return kestreltest.Serve(t, kestrelthrift.New(d, opts))
 }
 
 // replyWait is how long an answer is waited for: only one that never comes

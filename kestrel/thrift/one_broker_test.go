@@ -1,13 +1,11 @@
 package thrift_test
 
 import (
-	"bufio"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gmq/gmq/broker/brokertest"
+	"github.com/gmq/gmq/kestrel/internal/kestreltest"
 	"github.com/gmq/gmq/kestrel/thrift/wire"
 )
 
@@ -21,10 +19,10 @@ func TestThriftTextAndMemcacheOnOneBroker(t *testing.T) {
 		t.Fatalf("the broker's kestrel ports: thrift %q, text %q, memcache %q", b.ThriftAddr, b.TextAddr, b.KestrelAddr)
 	}
 	thrift := dial(t, b.ThriftAddr)
-	text := lineConn(t, b.TextAddr)
+	text := kestreltest.Dial(t, b.TextAddr) // kept for its open reads
 
 	thrift.put("q", 1, "from thrift")
-	text.must("get q\n", ":from thrift\n") // held open by the text connection
+	text.Must("get q\n", ":from thrift\n") // held open by the text connection
 	if got := brokertest.Lines(t, b.KestrelAddr, "get q\r\n", 1)[0]; got != "END\r\n" {
 		t.Fatalf("memcache get while text holds the item: %q", got)
 	}
@@ -33,11 +31,11 @@ func TestThriftTextAndMemcacheOnOneBroker(t *testing.T) {
 	}
 	items := thrift.get("q", 1, 0, 60_000, "from memcache")
 	thrift.settled(false, "q", 1, ids(items)...)
-	text.must("put q:\nfrom text\n\n", "+1\n")
+	text.Must("put q:\nfrom text\n\n", "+1\n")
 	if got := brokertest.Lines(t, b.KestrelAddr, "get q\r\n", 3); strings.Join(got, "") != "VALUE q 0 9\r\nfrom text\r\nEND\r\n" {
 		t.Fatalf("memcache get: %q", got)
 	}
-	text.must("get q\n", "*\n") // confirms the thrift item it held
+	text.Must("get q\n", "*\n") // confirms the thrift item it held
 	if info := thrift.peek("q"); info.Items != 0 || info.OpenTransactions != 0 {
 		t.Fatalf("all read and confirmed: %+v", info)
 	}
@@ -48,40 +46,9 @@ func TestThriftTextAndMemcacheOnOneBroker(t *testing.T) {
 	if got := brokertest.Lines(t, b.KestrelAddr, "status\r\n", 1)[0]; got != "READONLY\r\n" {
 		t.Fatalf("memcache status after thrift's set_status: %q", got)
 	}
-	text.must("status\n", ":READONLY\n")
-	text.must("status up\n", "+0\n")
+	text.Must("status\n", ":READONLY\n")
+	text.Must("status up\n", "+0\n")
 	if got, err := thrift.CurrentStatus(ctx); err != nil || got != wire.Status_UP {
 		t.Fatalf("thrift current_status after text's: %v %v", got, err)
-	}
-}
-
-// textConn is one text-protocol connection, kept for its open reads.
-type textConn struct {
-	t  *testing.T
-	nc net.Conn
-	r  *bufio.Reader
-}
-
-func lineConn(t *testing.T, addr string) *textConn {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &textConn{t: t, nc: nc, r: bufio.NewReader(nc)}
-}
-
-// must sends s and checks each answer line that follows.
-func (c *textConn) must(s string, want ...string) {
-	c.t.Helper()
-	_ = c.nc.SetDeadline(time.Now().Add(time.Minute))
-	if _, err := c.nc.Write([]byte(s)); err != nil {
-		c.t.Fatal(err)
-	}
-	for _, w := range want {
-		if got, err := c.r.ReadString('\n'); got != w {
-			c.t.Fatalf("%q: %q %v, want %q", s, got, err, w)
-		}
 	}
 }

@@ -2,7 +2,6 @@ package thrift
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/gmq/gmq/dispatcher"
 	"github.com/gmq/gmq/job"
-	"github.com/gmq/gmq/kestrel/openreads"
 )
 
 // read is one open read: a job reserved by a reliable get, held until it
@@ -156,13 +154,6 @@ func (rs *registry) disown(owner uint64) {
 			r.owner = 0
 		}
 	}
-}
-
-// gone says a settle failed because the delivery is no longer open: its
-// TTR ran out, it was given back or settled elsewhere, its queue was
-// flushed, or it was cancelled.
-func gone(err error) bool {
-	return openreads.Gone(err) || errors.Is(err, job.ErrNotReserved) || errors.Is(err, job.ErrCancelled)
 }
 
 // close stops the keeper, waits for it, and gives every read still open

@@ -2,7 +2,6 @@ package thrift
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -194,8 +193,8 @@ func (c *conn) Peek(_ context.Context, queue string) (*wire.QueueInfo, error) {
 	if err != nil {
 		return nil, c.failure(fmt.Errorf("peek at %q: %w", queue, err))
 	}
-	st, err := c.s.d.Topic(queue).Stats(ctx)
-	if err != nil && !errors.Is(err, job.ErrNotFound) {
+	st, _, err := job.Found(c.s.d.Topic(queue).Stats(ctx))
+	if err != nil {
 		return nil, c.failure(fmt.Errorf("peek at %q: stats: %w", queue, err))
 	}
 	info := &wire.QueueInfo{Items: st.Ready, Bytes: st.Bytes, Waiters: int32(c.s.d.WaitingOn(queue)),
@@ -224,7 +223,7 @@ func (c *conn) queueWrite(queue string, do func(dispatcher.Topic, context.Contex
 	if err := job.ValidateTopic(queue); err != nil {
 		return c.failure(fmt.Errorf("%s: %w", c.op, err))
 	}
-	if _, err := do(c.s.d.Topic(queue), c.writeCtx()); err != nil && !errors.Is(err, job.ErrNotFound) {
+	if _, _, err := job.Found(do(c.s.d.Topic(queue), c.writeCtx())); err != nil {
 		return c.failure(fmt.Errorf("%s %q: %w", c.op, queue, err))
 	}
 	return nil
