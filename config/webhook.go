@@ -47,7 +47,7 @@ func (c *Config) CheckWebhooksAgainst(policy *egress.Policy) error {
 			if err := policy.CheckURL(u); err != nil {
 				return fmt.Errorf("[topic.%s] deliver_to: %w", name, err)
 			}
-			if err := t.Over(c.TopicDefaults).CheckDeliveryTimeout(c.DefaultTTR); err != nil {
+			if err := t.Over(c.TopicDefaults).CheckWebhookTimeout(c.DefaultTTR); err != nil {
 				return fmt.Errorf("[topic.%s] %w", name, err)
 			}
 		}

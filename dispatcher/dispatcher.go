@@ -52,7 +52,7 @@ type Options struct {
 	// a push ([jobs] default_ttr, default_priority).
 	DefaultTTR      time.Duration
 	DefaultPriority uint32
-	// Egress is the hosts a topic's deliver_to may name ([delivery]
+	// Egress is the hosts a topic's deliver_to may name ([webhook]
 	// allow_hosts; nil or empty: none, delivery is off).
 	Egress *egress.Policy
 	Log    *slog.Logger

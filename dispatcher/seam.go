@@ -84,7 +84,7 @@ type TopicStore interface {
 	NoteHeld(ctx context.Context, topic string, d time.Duration) error
 	MarkWaiting(ctx context.Context, topic string, ttl time.Duration) error
 	WakeEveryone(ctx context.Context, topic string) error
-	DeliveryTopics(ctx context.Context) ([]string, error)
+	WebhookTopics(ctx context.Context) ([]string, error)
 }
 
 // ScheduleStore is leaderless cron (Dispatcher.Schedules).

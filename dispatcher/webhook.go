@@ -12,7 +12,7 @@ import (
 
 // checkDelivery refuses a run-time change of a topic's HTTP push delivery
 // that conf.ini would have refused at start (config.checkDelivery): a
-// deliver_to whose host [delivery] allow_hosts does not list, and a
+// deliver_to whose host [webhook] allow_hosts does not list, and a
 // deliver_timeout that [jobs] default_ttr does not outlast (a job would be
 // delivered again while its first request is open).
 func (d *Dispatcher) checkDelivery(ctx context.Context, topic string, changes job.TopicConfig) error {
@@ -42,7 +42,7 @@ func (d *Dispatcher) checkDelivery(ctx context.Context, topic string, changes jo
 	if l.Parent != nil {
 		below = l.Parent.Over(below)
 	}
-	if err := run.Over(l.File.Over(below)).CheckDeliveryTimeout(d.opts.DefaultTTR); err != nil {
+	if err := run.Over(l.File.Over(below)).CheckWebhookTimeout(d.opts.DefaultTTR); err != nil {
 		return fmt.Errorf("topic setting %w", err)
 	}
 	return nil
@@ -50,17 +50,17 @@ func (d *Dispatcher) checkDelivery(ctx context.Context, topic string, changes jo
 
 // Delivering is a topic that delivers its jobs over HTTP, with its
 // effective settings (deliver_secret unmasked: the deliverer signs with it).
-type Delivering struct {
+type WebhookTopic struct {
 	Topic    string
 	Settings job.TopicConfig
 }
 
 // DeliveryTopics are the topics whose jobs are delivered over HTTP now, by
 // name: those marked in their buckets' defaults (pool.DeliveryTopics) whose
-// settings still say deliver_to. Package webhook asks every [delivery]
+// settings still say deliver_to. Package webhook asks every [webhook]
 // scan, so a change made through any broker is taken up by all.
-func (d *Dispatcher) DeliveryTopics(ctx context.Context) ([]Delivering, error) {
-	names, err := d.pool.DeliveryTopics(ctx)
+func (d *Dispatcher) WebhookTopics(ctx context.Context) ([]WebhookTopic, error) {
+	names, err := d.pool.WebhookTopics(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -83,10 +83,10 @@ func (d *Dispatcher) DeliveryTopics(ctx context.Context) ([]Delivering, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	out := make([]Delivering, 0, len(names))
+	out := make([]WebhookTopic, 0, len(names))
 	for i, name := range names {
 		if l := settings[i]; l.Effective[job.DeliverTo] != "" {
-			out = append(out, Delivering{Topic: name, Settings: l.Effective})
+			out = append(out, WebhookTopic{Topic: name, Settings: l.Effective})
 		}
 	}
 	return out, nil

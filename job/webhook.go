@@ -44,7 +44,7 @@ const Masked = "***"
 // deliverTo is an absolute http or https URL with a host, and no user
 // info (credentials would show wherever settings show: sign with
 // deliver_secret instead) or fragment. Whether its host may be called is
-// conf.ini's [delivery] allow_hosts, checked where the setting is made.
+// conf.ini's [webhook] allow_hosts, checked where the setting is made.
 func deliverTo(v string) (string, error) {
 	if len(v) > MaxDeliverURL {
 		return "", fmt.Errorf("want a URL of at most %d bytes", MaxDeliverURL)
@@ -133,7 +133,7 @@ func (c TopicConfig) DeliveryTimeout() time.Duration {
 // deliver_timeout must be under it, or a job would be delivered again
 // while its first request is open. A topic without deliver_to has nothing
 // to check. conf.ini's load and a run-time change both ask it.
-func (c TopicConfig) CheckDeliveryTimeout(defaultTTR time.Duration) error {
+func (c TopicConfig) CheckWebhookTimeout(defaultTTR time.Duration) error {
 	if c[DeliverTo] == "" || defaultTTR <= 0 {
 		return nil
 	}
@@ -151,7 +151,7 @@ var TopicOnly = []string{DeliverTo, DeliverSecret}
 // DeliveryStats count one broker's HTTP deliveries of a topic since it
 // started: requests made (Sent), and how they ended; InFlight are open
 // now; Time is all their times together (Time / Sent: the mean latency).
-type DeliveryStats struct {
+type WebhookStats struct {
 	Sent, Acked, Released, Failed int64
 	InFlight                      int
 	Time                          time.Duration

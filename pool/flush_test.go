@@ -115,7 +115,7 @@ func TestDeleteTopicForgetsRunSettings(t *testing.T) {
 			if fmt.Sprint(l.File) != fmt.Sprint(job.TopicConfig(tc.file)) && !(len(l.File) == 0 && len(tc.file) == 0) {
 				t.Errorf("conf.ini's settings after the delete: %v, want %v", l.File, tc.file)
 			}
-			topics, err := p.DeliveryTopics(ctx)
+			topics, err := p.WebhookTopics(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,7 @@ const deliverMark = "@deliver "
 
 // DeliveryTopics names the topics marked as delivering over HTTP, every
 // bucket's defaults read at once (one round trip, rueidis pipelining them).
-func (p *Pool) DeliveryTopics(ctx context.Context) ([]string, error) {
+func (p *Pool) WebhookTopics(ctx context.Context) ([]string, error) {
 	cmds := make([]rueidis.Completed, len(p.keys.buckets))
 	for b, k := range p.keys.buckets {
 		cmds[b] = p.client.B().Hgetall().Key(k.defaults).Build()

@@ -53,7 +53,7 @@ func (s *Server) withDelivery(v gin.H, topic string) gin.H {
 		return v
 	}
 	if st, ok := s.opts.Deliveries(topic); ok {
-		v["delivery"] = deliveryView(st)
+		v["delivery"] = webhookView(st)
 	}
 	return v
 }

@@ -220,7 +220,7 @@ func topicView(t job.TopicStats) gin.H {
 }
 
 // deliveryView is this broker's HTTP deliveries of a topic.
-func deliveryView(st job.DeliveryStats) gin.H {
+func webhookView(st job.WebhookStats) gin.H {
 	v := gin.H{"sent": st.Sent, "acked": st.Acked, "released": st.Released, "failed": st.Failed,
 		"in_flight": st.InFlight, "mean_latency": 0.0}
 	if st.Sent > 0 {

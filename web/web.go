@@ -36,7 +36,7 @@ type Options struct {
 	Token           string        // when set, the API and the dashboard require it
 	// Deliveries are this broker's HTTP deliveries of a topic (package
 	// webhook), shown with the topic; nil: none.
-	Deliveries func(topic string) (job.DeliveryStats, bool)
+	Deliveries func(topic string) (job.WebhookStats, bool)
 	// Loopback says the API listens on loopback only: requests must then name
 	// a loopback host (or one of AllowedHosts), against DNS rebinding.
 	Loopback       bool

@@ -226,7 +226,7 @@ func TestDeliverManyWithinMaxReserved(t *testing.T) {
 	}
 	// A delivery is counted once its ack has answered, a moment after the
 	// topic's counters show it.
-	var sa, sb job.DeliveryStats
+	var sa, sb job.WebhookStats
 	brokertest.Eventually(t, "both brokers' counts add up", func() bool {
 		sa, _ = a.Broker.Deliverer().Stats("hooks")
 		sb, _ = b.Broker.Deliverer().Stats("hooks")

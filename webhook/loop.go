@@ -27,7 +27,7 @@ type topicLoop struct {
 	slots    chan struct{} // the topic's requests open (Deliverer.slots)
 }
 
-func (x *Deliverer) newLoop(ctx context.Context, t dispatcher.Delivering, slots chan struct{}) *topicLoop {
+func (x *Deliverer) newLoop(ctx context.Context, t dispatcher.WebhookTopic, slots chan struct{}) *topicLoop {
 	lctx, stop := context.WithCancel(ctx)
 	l := &topicLoop{topic: t.Topic, ctx: lctx, stop: stop, slots: slots}
 	l.settings.Store(&t.Settings)

@@ -72,7 +72,7 @@ type Deliverer struct {
 	// across its loops, so that a loop started again (deliver_to removed
 	// and set again) counts the requests the one before left open.
 	slots   map[string]chan struct{}
-	stats   map[string]*job.DeliveryStats
+	stats   map[string]*job.WebhookStats
 	refused map[string]string // topic -> a deliver_to this broker's policy refused (logged once)
 }
 
@@ -91,7 +91,7 @@ func New(d *dispatcher.Dispatcher, opts Options) *Deliverer {
 		opts.Scan = time.Second
 	}
 	return &Deliverer{d: d, opts: opts, log: opts.Log, client: newClient(opts.Policy, opts.MaxInFlight),
-		running: map[string]*topicLoop{}, slots: map[string]chan struct{}{}, stats: map[string]*job.DeliveryStats{}, refused: map[string]string{}}
+		running: map[string]*topicLoop{}, slots: map[string]chan struct{}{}, stats: map[string]*job.WebhookStats{}, refused: map[string]string{}}
 }
 
 // maxAnswerHeaders bounds an answer's headers (Go's default is 10 MB a
@@ -153,7 +153,7 @@ func (x *Deliverer) Run(ctx context.Context) {
 // each running loop its settings as they are now, and stops the loops of
 // topics that no longer deliver (their requests open finish).
 func (x *Deliverer) scan(ctx, hard context.Context, wg *sync.WaitGroup) {
-	topics, err := x.d.DeliveryTopics(ctx)
+	topics, err := x.d.WebhookTopics(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			x.log.Debug("look for the topics that deliver over HTTP", "err", err)
@@ -186,7 +186,7 @@ func (x *Deliverer) scan(ctx, hard context.Context, wg *sync.WaitGroup) {
 		l := x.newLoop(ctx, t, x.slots[t.Topic])
 		x.running[t.Topic] = l
 		if x.stats[t.Topic] == nil {
-			x.stats[t.Topic] = &job.DeliveryStats{}
+			x.stats[t.Topic] = &job.WebhookStats{}
 		}
 		x.log.Info("delivering a topic's jobs over HTTP", "topic", t.Topic, "to", t.Settings[job.DeliverTo])
 		wg.Go(func() { x.runLoop(l, hard) })
@@ -202,12 +202,12 @@ func (x *Deliverer) scan(ctx, hard context.Context, wg *sync.WaitGroup) {
 
 // Stats are this broker's deliveries of a topic since it started, and
 // whether it has delivered the topic at all.
-func (x *Deliverer) Stats(topic string) (job.DeliveryStats, bool) {
+func (x *Deliverer) Stats(topic string) (job.WebhookStats, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	s, ok := x.stats[topic]
 	if !ok {
-		return job.DeliveryStats{}, false
+		return job.WebhookStats{}, false
 	}
 	return *s, true
 }
@@ -224,7 +224,7 @@ func (x *Deliverer) count(topic, outcome string, took time.Duration, lastError s
 	x.mu.Lock()
 	s := x.stats[topic]
 	if s == nil {
-		s = &job.DeliveryStats{}
+		s = &job.WebhookStats{}
 		x.stats[topic] = s
 	}
 	s.Sent++
