@@ -5,10 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/gmq/gmq/job"
-	"gopkg.in/ini.v1"
 	"slices"
 	"strings"
+
+	"github.com/gmq/gmq/job"
+	"gopkg.in/ini.v1"
 )
 
 // renamed maps a section's old name to its name now. A file that still
@@ -80,17 +81,16 @@ func keyName(line string) (string, bool) {
 	return key, true
 }
 
-// sectionName reads a "[name]" line (a comment may follow it).
+// sectionName reads a "[name]" line as ini.v1 does: the name runs to the
+// line's last ']', and what follows it is ignored ("[webhook] x" is
+// [webhook]), so that every section ini reads is checked here.
 func sectionName(line string) (string, bool) {
 	line = strings.TrimSpace(line)
 	if !strings.HasPrefix(line, "[") {
 		return "", false
 	}
-	end := strings.Index(line, "]")
+	end := strings.LastIndex(line, "]")
 	if end < 0 {
-		return "", false
-	}
-	if rest := strings.TrimSpace(line[end+1:]); rest != "" && rest[0] != ';' && rest[0] != '#' {
 		return "", false
 	}
 	return strings.TrimSpace(line[1:end]), true
