@@ -217,7 +217,7 @@ func (bt *batcher) run(ops []*op) {
 		extra := decodeBatchExtraReply(replies[len(replies)-1])
 		switch extra.Status {
 		case replyTotals:
-			err = bt.pool.totals.add(bt.bucket, extra.Adds)
+			err = bt.pool.totals.add(bt.bucket, extra)
 		case replyDropped:
 			bt.pool.dropAliases(ctx, extra.Expired)
 		default:

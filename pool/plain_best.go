@@ -93,7 +93,7 @@ func (p *Pool) popBestPlain(ctx context.Context, order []int, groups map[int][]s
 		if r.Bucket < 1 || int(r.Bucket) > len(order) {
 			return Popped{}, true, fmt.Errorf("pop_best_plain: bucket %d of %d", r.Bucket, len(order))
 		}
-		if err := p.totals.add(order[r.Bucket-1], decodeBatchExtraReply(r.Totals).Adds); err != nil {
+		if err := p.totals.add(order[r.Bucket-1], decodeBatchExtraReply(r.Totals)); err != nil {
 			return Popped{}, true, err
 		}
 		got, err = p.popped(ctx, first)

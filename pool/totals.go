@@ -64,10 +64,13 @@ func newTotals(buckets int) *totals {
 
 // add records a batch reply's totals for bucket b: its status (TOTALS),
 // then hash key, field, amount, and more triples.
-func (t *totals) add(b int, adds [][3]string) error {
+func (t *totals) add(b int, r batchExtraReply) error {
+	if (r.Values-1)%3 != 0 {
+		return fmt.Errorf("totals: %d values after the status", r.Values-1)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, add := range adds {
+	for _, add := range r.Adds {
 		key, field, amount := add[0], add[1], add[2]
 		n, err := strconv.ParseInt(amount, 10, 64)
 		if err != nil {
