@@ -104,7 +104,7 @@ func start(args []string, out io.Writer) error {
 			" (the token guards only HTTP)", "listen", open)
 	}
 	for _, old := range cfg.OldSections {
-		log.Warn("conf.ini names a section by its old name, read as the new one: rename it", "section", old)
+		log.Warn("the configuration file names a section by its old name, read as the new one: rename it", "file", *confPath, "section", old)
 	}
 	if cfg.MetricsBeyondToken() {
 		log.Warn("the metrics listener serves /metrics without the token beyond loopback: anyone who reaches it reads "+

@@ -1,6 +1,6 @@
 // Split a report in parts pushed as one batch, work them, and hear once
 // that all are done: the batch's onComplete job comes with its summary
-// (withResult): GMQ_URL=http://127.0.0.1:8000 node batch.js
+// (withResult): GMQ_URL=http://127.0.0.1:8000 node examples/batch.js
 // (GMQ_TOPIC: default "node-report")
 import { Client } from 'gmq-client';
 

@@ -2,7 +2,7 @@
 // gmq's events that connects again by itself, resuming after its last
 // event. The topic needs events = true (conf.ini's [topic.exports], or PUT
 // /api/v1/topics/exports/config {"events": true}):
-// GMQ_URL=http://127.0.0.1:8000 node events.js
+// GMQ_URL=http://127.0.0.1:8000 node examples/events.js
 import { Client, LOST } from 'gmq-client';
 
 const client = new Client({ url: process.env.GMQ_URL, token: process.env.GMQ_TOKEN });

@@ -1,7 +1,7 @@
 // A pipeline pushed up front: load waits for extract (after) and gets its
 // result (withResults); extract's own follow-up (then) is pushed when it
 // completes, with its result (withResult), and onDead's if it dies:
-// GMQ_URL=http://127.0.0.1:8000 node pipeline.js (GMQ_TOPIC: default "node-etl")
+// GMQ_URL=http://127.0.0.1:8000 node examples/pipeline.js (GMQ_TOPIC: default "node-etl")
 import { Client } from 'gmq-client';
 
 const client = new Client({ url: process.env.GMQ_URL, token: process.env.GMQ_TOKEN });

@@ -1,6 +1,6 @@
 // Push a report job that gmq keeps an hour once it is done, make it with a
 // worker whose handler returns a result, and read the result back:
-// GMQ_URL=http://127.0.0.1:8000 node report.js
+// GMQ_URL=http://127.0.0.1:8000 node examples/report.js
 import { Client } from 'gmq-client';
 
 const client = new Client({ url: process.env.GMQ_URL, token: process.env.GMQ_TOKEN });
