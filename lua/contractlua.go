@@ -167,6 +167,19 @@ func ContractLua() string {
 	w("local function reply(member, job, body, now, packed)")
 	w("  return {member, body or false, now, packed or cmsgpack.pack(job)}")
 	w("end")
+	w("")
+	w("-- REPLY builds every reply a script gives, by its shape (lua.ReplyShapes, from")
+	w("-- which pool's decoders are generated too): REPLY.<shape>.<STATUS>(values), or")
+	w("-- REPLY.<shape>(values) for a reply with no status, the values in the row's")
+	w("-- order. A job value is reply's table, of which the reply is made (the values")
+	w("-- before it put in front of its own). A list that takes the rest (x...) is the")
+	w("-- last argument, a table of its values, or nil: the script may append them;")
+	w("-- without a job the reply is made of that table (lua/shapeslua.go).")
+	table, err := replyTable(nil)
+	if err != nil {
+		panic(fmt.Sprintf("lua: %v", err)) // ReplyShapes is fixed at compile time; its tests fail first
+	}
+	b.WriteString(table)
 	return b.String()
 }
 
