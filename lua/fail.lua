@@ -30,6 +30,4 @@ else
   move_state(RESERVED, job[F_STATE])
   save(member, job)
 end
-local r = answer(member, job)
-for _, v in ipairs(dropped_cids) do r[#r + 1] = v end
-return r
+return answer(member, job, REPLY.fail.OK, dropped_cids)

@@ -11,15 +11,15 @@ if ARGV[A.mode] == 'take' then
   for _, member in ipairs(redis.call('ZRANGE', K_OUTBOX, 0, tonumber(ARGV[A.take.n]) - 1)) do
     local job = load(member)
     if job and job[F_STATE] == EXPIRED then
-      for _, v in ipairs({member, job[F_TOPIC], job[F_PRI], job[F_TTR], jobbody.read(member, job) or '',
-                          job[F_TRACE] or '', job[F_GROUP] or '', job[F_JSON] or 0}) do
+      for _, v in ipairs(REPLY.outbox_job(member, job[F_TOPIC], job[F_PRI], job[F_TTR], jobbody.read(member, job) or '',
+                                          job[F_TRACE] or '', job[F_GROUP] or '', job[F_JSON] or 0)) do
         out[#out + 1] = v
       end
     else
       redis.call('ZREM', K_OUTBOX, member) -- not an outbox job (cannot happen): let it go
     end
   end
-  return out
+  return REPLY.outbox_take(out)
 end
 for i = A.done.members, #ARGV do
   local member = ARGV[i]
