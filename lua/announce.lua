@@ -46,4 +46,4 @@ if all > format then
   redis.call('HSET', meta, 'format', all)
   format = all
 end
-return REPLY.announce(format, 1, redis.call('HGET', meta, 'epoch') or '', behind)
+return REPLY.announce(format, 1, redis.call('HGET', meta, 'epoch') or '', unpack(behind))

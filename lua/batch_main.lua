@@ -49,7 +49,11 @@ local function main()
   pop_replies(pops)
   local out = {}
   for k, op in ipairs(ops) do out[k] = op.reply end
-  if #dropped_cids > 0 then out[#out + 1] = REPLY.batch_extra.DROPPED(dropped_cids) end
+  if #dropped_cids > 0 then
+    local dropped = REPLY.batch_extra.DROPPED()
+    for _, v in ipairs(dropped_cids) do dropped[#dropped + 1] = v end
+    out[#out + 1] = dropped
+  end
   return out
 end
 return main()

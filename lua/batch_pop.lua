@@ -151,7 +151,7 @@ function pop_phase(ops)
       local job = jobs[k]
       local body = bodies[p.member] -- nil: the record holds it
       if p.op.take then job[F_TTR] = 0 end
-      p.reply = reply(p.member, job, body, now, reserve_record(p.t, p.member, job, READY, now, gathers.add))
+      p.reply = {reply(p.member, job, body, now, reserve_record(p.t, p.member, job, READY, now, gathers.add))}
     end
     gathers.flush()
     spend(now)
@@ -194,10 +194,10 @@ function pop_replies(pops)
         end
       else
         local p = picks[first_pick[op]]
-        r = REPLY.pop.OK(more_flag(p), p.reply)
+        r = REPLY.pop.OK(more_flag(p), unpack(p.reply))
       end
     end
-    if op.kind == 'ack_pop' then r = REPLY.ack_pop.OK(op.cid, op.dropped, r) end
+    if op.kind == 'ack_pop' then r = REPLY.ack_pop.OK(op.cid, op.dropped, unpack(r)) end
     op.reply = r
   end
 end

@@ -25,6 +25,6 @@ if from == RESERVED then
 else
   cid = outcomes.cancel(t, member, job)
 end
-local shown = reply(member, job, job[F_BODY] == nil and job[F_STATE] ~= 0 and jobbody.read(member, job), now_ms())
+local m, body, now, record = reply(member, job, job[F_BODY] == nil and job[F_STATE] ~= 0 and jobbody.read(member, job), now_ms())
 -- dropped: the cancelled jobs max_completed dropped, as member, client id pairs
-return REPLY.cancel.OK(cid, shown, table.concat(dropped_cids, ' '))
+return REPLY.cancel.OK(cid, m, body, now, record, table.concat(dropped_cids, ' '))

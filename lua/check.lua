@@ -114,5 +114,7 @@ local counted = tonumber(redis.call('HGET', t.info, 'bytes') or '0')
 if counted ~= bytes then
   table.insert(out, t.name .. ' counts ' .. counted .. ' bytes, its jobs hold ' .. bytes)
 end
-return REPLY.check(count[DELAYED], count[READY], count[RESERVED], count[BURIED], count[DEAD], count[COMPLETED],
-  count[CANCELLED], count[WAITING], out)
+local r = REPLY.check(count[DELAYED], count[READY], count[RESERVED], count[BURIED], count[DEAD], count[COMPLETED],
+  count[CANCELLED], count[WAITING])
+for _, problem in ipairs(out) do r[#r + 1] = problem end
+return r

@@ -245,32 +245,31 @@ local function new_record()
   return {0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', 0, 0, 0, '', 0, '', '', '', 0}
 end
 
--- reply renders a job for the caller (lua.ReplyLen values): its member,
--- its body (false: the record holds it, or the reply carries none), Redis's
--- clock, and the record packed (pool.decodeRecord reads it by the F_*
--- numbers): packed is the caller's when it has packed the record already.
+-- reply renders a job for the caller, the lua.ReplyLen values a job value of
+-- a reply takes (REPLY): its member, its body (false: the record holds it, or
+-- the reply carries none), Redis's clock, and the record packed
+-- (pool.decodeRecord reads it by the F_* numbers): packed is the caller's when
+-- it has packed the record already. {reply(...)} holds them in a table.
 local function reply(member, job, body, now, packed)
-  return {member, body or false, now, packed or cmsgpack.pack(job)}
+  return member, body or false, now, packed or cmsgpack.pack(job)
 end
 
 -- REPLY builds every reply a script gives, by its shape (lua.ReplyShapes, from
 -- which pool's decoders are generated too): REPLY.<shape>.<STATUS>(values), or
 -- REPLY.<shape>(values) for a reply with no status, the values in the row's
--- order. A job value is reply's table, of which the reply is made (the values
--- before it put in front of its own). A list that takes the rest (x...) is the
--- last argument, a table of its values, or nil: the script may append them;
--- without a job the reply is made of that table (lua/shapeslua.go).
+-- order. A job value is reply's values. A list that takes the rest (x...) is
+-- the last arguments, or none: the script appends them (lua/shapeslua.go).
 local REPLY = {}
 REPLY.ack = {
   OK = function(cid, dropped, kept_ms) return {'OK', cid, dropped, kept_ms} end,
 }
 REPLY.ack_pop = {
-  OK = function(cid, dropped, pop) if not pop then return {'OK', cid, dropped} end for i = #pop, 1, -1 do pop[i + 3] = pop[i] end pop[1], pop[2], pop[3] = 'OK', cid, dropped return pop end,
+  OK = function(cid, dropped, ...) return {'OK', cid, dropped, ...} end,
 }
-REPLY.announce = function(format, recorded, epoch, behind) if not behind then return {format, recorded, epoch} end for i = #behind, 1, -1 do behind[i + 3] = behind[i] end behind[1], behind[2], behind[3] = format, recorded, epoch return behind end
+REPLY.announce = function(format, recorded, epoch, ...) return {format, recorded, epoch, ...} end
 REPLY.batch_extra = {
-  DROPPED = function(expired) if not expired then return {'DROPPED'} end for i = #expired, 1, -1 do expired[i + 1] = expired[i] end expired[1] = 'DROPPED' return expired end,
-  TOTALS = function(adds) if not adds then return {'TOTALS'} end for i = #adds, 1, -1 do adds[i + 1] = adds[i] end adds[1] = 'TOTALS' return adds end,
+  DROPPED = function(...) return {'DROPPED', ...} end,
+  TOTALS = function(...) return {'TOTALS', ...} end,
 }
 REPLY.batches = {
   ABSENT = function() return {'ABSENT'} end,
@@ -283,35 +282,35 @@ REPLY.batches_add = {
   OK = function(with_results) return {'OK', with_results} end,
 }
 REPLY.batches_cancel = {
-  OK = function(members) if not members then return {'OK'} end for i = #members, 1, -1 do members[i + 1] = members[i] end members[1] = 'OK' return members end,
+  OK = function(...) return {'OK', ...} end,
 }
 REPLY.batches_sweep = function(finished, unstored) return {finished, unstored} end
 REPLY.cancel = {
-  OK = function(cid, job, dropped) job[1], job[2], job[3], job[4], job[5], job[6], job[7] = 'OK', cid, job[1], job[2], job[3], job[4], dropped return job end,
+  OK = function(cid, job_member, job_body, job_now, job_record, dropped) return {'OK', cid, job_member, job_body, job_now, job_record, dropped} end,
 }
-REPLY.check = function(delayed, ready, reserved, buried, dead, completed, cancelled, waiting, problems) if not problems then return {delayed, ready, reserved, buried, dead, completed, cancelled, waiting} end for i = #problems, 1, -1 do problems[i + 8] = problems[i] end problems[1], problems[2], problems[3], problems[4], problems[5], problems[6], problems[7], problems[8] = delayed, ready, reserved, buried, dead, completed, cancelled, waiting return problems end
+REPLY.check = function(delayed, ready, reserved, buried, dead, completed, cancelled, waiting, ...) return {delayed, ready, reserved, buried, dead, completed, cancelled, waiting, ...} end
 REPLY.claim_alias = {
   EXISTS = function(member, age_ms) return {'EXISTS', member, age_ms} end,
   OK = function() return {'OK'} end,
 }
-REPLY.deps_register = function(answers) return answers or {} end
+REPLY.deps_register = function(...) return {...} end
 REPLY.deps_tell = {
   ABSENT = function() return {'ABSENT'} end,
   OK = function(state, due, cid, now) return {'OK', state, due, cid, now} end,
   TOPIC = function(topic) return {'TOPIC', topic} end,
 }
-REPLY.due_topics = function(wait_ms, topics) if not topics then return {wait_ms} end for i = #topics, 1, -1 do topics[i + 1] = topics[i] end topics[1] = wait_ms return topics end
-REPLY.expire = function(looked, expired, dropped) if not dropped then return {looked, expired} end for i = #dropped, 1, -1 do dropped[i + 2] = dropped[i] end dropped[1], dropped[2] = looked, expired return dropped end
+REPLY.due_topics = function(wait_ms, ...) return {wait_ms, ...} end
+REPLY.expire = function(looked, expired, ...) return {looked, expired, ...} end
 REPLY.fail = {
-  OK = function(job, dropped) job[1], job[2], job[3], job[4], job[5] = 'OK', job[1], job[2], job[3], job[4] if dropped then for i = 1, #dropped do job[5 + i] = dropped[i] end end return job end,
+  OK = function(job_member, job_body, job_now, job_record, ...) return {'OK', job_member, job_body, job_now, job_record, ...} end,
 }
 REPLY.followups_ack = {
-  OK = function(cid, dropped, kept, kept_followups) if not kept_followups then return {'OK', cid, dropped, kept} end for i = #kept_followups, 1, -1 do kept_followups[i + 4] = kept_followups[i] end kept_followups[1], kept_followups[2], kept_followups[3], kept_followups[4] = 'OK', cid, dropped, kept return kept_followups end,
+  OK = function(cid, dropped, kept, ...) return {'OK', cid, dropped, kept, ...} end,
 }
-REPLY.followups_take = function(followups) return followups or {} end
+REPLY.followups_take = function(...) return {...} end
 REPLY.job = {
   NOT_FOUND = function() return {'NOT_FOUND'} end,
-  OK = function(job) job[1], job[2], job[3], job[4], job[5] = 'OK', job[1], job[2], job[3], job[4] return job end,
+  OK = function(job_member, job_body, job_now, job_record) return {'OK', job_member, job_body, job_now, job_record} end,
 }
 REPLY.job_call = {
   CANCELLED = function(cid, dropped) return {'CANCELLED', cid, dropped} end,
@@ -323,39 +322,39 @@ REPLY.job_call = {
   TOO_BIG = function(max, limit) return {'TOO_BIG', max, limit} end,
   TOPIC = function(topic) return {'TOPIC', topic} end,
 }
-REPLY.job_list = function(total, jobs) if not jobs then return {total} end for i = #jobs, 1, -1 do jobs[i + 1] = jobs[i] end jobs[1] = total return jobs end
+REPLY.job_list = function(total, ...) return {total, ...} end
 REPLY.kick = function(kicked, kind) return {kicked, kind} end
 REPLY.migrate = function(cursor, moved) return {cursor, moved} end
 REPLY.outbox_job = function(member, topic, priority, ttr_ms, body, trace, group, json) return {member, topic, priority, ttr_ms, body, trace, group, json} end
-REPLY.outbox_take = function(jobs) return jobs or {} end
+REPLY.outbox_take = function(...) return {...} end
 REPLY.pause = {
   NOT_FOUND = function() return {'NOT_FOUND'} end,
   OK = function(until_ms) return {'OK', until_ms} end,
 }
 REPLY.peek_topic = {
-  NOT_FOUND = function(expired) if not expired then return {'NOT_FOUND'} end for i = #expired, 1, -1 do expired[i + 1] = expired[i] end expired[1] = 'NOT_FOUND' return expired end,
-  OK = function(job, expired) job[1], job[2], job[3], job[4], job[5] = 'OK', job[1], job[2], job[3], job[4] if expired then for i = 1, #expired do job[5 + i] = expired[i] end end return job end,
+  NOT_FOUND = function(...) return {'NOT_FOUND', ...} end,
+  OK = function(job_member, job_body, job_now, job_record, ...) return {'OK', job_member, job_body, job_now, job_record, ...} end,
 }
 REPLY.plain_refusal = {
   GENERAL = function(why, topic) return {'GENERAL', why, topic} end,
 }
 REPLY.pop = {
   EMPTY = function(wait_ms, topic, held_by) return {'EMPTY', wait_ms, topic, held_by} end,
-  JOBS = function(more, count, jobs) if not jobs then return {'JOBS', more, count} end for i = #jobs, 1, -1 do jobs[i + 3] = jobs[i] end jobs[1], jobs[2], jobs[3] = 'JOBS', more, count return jobs end,
-  OK = function(more, job) job[1], job[2], job[3], job[4], job[5], job[6] = 'OK', more, job[1], job[2], job[3], job[4] return job end,
+  JOBS = function(more, count, ...) return {'JOBS', more, count, ...} end,
+  OK = function(more, job_member, job_body, job_now, job_record) return {'OK', more, job_member, job_body, job_now, job_record} end,
   PEEK = function(topic, priority, member) return {'PEEK', topic, priority, member} end,
 }
 REPLY.pop_best_plain = function(pop, totals, bucket) return {pop, totals, bucket} end
-REPLY.purge = function(removed, dropped) if not dropped then return {removed} end for i = #dropped, 1, -1 do dropped[i + 1] = dropped[i] end dropped[1] = removed return dropped end
+REPLY.purge = function(removed, ...) return {removed, ...} end
 REPLY.push = {
   AFTER_FANOUT = function() return {'AFTER_FANOUT'} end,
-  CHILDREN = function(children) if not children then return {'CHILDREN'} end for i = #children, 1, -1 do children[i + 1] = children[i] end children[1] = 'CHILDREN' return children end,
+  CHILDREN = function(...) return {'CHILDREN', ...} end,
   DEBOUNCED = function(holder, now, due, cid) return {'DEBOUNCED', holder, now, due, cid} end,
   EXISTS = function() return {'EXISTS'} end,
   FIRED = function() return {'FIRED'} end,
   FULL = function(limit, max) return {'FULL', limit, max} end,
   GROUP_BACKLOG = function(ungrouped, most) return {'GROUP_BACKLOG', ungrouped, most} end,
-  OK = function(now, due, kept, dropped) if not dropped then return {'OK', now, due, kept} end for i = #dropped, 1, -1 do dropped[i + 4] = dropped[i] end dropped[1], dropped[2], dropped[3], dropped[4] = 'OK', now, due, kept return dropped end,
+  OK = function(now, due, kept, ...) return {'OK', now, due, kept, ...} end,
   REPLACED = function(holder, now, due, cid) return {'REPLACED', holder, now, due, cid} end,
   SKIPPED = function(last) return {'SKIPPED', last} end,
   TOO_BIG = function(max) return {'TOO_BIG', max} end,
@@ -363,13 +362,13 @@ REPLY.push = {
   UNIQUE_FANOUT = function() return {'UNIQUE_FANOUT'} end,
   UNIQUE_FROM = function(from) return {'UNIQUE_FROM', from} end,
 }
-REPLY.replies = function(replies) return replies or {} end
+REPLY.replies = function(...) return {...} end
 REPLY.status = function(status) return {status} end
 REPLY.status_broker = function(name, now, next, at) return {name, now, next, at} end
-REPLY.status_read = function(now, fleet_now, fleet_next, fleet_at, brokers) if not brokers then return {now, fleet_now, fleet_next, fleet_at} end for i = #brokers, 1, -1 do brokers[i + 4] = brokers[i] end brokers[1], brokers[2], brokers[3], brokers[4] = now, fleet_now, fleet_next, fleet_at return brokers end
+REPLY.status_read = function(now, fleet_now, fleet_next, fleet_at, ...) return {now, fleet_now, fleet_next, fleet_at, ...} end
 REPLY.status_set = {
   NOT_FOUND = function() return {'NOT_FOUND'} end,
   OK = function(now, layer_now, layer_next, layer_at) return {'OK', now, layer_now, layer_next, layer_at} end,
   STATE = function(next, at) return {'STATE', next, at} end,
 }
-REPLY.tick = function(ready, more, dropped) if not dropped then return {ready, more} end for i = #dropped, 1, -1 do dropped[i + 2] = dropped[i] end dropped[1], dropped[2] = ready, more return dropped end
+REPLY.tick = function(ready, more, ...) return {ready, more, ...} end

@@ -15,13 +15,13 @@
 --       be) / {'TOPIC', t}
 local mode = ARGV[A.mode]
 if mode == 'register' then
-  local out = {}
+  local out = REPLY.deps_register() -- then how, result pairs
   for i = A.register.members, #ARGV do
     local how, result = deps.register(ARGV[i], load(ARGV[i]), ARGV[A.register.dependent], ARGV[A.register.topic])
     out[#out + 1] = how
     out[#out + 1] = result or ''
   end
-  return REPLY.deps_register(out)
+  return out
 end
 local member = ARGV[A.tell.member]
 local job = load(member)

@@ -60,14 +60,14 @@ if mode == 'ack' then
     follow)
   if refused then return refused end
   if ARGV[A.ack.entries] ~= '' then follow(ARGV[A.ack.entries]) end
-  return REPLY.followups_ack.OK(cid, dropped, keep, kept)
+  return REPLY.followups_ack.OK(cid, dropped, keep, unpack(kept))
 end
 if mode == 'take' then
   -- Each one taken is due again only lease ms on: the taker's done (or
   -- later) settles it first, so that timers of several brokers, nudged at
   -- once, take other follow-ups rather than the same ones twice; one whose
   -- taker died is taken again then.
-  local out, again = {}, now + tonumber(ARGV[A.take.lease])
+  local out, again = REPLY.followups_take(), now + tonumber(ARGV[A.take.lease]) -- then id, spec pairs
   for _, id in ipairs(redis.call('ZRANGE', list, '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[A.take.n]))) do
     local spec = redis.call('HGET', specs, id)
     if spec then
@@ -79,7 +79,7 @@ if mode == 'take' then
     end
   end
   due()
-  return REPLY.followups_take(out)
+  return out
 end
 -- TRIES starts the field of specs that counts a follow-up's refusals.
 local TRIES = '#tries '

@@ -25,7 +25,7 @@ for _, member in ipairs(redis.call(unpack(range))) do
   if job then
     local body = jobbody.read(member, job) or ''
     job[F_BODY] = nil -- the preview goes instead
-    for _, v in ipairs(reply(member, job, string.sub(body, 1, preview), now)) do out[#out + 1] = v end
+    for _, v in ipairs({reply(member, job, string.sub(body, 1, preview), now)}) do out[#out + 1] = v end
   end
 end
 return out

@@ -150,12 +150,11 @@ local function change_waiting(t, member, job, delay, pri, body, json, now, size)
 end
 
 -- answer is a successful call's reply: 'OK' and the job as it now is, with
--- its body, so callers need no second round trip to show it. ok builds it
--- (REPLY.job.OK unless given: another shape whose OK is the job, then
--- list). Not a local of its own for the job's reply: the library's main
--- function holds at most 200 locals.
-local function answer(member, job, ok, list)
-  return (ok or REPLY.job.OK)(reply(member, job, job[F_BODY] == nil and jobbody.read(member, job), now_ms()), list)
+-- its body, so callers need no second round trip to show it. ok builds it:
+-- REPLY.job.OK unless given (another shape whose OK is the job, then a
+-- list the caller appends).
+local function answer(member, job, ok)
+  return (ok or REPLY.job.OK)(reply(member, job, job[F_BODY] == nil and jobbody.read(member, job), now_ms()))
 end
 
 -- refusal says why an operation on a job (nil: there is none) that names
@@ -238,7 +237,7 @@ local function reserve_record(t, member, job, from, now, write)
 end
 
 -- reserve gives a job (just taken out of the set of state `from`) to a
--- consumer and returns the job reply.
+-- consumer and returns the job reply's values (contract.lua reply).
 local function reserve(t, member, job, from, now)
   local body = job[F_BODY] == nil and jobbody.read(member, job) -- false: the record holds it
   return reply(member, job, body, now, reserve_record(t, member, job, from, now))

@@ -258,7 +258,7 @@ do
       for m, member in ipairs(members) do
         local k, job = at_of[m], jobs[m]
         if kinds[k] == 'pop' and ARGV[ats[k] + AT_POP.mode] == 'take' then job[F_TTR] = 0 end
-        picked[m] = reply(member, job, bodies[member], now, reserve_record(from[m], member, job, READY, now, gathers.add))
+        picked[m] = {reply(member, job, bodies[member], now, reserve_record(from[m], member, job, READY, now, gathers.add))}
       end
       gathers.flush()
       -- more: the topic still has ready jobs after a pick (a later pick
@@ -282,13 +282,13 @@ do
             end
             replies[k] = r
           else
-            replies[k] = REPLY.pop.OK(more[at], picked[at])
+            replies[k] = REPLY.pop.OK(more[at], unpack(picked[at]))
           end
         end
       end
     end
     -- An ack_pop answers its ack, then its pop (batch.lua pop_replies).
-    for k, cid in pairs(acked) do replies[k] = REPLY.ack_pop.OK(cid, dropped_of and dropped_of[k] or '', replies[k]) end
+    for k, cid in pairs(acked) do replies[k] = REPLY.ack_pop.OK(cid, dropped_of and dropped_of[k] or '', unpack(replies[k])) end
     return replies
   end
 end

@@ -7,7 +7,7 @@
 --       0), ...} of up to n jobs, oldest first (pool.moveExpired reads them by these places)
 --       origin, 'done', member... -> the number of jobs left in the outbox
 if ARGV[A.mode] == 'take' then
-  local out = {}
+  local out = REPLY.outbox_take() -- then a row each
   for _, member in ipairs(redis.call('ZRANGE', K_OUTBOX, 0, tonumber(ARGV[A.take.n]) - 1)) do
     local job = load(member)
     if job and job[F_STATE] == EXPIRED then
@@ -19,7 +19,7 @@ if ARGV[A.mode] == 'take' then
       redis.call('ZREM', K_OUTBOX, member) -- not an outbox job (cannot happen): let it go
     end
   end
-  return REPLY.outbox_take(out)
+  return out
 end
 for i = A.done.members, #ARGV do
   local member = ARGV[i]

@@ -58,6 +58,6 @@ local function main()
   local member, job = plain.take(t)
   if job == true then return plain.refusal('job') end
   return REPLY.pop_best_plain(REPLY.pop.OK(plain.reserve(t, member, job, now, ARGV[A.more])),
-    REPLY.batch_extra.TOTALS({K_STATS, 'total_reserves', 1, t.info, 'total_reserves', 1}), best.bucket)
+    REPLY.batch_extra.TOTALS(K_STATS, 'total_reserves', 1, t.info, 'total_reserves', 1), best.bucket)
 end
 return main()

@@ -23,6 +23,6 @@ local function main()
   if job == true then return plain.refusal('job') end
   if not member then return {REPLY.pop.EMPTY(-1, '', '')} end
   return {REPLY.pop.OK(plain.reserve(t, member, job, now, ARGV[A.more])),
-    REPLY.batch_extra.TOTALS({K_STATS, 'total_reserves', 1, t.info, 'total_reserves', 1})}
+    REPLY.batch_extra.TOTALS(K_STATS, 'total_reserves', 1, t.info, 'total_reserves', 1)}
 end
 return main()

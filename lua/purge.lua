@@ -42,4 +42,6 @@ for name in string.gmatch(ARGV[A.states], '[^,]+') do
     left = left - #members
   end
 end
-return REPLY.purge(removed, dropped)
+local out = REPLY.purge(removed)
+for _, v in ipairs(dropped) do out[#out + 1] = v end
+return out

@@ -59,6 +59,6 @@ local function main()
     local channel = redis.call('GET', t.waiting)
     if channel then redis.call('PUBLISH', channel, origin .. ' 1 ' .. name) end
   end
-  return {REPLY.push.OK(now, job[F_DUE], 1), REPLY.batch_extra.TOTALS({K_STATS, 'total_jobs', 1})}
+  return {REPLY.push.OK(now, job[F_DUE], 1), REPLY.batch_extra.TOTALS(K_STATS, 'total_jobs', 1)}
 end
 return main()

@@ -15,15 +15,14 @@ import (
 // decoder reads (pool's TestReplyConstructorsAgree).
 //
 // REPLY.<shape>.<STATUS>(values) builds a reply led by a status, and
-// REPLY.<shape>(values) one with none, the values in the row's order:
+// REPLY.<shape>(values) one with none, the values in the row's order, in
+// one table constructor, as a literal reply was:
 //
-//   - a job value is the job's reply (contract.lua reply's table), of which
-//     the reply is made: the values before it are put in front of its own,
-//     those after it after, so the reply costs no table of its own;
-//   - a list that takes the rest (x...) is the last argument, a table of
-//     its values laid flat, or nil (none: the script may append them to the
-//     reply). Without a job the reply is made of that table, the values
-//     before it put in front; with one, its values are appended.
+//   - a job value is the job reply's values (contract.lua reply returns
+//     them; {reply(...)} is one in a table, as a list of jobs holds them);
+//   - a list that takes the rest (x...) is the last arguments, or none:
+//     the script then appends its values to the reply (a long list: Lua
+//     passes at most a few thousand values).
 //
 // A shape's statuses with no values (a bare refusal: "NOT_FOUND": "")
 // have constructors too, so that every status a script answers is a row.
@@ -94,55 +93,31 @@ func luaParam(name string) string {
 	return name
 }
 
-// constructor is row's Lua function, on one line.
+// constructor is row's Lua function, on one line: one table constructor,
+// as a literal reply was.
 func (row ReplyRow) constructor() string {
 	var params, values []string // values: the reply's, in order
 	if row.Status != "" {
 		values = append(values, "'"+row.Status+"'")
 	}
-	job, rest := "", ""
 	for _, v := range row.Values {
 		p := luaParam(v.Name)
-		params = append(params, p)
 		switch {
 		case v.Rest:
-			rest = p
+			p = "..."
 		case v.Type == "job":
-			job = p
-			for i := 1; i <= ReplyLen; i++ {
-				values = append(values, fmt.Sprintf("%s[%d]", p, i))
-			}
-		default:
-			values = append(values, p)
+			p = strings.Join(jobParams(v.Name), ", ")
 		}
+		params = append(params, p)
+		values = append(values, p)
 	}
-	head := "function(" + strings.Join(params, ", ") + ") "
-	switch {
-	case job != "":
-		// The job's table becomes the reply: every value is read before
-		// any is assigned (Lua evaluates a multiple assignment's values
-		// first), so its own move up in one statement.
-		var at []string
-		for i := range values {
-			at = append(at, fmt.Sprintf("%s[%d]", job, i+1))
-		}
-		body := strings.Join(at, ", ") + " = " + strings.Join(values, ", ")
-		if rest != "" {
-			body += fmt.Sprintf(" if %s then for i = 1, #%s do %s[%d + i] = %s[i] end end", rest, rest, job, len(values), rest)
-		}
-		return head + body + " return " + job + " end"
-	case rest != "" && len(values) == 0:
-		return head + "return " + rest + " or {} end"
-	case rest != "":
-		var at []string
-		for i := range values {
-			at = append(at, fmt.Sprintf("%s[%d]", rest, i+1))
-		}
-		return head + fmt.Sprintf("if not %s then return {%s} end for i = #%s, 1, -1 do %s[i + %d] = %s[i] end %s = %s return %s end",
-			rest, strings.Join(values, ", "), rest, rest, len(values), rest, strings.Join(at, ", "), strings.Join(values, ", "), rest)
-	default:
-		return head + "return {" + strings.Join(values, ", ") + "} end"
-	}
+	return "function(" + strings.Join(params, ", ") + ") return {" + strings.Join(values, ", ") + "} end"
+}
+
+// jobParams are the parameters of a job value named name: the job
+// reply's values (contract.lua reply's).
+func jobParams(name string) []string {
+	return []string{name + "_member", name + "_body", name + "_now", name + "_record"}
 }
 
 // replyTable is REPLY as Lua statements: every constructor, or only those

@@ -46,24 +46,24 @@ func TestRepliesBuiltByShape(t *testing.T) {
 	}
 }
 
-// The constructors lay a reply out as the row says, a job value's table
-// and a list's made the reply rather than copied into one of its own.
+// The constructors lay a reply out as the row says, in one table
+// constructor: a job value as its four values, a list that takes the rest
+// as the last arguments.
 func TestReplyConstructors(t *testing.T) {
+	rows, err := ReplyRows()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ shape, status, want string }{
 		{"ack", "OK", "function(cid, dropped, kept_ms) return {'OK', cid, dropped, kept_ms} end"},
 		{"job", "NOT_FOUND", "function() return {'NOT_FOUND'} end"},
-		{"pop", "OK", "function(more, job) job[1], job[2], job[3], job[4], job[5], job[6] = 'OK', more, job[1], job[2], job[3], job[4] return job end"},
-		{"ack_pop", "OK", "function(cid, dropped, pop) if not pop then return {'OK', cid, dropped} end " +
-			"for i = #pop, 1, -1 do pop[i + 3] = pop[i] end pop[1], pop[2], pop[3] = 'OK', cid, dropped return pop end"},
-		{"fail", "OK", "function(job, dropped) job[1], job[2], job[3], job[4], job[5] = 'OK', job[1], job[2], job[3], job[4] " +
-			"if dropped then for i = 1, #dropped do job[5 + i] = dropped[i] end end return job end"},
+		{"pop", "OK", "function(more, job_member, job_body, job_now, job_record) return {'OK', more, job_member, job_body, job_now, job_record} end"},
+		{"ack_pop", "OK", "function(cid, dropped, ...) return {'OK', cid, dropped, ...} end"},
+		{"cancel", "OK", "function(cid, job_member, job_body, job_now, job_record, dropped) " +
+			"return {'OK', cid, job_member, job_body, job_now, job_record, dropped} end"},
 		{"kick", "", "function(kicked, kind) return {kicked, kind} end"},
-		{"deps_register", "", "function(answers) return answers or {} end"},
+		{"deps_register", "", "function(...) return {...} end"},
 	} {
-		rows, err := ReplyRows()
-		if err != nil {
-			t.Fatal(err)
-		}
 		i := slices.IndexFunc(rows, func(r ReplyRow) bool { return r.Shape == tc.shape && r.Status == tc.status })
 		if i < 0 {
 			t.Errorf("no row %s %s", tc.shape, tc.status)

@@ -87,15 +87,15 @@ if ARGV[A.mode] == 'read' then
     end
   end
   local fc, fn, fa = fleet()
-  local brokers = {} -- each one's row (REPLY.status_broker's values), laid flat
+  local out = REPLY.status_read(now, fc, fn, fa) -- then a row a broker
   local all = redis.call('HGETALL', KEYS[3])
   for i = 1, #all, 2 do
     local c, n, at2 = broker(all[i], all[i + 1])
     if c then
-      for _, v in ipairs(REPLY.status_broker(all[i], c, n, at2)) do brokers[#brokers + 1] = v end
+      for _, v in ipairs(REPLY.status_broker(all[i], c, n, at2)) do out[#out + 1] = v end
     end
   end
-  return REPLY.status_read(now, fc, fn, fa, brokers)
+  return out
 end
 
 local a = A.set

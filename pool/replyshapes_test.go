@@ -30,10 +30,10 @@ func TestReplyDecoderTableIsGenerated(t *testing.T) {
 // TestReplyConstructorsAgree: what each of contract.lua's constructors
 // builds, run by a real Redis, is what its shape's generated decoder reads:
 // its status, each value by name, and no value more. Each row is built
-// twice: given every value (a list that takes the rest as the table the
-// reply is made of, a job's body a string), and given those before the
-// list, which the script then appends itself (a job's body false: the
-// record holds it).
+// twice: given every value (a list that takes the rest as the last
+// arguments, a job's body a string), and given those before the list,
+// which the script then appends itself (a job's body false: the record
+// holds it).
 func TestReplyConstructorsAgree(t *testing.T) {
 	p, ctx := newPool(t)
 	rows, err := lua.ReplyRows()
@@ -54,11 +54,16 @@ func TestReplyConstructorsAgree(t *testing.T) {
 				lit, w, width := sampleValue(t, v, i, appended)
 				want[v.Field] = w
 				n += width
-				if v.Rest && appended {
+				switch {
+				case v.Rest && appended:
 					rest = append(rest, lit)
-					continue
+				case v.Rest:
+					args = append(args, "unpack("+lit+")")
+				case v.Type == "job":
+					args = append(args, strings.TrimSuffix(strings.TrimPrefix(lit, "{"), "}"))
+				default:
+					args = append(args, lit)
 				}
-				args = append(args, lit)
 			}
 			code := fmt.Sprintf("%s\nlocal r = %s(%s)\n", contract, row.Call, strings.Join(args, ", "))
 			for _, list := range rest {
