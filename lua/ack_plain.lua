@@ -18,6 +18,6 @@ local function main()
   if not plain.ackable(job, name, tonumber(ARGV[A.attempt])) then return plain.refusal('job') end
   local t = topic_keys(1, name)
   plain.delete(t, member, job)
-  return {{R.OK, job[F_CID], '', 0}, {R.TOTALS, K_STATS, 'total_deletes', 1, t.info, 'total_deletes', 1}}
+  return {REPLY.ack.OK(job[F_CID], '', 0), REPLY.batch_extra.TOTALS(K_STATS, 'total_deletes', 1, t.info, 'total_deletes', 1)}
 end
 return main()

@@ -29,9 +29,10 @@ local function main()
   if next_job == true then return plain.refusal('job') end
   local swapped = next_member ~= nil and next_job[F_TTR] > 0 -- one reserved job out, one in
   plain.delete(t, member, job, swapped)
-  local totals = {R.TOTALS, K_STATS, 'total_deletes', 1, t.info, 'total_deletes', 1}
-  if not next_member then return {{R.OK, job[F_CID], '', R.EMPTY, -1, '', ''}, totals} end
+  local totals = REPLY.batch_extra.TOTALS(K_STATS, 'total_deletes', 1, t.info, 'total_deletes', 1)
+  if not next_member then return {REPLY.ack_pop.OK(job[F_CID], '', unpack(REPLY.pop.EMPTY(-1, '', ''))), totals} end
   for _, v in ipairs({K_STATS, 'total_reserves', 1, pt.info, 'total_reserves', 1}) do totals[#totals + 1] = v end
-  return {{R.OK, job[F_CID], '', R.OK, plain.reserve(pt, next_member, next_job, now, ARGV[A.more], swapped)}, totals}
+  local popped_reply = REPLY.pop.OK(plain.reserve(pt, next_member, next_job, now, ARGV[A.more], swapped))
+  return {REPLY.ack_pop.OK(job[F_CID], '', unpack(popped_reply)), totals}
 end
 return main()

@@ -26,7 +26,7 @@ if not redis.call('HGET', meta, 'format') then
   end
 end
 local format = tonumber(redis.call('HGET', meta, 'format'))
-if format > reads then return {format, 0} end
+if format > reads then return REPLY.announce(format, 0) end
 redis.call('HSET', meta, 'broker ' .. origin, reads .. ' ' .. (now + tonumber(ARGV[A.ttl])) .. ' ' .. ARGV[A.version])
 local all, behind = reads, {}
 local fields = redis.call('HGETALL', meta)
@@ -46,6 +46,4 @@ if all > format then
   redis.call('HSET', meta, 'format', all)
   format = all
 end
-local out = {format, 1, redis.call('HGET', meta, 'epoch') or ''}
-for _, name in ipairs(behind) do out[#out + 1] = name end
-return out
+return REPLY.announce(format, 1, redis.call('HGET', meta, 'epoch') or '', unpack(behind))

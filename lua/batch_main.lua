@@ -19,7 +19,7 @@ local function delete_phase(ops)
       else
         gone[member] = kept and 'kept' or 'deleted'
         op.acked, op.cid, op.dropped = true, cid, dropped
-        if op.kind == 'delete' then op.reply = {R.OK, cid, dropped, keep} end
+        if op.kind == 'delete' then op.reply = REPLY.ack.OK(cid, dropped, keep) end
       end
     end
     gathers.flush()
@@ -29,7 +29,7 @@ end
 -- main: take the short path when it may (lib_lean.lua); else start the
 -- call's state, parse the operations, run the three phases, answer in order.
 local function main()
-  deferred.totals = {R.TOTALS} -- the broker adds up this call's totals (lib.lua flush)
+  deferred.totals = REPLY.batch_extra.TOTALS() -- the broker adds up this call's totals (lib.lua flush)
   local short, err = lean.run() -- a call of plain operations only (lib_lean.lua)
   if err then return redis.error_reply(err) end
   if short then return short end
@@ -50,8 +50,9 @@ local function main()
   local out = {}
   for k, op in ipairs(ops) do out[k] = op.reply end
   if #dropped_cids > 0 then
-    table.insert(dropped_cids, 1, R.DROPPED)
-    out[#out + 1] = dropped_cids
+    local dropped = REPLY.batch_extra.DROPPED()
+    for _, v in ipairs(dropped_cids) do dropped[#dropped + 1] = v end
+    out[#out + 1] = dropped
   end
   return out
 end

@@ -111,7 +111,7 @@ local function choose(op, ts, mode, want)
     end
     if not best then return end
     if mode == 'peek' then
-      op.reply = {R.PEEK, best.name, best_pri, member}
+      op.reply = REPLY.pop.PEEK(best.name, best_pri, member)
       return
     end
     if entries[best.name] then
@@ -151,7 +151,7 @@ function pop_phase(ops)
       local job = jobs[k]
       local body = bodies[p.member] -- nil: the record holds it
       if p.op.take then job[F_TTR] = 0 end
-      p.reply = reply(p.member, job, body, now, reserve_record(p.t, p.member, job, READY, now, gathers.add))
+      p.reply = {reply(p.member, job, body, now, reserve_record(p.t, p.member, job, READY, now, gathers.add))}
     end
     gathers.flush()
     spend(now)
@@ -185,25 +185,19 @@ function pop_replies(pops)
     local r = op.reply -- a PEEK reply
     if not r then
       if op.got == 0 then
-        r = {R.EMPTY, op.pause_wait, op.pause_topic, op.held_by}
+        r = REPLY.pop.EMPTY(op.pause_wait, op.pause_topic, op.held_by)
       elseif op.kind == 'pop_n' then
         local at = first_pick[op]
-        r = {R.JOBS, more_flag(picks[at + op.got - 1]), op.got}
+        r = REPLY.pop.JOBS(more_flag(picks[at + op.got - 1]), op.got)
         for k = at, at + op.got - 1 do
           for _, v in ipairs(picks[k].reply) do r[#r + 1] = v end
         end
       else
         local p = picks[first_pick[op]]
-        r = p.reply
-        table.insert(r, 1, more_flag(p))
-        table.insert(r, 1, R.OK)
+        r = REPLY.pop.OK(more_flag(p), unpack(p.reply))
       end
     end
-    if op.kind == 'ack_pop' then
-      table.insert(r, 1, op.dropped)
-      table.insert(r, 1, op.cid)
-      table.insert(r, 1, R.OK)
-    end
+    if op.kind == 'ack_pop' then r = REPLY.ack_pop.OK(op.cid, op.dropped, unpack(r)) end
     op.reply = r
   end
 end

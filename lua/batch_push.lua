@@ -61,12 +61,12 @@ end
 local function admit(t, body)
   local cfg = topic_config(t)
   local max_item = tonumber(cfg.max_item_size or '0')
-  if max_item > 0 and #body > max_item then return {R.TOO_BIG, max_item} end
+  if max_item > 0 and #body > max_item then return REPLY.push.TOO_BIG(max_item) end
   local max_items, max_bytes = tonumber(cfg.max_items or '0'), tonumber(cfg.max_size or '0')
-  if max_bytes > 0 and #body > max_bytes then return {R.FULL, 'max_size', max_bytes} end -- no room could ever be made
+  if max_bytes > 0 and #body > max_bytes then return REPLY.push.FULL('max_size', max_bytes) end -- no room could ever be made
   local function full()
-    if max_items > 0 and holds(t) >= max_items then return {R.FULL, 'max_items', max_items} end
-    if max_bytes > 0 and size(t) + #body > max_bytes then return {R.FULL, 'max_size', max_bytes} end
+    if max_items > 0 and holds(t) >= max_items then return REPLY.push.FULL('max_items', max_items) end
+    if max_bytes > 0 and size(t) + #body > max_bytes then return REPLY.push.FULL('max_size', max_bytes) end
   end
   local refused = full()
   if not refused or cfg.discard_old_when_full ~= 'true' then return refused end
@@ -129,10 +129,10 @@ function rules.fanout(op, t)
   if same then
     -- Its dependencies were told of this job alone (deps.lua register),
     -- its batch listed it alone (batches.lua).
-    if (op.a.after ~= '' or op.a.batch ~= '') and #want > 0 then return {R.AFTER_FANOUT} end
+    if (op.a.after ~= '' or op.a.batch ~= '') and #want > 0 then return REPLY.push.AFTER_FANOUT() end
     return nil
   end
-  local r = {R.CHILDREN}
+  local r = REPLY.push.CHILDREN()
   for _, name in ipairs(want) do r[#r + 1] = name end
   return r
 end
@@ -145,12 +145,12 @@ end
 function rules.unique(op, t)
   local a = op.a
   local by_body = topic_config(t).unique_from == 'body'
-  if a.unique_mode == 'topic' and not by_body then return {R.UNIQUE_FROM, 'none'} end
-  if by_body and a.unique_key == '' then return {R.UNIQUE_FROM, 'body'} end
+  if a.unique_mode == 'topic' and not by_body then return REPLY.push.UNIQUE_FROM('none') end
+  if by_body and a.unique_key == '' then return REPLY.push.UNIQUE_FROM('body') end
   if a.unique_key ~= '' and #op.ts > 1 then
     -- A key names one job and this push makes several: a push's own key is
     -- refused; the topic's unique_from does not apply (op.keyless).
-    if a.unique_mode ~= 'topic' then return {R.UNIQUE_FANOUT} end
+    if a.unique_mode ~= 'topic' then return REPLY.push.UNIQUE_FANOUT() end
     op.keyless = true
   end
 end
@@ -181,7 +181,7 @@ function rules.by_key(op, t, pushed)
     -- A job of a batch, or one that waits for others, is never a change
     -- of another job (its topic's replace or debounce): it would not join
     -- its batch, nor wait. Refused as in mode reject.
-    if mode == 'reject' or a.batch ~= '' or a.after ~= '' then return {R.UNIQUE, holder, cid} end
+    if mode == 'reject' or a.batch ~= '' or a.after ~= '' then return REPLY.push.UNIQUE(holder, cid) end
     local waiting = job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED)
     if waiting and (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now then
       local before = size(t) -- read before the expiry, whose byte count is a deferred write
@@ -191,11 +191,11 @@ function rules.by_key(op, t, pushed)
       waiting = false
     end
     if waiting then -- a reserved or finished job is never changed: a fresh one takes the key
-      local pri, body, status, expires = nil, nil, R.DEBOUNCED, job[F_EXPIRES]
+      local pri, body, changed, expires = nil, nil, REPLY.push.DEBOUNCED, job[F_EXPIRES]
       if mode == 'replace' then
         -- The push's job in the waiting one's place: its body, delay,
         -- priority, TTR, expiry and retry policy, its failures forgotten.
-        pri, body, status = tonumber(a.priority), a.body, R.REPLACED
+        pri, body, changed = tonumber(a.priority), a.body, REPLY.push.REPLACED
         unindex_expiry(t, holder, job)
         job[F_TTR], job[F_EXPIRES], job[F_RETRY] = tonumber(a.ttr), expiry(t, tonumber(a.expires)), a.retry
         job[F_FAILURES], job[F_LAST_ERROR], job[F_ERRORS] = 0, '', nil
@@ -209,7 +209,7 @@ function rules.by_key(op, t, pushed)
       end
       if bytes[t.name] then bytes[t.name] = bytes[t.name] + grown end
       redis.call('PEXPIRE', key, window)
-      return {status, holder, now, job[F_DUE], cid}
+      return changed(holder, now, job[F_DUE], cid)
     end
   end
   op.ukey, op.ufor = key, window
@@ -254,7 +254,7 @@ function rules.fire(op, t)
   local a = op.a
   if a.schedule_key == '' then return nil end
   local key = op_key(a.schedule_key)
-  if redis.call('HGET', key, 'next') ~= a.schedule_due then return {R.FIRED} end
+  if redis.call('HGET', key, 'next') ~= a.schedule_due then return REPLY.push.FIRED() end
   local due = SCHEDULE_DUE .. a.schedule_name
   redis.call('HSET', key, 'next', a.schedule_next)
   if tonumber(a.schedule_next) > 0 then
@@ -270,7 +270,7 @@ function rules.fire(op, t)
     local job = last and load(last)
     if job and job[F_TOPIC] == t.name and (job[F_STATE] == READY or job[F_STATE] == DELAYED or job[F_STATE] == RESERVED) then
       redis.call('HINCRBY', key, 'skips', 1)
-      return {R.SKIPPED, last}
+      return REPLY.push.SKIPPED(last)
     end
   end
   op.fired = key
@@ -305,11 +305,11 @@ function push_phase(ops)
       discards = {}
       local short = #op.ts == 1 and a.unique_key == '' and a.schedule_key == '' and a.group == '' and rules.plain_topic(t)
       if taken[k] or seen[member] then
-        op.reply = {R.EXISTS}
+        op.reply = REPLY.push.EXISTS()
       elseif short then
         seen[member] = true
         local due = store(t, member, a, a.client_id, tonumber(a.expires), '')[F_DUE]
-        op.reply = {R.OK, now, due, 1}
+        op.reply = REPLY.push.OK(now, due, 1)
       else
         -- The refusals that ask the pool to push again come before a
         -- schedule's fire, which happens once (a push asked again would
@@ -348,7 +348,7 @@ function push_phase(ops)
             if not keep then due = copy[F_DUE] end
           end
         end
-        op.reply = {R.OK, now, due, keep and 1 or 0}
+        op.reply = REPLY.push.OK(now, due, keep and 1 or 0)
         for _, d in ipairs(discards) do op.reply[#op.reply + 1] = d end
       end
     end

@@ -135,24 +135,24 @@ local function list(from, deadline)
 end
 
 if mode == 'open' then
-  if redis.call('EXISTS', hash) == 1 then return {R.EXISTS} end
+  if redis.call('EXISTS', hash) == 1 then return REPLY.status(R.EXISTS) end
   redis.call('HSET', hash, 'state', ARGV[a.state], 'created', now, 'creating', 1, 'completed', 0, 'dead', 0, 'removed', 0,
     'meta', ARGV[a.meta], 'with_results', ARGV[a.with_results], 'retention', ARGV[a.retention],
     'on_complete', ARGV[a.on_complete], 'on_success', ARGV[a.on_success], 'on_death', ARGV[a.on_death])
   redis.call('ZADD', batches, now, id)
   list(a.members, tonumber(ARGV[a.deadline]))
-  return {R.OK}
+  return REPLY.status(R.OK)
 end
 if mode == 'remove' then
   redis.call('UNLINK', hash, members, ends, dead, results)
   redis.call('ZREM', batches, id)
   redis.call('ZREM', finished, id)
-  return {R.OK}
+  return REPLY.status(R.OK)
 end
 if mode == 'sweep' then
   local n = tonumber(ARGV[a.n])
-  return {redis.call('ZRANGE', finished, '-inf', now, 'BYSCORE', 'LIMIT', 0, n),
-    redis.call('ZRANGE', unstored, '-inf', now, 'BYSCORE', 'LIMIT', 0, n)}
+  return REPLY.batches_sweep(redis.call('ZRANGE', finished, '-inf', now, 'BYSCORE', 'LIMIT', 0, n),
+    redis.call('ZRANGE', unstored, '-inf', now, 'BYSCORE', 'LIMIT', 0, n))
 end
 if mode == 'due' then
   local soonest
@@ -161,10 +161,10 @@ if mode == 'due' then
     if first[2] and (not soonest or tonumber(first[2]) < soonest) then soonest = tonumber(first[2]) end
   end
   if soonest then redis.call('ZADD', K_DUE, soonest, BATCHES_DUE) else redis.call('ZREM', K_DUE, BATCHES_DUE) end
-  return {R.OK}
+  return REPLY.status(R.OK)
 end
 local b = read()
-if not b then return {mode == 'tell' and R.ABSENT or R.NOT_FOUND} end
+if not b then return mode == 'tell' and REPLY.batches.ABSENT() or REPLY.batches.NOT_FOUND() end
 if mode == 'stored' then
   -- The members pushed; created: the create that made the batch is done,
   -- so it may finish (an empty one, closed: done at once). It answers the
@@ -175,14 +175,14 @@ if mode == 'stored' then
     redis.call('HDEL', hash, 'creating')
     finish(b)
   end
-  return {R.OK, b.state, kept}
+  return REPLY.batches.OK(b.state, kept)
 end
 if mode == 'add' then
-  if b.state ~= 'open' and b.state ~= 'closed' then return {R.STATE, b.state} end
+  if b.state ~= 'open' and b.state ~= 'closed' then return REPLY.batches.STATE(b.state) end
   local total = redis.call('SCARD', members)
-  if total + #ARGV - a.members + 1 > tonumber(ARGV[a.max]) then return {R.FULL, total} end
+  if total + #ARGV - a.members + 1 > tonumber(ARGV[a.max]) then return REPLY.batches_add.FULL(total) end
   list(a.members, tonumber(ARGV[a.deadline]))
-  return {R.OK, b.with_results}
+  return REPLY.batches_add.OK(b.with_results)
 end
 if mode == 'drop' then
   -- Members whose push never stored them (a refusal, or a crash the sweep
@@ -192,20 +192,20 @@ if mode == 'drop' then
     if redis.call('HEXISTS', ends, ARGV[i]) == 0 then redis.call('SREM', members, ARGV[i]) end
   end
   finish(b)
-  return {R.OK, b.state, kept}
+  return REPLY.batches.OK(b.state, kept)
 end
 if mode == 'close' then
-  if b.state == 'cancelled' then return {R.STATE, b.state} end
+  if b.state == 'cancelled' then return REPLY.batches.STATE(b.state) end
   if b.state == 'open' then
     b.state = 'closed'
     redis.call('HSET', hash, 'state', 'closed')
     finish(b)
   end
-  return {R.OK, b.state, kept}
+  return REPLY.batches.OK(b.state, kept)
 end
 if mode == 'cancel' then
-  if b.state == 'done' then return {R.STATE, b.state} end
-  local out = {R.OK}
+  if b.state == 'done' then return REPLY.batches.STATE(b.state) end
+  local out = REPLY.batches_cancel.OK() -- then the members not yet ended
   if b.state ~= 'cancelled' then
     b.state = 'cancelled'
     redis.call('HSET', hash, 'state', 'cancelled')
@@ -237,4 +237,4 @@ for i = a.ends, #ARGV - 3, 4 do
   end
 end
 finish(b)
-return {R.OK, b.state, kept}
+return REPLY.batches.OK(b.state, kept)

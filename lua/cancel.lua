@@ -14,7 +14,7 @@ local t = topic_keys(1, ARGV[A.topic])
 local job, err = fetch(member, ARGV[A.topic], 0)
 if not job then return err end
 local from = job[F_STATE]
-if from == DEAD or from == COMPLETED or from == CANCELLED then return {R.STATE, from} end
+if from == DEAD or from == COMPLETED or from == CANCELLED then return REPLY.job_call.STATE(from) end
 local cid = ''
 if from == RESERVED then
   if not job[F_CANCEL] then
@@ -25,8 +25,6 @@ if from == RESERVED then
 else
   cid = outcomes.cancel(t, member, job)
 end
-local r = reply(member, job, job[F_BODY] == nil and job[F_STATE] ~= 0 and jobbody.read(member, job), now_ms())
-table.insert(r, 1, cid)
-table.insert(r, 1, R.OK)
-r[#r + 1] = table.concat(dropped_cids, ' ') -- the cancelled jobs max_completed dropped, as member, client id pairs
-return r
+local m, body, now, record = reply(member, job, job[F_BODY] == nil and job[F_STATE] ~= 0 and jobbody.read(member, job), now_ms())
+-- dropped: the cancelled jobs max_completed dropped, as member, client id pairs
+return REPLY.cancel.OK(cid, m, body, now, record, table.concat(dropped_cids, ' '))

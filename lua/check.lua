@@ -33,12 +33,12 @@ local function outcome_problems(job)
 end
 
 local t = topic_keys(1, ARGV[A.topic])
-local out = {}
-for state in ipairs(STATE_SET) do out[state] = 0 end
+local count, out = {}, {} -- each state's members (STATE_SET's order); out: the problems
+for state in ipairs(STATE_SET) do count[state] = 0 end
 local bytes = 0
 for state, set in ipairs(STATE_SET) do
   for _, m in ipairs(redis.call('ZRANGE', t[set], 0, -1)) do
-    out[state] = out[state] + 1
+    count[state] = count[state] + 1
     local job = load(m)
     if not job then
       table.insert(out, m .. ' is in ' .. set .. ' but has no record')
@@ -77,7 +77,7 @@ if groups.on(t) then
     if job then reserved[job[F_GROUP] or ''] = (reserved[job[F_GROUP] or ''] or 0) + 1 end
   end
   local queued = redis.call('ZCARD', t.group_jobs)
-  if queued ~= out[READY] then table.insert(out, 'its group queues hold ' .. queued .. ' jobs, ' .. out[READY] .. ' are ready') end
+  if queued ~= count[READY] then table.insert(out, 'its group queues hold ' .. queued .. ' jobs, ' .. count[READY] .. ' are ready') end
   local counts = redis.call('ZRANGE', t.group_ready, 0, -1, 'WITHSCORES')
   local seen = {}
   for k = 1, #counts, 2 do
@@ -114,4 +114,7 @@ local counted = tonumber(redis.call('HGET', t.info, 'bytes') or '0')
 if counted ~= bytes then
   table.insert(out, t.name .. ' counts ' .. counted .. ' bytes, its jobs hold ' .. bytes)
 end
-return out
+local r = REPLY.check(count[DELAYED], count[READY], count[RESERVED], count[BURIED], count[DEAD], count[COMPLETED],
+  count[CANCELLED], count[WAITING])
+for _, problem in ipairs(out) do r[#r + 1] = problem end
+return r

@@ -11,7 +11,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cur = redis.call('HGET', KEYS[1], ARGV[A.client_id])
 if cur then
   local member, at = string.match(cur, '^([^:]+):(%d+)$')
-  if member ~= ARGV[A.stale] then return {R.EXISTS, member, now - tonumber(at)} end
+  if member ~= ARGV[A.stale] then return REPLY.claim_alias.EXISTS(member, now - tonumber(at)) end
 end
 redis.call('HSET', KEYS[1], ARGV[A.client_id], ARGV[A.member] .. ':' .. now)
-return {R.OK}
+return REPLY.claim_alias.OK()

@@ -245,10 +245,130 @@ local function new_record()
   return {0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', 0, 0, 0, '', 0, '', '', '', 0}
 end
 
--- reply renders a job for the caller (lua.ReplyLen values): its member,
--- its body (false: the record holds it, or the reply carries none), Redis's
--- clock, and the record packed (pool.decodeRecord reads it by the F_*
--- numbers): packed is the caller's when it has packed the record already.
+-- reply renders a job for the caller, the lua.ReplyLen values a job value of
+-- a reply takes (REPLY): its member, its body (false: the record holds it, or
+-- the reply carries none), Redis's clock, and the record packed
+-- (pool.decodeRecord reads it by the F_* numbers): packed is the caller's when
+-- it has packed the record already. {reply(...)} holds them in a table.
 local function reply(member, job, body, now, packed)
-  return {member, body or false, now, packed or cmsgpack.pack(job)}
+  return member, body or false, now, packed or cmsgpack.pack(job)
 end
+
+-- REPLY builds every reply a script gives, by its shape (lua.ReplyShapes, from
+-- which pool's decoders are generated too): REPLY.<shape>.<STATUS>(values), or
+-- REPLY.<shape>(values) for a reply with no status, the values in the row's
+-- order. A job value is reply's values. A list that takes the rest (x...) is
+-- the last arguments, or none: the script appends them (lua/shapeslua.go).
+local REPLY = {}
+REPLY.ack = {
+  OK = function(cid, dropped, kept_ms) return {'OK', cid, dropped, kept_ms} end,
+}
+REPLY.ack_pop = {
+  OK = function(cid, dropped, ...) return {'OK', cid, dropped, ...} end,
+}
+REPLY.announce = function(format, recorded, epoch, ...) return {format, recorded, epoch, ...} end
+REPLY.batch_extra = {
+  DROPPED = function(...) return {'DROPPED', ...} end,
+  TOTALS = function(...) return {'TOTALS', ...} end,
+}
+REPLY.batches = {
+  ABSENT = function() return {'ABSENT'} end,
+  NOT_FOUND = function() return {'NOT_FOUND'} end,
+  OK = function(state, kept) return {'OK', state, kept} end,
+  STATE = function(state) return {'STATE', state} end,
+}
+REPLY.batches_add = {
+  FULL = function(members) return {'FULL', members} end,
+  OK = function(with_results) return {'OK', with_results} end,
+}
+REPLY.batches_cancel = {
+  OK = function(...) return {'OK', ...} end,
+}
+REPLY.batches_sweep = function(finished, unstored) return {finished, unstored} end
+REPLY.cancel = {
+  OK = function(cid, job_member, job_body, job_now, job_record, dropped) return {'OK', cid, job_member, job_body, job_now, job_record, dropped} end,
+}
+REPLY.check = function(delayed, ready, reserved, buried, dead, completed, cancelled, waiting, ...) return {delayed, ready, reserved, buried, dead, completed, cancelled, waiting, ...} end
+REPLY.claim_alias = {
+  EXISTS = function(member, age_ms) return {'EXISTS', member, age_ms} end,
+  OK = function() return {'OK'} end,
+}
+REPLY.deps_register = function(...) return {...} end
+REPLY.deps_tell = {
+  ABSENT = function() return {'ABSENT'} end,
+  OK = function(state, due, cid, now) return {'OK', state, due, cid, now} end,
+  TOPIC = function(topic) return {'TOPIC', topic} end,
+}
+REPLY.due_topics = function(wait_ms, ...) return {wait_ms, ...} end
+REPLY.expire = function(looked, expired, ...) return {looked, expired, ...} end
+REPLY.fail = {
+  OK = function(job_member, job_body, job_now, job_record, ...) return {'OK', job_member, job_body, job_now, job_record, ...} end,
+}
+REPLY.followups_ack = {
+  OK = function(cid, dropped, kept, ...) return {'OK', cid, dropped, kept, ...} end,
+}
+REPLY.followups_take = function(...) return {...} end
+REPLY.job = {
+  NOT_FOUND = function() return {'NOT_FOUND'} end,
+  OK = function(job_member, job_body, job_now, job_record) return {'OK', job_member, job_body, job_now, job_record} end,
+}
+REPLY.job_call = {
+  CANCELLED = function(cid, dropped) return {'CANCELLED', cid, dropped} end,
+  FULL = function(limit, max) return {'FULL', limit, max} end,
+  NOT_FOUND = function() return {'NOT_FOUND'} end,
+  STALE = function(current, state) return {'STALE', current, state} end,
+  STATE = function(state) return {'STATE', state} end,
+  THEN = function() return {'THEN'} end,
+  TOO_BIG = function(max, limit) return {'TOO_BIG', max, limit} end,
+  TOPIC = function(topic) return {'TOPIC', topic} end,
+}
+REPLY.job_list = function(total, ...) return {total, ...} end
+REPLY.kick = function(kicked, kind) return {kicked, kind} end
+REPLY.migrate = function(cursor, moved) return {cursor, moved} end
+REPLY.outbox_job = function(member, topic, priority, ttr_ms, body, trace, group, json) return {member, topic, priority, ttr_ms, body, trace, group, json} end
+REPLY.outbox_take = function(...) return {...} end
+REPLY.pause = {
+  NOT_FOUND = function() return {'NOT_FOUND'} end,
+  OK = function(until_ms) return {'OK', until_ms} end,
+}
+REPLY.peek_topic = {
+  NOT_FOUND = function(...) return {'NOT_FOUND', ...} end,
+  OK = function(job_member, job_body, job_now, job_record, ...) return {'OK', job_member, job_body, job_now, job_record, ...} end,
+}
+REPLY.plain_refusal = {
+  GENERAL = function(why, topic) return {'GENERAL', why, topic} end,
+}
+REPLY.pop = {
+  EMPTY = function(wait_ms, topic, held_by) return {'EMPTY', wait_ms, topic, held_by} end,
+  JOBS = function(more, count, ...) return {'JOBS', more, count, ...} end,
+  OK = function(more, job_member, job_body, job_now, job_record) return {'OK', more, job_member, job_body, job_now, job_record} end,
+  PEEK = function(topic, priority, member) return {'PEEK', topic, priority, member} end,
+}
+REPLY.pop_best_plain = function(pop, totals, bucket) return {pop, totals, bucket} end
+REPLY.purge = function(removed, ...) return {removed, ...} end
+REPLY.push = {
+  AFTER_FANOUT = function() return {'AFTER_FANOUT'} end,
+  CHILDREN = function(...) return {'CHILDREN', ...} end,
+  DEBOUNCED = function(holder, now, due, cid) return {'DEBOUNCED', holder, now, due, cid} end,
+  EXISTS = function() return {'EXISTS'} end,
+  FIRED = function() return {'FIRED'} end,
+  FULL = function(limit, max) return {'FULL', limit, max} end,
+  GROUP_BACKLOG = function(ungrouped, most) return {'GROUP_BACKLOG', ungrouped, most} end,
+  OK = function(now, due, kept, ...) return {'OK', now, due, kept, ...} end,
+  REPLACED = function(holder, now, due, cid) return {'REPLACED', holder, now, due, cid} end,
+  SKIPPED = function(last) return {'SKIPPED', last} end,
+  TOO_BIG = function(max) return {'TOO_BIG', max} end,
+  UNIQUE = function(holder, cid) return {'UNIQUE', holder, cid} end,
+  UNIQUE_FANOUT = function() return {'UNIQUE_FANOUT'} end,
+  UNIQUE_FROM = function(from) return {'UNIQUE_FROM', from} end,
+}
+REPLY.replies = function(...) return {...} end
+REPLY.status = function(status) return {status} end
+REPLY.status_broker = function(name, now, next, at) return {name, now, next, at} end
+REPLY.status_read = function(now, fleet_now, fleet_next, fleet_at, ...) return {now, fleet_now, fleet_next, fleet_at, ...} end
+REPLY.status_set = {
+  NOT_FOUND = function() return {'NOT_FOUND'} end,
+  OK = function(now, layer_now, layer_next, layer_at) return {'OK', now, layer_now, layer_next, layer_at} end,
+  STATE = function(next, at) return {'STATE', next, at} end,
+}
+REPLY.tick = function(ready, more, ...) return {ready, more, ...} end

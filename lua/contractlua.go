@@ -160,13 +160,25 @@ func ContractLua() string {
 	w("  return {%s}", strings.Join(zeros, ", "))
 	w("end")
 	w("")
-	w("-- reply renders a job for the caller (lua.ReplyLen values): its member,")
-	w("-- its body (false: the record holds it, or the reply carries none), Redis's")
-	w("-- clock, and the record packed (pool.decodeRecord reads it by the F_*")
-	w("-- numbers): packed is the caller's when it has packed the record already.")
+	w("-- reply renders a job for the caller, the lua.ReplyLen values a job value of")
+	w("-- a reply takes (REPLY): its member, its body (false: the record holds it, or")
+	w("-- the reply carries none), Redis's clock, and the record packed")
+	w("-- (pool.decodeRecord reads it by the F_* numbers): packed is the caller's when")
+	w("-- it has packed the record already. {reply(...)} holds them in a table.")
 	w("local function reply(member, job, body, now, packed)")
-	w("  return {member, body or false, now, packed or cmsgpack.pack(job)}")
+	w("  return member, body or false, now, packed or cmsgpack.pack(job)")
 	w("end")
+	w("")
+	w("-- REPLY builds every reply a script gives, by its shape (lua.ReplyShapes, from")
+	w("-- which pool's decoders are generated too): REPLY.<shape>.<STATUS>(values), or")
+	w("-- REPLY.<shape>(values) for a reply with no status, the values in the row's")
+	w("-- order. A job value is reply's values. A list that takes the rest (x...) is")
+	w("-- the last arguments, or none: the script appends them (lua/shapeslua.go).")
+	table, err := replyTable(nil)
+	if err != nil {
+		panic(fmt.Sprintf("lua: %v", err)) // ReplyShapes is fixed at compile time; its tests fail first
+	}
+	b.WriteString(table)
 	return b.String()
 }
 

@@ -15,7 +15,7 @@
 --       be) / {'TOPIC', t}
 local mode = ARGV[A.mode]
 if mode == 'register' then
-  local out = {}
+  local out = REPLY.deps_register() -- then how, result pairs
   for i = A.register.members, #ARGV do
     local how, result = deps.register(ARGV[i], load(ARGV[i]), ARGV[A.register.dependent], ARGV[A.register.topic])
     out[#out + 1] = how
@@ -25,10 +25,10 @@ if mode == 'register' then
 end
 local member = ARGV[A.tell.member]
 local job = load(member)
-if not job then return {R.ABSENT} end
-if job[F_TOPIC] ~= ARGV[A.tell.topic] then return {R.TOPIC, job[F_TOPIC]} end
+if not job then return REPLY.deps_tell.ABSENT() end
+if job[F_TOPIC] ~= ARGV[A.tell.topic] then return REPLY.deps_tell.TOPIC(job[F_TOPIC]) end
 local t = topic_keys(1, job[F_TOPIC])
 local now = now_ms()
 local result = ARGV[A.tell.result]
 local state, cid = deps.told(t, member, job, ARGV[A.tell.dependency], ARGV[A.tell.how], result ~= '' and result or nil, now)
-return {R.OK, state == '' and 0 or (job[F_STATE] or 0), job[F_DUE] or 0, cid, now}
+return REPLY.deps_tell.OK(state == '' and 0 or (job[F_STATE] or 0), job[F_DUE] or 0, cid, now)

@@ -9,9 +9,10 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local topics = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[A.n]))
 if #topics > 0 then
-  table.insert(topics, 1, 0)
-  return topics
+  local out = REPLY.due_topics(0)
+  for _, topic in ipairs(topics) do out[#out + 1] = topic end
+  return out
 end
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if head[2] then return {tonumber(head[2]) - now} end
-return {-1}
+if head[2] then return REPLY.due_topics(tonumber(head[2]) - now) end
+return REPLY.due_topics(-1)

@@ -7,7 +7,7 @@
 -- Returns {'OK', job reply...} or {'NOT_FOUND'}.
 local member = ARGV[A.member]
 local job = load(member)
-if not job or job[F_STATE] == EXPIRED then return {R.NOT_FOUND} end
+if not job or job[F_STATE] == EXPIRED then return REPLY.job.NOT_FOUND() end
 local ended = job[F_STATE] == COMPLETED or job[F_STATE] == DEAD or job[F_STATE] == CANCELLED
 if not ended and job[F_WAITED] ~= ARGV[A.channel] then
   job[F_WAITED] = ARGV[A.channel]

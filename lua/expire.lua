@@ -6,6 +6,6 @@
 -- Returns {entries looked at, jobs expired, then member and client id of each expired job that had one}.
 local t = topic_keys(1, ARGV[A.topic])
 local looked, expired = sweep_expired(t, now_ms(), tonumber(ARGV[A.n]))
-local out = {looked, expired}
+local out = REPLY.expire(looked, expired) -- then the dropped client ids
 for _, v in ipairs(dropped_cids) do out[#out + 1] = v end
 return out

@@ -30,6 +30,6 @@ else
   move_state(RESERVED, job[F_STATE])
   save(member, job)
 end
-local r = answer(member, job)
+local r = answer(member, job, REPLY.fail.OK)
 for _, v in ipairs(dropped_cids) do r[#r + 1] = v end
 return r

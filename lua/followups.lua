@@ -52,23 +52,22 @@ if mode == 'ack' then
   local record = redis.call('HGET', K_JOBS, member)
   local job = record and cmsgpack.unpack(record)
   if job and job[F_STATE] == COMPLETED and job[F_TOPIC] == t.name then -- by an earlier ack: of this delivery?
-    return refusal(job, t.name, tonumber(ARGV[A.ack.attempt])) or {R.OK, '', '', 'again'}
+    return refusal(job, t.name, tonumber(ARGV[A.ack.attempt])) or REPLY.followups_ack.OK('', '', 'again')
   end
-  local due, kept, result = now + tonumber(ARGV[A.ack.grace]), {R.OK, '', '', ''}, ARGV[A.ack.result]
+  local due, kept, result = now + tonumber(ARGV[A.ack.grace]), {}, ARGV[A.ack.result] -- kept: the follow-ups kept
   local follow = function(entries) outcomes.follow_up(entries, due, result, kept) end
   local cid, refused, _, dropped, keep = ack_job(t, member, record, tonumber(ARGV[A.ack.attempt]), 'ack', result, redis.call,
     follow)
   if refused then return refused end
   if ARGV[A.ack.entries] ~= '' then follow(ARGV[A.ack.entries]) end
-  kept[2], kept[3], kept[4] = cid, dropped, keep
-  return kept
+  return REPLY.followups_ack.OK(cid, dropped, keep, unpack(kept))
 end
 if mode == 'take' then
   -- Each one taken is due again only lease ms on: the taker's done (or
   -- later) settles it first, so that timers of several brokers, nudged at
   -- once, take other follow-ups rather than the same ones twice; one whose
   -- taker died is taken again then.
-  local out, again = {}, now + tonumber(ARGV[A.take.lease])
+  local out, again = REPLY.followups_take(), now + tonumber(ARGV[A.take.lease]) -- then id, spec pairs
   for _, id in ipairs(redis.call('ZRANGE', list, '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[A.take.n]))) do
     local spec = redis.call('HGET', specs, id)
     if spec then

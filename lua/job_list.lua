@@ -11,7 +11,7 @@ local t = topic_keys(1, ARGV[A.topic])
 local set = t[ARGV[A.set]]
 local offset, limit, preview = tonumber(ARGV[A.offset]), tonumber(ARGV[A.limit]), tonumber(ARGV[A.preview])
 local total = redis.call('ZCARD', set)
-local out = {total}
+local out = REPLY.job_list(total) -- then the jobs' replies
 -- An offset past the end is an empty page. It is checked here, before any
 -- sum: an offset beyond 2^53 is an inexact double, and Lua would pass a sum
 -- to ZRANGE as "1e+17", which Redis refuses as not an integer. Within the
@@ -25,7 +25,7 @@ for _, member in ipairs(redis.call(unpack(range))) do
   if job then
     local body = jobbody.read(member, job) or ''
     job[F_BODY] = nil -- the preview goes instead
-    for _, v in ipairs(reply(member, job, string.sub(body, 1, preview), now)) do out[#out + 1] = v end
+    for _, v in ipairs({reply(member, job, string.sub(body, 1, preview), now)}) do out[#out + 1] = v end
   end
 end
 return out

@@ -38,4 +38,4 @@ if #members > 0 then
   count('total_kicks', #members)
   wake(t, #members)
 end
-return {#members + revived, kind}
+return REPLY.kick(#members + revived, kind)

@@ -12,7 +12,7 @@ if from == DEAD then
   count('total_kicks', 1)
   return answer(member, job)
 end
-if from ~= BURIED and from ~= DELAYED then return {R.STATE, from} end
+if from ~= BURIED and from ~= DELAYED then return REPLY.job_call.STATE(from) end
 remove_from_state(t, member, job)
 job[F_KICKS] = job[F_KICKS] + 1
 note(t, member, job, 'kicked')

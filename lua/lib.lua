@@ -204,7 +204,7 @@ local expiring
 -- timer of the bucket told, so that they are handed over now, not at its
 -- next round.
 -- deferred.totals: false, or (a batch call's, which its main sets)
--- {R.TOTALS}, to which flush appends hash key, field, amount for each
+-- REPLY.batch_extra.TOTALS(), to which flush appends hash key, field, amount for each
 -- total_jobs, total_reserves and total_deletes instead of writing it: the
 -- broker adds those up in memory and writes them at most once a second
 -- (pool/totals.go), so that the hot path's calls leave five HINCRBYs a job

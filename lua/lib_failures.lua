@@ -8,8 +8,12 @@
 -- max_attempts is 25 when no layer sets it (asynq's and Sidekiq's choice): a
 -- job that keeps failing ends in the dead set rather than being retried for
 -- ever; 0, set explicitly, still means for ever (job.DefaultMaxAttempts).
+-- The constant is in retry_policy's block: the library's main function
+-- holds at most 200 locals.
+local retry_policy
+do
 local DEFAULT_MAX_ATTEMPTS = '25'
-local function retry_policy(t, job)
+function retry_policy(t, job)
   local cfg = topic_config(t)
   local p = {max_attempts = tonumber(cfg.max_attempts or DEFAULT_MAX_ATTEMPTS), backoff = cfg.backoff or 'exponential',
              base = tonumber(cfg.backoff_base or '1') * 1000, max = tonumber(cfg.backoff_max or '3600') * 1000,
@@ -25,6 +29,7 @@ local function retry_policy(t, job)
     if f[5] ~= '-' then p.jitter = f[5] == '1' end
   end
   return p
+end
 end
 
 -- backoff_delay is the wait (ms) before the next attempt after the

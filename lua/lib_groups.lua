@@ -206,7 +206,7 @@ do
   function groups.make(t)
     if groups.on(t) then return nil end
     local n = redis.call('ZCARD', t.ready)
-    if n > GROUP_BACKFILL then return {R.GROUP_BACKLOG, n, GROUP_BACKFILL} end
+    if n > GROUP_BACKFILL then return REPLY.push.GROUP_BACKLOG(n, GROUP_BACKFILL) end
     redis.call('HSET', t.info, 'grouped', '1')
     redis.call('HSET', K_DEFAULTS, GROUPED_MARK, '1')
     bucket_defaults()[GROUPED_MARK] = '1'

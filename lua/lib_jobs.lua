@@ -123,10 +123,10 @@ local function change_waiting(t, member, job, delay, pri, body, json, now, size)
   if body then
     local cfg = topic_config(t)
     local max_item = tonumber(cfg.max_item_size or '0')
-    if max_item > 0 and #body > max_item then return {R.TOO_BIG, max_item} end
+    if max_item > 0 and #body > max_item then return REPLY.job_call.TOO_BIG(max_item) end
     grown = #body - (job[F_SIZE] or 0)
     local max_bytes = tonumber(cfg.max_size or '0')
-    if max_bytes > 0 and grown > 0 and size(t) + grown > max_bytes then return {R.FULL, 'max_size', max_bytes} end
+    if max_bytes > 0 and grown > 0 and size(t) + grown > max_bytes then return REPLY.job_call.FULL('max_size', max_bytes) end
     jobbody.keep(member, job, body) -- saved with the record below
     job[F_SIZE] = #body
     -- A record written before F_JSON lacks it: given only when it says JSON.
@@ -150,21 +150,21 @@ local function change_waiting(t, member, job, delay, pri, body, json, now, size)
 end
 
 -- answer is a successful call's reply: 'OK' and the job as it now is, with
--- its body, so callers need no second round trip to show it.
-local function answer(member, job)
-  local r = reply(member, job, job[F_BODY] == nil and jobbody.read(member, job), now_ms())
-  table.insert(r, 1, R.OK)
-  return r
+-- its body, so callers need no second round trip to show it. ok builds it:
+-- REPLY.job.OK unless given (another shape whose OK is the job, then a
+-- list the caller appends).
+local function answer(member, job, ok)
+  return (ok or REPLY.job.OK)(reply(member, job, job[F_BODY] == nil and jobbody.read(member, job), now_ms()))
 end
 
 -- refusal says why an operation on a job (nil: there is none) that names
 -- the job's topic and a delivery (attempt, 0: any) cannot go ahead: the reply
 -- the script must return, or nil.
 local function refusal(job, topic, attempt)
-  if not job or job[F_STATE] == EXPIRED then return {R.NOT_FOUND} end -- an expired job is gone
-  if job[F_TOPIC] ~= topic then return {R.TOPIC, job[F_TOPIC]} end
+  if not job or job[F_STATE] == EXPIRED then return REPLY.job_call.NOT_FOUND() end -- an expired job is gone
+  if job[F_TOPIC] ~= topic then return REPLY.job_call.TOPIC(job[F_TOPIC]) end
   -- STALE names the job's state too: a job never delivered (0 reserves) is told so, not "on attempt 0".
-  if attempt > 0 and attempt ~= job[F_RESERVES] then return {R.STALE, job[F_RESERVES], job[F_STATE]} end
+  if attempt > 0 and attempt ~= job[F_RESERVES] then return REPLY.job_call.STALE(job[F_RESERVES], job[F_STATE]) end
 end
 
 -- fetch loads a job for an operation that names its topic (whose keys were
@@ -180,8 +180,8 @@ end
 -- fetch_reserved is fetch for the operations that need a reservation.
 local function fetch_reserved(member, topic, attempt)
   local job, err = fetch(member, topic, attempt)
-  if job and job[F_STATE] == CANCELLED then return nil, {R.CANCELLED, ''} end -- its consumer may not have heard
-  if job and job[F_STATE] ~= RESERVED then return nil, {R.STATE, job[F_STATE]} end
+  if job and job[F_STATE] == CANCELLED then return nil, REPLY.job_call.CANCELLED('') end -- its consumer may not have heard
+  if job and job[F_STATE] ~= RESERVED then return nil, REPLY.job_call.STATE(job[F_STATE]) end
   return job, err
 end
 
@@ -237,7 +237,7 @@ local function reserve_record(t, member, job, from, now, write)
 end
 
 -- reserve gives a job (just taken out of the set of state `from`) to a
--- consumer and returns the job reply.
+-- consumer and returns the job reply's values (contract.lua reply).
 local function reserve(t, member, job, from, now)
   local body = job[F_BODY] == nil and jobbody.read(member, job) -- false: the record holds it
   return reply(member, job, body, now, reserve_record(t, member, job, from, now))

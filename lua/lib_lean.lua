@@ -156,11 +156,11 @@ do
       for m, member in ipairs(members) do
         local k = at_of[m]
         if taken[m] or seen[member] then
-          replies[k] = {R.EXISTS}
+          replies[k] = REPLY.push.EXISTS()
         else
           seen[member] = true
           local t = firsts[k]
-          replies[k] = {R.OK, now, store(t, member, ats[k], now), 1}
+          replies[k] = REPLY.push.OK(now, store(t, member, ats[k], now), 1)
           counted[t.name] = t
         end
       end
@@ -193,7 +193,7 @@ do
         else
           gone[member] = kept and 'kept' or 'deleted'
           if delete then
-            replies[k] = {R.OK, cid, dropped, keep}
+            replies[k] = REPLY.ack.OK(cid, dropped, keep)
           else
             acked[k] = cid
             if dropped ~= '' then
@@ -248,7 +248,7 @@ do
           got[k] = #heads / 2
           j = j + 1
         end
-        if got[k] == 0 then replies[k] = {R.EMPTY, -1, '', ''} end
+        if got[k] == 0 then replies[k] = REPLY.pop.EMPTY(-1, '', '') end
       end
     end
     if #members > 0 then
@@ -258,7 +258,7 @@ do
       for m, member in ipairs(members) do
         local k, job = at_of[m], jobs[m]
         if kinds[k] == 'pop' and ARGV[ats[k] + AT_POP.mode] == 'take' then job[F_TTR] = 0 end
-        picked[m] = reply(member, job, bodies[member], now, reserve_record(from[m], member, job, READY, now, gathers.add))
+        picked[m] = {reply(member, job, bodies[member], now, reserve_record(from[m], member, job, READY, now, gathers.add))}
       end
       gathers.flush()
       -- more: the topic still has ready jobs after a pick (a later pick
@@ -275,26 +275,20 @@ do
         if c and c > 0 then
           local at = first[k]
           if kinds[k] == 'pop_n' then
-            local r = {R.JOBS, more[at + c - 1], c}
+            local r = REPLY.pop.JOBS(more[at + c - 1], c)
             for m = at, at + c - 1 do
               local p = picked[m]
               r[#r + 1], r[#r + 2], r[#r + 3], r[#r + 4] = p[1], p[2], p[3], p[4]
             end
             replies[k] = r
           else
-            local r = picked[at]
-            replies[k] = {R.OK, more[at], r[1], r[2], r[3], r[4]}
+            replies[k] = REPLY.pop.OK(more[at], unpack(picked[at]))
           end
         end
       end
     end
     -- An ack_pop answers its ack, then its pop (batch.lua pop_replies).
-    for k, cid in pairs(acked) do
-      local r = replies[k]
-      table.insert(r, 1, dropped_of and dropped_of[k] or '')
-      table.insert(r, 1, cid)
-      table.insert(r, 1, R.OK)
-    end
+    for k, cid in pairs(acked) do replies[k] = REPLY.ack_pop.OK(cid, dropped_of and dropped_of[k] or '', unpack(replies[k])) end
     return replies
   end
 end

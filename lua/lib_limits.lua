@@ -103,7 +103,7 @@ local function cancel_held(t, member, job)
   free_slot(t, job)
   local before = #dropped_cids
   local cid = outcomes.cancel(t, member, job)
-  return {R.CANCELLED, cid, table.concat(dropped_cids, ' ', before + 1)}
+  return REPLY.job_call.CANCELLED(cid, table.concat(dropped_cids, ' ', before + 1))
 end
 
 -- ack_record is the record an ack or delete of member reads: record (read
@@ -135,19 +135,19 @@ local function ack_job(t, member, record, attempt, mode, result, write, follow)
   local refused = refusal(job, t.name, attempt)
   if not refused and (job[F_STATE] == COMPLETED or job[F_STATE] == CANCELLED) then
     if mode == 'ack' and job[F_STATE] == COMPLETED then return '', nil, true, '', outcomes.left(t, member) end -- a retried ack: done already
-    if mode == 'ack' then refused = {R.CANCELLED, ''} end
-    if mode == 'unreserved' then refused = {R.NOT_FOUND} end -- beanstalkd's delete: gone
+    if mode == 'ack' then refused = REPLY.job_call.CANCELLED('') end
+    if mode == 'unreserved' then refused = REPLY.job_call.NOT_FOUND() end -- beanstalkd's delete: gone
   end
-  if not refused and mode == 'unreserved' and job[F_STATE] == RESERVED then refused = {R.STATE, RESERVED} end
+  if not refused and mode == 'unreserved' and job[F_STATE] == RESERVED then refused = REPLY.job_call.STATE(RESERVED) end
   -- A fenced ack names a delivery: of a job no longer reserved by it (it
   -- was released, or pushed again from the completed or cancelled set,
   -- its attempts not yet counted on) it changes nothing.
   if not refused and mode == 'ack' and attempt > 0 and job[F_STATE] ~= RESERVED and job[F_STATE] ~= COMPLETED
     and job[F_STATE] ~= CANCELLED then
-    refused = {R.STATE, job[F_STATE]}
+    refused = REPLY.job_call.STATE(job[F_STATE])
   end
   local then_list = not refused and mode == 'ack' and job[F_STATE] ~= COMPLETED and job[F_STATE] ~= CANCELLED and job[F_THEN]
-  if then_list and not follow then refused = {R.THEN} end
+  if then_list and not follow then refused = REPLY.job_call.THEN() end
   local keep = 0
   if not refused and mode == 'ack' then
     keep = outcomes.keep(t, job, result)
@@ -155,7 +155,7 @@ local function ack_job(t, member, record, attempt, mode, result, write, follow)
     -- to its end's waiters, batch and events, and a consumer told 200 for
     -- one then dropped would never learn it was too big.
     local most = #result > 0 and outcomes.max_result(t)
-    if most and #result > most then refused = {R.TOO_BIG, most, 'max_result'} end
+    if most and #result > most then refused = REPLY.job_call.TOO_BIG(most, 'max_result') end
   end
   if refused then return nil, refused end
   if mode ~= '' and job[F_CANCEL] then -- an ack (or beanstalkd's delete) of a job cancelled meanwhile ends it cancelled

@@ -13,7 +13,7 @@ do
   -- batch.lua, having changed nothing: {{GENERAL, why, the topic it is
   -- about}} ('settings': the bucket's; 'topic': a topic's pops; 'job':
   -- this call's job alone). pool/plain.go reads why.
-  function plain.refusal(why, topic) return {{R.GENERAL, why, topic or ''}} end
+  function plain.refusal(why, topic) return {REPLY.plain_refusal.GENERAL(why, topic or '')} end
 
   -- plain.settings says whether the bucket has settings: its defaults hash
   -- holds every default setting, topic pattern and mark (some topic has
@@ -60,8 +60,8 @@ do
 
   -- plain.reserve reserves job (member, just taken from topic t's ready
   -- set, by plain.take) until now + its TTR, nudges the bucket's timer to
-  -- then, and returns the pop's reply after its status: more (1: t has
-  -- more ready jobs, said only when asked), then the job's reply. A job of
+  -- then, and returns what the pop's reply takes (REPLY.pop.OK): more (1: t
+  -- has more ready jobs, said only when asked), then the job's reply. A job of
   -- TTR 0 is taken: deleted as it is delivered (state 0). swapped: the call
   -- deleted a reserved job too and this one is reserved, so the bucket's
   -- count of reserved jobs stays as it is (batch.lua's flush sums the two
@@ -90,7 +90,7 @@ do
     end
     local more = 0
     if ask_more == '1' and redis.call('ZCARD', t.ready) > 0 then more = 1 end
-    return more, member, body, now, packed
+    return more, reply(member, job, body, now, packed)
   end
 
   -- plain.ackable says whether job (its record read, or nil) is one an ack

@@ -131,7 +131,7 @@ func TestPlainScriptsUseNoCallState(t *testing.T) {
 	pure := map[string]bool{"redis.call": true, "cmsgpack.pack": true, "cmsgpack.unpack": true, "tonumber": true,
 		"string.find": true, "string.match": true, "string.gmatch": true, "math.floor": true, "ipairs": true, "main": true,
 		"new_record": true, "settle": true, "caller_of": true, "topic_keys": true, "reply": true, "add_topic": true,
-		"goes_before": true, "bind": true}
+		"goes_before": true, "bind": true, "unpack": true}
 	called := regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_.]*)\(`)
 	files := []string{"lib_plain.lua"}
 	for name := range plainScripts {
@@ -139,7 +139,7 @@ func TestPlainScriptsUseNoCallState(t *testing.T) {
 	}
 	for _, file := range files {
 		for _, m := range called.FindAllStringSubmatch(codeOf(read(file)), -1) {
-			if name := m[1]; !pure[name] && !strings.HasPrefix(name, "plain.") {
+			if name := m[1]; !pure[name] && !strings.HasPrefix(name, "plain.") && !strings.HasPrefix(name, "REPLY.") {
 				t.Errorf("%s calls %s, which the plain path does not know to keep nothing of a call", file, name)
 			}
 		}

@@ -43,6 +43,13 @@ func Source(name string) string {
 		if used := statusesOf(string(body)); len(used) > 0 {
 			head += "local R = " + statusTable(used) + "\n"
 		}
+		if used := repliesOf(string(body)); len(used) > 0 {
+			table, err := replyTable(used)
+			if err != nil {
+				panic(fmt.Sprintf("lua: %s: %v", name, err))
+			}
+			head += table
+		}
 		return head + string(body)
 	}
 	panic(fmt.Sprintf("lua: %s is a topic-scoped script: call it as a function of the library (lua.TheLibrary)", name))

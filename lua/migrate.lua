@@ -5,7 +5,7 @@
 -- ARGV: caller (its format must be 2 or more), an HSCAN cursor of the bodies
 --   hash ('0' to start a pass), n: about how many bodies to look at.
 -- Returns {the next cursor ('0': the pass is over), bodies moved}.
-if jobbody.format < 2 then return {'0', 0} end
+if jobbody.format < 2 then return REPLY.migrate('0', 0) end
 local scan = redis.call('HSCAN', K_BODIES, ARGV[A.cursor], 'COUNT', tonumber(ARGV[A.n]))
 local found, moved = scan[2], 0
 for i = 1, #found, 2 do
@@ -20,4 +20,4 @@ for i = 1, #found, 2 do
     end
   end
 end
-return {scan[1], moved}
+return REPLY.migrate(scan[1], moved)

@@ -7,12 +7,12 @@
 --       0), ...} of up to n jobs, oldest first (pool.moveExpired reads them by these places)
 --       origin, 'done', member... -> the number of jobs left in the outbox
 if ARGV[A.mode] == 'take' then
-  local out = {}
+  local out = REPLY.outbox_take() -- then a row each
   for _, member in ipairs(redis.call('ZRANGE', K_OUTBOX, 0, tonumber(ARGV[A.take.n]) - 1)) do
     local job = load(member)
     if job and job[F_STATE] == EXPIRED then
-      for _, v in ipairs({member, job[F_TOPIC], job[F_PRI], job[F_TTR], jobbody.read(member, job) or '',
-                          job[F_TRACE] or '', job[F_GROUP] or '', job[F_JSON] or 0}) do
+      for _, v in ipairs(REPLY.outbox_job(member, job[F_TOPIC], job[F_PRI], job[F_TTR], jobbody.read(member, job) or '',
+                                          job[F_TRACE] or '', job[F_GROUP] or '', job[F_JSON] or 0)) do
         out[#out + 1] = v
       end
     else

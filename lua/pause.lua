@@ -5,7 +5,7 @@
 -- Returns {'OK', paused until ms (0 when resumed)} or {'NOT_FOUND'} for an unknown topic.
 local t = topic_keys(1, ARGV[A.topic])
 if redis.call('SISMEMBER', K_TOPICS, t.name) == 0 then
-  if ARGV[A.create] ~= '1' then return {R.NOT_FOUND} end
+  if ARGV[A.create] ~= '1' then return REPLY.pause.NOT_FOUND() end
   add_topic(t)
 end
 local ms = tonumber(ARGV[A.ms])
@@ -14,8 +14,8 @@ if ms <= 0 then
   redis.call('HDEL', t.info, 'paused_until', 'pause_ms')
   local ready = redis.call('ZCARD', t.ready)
   if ready > 0 then wake(t, ready) end
-  return {R.OK, 0}
+  return REPLY.pause.OK(0)
 end
 local until_ms = now_ms() + ms
 redis.call('HSET', t.info, 'paused_until', until_ms, 'pause_ms', ms)
-return {R.OK, until_ms}
+return REPLY.pause.OK(until_ms)

@@ -4,5 +4,5 @@
 -- Returns {'OK', job reply...} or {'NOT_FOUND'}.
 local member = ARGV[A.member]
 local job = load(member)
-if not job or job[F_STATE] == EXPIRED then return {R.NOT_FOUND} end
+if not job or job[F_STATE] == EXPIRED then return REPLY.job.NOT_FOUND() end
 return answer(member, job)

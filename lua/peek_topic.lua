@@ -22,11 +22,11 @@ if set ~= 'buried' and set ~= 'dead' then
     -- A swarm expired at once: show the first that has not.
     for _, member in ipairs(redis.call('ZRANGE', t[set], 0, 999)) do
       local job = load(member)
-      if (job[F_EXPIRES] or 0) == 0 or job[F_EXPIRES] > now then return with_dropped(answer(member, job)) end
+      if (job[F_EXPIRES] or 0) == 0 or job[F_EXPIRES] > now then return with_dropped(answer(member, job, REPLY.peek_topic.OK)) end
     end
-    return with_dropped({R.NOT_FOUND})
+    return with_dropped(REPLY.peek_topic.NOT_FOUND())
   end
 end
 local head = redis.call('ZRANGE', t[set], 0, 0)
-if not head[1] then return with_dropped({R.NOT_FOUND}) end
-return with_dropped(answer(head[1], load(head[1])))
+if not head[1] then return with_dropped(REPLY.peek_topic.NOT_FOUND()) end
+return with_dropped(answer(head[1], load(head[1]), REPLY.peek_topic.OK))

@@ -52,12 +52,12 @@ local function main()
     end
     first_key, first_name = first_key + span, first_name + n
   end
-  if not best then return {{R.EMPTY, -1, '', ''}} end
+  if not best then return REPLY.pop_best_plain(REPLY.pop.EMPTY(-1, '', '')) end
   bind(best.keys, ARGV)
   local t = topic_keys(best.at, best.name)
   local member, job = plain.take(t)
   if job == true then return plain.refusal('job') end
-  return {{R.OK, plain.reserve(t, member, job, now, ARGV[A.more])},
-    {R.TOTALS, K_STATS, 'total_reserves', 1, t.info, 'total_reserves', 1}, best.bucket}
+  return REPLY.pop_best_plain(REPLY.pop.OK(plain.reserve(t, member, job, now, ARGV[A.more])),
+    REPLY.batch_extra.TOTALS(K_STATS, 'total_reserves', 1, t.info, 'total_reserves', 1), best.bucket)
 end
 return main()

@@ -21,8 +21,8 @@ local function main()
   if not plain.open(t, now) then return plain.refusal('topic', name) end
   local member, job = plain.take(t)
   if job == true then return plain.refusal('job') end
-  if not member then return {{R.EMPTY, -1, '', ''}} end
-  return {{R.OK, plain.reserve(t, member, job, now, ARGV[A.more])},
-    {R.TOTALS, K_STATS, 'total_reserves', 1, t.info, 'total_reserves', 1}}
+  if not member then return {REPLY.pop.EMPTY(-1, '', '')} end
+  return {REPLY.pop.OK(plain.reserve(t, member, job, now, ARGV[A.more])),
+    REPLY.batch_extra.TOTALS(K_STATS, 'total_reserves', 1, t.info, 'total_reserves', 1)}
 end
 return main()

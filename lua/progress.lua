@@ -18,7 +18,7 @@ local now = now_ms()
 local progress, line = ARGV[A.progress], ARGV[A.log]
 if progress ~= '' then
   local most = outcomes.max_result(t)
-  if #progress > most then return {R.TOO_BIG, most, 'max_result'} end
+  if #progress > most then return REPLY.job_call.TOO_BIG(most, 'max_result') end
   job[F_PROGRESS] = progress
 end
 if line ~= '' then

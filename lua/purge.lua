@@ -11,7 +11,7 @@ local t = topic_keys(1, ARGV[A.topic])
 local left = tonumber(ARGV[A.n])
 local state_of = {} -- set name -> its state
 for state, set in pairs(STATE_SET) do state_of[set] = state end
-local out = {0}
+local removed, dropped = 0, {} -- dropped: the removed jobs' member, client id pairs
 for name in string.gmatch(ARGV[A.states], '[^,]+') do
   if left <= 0 then break end
   local members = redis.call('ZRANGE', t[name], 0, left - 1)
@@ -30,16 +30,18 @@ for name in string.gmatch(ARGV[A.states], '[^,]+') do
         if name ~= 'completed' and name ~= 'dead' and name ~= 'cancelled' then announce_end(member, job, 'deleted') end
         local cid = job[F_CID]
         if cid and cid ~= '' then
-          out[#out + 1] = member
-          out[#out + 1] = cid
+          dropped[#dropped + 1] = member
+          dropped[#dropped + 1] = cid
         end
       end
     end
     count(STATE_COUNTER[state_of[name]], -#members)
     count('total_flushed', #members)
     count_topic(t, 'total_flushed', #members)
-    out[1] = out[1] + #members
+    removed = removed + #members
     left = left - #members
   end
 end
+local out = REPLY.purge(removed)
+for _, v in ipairs(dropped) do out[#out + 1] = v end
 return out

@@ -35,9 +35,9 @@ local function main()
   -- member is known to be free.
   if format >= 2 and #body <= jobbody.INLINE then
     job[F_BODY] = body
-    if redis.call('HSETNX', K_JOBS, member, cmsgpack.pack(job)) == 0 then return {{R.EXISTS}} end
+    if redis.call('HSETNX', K_JOBS, member, cmsgpack.pack(job)) == 0 then return {REPLY.push.EXISTS()} end
   else
-    if redis.call('HEXISTS', K_JOBS, member) == 1 then return {{R.EXISTS}} end
+    if redis.call('HEXISTS', K_JOBS, member) == 1 then return {REPLY.push.EXISTS()} end
     redis.call('HSET', K_BODIES, member, body)
     redis.call('HSET', K_JOBS, member, cmsgpack.pack(job))
   end
@@ -59,6 +59,6 @@ local function main()
     local channel = redis.call('GET', t.waiting)
     if channel then redis.call('PUBLISH', channel, origin .. ' 1 ' .. name) end
   end
-  return {{R.OK, now, job[F_DUE], 1}, {R.TOTALS, K_STATS, 'total_jobs', 1}}
+  return {REPLY.push.OK(now, job[F_DUE], 1), REPLY.batch_extra.TOTALS(K_STATS, 'total_jobs', 1)}
 end
 return main()

@@ -17,14 +17,16 @@ var ReplyShapes = map[string]ReplyShape{
 		StatusState:     "state int",
 		StatusFull:      "limit str, max int",
 		StatusTooBig:    "max int, limit str", // limit "max_result": an ack's result
+		StatusNotFound:  "",                   // no such job
+		StatusThen:      "",                   // an ack of a job with follow-ups: ask followups.lua
 	},
-	"job":        {StatusOK: "job job"},                                                       // a call that answers the job as it now is
+	"job":        {StatusOK: "job job", StatusNotFound: ""},                                   // a call that answers the job as it now is
 	"ack":        {StatusOK: "cid str, dropped str, kept_ms int"},                             // an ack or delete (THEN: ask followups.lua)
 	"cancel":     {StatusOK: "cid str, job job, dropped str"},                                 // job.State 0: removed
 	"peek_topic": {StatusOK: "job job, expired pairs...", StatusNotFound: "expired pairs..."}, // expired: member, client id
 	"job_list":   {"": "total int, jobs jobs..."},
 	"kick":       {"": "kicked int, kind str"},
-	"pause":      {StatusOK: "until_ms int"}, // 0: resumed
+	"pause":      {StatusOK: "until_ms int", StatusNotFound: ""}, // 0: resumed; NOT_FOUND: no such topic
 	// A pop (batch_pop.lua, lib_lean.lua, pop_plain.lua): EMPTY names the
 	// soonest a paused topic opens (wait_ms -1: none) and the unique key's
 	// holder; PEEK (a peek-mode pop) the best job; JOBS a pop_n's.
@@ -69,6 +71,10 @@ var ReplyShapes = map[string]ReplyShape{
 		StatusFull:         "limit str, max int",
 		StatusTooBig:       "max int",
 		StatusSkipped:      "last str",
+		StatusExists:       "",
+		StatusUniqueFanout: "",
+		StatusAfterFanout:  "",
+		StatusFired:        "",
 	},
 	// due_topics.lua: ms until the earliest is due (-1: none), then the due topics.
 	"due_topics": {"": "wait_ms int, topics strs..."},
@@ -83,13 +89,13 @@ var ReplyShapes = map[string]ReplyShape{
 	// order), then its effective settings.
 	"topic_stats": {"": topicStatsShape()},
 	// claim_alias.lua: EXISTS names the job holding the client id, and the claim's age.
-	"claim_alias": {StatusExists: "member str, age_ms int"},
+	"claim_alias": {StatusExists: "member str, age_ms int", StatusOK: ""},
 	// deps.lua register: how each dependency stands ('pending', or its
 	// end) and its result, in the order the members were given.
 	"deps_register": {"": "answers pairs..."},
 	// deps.lua tell: the waiting job's state now (0: gone), when it is due,
 	// the client id to drop and Redis's clock.
-	"deps_tell": {StatusOK: "state int, due int, cid str, now int", StatusTopic: "topic str"},
+	"deps_tell": {StatusOK: "state int, due int, cid str, now int", StatusTopic: "topic str", StatusAbsent: ""},
 	// followups.lua ack: as an ack's, but kept is 'again' when the job's
 	// follow-ups were pushed already (ask again); then the follow-ups kept,
 	// id and spec. take: the follow-ups due, id and spec.
@@ -99,7 +105,8 @@ var ReplyShapes = map[string]ReplyShape{
 	// close and tell answer the batch's state, and whether the call kept a
 	// callback due now; add, whether the batch keeps results (or how many
 	// members it holds, FULL); cancel, the members not yet ended.
-	"batches":        {StatusOK: "state str, kept bool", StatusState: "state str"},
+	// open, remove and due answer a status alone (a "status" reply).
+	"batches":        {StatusOK: "state str, kept bool", StatusState: "state str", StatusNotFound: "", StatusAbsent: ""},
 	"batches_add":    {StatusOK: "with_results bool", StatusFull: "members int"},
 	"batches_cancel": {StatusOK: "members strs..."},
 	"batches_sweep":  {"": "finished strs, unstored strs"},
@@ -108,7 +115,7 @@ var ReplyShapes = map[string]ReplyShape{
 	// status already due and when.
 	"status_read":   {"": "now int, fleet_now str, fleet_next str, fleet_at int, brokers status_broker..."},
 	"status_broker": {"": "name str, now str, next str, at int"},
-	"status_set":    {StatusOK: "now int, layer_now str, layer_next str, layer_at int", StatusState: "next str, at int"},
+	"status_set":    {StatusOK: "now int, layer_now str, layer_next str, layer_at int", StatusState: "next str, at int", StatusNotFound: ""},
 	// announce.lua: the store's format, 1 when the broker is recorded, the
 	// store's epoch, then the brokers that read an older format.
 	"announce": {"": "format int, recorded int, epoch str, behind strs..."},

@@ -8,13 +8,11 @@ local t = topic_keys(1, ARGV[A.topic])
 local job, err = fetch(member, ARGV[A.topic], 0)
 if not job then return err end
 local from = job[F_STATE]
-if from == RESERVED or from == WAITING then return {R.STATE, from} end
+if from == RESERVED or from == WAITING then return REPLY.job_call.STATE(from) end
 local now = now_ms()
 if (from == READY or from == DELAYED) and (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now then
   expire_job(t, member, job, now) -- never delivered (its client id dangles, harmless, as after a crash)
-  return {R.NOT_FOUND}
+  return REPLY.job_call.NOT_FOUND()
 end
 remove_from_state(t, member, job)
-local r = reserve(t, member, job, from, now)
-table.insert(r, 1, R.OK)
-return r
+return REPLY.job.OK(reserve(t, member, job, from, now))

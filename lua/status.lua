@@ -87,12 +87,12 @@ if ARGV[A.mode] == 'read' then
     end
   end
   local fc, fn, fa = fleet()
-  local out = {now, fc, fn, fa}
+  local out = REPLY.status_read(now, fc, fn, fa) -- then a row a broker
   local all = redis.call('HGETALL', KEYS[3])
   for i = 1, #all, 2 do
     local c, n, at2 = broker(all[i], all[i + 1])
     if c then
-      out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = all[i], c, n, at2
+      for _, v in ipairs(REPLY.status_broker(all[i], c, n, at2)) do out[#out + 1] = v end
     end
   end
   return out
@@ -106,12 +106,12 @@ if ARGV[a.scope] == 'fleet' then
 else
   cur, nxt, at, til = broker(ARGV[a.origin])
   if not cur then
-    if ARGV[a.create] ~= '1' then return {R.NOT_FOUND} end
+    if ARGV[a.create] ~= '1' then return REPLY.status_set.NOT_FOUND() end
     cur, nxt, at = want, want, 0
   end
 end
 if rank(want) > rank(cur) then
-  if at > 0 and want ~= nxt then return {R.STATE, nxt, at} end
+  if at > 0 and want ~= nxt then return REPLY.status_set.STATE(nxt, at) end
   if at == 0 then
     if grace > 0 then nxt, at = want, now + grace else cur, nxt = want, want end
   end
@@ -128,4 +128,4 @@ if ARGV[a.scope] == 'fleet' then
 else
   record(ARGV[a.origin], cur, nxt, at, ttl)
 end
-return {R.OK, now, cur, nxt, at}
+return REPLY.status_set.OK(now, cur, nxt, at)

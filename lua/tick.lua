@@ -104,7 +104,7 @@ if max_queue_age > 0 then
       unreference(t) -- an aged fanout child stops getting copies
       count('queue_expires', 1)
       count('queue_deletes', 1)
-      local out = {moved, 0}
+      local out = REPLY.tick(moved, 0)
       for _, v in ipairs(dropped_cids) do out[#out + 1] = v end -- the sweep's, above
       return out
     end
@@ -124,6 +124,6 @@ else
 end
 local more = 0
 if next_due and next_due <= now then more = 1 end
-local out = {moved, more}
+local out = REPLY.tick(moved, more)
 for _, v in ipairs(dropped_cids) do out[#out + 1] = v end
 return out

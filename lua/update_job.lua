@@ -16,10 +16,10 @@ local t = topic_keys(1, ARGV[A.topic])
 local job, err = fetch(member, ARGV[A.topic], 0)
 if not job then return err end
 local from = job[F_STATE]
-if from ~= READY and from ~= DELAYED then return {R.STATE, from} end
+if from ~= READY and from ~= DELAYED then return REPLY.job_call.STATE(from) end
 if (job[F_EXPIRES] or 0) > 0 and job[F_EXPIRES] <= now_ms() then
   expire_job(t, member, job, now_ms()) -- its time ran out before a sweep found it: gone, as for a pop
-  return {R.NOT_FOUND}
+  return REPLY.job_call.NOT_FOUND()
 end
 local function arg(v) if v ~= '' then return tonumber(v) end end
 local body = nil

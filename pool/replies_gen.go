@@ -87,9 +87,9 @@ func decodeBatchExtraReply(a []rueidis.RedisMessage) (r batchExtraReply) {
 // batchesReply is a batches reply (lua.ReplyShapes["batches"]).
 type batchesReply struct {
 	Status string
-	State  string
-	Kept   bool // OK
-	Values int  // how many values the reply had
+	State  string // OK, STATE
+	Kept   bool   // OK
+	Values int    // how many values the reply had
 }
 
 func decodeBatchesReply(a []rueidis.RedisMessage) (r batchesReply) {
@@ -208,9 +208,9 @@ func decodeCheckReply(a []rueidis.RedisMessage) (r checkReply) {
 // claimAliasReply is a claim_alias reply (lua.ReplyShapes["claim_alias"]).
 type claimAliasReply struct {
 	Status string
-	Member string
-	AgeMs  int64
-	Values int // how many values the reply had
+	Member string // EXISTS
+	AgeMs  int64  // EXISTS
+	Values int    // how many values the reply had
 }
 
 func decodeClaimAliasReply(a []rueidis.RedisMessage) (r claimAliasReply) {
@@ -361,8 +361,8 @@ func decodeFollowupsTakeReply(a []rueidis.RedisMessage) (r followupsTakeReply) {
 // jobReply is a job reply (lua.ReplyShapes["job"]).
 type jobReply struct {
 	Status string
-	Job    jobValues
-	Values int // how many values the reply had
+	Job    jobValues // OK
+	Values int       // how many values the reply had
 }
 
 func decodeJobReply(a []rueidis.RedisMessage) (r jobReply) {
@@ -495,8 +495,8 @@ func decodeOutboxTakeReply(a []rueidis.RedisMessage) (r outboxTakeReply) {
 // pauseReply is a pause reply (lua.ReplyShapes["pause"]).
 type pauseReply struct {
 	Status  string
-	UntilMs int64
-	Values  int // how many values the reply had
+	UntilMs int64 // OK
+	Values  int   // how many values the reply had
 }
 
 func decodePauseReply(a []rueidis.RedisMessage) (r pauseReply) {

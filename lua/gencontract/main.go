@@ -1,6 +1,7 @@
-// Command gencontract writes lua/contract.lua from lua/contract.go's tables,
-// and pool's reply decoders from lua/shapes.go's (go generate ./lua runs it
-// in lua/).
+// Command gencontract writes lua/contract.lua from lua/contract.go's tables
+// (and its reply constructors from lua/shapes.go's), and pool's reply
+// decoders, and their table by name for pool's tests, from lua/shapes.go's
+// (go generate ./lua runs it in lua/).
 package main
 
 import (
@@ -19,6 +20,13 @@ func main() {
 		log.Fatalf("gencontract: %v", err)
 	}
 	if err := os.WriteFile(lua.DecodersFile, []byte(decoders), 0o644); err != nil {
+		log.Fatalf("gencontract: %v", err)
+	}
+	table, err := lua.ReplyDecoderTable()
+	if err != nil {
+		log.Fatalf("gencontract: %v", err)
+	}
+	if err := os.WriteFile(lua.DecoderTableFile, []byte(table), 0o644); err != nil {
 		log.Fatalf("gencontract: %v", err)
 	}
 }
