@@ -15,6 +15,13 @@ import (
 	"github.com/gmq/gmq/job"
 )
 
+// JobFields are the fields of a pushed job: gmq's (id, topic, body, delay,
+// TTR, as the original gmq's producers send them) and this broker's. They
+// stand beside Job, which reads each: a field is added to both at once.
+var JobFields = []string{"id", "topic", "body", "delay", "ttr", "priority", "pri",
+	"expires_in", "expires_at", "retry", "traceparent", "unique", "group", "keep_completed", "timeout", "then", "on_dead", "with_result",
+	"after", "on_dependency_failure", "with_results"}
+
 // Job turns one pushed JSON object into a job.
 func Job(f Fields, def Defaults) (job.Spec, error) {
 	j := job.Spec{TTR: def.TTR, Priority: def.Priority}

@@ -239,12 +239,6 @@ func (f Fields) Only(what string, names ...string) error {
 		ErrBadRequest, noun, strings.Join(unknown, ", "), what, strings.Join(known, ", "))
 }
 
-// JobFields are the fields of a pushed job: gmq's (id, topic, body, delay,
-// TTR, as the original gmq's producers send them) and this broker's.
-var JobFields = []string{"id", "topic", "body", "delay", "ttr", "priority", "pri",
-	"expires_in", "expires_at", "retry", "traceparent", "unique", "group", "keep_completed", "timeout", "then", "on_dead", "with_result",
-	"after", "on_dependency_failure", "with_results"}
-
 // Has reports whether the field is present.
 func (f Fields) Has(name string) bool { _, ok := f[name]; return ok }
 
