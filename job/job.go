@@ -280,3 +280,17 @@ func ExpiresIn(d time.Duration) time.Time {
 	}
 	return time.Now().Add(d)
 }
+
+// Again is the push of a copy of j, as a read of it tells its push: its id,
+// topic, body, priority, expiry, trace, group, timeout and own
+// keep_completed (kestrel text's item that must be pushed again). A field
+// of both Job and Spec is added here too.
+func (j *Job) Again() Spec {
+	s := Spec{ClientID: j.ClientID, Topic: j.Topic, Body: j.Body, BodyJSON: j.BodyJSON, Priority: j.Priority,
+		Expires: j.Expires, TraceParent: j.TraceParent, Group: j.Group, Timeout: j.Timeout}
+	if j.KeepCompleted >= 0 {
+		keep := j.KeepCompleted
+		s.KeepCompleted = &keep
+	}
+	return s
+}

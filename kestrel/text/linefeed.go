@@ -50,22 +50,11 @@ func (c *conn) giveBack(j *job.Job) (string, error) {
 		}
 		return j.PublicID(), nil // or gone meanwhile: nothing to give back
 	}
-	pushed, err := c.s.d.Push(c.writeCtx(), again(j))
+	pushed, err := c.s.d.Push(c.writeCtx(), j.Again())
 	if err != nil {
 		c.s.log.Error("kestrel text: an item holding a line feed, taken as its TTR is 0, could not be pushed again: it is lost",
 			"id", j.PublicID(), "queue", j.Topic, "bytes", len(j.Body), "err", err)
 		return "", fmt.Errorf("item %s holds a line feed, and pushing it again failed: %w", j.PublicID(), err)
 	}
 	return job.PublicID(pushed.ClientID, pushed.ID), nil
-}
-
-// again is the push of a copy of j: what a job read tells of its push.
-func again(j *job.Job) job.Spec {
-	s := job.Spec{ClientID: j.ClientID, Topic: j.Topic, Body: j.Body, BodyJSON: j.BodyJSON, Priority: j.Priority,
-		Expires: j.Expires, TraceParent: j.TraceParent, Group: j.Group, Timeout: j.Timeout}
-	if j.KeepCompleted >= 0 {
-		keep := j.KeepCompleted
-		s.KeepCompleted = &keep
-	}
-	return s
 }
