@@ -34,6 +34,10 @@ func TestScriptsReadArgumentsByName(t *testing.T) {
 				code += codeOf(read(part))
 			}
 		}
+		if strings.Contains(code, "OP_ARGS.push.record(ARGV, 0, A,") {
+			// its row handed whole to the record builder, which reads P.<name>
+			code += pushRecordCode(t)
+		}
 		for mode, names := range rows {
 			for _, n := range names {
 				n = strings.TrimSuffix(n, "...")
@@ -126,5 +130,36 @@ func TestArgs(t *testing.T) {
 			}()
 			Args(bad[0], bad[1:]...)
 		}()
+	}
+}
+
+// pushRecordCode is lib_jobs.lua's OP_ARGS.push.record, without comments.
+func pushRecordCode(t *testing.T) string {
+	t.Helper()
+	code := codeOf(read("lib_jobs.lua"))
+	start := strings.Index(code, "function OP_ARGS.push.record(")
+	end := strings.Index(code[max(start, 0):], "\nend\n")
+	if start < 0 || end < 0 {
+		t.Fatal("lib_jobs.lua defines no OP_ARGS.push.record")
+	}
+	return code[start : start+end+len("\nend\n")]
+}
+
+// TestPushRecordReadsPushArgs: the record builder every push path shares
+// reads only a push's arguments (Ops), and only those every path has: the
+// plain push's row (push_plain, less PushGeneral's) names each, so a field
+// it sets reaches the record on all three paths.
+func TestPushRecordReadsPushArgs(t *testing.T) {
+	reads := regexp.MustCompile(`\bP\.(\w+)`).FindAllStringSubmatch(pushRecordCode(t), -1)
+	if len(reads) == 0 {
+		t.Fatal("OP_ARGS.push.record reads no P.<name>")
+	}
+	for _, m := range reads {
+		if !slices.Contains(Ops["push"], m[1]) {
+			t.Errorf("OP_ARGS.push.record reads %q, which Ops[\"push\"] does not name", m[1])
+		}
+		if !slices.Contains(ScriptArgs["push_plain"], m[1]) {
+			t.Errorf("OP_ARGS.push.record reads %q, which the plain push does not carry", m[1])
+		}
 	}
 }

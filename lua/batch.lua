@@ -93,7 +93,8 @@ local function limits_for(t)
 end
 
 -- parse reads the operations of ARGV (above): each {kind, ts = its topics'
--- keys, a = its arguments by name, children = a push's fanout members}.
+-- keys, a = its arguments by name, at = a push's first argument's place in
+-- ARGV, children = a push's fanout members}.
 local function parse()
   local topics = {}
   local n = tonumber(ARGV[A.n])
@@ -109,7 +110,8 @@ local function parse()
     i = i + 2 + #op.ts
     op.a = names.read(ARGV, i)
     i = i + #names
-    if kind == 'push' then -- a member for each fanout child
+    if kind == 'push' then -- its arguments' place (OP_ARGS.push.record), a member for each fanout child
+      op.at = i - #names
       op.children = {}
       for j = 2, #op.ts do
         op.children[j - 1] = ARGV[i]
