@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -159,7 +160,24 @@ func TestPushRecordReadsPushArgs(t *testing.T) {
 			t.Errorf("OP_ARGS.push.record reads %q, which Ops[\"push\"] does not name", m[1])
 		}
 		if !slices.Contains(ScriptArgs["push_plain"], m[1]) {
-			t.Errorf("OP_ARGS.push.record reads %q, which the plain push does not carry", m[1])
+			t.Errorf("OP_ARGS.push.record reads %q, which the plain push does not carry (PushGeneral, pushKeyArgs)", m[1])
 		}
+	}
+	if want := []string{"topic", "member", "priority", "ttr", "delay", "body", "client_id", "retry", "trace",
+		"json", "keep", "timeout"}; !slices.Equal(ScriptArgs["push_plain"][:len(want)], want) {
+		t.Errorf("push_plain's row %q does not start %q", ScriptArgs["push_plain"], want)
+	}
+}
+
+// TestShortPathChecksPushGeneral: lib_lean.lua's short path takes a push
+// only when it uses none of PushGeneral's arguments (each at its unused
+// value), as pool/plain.go's plainPush does.
+func TestShortPathChecksPushGeneral(t *testing.T) {
+	checked := map[string]string{}
+	for _, m := range regexp.MustCompile(`ARGV\[at \+ AT_PUSH\.(\w+)\] ~= '([^']*)'`).FindAllStringSubmatch(codeOf(read("lib_lean.lua")), -1) {
+		checked[m[1]] = m[2]
+	}
+	if !maps.Equal(checked, PushGeneral) {
+		t.Errorf("lib_lean.lua checks a push's %v, PushGeneral is %v", checked, PushGeneral)
 	}
 }
