@@ -55,7 +55,7 @@ var ScriptArgs = map[string][]string{
 	"peek_topic":       {"topic", "set"},
 	"progress":         {"member", "topic", "attempt", "progress", "log"},
 	"purge":            {"topic", "n", "states"},
-	"push_plain":       {"topic", "member", "priority", "ttr", "delay", "body", "client_id", "retry", "trace", "json", "keep", "timeout"},
+	"push_plain":       pushPlainArgs(), // topic, then a push's (Ops) less PushGeneral's
 	"pop_plain":        {"topic", "more"},
 	"pop_best_plain":   {"more", "deadline", "counts", "topics..."},
 	"ack_plain":        {"topic", "member", "attempt"},

@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -33,6 +34,10 @@ func TestScriptsReadArgumentsByName(t *testing.T) {
 			for _, part := range parts {
 				code += codeOf(read(part))
 			}
+		}
+		if strings.Contains(code, "OP_ARGS.push.record(ARGV, 0, A,") {
+			// its row handed whole to the record builder, which reads P.<name>
+			code += pushRecordCode(t)
 		}
 		for mode, names := range rows {
 			for _, n := range names {
@@ -126,5 +131,53 @@ func TestArgs(t *testing.T) {
 			}()
 			Args(bad[0], bad[1:]...)
 		}()
+	}
+}
+
+// pushRecordCode is lib_jobs.lua's OP_ARGS.push.record, without comments.
+func pushRecordCode(t *testing.T) string {
+	t.Helper()
+	code := codeOf(read("lib_jobs.lua"))
+	start := strings.Index(code, "function OP_ARGS.push.record(")
+	end := strings.Index(code[max(start, 0):], "\nend\n")
+	if start < 0 || end < 0 {
+		t.Fatal("lib_jobs.lua defines no OP_ARGS.push.record")
+	}
+	return code[start : start+end+len("\nend\n")]
+}
+
+// TestPushRecordReadsPushArgs: the record builder every push path shares
+// reads only a push's arguments (Ops), and only those every path has: the
+// plain push's row (push_plain, less PushGeneral's) names each, so a field
+// it sets reaches the record on all three paths.
+func TestPushRecordReadsPushArgs(t *testing.T) {
+	reads := regexp.MustCompile(`\bP\.(\w+)`).FindAllStringSubmatch(pushRecordCode(t), -1)
+	if len(reads) == 0 {
+		t.Fatal("OP_ARGS.push.record reads no P.<name>")
+	}
+	for _, m := range reads {
+		if !slices.Contains(Ops["push"], m[1]) {
+			t.Errorf("OP_ARGS.push.record reads %q, which Ops[\"push\"] does not name", m[1])
+		}
+		if !slices.Contains(ScriptArgs["push_plain"], m[1]) {
+			t.Errorf("OP_ARGS.push.record reads %q, which the plain push does not carry (PushGeneral, pushKeyArgs)", m[1])
+		}
+	}
+	if want := []string{"topic", "member", "priority", "ttr", "delay", "body", "client_id", "retry", "trace",
+		"json", "keep", "timeout"}; !slices.Equal(ScriptArgs["push_plain"][:len(want)], want) {
+		t.Errorf("push_plain's row %q does not start %q", ScriptArgs["push_plain"], want)
+	}
+}
+
+// TestShortPathChecksPushGeneral: lib_lean.lua's short path takes a push
+// only when it uses none of PushGeneral's arguments (each at its unused
+// value), as pool/plain.go's plainPush does.
+func TestShortPathChecksPushGeneral(t *testing.T) {
+	checked := map[string]string{}
+	for _, m := range regexp.MustCompile(`ARGV\[at \+ AT_PUSH\.(\w+)\] ~= '([^']*)'`).FindAllStringSubmatch(codeOf(read("lib_lean.lua")), -1) {
+		checked[m[1]] = m[2]
+	}
+	if !maps.Equal(checked, PushGeneral) {
+		t.Errorf("lib_lean.lua checks a push's %v, PushGeneral is %v", checked, PushGeneral)
 	}
 }

@@ -12,18 +12,13 @@
 --   each as: kind, k, k topic numbers (1-based, into the names above), then
 --   the kind's arguments, named by OP_ARGS (lua/contract.go Ops) and read
 --   into op.a.<name>:
---   push     member, priority, ttr (ms), delay (ms), body, client_id ('' for none), expires (ms, 0: never;
---            the topic's max_age caps it), retry (its policy, '' the topic's; lib_failures.lua retry_policy), trace
---            (W3C traceparent, '' none), ..., json ('1': the body is a JSON object or array's text, F_JSON;
---            a fanout child's copy and a replaced job take it with the body), keep (its own
---            keep_completed, seconds, '' its topic's; F_KEEP), timeout (ms a worker's
---            handler may run on it, '' none; F_TIMEOUT), then a member for each of
---            its fanout children (its topics after the first; op.children) -> {'OK', now ms, due ms (0
---            when ready), 1 if the topic kept a copy (0: fanout_only), then member and client id of each
---            job discarded to make room}, or {'EXISTS'} when the member is taken, or the topic's limits'
---            refusal: {'FULL', 'max_items' or 'max_size', the limit} or {'TOO_BIG', max_item_size}, or
---            {'CHILDREN', names...} when the children given are not the topic's (nothing stored: ask
---            again with those)
+--   push     its arguments, lua.Ops["push"] (lua/contract.go says what each is; OP_ARGS.push.record makes
+--            the record of them), then a member for each of its fanout children (its topics after the
+--            first; op.children) -> {'OK', now ms, due ms (0 when ready), 1 if the topic kept a copy (0:
+--            fanout_only), then member and client id of each job discarded to make room}, or {'EXISTS'}
+--            when the member is taken, or the topic's limits' refusal: {'FULL', 'max_items' or
+--            'max_size', the limit} or {'TOO_BIG', max_item_size}, or {'CHILDREN', names...} when the
+--            children given are not the topic's (nothing stored: ask again with those)
 --   delete   member, attempt (0: unfenced), mode ('ack': complete it if its topic keeps completed
 --            jobs, lib_outcomes.lua; 'unreserved' to refuse a reserved job; '' delete it), result (an
 --            ack's, '' none) -> {'OK', client id ('' when it stays, completed), the member and client
@@ -93,7 +88,8 @@ local function limits_for(t)
 end
 
 -- parse reads the operations of ARGV (above): each {kind, ts = its topics'
--- keys, a = its arguments by name, children = a push's fanout members}.
+-- keys, a = its arguments by name, at = a push's first argument's place in
+-- ARGV, children = a push's fanout members}.
 local function parse()
   local topics = {}
   local n = tonumber(ARGV[A.n])
@@ -109,7 +105,8 @@ local function parse()
     i = i + 2 + #op.ts
     op.a = names.read(ARGV, i)
     i = i + #names
-    if kind == 'push' then -- a member for each fanout child
+    if kind == 'push' then -- its arguments' place (OP_ARGS.push.record), a member for each fanout child
+      op.at = i - #names
       op.children = {}
       for j = 2, #op.ts do
         op.children[j - 1] = ARGV[i]

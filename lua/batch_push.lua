@@ -88,20 +88,17 @@ local function expiry(t, at)
   return at
 end
 
--- store writes a new job (its writes gathered) and counts it.
+-- store writes a new job of push op (its writes gathered) and counts it:
+-- the record its arguments make (OP_ARGS.push.record), with what the
+-- general path decides, its client id (none for a fanout child's copy),
+-- expiry and group.
 -- listed: topic name -> its keys: topics that got a job (declared above the block)
-local function store(t, member, a, cid, expires, group)
-  local delay = tonumber(a.delay)
-  local job = new_record()
-  job[F_GROUP] = group
-  job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = t.name, tonumber(a.priority), tonumber(a.ttr), delay, now
-  job[F_CID], job[F_SIZE], job[F_EXPIRES], job[F_RETRY], job[F_TRACE] = cid, #a.body, expires, a.retry, a.trace
-  if a.json == '1' then job[F_JSON] = 1 end
-  if a.keep ~= '' then job[F_KEEP] = tonumber(a.keep) end
-  if a.timeout ~= '' then job[F_TIMEOUT] = tonumber(a.timeout) end
+local function store(t, member, op, cid, expires, group)
+  local a = op.a
+  local job = OP_ARGS.push.record(ARGV, op.at, OP_ARGS.push.at, t.name, now)
+  job[F_GROUP], job[F_CID], job[F_EXPIRES] = group, cid, expires
   if a.then_list ~= '' then job[F_THEN] = a.then_list end
   if a.dead_list ~= '' then job[F_ON_DEAD] = a.dead_list end
-  settle(job, delay, now)
   if a.after ~= '' then deps.hold(job, a.after) end
   if a.batch ~= '' then job[F_BATCH] = a.batch end
   push_job(t, member, job, a.body, gathers.add)
@@ -308,7 +305,7 @@ function push_phase(ops)
         op.reply = REPLY.push.EXISTS()
       elseif short then
         seen[member] = true
-        local due = store(t, member, a, a.client_id, tonumber(a.expires), '')[F_DUE]
+        local due = store(t, member, op, a.client_id, tonumber(a.expires), '')[F_DUE]
         op.reply = REPLY.push.OK(now, due, 1)
       else
         -- The refusals that ask the pool to push again come before a
@@ -334,7 +331,7 @@ function push_phase(ops)
       if not op.reply and not short then
         seen[member] = true
         local due = 0
-        if keep then due = store(t, member, a, a.client_id, expiry(t, tonumber(a.expires)), op.group)[F_DUE] end
+        if keep then due = store(t, member, op, a.client_id, expiry(t, tonumber(a.expires)), op.group)[F_DUE] end
         if keep and op.ukey then redis.call('SET', op.ukey, member .. ' ' .. a.client_id, 'PX', op.ufor) end
         if op.fired then
           redis.call('HSET', op.fired, 'last', now, 'last_id', member)
@@ -344,7 +341,7 @@ function push_phase(ops)
           local child = op.ts[j]
           local group = rules.group_of(child, a)
           if (group == '' or not rules.make_grouped(child)) and not admit(child, a.body) then
-            local copy = store(child, op.children[j - 1], a, '', expiry(child, tonumber(a.expires)), group)
+            local copy = store(child, op.children[j - 1], op, '', expiry(child, tonumber(a.expires)), group)
             if not keep then due = copy[F_DUE] end
           end
         end

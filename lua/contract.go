@@ -261,8 +261,29 @@ func Fields() []Field {
 }
 
 // Ops are batch.lua's operations: each kind's arguments by name, in the
-// order OpArgs puts them (batch.lua reads them into op.a.<name>). A push is
-// followed by a member for each of its fanout children (op.children).
+// order OpArgs puts them (batch.lua reads them into op.a.<name>; the
+// other kinds' are described in its header). A push is followed by a
+// member for each of its fanout children (op.children). A push's:
+//   - member, priority, ttr (ms), delay (ms), body, client_id (empty: none);
+//   - expires (ms, 0: never; the topic's max_age caps it);
+//   - retry (its policy, empty: the topic's; lib_failures.lua retry_policy);
+//   - trace (W3C traceparent, empty: none);
+//   - unique_key (its place in KEYS, empty: none), unique_mode, unique_for;
+//   - group (empty: none, or the topic's group_from);
+//   - schedule_key (its hash's place in KEYS; empty: not a schedule's
+//     fire), schedule_due, schedule_next, schedule_name, overlap;
+//   - json ('1': the body is a JSON object or array's text, F_JSON; a
+//     fanout child's copy and a replaced job take it with the body);
+//   - keep (its own keep_completed, seconds, empty: its topic's; F_KEEP);
+//   - timeout (ms a worker's handler may run on it, empty: none; F_TIMEOUT);
+//   - then_list, dead_list (its follow-ups, empty: none; F_THEN, F_ON_DEAD);
+//   - after (what it waits for, empty: nothing; lib_deps.lua);
+//   - batch (its batch, empty: none; F_BATCH).
+//
+// lib_jobs.lua's OP_ARGS.push.record makes a pushed job's record of them
+// on every path: a new field a push gives is a name here and a line there
+// (and the plain push carries it: ScriptArgs's push_plain row follows this
+// one, less PushGeneral's).
 var Ops = map[string][]string{
 	"push": {"member", "priority", "ttr", "delay", "body", "client_id", "expires", "retry", "trace",
 		"unique_key", "unique_mode", "unique_for", "group",
@@ -272,6 +293,32 @@ var Ops = map[string][]string{
 	"pop":     {"mode", "more"},
 	"pop_n":   {"mode", "n", "more"},
 	"ack_pop": {"member", "attempt", "more", "result"},
+}
+
+// PushGeneral are the push's arguments that only batch.lua's general path
+// reads, each with its value when a push does not use it: a push that uses
+// one goes the general way (pool/plain.go plainPush, lib_lean.lua's
+// check of a push; TestShortPathChecksPushGeneral). pushKeyArgs are the
+// arguments that mean something only with a unique key or a schedule's
+// (unique_key, schedule_key). The plain push (push_plain.lua) takes the
+// rest, in Ops's order (pushPlainArgs): a new argument a plain push may
+// carry needs no row of its own.
+var (
+	PushGeneral = map[string]string{"expires": "0", "unique_key": "", "group": "", "schedule_key": "",
+		"then_list": "", "dead_list": "", "after": "", "batch": ""}
+	pushKeyArgs = []string{"unique_mode", "unique_for", "schedule_due", "schedule_next", "schedule_name", "overlap"}
+)
+
+// pushPlainArgs is push_plain's row of ScriptArgs: its topic, then a
+// push's arguments (Ops) less PushGeneral's and pushKeyArgs.
+func pushPlainArgs() []string {
+	out := []string{"topic"}
+	for _, name := range Ops["push"] {
+		if _, general := PushGeneral[name]; !general && !slices.Contains(pushKeyArgs, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // OpArgIndex is where argument name is among kind's (OpArgs's order).

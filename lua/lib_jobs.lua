@@ -71,6 +71,31 @@ local function settle(job, delay, now)
   end
 end
 
+-- OP_ARGS.push.record is the record of a job pushed to topic (its name) at
+-- now, settled: what the push's own arguments (lua.Ops["push"]) say of
+-- it, each read as args[at + P.<name>], P naming their places (the batch's
+-- OP_ARGS.push.at from the push's first argument; push_plain's row A, at
+-- 0). All three paths build a pushed job here (batch_push.lua store,
+-- lib_lean.lua store, push_plain.lua), so a field a push sets is one line
+-- below; what only the general path decides (a group, an expiry, a fanout
+-- copy's client id, follow-ups, dependencies, a batch) it sets after.
+-- The fields are set in one order on every path: a record with a hole
+-- (F_BODY unset) packs as a map, whose order follows the fields' insertion.
+-- A field of OP_ARGS.push, not a local: the library's main function holds
+-- at most 200 locals. It takes no closure and makes no table but the record.
+function OP_ARGS.push.record(args, at, P, topic, now)
+  local body, delay = args[at + P.body], tonumber(args[at + P.delay])
+  local job = new_record()
+  job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = topic, tonumber(args[at + P.priority]),
+    tonumber(args[at + P.ttr]), delay, now
+  job[F_CID], job[F_SIZE], job[F_RETRY], job[F_TRACE] = args[at + P.client_id], #body, args[at + P.retry], args[at + P.trace]
+  if args[at + P.json] == '1' then job[F_JSON] = 1 end
+  if args[at + P.keep] ~= '' then job[F_KEEP] = tonumber(args[at + P.keep]) end
+  if args[at + P.timeout] ~= '' then job[F_TIMEOUT] = tonumber(args[at + P.timeout]) end
+  settle(job, delay, now)
+  return job
+end
+
 -- The helpers that take `write` make their writes through it: redis.call
 -- when it is nil, or batch.lua's gather, which turns many jobs' writes into
 -- one command per key.

@@ -56,19 +56,8 @@ do
 
   -- store is batch.lua's store for a plain push (arguments at ARGV[at...]).
   local function store(t, member, at, now)
-    local body, delay = ARGV[at + AT_PUSH.body], tonumber(ARGV[at + AT_PUSH.delay])
-    local job = new_record()
-    job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = t.name,
-      tonumber(ARGV[at + AT_PUSH.priority]), tonumber(ARGV[at + AT_PUSH.ttr]), delay, now
-    job[F_CID], job[F_SIZE], job[F_RETRY], job[F_TRACE] = ARGV[at + AT_PUSH.client_id], #body,
-      ARGV[at + AT_PUSH.retry], ARGV[at + AT_PUSH.trace]
-    if ARGV[at + AT_PUSH.json] == '1' then job[F_JSON] = 1 end
-    local keep = ARGV[at + AT_PUSH.keep]
-    if keep ~= '' then job[F_KEEP] = tonumber(keep) end
-    local timeout = ARGV[at + AT_PUSH.timeout]
-    if timeout ~= '' then job[F_TIMEOUT] = tonumber(timeout) end
-    settle(job, delay, now)
-    push_job(t, member, job, body, gathers.add)
+    local job = OP_ARGS.push.record(ARGV, at, AT_PUSH, t.name, now)
+    push_job(t, member, job, ARGV[at + AT_PUSH.body], gathers.add)
     return job[F_DUE]
   end
 

@@ -20,16 +20,7 @@ local function main()
   local origin, format = caller_of(ARGV)
   local t = topic_keys(1, name)
   local now = plain.now()
-  local delay = tonumber(ARGV[A.delay])
-  local job = new_record()
-  job[F_TOPIC], job[F_PRI], job[F_TTR], job[F_DELAY], job[F_CREATED] = name,
-    tonumber(ARGV[A.priority]), tonumber(ARGV[A.ttr]), delay, now
-  job[F_CID], job[F_SIZE], job[F_RETRY], job[F_TRACE] = ARGV[A.client_id], #body, ARGV[A.retry], ARGV[A.trace]
-  if ARGV[A.json] == '1' then job[F_JSON] = 1 end
-  local keep, timeout = ARGV[A.keep], ARGV[A.timeout]
-  if keep ~= '' then job[F_KEEP] = tonumber(keep) end
-  if timeout ~= '' then job[F_TIMEOUT] = tonumber(timeout) end
-  settle(job, delay, now)
+  local job = OP_ARGS.push.record(ARGV, 0, A, name, now)
   -- The member checked and the record written by one command where the
   -- record holds the body; a body kept apart is written only once the
   -- member is known to be free.

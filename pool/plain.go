@@ -7,6 +7,7 @@ package pool
 // time a job's life (docs/PERFORMANCE.md, "The plain path").
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -77,11 +78,20 @@ var (
 )
 
 // pushOnly are the places in a batch push's arguments of what only
-// batch.lua does, each "" when a push does not use it, and expires's, "0".
-var (
-	pushOnly    = []int{lua.OpArgIndex(opPush, "group"), lua.OpArgIndex(opPush, "then_list"), lua.OpArgIndex(opPush, "dead_list"), lua.OpArgIndex(opPush, "after"), lua.OpArgIndex(opPush, "batch")}
-	pushExpires = lua.OpArgIndex(opPush, "expires")
-)
+// batch.lua's general path reads (lua.PushGeneral), in order, and
+// pushOnlyUnused the value each holds when a push does not use it. A
+// unique key's and a schedule's places are "" here whatever the push:
+// plainPush is told of those apart.
+var pushOnly, pushOnlyUnused = func() (at []int, unused []string) {
+	for name := range lua.PushGeneral {
+		at = append(at, lua.OpArgIndex(opPush, name))
+	}
+	slices.Sort(at)
+	for _, i := range at {
+		unused = append(unused, lua.PushGeneral[lua.Ops[opPush][i]])
+	}
+	return at, unused
+}()
 
 // plainPush is the plain call for a push to topic whose batch operation
 // has args and topics (the topic's fanout children after it), or nil when
@@ -91,11 +101,11 @@ var (
 // key's and a schedule's are given apart: args holds their places in KEYS
 // only once the batch is encoded.
 func plainPush(topics, args []string, uniqueKey, scheduleKey string) *plainCall {
-	if len(topics) != 1 || uniqueKey != "" || scheduleKey != "" || args[pushExpires] != "0" || Parent(topics[0]) != topics[0] {
+	if len(topics) != 1 || uniqueKey != "" || scheduleKey != "" || Parent(topics[0]) != topics[0] {
 		return nil
 	}
-	for _, at := range pushOnly {
-		if args[at] != "" {
+	for i, at := range pushOnly {
+		if args[at] != pushOnlyUnused[i] {
 			return nil
 		}
 	}
