@@ -28,7 +28,7 @@ vet:
 # (scripts/test-deps.sh). Each part runs even when another failed (a
 # failing package does not hide the client modules' tests or the fuzz
 # targets); make test fails at the end if any did, naming them. It takes
-# 11 to 12 minutes on 2 cores, both busy throughout (README.md). The timeout is a hang's
+# 11 to 12 minutes on 2 cores (README.md). The timeout is a hang's
 # backstop, not a speed limit: a loaded machine takes twice as long (make
 # test-loaded).
 TEST_TIMEOUT ?= 25m
