@@ -160,13 +160,12 @@ func (x *Deliverer) ackAndPop(topic string, j *job.Job, p dispatcher.SettleParam
 	defer cancel()
 	after := p.Ack
 	jobs, err := x.d.Pop(ctx, dispatcher.PopParams{Topics: []string{topic}, After: &after})
-	var acked *job.AckedError
 	switch {
 	case err == nil && len(jobs) > 0:
 		return jobs[0]
-	case err == nil || errors.As(err, &acked):
+	case err == nil || job.Acked(err):
 		return nil // acked; nothing popped
-	case errors.Is(err, job.ErrStale) || errors.Is(err, job.ErrNotFound):
+	case job.Superseded(err):
 		return nil // its TTR ran out, or it was deleted: asking again would say the same
 	}
 	x.settle(topic, j, p)
@@ -187,7 +186,7 @@ func (x *Deliverer) settle(topic string, j *job.Job, p dispatcher.SettleParams) 
 		p.Result = ""
 		_, err = x.d.Settle(ctx, p)
 	}
-	if err != nil && !errors.Is(err, job.ErrStale) && !errors.Is(err, job.ErrNotFound) {
+	if err != nil && !job.Superseded(err) {
 		x.log.Warn("settle a delivered job", "topic", topic, "job", j.PublicID(), "err", err)
 	}
 }
