@@ -47,13 +47,15 @@ SLOW_PACKAGES = github.com/gmq/gmq/systemtest/chaos github.com/gmq/gmq/web githu
 	github.com/gmq/gmq/systemtest/upgrade github.com/gmq/gmq/systemtest/brokers github.com/gmq/gmq/clients/node \
 	github.com/gmq/gmq/clients/python github.com/gmq/gmq/pool github.com/gmq/gmq/systemtest/protocols github.com/gmq/gmq/clients/php
 test: test-deps
-	@failed=""; fuzzlog=$$(mktemp); \
+	@failed=""; fuzzlog=$$(mktemp); modlog=$$(mktemp); \
 	$(MAKE) --no-print-directory vet || failed="$$failed vet"; \
 	$(MAKE) --no-print-directory fuzz >"$$fuzzlog" 2>&1 & fuzzing=$$!; \
+	{ (cd client && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...) || echo "FAILED: client"; \
+	  (cd client/livetest && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...) || echo "FAILED: client/livetest"; \
+	} >"$$modlog" 2>&1 & modules=$$!; \
 	packages="$(SLOW_PACKAGES) $$($(GO) list ./... | grep -vxF $(foreach p,$(SLOW_PACKAGES),-e $(p)) | tr '\n' ' ')"; \
 	$(GO) test -race -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $$packages || failed="$$failed gmq"; \
-	(cd client && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...) || failed="$$failed client"; \
-	(cd client/livetest && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...) || failed="$$failed client/livetest"; \
+	wait $$modules; cat "$$modlog"; failed="$$failed$$(grep -o '^FAILED: .*' "$$modlog" | sed 's/^FAILED://' | tr -d '\n')"; rm -f "$$modlog"; \
 	if wait $$fuzzing; then echo "make fuzz:"; grep -E '^(ok|FAIL)' "$$fuzzlog"; \
 	else cat "$$fuzzlog"; failed="$$failed fuzz"; fi; rm -f "$$fuzzlog"; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed"; exit 1; fi; \
