@@ -28,7 +28,9 @@ vet:
 # (scripts/test-deps.sh). Each part runs even when another failed (a
 # failing package does not hide the client modules' tests or the fuzz
 # targets); make test fails at the end if any did, naming them. It takes
-# 11 to 12 minutes on 2 cores (README.md). The timeout is a hang's
+# about 10 minutes on 2 cores (README.md): its last two minutes leave a
+# core half idle, so a better packing (the fuzz targets, which run one at
+# a time) is where the next minute is. The timeout is a hang's
 # backstop, not a speed limit: a loaded machine takes twice as long (make
 # test-loaded).
 TEST_TIMEOUT ?= 25m
