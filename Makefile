@@ -29,7 +29,7 @@ vet:
 # failing package does not hide the client modules' tests or the fuzz
 # targets); make test fails at the end if any did, naming them. It takes
 # about 10 minutes on 2 cores (README.md): its last two minutes leave a
-# core half idle, so a better packing (the fuzz targets, which run one at
+# core half idle: a better packing (likely of the fuzz targets, which run one at
 # a time) is where the next minute is. The timeout is a hang's
 # backstop, not a speed limit: a loaded machine takes twice as long (make
 # test-loaded).
