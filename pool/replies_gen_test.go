@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"go/ast"
 	"go/importer"
 	"go/parser"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/redis/rueidis"
 
 	"github.com/gmq/gmq/lua"
 )
@@ -85,4 +88,29 @@ func TestNoReplyReadByPosition(t *testing.T) {
 		})
 	}
 	t.Logf("%d positional reply reads outside replies_gen.go", reads)
+}
+
+// BenchmarkDecodeReplies decodes what a batched call answers, as every
+// call's reply is read: eight operations' replies, then the call's totals.
+func BenchmarkDecodeReplies(b *testing.B) {
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redis.Addr}, DisableCache: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	list, err := client.Do(context.Background(), client.B().Eval().Script(`local r = {}
+for i = 1, 8 do r[i] = {'OK', 'cid', '', 0} end
+r[9] = {'TOTALS', 'k', 'total_jobs', 1, 'k2', 'total_jobs', 1}
+return r`).Numkeys(0).Build()).ToArray()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		replies := decodeRepliesReply(list).Replies
+		for _, r := range replies[:8] {
+			_ = decodeAckReply(r)
+		}
+		_ = decodeBatchExtraReply(replies[8]).Adds
+	}
 }

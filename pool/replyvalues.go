@@ -90,6 +90,9 @@ func restRaw(a []rueidis.RedisMessage, i int) []rueidis.RedisMessage {
 
 func restStrs(a []rueidis.RedisMessage, i int) []string {
 	var out []string
+	if n := restLen(a, i, 1); n > 0 {
+		out = make([]string, 0, n)
+	}
 	for ; i < len(a); i++ {
 		out = append(out, replyStr(a, i))
 	}
@@ -98,6 +101,9 @@ func restStrs(a []rueidis.RedisMessage, i int) []string {
 
 func restInts(a []rueidis.RedisMessage, i int) []int64 {
 	var out []int64
+	if n := restLen(a, i, 1); n > 0 {
+		out = make([]int64, 0, n)
+	}
 	for ; i < len(a); i++ {
 		out = append(out, replyInt(a, i))
 	}
@@ -106,6 +112,9 @@ func restInts(a []rueidis.RedisMessage, i int) []int64 {
 
 func restPairs(a []rueidis.RedisMessage, i int) [][2]string {
 	var out [][2]string
+	if n := restLen(a, i, 2); n > 0 {
+		out = make([][2]string, 0, n)
+	}
 	for ; i+1 < len(a); i += 2 {
 		out = append(out, [2]string{replyStr(a, i), replyStr(a, i+1)})
 	}
@@ -118,6 +127,9 @@ func replyTriples(a []rueidis.RedisMessage, i int) [][3]string {
 
 func restTriples(a []rueidis.RedisMessage, i int) [][3]string {
 	var out [][3]string
+	if n := restLen(a, i, 3); n > 0 {
+		out = make([][3]string, 0, n)
+	}
 	for ; i+2 < len(a); i += 3 {
 		out = append(out, [3]string{replyStr(a, i), replyStr(a, i+1), replyStr(a, i+2)})
 	}
@@ -126,6 +138,9 @@ func restTriples(a []rueidis.RedisMessage, i int) [][3]string {
 
 func restArrays(a []rueidis.RedisMessage, i int) [][]rueidis.RedisMessage {
 	var out [][]rueidis.RedisMessage
+	if n := restLen(a, i, 1); n > 0 {
+		out = make([][]rueidis.RedisMessage, 0, n)
+	}
 	for ; i < len(a); i++ {
 		out = append(out, replyRaw(a, i))
 	}
@@ -134,6 +149,9 @@ func restArrays(a []rueidis.RedisMessage, i int) [][]rueidis.RedisMessage {
 
 func restRows[T any](a []rueidis.RedisMessage, i, width int, decode func([]rueidis.RedisMessage) T) []T {
 	var out []T
+	if n := restLen(a, i, width); n > 0 {
+		out = make([]T, 0, n)
+	}
 	for ; i+width <= len(a); i += width {
 		out = append(out, decode(a[i:i+width]))
 	}
@@ -142,8 +160,22 @@ func restRows[T any](a []rueidis.RedisMessage, i, width int, decode func([]rueid
 
 func restJobs(a []rueidis.RedisMessage, i int) []jobValues {
 	var out []jobValues
+	if n := restLen(a, i, jobReplyLen); n > 0 {
+		out = make([]jobValues, 0, n)
+	}
 	for ; i+jobReplyLen <= len(a); i += jobReplyLen {
 		out = append(out, replyJob(a, i))
 	}
 	return out
+}
+
+// restLen is how many whole groups of width values a list from a[i]
+// holds: each list is made at its size once, not grown (a batch's
+// replies and a call's totals are read at every script call), and an
+// empty one stays nil, as before.
+func restLen(a []rueidis.RedisMessage, i, width int) int {
+	if i >= len(a) {
+		return 0
+	}
+	return (len(a) - i) / width
 }
