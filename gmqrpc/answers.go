@@ -24,8 +24,8 @@ func coded(err error) error {
 		return err
 	}
 	kind := job.KindOf(err).String()
-	if kind == job.KindOutOfMemory.String() {
-		return fmt.Errorf("%s: %s", kind, job.OutOfMemoryReason) // not Redis's raw reply, which names script hashes
+	if msg := job.Message(err); msg != err.Error() {
+		return fmt.Errorf("%s: %s", kind, msg) // not Redis's raw reply, which names script hashes
 	}
 	if strings.HasPrefix(err.Error(), kind+":") {
 		return err // its message starts with its kind's word already ("invalid: topic name ...")

@@ -104,5 +104,5 @@ func bodyError(err error) error {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return &framingError{status: http.StatusRequestTimeout, err: fmt.Errorf("%w: %w", errBodyTimeout, err)}
 	}
-	return fmt.Errorf("%w: reading the body: %v", errBadRequest, err)
+	return fmt.Errorf("%w: reading the body: %w", errBadRequest, err)
 }

@@ -3,6 +3,7 @@ package memcache
 import (
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
+	failure "github.com/gmq/gmq/kestrel/answer"
 )
 
 // An answer is the memcache port's reply to a kind of error: the reply's
@@ -94,7 +95,7 @@ func (c *conn) storeFailure(e *tcpserver.StoreErr) bool {
 	}
 	switch {
 	case a.message:
-		c.line(a.word + " " + err.Error())
+		c.line(a.word + " " + failure.Of(err).Message) // one line; Redis's OOM reply kept to the log
 	default:
 		c.reply(a.word, noreply)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gmq/gmq/internal/tcpserver"
 	"github.com/gmq/gmq/job"
+	failure "github.com/gmq/gmq/kestrel/answer"
 )
 
 // stats answers kestrel's STAT lines that gmq has: the server's, then
@@ -18,12 +19,12 @@ func (c *conn) stats() {
 	defer cancel()
 	st, err := c.s.d.Stats(ctx)
 	if err != nil {
-		c.line("SERVER_ERROR " + err.Error())
+		c.line("SERVER_ERROR " + failure.Of(err).Message)
 		return
 	}
 	topics, _, err := c.s.d.Topics(ctx, 0, c.s.opts.StatsQueues)
 	if err != nil {
-		c.line("SERVER_ERROR " + err.Error())
+		c.line("SERVER_ERROR " + failure.Of(err).Message)
 		return
 	}
 	stat := func(k string, v any) { fmt.Fprintf(c.W, "STAT %s %v\r\n", k, v) }

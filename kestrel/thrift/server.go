@@ -105,9 +105,10 @@ type Server struct {
 func New(d *dispatcher.Dispatcher, opts Options) *Server {
 	opts.MaxOpenReads = max(opts.MaxOpenReads, 1)
 	limit := int32(min(opts.MaxRequest, math.MaxInt32))
-	s := &Server{d: d, opts: opts, log: opts.Logger(),
+	log := opts.Logger()
+	s := &Server{d: d, opts: opts, log: log,
 		cfg:   &thrift.TConfiguration{MaxMessageSize: limit, MaxFrameSize: limit},
-		reads: newRegistry(d, opts.RequestTimeout, opts.Logger())}
+		reads: newRegistry(d, opts.RequestTimeout, log)}
 	// A client over the connection limit is told nothing: a Thrift client
 	// reads an answer only to a call it made, and a closed connection is
 	// what its pool retries.
