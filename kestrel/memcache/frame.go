@@ -61,10 +61,13 @@ func readRequest(r *bufio.Reader, maxItem, maxData int, hold *budget.Hold) (requ
 // the budget had no room for was read and dropped, so the connection reads
 // on.
 func refusal(f tcpserver.Fault, err error) request {
-	if f == tcpserver.FaultBusy {
+	switch f {
+	case tcpserver.FaultBusy:
 		return request{reply: "SERVER_ERROR " + err.Error() + ": try again"}
+	case tcpserver.FaultLineTooLong:
+		return request{reply: "CLIENT_ERROR line too long (the limit is " + strconv.Itoa(maxLine) + " bytes)", closeAfter: true}
 	}
-	return request{reply: "CLIENT_ERROR line too long (the limit is " + strconv.Itoa(maxLine) + " bytes)", closeAfter: true}
+	return request{reply: "CLIENT_ERROR " + err.Error(), closeAfter: true} // a fault its framing does not raise today
 }
 
 // frameRequest is readRequest but for the faults it refuses.

@@ -68,8 +68,10 @@ func refusal(f tcpserver.Fault, err error, lim limits) request {
 	case tcpserver.FaultTooLarge:
 		return request{reply: "-Put over the request limit of " + strconv.Itoa(lim.maxRequest) +
 			" bytes ([server] max_request_body).", closeAfter: true}
+	case tcpserver.FaultLineTooLong:
+		return request{reply: "-Line too long (the limit is " + strconv.Itoa(maxLine) + " bytes).", closeAfter: true}
 	}
-	return request{reply: "-Line too long (the limit is " + strconv.Itoa(maxLine) + " bytes).", closeAfter: true}
+	return request{reply: "-" + err.Error() + ".", closeAfter: true} // a fault its framing does not raise today
 }
 
 // frameRequest is readRequest but for the faults it refuses.
