@@ -1,4 +1,4 @@
-// Push jobs to gmq: GMQ_URL=http://127.0.0.1:8000 node producer.js
+// Push jobs to gmq: GMQ_URL=http://127.0.0.1:8000 node examples/producer.js
 // (GMQ_TOKEN: the broker's [web] token, if it has one; GMQ_TOPIC: default "mail")
 import { Client, GmqError } from 'gmq-client';
 

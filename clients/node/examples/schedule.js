@@ -1,4 +1,4 @@
-// Cron schedules: GMQ_URL=http://127.0.0.1:8000 node schedule.js makes (or
+// Cron schedules: GMQ_URL=http://127.0.0.1:8000 node examples/schedule.js makes (or
 // updates) a daily report at 9:00 Berlin time, fires it once now, and lists
 // every schedule (GMQ_TOKEN: the broker's [web] token, if any).
 import { Client, GmqError } from 'gmq-client';

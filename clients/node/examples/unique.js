@@ -1,4 +1,4 @@
-// Unique pushes: GMQ_URL=http://127.0.0.1:8000 node unique.js queues one
+// Unique pushes: GMQ_URL=http://127.0.0.1:8000 node examples/unique.js queues one
 // digest of ada's messages, updated while it waits, and her signup mail once
 // a day, however often it runs (GMQ_TOKEN: the broker's [web] token, if any).
 import { Client, GmqError } from 'gmq-client';

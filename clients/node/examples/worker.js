@@ -1,4 +1,4 @@
-// Work on gmq's jobs: GMQ_URL=http://127.0.0.1:8000 node worker.js
+// Work on gmq's jobs: GMQ_URL=http://127.0.0.1:8000 node examples/worker.js
 // Ctrl-C or SIGTERM stops it: no more jobs are taken, those in hand finish.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'gmq-client';
